@@ -1,0 +1,1 @@
+"""Results: one typed, versioned JSON file per (model, task)."""
