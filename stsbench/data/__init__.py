@@ -1,0 +1,1 @@
+"""Readers of the SentEval files and training corpora -> plain records."""
