@@ -33,3 +33,130 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 def as_reported(value: float) -> float:
     """A correlation or accuracy in [0, 1] as the papers print it: x100, rounded to 2 decimals."""
     return round(float(value) * 100.0, 2)
+
+
+# --- analyses: length bias, alignment/uniformity, spectra --------------------------------------------------
+
+
+def normalise_gold(gold: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
+    """Gold scores mapped to [0, 1]: ``(g - lo) / (hi - lo)`` (0-5 STS: g/5; 1-5 SICK: (g-1)/4).
+
+    ESimCSE (COLING) Tables 1 and 7 compare cosine similarity with "the normalized ground truths".
+    """
+    lo, hi = float(scale[0]), float(scale[1])
+    if not hi > lo:
+        raise ValueError(f"gold scale {scale} is empty")
+    return (np.asarray(gold, dtype=np.float64) - lo) / (hi - lo)
+
+
+def mean_abs_diff(sims: np.ndarray, target: np.ndarray) -> float:
+    """Mean ``|sim - target|`` (ESimCSE COLING Table 7, before x100)."""
+    sims = np.asarray(sims, dtype=np.float64)
+    if sims.size == 0:
+        raise ValueError("no pairs")
+    return float(np.mean(np.abs(sims - np.asarray(target, dtype=np.float64))))
+
+
+def spearman_or_reason(x: np.ndarray, y: np.ndarray, min_n: int = 3) -> tuple[float | None, str | None]:
+    """Spearman's rho, or ``(None, reason)`` where it is undefined (too few pairs, constant input)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if len(x) < min_n:
+        return None, f"{len(x)} pair(s), a correlation needs at least {min_n}"
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        which = "similarities" if np.ptp(x) == 0 else "gold scores"
+        return None, f"constant {which}"
+    return spearman(x, y), None
+
+
+def bucket_of(values: np.ndarray, bounds: list[tuple[int, int | None]]) -> np.ndarray:
+    """Index of the bucket ``[lo, hi]`` (``hi`` None: open) holding each value; -1 where none does."""
+    values = np.asarray(values)
+    out = np.full(values.shape, -1, dtype=np.int64)
+    for k, (lo, hi) in enumerate(bounds):
+        inside = (values >= lo) & ((values <= hi) if hi is not None else True)
+        out[inside & (out < 0)] = k
+    return out
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float64); zero rows stay zero."""
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def alignment(x: np.ndarray, y: np.ndarray, alpha: float = 2.0) -> float:
+    """l_align = E ||f(x) - f(y)||^alpha over positive pairs, f L2-normalised (Wang & Isola 2020, eq. 4)."""
+    if len(x) == 0:
+        raise ValueError("no positive pairs")
+    d = np.linalg.norm(l2_normalise(x) - l2_normalise(y), axis=1)
+    return float(np.mean(d**alpha))
+
+
+def uniformity(x: np.ndarray, t: float = 2.0, block: int = 1024) -> float:
+    """l_uniform = log E exp(-t ||f(x) - f(y)||^2) over distinct pairs i < j (Wang & Isola 2020, eq. 5).
+
+    The same pairs as their ``torch.pdist(x).pow(2).mul(-t).exp().mean().log()``; computed as a
+    log-sum-exp over row blocks so it neither overflows nor builds the n x n matrix at once.
+    """
+    from scipy.special import logsumexp
+
+    u = l2_normalise(x)
+    n = len(u)
+    if n < 2:
+        raise ValueError("uniformity needs at least 2 points")
+    parts = []
+    for start in range(0, n - 1, block):
+        rows = u[start : start + block]
+        sq = np.maximum(2.0 - 2.0 * rows @ u.T, 0.0)  # ||a - b||^2 of unit vectors
+        iu = np.arange(len(rows))[:, None] + start < np.arange(n)[None, :]  # only j > i
+        parts.append(logsumexp(-t * sq[iu]))
+    return float(logsumexp(parts) - np.log(n * (n - 1) / 2))
+
+
+def singular_values(x: np.ndarray, center: bool = False) -> np.ndarray:
+    """Singular values of the embedding matrix (rows = sentences), descending.
+
+    ``center`` subtracts the mean row first (the spectrum of the covariance rather than of the raw matrix).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if center:
+        x = x - x.mean(axis=0, keepdims=True)
+    return np.linalg.svd(x, compute_uv=False)
+
+
+def effective_rank(sv: np.ndarray) -> float:
+    """Effective rank: exp of the entropy of ``p = sv / sum(sv)`` (Roy & Vetterli 2007; 0 log 0 = 0)."""
+    s = np.asarray(sv, dtype=np.float64)
+    total = s.sum()
+    if total <= 0:
+        return 0.0
+    p = s[s > 0] / total
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+def top_share(sv: np.ndarray) -> float:
+    """Share of the squared singular values (variance, if centred) in the top component: s1^2 / sum s^2."""
+    s2 = np.asarray(sv, dtype=np.float64) ** 2
+    return float(s2[0] / s2.sum()) if s2.sum() > 0 else 0.0
+
+
+def random_distinct_pairs(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` ordered pairs ``(i, j)``, ``i != j``, uniform over all such pairs of ``range(n)``."""
+    if n < 2:
+        raise ValueError("need at least 2 items for a pair")
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, n, size=m)
+    j = (i + rng.integers(1, n, size=m)) % n
+    return i, j
+
+
+def mean_cosine_all_pairs(x: np.ndarray) -> float:
+    """Mean cosine over all distinct pairs, exactly: (||sum u||^2 - sum ||u||^2) / (n (n - 1))."""
+    u = l2_normalise(x)
+    n = len(u)
+    if n < 2:
+        raise ValueError("need at least 2 items for a pair")
+    total = u.sum(axis=0)
+    return float((total @ total - np.sum(u * u)) / (n * (n - 1)))
