@@ -1,0 +1,175 @@
+"""The registry of published numbers: one YAML file per paper beside this module, one entry per table row.
+
+A file holds ``paper`` (id, title, citation, source, notes) and ``tables``. A table holds its number as the
+paper prints it, caption, metric, split (``test``/``dev``; absent where the paper does not say), kind
+(``scores``, or ``analysis`` for numbers that are not task scores), decimals (2 unless given), notes and
+``rows``. A row holds an id, the row label (model/method), ``values`` (column -> number, in the paper's column
+order), notes, and ``printed_as`` (column -> the source text's own rendering where it differs from the number
+at the table's decimals, e.g. ``"7122"`` for 71.22). An entry's key is ``<paper id>/<table id>/<row id>``, or
+``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use SentEval's task names.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+
+from stsbench.errors import StsbenchError
+
+STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
+TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
+TASKS = STS_TASKS + TRANSFER_TASKS
+AVG = "Avg."
+
+Kind = Literal["scores", "analysis"]
+Split = Literal["test", "dev"]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """Where a table comes from."""
+
+    slug: str  # the first part of every key, e.g. ``esimcse-arxiv``
+    title: str
+    citation: str  # authors, venue, year
+    source: str  # the text the numbers were read from
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One published row: a model or method's numbers in one table of one paper."""
+
+    key: str
+    paper: Paper
+    table: str  # as the paper numbers it, e.g. ``Table 5``
+    caption: str
+    row: str  # the row label (model/method)
+    metric: str  # what the numbers are
+    split: Split | None  # the evaluation split, where the paper says
+    kind: Kind
+    decimals: int
+    values: dict[str, float]  # column -> value, in the paper's order
+    notes: tuple[str, ...] = ()  # the paper's, then the table's, then the row's
+    printed_as: tuple[tuple[str, str], ...] = ()  # (column, the source text's rendering) where garbled
+
+    @property
+    def task_values(self) -> dict[str, float]:
+        """The columns that are SentEval task scores (what ``stsbench check`` compares)."""
+        return {c: v for c, v in self.values.items() if c in TASKS}
+
+    def printed(self, column: str) -> str:
+        """Render a value as the source text shows it."""
+        return dict(self.printed_as).get(column) or self.format(self.values[column])
+
+    def format(self, value: float) -> str:
+        """Render a number at this table's precision."""
+        return f"{value:.{self.decimals}f}"
+
+
+def _need(obj: dict[str, Any], name: str, where: str) -> Any:
+    if name not in obj:
+        raise ValueError(f"published registry {where}: missing '{name}'")
+    return obj[name]
+
+
+def _notes(obj: dict[str, Any]) -> tuple[str, ...]:
+    notes = obj.get("notes") or ()
+    return (notes,) if isinstance(notes, str) else tuple(str(n) for n in notes)
+
+
+def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
+    """Entries from one registry file's parsed YAML (raises ``ValueError`` on a malformed file)."""
+    p = _need(data, "paper", filename)
+    paper = Paper(
+        slug=str(_need(p, "id", filename)),
+        title=str(_need(p, "title", filename)),
+        citation=str(_need(p, "citation", filename)),
+        source=str(_need(p, "source", filename)),
+        notes=_notes(p),
+    )
+    entries = []
+    for t in _need(data, "tables", filename):
+        tid = str(_need(t, "id", filename))
+        where = f"{filename} table '{tid}'"
+        kind, split = t.get("kind", "scores"), t.get("split")
+        if kind not in ("scores", "analysis") or split not in ("test", "dev", None):
+            raise ValueError(f"published registry {where}: kind must be scores|analysis, split test|dev")
+        for r in _need(t, "rows", where):
+            rid = str(_need(r, "id", where))
+            values = _need(r, "values", f"{where} row '{rid}'")
+            if not values or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()
+            ):
+                raise ValueError(f"published registry {where} row '{rid}': values must be numbers")
+            printed = {str(c): str(s) for c, s in (r.get("printed_as") or {}).items()}
+            if not set(printed) <= set(values):
+                raise ValueError(f"published registry {where} row '{rid}': printed_as names unknown columns")
+            entries.append(
+                Entry(
+                    key="/".join(part for part in (paper.slug, tid, rid) if part),
+                    paper=paper,
+                    table=str(_need(t, "table", where)),
+                    caption=str(t.get("caption", "")),
+                    row=str(_need(r, "row", where)),
+                    metric=str(_need(t, "metric", where)),
+                    split=split,
+                    kind=kind,
+                    decimals=int(t.get("decimals", 2)),
+                    values={str(c): float(v) for c, v in values.items()},
+                    notes=paper.notes + _notes(t) + _notes(r),
+                    printed_as=tuple(printed.items()),
+                )
+            )
+    return entries
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> dict[str, Entry]:
+    """Every published entry, by key, in file and table order."""
+    registry: dict[str, Entry] = {}
+    files = sorted(
+        (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
+    )
+    for f in files:
+        for entry in parse_registry_file(yaml.safe_load(f.read_text(encoding="utf-8")), f.name):
+            if entry.key in registry:
+                raise ValueError(f"published registry {f.name}: duplicate key '{entry.key}'")
+            registry[entry.key] = entry
+    return registry
+
+
+def close_matches(key: str, keys: list[str], n: int = 5) -> list[str]:
+    """Keys that start with ``key`` or look like it, best first."""
+    low = key.lower()
+    prefixed = [k for k in keys if k.lower().startswith(low)]
+    similar = difflib.get_close_matches(low, [k.lower() for k in keys], n=n, cutoff=0.5)
+    by_lower = {k.lower(): k for k in keys}
+    return list(dict.fromkeys([*prefixed, *(by_lower[s] for s in similar)]))[:n]
+
+
+def get_entry(key: str) -> Entry:
+    """Look up ``key`` (case-insensitive); an unknown key raises ``StsbenchError`` naming close matches."""
+    registry = load_registry()
+    if key in registry:
+        return registry[key]
+    by_lower = {k.lower(): e for k, e in registry.items()}
+    if key.lower() in by_lower:
+        return by_lower[key.lower()]
+    near = close_matches(key, list(registry))
+    hint = f"close matches: {', '.join(near)}" if near else f"none of the {len(registry)} keys is close"
+    raise StsbenchError(f"unknown published key '{key}'; {hint} (all keys: `stsbench published list`)")
+
+
+def find_entries(match: str | None = None) -> list[Entry]:
+    """Return entries whose key, paper title, table or row contains ``match`` (any case); all if None."""
+    entries = list(load_registry().values())
+    if not match:
+        return entries
+    low = match.lower()
+    return [e for e in entries if any(low in s.lower() for s in (e.key, e.paper.title, e.table, e.row))]
