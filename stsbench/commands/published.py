@@ -1,0 +1,126 @@
+"""``stsbench published list|show`` (the published numbers) and ``stsbench check`` (results against them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from stsbench.published.check import Comparison
+
+STATUS_STYLE = {"OK": "green", "FAIL": "bold red", "MISSING": "bold red"}
+
+
+def published_list(
+    match: Annotated[
+        str | None, typer.Argument(help="Show only entries whose key, paper, table or row contains this.")
+    ] = None,
+) -> None:
+    """List the published entries: key, paper, table, row."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from stsbench.errors import StsbenchError
+    from stsbench.published.registry import find_entries
+
+    entries = find_entries(match)
+    if not entries:
+        raise StsbenchError(f"no published entry matches '{match}'; run `stsbench published list` for all")
+    table = Table(title=f"Published numbers ({len(entries)} entries)")
+    table.add_column("key", no_wrap=True)  # whole, to copy into `show` and `check --against`
+    table.add_column("paper")
+    table.add_column("table")
+    table.add_column("row", overflow="fold")
+    for e in entries:
+        table.add_row(e.key, e.paper.slug, e.table, e.row)
+    Console().print(table)
+
+
+def published_show(
+    key: Annotated[str, typer.Argument(help="An entry key from `stsbench published list`.")],
+) -> None:
+    """Show one published row: its values, source and notes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from stsbench.published.registry import get_entry
+
+    e = get_entry(key)
+    printed = dict(e.printed_as)
+    table = Table(title=f"{e.key}: {e.row}", caption=e.metric)
+    table.add_column("column")
+    table.add_column("value", justify="right")
+    if printed:
+        table.add_column("source text shows", justify="right")
+    for col, value in e.values.items():
+        table.add_row(col, e.format(value), *([printed.get(col, "")] if printed else []))
+    console = Console()
+    console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
+    console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.paper.source}")
+    console.print(table)
+    for note in e.notes:
+        console.print(f"- {note}", highlight=False)
+
+
+def check(
+    results: Annotated[
+        Path, typer.Option("--results", help="Folder of results JSON (searched recursively).")
+    ],
+    against: Annotated[
+        str, typer.Option("--against", help="Published entry key (`stsbench published list`).")
+    ],
+    tolerance: Annotated[float, typer.Option(help="Largest allowed |measured - published|.")] = 0.05,
+    model: Annotated[str | None, typer.Option(help="Only results of this model name.")] = None,
+    pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
+    mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
+) -> None:
+    """Compare results with a published row; fail when a task is off by more than the tolerance or missing."""
+    from stsbench.published.check import CheckFailed, check_results
+
+    comparison = check_results(results, against, tolerance, model=model, pooler=pooler, mode=mode)
+    _print_comparison(comparison)
+    if not comparison.passed:
+        raise CheckFailed(f"check failed: {comparison.summary()}")
+
+
+def _print_comparison(c: Comparison) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    e = c.entry
+    run = "/".join(c.run) if c.run else "no matching results"
+    table = Table(
+        title=f"{c.results_dir} ({run}) vs {e.key}", caption=f"{e.paper.title}, {e.table}, row '{e.row}'"
+    )
+    for col, justify in (("task", "left"), ("measured", "right"), ("published", "right"), ("delta", "right")):
+        table.add_column(col, justify=justify)
+    table.add_column("status")
+    for r in c.rows:
+        measured = "-" if r.value is None else f"{r.value:.2f}"
+        delta = "-" if r.delta is None else f"{r.delta:+.2f}"
+        style = STATUS_STYLE[r.status]
+        table.add_row(r.task, measured, e.format(r.published), delta, f"[{style}]{r.status}[/{style}]")
+    if c.published_average is not None:
+        avg = "-" if c.measured_average is None else f"{c.measured_average:.2f}"
+        table.add_row("Avg.", avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
+    console = Console()
+    console.print(table)
+    if c.extra_tasks:
+        console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")
+    if c.skipped:
+        console.print(f"skipped {len(c.skipped)} other stsbench JSON file(s)")
+    if c.passed:  # a failure ends with CheckFailed's one line instead
+        console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``published list|show`` and ``check`` to the app."""
+    published = typer.Typer(
+        help="The papers' and MTEB's published numbers, with their sources.", no_args_is_help=True
+    )
+    published.command("list")(published_list)
+    published.command("show")(published_show)
+    app.add_typer(published, name="published")
+    app.command("check")(check)

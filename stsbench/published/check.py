@@ -1,0 +1,255 @@
+"""Compare a folder of results with a published row: what ``stsbench check`` runs (pure, no printing)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from stsbench.errors import StsbenchError
+from stsbench.published.registry import AVG, Entry, get_entry
+from stsbench.results.schema import TaskResult
+
+RESULT_KIND = "stsbench.task_result"
+EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
+
+
+class CheckFailed(StsbenchError):
+    """Measured numbers differ from the published ones by more than the tolerance, or some are missing."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One results file."""
+
+    path: Path
+    result: TaskResult
+
+    @property
+    def run(self) -> tuple[str, str, str]:
+        """What the results of one run share: model name, pooler, mode."""
+        return (self.result.model.name, self.result.model.pooler, self.result.mode)
+
+
+@dataclass(frozen=True)
+class TaskComparison:
+    """One task: the measured ``reported`` figure beside the published one."""
+
+    task: str
+    published: float
+    measured: Measured | None
+    tolerance: float
+
+    @property
+    def value(self) -> float | None:
+        """The measured figure, None when no result has this task."""
+        return None if self.measured is None else self.measured.result.reported
+
+    @property
+    def delta(self) -> float | None:
+        """Measured minus published (4 decimals)."""
+        return None if self.value is None else round(self.value - self.published, 4)
+
+    @property
+    def status(self) -> str:
+        """``OK``, ``FAIL`` (off by more than the tolerance) or ``MISSING``."""
+        if self.delta is None:
+            return "MISSING"
+        return "OK" if abs(self.delta) <= self.tolerance + EPS else "FAIL"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A results folder against one published entry."""
+
+    entry: Entry
+    results_dir: Path
+    run: tuple[str, str, str] | None  # (model, pooler, mode) of the compared results
+    tolerance: float
+    rows: tuple[TaskComparison, ...]
+    extra_tasks: tuple[str, ...]  # measured by the same run, not in the published row
+    skipped: tuple[Path, ...]  # other stsbench JSON files (not task results) under the folder
+
+    @property
+    def passed(self) -> bool:
+        """Every published task measured and within the tolerance."""
+        return all(r.status == "OK" for r in self.rows)
+
+    @property
+    def measured_average(self) -> float | None:
+        """The mean of the measured figures (2 decimals, like the Avg. columns); None if one is missing."""
+        values = [r.value for r in self.rows]
+        if not values or any(v is None for v in values):
+            return None
+        return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
+
+    @property
+    def published_average(self) -> float | None:
+        """The published Avg., when the entry has one."""
+        return self.entry.values.get(AVG)
+
+    def summary(self) -> str:
+        """One line: passed, or which tasks failed or are missing."""
+        n = len(self.rows)
+        if self.passed:
+            return f"all {n} tasks within {self.tolerance} of {self.entry.key}"
+        parts = []
+        failed = [r for r in self.rows if r.status == "FAIL"]
+        missing = [r.task for r in self.rows if r.status == "MISSING"]
+        if failed:
+            offs = ", ".join(f"{r.task} {r.delta:+.2f}" for r in failed)
+            off = f"differ from {self.entry.key} by more than {self.tolerance}"
+            parts.append(f"{len(failed)} of {n} tasks {off} ({offs})")
+        if missing:
+            parts.append(f"no result under {self.results_dir} for {', '.join(missing)}")
+        return "; ".join(parts)
+
+
+def read_result(path: Path) -> TaskResult | None:
+    """Read one results file: None for another kind of stsbench JSON, ``StsbenchError`` for a foreign one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StsbenchError(f"{path}: not a readable JSON file ({exc}); fix or remove it") from exc
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind.startswith("stsbench.") and kind != RESULT_KIND:
+        return None
+    foreign = f"{path}: not an stsbench results file ({RESULT_KIND})"
+    if not isinstance(data, dict) or kind != RESULT_KIND:
+        raise StsbenchError(
+            f"{foreign}; move it out of the results folder or point --results at a narrower folder"
+        )
+    try:
+        result = TaskResult.from_dict(data)
+    except (KeyError, TypeError) as exc:
+        raise StsbenchError(
+            f"{foreign}: bad or missing field {exc}; rerun `stsbench run` to rewrite it"
+        ) from exc
+    if not isinstance(result.reported, (int, float)) or isinstance(result.reported, bool):
+        raise StsbenchError(
+            f"{foreign}: 'reported' is {result.reported!r}, not a number; rerun `stsbench run`"
+        )
+    return result
+
+
+def load_results(results_dir: Path) -> tuple[list[Measured], list[Path]]:
+    """Every task result under ``results_dir`` (``**/*.json``), and the other stsbench JSON files skipped."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise StsbenchError(
+            f"results folder {results_dir} does not exist; pass the --output of `stsbench run`"
+        )
+    measured, skipped = [], []
+    for path in sorted(results_dir.glob("**/*.json")):
+        result = read_result(path)
+        if result is None:
+            skipped.append(path)
+        else:
+            measured.append(Measured(path, result))
+    if not measured:
+        raise StsbenchError(
+            f"no results JSON under {results_dir}; run `stsbench run ... --output {results_dir}` first"
+        )
+    return measured, skipped
+
+
+def select_run(
+    measured: Iterable[Measured],
+    tasks: Iterable[str],
+    results_dir: Path,
+    model: str | None = None,
+    pooler: str | None = None,
+    mode: str | None = None,
+) -> dict[str, Measured]:
+    """Pick the results of one run (model, pooler, mode) by task; refuse a mix of runs or a task twice."""
+    tasks = set(tasks)
+    measured = list(measured)
+    chosen = [
+        m
+        for m in measured
+        if (model is None or m.result.model.name == model)
+        and (pooler is None or m.result.model.pooler == pooler)
+        and (mode is None or m.result.mode == mode)
+    ]
+    if not chosen:
+        there = "; ".join(sorted({"/".join(m.run) for m in measured}))
+        raise StsbenchError(
+            f"no results under {results_dir} match the filters (model/pooler/mode there: {there})"
+        )
+    runs = sorted({m.run for m in chosen if m.result.task in tasks})
+    if len(runs) > 1:
+        names = "; ".join("/".join(r) for r in runs)
+        raise StsbenchError(
+            f"{results_dir} holds results of {len(runs)} runs (model/pooler/mode: {names}); "
+            "point --results at one run's folder or narrow with --model/--pooler/--mode"
+        )
+    by_task: dict[str, Measured] = {}
+    for m in chosen:
+        if not runs or m.run != runs[0]:
+            continue
+        if m.result.task in by_task:
+            twice = f"{by_task[m.result.task].path} and {m.path}"
+            raise StsbenchError(
+                f"{m.result.task} is measured twice under {results_dir} ({twice}); remove one"
+            )
+        by_task[m.result.task] = m
+    return by_task
+
+
+def comparable_tasks(entry: Entry) -> dict[str, float]:
+    """Return the entry's task columns; ``StsbenchError`` when none can be compared with results."""
+    if entry.kind != "scores":
+        raise StsbenchError(
+            f"{entry.key} is an analysis table ({entry.metric}), not task scores; pick an STS or transfer row"
+        )
+    if not entry.task_values:
+        cols = ", ".join(entry.values)
+        raise StsbenchError(
+            f"{entry.key} has no SentEval task columns ({cols}); pick a row of an STS or transfer table"
+        )
+    return entry.task_values
+
+
+def compare(
+    entry: Entry,
+    by_task: dict[str, Measured],
+    results_dir: Path,
+    tolerance: float = 0.05,
+    skipped: tuple[Path, ...] = (),
+) -> Comparison:
+    """Put each published task of ``entry`` beside the ``reported`` figure of one run (see ``select_run``)."""
+    if tolerance < 0:
+        raise StsbenchError(f"--tolerance must be >= 0, got {tolerance}")
+    published = comparable_tasks(entry)
+    runs = {m.run for m in by_task.values()}
+    if len(runs) > 1:
+        raise ValueError("compare() takes the results of one run; use select_run() first")
+    run = runs.pop() if runs else None
+    if run is not None and entry.split is not None:
+        mode = run[2]
+        if (entry.split == "dev") != (mode == "dev"):
+            raise StsbenchError(
+                f"{entry.key} has {entry.split}-split numbers but the results under {results_dir} were run "
+                f"in {mode} mode; rerun with --mode {'dev' if entry.split == 'dev' else 'test'} "
+                "or pick another row"
+            )
+    rows = tuple(TaskComparison(t, v, by_task.get(t), tolerance) for t, v in published.items())
+    extra = tuple(sorted(t for t in by_task if t not in published))
+    return Comparison(entry, Path(results_dir), run, tolerance, rows, extra, tuple(skipped))
+
+
+def check_results(
+    results_dir: Path,
+    key: str,
+    tolerance: float = 0.05,
+    model: str | None = None,
+    pooler: str | None = None,
+    mode: str | None = None,
+) -> Comparison:
+    """Load every result under ``results_dir`` and compare the chosen run with the published entry ``key``."""
+    entry = get_entry(key)
+    tasks = comparable_tasks(entry)
+    measured, skipped = load_results(results_dir)
+    by_task = select_run(measured, tasks, results_dir, model=model, pooler=pooler, mode=mode)
+    return compare(entry, by_task, results_dir, tolerance, tuple(skipped))

@@ -1,0 +1,417 @@
+"""The published registry against the seed papers' text, and `stsbench check` against results folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stsbench.cli import app
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_json
+from stsbench.published.check import CheckFailed, check_results
+from stsbench.published.registry import AVG, TASKS, Entry, get_entry, load_registry
+from stsbench.results.schema import ModelInfo, Provenance, TaskResult
+
+REPO = Path(__file__).resolve().parents[1]
+SEEDS = REPO.parent / "shared" / "seeds"
+MTEB_KEY = "mteb/all-MiniLM-L6-v2"
+MTEB = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.59, "STS15": 85.39, "STS16": 78.99, "STSBenchmark": 82.03}
+ENV = {"COLUMNS": "200"}  # rich wraps at 80 columns when not on a terminal
+
+needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds not beside the checkout")
+
+# (key, seed file, a substring of the row's line in the seed text, {column: value or (value, as printed)}),
+# transcribed by hand from the seeds; at least one row per table kind of each paper.
+SPOT_CHECKS = [
+    (
+        "simcse/sts/unsup-simcse-bert-base",
+        "004",
+        "SimCSE-BERT _{base}\t66.68",
+        {"STS12": 66.68, "STSBenchmark": 75.49, "SICKRelatedness": 69.92, AVG: 74.54},
+    ),
+    (
+        "simcse/sts/sup-simcse-roberta-large",
+        "004",
+        "SimCSE-RoBERTa _{large}\t77.46",
+        {"STS13": 87.27, "SICKRelatedness": 81.95},
+    ),
+    (
+        "simcse/transfer/sup-sbert-base",
+        "004",
+        "SBERT _{base} .\t83.64",
+        {"MR": 83.64, "MRPC": 76.00, AVG: 87.41},
+    ),
+    ("simcse/transfer/unsup-simcse-bert-base-mlm", "004", "w/ MLM\t80.74", {"SST2": 84.95, "TREC": 89.40}),
+    ("simcse/table8/batch-size", "004", "STS-B\t84.6", {"64": 85.6, "512": 86.2}),
+    (
+        "esimcse-arxiv/table1/sts14",
+        "000",
+        "STS14\t0.7971",
+        {"length diff <= 3": 0.7971, "length diff > 3": 0.6676},
+    ),
+    (
+        "esimcse-arxiv/table4/esimcse-bert-large",
+        "000",
+        "ESimCSE-BERT $_{large}$\t84.41",
+        {"STSBenchmark": 86.60},
+    ),
+    (
+        "esimcse-arxiv/table5/esimcse-bert-large",
+        "000",
+        "\\clubsuit ESimCSE-BERT $_{large}$\t70.88",
+        {"STS12": 73.21, "STS13": 85.37, "SICKRelatedness": 74.89, AVG: 79.31},
+    ),
+    (
+        "esimcse-arxiv/table7/momentum-contrast",
+        "000",
+        "+ momentum contrast\t71.41",
+        {"STS12": 71.41, "STS15": 82.99, AVG: 77.54},
+    ),
+    ("esimcse-arxiv/table11/queue-2.5x", "000", "$2.5 \\times batch_size$", {"STSBenchmark": 84.85}),
+    (
+        "esimcse-coling/table3/consert-large",
+        "003",
+        "ConSERTlarge ♡",
+        {"STS12": 70.69, "STS15": 82.78, AVG: 76.45},
+    ),
+    (
+        "esimcse-coling/table5/inserting-masked-prediction",
+        "003",
+        "+Inserting Masked Prediction",
+        {"STSBenchmark": 84.18},
+    ),
+    ("esimcse-coling/table6/buc-len", "003", "STS-B 84.09 81.92", {"wr": 84.09, "buc_len=5": 82.66}),
+    (
+        "esimcse-coling/table7/esimcse-ld-gt-3",
+        "003",
+        "> 3 13.48",
+        {"STS12": 13.48, "STS16": 34.71, AVG: 21.67},
+    ),
+    ("esimcse-coling/table8/simcse", "003", "SimCSE 26.39", {"Sim<q,s1>": 26.39, "Sim<q,s2>": 27.07}),
+    (
+        "mocose/table1/mocose-bert-base",
+        "002",
+        "MoCoSE 7148",
+        {"STS12": (71.48, "7148"), "STSBenchmark": 78.68, AVG: 77.27},
+    ),
+    (
+        "mocose/table1/bert-base-flow",
+        "002",
+        "BERT-flow 5840",
+        {"STS16": (71.22, "7122"), "SICKRelatedness": 64.47},
+    ),
+    (
+        "mocose/table2/mocose-bert-large",
+        "002",
+        "MoCoSE-BERT 83.71",
+        {"TREC": (84.92, "8492"), "MRPC": (76.81, "7681"), AVG: 86.90},
+    ),
+    ("mocose/table5/token-dropout-0.1", "002", "+ Token dropout (prob=0.1)", {AVG: 41.32}),
+    (
+        "mocose/table7/init-quarter",
+        "002",
+        "init. 1/4 queue",
+        {"queue=128": 75.92, "queue=512": (77.30, "7730")},
+    ),
+    ("mocose/table9/fgsm-epsilon", "002", "Avg. 75.61", {"eps=5e-9": 76.64, "eps=1e-8": (75.39, "7539")}),
+]
+
+# Rows whose printed Avg. is not the mean of their columns, as the papers print them.
+AVG_AS_PRINTED = {
+    "simcse/sts/sup-sbert-base",
+    "simcse/transfer/unsup-avg-bert-embeddings",
+    "mocose/table2/avg-bert-embeddings",
+    "esimcse-coling/table3/mirror-bert-base",  # one-decimal source numbers
+    "esimcse-coling/table3/mirror-roberta-base",
+}
+# Rows whose values the seed text prints out of the paper's column order.
+UNORDERED_IN_SEED = {"simcse/table4/dropout-p"}  # p=0.2's value sits beside its header
+
+
+def seed_lines(prefix: str) -> list[str]:
+    (path,) = SEEDS.glob(f"{prefix}_*.txt")
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def seed_of(entry: Entry) -> str:
+    return re.search(r"seeds/(\d{3})_", entry.paper.source).group(1)
+
+
+def token(text: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\d.])" + re.escape(text) + r"(?!\d)")
+
+
+def test_registry_covers_the_papers_and_mteb() -> None:
+    reg = load_registry()
+    papers = {k.split("/")[0] for k in reg}
+    assert papers == {"mteb", "simcse", "esimcse-arxiv", "esimcse-coling", "mocose"}
+    tables = {k.rsplit("/", 1)[0] for k in reg}
+    for t in ["simcse/sts", "simcse/transfer", "mocose/table1", "mocose/table2", "mocose/table9"]:
+        assert t in tables
+    assert {f"esimcse-arxiv/table{i}" for i in (1, 4, 5, 6, 7, 8, 9, 10, 11)} <= tables
+    assert {f"esimcse-coling/table{i}" for i in (1, 3, 4, 5, 6, 7, 8, 9, 10)} <= tables
+    assert get_entry(MTEB_KEY).values == MTEB
+    assert get_entry(MTEB_KEY).split == "test"
+
+
+def test_task_columns_use_senteval_names() -> None:
+    for e in load_registry().values():
+        for col in e.values:
+            assert col not in {"STS-B", "SICK-R", "SICK15", "SST", "STSb", "SICK"}, e.key
+            if e.kind == "scores" and re.fullmatch(
+                r"STS\d\d|STS.?B.*|SICK.*|MR|CR|SUBJ|MPQA|SST.*|TREC|MRPC", col
+            ):
+                assert col in TASKS, (e.key, col)
+
+
+@pytest.mark.parametrize(("key", "seed", "needle", "expected"), SPOT_CHECKS, ids=[s[0] for s in SPOT_CHECKS])
+def test_spot_checks_by_hand(key: str, seed: str, needle: str, expected: dict) -> None:
+    entry = get_entry(key)
+    for col, want in expected.items():
+        value, printed = want if isinstance(want, tuple) else (want, None)
+        assert entry.values[col] == pytest.approx(value, abs=1e-9), (key, col)
+        if printed is not None:
+            assert entry.printed(col) == printed
+    if not SEEDS.is_dir():
+        pytest.skip("../shared/seeds not beside the checkout")
+    lines = [line for line in seed_lines(seed) if needle in line]
+    assert lines, f"{needle!r} not in seed {seed}"
+    for col in expected:
+        assert any(token(entry.printed(col)).search(line) for line in lines), (key, col, entry.printed(col))
+
+
+@needs_seeds
+def test_every_value_appears_in_its_seed_in_column_order() -> None:
+    """Each row's values (as the seed prints them) occur in order within 6 consecutive lines of its paper."""
+    checked = 0
+    for e in load_registry().values():
+        if "seeds/" not in e.paper.source:
+            continue
+        lines = seed_lines(seed_of(e))
+        pats = [token(e.printed(c)) for c in e.values]
+        found = False
+        for i in range(len(lines)):
+            text, pos = "\n".join(lines[i : i + 6]), 0
+            for p in pats:
+                m = p.search(text, 0 if e.key in UNORDERED_IN_SEED else pos)
+                if m is None:
+                    break
+                pos = m.end()
+            else:
+                found = True
+                break
+        assert found, f"{e.key}: {[e.printed(c) for c in e.values]} not found together in {e.paper.source}"
+        checked += 1
+    assert checked > 150
+
+
+def test_printed_as_only_loses_the_decimal_point() -> None:
+    """A garbled rendering has the value's digits, except the two readings the notes mark UNCERTAIN."""
+    inferred = set()
+    for e in load_registry().values():
+        for col, printed in e.printed_as:
+            digits = re.sub(r"\D", "", e.format(e.values[col])).rstrip("0")
+            if re.sub(r"\D", "", printed).rstrip("0") != digits:
+                inferred.add((e.key, col))
+                assert any(n.startswith("UNCERTAIN") and f"'{printed}'" in n for n in e.notes), (e.key, col)
+    assert inferred == {("mocose/table3/ema-decay", "ema=0.5"), ("mocose/table6b/batch-64", AVG)}
+
+
+def test_avg_columns_are_the_mean_of_their_rows() -> None:
+    mismatched = set()
+    for e in load_registry().values():
+        others = [v for c, v in e.values.items() if c != AVG]
+        if AVG in e.values and len(others) > 1:
+            if abs(sum(others) / len(others) - e.values[AVG]) > 0.011:
+                mismatched.add(e.key)
+    assert mismatched == AVG_AS_PRINTED
+    for key in AVG_AS_PRINTED:
+        assert any("Avg." in n for n in get_entry(key).notes), key
+
+
+def test_unknown_key_names_close_matches() -> None:
+    with pytest.raises(StsbenchError, match=r"close matches: .*mteb/all-MiniLM-L6-v2"):
+        get_entry("mteb/all-MiniLM-L6")
+    with pytest.raises(StsbenchError, match="simcse/sts/unsup-simcse-bert-base"):
+        get_entry("simcse/sts/unsup-simcse-bert")
+    assert get_entry("MTEB/ALL-MINILM-L6-V2").key == MTEB_KEY
+
+
+def test_published_list_and_show() -> None:
+    runner = CliRunner()
+    out = runner.invoke(app, ["published", "list"], env=ENV)
+    assert out.exit_code == 0, out.output
+    assert MTEB_KEY in out.output and "esimcse-coling/table3/esimcse-bert-base" in out.output
+    assert f"({len(load_registry())} entries)" in out.output
+    out = runner.invoke(app, ["published", "list", "mocose/table1"], env=ENV)
+    assert "(14 entries)" in out.output and "simcse/sts" not in out.output
+    out = runner.invoke(app, ["published", "show", "mocose/table1/bert-base-flow"], env=ENV)
+    assert out.exit_code == 0, out.output
+    assert re.search(r"STS16\s.*71\.22\s.*7122", out.output)
+    out = runner.invoke(app, ["published", "show", "nope/nothing"], env=ENV)
+    assert isinstance(out.exception, StsbenchError)
+
+
+# --- check ---
+
+
+def write_result(
+    root: Path,
+    task: str,
+    reported: float,
+    model: str = "all-MiniLM-L6-v2",
+    pooler: str = "avg",
+    mode: str = "test",
+) -> Path:
+    result = TaskResult(
+        task=task,
+        task_type="sts",
+        mode=mode,
+        reported=reported,
+        metric="spearman_all",
+        scores={"all": {"spearman": reported / 100}},
+        model=ModelInfo(model, f"/models/{model}", "f" * 16, pooler, 256, "float32", "sentence-transformers"),
+        config={"seed": 1111},
+        provenance=Provenance("0.1.0", None, "2024-01-01T00:00:00Z", {}, "cpu", {}, {"encode": 1.0}),
+        n_pairs=10,
+    )
+    return atomic_write_json(root / model / pooler / mode / f"{task}.json", result.to_dict())
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    root = tmp_path / "results"
+    for task, value in MTEB.items():
+        write_result(root, task, value)
+    write_result(root, "SICKRelatedness", 77.12)  # measured, no published value: shown, not compared
+    return root
+
+
+def edit(path: Path, delta: float) -> None:
+    data = json.loads(path.read_text())
+    data["reported"] = round(data["reported"] + delta, 2)
+    path.write_text(json.dumps(data))
+
+
+def check(*args: str):
+    return CliRunner().invoke(app, ["check", *args], env=ENV)
+
+
+def test_check_passes_on_mteb_values(results: Path) -> None:
+    out = check("--results", str(results), "--against", MTEB_KEY)
+    assert out.exit_code == 0, out.output
+    assert out.output.count(" OK") == 6 and "FAIL" not in out.output
+    assert "not compared (no published value): SICKRelatedness" in out.output
+    assert "PASS" in out.output
+
+
+def test_check_tolerance_edge(results: Path) -> None:
+    edit(results / "all-MiniLM-L6-v2/avg/test/STS13.json", 0.05)
+    assert check_results(results, MTEB_KEY).passed
+    assert not check_results(results, MTEB_KEY, tolerance=0.04).passed
+
+
+def test_check_fails_when_one_value_moves_by_0_1(results: Path) -> None:
+    edit(results / "all-MiniLM-L6-v2/avg/test/STS13.json", 0.1)
+    out = check("--results", str(results), "--against", MTEB_KEY)
+    assert out.exit_code != 0
+    assert isinstance(out.exception, CheckFailed)
+    assert re.search(r"STS13\s.*80\.70\s.*80\.60\s.*\+0\.10\s.*FAIL", out.output)
+    assert "STS13 +0.10" in str(out.exception) and "1 of 6 tasks" in str(out.exception)
+    # the console script: the table on stdout, one line on stderr, exit code 2
+    proc = subprocess.run(
+        [sys.executable, "-m", "stsbench", "check", "--results", str(results), "--against", MTEB_KEY],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(r"STS13\s.*\+0\.10\s.*FAIL", proc.stdout)
+    assert proc.stderr.strip().splitlines() == [
+        f"error: check failed: 1 of 6 tasks differ from {MTEB_KEY} by more than 0.05 (STS13 +0.10)"
+    ]
+
+
+def test_check_fails_on_missing_task(results: Path) -> None:
+    (results / "all-MiniLM-L6-v2/avg/test/STS16.json").unlink()
+    out = check("--results", str(results), "--against", MTEB_KEY)
+    assert isinstance(out.exception, CheckFailed)
+    assert re.search(r"STS16\s.*78\.99\s.*MISSING", out.output)
+    assert "for STS16" in str(out.exception)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not a readable JSON file"),
+        ('{"foo": 1}', "not an stsbench results file"),
+        ('{"kind": "stsbench.task_result", "task": "STS12"}', "bad or missing field"),
+    ],
+)
+def test_check_names_a_bad_file(results: Path, content: str, message: str) -> None:
+    bad = results / "all-MiniLM-L6-v2/avg/test/notes.json"
+    bad.write_text(content)
+    with pytest.raises(StsbenchError, match=re.escape(str(bad)) + ".*" + message):
+        check_results(results, MTEB_KEY)
+
+
+def test_check_malformed_file_via_console_script(results: Path) -> None:
+    bad = results / "broken.json"
+    bad.write_text("[1, 2")
+    proc = subprocess.run(
+        [sys.executable, "-m", "stsbench", "check", "--results", str(results), "--against", MTEB_KEY],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: {bad}: not a readable JSON file")
+
+
+def test_check_skips_other_stsbench_files(results: Path) -> None:
+    (results / "manifest.json").write_text('{"kind": "stsbench.run_manifest"}')
+    comparison = check_results(results, MTEB_KEY)
+    assert comparison.passed and comparison.skipped == (results / "manifest.json",)
+
+
+def test_check_refuses_several_runs_unless_filtered(results: Path) -> None:
+    write_result(results, "STS12", 60.0, model="other-model")
+    write_result(results, "STS12", 72.30, mode="fasttest")
+    with pytest.raises(StsbenchError, match=r"3 runs .*other-model/avg/test.*--model/--pooler/--mode"):
+        check_results(results, MTEB_KEY)
+    assert check_results(results, MTEB_KEY, model="all-MiniLM-L6-v2", mode="test").passed
+    only_other = check_results(results, MTEB_KEY, model="other-model")
+    assert not only_other.passed and only_other.rows[0].delta == pytest.approx(-12.37)
+    with pytest.raises(StsbenchError, match="match the filters"):
+        check_results(results, MTEB_KEY, model="typo")
+
+
+def test_check_refuses_mismatched_split_and_non_score_rows(results: Path) -> None:
+    with pytest.raises(StsbenchError, match="dev-split numbers .* test mode"):
+        check_results(results, "esimcse-arxiv/table4/esimcse-bert-base")
+    with pytest.raises(StsbenchError, match="analysis table"):
+        check_results(results, "esimcse-coling/table7/simcse-ld-gt-3")
+    with pytest.raises(StsbenchError, match="no SentEval task columns"):
+        check_results(results, "mocose/table3/ema-decay")
+    with pytest.raises(StsbenchError, match="unknown published key 'mteb/minilm'"):
+        check_results(results, "mteb/minilm")
+    with pytest.raises(StsbenchError, match="does not exist"):
+        check_results(results / "nowhere", MTEB_KEY)
+
+
+def test_check_dev_results_against_a_dev_row(tmp_path: Path) -> None:
+    write_result(tmp_path, "STSBenchmark", 84.85, model="esimcse", pooler="cls_before_pooler", mode="dev")
+    comparison = check_results(tmp_path, "esimcse-arxiv/table4/esimcse-bert-base")
+    assert comparison.passed and comparison.run == ("esimcse", "cls_before_pooler", "dev")
