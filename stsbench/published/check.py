@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stsbench.errors import StsbenchError
 from stsbench.published.registry import AVG, Entry, get_entry
-from stsbench.results.schema import TaskResult
+from stsbench.results.schema import SCHEMA_VERSION, TaskResult
 
 RESULT_KIND = "stsbench.task_result"
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
@@ -119,6 +119,11 @@ def read_result(path: Path) -> TaskResult | None:
     if not isinstance(data, dict) or kind != RESULT_KIND:
         raise StsbenchError(
             f"{foreign}; move it out of the results folder or point --results at a narrower folder"
+        )
+    if data.get("schema_version") != SCHEMA_VERSION:
+        version = data.get("schema_version")
+        raise StsbenchError(
+            f"{path}: results schema version {version!r}, this stsbench reads {SCHEMA_VERSION}"
         )
     try:
         result = TaskResult.from_dict(data)

@@ -1,0 +1,1 @@
+"""Analyses the papers run: length bias, alignment/uniformity, spectra, repetition probe."""

@@ -1,0 +1,175 @@
+"""Figures of the four analyses, one or several models each (matplotlib Agg; PNG and SVG).
+
+Pure functions of the typed results: ``{label: result}`` in, files out. SVG ids are salted with a fixed
+string and dates are left out, so the same numbers give the same files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from stsbench.analyses.common import short_name
+from stsbench.analyses.geometry import AlignUniformResult, SpectrumResult
+from stsbench.analyses.length_bias import LengthBiasResult
+from stsbench.analyses.repetition import RepetitionResult
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "stsbench"
+    return plt
+
+
+def save(fig, stem: Path) -> list[Path]:
+    """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure."""
+    import io
+
+    from stsbench.io import atomic_write_bytes
+
+    out = []
+    for fmt, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=150, bbox_inches="tight", metadata=meta)
+        out.append(atomic_write_bytes(stem.with_name(f"{stem.name}.{fmt}"), buf.getvalue()))
+    _plt().close(fig)
+    return out
+
+
+def _bars(
+    ax, labels: list[str], groups: list[str], values: list[list[float | None]], counts: list[list[int]]
+):
+    """Draw grouped bars: one group per ``groups`` entry, one bar per model; undefined values marked n/a."""
+    width = 0.8 / max(len(labels), 1)
+    x = np.arange(len(groups))
+    same_counts = all(c == counts[0] for c in counts)
+    for m, (label, vals) in enumerate(zip(labels, values, strict=True)):
+        pos = x - 0.4 + width * (m + 0.5)
+        heights = [v if v is not None else 0.0 for v in vals]
+        ax.bar(pos, heights, width, label=label)
+        for k, v in enumerate(vals):
+            if v is None:
+                ax.text(pos[k], 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+            elif not same_counts:
+                ax.text(pos[k], v, f"{counts[m][k]}", ha="center", va="bottom", fontsize=5)
+    ticks = [f"{g}\nn={n}" for g, n in zip(groups, counts[0], strict=True)] if same_counts else groups
+    ax.set_xticks(x, ticks, fontsize=7)
+
+
+def _x100(v: float | None) -> float | None:
+    return None if v is None else 100.0 * v
+
+
+def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list[Path]:
+    """One panel per dataset (Spearman x100 by length-difference bucket) and one of Table 7's averages."""
+    plt = _plt()
+    labels = list(results)
+    first = next(iter(results.values()))
+    n = len(first.datasets) + 1
+    cols = min(4, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows), squeeze=False)
+    flat = axes.ravel()
+    for d, ax in enumerate(flat[: len(first.datasets)]):
+        per_model = [r.datasets[d] for r in results.values()]
+        _bars(
+            ax,
+            labels,
+            first.buckets,
+            [[_x100(g.spearman) for g in ds.buckets] for ds in per_model],
+            [[g.n_pairs for g in ds.buckets] for ds in per_model],
+        )
+        ax.set_title(short_name(first.datasets[d].task), fontsize=9)
+        ax.set_ylabel("Spearman x100", fontsize=7)
+    ax = flat[len(first.datasets)]
+    groups = [g.label for g in first.average]
+    _bars(
+        ax,
+        labels,
+        groups,
+        [[_x100(g.mean_abs_diff) for g in r.average] for r in results.values()],
+        [[g.n_datasets_mean_abs_diff for g in r.average] for r in results.values()],
+    )
+    ax.set_xticks(range(len(groups)), groups, fontsize=7)
+    ax.set_title("Avg. |cos - normalised gold| x100", fontsize=9)
+    for extra in flat[n:]:
+        extra.axis("off")
+    flat[0].legend(fontsize=6)
+    fig.suptitle(
+        f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})", fontsize=10
+    )
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> list[Path]:
+    """Place models on the l_align-l_uniform plane (SimCSE Fig. 2/3); lower-left is better."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.5, 3.6))
+    for label, r in results.items():
+        ax.scatter([r.uniformity], [r.alignment], s=30)
+        ax.annotate(label, (r.uniformity, r.alignment), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    first = next(iter(results.values()))
+    ax.set_xlabel(r"$\ell_{uniform}$")
+    ax.set_ylabel(r"$\ell_{align}$")
+    ax.set_title(
+        f"{short_name(first.task)} {first.split}: {first.n_positive_pairs} positive pairs (gold > "
+        f"{first.positive_threshold:g}), {first.n_sentences} sentences",
+        fontsize=8,
+    )
+    ax.margins(0.25)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path]:
+    """Singular values / largest on a log scale, uncentred and centred (MoCoSE Fig. 7)."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4), sharey=True)
+    for ax, which in zip(axes, ("uncentred", "centred"), strict=True):
+        for label, r in results.items():
+            s = getattr(r, which)
+            ax.plot(
+                np.arange(1, len(s.normalized) + 1),
+                np.maximum(s.normalized, 1e-12),
+                label=f"{label} (erank {s.effective_rank:.0f})",
+            )
+        ax.set_yscale("log")
+        ax.set_xlabel("index")
+        ax.set_title(f"{which} embeddings", fontsize=9)
+        ax.legend(fontsize=6)
+    first = next(iter(results.values()))
+    axes[0].set_ylabel("singular value / largest")
+    fig.suptitle(f"{short_name(first.task)} {first.split}: {first.n_sentences} unique sentences", fontsize=9)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[Path]:
+    """Mean sim(q, s1) and sim(q, s2) x100 per model (ESimCSE Table 8), the difference written above."""
+    plt = _plt()
+    labels = list(results)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(labels), 3.4))
+    x = np.arange(len(labels))
+    a = [r.mean_sim_q_s1 for r in results.values()]
+    b = [r.mean_sim_q_s2 for r in results.values()]
+    ax.bar(x - 0.18, a, 0.36, label="sim(q, s1)")
+    ax.bar(x + 0.18, b, 0.36, label="sim(q, s2): overlap repeated")
+    for k, r in enumerate(results.values()):
+        ax.text(x[k], max(a[k], b[k]), f"{r.difference:+.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("mean cosine x100")
+    first = next(iter(results.values()))
+    ax.set_title(
+        f"Repetition probe: {first.n_triples} triples, {first.min_overlap:.0%}-{first.max_overlap:.0%} "
+        f"{first.overlap_measure} overlap",
+        fontsize=8,
+    )
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return save(fig, stem)

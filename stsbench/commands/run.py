@@ -1,0 +1,104 @@
+"""``stsbench run``: evaluate a model on STS and transfer tasks."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stsbench.cli_options import (
+    BatchSizeOpt,
+    CacheDirOpt,
+    DataDirOpt,
+    DeviceOpt,
+    MaxLengthOpt,
+    ModelOpt,
+    NoCacheOpt,
+    OutputOpt,
+    PoolerOpt,
+    SeedOpt,
+)
+from stsbench.encoders.resolve import EMBEDDED_DEFAULT
+from stsbench.tasks.base import Mode
+
+
+class Format(str, Enum):
+    """How ``run`` prints its scores."""
+
+    table = "table"
+    json = "json"
+
+
+def score_tables(run) -> list[tuple[str, list[str], list[float]]]:
+    """(title, task names + ``Avg.``, values) per task kind, in SimCSE's layout."""
+    from stsbench.evaluate import average
+
+    tables = []
+    for kind, title in (("sts", "STS"), ("transfer", "Transfer")):
+        rows = [r for r in run.results if r.task_type == kind]
+        if rows:
+            vals = [r.reported for r in rows]
+            tables.append((title, [r.task for r in rows] + ["Avg."], vals + [average(vals)]))
+    return tables
+
+
+def scores_json(run) -> dict:
+    """``{"model", "mode", "pooler", "scores": {task: value, ..., "Avg.": ...}}``; with both kinds, ``averages``."""
+    tables = score_tables(run)
+    scores = {r.task: r.reported for r in run.results}
+    out = {"model": run.model, "mode": run.mode, "pooler": run.pooler, "scores": scores}
+    if len(tables) == 1:
+        scores["Avg."] = tables[0][2][-1]
+    else:
+        out["averages"] = {title: vals[-1] for title, _, vals in tables}
+    if run.skipped:
+        out["skipped"] = run.skipped
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run``."""
+
+    @app.command("run")
+    def run_cmd(
+        model: ModelOpt = EMBEDDED_DEFAULT,
+        tasks: Annotated[str, typer.Option("--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.")] = "sts",
+        mode: Annotated[Mode, typer.Option("--mode", help="test | dev | fasttest (SimCSE's meaning).")] = Mode.test,
+        pooler: PoolerOpt = None,
+        data_dir: DataDirOpt = None,
+        output: OutputOpt = Path("results"),
+        cache_dir: CacheDirOpt = None,
+        no_cache: NoCacheOpt = False,
+        batch_size: BatchSizeOpt = 128,
+        max_length: MaxLengthOpt = None,
+        device: DeviceOpt = None,
+        seed: SeedOpt = 1111,
+        fmt: Annotated[Format, typer.Option("--format", help="table (SimCSE's) or json.")] = Format.table,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    ) -> None:
+        """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
+        from stsbench.evaluate import run
+
+        command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        result = run(model, tasks, mode.value, data_dir, pooler, max_length, batch_size, device, cache_dir,
+                     not no_cache, output, seed, show_progress=not quiet, command=command)
+        if fmt is Format.json:
+            typer.echo(json.dumps(scores_json(result)))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console()
+        for title, names, vals in score_tables(result):
+            table = Table(title=f"{title} ({result.mode}) — {result.model}, pooler {result.pooler}")
+            for name in names:
+                table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
+            table.add_row(*(f"{v:.2f}" for v in vals))
+            console.print(table)
+        console.print(f"results: {len(result.paths)} files under {output}/  "
+                      f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)")

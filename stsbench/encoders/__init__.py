@@ -1,0 +1,77 @@
+"""Encoders: the protocol, the HF / sentence-transformers loader with SimCSE's poolers, the embedding cache."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from stsbench.encoders.base import EmbeddingTable, Encoder, EncoderInfo, embed_table
+from stsbench.encoders.pooling import POOLERS
+from stsbench.encoders.resolve import EMBEDDED_DEFAULT, ModelSpec, resolve_model
+from stsbench.errors import StsbenchError
+from stsbench.paths import default_cache_dir
+
+__all__ = ["EMBEDDED_DEFAULT", "EmbeddingTable", "Encoder", "EncoderInfo", "embed_table", "load_encoder",
+           "POOLERS"]
+
+SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
+
+
+def _hash_memo(cache_dir: Path | None) -> tuple[dict[str, str], Path | None]:
+    if cache_dir is None:
+        return {}, None
+    path = cache_dir / "file_hashes.json"
+    try:
+        return json.loads(path.read_text()), path
+    except (OSError, ValueError):
+        return {}, path
+
+
+def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
+    """``--pooler`` if given, else what the model declares, else SimCSE's default (with a warning)."""
+    if pooler is not None:
+        if pooler not in POOLERS:
+            raise StsbenchError(f"unknown pooler '{pooler}'; choose from: {', '.join(POOLERS)}")
+        return pooler
+    if spec.pooler is not None:
+        return spec.pooler
+    if spec.kind == "sentence-transformers-full":
+        return "declared"
+    print(
+        f"note: {spec.name} declares no pooling; using SimCSE's default --pooler {SIMCSE_DEFAULT_POOLER} "
+        "(unsupervised SimCSE/ESimCSE checkpoints need --pooler cls_before_pooler)",
+        file=sys.stderr,
+    )
+    return SIMCSE_DEFAULT_POOLER
+
+
+def load_encoder(model: str, pooler: str | None = None, max_length: int | None = None, device: str | None = None,
+                 cache_dir: Path | None = None, use_cache: bool = True, dtype: str = "float32") -> Encoder:
+    """Resolve ``model``, choose its pooler, and return an encoder (wrapped by the cache unless ``use_cache=False``).
+
+    Nothing heavy is loaded here: the network is only built when a text is missing from the cache.
+    """
+    from stsbench.encoders.cache import CachedEncoder
+    from stsbench.encoders.fingerprint import fingerprint
+    from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
+    from stsbench.io import atomic_write_text
+
+    spec = resolve_model(model)
+    chosen = choose_pooler(spec, pooler)
+    if chosen != "declared" and not (spec.path / "config.json").is_file():
+        raise StsbenchError(f"{spec.path} has no config.json at its root; drop --pooler to use its declared modules")
+    length = max_length if max_length is not None else spec.max_length
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    memo, memo_path = _hash_memo(root if use_cache else None)
+    before = dict(memo)
+    fp = fingerprint(spec, chosen, length, dtype, memo)
+    if memo_path is not None and memo != before:
+        atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+    if chosen == "declared":
+        enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length)
+    else:
+        if spec.kind != "sentence-transformers" or pooler is not None:
+            spec.normalize = False  # an explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates
+        enc = HFEncoder(spec, chosen, length, fp, device, dtype)
+    return CachedEncoder(enc, root) if use_cache else enc

@@ -1,0 +1,133 @@
+"""The on-disk embedding cache: a wrapper that satisfies the Encoder protocol.
+
+Layout: ``<cache>/embeddings/<fingerprint>/<shard>.npz``; each shard holds text keys (blake2b of the
+UTF-8 text), float32 vectors and a sha256 of both. Shards are written atomically; one that fails to
+load or whose digest does not match is deleted and its texts are encoded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from stsbench.encoders.base import Encoder
+from stsbench.io import atomic_write_bytes, atomic_write_text
+
+_KEY_BYTES = 16
+_MAX_SHARDS = 32  # merge into one shard beyond this, to keep warm loads to a few files
+
+
+def text_keys(texts: Sequence[str]) -> np.ndarray:
+    """Fixed-width keys ``(n,)`` of dtype ``S16`` for texts."""
+    return np.array([hashlib.blake2b(t.encode("utf-8"), digest_size=_KEY_BYTES).digest() for t in texts],
+                    dtype=f"S{_KEY_BYTES}")
+
+
+def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
+    h = hashlib.sha256(keys.tobytes())
+    h.update(np.ascontiguousarray(vectors).tobytes())
+    h.update(str(vectors.shape).encode())
+    return h.hexdigest()
+
+
+class EmbeddingCache:
+    """The shards of one fingerprint."""
+
+    def __init__(self, root: Path, fingerprint: str) -> None:
+        self.dir = Path(root) / "embeddings" / fingerprint
+        self.hits = 0
+        self.misses = 0
+
+    def _load_shards(self) -> list[tuple[Path, np.ndarray, np.ndarray]]:
+        shards = []
+        for f in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
+            try:
+                with np.load(f, allow_pickle=False) as z:
+                    keys, vecs, digest = z["keys"], z["vectors"], str(z["digest"])
+                ok = (keys.dtype == np.dtype(f"S{_KEY_BYTES}") and vecs.dtype == np.float32 and vecs.ndim == 2
+                      and len(keys) == len(vecs) and _digest(keys, vecs) == digest)
+            except Exception:  # truncated zip, bad header, missing array: all mean corrupt
+                ok = False
+            if not ok:
+                print(f"warning: embedding cache file {f} is corrupt; it is removed and recomputed", file=sys.stderr)
+                f.unlink(missing_ok=True)
+                continue
+            shards.append((f, keys, vecs))
+        return shards
+
+    def _write(self, keys: np.ndarray, vecs: np.ndarray) -> Path:
+        buf = io.BytesIO()
+        np.savez(buf, keys=keys, vectors=vecs, digest=np.array(_digest(keys, vecs)))
+        return atomic_write_bytes(self.dir / f"{uuid.uuid4().hex}.npz", buf.getvalue())
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """Vectors for the cached keys (rows of missing keys left 0) and a mask of which were found."""
+        shards = self._load_shards()
+        found = np.zeros(len(keys), dtype=bool)
+        out: np.ndarray | None = None
+        if not shards:
+            return None, found
+        wanted = {k: i for i, k in enumerate(keys.tolist())}
+        for _, skeys, svecs in shards:
+            for row, k in enumerate(skeys.tolist()):
+                i = wanted.get(k)
+                if i is not None and not found[i]:
+                    if out is None:
+                        out = np.zeros((len(keys), svecs.shape[1]), dtype=np.float32)
+                    out[i] = svecs[row]
+                    found[i] = True
+        if len(shards) > _MAX_SHARDS:
+            self._compact(shards)
+        return out, found
+
+    def store(self, keys: np.ndarray, vecs: np.ndarray) -> None:
+        """Add a shard (atomic)."""
+        if len(keys):
+            self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32))
+
+    def _compact(self, shards: list[tuple[Path, np.ndarray, np.ndarray]]) -> None:
+        keys = np.concatenate([k for _, k, _ in shards])
+        vecs = np.concatenate([v for _, _, v in shards])
+        _, first = np.unique(keys, return_index=True)
+        self._write(keys[np.sort(first)], vecs[np.sort(first)])
+        for f, _, _ in shards:
+            f.unlink(missing_ok=True)
+
+
+class CachedEncoder:
+    """Wraps an encoder: texts already embedded under the same fingerprint are read, not encoded."""
+
+    def __init__(self, inner: Encoder, cache_dir: Path) -> None:
+        self.inner = inner
+        self.info = inner.info
+        self.cache = EmbeddingCache(cache_dir, inner.info.fingerprint)
+        meta = self.cache.dir / "model.json"
+        if not meta.is_file():
+            atomic_write_text(meta, json.dumps({"name": self.info.name, "path": self.info.path,
+                                                "pooler": self.info.pooler}, indent=2))
+
+    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
+        """Read what the cache has, encode the rest once (deduplicated), store it."""
+        uniq = list(dict.fromkeys(texts))
+        if not uniq:
+            return np.zeros((0, 0), dtype=np.float32)
+        keys = text_keys(uniq)
+        vecs, found = self.cache.lookup(keys)
+        missing = [i for i in range(len(uniq)) if not found[i]]
+        self.cache.hits += len(uniq) - len(missing)
+        self.cache.misses += len(missing)
+        if missing:
+            new = self.inner.encode([uniq[i] for i in missing], batch_size=batch_size, show_progress=show_progress)
+            self.cache.store(keys[missing], new)
+            if vecs is None:
+                vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)
+            vecs[missing] = new
+        pos = {t: i for i, t in enumerate(uniq)}
+        return vecs[[pos[t] for t in texts]] if len(uniq) != len(texts) else vecs

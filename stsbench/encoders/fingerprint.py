@@ -1,0 +1,60 @@
+"""Fingerprints: a hash of everything that changes an embedding."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from stsbench.encoders.resolve import ModelSpec
+
+# Bump when encoding code changes what a given model/text pair maps to.
+EMBEDDING_CODE_VERSION = 1
+_MODEL_SUFFIXES = {".json", ".txt", ".safetensors", ".bin", ".model", ".pt", ".pth"}
+_NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md", "trainer_state.json"}
+
+
+def file_sha256(path: Path, memo: dict[str, str] | None = None) -> str:
+    """sha256 of a file; ``memo`` maps ``path|size|mtime_ns`` to a digest computed earlier."""
+    st = path.stat()
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    if memo is not None and key in memo:
+        return memo[key]
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    digest = h.hexdigest()
+    if memo is not None:
+        memo[key] = digest
+    return digest
+
+
+def model_files(spec: ModelSpec) -> list[Path]:
+    """The files that define the model's embeddings: weights, configs, tokenizer, module configs."""
+    dirs = [spec.path] + [spec.path / d for d in spec.module_dirs if d]
+    files: list[Path] = []
+    for d in dict.fromkeys(dirs):
+        if d.is_dir():
+            files += [f for f in sorted(d.iterdir()) if f.is_file() and f.suffix in _MODEL_SUFFIXES
+                      and f.name not in _NOT_MODEL]
+    return files
+
+
+def fingerprint(spec: ModelSpec, pooler: str, max_length: int | None, dtype: str,
+                memo: dict[str, str] | None = None) -> str:
+    """Hex digest over the model files' contents and every setting that changes an embedding."""
+    h = hashlib.sha256()
+    settings = {
+        "code": EMBEDDING_CODE_VERSION,
+        "kind": spec.kind,
+        "pooler": pooler,
+        "max_length": max_length,
+        "dtype": dtype,
+        "normalize": spec.normalize,
+        "lower": spec.do_lower_case,
+    }
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    for f in model_files(spec):
+        h.update(f"{f.relative_to(spec.path)}:{file_sha256(f, memo)}\n".encode())
+    return h.hexdigest()[:32]

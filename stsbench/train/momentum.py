@@ -1,0 +1,63 @@
+"""ESimCSE's momentum contrast (Sec. 3.2): an EMA copy of the encoder and a FIFO queue of its embeddings."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def ema_update(target: nn.Module, online: nn.Module, decay: float) -> None:
+    """ESimCSE eq. (6): theta_m <- lambda * theta_m + (1 - lambda) * theta_e, for every parameter.
+
+    Buffers (position ids, ...) are copied. ``decay`` = 0 makes the target a copy of the online encoder.
+    """
+    t_params = list(target.parameters())
+    o_params = list(online.parameters())
+    if len(t_params) != len(o_params):
+        raise ValueError("momentum and online encoders have different parameters")
+    for pm, pe in zip(t_params, o_params):
+        pm.mul_(decay).add_(pe.detach(), alpha=1.0 - decay)
+    for tb, ob in zip(target.buffers(), online.buffers()):
+        tb.copy_(ob)
+
+
+class EmbeddingQueue:
+    """The last ``size`` embeddings pushed, oldest first; pushing past ``size`` drops the oldest (FIFO).
+
+    ESimCSE fills it with the momentum encoder's embeddings of the un-repeated sentences; they join the
+    negatives of eq. (7) from the next step on.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = int(size)
+        self.items: torch.Tensor | None = None  # (<= size, H)
+
+    def __len__(self) -> int:
+        return 0 if self.items is None else len(self.items)
+
+    def push(self, embeddings: torch.Tensor) -> None:
+        """Enqueue ``embeddings`` (B, H) and dequeue the oldest rows beyond ``size``."""
+        if self.size <= 0:
+            return
+        new = embeddings.detach()
+        joined = new if self.items is None else torch.cat([self.items, new], dim=0)
+        self.items = joined[-self.size :].clone()
+
+    def negatives(self) -> torch.Tensor | None:
+        """The queued embeddings (M, H), or None while empty."""
+        return self.items
+
+    def clear(self) -> None:
+        """Empty the queue (the official code does it at each epoch start)."""
+        self.items = None
+
+    def state_dict(self) -> dict:
+        """For checkpoints."""
+        return {"size": self.size, "items": None if self.items is None else self.items.cpu()}
+
+    def load_state_dict(self, state: dict, device: torch.device | str = "cpu") -> None:
+        """Restore from :meth:`state_dict`."""
+        self.size = int(state["size"])
+        items = state["items"]
+        self.items = None if items is None else items.to(device)
