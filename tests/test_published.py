@@ -304,6 +304,14 @@ def check(*args: str):
     return CliRunner().invoke(app, ["check", *args], env=ENV)
 
 
+def console_check(results: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m stsbench check`` as CI does (through cli.main: user errors exit 2 with one line)."""
+    args = [sys.executable, "-m", "stsbench", "check", "--results", str(results), "--against", MTEB_KEY]
+    return subprocess.run(
+        args, cwd=REPO, capture_output=True, text=True, env={**os.environ, **ENV}, timeout=120
+    )
+
+
 def test_check_passes_on_mteb_values(results: Path) -> None:
     out = check("--results", str(results), "--against", MTEB_KEY)
     assert out.exit_code == 0, out.output
@@ -326,14 +334,7 @@ def test_check_fails_when_one_value_moves_by_0_1(results: Path) -> None:
     assert re.search(r"STS13\s.*80\.70\s.*80\.60\s.*\+0\.10\s.*FAIL", out.output)
     assert "STS13 +0.10" in str(out.exception) and "1 of 6 tasks" in str(out.exception)
     # the console script: the table on stdout, one line on stderr, exit code 2
-    proc = subprocess.run(
-        [sys.executable, "-m", "stsbench", "check", "--results", str(results), "--against", MTEB_KEY],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ENV},
-        timeout=120,
-    )
+    proc = console_check(results)
     assert proc.returncode == 2, proc.stderr
     assert re.search(r"STS13\s.*\+0\.10\s.*FAIL", proc.stdout)
     assert proc.stderr.strip().splitlines() == [
@@ -354,7 +355,8 @@ def test_check_fails_on_missing_task(results: Path) -> None:
     [
         ("{not json", "not a readable JSON file"),
         ('{"foo": 1}', "not an stsbench results file"),
-        ('{"kind": "stsbench.task_result", "task": "STS12"}', "bad or missing field"),
+        ('{"kind": "stsbench.task_result", "schema_version": 1, "task": "STS12"}', "bad or missing field"),
+        ('{"kind": "stsbench.task_result", "schema_version": 99}', "schema version 99"),
     ],
 )
 def test_check_names_a_bad_file(results: Path, content: str, message: str) -> None:
@@ -367,14 +369,7 @@ def test_check_names_a_bad_file(results: Path, content: str, message: str) -> No
 def test_check_malformed_file_via_console_script(results: Path) -> None:
     bad = results / "broken.json"
     bad.write_text("[1, 2")
-    proc = subprocess.run(
-        [sys.executable, "-m", "stsbench", "check", "--results", str(results), "--against", MTEB_KEY],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ENV},
-        timeout=120,
-    )
+    proc = console_check(results)
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(f"error: {bad}: not a readable JSON file")
