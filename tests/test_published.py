@@ -354,8 +354,12 @@ def test_check_fails_on_missing_task(results: Path) -> None:
     ("content", "message"),
     [
         ("{not json", "not a readable JSON file"),
-        ('{"foo": 1}', "not an stsbench results file"),
-        ('{"kind": "stsbench.task_result", "schema_version": 1, "task": "STS12"}', "bad or missing field"),
+        ('{"foo": 1}', "not an stsbench task result"),
+        ('{"kind": "stsbench.run_manifest"}', "not an stsbench task result"),
+        (
+            '{"kind": "stsbench.task_result", "schema_version": 1, "task": "STS12"}',
+            "malformed stsbench task result",
+        ),
         ('{"kind": "stsbench.task_result", "schema_version": 99}', "schema version 99"),
     ],
 )
@@ -366,6 +370,19 @@ def test_check_names_a_bad_file(results: Path, content: str, message: str) -> No
         check_results(results, MTEB_KEY)
 
 
+def test_check_refuses_a_non_numeric_figure_and_a_task_measured_twice(results: Path) -> None:
+    sts12 = results / "all-MiniLM-L6-v2/avg/test/STS12.json"
+    copy = results / "copy/STS12.json"
+    copy.parent.mkdir()
+    copy.write_text(sts12.read_text())
+    with pytest.raises(StsbenchError, match="STS12 is measured twice .*remove one"):
+        check_results(results, MTEB_KEY)
+    data = json.loads(copy.read_text())
+    copy.write_text(json.dumps({**data, "reported": "72.37"}))
+    with pytest.raises(StsbenchError, match=re.escape(str(copy)) + ": 'reported' is '72.37', not a number"):
+        check_results(results, MTEB_KEY)
+
+
 def test_check_malformed_file_via_console_script(results: Path) -> None:
     bad = results / "broken.json"
     bad.write_text("[1, 2")
@@ -373,12 +390,6 @@ def test_check_malformed_file_via_console_script(results: Path) -> None:
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(f"error: {bad}: not a readable JSON file")
-
-
-def test_check_skips_other_stsbench_files(results: Path) -> None:
-    (results / "manifest.json").write_text('{"kind": "stsbench.run_manifest"}')
-    comparison = check_results(results, MTEB_KEY)
-    assert comparison.passed and comparison.skipped == (results / "manifest.json",)
 
 
 def test_check_refuses_several_runs_unless_filtered(results: Path) -> None:

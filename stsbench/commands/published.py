@@ -109,8 +109,6 @@ def _print_comparison(c: Comparison) -> None:
     console.print(table)
     if c.extra_tasks:
         console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")
-    if c.skipped:
-        console.print(f"skipped {len(c.skipped)} other stsbench JSON file(s)")
     if c.passed:  # a failure ends with CheckFailed's one line instead
         console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
 

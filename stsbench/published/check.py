@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
 from stsbench.published.registry import AVG, Entry, get_entry
-from stsbench.results.schema import SCHEMA_VERSION, TaskResult
+from stsbench.results.schema import TaskResult
+from stsbench.results.store import read_result
 
-RESULT_KIND = "stsbench.task_result"
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 
 
@@ -69,7 +68,6 @@ class Comparison:
     tolerance: float
     rows: tuple[TaskComparison, ...]
     extra_tasks: tuple[str, ...]  # measured by the same run, not in the published row
-    skipped: tuple[Path, ...]  # other stsbench JSON files (not task results) under the folder
 
     @property
     def passed(self) -> bool:
@@ -106,57 +104,26 @@ class Comparison:
         return "; ".join(parts)
 
 
-def read_result(path: Path) -> TaskResult | None:
-    """Read one results file: None for another kind of stsbench JSON, ``StsbenchError`` for a foreign one."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StsbenchError(f"{path}: not a readable JSON file ({exc}); fix or remove it") from exc
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if isinstance(kind, str) and kind.startswith("stsbench.") and kind != RESULT_KIND:
-        return None
-    foreign = f"{path}: not an stsbench results file ({RESULT_KIND})"
-    if not isinstance(data, dict) or kind != RESULT_KIND:
-        raise StsbenchError(
-            f"{foreign}; move it out of the results folder or point --results at a narrower folder"
-        )
-    if data.get("schema_version") != SCHEMA_VERSION:
-        version = data.get("schema_version")
-        raise StsbenchError(
-            f"{path}: results schema version {version!r}, this stsbench reads {SCHEMA_VERSION}"
-        )
-    try:
-        result = TaskResult.from_dict(data)
-    except (KeyError, TypeError) as exc:
-        raise StsbenchError(
-            f"{foreign}: bad or missing field {exc}; rerun `stsbench run` to rewrite it"
-        ) from exc
-    if not isinstance(result.reported, (int, float)) or isinstance(result.reported, bool):
-        raise StsbenchError(
-            f"{foreign}: 'reported' is {result.reported!r}, not a number; rerun `stsbench run`"
-        )
-    return result
-
-
-def load_results(results_dir: Path) -> tuple[list[Measured], list[Path]]:
-    """Every task result under ``results_dir`` (``**/*.json``), and the other stsbench JSON files skipped."""
+def load_results(results_dir: Path) -> list[Measured]:
+    """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise StsbenchError(
             f"results folder {results_dir} does not exist; pass the --output of `stsbench run`"
         )
-    measured, skipped = [], []
+    measured = []
     for path in sorted(results_dir.glob("**/*.json")):
         result = read_result(path)
-        if result is None:
-            skipped.append(path)
-        else:
-            measured.append(Measured(path, result))
+        if isinstance(result.reported, bool) or not isinstance(result.reported, (int, float)):
+            raise StsbenchError(
+                f"{path}: 'reported' is {result.reported!r}, not a number; rerun `stsbench run`"
+            )
+        measured.append(Measured(path, result))
     if not measured:
         raise StsbenchError(
             f"no results JSON under {results_dir}; run `stsbench run ... --output {results_dir}` first"
         )
-    return measured, skipped
+    return measured
 
 
 def select_run(
@@ -221,7 +188,6 @@ def compare(
     by_task: dict[str, Measured],
     results_dir: Path,
     tolerance: float = 0.05,
-    skipped: tuple[Path, ...] = (),
 ) -> Comparison:
     """Put each published task of ``entry`` beside the ``reported`` figure of one run (see ``select_run``)."""
     if tolerance < 0:
@@ -241,7 +207,7 @@ def compare(
             )
     rows = tuple(TaskComparison(t, v, by_task.get(t), tolerance) for t, v in published.items())
     extra = tuple(sorted(t for t in by_task if t not in published))
-    return Comparison(entry, Path(results_dir), run, tolerance, rows, extra, tuple(skipped))
+    return Comparison(entry, Path(results_dir), run, tolerance, rows, extra)
 
 
 def check_results(
@@ -255,6 +221,6 @@ def check_results(
     """Load every result under ``results_dir`` and compare the chosen run with the published entry ``key``."""
     entry = get_entry(key)
     tasks = comparable_tasks(entry)
-    measured, skipped = load_results(results_dir)
+    measured = load_results(results_dir)
     by_task = select_run(measured, tasks, results_dir, model=model, pooler=pooler, mode=mode)
-    return compare(entry, by_task, results_dir, tolerance, tuple(skipped))
+    return compare(entry, by_task, results_dir, tolerance)
