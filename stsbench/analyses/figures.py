@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.analyses.common import short_name
-from stsbench.analyses.geometry import AlignUniformResult, SpectrumResult
+from stsbench.analyses.geometry import RANK_TOL, AlignUniformResult, SpectrumResult
 from stsbench.analyses.length_bias import LengthBiasResult
 from stsbench.analyses.repetition import RepetitionResult
 
@@ -134,13 +134,14 @@ def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path
     for ax, which in zip(axes, ("uncentred", "centred"), strict=True):
         for label, r in results.items():
             s = getattr(r, which)
+            k = s.numerical_rank  # values past it are round-off (below RANK_TOL): not drawn
             ax.plot(
-                np.arange(1, len(s.normalized) + 1),
-                np.maximum(s.normalized, 1e-12),
-                label=f"{label} (erank {s.effective_rank:.0f})",
+                np.arange(1, k + 1),
+                s.normalized[:k],
+                label=f"{label} (erank {s.effective_rank:.0f}, rank {k}/{len(s.normalized)})",
             )
         ax.set_yscale("log")
-        ax.set_xlabel("index")
+        ax.set_xlabel(f"index (below {RANK_TOL:g} x largest: round-off, not drawn)", fontsize=8)
         ax.set_title(f"{which} embeddings", fontsize=9)
         ax.legend(fontsize=6)
     first = next(iter(results.values()))

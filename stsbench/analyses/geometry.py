@@ -22,6 +22,8 @@ from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table, unique_
 from stsbench.errors import StsbenchError
 
 SENTENCE_SET = "the unique sentences of both columns of the split, in file order"
+# singular values below this share of the largest are float32 round-off, not directions the model uses
+RANK_TOL = 1e-6
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Spectrum:
     normalized: list[float]  # s_k / s_1, descending
     effective_rank: float  # Roy & Vetterli: exp(entropy of s / sum s)
     top_share: float  # s_1^2 / sum s^2 (for the centred matrix: variance in the top principal component)
+    numerical_rank: int  # singular values above RANK_TOL x the largest
 
 
 @dataclass
@@ -136,6 +139,7 @@ def _spectrum(x: np.ndarray, centered: bool) -> Spectrum:
         norm,
         metrics.effective_rank(sv),
         metrics.top_share(sv),
+        int(np.sum(sv > RANK_TOL * top)) if top > 0 else 0,
     )
 
 

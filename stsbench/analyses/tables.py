@@ -110,6 +110,7 @@ def print_spectrum(results: dict[str, Any]) -> None:
         "erank centred",
         "top share raw",
         "top share centred",
+        "rank",
         f"cos {first.n_random_pairs} random pairs",
         "cos all pairs",
     ]:
@@ -122,6 +123,7 @@ def print_spectrum(results: dict[str, Any]) -> None:
             f"{r.centred.effective_rank:.2f}",
             f"{r.uncentred.top_share:.4f}",
             f"{r.centred.top_share:.4f}",
+            str(r.uncentred.numerical_rank),
             f"{r.avg_cosine_random_pairs:.4f}",
             f"{r.avg_cosine_all_pairs:.4f}",
         )

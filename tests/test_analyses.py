@@ -1,0 +1,390 @@
+"""Analyses on mock data with hand-computed numbers, the cache reuse, and the CLI's errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stsbench.analyses import geometry, length_bias, repetition
+from stsbench.analyses.common import LENGTH_TASKS
+from stsbench.data.sts import STS_SUBSETS, Pairs
+from stsbench.encoders.base import EmbeddingTable, EncoderInfo
+from stsbench.errors import StsbenchError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- fakes -------------------------------------------------------------------------------------------------
+
+
+class CountingEncoder:
+    """Deterministic bag-of-words vectors (blake2b buckets); counts every text it is asked to encode."""
+
+    def __init__(self, dim: int = 16) -> None:
+        self.dim = dim
+        self.encoded = 0
+        self.info = EncoderInfo("fake", "/nonexistent", f"fake-{dim}", "avg", None, "float32", "fake")
+
+    def encode(self, texts, batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.split():
+                out[i, hashlib.blake2b(w.encode(), digest_size=2).digest()[0] % self.dim] += 1.0
+            out[i, 0] += 0.1  # no zero rows
+        return out
+
+
+def table_of(mapping: dict[str, list[float]]) -> EmbeddingTable:
+    return EmbeddingTable(list(mapping), np.array(list(mapping.values()), dtype=np.float32))
+
+
+WORDS = "the a cat dog sat ran on mat park big small red blue house tree car road".split()
+
+
+def _sentence(rng: np.random.Generator, n: int) -> str:
+    return " ".join(rng.choice(WORDS, size=n))
+
+
+def make_data_dir(root: Path, pairs_per_file: int = 6, equal_lengths_stsb: bool = False) -> Path:
+    """A SentEval-shaped folder: every STS12-16 subset, STS-B and SICK test (+ STS-B dev) with random text."""
+    rng = np.random.default_rng(0)
+
+    def pair(i: int, equal: bool = False) -> tuple[str, str]:
+        n1 = 3 + i % 4
+        n2 = n1 if equal else n1 + (i * 3) % 9
+        return _sentence(rng, n1), _sentence(rng, n2)
+
+    for task, subsets in STS_SUBSETS.items():
+        folder = root / "downstream" / "STS" / f"{task}-en-test"
+        folder.mkdir(parents=True)
+        for sub in subsets:
+            ps = [pair(i) for i in range(pairs_per_file)]
+            (folder / f"STS.input.{sub}.txt").write_text("".join(f"{a}\t{b}\n" for a, b in ps))
+            (folder / f"STS.gs.{sub}.txt").write_text(
+                "".join(f"{i % 6 * 0.9:.1f}\n" for i in range(pairs_per_file))
+            )
+    stsb = root / "downstream" / "STS" / "STSBenchmark"
+    stsb.mkdir(parents=True)
+    for split, n in (("test", 12), ("dev", 10)):
+        rows = []
+        for i in range(n):
+            a, b = pair(i, equal=equal_lengths_stsb)
+            rows.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{i % 6 * 0.95:.2f}\t{a}\t{b}\n")
+        (stsb / f"sts-{split}.csv").write_text("".join(rows))
+    sick = root / "downstream" / "SICK"
+    sick.mkdir(parents=True)
+    lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"]
+    for i in range(10):
+        a, b = pair(i)
+        lines.append(f"{i}\t{a}\t{b}\t{1 + i % 5 * 0.9:.1f}\tNEUTRAL\n")
+    (sick / "SICK_test_annotated.txt").write_text("".join(lines))
+    return root
+
+
+# --- length bias -------------------------------------------------------------------------------------------
+
+
+def _mock_pairs(scale=(0.0, 5.0)) -> tuple[Pairs, EmbeddingTable]:
+    # length differences 0, 3, 4, 1, 3, 7 (words); cosines set directly by 2-d unit vectors at the given angle
+    s1 = ["a", "a b c d", "a", "a b", "x y z w", "q"]
+    s2 = ["b", "e", "b c d e f", "c", "v", "r s t u v w o p"]
+    cos = [0.9, 0.5, 0.1, 0.8, 0.3, -0.2]
+    vecs = {}
+    for a, b, c in zip(s1, s2, cos, strict=True):
+        vecs[a] = [1.0, 0.0]
+        vecs[b] = [c, math.sqrt(1 - c * c)]
+    gold = (
+        np.array([4.5, 2.0, 1.0, 5.0, 2.5, 0.0])
+        if scale == (0.0, 5.0)
+        else np.array([4.6, 2.6, 1.8, 5.0, 3.0, 1.0])
+    )
+    return Pairs("MOCK", s1, s2, gold, ["x"] * 6, scale), table_of(vecs)
+
+
+def test_threshold_groups_membership_and_hand_numbers():
+    pairs, table = _mock_pairs()
+    r = length_bias.length_bias_from_table([pairs], table, length_bias.word_count, threshold=3)
+    d = r.datasets[0]
+    le, gt = d.threshold_groups
+    # a difference of exactly 3 belongs to "<= 3": pairs 0, 1, 3, 4 (diffs 0, 3, 1, 3)
+    assert (le.label, le.n_pairs, gt.label, gt.n_pairs) == ("<=3", 4, ">3", 2)
+    # normalised gold g/5: 0.9, 0.4, 0.2, 1.0, 0.5, 0.0 -> |cos - g'| = 0, .1, .1, .2, .2, .2
+    assert le.mean_abs_diff == pytest.approx((0.0 + 0.1 + 0.2 + 0.2) / 4, abs=1e-6)
+    assert gt.mean_abs_diff == pytest.approx((0.1 + 0.2) / 2, abs=1e-6)
+    assert d.overall.mean_abs_diff == pytest.approx(0.8 / 6, abs=1e-6)
+    assert d.gold_normalisation == "g / 5"
+    # <=3: cos (.9, .5, .8, .3) vs gold (4.5, 2, 5, 2.5): ranks (4,2,3,1) vs (3,1,4,2): rho = 1 - 6*4/60 = 0.6
+    assert le.spearman == pytest.approx(0.6)
+    assert gt.spearman is None and "2 pair(s)" in gt.reason
+    assert d.overall.spearman == pytest.approx(1 - 6 * 4 / (6 * 35))  # ranks differ by 1 on 4 pairs
+    # threshold 4 moves the diff-4 pair into the first group
+    r4 = length_bias.length_bias_from_table([pairs], table, length_bias.word_count, threshold=4)
+    assert [g.n_pairs for g in r4.datasets[0].threshold_groups] == [5, 1]
+
+
+def test_sick_normalisation_and_buckets():
+    pairs, table = _mock_pairs(scale=(1.0, 5.0))
+    r = length_bias.length_bias_from_table([pairs], table, length_bias.word_count, buckets="0,1-3,4+")
+    d = r.datasets[0]
+    assert d.gold_normalisation == "(g - 1) / 4"
+    # (g - 1) / 4: 0.9, 0.4, 0.2, 1.0, 0.5, 0.0 -> the same targets as the 0-5 case above
+    assert d.overall.mean_abs_diff == pytest.approx(0.8 / 6, abs=1e-6)
+    assert [(b.label, b.n_pairs) for b in d.buckets] == [("0", 1), ("1-3", 3), ("4+", 2)]
+    assert d.buckets[0].spearman is None and d.buckets[0].mean_abs_diff == pytest.approx(0.0, abs=1e-6)
+    assert d.buckets[1].mean_length_diff == pytest.approx(7 / 3)
+
+
+def test_empty_group_is_reported_not_nan():
+    pairs = Pairs("EQ", ["a b", "c d", "e f"], ["g h", "i j", "k l"], np.array([1.0, 2.0, 3.0]), ["x"] * 3)
+    table = CountingEncoder()
+    from stsbench.encoders.base import embed_table
+
+    r = length_bias.length_bias_from_table(
+        [pairs], embed_table(table, [*pairs.sent1, *pairs.sent2]), length_bias.word_count
+    )
+    gt = r.datasets[0].threshold_groups[1]
+    assert (gt.n_pairs, gt.spearman, gt.mean_abs_diff, gt.reason) == (0, None, None, "no pairs")
+    json.dumps(r.to_dict(), allow_nan=False)  # JSON-serialisable, no NaN
+    assert r.average[2].mean_abs_diff is None and r.average[2].n_datasets_mean_abs_diff == 0
+
+
+@pytest.mark.parametrize("spec", ["1-2,3+", "0,2-3,4+", "0,1-2", "0,1-3,2+", "0,x,3+", "0,3-1,4+", ""])
+def test_bad_buckets(spec):
+    with pytest.raises(StsbenchError, match="buckets|bucket"):
+        length_bias.parse_buckets(spec)
+
+
+def test_parse_buckets_default():
+    got = length_bias.parse_buckets(length_bias.DEFAULT_BUCKETS)
+    assert [(b.lo, b.hi) for b in got] == [(0, 0), (1, 2), (3, 4), (5, 7), (8, None)]
+
+
+# --- geometry ----------------------------------------------------------------------------------------------
+
+
+def test_align_uniform_four_points():
+    table = table_of({"a": [1, 0], "b": [0, 2], "c": [-1, 0], "d": [0, -3]})
+    pairs = Pairs("SQ", ["a", "a", "b"], ["b", "c", "d"], np.array([4.5, 5.0, 4.0]), ["dev"] * 3)
+    r = geometry.align_uniform_from_table(pairs, table, "dev")
+    assert (r.n_positive_pairs, r.n_sentences, r.n_uniformity_pairs) == (2, 4, 6)  # gold 4.0 is not > 4
+    assert r.alignment == pytest.approx((2 + 4) / 2)
+    assert r.uniformity == pytest.approx(math.log((4 * math.exp(-4) + 2 * math.exp(-8)) / 6))
+    with pytest.raises(StsbenchError, match="no pair with gold > 4"):
+        geometry.align_uniform_from_table(Pairs("SQ", ["a"], ["b"], np.array([3.0]), ["dev"]), table, "dev")
+
+
+def test_spectrum_against_numpy():
+    x = np.random.default_rng(5).normal(size=(30, 6)) + 2.0
+    x[:, 5] = x[:, 4]  # rank 5
+    r = geometry.spectrum_from_vectors(x, "T", "test", n_random_pairs=500, seed=7)
+    sv = np.linalg.svd(x, compute_uv=False)
+    np.testing.assert_allclose(r.uncentred.normalized, sv / sv[0], rtol=1e-10)
+    svc = np.linalg.svd(x - x.mean(0), compute_uv=False)
+    np.testing.assert_allclose(r.centred.normalized, svc / svc[0], rtol=1e-10)
+    assert r.uncentred.largest == pytest.approx(sv[0])
+    assert (r.uncentred.numerical_rank, r.centred.numerical_rank) == (5, 5)
+    assert r.avg_cosine_random_pairs == pytest.approx(r.avg_cosine_all_pairs, abs=0.05)
+    again = geometry.spectrum_from_vectors(x, "T", "test", n_random_pairs=500, seed=7)
+    assert again.avg_cosine_random_pairs == r.avg_cosine_random_pairs
+
+
+# --- repetition probe --------------------------------------------------------------------------------------
+
+
+def test_overlap_definitions_by_hand():
+    q = "I like this apple because it looks very fresh"
+    s1 = "This is a very tall tree and it looks like a giant."
+    # keys of s1: this is a very tall tree and it looks like a giant -> 12 words, 5 in q
+    assert repetition.overlap(q, s1) == pytest.approx(5 / 12)
+    # sets: |q| = 9, |s1| = 11 (a twice), shared 5 -> 5 / 15
+    assert repetition.overlap(q, s1, "jaccard") == pytest.approx(5 / 15)
+    s2, rep = repetition.repeat_overlap(q, s1)
+    assert s2 == "This This is a very very tall tree and it it looks looks like like a giant."
+    assert rep == ["this", "very", "it", "looks", "like"]
+    assert repetition.overlap("-- !", s1) == 0.0
+
+
+def _corpus(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_sample_respects_overlap_bounds_and_seed(tmp_path):
+    rng = np.random.default_rng(1)
+    vocab = [f"w{i}" for i in range(40)]
+    lines = [" ".join(rng.choice(vocab, size=int(rng.integers(6, 14)))) for _ in range(300)]
+    path = _corpus(tmp_path, lines)
+    sample = repetition.draw_sample(path, n=20, seed=3)
+    assert len(sample.triples) == 20
+    for t in sample.triples:
+        assert 0.13 <= t.overlap <= 0.17
+        assert t.overlap == pytest.approx(repetition.overlap(t.query, t.s1))
+        assert len(t.s2.split()) == len(t.s1.split()) + len(t.repeated)
+        assert lines[t.query_line - 1] == t.query and lines[t.s1_line - 1] == t.s1
+    again = repetition.draw_sample(path, n=20, seed=3)
+    assert [(t.query, t.s1) for t in again.triples] == [(t.query, t.s1) for t in sample.triples]
+    other = repetition.draw_sample(path, n=20, seed=4)
+    assert [t.query for t in other.triples] != [t.query for t in sample.triples]
+
+
+def test_probe_scores_and_triples_roundtrip(tmp_path):
+    lines = ["a b c d e f g", "a x y z u v w", "b q r s t o p", "h i j k l m n"]
+    sample = repetition.draw_sample(_corpus(tmp_path, lines), n=10, seed=0, min_overlap=0.1, max_overlap=0.2)
+    enc = CountingEncoder()
+    r = repetition.repetition_probe(enc, sample)
+    assert r.n_triples == len(sample.triples) >= 1 and r.n_requested == 10
+    sims = [(t.sim_q_s1, t.sim_q_s2) for t in r.triples]
+    assert r.mean_sim_q_s1 == pytest.approx(100 * np.mean([a for a, _ in sims]))
+    assert r.difference == pytest.approx(r.mean_sim_q_s2 - r.mean_sim_q_s1)
+    path = repetition.write_triples(tmp_path / "t.jsonl", r.triples)
+    back = repetition.sample_from_file(path)
+    assert [(t.query, t.s1, t.s2) for t in back.triples] == [(t.query, t.s1, t.s2) for t in r.triples]
+    assert repetition.repetition_probe(enc, back).mean_sim_q_s2 == pytest.approx(r.mean_sim_q_s2)
+
+
+def test_probe_bad_inputs(tmp_path):
+    with pytest.raises(StsbenchError, match="non-empty line"):
+        repetition.draw_sample(_corpus(tmp_path, ["", "  "]))
+    with pytest.raises(StsbenchError, match="13%-17% candidate overlap"):
+        repetition.draw_sample(_corpus(tmp_path, ["a b c", "d e f", "g h i"]))
+    with pytest.raises(StsbenchError, match="overlap range"):
+        repetition.draw_sample(_corpus(tmp_path, ["a b", "b c"]), min_overlap=0.5, max_overlap=0.2)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "x"}\n')
+    with pytest.raises(StsbenchError, match="bad.jsonl:1"):
+        repetition.read_triples(bad)
+
+
+# --- the cache: a second analysis over the same model and data encodes nothing ---------------------------
+
+
+def test_second_analysis_encodes_nothing(tmp_path):
+    from stsbench.encoders.cache import CachedEncoder
+
+    data = make_data_dir(tmp_path / "data")
+    inner = CountingEncoder()
+    first = length_bias.length_bias(CachedEncoder(inner, tmp_path / "cache"), data, show_progress=False)
+    n_first = inner.encoded
+    assert n_first > 0
+    assert [d.task for d in first.datasets] == LENGTH_TASKS
+    # a fresh wrapper (a new process would do the same): everything comes from disk
+    again = length_bias.length_bias(CachedEncoder(inner, tmp_path / "cache"), data, show_progress=False)
+    spec = geometry.spectrum(CachedEncoder(inner, tmp_path / "cache"), data, "test", show_progress=False)
+    assert inner.encoded == n_first
+    assert again.to_dict() == first.to_dict()
+    assert spec.n_sentences > 0
+    geometry.align_uniform(CachedEncoder(inner, tmp_path / "cache"), data, "dev", show_progress=False)
+    assert inner.encoded > n_first  # the dev split is new text
+
+
+# --- CLI ---------------------------------------------------------------------------------------------------
+
+
+def test_cli_empty_corpus_one_line_error(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stsbench",
+            "repetition-probe",
+            "--corpus",
+            str(empty),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert (
+        len(lines) == 1 and lines[0].startswith("error: ") and "empty.txt has 0 non-empty line(s)" in lines[0]
+    )
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_all_four_with_a_fake_model(tmp_path, monkeypatch, capsys):
+    """Every command end to end (JSON, figures, table) with the encoder loader swapped for a cached fake."""
+    import stsbench.encoders
+    from stsbench.cli import main
+    from stsbench.encoders.cache import CachedEncoder
+
+    data = make_data_dir(tmp_path / "data", equal_lengths_stsb=True)
+    corpus = _corpus(tmp_path, ["a b c d e f g", "a x y z u v w", "b q r s t o p", "h i j k l m n"])
+    inner = CountingEncoder()
+    monkeypatch.setattr(
+        stsbench.encoders, "load_encoder", lambda name, **kw: CachedEncoder(inner, tmp_path / "c")
+    )
+    out = tmp_path / "out"
+    commands = [
+        ["length-bias", "--data-dir", data],
+        ["align-uniform", "--data-dir", data],
+        ["spectrum", "--data-dir", data],
+        ["repetition-probe", "--corpus", corpus, "--min-overlap", "0.1", "--max-overlap", "0.2"],
+    ]
+    for cmd in commands:
+        monkeypatch.setattr(
+            sys, "argv", ["stsbench", *map(str, cmd), "--model", "fake", "--output", str(out)]
+        )
+        main()
+    printed = capsys.readouterr().out
+    assert "STS-B" in printed and "n/a" in printed  # STS-B's >3 group is empty and says so
+    for name in ("length_bias", "align_uniform", "spectrum", "repetition_probe"):
+        rec = json.loads((out / "fake" / "avg" / f"{name}.json").read_text())
+        assert rec["analysis"] == name and rec["model"]["fingerprint"] == "fake-16"
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{name}__fake.{ext}").stat().st_size > 0
+    lb = json.loads((out / "fake" / "avg" / "length_bias.json").read_text())["result"]
+    stsb = next(d for d in lb["datasets"] if d["task"] == "STSBenchmark")
+    assert stsb["threshold_groups"][1] == {
+        "label": ">3",
+        "lo": 4,
+        "hi": None,
+        "n_pairs": 0,
+        "spearman": None,
+        "mean_abs_diff": None,
+        "mean_length_diff": None,
+        "reason": "no pairs",
+    }
+    assert (out / "fake" / "avg" / "repetition_probe.triples.jsonl").read_text().count("\n") >= 1
+
+
+@pytest.mark.slow
+def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
+    """all-MiniLM-L6-v2 through the real loader and cache, on a small mock data dir."""
+    from stsbench.cli import main
+
+    data = make_data_dir(tmp_path / "data")
+    monkeypatch.setattr(sys, "argv", [])
+    args = [
+        "stsbench",
+        "spectrum",
+        "--data-dir",
+        str(data),
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--output",
+        str(tmp_path / "out"),
+    ]
+    results = []
+    for _ in range(2):
+        sys.argv = args
+        main()
+        results.append(
+            json.loads((tmp_path / "out" / "all-MiniLM-L6-v2" / "avg" / "spectrum.json").read_text())
+        )
+    assert results[0]["result"] == results[1]["result"]
+    assert results[0]["result"]["dim"] == 384
