@@ -23,7 +23,9 @@ def _flag(name: str) -> typer.models.OptionInfo:
 
 
 # typer >= 0.20 vendors click: take its UsageError from typer's own BadParameter (plain click's too)
-_USAGE_ERRORS = tuple({click.UsageError, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")})
+_USAGE_ERRORS = tuple(
+    {click.UsageError, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")}
+)
 
 
 class _OneLineErrors(TyperCommand):
@@ -50,8 +52,14 @@ def train_command(
     model: Annotated[Str, _opt("model", "--model", "-m")] = None,
     train_file: Annotated[Str, _opt("train_file")] = None,
     output: Annotated[Str, _opt("output", "--output", "-o")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="YAML file of options (keys as the flags, "  # noqa: UP045
-                                                   "e.g. dup_rate: 0.32); flags given here override it.")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="YAML file of options (keys as the flags, "  # noqa: UP045
+            "e.g. dup_rate: 0.32); flags given here override it.",
+        ),
+    ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run saved in OUTPUT/last.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in OUTPUT.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or messages.")] = False,
@@ -86,6 +94,7 @@ def train_command(
     save_steps: Annotated[Int, _opt("save_steps")] = None,
     log_steps: Annotated[Int, _opt("log_steps")] = None,
     device: Annotated[Str, _opt("device")] = None,
+    threads: Annotated[Int, _opt("threads")] = None,
 ) -> None:
     """Train SimCSE (unsup or sup) or ESimCSE; keep the best STS-B dev checkpoint in OUTPUT."""
     cli = {k: v for k, v in locals().items() if k not in ("config", "resume", "overwrite", "quiet")}
@@ -96,9 +105,11 @@ def train_command(
     result = train(cfg, resume=resume, overwrite=overwrite, show_progress=not quiet)
     if not quiet:
         best = "none" if result.best_dev_spearman is None else f"{result.best_dev_spearman * 100:.2f}"
-        typer.echo(f"best STS-B dev Spearman {best} at step {result.best_step} of {result.steps} "
-                   f"({result.wall_seconds:.0f} s); checkpoint: {result.output}  "
-                   f"(evaluate: stsbench run --model {result.output} --tasks sts)")
+        typer.echo(
+            f"best STS-B dev Spearman {best} at step {result.best_step} of {result.steps} "
+            f"({result.wall_seconds:.0f} s); checkpoint: {result.output}  "
+            f"(evaluate: stsbench run --model {result.output} --tasks sts)"
+        )
 
 
 def register(app: typer.Typer) -> None:

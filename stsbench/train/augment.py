@@ -27,9 +27,9 @@ import numpy as np
 STOP_WORDS = (
     "a an the and or but if then so as of at by for with about against between into through during before "
     "after above below to from up down in out on off over under again further once here there when where why "
-    "how all any both each few more most other some such no nor not only own same than too very can will just "
-    "should now i me my we our you your he him his she her it its they them their what which who whom this that "
-    "these those am is are was were be been being have has had having do does did doing"
+    "how all any both each few more most other some such no nor not only own same than too very can will "
+    "just should now i me my we our you your he him his she her it its they them their what which who whom "
+    "this that these those am is are was were be been being have has had having do does did doing"
 ).split()
 
 
@@ -64,7 +64,7 @@ def paper_dup_len(n_units: int, dup_rate: float, rng: np.random.Generator) -> in
 
 
 def official_dup_len(n_units: int, n_tokens: int, dup_rate: float, rng: np.random.Generator) -> int:
-    """The official code: randrange(min(10, int(dup_rate * L))) over L tokens with [CLS]/[SEP], at most N."""
+    """Draw as the official code: randrange(min(10, int(dup_rate * L))), L counting [CLS]/[SEP]; at most N."""
     high = min(10, int(dup_rate * n_tokens))
     return min(int(rng.integers(0, high)) if high > 0 else 0, n_units)
 
@@ -82,7 +82,7 @@ class Repetition:
 
     @classmethod
     def for_tokenizer(cls, tokenizer, kind: str, dup_rate: float, sampling: str) -> Repetition:
-        """A repetition whose [MASK] and stop-word ids come from ``tokenizer``."""
+        """Build a repetition whose [MASK] and stop-word ids come from ``tokenizer``."""
         stop_ids = []
         if kind == "stopword":
             for word in STOP_WORDS:
@@ -108,9 +108,14 @@ class Repetition:
             k = official_dup_len(n, n_tokens, self.dup_rate, rng)
         return sorted(int(i) for i in rng.choice(n, size=k, replace=False))
 
-    def apply(self, ids: list[int], special: list[int], offsets: list[tuple[int, int]] | None,
-              rng: np.random.Generator) -> list[int]:
-        """The lengthened token ids of one sentence (special tokens kept where they were)."""
+    def apply(
+        self,
+        ids: list[int],
+        special: list[int],
+        offsets: list[tuple[int, int]] | None,
+        rng: np.random.Generator,
+    ) -> list[int]:
+        """Return the lengthened token ids of one sentence (special tokens kept where they were)."""
         units = group_units(special, offsets, words=self.kind != "subword")
         n_special = sum(1 for s in special if s)
         n_tokens = len(units) + n_special if self.kind != "subword" else len(ids)

@@ -20,6 +20,8 @@ import torch
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 LAST = "last"
 STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
@@ -28,7 +30,7 @@ _ST_POOLING = {"cls": "cls", "cls_before_pooler": "cls", "avg": "mean"}
 
 
 def is_run_dir(path: Path) -> bool:
-    """A folder an earlier ``stsbench train`` wrote."""
+    """Tell whether an earlier ``stsbench train`` wrote ``path``."""
     return (path / META_FILE).is_file() or (path / LAST / STATE_FILE).is_file()
 
 
@@ -36,27 +38,35 @@ def prepare_output(out: Path, resume: bool, overwrite: bool) -> None:
     """Refuse to mix runs: a used DIR needs --resume (continue) or --overwrite (start again)."""
     if resume:
         if not (out / LAST / STATE_FILE).is_file():
-            raise StsbenchError(f"no resumable state in {out / LAST}; run without --resume to start a new run")
+            raise StsbenchError(
+                f"no resumable state in {out / LAST}; run without --resume to start a new run"
+            )
         return
     if out.exists() and not out.is_dir():
         raise StsbenchError(f"--output {out} is a file; pass a folder")
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
-            raise StsbenchError(f"--output {out} is not empty; pass --resume to continue its run, --overwrite to "
-                                "replace it, or another --output")
+            raise StsbenchError(
+                f"--output {out} is not empty; pass --resume to continue its run, --overwrite to "
+                "replace it, or another --output"
+            )
         if not is_run_dir(out):
-            raise StsbenchError(f"--output {out} holds files that no stsbench run wrote; refusing to --overwrite "
-                                "them, pass an empty or new folder")
+            raise StsbenchError(
+                f"--output {out} holds files that no stsbench run wrote; refusing to --overwrite "
+                "them, pass an empty or new folder"
+            )
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
 
 
 def _backbone_state(model, eval_pooler: str) -> dict[str, torch.Tensor]:
-    """The backbone's weights; for the ``cls`` pooler SimCSE's MLP becomes BERT's pooler (same dense+tanh)."""
+    """Copy the backbone's weights; for the ``cls`` pooler SimCSE's MLP becomes BERT's pooler (dense+tanh)."""
     state = {k: v.detach().cpu().clone() for k, v in model.backbone.state_dict().items()}
     if eval_pooler == "cls":
         if "pooler.dense.weight" not in state:
-            raise StsbenchError("the backbone has no pooler layer to hold the MLP; train with --mlp-only-train")
+            raise StsbenchError(
+                "the backbone has no pooler layer to hold the MLP; train with --mlp-only-train"
+            )
         state["pooler.dense.weight"] = model.mlp.dense.weight.detach().cpu().clone()
         state["pooler.dense.bias"] = model.mlp.dense.bias.detach().cpu().clone()
     return state
@@ -74,46 +84,69 @@ def _write_sentence_transformers(folder: Path, model, eval_pooler: str) -> bool:
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
     ]
-    atomic_write_json(folder / "1_Pooling" / "config.json", {
-        "word_embedding_dimension": hidden,
-        "pooling_mode_cls_token": mode == "cls",
-        "pooling_mode_mean_tokens": mode == "mean",
-        "pooling_mode_max_tokens": False,
-        "pooling_mode_mean_sqrt_len_tokens": False,
-    })
+    atomic_write_json(
+        folder / "1_Pooling" / "config.json",
+        {
+            "word_embedding_dimension": hidden,
+            "pooling_mode_cls_token": mode == "cls",
+            "pooling_mode_mean_tokens": mode == "mean",
+            "pooling_mode_max_tokens": False,
+            "pooling_mode_mean_sqrt_len_tokens": False,
+        },
+    )
     if eval_pooler == "cls":
-        modules.append({"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
-        atomic_write_json(folder / "2_Dense" / "config.json", {
-            "in_features": hidden, "out_features": hidden, "bias": True,
-            "activation_function": "torch.nn.modules.activation.Tanh",
-        })
+        modules.append(
+            {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+        )
+        atomic_write_json(
+            folder / "2_Dense" / "config.json",
+            {
+                "in_features": hidden,
+                "out_features": hidden,
+                "bias": True,
+                "activation_function": "torch.nn.modules.activation.Tanh",
+            },
+        )
         (folder / "2_Dense").mkdir(exist_ok=True)
-        save_file({"linear.weight": model.mlp.dense.weight.detach().cpu().contiguous(),
-                   "linear.bias": model.mlp.dense.bias.detach().cpu().contiguous()},
-                  str(folder / "2_Dense" / "model.safetensors"))
+        save_file(
+            {
+                "linear.weight": model.mlp.dense.weight.detach().cpu().contiguous(),
+                "linear.bias": model.mlp.dense.bias.detach().cpu().contiguous(),
+            },
+            str(folder / "2_Dense" / "model.safetensors"),
+        )
     atomic_write_json(folder / "modules.json", modules)
     max_len = int(getattr(model.backbone.config, "max_position_embeddings", 512))
-    atomic_write_json(folder / "sentence_bert_config.json", {"max_seq_length": min(max_len, 512),
-                                                             "do_lower_case": False})
+    atomic_write_json(
+        folder / "sentence_bert_config.json", {"max_seq_length": min(max_len, 512), "do_lower_case": False}
+    )
     return True
 
 
 def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, Any]) -> None:
-    """Write the evaluable checkpoint at ``out``: staged in a hidden folder, then moved file by file,
-    ``stsbench.json`` last, so a kill mid-export leaves the previous checkpoint declared."""
+    """Write the evaluable checkpoint at ``out``.
+
+    Files are staged in a hidden folder, then moved one by one, ``stsbench.json`` last, so a kill
+    mid-export leaves the previous checkpoint declared.
+    """
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # no "Writing model shards" bar under ours
     staging = out / ".export-tmp"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     model.backbone.save_pretrained(staging, state_dict=_backbone_state(model, eval_pooler))
     tokenizer.save_pretrained(staging)
     st = _write_sentence_transformers(staging, model, eval_pooler)
-    atomic_write_json(staging / META_FILE, {**meta, "pooler": eval_pooler, "max_length": None,
-                                            "sentence_transformers": st})
+    atomic_write_json(
+        staging / META_FILE, {**meta, "pooler": eval_pooler, "max_length": None, "sentence_transformers": st}
+    )
     files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != META_FILE)
     for src in [*files, staging / META_FILE]:
         dst = out / src.relative_to(staging)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dst)
+        src.chmod(0o666 & ~_UMASK)  # temporary files are private; a checkpoint is meant to be shared
+        src.replace(dst)
     shutil.rmtree(staging, ignore_errors=True)
 
 
@@ -146,9 +179,10 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{STATE_FILE}.tmp"
     torch.save(state, tmp)
-    os.replace(tmp, folder / STATE_FILE)
-    atomic_write_json(folder / "progress.json", {k: state[k] for k in ("step", "epoch", "best_dev_spearman",
-                                                                      "best_step")})
+    tmp.replace(folder / STATE_FILE)
+    atomic_write_json(
+        folder / "progress.json", {k: state[k] for k in ("step", "epoch", "best_dev_spearman", "best_step")}
+    )
 
 
 def load_state(out: Path) -> dict[str, Any]:
@@ -158,4 +192,6 @@ def load_state(out: Path) -> dict[str, Any]:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise StsbenchError(f"cannot read {path} ({reason}); the file is damaged: start again with --overwrite") from None
+        raise StsbenchError(
+            f"cannot read {path} ({reason}); the file is damaged: start again with --overwrite"
+        ) from None

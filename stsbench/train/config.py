@@ -1,8 +1,8 @@
 """Every training option in one dataclass: its default (the paper's), its help text, YAML loading, validation.
 
-The CLI (``stsbench train``) and the YAML files under ``configs/`` both fill :class:`TrainConfig`; CLI flags
-override the YAML, the YAML overrides the defaults below. Defaults are SimCSE's unsupervised BERT-base settings
-(Gao et al., 2021, ``run_unsup_example.sh``) and ESimCSE's (Wu et al., 2022, Sec. 4.1 and 5).
+The CLI (``stsbench train``) and the YAML files under ``configs/`` both fill :class:`TrainConfig`; CLI
+flags override the YAML, the YAML overrides the defaults below. Defaults are SimCSE's unsupervised BERT-base
+settings (Gao et al., 2021, ``run_unsup_example.sh``) and ESimCSE's (Wu et al., 2022, Sec. 4.1 and 5).
 """
 
 from __future__ import annotations
@@ -30,55 +30,90 @@ class TrainConfig:
     """A training run, fully described (saved with every checkpoint)."""
 
     # what to train
-    method: str | None = _opt(None, "simcse (unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV) or esimcse.")
-    model: str | None = _opt(None, "Backbone: a local HF model dir, all-MiniLM-L6-v2, or a hub id (needs internet).")
-    train_file: str | None = _opt(None, "Training data: one sentence a line (.txt or 1-column CSV); sup SimCSE: "
-                                        "CSV with header sent0,sent1[,hard_neg].")
-    output: str | None = _opt(None, "Output dir: the best checkpoint at its root, resumable state in DIR/last.")
-    data_dir: str | None = _opt(None, "Folder holding SentEval's downstream/ for STS-B dev "
-                                      "(default: $STSBENCH_DATA, else ./data).")
+    method: str | None = _opt(
+        None, "simcse (unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV) or esimcse."
+    )
+    model: str | None = _opt(
+        None, "Backbone: a local HF model dir, all-MiniLM-L6-v2, or a hub id (needs internet)."
+    )
+    train_file: str | None = _opt(
+        None,
+        "Training data: one sentence a line (.txt or 1-column CSV); sup SimCSE: "
+        "CSV with header sent0,sent1[,hard_neg].",
+    )
+    output: str | None = _opt(
+        None, "Output dir: the best checkpoint at its root, resumable state in DIR/last."
+    )
+    data_dir: str | None = _opt(
+        None, "Folder holding SentEval's downstream/ for STS-B dev (default: $STSBENCH_DATA, else ./data)."
+    )
     # optimisation (SimCSE / ESimCSE BERT-base)
     seed: int = _opt(42, "Random seed (data order, dropout, repetition, initialisations).")
     epochs: int = _opt(1, "Passes over the training file.")
-    max_steps: int | None = _opt(None, "Stop after this many steps; the lr schedule then spans them (default: epochs).")
+    max_steps: int | None = _opt(
+        None, "Stop after this many steps; the lr schedule then spans them (default: epochs)."
+    )
     batch_size: int = _opt(64, "Sentences a batch (in-batch negatives: at least 2).")
     lr: float = _opt(3e-5, "Peak learning rate (AdamW), decayed linearly to 0.")
     warmup_steps: int = _opt(0, "Linear warm-up steps before the decay.")
     weight_decay: float = _opt(0.0, "AdamW weight decay.")
     max_grad_norm: float = _opt(1.0, "Clip the gradient norm to this (0: no clipping).")
     max_length: int = _opt(32, "Truncate training sentences to this many tokens (repetition may add more).")
-    dropout: float | None = _opt(None, "Set the backbone's hidden and attention dropout (default: the backbone's, "
-                                       "0.1 for BERT).")
+    dropout: float | None = _opt(
+        None, "Set the backbone's hidden and attention dropout (default: the backbone's, 0.1 for BERT)."
+    )
     # the contrastive objective
     temperature: float = _opt(0.05, "Softmax temperature tau of the InfoNCE loss.")
     pooler: str = _opt("cls", f"Training pooler: {' | '.join(POOLERS)}; cls adds SimCSE's MLP over [CLS].")
-    mlp_only_train: bool | None = _opt(None, "Use the cls MLP only in training and evaluate [CLS] before it "
-                                             "(default: on for unsup, off for sup, as SimCSE).")
+    mlp_only_train: bool | None = _opt(
+        None,
+        "Use the cls MLP only in training and evaluate [CLS] before it "
+        "(default: on for unsup, off for sup, as SimCSE).",
+    )
     hard_negative_weight: float = _opt(0.0, "Sup SimCSE: added to the hard negative's logit (SimCSE's w).")
     mlm_weight: float = _opt(0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).")
     mlm_probability: float = _opt(0.15, "Masking rate of the MLM loss.")
     # ESimCSE
-    repetition: bool = _opt(True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", True)
-    repetition_kind: str = _opt("subword", "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).",
-                                True)
+    repetition: bool = _opt(
+        True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", True
+    )
+    repetition_kind: str = _opt(
+        "subword", "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).", True
+    )
     dup_rate: float = _opt(0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", True)
-    repetition_sampling: str = _opt("paper", "ESimCSE: paper (dup_len in [0, max(2, int(dup_rate*N))], fresh each "
-                                             "batch) or official (randrange(min(10, int(dup_rate*L))), fixed per "
-                                             "sentence).", True)
-    momentum: float = _opt(0.995, "ESimCSE: momentum lambda of the EMA encoder (eq. 6); 0 copies the online one.",
-                           True)
-    momentum_init: str = _opt("copy", "ESimCSE: start the momentum encoder as a copy of the online one (paper) or "
-                                      "random (official code).", True)
-    queue_multiple: float = _opt(2.5, "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).",
-                                 True)
-    queue_reset_each_epoch: bool = _opt(False, "ESimCSE: empty the queue at each epoch start (official code).", True)
+    repetition_sampling: str = _opt(
+        "paper",
+        "ESimCSE: paper (dup_len in [0, max(2, int(dup_rate*N))], fresh each "
+        "batch) or official (randrange(min(10, int(dup_rate*L))), fixed per "
+        "sentence).",
+        True,
+    )
+    momentum: float = _opt(
+        0.995, "ESimCSE: momentum lambda of the EMA encoder (eq. 6); 0 copies the online one.", True
+    )
+    momentum_init: str = _opt(
+        "copy",
+        "ESimCSE: start the momentum encoder as a copy of the online one (paper) or random (official code).",
+        True,
+    )
+    queue_multiple: float = _opt(
+        2.5, "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).", True
+    )
+    queue_reset_each_epoch: bool = _opt(
+        False, "ESimCSE: empty the queue at each epoch start (official code).", True
+    )
     # model selection and bookkeeping
-    eval_steps: int = _opt(125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best.")
+    eval_steps: int = _opt(
+        125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best."
+    )
     eval_at_start: bool = _opt(True, "Also evaluate the backbone before training (logged, never selected).")
     eval_batch_size: int = _opt(128, "Batch size of the dev evaluation.")
     save_steps: int | None = _opt(None, "Save the resumable state every N steps (default: eval_steps).")
     log_steps: int = _opt(10, "Append loss and lr to train_log.jsonl every N steps.")
     device: str | None = _opt(None, "cpu, cuda, cuda:1 (default: cuda if available, else cpu).")
+    threads: int | None = _opt(
+        None, "CPU threads for torch (default: torch's; 1 is faster on a busy machine)."
+    )
     # read from the train file, not an option: (sent0, sent1[, hard_neg]) rows make sup SimCSE
     supervised: bool = field(default=False, init=False)
 
@@ -90,11 +125,11 @@ class TrainConfig:
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig) if f.init}
 REQUIRED = ("method", "model", "train_file", "output")
 # options that may differ between a run and its resumption (they do not change what is computed)
-RESUME_MAY_CHANGE = {"device", "log_steps", "eval_batch_size", "data_dir", "output"}
+RESUME_MAY_CHANGE = {"device", "threads", "log_steps", "eval_batch_size", "data_dir", "output"}
 
 
 def help_for(name: str) -> str:
-    """The help text of option ``name`` with its default, for the CLI."""
+    """Return the help text of option ``name`` with its default, for the CLI."""
     f = FIELDS[name]
     default = f.default
     text = f.metadata["help"]
@@ -148,7 +183,9 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in FIELDS:
-            raise StsbenchError(f"{path}: unknown option {key!r}; see `stsbench train --help` for the options")
+            raise StsbenchError(
+                f"{path}: unknown option {key!r}; see `stsbench train --help` for the options"
+            )
         out[name] = _coerce(name, value, str(path))
     return out
 
@@ -183,8 +220,10 @@ def validate(cfg: TrainConfig, given: set[str] | None = None) -> None:
         if not ok:
             raise StsbenchError(msg)
 
-    need(cfg.batch_size >= 2, f"--batch-size {cfg.batch_size} leaves no in-batch negatives; use at least 2 "
-                              "(the papers use 64)")
+    need(
+        cfg.batch_size >= 2,
+        f"--batch-size {cfg.batch_size} leaves no in-batch negatives; use at least 2 (the papers use 64)",
+    )
     need(cfg.epochs >= 1, "--epochs must be at least 1")
     need(cfg.max_steps is None or cfg.max_steps >= 1, "--max-steps must be at least 1")
     need(cfg.lr > 0, "--lr must be positive")
@@ -198,25 +237,34 @@ def validate(cfg: TrainConfig, given: set[str] | None = None) -> None:
     need(cfg.hard_negative_weight >= 0, "--hard-negative-weight must be 0 or more")
     need(cfg.mlm_weight >= 0, "--mlm-weight must be 0 or more")
     need(0 < cfg.mlm_probability < 1, "--mlm-probability must be in (0, 1)")
-    need(cfg.repetition_kind in REPETITION_KINDS,
-         f"unknown repetition kind {cfg.repetition_kind!r}; choose from {', '.join(REPETITION_KINDS)}")
+    need(
+        cfg.repetition_kind in REPETITION_KINDS,
+        f"unknown repetition kind {cfg.repetition_kind!r}; choose from {', '.join(REPETITION_KINDS)}",
+    )
     need(0 <= cfg.dup_rate <= 1, "--dup-rate must be in [0, 1]")
-    need(cfg.repetition_sampling in SAMPLINGS,
-         f"unknown repetition sampling {cfg.repetition_sampling!r}; choose paper or official")
+    need(
+        cfg.repetition_sampling in SAMPLINGS,
+        f"unknown repetition sampling {cfg.repetition_sampling!r}; choose paper or official",
+    )
     need(0 <= cfg.momentum < 1, "--momentum must be in [0, 1) (eq. 6)")
-    need(cfg.momentum_init in MOMENTUM_INITS, f"unknown momentum init {cfg.momentum_init!r}; choose copy or random")
+    need(
+        cfg.momentum_init in MOMENTUM_INITS,
+        f"unknown momentum init {cfg.momentum_init!r}; choose copy or random",
+    )
     need(cfg.queue_multiple >= 0, "--queue-multiple must be 0 or more")
     need(cfg.eval_steps >= 1, "--eval-steps must be at least 1")
     need(cfg.eval_batch_size >= 1, "--eval-batch-size must be at least 1")
     need(cfg.save_steps is None or cfg.save_steps >= 1, "--save-steps must be at least 1")
     need(cfg.log_steps >= 1, "--log-steps must be at least 1")
+    need(cfg.threads is None or cfg.threads >= 1, "--threads must be at least 1")
 
 
 def finalize(cfg: TrainConfig, supervised: bool) -> TrainConfig:
     """Fill the defaults that depend on the data (sup vs unsup) and check the method accepts it."""
     if supervised and cfg.method == "esimcse":
-        raise StsbenchError(f"{cfg.train_file} holds sentence pairs (sup SimCSE); esimcse trains on one sentence "
-                            "a line")
+        raise StsbenchError(
+            f"{cfg.train_file} holds sentence pairs (sup SimCSE); esimcse trains on one sentence a line"
+        )
     if cfg.hard_negative_weight > 0 and not supervised:
         raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
     if cfg.mlp_only_train is None:
@@ -233,7 +281,7 @@ def queue_size(cfg: TrainConfig) -> int:
 
 
 def eval_pooler(cfg: TrainConfig) -> str:
-    """The pooler the saved checkpoint is evaluated with (SimCSE: MLP kept only when not mlp_only_train)."""
+    """Return the pooler the checkpoint is evaluated with (SimCSE: the MLP stays unless mlp_only_train)."""
     if cfg.pooler == "cls" and cfg.mlp_only_train:
         return "cls_before_pooler"
     return cfg.pooler

@@ -38,7 +38,7 @@ class TrainData:
 
 
 def read_train_file(path: str | Path) -> TrainData:
-    """A ``.txt`` file (one sentence a line; blank lines skipped) or a CSV with a header.
+    """Read a ``.txt`` file (one sentence a line; blank lines skipped) or a CSV with a header.
 
     CSV headers as SimCSE's ``train.py``: one column (any name) is unsup; ``sent0,sent1[,hard_neg]`` is sup.
     """
@@ -67,16 +67,20 @@ def _read_csv(path: Path) -> TrainData:
         return TrainData(path, [], ("text",))
     header = tuple(h.strip() for h in header)
     if len(header) > 1 and header not in SUP_COLUMNS:
-        raise StsbenchError(f"{where(path, 1)}: header {','.join(header)!r}; expected one column (unsup) or "
-                            "sent0,sent1[,hard_neg] (sup SimCSE)")
+        raise StsbenchError(
+            f"{where(path, 1)}: header {','.join(header)!r}; expected one column (unsup) or "
+            "sent0,sent1[,hard_neg] (sup SimCSE)"
+        )
     rows = []
     for row in reader:
         no = reader.line_num
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != len(header) or any(not c.strip() for c in row):
-            raise StsbenchError(f"{where(path, no)}: expected {len(header)} non-empty field(s) "
-                                f"({','.join(header)}), found {len(row)}; fix or remove the row")
+            raise StsbenchError(
+                f"{where(path, no)}: expected {len(header)} non-empty field(s) "
+                f"({','.join(header)}), found {len(row)}; fix or remove the row"
+            )
         rows.append(tuple(c.strip() for c in row))
     return TrainData(path, rows, header)
 
@@ -88,7 +92,7 @@ def batches_per_epoch(n: int, batch_size: int) -> int:
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
-    """The row order of ``epoch``: a permutation that depends only on ``(seed, epoch)``."""
+    """Return the row order of ``epoch``: a permutation that depends only on ``(seed, epoch)``."""
     return np.random.default_rng([seed, epoch, 0x5EED]).permutation(n)
 
 
@@ -111,8 +115,10 @@ def tokenize(tokenizer, texts: list[str], max_length: int | None, offsets: bool 
 
 
 def pad(seqs: list[list[int]], pad_id: int) -> dict[str, torch.Tensor]:
-    """Right-pad id lists to the longest: ``input_ids``, ``attention_mask``, ``token_type_ids`` (zeros; the
-    encoder drops them for models without segments)."""
+    """Right-pad id lists to the longest: ``input_ids``, ``attention_mask``, ``token_type_ids``.
+
+    The type ids are zeros; the encoder drops them for models without segments.
+    """
     longest = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), longest), dtype=torch.long)
@@ -122,10 +128,12 @@ def pad(seqs: list[list[int]], pad_id: int) -> dict[str, torch.Tensor]:
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
 
 
-def mlm_mask(input_ids: torch.Tensor, special: torch.Tensor, tokenizer, probability: float,
-             rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT's masking (``DataCollatorForLanguageModeling``): pick ``probability`` of the real tokens; of
-    those 80% become [MASK], 10% a random token, 10% stay. Returns (masked ids, labels with -100 elsewhere).
+def mlm_mask(
+    input_ids: torch.Tensor, special: torch.Tensor, tokenizer, probability: float, rng: np.random.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mask as BERT (``DataCollatorForLanguageModeling``) and return (masked ids, labels, -100 elsewhere).
+
+    ``probability`` of the real tokens are picked; of those 80% become [MASK], 10% a random token, 10% stay.
 
     ``special`` is True on special and padding positions, which are never picked.
     """

@@ -46,7 +46,7 @@ class DevSet:
 
 
 def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
-    """Cosine Spearman on STS-B dev with the evaluation pooler; eval mode, no gradients, train mode restored."""
+    """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
     was_training = model.training
     model.eval()
     chunks = []

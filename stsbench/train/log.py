@@ -19,8 +19,11 @@ class TrainLog:
     def __init__(self, path: Path, keep_until_step: int | None = None) -> None:
         self.path = path
         if keep_until_step is not None and path.is_file():
-            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-                    if ln.strip() and json.loads(ln).get("step", 0) <= keep_until_step]
+            kept = [
+                ln
+                for ln in path.read_text(encoding="utf-8").splitlines()
+                if ln.strip() and json.loads(ln).get("step", 0) <= keep_until_step
+            ]
             path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
@@ -49,11 +52,21 @@ class TrainProgress:
         self.fields = {"loss": "-", "lr": "-", "dev": "-"}
         self._progress = None
         if self.live:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
-                TextColumn("train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                TextColumn("train"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
                 TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
                 console=self.console,
             )
@@ -68,8 +81,14 @@ class TrainProgress:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, step: int, loss: float | None = None, lr: float | None = None, dev: float | None = None,
-               line: bool = False) -> None:
+    def update(
+        self,
+        step: int,
+        loss: float | None = None,
+        lr: float | None = None,
+        dev: float | None = None,
+        line: bool = False,
+    ) -> None:
         """Move the bar to ``step``; ``line`` also prints a plain line when there is no live bar."""
         if loss is not None:
             self.fields["loss"] = f"{loss:.4f}"
@@ -81,10 +100,11 @@ class TrainProgress:
             self._progress.update(self._task, completed=step, **self.fields)
         elif self.enabled and line:
             f = self.fields
-            self.console.print(f"step {step}/{self.total}  loss {f['loss']}  lr {f['lr']}  dev {f['dev']}",
-                               highlight=False)
+            self.console.print(
+                f"step {step}/{self.total}  loss {f['loss']}  lr {f['lr']}  dev {f['dev']}", highlight=False
+            )
 
     def message(self, text: str) -> None:
-        """A line above the bar (evaluations, checkpoints)."""
+        """Print a line above the bar (evaluations, checkpoints)."""
         if self.enabled:
             self.console.print(text, highlight=False)

@@ -1,5 +1,7 @@
-"""Training methods: each is an augmentation (``make_views``), a loss (``loss``) and optional state
-(``after_step``: momentum encoder, queue), plugged into the one loop of :mod:`stsbench.train.loop`.
+"""Training methods, plugged into the one loop of :mod:`stsbench.train.loop`.
+
+Each is an augmentation (``make_views``), a loss (``loss``) and optional state (``after_step``: momentum
+encoder, queue).
 
 Adding a method (MoCoSE, Gaussian dropout on the pooled embeddings, ...) is a subclass of :class:`Method`.
 """
@@ -32,7 +34,8 @@ class Views:
     mlm: tuple[Tokens, torch.Tensor] | None = None  # masked anchor and its labels (B, T)
 
     def to(self, device: torch.device | str) -> Views:
-        """The same views on ``device``."""
+        """Move the views to ``device``."""
+
         def move(t: Tokens | None) -> Tokens | None:
             return None if t is None else {k: v.to(device) for k, v in t.items()}
 
@@ -41,8 +44,11 @@ class Views:
 
 
 def encode_views(model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
-    """Training embeddings of several views; views of one padded length go through one forward pass
-    (SimCSE's (B, 2, T) -> (2B, T) trick), others through one pass each (no padding to the longest)."""
+    """Encode several views for training.
+
+    Views of one padded length go through one forward pass (SimCSE's (B, 2, T) -> (2B, T) trick), others
+    through one pass each (no padding to the longest).
+    """
     if all(v["input_ids"].shape[1] == views[0]["input_ids"].shape[1] for v in views):
         joined = {k: torch.cat([v[k] for v in views], dim=0) for k in views[0]}
         return list(model(joined).split([len(v["input_ids"]) for v in views], dim=0))
@@ -93,7 +99,7 @@ class Method(nn.Module):
         return self.criterion(h, h_pos)
 
     def loss(self, model: ContrastiveEncoder, views: Views) -> tuple[torch.Tensor, dict[str, float]]:
-        """The training loss of one batch (and its parts, for the log)."""
+        """Return the training loss of one batch (and its parts, for the log)."""
         loss = self.contrastive_loss(model, views)
         parts = {"contrastive": float(loss.detach())}
         if self.mlm_loss is not None and views.mlm is not None:
@@ -105,10 +111,10 @@ class Method(nn.Module):
 
     # -- state ----------------------------------------------------------------------------------------
     def on_epoch_start(self, epoch: int) -> None:
-        """Called before the first batch of each epoch."""
+        """Run before the first batch of each epoch."""
 
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
-        """Called after each optimizer step (EMA and queue updates live here)."""
+        """Run after each optimizer step (EMA and queue updates live here)."""
 
     def extra_state(self) -> dict:
         """State that is not a parameter or buffer (the queue), for checkpoints."""
@@ -138,7 +144,9 @@ class SupSimCSE(Method):
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """SimCSE eq. (5) with the hard-negative weight."""
-        batch = [views.anchor, views.positive] + ([views.hard_negative] if views.hard_negative is not None else [])
+        batch = [views.anchor, views.positive] + (
+            [views.hard_negative] if views.hard_negative is not None else []
+        )
         h = encode_views(model, batch)
         return self.criterion(h[0], h[1], h[2] if len(h) == 3 else None)
 
@@ -152,8 +160,9 @@ class ESimCSE(Method):
         super().__init__(cfg, tokenizer, hidden_config)
         self.repetition = None
         if cfg.repetition:
-            self.repetition = Repetition.for_tokenizer(tokenizer, cfg.repetition_kind, cfg.dup_rate,
-                                                       cfg.repetition_sampling)
+            self.repetition = Repetition.for_tokenizer(
+                tokenizer, cfg.repetition_kind, cfg.dup_rate, cfg.repetition_sampling
+            )
         self.queue = EmbeddingQueue(queue_size(cfg))
         self.momentum_encoder: ContrastiveEncoder | None = None
 
@@ -170,10 +179,13 @@ class ESimCSE(Method):
         enc = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=self.repetition.needs_offsets)
         offsets = enc.get("offset_mapping") or [None] * len(texts)
         repeated = []
-        for i, (ids, special) in enumerate(zip(enc["input_ids"], enc["special_tokens_mask"])):
+        for i, (ids, special) in enumerate(zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)):
             # official: one fixed draw per sentence for the whole run; paper: a fresh draw each batch
-            r = np.random.default_rng([self.cfg.seed, int(row_ids[i]), 2]) if self.cfg.repetition_sampling == \
-                "official" else rng
+            r = (
+                np.random.default_rng([self.cfg.seed, int(row_ids[i]), 2])
+                if self.cfg.repetition_sampling == "official"
+                else rng
+            )
             repeated.append(self.repetition.apply(ids, special, offsets[i], r))
         anchor = pad(enc["input_ids"], self.tokenizer.pad_token_id)
         positive = pad(repeated, self.tokenizer.pad_token_id)
@@ -186,7 +198,7 @@ class ESimCSE(Method):
         return self.criterion(h, h_pos, self.queue.negatives())
 
     def on_epoch_start(self, epoch: int) -> None:
-        """The official code empties the queue each epoch; the paper does not say."""
+        """Empty the queue if asked (the official code does each epoch; the paper does not say)."""
         if self.cfg.queue_reset_each_epoch:
             self.queue.clear()
 
@@ -199,7 +211,7 @@ class ESimCSE(Method):
         self.queue.push(self.momentum_encoder(views.anchor))
 
     def extra_state(self) -> dict:
-        """The queue (the momentum encoder is a submodule, in ``state_dict``)."""
+        """Return the queue (the momentum encoder is a submodule, in ``state_dict``)."""
         return {"queue": self.queue.state_dict()}
 
     def load_extra_state(self, state: dict, device: torch.device | str) -> None:
@@ -207,9 +219,10 @@ class ESimCSE(Method):
         self.queue.load_state_dict(state["queue"], device)
 
 
-def build_method(cfg: TrainConfig, tokenizer, model: ContrastiveEncoder,
-                 generator: torch.Generator | None = None) -> Method:
-    """The method ``cfg`` names, with its new layers initialised and its state attached to ``model``."""
+def build_method(
+    cfg: TrainConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
+) -> Method:
+    """Build the method ``cfg`` names, its new layers initialised and its state attached to ``model``."""
     config = model.backbone.config
     if cfg.method == "esimcse":
         method: Method = ESimCSE(cfg, tokenizer, config)

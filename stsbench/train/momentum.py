@@ -16,9 +16,9 @@ def ema_update(target: nn.Module, online: nn.Module, decay: float) -> None:
     o_params = list(online.parameters())
     if len(t_params) != len(o_params):
         raise ValueError("momentum and online encoders have different parameters")
-    for pm, pe in zip(t_params, o_params):
+    for pm, pe in zip(t_params, o_params, strict=True):
         pm.mul_(decay).add_(pe.detach(), alpha=1.0 - decay)
-    for tb, ob in zip(target.buffers(), online.buffers()):
+    for tb, ob in zip(target.buffers(), online.buffers(), strict=True):
         tb.copy_(ob)
 
 
@@ -45,7 +45,7 @@ class EmbeddingQueue:
         self.items = joined[-self.size :].clone()
 
     def negatives(self) -> torch.Tensor | None:
-        """The queued embeddings (M, H), or None while empty."""
+        """Return the queued embeddings (M, H), or None while empty."""
         return self.items
 
     def clear(self) -> None:

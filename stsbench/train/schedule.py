@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def linear_lr(step: int, total_steps: int, peak: float, warmup_steps: int = 0) -> float:
-    """The lr of 0-based ``step``: linear warm-up to ``peak``, then linear decay to 0 at ``total_steps``.
+    """Return the lr of 0-based ``step``: linear warm-up to ``peak``, then linear decay to 0 at the end.
 
     Equal to ``transformers.get_linear_schedule_with_warmup`` (SimCSE: no warm-up, so it starts at ``peak``).
     """

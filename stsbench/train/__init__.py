@@ -1,0 +1,1 @@
+"""SimCSE / ESimCSE training: ``train(make_config(...))`` leaves a checkpoint ``stsbench run`` evaluates."""

