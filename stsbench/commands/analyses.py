@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import shlex
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -40,6 +39,9 @@ class Split(str, Enum):
     test = "test"
 
 
+SplitOpt = Annotated[Split, typer.Option("--split", help="STS-B split.")]
+
+
 class Unit(str, Enum):
     """What a sentence's length counts."""
 
@@ -54,98 +56,36 @@ class Overlap(str, Enum):
     jaccard = "jaccard"
 
 
-class _Timed:
-    """An encoder proxy that adds up the seconds spent in ``encode`` (for provenance timings)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.info = inner.info
-        self.seconds = 0.0
-
-    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True):
-        """Delegate and time."""
-        t0 = time.perf_counter()
-        try:
-            return self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress)
-        finally:
-            self.seconds += time.perf_counter() - t0
-
-
-def _label(name: str, pooler: str, names: list[str]) -> str:
-    base = Path(name).name if ("/" in name or "\\" in name) and Path(name).exists() else name
-    return f"{base} ({pooler})" if names.count(name) > 1 or len(set(names)) < len(names) else base
-
-
-def _run(
+def _go(
     analysis: str,
     models: list[str],
-    opts: dict[str, Any],
-    config: dict[str, Any],
+    load: Any,
     compute: Callable[[Any], Any],
+    config: dict[str, Any],
     files: list[Path],
-    data_dir: Path | None,
-) -> dict[str, Any]:
-    """For each model: load (cached) encoder, compute, write the JSON; returns ``{label: result}``."""
-    from stsbench.analyses.common import AnalysisResult
-    from stsbench.encoders import load_encoder
-    from stsbench.io import atomic_write_json
-    from stsbench.results.store import make_provenance, model_info, model_slug
+    root: Path,
+    output: Path,
+    draw: Callable,
+    show: Callable,
+) -> None:
+    from stsbench.analyses.runner import run_analysis
+    from stsbench.encoders import EMBEDDED_DEFAULT
 
-    if not models:
-        from stsbench.encoders import EMBEDDED_DEFAULT
-
-        models = [EMBEDDED_DEFAULT]
-    out: dict[str, Any] = {}
-    for name in models:
-        enc = _Timed(
-            load_encoder(
-                name,
-                pooler=opts["pooler"],
-                max_length=opts["max_length"],
-                device=opts["device"],
-                cache_dir=opts["cache_dir"],
-                use_cache=not opts["no_cache"],
-            )
-        )
-        t0 = time.perf_counter()
-        result = compute(enc)
-        total = time.perf_counter() - t0
-        info = model_info(enc)
-        prov = make_provenance(
-            data_dir,
-            files,
-            {"encode": enc.seconds, "analyse": total - enc.seconds},
-            shlex.join(["stsbench", *sys.argv[1:]]),
-            encoder=enc.inner,
-        )
-        payload = result.to_dict()
-        record = AnalysisResult(analysis, payload, info, config, prov)
-        path = opts["output"] / model_slug(info.name) / info.pooler / f"{analysis}.json"
-        atomic_write_json(path, record.to_dict())
+    command = shlex.join(["stsbench", *sys.argv[1:]])
+    run = run_analysis(
+        analysis, models or [EMBEDDED_DEFAULT], load, compute, config, files, root, output, draw, command
+    )
+    for path in run.files:
         typer.echo(f"wrote {path}", err=True)
-        if analysis == "repetition_probe":
-            from stsbench.analyses.repetition import write_triples
-
-            tpath = write_triples(path.with_name(f"{analysis}.triples.jsonl"), result.triples)
-            typer.echo(f"wrote {tpath}", err=True)
-        label = _label(name, info.pooler, models)
-        out[label] = result
-    return out
+    show(run.results)
 
 
-def _figure(analysis: str, results: dict[str, Any], output: Path, draw: Callable) -> None:
-    from stsbench.analyses.common import figure_stem
+def _load(
+    pooler: str | None, max_length: int | None, device: str | None, cache_dir: Path | None, no_cache: bool
+) -> Any:
+    from stsbench.analyses.runner import LoadOptions
 
-    for p in draw(results, output / "figures" / figure_stem(analysis, list(results))):
-        typer.echo(f"wrote {p}", err=True)
-
-
-def _fmt(v: float | None, scale: float = 100.0, digits: int = 2) -> str:
-    return "n/a" if v is None else f"{v * scale:.{digits}f}"
-
-
-def _opts(**kw: Any) -> dict[str, Any]:
-    return kw
+    return LoadOptions(pooler, max_length, device, cache_dir, not no_cache)
 
 
 def length_bias_cmd(
@@ -153,9 +93,7 @@ def length_bias_cmd(
     unit: Annotated[
         Unit, typer.Option("--unit", help="Length in words of the tokenized text, or model tokens.")
     ] = (Unit.words),
-    threshold: Annotated[
-        int, typer.Option("--threshold", min=0, help="Groups: difference <= T and > T.")
-    ] = 3,
+    threshold: Annotated[int, typer.Option("--threshold", help="Groups: difference <= T and > T.")] = 3,
     buckets: Annotated[str, typer.Option("--buckets", help="Finer buckets of the length difference.")] = (
         "0,1-2,3-4,5-7,8+"
     ),
@@ -169,12 +107,12 @@ def length_bias_cmd(
     output: OutputOpt = DEFAULT_OUTPUT,
 ) -> None:
     """Score pairs by length difference on STS12-16, STS-B, SICK-R test (ESimCSE Tables 1, 7)."""
-    from stsbench.analyses import figures
+    from stsbench.analyses import figures, tables
     from stsbench.analyses.common import LENGTH_TASKS, pair_files
     from stsbench.analyses.length_bias import length_bias, parse_buckets, threshold_buckets
     from stsbench.paths import resolve_data_dir
 
-    parse_buckets(buckets)
+    parse_buckets(buckets)  # option errors before any model loads
     threshold_buckets(threshold)
     root = resolve_data_dir(data_dir)
     files = [f for t in LENGTH_TASKS for f in pair_files(root, t, "test")]
@@ -187,35 +125,26 @@ def length_bias_cmd(
         "batch_size": batch_size,
         "max_length": max_length,
     }
-    opts = _opts(
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        cache_dir=cache_dir,
-        no_cache=no_cache,
-        output=output,
-    )
-    results = _run(
+    _go(
         "length_bias",
         model,
-        opts,
-        config,
+        _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: length_bias(enc, root, LENGTH_TASKS, unit.value, threshold, buckets, batch_size),
+        config,
         files,
         root,
+        output,
+        figures.length_bias_figure,
+        tables.print_length_bias,
     )
-    _figure("length_bias", results, output, figures.length_bias_figure)
-    from stsbench.analyses.tables import print_length_bias
-
-    print_length_bias(results)
 
 
 def align_uniform_cmd(
     model: ModelsOpt = [],  # noqa: B006
-    split: Annotated[Split, typer.Option("--split", help="STS-B split.")] = Split.dev,
+    split: SplitOpt = Split.dev,
     positive_threshold: Annotated[
-        float, typer.Option("--positive-threshold", help="Positive pair: gold > this.")
-    ] = (4.0),
+        float, typer.Option("--positive-threshold", help="Positive: gold > this.")
+    ] = 4.0,
     data_dir: DataDirOpt = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
@@ -225,49 +154,41 @@ def align_uniform_cmd(
     batch_size: BatchSizeOpt = 128,
     output: OutputOpt = DEFAULT_OUTPUT,
 ) -> None:
-    """Alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3), models on one plane."""
-    from stsbench.analyses import figures
+    """Measure alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3)."""
+    from stsbench.analyses import figures, tables
     from stsbench.analyses.common import pair_files
     from stsbench.analyses.geometry import align_uniform
     from stsbench.paths import resolve_data_dir
 
+    split = split.value
     root = resolve_data_dir(data_dir)
     config = {
         "task": "STSBenchmark",
-        "split": split.value,
+        "split": split,
         "positive_threshold": positive_threshold,
         "batch_size": batch_size,
         "max_length": max_length,
     }
-    opts = _opts(
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        cache_dir=cache_dir,
-        no_cache=no_cache,
-        output=output,
-    )
-    results = _run(
+    _go(
         "align_uniform",
         model,
-        opts,
+        _load(pooler, max_length, device, cache_dir, no_cache),
+        lambda enc: align_uniform(enc, root, split, "STSBenchmark", positive_threshold, batch_size),
         config,
-        lambda enc: align_uniform(enc, root, split.value, "STSBenchmark", positive_threshold, batch_size),
-        pair_files(root, "STSBenchmark", split.value),
+        pair_files(root, "STSBenchmark", split),
         root,
+        output,
+        figures.align_uniform_figure,
+        tables.print_align_uniform,
     )
-    _figure("align_uniform", results, output, figures.align_uniform_figure)
-    from stsbench.analyses.tables import print_align_uniform
-
-    print_align_uniform(results)
 
 
 def spectrum_cmd(
     model: ModelsOpt = [],  # noqa: B006
-    split: Annotated[Split, typer.Option("--split", help="STS-B split.")] = Split.test,
+    split: SplitOpt = Split.test,
     random_pairs: Annotated[
-        int, typer.Option("--random-pairs", min=1, help="Random pairs for the mean cosine.")
-    ] = (10000),
+        int, typer.Option("--random-pairs", help="Random pairs for the mean cosine.")
+    ] = 10000,
     seed: SeedOpt = 1111,
     data_dir: DataDirOpt = None,
     cache_dir: CacheDirOpt = None,
@@ -279,52 +200,45 @@ def spectrum_cmd(
     output: OutputOpt = DEFAULT_OUTPUT,
 ) -> None:
     """Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."""
-    from stsbench.analyses import figures
+    from stsbench.analyses import figures, tables
     from stsbench.analyses.common import pair_files
     from stsbench.analyses.geometry import spectrum
+    from stsbench.errors import StsbenchError
     from stsbench.paths import resolve_data_dir
 
+    split = split.value
+    if random_pairs < 1:
+        raise StsbenchError(f"--random-pairs must be at least 1 (got {random_pairs})")
     root = resolve_data_dir(data_dir)
     config = {
         "task": "STSBenchmark",
-        "split": split.value,
+        "split": split,
         "random_pairs": random_pairs,
         "seed": seed,
         "batch_size": batch_size,
         "max_length": max_length,
     }
-    opts = _opts(
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        cache_dir=cache_dir,
-        no_cache=no_cache,
-        output=output,
-    )
-    results = _run(
+    _go(
         "spectrum",
         model,
-        opts,
+        _load(pooler, max_length, device, cache_dir, no_cache),
+        lambda enc: spectrum(enc, root, split, "STSBenchmark", random_pairs, seed, batch_size),
         config,
-        lambda enc: spectrum(enc, root, split.value, "STSBenchmark", random_pairs, seed, batch_size),
-        pair_files(root, "STSBenchmark", split.value),
+        pair_files(root, "STSBenchmark", split),
         root,
+        output,
+        figures.spectrum_figure,
+        tables.print_spectrum,
     )
-    _figure("spectrum", results, output, figures.spectrum_figure)
-    from stsbench.analyses.tables import print_spectrum
-
-    print_spectrum(results)
 
 
 def repetition_probe_cmd(
     model: ModelsOpt = [],  # noqa: B006
     corpus: Annotated[
-        Path | None,
-        typer.Option(  # noqa: UP045
-            "--corpus", help="Sentences, one a line (e.g. wiki1m_for_simcse.txt)."
-        ),
+        Optional[Path],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option("--corpus", help="Sentences, one a line (e.g. wiki1m_for_simcse.txt)."),
     ] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Number of queries (triples).")] = 100,
+    n: Annotated[int, typer.Option("--n", help="Number of queries (triples).")] = 100,
     seed: SeedOpt = 1111,
     min_overlap: Annotated[
         float, typer.Option("--min-overlap", help="Lowest overlap of a candidate.")
@@ -334,15 +248,11 @@ def repetition_probe_cmd(
     ] = 0.17,
     overlap: Annotated[
         Overlap,
-        typer.Option(
-            "--overlap", help="candidate: share of s1's words found in q; jaccard: of the word sets."
-        ),
+        typer.Option("--overlap", help="candidate: share of s1's words found in q; jaccard: word sets."),
     ] = Overlap.candidate,
     triples: Annotated[
-        Path | None,
-        typer.Option(  # noqa: UP045
-            "--triples", help="Reuse the triples a previous run saved (.triples.jsonl) instead of sampling."
-        ),
+        Optional[Path],  # noqa: UP045
+        typer.Option("--triples", help="Reuse the triples a previous run saved (.triples.jsonl)."),
     ] = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
@@ -353,9 +263,8 @@ def repetition_probe_cmd(
     output: OutputOpt = DEFAULT_OUTPUT,
 ) -> None:
     """Probe whether repeating shared words raises similarity (ESimCSE COLING 5.5, Table 8)."""
-    from stsbench.analyses import figures
+    from stsbench.analyses import figures, tables
     from stsbench.analyses.repetition import draw_sample, repetition_probe, sample_from_file
-    from stsbench.analyses.tables import print_repetition
     from stsbench.errors import StsbenchError
 
     # one sample, drawn before any model loads, so every model is probed on the same triples
@@ -371,37 +280,30 @@ def repetition_probe_cmd(
                 f"{min_overlap:.0%}-{max_overlap:.0%} overlap; the probe uses those",
                 err=True,
             )
+    source = Path(triples if triples is not None else corpus)
     config = {
         "corpus": str(corpus) if corpus else None,
+        "triples_from": str(triples) if triples else None,
         "n": n,
         "seed": seed,
         "min_overlap": min_overlap,
         "max_overlap": max_overlap,
         "overlap": overlap.value,
-        "triples_from": str(triples) if triples else None,
         "batch_size": batch_size,
         "max_length": max_length,
     }
-    opts = _opts(
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        cache_dir=cache_dir,
-        no_cache=no_cache,
-        output=output,
-    )
-    files = [Path(triples)] if triples is not None else [Path(corpus)]
-    results = _run(
+    _go(
         "repetition_probe",
         model,
-        opts,
-        config,
+        _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: repetition_probe(enc, sample, batch_size),
-        files,
-        files[0].parent,
+        config,
+        [source],
+        source.parent,
+        output,
+        figures.repetition_figure,
+        tables.print_repetition,
     )
-    _figure("repetition_probe", results, output, figures.repetition_figure)
-    print_repetition(results)
 
 
 def register(app: typer.Typer) -> None:
