@@ -342,12 +342,18 @@ def test_cli_all_four_with_a_fake_model(tmp_path, monkeypatch, capsys):
         main()
     printed = capsys.readouterr().out
     assert "STS-B" in printed and "n/a" in printed  # STS-B's >3 group is empty and says so
-    for name in ("length_bias", "align_uniform", "spectrum", "repetition_probe"):
+    names = {
+        "length_bias_words": "length_bias",
+        "align_uniform_dev": "align_uniform",
+        "spectrum_test": "spectrum",
+        "repetition_probe": "repetition_probe",
+    }
+    for name, analysis in names.items():
         rec = json.loads((out / "fake" / "avg" / f"{name}.json").read_text())
-        assert rec["analysis"] == name and rec["model"]["fingerprint"] == "fake-16"
+        assert rec["analysis"] == analysis and rec["model"]["fingerprint"] == "fake-16"
         for ext in ("png", "svg"):
             assert (out / "figures" / f"{name}__fake.{ext}").stat().st_size > 0
-    lb = json.loads((out / "fake" / "avg" / "length_bias.json").read_text())["result"]
+    lb = json.loads((out / "fake" / "avg" / "length_bias_words.json").read_text())["result"]
     stsb = next(d for d in lb["datasets"] if d["task"] == "STSBenchmark")
     assert stsb["threshold_groups"][1] == {
         "label": ">3",
@@ -384,7 +390,7 @@ def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
         sys.argv = args
         main()
         results.append(
-            json.loads((tmp_path / "out" / "all-MiniLM-L6-v2" / "avg" / "spectrum.json").read_text())
+            json.loads((tmp_path / "out" / "all-MiniLM-L6-v2" / "avg" / "spectrum_test.json").read_text())
         )
     assert results[0]["result"] == results[1]["result"]
     assert results[0]["result"]["dim"] == 384

@@ -1,7 +1,9 @@
 """Run one analysis over several models: load each (cached) encoder, compute, write its JSON; one figure.
 
-Per model: ``<output>/<model_slug>/<pooler>/<analysis>.json`` (the probe adds ``.triples.jsonl``);
-per call: ``<output>/figures/<analysis>__<models>.{png,svg}``.
+Per model: ``<output>/<model_slug>/<pooler>/<name>.json`` (the probe adds ``.triples.jsonl``); per call:
+``<output>/figures/<name>__<models>.{png,svg}``; ``name`` is the analysis plus the option that selects its
+data (``length_bias_words``, ``align_uniform_dev``, ``spectrum_test``), so runs with other data do not
+overwrite each other.
 """
 
 from __future__ import annotations
@@ -68,12 +70,14 @@ def run_analysis(
     output: Path,
     draw: Callable[[dict[str, Any], Path], list[Path]],
     command: str | None = None,
+    variant: str | None = None,
 ) -> AnalysisRun:
     """``compute(encoder)`` for each model, one results JSON each (with provenance), one comparison figure."""
     from stsbench.encoders import load_encoder
     from stsbench.io import atomic_write_json
     from stsbench.results.store import make_provenance, model_info, model_slug
 
+    stem = f"{analysis}_{variant}" if variant else analysis
     results: dict[str, Any] = {}
     written: list[Path] = []
     for name in models:
@@ -94,15 +98,15 @@ def run_analysis(
         prov = make_provenance(data_root, data_files, timings, command, encoder=enc.inner)
         info = model_info(enc)
         record = AnalysisResult(analysis, result.to_dict(), info, config, prov)
-        path = Path(output) / model_slug(info.name) / info.pooler / f"{analysis}.json"
+        path = Path(output) / model_slug(info.name) / info.pooler / f"{stem}.json"
         written.append(atomic_write_json(path, record.to_dict()))
         if hasattr(result, "triples"):
             from stsbench.analyses.repetition import write_triples
 
-            written.append(write_triples(path.with_name(f"{analysis}.triples.jsonl"), result.triples))
+            written.append(write_triples(path.with_name(f"{stem}.triples.jsonl"), result.triples))
         label, k = model_label(name), 2
         while label in results:  # the same model twice (e.g. two runs compared): keep both
             label, k = f"{model_label(name)} #{k}", k + 1
         results[label] = result
-    written += draw(results, Path(output) / "figures" / figure_stem(analysis, list(results)))
+    written += draw(results, Path(output) / "figures" / figure_stem(stem, list(results)))
     return AnalysisRun(results, written)

@@ -58,6 +58,7 @@ class Overlap(str, Enum):
 
 def _go(
     analysis: str,
+    variant: str | None,
     models: list[str],
     load: Any,
     compute: Callable[[Any], Any],
@@ -73,7 +74,17 @@ def _go(
 
     command = shlex.join(["stsbench", *sys.argv[1:]])
     run = run_analysis(
-        analysis, models or [EMBEDDED_DEFAULT], load, compute, config, files, root, output, draw, command
+        analysis,
+        models or [EMBEDDED_DEFAULT],
+        load,
+        compute,
+        config,
+        files,
+        root,
+        output,
+        draw,
+        command,
+        variant,
     )
     for path in run.files:
         typer.echo(f"wrote {path}", err=True)
@@ -127,6 +138,7 @@ def length_bias_cmd(
     }
     _go(
         "length_bias",
+        unit.value,
         model,
         _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: length_bias(enc, root, LENGTH_TASKS, unit.value, threshold, buckets, batch_size),
@@ -171,6 +183,7 @@ def align_uniform_cmd(
     }
     _go(
         "align_uniform",
+        split,
         model,
         _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: align_uniform(enc, root, split, "STSBenchmark", positive_threshold, batch_size),
@@ -220,6 +233,7 @@ def spectrum_cmd(
     }
     _go(
         "spectrum",
+        split,
         model,
         _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: spectrum(enc, root, split, "STSBenchmark", random_pairs, seed, batch_size),
@@ -294,6 +308,7 @@ def repetition_probe_cmd(
     }
     _go(
         "repetition_probe",
+        None,
         model,
         _load(pooler, max_length, device, cache_dir, no_cache),
         lambda enc: repetition_probe(enc, sample, batch_size),
