@@ -394,3 +394,14 @@ def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
         )
     assert results[0]["result"] == results[1]["result"]
     assert results[0]["result"]["dim"] == 384
+
+
+def test_labels_name_pooler_only_when_models_differ_in_it():
+    from stsbench.analyses.runner import _labelled
+
+    assert list(_labelled([("a", "avg", 1), ("b", "avg", 2)])) == ["a", "b"]
+    assert list(_labelled([("a", "avg", 1), ("b", "cls", 2), ("a", "avg", 3)])) == [
+        "a (avg)",
+        "b (cls)",
+        "a (avg) #2",
+    ]

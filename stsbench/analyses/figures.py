@@ -171,6 +171,6 @@ def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[
         f"{first.overlap_measure} overlap",
         fontsize=8,
     )
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     fig.tight_layout()
     return save(fig, stem)

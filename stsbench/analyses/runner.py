@@ -51,6 +51,19 @@ def model_label(name: str) -> str:
     return "/".join(parts[-2:]) if Path(name).exists() and len(parts) > 1 else name
 
 
+def _labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    """``{label: result}``; the pooler joins the label when models differ in it, ``#2`` marks repeats."""
+    with_pooler = len({p for _, p, _ in done}) > 1
+    out: dict[str, Any] = {}
+    for base, pooler, result in done:
+        label = f"{base} ({pooler})" if with_pooler else base
+        first, k = label, 2
+        while label in out:
+            label, k = f"{first} #{k}", k + 1
+        out[label] = result
+    return out
+
+
 @dataclass
 class AnalysisRun:
     """What :func:`run_analysis` produced."""
@@ -78,7 +91,7 @@ def run_analysis(
     from stsbench.results.store import make_provenance, model_info, model_slug
 
     stem = f"{analysis}_{variant}" if variant else analysis
-    results: dict[str, Any] = {}
+    done: list[tuple[str, str, Any]] = []  # (label, pooler, result)
     written: list[Path] = []
     for name in models:
         enc = TimedEncoder(
@@ -104,9 +117,7 @@ def run_analysis(
             from stsbench.analyses.repetition import write_triples
 
             written.append(write_triples(path.with_name(f"{stem}.triples.jsonl"), result.triples))
-        label, k = model_label(name), 2
-        while label in results:  # the same model twice (e.g. two runs compared): keep both
-            label, k = f"{model_label(name)} #{k}", k + 1
-        results[label] = result
+        done.append((model_label(name), info.pooler, result))
+    results = _labelled(done)
     written += draw(results, Path(output) / "figures" / figure_stem(stem, list(results)))
     return AnalysisRun(results, written)
