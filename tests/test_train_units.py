@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -298,7 +299,7 @@ def test_esimcse_without_momentum_and_queue_equals_simcse_on_same_views(tokenize
     e_loss, _ = esim.loss(model, views)
     torch.manual_seed(11)
     s_loss, _ = sim.loss(model, views)  # SimCSE's InfoNCE on the very same (h, h+)
-    assert float(e_loss) == float(s_loss)
+    assert float(e_loss.detach()) == float(s_loss.detach())
     # and with --no-repetition it is SimCSE's dropout-view step, bit for bit
     e_cfg.repetition = False
     esim = build_method(e_cfg, tokenizer, model)
@@ -346,3 +347,16 @@ def test_config_yaml_then_cli_override(tmp_path):
         make_config({**base, "method": "simcse", "dup_rate": 0.1})
     with pytest.raises(StsbenchError, match="missing --train-file"):
         make_config({"method": "simcse", "model": "m", "output": "o"})
+
+
+def test_shipped_configs_load_with_the_paper_settings():
+    configs = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+    assert len(configs) >= 3
+    for path in configs:
+        cfg = make_config({"output": "runs/x"}, path)
+        assert cfg.max_length == 32 and cfg.temperature == 0.05
+    esim = make_config(
+        {"output": "o"}, Path(__file__).resolve().parents[1] / "configs" / "esimcse-bert-base.yaml"
+    )
+    assert (esim.batch_size, esim.lr, esim.dup_rate, esim.epochs, esim.eval_steps) == (64, 3e-5, 0.32, 1, 125)
+    assert (esim.momentum, esim.queue_multiple, esim.repetition_kind) == (0.995, 2.5, "subword")
