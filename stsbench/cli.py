@@ -25,7 +25,10 @@ register_all(app)
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     try:
-        app(standalone_mode=False)
+        # standalone_mode=False returns typer.Exit's code instead of exiting with it
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except StsbenchError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -1,0 +1,108 @@
+"""Drive SimCSE's SentEval fork (../shared/reference/senteval) as SimCSE's evaluation.py does.
+
+Used only by tests and benchmarks, as the oracle stsbench's numbers must equal; never by the package.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("STSBENCH_SHARED", ROOT.parent / "shared"))
+REFERENCE = SHARED / "reference" / "senteval"
+STS_NAMES = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
+
+
+def import_senteval():
+    """Import the fork, patched to run on a CPU-only machine with Python 3.11 (see its README)."""
+    if str(REFERENCE) not in sys.path:
+        sys.path.insert(0, str(REFERENCE))
+    inspect.getargspec = inspect.getfullargspec  # removed in Python 3.11, used by senteval.utils
+    import senteval  # noqa: F401
+    import senteval.tools.classifier as clf
+
+    if not getattr(clf.PyTorchClassifier, "_stsbench_cpu", False):
+        torch.Tensor.cuda = lambda self, *a, **k: self
+        torch.nn.Module.cuda = lambda self, *a, **k: self
+        init = clf.PyTorchClassifier.__init__
+
+        def cpu_init(self, *a, **k):
+            init(self, *a, **k)
+            self.cudaEfficient = True
+
+        clf.PyTorchClassifier.__init__ = cpu_init
+        clf.PyTorchClassifier._stsbench_cpu = True
+    return sys.modules["senteval"]
+
+
+def hf_batcher(model_dir: Path, pooler: str, normalize: bool = False, max_length: int | None = None):
+    """SimCSE evaluation.py's batcher (tokenise the joined words, pad per batch, pool), on a HF model."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir).eval()
+
+    def batcher(params, batch):
+        if len(batch) >= 1 and len(batch[0]) >= 1 and isinstance(batch[0][0], bytes):
+            batch = [[word.decode("utf-8") for word in s] for s in batch]
+        sentences = [" ".join(s) for s in batch]
+        if max_length is not None:
+            enc = tokenizer(sentences, return_tensors="pt", padding=True, max_length=max_length, truncation=True)
+        else:
+            enc = tokenizer(sentences, return_tensors="pt", padding=True)
+        with torch.no_grad():
+            out = model(**enc, output_hidden_states=True, return_dict=True)
+        last, hidden, mask = out.last_hidden_state, out.hidden_states, enc["attention_mask"]
+
+        def masked(h):
+            return (h * mask.unsqueeze(-1)).sum(1) / mask.sum(-1).unsqueeze(-1)
+
+        if pooler == "cls":
+            vec = out.pooler_output
+        elif pooler == "cls_before_pooler":
+            vec = last[:, 0]
+        elif pooler == "avg":
+            vec = masked(last)
+        elif pooler == "avg_first_last":
+            vec = masked((hidden[1] + hidden[-1]) / 2.0)
+        elif pooler == "avg_top2":
+            vec = masked((hidden[-1] + hidden[-2]) / 2.0)
+        else:
+            raise ValueError(pooler)
+        if normalize:
+            vec = torch.nn.functional.normalize(vec, p=2, dim=1)
+        return vec.cpu().numpy()
+
+    return batcher
+
+
+def table_batcher(table):
+    """A batcher reading precomputed embeddings (an stsbench EmbeddingTable) for joined sentences."""
+
+    def batcher(params, batch):
+        return np.asarray(table[[" ".join(s) for s in batch]])
+
+    return batcher
+
+
+def run_oracle_sts(batcher, tasks: list[str], mode: str = "test", data: Path | None = None) -> dict[str, float]:
+    """SimCSE's reported figures: x100 rounded, STS12-16 ``all`` Spearman, STS-B/SICK-R test (or dev) Spearman."""
+    senteval = import_senteval()
+    params = {"task_path": str(data or SHARED / "data"), "usepytorch": True, "kfold": 5 if mode != "test" else 10}
+    se = senteval.engine.SE(params, batcher, lambda params, samples: None)
+    results = se.eval(tasks)
+    out = {}
+    for task in tasks:
+        r = results[task]
+        if task in ("STSBenchmark", "SICKRelatedness"):
+            split = "dev" if mode == "dev" else "test"
+            out[task] = round(float(r[split]["spearman"][0]) * 100, 2)
+        elif mode != "dev":
+            out[task] = round(float(r["all"]["spearman"]["all"]) * 100, 2)
+    return out
