@@ -405,3 +405,14 @@ def test_labels_name_pooler_only_when_models_differ_in_it():
         "b (cls)",
         "a (avg) #2",
     ]
+
+
+@pytest.mark.parametrize("measure", ["candidate", "jaccard"])
+def test_vectorised_overlap_equals_pairwise_definition(measure):
+    rng = np.random.default_rng(2)
+    vocab = ["The", "the", "cat.", "cat", "(dog)", "--", "a", "tree", "x"]
+    texts = [" ".join(rng.choice(vocab, size=int(rng.integers(0, 7)))) for _ in range(40)]
+    index = repetition._overlap_index([repetition.keys_of(t) for t in texts], measure)
+    for q in range(len(texts)):
+        expected = [repetition.overlap(texts[q], c, measure) for c in texts]
+        np.testing.assert_allclose(index(q), expected, rtol=0, atol=1e-15)

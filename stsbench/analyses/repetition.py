@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -55,7 +55,7 @@ def overlap(query: str, cand: str, measure: OverlapMeasure = "candidate") -> flo
     return _overlap(set(keys_of(query)), keys_of(cand), measure)
 
 
-def _overlap(qkeys: set[str], ckeys: list[str], measure: str) -> float:
+def _overlap(qkeys: set[str], ckeys: list[str], measure: str) -> float:  # one pair; see _overlap_index
     if not qkeys or not ckeys:
         return 0.0
     if measure == "candidate":
@@ -156,6 +156,45 @@ def _check_range(min_overlap: float, max_overlap: float) -> None:
         )
 
 
+def _overlap_index(keys: list[list[str]], measure: str) -> Callable[[int], np.ndarray]:
+    """``f(q)`` -> the overlap of every sentence with sentence ``q`` at once (sparse word-count matrix).
+
+    Equal to :func:`overlap` for each pair: candidate = (words of s1 whose key is in q) / (words of s1);
+    jaccard = |shared keys| / |union of keys|; 0 where either side has no words.
+    """
+    from scipy.sparse import csr_matrix
+
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for i, ks in enumerate(keys):
+        for k in ks:
+            rows.append(i)
+            cols.append(vocab.setdefault(k, len(vocab)))
+    shape = (len(keys), max(len(vocab), 1))
+    counts = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)  # duplicates summed: word counts
+    counts.sum_duplicates()
+    present = counts.copy()
+    present.data[:] = 1.0
+    n_words = np.asarray(counts.sum(axis=1)).ravel()
+    n_keys = np.asarray(present.sum(axis=1)).ravel()
+    qsets = [sorted({vocab[k] for k in ks}) for ks in keys]
+
+    def overlaps(q: int) -> np.ndarray:
+        ind = np.zeros(shape[1])
+        ind[qsets[q]] = 1.0
+        out = np.zeros(shape[0])
+        if not qsets[q]:
+            return out
+        if measure == "candidate":
+            np.divide(counts @ ind, n_words, out=out, where=n_words > 0)
+        else:
+            shared = present @ ind
+            np.divide(shared, len(qsets[q]) + n_keys - shared, out=out, where=n_keys > 0)
+        return out
+
+    return overlaps
+
+
 def sample_triples(
     corpus: Sequence[tuple[int, str]],
     n: int = 100,
@@ -172,30 +211,31 @@ def sample_triples(
     if n < 1:
         raise StsbenchError(f"--n must be at least 1 (got {n})")
     rng = np.random.default_rng(seed)
-    keys = [keys_of(text) for _, text in corpus]
-    sets = [set(k) for k in keys]
+    texts = [text for _, text in corpus]
+    ov_all = _overlap_index([keys_of(t) for t in texts], measure)
+    same_text: dict[str, list[int]] = {}
+    for i, t in enumerate(texts):
+        same_text.setdefault(t, []).append(i)
     triples: list[ProbeTriple] = []
     skipped = 0
     max_tries = max(10 * n, 1000)
     for tried, qi in enumerate(rng.permutation(len(corpus)).tolist()):
         if len(triples) == n or tried == max_tries:
             break
-        qline, qtext = corpus[qi]
-        found = None
-        for ci in rng.permutation(len(corpus)).tolist():
-            if ci == qi or corpus[ci][1] == qtext:
-                continue
-            ov = _overlap(sets[qi], keys[ci], measure)
-            # a small tolerance so 2/15 = 0.1333.. and 1/6 = 0.1666.. sit in [0.13, 0.17] however rounded
-            if min_overlap - 1e-12 <= ov <= max_overlap + 1e-12:
-                found = (ci, ov)
-                break
-        if found is None:
+        ov = ov_all(qi)
+        # a small tolerance so 2/15 = 0.1333.. and 1/6 = 0.1666.. sit in [0.13, 0.17] however rounded
+        ok = (ov >= min_overlap - 1e-12) & (ov <= max_overlap + 1e-12)
+        ok[same_text[texts[qi]]] = False  # the query itself and its duplicates
+        order = rng.permutation(len(corpus))  # the candidates' random order: the first one in range is s1
+        hits = order[ok[order]]
+        if hits.size == 0:
             skipped += 1
             continue
-        ci, ov = found
-        s2, rep = repeat_overlap(qtext, corpus[ci][1])
-        triples.append(ProbeTriple(qtext, corpus[ci][1], s2, ov, rep, qline, corpus[ci][0]))
+        ci = int(hits[0])
+        s2, rep = repeat_overlap(texts[qi], texts[ci])
+        triples.append(
+            ProbeTriple(texts[qi], texts[ci], s2, float(ov[ci]), rep, corpus[qi][0], corpus[ci][0])
+        )
     if not triples:
         raise StsbenchError(
             f"no sentence of {source} has {min_overlap:.0%}-{max_overlap:.0%} {measure} overlap with "
