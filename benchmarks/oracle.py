@@ -53,7 +53,9 @@ def hf_batcher(model_dir: Path, pooler: str, normalize: bool = False, max_length
             batch = [[word.decode("utf-8") for word in s] for s in batch]
         sentences = [" ".join(s) for s in batch]
         if max_length is not None:
-            enc = tokenizer(sentences, return_tensors="pt", padding=True, max_length=max_length, truncation=True)
+            enc = tokenizer(
+                sentences, return_tensors="pt", padding=True, max_length=max_length, truncation=True
+            )
         else:
             enc = tokenizer(sentences, return_tensors="pt", padding=True)
         with torch.no_grad():
@@ -91,10 +93,16 @@ def table_batcher(table):
     return batcher
 
 
-def run_oracle_sts(batcher, tasks: list[str], mode: str = "test", data: Path | None = None) -> dict[str, float]:
+def run_oracle_sts(
+    batcher, tasks: list[str], mode: str = "test", data: Path | None = None
+) -> dict[str, float]:
     """SimCSE's reported figures: x100 rounded, STS12-16 ``all`` Spearman, STS-B/SICK-R test (or dev) Spearman."""
     senteval = import_senteval()
-    params = {"task_path": str(data or SHARED / "data"), "usepytorch": True, "kfold": 5 if mode != "test" else 10}
+    params = {
+        "task_path": str(data or SHARED / "data"),
+        "usepytorch": True,
+        "kfold": 5 if mode != "test" else 10,
+    }
     se = senteval.engine.SE(params, batcher, lambda params, samples: None)
     results = se.eval(tasks)
     out = {}

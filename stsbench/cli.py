@@ -37,12 +37,15 @@ def main() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:
+        # typer's (vendored) click usage errors: one line, with where to look
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            if not exc.format_message():  # `stsbench` with no command: help was shown
+                sys.exit(0)
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.echo(f"error: {exc.format_message()}{where}", err=True)
+            sys.exit(exc.exit_code or 2)
+        if type(exc).__name__ == "Abort":
             sys.exit(1)
         raise

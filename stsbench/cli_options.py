@@ -9,7 +9,11 @@ import typer
 
 ModelOpt = Annotated[
     str,
-    typer.Option("--model", "-m", help="Model: a name (all-MiniLM-L6-v2), a local HF/sentence-transformers dir, or a hub id."),
+    typer.Option(
+        "--model",
+        "-m",
+        help="Model: a name (all-MiniLM-L6-v2), a local HF/sentence-transformers dir, or a hub id.",
+    ),
 ]
 ModelsOpt = Annotated[
     list[str],
@@ -24,19 +28,27 @@ PoolerOpt = Annotated[
 ]
 DataDirOpt = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option("--data-dir", help="Folder holding SentEval's downstream/ (default: $STSBENCH_DATA, else ./data)."),
+    typer.Option(
+        "--data-dir", help="Folder holding SentEval's downstream/ (default: $STSBENCH_DATA, else ./data)."
+    ),
 ]
 CacheDirOpt = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option("--cache-dir", help="Embedding cache folder (default: $STSBENCH_CACHE, else the user cache dir)."),
+    typer.Option(
+        "--cache-dir", help="Embedding cache folder (default: $STSBENCH_CACHE, else the user cache dir)."
+    ),
 ]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the embedding cache.")]
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Folder for results JSON files.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Encoding batch size.")]
 MaxLengthOpt = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--max-length", min=1, help="Truncate inputs to this many tokens (default: no truncation, as SentEval; "
-                 "sentence-transformers models use their own max_seq_length)."),
+    typer.Option(
+        "--max-length",
+        min=1,
+        help="Truncate inputs to this many tokens (default: no truncation, as SentEval; "
+        "sentence-transformers models use their own max_seq_length).",
+    ),
 ]
 DeviceOpt = Annotated[
     Optional[str],  # noqa: UP045

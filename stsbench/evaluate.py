@@ -34,9 +34,17 @@ def average(values: list[float]) -> float:
     return round(sum(values) / len(values), 2)
 
 
-def evaluate_encoder(encoder: Encoder, tasks: list[Task], mode: Mode, data_dir: Path, seed: int = 1111,
-                     batch_size: int = 128, show_progress: bool = True, output: Path | None = None,
-                     command: str | None = None) -> RunResult:
+def evaluate_encoder(
+    encoder: Encoder,
+    tasks: list[Task],
+    mode: Mode,
+    data_dir: Path,
+    seed: int = 1111,
+    batch_size: int = 128,
+    show_progress: bool = True,
+    output: Path | None = None,
+    command: str | None = None,
+) -> RunResult:
     """Score ``encoder`` on ``tasks``; with ``output``, write one results file per task as it completes.
 
     All data is read and validated before anything is encoded, so bad data fails before any cost and
@@ -52,18 +60,38 @@ def evaluate_encoder(encoder: Encoder, tasks: list[Task], mode: Mode, data_dir: 
     vectors = encoder.encode(texts, batch_size=batch_size, show_progress=show_progress)
     table = EmbeddingTable(texts, vectors)
     t2 = time.perf_counter()
-    run = RunResult(encoder.info.name, mode.value, encoder.info.pooler, [], skipped=skipped,
-                    timings={"load": t1 - t0, "encode": t2 - t1})
+    run = RunResult(
+        encoder.info.name,
+        mode.value,
+        encoder.info.pooler,
+        [],
+        skipped=skipped,
+        timings={"load": t1 - t0, "encode": t2 - t1},
+    )
     config = {"seed": seed, "batch_size": batch_size, "n_sentences": len(texts)}
     for task, data in loaded:
         start = time.perf_counter()
         scores = task.evaluate(data, table, mode, seed)
         elapsed = time.perf_counter() - start
-        prov = make_provenance(data_dir, task.files(data_dir, mode),
-                               {"encode_all_tasks": t2 - t1, "evaluate": elapsed}, command, encoder)
-        result = TaskResult(task.name, task.kind, mode.value, scores.reported, scores.metric, scores.details,
-                            model_info(encoder), {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
-                            prov, scores.n_pairs)
+        prov = make_provenance(
+            data_dir,
+            task.files(data_dir, mode),
+            {"encode_all_tasks": t2 - t1, "evaluate": elapsed},
+            command,
+            encoder,
+        )
+        result = TaskResult(
+            task.name,
+            task.kind,
+            mode.value,
+            scores.reported,
+            scores.metric,
+            scores.details,
+            model_info(encoder),
+            {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
+            prov,
+            scores.n_pairs,
+        )
         run.results.append(result)
         if output is not None:
             run.paths.append(write_result(output, result))
@@ -71,17 +99,32 @@ def evaluate_encoder(encoder: Encoder, tasks: list[Task], mode: Mode, data_dir: 
     return run
 
 
-def run(model: str, tasks: str | list[str] = "sts", mode: str = "test", data_dir: Path | None = None,
-        pooler: str | None = None, max_length: int | None = None, batch_size: int = 128, device: str | None = None,
-        cache_dir: Path | None = None, use_cache: bool = True, output: Path | None = None, seed: int = 1111,
-        show_progress: bool = True, command: str | None = None) -> RunResult:
+def run(
+    model: str,
+    tasks: str | list[str] = "sts",
+    mode: str = "test",
+    data_dir: Path | None = None,
+    pooler: str | None = None,
+    max_length: int | None = None,
+    batch_size: int = 128,
+    device: str | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    output: Path | None = None,
+    seed: int = 1111,
+    show_progress: bool = True,
+    command: str | None = None,
+) -> RunResult:
     """``stsbench run`` as a library call."""
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
-    encoder = load_encoder(model, pooler=pooler, max_length=max_length, device=device, cache_dir=cache_dir,
-                           use_cache=use_cache)
-    result = evaluate_encoder(encoder, task_list, mode, root, seed, batch_size, show_progress, output, command)
+    encoder = load_encoder(
+        model, pooler=pooler, max_length=max_length, device=device, cache_dir=cache_dir, use_cache=use_cache
+    )
+    result = evaluate_encoder(
+        encoder, task_list, mode, root, seed, batch_size, show_progress, output, command
+    )
     if result.skipped and show_progress:
         print(f"note: {', '.join(result.skipped)} have no {mode.value} split; skipped", file=sys.stderr)
     return result

@@ -15,14 +15,22 @@ REFERENCE = SHARED / "reference" / "senteval"
 def make_tiny_bert(path: Path, seed: int = 0, nan: bool = False, pooler: bool = True) -> Path:
     """A random-init 2-layer BERT with all-MiniLM-L6-v2's tokenizer, saved as a HF folder."""
     import torch
+    import transformers
     from transformers import AutoTokenizer, BertConfig, BertModel
 
+    transformers.utils.logging.disable_progress_bar()
     from stsbench.encoders.resolve import embedded_model_path
 
     torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=512,
-                     initializer_range=0.2)  # 0.02 gives near-identical vectors whose ranks are float noise
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        initializer_range=0.2,
+    )  # 0.02 gives near-identical vectors whose ranks are float noise
     model = BertModel(cfg, add_pooling_layer=pooler)
     if nan:
         with torch.no_grad():

@@ -10,7 +10,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -30,7 +29,9 @@ POOLERS = ["cls", "cls_before_pooler", "avg", "avg_first_last", "avg_top2"]
 def test_pooled_vectors_equal_simcse_batcher(pooler, tiny_bert, data_dir):
     pairs = load_pairs(data_dir, "STS16")
     words = [s.split() for s in pairs.sent1[:150] + pairs.sent2[:150]]
-    expected = np.concatenate([hf_batcher(tiny_bert, pooler)({}, words[i:i + 64]) for i in range(0, 300, 64)])
+    expected = np.concatenate(
+        [hf_batcher(tiny_bert, pooler)({}, words[i : i + 64]) for i in range(0, 300, 64)]
+    )
     enc = load_encoder(str(tiny_bert), pooler=pooler, use_cache=False)
     got = enc.encode([" ".join(w) for w in words], batch_size=37, show_progress=False)
     assert got.dtype == np.float32 and got.shape == expected.shape
@@ -42,7 +43,7 @@ def every_sts_text_table(tiny_bert, data_dir):
     """Embeddings of every sentence the fork reads (it also encodes STS-B and SICK train/dev)."""
     texts = []
     for task in STS_NAMES:
-        for split in (["test"] if task.startswith("STS1") else ["train", "dev", "test"]):
+        for split in ["test"] if task.startswith("STS1") else ["train", "dev", "test"]:
             p = load_pairs(data_dir, task, split)
             texts += p.sent1 + p.sent2
     enc = load_encoder(str(tiny_bert), pooler="avg", use_cache=False)
@@ -62,8 +63,9 @@ def test_scoring_equals_oracle_on_same_embeddings(mode, every_sts_text_table, da
     enc, table = every_sts_text_table
     names = STS_NAMES if mode == "test" else ["STSBenchmark", "SICKRelatedness"]
     oracle = run_oracle_sts(table_batcher(table), names, mode, data_dir)
-    ours = evaluate_encoder(_TableEncoder(enc, table), resolve_tasks("sts"), Mode(mode), data_dir,
-                            show_progress=False)
+    ours = evaluate_encoder(
+        _TableEncoder(enc, table), resolve_tasks("sts"), Mode(mode), data_dir, show_progress=False
+    )
     got = {r.task: r.reported for r in ours.results}
     # stsbench takes cosines in float64, the fork in float32: near-ties can move a figure across a rounding edge
     assert got == pytest.approx(oracle, abs=0.0101)
@@ -76,7 +78,9 @@ def test_scoring_equals_oracle_on_same_embeddings(mode, every_sts_text_table, da
 @pytest.mark.parametrize("pooler", POOLERS)
 def test_end_to_end_equal_to_oracle_every_pooler(pooler, tiny_bert, data_dir, tmp_path):
     oracle = run_oracle_sts(hf_batcher(tiny_bert, pooler), STS_NAMES, "test", data_dir)
-    ours = run(str(tiny_bert), "sts", "test", data_dir, pooler=pooler, cache_dir=tmp_path, show_progress=False)
+    ours = run(
+        str(tiny_bert), "sts", "test", data_dir, pooler=pooler, cache_dir=tmp_path, show_progress=False
+    )
     got = {r.task: r.reported for r in ours.results}
     assert got == pytest.approx(oracle, abs=0.0101)
 
@@ -84,7 +88,9 @@ def test_end_to_end_equal_to_oracle_every_pooler(pooler, tiny_bert, data_dir, tm
 @pytest.mark.slow
 @pytest.mark.parametrize("pooler", ["cls", "avg_first_last"])
 def test_end_to_end_dev_mode_equal_to_oracle(pooler, tiny_bert, data_dir, tmp_path):
-    oracle = run_oracle_sts(hf_batcher(tiny_bert, pooler), ["STSBenchmark", "SICKRelatedness"], "dev", data_dir)
+    oracle = run_oracle_sts(
+        hf_batcher(tiny_bert, pooler), ["STSBenchmark", "SICKRelatedness"], "dev", data_dir
+    )
     ours = run(str(tiny_bert), "sts", "dev", data_dir, pooler=pooler, cache_dir=tmp_path, show_progress=False)
     assert ours.skipped == ["STS12", "STS13", "STS14", "STS15", "STS16"]
     assert {r.task: r.reported for r in ours.results} == pytest.approx(oracle, abs=0.0101)

@@ -67,8 +67,12 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         model: ModelOpt = EMBEDDED_DEFAULT,
-        tasks: Annotated[str, typer.Option("--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.")] = "sts",
-        mode: Annotated[Mode, typer.Option("--mode", help="test | dev | fasttest (SimCSE's meaning).")] = Mode.test,
+        tasks: Annotated[
+            str, typer.Option("--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.")
+        ] = "sts",
+        mode: Annotated[
+            Mode, typer.Option("--mode", help="test | dev | fasttest (SimCSE's meaning).")
+        ] = Mode.test,
         pooler: PoolerOpt = None,
         data_dir: DataDirOpt = None,
         output: OutputOpt = Path("results"),
@@ -85,8 +89,22 @@ def register(app: typer.Typer) -> None:
         from stsbench.evaluate import run
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        result = run(model, tasks, mode.value, data_dir, pooler, max_length, batch_size, device, cache_dir,
-                     not no_cache, output, seed, show_progress=not quiet, command=command)
+        result = run(
+            model,
+            tasks,
+            mode.value,
+            data_dir,
+            pooler,
+            max_length,
+            batch_size,
+            device,
+            cache_dir,
+            not no_cache,
+            output,
+            seed,
+            show_progress=not quiet,
+            command=command,
+        )
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return
@@ -100,5 +118,7 @@ def register(app: typer.Typer) -> None:
                 table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
             table.add_row(*(f"{v:.2f}" for v in vals))
             console.print(table)
-        console.print(f"results: {len(result.paths)} files under {output}/  "
-                      f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)")
+        console.print(
+            f"results: {len(result.paths)} files under {output}/  "
+            f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)"
+        )

@@ -86,7 +86,7 @@ def read_sts_subset(folder: Path, subset: str) -> tuple[list[str], list[str], li
             "the file is truncated or extended, restore it (`stsbench data verify`)"
         )
     s1, s2, y = [], [], []
-    for no, (line, gold) in enumerate(zip(lines, golds), start=1):
+    for no, (line, gold) in enumerate(zip(lines, golds, strict=True), start=1):
         parts = line.split("\t")
         if len(parts) != 2:
             raise StsbenchError(
@@ -117,8 +117,9 @@ def read_sts_task(data_dir: Path, task: str) -> Pairs:
     return Pairs(task, s1, s2, np.asarray(y, dtype=np.float64), sub, (0.0, 5.0))
 
 
-def _read_columns(path: Path, cols: tuple[int, int, int], skip_header: bool, lo: float, hi: float,
-                  name: str, split: str) -> Pairs:
+def _read_columns(
+    path: Path, cols: tuple[int, int, int], skip_header: bool, lo: float, hi: float, name: str, split: str
+) -> Pairs:
     s1, s2, y = [], [], []
     lines = read_lines(path)
     start = 1 if skip_header else 0
@@ -161,4 +162,6 @@ def load_pairs(data_dir: Path, task: str, split: str = "test") -> Pairs:
         return read_stsb(data_dir, split)
     if task == "SICKRelatedness":
         return read_sick(data_dir, split)
-    raise StsbenchError(f"unknown STS task {task!r}; choose from {', '.join([*STS_SUBSETS, 'STSBenchmark', 'SICKRelatedness'])}")
+    raise StsbenchError(
+        f"unknown STS task {task!r}; choose from {', '.join([*STS_SUBSETS, 'STSBenchmark', 'SICKRelatedness'])}"
+    )

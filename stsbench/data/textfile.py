@@ -22,7 +22,7 @@ def read_lines(path: Path, encoding: str = "utf-8", splitlines: bool = False) ->
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise StsbenchError(
-            f"{path}:{line}: bytes that are not {encoding} ({raw[exc.start:exc.end]!r}); "
+            f"{path}:{line}: bytes that are not {encoding} ({raw[exc.start : exc.end]!r}); "
             "restore the original file (`stsbench data verify`)"
         ) from None
     if splitlines:

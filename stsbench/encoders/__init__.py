@@ -12,8 +12,15 @@ from stsbench.encoders.resolve import EMBEDDED_DEFAULT, ModelSpec, resolve_model
 from stsbench.errors import StsbenchError
 from stsbench.paths import default_cache_dir
 
-__all__ = ["EMBEDDED_DEFAULT", "EmbeddingTable", "Encoder", "EncoderInfo", "embed_table", "load_encoder",
-           "POOLERS"]
+__all__ = [
+    "EMBEDDED_DEFAULT",
+    "EmbeddingTable",
+    "Encoder",
+    "EncoderInfo",
+    "embed_table",
+    "load_encoder",
+    "POOLERS",
+]
 
 SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
 
@@ -46,8 +53,15 @@ def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
     return SIMCSE_DEFAULT_POOLER
 
 
-def load_encoder(model: str, pooler: str | None = None, max_length: int | None = None, device: str | None = None,
-                 cache_dir: Path | None = None, use_cache: bool = True, dtype: str = "float32") -> Encoder:
+def load_encoder(
+    model: str,
+    pooler: str | None = None,
+    max_length: int | None = None,
+    device: str | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    dtype: str = "float32",
+) -> Encoder:
     """Resolve ``model``, choose its pooler, and return an encoder (wrapped by the cache unless ``use_cache=False``).
 
     Nothing heavy is loaded here: the network is only built when a text is missing from the cache.
@@ -60,7 +74,9 @@ def load_encoder(model: str, pooler: str | None = None, max_length: int | None =
     spec = resolve_model(model)
     chosen = choose_pooler(spec, pooler)
     if chosen != "declared" and not (spec.path / "config.json").is_file():
-        raise StsbenchError(f"{spec.path} has no config.json at its root; drop --pooler to use its declared modules")
+        raise StsbenchError(
+            f"{spec.path} has no config.json at its root; drop --pooler to use its declared modules"
+        )
     length = max_length if max_length is not None else spec.max_length
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     memo, memo_path = _hash_memo(root if use_cache else None)
@@ -72,6 +88,8 @@ def load_encoder(model: str, pooler: str | None = None, max_length: int | None =
         enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length)
     else:
         if spec.kind != "sentence-transformers" or pooler is not None:
-            spec.normalize = False  # an explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates
+            spec.normalize = (
+                False  # an explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates
+            )
         enc = HFEncoder(spec, chosen, length, fp, device, dtype)
     return CachedEncoder(enc, root) if use_cache else enc

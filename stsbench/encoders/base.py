@@ -68,8 +68,9 @@ def unique_texts(groups: Iterable[Iterable[str]]) -> list[str]:
     return list(dict.fromkeys(t for g in groups for t in g))
 
 
-def embed_table(encoder: Encoder, texts: Iterable[str], batch_size: int = 128,
-                show_progress: bool = True) -> EmbeddingTable:
+def embed_table(
+    encoder: Encoder, texts: Iterable[str], batch_size: int = 128, show_progress: bool = True
+) -> EmbeddingTable:
     """Encode the unique ``texts`` once and return the lookup table."""
     uniq = unique_texts([texts])
     vecs = encoder.encode(uniq, batch_size=batch_size, show_progress=show_progress)

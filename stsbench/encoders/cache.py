@@ -26,8 +26,10 @@ _MAX_SHARDS = 32  # merge into one shard beyond this, to keep warm loads to a fe
 
 def text_keys(texts: Sequence[str]) -> np.ndarray:
     """Fixed-width keys ``(n,)`` of dtype ``S16`` for texts."""
-    return np.array([hashlib.blake2b(t.encode("utf-8"), digest_size=_KEY_BYTES).digest() for t in texts],
-                    dtype=f"S{_KEY_BYTES}")
+    return np.array(
+        [hashlib.blake2b(t.encode("utf-8"), digest_size=_KEY_BYTES).digest() for t in texts],
+        dtype=f"S{_KEY_BYTES}",
+    )
 
 
 def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
@@ -51,12 +53,20 @@ class EmbeddingCache:
             try:
                 with np.load(f, allow_pickle=False) as z:
                     keys, vecs, digest = z["keys"], z["vectors"], str(z["digest"])
-                ok = (keys.dtype == np.dtype(f"S{_KEY_BYTES}") and vecs.dtype == np.float32 and vecs.ndim == 2
-                      and len(keys) == len(vecs) and _digest(keys, vecs) == digest)
+                ok = (
+                    keys.dtype == np.dtype(f"S{_KEY_BYTES}")
+                    and vecs.dtype == np.float32
+                    and vecs.ndim == 2
+                    and len(keys) == len(vecs)
+                    and _digest(keys, vecs) == digest
+                )
             except Exception:  # truncated zip, bad header, missing array: all mean corrupt
                 ok = False
             if not ok:
-                print(f"warning: embedding cache file {f} is corrupt; it is removed and recomputed", file=sys.stderr)
+                print(
+                    f"warning: embedding cache file {f} is corrupt; it is removed and recomputed",
+                    file=sys.stderr,
+                )
                 f.unlink(missing_ok=True)
                 continue
             shards.append((f, keys, vecs))
@@ -110,8 +120,12 @@ class CachedEncoder:
         self.cache = EmbeddingCache(cache_dir, inner.info.fingerprint)
         meta = self.cache.dir / "model.json"
         if not meta.is_file():
-            atomic_write_text(meta, json.dumps({"name": self.info.name, "path": self.info.path,
-                                                "pooler": self.info.pooler}, indent=2))
+            atomic_write_text(
+                meta,
+                json.dumps(
+                    {"name": self.info.name, "path": self.info.path, "pooler": self.info.pooler}, indent=2
+                ),
+            )
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Read what the cache has, encode the rest once (deduplicated), store it."""
@@ -124,7 +138,9 @@ class CachedEncoder:
         self.cache.hits += len(uniq) - len(missing)
         self.cache.misses += len(missing)
         if missing:
-            new = self.inner.encode([uniq[i] for i in missing], batch_size=batch_size, show_progress=show_progress)
+            new = self.inner.encode(
+                [uniq[i] for i in missing], batch_size=batch_size, show_progress=show_progress
+            )
             self.cache.store(keys[missing], new)
             if vecs is None:
                 vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)

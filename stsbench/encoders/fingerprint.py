@@ -36,13 +36,17 @@ def model_files(spec: ModelSpec) -> list[Path]:
     files: list[Path] = []
     for d in dict.fromkeys(dirs):
         if d.is_dir():
-            files += [f for f in sorted(d.iterdir()) if f.is_file() and f.suffix in _MODEL_SUFFIXES
-                      and f.name not in _NOT_MODEL]
+            files += [
+                f
+                for f in sorted(d.iterdir())
+                if f.is_file() and f.suffix in _MODEL_SUFFIXES and f.name not in _NOT_MODEL
+            ]
     return files
 
 
-def fingerprint(spec: ModelSpec, pooler: str, max_length: int | None, dtype: str,
-                memo: dict[str, str] | None = None) -> str:
+def fingerprint(
+    spec: ModelSpec, pooler: str, max_length: int | None, dtype: str, memo: dict[str, str] | None = None
+) -> str:
     """Hex digest over the model files' contents and every setting that changes an embedding."""
     h = hashlib.sha256()
     settings = {

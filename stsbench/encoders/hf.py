@@ -47,15 +47,30 @@ def check_finite(vectors: np.ndarray, texts: Sequence[str], name: str) -> np.nda
 class HFEncoder:
     """A ``transformers`` model plus one of SimCSE's poolers (also runs Transformer+Pooling ST models)."""
 
-    def __init__(self, spec: ModelSpec, pooler: str, max_length: int | None, fingerprint: str,
-                 device: str | None = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        pooler: str,
+        max_length: int | None,
+        fingerprint: str,
+        device: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
         self.spec = spec
         self.pooler = pooler
         self.max_length = max_length
         self.device = device
         self.dtype = dtype
-        self.info = EncoderInfo(spec.name, str(spec.path), fingerprint, pooler, max_length, dtype, spec.kind,
-                                {"normalize": spec.normalize})
+        self.info = EncoderInfo(
+            spec.name,
+            str(spec.path),
+            fingerprint,
+            pooler,
+            max_length,
+            dtype,
+            spec.kind,
+            {"normalize": spec.normalize},
+        )
         self._model = None
         self._tokenizer = None
         self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
@@ -85,8 +100,14 @@ class HFEncoder:
             texts = [t.lower() for t in texts]
         # no truncation unless asked (SentEval), but never past the position embeddings
         limit = self.max_length or getattr(self._model.config, "max_position_embeddings", None)
-        enc = self._tokenizer(list(texts), truncation=limit is not None, max_length=limit,
-                              padding=False, return_token_type_ids=False, return_attention_mask=False)
+        enc = self._tokenizer(
+            list(texts),
+            truncation=limit is not None,
+            max_length=limit,
+            padding=False,
+            return_token_type_ids=False,
+            return_attention_mask=False,
+        )
         return enc["input_ids"]
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
@@ -100,10 +121,12 @@ class HFEncoder:
         pad_id = self._tokenizer.pad_token_id or 0
         hidden = needs_hidden_states(self.pooler)
         out: np.ndarray | None = None
-        with torch.inference_mode(), progress_bar(f"encoding {len(texts)} sentences", len(texts),
-                                                  enabled=show_progress) as advance:
+        with (
+            torch.inference_mode(),
+            progress_bar(f"encoding {len(texts)} sentences", len(texts), enabled=show_progress) as advance,
+        ):
             for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
+                rows = order[start : start + batch_size]
                 width = len(ids[rows[0]])
                 input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
                 mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -112,8 +135,13 @@ class HFEncoder:
                     mask[j, : len(ids[i])] = 1
                 input_ids, mask = input_ids.to(self.device), mask.to(self.device)
                 extra = {"token_type_ids": torch.zeros_like(input_ids)} if self._types else {}
-                outputs = self._model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden,
-                                      return_dict=True, **extra)
+                outputs = self._model(
+                    input_ids=input_ids,
+                    attention_mask=mask,
+                    output_hidden_states=hidden,
+                    return_dict=True,
+                    **extra,
+                )
                 try:
                     vecs = pool(outputs, mask, self.pooler)
                 except ValueError as exc:
@@ -132,12 +160,21 @@ class HFEncoder:
 class SentenceTransformerEncoder:
     """Module stacks stsbench does not run itself go through sentence-transformers."""
 
-    def __init__(self, spec: ModelSpec, fingerprint: str, device: str | None = None,
-                 max_length: int | None = None) -> None:
+    def __init__(
+        self, spec: ModelSpec, fingerprint: str, device: str | None = None, max_length: int | None = None
+    ) -> None:
         self.spec = spec
         self.device = device
-        self.info = EncoderInfo(spec.name, str(spec.path), fingerprint, "declared", max_length or spec.max_length,
-                                "float32", spec.kind, {"modules": spec.declared.get("modules", [])})
+        self.info = EncoderInfo(
+            spec.name,
+            str(spec.path),
+            fingerprint,
+            "declared",
+            max_length or spec.max_length,
+            "float32",
+            spec.kind,
+            {"modules": spec.declared.get("modules", [])},
+        )
         self.max_length = max_length
         self._model = None
         self.n_encoded = 0
@@ -153,7 +190,8 @@ class SentenceTransformerEncoder:
                 raise _load_error(self.spec.path, exc) from None
             if self.max_length:
                 self._model.max_seq_length = self.max_length
-        vecs = self._model.encode(list(texts), batch_size=batch_size, show_progress_bar=show_progress,
-                                  convert_to_numpy=True).astype(np.float32)
+        vecs = self._model.encode(
+            list(texts), batch_size=batch_size, show_progress_bar=show_progress, convert_to_numpy=True
+        ).astype(np.float32)
         self.n_encoded += len(texts)
         return check_finite(vecs, texts, self.spec.name)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported by whoever calls pool(); the CLI starts without it
+    import torch
 
 
 class Pooler(str, Enum):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,21 +54,29 @@ def _looks_like_path(name: str) -> bool:
 
 def _download(repo_id: str) -> Path:
     """A hub model: the local cache only when offline, else a snapshot download."""
+    from stsbench.hub import first_line, hub_offline_reason, quiet_hub_errors
+
+    advice = "download it where there is internet and pass its folder with --model DIR"
+    reason = hub_offline_reason()
+    quiet_hub_errors()
     from huggingface_hub import snapshot_download
     from huggingface_hub.utils import HFValidationError
 
-    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
-    try:
-        return Path(snapshot_download(repo_id, local_files_only=offline))
+    try:  # offline: the local hub cache may still hold it
+        return Path(snapshot_download(repo_id, local_files_only=reason is not None))
     except HFValidationError:
         raise StsbenchError(
             f"model '{repo_id}' is neither a folder nor a valid hub id; pass an existing model folder with --model"
         ) from None
     except Exception as exc:  # network errors, missing repo, missing cache entry
-        reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
-        raise StsbenchError(
-            f"model '{repo_id}' is not a local folder and could not be fetched from the Hugging Face hub ({reason}); "
-            "download it where there is internet and pass its folder with --model DIR"
+        why = reason or first_line(exc)
+        raise (
+            StsbenchError(
+                f"model '{repo_id}' is not a local folder nor in the local hub cache, and the hub is out of reach "
+                f"({why}); {advice}"
+            )
+            if reason
+            else StsbenchError(f"cannot fetch model '{repo_id}' from the Hugging Face hub ({why}); {advice}")
         ) from None
 
 
@@ -104,7 +111,9 @@ def _inspect(name: str, path: Path) -> ModelSpec:
         meta = _read_json(path / "stsbench.json")
         pooler = meta.get("pooler")
         if pooler not in POOLERS:
-            raise StsbenchError(f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLERS)}")
+            raise StsbenchError(
+                f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLERS)}"
+            )
         return ModelSpec(name, path, "stsbench", pooler, max_length=meta.get("max_length"), declared=meta)
     if (path / "modules.json").is_file():
         return _inspect_st(name, path)
@@ -114,12 +123,24 @@ def _inspect(name: str, path: Path) -> ModelSpec:
 def _inspect_st(name: str, path: Path) -> ModelSpec:
     modules = _read_json(path / "modules.json")
     types = [m.get("type", "") for m in modules]
-    st_cfg = _read_json(path / "sentence_bert_config.json") if (path / "sentence_bert_config.json").is_file() else {}
+    st_cfg = (
+        _read_json(path / "sentence_bert_config.json")
+        if (path / "sentence_bert_config.json").is_file()
+        else {}
+    )
     max_len = st_cfg.get("max_seq_length")
     lower = bool(st_cfg.get("do_lower_case", False))
     dirs = [m.get("path", "") for m in modules]
-    spec = ModelSpec(name, path, "sentence-transformers-full", None, max_length=max_len, do_lower_case=lower,
-                     module_dirs=dirs, declared={"modules": types})
+    spec = ModelSpec(
+        name,
+        path,
+        "sentence-transformers-full",
+        None,
+        max_length=max_len,
+        do_lower_case=lower,
+        module_dirs=dirs,
+        declared={"modules": types},
+    )
     if not set(types) <= _NATIVE_MODULES or types[:1] != ["sentence_transformers.models.Transformer"]:
         return spec
     pool_mods = [m for m in modules if m.get("type") == "sentence_transformers.models.Pooling"]

@@ -21,7 +21,9 @@ class Provenance:
     libraries: dict[str, str]  # torch, transformers, sentence-transformers, numpy, scipy, python
     device: str  # e.g. ``cpu`` or ``cuda:0 (NVIDIA H100)``
     data_files: dict[str, str]  # path relative to the data dir -> sha256
-    timings: dict[str, float]  # seconds: ``encode`` (this run's whole encoding pass), ``evaluate``; ignored when comparing
+    timings: dict[
+        str, float
+    ]  # seconds: ``encode`` (this run's whole encoding pass), ``evaluate``; ignored when comparing
     command: str | None = None  # the command line that produced it, when run from the CLI
 
 

@@ -35,10 +35,19 @@ def git_commit() -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{sha}-dirty" if dirty else sha
@@ -87,8 +96,13 @@ def data_checksums(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
     return out
 
 
-def make_provenance(data_dir: Path, files: Iterable[Path], timings: dict[str, float],
-                    command: str | None = None, encoder: Encoder | None = None) -> Provenance:
+def make_provenance(
+    data_dir: Path,
+    files: Iterable[Path],
+    timings: dict[str, float],
+    command: str | None = None,
+    encoder: Encoder | None = None,
+) -> Provenance:
     """Provenance for a result computed now."""
     return Provenance(
         stsbench_version=__version__,
@@ -111,7 +125,13 @@ def model_slug(name: str) -> str:
 
 def result_path(output: Path, result: TaskResult) -> Path:
     """``<output>/<model_slug>/<pooler>/<mode>/<task>.json``."""
-    return Path(output) / model_slug(result.model.name) / result.model.pooler / result.mode / f"{result.task}.json"
+    return (
+        Path(output)
+        / model_slug(result.model.name)
+        / result.model.pooler
+        / result.mode
+        / f"{result.task}.json"
+    )
 
 
 def write_result(output: Path, result: TaskResult) -> Path:
@@ -126,9 +146,11 @@ def read_result(path: Path) -> TaskResult:
     except (OSError, ValueError) as exc:
         raise StsbenchError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, dict) or data.get("kind") != "stsbench.task_result":
-        raise StsbenchError(f"{path}: not an stsbench task result (no \"kind\": \"stsbench.task_result\")")
+        raise StsbenchError(f'{path}: not an stsbench task result (no "kind": "stsbench.task_result")')
     if data.get("schema_version") != 1:
-        raise StsbenchError(f"{path}: results schema version {data.get('schema_version')!r}, this stsbench reads 1")
+        raise StsbenchError(
+            f"{path}: results schema version {data.get('schema_version')!r}, this stsbench reads 1"
+        )
     try:
         return TaskResult.from_dict(data)
     except (KeyError, TypeError) as exc:

@@ -71,8 +71,11 @@ class STSYearTask(Task):
         agg = {}
         for metric in ("spearman", "pearson"):
             vals = np.array([per[s][metric] for s in per])
-            agg[metric] = {"all": every[metric], "mean": float(vals.mean()),
-                           "wmean": float(np.average(vals, weights=weights))}
+            agg[metric] = {
+                "all": every[metric],
+                "mean": float(vals.mean()),
+                "wmean": float(np.average(vals, weights=weights)),
+            }
         details = {"subsets": per, "aggregate": agg, "split": "test"}
         return TaskScores(as_reported(agg["spearman"]["all"]), "spearman_all", details, len(data))
 

@@ -1,0 +1,65 @@
+"""``stsbench data verify`` and ``stsbench data download``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stsbench.cli_options import DataDirOpt
+
+
+def _show(checks, data_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from stsbench.errors import StsbenchError
+
+    bad = [c for c in checks if c.status not in ("ok", "absent (optional)")]
+    console = Console()
+    if bad:
+        table = Table(title=f"data files that do not match the manifest ({data_dir})")
+        for col in ("file", "problem", "expected", "found"):
+            table.add_column(col, overflow="fold")
+        for c in bad:
+            table.add_row(c.path, c.status, c.expected[:16], (c.actual or "-")[:16])
+        console.print(table)
+        raise StsbenchError(
+            f"{len(bad)} of {len(checks)} data files under {data_dir} are missing or differ from the manifest; "
+            "run `stsbench data download` or restore them from SimCSE's senteval.tar"
+        )
+    ok = sum(c.status == "ok" for c in checks)
+    console.print(
+        f"{ok} data files under {data_dir} match the manifest"
+        + (f" ({len(checks) - ok} optional files absent)" if ok != len(checks) else "")
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``data`` group."""
+    data_app = typer.Typer(help="Get and check the SentEval data.", no_args_is_help=True)
+    app.add_typer(data_app, name="data")
+
+    @data_app.command("verify")
+    def verify_cmd(data_dir: DataDirOpt = None) -> None:
+        """Check every data file against the checksum manifest kept in stsbench."""
+        from stsbench.data.manifest import verify
+        from stsbench.paths import resolve_data_dir
+
+        root = resolve_data_dir(data_dir)
+        _show(verify(root), root)
+
+    @data_app.command("download")
+    def download_cmd(
+        data_dir: DataDirOpt = None,
+        wiki: Annotated[
+            bool, typer.Option("--wiki", help="Also fetch wiki1m_for_simcse.txt (training corpus).")
+        ] = False,
+    ) -> None:
+        """Fetch SimCSE's senteval.tar from the Hugging Face hub, extract downstream/, verify it."""
+        from stsbench.data.manifest import download
+        from stsbench.paths import resolve_data_dir
+
+        root = resolve_data_dir(data_dir, must_exist=False)
+        _show(download(root, wiki), root)
