@@ -52,7 +52,9 @@ def read_class_file(path: Path) -> list[str]:
     """
     sentences = [senteval_text(line) for line in read_lines(path, "latin-1", splitlines=True)]
     if not any(sentences):
-        raise StsbenchError(f"{path}: no sentences; expected one sentence a line, restore it from senteval.tar")
+        raise StsbenchError(
+            f"{path}: no sentences; expected one sentence a line, restore it from senteval.tar"
+        )
     return sentences
 
 
@@ -86,7 +88,9 @@ def read_trec(path: Path) -> Labelled:
 
 def _binary_label(raw: str, path: Path, line: int) -> int:
     if raw not in ("0", "1"):
-        raise StsbenchError(f"{where(path, line)}: label '{raw}' is not 0 or 1; restore the file from senteval.tar")
+        raise StsbenchError(
+            f"{where(path, line)}: label '{raw}' is not 0 or 1; restore the file from senteval.tar"
+        )
     return int(raw)
 
 
