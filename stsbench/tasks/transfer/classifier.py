@@ -18,6 +18,8 @@ differs from one-model-at-a-time training.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +27,9 @@ import numpy as np
 import torch
 
 Optim = Literal["adam", "rmsprop"]
+# The per-minibatch tensors are small: intra-op threads cost more than they give, and on a shared machine
+# (more runnable threads than cores) two threads made a fold 18x slower than one.
+CPU_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -124,79 +129,106 @@ def _pad(rows: list[np.ndarray], width: int, fill: int) -> np.ndarray:
     return out
 
 
+def _epoch_batches(
+    jobs: list[Job], live: np.ndarray, y_ext: np.ndarray, n_pad: int, steps: int, b: int, c: int
+) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """One epoch of each live job: row indices per step ``(S, F*B)`` and the loss gradient's constant parts.
+
+    SentEval's loss is the batch-mean cross-entropy; its gradient w.r.t. the logits, as torch computes it, is
+    ``g - softmax * sum(g)`` (log_softmax backward) with ``g = -1/b`` at the target (nll_loss backward), where
+    ``b`` is the batch's row count (smaller for the last batch). Padding rows get zeros.
+    """
+    order = [jobs[i].train[jobs[i].rng.permutation(len(jobs[i].train))] for i in live]
+    f = len(order)
+    idx = _pad(order, steps * b, n_pad).reshape(f, steps, b).transpose(1, 0, 2)  # (S, F, B)
+    nrows = np.minimum(
+        np.array([len(o) for o in order])[None, :] - np.arange(steps)[:, None] * b, b
+    )  # (S, F)
+    inv = np.where(idx != n_pad, (np.float32(-1.0) / nrows.astype(np.float32))[..., None], np.float32(0))
+    g_tgt = np.zeros((steps, f, c, 1, b), dtype=np.float32)
+    np.put_along_axis(g_tgt, y_ext[idx][:, :, None, None, :], inv[:, :, None, None, :], axis=2)
+    return (
+        np.ascontiguousarray(idx.reshape(steps, f * b)),
+        torch.from_numpy(g_tgt),
+        torch.from_numpy(np.ascontiguousarray(inv[:, :, None, None, :])),
+    )
+
+
 def _train_chunk(
     x: torch.Tensor, y: np.ndarray, nclasses: int, jobs: list[Job], w0: torch.Tensor, cfg: ProbeConfig
 ) -> list[Fitted]:
-    """Train jobs that share the number of minibatches per epoch, in lockstep."""
-    dev_ = x.device
+    """Train jobs that share the number of minibatches per epoch, in lockstep.
+
+    All models of all jobs are one ``(F, C*R, D)`` tensor (row ``c*R + r``: class ``c`` of job's model ``r``), so a
+    minibatch is two ``bmm``s: logits ``W @ Xb^T`` laid out ``(F, C, R, B)`` and gradient ``G @ Xb``.
+    """
+    dev = x.device
     n_pad = x.shape[0] - 1  # index of the zero row
-    nj, nreg, c, b = len(jobs), len(jobs[0].l2), nclasses, cfg.batch_size
-    m = nreg * c
+    nj, nreg, c, b, dim = len(jobs), len(jobs[0].l2), nclasses, cfg.batch_size, x.shape[1]
     steps = math.ceil(len(jobs[0].train) / b)
-    w = w0.repeat(nj, 1, nreg).contiguous()  # (F, D, R*C); column r*C + k is class k of model r
+    w = w0.T[None, :, None, :].expand(nj, c, nreg, dim).reshape(nj, c * nreg, dim).contiguous()
     best_w = w.clone()
-    wd = torch.tensor([[v for v in j.l2 for _ in range(c)] for j in jobs], dtype=torch.float32)
-    opt = _Optimizer(cfg.optim, w, wd[:, None, :].to(dev_))
+    wd = torch.tensor([[v for _ in range(c) for v in j.l2] for j in jobs], dtype=torch.float32)
+    opt = _Optimizer(cfg.optim, w, wd[:, :, None].to(dev))
     y_ext = np.append(np.asarray(y, dtype=np.int64), 0)
     n_dev = [len(j.dev) for j in jobs]
-    x_dev = x[torch.from_numpy(_pad([j.dev for j in jobs], max(n_dev), n_pad)).to(dev_)]  # (F, Nd, D)
-    y_dev = torch.from_numpy(_pad([y[j.dev] for j in jobs], max(n_dev), -1)).to(dev_)[..., None]
+    x_dev = x[torch.from_numpy(_pad([j.dev for j in jobs], max(n_dev), n_pad)).to(dev)]  # (F, Nd, D)
+    y_dev = torch.from_numpy(_pad([y[j.dev] for j in jobs], max(n_dev), -1)).to(dev)[:, None, :]
 
-    live = np.arange(nj)  # jobs still training (some of their models not yet stopped)
+    live = np.arange(nj)  # jobs with a model still training
     best = np.full((nj, nreg), -1, dtype=np.int64)
     count = np.zeros((nj, nreg), dtype=np.int64)
     active = np.ones((nj, nreg), dtype=bool)
     stopped_at = np.zeros((nj, nreg), dtype=np.int64)
-    final_w = np.zeros((nj, nreg, x.shape[1], c), dtype=np.float32)
+    final_w = np.zeros((nj, nreg, dim, c), dtype=np.float32)
     nepoch = 0
     while len(live) and nepoch <= cfg.max_epoch:
         f = len(live)
         for _ in range(cfg.epoch_size):
-            order = [jobs[i].train[jobs[i].rng.permutation(len(jobs[i].train))] for i in live]
-            idx = _pad(order, steps * b, n_pad)  # (F, S*B)
-            nrows = np.minimum(np.array([len(o) for o in order])[:, None] - np.arange(steps) * b, b)  # (F, S)
-            # d loss / d logits of SentEval's mean cross-entropy: nll_loss backward puts -1/b at the target,
-            # log_softmax backward gives g - softmax * sum(g).
-            inv = torch.from_numpy(-1.0 / nrows.astype(np.float32)).repeat_interleave(b, 1)  # (F, S*B)
-            inv = inv * torch.from_numpy(idx != n_pad)
-            g_tgt = torch.zeros(f, steps * b, 1, c)
-            g_tgt.scatter_(3, torch.from_numpy(y_ext[idx])[:, :, None, None], inv[:, :, None, None])
-            g_tgt, g_sum = g_tgt.to(dev_), inv[:, :, None, None].to(dev_)
-            idx_t = torch.from_numpy(np.ascontiguousarray(idx.reshape(f, steps, b).transpose(1, 0, 2))).to(dev_)
+            idx, g_tgt, g_sum = _epoch_batches(jobs, live, y_ext, n_pad, steps, b, c)
+            idx_t, g_tgt, g_sum = torch.from_numpy(idx).to(dev), g_tgt.to(dev), g_sum.to(dev)
             for s in range(steps):
-                xb = torch.index_select(x, 0, idx_t[s].reshape(-1)).view(f, b, -1)  # (F, B, D)
-                p = torch.bmm(xb, w).view(f, b, nreg, c).log_softmax(-1).exp_()
-                sl = slice(s * b, (s + 1) * b)
-                g = g_tgt[:, sl] - p * g_sum[:, sl]  # (F, B, R, C)
-                opt.step(w, torch.bmm(xb.transpose(1, 2), g.view(f, b, m)))
+                xb = torch.index_select(x, 0, idx_t[s]).view(f, b, dim)
+                p = torch.bmm(w, xb.transpose(1, 2)).view(f, c, nreg, b).log_softmax(1).exp_()
+                g = (g_tgt[s] - p * g_sum[s]).view(f, c * nreg, b)
+                opt.step(w, torch.bmm(g, xb))
         nepoch += cfg.epoch_size
 
-        pred = torch.bmm(x_dev, w).view(f, x_dev.shape[1], nreg, c).argmax(-1)
-        correct = (pred == y_dev).sum(1).cpu().numpy()  # (F, R)
+        # SentEval's early stopping, per model: keep a copy on improvement, stop at the (tenacity+1)-th miss
+        pred = torch.bmm(w, x_dev.transpose(1, 2)).view(f, c, nreg, -1).argmax(1)  # (F, R, Nd)
+        correct = (pred == y_dev).sum(2).cpu().numpy()
         act = active[live]
         improved = act & (correct > best[live])
-        worse = act & ~improved
-        stop = worse & (count[live] >= cfg.tenacity)
+        missed = act & ~improved
         best[live] = np.where(improved, correct, best[live])
-        count[live] += worse
-        active[live] = act & ~stop
+        active[live] = act & ~(missed & (count[live] >= cfg.tenacity))
+        count[live] += missed
         stopped_at[live] = np.where(act, nepoch, stopped_at[live])
         if improved.any():
-            mask = torch.from_numpy(np.repeat(improved, c, axis=1))[:, None, :].to(dev_)
-            best_w = torch.where(mask, w, best_w)
-        done = ~active[live].any(1)
-        if done.any() or nepoch > cfg.max_epoch:
-            out = np.flatnonzero(done) if nepoch <= cfg.max_epoch else np.arange(f)
-            final_w[live[out]] = best_w[out].view(len(out), -1, nreg, c).permute(0, 2, 1, 3).cpu().numpy()
-            keep_np = np.flatnonzero(~done)
-            keep = torch.from_numpy(keep_np).to(dev_)
-            live = live[keep_np]
-            w, best_w, x_dev, y_dev = w[keep], best_w[keep], x_dev[keep], y_dev[keep]
-            opt.select(keep)
+            best_w = torch.where(torch.from_numpy(np.tile(improved, (1, c)))[:, :, None].to(dev), w, best_w)
+        done = ~active[live].any(1) | (nepoch > cfg.max_epoch)
+        if done.any():
+            out = np.flatnonzero(done)
+            final_w[live[out]] = best_w[out].view(len(out), c, nreg, dim).permute(0, 2, 3, 1).cpu().numpy()
+            keep = np.flatnonzero(~done)
+            live, keep_t = live[keep], torch.from_numpy(keep).to(dev)
+            w, best_w, x_dev, y_dev = w[keep_t], best_w[keep_t], x_dev[keep_t], y_dev[keep_t]
+            opt.select(keep_t)
     return [
         Fitted(dev_correct=best[i].copy(), n_dev=n_dev[i], weights=final_w[i], epochs=stopped_at[i])
         for i in range(nj)
     ]
+
+
+@contextmanager
+def _cpu_threads(device: torch.device, n: int) -> Iterator[None]:
+    prev = torch.get_num_threads()
+    if device.type == "cpu":
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(prev)
 
 
 def train_probes(
@@ -222,11 +254,13 @@ def train_probes(
     for i, j in enumerate(jobs):
         groups.setdefault(math.ceil(len(j.train) / cfg.batch_size), []).append(i)
     out: list[Fitted | None] = [None] * len(jobs)
-    with torch.inference_mode():
+    with torch.inference_mode(), _cpu_threads(device, CPU_THREADS):
         for members in groups.values():
             for k in range(0, len(members), max_jobs):
                 chunk = members[k : k + max_jobs]
-                for i, fit in zip(chunk, _train_chunk(xt, y, nclasses, [jobs[i] for i in chunk], w0, cfg)):
+                for i, fit in zip(
+                    chunk, _train_chunk(xt, y, nclasses, [jobs[i] for i in chunk], w0, cfg), strict=True
+                ):
                     out[i] = fit
     return [o for o in out if o is not None]
 

@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from stsbench.tasks.transfer.classifier import Job, ProbeConfig, augment, default_device, predict, train_probes
+from stsbench.tasks.transfer.classifier import (
+    Job,
+    ProbeConfig,
+    augment,
+    default_device,
+    predict,
+    train_probes,
+)
 
 
 def stratified_kfold(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -34,7 +41,9 @@ def stratified_kfold(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray,
     encoded = class_perm[inverse.reshape(-1)]
     n_classes = len(first)
     if np.all(k > np.bincount(encoded)):
-        raise ValueError(f"cannot split {len(y)} rows into {k} stratified folds: every class is smaller than {k}")
+        raise ValueError(
+            f"cannot split {len(y)} rows into {k} stratified folds: every class is smaller than {k}"
+        )
     ordered = np.sort(encoded)
     allocation = np.asarray([np.bincount(ordered[i::k], minlength=n_classes) for i in range(k)])
     test_folds = np.empty(len(y), dtype="i")
@@ -73,8 +82,9 @@ def _acc(correct: int, n: int) -> float:
     return round(100 * (1.0 * correct / n), 2)
 
 
-def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, cfg: ProbeConfig,
-                device: torch.device | None = None) -> ProtocolResult:
+def inner_kfold(
+    x: np.ndarray, y: np.ndarray, nclasses: int, cfg: ProbeConfig, device: torch.device | None = None
+) -> ProtocolResult:
     """SentEval's ``InnerKFoldClassifier`` (its folds use ``random_state=1111`` whatever the seed)."""
     device = device or default_device()
     xt, y, grid = augment(x, device), np.asarray(y), cfg.l2_grid
@@ -90,10 +100,22 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, cfg: ProbeConfig,
         scores = _l2_scores(grid, [[f.dev_acc()[r] for f in fits] for r in range(len(grid))])
         best = int(np.argmax(scores))
         chosen.append(grid[best])
-        folds.append({"l2": grid[best], "dev_acc": scores[best], "l2_dev_acc": dict(zip(map(str, grid), scores))})
-    final = train_probes(xt, y, nclasses, [_holdout_job(tr, l2, cfg) for (tr, _), l2 in zip(outer, chosen)],
-                         cfg, device)
-    for fold, (_, te), fit in zip(folds, outer, final):
+        folds.append(
+            {
+                "l2": grid[best],
+                "dev_acc": scores[best],
+                "l2_dev_acc": dict(zip(map(str, grid), scores, strict=True)),
+            }
+        )
+    final = train_probes(
+        xt,
+        y,
+        nclasses,
+        [_holdout_job(tr, l2, cfg) for (tr, _), l2 in zip(outer, chosen, strict=True)],
+        cfg,
+        device,
+    )
+    for fold, (_, te), fit in zip(folds, outer, final, strict=True):
         pred = predict(fit.weights[0], x[te], device)
         fold["test_acc"] = _acc(int((pred == y[te]).sum()), len(te))
         fold["epochs"] = int(fit.epochs[0])
@@ -103,8 +125,15 @@ def inner_kfold(x: np.ndarray, y: np.ndarray, nclasses: int, cfg: ProbeConfig,
     return ProtocolResult(dev_acc, test_acc, {"protocol": "inner_kfold", "kfold": cfg.kfold, "folds": folds})
 
 
-def kfold(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, nclasses: int,
-          cfg: ProbeConfig, device: torch.device | None = None) -> ProtocolResult:
+def kfold(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    nclasses: int,
+    cfg: ProbeConfig,
+    device: torch.device | None = None,
+) -> ProtocolResult:
     """SentEval's ``KFoldClassifier``: L2 by stratified k-fold on train, final model scored on test."""
     device = device or default_device()
     xt, y, grid = augment(x_train, device), np.asarray(y_train), cfg.l2_grid
@@ -117,15 +146,24 @@ def kfold(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: 
     (fit,) = train_probes(xt, y, nclasses, [_holdout_job(np.arange(len(y)), grid[best], cfg)], cfg, device)
     yhat = predict(fit.weights[0], x_test, device)
     details = {
-        "protocol": "kfold", "kfold": cfg.kfold, "l2": grid[best], "l2_dev_acc": dict(zip(map(str, grid), scores)),
-        "fold_dev_acc": [round(100 * a, 2) for a in fold_accs[best]], "epochs": int(fit.epochs[0]),
+        "protocol": "kfold",
+        "kfold": cfg.kfold,
+        "l2": grid[best],
+        "l2_dev_acc": dict(zip(map(str, grid), scores, strict=True)),
+        "fold_dev_acc": [round(100 * a, 2) for a in fold_accs[best]],
+        "epochs": int(fit.epochs[0]),
     }
     test_acc = _acc(int((yhat == np.asarray(y_test)).sum()), len(y_test))
     return ProtocolResult(scores[best], test_acc, details, yhat)
 
 
-def split(x: dict[str, np.ndarray], y: dict[str, np.ndarray], nclasses: int, cfg: ProbeConfig,
-          device: torch.device | None = None) -> ProtocolResult:
+def split(
+    x: dict[str, np.ndarray],
+    y: dict[str, np.ndarray],
+    nclasses: int,
+    cfg: ProbeConfig,
+    device: torch.device | None = None,
+) -> ProtocolResult:
     """SentEval's ``SplitClassifier`` on ``train``/``valid``/``test``.
 
     SentEval retrains the chosen L2 value from the same seed on the same data for the test score; that run is
@@ -135,13 +173,21 @@ def split(x: dict[str, np.ndarray], y: dict[str, np.ndarray], nclasses: int, cfg
     n_tr, n_dev = len(y["train"]), len(y["valid"])
     xt = augment(np.concatenate([x["train"], x["valid"]]), device)
     yy = np.concatenate([y["train"], y["valid"]])
-    job = Job(train=np.arange(n_tr), dev=np.arange(n_tr, n_tr + n_dev), l2=cfg.l2_grid,
-              rng=np.random.RandomState(cfg.seed))
+    job = Job(
+        train=np.arange(n_tr),
+        dev=np.arange(n_tr, n_tr + n_dev),
+        l2=cfg.l2_grid,
+        rng=np.random.RandomState(cfg.seed),
+    )
     (fit,) = train_probes(xt, yy, nclasses, [job], cfg, device)
     scores = [round(100 * a, 2) for a in fit.dev_acc()]
     best = int(np.argmax(scores))
     yhat = predict(fit.weights[best], x["test"], device)
     test_acc = _acc(int((yhat == np.asarray(y["test"])).sum()), len(y["test"]))
-    details = {"protocol": "split", "l2": cfg.l2_grid[best], "l2_dev_acc": dict(zip(map(str, cfg.l2_grid), scores)),
-               "epochs": int(fit.epochs[best])}
+    details = {
+        "protocol": "split",
+        "l2": cfg.l2_grid[best],
+        "l2_dev_acc": dict(zip(map(str, cfg.l2_grid), scores, strict=True)),
+        "epochs": int(fit.epochs[best]),
+    }
     return ProtocolResult(scores[best], test_acc, details, yhat)
