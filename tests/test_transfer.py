@@ -48,13 +48,22 @@ def oracle():
         self.cudaEfficient = True
 
     mp.setattr(clf.PyTorchClassifier, "__init__", init)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # its many tiny ops: oversubscribed threads made it 6x slower here
     yield val
+    torch.set_num_threads(threads)
     mp.undo()
 
 
 def _cfg(oc: dict, kfold: int = 5) -> ProbeConfig:
-    return ProbeConfig(optim=oc["optim"], batch_size=oc["batch_size"], tenacity=oc["tenacity"],
-                       epoch_size=oc["epoch_size"], kfold=kfold, max_epoch=oc.get("max_epoch", 200))
+    return ProbeConfig(
+        optim=oc["optim"],
+        batch_size=oc["batch_size"],
+        tenacity=oc["tenacity"],
+        epoch_size=oc["epoch_size"],
+        kfold=kfold,
+        max_epoch=oc.get("max_epoch", 200),
+    )
 
 
 def _problem(n: int, d: int, c: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -65,6 +74,7 @@ def _problem(n: int, d: int, c: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
 
 
 # --- readers ---------------------------------------------------------------------------------------------
+
 
 @needs_data
 @needs_oracle
@@ -83,7 +93,11 @@ def test_readers_equal_senteval_loaders():
         ours = read_binary(*task.files(DATA, Mode.test))
         assert ours.texts == join(o.samples) and ours.labels == o.labels
     assert [len(read_binary(*TASKS[n].files(DATA, Mode.test))) for n in ("MR", "CR", "SUBJ", "MPQA")] == [
-        10662, 3775, 10000, 10606]
+        10662,
+        3775,
+        10000,
+        10606,
+    ]
     o = TRECEval(str(DOWN / "TREC"))
     for split_, f in [("train", "train_5500.label"), ("test", "TREC_10.label")]:
         ours = read_trec(DOWN / "TREC" / f)
@@ -95,13 +109,15 @@ def test_readers_equal_senteval_loaders():
     o = MRPCEval(str(DOWN / "MRPC"))
     for s, n in (("train", 4076), ("test", 1725)):
         ours, ref = read_mrpc(DOWN / "MRPC" / f"msr_paraphrase_{s}.txt"), o.mrpc_data[s]
-        assert (ours.a, ours.b, ours.labels) == (join(ref["X_A"]), join(ref["X_B"]), ref["y"]) and len(ours) == n
+        assert (ours.a, ours.b, ours.labels) == (join(ref["X_A"]), join(ref["X_B"]), ref["y"]) and len(
+            ours
+        ) == n
 
 
 @needs_data
 def test_load_sorts_rows_as_senteval():
     data = TASKS["TREC"].load(DATA, Mode.test)
-    keys = [(len(t.split()), y) for t, y in zip(data["train"].texts, data["train"].labels)]
+    keys = [(len(t.split()), y) for t, y in zip(data["train"].texts, data["train"].labels, strict=True)]
     assert keys == sorted(keys) and len(data["train"]) == 5452 and len(data["test"]) == 500
     assert set(TASKS["MR"].texts(TASKS["MR"].load(DATA, Mode.test))) >= {"simplistic , silly and tedious ."}
 
@@ -115,8 +131,11 @@ def _layout(tmp_path: Path, sub: str, files: dict[str, bytes]) -> Path:
 
 
 def test_trec_unknown_label_names_file_and_line(tmp_path):
-    folder = _layout(tmp_path, "TREC", {"train_5500.label": b"NUM:dist How far ?\nFOO:bar What ?\n",
-                                        "TREC_10.label": b"HUM:ind Who ?\n"})
+    folder = _layout(
+        tmp_path,
+        "TREC",
+        {"train_5500.label": b"NUM:dist How far ?\nFOO:bar What ?\n", "TREC_10.label": b"HUM:ind Who ?\n"},
+    )
     with pytest.raises(StsbenchError, match=r"train_5500\.label:2: unknown TREC label 'FOO'") as e:
         TASKS["TREC"].load(tmp_path, Mode.test)
     assert "\n" not in str(e.value) and str(folder) in str(e.value)
@@ -136,15 +155,28 @@ def test_blank_lines_in_class_files_are_kept_as_senteval_does(tmp_path):
 
 def test_mrpc_missing_columns_names_file_and_line(tmp_path):
     header = b"\xef\xbb\xbfQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
-    _layout(tmp_path, "MRPC", {"msr_paraphrase_train.txt": header + b"1\t1\t2\ta b\tc d\n0\t3\t4\tonly one\n",
-                               "msr_paraphrase_test.txt": header + b"1\t1\t2\ta\tb\n"})
+    _layout(
+        tmp_path,
+        "MRPC",
+        {
+            "msr_paraphrase_train.txt": header + b"1\t1\t2\ta b\tc d\n0\t3\t4\tonly one\n",
+            "msr_paraphrase_test.txt": header + b"1\t1\t2\ta\tb\n",
+        },
+    )
     with pytest.raises(StsbenchError, match=r"msr_paraphrase_train\.txt:3: expected 5 tab-separated columns"):
         TASKS["MRPC"].load(tmp_path, Mode.test)
 
 
 def test_sst_bad_label_names_file_and_line(tmp_path):
-    _layout(tmp_path, "SST/binary", {"sentiment-train": b"fine .\t1\nbad .\t7\n", "sentiment-dev": b"a\t0\n",
-                                     "sentiment-test": b"b\t1\n"})
+    _layout(
+        tmp_path,
+        "SST/binary",
+        {
+            "sentiment-train": b"fine .\t1\nbad .\t7\n",
+            "sentiment-dev": b"a\t0\n",
+            "sentiment-test": b"b\t1\n",
+        },
+    )
     with pytest.raises(StsbenchError, match=r"sentiment-train:2: label '7' is not 0 or 1"):
         TASKS["SST2"].load(tmp_path, Mode.test)
 
@@ -155,6 +187,7 @@ def test_missing_file_is_an_error(tmp_path):
 
 
 # --- folds and classifier against the oracle ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("labels", [[0, 1], [1, 0, 2], [5, 3, 3, 0, 1, 2]])
 @pytest.mark.parametrize("k,seed", [(5, 1111), (10, 1111), (3, 7)])
@@ -177,8 +210,9 @@ def test_single_probe_follows_senteval_trajectory(oracle, optim):
     tr, dv = np.arange(240), np.arange(240, 300)
     ref = MLP(oc, inputdim=10, nclasses=3, l2reg=1e-3, seed=1111)
     ref_acc = ref.fit(x[tr], y[tr], validation_data=(x[dv], y[dv]))
-    (fit,) = train_probes(x, y, 3, [Job(tr, dv, (1e-3,), np.random.RandomState(1111))], _cfg(oc),
-                          torch.device("cpu"))
+    (fit,) = train_probes(
+        x, y, 3, [Job(tr, dv, (1e-3,), np.random.RandomState(1111))], _cfg(oc), torch.device("cpu")
+    )
     w = ref.model[0].weight.detach().numpy().T
     b = ref.model[0].bias.detach().numpy()
     assert fit.dev_acc() == [ref_acc] and fit.epochs[0] == ref.nepoch
@@ -218,7 +252,9 @@ def test_same_seed_same_numbers_other_seed_other_run():
     first = inner_kfold(x, y, 2, _cfg(FAST), torch.device("cpu"))
     again = inner_kfold(x, y, 2, _cfg(FAST), torch.device("cpu"))
     assert first == again
-    other = inner_kfold(x, y, 2, ProbeConfig("rmsprop", 128, 3, 2, 5, max_epoch=12, seed=7), torch.device("cpu"))
+    other = inner_kfold(
+        x, y, 2, ProbeConfig("rmsprop", 128, 3, 2, 5, max_epoch=12, seed=7), torch.device("cpu")
+    )
     assert other.details != first.details
 
 
@@ -232,10 +268,12 @@ def test_f1_binary_equals_sklearn():
 
 # --- whole tasks against the oracle's tasks (random low-dimensional embeddings) --------------------------
 
+
 def _table(texts: list[str], dim: int = 6) -> EmbeddingTable:
     uniq = unique_texts([texts])
-    vecs = np.stack([np.random.RandomState(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).randn(dim)
-                     for t in uniq]).astype(np.float32)
+    vecs = np.stack(
+        [np.random.RandomState(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).randn(dim) for t in uniq]
+    ).astype(np.float32)
     return EmbeddingTable(uniq, vecs)
 
 
@@ -252,11 +290,12 @@ def test_task_equals_senteval_task(oracle, name):
     def batcher(params, batch):
         return table[[" ".join(s) for s in batch]]
 
-    params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": FAST}
+    quick = {**FAST, "max_epoch": 4}
+    params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": quick}
     ref = senteval.engine.SE(params, batcher).eval(name)
     # the oracle's max_epoch cap, as ours
     mp = pytest.MonkeyPatch()
-    mp.setattr("stsbench.tasks.transfer.tasks.probe_config", lambda mode, seed=1111: _cfg(FAST))
+    mp.setattr("stsbench.tasks.transfer.tasks.probe_config", lambda mode, seed=1111: _cfg(quick))
     try:
         ours = task.evaluate(data, table, Mode.fasttest)
     finally:
