@@ -269,6 +269,11 @@ def finalize(cfg: TrainConfig, supervised: bool) -> TrainConfig:
         raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
     if cfg.mlp_only_train is None:
         cfg.mlp_only_train = not supervised
+    # record where the data and a local backbone are, whatever the directory a resumed run starts from
+    if cfg.train_file:
+        cfg.train_file = str(Path(cfg.train_file).expanduser().resolve())
+    if cfg.model and Path(cfg.model).expanduser().is_dir():
+        cfg.model = str(Path(cfg.model).expanduser().resolve())
     if cfg.save_steps is None:
         cfg.save_steps = cfg.eval_steps
     cfg.supervised = supervised

@@ -86,7 +86,7 @@ def train_step(
     return float(loss.detach()), {**parts, "grad_norm": float(norm)}
 
 
-def build(cfg: TrainConfig, backbone_path: Path, device: str):
+def build(cfg: TrainConfig, backbone_path: Path | str, device: str):
     """Backbone, tokenizer, the encoder with its new layers, the method and the optimizer (seeded)."""
     backbone, tokenizer = load_backbone(backbone_path, cfg.dropout)
     if eval_pooler(cfg) == "cls" and getattr(backbone, "pooler", None) is None:

@@ -208,7 +208,9 @@ class ESimCSE(Method):
         if self.momentum_encoder is None:
             return
         ema_update(self.momentum_encoder, model, self.cfg.momentum)
-        self.queue.push(self.momentum_encoder(views.anchor))
+        self.queue.push(
+            self.momentum_encoder.eval()(views.anchor)
+        )  # dropout off, whatever mode the method is in
 
     def extra_state(self) -> dict:
         """Return the queue (the momentum encoder is a submodule, in ``state_dict``)."""

