@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
-from typer.core import TyperCommand
 
-from stsbench.errors import StsbenchError
 from stsbench.train.config import help_for
 
 
@@ -20,25 +17,6 @@ def _opt(name: str, *flags: str) -> typer.models.OptionInfo:
 def _flag(name: str) -> typer.models.OptionInfo:
     dashed = name.replace("_", "-")
     return typer.Option(f"--{dashed}/--no-{dashed}", help=help_for(name), show_default=False)
-
-
-# typer >= 0.20 vendors click: take its UsageError from typer's own BadParameter (plain click's too)
-_USAGE_ERRORS = tuple(
-    {click.UsageError, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")}
-)
-
-
-class _OneLineErrors(TyperCommand):
-    """Usage errors (unknown option, bad value) as one ``error: ...`` line, like every other user error."""
-
-    def parse_args(self, ctx, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except _USAGE_ERRORS as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `stsbench train` shows the help
-                raise
-            message = " ".join(exc.format_message().split())
-            raise StsbenchError(f"{message} (see `stsbench train --help`)") from None
 
 
 Str = Optional[str]  # noqa: UP045 - typer needs Optional on 3.10
@@ -114,4 +92,4 @@ def train_command(
 
 def register(app: typer.Typer) -> None:
     """Add ``stsbench train``."""
-    app.command("train", cls=_OneLineErrors, no_args_is_help=True)(train_command)
+    app.command("train", no_args_is_help=True)(train_command)
