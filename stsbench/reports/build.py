@@ -1,0 +1,209 @@
+"""Assemble the report: sections of paragraphs, tables and figures, from a :class:`Collection`.
+
+:func:`build_report` draws the figures into ``figures_dir`` and returns a :class:`Report` that the
+templates only loop over. A section whose results are missing keeps its title and says, in one line,
+which command makes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stsbench.reports import ablations, provenance, tables
+from stsbench.reports.collect import Collection
+from stsbench.reports.figures import analysis_figure, training_curves_figure
+from stsbench.reports.models import Model, find_models
+from stsbench.reports.table import Table
+
+# what makes the results of each section (RESULTS: the folder given to `stsbench report --results`)
+MAKE = {
+    "sts": "stsbench run --model MODEL --tasks sts --output RESULTS",
+    "transfer": "stsbench run --model MODEL --tasks transfer --output RESULTS",
+    "length_bias": "stsbench length-bias --model MODEL [--model MODEL2 ...] --output RESULTS/analyses",
+    "repetition_probe": "stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt --output RESULTS/analyses",
+    "align_uniform": "stsbench align-uniform --model MODEL --output RESULTS/analyses",
+    "spectrum": "stsbench spectrum --model MODEL --output RESULTS/analyses",
+    "training": "stsbench train --config configs/simcse-minilm-cpu.yaml --output RESULTS/train/NAME",
+    "ablations": "stsbench train --config configs/esimcse-minilm-cpu.yaml --queue-multiple 0 --output RESULTS/train/NAME",
+}
+
+
+@dataclass
+class FigureOut:
+    """A figure as the report shows it: SVG beside report.md, PNG inlined in report.html."""
+
+    title: str
+    svg: str  # path relative to the report folder
+    png_base64: str
+
+
+@dataclass
+class Section:
+    """One ``##`` section."""
+
+    key: str
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[FigureOut] = field(default_factory=list)
+
+    @property
+    def anchor(self) -> str:
+        """GitHub's heading anchor for the title."""
+        return anchor(self.title)
+
+
+@dataclass
+class Report:
+    """Everything report.md and report.html show."""
+
+    title: str
+    paragraphs: list[str]
+    sections: list[Section]
+    warnings: list[str]
+    figures: list[Path]  # files written
+
+
+def anchor(title: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to dashes."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+DESCRIBE = {
+    "sts": "STS results",
+    "transfer": "transfer results",
+    "length_bias": "length-bias results",
+    "repetition_probe": "repetition-probe results",
+    "align_uniform": "alignment/uniformity results",
+    "spectrum": "spectrum results",
+    "training": "training runs (train_log.jsonl)",
+    "ablations": "pair of training runs that differ in one setting or in ESimCSE's components",
+}
+
+
+def matplotlib_version() -> str:
+    """Return the matplotlib version that draws the figures (it decides their bytes)."""
+    import matplotlib
+
+    return matplotlib.__version__
+
+
+def missing(key: str, results: str) -> str:
+    """The line a section without results shows: what is missing and the command that makes it."""
+    command = MAKE[key].replace("RESULTS", results.rstrip("/") or ".")
+    return f"Not in this report: no {DESCRIBE[key]} under `{results}`. Make them with `{command}`."
+
+
+class _Figures:
+    """Write figures under ``folder`` and remember them for the report."""
+
+    def __init__(self, folder: Path, prefix: str) -> None:
+        self.folder, self.prefix, self.written = folder, prefix, []
+
+    def add(self, title: str, paths: list[Path]) -> FigureOut:
+        self.written += paths
+        svg = next(p for p in paths if p.suffix == ".svg")
+        png = next(p for p in paths if p.suffix == ".png")
+        return FigureOut(
+            title, f"{self.prefix}/{svg.name}", base64.b64encode(png.read_bytes()).decode("ascii")
+        )
+
+
+def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> Section:
+    title = "STS tasks" if kind == "sts" else "Transfer tasks"
+    t = tables.score_table(coll.tasks, models, kind)
+    if t is None:
+        return Section(kind, title, [missing(kind, results)])
+    return Section(kind, title, tables=[t])
+
+
+def _analysis(
+    coll: Collection, models: list[Model], name: str, title: str, results: str, figs: _Figures
+) -> Section:
+    records = coll.analyses_of(name)
+    if not records:
+        return Section(name, title, [missing(name, results)])
+    section = Section(name, title)
+    for variant, labelled in tables.by_variant(records, models).items():
+        if name == "length_bias":
+            section.tables += [
+                tables.length_bias_table1(variant, labelled),
+                tables.length_bias_table7(variant, labelled),
+            ]
+        elif name == "repetition_probe":
+            section.tables.append(tables.repetition_table(variant, labelled))
+        elif name == "align_uniform":
+            section.tables.append(tables.align_uniform_table(variant, labelled))
+        else:
+            section.tables.append(tables.spectrum_table(variant, labelled))
+        paths = analysis_figure(name, labelled, figs.folder / variant)
+        section.figures.append(figs.add(f"{title} ({variant})", paths))
+    return section
+
+
+def _training(coll: Collection, models: list[Model], results: str, figs: _Figures) -> list[Section]:
+    if not coll.runs:
+        return [
+            Section("training", "Training curves", [missing("training", results)]),
+            Section("ablations", "Ablations", [missing("ablations", results)]),
+        ]
+    labels = ablations.labelled_runs(coll.runs, models)
+    curves = Section("training", "Training curves", tables=[ablations.training_table(coll.runs, models)])
+    curves.figures.append(
+        figs.add(
+            "STS-B dev Spearman during training",
+            training_curves_figure(labels, figs.folder / "training_curves"),
+        )
+    )
+    found = ablations.ablation_tables(coll.runs, models, coll.tasks)
+    abl = Section("ablations", "Ablations", tables=found)
+    if not found:
+        abl.paragraphs.append(missing("ablations", results))
+    return [curves, abl]
+
+
+def _provenance(coll: Collection, models: list[Model]) -> Section:
+    when = provenance.created_range(coll)
+    section = Section("provenance", "Provenance")
+    if when:
+        section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
+    if models:
+        section.tables += [provenance.models_table(models), provenance.commands_table(coll)]
+    if coll.runs:
+        section.tables.append(provenance.training_provenance_table(coll.runs))
+    if coll.tasks or coll.analyses:
+        section.tables += [provenance.data_table(coll), provenance.versions_table(coll)]
+    return section
+
+
+def build_report(
+    coll: Collection, figures_dir: Path, title: str, command: str, figures_prefix: str = "figures"
+) -> Report:
+    """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written)."""
+    results = coll.root
+    models = find_models(coll)
+    figs = _Figures(Path(figures_dir), figures_prefix)
+    sections = [
+        _scores(coll, models, "sts", results),
+        _scores(coll, models, "transfer", results),
+        _analysis(coll, models, "length_bias", "Length bias", results, figs),
+        _analysis(coll, models, "repetition_probe", "Repetition probe", results, figs),
+        _analysis(coll, models, "align_uniform", "Alignment and uniformity", results, figs),
+        _analysis(coll, models, "spectrum", "Singular-value spectra", results, figs),
+        *_training(coll, models, results, figs),
+        _provenance(coll, models),
+    ]
+    skipped = Section("skipped", "Skipped files")
+    skipped.paragraphs = [f"`{w}`" for w in coll.warnings] or [
+        f"None: every file under `{results}` was read."
+    ]
+    sections.append(skipped)
+    intro = [
+        f"Made by `{command}` from {len(coll.tasks)} task results, {len(coll.analyses)} analysis results and "
+        f"{len(coll.runs)} training runs under `{results}`; {len(models)} models. Figures drawn with "
+        f"matplotlib {matplotlib_version()}: the same results and version give the same bytes."
+    ]
+    return Report(title, intro, sections, list(coll.warnings), figs.written)

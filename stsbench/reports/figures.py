@@ -1,0 +1,64 @@
+"""The report's figures: the analyses' own figures (``stsbench.analyses.figures``) and training curves.
+
+Every figure is written as ``<stem>.png`` and ``<stem>.svg`` by ``stsbench.analyses.figures.save``: fixed
+dpi, ``svg.hashsalt`` fixed, no date or software in the metadata, so the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stsbench.analyses import figures as afig
+from stsbench.reports.collect import TrainRun
+
+DRAW = {
+    "length_bias": afig.length_bias_figure,
+    "align_uniform": afig.align_uniform_figure,
+    "spectrum": afig.spectrum_figure,
+    "repetition_probe": afig.repetition_figure,
+}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "stsbench"  # stable ids in the SVG
+    return plt
+
+
+def analysis_figure(analysis: str, results: dict[str, Any], stem: Path) -> list[Path]:
+    """Draw one analysis for several models (``{label: result}``) as the analysis commands do."""
+    return DRAW[analysis](results, stem)
+
+
+def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
+    """STS-B dev Spearman x100 against the training step, one line per run; the kept checkpoint circled."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, run in curves.items():
+        points = [(s, v * 100) for s, v in run.curve if v is not None]
+        if not points:
+            continue
+        steps, values = zip(*points, strict=True)
+        (line,) = ax.plot(steps, values, marker=".", label=label)
+        best = [(s, v * 100) for s, v in run.curve if s == run.best_step and v is not None]
+        if best:
+            ax.scatter(
+                [best[0][0]],
+                [best[0][1]],
+                s=80,
+                facecolors="none",
+                edgecolors=line.get_color(),
+                linewidths=1.2,
+            )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("STS-B dev Spearman x100")
+    ax.set_title("Dev curves (circled: the kept checkpoint; step 0: before training)", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+    fig.tight_layout()
+    return afig.save(fig, stem)

@@ -1,0 +1,124 @@
+"""Where the report's numbers come from: models and fingerprints, commands, data checksums, versions."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import Any
+
+from stsbench.reports.collect import Collection, TrainRun
+from stsbench.reports.models import Model
+from stsbench.reports.table import DASH, Table, make_table
+
+VERSION_LIBS = ("torch", "transformers", "sentence-transformers", "numpy", "scipy", "python")
+
+
+def _records(coll: Collection) -> list[tuple[str, Any, Any, str]]:
+    """(path, model info, provenance, what) of every result, task and analysis."""
+    out = [(r.path, r.result.model, r.result.provenance, r.result.task) for r in coll.tasks]
+    out += [(a.path, a.model, a.provenance, a.variant) for a in coll.analyses]
+    return sorted(out, key=lambda x: x[0])
+
+
+def models_table(models: list[Model]) -> Table:
+    """One row per evaluated model: how it was loaded and its embedding fingerprint."""
+    columns = ["model", "name", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
+    rows = [
+        [
+            m.label,
+            m.name,
+            m.info.kind,
+            m.pooler,
+            DASH if m.info.max_length is None else str(m.info.max_length),
+            m.info.dtype,
+            m.info.fingerprint,
+            m.run.path if m.run else DASH,
+        ]
+        for m in models
+    ]
+    notes = ["fingerprint: the embedding-cache key (weights, config, tokenizer, pooler, max length, dtype)."]
+    return make_table("provenance_models", "Models", columns, rows, notes)
+
+
+def commands_table(coll: Collection) -> Table:
+    """Each command line recorded in the results, with what it produced."""
+    made: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for path, _, prov, what in _records(coll):
+        folder = path.rsplit("/", 1)[0] if "/" in path else "."
+        made[prov.command or "(not recorded)"][folder].append(what)
+    rows = []
+    for command, folders in sorted(made.items(), key=lambda kv: min(kv[1])):
+        produced = "; ".join(f"{', '.join(whats)} ({folder}/)" for folder, whats in sorted(folders.items()))
+        rows.append([command, produced])
+    notes = ["Folders are relative to the results folder; each command wrote one JSON per result named."]
+    return make_table("provenance_commands", "Commands", ["command", "results"], rows, notes)
+
+
+def train_command(run: TrainRun) -> str:
+    """``stsbench train`` with every option the run's saved config sets away from the defaults."""
+    from stsbench.train.config import FIELDS
+
+    parts = ["stsbench train"]
+    for name in ("method", "model", "train_file", "output"):
+        parts.append(f"--{name.replace('_', '-')} {run.config.get(name)}")
+    for name, f in FIELDS.items():
+        if name in ("method", "model", "train_file", "output", "data_dir") or name not in run.config:
+            continue
+        value, default = run.config[name], f.default
+        if default is dataclasses.MISSING or value == default:
+            continue
+        flag = name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(f"--{flag}" if value else f"--no-{flag}")
+        elif value is not None:
+            parts.append(f"--{flag} {value}")
+    return " ".join(parts)
+
+
+def training_provenance_table(runs: list[TrainRun]) -> Table:
+    """One row per training run: the command that reproduces it (rebuilt from its saved config)."""
+    rows = [[r.path, train_command(r)] for r in sorted(runs, key=lambda r: r.path)]
+    notes = [
+        "Rebuilt from each run's saved config (stsbench.json, else the log's start record): the options that "
+        "differ from `stsbench train`'s defaults; --data-dir is left out."
+    ]
+    return make_table("provenance_training", "Training runs", ["run", "equivalent command"], rows, notes)
+
+
+def data_table(coll: Collection) -> Table:
+    """Every data file the results read, with its sha256; a file seen with two checksums gets a row each."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for _, _, prov, _ in _records(coll):
+        for name, digest in prov.data_files.items():
+            seen[(name, digest)] += 1
+    names = defaultdict(int)
+    for name, _ in seen:
+        names[name] += 1
+    rows = [
+        [name, digest, str(n), "differs between results" if names[name] > 1 else ""]
+        for (name, digest), n in sorted(seen.items())
+    ]
+    notes = ["Paths relative to the data folder (SentEval's downstream/, the training corpus' folder)."]
+    return make_table("provenance_data", "Data files", ["file", "sha256", "results", "note"], rows, notes)
+
+
+def versions_table(coll: Collection) -> Table:
+    """Distinct (commit, library versions, device) sets and how many results each made."""
+    counts: dict[tuple[str, ...], int] = defaultdict(int)
+    for _, _, prov, _ in _records(coll):
+        key = (
+            prov.git_commit or DASH,
+            prov.stsbench_version,
+            *[prov.libraries.get(lib, DASH) for lib in VERSION_LIBS],
+            prov.device,
+        )
+        counts[key] += 1
+    columns = ["git commit", "stsbench", *VERSION_LIBS, "device", "results"]
+    rows = [[*key, str(n)] for key, n in sorted(counts.items())]
+    return make_table("provenance_versions", "Versions", columns, rows)
+
+
+def created_range(coll: Collection) -> str | None:
+    """Return 'first - last' creation time of the results (from their provenance), or None."""
+    times = sorted(prov.created_at for _, _, prov, _ in _records(coll))
+    return f"{times[0]} to {times[-1]}" if times else None

@@ -1,0 +1,121 @@
+"""Render a :class:`~stsbench.reports.build.Report` as ``report.md`` and a self-contained ``report.html``.
+
+The templates (``templates/*.j2``) only loop; every string they print is made here or in the table and
+section builders. ``report.md`` links the figures' SVG files beside it; ``report.html`` inlines them as
+base64 PNG, so it reads offline on its own. No timestamp is written: the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stsbench.io import atomic_write_text
+from stsbench.reports.build import Report, build_report
+from stsbench.reports.collect import collect
+from stsbench.reports.table import to_html, to_markdown
+
+FIGURES = "figures"
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _env():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("stsbench.reports", "templates"),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=lambda name: bool(name and name.endswith(".html.j2")),
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def inline_html(text: str) -> Any:
+    """Escape ``text`` and turn its `code` spans into ``<code>``; returns markup the template keeps."""
+    from markupsafe import Markup
+
+    return Markup(_CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False)))
+
+
+def _view(report: Report, for_html: bool) -> dict[str, Any]:
+    """Plain data for a template: every string already rendered for its format."""
+    from markupsafe import Markup
+
+    text = inline_html if for_html else (lambda s: s)
+    return {
+        "title": report.title,
+        "paragraphs": [text(p) for p in report.paragraphs],
+        "sections": [
+            {
+                "title": s.title,
+                "anchor": s.anchor,
+                "paragraphs": [text(p) for p in s.paragraphs],
+                "tables": [
+                    {
+                        "title": t.title,
+                        "markdown": to_markdown(t),
+                        "html": Markup(to_html(t)),
+                        "notes": [text(n) for n in t.notes],
+                    }
+                    for t in s.tables
+                ],
+                "figures": [
+                    {
+                        "title": f.title,
+                        "svg": f.svg,
+                        "png": f.svg[: -len(".svg")] + ".png",
+                        "png_base64": f.png_base64,
+                    }
+                    for f in s.figures
+                ],
+            }
+            for s in report.sections
+        ],
+    }
+
+
+def render_markdown(report: Report) -> str:
+    """GitHub Markdown, figures linked relatively."""
+    return _env().get_template("report.md.j2").render(report=_view(report, False))
+
+
+def render_html(report: Report) -> str:
+    """One HTML file with the figures inlined (base64 PNG) and its CSS in a ``<style>``."""
+    return _env().get_template("report.html.j2").render(report=_view(report, True))
+
+
+@dataclass
+class ReportFiles:
+    """What :func:`write_report` wrote, and the files it skipped."""
+
+    markdown: Path
+    html: Path
+    figures: list[Path]
+    warnings: list[str]
+    report: Report
+
+
+def write_report(
+    results: str | Path, out: str | Path, title: str | None = None, command: str | None = None
+) -> ReportFiles:
+    """Collect ``results``, write ``out/report.md``, ``out/report.html`` and ``out/figures/*``.
+
+    Figures of an earlier report in ``out/figures`` that this one does not draw are removed, so the folder
+    holds exactly what the report links.
+    """
+    out = Path(out)
+    coll = collect(results)
+    command = command or f"stsbench report --results {results} --out {out}"
+    report = build_report(coll, out / FIGURES, title or f"stsbench report: {out.resolve().name}", command)
+    kept = {p.resolve() for p in report.figures}
+    for stale in sorted((out / FIGURES).glob("*")):
+        if stale.suffix in (".png", ".svg") and stale.resolve() not in kept:
+            stale.unlink()
+    md = atomic_write_text(out / "report.md", render_markdown(report))
+    page = atomic_write_text(out / "report.html", render_html(report))
+    return ReportFiles(md, page, report.figures, report.warnings, report)

@@ -1,0 +1,94 @@
+"""A report table (a pandas frame of display strings, with title and notes) and its Markdown/HTML forms.
+
+Formatting lives here so the report, the notebooks and the CLI print the same strings: a notebook's
+``to_markdown(table)`` is byte-equal to the table in ``report.md``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+DASH = "–"  # a value the table has no number for
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: ``frame`` holds the cells as displayed; ``align`` is ``l``/``r`` per column."""
+
+    key: str  # stable id (anchors, tests)
+    title: str
+    frame: pd.DataFrame
+    align: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _numeric(cell: str) -> bool:
+    try:
+        float(str(cell).replace("−", "-"))
+    except ValueError:
+        return False
+    return True
+
+
+def make_table(
+    key: str, title: str, columns: list[str], rows: list[list[str]], notes: list[str] | None = None
+) -> Table:
+    """Build a :class:`Table`; a column whose every cell is a number (or a dash) is right-aligned."""
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    align = tuple(
+        "r"
+        if rows
+        and all(_numeric(r[i]) or r[i] in (DASH, "") for r in rows)
+        and any(_numeric(r[i]) for r in rows)
+        else "l"
+        for i in range(len(columns))
+    )
+    return Table(key, title, frame, align, tuple(notes or ()))
+
+
+def fmt(value: float | None, digits: int = 2, scale: float = 1.0) -> str:
+    """Render a number with ``digits`` decimals (x ``scale``); a dash for a missing or non-finite one."""
+    if value is None or not math.isfinite(value):
+        return DASH
+    return f"{value * scale:.{digits}f}"
+
+
+def fmt_delta(value: float | None, digits: int = 2) -> str:
+    """Render a difference with its sign (``+0.12``, ``-1.05``); a dash when missing."""
+    if value is None or not math.isfinite(value):
+        return DASH
+    out = f"{value:+.{digits}f}"
+    return out.replace("-0.00", "+0.00") if digits == 2 else out
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(table: Table) -> str:
+    """GitHub Markdown: the table alone (no title, no notes), one line a row, ending without a newline."""
+    head = "| " + " | ".join(_md_cell(c) for c in table.frame.columns) + " |"
+    rule = "|" + "|".join(":---" if a == "l" else "---:" for a in table.align) + "|"
+    body = ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in table.frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def to_html(table: Table) -> str:
+    """Return an HTML ``<table>`` (escaped cells, alignment as classes; no title, no notes)."""
+    cls = {"l": "l", "r": "r"}
+    head = "".join(
+        f'<th class="{cls[a]}">{html.escape(str(c))}</th>'
+        for c, a in zip(table.frame.columns, table.align, strict=True)
+    )
+    rows = []
+    for row in table.frame.itertuples(index=False):
+        cells = "".join(
+            f'<td class="{cls[a]}">{html.escape(str(v))}</td>' for v, a in zip(row, table.align, strict=True)
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    body = "\n".join(rows)
+    return f'<table id="{html.escape(table.key)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'

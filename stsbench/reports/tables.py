@@ -1,0 +1,321 @@
+"""The papers' tables from results: pure functions, results in, :class:`~stsbench.reports.table.Table` out.
+
+- :func:`score_table`: the main STS table (SimCSE/ESimCSE layout) or the transfer table, each measured row
+  followed by the published rows of the same model (MTEB) or method (the papers) and the deltas.
+- :func:`length_bias_table1` (ESimCSE arXiv Table 1), :func:`length_bias_table7` (COLING Table 7),
+  :func:`repetition_table` (COLING Table 8), :func:`align_uniform_table`, :func:`spectrum_table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from stsbench.analyses.common import short_name
+from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
+from stsbench.reports.collect import AnalysisRecord, TaskRecord
+from stsbench.reports.models import Model, model_of
+from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+
+TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
+# published rows of the method a run trained with (the papers' BERT-base rows); ESimCSE's four come from
+# one table (arXiv Table 7: SimCSE, + word repetition, + momentum contrast, ESimCSE), evaluated alike
+PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
+    "sts": {
+        "unsup-SimCSE": ("esimcse-arxiv/table7/unsup-simcse-bert-base",),
+        "sup-SimCSE": ("simcse/sts/sup-simcse-bert-base",),
+        "word repetition only": ("esimcse-arxiv/table7/word-repetition",),
+        "momentum contrast only": ("esimcse-arxiv/table7/momentum-contrast",),
+        "ESimCSE": ("esimcse-arxiv/table7/esimcse-bert-base",),
+    },
+    "transfer": {
+        "unsup-SimCSE": ("simcse/transfer/unsup-simcse-bert-base",),
+        "sup-SimCSE": ("simcse/transfer/sup-simcse-bert-base",),
+    },
+}
+LENGTH_TABLE1 = "esimcse-arxiv/table1"
+LENGTH_TABLE7 = (
+    ("SimCSE", "esimcse-coling/table7/simcse-ld-gt-3", "esimcse-coling/table7/simcse-ld-le-3"),
+    ("ESimCSE", "esimcse-coling/table7/esimcse-ld-gt-3", "esimcse-coling/table7/esimcse-ld-le-3"),
+)
+PROBE_ROWS = ("esimcse-coling/table8/simcse", "esimcse-coling/table8/esimcse")
+
+
+def published_for(model: Model, kind: str) -> list[Entry]:
+    """Published test rows to set beside ``model``: the same model (by name), else its training method's."""
+    if model.method is not None:
+        return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
+    name = model.name.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+    return [
+        e
+        for e in load_registry().values()
+        if e.kind == "scores"
+        and e.split == "test"
+        and any(t in e.values for t in TASKS_OF[kind])
+        and e.row.split("/")[-1].lower() == name
+    ]
+
+
+def _average(values: list[float | None]) -> float | None:
+    """SimCSE's Avg.: the mean of the rounded figures, over every task of the table, else none."""
+    if not values or any(v is None for v in values):
+        return None
+    return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
+
+
+def _groups(
+    records: Iterable[TaskRecord], models: list[Model], kind: str
+) -> list[tuple[Model, str, dict[str, float]]]:
+    out: dict[tuple[str, str, str], dict[str, float]] = {}
+    for rec in records:
+        r = rec.result
+        if r.task_type == kind:
+            out.setdefault((r.model.name, r.model.pooler, r.mode), {})[r.task] = r.reported
+    order = {m.key: i for i, m in enumerate(models)}
+    modes = {"test": 0, "fasttest": 1, "dev": 2}
+    keys = sorted(out, key=lambda k: (order[(k[0], k[1])], modes.get(k[2], 3), k[2]))
+    by_key = {m.key: m for m in models}
+    return [(by_key[(k[0], k[1])], k[2], out[k]) for k in keys]
+
+
+def comparable(entry: Entry, kind: str, mode: str) -> bool:
+    """A published test row compares with test results (and, for STS, fasttest: the same numbers)."""
+    if entry.split == "test":
+        return mode == "test" or (kind == "sts" and mode == "fasttest")
+    return entry.split == "dev" and mode == "dev"
+
+
+def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts") -> Table | None:
+    """One row per measured (model, mode), then its published rows and the deltas; None without results."""
+    tasks = TASKS_OF[kind]
+    groups = _groups(records, models, kind)
+    if not groups:
+        return None
+    present = [t for t in tasks if any(t in v for _, _, v in groups)]
+    columns = ["model", "method", *[short_name(t) for t in present], AVG]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for model, mode, values in groups:
+        measured = [values.get(t) for t in present]
+        avg = _average([values.get(t) for t in tasks])
+        label = model.label if mode == "test" else f"{model.label} [{mode}]"
+        rows.append([label, model.method or DASH, *[fmt(v) for v in measured], fmt(avg)])
+        for entry in published_for(model, kind):
+            pub = [entry.values.get(t) for t in present]
+            rows.append(
+                [f"↳ published: {entry.row}", entry.key, *[fmt(v) for v in pub], fmt(entry.values.get(AVG))]
+            )
+            if not comparable(entry, kind, mode):
+                rows.append(
+                    [
+                        f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol",
+                        "",
+                        *[DASH] * (len(present) + 1),
+                    ]
+                )
+                continue
+            deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
+            pub_avg = entry.values.get(AVG)
+            d_avg = None if avg is None or pub_avg is None else avg - pub_avg
+            rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
+    notes.append(
+        f"{'Spearman x100 (SentEval `all` for STS12-16)' if kind == 'sts' else 'accuracy x100'}; "
+        f"Avg. is the mean of the rounded figures over all {len(tasks)} tasks, {DASH} when one is missing."
+    )
+    notes.append(
+        "Published rows of a method are the paper's (its backbone is in the row name, e.g. BERT-base); "
+        "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one."
+    )
+    return make_table(
+        kind,
+        f"{'STS12-16, STS-B, SICK-R: Spearman x100' if kind == 'sts' else 'MR, CR, SUBJ, MPQA, SST2, TREC, MRPC: accuracy x100'}",
+        columns,
+        rows,
+        notes,
+    )
+
+
+def _labelled(records: list[AnalysisRecord], models: list[Model]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for rec in sorted(records, key=lambda r: [m.key for m in models].index((r.model.name, r.model.pooler))):
+        label, k = model_of(models, rec.model).label, 2
+        first = label
+        while label in out:
+            label, k = f"{first} #{k}", k + 1
+        out[label] = rec.result
+    return out
+
+
+def by_variant(records: list[AnalysisRecord], models: list[Model]) -> dict[str, dict[str, Any]]:
+    """Group one analysis' records by file variant (``length_bias_words``...), each ``{label: result}``."""
+    variants = sorted({r.variant for r in records})
+    return {v: _labelled([r for r in records if r.variant == v], models) for v in variants}
+
+
+def length_bias_table1(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE arXiv Table 1 layout: per dataset, Spearman (a fraction) of the pairs <= t and > t apart."""
+    first = next(iter(results.values()))
+    tasks = [d.task for d in first.datasets]
+    lo, hi = (g.label for g in first.datasets[0].threshold_groups)
+    published = first.threshold == 3
+    columns = ["dataset"]
+    if published:
+        columns += ["SimCSE-BERT-base (published) <=3", "SimCSE-BERT-base (published) >3"]
+    for label in results:
+        columns += [f"{label} {lo}", f"{label} {hi}"]
+    rows = []
+    for k, task in enumerate(tasks):
+        row = [short_name(task)]
+        if published:
+            entry = load_registry().get(f"{LENGTH_TABLE1}/{task.lower()}")
+            row += [
+                fmt(entry.values.get(c), 4) if entry else DASH
+                for c in ("length diff <= 3", "length diff > 3")
+            ]
+        for r in results.values():
+            d = r.datasets[k] if k < len(r.datasets) and r.datasets[k].task == task else None
+            row += [fmt(g.spearman, 4) for g in d.threshold_groups] if d else [DASH, DASH]
+        rows.append(row)
+    notes = [
+        f"Spearman correlation (a fraction, as the paper prints it) of the test pairs whose length difference "
+        f"is {lo} or {hi} {first.unit}; over every pair of a task's subsets (SentEval's `all`).",
+    ]
+    if published:
+        notes.append(
+            f"Published: {LENGTH_TABLE1}/* (the official unsup-SimCSE-BERT-base; lengths in tokens"
+            + (", here in words)." if first.unit == "words" else ").")
+        )
+    return make_table(
+        f"{variant}_table1", f"Length bias, ESimCSE arXiv Table 1 layout ({first.unit})", columns, rows, notes
+    )
+
+
+def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE COLING Table 7 layout: mean |cos - normalised gold| x100 per dataset, LD > t then LD <= t."""
+    first = next(iter(results.values()))
+    tasks = [d.task for d in first.datasets]
+    t = first.threshold
+    columns = ["model", "group", *[short_name(x) for x in tasks], AVG]
+    rows = []
+    if t == 3:
+        for name, gt, le in LENGTH_TABLE7:
+            for key, group in ((gt, "LD > 3"), (le, "LD <= 3")):
+                e = get_entry(key)
+                rows.append(
+                    [
+                        f"{name}-BERT-base (published)",
+                        group,
+                        *[fmt(e.values.get(x)) for x in tasks],
+                        fmt(e.values.get(AVG)),
+                    ]
+                )
+    for label, r in results.items():
+        by_task = {d.task: d for d in r.datasets}
+        averages = {a.label: a for a in r.average}
+        for idx, group in ((1, f"LD > {t}"), (0, f"LD <= {t}")):
+            cells = []
+            for x in tasks:
+                d = by_task.get(x)
+                cells.append(fmt(d.threshold_groups[idx].mean_abs_diff, scale=100) if d else DASH)
+            avg = averages.get(r.datasets[0].threshold_groups[idx].label)
+            rows.append([label, group, *cells, fmt(avg.mean_abs_diff if avg else None, scale=100)])
+    notes = [
+        f"Mean |cos(u, v) - g'| x100 with the gold score normalised to [0, 1] (STS: g / 5, SICK-R: (g - 1) / 4); "
+        f"LD: length difference in {first.unit}; Avg. over the datasets where the group has pairs. Lower is closer.",
+    ]
+    if t == 3:
+        notes.append(
+            "Published: esimcse-coling/table7/* (BERT-base, token lengths"
+            + ("; here words)." if first.unit == "words" else ").")
+        )
+    return make_table(
+        f"{variant}_table7",
+        f"Length bias, ESimCSE COLING Table 7 layout ({first.unit})",
+        columns,
+        rows,
+        notes,
+    )
+
+
+def repetition_table(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE COLING Table 8 layout: mean sim(q, s1) and sim(q, s2) x100, measured and published."""
+    columns = ["model", "Sim<q,s1>", "Sim<q,s2>", "difference", "triples"]
+    rows = []
+    for key in PROBE_ROWS:
+        e = get_entry(key)
+        a, b = e.values["Sim<q,s1>"], e.values["Sim<q,s2>"]
+        rows.append([f"{e.row}-BERT-base (published)", fmt(a), fmt(b), fmt_delta(b - a), "100"])
+    for label, r in results.items():
+        rows.append(
+            [label, fmt(r.mean_sim_q_s1), fmt(r.mean_sim_q_s2), fmt_delta(r.difference), str(r.n_triples)]
+        )
+    first = next(iter(results.values()))
+    sample = (
+        f"{first.n_triples} queries from {Path(first.corpus).name}, a candidate s1 with "
+        f"{fmt(first.min_overlap, 0, 100)}-{fmt(first.max_overlap, 0, 100)} % {first.overlap_measure} overlap, "
+        f"seed {first.seed}"
+        if first.min_overlap is not None
+        else f"{first.n_triples} triples read from {Path(first.triples_from or first.corpus).name}"
+    )
+    notes = [
+        f"Mean cosine x100; s2 is s1 with every word it shares with q written twice. Here: {sample}.",
+        "Published: esimcse-coling/table8/* (BERT-base, 100 wiki queries, 13-17 % overlap).",
+    ]
+    return make_table(variant, "Repetition probe, ESimCSE COLING Table 8 layout", columns, rows, notes)
+
+
+def align_uniform_table(variant: str, results: dict[str, Any]) -> Table:
+    """l_align and l_uniform per model (lower is better for both)."""
+    first = next(iter(results.values()))
+    columns = ["model", "l_align", "l_uniform", "positive pairs", "sentences"]
+    rows = [
+        [label, fmt(r.alignment, 4), fmt(r.uniformity, 4), str(r.n_positive_pairs), str(r.n_sentences)]
+        for label, r in results.items()
+    ]
+    notes = [
+        f"{short_name(first.task)} {first.split}: alignment over the pairs with gold > {first.positive_threshold:g}, "
+        "uniformity over every pair of distinct sentences (Wang & Isola 2020; SimCSE Fig. 2)."
+    ]
+    return make_table(
+        variant, f"Alignment and uniformity ({short_name(first.task)} {first.split})", columns, rows, notes
+    )
+
+
+def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
+    """Effective rank, top-component share and mean cosines per model (MoCoSE Fig. 7's numbers)."""
+    first = next(iter(results.values()))
+    columns = [
+        "model",
+        "dim",
+        "erank raw",
+        "erank centred",
+        "top share raw",
+        "top share centred",
+        "rank",
+        "mean cos (random pairs)",
+        "mean cos (all pairs)",
+    ]
+    rows = [
+        [
+            label,
+            str(r.dim),
+            fmt(r.uncentred.effective_rank),
+            fmt(r.centred.effective_rank),
+            fmt(r.uncentred.top_share, 4),
+            fmt(r.centred.top_share, 4),
+            str(r.uncentred.numerical_rank),
+            fmt(r.avg_cosine_random_pairs, 4),
+            fmt(r.avg_cosine_all_pairs, 4),
+        ]
+        for label, r in results.items()
+    ]
+    notes = [
+        f"Singular values of the {first.n_sentences} unique {short_name(first.task)} {first.split} sentence "
+        "embeddings; erank: exp(entropy of s / sum s) (Roy & Vetterli); top share: s1^2 / sum s^2; "
+        f"random pairs: {first.n_random_pairs}, seed {first.seed}. A flatter spectrum (higher erank, lower "
+        "share) is a more isotropic space."
+    ]
+    return make_table(
+        variant, f"Singular-value spectra ({short_name(first.task)} {first.split})", columns, rows, notes
+    )
