@@ -107,6 +107,7 @@ def main() -> None:
     ap.add_argument("--markdown", type=Path, help="also write the Markdown table to this file")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    args.load_start = os.getloadavg()[0]
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
     unknown = [n for n in names if n not in TASKS]
     if unknown:
@@ -190,7 +191,10 @@ def markdown(rows: list[dict], args: argparse.Namespace) -> str:
         "",
         f"Mode `{args.mode}`, all-MiniLM-L6-v2 embeddings shared by both sides, seed 1111, "
         f"{args.threads} torch thread(s), {_cpu()}, "
-        f"torch {torch.__version__}. Command: `{cmd}`",
+        f"torch {torch.__version__}; load average {args.load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end "
+        "(a shared machine: compare times within one run only).",
+        "",
+        f"Command: `{cmd}`",
     ]
     return "\n".join(out) + "\n"
 
