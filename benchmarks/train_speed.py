@@ -38,6 +38,7 @@ def setup(method: str, args: argparse.Namespace, data):
             "batch_size": args.batch_size,
             "max_length": args.max_length,
             "pooler": args.pooler,
+            "length_buckets": args.length_buckets,
         }
     )
     finalize(cfg, data.supervised)
@@ -56,6 +57,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per method")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per method first")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument(
+        "--length-buckets", type=int, default=4, help="as stsbench train (4: its CPU default)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -79,6 +83,7 @@ def main() -> None:
     print(
         f"model {args.model}, batch {args.batch_size}, max length {args.max_length}, pooler {args.pooler}, "
         f"{args.steps} timed steps each (+{args.warmup} warm-up), threads {torch.get_num_threads()}, "
+        f"length buckets {args.length_buckets}, "
         f"data {args.train_file.name}"
     )
     for name, ts in times.items():

@@ -313,6 +313,24 @@ def test_esimcse_without_momentum_and_queue_equals_simcse_on_same_views(tokenize
     assert type(sim) is Method
 
 
+def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
+    from stsbench.train.data import pad
+    from stsbench.train.methods import encode_bucketed
+
+    model = ContrastiveEncoder(tiny_bert(tokenizer), "avg", True).eval()
+    texts = ["a b c d e f g h i j", "hi", "the cat sat on the mat", "ok then", "one two three four five"]
+    batch = pad(tokenizer(texts)["input_ids"], tokenizer.pad_token_id)
+    whole = model(batch)
+    for k in (2, 3, 5, 9):
+        parts = encode_bucketed(model, batch, k)
+        torch.testing.assert_close(parts, whole, rtol=1e-5, atol=1e-6)
+    seen = []
+    real = model.forward
+    model.forward = lambda b: (seen.append(tuple(b["input_ids"].shape)), real(b))[1]
+    encode_bucketed(model, batch, 2)
+    assert seen == [(3, 7), (2, 12)]  # lengths 3, 4, 7 | 8, 12: each group cut to its own longest
+
+
 # -- schedule and config --
 def test_linear_lr_equals_hf_schedule():
     from transformers import get_linear_schedule_with_warmup

@@ -51,6 +51,7 @@ def train_command(
     weight_decay: Annotated[Float, _opt("weight_decay")] = None,
     max_grad_norm: Annotated[Float, _opt("max_grad_norm")] = None,
     max_length: Annotated[Int, _opt("max_length")] = None,
+    length_buckets: Annotated[Int, _opt("length_buckets")] = None,
     dropout: Annotated[Float, _opt("dropout")] = None,
     temperature: Annotated[Float, _opt("temperature")] = None,
     pooler: Annotated[Str, _opt("pooler")] = None,

@@ -43,16 +43,36 @@ class Views:
         return Views(move(self.anchor), move(self.positive), move(self.hard_negative), mlm)
 
 
-def encode_views(model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
+def encode_bucketed(model: ContrastiveEncoder, batch: Tokens, buckets: int | None = 1) -> torch.Tensor:
+    """Encode a padded batch in ``buckets`` passes of similar-length rows, each cut to its own longest row.
+
+    The embeddings (B, H) come back in batch order and equal one pass over the whole batch up to float
+    rounding (padding is masked out either way); fewer padding tokens make each step cheaper.
+    """
+    if buckets is None or buckets <= 1:
+        return model(batch)
+    lengths = batch["attention_mask"].sum(dim=1)
+    order = torch.argsort(lengths, stable=True)
+    parts = []
+    for rows in order.tensor_split(min(buckets, len(order))):
+        width = int(lengths[rows].max())
+        parts.append(model({k: v[rows, :width] for k, v in batch.items()}))
+    return torch.cat(parts)[torch.argsort(order)]
+
+
+def encode_views(
+    model: ContrastiveEncoder, views: list[Tokens], buckets: int | None = 1
+) -> list[torch.Tensor]:
     """Encode several views for training.
 
-    Views of one padded length go through one forward pass (SimCSE's (B, 2, T) -> (2B, T) trick), others
-    through one pass each (no padding to the longest).
+    Views of one padded length are joined (SimCSE's (B, 2, T) -> (2B, T) trick), others are encoded one
+    by one (no padding to the longest); either way in ``buckets`` length groups (:func:`encode_bucketed`).
     """
+    sizes = [len(v["input_ids"]) for v in views]
     if all(v["input_ids"].shape[1] == views[0]["input_ids"].shape[1] for v in views):
         joined = {k: torch.cat([v[k] for v in views], dim=0) for k in views[0]}
-        return list(model(joined).split([len(v["input_ids"]) for v in views], dim=0))
-    return [model(v) for v in views]
+        return list(encode_bucketed(model, joined, buckets).split(sizes, dim=0))
+    return [encode_bucketed(model, v, buckets) for v in views]
 
 
 class Method(nn.Module):
@@ -95,7 +115,7 @@ class Method(nn.Module):
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch."""
         positive = views.positive if views.positive is not None else views.anchor
-        h, h_pos = encode_views(model, [views.anchor, positive])
+        h, h_pos = encode_views(model, [views.anchor, positive], self.cfg.length_buckets)
         return self.criterion(h, h_pos)
 
     def loss(self, model: ContrastiveEncoder, views: Views) -> tuple[torch.Tensor, dict[str, float]]:
@@ -147,7 +167,7 @@ class SupSimCSE(Method):
         batch = [views.anchor, views.positive] + (
             [views.hard_negative] if views.hard_negative is not None else []
         )
-        h = encode_views(model, batch)
+        h = encode_views(model, batch, self.cfg.length_buckets)
         return self.criterion(h[0], h[1], h[2] if len(h) == 3 else None)
 
 
@@ -194,7 +214,7 @@ class ESimCSE(Method):
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (7): in-batch positives h_j+ plus the queued momentum embeddings as negatives."""
         positive = views.positive if views.positive is not None else views.anchor
-        h, h_pos = encode_views(model, [views.anchor, positive])
+        h, h_pos = encode_views(model, [views.anchor, positive], self.cfg.length_buckets)
         return self.criterion(h, h_pos, self.queue.negatives())
 
     def on_epoch_start(self, epoch: int) -> None:
@@ -208,9 +228,8 @@ class ESimCSE(Method):
         if self.momentum_encoder is None:
             return
         ema_update(self.momentum_encoder, model, self.cfg.momentum)
-        self.queue.push(
-            self.momentum_encoder.eval()(views.anchor)
-        )  # dropout off, whatever mode the method is in
+        momentum = self.momentum_encoder.eval()  # dropout off, whatever mode the method is in
+        self.queue.push(encode_bucketed(momentum, views.anchor, self.cfg.length_buckets))
 
     def extra_state(self) -> dict:
         """Return the queue (the momentum encoder is a submodule, in ``state_dict``)."""
