@@ -62,7 +62,8 @@ class TrainConfig:
     length_buckets: int | None = _opt(
         None,
         "Encode each view in K passes of similar-length sentences, each padded to its own longest: less "
-        "padding, the same loss up to float rounding (default: 4 on CPU, 1 = SimCSE's single pass on GPU).",
+        "padding; the same function, but other dropout draws than one pass (default: 4 on CPU, 1 = SimCSE's "
+        "single pass on GPU).",
     )
     dropout: float | None = _opt(
         None, "Set the backbone's hidden and attention dropout (default: the backbone's, 0.1 for BERT)."

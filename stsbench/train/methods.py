@@ -46,8 +46,9 @@ class Views:
 def encode_bucketed(model: ContrastiveEncoder, batch: Tokens, buckets: int | None = 1) -> torch.Tensor:
     """Encode a padded batch in ``buckets`` passes of similar-length rows, each cut to its own longest row.
 
-    The embeddings (B, H) come back in batch order and equal one pass over the whole batch up to float
-    rounding (padding is masked out either way); fewer padding tokens make each step cheaper.
+    The embeddings (B, H) come back in batch order. Without dropout they equal one pass over the whole
+    batch up to float rounding (padding is masked out either way); in training the dropout masks are other
+    draws of the same distribution. Fewer padding tokens make each step cheaper.
     """
     if buckets is None or buckets <= 1:
         return model(batch)
