@@ -8,6 +8,9 @@ Runs are grouped by the config fields that differ between them (bookkeeping such
   ESimCSE), where the settings of a component agree between the runs that use it;
 - **sweeps** (arXiv Tables 8-11): runs of the same components identical in everything but one field, e.g.
   ``dup_rate`` or ``queue_multiple``; the fields of a component the run does not use are not compared.
+
+The training file is compared by its name and row count, not its path (a relative and an absolute path,
+or another machine's, name the same corpus).
 """
 
 from __future__ import annotations
@@ -65,7 +68,12 @@ def settings(run: TrainRun) -> dict[str, Any]:
         skip |= set(REPETITION_FIELDS)
     if not mom:
         skip |= set(MOMENTUM_FIELDS)
-    return {k: v for k, v in sorted(run.config.items()) if k not in skip}
+    out = {k: v for k, v in sorted(run.config.items()) if k not in skip}
+    if out.get("train_file"):  # by name and size: the same corpus has other paths on other machines
+        out["train_file"] = (
+            f"{str(out['train_file']).replace(chr(92), '/').split('/')[-1]} ({run.train_rows} rows)"
+        )
+    return out
 
 
 def shared(run: TrainRun) -> dict[str, Any]:
@@ -121,7 +129,7 @@ def sts_average(run: TrainRun, models: list[Model], records: Iterable[TaskRecord
     values = {
         r.result.task: r.result.reported
         for r in records
-        if (r.result.model.name, r.result.model.pooler) == model.key
+        if r.result.model.fingerprint == model.key
         and r.result.task_type == "sts"
         and r.result.mode in ("test", "fasttest")
     }
@@ -188,44 +196,63 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
     return make_table("training_runs", "Training runs", columns, rows, notes)
 
 
+def _dev(run: TrainRun) -> float | None:
+    """The kept checkpoint's STS-B dev Spearman x100, at the papers' 2 decimals."""
+    return None if run.best_dev_spearman is None else round(run.best_dev_spearman * 100, 2)
+
+
+def _start(run: TrainRun) -> float | None:
+    """The backbone's STS-B dev Spearman x100 before training (the step-0 evaluation), if logged."""
+    first = [v for s, v in run.curve if s == 0 and v is not None]
+    return round(first[0] * 100, 2) if first else None
+
+
+def _gain(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
 def component_table(group: list[TrainRun], models: list[Model], records: list[TaskRecord], n: int) -> Table:
-    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, published BERT-base beside."""
+    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's."""
     columns = [
         "run",
         "method",
         "word repetition",
         "momentum contrast",
+        "dev at step 0",
         "best dev",
-        "STS test Avg.",
+        "gain over SimCSE",
         "published dev",
-        "Δ dev",
+        "published gain",
+        "STS test Avg.",
     ]
+    simcse = next((r for r in group if method_of(r.config) == "unsup-SimCSE"), None)
+    pub_simcse = get_entry(PUBLISHED_COMPONENTS["unsup-SimCSE"]).values["STSBenchmark"]
     rows = []
     for r in group:
         rep, mom = _uses(r)
         method = method_of(r.config)
         key = PUBLISHED_COMPONENTS.get(method)
         pub = get_entry(key).values["STSBenchmark"] if key else None
-        dev = None if r.best_dev_spearman is None else round(r.best_dev_spearman * 100, 2)
         rows.append(
             [
                 run_label(r, models, group),
                 method,
                 "on" if rep else "off",
                 "on" if mom else "off",
-                fmt(dev),
-                fmt(sts_average(r, models, records)),
+                fmt(_start(r)),
+                fmt(_dev(r)),
+                fmt_delta(_gain(_dev(r), _dev(simcse))) if simcse else DASH,
                 fmt(pub),
-                fmt_delta(None if dev is None or pub is None else dev - pub),
+                fmt_delta(_gain(pub, pub_simcse)),
+                fmt(sts_average(r, models, records)),
             ]
         )
     same = shared(group[0])
     notes = [
-        "STS-B dev Spearman x100 of each run's kept checkpoint; published: esimcse-arxiv/table6/* "
-        "(BERT-base, 1M wiki sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
-        "Shared settings: "
-        + ", ".join(f"{k}={_value(v)}" for k, v in same.items() if k != "train_file")
-        + ".",
+        "STS-B dev Spearman x100: before training (the backbone) and of each run's kept checkpoint; gains are "
+        "over the SimCSE run of the same settings. Published: esimcse-arxiv/table6/* (BERT-base, 1M wiki "
+        "sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
+        "Shared settings: " + ", ".join(f"{k}={_value(v)}" for k, v in same.items()) + ".",
     ]
     return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, rows, notes)
 
@@ -262,7 +289,7 @@ def sweep_table(
             [
                 run_label(r, models, group),
                 _value(v),
-                fmt(r.best_dev_spearman, 2, 100),
+                fmt(_dev(r)),
                 _value(r.best_step),
                 fmt(sts_average(r, models, records)),
                 fmt(pub[1]) if pub else DASH,
@@ -270,7 +297,7 @@ def sweep_table(
             ]
         )
     method = method_of(group[0].config)
-    same = {k: v for k, v in settings(group[0]).items() if k not in (name, "train_file")}
+    same = {k: v for k, v in settings(group[0]).items() if k != name}
     notes = [
         f"{method} runs identical but for {name}; STS-B dev Spearman x100 of each kept checkpoint.",
         "Other settings: " + ", ".join(f"{k}={_value(v)}" for k, v in same.items()) + ".",

@@ -1,9 +1,11 @@
-"""Who is who in a report: one :class:`Model` per evaluated (model, pooler), its label, its training run.
+"""Who is who in a report: one :class:`Model` per evaluated encoder, its label, its training run.
 
-A task or analysis result names its model by what the user typed (``all-MiniLM-L6-v2``, a checkpoint
-folder). Labels are built from that name alone, never from the file system, so a report regenerated on
-another machine from the same results files reads the same. A result belongs to a training run when its
-``model.path`` is the run's ``--output`` (or ends with it, for a relative ``--output``).
+Results belong to the same model when they share the model fingerprint (weights, config, tokenizer,
+pooler, max length, dtype), whatever name or folder they were run with; so a checkpoint moved or re-run
+in place is told apart from its earlier self. A model is labelled by the name the user typed
+(``all-MiniLM-L6-v2``, a checkpoint folder's last part), never from the file system, so a report
+regenerated on another machine from the same results files reads the same. A model belongs to a training
+run when one of its results' ``model.path`` is the run's ``--output`` (or ends with it).
 """
 
 from __future__ import annotations
@@ -27,19 +29,20 @@ METHOD_ORDER = (
 
 @dataclass(frozen=True)
 class Model:
-    """One evaluated encoder (a model name with the pooler it was evaluated with)."""
+    """One evaluated encoder (its fingerprint covers the pooler it was evaluated with)."""
 
     label: str  # what tables and figures call it
-    name: str
+    name: str  # the name the label comes from (of a training run's folder, when one matches)
     pooler: str
     info: ModelInfo
     run: TrainRun | None  # the training run that made this checkpoint, when it is under the results
     method: str | None  # see :func:`method_of`; None for a model that was not trained here
+    names: tuple[str, ...] = ()  # every name its results were run with
 
     @property
-    def key(self) -> tuple[str, str]:
-        """(name, pooler): what results of the same model share."""
-        return (self.name, self.pooler)
+    def key(self) -> str:
+        """The fingerprint that every result of this model carries."""
+        return self.info.fingerprint
 
 
 def method_of(config: dict[str, Any]) -> str:
@@ -95,35 +98,41 @@ def base_label(name: str) -> str:
     return n
 
 
-def _infos(coll: Collection) -> dict[tuple[str, str], ModelInfo]:
-    infos: dict[tuple[str, str], ModelInfo] = {}
-    for rec in coll.tasks:
-        infos.setdefault((rec.result.model.name, rec.result.model.pooler), rec.result.model)
-    for rec in coll.analyses:
-        infos.setdefault((rec.model.name, rec.model.pooler), rec.model)
+def _infos(coll: Collection) -> dict[str, list[ModelInfo]]:
+    """Fingerprint -> the model blocks of its results (task results first, then analyses, path order)."""
+    infos: dict[str, list[ModelInfo]] = {}
+    for info in [r.result.model for r in coll.tasks] + [a.model for a in coll.analyses]:
+        infos.setdefault(info.fingerprint, []).append(info)
     return infos
 
 
 def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
-    infos = _infos(coll)
-    base = {key: base_label(key[0]) for key in infos}
-    labels: dict[tuple[str, str], str] = {}
-    for key, label in base.items():
-        clash = [k for k, b in base.items() if b == label]
-        if len(clash) == 1:
-            labels[key] = label
-        elif len({k[1] for k in clash}) == len(clash):  # same name, other poolers
-            labels[key] = f"{label} ({key[1]})"
-        else:
-            labels[key] = f"{key[0]} ({key[1]})"
-    models = []
-    for key, info in infos.items():
-        run = run_for(info, coll.runs)
-        models.append(Model(labels[key], key[0], key[1], info, run, method_of(run.config) if run else None))
+    found = []
+    for blocks in _infos(coll).values():
+        run = next((r for r in (run_for(i, coll.runs) for i in blocks) if r is not None), None)
+        names = tuple(sorted({i.name for i in blocks}))
+        main = next((i for i in blocks if run is not None and run_for(i, [run])), blocks[0])
+        if run is None:
+            main = next(i for i in blocks if i.name == names[0])
+        found.append((main, run, names))
+    base = {m.fingerprint: base_label(m.name) for m, _, _ in found}
+    labels: dict[str, str] = {}
+    for info, _, _ in found:
+        clash = [i for i, _, _ in found if base[i.fingerprint] == base[info.fingerprint]]
+        label = base[info.fingerprint]
+        if len(clash) > 1 and len({i.pooler for i in clash}) == len(clash):  # same name, other poolers
+            label = f"{label} ({info.pooler})"
+        elif len(clash) > 1:  # same name, other weights: e.g. a checkpoint trained again in place
+            label = f"{label} [{info.fingerprint[:8]}]"
+        labels[info.fingerprint] = label
+    models = [
+        Model(labels[i.fingerprint], i.name, i.pooler, i, run, method_of(run.config) if run else None, names)
+        for i, run, names in found
+    ]
     return sorted(models, key=lambda m: (method_rank(m.method), m.label))
 
 
 def model_of(models: list[Model], info: ModelInfo) -> Model:
     """Return the :class:`Model` a result's ``model`` block belongs to."""
-    return next(m for m in models if m.key == (info.name, info.pooler))
+    return next(m for m in models if m.key == info.fingerprint)

@@ -22,11 +22,11 @@ def _records(coll: Collection) -> list[tuple[str, Any, Any, str]]:
 
 def models_table(models: list[Model]) -> Table:
     """One row per evaluated model: how it was loaded and its embedding fingerprint."""
-    columns = ["model", "name", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
+    columns = ["model", "run as", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
     rows = [
         [
             m.label,
-            m.name,
+            "; ".join(m.names or (m.name,)),
             m.info.kind,
             m.pooler,
             DASH if m.info.max_length is None else str(m.info.max_length),

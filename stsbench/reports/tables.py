@@ -46,14 +46,14 @@ def published_for(model: Model, kind: str) -> list[Entry]:
     """Published test rows to set beside ``model``: the same model (by name), else its training method's."""
     if model.method is not None:
         return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
-    name = model.name.replace("\\", "/").rstrip("/").split("/")[-1].lower()
+    names = {n.replace("\\", "/").rstrip("/").split("/")[-1].lower() for n in model.names or (model.name,)}
     return [
         e
         for e in load_registry().values()
         if e.kind == "scores"
         and e.split == "test"
         and any(t in e.values for t in TASKS_OF[kind])
-        and e.row.split("/")[-1].lower() == name
+        and e.row.split("/")[-1].lower() in names
     ]
 
 
@@ -67,16 +67,16 @@ def _average(values: list[float | None]) -> float | None:
 def _groups(
     records: Iterable[TaskRecord], models: list[Model], kind: str
 ) -> list[tuple[Model, str, dict[str, float]]]:
-    out: dict[tuple[str, str, str], dict[str, float]] = {}
+    out: dict[tuple[str, str], dict[str, float]] = {}
     for rec in records:
         r = rec.result
         if r.task_type == kind:
-            out.setdefault((r.model.name, r.model.pooler, r.mode), {})[r.task] = r.reported
+            out.setdefault((r.model.fingerprint, r.mode), {})[r.task] = r.reported
     order = {m.key: i for i, m in enumerate(models)}
     modes = {"test": 0, "fasttest": 1, "dev": 2}
-    keys = sorted(out, key=lambda k: (order[(k[0], k[1])], modes.get(k[2], 3), k[2]))
+    keys = sorted(out, key=lambda k: (order[k[0]], modes.get(k[1], 3), k[1]))
     by_key = {m.key: m for m in models}
-    return [(by_key[(k[0], k[1])], k[2], out[k]) for k in keys]
+    return [(by_key[k[0]], k[1], out[k]) for k in keys]
 
 
 def comparable(entry: Entry, kind: str, mode: str) -> bool:
@@ -138,7 +138,8 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
 
 def _labelled(records: list[AnalysisRecord], models: list[Model]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for rec in sorted(records, key=lambda r: [m.key for m in models].index((r.model.name, r.model.pooler))):
+    order = [m.key for m in models]
+    for rec in sorted(records, key=lambda r: (order.index(r.model.fingerprint), r.path)):
         label, k = model_of(models, rec.model).label, 2
         first = label
         while label in out:
