@@ -231,7 +231,7 @@ def test_user_errors_are_one_line(files, tmp_path):
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "stsbench", "train", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "stsbench", "train", *args], capture_output=True, text=True, timeout=900
     )
 
 
