@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import os
 import platform
 import sys
@@ -27,7 +26,9 @@ from stsbench.encoders.base import EmbeddingTable, unique_texts  # noqa: E402
 from stsbench.tasks.base import Mode  # noqa: E402
 from stsbench.tasks.transfer import TRANSFER_TASKS  # noqa: E402
 
-ORACLE = ROOT.parent / "shared" / "reference" / "senteval"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import import_senteval  # noqa: E402
+
 TASKS = {t.name: t for t in TRANSFER_TASKS}
 # SimCSE's evaluation.py settings
 CLASSIFIER = {
@@ -39,20 +40,9 @@ CLASSIFIER["dev"] = CLASSIFIER["fasttest"]
 
 def senteval_oracle():
     """SentEval's engine, patched to run on CPU as ``../shared/reference/README.md`` says."""
-    sys.path.insert(0, str(ORACLE))
-    inspect.getargspec = inspect.getfullargspec
-    torch.Tensor.cuda = lambda self, *a, **k: self
-    torch.nn.Module.cuda = lambda self, *a, **k: self
+    import_senteval()
     import senteval.engine
-    import senteval.tools.classifier as clf
 
-    orig = clf.PyTorchClassifier.__init__
-
-    def init(self, *a, **k):
-        orig(self, *a, **k)
-        self.cudaEfficient = True
-
-    clf.PyTorchClassifier.__init__ = init
     return senteval.engine
 
 
