@@ -1,0 +1,290 @@
+"""``stsbench report``: sections, published rows and deltas, missing sections, bad files, byte-exact regeneration."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"
+CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"
+SECTIONS = [
+    "STS tasks",
+    "Transfer tasks",
+    "Length bias",
+    "Repetition probe",
+    "Alignment and uniformity",
+    "Singular-value spectra",
+    "Training curves",
+    "Ablations",
+    "Provenance",
+    "Skipped files",
+]
+TINY = "stsbench-report-fixtures__tiny-bert"
+FIGURES = ["length_bias_words", "repetition_probe", "align_uniform_dev", "spectrum_test", "training_curves"]
+
+
+def _report(results: Path, out: Path, cwd: Path | None = None) -> tuple[str, object]:
+    from stsbench.reports.render import write_report
+
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        files = write_report(results, out, "fixture report", "stsbench report (test)")
+    finally:
+        os.chdir(old)
+    return (Path(cwd or ".") / out / "report.md").read_text(encoding="utf-8"), files
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("report")
+    md, _ = _report(FIXTURE, out)
+    return out, md
+
+
+def _reported(task_file: str) -> float:
+    return json.loads((FIXTURE / task_file).read_text(encoding="utf-8"))["reported"]
+
+
+def test_every_section_table_and_figure(built):
+    out, md = built
+    for title in SECTIONS:
+        assert f"\n## {title}\n" in md
+    assert "Not in this report" not in md  # the fixture has every kind of result
+    for stem in FIGURES:
+        assert (out / "figures" / f"{stem}.png").stat().st_size > 1000
+        assert f"](figures/{stem}.svg)" in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/png;base64,') == len(FIGURES)
+    assert "<script" not in page and "http" not in page.split("<body>")[1]  # readable offline
+    for title in SECTIONS:
+        assert f">{title}</h2>" in page
+    for key in ["ESimCSE arXiv Table 1", "COLING Table 7", "COLING Table 8", "Ablation: dup_rate (ESimCSE)"]:
+        assert key in md
+
+
+def test_measured_published_and_delta_rows(built):
+    _, md = built
+    lines = md.splitlines()
+    # the ESimCSE run's measured STS12, then arXiv Table 7's ESimCSE-BERT-base row and the delta
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("| esimcse-tiny | ESimCSE |"))
+    measured = _reported("runs__esimcse-tiny/avg/test/STS12.json")
+    assert lines[i].split(" | ")[2] == f"{measured:.2f}"
+    assert lines[i + 1].startswith(
+        "| ↳ published: ESimCSE-BERT-base | esimcse-arxiv/table7/esimcse-bert-base | 73.40 |"
+    )
+    assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
+    # the dup_rate sweep: both runs, with ESimCSE arXiv Table 9's values beside
+    sweep = md.split("### Ablation: dup_rate (ESimCSE)")[1].split("###")[0]
+    assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate |" in sweep
+    assert "| esimcse-tiny | 0.32 |" in sweep and "| 84.85 | esimcse-arxiv/table9/dup-rate |" in sweep
+    comp = md.split("### Ablation: ESimCSE's components")[1].split("###")[0]
+    order = [ln.split(" | ")[1] for ln in comp.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+    assert order == ["unsup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE"]
+
+
+def test_missing_sections_name_their_command(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE / TINY, results / TINY, ignore=shutil.ignore_patterns("fasttest"))
+    md, _ = _report(Path("results"), Path("out"), cwd=tmp_path)
+    assert "| tiny-bert | – |" in md  # STS is there
+    expected = {
+        "Transfer tasks": "no transfer results under `results`. Make them with "
+        "`stsbench run --model MODEL --tasks transfer --output results`.",
+        "Length bias": "`stsbench length-bias --model MODEL [--model MODEL2 ...] --output results/analyses`",
+        "Repetition probe": "`stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt "
+        "--output results/analyses`",
+        "Alignment and uniformity": "`stsbench align-uniform --model MODEL --output results/analyses`",
+        "Singular-value spectra": "`stsbench spectrum --model MODEL --output results/analyses`",
+        "Training curves": "`stsbench train --config configs/simcse-minilm-cpu.yaml --output results/train/NAME`",
+    }
+    for title, line in expected.items():
+        body = md.split(f"\n## {title}\n")[1].split("\n## ")[0]
+        assert body.strip().startswith("Not in this report:") and line in body, title
+    assert not (tmp_path / "out" / "figures").exists() or not list((tmp_path / "out" / "figures").iterdir())
+
+
+def test_bad_files_are_named_and_the_report_still_written(tmp_path, capsys):
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE / TINY, results / TINY)
+    (results / "broken.json").write_text('{"kind": "stsbench.task_result", ', encoding="utf-8")
+    (results / "other" / "package.json").parent.mkdir()
+    (results / "other" / "package.json").write_text('{"name": "not ours"}', encoding="utf-8")
+    half = json.loads((FIXTURE / TINY / "cls/test/STS12.json").read_text(encoding="utf-8"))
+    del half["model"]
+    (results / "half.json").write_text(json.dumps(half), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run_cli(["report", "--results", results, "--out", out], capsys)
+    assert code == 0
+    lines = err.splitlines()
+    assert any(ln.startswith(f"warning: {results / 'broken.json'}: not a readable JSON file") for ln in lines)
+    assert any(
+        ln.startswith(f"warning: {results / 'other/package.json'}: not an stsbench result") for ln in lines
+    )
+    assert any(f"{results / 'half.json'}: malformed stsbench task result" in ln for ln in lines)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| tiny-bert | – |" in md and (out / "report.html").is_file()
+    skipped = md.split("\n## Skipped files\n")[1]
+    assert "broken.json" in skipped and "package.json" in skipped and "half.json" in skipped
+    code, _, err = run_cli(["report", "--results", results, "--out", out, "--strict"], capsys)
+    assert code == 1 and "broken.json" in err and (out / "report.md").is_file()
+
+
+def test_missing_results_folder_is_one_line(tmp_path, capsys):
+    code, _, err = run_cli(["report", "--results", tmp_path / "nope", "--out", tmp_path / "out"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "nope does not exist" in err
+
+
+def test_checkpoint_files_in_a_run_folder_are_not_warned_about(tmp_path):
+    from stsbench.reports import collect
+
+    run = tmp_path / "runs" / "simcse-tiny"
+    shutil.copytree(FIXTURE / "train" / "simcse-tiny", run)
+    (run / "config.json").write_text('{"architectures": ["BertModel"]}', encoding="utf-8")
+    (run / "1_Pooling").mkdir()
+    (run / "1_Pooling" / "config.json").write_text("{", encoding="utf-8")
+    coll = collect(tmp_path)
+    assert coll.warnings == [] and [r.name for r in coll.runs] == ["simcse-tiny"]
+    assert coll.runs[0].best_step is not None and len(coll.runs[0].curve) >= 2
+
+
+def _all_files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_regeneration_is_byte_identical(built, tmp_path):
+    out, _ = built
+    again = tmp_path / "again"
+    _report(FIXTURE, again)
+    assert _all_files(again) == _all_files(out)
+
+
+def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
+    import matplotlib
+
+    target = tmp_path / "reports" / CHECKED_IN.name
+    shutil.copytree(CHECKED_IN / "results", target / "results")
+    from stsbench.reports.render import write_report
+
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        rel = Path("reports") / CHECKED_IN.name
+        title = "CPU mini-replication: SimCSE and ESimCSE on all-MiniLM-L6-v2"  # as its README says
+        command = shlex.join(
+            ["stsbench", "report", "--results", f"{rel}/results", "--out", str(rel), "--title", title]
+        )
+        write_report(rel / "results", rel, title, command)
+    finally:
+        os.chdir(old)
+    made = _all_files(target)
+    hand_written = {"README.md", "make.sh", "timings.log"}
+    kept = {
+        k: v
+        for k, v in _all_files(CHECKED_IN).items()
+        if not k.startswith("results/") and k not in hand_written
+    }
+    made = {k: v for k, v in made.items() if not k.startswith("results/")}
+    assert sorted(made) == sorted(kept)
+    assert made["report.md"] == kept["report.md"]
+    if f"matplotlib {matplotlib.__version__}" not in kept["report.md"].decode():
+        pytest.skip(f"figures were drawn with another matplotlib than {matplotlib.__version__}")
+    assert made == kept
+
+
+def test_html_screenshot_in_headless_chromium(built, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium not installed (apt-get install -y chromium)")
+    import matplotlib.image
+
+    out, _ = built
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "screenshot_report.sh"), out / "report.html", shot, "1280x2400"],
+        check=True,
+        timeout=150,
+        capture_output=True,
+    )
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (2400, 1280)
+    ink = (pixels[..., :3].mean(axis=2) < 0.9).mean()
+    assert ink > 0.02  # text, tables and figures, not a blank or error page
+
+
+def _run(name: str, **changes) -> object:
+    from stsbench.reports.collect import TrainRun
+    from stsbench.train.config import TrainConfig
+
+    config = {
+        **TrainConfig(method="esimcse", model="m", train_file="t", output=f"/r/{name}").to_dict(),
+        **changes,
+    }
+    return TrainRun(
+        name, name, config, config["method"], ((0, 0.5), (2, 0.6)), 2, 0.6, 2, 2, 1.0, 10, None, None, True
+    )
+
+
+def test_ablation_groups_by_the_fields_that_differ():
+    from stsbench.reports.ablations import component_groups, sweep_groups
+
+    runs = [
+        _run("esimcse"),
+        _run("simcse", method="simcse"),
+        _run("wr", queue_multiple=0.0),
+        _run("mc", repetition=False),
+        _run("dup16", dup_rate=0.16),
+        _run("wr-dup16", queue_multiple=0.0, dup_rate=0.16),
+        _run("q1", queue_multiple=1.0),
+        _run("seed43", seed=43),
+        _run("other-threads", threads=1, output="/elsewhere"),  # bookkeeping only: same run as "esimcse"
+    ]
+    groups = [[r.name for r in g] for g in component_groups(runs)]
+    # SimCSE, word repetition only, momentum contrast only and ESimCSE at dup_rate 0.32, queue 2.5x, seed 42;
+    # the dup_rate 0.16 pair (wr-dup16, dup16) forms its own component group
+    assert groups[0] == ["simcse", "wr", "mc", "esimcse", "other-threads"]
+    assert ["wr-dup16", "dup16"] in groups
+    sweeps = {(f, tuple(r.name for r in g)) for f, g in sweep_groups(runs)}
+    assert ("dup_rate", ("dup16", "esimcse", "other-threads")) in sweeps
+    assert ("dup_rate", ("wr-dup16", "wr")) in sweeps  # word repetition only runs sweep dup_rate too
+    assert ("queue_multiple", ("q1", "esimcse", "other-threads")) in sweeps
+    assert ("seed", ("esimcse", "other-threads", "seed43")) in sweeps
+    # a component a run does not use is not compared: mc (no repetition) is in no dup_rate sweep
+    assert not any("mc" in names for f, names in sweeps if f == "dup_rate")
+    assert all(f not in ("threads", "output", "repetition", "method") for f, _ in sweeps)
+
+
+def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+
+    src = FIXTURE / "runs__simcse-tiny" / "avg" / "test"
+    for sub, name, fp in [
+        ("a", "/x/simcse-tiny", None),  # moved checkpoint, same weights: the same model
+        ("b", "/tmp/stsbench-report-fixtures/runs/simcse-tiny", "0" * 32),  # trained again in place
+    ]:
+        for task in ("STS12", "STS13"):
+            data = json.loads((src / f"{task}.json").read_text(encoding="utf-8"))
+            data["model"]["name"] = name
+            data["model"]["fingerprint"] = fp or data["model"]["fingerprint"]
+            (tmp_path / sub).mkdir(exist_ok=True)
+            (tmp_path / sub / f"{task}.json").write_text(json.dumps(data), encoding="utf-8")
+    shutil.copytree(src, tmp_path / "orig")
+    shutil.copytree(FIXTURE / "train" / "simcse-tiny", tmp_path / "train" / "simcse-tiny")
+    models = find_models(collect(tmp_path))
+    assert len(models) == 2
+    moved = next(m for m in models if m.key != "0" * 32)
+    assert moved.names == ("/tmp/stsbench-report-fixtures/runs/simcse-tiny", "/x/simcse-tiny")
+    # both weights come from the run's folder (at different times): both are SimCSE, labelled apart
+    assert {m.label for m in models} == {f"simcse-tiny [{moved.key[:8]}]", "simcse-tiny [00000000]"}
+    assert {m.method for m in models} == {"unsup-SimCSE"}
