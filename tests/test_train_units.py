@@ -12,7 +12,7 @@ from torch import nn
 
 from stsbench.errors import StsbenchError
 from stsbench.train import augment as A
-from stsbench.train.config import TrainConfig, finalize, make_config, queue_size
+from stsbench.train.config import TrainConfig, effective_queue_size, finalize, make_config
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.methods import ESimCSE, Method, build_method
 from stsbench.train.model import ContrastiveEncoder
@@ -239,7 +239,7 @@ def test_official_view_is_fixed_per_sentence_paper_view_is_not(tokenizer):
 # -- momentum contrast --
 def test_queue_is_fifo_with_size_from_batch_multiple():
     cfg = TrainConfig(method="esimcse", batch_size=64)
-    assert queue_size(cfg) == 160 and queue_size(TrainConfig(method="simcse")) == 0
+    assert effective_queue_size(cfg) == 160 and effective_queue_size(TrainConfig(method="simcse")) == 0
     q = EmbeddingQueue(int(2.5 * 4))
     for step in range(5):
         q.push(torch.arange(step * 4, step * 4 + 4, dtype=torch.float32)[:, None].repeat(1, 3))
@@ -361,7 +361,9 @@ def test_config_yaml_then_cli_override(tmp_path):
         make_config({**base, "method": "moco"})
     with pytest.raises(StsbenchError, match="--batch-size 1 leaves no in-batch negatives"):
         make_config({**base, "method": "simcse", "batch_size": 1})
-    with pytest.raises(StsbenchError, match="--dup-rate: ESimCSE options"):
+    with pytest.raises(
+        StsbenchError, match="--dup-rate: ESimCSE option, not for SimCSE; use with --method esimcse"
+    ):
         make_config({**base, "method": "simcse", "dup_rate": 0.1})
     with pytest.raises(StsbenchError, match="missing --train-file"):
         make_config({"method": "simcse", "model": "m", "output": "o"})

@@ -1,7 +1,8 @@
-"""``stsbench train``: SimCSE / ESimCSE training to a checkpoint that ``stsbench run`` evaluates."""
+"""``stsbench train``: SimCSE / ESimCSE / MoCoSE training to a checkpoint that ``stsbench run`` evaluates."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -59,6 +60,8 @@ def train_command(
     hard_negative_weight: Annotated[Float, _opt("hard_negative_weight")] = None,
     mlm_weight: Annotated[Float, _opt("mlm_weight")] = None,
     mlm_probability: Annotated[Float, _opt("mlm_probability")] = None,
+    gaussian_noise_std: Annotated[Float, _opt("gaussian_noise_std")] = None,
+    precision: Annotated[Str, _opt("precision")] = None,
     repetition: Annotated[Bool, _flag("repetition")] = None,
     repetition_kind: Annotated[Str, _opt("repetition_kind")] = None,
     dup_rate: Annotated[Float, _opt("dup_rate")] = None,
@@ -67,6 +70,15 @@ def train_command(
     momentum_init: Annotated[Str, _opt("momentum_init")] = None,
     queue_multiple: Annotated[Float, _opt("queue_multiple")] = None,
     queue_reset_each_epoch: Annotated[Bool, _flag("queue_reset_each_epoch")] = None,
+    projection_layers: Annotated[Int, _opt("projection_layers")] = None,
+    predictor_layers: Annotated[Int, _opt("predictor_layers")] = None,
+    ema_decay_start: Annotated[Float, _opt("ema_decay_start")] = None,
+    ema_decay_end: Annotated[Float, _opt("ema_decay_end")] = None,
+    fgsm_epsilon: Annotated[Float, _opt("fgsm_epsilon")] = None,
+    queue_size: Annotated[Int, _opt("queue_size")] = None,
+    queue_start_size: Annotated[Int, _opt("queue_start_size")] = None,
+    queue_start: Annotated[Str, _opt("queue_start")] = None,
+    queue_slice: Annotated[Str, _opt("queue_slice")] = None,
     eval_steps: Annotated[Int, _opt("eval_steps")] = None,
     eval_at_start: Annotated[Bool, _flag("eval_at_start")] = None,
     eval_batch_size: Annotated[Int, _opt("eval_batch_size")] = None,
@@ -75,14 +87,17 @@ def train_command(
     device: Annotated[Str, _opt("device")] = None,
     threads: Annotated[Int, _opt("threads")] = None,
 ) -> None:
-    """Train SimCSE (unsup or sup) or ESimCSE; keep the best STS-B dev checkpoint in OUTPUT."""
+    """Train SimCSE (unsup or sup), ESimCSE or MoCoSE; keep the best STS-B dev checkpoint in OUTPUT.
+
+    Several processes: torchrun --nproc_per_node N -m stsbench train ... (--batch-size is per process).
+    """
     cli = {k: v for k, v in locals().items() if k not in ("config", "resume", "overwrite", "quiet")}
     from stsbench.train.config import make_config
     from stsbench.train.loop import train
 
     cfg = make_config(cli, config)
     result = train(cfg, resume=resume, overwrite=overwrite, show_progress=not quiet)
-    if not quiet:
+    if not quiet and os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 alone reports
         best = "none" if result.best_dev_spearman is None else f"{result.best_dev_spearman * 100:.2f}"
         typer.echo(
             f"best STS-B dev Spearman {best} at step {result.best_step} of {result.steps} "

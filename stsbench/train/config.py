@@ -15,14 +15,24 @@ from typing import Any
 from stsbench.encoders.pooling import POOLERS
 from stsbench.errors import StsbenchError
 
-METHODS = ("simcse", "esimcse")
+METHODS = ("simcse", "esimcse", "mocose")
 REPETITION_KINDS = ("subword", "word", "stopword", "mask")
 SAMPLINGS = ("paper", "official")
 MOMENTUM_INITS = ("copy", "random")
+QUEUE_STARTS = ("random", "batches")
+PRECISIONS = ("fp32", "bf16", "fp16")
+METHOD_NAMES = {"simcse": "SimCSE", "esimcse": "ESimCSE", "mocose": "MoCoSE"}
+# defaults of a method's paper where it differs from SimCSE's (MoCoSE, Sec. 4.1)
+METHOD_DEFAULTS = {"mocose": {"weight_decay": 1e-6, "eval_steps": 100}}
 
 
-def _opt(default: Any, help_text: str, esimcse_only: bool = False) -> Any:
-    return field(default=default, metadata={"help": help_text, "esimcse_only": esimcse_only})
+def _opt(default: Any, help_text: str, only: tuple[str, ...] | None = None) -> Any:
+    """An option; ``only``: the methods it belongs to (others refuse it)."""
+    return field(default=default, metadata={"help": help_text, "only": only})
+
+
+ESIMCSE = ("esimcse",)
+MOCOSE = ("mocose",)
 
 
 @dataclass
@@ -31,7 +41,7 @@ class TrainConfig:
 
     # what to train
     method: str | None = _opt(
-        None, "simcse (unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV) or esimcse."
+        None, "simcse (unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV), esimcse or mocose."
     )
     model: str | None = _opt(
         None, "Backbone: a local HF model dir, all-MiniLM-L6-v2, or a hub id (needs internet)."
@@ -56,7 +66,7 @@ class TrainConfig:
     batch_size: int = _opt(64, "Sentences a batch (in-batch negatives: at least 2).")
     lr: float = _opt(3e-5, "Peak learning rate (AdamW), decayed linearly to 0.")
     warmup_steps: int = _opt(0, "Linear warm-up steps before the decay.")
-    weight_decay: float = _opt(0.0, "AdamW weight decay.")
+    weight_decay: float = _opt(0.0, "AdamW weight decay (MoCoSE's default: 1e-6).")
     max_grad_norm: float = _opt(1.0, "Clip the gradient norm to this (0: no clipping).")
     max_length: int = _opt(32, "Truncate training sentences to this many tokens (repetition may add more).")
     length_buckets: int | None = _opt(
@@ -79,38 +89,73 @@ class TrainConfig:
     hard_negative_weight: float = _opt(0.0, "Sup SimCSE: added to the hard negative's logit (SimCSE's w).")
     mlm_weight: float = _opt(0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).")
     mlm_probability: float = _opt(0.15, "Masking rate of the MLM loss.")
+    gaussian_noise_std: float = _opt(
+        0.0,
+        "Gaussian-dropout variant: add N(0, std^2) noise to the pooled embeddings of both views in "
+        "training only (0: off; the report used 0.1).",
+        ("simcse", "esimcse"),
+    )
+    precision: str = _opt(
+        "fp32",
+        "fp32, or bf16 / fp16 autocast on CUDA (the loss stays fp32; fp16 with gradient scaling).",
+    )
     # ESimCSE
     repetition: bool = _opt(
-        True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", True
+        True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", ESIMCSE
     )
     repetition_kind: str = _opt(
-        "subword", "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).", True
+        "subword", "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).", ESIMCSE
     )
-    dup_rate: float = _opt(0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", True)
+    dup_rate: float = _opt(0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", ESIMCSE)
     repetition_sampling: str = _opt(
         "paper",
         "ESimCSE: paper (dup_len in [0, max(2, int(dup_rate*N))], fresh each "
         "batch) or official (randrange(min(10, int(dup_rate*L))), fixed per "
         "sentence).",
-        True,
+        ESIMCSE,
     )
     momentum: float = _opt(
-        0.995, "ESimCSE: momentum lambda of the EMA encoder (eq. 6); 0 copies the online one.", True
+        0.995, "ESimCSE: momentum lambda of the EMA encoder (eq. 6); 0 copies the online one.", ESIMCSE
     )
     momentum_init: str = _opt(
         "copy",
         "ESimCSE: start the momentum encoder as a copy of the online one (paper) or random (official code).",
-        True,
+        ESIMCSE,
     )
     queue_multiple: float = _opt(
-        2.5, "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).", True
+        2.5, "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).", ESIMCSE
     )
     queue_reset_each_epoch: bool = _opt(
-        False, "ESimCSE: empty the queue at each epoch start (official code).", True
+        False, "ESimCSE: empty the queue at each epoch start (official code).", ESIMCSE
+    )
+    # MoCoSE
+    projection_layers: int = _opt(1, "MoCoSE: projection layers of both branches (Table 4: 1).", MOCOSE)
+    predictor_layers: int = _opt(2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", MOCOSE)
+    ema_decay_start: float = _opt(
+        0.75, "MoCoSE: EMA decay eta of the target branch at the first step, ramped by a cosine.", MOCOSE
+    )
+    ema_decay_end: float = _opt(0.95, "MoCoSE: EMA decay eta at the last step.", MOCOSE)
+    fgsm_epsilon: float = _opt(
+        5e-9, "MoCoSE: FGSM step on the online branch's input embeddings (eq. 1; 0: off).", MOCOSE
+    )
+    queue_size: int = _opt(512, "MoCoSE: negative queue size K (global across processes).", MOCOSE)
+    queue_start_size: int = _opt(
+        128, "MoCoSE: random entries the queue starts from (K_start; Table 7).", MOCOSE
+    )
+    queue_start: str = _opt(
+        "random",
+        "MoCoSE: start the queue from K_start random entries, or empty (filled by the first batches).",
+        MOCOSE,
+    )
+    queue_slice: str | None = _opt(
+        None,
+        "MoCoSE: the queue positions that join the loss, newest first, as START:END[,START:END] "
+        "(Table 8: 256:768; default: all).",
+        MOCOSE,
     )
     # model selection and bookkeeping
     eval_steps: int = _opt(
-        125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best."
+        125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best (MoCoSE: 100)."
     )
     eval_at_start: bool = _opt(True, "Also evaluate the backbone before training (logged, never selected).")
     eval_batch_size: int = _opt(128, "Batch size of the dev evaluation.")
@@ -205,12 +250,13 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def make_config(cli: dict[str, Any], config_file: str | Path | None = None) -> TrainConfig:
-    """Defaults < YAML file < CLI flags (``None`` in ``cli`` means "not given"); then :func:`validate`."""
+    """Defaults (the method's paper's) < YAML file < CLI flags (``None`` in ``cli``: not given); validated."""
     given = load_yaml(config_file) if config_file is not None else {}
     for name, value in cli.items():
         if value is not None:
             given[name] = _coerce(name, value, "command line")
-    cfg = TrainConfig(**given)
+    defaults = METHOD_DEFAULTS.get(str(given.get("method")), {})
+    cfg = TrainConfig(**{**defaults, **given})
     validate(cfg, set(given))
     return cfg
 
@@ -223,12 +269,18 @@ def validate(cfg: TrainConfig, given: set[str] | None = None) -> None:
             flag = "--" + name.replace("_", "-")
             raise StsbenchError(f"missing {flag} (or {name}: in the --config file)")
     if cfg.method not in METHODS:
-        raise StsbenchError(f"unknown method {cfg.method!r}; choose simcse or esimcse")
-    if cfg.method != "esimcse":
-        extra = sorted(n for n in given if FIELDS[n].metadata["esimcse_only"])
-        if extra:
-            flags = ", ".join("--" + n.replace("_", "-") for n in extra)
-            raise StsbenchError(f"{flags}: ESimCSE options, use them with --method esimcse")
+        raise StsbenchError(f"unknown method {cfg.method!r}; choose simcse, esimcse or mocose")
+    foreign = sorted(
+        n for n in given if FIELDS[n].metadata["only"] and cfg.method not in FIELDS[n].metadata["only"]
+    )
+    if foreign:
+        flags = ", ".join("--" + n.replace("_", "-") for n in foreign)
+        owners = " or ".join(METHOD_NAMES[m] for m in FIELDS[foreign[0]].metadata["only"])
+        methods = " or ".join(f"--method {m}" for m in FIELDS[foreign[0]].metadata["only"])
+        plural = "s" if len(foreign) > 1 else ""
+        raise StsbenchError(
+            f"{flags}: {owners} option{plural}, not for {METHOD_NAMES[cfg.method]}; use with {methods}"
+        )
 
     def need(ok: bool, msg: str) -> None:
         if not ok:
@@ -267,6 +319,26 @@ def validate(cfg: TrainConfig, given: set[str] | None = None) -> None:
         f"unknown momentum init {cfg.momentum_init!r}; choose copy or random",
     )
     need(cfg.queue_multiple >= 0, "--queue-multiple must be 0 or more")
+    need(cfg.gaussian_noise_std >= 0, "--gaussian-noise-std must be 0 or more")
+    need(cfg.precision in PRECISIONS, f"unknown precision {cfg.precision!r}; choose fp32, bf16 or fp16")
+    need(cfg.projection_layers >= 0, "--projection-layers must be 0 or more")
+    need(cfg.predictor_layers >= 0, "--predictor-layers must be 0 or more")
+    need(
+        0 <= cfg.ema_decay_start < 1 and 0 <= cfg.ema_decay_end < 1,
+        "--ema-decay-start and --ema-decay-end must be in [0, 1) (eq. 2)",
+    )
+    need(cfg.fgsm_epsilon >= 0, "--fgsm-epsilon must be 0 or more")
+    need(cfg.queue_size >= 0, "--queue-size must be 0 or more")
+    need(
+        0 <= cfg.queue_start_size <= cfg.queue_size,
+        f"--queue-start-size {cfg.queue_start_size} must be between 0 and --queue-size {cfg.queue_size}",
+    )
+    need(
+        cfg.queue_start in QUEUE_STARTS,
+        f"unknown queue start {cfg.queue_start!r}; choose random or batches",
+    )
+    if cfg.queue_slice is not None:
+        parse_slices(cfg.queue_slice, cfg.queue_size)
     need(cfg.eval_steps >= 1, "--eval-steps must be at least 1")
     need(cfg.eval_batch_size >= 1, "--eval-batch-size must be at least 1")
     need(cfg.save_steps is None or cfg.save_steps >= 1, "--save-steps must be at least 1")
@@ -276,9 +348,9 @@ def validate(cfg: TrainConfig, given: set[str] | None = None) -> None:
 
 def finalize(cfg: TrainConfig, supervised: bool) -> TrainConfig:
     """Fill the defaults that depend on the data (sup vs unsup) and check the method accepts it."""
-    if supervised and cfg.method == "esimcse":
+    if supervised and cfg.method != "simcse":
         raise StsbenchError(
-            f"{cfg.train_file} holds sentence pairs (sup SimCSE); esimcse trains on one sentence a line"
+            f"{cfg.train_file} holds sentence pairs (sup SimCSE); {cfg.method} trains on one sentence a line"
         )
     if cfg.hard_negative_weight > 0 and not supervised:
         raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
@@ -295,9 +367,37 @@ def finalize(cfg: TrainConfig, supervised: bool) -> TrainConfig:
     return cfg
 
 
-def queue_size(cfg: TrainConfig) -> int:
-    """ESimCSE's queue length M = queue_multiple x batch size (Sec. 5.4: 2.5x is best)."""
-    return int(cfg.queue_multiple * cfg.batch_size) if cfg.method == "esimcse" else 0
+def effective_queue_size(cfg: TrainConfig, world: int = 1) -> int:
+    """Queued negatives at most: ESimCSE's M = queue_multiple x (global) batch (Sec. 5.4: 2.5x), MoCoSE's K."""
+    if cfg.method == "esimcse":
+        return int(cfg.queue_multiple * cfg.batch_size * world)
+    if cfg.method == "mocose":
+        return cfg.queue_size
+    return 0
+
+
+def traceable_distance(decay: float, queue: int, batch: int) -> float:
+    """MoCoSE eq. (4): d_trace = 1 / (1 - eta) + queue_size / batch_size (steps back to the oldest key)."""
+    return 1.0 / (1.0 - decay) + queue / batch
+
+
+def parse_slices(spec: str, size: int) -> list[tuple[int, int]]:
+    """``"0:256,768:1024"`` -> ``[(0, 256), (768, 1024)]``: queue positions, newest first (MoCoSE Table 8)."""
+    out = []
+    for part in spec.split(","):
+        bounds = part.strip().split(":")
+        try:
+            start, end = (int(b) for b in bounds)
+        except ValueError:
+            raise StsbenchError(
+                f"--queue-slice {spec!r}: expected START:END[,START:END] with whole numbers, e.g. 256:768"
+            ) from None
+        if not 0 <= start < end <= size:
+            raise StsbenchError(
+                f"--queue-slice {part.strip()!r}: need 0 <= START < END <= --queue-size ({size})"
+            )
+        out.append((start, end))
+    return out
 
 
 def eval_pooler(cfg: TrainConfig) -> str:

@@ -1,4 +1,4 @@
-"""The contrastive losses of SimCSE and ESimCSE, and SimCSE's auxiliary MLM loss.
+"""The contrastive losses of SimCSE, ESimCSE and MoCoSE (InfoNCE with a queue), and SimCSE's MLM loss.
 
 Shapes: B sentences a batch, H the embedding size, M queued negatives, T tokens, V the vocabulary.
 """
@@ -11,8 +11,14 @@ from torch import nn
 
 
 def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """sim(a_i, b_j) = a_i . b_j / (|a_i| |b_j|) for all pairs (ESimCSE eq. 3): (B, H) x (K, H) -> (B, K)."""
-    return F.normalize(a, dim=-1, eps=1e-8) @ F.normalize(b, dim=-1, eps=1e-8).T
+    """sim(a_i, b_j) = a_i . b_j / (|a_i| |b_j|) for all pairs (ESimCSE eq. 3): (B, H) x (K, H) -> (B, K).
+
+    At least float32, also under bf16/fp16 autocast: the losses are computed in full precision.
+    """
+    dtype = torch.promote_types(torch.promote_types(a.dtype, b.dtype), torch.float32)
+    with torch.autocast(a.device.type, enabled=False):
+        a, b = a.to(dtype), b.to(dtype)
+        return F.normalize(a, dim=-1, eps=1e-8) @ F.normalize(b, dim=-1, eps=1e-8).T
 
 
 class InfoNCE(nn.Module):
@@ -33,7 +39,7 @@ class InfoNCE(nn.Module):
         # anchor h: (B, H); positive h+: (B, H); negatives q: (M, H) or None
         logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B), positives on the diagonal
         if negatives is not None and len(negatives) > 0:
-            queued = cosine_matrix(anchor, negatives.to(anchor.dtype)) / self.temperature  # (B, M)
+            queued = cosine_matrix(anchor, negatives) / self.temperature  # (B, M)
             logits = torch.cat([logits, queued], dim=1)  # (B, B + M)
         labels = torch.arange(len(anchor), device=anchor.device)  # (B,)
         return F.cross_entropy(logits, labels)

@@ -1,9 +1,30 @@
-"""ESimCSE's momentum contrast (Sec. 3.2): an EMA copy of the encoder and a FIFO queue of its embeddings."""
+"""Momentum contrast: EMA copies, FIFO queues of their embeddings, MoCoSE's EMA schedule and FGSM step.
+
+ESimCSE Sec. 3.2 (momentum encoder + queue) and MoCoSE Sec. 3 (EMA target branch + queue, FGSM).
+"""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
+
+
+def cosine_decay(step: int, total: int, start: float, end: float) -> float:
+    """MoCoSE's EMA decay eta at ``step`` of ``total``: ``start`` at step 0, ``end`` at the last, a cosine between.
+
+        eta(t) = end - (end - start) * (cos(pi * t / T) + 1) / 2
+
+    (Sec. 4.1: 0.75 -> 0.95. The official code's schedule is this with end = 1.)
+    """
+    t = min(max(step, 0), total) / max(1, total)
+    return end - (end - start) * (math.cos(math.pi * t) + 1.0) / 2.0
+
+
+def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """MoCoSE eq. (1): x' = x + epsilon * sign(grad_x L); the step is a constant (no gradient through it)."""
+    return x + epsilon * grad.detach().sign()
 
 
 @torch.no_grad()
