@@ -1,12 +1,13 @@
-"""Steps per second of SimCSE and ESimCSE on the same backbone, batches and data, in one run.
+"""Steps per second of SimCSE, ESimCSE and MoCoSE on the same backbone, batches and data, in one run.
 
     python benchmarks/train_speed.py                       # all-MiniLM-L6-v2, batch 64, max length 32
     python benchmarks/train_speed.py --steps 30 --threads 1
 
 A step is what the trainer does per batch: build the views (ESimCSE: repetition), forward, loss, backward,
 clip, AdamW step, and the method's state update (ESimCSE: EMA of the momentum encoder, one no-grad forward
-of the un-repeated batch, enqueue). Dev evaluation and checkpoints are not timed. The two methods take
-turns on the same batch so that load from other processes on the machine falls on both alike.
+of the un-repeated batch, enqueue). MoCoSE's step also holds its target-branch forward and, with FGSM on,
+a second online forward and backward to the input embeddings. Dev evaluation and checkpoints are not timed.
+The methods take turns on the same batch so that load from other processes on the machine falls on all alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from stsbench.train.config import finalize, make_config
+from stsbench.train.config import METHOD_NAMES, finalize, make_config
 from stsbench.train.data import batch_rows, read_train_file
 from stsbench.train.loop import build, seed_everything, train_step
 from stsbench.train.model import resolve_backbone
@@ -44,6 +45,7 @@ def setup(method: str, args: argparse.Namespace, data):
     finalize(cfg, data.supervised)
     seed_everything(cfg.seed)
     model, _, m, optimizer = build(cfg, resolve_backbone(cfg.model), "cpu")
+    m.start(args.warmup + args.steps)
     return cfg, model, m, optimizer
 
 
@@ -60,11 +62,15 @@ def main() -> None:
     parser.add_argument(
         "--length-buckets", type=int, default=4, help="as stsbench train (4: its CPU default)"
     )
+    parser.add_argument(
+        "--methods", default="simcse,esimcse,mocose", help="comma-separated; simcse is the reference"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     data = read_train_file(args.train_file)
-    runs = {name: setup(name, args, data) for name in ("simcse", "esimcse")}
+    names = ["simcse", *[m for m in args.methods.split(",") if m and m != "simcse"]]
+    runs = {name: setup(name, args, data) for name in names}
     times: dict[str, list[float]] = {name: [] for name in runs}
     lengths: dict[str, list[tuple[int, int]]] = {name: [] for name in runs}
     total = args.warmup + args.steps
@@ -93,14 +99,15 @@ def main() -> None:
             f"{name:8s} {1 / statistics.median(ts):.3f} steps/s (median {statistics.median(ts):.3f} s/step, "
             f"mean {statistics.mean(ts):.3f} s), padded lengths: anchor {a:.1f}, positive {p:.1f}"
         )
-    ratio_median = statistics.median(times["esimcse"]) / statistics.median(times["simcse"])
-    ratio_total = sum(times["esimcse"]) / sum(times["simcse"])
-    per_step = sorted(e / s for e, s in zip(times["esimcse"], times["simcse"], strict=True))
-    print(
-        f"ESimCSE / SimCSE step time: {ratio_median:.3f} (medians), {ratio_total:.3f} (totals), "
-        f"paired per-batch ratios {per_step[0]:.2f}..{per_step[-1]:.2f} "
-        f"(median {statistics.median(per_step):.3f})"
-    )
+    for name in names[1:]:
+        ratio_median = statistics.median(times[name]) / statistics.median(times["simcse"])
+        ratio_total = sum(times[name]) / sum(times["simcse"])
+        per_step = sorted(e / s for e, s in zip(times[name], times["simcse"], strict=True))
+        print(
+            f"{METHOD_NAMES[name]} / SimCSE step time: {ratio_median:.3f} (medians), {ratio_total:.3f} "
+            f"(totals), paired per-batch ratios {per_step[0]:.2f}..{per_step[-1]:.2f} "
+            f"(median {statistics.median(per_step):.3f})"
+        )
 
 
 if __name__ == "__main__":
