@@ -72,3 +72,14 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
         sys.argv = old
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@pytest.fixture
+def one_thread():
+    """Run a test on one torch thread: the machine is shared, and 1 thread keeps the numbers bit-stable."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -19,12 +19,7 @@ ROWS = [("a man plays a guitar .",), ("the cat sleeps on the mat .",), ("stocks 
 TAU = 0.05
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def mocose(tokenizer, **kw) -> tuple[ContrastiveEncoder, MoCoSE]:

@@ -19,14 +19,7 @@ from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update
 from stsbench.train.schedule import linear_lr
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # the machine is shared: 1 thread is faster and keeps the numbers bit-stable
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
