@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from test_train_runs import config, files  # noqa: F401 - the tiny run's files fixture
 from test_train_units import tiny_bert, tokenizer  # noqa: F401 - fixtures and the tiny model
 
 from stsbench.errors import StsbenchError
@@ -167,12 +168,31 @@ def test_traceable_distance_and_option_errors():
         make_config({**base, "method": "simcse", "precision": "fp8"})
 
 
-def test_reduced_precision_needs_cuda():
-    from stsbench.train.loop import Precision
+def test_reduced_precision_needs_cuda(files, tmp_path):
+    from stsbench.train.loop import Precision, train
 
     assert Precision("fp32", "cpu").autocast() is not None
     with pytest.raises(StsbenchError, match="--precision bf16 needs a CUDA device"):
         Precision("bf16", "cpu")
+    with pytest.raises(StsbenchError, match="--precision fp16 needs a CUDA device; on cpu train with fp32"):
+        train(config(files, tmp_path / "run", precision="fp16", device="cpu"), show_progress=False)
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+
+
+def test_mocose_run_logs_traceable_distance_and_saves_an_evaluable_checkpoint(files, tmp_path):
+    import json
+
+    from stsbench.train.loop import train
+
+    cfg = config(files, tmp_path / "run", method="mocose", queue_size=8, queue_start_size=2, max_steps=4)
+    result = train(cfg, show_progress=False)
+    log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
+    start = log[0]
+    assert start["traceable_distance"] == {"start": 1 / 0.25 + 8 / 4, "end": pytest.approx(1 / 0.05 + 8 / 4)}
+    steps = [r for r in log if r["event"] == "train"]
+    assert [r["negatives"] for r in steps] == [2, 6, 8, 8]  # K_start, then FIFO up to K
+    meta = json.loads((tmp_path / "run" / "stsbench.json").read_text())
+    assert meta["method"] == "mocose" and result.best_step is not None
 
 
 def test_losses_stay_fp32_under_autocast():

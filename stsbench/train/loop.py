@@ -212,11 +212,11 @@ def train(
     ctx = distributed.setup(cfg.device)
     world, rank, main = ctx.world, ctx.rank, ctx.main
     try:
+        device = ctx.device
+        precision = Precision(cfg.precision, device)
         if main:
             ckpt.prepare_output(out, resume, overwrite)
         distributed.barrier()
-        device = ctx.device
-        precision = Precision(cfg.precision, device)
         if cfg.threads is not None:
             torch.set_num_threads(cfg.threads)
         if cfg.length_buckets is None:  # less padding pays on CPU; on a GPU one big pass is faster
