@@ -262,6 +262,15 @@ def test_ablation_groups_by_the_fields_that_differ():
     # a component a run does not use is not compared: mc (no repetition) is in no dup_rate sweep
     assert not any("mc" in names for f, names in sweeps if f == "dup_rate")
     assert all(f not in ("threads", "output", "repetition", "method") for f, _ in sweeps)
+    # MoCoSE is named as such, never joins ESimCSE's component table, and sweeps its own fields
+    from stsbench.reports.models import method_of
+
+    moco = [_run("moco", method="mocose"), _run("moco-q256", method="mocose", queue_size=256)]
+    assert method_of(moco[0].config) == "MoCoSE"
+    assert all("moco" not in r.name for g in component_groups(runs + moco) for r in g)
+    sweeps = {(f, tuple(r.name for r in g)) for f, g in sweep_groups(runs + moco)}
+    assert ("queue_size", ("moco-q256", "moco")) in sweeps
+    assert not any(f == "queue_size" and "esimcse" in names for f, names in sweeps)
 
 
 def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):

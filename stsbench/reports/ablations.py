@@ -38,6 +38,22 @@ BOOKKEEPING = {
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
 MOMENTUM_FIELDS = ("momentum", "momentum_init", "queue_multiple", "queue_reset_each_epoch")
 COMPONENT_FIELDS = ("method", "repetition")
+# fields of one method alone (runs of other methods carry their defaults, or lack them if older)
+METHOD_FIELDS = {
+    "mocose": (
+        "projection_layers",
+        "predictor_layers",
+        "ema_decay_start",
+        "ema_decay_end",
+        "fgsm_epsilon",
+        "queue_size",
+        "queue_start_size",
+        "queue_start",
+        "queue_slice",
+    ),
+    "simcse": ("gaussian_noise_std",),
+    "esimcse": ("gaussian_noise_std",),
+}
 # ESimCSE arXiv Table 6 (STS-B dev, BERT-base) by method
 PUBLISHED_COMPONENTS = {
     "unsup-SimCSE": "esimcse-arxiv/table6/unsup-simcse-bert-base",
@@ -64,6 +80,8 @@ def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
     rep, mom = _uses(run)
     skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
+    skip |= {f for m, fields in METHOD_FIELDS.items() if m != run.method for f in fields}
+    skip -= set(METHOD_FIELDS.get(run.method, ()))
     if not rep:
         skip |= set(REPETITION_FIELDS)
     if not mom:
@@ -89,6 +107,7 @@ def _compatible(a: TrainRun, b: TrainRun) -> bool:
 def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
     """Groups of compatible runs that use at least two different combinations of ESimCSE's components."""
     groups: list[list[TrainRun]] = []
+    runs = [r for r in runs if r.method in ("simcse", "esimcse")]  # the runs ESimCSE's ablation compares
     for run in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), r.path)):
         for g in groups:
             if all(_compatible(run, other) for other in g):

@@ -24,6 +24,7 @@ METHOD_ORDER = (
     "momentum contrast only",
     "ESimCSE",
     "ESimCSE, neither component",
+    "MoCoSE",
 )
 
 
@@ -54,6 +55,8 @@ def method_of(config: dict[str, Any]) -> str:
     """
     if config.get("method") == "simcse":
         return "sup-SimCSE" if config.get("supervised") else "unsup-SimCSE"
+    if config.get("method") == "mocose":
+        return "MoCoSE"
     repetition = bool(config.get("repetition", True))
     momentum = float(config.get("queue_multiple", 2.5)) > 0
     if repetition and momentum:

@@ -28,10 +28,12 @@ PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
         "word repetition only": ("esimcse-arxiv/table7/word-repetition",),
         "momentum contrast only": ("esimcse-arxiv/table7/momentum-contrast",),
         "ESimCSE": ("esimcse-arxiv/table7/esimcse-bert-base",),
+        "MoCoSE": ("mocose/table1/mocose-bert-base",),
     },
     "transfer": {
         "unsup-SimCSE": ("simcse/transfer/unsup-simcse-bert-base",),
         "sup-SimCSE": ("simcse/transfer/sup-simcse-bert-base",),
+        "MoCoSE": ("mocose/table2/mocose-bert-base",),
     },
 }
 LENGTH_TABLE1 = "esimcse-arxiv/table1"
