@@ -5,9 +5,12 @@
 #   stsbench train --config configs/esimcse-minilm-cpu.yaml --output /tmp/runs5/esimcse-minilm --data-dir ../shared/data
 #   stsbench train --config configs/esimcse-minilm-cpu.yaml --queue-multiple 0 --output /tmp/runs-reports/esimcse-wr-only --data-dir ../shared/data
 #   stsbench train --config configs/esimcse-minilm-cpu.yaml --no-repetition    --output /tmp/runs-reports/esimcse-mc-only --data-dir ../shared/data
-# Evaluation, per model (this script: bash reports/cpu-mini-replication/make.sh MODEL [transfer]),
+#   stsbench train --config configs/mocose-minilm-cpu.yaml  --output /tmp/runs6/mocose-minilm --data-dir ../shared/data
+# Evaluation, per model (this script: bash reports/cpu-mini-replication/make.sh MODEL [transfer]; the token-length
+# tables: stsbench length-bias --unit tokens --model MODEL ...; transfer ran with OMP_NUM_THREADS=1),
 # then the report:
-#   stsbench report --results reports/cpu-mini-replication/results --out reports/cpu-mini-replication --title 'CPU mini-replication'
+#   stsbench report --results reports/cpu-mini-replication/results --out reports/cpu-mini-replication \
+#       --title 'CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2'
 set -euo pipefail
 M=$1
 DATA=${DATA:-/work/shared/data}
