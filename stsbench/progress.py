@@ -1,4 +1,4 @@
-"""One progress-bar helper (rich, on stderr) for everything that takes more than a second or two."""
+"""Terminal output helpers: one rich progress bar (stderr) and the console tables are printed on (stdout)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,12 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
     ) as prog:
         task = prog.add_task(description, total=total)
         yield lambda n: prog.advance(task, n)
+
+
+def table_console():
+    """A rich console on stdout; piped or redirected, 200 columns wide instead of rich's 80, so no cell is cut."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=200)

@@ -242,3 +242,17 @@ def test_download_offline_is_one_line(tmp_path, capsys, monkeypatch):
     code, _, err = run_cli(["data", "download", "--data-dir", tmp_path / "d"], capsys)
     _one_error_line(code, err, "senteval.tar", "DATA_DIR/downstream")
     assert not (tmp_path / "d" / "downstream").exists()
+
+
+def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
+    from rich.table import Table
+
+    from stsbench.progress import table_console
+
+    table = Table()
+    for name in ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "Avg."]:
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_row(*["78.87"] * 8)
+    table_console().print(table)  # stdout is captured here, as in a pipe: not a terminal
+    out = capsys.readouterr().out
+    assert "Avg." in out and out.count("78.87") == 8 and "…" not in out

@@ -11,13 +11,13 @@ from stsbench.cli_options import DataDirOpt
 
 
 def _show(checks, data_dir: Path) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from stsbench.errors import StsbenchError
+    from stsbench.progress import table_console
 
     bad = [c for c in checks if c.status not in ("ok", "absent (optional)")]
-    console = Console()
+    console = table_console()
     if bad:
         table = Table(title=f"data files that do not match the manifest ({data_dir})")
         for col in ("file", "problem", "expected", "found"):

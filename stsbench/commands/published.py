@@ -19,10 +19,10 @@ def published_list(
     ] = None,
 ) -> None:
     """List the published entries: key, paper, table, row."""
-    from rich.console import Console
     from rich.table import Table
 
     from stsbench.errors import StsbenchError
+    from stsbench.progress import table_console
     from stsbench.published.registry import find_entries
 
     entries = find_entries(match)
@@ -35,16 +35,16 @@ def published_list(
     table.add_column("row", overflow="fold")
     for e in entries:
         table.add_row(e.key, e.paper.slug, e.table, e.row)
-    Console().print(table)
+    table_console().print(table)
 
 
 def published_show(
     key: Annotated[str, typer.Argument(help="An entry key from `stsbench published list`.")],
 ) -> None:
     """Show one published row: its values, source and notes."""
-    from rich.console import Console
     from rich.table import Table
 
+    from stsbench.progress import table_console
     from stsbench.published.registry import get_entry
 
     e = get_entry(key)
@@ -56,7 +56,7 @@ def published_show(
         table.add_column("source text shows", justify="right")
     for col, value in e.values.items():
         table.add_row(col, e.format(value), *([printed.get(col, "")] if printed else []))
-    console = Console()
+    console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
     console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.paper.source}")
     console.print(table)
@@ -86,8 +86,9 @@ def check(
 
 
 def _print_comparison(c: Comparison) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from stsbench.progress import table_console
 
     e = c.entry
     run = "/".join(c.run) if c.run else "no matching results"
@@ -105,7 +106,7 @@ def _print_comparison(c: Comparison) -> None:
     if c.published_average is not None:
         avg = "-" if c.measured_average is None else f"{c.measured_average:.2f}"
         table.add_row("Avg.", avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
-    console = Console()
+    console = table_console()
     console.print(table)
     if c.extra_tasks:
         console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")

@@ -108,10 +108,11 @@ def register(app: typer.Typer) -> None:
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return
-        from rich.console import Console
         from rich.table import Table
 
-        console = Console()
+        from stsbench.progress import table_console
+
+        console = table_console()
         for title, names, vals in score_tables(result):
             table = Table(title=f"{title} ({result.mode}) — {result.model}, pooler {result.pooler}")
             for name in names:
