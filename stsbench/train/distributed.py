@@ -76,21 +76,22 @@ def loss_scale() -> float:
     return float(world_size())
 
 
-def gather(x: torch.Tensor) -> torch.Tensor:
-    """Concatenate ``x`` (B, ...) of every process in rank order, without gradient: (N*B, ...)."""
-    if not active():
-        return x
+def _all_gather(x: torch.Tensor) -> list[torch.Tensor]:
     parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
     dist.all_gather(parts, x.detach().contiguous())
-    return torch.cat(parts)
+    return parts
+
+
+def gather(x: torch.Tensor) -> torch.Tensor:
+    """Concatenate ``x`` (B, ...) of every process in rank order, without gradient: (N*B, ...)."""
+    return torch.cat(_all_gather(x)) if active() else x
 
 
 def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
     """As :func:`gather`, but this process's own slice is ``x`` itself and keeps its gradient."""
     if not active():
         return x
-    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, x.detach().contiguous())
+    parts = _all_gather(x)
     parts[dist.get_rank()] = x
     return torch.cat(parts)
 
@@ -102,15 +103,6 @@ def all_objects(obj):
     out = [None] * dist.get_world_size()
     dist.all_gather_object(out, obj)
     return out
-
-
-def broadcast_object(obj, src: int = 0):
-    """Return rank ``src``'s ``obj`` on every process."""
-    if not active():
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=src)
-    return box[0]
 
 
 def barrier() -> None:

@@ -33,7 +33,6 @@ from stsbench.train.config import (
     effective_queue_size,
     eval_pooler,
     finalize,
-    traceable_distance,
 )
 from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file
 from stsbench.train.evaluate import DevSet, dev_spearman
@@ -124,9 +123,9 @@ def train_step(
     model.train()
     with precision.autocast():
         loss, parts = net(views) if net is not None else method.loss(model, views)
-    logged = parts.pop("loss", float(loss.detach()))
-    if not math.isfinite(logged) or not torch.isfinite(loss):
-        raise NonFiniteLoss("the loss", logged if not math.isfinite(logged) else float(loss.detach()))
+    logged = parts.pop("loss", float(loss.detach()))  # the backward loss is it, scaled: finite alike
+    if not math.isfinite(logged):
+        raise NonFiniteLoss("the loss", logged)
     scaler = precision.scaler
     (scaler.scale(loss) if scaler is not None else loss).backward()
     if scaler is not None:
@@ -239,22 +238,17 @@ def train(
                 find_unused_parameters=True,  # e.g. BERT's own pooler, computed but not in the loss
                 broadcast_buffers=False,
             )
-        queue = effective_queue_size(cfg, world)
         meta = {
             "method": method.name,
             "training": cfg.to_dict(),
             "backbone": cfg.model,
-            "queue_size": queue,
+            "queue_size": effective_queue_size(cfg, world),
             "processes": world,
             "global_batch_size": cfg.batch_size * world,
         }
-        if cfg.method == "mocose":  # MoCoSE eq. (4), with the global batch
-            meta["traceable_distance"] = {
-                "start": traceable_distance(cfg.ema_decay_start, queue, cfg.batch_size * world),
-                "end": traceable_distance(cfg.ema_decay_end, queue, cfg.batch_size * world),
-            }
-        elif cfg.method == "esimcse" and queue > 0:
-            meta["traceable_distance"] = traceable_distance(cfg.momentum, queue, cfg.batch_size * world)
+        distance = method.traceable_distance(cfg.batch_size * world)
+        if distance is not None:
+            meta["traceable_distance"] = distance
 
         step, best, best_step, elapsed_before = 0, None, None, 0.0
         if resume:
@@ -359,16 +353,12 @@ def train(
                         "device": device,
                         "processes": world,
                         "global_batch_size": cfg.batch_size * world,
-                        **(
-                            {"traceable_distance": meta["traceable_distance"]}
-                            if "traceable_distance" in meta
-                            else {}
-                        ),
+                        **({"traceable_distance": distance} if distance is not None else {}),
                         "config": cfg.to_dict(),
                     }
                 )
-                if "traceable_distance" in meta:
-                    progress.message(f"maximum traceable distance: {_describe(meta['traceable_distance'])}")
+                if distance is not None:
+                    progress.message(f"maximum traceable distance: {_describe(distance)}")
                 if cfg.eval_at_start:
                     progress.update(0, dev=evaluate_and_keep(0, selectable=False))
             while step < total:

@@ -19,7 +19,7 @@ from torch import nn
 
 from stsbench.train import distributed
 from stsbench.train.augment import Repetition
-from stsbench.train.config import TrainConfig, effective_queue_size, parse_slices
+from stsbench.train.config import TrainConfig, effective_queue_size, parse_slices, traceable_distance
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.model import ContrastiveEncoder, bert_init_
@@ -120,7 +120,7 @@ class Method(nn.Module):
     def pooled(self, model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
         """Training embeddings of ``views``, each (B_global, H): Gaussian noise if asked, then gathered."""
         out = encode_views(model, views, self.cfg.length_buckets)
-        std = getattr(self.cfg, "gaussian_noise_std", 0.0)
+        std = self.cfg.gaussian_noise_std
         if std > 0:  # the Gaussian-dropout variant: noise on the pooled embeddings, training only
             out = [h + std * torch.randn_like(h) for h in out]
         return [distributed.gather_with_grad(h) for h in out]
@@ -152,6 +152,10 @@ class Method(nn.Module):
     # -- state ----------------------------------------------------------------------------------------
     def start(self, total_steps: int) -> None:
         """Run once before training with the run's number of steps (schedules that span the run)."""
+
+    def traceable_distance(self, global_batch: int) -> float | dict[str, float] | None:
+        """MoCoSE eq. (4) for a method with an EMA encoder and a queue; None without them."""
+        return None
 
     def on_epoch_start(self, epoch: int) -> None:
         """Run before the first batch of each epoch."""
@@ -240,6 +244,12 @@ class ESimCSE(Method):
         h, h_pos = self.pooled(model, [views.anchor, positive])
         return self.criterion(h, h_pos, self.queue.negatives())
 
+    def traceable_distance(self, global_batch: int) -> float | None:
+        """1 / (1 - lambda) + M / B, when there is a queue (momentum contrast)."""
+        if self.queue.size <= 0:
+            return None
+        return traceable_distance(self.cfg.momentum, self.queue.size, global_batch)
+
     def on_epoch_start(self, epoch: int) -> None:
         """Empty the queue if asked (the official code does each epoch; the paper does not say)."""
         if self.cfg.queue_reset_each_epoch:
@@ -308,6 +318,7 @@ class MoCoSE(Method):
         self.total_steps = 1
         self.updates = 0  # EMA updates done (= optimizer steps)
         self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
+        self._negatives_used = 0  # queued keys in this step's loss, for the log
 
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise projection and predictor; fill the queue's K_start random entries."""
@@ -328,6 +339,14 @@ class MoCoSE(Method):
     def start(self, total_steps: int) -> None:
         """Set the span of the EMA schedule."""
         self.total_steps = max(1, total_steps)
+
+    def traceable_distance(self, global_batch: int) -> dict[str, float]:
+        """Eq. (4) at the first and the last eta of the schedule."""
+        k = self.cfg.queue_size
+        return {
+            "start": traceable_distance(self.cfg.ema_decay_start, k, global_batch),
+            "end": traceable_distance(self.cfg.ema_decay_end, k, global_batch),
+        }
 
     def decay(self, step: int) -> float:
         """Return eta after optimizer step ``step`` (1-based) of the run: the cosine ramp of Sec. 4.1."""
@@ -365,14 +384,14 @@ class MoCoSE(Method):
             x = fgsm(x, grad, self.cfg.fgsm_epsilon)
         q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
         self._keys = keys
+        self._negatives_used = 0 if negatives is None else len(negatives)
         return self.criterion(q, keys, negatives)
 
     def loss(self, model: ContrastiveEncoder, views: Views) -> tuple[torch.Tensor, dict[str, float]]:
         """The base loss, with the step's eta and the number of queued negatives in the log."""
-        queued = self.negatives()
         loss, parts = super().loss(model, views)
         parts["ema_decay"] = self.decay(self.updates + 1)
-        parts["negatives"] = float(0 if queued is None else len(queued))
+        parts["negatives"] = float(self._negatives_used)
         return loss, parts
 
     @torch.no_grad()
