@@ -22,6 +22,7 @@ from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.train.config import FIELDS
 
 # fields that do not change what is computed (or only where files are)
 BOOKKEEPING = {
@@ -38,22 +39,6 @@ BOOKKEEPING = {
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
 MOMENTUM_FIELDS = ("momentum", "momentum_init", "queue_multiple", "queue_reset_each_epoch")
 COMPONENT_FIELDS = ("method", "repetition")
-# fields of one method alone (runs of other methods carry their defaults, or lack them if older)
-METHOD_FIELDS = {
-    "mocose": (
-        "projection_layers",
-        "predictor_layers",
-        "ema_decay_start",
-        "ema_decay_end",
-        "fgsm_epsilon",
-        "queue_size",
-        "queue_start_size",
-        "queue_start",
-        "queue_slice",
-    ),
-    "simcse": ("gaussian_noise_std",),
-    "esimcse": ("gaussian_noise_std",),
-}
 # ESimCSE arXiv Table 6 (STS-B dev, BERT-base) by method
 PUBLISHED_COMPONENTS = {
     "unsup-SimCSE": "esimcse-arxiv/table6/unsup-simcse-bert-base",
@@ -69,6 +54,11 @@ REPETITION_KIND_ROWS = {
 }
 
 
+def _other_methods_fields(method: str) -> set[str]:
+    """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
+    return {n for n, f in FIELDS.items() if f.metadata["only"] and method not in f.metadata["only"]}
+
+
 def _uses(run: TrainRun) -> tuple[bool, bool]:
     """(repetition, momentum contrast) as the run used them."""
     if run.method != "esimcse":
@@ -80,8 +70,7 @@ def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
     rep, mom = _uses(run)
     skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
-    skip |= {f for m, fields in METHOD_FIELDS.items() if m != run.method for f in fields}
-    skip -= set(METHOD_FIELDS.get(run.method, ()))
+    skip |= _other_methods_fields(run.method)
     if not rep:
         skip |= set(REPETITION_FIELDS)
     if not mom:
