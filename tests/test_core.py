@@ -13,6 +13,7 @@ from conftest import REFERENCE, make_tiny_bert, run_cli
 
 from stsbench.data.sts import STS_SUBSETS, load_pairs
 from stsbench.encoders import load_encoder
+from stsbench.encoders.hf import length_batches
 from stsbench.evaluate import run
 from stsbench.metrics import cosine_pairs
 
@@ -204,6 +205,31 @@ def test_cache_hits_and_corrupt_entries(tiny_bert, data_dir, tmp_path):
         shard.write_bytes(shard.read_bytes()[:1000])
     c = run(str(tiny_bert), "STS13", data_dir=data_dir, pooler="avg", cache_dir=cache, show_progress=False)
     assert [r.scores for r in c.results] == [r.scores for r in a.results]
+
+
+def test_length_batches_cover_every_row_once_and_pad_only_short_runs():
+    lengths = [5] * 40 + [4] * 3 + [3] * 2 + [2] * 70 + list(range(30, 6, -1))
+    batches = length_batches(lengths, 32)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) <= 32 for b in batches)
+    widths = [max(lengths[i] for i in b) for b in batches]
+    assert widths == sorted(widths, reverse=True)  # longest first
+    padded = [b for b in batches if len({lengths[i] for i in b}) > 1]
+    # runs of at least 32 // 8 rows get batches of their own; the 24 lengths of one row and the runs
+    # of 3 and 2 rows share padded batches instead of running as 26 tiny ones
+    assert all(len({lengths[i] for i in b}) == 1 for b in batches if lengths[b[0]] in (5, 2))
+    assert 0 < len(padded) <= 3 and len(batches) <= 10
+
+
+def test_texts_that_tokenize_alike_run_once_and_keep_their_places(tiny_bert):
+    enc = load_encoder(str(tiny_bert), pooler="avg", use_cache=False)
+    texts = ["Inc . rose", "the cat sat", "inc. rose", "INC . ROSE"]
+    v = enc.encode(texts, show_progress=False)
+    assert enc.n_encoded == 2  # the uncased vocabulary makes three of them one token sequence
+    np.testing.assert_array_equal(v[0], v[2])
+    np.testing.assert_array_equal(v[0], v[3])
+    alone = enc.encode(["the cat sat"], show_progress=False)
+    np.testing.assert_allclose(v[1], alone[0], atol=1e-6)
 
 
 def test_fingerprint_depends_on_pooler_length_and_weights(tiny_bert, tmp_path):

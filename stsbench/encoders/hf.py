@@ -1,4 +1,4 @@
-"""Hugging Face and sentence-transformers encoders: deduplicated, length-sorted, per-batch padded encoding."""
+"""Hugging Face and sentence-transformers encoders: deduplicated, length-bucketed, per-batch padded encoding."""
 
 from __future__ import annotations
 
@@ -111,29 +111,31 @@ class HFEncoder:
         return enc["input_ids"]
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
-        """Embed ``texts``: sort by token length (longest first), pad per batch, pool, float32."""
+        """Embed ``texts``: each distinct token sequence once, in length-bucketed batches, pooled, float32."""
         import torch
 
         if len(texts) == 0:
             return np.zeros((0, 0), dtype=np.float32)
-        ids = self.tokenize(texts)
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        # texts that tokenize alike ("inc ." / "inc.", case under an uncased vocabulary) run once
+        first: dict[tuple[int, ...], int] = {}
+        where = np.array([first.setdefault(tuple(i), len(first)) for i in self.tokenize(texts)])
+        ids = [list(i) for i in first]
         pad_id = self._tokenizer.pad_token_id or 0
         hidden = needs_hidden_states(self.pooler)
         out: np.ndarray | None = None
         with (
             torch.inference_mode(),
-            progress_bar(f"encoding {len(texts)} sentences", len(texts), enabled=show_progress) as advance,
+            progress_bar(f"encoding {len(ids)} sentences", len(ids), enabled=show_progress) as advance,
         ):
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
+            for rows in length_batches([len(i) for i in ids], batch_size):
                 width = len(ids[rows[0]])
-                input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
                 for j, i in enumerate(rows):
-                    input_ids[j, : len(ids[i])] = torch.tensor(ids[i])
+                    input_ids[j, : len(ids[i])] = ids[i]
                     mask[j, : len(ids[i])] = 1
-                input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+                input_ids = torch.from_numpy(input_ids).to(self.device)
+                mask = torch.from_numpy(mask).to(self.device)
                 extra = {"token_type_ids": torch.zeros_like(input_ids)} if self._types else {}
                 outputs = self._model(
                     input_ids=input_ids,
@@ -150,28 +152,60 @@ class HFEncoder:
                     vecs = torch.nn.functional.normalize(vecs, p=2, dim=1)
                 vecs = vecs.float().cpu().numpy()
                 if out is None:
-                    out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+                    out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
                 out[rows] = vecs
                 self.n_encoded += len(rows)
                 advance(len(rows))
-        return check_finite(out, texts, self.spec.name)
+        return check_finite(out[where], texts, self.spec.name)
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Row indices in batches of at most ``batch_size``, longest first, cut so that most need no padding.
+
+    Sorted by length, a batch stops where the length changes when its rows of the leading length are at
+    least an eighth of a batch: such a batch has no padding, so its attention mask is all ones and the
+    model takes its unmasked attention path. A length with fewer rows than that shares a padded batch with
+    the next shorter ones rather than running as a batch of a few rows (many tiny batches cost more than a
+    little padding, on GPUs above all).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    least = max(1, batch_size // 8)
+    batches: list[list[int]] = []
+    start = 0
+    while start < len(order):
+        end = min(start + batch_size, len(order))
+        width = lengths[order[start]]
+        same = start
+        while same < end and lengths[order[same]] == width:
+            same += 1
+        if same < end and same - start >= least:
+            end = same
+        batches.append(order[start:end])
+        start = end
+    return batches
 
 
 class SentenceTransformerEncoder:
     """Module stacks stsbench does not run itself go through sentence-transformers."""
 
     def __init__(
-        self, spec: ModelSpec, fingerprint: str, device: str | None = None, max_length: int | None = None
+        self,
+        spec: ModelSpec,
+        fingerprint: str,
+        device: str | None = None,
+        max_length: int | None = None,
+        dtype: str = "float32",
     ) -> None:
         self.spec = spec
         self.device = device
+        self.dtype = dtype
         self.info = EncoderInfo(
             spec.name,
             str(spec.path),
             fingerprint,
             "declared",
             max_length or spec.max_length,
-            "float32",
+            dtype,
             spec.kind,
             {"modules": spec.declared.get("modules", [])},
         )
