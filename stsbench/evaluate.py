@@ -114,13 +114,20 @@ def run(
     seed: int = 1111,
     show_progress: bool = True,
     command: str | None = None,
+    dtype: str = "float32",
 ) -> RunResult:
     """``stsbench run`` as a library call."""
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
     encoder = load_encoder(
-        model, pooler=pooler, max_length=max_length, device=device, cache_dir=cache_dir, use_cache=use_cache
+        model,
+        pooler=pooler,
+        max_length=max_length,
+        device=device,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        dtype=dtype,
     )
     result = evaluate_encoder(
         encoder, task_list, mode, root, seed, batch_size, show_progress, output, command

@@ -138,6 +138,7 @@ def test_missing_data_dir_and_missing_file(sts16_data, tiny_bert, tmp_path, caps
         (["--tasks", "STS99"], ["unknown task 'STS99'", "STS12"]),
         (["--pooler", "max"], ["unknown pooler 'max'", "avg_first_last"]),
         (["--mode", "train"], ["train"]),
+        (["--dtype", "float64"], ["float64", "bfloat16"]),
     ],
 )
 def test_unknown_names(extra, needles, sts16_data, tiny_bert, tmp_path, capsys):
@@ -163,6 +164,20 @@ def test_bad_models(sts16_data, tmp_path, capsys):
     code, _, err = run_cli(_run_args(nan, sts16_data, out, tmp_path / "c", "--pooler", "avg"), capsys)
     _one_error_line(code, err, "NaN")
     assert not out.exists() or not list(out.rglob("*.json"))
+
+
+def test_dtype_is_recorded_keys_the_cache_and_moves_scores_little(sts16_data, tiny_bert, tmp_path, capsys):
+    files = {}
+    for dtype in ("float32", "bfloat16"):
+        out = tmp_path / dtype
+        args = _run_args(tiny_bert, sts16_data, out, tmp_path / "c", "--pooler", "avg", "--dtype", dtype)
+        code, _, err = run_cli([*args, "--format", "json"], capsys)
+        assert code == 0, err
+        files[dtype] = json.loads(next(out.rglob("STS16*.json")).read_text())
+    f32, b16 = files["float32"], files["bfloat16"]
+    assert (f32["model"]["dtype"], b16["model"]["dtype"]) == ("float32", "bfloat16")
+    assert f32["model"]["fingerprint"] != b16["model"]["fingerprint"]  # the cache keeps them apart
+    assert f32["reported"] != b16["reported"] and abs(f32["reported"] - b16["reported"]) < 2.0
 
 
 def _strip_volatile(d: dict) -> dict:

@@ -16,6 +16,8 @@ from stsbench.cli_options import (
     CacheDirOpt,
     DataDirOpt,
     DeviceOpt,
+    Dtype,
+    DtypeOpt,
     MaxLengthOpt,
     ModelOpt,
     NoCacheOpt,
@@ -81,6 +83,7 @@ def register(app: typer.Typer) -> None:
         batch_size: BatchSizeOpt = 128,
         max_length: MaxLengthOpt = None,
         device: DeviceOpt = None,
+        dtype: DtypeOpt = Dtype.float32,
         seed: SeedOpt = 1111,
         fmt: Annotated[Format, typer.Option("--format", help="table (SimCSE's) or json.")] = Format.table,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -104,6 +107,7 @@ def register(app: typer.Typer) -> None:
             seed,
             show_progress=not quiet,
             command=command,
+            dtype=dtype.value,
         )
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))

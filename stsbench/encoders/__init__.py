@@ -85,7 +85,7 @@ def load_encoder(
     if memo_path is not None and memo != before:
         atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
     if chosen == "declared":
-        enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length)
+        enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length, dtype)
     else:
         if spec.kind != "sentence-transformers" or pooler is not None:
             spec.normalize = (

@@ -215,6 +215,11 @@ class SentenceTransformerEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Embed with ``SentenceTransformer.encode`` (it sorts by length itself)."""
+        import torch
+
+        if len(texts) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
@@ -222,10 +227,16 @@ class SentenceTransformerEncoder:
                 self._model = SentenceTransformer(str(self.spec.path), device=pick_device(self.device))
             except Exception as exc:
                 raise _load_error(self.spec.path, exc) from None
+            self._model.to(getattr(torch, self.dtype))
             if self.max_length:
                 self._model.max_seq_length = self.max_length
-        vecs = self._model.encode(
-            list(texts), batch_size=batch_size, show_progress_bar=show_progress, convert_to_numpy=True
-        ).astype(np.float32)
+        vecs = (
+            self._model.encode(
+                list(texts), batch_size=batch_size, show_progress_bar=show_progress, convert_to_tensor=True
+            )
+            .float()
+            .cpu()
+            .numpy()
+        )
         self.n_encoded += len(texts)
         return check_finite(vecs, texts, self.spec.name)
