@@ -1,10 +1,11 @@
 """Time the 7-task STS suite: stsbench (cold cache, warm cache) vs SimCSE's SentEval fork, one run, same threads.
 
-    python benchmarks/eval_speed.py [--model all-MiniLM-L6-v2] [--threads 2] [--markdown FILE]
+    python benchmarks/eval_speed.py [--model all-MiniLM-L6-v2] [--threads 2] [--extra-dtype bfloat16] [--markdown FILE]
 
 The oracle gets SimCSE evaluation.py's batcher over the same Hugging Face weights with the model's declared
 pooling (masked mean, L2-normalised, max length 256 for all-MiniLM-L6-v2). Cold = empty embedding cache
-(model load included); warm = the same call again. CLI warm = `stsbench run` as a fresh process, imports
+(model load included); warm = the same call again; the opt-in row is a cold run at another --dtype
+(its own cache entries, since the dtype is part of the key). CLI warm = `stsbench run` as a fresh process, imports
 included. Scores of every side are printed so the timing compares equal work.
 """
 
@@ -31,6 +32,11 @@ def main() -> None:
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--data-dir", type=Path, default=SHARED / "data")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument(
+        "--extra-dtype",
+        default="bfloat16",
+        help="also time a cold run at this opt-in --dtype (its scores move a little); '' to skip",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -45,6 +51,20 @@ def main() -> None:
         t = time.perf_counter()
         warm = run(args.model, "sts", "test", args.data_dir, cache_dir=Path(cache), show_progress=False)
         rows.append(("stsbench, warm cache", time.perf_counter() - t, warm))
+        if args.extra_dtype:
+            t = time.perf_counter()
+            low = run(
+                args.model,
+                "sts",
+                "test",
+                args.data_dir,
+                cache_dir=Path(cache),
+                show_progress=False,
+                dtype=args.extra_dtype,
+            )
+            rows.append(
+                (f"stsbench, cold cache, `--dtype {args.extra_dtype}` (opt-in)", time.perf_counter() - t, low)
+            )
         cmd = [
             sys.executable,
             "-m",
