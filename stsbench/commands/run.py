@@ -118,7 +118,10 @@ def register(app: typer.Typer) -> None:
 
         console = table_console()
         for title, names, vals in score_tables(result):
-            table = Table(title=f"{title} ({result.mode}) — {result.model}, pooler {result.pooler}")
+            precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
+            table = Table(
+                title=f"{title} ({result.mode}) — {result.model}, pooler {result.pooler}{precision}"
+            )
             for name in names:
                 table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
             table.add_row(*(f"{v:.2f}" for v in vals))
