@@ -324,6 +324,20 @@ def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
     assert seen == [(3, 7), (2, 12)]  # lengths 3, 4, 7 | 8, 12: each group cut to its own longest
 
 
+def test_global_batches_split_by_rank_and_drop_the_incomplete_one():
+    from stsbench.train.data import batch_rows, batches_per_epoch
+
+    rows = list(range(30))  # batch_rows reads only len()
+    assert batches_per_epoch(30, 4) == 8 and batches_per_epoch(29, 4) == 7  # a 1-row batch has no negative
+    assert batches_per_epoch(30, 4, world=2) == 3  # 3 global batches of 8; the last 6 rows wait
+    for index in range(3):
+        whole = batch_rows(rows, 0, 1, index, 8)
+        slices = [batch_rows(rows, 0, 1, index, 4, rank, 2) for rank in range(2)]
+        assert np.array_equal(np.concatenate(slices), whole)
+    with pytest.raises(StsbenchError, match="30 training rows fill no global batch of 16 x 2 processes"):
+        batches_per_epoch(30, 16, world=2)
+
+
 # -- schedule and config --
 def test_linear_lr_equals_hf_schedule():
     from transformers import get_linear_schedule_with_warmup

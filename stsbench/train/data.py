@@ -85,8 +85,21 @@ def _read_csv(path: Path) -> TrainData:
     return TrainData(path, rows, header)
 
 
-def batches_per_epoch(n: int, batch_size: int) -> int:
-    """Full batches plus the last partial one, unless it would hold a single row (no negative to contrast)."""
+def batches_per_epoch(n: int, batch_size: int, world: int = 1) -> int:
+    """Batches an epoch of ``n`` rows holds.
+
+    One process: full batches plus the last partial one, unless it would hold a single row (no negative to
+    contrast). ``world`` processes: full global batches of ``batch_size`` x ``world`` rows only, so that every
+    process gets a full slice.
+    """
+    if world > 1:
+        per_epoch = n // (batch_size * world)
+        if per_epoch == 0:
+            raise StsbenchError(
+                f"{n} training rows fill no global batch of {batch_size} x {world} processes; "
+                "lower --batch-size or use fewer processes"
+            )
+        return per_epoch
     full, rest = divmod(n, batch_size)
     return full + (1 if rest >= 2 else 0)
 
@@ -96,10 +109,17 @@ def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch, 0x5EED]).permutation(n)
 
 
-def batch_rows(data: TrainData, seed: int, epoch: int, index: int, batch_size: int) -> np.ndarray:
-    """Row indices of batch ``index`` of ``epoch``."""
+def batch_rows(
+    data: TrainData, seed: int, epoch: int, index: int, batch_size: int, rank: int = 0, world: int = 1
+) -> np.ndarray:
+    """Row indices of process ``rank``'s slice of batch ``index`` of ``epoch``.
+
+    The global batch is ``batch_size`` x ``world`` rows, in the same order on every process; process ``rank``
+    takes its ``rank``-th ``batch_size`` rows (one process: the whole batch).
+    """
     order = epoch_order(len(data), seed, epoch)
-    return order[index * batch_size : (index + 1) * batch_size]
+    start = (index * world + rank) * batch_size
+    return order[start : start + batch_size]
 
 
 def tokenize(tokenizer, texts: list[str], max_length: int | None, offsets: bool = False) -> dict:

@@ -176,19 +176,6 @@ def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
         )
 
 
-def _batches_per_epoch(n: int, batch_size: int, world: int) -> int:
-    """One process: full batches and the last partial one; several: full global batches only."""
-    if world == 1:
-        return batches_per_epoch(n, batch_size)
-    per_epoch = n // (batch_size * world)
-    if per_epoch == 0:
-        raise StsbenchError(
-            f"{n} training rows fill no global batch of {batch_size} x {world} processes; "
-            "lower --batch-size or use fewer processes"
-        )
-    return per_epoch
-
-
 def train(
     cfg: TrainConfig,
     resume: bool = False,
@@ -225,7 +212,7 @@ def train(
         # -- model, method, optimizer, dev set -------------------------------------------------------------
         model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
         dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if main else None
-        per_epoch = _batches_per_epoch(len(data), cfg.batch_size, world)
+        per_epoch = batches_per_epoch(len(data), cfg.batch_size, world)
         total = cfg.max_steps or cfg.epochs * per_epoch
         method.start(total)
         net = None
@@ -365,9 +352,7 @@ def train(
                 epoch, index = divmod(step, per_epoch)
                 if index == 0:
                     method.on_epoch_start(epoch)
-                rows = batch_rows(data, cfg.seed, epoch, index, cfg.batch_size * world)
-                if world > 1:  # this process's slice of the global batch
-                    rows = rows[rank * cfg.batch_size : (rank + 1) * cfg.batch_size]
+                rows = batch_rows(data, cfg.seed, epoch, index, cfg.batch_size, rank, world)
                 rng = np.random.default_rng([cfg.seed, epoch, index, 1] + ([rank] if world > 1 else []))
                 views = method.make_views([data.rows[i] for i in rows], rows, rng).to(device)
                 lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
