@@ -20,7 +20,7 @@ from typing import Any
 
 from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
-from stsbench.reports.models import Model, method_of, method_rank
+from stsbench.reports.models import Model, last_part, method_of, method_rank
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.train.config import FIELDS
 
@@ -77,9 +77,7 @@ def settings(run: TrainRun) -> dict[str, Any]:
         skip |= set(MOMENTUM_FIELDS)
     out = {k: v for k, v in sorted(run.config.items()) if k not in skip}
     if out.get("train_file"):  # by name and size: the same corpus has other paths on other machines
-        out["train_file"] = (
-            f"{str(out['train_file']).replace(chr(92), '/').split('/')[-1]} ({run.train_rows} rows)"
-        )
+        out["train_file"] = f"{last_part(str(out['train_file']))} ({run.train_rows} rows)"
     return out
 
 
@@ -187,7 +185,7 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
             [
                 run_label(r, models, runs),
                 method_of(c),
-                str(c.get("model", DASH)).replace("\\", "/").split("/")[-1],
+                last_part(str(c.get("model", DASH))),
                 _value(r.train_rows),
                 steps,
                 _value(c.get("batch_size")),

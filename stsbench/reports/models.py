@@ -93,11 +93,16 @@ def run_for(info: ModelInfo, runs: list[TrainRun]) -> TrainRun | None:
     return None
 
 
+def last_part(path: str) -> str:
+    r"""The last part of a path or hub id, ``/`` or ``\`` separated: ``C:\runs\simcse\`` -> ``simcse``."""
+    return path.replace("\\", "/").rstrip("/").split("/")[-1]
+
+
 def base_label(name: str) -> str:
     """Return a folder's last part for a path (``/tmp/runs/simcse`` -> ``simcse``); a hub id or name as is."""
     n = name.replace("\\", "/").rstrip("/")
     if n.startswith(("/", ".", "~")) or n.count("/") > 1:
-        return n.split("/")[-1] or n
+        return last_part(n) or n
     return n
 
 

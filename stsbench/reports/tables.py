@@ -15,7 +15,7 @@ from typing import Any
 from stsbench.analyses.common import short_name
 from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
-from stsbench.reports.models import Model, model_of
+from stsbench.reports.models import Model, last_part, model_of
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
@@ -48,7 +48,7 @@ def published_for(model: Model, kind: str) -> list[Entry]:
     """Published test rows to set beside ``model``: the same model (by name), else its training method's."""
     if model.method is not None:
         return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
-    names = {n.replace("\\", "/").rstrip("/").split("/")[-1].lower() for n in model.names or (model.name,)}
+    names = {last_part(n).lower() for n in model.names or (model.name,)}
     return [
         e
         for e in load_registry().values()
