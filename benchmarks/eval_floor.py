@@ -29,6 +29,7 @@ from oracle import SHARED  # noqa: E402
 from stsbench.encoders import load_encoder  # noqa: E402
 from stsbench.encoders.base import unique_texts  # noqa: E402
 from stsbench.encoders.hf import HFEncoder, length_batches  # noqa: E402
+from stsbench.io import atomic_write_text  # noqa: E402
 from stsbench.tasks.registry import resolve_tasks  # noqa: E402
 
 
@@ -160,8 +161,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(text + "\n")
+        atomic_write_text(args.markdown, text + "\n")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from oracle import SHARED, STS_NAMES, hf_batcher, run_oracle_sts  # noqa: E402
 
 from stsbench.encoders import load_encoder  # noqa: E402
 from stsbench.evaluate import run  # noqa: E402
+from stsbench.io import atomic_write_text  # noqa: E402
 
 
 def main() -> None:
@@ -121,8 +122,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(text + "\n")
+        atomic_write_text(args.markdown, text + "\n")
 
 
 if __name__ == "__main__":

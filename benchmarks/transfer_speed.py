@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from stsbench.encoders.base import EmbeddingTable, unique_texts  # noqa: E402
+from stsbench.io import atomic_write_text  # noqa: E402
 from stsbench.tasks.base import Mode  # noqa: E402
 from stsbench.tasks.transfer import TRANSFER_TASKS  # noqa: E402
 
@@ -126,8 +127,7 @@ def main() -> None:
     table_md = markdown(rows, args)
     print("\n" + table_md)
     if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(table_md)
+        atomic_write_text(args.markdown, table_md)
 
 
 def _line(r: dict) -> str:
