@@ -111,6 +111,11 @@ def test_two_processes_with_batch_b_step_like_one_with_batch_2b(files, tmp_path,
 
 
 def test_two_process_run_killed_and_resumed_ends_with_the_same_weights(files, tmp_path):
+    """Bit-equal weights after a kill and a resume of a two-process run.
+
+    Relies only on what holds on any machine: every run here is launched the same way (1 thread a process,
+    gloo), so the full and the resumed run use the same kernels and reduction order on this machine.
+    """
     worker = [str(HERE / "distributed_worker.py")]
     opts = {
         "method": "mocose",

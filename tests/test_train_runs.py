@@ -105,6 +105,12 @@ class Killed(Exception):
 
 
 def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
+    """Bit-equal weights after a kill and a resume.
+
+    This relies on what holds on any machine: both runs are in this one process, so they use the same BLAS
+    kernels and the same thread count, and each step's arithmetic depends only on the saved state (weights,
+    optimizer, RNG streams, queue). It does not compare with figures taken on another machine.
+    """
     # ESimCSE with everything that has state: repetition, momentum encoder, queue reset per epoch, MLM head
     kw = {"epochs": 2, "save_steps": 2, "queue_reset_each_epoch": True, "mlm_weight": 0.1}
     full = train(config(files, tmp_path / "full", **kw), show_progress=False)

@@ -271,9 +271,26 @@ def test_lockstep_chunks_give_the_models_of_one_at_a_time_training():
 
     alone = train_probes(x, y, 3, jobs(), _cfg(FAST), cpu, max_jobs=1)
     together = train_probes(x, y, 3, jobs(), _cfg(FAST), cpu, max_jobs=16)
+    # What lockstep promises is the same models, not the same bits: a batched product (16 models at once)
+    # and 16 single products may round differently on another CPU or thread split (seen: -0.3377587 vs
+    # -0.33775872). So: the same dev accuracy and stopping epoch, weights equal to float32 rounding.
     for a, b in zip(alone, together, strict=True):
-        assert np.array_equal(a.weights, b.weights) and np.array_equal(a.dev_correct, b.dev_correct)
+        assert np.array_equal(a.dev_correct, b.dev_correct)
         assert np.array_equal(a.epochs, b.epochs)
+        np.testing.assert_allclose(a.weights, b.weights, rtol=1e-4, atol=1e-5)
+
+
+def test_probe_training_is_deterministic_for_one_command():
+    """The product's own promise: the same machine, the same call, the same bits."""
+    x, y = _problem(300, 8, 3, seed=4)
+    cpu = torch.device("cpu")
+
+    def run():
+        jobs = [Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)]
+        return train_probes(x, y, 3, jobs, _cfg(FAST), cpu, max_jobs=16)
+
+    for a, b in zip(run(), run(), strict=True):
+        assert np.array_equal(a.weights, b.weights) and np.array_equal(a.dev_correct, b.dev_correct)
 
 
 def test_f1_binary_equals_sklearn():
