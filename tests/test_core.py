@@ -297,3 +297,24 @@ def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
     table_console().print(table)  # stdout is captured here, as in a pipe: not a terminal
     out = capsys.readouterr().out
     assert "Avg." in out and out.count("78.87") == 8 and "…" not in out
+
+
+@pytest.mark.parametrize("order", ["default first", "explicit first"])
+def test_warm_cache_gives_the_no_cache_vectors_for_every_pooler(tmp_path, order):
+    """Issue 14: an explicit pooler on a normalising model once shared the default run's cache key."""
+    from stsbench.encoders import POOLERS
+
+    model = "sentence-transformers/all-MiniLM-L6-v2"
+    texts = ["a cat sits on the mat", "stocks fell sharply", "a man plays a guitar ."]
+    choices = [None, *POOLERS]  # None: the pooling the model declares (mean, then Normalize)
+    if order == "explicit first":
+        choices = choices[::-1]
+    cache = tmp_path / "cache"
+    for p in choices:  # every run warms the cache in turn, so each later one meets the others' entries
+        load_encoder(model, pooler=p, cache_dir=cache).encode(texts, show_progress=False)
+    for p in choices:
+        warm = load_encoder(model, pooler=p, cache_dir=cache).encode(texts, show_progress=False)
+        cold = load_encoder(model, pooler=p, use_cache=False).encode(texts, show_progress=False)
+        np.testing.assert_allclose(warm, cold, atol=1e-6, err_msg=f"pooler {p}")
+    raw = load_encoder(model, pooler="avg", cache_dir=cache).encode(texts, show_progress=False)
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0, atol=1e-3)  # explicit avg: the raw mean

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from stsbench.encoders.base import EmbeddingTable, Encoder, EncoderInfo, embed_table
@@ -77,6 +78,10 @@ def load_encoder(
         raise StsbenchError(
             f"{spec.path} has no config.json at its root; drop --pooler to use its declared modules"
         )
+    if chosen != "declared" and (spec.kind != "sentence-transformers" or pooler is not None):
+        # An explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates. The spec must be final
+        # before the fingerprint is taken: it hashes `normalize`, so raw and normalised vectors get two keys.
+        spec = replace(spec, normalize=False)
     length = max_length if max_length is not None else spec.max_length
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     memo, memo_path = _hash_memo(root if use_cache else None)
@@ -87,9 +92,5 @@ def load_encoder(
     if chosen == "declared":
         enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length, dtype)
     else:
-        if spec.kind != "sentence-transformers" or pooler is not None:
-            spec.normalize = (
-                False  # an explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates
-            )
         enc = HFEncoder(spec, chosen, length, fp, device, dtype)
     return CachedEncoder(enc, root) if use_cache else enc

@@ -9,7 +9,10 @@ from pathlib import Path
 from stsbench.encoders.resolve import ModelSpec
 
 # Bump when encoding code changes what a given model/text pair maps to.
-EMBEDDING_CODE_VERSION = 1
+# 2: an explicit --pooler on a normalising sentence-transformers model was keyed as the normalised vectors
+#    (the fingerprint was taken before `normalize` was cleared), so caches written by version 1 may hold
+#    one kind of vector under the other's key; version 2 starts them afresh.
+EMBEDDING_CODE_VERSION = 2
 _MODEL_SUFFIXES = {".json", ".txt", ".safetensors", ".bin", ".model", ".pt", ".pth"}
 _NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md", "trainer_state.json"}
 
