@@ -75,6 +75,12 @@ class TrainConfig:
         "padding; the same function, but other dropout draws than one pass (default: 4 on CPU, 1 = SimCSE's "
         "single pass on GPU).",
     )
+    pad_to_max_length: bool = _opt(
+        False,
+        "Pad every view to --max-length (static shapes, for --compile and CUDA graphs) instead of to the "
+        "longest in the batch, as SimCSE's collator does (off: fewer padded tokens; the same function up "
+        "to float rounding).",
+    )
     dropout: float | None = _opt(
         None, "Set the backbone's hidden and attention dropout (default: the backbone's, 0.1 for BERT)."
     )
@@ -99,6 +105,10 @@ class TrainConfig:
         "fp32",
         "fp32, or bf16 / fp16 autocast on CUDA (the loss stays fp32; fp16 with gradient scaling).",
     )
+    compile: bool = _opt(
+        False, "torch.compile the backbone; the first step's time, compilation included, is logged apart."
+    )
+    tf32: bool = _opt(False, "Let fp32 matmuls on CUDA use TF32 tensor cores (CUDA only).")
     # ESimCSE
     repetition: bool = _opt(
         True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", ESIMCSE
@@ -181,6 +191,7 @@ RESUME_MAY_CHANGE = {
     "threads",
     "length_buckets",
     "log_steps",
+    "compile",
     "eval_batch_size",
     "data_dir",
     "output",

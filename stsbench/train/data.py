@@ -134,12 +134,12 @@ def tokenize(tokenizer, texts: list[str], max_length: int | None, offsets: bool 
     return dict(enc)
 
 
-def pad(seqs: list[list[int]], pad_id: int) -> dict[str, torch.Tensor]:
-    """Right-pad id lists to the longest: ``input_ids``, ``attention_mask``, ``token_type_ids``.
+def pad(seqs: list[list[int]], pad_id: int, length: int | None = None) -> dict[str, torch.Tensor]:
+    """Right-pad id lists to the longest, or to ``length`` if longer.
 
-    The type ids are zeros; the encoder drops them for models without segments.
+    Returns ``input_ids``, ``attention_mask`` and ``token_type_ids``. The type ids are zeros; the encoder drops them for models without segments.
     """
-    longest = max(len(s) for s in seqs)
+    longest = max([len(s) for s in seqs] + [length or 0])
     ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), longest), dtype=torch.long)
     for i, s in enumerate(seqs):

@@ -1,0 +1,91 @@
+"""ESimCSE (Wu et al., 2022): repetition as the positive view and momentum contrast with a queue."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from stsbench.train import distributed
+from stsbench.train.augment import Repetition
+from stsbench.train.config import TrainConfig, effective_queue_size, traceable_distance
+from stsbench.train.data import tokenize
+from stsbench.train.methods.simcse import Method
+from stsbench.train.methods.views import Views, encode_bucketed
+from stsbench.train.model import ContrastiveEncoder
+from stsbench.train.momentum import EmbeddingQueue, ema_update
+
+
+class ESimCSE(Method):
+    """ESimCSE: a repeated positive view (Sec. 3.1) and momentum contrast with a queue (Sec. 3.2, eq. 7)."""
+
+    name = "esimcse"
+
+    def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
+        super().__init__(cfg, tokenizer, hidden_config)
+        self.repetition = None
+        if cfg.repetition:
+            self.repetition = Repetition.for_tokenizer(
+                tokenizer, cfg.repetition_kind, cfg.dup_rate, cfg.repetition_sampling
+            )
+        self.queue = EmbeddingQueue(effective_queue_size(cfg, distributed.world_size()))
+        self.momentum_encoder: ContrastiveEncoder | None = None
+
+    def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
+        """Build the momentum encoder from the online one (only when there is a queue to fill)."""
+        if self.queue.size > 0:
+            self.momentum_encoder = model.momentum_copy(self.cfg.momentum_init == "random", generator)
+
+    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
+        """Anchor x_i as tokenized; positive x_i+ with repeated (or inserted) tokens."""
+        if self.repetition is None:
+            return super().make_views(rows, row_ids, rng)
+        texts = [r[0] for r in rows]
+        enc = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=self.repetition.needs_offsets)
+        offsets = enc.get("offset_mapping") or [None] * len(texts)
+        repeated = []
+        for i, (ids, special) in enumerate(zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)):
+            # official: one fixed draw per sentence for the whole run; paper: a fresh draw each batch
+            r = (
+                np.random.default_rng([self.cfg.seed, int(row_ids[i]), 2])
+                if self.cfg.repetition_sampling == "official"
+                else rng
+            )
+            repeated.append(self.repetition.apply(ids, special, offsets[i], r))
+        anchor = self.pad(enc["input_ids"])
+        positive = self.pad(repeated)
+        return Views(anchor, positive, None, self._mlm(anchor, rng))
+
+    def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
+        """Eq. (7): in-batch positives h_j+ plus the queued momentum embeddings as negatives."""
+        positive = views.positive if views.positive is not None else views.anchor
+        h, h_pos = self.pooled(model, [views.anchor, positive])
+        return self.criterion(h, h_pos, self.queue.negatives())
+
+    def traceable_distance(self, global_batch: int) -> float | None:
+        """1 / (1 - lambda) + M / B, when there is a queue (momentum contrast)."""
+        if self.queue.size <= 0:
+            return None
+        return traceable_distance(self.cfg.momentum, self.queue.size, global_batch)
+
+    def on_epoch_start(self, epoch: int) -> None:
+        """Empty the queue if asked (the official code does each epoch; the paper does not say)."""
+        if self.cfg.queue_reset_each_epoch:
+            self.queue.clear()
+
+    @torch.no_grad()
+    def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """Eq. (6) on the momentum encoder, then enqueue its embeddings of the un-repeated sentences."""
+        if self.momentum_encoder is None:
+            return
+        ema_update(self.momentum_encoder, model, self.cfg.momentum)
+        momentum = self.momentum_encoder.eval()  # dropout off, whatever mode the method is in
+        keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
+        self.queue.push(distributed.gather(keys))  # every process's keys: one global queue
+
+    def extra_state(self) -> dict:
+        """Return the queue (the momentum encoder is a submodule, in ``state_dict``)."""
+        return {"queue": self.queue.state_dict()}
+
+    def load_extra_state(self, state: dict, device: torch.device | str) -> None:
+        """Restore the queue."""
+        self.queue.load_state_dict(state["queue"], device)

@@ -1,0 +1,158 @@
+"""MoCoSE (Cao et al., 2022): an EMA target branch, FGSM on the online branch, a queue of target keys."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from stsbench.train import distributed
+from stsbench.train.config import TrainConfig, parse_slices, traceable_distance
+from stsbench.train.methods.simcse import Method
+from stsbench.train.methods.views import Tokens, Views, encode_bucketed
+from stsbench.train.model import ContrastiveEncoder, bert_init_
+from stsbench.train.momentum import EmbeddingQueue, cosine_decay, ema_update, fgsm
+
+
+def head(hidden_config, layers: int, last: str) -> nn.Sequential:
+    """MoCoSE's projection (``last="norm"``) or predictor (``last="tanh"``): ``layers`` dense layers of size H.
+
+    Each but the last is dense + LayerNorm + dropout; the last is dense + LayerNorm + dropout (projection)
+    or dense + tanh (predictor), as in the official code. 0 layers: the identity.
+    """
+    size = hidden_config.hidden_size
+    eps = getattr(hidden_config, "layer_norm_eps", 1e-12)
+    p = getattr(hidden_config, "hidden_dropout_prob", 0.1)
+    mods: list[nn.Module] = []
+    for i in range(layers):
+        mods.append(nn.Linear(size, size))
+        if i < layers - 1 or last == "norm":
+            mods += [nn.LayerNorm(size, eps=eps), nn.Dropout(p)]
+        else:
+            mods.append(nn.Tanh())
+    return nn.Sequential(*mods)
+
+
+class MoCoSE(Method):
+    """MoCoSE (Cao et al., 2022): online and EMA target branches, FGSM, a queue of target keys.
+
+    Online branch: encoder + pooler + projection + predictor gives the queries q; target branch: an EMA
+    copy of encoder + pooler + projection (no predictor, no gradient, dropout off) gives the keys k of the
+    same sentences. Loss (eq. 3): InfoNCE of q against the in-batch keys and the queued keys, tau 0.05.
+    FGSM (eq. 1): the online branch's input embeddings move by eps * sign of the loss's gradient before
+    the step's forward. After each step the target follows eq. (2) with eta ramped by a cosine from
+    ``ema_decay_start`` to ``ema_decay_end`` over the run, and the step's keys enter the queue.
+    """
+
+    name = "mocose"
+
+    def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
+        super().__init__(cfg, tokenizer, hidden_config)
+        self.projection = head(hidden_config, cfg.projection_layers, "norm")
+        self.predictor = head(hidden_config, cfg.predictor_layers, "tanh")
+        self.queue = EmbeddingQueue(cfg.queue_size)
+        self.hidden = hidden_config.hidden_size  # projection and predictor keep the size H
+        self.slices = parse_slices(cfg.queue_slice, cfg.queue_size) if cfg.queue_slice else None
+        self.target_encoder: ContrastiveEncoder | None = None
+        self.target_projection: nn.Module | None = None
+        self.total_steps = 1
+        self.updates = 0  # EMA updates done (= optimizer steps)
+        self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
+        self._negatives_used = 0  # queued keys in this step's loss, for the log
+
+    def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
+        """BERT-initialise projection and predictor; fill the queue's K_start random entries."""
+        super().init_new_layers(generator, std)
+        bert_init_(self.projection, std, generator)
+        bert_init_(self.predictor, std, generator)
+        if self.cfg.queue_start == "random" and self.cfg.queue_start_size > 0:
+            noise = torch.randn(self.cfg.queue_start_size, self.hidden, generator=generator)
+            self.queue.push(torch.nn.functional.normalize(noise, dim=1))
+
+    def attach(self, model: ContrastiveEncoder) -> None:
+        """Make the target branch: copies of the online encoder and projection that never train."""
+        self.target_encoder = model.momentum_copy()
+        self.target_projection = copy.deepcopy(self.projection).requires_grad_(False).eval()
+        if self.queue.items is not None:
+            self.queue.items = self.queue.items.to(next(model.parameters()).device)
+
+    def start(self, total_steps: int) -> None:
+        """Set the span of the EMA schedule."""
+        self.total_steps = max(1, total_steps)
+
+    def traceable_distance(self, global_batch: int) -> dict[str, float]:
+        """Eq. (4) at the first and the last eta of the schedule."""
+        k = self.cfg.queue_size
+        return {
+            "start": traceable_distance(self.cfg.ema_decay_start, k, global_batch),
+            "end": traceable_distance(self.cfg.ema_decay_end, k, global_batch),
+        }
+
+    def decay(self, step: int) -> float:
+        """Return eta after optimizer step ``step`` (1-based) of the run: the cosine ramp of Sec. 4.1."""
+        return cosine_decay(step, self.total_steps, self.cfg.ema_decay_start, self.cfg.ema_decay_end)
+
+    def negatives(self) -> torch.Tensor | None:
+        """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first)."""
+        items = self.queue.negatives()
+        if items is None or self.slices is None:
+            return items
+        newest_first = items.flip(0)
+        return torch.cat([newest_first[a:b] for a, b in self.slices])
+
+    def online(self, model: ContrastiveEncoder, batch: Tokens) -> torch.Tensor:
+        """Queries q = predictor(projection(pooled)) of a batch given as ``inputs_embeds``: (B, H)."""
+        return self.predictor(self.projection(encode_bucketed(model, batch, self.cfg.length_buckets)))
+
+    @torch.no_grad()
+    def keys(self, anchor: Tokens) -> torch.Tensor:
+        """Keys k of the target branch (dropout off) for every process's sentences: (B_global, H)."""
+        target, projection = self.target_encoder.eval(), self.target_projection.eval()
+        return distributed.gather(projection(encode_bucketed(target, anchor, self.cfg.length_buckets)))
+
+    def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
+        """Eq. (3) with the FGSM view of eq. (1) on the online branch."""
+        anchor = views.anchor
+        keys = self.keys(anchor)
+        negatives = self.negatives()
+        rest = {k: v for k, v in anchor.items() if k != "input_ids"}
+        x = model.backbone.get_input_embeddings()(anchor["input_ids"])  # (B, T, H)
+        if self.cfg.fgsm_epsilon > 0:
+            probe = x.detach().requires_grad_(True)
+            q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": probe}))
+            (grad,) = torch.autograd.grad(self.criterion(q, keys, negatives), probe)
+            x = fgsm(x, grad, self.cfg.fgsm_epsilon)
+        q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
+        self._keys = keys
+        self._negatives_used = 0 if negatives is None else len(negatives)
+        return self.criterion(q, keys, negatives)
+
+    def loss(
+        self, model: ContrastiveEncoder, views: Views
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
+        """The base loss, with the step's eta and the number of queued negatives in the log."""
+        loss, parts = super().loss(model, views)
+        parts["ema_decay"] = self.decay(self.updates + 1)
+        parts["negatives"] = float(self._negatives_used)
+        return loss, parts
+
+    @torch.no_grad()
+    def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """Eq. (2) on the target branch, then enqueue the step's keys (FIFO, K at most)."""
+        self.updates += 1
+        eta = self.decay(self.updates)
+        ema_update(self.target_encoder, model, eta)
+        ema_update(self.target_projection, self.projection, eta)
+        if self._keys is not None:
+            self.queue.push(self._keys)
+            self._keys = None
+
+    def extra_state(self) -> dict:
+        """The queue and the number of EMA updates (the targets are submodules, in ``state_dict``)."""
+        return {"queue": self.queue.state_dict(), "updates": self.updates}
+
+    def load_extra_state(self, state: dict, device: torch.device | str) -> None:
+        """Restore :meth:`extra_state`."""
+        self.queue.load_state_dict(state["queue"], device)
+        self.updates = int(state["updates"])

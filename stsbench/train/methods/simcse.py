@@ -1,0 +1,147 @@
+"""SimCSE (Gao et al., 2021): the base :class:`Method` (unsup) and sup SimCSE."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from stsbench.train import distributed
+from stsbench.train.config import TrainConfig
+from stsbench.train.data import mlm_mask, pad, tokenize
+from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
+from stsbench.train.methods.views import Tokens, Views, encode_views
+from stsbench.train.model import ContrastiveEncoder, bert_init_
+
+
+class Method(nn.Module):
+    """Base: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either."""
+
+    name = "simcse"
+
+    def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.criterion: nn.Module = InfoNCE(cfg.temperature)
+        self.mlm_loss = None
+        if cfg.mlm_weight > 0:
+            from transformers.models.bert.modeling_bert import BertLMPredictionHead
+
+            self.mlm_loss = MLMLoss(BertLMPredictionHead(hidden_config))
+
+    def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
+        """BERT-initialise the layers the method adds (the MLM head)."""
+        if self.mlm_loss is not None:
+            bert_init_(self.mlm_loss, std, generator)
+
+    # -- augmentation ------------------------------------------------------------------------------------
+    def pad(self, seqs: list[list[int]]) -> Tokens:
+        """Pad a view: to its longest row by default, or to ``max_length`` with ``--pad-to-max-length``.
+
+        The longest row is SimCSE's collator, and the default: fewer padded tokens a step. ``max_length`` with ``--pad-to-max-length``: one shape every step, which ``--compile`` and CUDA
+        graphs need. A view longer than that (ESimCSE's repeated positive) keeps its own longest.
+        """
+        return pad(
+            seqs, self.tokenizer.pad_token_id, self.cfg.max_length if self.cfg.pad_to_max_length else None
+        )
+
+    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
+        """Tokenize the batch; the positive view is the anchor itself (dropout does the rest)."""
+        enc = tokenize(self.tokenizer, [r[0] for r in rows], self.cfg.max_length)
+        anchor = self.pad(enc["input_ids"])
+        return Views(anchor, None, None, self._mlm(anchor, rng))
+
+    def _mlm(self, anchor: Tokens, rng: np.random.Generator) -> tuple[Tokens, torch.Tensor] | None:
+        if self.mlm_loss is None:
+            return None
+        specials = torch.tensor(self.tokenizer.all_special_ids)
+        special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)
+        ids, labels = mlm_mask(anchor["input_ids"], special, self.tokenizer, self.cfg.mlm_probability, rng)
+        return {**anchor, "input_ids": ids}, labels
+
+    # -- loss ------------------------------------------------------------------------------------------
+    def pooled(self, model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
+        """Training embeddings of ``views``, each (B_global, H): Gaussian noise if asked, then gathered."""
+        out = encode_views(model, views, self.cfg.length_buckets)
+        std = self.cfg.gaussian_noise_std
+        if std > 0:  # the Gaussian-dropout variant: noise on the pooled embeddings, training only
+            out = [h + std * torch.randn_like(h) for h in out]
+        return [distributed.gather_with_grad(h) for h in out]
+
+    def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
+        """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch."""
+        positive = views.positive if views.positive is not None else views.anchor
+        h, h_pos = self.pooled(model, [views.anchor, positive])
+        return self.criterion(h, h_pos)
+
+    def loss(
+        self, model: ContrastiveEncoder, views: Views
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
+        """Return what to back-propagate for one batch, and the parts for the log.
+
+        The parts are detached tensors on the device (no host sync in the step; the loop reads them once a
+        log interval). ``parts["loss"]`` is the loss itself in float64: contrastive + w * mlm, the same
+        arithmetic as on Python floats, so the logged figure is what it was when the parts were synced each
+        step. The returned tensor scales the (global) contrastive loss by the number of processes
+        (:func:`stsbench.train.distributed.loss_scale`, 1 for one process).
+        """
+        contrastive = self.contrastive_loss(model, views)
+        parts: dict[str, torch.Tensor | float] = {"contrastive": contrastive.detach()}
+        loss = contrastive * distributed.loss_scale()
+        logged = contrastive.detach().double()
+        if self.mlm_loss is not None and views.mlm is not None:
+            masked, labels = views.mlm
+            mlm = self.mlm_loss(model.encode_tokens(masked).last_hidden_state, labels)
+            parts["mlm"] = mlm.detach()
+            loss = loss + self.cfg.mlm_weight * mlm
+            logged = logged + self.cfg.mlm_weight * mlm.detach().double()
+        return loss, {"loss": logged, **parts}
+
+    # -- state ----------------------------------------------------------------------------------------
+    def start(self, total_steps: int) -> None:
+        """Run once before training with the run's number of steps (schedules that span the run)."""
+
+    def traceable_distance(self, global_batch: int) -> float | dict[str, float] | None:
+        """MoCoSE eq. (4) for a method with an EMA encoder and a queue; None without them."""
+        return None
+
+    def on_epoch_start(self, epoch: int) -> None:
+        """Run before the first batch of each epoch."""
+
+    def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """Run after each optimizer step (EMA and queue updates live here)."""
+
+    def extra_state(self) -> dict:
+        """State that is not a parameter or buffer (the queue), for checkpoints."""
+        return {}
+
+    def load_extra_state(self, state: dict, device: torch.device | str) -> None:
+        """Restore :meth:`extra_state`."""
+
+
+class SupSimCSE(Method):
+    """Sup SimCSE: (sent0, sent1[, hard_neg]) rows, all views in one forward, hard negatives weighted."""
+
+    name = "sup-simcse"
+
+    def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
+        super().__init__(cfg, tokenizer, hidden_config)
+        self.criterion = SupervisedInfoNCE(cfg.temperature, cfg.hard_negative_weight)
+
+    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
+        """Tokenize and pad every column to one length (SimCSE's collator), split back into views."""
+        b, cols = len(rows), len(rows[0])
+        texts = [r[c] for c in range(cols) for r in rows]
+        enc = tokenize(self.tokenizer, texts, self.cfg.max_length)
+        joined = self.pad(enc["input_ids"])
+        parts = [{k: v[c * b : (c + 1) * b] for k, v in joined.items()} for c in range(cols)]
+        return Views(parts[0], parts[1], parts[2] if cols == 3 else None, self._mlm(parts[0], rng))
+
+    def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
+        """SimCSE eq. (5) with the hard-negative weight."""
+        batch = [views.anchor, views.positive] + (
+            [views.hard_negative] if views.hard_negative is not None else []
+        )
+        h = self.pooled(model, batch)
+        return self.criterion(h[0], h[1], h[2] if len(h) == 3 else None)

@@ -1,0 +1,278 @@
+"""A training run's explicit state, and what a run does besides its steps.
+
+Build, resume, make a step's views, evaluate and keep the best, save the resumable state.
+
+:class:`Run` holds what is built once (model, method, optimizer, dev set) and what changes as the run
+goes (step, best score). The loop (:mod:`stsbench.train.loop`) reads top to bottom over it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from stsbench.errors import StsbenchError
+from stsbench.train import checkpoint as ckpt
+from stsbench.train import distributed
+from stsbench.train.config import FIELDS, RESUME_MAY_CHANGE, TrainConfig, effective_queue_size, eval_pooler
+from stsbench.train.data import TrainData, batch_rows, batches_per_epoch
+from stsbench.train.evaluate import DevSet, dev_spearman
+from stsbench.train.log import TrainLog, eval_record, finite_or_none
+from stsbench.train.methods import Method, Views, build_method
+from stsbench.train.model import ContrastiveEncoder, load_backbone
+from stsbench.train.step import FiniteWatch, Precision, make_optimizer, use_tf32
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, numpy and torch (dropout, new-layer initialisation)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class TrainNet(torch.nn.Module):
+    """Encoder and method as one module, whose forward is the loss: what DDP wraps with several processes."""
+
+    def __init__(self, model: ContrastiveEncoder, method: Method) -> None:
+        super().__init__()
+        self.model = model
+        self.method = method
+
+    def forward(self, views: Views) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
+        return self.method.loss(self.model, views)
+
+
+def build(cfg: TrainConfig, backbone_path: Path | str, device: str):
+    """Backbone, tokenizer, the encoder with its new layers, the method and the optimizer (seeded)."""
+    backbone, tokenizer = load_backbone(backbone_path, cfg.dropout)
+    if eval_pooler(cfg) == "cls" and getattr(backbone, "pooler", None) is None:
+        raise StsbenchError(
+            f"{cfg.model} has no pooler layer to hold the cls MLP at evaluation; "
+            "train with --mlp-only-train or another --pooler"
+        )
+    generator = torch.Generator().manual_seed(cfg.seed)
+    model = ContrastiveEncoder(backbone, cfg.pooler, bool(cfg.mlp_only_train))
+    model.init_new_layers(generator)
+    model.to(device)
+    method = build_method(cfg, tokenizer, model, generator)
+    params = [p for p in chain(model.parameters(), method.parameters()) if p.requires_grad]
+    optimizer = make_optimizer(params, lr=cfg.lr, weight_decay=cfg.weight_decay, device=device)
+    return model, tokenizer, method, optimizer
+
+
+@dataclass
+class Run:
+    """Everything one process of a run holds: built once by :func:`setup`, then ``step`` and ``best`` move."""
+
+    cfg: TrainConfig
+    out: Path
+    data: TrainData
+    ctx: distributed.Context
+    precision: Precision
+    model: ContrastiveEncoder
+    tokenizer: Any
+    method: Method
+    optimizer: torch.optim.Optimizer
+    net: torch.nn.Module | None  # DDP over (model, method) with several processes
+    dev: DevSet | None  # rank 0 alone evaluates
+    per_epoch: int
+    total: int
+    meta: dict[str, Any]  # what every exported checkpoint's stsbench.json holds
+    watch: FiniteWatch
+    started: float = field(default_factory=time.perf_counter)
+    log: TrainLog | None = None
+    step: int = 0
+    best: float | None = None
+    best_step: int | None = None
+    elapsed_before: float = 0.0  # seconds of the run's earlier life (before a resume)
+
+    @property
+    def device(self) -> str:
+        """The device this process trains on."""
+        return self.ctx.device
+
+    def elapsed(self) -> float:
+        """Wall seconds of the whole run so far, across resumes."""
+        return self.elapsed_before + time.perf_counter() - self.started
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` to the log (rank 0 alone has one)."""
+        if self.log is not None:
+            self.log.write(record)
+
+
+def setup(
+    cfg: TrainConfig,
+    *,
+    data: TrainData,
+    ctx: distributed.Context,
+    backbone_path: Path | str,
+    data_dir: Path,
+    resume: bool,
+    overwrite: bool,
+    started: float,
+) -> Run:
+    """Output folder, threads, seeds, model, method, optimizer, dev set, the run's length; DDP if several."""
+    device = ctx.device
+    precision = Precision(cfg.precision, device)
+    use_tf32(cfg.tf32, device)
+    out = Path(cfg.output).expanduser()
+    if ctx.main:
+        ckpt.prepare_output(out, resume, overwrite)
+    distributed.barrier()
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    if cfg.length_buckets is None:  # less padding pays on CPU; on a GPU (or static shapes) one big pass
+        cfg.length_buckets = 4 if device == "cpu" and not cfg.pad_to_max_length else 1
+    seed_everything(cfg.seed + ctx.rank)  # dropout differs between processes; new layers use cfg.seed
+    model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
+    if cfg.compile:
+        model.backbone.compile()  # in place: the state dict and the saved checkpoint keep their names
+    dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if ctx.main else None
+    per_epoch = batches_per_epoch(len(data), cfg.batch_size, ctx.world)
+    total = cfg.max_steps or cfg.epochs * per_epoch
+    method.start(total)
+    net = None
+    if ctx.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(
+            TrainNet(model, method),
+            device_ids=[ctx.local_rank] if device.startswith("cuda") else None,
+            find_unused_parameters=True,  # e.g. BERT's own pooler, computed but not in the loss
+            broadcast_buffers=False,
+        )
+    meta = {
+        "method": method.name,
+        "training": cfg.to_dict(),
+        "backbone": cfg.model,
+        "queue_size": effective_queue_size(cfg, ctx.world),
+        "processes": ctx.world,
+        "global_batch_size": cfg.batch_size * ctx.world,
+    }
+    distance = method.traceable_distance(cfg.batch_size * ctx.world)
+    if distance is not None:
+        meta["traceable_distance"] = distance
+    return Run(
+        cfg=cfg,
+        out=out,
+        data=data,
+        ctx=ctx,
+        precision=precision,
+        model=model,
+        tokenizer=tokenizer,
+        method=method,
+        optimizer=optimizer,
+        net=net,
+        dev=dev,
+        per_epoch=per_epoch,
+        total=total,
+        meta=meta,
+        watch=FiniteWatch(device),
+        started=started,
+    )
+
+
+def check_resumable(saved: dict, cfg: TrainConfig) -> None:
+    """Refuse to resume with options that change what is computed (one line naming the first four)."""
+    now = cfg.to_dict()
+    # an option newer than the saved run was at its default there
+    saved = {**{k: f.default for k, f in FIELDS.items() if k not in saved}, **saved}
+    changed = sorted(
+        k for k in set(saved) | set(now) if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k)
+    )
+    if changed:
+        diffs = ", ".join(f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in changed[:4])
+        raise StsbenchError(
+            f"--resume with other options than the saved run ({diffs}); use the same options "
+            "or start again with --overwrite"
+        )
+
+
+def restore(run: Run) -> None:
+    """Load ``DIR/last`` into ``run``: weights, method state, optimizer, scaler, step, best, RNG streams."""
+    state = ckpt.load_state(run.out)
+    check_resumable(state["config"], run.cfg)
+    saved_world = int(state.get("processes", 1))
+    if saved_world != run.ctx.world:
+        raise StsbenchError(
+            f"--resume with {run.ctx.world} process(es), but the run was saved by {saved_world}; "
+            "resume with the same number"
+        )
+    run.model.load_state_dict(state["model"])
+    run.method.load_state_dict(state["method"])
+    run.method.load_extra_state(state["method_extra"], run.device)
+    run.optimizer.load_state_dict(state["optimizer"])
+    if run.precision.scaler is not None and "scaler" in state:
+        run.precision.scaler.load_state_dict(state["scaler"])
+    run.step, run.best, run.best_step = state["step"], state["best_dev_spearman"], state["best_step"]
+    run.elapsed_before = state["wall_seconds"]
+    ckpt.set_rng_states(state["rng_per_rank"][run.ctx.rank] if "rng_per_rank" in state else state["rng"])
+
+
+def batch_views(run: Run, step: int) -> Views:
+    """The views of step ``step`` (0-based) for this process, on its device.
+
+    A pure function of ``(seed, epoch, index, rank)``, which is why a resumed run needs no sampler state.
+    """
+    cfg, ctx = run.cfg, run.ctx
+    epoch, index = divmod(step, run.per_epoch)
+    rows = batch_rows(run.data, cfg.seed, epoch, index, cfg.batch_size, ctx.rank, ctx.world)
+    rng = np.random.default_rng([cfg.seed, epoch, index, 1] + ([ctx.rank] if ctx.world > 1 else []))
+    return run.method.make_views([run.data.rows[i] for i in rows], rows, rng).to(run.device)
+
+
+def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str] | None:
+    """STS-B dev Spearman of the model now; export it as the best checkpoint if it beats the best so far.
+
+    ``selectable=False``: the backbone before training, logged but never kept. Returns the score and a
+    note for the terminal (rank 0), None elsewhere.
+    """
+    if not run.ctx.main:
+        return None
+    score = dev_spearman(run.model, run.dev, run.device)
+    previous = run.best if run.best is not None else -math.inf
+    improved = selectable and (run.best_step is None or (math.isfinite(score) and score > previous))
+    if improved:
+        run.best, run.best_step = finite_or_none(score), run.step
+        extra = {**run.meta, "best_dev_spearman": run.best, "step": run.step}
+        ckpt.export_model(run.out, run.model, run.tokenizer, eval_pooler(run.cfg), extra)
+    run.write(eval_record(step=run.step, score=score, best=improved, time=run.elapsed()))
+    note = (
+        "best, saved" if improved else "before training" if not selectable else f"best {previous * 100:.2f}"
+    )
+    return score, note
+
+
+def save_resumable(run: Run) -> None:
+    """Write ``DIR/last``: everything :func:`restore` needs to go on bit for bit (every process's RNGs)."""
+    rngs = distributed.all_objects(ckpt.rng_states())
+    if not run.ctx.main:
+        return
+    cfg, step, scaler = run.cfg, run.step, run.precision.scaler
+    state = {
+        "step": step,
+        "epoch": step // run.per_epoch,
+        "config": cfg.to_dict(),
+        "processes": run.ctx.world,
+        "model": run.model.state_dict(),
+        "method": run.method.state_dict(),
+        "method_extra": run.method.extra_state(),
+        "optimizer": run.optimizer.state_dict(),
+        "scheduler": {"name": "linear", "step": step, "total": run.total, "warmup_steps": cfg.warmup_steps},
+        **({"scaler": scaler.state_dict()} if scaler is not None else {}),
+        "best_dev_spearman": run.best,
+        "best_step": run.best_step,
+        "rng": rngs[0],
+        "rng_per_rank": rngs,
+        "wall_seconds": run.elapsed(),
+    }
+    ckpt.save_state(run.out, state)
