@@ -68,12 +68,18 @@ def run(precision: str, args: argparse.Namespace, model_path: str, data) -> tupl
         torch.cuda.synchronize()
         start = time.perf_counter()
         loss, _ = train_step(
-            model, method, optimizer, views, linear_lr(step, total, cfg.lr), cfg.max_grad_norm, None, amp
+            model,
+            method,
+            optimizer,
+            views,
+            lr=linear_lr(step, total, cfg.lr),
+            max_grad_norm=cfg.max_grad_norm,
+            precision=amp,
         )
         torch.cuda.synchronize()
         if step >= args.warmup:
             times.append(time.perf_counter() - start)
-        losses.append(loss)
+        losses.append(float(loss))  # the step returns a device tensor: read it after the timing
     return times, losses
 
 

@@ -80,7 +80,14 @@ def main() -> None:
             rng = np.random.default_rng([cfg.seed, 0, step, 1])
             start = time.perf_counter()
             views = method.make_views([data.rows[i] for i in rows], rows, rng)
-            train_step(model, method, optimizer, views, linear_lr(step, total, cfg.lr), cfg.max_grad_norm)
+            train_step(
+                model,
+                method,
+                optimizer,
+                views,
+                lr=linear_lr(step, total, cfg.lr),
+                max_grad_norm=cfg.max_grad_norm,
+            )
             took = time.perf_counter() - start
             if step >= args.warmup:
                 times[name].append(took)

@@ -45,6 +45,7 @@ from stsbench.train.run import (
     TrainNet,
     batch_views,
     build,
+    compile_model,
     evaluate_and_keep,
     restore,
     save_resumable,
@@ -55,7 +56,16 @@ from stsbench.train.schedule import linear_lr
 from stsbench.train.step import NonFiniteLoss, Parts, Precision, host_values, train_step
 
 # what benchmarks and tests import from here
-__all__ = ["Precision", "TrainNet", "TrainResult", "build", "seed_everything", "train", "train_step"]
+__all__ = [
+    "Precision",
+    "TrainNet",
+    "TrainResult",
+    "build",
+    "compile_model",
+    "seed_everything",
+    "train",
+    "train_step",
+]
 
 
 @dataclass

@@ -68,6 +68,19 @@ def build(cfg: TrainConfig, backbone_path: Path | str, device: str):
     return model, tokenizer, method, optimizer
 
 
+def compile_model(model: ContrastiveEncoder, cfg: TrainConfig) -> ContrastiveEncoder:
+    """``--compile``: torch.compile the backbone's forward in place; returns ``model``.
+
+    In place, the state dict keeps its names, so checkpoints and resumes are as without it.
+
+    Compiled kernels pay off with static shapes (``--pad-to-max-length``, one length bucket); with
+    shapes that change every batch torch recompiles for new lengths, then marks them dynamic.
+    """
+    if cfg.compile:
+        model.backbone.compile()
+    return model
+
+
 @dataclass
 class Run:
     """Everything one process of a run holds: built once by :func:`setup`, then ``step`` and ``best`` move."""
@@ -134,8 +147,7 @@ def setup(
         cfg.length_buckets = 4 if device == "cpu" and not cfg.pad_to_max_length else 1
     seed_everything(cfg.seed + ctx.rank)  # dropout differs between processes; new layers use cfg.seed
     model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
-    if cfg.compile:
-        model.backbone.compile()  # in place: the state dict and the saved checkpoint keep their names
+    compile_model(model, cfg)
     dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if ctx.main else None
     per_epoch = batches_per_epoch(len(data), cfg.batch_size, ctx.world)
     total = cfg.max_steps or cfg.epochs * per_epoch
