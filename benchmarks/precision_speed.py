@@ -67,14 +67,9 @@ def run(precision: str, args: argparse.Namespace, model_path: str, data) -> tupl
         views = views.to(args.device)
         torch.cuda.synchronize()
         start = time.perf_counter()
+        lr = linear_lr(step, total, cfg.lr)
         loss, _ = train_step(
-            model,
-            method,
-            optimizer,
-            views,
-            lr=linear_lr(step, total, cfg.lr),
-            max_grad_norm=cfg.max_grad_norm,
-            precision=amp,
+            model, method, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp
         )
         torch.cuda.synchronize()
         if step >= args.warmup:
