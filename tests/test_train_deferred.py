@@ -160,3 +160,66 @@ def test_compile_on_cpu_trains_logs_its_compile_time_and_saves_plain_names(files
     assert len(losses_) == 3 and all(math.isfinite(x) for x in losses_)
     assert result.best_step is not None
     assert not any("_orig_mod" in k for k in weights(out))  # checkpoints keep the module's own names
+
+
+def _views_equal(a, b) -> bool:
+    ta, tb = [], []
+    a.map(ta.append), b.map(tb.append)  # every tensor, in one order
+    return len(ta) == len(tb) and all(torch.equal(x, y) for x, y in zip(ta, tb, strict=True))
+
+
+def test_views_made_ahead_in_a_thread_are_each_steps_own(tokenizer):
+    """ESimCSE's per-batch repetition draws and the MLM masks: the thread makes exactly what the step would."""
+    from stsbench.train.batches import Batches
+
+    cfg = finalize(TrainConfig(method="esimcse", mlm_weight=0.1, repetition_sampling="paper"), False)
+    model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=0.0), "cls", True)
+    method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(0))
+    sentences = [("a man plays a guitar .",), ("the cat sleeps on the warm mat .",), ("stocks fell .",)]
+
+    def make(step: int):
+        return method.make_views(sentences, np.arange(3), np.random.default_rng([7, step]))
+
+    with Batches(make, start=2, stop=7, device="cpu", depth=3) as ahead:
+        for step in range(2, 7):
+            assert _views_equal(ahead.get(step), make(step)), step
+
+    def broken(step: int):
+        if step == 1:
+            raise ValueError("bad row")
+        return make(step)
+
+    with Batches(broken, start=0, stop=5, device="cpu", depth=2) as ahead:
+        ahead.get(0)
+        with pytest.raises(ValueError, match="bad row"):
+            ahead.get(1)
+
+
+class Killed(Exception):
+    pass
+
+
+def test_runs_with_views_made_ahead_equal_runs_without_and_resume_bit_identically(
+    files, tmp_path, monkeypatch
+):
+    kw = {"epochs": 2, "save_steps": 2, "queue_reset_each_epoch": True, "mlm_weight": 0.1, "log_steps": 1}
+    plain = train(config(files, tmp_path / "plain", **kw), show_progress=False)
+    asked = []
+    monkeypatch.setattr("stsbench.train.loop.prefetch_depth", lambda device: asked.append(device) or 2)
+
+    def kill(step):
+        if step == 7:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(config(files, tmp_path / "ahead", **kw), show_progress=False, on_step=kill)
+    resumed = train(config(files, tmp_path / "ahead", **kw), resume=True, show_progress=False)
+    assert asked == ["cpu", "cpu"]  # both runs made their views in the thread
+    assert resumed.steps == plain.steps == 16 and resumed.dev_curve == plain.dev_curve
+    a, b = weights(tmp_path / "plain"), weights(tmp_path / "ahead")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+    def losses_(out):
+        return [(r["step"], r["loss"]) for r in records(out) if r["event"] == "train"]
+
+    assert losses_(tmp_path / "ahead") == losses_(tmp_path / "plain")

@@ -18,9 +18,11 @@ names the step that went bad. Steps after it (up to the check) run on NaN weight
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -28,6 +30,7 @@ import torch
 from stsbench.errors import StsbenchError
 from stsbench.paths import resolve_data_dir
 from stsbench.train import distributed
+from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, finalize
 from stsbench.train.data import read_train_file
 from stsbench.train.log import (
@@ -112,7 +115,8 @@ def train(
             restore(run)
         if ctx.main:  # rank 0 alone logs (a resume cuts the log back to the saved step)
             run.log = TrainLog(run.out / "train_log.jsonl", keep_until_step=run.step if resume else None)
-        with TrainProgress(run.total, run.step, show_progress and ctx.main) as progress:
+        progress = TrainProgress(run.total, run.step, show_progress and ctx.main)
+        with progress, step_views(run) as batches:
             if not resume:
                 begin(run, progress)
             first = run.step
@@ -120,7 +124,7 @@ def train(
                 epoch, index = divmod(run.step, run.per_epoch)
                 if index == 0:
                     run.method.on_epoch_start(epoch)
-                views = batch_views(run, run.step)
+                views = batches.get(run.step)
                 lr = linear_lr(run.step, run.total, cfg.lr, cfg.warmup_steps)
                 tick = time.perf_counter()
                 loss, parts = train_step(
@@ -144,6 +148,18 @@ def train(
     finally:
         if ctx.world > 1:
             distributed.cleanup()
+
+
+def step_views(run: Run) -> Batches:
+    """The run's views step by step, from its current step; made ahead in a thread on CUDA.
+
+    The thread gets its own copy of the tokenizer (the checkpoint keeps the run's).
+    """
+    depth = prefetch_depth(run.device)
+    if depth > 0:
+        run.method.tokenizer = copy.deepcopy(run.tokenizer)
+    make = partial(batch_views, run)
+    return Batches(make, start=run.step, stop=run.total, device=run.device, depth=depth)
 
 
 def begin(run: Run, progress: TrainProgress) -> None:

@@ -231,7 +231,7 @@ def restore(run: Run) -> None:
 
 
 def batch_views(run: Run, step: int) -> Views:
-    """The views of step ``step`` (0-based) for this process, on its device.
+    """The views of step ``step`` (0-based) for this process, on the CPU.
 
     A pure function of ``(seed, epoch, index, rank)``, which is why a resumed run needs no sampler state.
     """
@@ -239,7 +239,7 @@ def batch_views(run: Run, step: int) -> Views:
     epoch, index = divmod(step, run.per_epoch)
     rows = batch_rows(run.data, cfg.seed, epoch, index, cfg.batch_size, ctx.rank, ctx.world)
     rng = np.random.default_rng([cfg.seed, epoch, index, 1] + ([ctx.rank] if ctx.world > 1 else []))
-    return run.method.make_views([run.data.rows[i] for i in rows], rows, rng).to(run.device)
+    return run.method.make_views([run.data.rows[i] for i in rows], rows, rng)
 
 
 def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -20,14 +21,18 @@ class Views:
     hard_negative: Tokens | None = None  # sup SimCSE's x_i-, (B, T)
     mlm: tuple[Tokens, torch.Tensor] | None = None  # masked anchor and its labels (B, T)
 
-    def to(self, device: torch.device | str) -> Views:
-        """Move the views to ``device``."""
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Views:
+        """The views with ``fn`` applied to every tensor (a move, pinning)."""
 
-        def move(t: Tokens | None) -> Tokens | None:
-            return None if t is None else {k: v.to(device) for k, v in t.items()}
+        def each(t: Tokens | None) -> Tokens | None:
+            return None if t is None else {k: fn(v) for k, v in t.items()}
 
-        mlm = None if self.mlm is None else (move(self.mlm[0]), self.mlm[1].to(device))
-        return Views(move(self.anchor), move(self.positive), move(self.hard_negative), mlm)
+        mlm = None if self.mlm is None else (each(self.mlm[0]), fn(self.mlm[1]))
+        return Views(each(self.anchor), each(self.positive), each(self.hard_negative), mlm)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Views:
+        """Move the views to ``device`` (``non_blocking``: from pinned memory, without waiting)."""
+        return self.map(lambda v: v.to(device, non_blocking=non_blocking))
 
 
 def encode_bucketed(model: ContrastiveEncoder, batch: Tokens, buckets: int | None = 1) -> torch.Tensor:
