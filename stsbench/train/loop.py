@@ -125,7 +125,7 @@ def train(
                 if index == 0:
                     run.method.on_epoch_start(epoch)
                 views = batches.get(run.step)
-                lr = linear_lr(run.step, run.total, cfg.lr, cfg.warmup_steps)
+                lr = linear_lr(run.step, run.total, peak=cfg.lr, warmup_steps=cfg.warmup_steps)
                 tick = time.perf_counter()
                 loss, parts = train_step(
                     run.model,

@@ -62,22 +62,26 @@ def build(cfg: TrainConfig, backbone_path: Path | str, device: str):
     model = ContrastiveEncoder(backbone, cfg.pooler, bool(cfg.mlp_only_train))
     model.init_new_layers(generator)
     model.to(device)
-    method = build_method(cfg, tokenizer, model, generator)
+    method = build_method(cfg, tokenizer, model, generator=generator)
     params = [p for p in chain(model.parameters(), method.parameters()) if p.requires_grad]
     optimizer = make_optimizer(params, lr=cfg.lr, weight_decay=cfg.weight_decay, device=device)
     return model, tokenizer, method, optimizer
 
 
-def compile_model(model: ContrastiveEncoder, cfg: TrainConfig) -> ContrastiveEncoder:
+def compile_model(
+    model: ContrastiveEncoder, cfg: TrainConfig, method: Method | None = None
+) -> ContrastiveEncoder:
     """``--compile``: torch.compile the backbone's forward in place; returns ``model``.
 
-    In place, the state dict keeps its names, so checkpoints and resumes are as without it.
-
+    In place, the state dict keeps its names, so checkpoints and resumes are as without it. The
+    method's frozen encoders (ESimCSE's momentum encoder, MoCoSE's target) are compiled too when given.
     Compiled kernels pay off with static shapes (``--pad-to-max-length``, one length bucket); with
     shapes that change every batch torch recompiles for new lengths, then marks them dynamic.
     """
     if cfg.compile:
-        model.backbone.compile()
+        frozen = [getattr(method, name, None) for name in ("momentum_encoder", "target_encoder")]
+        for encoder in [model, *(e for e in frozen if e is not None)]:
+            encoder.backbone.compile()
     return model
 
 
@@ -147,7 +151,7 @@ def setup(
         cfg.length_buckets = 4 if device == "cpu" and not cfg.pad_to_max_length else 1
     seed_everything(cfg.seed + ctx.rank)  # dropout differs between processes; new layers use cfg.seed
     model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
-    compile_model(model, cfg)
+    compile_model(model, cfg, method)
     dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if ctx.main else None
     per_epoch = batches_per_epoch(len(data), cfg.batch_size, ctx.world)
     total = cfg.max_steps or cfg.epochs * per_epoch
@@ -237,7 +241,15 @@ def batch_views(run: Run, step: int) -> Views:
     """
     cfg, ctx = run.cfg, run.ctx
     epoch, index = divmod(step, run.per_epoch)
-    rows = batch_rows(run.data, cfg.seed, epoch, index, cfg.batch_size, ctx.rank, ctx.world)
+    rows = batch_rows(
+        run.data,
+        seed=cfg.seed,
+        epoch=epoch,
+        index=index,
+        batch_size=cfg.batch_size,
+        rank=ctx.rank,
+        world=ctx.world,
+    )
     rng = np.random.default_rng([cfg.seed, epoch, index, 1] + ([ctx.rank] if ctx.world > 1 else []))
     return run.method.make_views([run.data.rows[i] for i in rows], rows, rng)
 
@@ -256,7 +268,9 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
     if improved:
         run.best, run.best_step = finite_or_none(score), run.step
         extra = {**run.meta, "best_dev_spearman": run.best, "step": run.step}
-        ckpt.export_model(run.out, run.model, run.tokenizer, eval_pooler(run.cfg), extra)
+        ckpt.export_model(
+            run.out, model=run.model, tokenizer=run.tokenizer, eval_pooler=eval_pooler(run.cfg), meta=extra
+        )
     run.write(eval_record(step=run.step, score=score, best=improved, time=run.elapsed()))
     note = (
         "best, saved" if improved else "before training" if not selectable else f"best {previous * 100:.2f}"
