@@ -35,6 +35,8 @@ BOOKKEEPING = {
     "save_steps",
     "eval_at_start",
     "supervised",
+    "compile",  # speed settings: the same function, other float rounding (as device)
+    "tf32",
 }
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
 MOMENTUM_FIELDS = ("momentum", "momentum_init", "queue_multiple", "queue_reset_each_epoch")

@@ -192,6 +192,7 @@ RESUME_MAY_CHANGE = {
     "length_buckets",
     "log_steps",
     "compile",
+    "tf32",
     "eval_batch_size",
     "data_dir",
     "output",
