@@ -92,8 +92,10 @@ def train(
 ) -> TrainResult:
     """Train ``cfg.method`` and keep the best STS-B dev checkpoint in ``cfg.output``.
 
-    ``on_step(step)`` is called after each completed step (after any checkpoint of that step). Under
-    ``torchrun`` every process calls this; ``cfg.batch_size`` is the batch of one process.
+    ``on_step(step)`` is called after each completed step (after any checkpoint of that step); as
+    finiteness is checked at log, evaluation and save points only, it may see steps after a bad one,
+    up to the check that stops the run. Under ``torchrun`` every process calls this; ``cfg.batch_size``
+    is the batch of one process.
     """
     started = time.perf_counter()
     data = read_train_file(cfg.train_file)
