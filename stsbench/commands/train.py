@@ -65,6 +65,7 @@ def train_command(
     precision: Annotated[Str, _opt("precision")] = None,
     compile: Annotated[Bool, _flag("compile")] = None,
     tf32: Annotated[Bool, _flag("tf32")] = None,
+    cuda_graph: Annotated[Bool, _flag("cuda_graph")] = None,
     repetition: Annotated[Bool, _flag("repetition")] = None,
     repetition_kind: Annotated[Str, _opt("repetition_kind")] = None,
     dup_rate: Annotated[Float, _opt("dup_rate")] = None,

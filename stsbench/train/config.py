@@ -109,6 +109,11 @@ class TrainConfig:
         False, "torch.compile the backbone; the first step's time, compilation included, is logged apart."
     )
     tf32: bool = _opt(False, "Let fp32 matmuls on CUDA use TF32 tensor cores (CUDA only).")
+    cuda_graph: bool = _opt(
+        False,
+        "Replay each step (forward, backward, clip, AdamW) from one CUDA graph: SimCSE on one CUDA device "
+        "with --pad-to-max-length, fp32 or bf16. Other dropout draws than eager steps.",
+    )
     # ESimCSE
     repetition: bool = _opt(
         True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views).", ESIMCSE

@@ -33,6 +33,7 @@ from stsbench.train import distributed
 from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, finalize
 from stsbench.train.data import read_train_file
+from stsbench.train.graph import GraphedStep
 from stsbench.train.log import (
     TrainLog,
     TrainProgress,
@@ -117,6 +118,7 @@ def train(
             restore(run)
         if ctx.main:  # rank 0 alone logs (a resume cuts the log back to the saved step)
             run.log = TrainLog(run.out / "train_log.jsonl", keep_until_step=run.step if resume else None)
+        graphed = cuda_graph_step(run)
         progress = TrainProgress(run.total, run.step, show_progress and ctx.main)
         with progress, step_views(run) as batches:
             if not resume:
@@ -129,17 +131,20 @@ def train(
                 views = batches.get(run.step)
                 lr = linear_lr(run.step, run.total, peak=cfg.lr, warmup_steps=cfg.warmup_steps)
                 tick = time.perf_counter()
-                loss, parts = train_step(
-                    run.model,
-                    run.method,
-                    run.optimizer,
-                    views,
-                    lr=lr,
-                    max_grad_norm=cfg.max_grad_norm,
-                    net=run.net,
-                    precision=run.precision,
-                    watch=(run.watch, run.step + 1),
-                )
+                if graphed is not None:
+                    loss, parts = graphed(views, lr=lr, step=run.step + 1)
+                else:
+                    loss, parts = train_step(
+                        run.model,
+                        run.method,
+                        run.optimizer,
+                        views,
+                        lr=lr,
+                        max_grad_norm=cfg.max_grad_norm,
+                        net=run.net,
+                        precision=run.precision,
+                        watch=(run.watch, run.step + 1),
+                    )
                 run.step += 1
                 if cfg.compile and run.step == first + 1:
                     run.write(compile_record(run.step, time.perf_counter() - tick))
@@ -150,6 +155,20 @@ def train(
     finally:
         if ctx.world > 1:
             distributed.cleanup()
+
+
+def cuda_graph_step(run: Run) -> GraphedStep | None:
+    """``--cuda-graph``: the step replayed from one CUDA graph (made after a resume restored the optimizer)."""
+    if not run.cfg.cuda_graph:
+        return None
+    return GraphedStep(
+        run.model,
+        run.method,
+        run.optimizer,
+        max_grad_norm=run.cfg.max_grad_norm,
+        precision=run.precision,
+        watch=run.watch,
+    )
 
 
 def step_views(run: Run) -> Batches:

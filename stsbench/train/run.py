@@ -25,6 +25,7 @@ from stsbench.train import distributed
 from stsbench.train.config import FIELDS, RESUME_MAY_CHANGE, TrainConfig, effective_queue_size, eval_pooler
 from stsbench.train.data import TrainData, batch_rows, batches_per_epoch
 from stsbench.train.evaluate import DevSet, dev_spearman
+from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone
@@ -141,6 +142,17 @@ def setup(
     device = ctx.device
     precision = Precision(cfg.precision, device)
     use_tf32(cfg.tf32, device)
+    if cfg.cuda_graph:
+        problems = graph_problems(
+            method=cfg.method,
+            device=device,
+            pad_to_max_length=cfg.pad_to_max_length,
+            length_buckets=cfg.length_buckets,
+            precision=cfg.precision,
+            world=ctx.world,
+        )
+        if problems:
+            raise StsbenchError(f"--cuda-graph needs {'; '.join(problems)}")
     out = Path(cfg.output).expanduser()
     if ctx.main:
         ckpt.prepare_output(out, resume, overwrite)

@@ -90,19 +90,20 @@ class FiniteWatch:
         self.what = torch.zeros((), dtype=torch.long, device=device)  # index into WHAT
         self.value = torch.zeros((), dtype=torch.float64, device=device)
 
-    def record(self, step: int, loss: torch.Tensor, grad_norm: torch.Tensor | None) -> None:
-        """Remember ``step`` (1-based) if it is the first with a non-finite loss or ``grad_norm``."""
+    def record(self, step: int | torch.Tensor, loss: torch.Tensor, grad_norm: torch.Tensor | None) -> None:
+        """Remember ``step`` (1-based; a device tensor under a CUDA graph) if it is the first with a non-finite loss or ``grad_norm``."""
         loss_bad = ~torch.isfinite(loss)
         bad = loss_bad if grad_norm is None else loss_bad | ~torch.isfinite(grad_norm)
         new = bad & (self.first == 0)
-        self.first = torch.where(new, step, self.first)
-        self.what = torch.where(
-            new, (~loss_bad).long(), self.what
+        # in place: a CUDA graph (--cuda-graph) replays this record on the same tensors every step
+        self.first.copy_(torch.where(new, step, self.first))
+        self.what.copy_(
+            torch.where(new, (~loss_bad).long(), self.what)
         )  # the loss is named first, as it fails first
         value = (
             loss.double() if grad_norm is None else torch.where(loss_bad, loss.double(), grad_norm.double())
         )
-        self.value = torch.where(new, value, self.value)
+        self.value.copy_(torch.where(new, value, self.value))
 
     def check(self) -> None:
         """Raise :class:`NonFiniteLoss` if a recorded step went bad (one host sync)."""

@@ -1,0 +1,98 @@
+"""``--cuda-graph``: refused with one line where it cannot run; on a GPU, the same steps as eager ones."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from stsbench.errors import StsbenchError
+from stsbench.train.config import make_config
+from stsbench.train.graph import graph_problems
+from stsbench.train.loop import train
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SENTENCES = [
+    "a man is playing a guitar .",
+    "the cat sleeps on the warm mat .",
+    "stocks fell sharply on monday after the report .",
+    "two dogs run across the green field .",
+    "she plays the piano every evening .",
+    "scientists discovered a new species of frog .",
+]
+
+
+def _config(tiny_bert, data_dir, tmp_path, **kw):
+    train_file = tmp_path / "train.txt"
+    train_file.write_text(
+        "\n".join(f"{s} {SENTENCES[(i + 2) % 6]}" for i, s in enumerate(SENTENCES * 4)) + "\n"
+    )
+    opts = {
+        "method": "simcse",
+        "model": str(tiny_bert),
+        "train_file": str(train_file),
+        "output": str(tmp_path / "out"),
+        "data_dir": str(data_dir),
+        "batch_size": 4,
+        "eval_steps": 100,
+        "save_steps": 100,
+        "eval_batch_size": 64,
+        **kw,
+    }
+    return make_config(opts)
+
+
+def test_graph_problems_name_every_missing_condition():
+    assert (
+        graph_problems(
+            method="simcse",
+            device="cuda:0",
+            pad_to_max_length=True,
+            length_buckets=1,
+            precision="bf16",
+            world=1,
+        )
+        == []
+    )
+    problems = graph_problems(
+        method="esimcse", device="cpu", pad_to_max_length=False, length_buckets=4, precision="fp16", world=2
+    )
+    assert len(problems) == 6
+    assert any("CUDA" in p for p in problems) and any("esimcse" in p for p in problems)
+
+
+def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_dir, tmp_path):
+    cfg = _config(tiny_bert, data_dir, tmp_path, cuda_graph=True, pad_to_max_length=True, device="cpu")
+    with pytest.raises(StsbenchError, match=r"--cuda-graph needs a CUDA device \(not cpu\)"):
+        train(cfg, show_progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tmp_path, precision):
+    """Without dropout a step is a pure function: the graph's losses and weights are the eager ones."""
+    runs = {}
+    for graph in (False, True):
+        cfg = _config(
+            tiny_bert,
+            data_dir,
+            tmp_path / str(graph),
+            cuda_graph=graph,
+            pad_to_max_length=True,
+            device="cuda",
+            precision=precision,
+            dropout=0.0,
+            max_steps=12,
+            log_steps=1,
+        )
+        result = train(cfg, show_progress=False)
+        log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
+        losses = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
+        runs[graph] = (result, losses)
+    eager, graphed = runs[False][1], runs[True][1]
+    assert len(eager) == len(graphed) == 12
+    tol = 1e-5 if precision == "fp32" else 1e-3
+    assert max(abs(a - b) for a, b in zip(eager, graphed, strict=True)) < tol
