@@ -25,6 +25,7 @@ SENTENCES = [
 
 
 def _config(tiny_bert, data_dir, tmp_path, **kw):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     train_file = tmp_path / "train.txt"
     train_file.write_text(
         "\n".join(f"{s} {SENTENCES[(i + 2) % 6]}" for i, s in enumerate(SENTENCES * 4)) + "\n"
