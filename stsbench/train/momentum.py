@@ -37,10 +37,16 @@ def ema_update(target: nn.Module, online: nn.Module, decay: float) -> None:
     o_params = list(online.parameters())
     if len(t_params) != len(o_params):
         raise ValueError("momentum and online encoders have different parameters")
-    for pm, pe in zip(t_params, o_params, strict=True):
-        pm.mul_(decay).add_(pe.detach(), alpha=1.0 - decay)
-    for tb, ob in zip(target.buffers(), online.buffers(), strict=True):
-        tb.copy_(ob)
+    # foreach: a few multi-tensor kernels on a GPU instead of two launches per parameter (the host-bound
+    # part of an ESimCSE/MoCoSE step there); on a CPU the same per-tensor arithmetic as mul_ then add_
+    online_values = [pe.detach() for pe in o_params]
+    torch._foreach_mul_(t_params, decay)
+    torch._foreach_add_(t_params, online_values, alpha=1.0 - decay)
+    t_buffers, o_buffers = list(target.buffers()), list(online.buffers())
+    if len(t_buffers) != len(o_buffers):
+        raise ValueError("momentum and online encoders have different buffers")
+    if t_buffers:
+        torch._foreach_copy_(t_buffers, o_buffers)
 
 
 class EmbeddingQueue:
