@@ -1,20 +1,25 @@
-"""Run one analysis over several models: load each (cached) encoder, compute, write its JSON; one figure.
+"""Run one registered analysis over several models: the library call behind every analysis command.
 
-Per model: ``<output>/<model_slug>/<pooler>/<name>.json`` (the probe adds ``.triples.jsonl``); per call:
-``<output>/figures/<name>__<models>.{png,svg}``; ``name`` is the analysis plus the option that selects its
-data (``length_bias_words``, ``align_uniform_dev``, ``spectrum_test``), so runs with other data do not
-overwrite each other.
+``run_analysis("spectrum", models=["all-MiniLM-L6-v2"], output="results/analyses", split="dev")`` loads
+each (cached) encoder, computes, and, given an ``output``, writes one results file per model with
+provenance (the data files the analysis declares) and one comparison figure; paths come from
+:mod:`stsbench.results.store`: ``<output>/<model_slug>/<pooler>/<stem>.json`` (plus the analysis' extra
+files, e.g. the probe's ``.triples.jsonl``) and ``<output>/figures/<stem>__<models>.{png,svg}``, ``stem``
+being the analysis name plus the option that selects its data (``length_bias_words``,
+``align_uniform_dev``, ``spectrum_test``), so runs with other data do not overwrite each other.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stsbench.analyses.common import AnalysisResult, figure_stem
+from stsbench.analyses.registry import Analysis, get_analysis
+from stsbench.results.labels import base_label, labelled
+from stsbench.results.schema import AnalysisResult
 
 
 @dataclass
@@ -45,79 +50,83 @@ class TimedEncoder:
             self.seconds += time.perf_counter() - t0
 
 
-def model_label(name: str) -> str:
-    """Show a model in figures and tables: the name, or a path's last two parts."""
-    parts = Path(name).parts
-    return "/".join(parts[-2:]) if Path(name).exists() and len(parts) > 1 else name
-
-
 def _labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
-    """``{label: result}``; the pooler joins the label when models differ in it, ``#2`` marks repeats."""
-    with_pooler = len({p for _, p, _ in done}) > 1
-    out: dict[str, Any] = {}
-    for base, pooler, result in done:
-        label = f"{base} ({pooler})" if with_pooler else base
-        first, k = label, 2
-        while label in out:
-            label, k = f"{first} #{k}", k + 1
-        out[label] = result
-    return out
+    """``{label: result}`` (see :func:`stsbench.results.labels.labelled`)."""
+    return labelled(done)
 
 
 @dataclass
 class AnalysisRun:
     """What :func:`run_analysis` produced."""
 
+    analysis: Analysis
+    stem: str  # the file stem: the analysis name plus its variant
     results: dict[str, Any]  # label -> the analysis' typed result
-    files: list[Path]  # every file written
+    records: list[AnalysisResult] = field(default_factory=list)  # one envelope per model, with provenance
+    files: list[Path] = field(default_factory=list)  # every file written
+
+
+def _encoders(models: Sequence[str], encoders: Sequence[Any], load: LoadOptions) -> Iterator[tuple[str, Any]]:
+    """``(name given, encoder)``; each named model is loaded only when its turn comes."""
+    from stsbench import encoders as loader
+
+    for enc in encoders:
+        yield enc.info.name, enc
+    for name in models:
+        kw = {"pooler": load.pooler, "max_length": load.max_length, "device": load.device}
+        yield name, loader.load_encoder(name, **kw, cache_dir=load.cache_dir, use_cache=load.use_cache)
 
 
 def run_analysis(
-    analysis: str,
-    models: list[str],
-    load: LoadOptions,
-    compute: Callable[[Any], Any],
-    config: dict[str, Any],
-    data_files: list[Path],
-    data_root: Path,
-    output: Path,
-    draw: Callable[[dict[str, Any], Path], list[Path]],
+    name: str,
+    *,
+    models: Sequence[str] = (),
+    encoders: Sequence[Any] = (),
+    config: Any = None,
+    data_dir: Path | None = None,
+    output: Path | None = None,
+    load: LoadOptions | None = None,
+    batch_size: int = 128,
     command: str | None = None,
-    variant: str | None = None,
+    **options: Any,
 ) -> AnalysisRun:
-    """``compute(encoder)`` for each model, one results JSON each (with provenance), one comparison figure."""
-    from stsbench.encoders import load_encoder
-    from stsbench.io import atomic_write_json
-    from stsbench.results.store import make_provenance, model_info, model_slug
+    """Run analysis ``name`` over ``models`` (names to load) and ``encoders`` (already built).
 
-    stem = f"{analysis}_{variant}" if variant else analysis
+    ``config`` is the analysis' config object, else it is built from ``options`` (unknown ones are a
+    one-line error). With ``output``, each model's results file (with provenance), the analysis' extra
+    files and the comparison figure are written; the returned :class:`AnalysisRun` lists them.
+    """
+    from stsbench.io import atomic_write_json
+    from stsbench.paths import resolve_data_dir
+    from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
+
+    analysis = get_analysis(name)
+    load = load or LoadOptions()
+    config = config if config is not None else analysis.make_config(**options)
+    prepared = analysis.prepare(config)  # option errors and shared inputs, before any model loads
+    root = resolve_data_dir(data_dir) if analysis.uses_data_dir else None
+    data_root, files = analysis.data_files(config, root, prepared)
+    variant = analysis.variant(config)
+    stem = f"{analysis.name}_{variant}" if variant else analysis.name
+    record = {**analysis.record(config), "batch_size": batch_size, "max_length": load.max_length}
+    run = AnalysisRun(analysis, stem, {})
     done: list[tuple[str, str, Any]] = []  # (label, pooler, result)
-    written: list[Path] = []
-    for name in models:
-        enc = TimedEncoder(
-            load_encoder(
-                name,
-                pooler=load.pooler,
-                max_length=load.max_length,
-                device=load.device,
-                cache_dir=load.cache_dir,
-                use_cache=load.use_cache,
-            )
-        )
+    for given, inner in _encoders(models, encoders, load):
+        enc = TimedEncoder(inner)
         t0 = time.perf_counter()
-        result = compute(enc)
+        result = analysis.compute(enc, config, root, prepared, batch_size)
         total = time.perf_counter() - t0
         timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
-        prov = make_provenance(data_root, data_files, timings, command, encoder=enc.inner)
+        prov = make_provenance(data_root, files, timings, command, encoder=inner)
         info = model_info(enc)
-        record = AnalysisResult(analysis, result.to_dict(), info, config, prov)
-        path = Path(output) / model_slug(info.name) / info.pooler / f"{stem}.json"
-        written.append(atomic_write_json(path, record.to_dict()))
-        if hasattr(result, "triples"):
-            from stsbench.analyses.repetition import write_triples
-
-            written.append(write_triples(path.with_name(f"{stem}.triples.jsonl"), result.triples))
-        done.append((model_label(name), info.pooler, result))
-    results = _labelled(done)
-    written += draw(results, Path(output) / "figures" / figure_stem(stem, list(results)))
-    return AnalysisRun(results, written)
+        envelope = AnalysisResult(analysis.name, result.to_dict(), info, record, prov)
+        run.records.append(envelope)
+        if output is not None:
+            path = analysis_path(output, info, stem)
+            run.files.append(atomic_write_json(path, envelope.to_dict()))
+            run.files += analysis.extra_files(result, path)
+        done.append((base_label(given), info.pooler, result))
+    run.results = _labelled(done)
+    if output is not None:
+        run.files += analysis.figure(run.results, figure_path(output, stem, list(run.results)))
+    return run

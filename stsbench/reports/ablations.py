@@ -20,8 +20,9 @@ from typing import Any
 
 from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
-from stsbench.reports.models import Model, last_part, method_of, method_rank
+from stsbench.reports.models import Model, method_of, method_rank
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.results.labels import last_part
 from stsbench.train.config import FIELDS
 
 # fields that do not change what is computed (or only where files are)

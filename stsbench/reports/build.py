@@ -12,20 +12,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
 from stsbench.reports import ablations, provenance, tables
 from stsbench.reports.collect import Collection
-from stsbench.reports.figures import analysis_figure, training_curves_figure
+from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, find_models
 from stsbench.reports.table import Table
 
-# what makes the results of each section (RESULTS: the folder given to `stsbench report --results`)
+# what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
+# analysis' section says it with its registry entry's ``make`` and ``describe``
 MAKE = {
     "sts": "stsbench run --model MODEL --tasks sts --output RESULTS",
     "transfer": "stsbench run --model MODEL --tasks transfer --output RESULTS",
-    "length_bias": "stsbench length-bias --model MODEL [--model MODEL2 ...] --output RESULTS/analyses",
-    "repetition_probe": "stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt --output RESULTS/analyses",
-    "align_uniform": "stsbench align-uniform --model MODEL --output RESULTS/analyses",
-    "spectrum": "stsbench spectrum --model MODEL --output RESULTS/analyses",
     "training": "stsbench train --config configs/simcse-minilm-cpu.yaml --output RESULTS/train/NAME",
     "ablations": "stsbench train --config configs/esimcse-minilm-cpu.yaml --queue-multiple 0 --output RESULTS/train/NAME",
 }
@@ -75,10 +73,6 @@ def anchor(title: str) -> str:
 DESCRIBE = {
     "sts": "STS results",
     "transfer": "transfer results",
-    "length_bias": "length-bias results",
-    "repetition_probe": "repetition-probe results",
-    "align_uniform": "alignment/uniformity results",
-    "spectrum": "spectrum results",
     "training": "training runs (train_log.jsonl)",
     "ablations": "pair of training runs that differ in one setting or in ESimCSE's components",
 }
@@ -93,8 +87,10 @@ def matplotlib_version() -> str:
 
 def missing(key: str, results: str) -> str:
     """The line a section without results shows: what is missing and the command that makes it."""
-    command = MAKE[key].replace("RESULTS", results.rstrip("/") or ".")
-    return f"Not in this report: no {DESCRIBE[key]} under `{results}`. Make them with `{command}`."
+    analysis = find_analysis(key)
+    make, describe = (analysis.make, analysis.describe) if analysis else (MAKE[key], DESCRIBE[key])
+    command = make.replace("RESULTS", results.rstrip("/") or ".")
+    return f"Not in this report: no {describe} under `{results}`. Make them with `{command}`."
 
 
 class _Figures:
@@ -121,26 +117,18 @@ def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> S
 
 
 def _analysis(
-    coll: Collection, models: list[Model], name: str, title: str, results: str, figs: _Figures
+    coll: Collection, models: list[Model], analysis: Analysis, results: str, figs: _Figures
 ) -> Section:
+    name, title = analysis.name, analysis.title
     records = coll.analyses_of(name)
     if not records:
         return Section(name, title, [missing(name, results)])
     section = Section(name, title)
     for variant, labelled in tables.by_variant(records, models).items():
-        if name == "length_bias":
-            section.tables += [
-                tables.length_bias_table1(variant, labelled),
-                tables.length_bias_table7(variant, labelled),
-            ]
-        elif name == "repetition_probe":
-            section.tables.append(tables.repetition_table(variant, labelled))
-        elif name == "align_uniform":
-            section.tables.append(tables.align_uniform_table(variant, labelled))
-        else:
-            section.tables.append(tables.spectrum_table(variant, labelled))
-        paths = analysis_figure(name, labelled, figs.folder / variant)
-        section.figures.append(figs.add(f"{title} ({variant})", paths))
+        section.tables += analysis.tables(variant, labelled)
+        paths = analysis.figure(labelled, figs.folder / variant)
+        if paths:
+            section.figures.append(figs.add(f"{title} ({variant})", paths))
     return section
 
 
@@ -189,10 +177,7 @@ def build_report(
     sections = [
         _scores(coll, models, "sts", results),
         _scores(coll, models, "transfer", results),
-        _analysis(coll, models, "length_bias", "Length bias", results, figs),
-        _analysis(coll, models, "repetition_probe", "Repetition probe", results, figs),
-        _analysis(coll, models, "align_uniform", "Alignment and uniformity", results, figs),
-        _analysis(coll, models, "spectrum", "Singular-value spectra", results, figs),
+        *[_analysis(coll, models, a, results, figs) for a in all_analyses()],
         *_training(coll, models, results, figs),
         _provenance(coll, models),
     ]

@@ -1,4 +1,4 @@
-"""The report's figures: the analyses' own figures (``stsbench.analyses.figures``) and training curves.
+"""The report's figures: the analyses' own figures (each registry entry's ``figure``) and training curves.
 
 Every figure is written as ``<stem>.png`` and ``<stem>.svg`` by ``stsbench.analyses.figures.save``: fixed
 dpi, ``svg.hashsalt`` fixed, no date or software in the metadata, so the same results give the same bytes.
@@ -10,14 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses import figures as afig
+from stsbench.analyses.registry import get_analysis
 from stsbench.reports.collect import TrainRun
-
-DRAW = {
-    "length_bias": afig.length_bias_figure,
-    "align_uniform": afig.align_uniform_figure,
-    "spectrum": afig.spectrum_figure,
-    "repetition_probe": afig.repetition_figure,
-}
 
 
 def _plt():
@@ -32,7 +26,7 @@ def _plt():
 
 def analysis_figure(analysis: str, results: dict[str, Any], stem: Path) -> list[Path]:
     """Draw one analysis for several models (``{label: result}``) as the analysis commands do."""
-    return DRAW[analysis](results, stem)
+    return get_analysis(analysis).figure(results, stem)
 
 
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stsbench.reports.collect import Collection, TrainRun
+from stsbench.results.labels import base_label
 from stsbench.results.schema import ModelInfo
 
 # ESimCSE's components (Sec. 3): which of them a run used, named as the papers' ablation rows
@@ -91,19 +92,6 @@ def run_for(info: ModelInfo, runs: list[TrainRun]) -> TrainRun | None:
             if out and (t == out or t.endswith("/" + out)):
                 return run
     return None
-
-
-def last_part(path: str) -> str:
-    r"""The last part of a path or hub id, ``/`` or ``\`` separated: ``C:\runs\simcse\`` -> ``simcse``."""
-    return path.replace("\\", "/").rstrip("/").split("/")[-1]
-
-
-def base_label(name: str) -> str:
-    """Return a folder's last part for a path (``/tmp/runs/simcse`` -> ``simcse``); a hub id or name as is."""
-    n = name.replace("\\", "/").rstrip("/")
-    if n.startswith(("/", ".", "~")) or n.count("/") > 1:
-        return last_part(n) or n
-    return n
 
 
 def _infos(coll: Collection) -> dict[str, list[ModelInfo]]:

@@ -1,6 +1,18 @@
-"""The results file schema (one JSON per model x task). Every key is documented here.
+"""Every file stsbench writes for later reading, documented once: what it holds and where it goes.
 
-Layout on disk: ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``.
+Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:`SCHEMA_VERSION`, the one
+constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
+
+- task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``;
+- analysis result, ``kind`` :data:`ANALYSIS_KIND` (:class:`AnalysisResult`):
+  ``<output>/<model_slug>/<pooler>/<analysis>[_<variant>].json``, its figure
+  ``<output>/figures/<analysis>[_<variant>]__<models>.{png,svg}``;
+- training run (``stsbench train --output DIR``): ``DIR/stsbench.json``, ``kind`` :data:`RUN_KIND` (the
+  evaluation pooler, ``training``: the config, ``queue_size``...), and ``DIR/train_log.jsonl``, one record a
+  line with ``kind`` :data:`TRAIN_LOG_KIND` and ``event`` ``start`` (``config``, ``total_steps``,
+  ``train_rows``), ``eval`` (``step``, ``dev_spearman``, ``best``), ``end`` (``step``, ``best_step``,
+  ``best_dev_spearman``, ``wall_seconds``) and per-step loss records; read by
+  :mod:`stsbench.results.runs`. Files written before ``kind`` was added there read as version 1.
 """
 
 from __future__ import annotations
@@ -9,6 +21,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+TASK_KIND = "stsbench.task_result"
+ANALYSIS_KIND = "stsbench.analysis_result"
+RUN_KIND = "stsbench.train_run"
+TRAIN_LOG_KIND = "stsbench.train_log"
 
 
 @dataclass
@@ -55,7 +71,7 @@ class TaskResult:
     provenance: Provenance
     n_pairs: int | None = None
     schema_version: int = SCHEMA_VERSION
-    kind: str = field(default="stsbench.task_result")
+    kind: str = field(default=TASK_KIND)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""
@@ -68,3 +84,25 @@ class TaskResult:
         d["model"] = ModelInfo(**d["model"])
         d["provenance"] = Provenance(**d["provenance"])
         return cls(**d)
+
+
+@dataclass
+class AnalysisResult:
+    """One (model, analysis) results file: the analysis' own typed result plus who and where it came from."""
+
+    analysis: (
+        str  # the registry name: ``length_bias`` | ``align_uniform`` | ``spectrum`` | ``repetition_probe``
+    )
+    result: Any  # the analysis' result dataclass (a dict on disk; its keys are documented in its module)
+    model: ModelInfo
+    config: dict[str, Any]  # every option that changes the numbers
+    provenance: Provenance
+    schema_version: int = SCHEMA_VERSION
+    kind: str = field(default=ANALYSIS_KIND)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        d = asdict(self)
+        if hasattr(self.result, "to_dict"):
+            d["result"] = self.result.to_dict()
+        return d

@@ -1,23 +1,40 @@
-"""Writing and reading results files, and the provenance every result carries."""
+"""Writing and reading results files: every path, the one loader, and the provenance every result carries.
+
+The files and their keys are documented in :mod:`stsbench.results.schema`. :func:`load_result` reads a
+task or analysis result strictly (a malformed file is one line naming it); a file of another kind raises
+:class:`OtherKind`, so a caller can skip what it does not want.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
 import platform
-import re
 import subprocess
-from collections.abc import Iterable
+import types
+import typing
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from stsbench import __version__
 from stsbench.encoders.base import Encoder
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
-from stsbench.results.schema import ModelInfo, Provenance, TaskResult
+from stsbench.results.labels import figure_stem, model_slug
+from stsbench.results.schema import (
+    ANALYSIS_KIND,
+    SCHEMA_VERSION,
+    TASK_KIND,
+    AnalysisResult,
+    ModelInfo,
+    Provenance,
+    TaskResult,
+)
 
 _LIBRARIES = ["torch", "transformers", "sentence-transformers", "numpy", "scipy", "tokenizers"]
 
@@ -116,13 +133,6 @@ def make_provenance(
     )
 
 
-def model_slug(name: str) -> str:
-    """A folder name for a model: the last path parts of a path, hub ids with ``__`` for ``/``."""
-    p = Path(name)
-    base = "__".join(p.parts[-2:]) if p.is_absolute() or name.startswith(".") else name.replace("/", "__")
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", base).strip("._") or "model"
-
-
 def result_path(output: Path, result: TaskResult) -> Path:
     """``<output>/<model_slug>/<pooler>/<mode>/<task>.json``."""
     return (
@@ -139,19 +149,137 @@ def write_result(output: Path, result: TaskResult) -> Path:
     return atomic_write_json(result_path(output, result), result.to_dict())
 
 
-def read_result(path: Path) -> TaskResult:
-    """Read a results file; a malformed or foreign file raises a one-line error naming it."""
+def analysis_path(output: Path, model: ModelInfo, stem: str) -> Path:
+    """``<output>/<model_slug>/<pooler>/<stem>.json`` (``stem``: the analysis name plus its variant)."""
+    return Path(output) / model_slug(model.name) / model.pooler / f"{stem}.json"
+
+
+def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
+    """``<output>/figures/<stem>__<models>`` (the figure writer adds ``.png`` and ``.svg``)."""
+    return Path(output) / "figures" / figure_stem(stem, labels)
+
+
+class OtherKind(StsbenchError):
+    """A readable JSON file that is not the kind of result asked for; ``kind`` says what it is."""
+
+    def __init__(self, path: Path, kind: Any, wanted: Iterable[str]) -> None:
+        self.path, self.kind = Path(path), kind
+        names = '"kind": ' + " or ".join(f'"{k}"' for k in wanted)
+        what = "task result" if list(wanted) == [TASK_KIND] else "result"
+        super().__init__(f"{path}: not an stsbench {what} (no {names})")
+
+
+class Unreadable(StsbenchError):
+    """A file that cannot be read or is not JSON."""
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; an unreadable one is a one-line error naming it."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise StsbenchError(f"{path}: not a readable JSON file ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != "stsbench.task_result":
-        raise StsbenchError(f'{path}: not an stsbench task result (no "kind": "stsbench.task_result")')
-    if data.get("schema_version") != 1:
+        raise Unreadable(f"{path}: not a readable JSON file ({exc})") from None
+
+
+def check_version(path: Path, data: Mapping[str, Any], what: str, default: int | None = None) -> None:
+    """Raise a one-line error unless ``data`` has this stsbench's :data:`SCHEMA_VERSION`.
+
+    ``default``: the version of a file written before the key existed.
+    """
+    version = data.get("schema_version", default)
+    if version != SCHEMA_VERSION:
         raise StsbenchError(
-            f"{path}: results schema version {data.get('schema_version')!r}, this stsbench reads 1"
+            f"{path}: {what} schema version {version!r}, this stsbench reads {SCHEMA_VERSION}"
         )
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(options[0], value) if len(options) == 1 else value
+    if dataclasses.is_dataclass(tp):
+        return build_dataclass(tp, value)
+    origin = typing.get_origin(tp)
+    if origin is list:
+        (arg,) = typing.get_args(tp) or (Any,)
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        return [_convert(arg, v) for v in value]
+    if origin is tuple:
+        return tuple(value)
+    return value
+
+
+def build_dataclass(cls: type, data: Any) -> Any:
+    """Rebuild dataclass ``cls`` (nested dataclasses and lists of them) from its ``asdict`` form.
+
+    A missing field without a default raises ``KeyError``; keys the class does not know are ignored (so a
+    newer file with extra keys still reads).
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name])
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise KeyError(f.name)
+    return cls(**kwargs)
+
+
+def _task(path: Path, data: dict[str, Any]) -> TaskResult:
+    check_version(path, data, "results")
     try:
         return TaskResult.from_dict(data)
     except (KeyError, TypeError) as exc:
         raise StsbenchError(f"{path}: malformed stsbench task result ({exc})") from None
+
+
+def _analysis(path: Path, data: dict[str, Any], result_types: Mapping[str, type]) -> AnalysisResult:
+    check_version(path, data, "analysis")
+    name = data.get("analysis")
+    if name not in result_types:
+        raise StsbenchError(f"{path}: unknown analysis {name!r}; known: {', '.join(result_types)}")
+    try:
+        return AnalysisResult(
+            name,
+            build_dataclass(result_types[name], data["result"]),
+            build_dataclass(ModelInfo, data["model"]),
+            dict(data["config"]),
+            build_dataclass(Provenance, data["provenance"]),
+        )
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise StsbenchError(f"{path}: malformed stsbench analysis result (missing or bad {exc})") from None
+
+
+def load_result(
+    path: Path,
+    kinds: Iterable[str] = (TASK_KIND, ANALYSIS_KIND),
+    result_types: Mapping[str, type] | None = None,
+) -> TaskResult | AnalysisResult:
+    """Read one results file of one of ``kinds``, validated.
+
+    An analysis' ``result`` is rebuilt as its type in ``result_types`` (``{analysis name: result
+    dataclass}``, the registry's).
+
+    Raises :class:`OtherKind` for a readable file of another kind, ``StsbenchError`` (one line naming the
+    file) for an unreadable, malformed or other-version one.
+    """
+    kinds = tuple(kinds)
+    data = read_json(path)
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in kinds:
+        raise OtherKind(path, kind, kinds)
+    if kind == TASK_KIND:
+        return _task(path, data)
+    return _analysis(path, data, result_types or {})
+
+
+def read_result(path: Path) -> TaskResult:
+    """Read a task results file; a malformed or foreign file raises a one-line error naming it."""
+    return load_result(path, kinds=(TASK_KIND,))  # type: ignore[return-value]
