@@ -7,13 +7,15 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from stsbench.analyses import geometry, length_bias, repetition
-from stsbench.analyses.common import LENGTH_TASKS
+from stsbench.analyses.common import LENGTH_TASKS, pair_files
+from stsbench.analyses.registry import Analysis, get_analysis, option, register_analysis, unregister_analysis
 from stsbench.data.sts import STS_SUBSETS, Pairs
 from stsbench.encoders.base import EmbeddingTable, EncoderInfo
 from stsbench.errors import StsbenchError
@@ -416,3 +418,138 @@ def test_vectorised_overlap_equals_pairwise_definition(measure):
     for q in range(len(texts)):
         expected = [repetition.overlap(texts[q], c, measure) for c in texts]
         np.testing.assert_allclose(index(q), expected, rtol=0, atol=1e-15)
+
+
+# --- the registry: an analysis added in one module reaches the CLI, its results files and the report -------
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    scale: float = option(2.0, "Multiply the mean norm by this.")
+
+
+@dataclass
+class ToyResult:
+    task: str
+    mean_norm: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _toy_table(variant: str, results: dict) -> object:
+    from stsbench.reports.table import fmt, make_table
+
+    rows = [[label, fmt(r.mean_norm, 4)] for label, r in results.items()]
+    return make_table(variant, "Toy: mean sentence norm", ["model", "toy mean norm"], rows)
+
+
+class ToyNorm(Analysis):
+    """A test's analysis: the mean norm of the STS-B dev first sentences, times ``scale``."""
+
+    name = "toy_norm"
+    command = "toy-norm"
+    title = "Toy norms"
+    describe = "toy-norm results"
+    make = "stsbench toy-norm --model MODEL --output RESULTS/analyses"
+    help = "Mean embedding norm on STS-B dev (a test's toy analysis)."
+    config_type = ToyConfig
+    result_type = ToyResult
+    table_builders = (_toy_table,)
+
+    def data_files(self, config, data_dir, prepared):
+        return data_dir, pair_files(data_dir, "STSBenchmark", "dev")
+
+    def compute(self, encoder, config, data_dir, prepared, batch_size):
+        from stsbench.data.sts import load_pairs
+
+        vectors = encoder.encode(load_pairs(data_dir, "STSBenchmark", "dev").sent1, batch_size=batch_size)
+        return ToyResult("STSBenchmark", config.scale * float(np.linalg.norm(vectors, axis=1).mean()))
+
+
+@pytest.fixture
+def toy():
+    register_analysis(ToyNorm)
+    yield get_analysis("toy_norm")
+    unregister_analysis("toy_norm")
+
+
+def test_toy_analysis_registers_once_and_reaches_cli_results_and_report(toy, tmp_path, monkeypatch):
+    import typer
+    from typer.testing import CliRunner
+
+    import stsbench.encoders
+    from stsbench.commands import analyses as commands
+    from stsbench.reports.render import write_report
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_analysis(ToyNorm)
+    app = typer.Typer()
+    commands.register(app)
+    runner = CliRunner()
+    assert "toy-norm" in runner.invoke(app, ["--help"]).output
+    help_text = runner.invoke(app, ["toy-norm", "--help"]).output
+    assert "--scale" in help_text and "Multiply the mean norm" in help_text and "--data-dir" in help_text
+
+    data = make_data_dir(tmp_path / "data")
+    enc = CountingEncoder()
+    monkeypatch.setattr(stsbench.encoders, "load_encoder", lambda name, **kw: enc)
+    out = tmp_path / "results" / "analyses"
+    args = ["toy-norm", "--model", "fake", "--data-dir", str(data), "--scale", "3", "--output", str(out)]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "toy mean norm" in done.output  # the report's table, printed
+    rec = json.loads((out / "fake" / "avg" / "toy_norm.json").read_text())
+    vectors = enc.encode(
+        [ln.split("\t")[5] for ln in (data / "downstream/STS/STSBenchmark/sts-dev.csv").open()]
+    )
+    assert rec["kind"] == "stsbench.analysis_result" and rec["analysis"] == "toy_norm"
+    assert rec["result"]["mean_norm"] == pytest.approx(3 * np.linalg.norm(vectors, axis=1).mean())
+    assert rec["config"] == {"scale": 3.0, "batch_size": 128, "max_length": None}
+    assert list(rec["provenance"]["data_files"]) == ["downstream/STS/STSBenchmark/sts-dev.csv"]
+
+    files = write_report(tmp_path / "results", tmp_path / "report", "toy", "stsbench report (test)")
+    md = files.markdown.read_text(encoding="utf-8")
+    assert "\n## Toy norms\n" in md and "| model | toy mean norm |" in md
+    assert md.index("## Singular-value spectra") < md.index("## Toy norms") < md.index("## Training curves")
+
+
+def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
+    from stsbench.analyses.runner import run_analysis
+    from stsbench.results.store import load_result
+
+    data = make_data_dir(tmp_path / "data")
+    enc = CountingEncoder()
+    run = run_analysis(
+        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", split="dev", random_pairs=7
+    )
+    path = tmp_path / "out" / "fake" / "avg" / "spectrum_dev.json"
+    assert path in run.files and any(f.suffix == ".svg" for f in run.files)
+    loaded = load_result(path, result_types={"spectrum": geometry.SpectrumResult})
+    expected = geometry.spectrum(enc, data, "dev", n_random_pairs=7, show_progress=False)
+    assert loaded.result == expected and loaded.config["split"] == "dev"
+    assert loaded.provenance.data_files == {
+        "downstream/STS/STSBenchmark/sts-dev.csv": hashlib.sha256(
+            (data / "downstream/STS/STSBenchmark/sts-dev.csv").read_bytes()
+        ).hexdigest()
+    }
+    assert run.records[0].provenance.data_files == loaded.provenance.data_files
+    # without an output nothing is written, the envelope is still returned
+    assert run_analysis("spectrum", encoders=[enc], data_dir=data, split="dev").files == []
+    with pytest.raises(StsbenchError, match="spectrum has no option splt"):
+        run_analysis("spectrum", encoders=[enc], data_dir=data, splt="dev")
+
+
+def test_results_loader_tells_kinds_apart(tmp_path):
+    from stsbench.results.store import OtherKind, load_result
+
+    path = tmp_path / "x.json"
+    path.write_text('{"kind": "stsbench.analysis_result", "schema_version": 1}')
+    with pytest.raises(OtherKind) as info:
+        load_result(path, kinds=("stsbench.task_result",))
+    assert info.value.kind == "stsbench.analysis_result"
+    with pytest.raises(StsbenchError, match="unknown analysis None"):
+        load_result(path)
+    path.write_text('{"kind": "stsbench.task_result", "schema_version": 2}')
+    with pytest.raises(StsbenchError, match="results schema version 2, this stsbench reads 1"):
+        load_result(path)

@@ -7,10 +7,8 @@ dpi, ``svg.hashsalt`` fixed, no date or software in the metadata, so the same re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from stsbench.analyses import figures as afig
-from stsbench.analyses.registry import get_analysis
 from stsbench.reports.collect import TrainRun
 
 
@@ -22,11 +20,6 @@ def _plt():
 
     plt.rcParams["svg.hashsalt"] = "stsbench"  # stable ids in the SVG
     return plt
-
-
-def analysis_figure(analysis: str, results: dict[str, Any], stem: Path) -> list[Path]:
-    """Draw one analysis for several models (``{label: result}``) as the analysis commands do."""
-    return get_analysis(analysis).figure(results, stem)
 
 
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
