@@ -297,3 +297,28 @@ def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):
     # both weights come from the run's folder (at different times): both are SimCSE, labelled apart
     assert {m.label for m in models} == {f"simcse-tiny [{moved.key[:8]}]", "simcse-tiny [00000000]"}
     assert {m.method for m in models} == {"unsup-SimCSE"}
+
+
+def test_training_runs_read_with_and_without_kind_and_version(tmp_path):
+    from stsbench.reports import collect
+
+    run = tmp_path / "train" / "simcse-tiny"
+    shutil.copytree(FIXTURE / "train" / "simcse-tiny", run)  # written before kind/schema_version existed
+    old = collect(tmp_path).runs[0]
+    meta = json.loads((run / "stsbench.json").read_text(encoding="utf-8"))
+    meta.update(kind="stsbench.train_run", schema_version=1)
+    (run / "stsbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    newer = '{"kind": "stsbench.train_log", "schema_version": 2, "event": "eval", "step": 99, "dev_spearman": 0.9}'
+    with (run / "train_log.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(newer + "\n")
+    coll = collect(tmp_path)
+    assert coll.runs[0] == old  # the version-1 meta reads the same; the version-2 record is left out
+    assert (
+        len(coll.warnings) == 1 and "training log schema version 2, this stsbench reads 1" in coll.warnings[0]
+    )
+    meta["schema_version"] = 2
+    (run / "stsbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    coll = collect(tmp_path)
+    assert not coll.runs[0].has_checkpoint and any(
+        "stsbench.json: checkpoint description schema" in w for w in coll.warnings
+    )

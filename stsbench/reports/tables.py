@@ -16,7 +16,7 @@ from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, g
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.models import Model, model_of
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
-from stsbench.results.labels import last_part
+from stsbench.results.labels import last_part, unique_label
 
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
 # published rows of the method a run trained with (the papers' BERT-base rows); ESimCSE's four come from
@@ -136,11 +136,7 @@ def _labelled(records: list[AnalysisRecord], models: list[Model]) -> dict[str, A
     out: dict[str, Any] = {}
     order = [m.key for m in models]
     for rec in sorted(records, key=lambda r: (order.index(r.model.fingerprint), r.path)):
-        label, k = model_of(models, rec.model).label, 2
-        first = label
-        while label in out:
-            label, k = f"{first} #{k}", k + 1
-        out[label] = rec.result
+        out[unique_label(model_of(models, rec.model).label, out)] = rec.result
     return out
 
 

@@ -5,7 +5,8 @@
 - :func:`base_label`: what tables, figures and the terminal call a model: a hub id or name as typed, a
   path's last part (never read from the file system, so the same results label alike on any machine).
 - :func:`labelled`: unique labels for one command's models (the pooler joins them when the models differ
-  in it, ``#2`` marks a repeat); the report disambiguates its models in ``stsbench.reports.models``.
+  in it, :func:`unique_label`'s ``#2`` marks a repeat, as in the report's tables); the report tells its
+  models apart by fingerprint in ``stsbench.reports.models``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ def base_label(name: str) -> str:
     return n
 
 
+def unique_label(label: str, taken: dict[str, Any]) -> str:
+    """Return ``label``, or ``label #2``, ``#3``... when ``taken`` already has it."""
+    first, k = label, 2
+    while label in taken:
+        label, k = f"{first} #{k}", k + 1
+    return label
+
+
 def labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
     """Return ``{label: result}`` from ``(label, pooler, result)``.
 
@@ -58,9 +67,5 @@ def labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
     with_pooler = len({p for _, p, _ in done}) > 1
     out: dict[str, Any] = {}
     for base, pooler, result in done:
-        label = f"{base} ({pooler})" if with_pooler else base
-        first, k = label, 2
-        while label in out:
-            label, k = f"{first} #{k}", k + 1
-        out[label] = result
+        out[unique_label(f"{base} ({pooler})" if with_pooler else base, out)] = result
     return out

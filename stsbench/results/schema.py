@@ -9,10 +9,11 @@ constant every reader checks); the paths are built by :mod:`stsbench.results.sto
   ``<output>/figures/<analysis>[_<variant>]__<models>.{png,svg}``;
 - training run (``stsbench train --output DIR``): ``DIR/stsbench.json``, ``kind`` :data:`RUN_KIND` (the
   evaluation pooler, ``training``: the config, ``queue_size``...), and ``DIR/train_log.jsonl``, one record a
-  line with ``kind`` :data:`TRAIN_LOG_KIND` and ``event`` ``start`` (``config``, ``total_steps``,
-  ``train_rows``), ``eval`` (``step``, ``dev_spearman``, ``best``), ``end`` (``step``, ``best_step``,
-  ``best_dev_spearman``, ``wall_seconds``) and per-step loss records; read by
-  :mod:`stsbench.results.runs`. Files written before ``kind`` was added there read as version 1.
+  line by ``event``: ``start`` (``kind`` :data:`TRAIN_LOG_KIND`, ``schema_version``, ``config``,
+  ``total_steps``, ``train_rows``), ``eval`` (``step``, ``dev_spearman``, ``best``), ``end`` (``step``,
+  ``best_step``, ``best_dev_spearman``, ``wall_seconds``) and per-step ``train`` records; read by
+  :mod:`stsbench.results.runs`. A record or file without ``kind`` and ``schema_version`` (written before
+  they were added) reads as this kind, version 1.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import torch
 
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
+from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -139,7 +140,15 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     tokenizer.save_pretrained(staging)
     st = _write_sentence_transformers(staging, model, eval_pooler)
     atomic_write_json(
-        staging / META_FILE, {**meta, "pooler": eval_pooler, "max_length": None, "sentence_transformers": st}
+        staging / META_FILE,
+        {
+            "kind": RUN_KIND,
+            "schema_version": SCHEMA_VERSION,
+            **meta,
+            "pooler": eval_pooler,
+            "max_length": None,
+            "sentence_transformers": st,
+        },
     )
     files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != META_FILE)
     for src in [*files, staging / META_FILE]:

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from stsbench.results.schema import SCHEMA_VERSION, TRAIN_LOG_KIND
+
 
 def finite_or_none(x: float | None) -> float | None:
     """JSON has no NaN: a non-finite number is logged as null."""
@@ -94,7 +96,9 @@ class TrainLog:
             path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` (non-finite numbers as null)."""
+        """Append ``record`` (non-finite numbers as null); the ``start`` record says the file's kind and version."""
+        if record.get("event") == "start":
+            record = {"kind": TRAIN_LOG_KIND, "schema_version": SCHEMA_VERSION, **record}
         clean = {k: finite_or_none(v) if isinstance(v, float) else v for k, v in record.items()}
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(clean, sort_keys=True) + "\n")
