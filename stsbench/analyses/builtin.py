@@ -34,6 +34,7 @@ from stsbench.analyses.repetition import (
     write_triples,
 )
 from stsbench.errors import StsbenchError
+from stsbench.results.store import companion_path
 
 log = logging.getLogger("stsbench")
 STSB = "STSBenchmark"
@@ -183,7 +184,7 @@ class RepetitionProbe(Analysis):
 
     def extra_files(self, result: RepetitionResult, path: Path) -> list[Path]:
         """The scored triples, ``<stem>.triples.jsonl`` (``--triples`` reads them back)."""
-        return [write_triples(path.with_name(f"{path.stem}.triples.jsonl"), result.triples)]
+        return [write_triples(companion_path(path, ".triples.jsonl"), result.triples)]
 
     table_builders = (T.repetition_table,)
     draw = staticmethod(figures.repetition_figure)

@@ -5,8 +5,9 @@ class declares everything about its analysis (name, command, config type, the da
 compute, result type, the report's tables and figure), and every consumer reads the registry instead of
 a string key: the CLI (``stsbench.commands.analyses`` makes one command per entry, its options from the
 config type), the library (:func:`stsbench.analyses.runner.run_analysis`), the report's collector, tables,
-figures and sections. Adding an analysis is one module with one decorated class; a module outside the
-package registers by being imported before the CLI or report is built.
+figures and sections. Adding an analysis is one decorated class; one in another package registers when
+imported, which the CLI and the report do for every module named under the ``stsbench.analyses``
+entry-point group.
 
 The built-in analyses live in :mod:`stsbench.analyses.builtin`, imported on the first lookup (the report
 tables it holds import the report's table module, whose package imports the collector, which reads this
@@ -18,12 +19,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from stsbench.errors import StsbenchError
 
 BUILTIN = "stsbench.analyses.builtin"
+ENTRY_POINTS = "stsbench.analyses"
 _REGISTRY: dict[str, Analysis] = {}
 _loaded = False
 A = TypeVar("A", bound="type[Analysis]")
@@ -129,6 +132,7 @@ def register_analysis(cls: A) -> A:
             raise TypeError(f"analysis {cls.__name__} does not set {attr}")
     if not dataclasses.is_dataclass(cls.config_type):
         raise TypeError(f"analysis {cls.__name__}: config_type must be a dataclass")
+    _load_builtins()  # the built-in ones come first, whoever registers first
     if cls.name in _REGISTRY or any(a.command == cls.command for a in _REGISTRY.values()):
         raise ValueError(f"analysis {cls.name!r} (command {cls.command!r}) is already registered")
     _REGISTRY[cls.name] = cls()
@@ -141,10 +145,16 @@ def unregister_analysis(name: str) -> None:
 
 
 def _load_builtins() -> None:
+    """Import the built-in analyses, then the modules packages name under :data:`ENTRY_POINTS`.
+
+    An analysis in another package registers by being imported.
+    """
     global _loaded  # noqa: PLW0603 - a once-only import flag
     if not _loaded:
         _loaded = True
         importlib.import_module(BUILTIN)
+        for entry in metadata.entry_points(group=ENTRY_POINTS):
+            entry.load()
 
 
 def all_analyses() -> list[Analysis]:

@@ -154,6 +154,11 @@ def analysis_path(output: Path, model: ModelInfo, stem: str) -> Path:
     return Path(output) / model_slug(model.name) / model.pooler / f"{stem}.json"
 
 
+def companion_path(results: Path, suffix: str) -> Path:
+    """A file written beside a results file: ``<stem><suffix>`` (the probe's ``.triples.jsonl``)."""
+    return Path(results).with_name(f"{Path(results).stem}{suffix}")
+
+
 def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
     """``<output>/figures/<stem>__<models>`` (the figure writer adds ``.png`` and ``.svg``)."""
     return Path(output) / "figures" / figure_stem(stem, labels)
