@@ -460,7 +460,7 @@ class ToyNorm(Analysis):
     def data_files(self, config, data_dir, prepared):
         return data_dir, pair_files(data_dir, "STSBenchmark", "dev")
 
-    def compute(self, encoder, config, data_dir, prepared, batch_size):
+    def compute(self, encoder, config, *, data_dir, prepared, batch_size):
         from stsbench.data.sts import load_pairs
 
         vectors = encoder.encode(load_pairs(data_dir, "STSBenchmark", "dev").sent1, batch_size=batch_size)

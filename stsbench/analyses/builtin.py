@@ -87,7 +87,7 @@ class LengthBias(Analysis):
         return {"tasks": LENGTH_TASKS, "split": "test", **super().record(config)}
 
     def compute(
-        self, encoder: Any, config: LengthBiasConfig, data_dir: Path | None, prepared: Any, batch_size: int
+        self, encoder: Any, config: LengthBiasConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
     ) -> LengthBiasResult:
         """:func:`stsbench.analyses.length_bias.length_bias` on the seven test sets."""
         return length_bias(
@@ -177,7 +177,7 @@ class RepetitionProbe(Analysis):
         return rec
 
     def compute(
-        self, encoder: Any, config: RepetitionConfig, data_dir: Path | None, prepared: Any, batch_size: int
+        self, encoder: Any, config: RepetitionConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
     ) -> RepetitionResult:
         """:func:`stsbench.analyses.repetition.repetition_probe` on the prepared sample."""
         return repetition_probe(encoder, prepared, batch_size)
@@ -228,7 +228,13 @@ class AlignUniform(_StsbSplit):
     result_type = AlignUniformResult
 
     def compute(
-        self, encoder: Any, config: AlignUniformConfig, data_dir: Path | None, prepared: Any, batch_size: int
+        self,
+        encoder: Any,
+        config: AlignUniformConfig,
+        *,
+        data_dir: Path | None,
+        prepared: Any,
+        batch_size: int,
     ) -> AlignUniformResult:
         """:func:`stsbench.analyses.geometry.align_uniform`."""
         return align_uniform(encoder, data_dir, config.split, STSB, config.positive_threshold, batch_size)
@@ -265,7 +271,7 @@ class Spectrum(_StsbSplit):
             raise StsbenchError(f"--random-pairs must be at least 1 (got {config.random_pairs})")
 
     def compute(
-        self, encoder: Any, config: SpectrumConfig, data_dir: Path | None, prepared: Any, batch_size: int
+        self, encoder: Any, config: SpectrumConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
     ) -> SpectrumResult:
         """:func:`stsbench.analyses.geometry.spectrum`."""
         return spectrum(encoder, data_dir, config.split, STSB, config.random_pairs, config.seed, batch_size)

@@ -87,7 +87,7 @@ class Analysis:
         return {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()}
 
     def compute(
-        self, encoder: Any, config: Any, data_dir: Path | None, prepared: Any, batch_size: int
+        self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int
     ) -> Any:
         """Compute one model's result (an instance of ``result_type``)."""
         raise NotImplementedError

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
-from stsbench.results.labels import base_label, labelled
+from stsbench.results.labels import base_label
+from stsbench.results.labels import labelled as _labelled  # the name tests know
 from stsbench.results.schema import AnalysisResult
 
 
@@ -48,11 +49,6 @@ class TimedEncoder:
             return self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress)
         finally:
             self.seconds += time.perf_counter() - t0
-
-
-def _labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
-    """``{label: result}`` (see :func:`stsbench.results.labels.labelled`)."""
-    return labelled(done)
 
 
 @dataclass
@@ -114,12 +110,14 @@ def run_analysis(
     for given, inner in _encoders(models, encoders, load):
         enc = TimedEncoder(inner)
         t0 = time.perf_counter()
-        result = analysis.compute(enc, config, root, prepared, batch_size)
+        result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=batch_size)
         total = time.perf_counter() - t0
         timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
         prov = make_provenance(data_root, files, timings, command, encoder=inner)
         info = model_info(enc)
-        envelope = AnalysisResult(analysis.name, result.to_dict(), info, record, prov)
+        envelope = AnalysisResult(
+            analysis=analysis.name, result=result.to_dict(), model=info, config=record, provenance=prov
+        )
         run.records.append(envelope)
         if output is not None:
             path = analysis_path(output, info, stem)

@@ -104,7 +104,13 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         from stsbench.encoders import EMBEDDED_DEFAULT
 
         config = analysis.make_config(**{name: convert[name](kw[name]) for name in convert})
-        load = LoadOptions(kw["pooler"], kw["max_length"], kw["device"], kw["cache_dir"], not kw["no_cache"])
+        load = LoadOptions(
+            pooler=kw["pooler"],
+            max_length=kw["max_length"],
+            device=kw["device"],
+            cache_dir=kw["cache_dir"],
+            use_cache=not kw["no_cache"],
+        )
         run = run_analysis(
             analysis.name,
             models=kw["model"] or [EMBEDDED_DEFAULT],
