@@ -553,3 +553,50 @@ def test_results_loader_tells_kinds_apart(tmp_path):
     path.write_text('{"kind": "stsbench.task_result", "schema_version": 2}')
     with pytest.raises(StsbenchError, match="results schema version 2, this stsbench reads 1"):
         load_result(path)
+
+
+def test_generated_commands_keep_every_flag_and_default():
+    """The four commands' flags and defaults, as the hand-written commands had them."""
+    import click
+    import typer
+
+    from stsbench.cli import app
+
+    group = typer.main.get_command(app)
+    common = {
+        "--model": (),
+        "--cache-dir": None,
+        "--no-cache": False,
+        "--pooler": None,
+        "--max-length": None,
+        "--device": None,
+        "--batch-size": 128,
+        "--output": Path("results/analyses"),
+    }
+    own = {
+        "length-bias": {
+            "--unit": "words",
+            "--threshold": 3,
+            "--buckets": "0,1-2,3-4,5-7,8+",
+            "--data-dir": None,
+        },
+        "align-uniform": {"--split": "dev", "--positive-threshold": 4.0, "--data-dir": None},
+        "spectrum": {"--split": "test", "--random-pairs": 10000, "--seed": 1111, "--data-dir": None},
+        "repetition-probe": {
+            "--corpus": None,
+            "--n": 100,
+            "--seed": 1111,
+            "--min-overlap": 0.13,
+            "--max-overlap": 0.17,
+            "--overlap": "candidate",
+            "--triples": None,
+        },
+    }
+    for name, flags in own.items():
+        cmd = group.get_command(click.Context(group), name)
+        got = {p.opts[0]: p.default for p in cmd.params if p.opts[0] != "--help"}
+        got = {k: getattr(v, "value", v) if k != "--model" else tuple(v or ()) for k, v in got.items()}
+        assert got == {**common, **flags}, name
+    from typer.testing import CliRunner
+
+    assert "<train|dev|test>" in CliRunner().invoke(app, ["spectrum", "--help"], terminal_width=200).output
