@@ -3,7 +3,8 @@
 Each class names its command, options (a frozen dataclass: the CLI's flags come from its fields), the data
 files it reads (they go into provenance), its compute function, result type, the report's tables and its
 figure. The numbers come from :mod:`~stsbench.analyses.length_bias`, :mod:`~stsbench.analyses.geometry`
-and :mod:`~stsbench.analyses.repetition`.
+and :mod:`~stsbench.analyses.repetition`; those modules (numpy, scipy, pandas) are imported when an
+analysis runs, named as ``"module:attribute"`` here, so building the CLI stays fast.
 """
 
 from __future__ import annotations
@@ -13,29 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from stsbench.analyses import figures
-from stsbench.analyses import tables as T
-from stsbench.analyses.common import LENGTH_TASKS, pair_files
-from stsbench.analyses.geometry import AlignUniformResult, SpectrumResult, align_uniform, spectrum
-from stsbench.analyses.length_bias import (
-    DEFAULT_BUCKETS,
-    LengthBiasResult,
-    length_bias,
-    parse_buckets,
-    threshold_buckets,
-)
+from stsbench.analyses import DEFAULT_BUCKETS
 from stsbench.analyses.registry import Analysis, option, register_analysis
-from stsbench.analyses.repetition import (
-    ProbeSample,
-    RepetitionResult,
-    draw_sample,
-    repetition_probe,
-    sample_from_file,
-    write_triples,
-)
 from stsbench.errors import StsbenchError
-from stsbench.results.store import companion_path
 
+LB, GEO, REP = "stsbench.analyses.length_bias", "stsbench.analyses.geometry", "stsbench.analyses.repetition"
+TABLES, FIGURES = "stsbench.analyses.tables", "stsbench.analyses.figures"
 log = logging.getLogger("stsbench")
 STSB = "STSBenchmark"
 Split = Literal["train", "dev", "test"]
@@ -64,10 +48,12 @@ class LengthBias(Analysis):
     make = "stsbench length-bias --model MODEL [--model MODEL2 ...] --output RESULTS/analyses"
     help = "Score pairs by length difference on STS12-16, STS-B, SICK-R test (ESimCSE Tables 1, 7)."
     config_type = LengthBiasConfig
-    result_type = LengthBiasResult
+    result_type = f"{LB}:LengthBiasResult"
 
     def prepare(self, config: LengthBiasConfig) -> None:
         """Option errors before any model loads."""
+        from stsbench.analyses.length_bias import parse_buckets, threshold_buckets
+
         parse_buckets(config.buckets)
         threshold_buckets(config.threshold)
 
@@ -76,6 +62,8 @@ class LengthBias(Analysis):
     ) -> tuple[Path, list[Path]]:
         """Every test file of the seven tasks."""
         root = Path(data_dir or ".")
+        from stsbench.analyses.common import LENGTH_TASKS, pair_files
+
         return root, [f for t in LENGTH_TASKS for f in pair_files(root, t, "test")]
 
     def variant(self, config: LengthBiasConfig) -> str:
@@ -84,28 +72,40 @@ class LengthBias(Analysis):
 
     def record(self, config: LengthBiasConfig) -> dict[str, Any]:
         """The tasks and split beside the options."""
+        from stsbench.analyses.common import LENGTH_TASKS
+
         return {"tasks": LENGTH_TASKS, "split": "test", **super().record(config)}
 
     def compute(
         self, encoder: Any, config: LengthBiasConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> LengthBiasResult:
+    ) -> Any:
         """:func:`stsbench.analyses.length_bias.length_bias` on the seven test sets."""
+        from stsbench.analyses.common import LENGTH_TASKS
+        from stsbench.analyses.length_bias import length_bias
+
         return length_bias(
             encoder, data_dir, LENGTH_TASKS, config.unit, config.threshold, config.buckets, batch_size
         )
 
-    table_builders = (T.length_bias_table1, T.length_bias_table7)  # ESimCSE arXiv Table 1, COLING Table 7
-    draw = staticmethod(figures.length_bias_figure)
+    table_builders = (
+        f"{TABLES}:length_bias_table1",
+        f"{TABLES}:length_bias_table7",
+    )  # ESimCSE arXiv Table 1, COLING Table 7
+    draw = f"{FIGURES}:length_bias_figure"
 
     def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """The report's two tables, then each model's finer buckets."""
+        from stsbench.analyses import tables as T
+
         buckets = [T.length_bias_buckets_table(variant, label, r) for label, r in results.items()]
         return [*self.tables(variant, results), *buckets]
 
     def terminal_notes(self, results: dict[str, Any]) -> list[str]:
         """Why a group has no number (``n/a STS-B >3: no pairs``)."""
+        from stsbench.analyses.common import short_name
+
         return [
-            f"n/a {label}: {T.short_name(d.task)} {g.label}: {g.reason}"
+            f"n/a {label}: {short_name(d.task)} {g.label}: {g.reason}"
             for label, r in results.items()
             for d in r.datasets
             for g in [*d.threshold_groups, *d.buckets]
@@ -139,11 +139,13 @@ class RepetitionProbe(Analysis):
     make = "stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt --output RESULTS/analyses"
     help = "Probe whether repeating shared words raises similarity (ESimCSE COLING 5.5, Table 8)."
     config_type = RepetitionConfig
-    result_type = RepetitionResult
+    result_type = f"{REP}:RepetitionResult"
     uses_data_dir = False
 
-    def prepare(self, config: RepetitionConfig) -> ProbeSample:
+    def prepare(self, config: RepetitionConfig) -> Any:
         """Draw one sample before any model loads, so every model is probed on the same triples."""
+        from stsbench.analyses.repetition import draw_sample, sample_from_file
+
         if config.triples is not None:
             return sample_from_file(config.triples)
         if config.corpus is None:
@@ -178,16 +180,21 @@ class RepetitionProbe(Analysis):
 
     def compute(
         self, encoder: Any, config: RepetitionConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> RepetitionResult:
+    ) -> Any:
         """:func:`stsbench.analyses.repetition.repetition_probe` on the prepared sample."""
+        from stsbench.analyses.repetition import repetition_probe
+
         return repetition_probe(encoder, prepared, batch_size)
 
-    def extra_files(self, result: RepetitionResult, path: Path) -> list[Path]:
+    def extra_files(self, result: Any, path: Path) -> list[Path]:
         """The scored triples, ``<stem>.triples.jsonl`` (``--triples`` reads them back)."""
+        from stsbench.analyses.repetition import write_triples
+        from stsbench.results.store import companion_path
+
         return [write_triples(companion_path(path, ".triples.jsonl"), result.triples)]
 
-    table_builders = (T.repetition_table,)
-    draw = staticmethod(figures.repetition_figure)
+    table_builders = (f"{TABLES}:repetition_table",)
+    draw = f"{FIGURES}:repetition_figure"
 
 
 class _StsbSplit(Analysis):
@@ -195,6 +202,8 @@ class _StsbSplit(Analysis):
 
     def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
         """The STS-B split's file."""
+        from stsbench.analyses.common import pair_files
+
         return Path(data_dir or "."), pair_files(Path(data_dir or "."), STSB, config.split)
 
     def variant(self, config: Any) -> str:
@@ -225,7 +234,7 @@ class AlignUniform(_StsbSplit):
     make = "stsbench align-uniform --model MODEL --output RESULTS/analyses"
     help = "Measure alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3)."
     config_type = AlignUniformConfig
-    result_type = AlignUniformResult
+    result_type = f"{GEO}:AlignUniformResult"
 
     def compute(
         self,
@@ -235,12 +244,14 @@ class AlignUniform(_StsbSplit):
         data_dir: Path | None,
         prepared: Any,
         batch_size: int,
-    ) -> AlignUniformResult:
+    ) -> Any:
         """:func:`stsbench.analyses.geometry.align_uniform`."""
+        from stsbench.analyses.geometry import align_uniform
+
         return align_uniform(encoder, data_dir, config.split, STSB, config.positive_threshold, batch_size)
 
-    table_builders = (T.align_uniform_table,)
-    draw = staticmethod(figures.align_uniform_figure)
+    table_builders = (f"{TABLES}:align_uniform_table",)
+    draw = f"{FIGURES}:align_uniform_figure"
 
 
 @dataclass(frozen=True)
@@ -263,7 +274,7 @@ class Spectrum(_StsbSplit):
     make = "stsbench spectrum --model MODEL --output RESULTS/analyses"
     help = "Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."
     config_type = SpectrumConfig
-    result_type = SpectrumResult
+    result_type = f"{GEO}:SpectrumResult"
 
     def prepare(self, config: SpectrumConfig) -> None:
         """Option errors before any model loads."""
@@ -272,9 +283,11 @@ class Spectrum(_StsbSplit):
 
     def compute(
         self, encoder: Any, config: SpectrumConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> SpectrumResult:
+    ) -> Any:
         """:func:`stsbench.analyses.geometry.spectrum`."""
+        from stsbench.analyses.geometry import spectrum
+
         return spectrum(encoder, data_dir, config.split, STSB, config.random_pairs, config.seed, batch_size)
 
-    table_builders = (T.spectrum_table,)
-    draw = staticmethod(figures.spectrum_figure)
+    table_builders = (f"{TABLES}:spectrum_table",)
+    draw = f"{FIGURES}:spectrum_figure"

@@ -19,13 +19,13 @@ from typing import Any, Literal
 import numpy as np
 
 from stsbench import metrics
+from stsbench.analyses import DEFAULT_BUCKETS
 from stsbench.analyses.common import LENGTH_TASKS, load_many
 from stsbench.data.sts import Pairs
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
 from stsbench.errors import StsbenchError
 
 Unit = Literal["words", "tokens"]
-DEFAULT_BUCKETS = "0,1-2,3-4,5-7,8+"
 
 
 @dataclass(frozen=True)

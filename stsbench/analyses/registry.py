@@ -32,6 +32,14 @@ _loaded = False
 A = TypeVar("A", bound="type[Analysis]")
 
 
+def resolve(ref: Any) -> Any:
+    """Return ``ref`` itself, or the object a ``"module:name"`` string names (imported now)."""
+    if not isinstance(ref, str):
+        return ref
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def option(default: Any, help: str) -> Any:  # noqa: A002 - typer's and click's name for it
     """A config field with its CLI help; the flag is ``--`` + the field name with ``-`` for ``_``."""
     return dataclasses.field(default=default, metadata={"help": help})
@@ -60,12 +68,14 @@ class Analysis:
     make: ClassVar[str]  # the command that makes them (RESULTS: the report's --results folder)
     help: ClassVar[str]  # the command's one-line help
     config_type: ClassVar[type] = NoOptions  # a frozen dataclass; fields made with :func:`option`
-    result_type: ClassVar[type]  # a dataclass with ``to_dict()``: the results file's ``result``
+    # a dataclass with ``to_dict()``: the results file's ``result`` (or its ``"module:Name"``)
+    result_type: ClassVar[type | str]
     uses_data_dir: ClassVar[bool] = True  # reads SentEval's data folder (gets ``--data-dir``)
     # the report's tables: each ``(variant, {label: result}) -> Table``; the figure: ``({label: result},
-    # stem) -> files`` (a staticmethod); or override :meth:`tables` / :meth:`figure`
-    table_builders: ClassVar[tuple[Callable[[str, dict[str, Any]], Any], ...]] = ()
-    draw: ClassVar[Callable[[dict[str, Any], Path], list[Path]] | None] = None
+    # stem) -> files``; a function or its ``"module:name"`` (imported when used); or override
+    # :meth:`tables` / :meth:`figure`
+    table_builders: ClassVar[tuple[Callable[[str, dict[str, Any]], Any] | str, ...]] = ()
+    draw: ClassVar[Callable[[dict[str, Any], Path], list[Path]] | str | None] = None
 
     def prepare(self, config: Any) -> Any:
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
@@ -98,7 +108,7 @@ class Analysis:
 
     def tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """The report's tables (:class:`stsbench.reports.table.Table`) of ``{label: result}``."""
-        return [build(variant, results) for build in self.table_builders]
+        return [resolve(build)(variant, results) for build in self.table_builders]
 
     def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """What the command prints: the report's tables (plus any detail the report leaves out)."""
@@ -110,7 +120,11 @@ class Analysis:
 
     def figure(self, results: dict[str, Any], stem: Path) -> list[Path]:
         """Draw ``{label: result}`` to ``stem.png`` and ``stem.svg``; return the files (none without ``draw``)."""
-        return [] if self.draw is None else self.draw(results, stem)
+        return [] if self.draw is None else resolve(self.draw)(results, stem)
+
+    def result_class(self) -> type:
+        """The result dataclass (``result_type`` imported when named as a string)."""
+        return resolve(self.result_type)
 
     def make_config(self, **options: Any) -> Any:
         """Build the config from keyword options; an unknown one is a one-line error."""

@@ -65,7 +65,7 @@ class Collection:
 
 def analysis_types() -> dict[str, type]:
     """``{analysis name: result type}`` from the analysis registry."""
-    return {a.name: a.result_type for a in all_analyses()}
+    return {a.name: a.result_class() for a in all_analyses()}
 
 
 def _record(path: Path, rel: str, result: TaskResult | AnalysisResult) -> TaskRecord | AnalysisRecord:
