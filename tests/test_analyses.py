@@ -600,3 +600,19 @@ def test_generated_commands_keep_every_flag_and_default():
     from typer.testing import CliRunner
 
     assert "<train|dev|test>" in CliRunner().invoke(app, ["spectrum", "--help"], terminal_width=200).output
+
+
+def test_terminal_and_report_label_a_path_model_alike(tmp_path):
+    from stsbench.analyses.runner import run_analysis
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+
+    data = make_data_dir(tmp_path / "data")
+    enc = CountingEncoder()
+    enc.info = EncoderInfo(
+        "/tmp/runs/simcse-tiny/", "/nonexistent", "fake-16", "avg", None, "float32", "fake"
+    )
+    run = run_analysis("spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", random_pairs=3)
+    (model,) = find_models(collect(tmp_path / "out"))
+    assert list(run.results) == [model.label] == ["simcse-tiny"]
+    assert run.files[0] == tmp_path / "out" / "runs__simcse-tiny" / "avg" / "spectrum_test.json"
