@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -50,12 +51,11 @@ class NoOptions:
     """The config of an analysis without options of its own."""
 
 
-class Analysis:
+class Analysis(ABC):
     """What one analysis is.
 
     Subclass, set the class attributes (``table_builders`` and ``draw`` among them), implement
-    :meth:`compute`, decorate with
-    :func:`register_analysis`.
+    :meth:`compute`, decorate with :func:`register_analysis`.
 
     Per model the results go to ``<output>/<model_slug>/<pooler>/<stem>.json`` (see
     :func:`stsbench.results.store.analysis_path`), ``stem`` being the name plus :meth:`variant`.
@@ -96,11 +96,11 @@ class Analysis:
         """The config as the results file stores it (every option that changes the numbers)."""
         return {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()}
 
+    @abstractmethod
     def compute(
         self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int
     ) -> Any:
         """Compute one model's result (an instance of ``result_type``)."""
-        raise NotImplementedError
 
     def extra_files(self, result: Any, path: Path) -> list[Path]:
         """Write files besides the results JSON at ``path`` (default: none); return them."""
