@@ -19,15 +19,18 @@ REFERENCE = SHARED / "reference" / "senteval"
 STS_NAMES = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
 
 
-def import_senteval():
-    """Import the fork, patched to run on a CPU-only machine with Python 3.11 (see its README)."""
+def import_senteval(cpu: bool = True):
+    """Import the fork, patched for Python 3.11 and (``cpu``) to run on a CPU-only machine (see its README).
+
+    With ``cpu=False`` (a CUDA machine) the fork runs as written: ``.cuda()`` moves its classifiers to the GPU.
+    """
     if str(REFERENCE) not in sys.path:
         sys.path.insert(0, str(REFERENCE))
     inspect.getargspec = inspect.getfullargspec  # removed in Python 3.11, used by senteval.utils
     import senteval  # noqa: F401
     import senteval.tools.classifier as clf
 
-    if not getattr(clf.PyTorchClassifier, "_stsbench_cpu", False):
+    if cpu and not getattr(clf.PyTorchClassifier, "_stsbench_cpu", False):
         torch.Tensor.cuda = lambda self, *a, **k: self
         torch.nn.Module.cuda = lambda self, *a, **k: self
         init = clf.PyTorchClassifier.__init__
@@ -41,12 +44,21 @@ def import_senteval():
     return sys.modules["senteval"]
 
 
-def hf_batcher(model_dir: Path, pooler: str, normalize: bool = False, max_length: int | None = None):
-    """SimCSE evaluation.py's batcher (tokenise the joined words, pad per batch, pool), on a HF model."""
+def hf_batcher(
+    model_dir: Path,
+    pooler: str,
+    normalize: bool = False,
+    max_length: int | None = None,
+    device: str = "cpu",
+):
+    """SimCSE evaluation.py's batcher (tokenise the joined words, pad per batch, pool), on a HF model.
+
+    As evaluation.py, the model and each batch sit on ``device`` (its ``cuda``, or the CPU).
+    """
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModel.from_pretrained(model_dir).eval()
+    model = AutoModel.from_pretrained(model_dir).eval().to(device)
 
     def batcher(params, batch):
         if len(batch) >= 1 and len(batch[0]) >= 1 and isinstance(batch[0][0], bytes):
@@ -58,6 +70,7 @@ def hf_batcher(model_dir: Path, pooler: str, normalize: bool = False, max_length
             )
         else:
             enc = tokenizer(sentences, return_tensors="pt", padding=True)
+        enc = {k: v.to(device) for k, v in enc.items()}
         with torch.no_grad():
             out = model(**enc, output_hidden_states=True, return_dict=True)
         last, hidden, mask = out.last_hidden_state, out.hidden_states, enc["attention_mask"]
@@ -94,10 +107,13 @@ def table_batcher(table):
 
 
 def run_oracle_sts(
-    batcher, tasks: list[str], mode: str = "test", data: Path | None = None
+    batcher, tasks: list[str], mode: str = "test", data: Path | None = None, cpu: bool = True
 ) -> dict[str, float]:
-    """SimCSE's reported figures: x100 rounded, STS12-16 ``all`` Spearman, STS-B/SICK-R test (or dev) Spearman."""
-    senteval = import_senteval()
+    """SimCSE's reported figures: x100 rounded, STS12-16 ``all`` Spearman, STS-B/SICK-R test (or dev) Spearman.
+
+    ``cpu=False``: the fork unpatched, as on SimCSE's own GPU runs (:func:`import_senteval`).
+    """
+    senteval = import_senteval(cpu)
     params = {
         "task_path": str(data or SHARED / "data"),
         "usepytorch": True,

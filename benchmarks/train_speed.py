@@ -1,120 +1,447 @@
-"""Steps per second of SimCSE, ESimCSE and MoCoSE on the same backbone, batches and data, in one run.
+"""Training speed of SimCSE, ESimCSE and MoCoSE on any device, beside an official-style SimCSE step, in one run.
 
-    python benchmarks/train_speed.py                       # all-MiniLM-L6-v2, batch 64, max length 32
-    python benchmarks/train_speed.py --steps 30 --threads 1
+    python benchmarks/train_speed.py                                  # all-MiniLM-L6-v2, this device
+    python benchmarks/train_speed.py --device cuda --bert-base-shape --tokenizer DIR --markdown out.md
+    python benchmarks/train_speed.py --device cpu --tiny-shape --steps 3 --warmup 1   # a smoke test
 
-A step is what the trainer does per batch: build the views (ESimCSE: repetition), forward, loss, backward,
-clip, AdamW step, and the method's state update (ESimCSE: EMA of the momentum encoder, one no-grad forward
-of the un-repeated batch, enqueue). MoCoSE's step also holds its target-branch forward and, with FGSM on,
-a second online forward and backward to the input embeddings. Dev evaluation and checkpoints are not timed.
-The methods take turns on the same batch so that load from other processes on the machine falls on all alike.
+For each method, precision (fp32, tf32, bf16 autocast) and mode (eager; compiled = ``--compile`` with every
+view padded to max length) it builds stsbench's trainer from the same weights and runs the same batches:
+``--warmup`` untimed steps (the first one timed alone: compilation lands there), then ``--steps`` timed ones.
+A timed step is what the loop does per batch: build the views (tokenise, repeat), move them to the device,
+forward, loss, backward, clip, AdamW, the method's state update; the loss is read on the host every
+``--log-steps`` steps, as the loop logs. On CUDA each step is timed by events on the stream (no sync between
+steps), on CPU by the wall clock; the table gives the median. MFU = model FLOPs of the step
+(:mod:`flops`, from the model config and the views' padded shapes) / median time / the device's peak at that
+precision (:data:`flops.PEAKS`; on CPU the measured fp32 matmul rate).
+
+The baseline (:mod:`official_step`) is unsup SimCSE as the official code runs it (HF BertModel + MLP, fp16
+autocast with a GradScaler, padding to the batch's longest, a host read of the loss each step) on the same
+sentences. The loss check trains the first ``--check-steps`` steps twice from the same seed, through
+today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints the largest difference.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import gc
+import os
+import shlex
+import sys
+import tempfile
 import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from stsbench.train.config import METHOD_NAMES, finalize, make_config
-from stsbench.train.data import batch_rows, read_train_file
-from stsbench.train.loop import build, seed_everything, train_step
-from stsbench.train.model import resolve_backbone
-from stsbench.train.schedule import linear_lr
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from flops import cpu_matmul_rate, gpu_peak, step_flops  # noqa: E402
+from legacy_step import legacy_train_step, plain_adamw  # noqa: E402
+from official_step import OfficialStep  # noqa: E402
+from speed_report import report  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wiki" / "wiki1m_head.txt"
+from stsbench.errors import StsbenchError  # noqa: E402
+from stsbench.train import loop  # noqa: E402
+from stsbench.train.config import FIELDS, finalize, make_config  # noqa: E402
+from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file  # noqa: E402
+from stsbench.train.model import resolve_backbone  # noqa: E402
+from stsbench.train.schedule import linear_lr  # noqa: E402
+
+SHARED = Path(os.environ.get("STSBENCH_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+PRECISION = {"fp32": "fp32", "tf32": "fp32", "bf16": "bf16"}  # --precision of the trainer
 
 
-def setup(method: str, args: argparse.Namespace, data):
+@dataclass
+class Run:
+    """The timings of one (method, precision, mode) or of the baseline."""
+
+    method: str
+    precision: str
+    mode: str
+    ms: list[float] = field(default_factory=list)
+    first_s: float = 0.0
+    tokens: list[int] = field(default_factory=list)  # the batch's non-padding tokens, once per sentence
+    flops: list[float] = field(default_factory=list)
+    error: str | None = None
+
+
+def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
+    """The backbone folder: ``--model``, or a random BERT of BERT-base's (or a tiny) shape saved in ``tmp``."""
+    if not (args.bert_base_shape or args.tiny_shape):
+        return Path(resolve_backbone(args.model))
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from stsbench.encoders.resolve import embedded_model_path
+
+    tok = AutoTokenizer.from_pretrained(args.tokenizer or embedded_model_path())
+    shape = {} if args.bert_base_shape else dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2)
+    if args.tiny_shape:
+        shape["intermediate_size"] = 128
+    torch.manual_seed(0)
+    out = tmp / "backbone"
+    BertModel(BertConfig(vocab_size=len(tok), **shape)).save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def set_tf32(on: bool) -> None:
+    """TF32 matmuls on CUDA for the tf32 rows only (a process-wide switch, so set before every run)."""
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
+
+
+def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
+    """Config, trainer parts and the method's schedule span, seeded as ``stsbench train`` seeds them."""
+    options = {
+        "method": method,
+        "model": str(model_dir),
+        "train_file": str(args.train_file),
+        "output": "-",
+        "batch_size": args.batch_size,
+        "max_length": args.max_length,
+        "precision": PRECISION[precision],
+        "device": args.device,
+        "length_buckets": args.length_buckets or (4 if args.device == "cpu" else 1),
+    }
+    if mode == "compiled":
+        options.update(compile=True, pad_to_max_length=True, length_buckets=1)
+    if precision == "tf32" and "tf32" in FIELDS:
+        options["tf32"] = True
+    missing = [k for k in options if k not in FIELDS]
+    if missing:
+        raise StsbenchError(f"this stsbench's trainer has no {', '.join(missing)} option")
+    cfg = make_config(options)
+    finalize(cfg, data.supervised)
+    set_tf32(precision == "tf32")
+    loop.seed_everything(cfg.seed)
+    model, _, m, optimizer = loop.build(cfg, model_dir, args.device)
+    if mode == "compiled" and hasattr(loop, "compile_model"):
+        model = loop.compile_model(model, cfg) or model
+    m.start(args.warmup + args.steps)
+    return cfg, model, m, optimizer, loop.Precision(cfg.precision, args.device)
+
+
+def batch(data, cfg, step: int):
+    """Rows and views rng of step ``step`` (0-based), as the loop draws them (wrapping round the epochs)."""
+    epoch, index = divmod(step, batches_per_epoch(len(data), cfg.batch_size))
+    rows = batch_rows(data, cfg.seed, epoch, index, cfg.batch_size)
+    return rows, np.random.default_rng([cfg.seed, epoch, index, 1])
+
+
+class Clock:
+    """Per-step times: CUDA events on the stream (no sync between steps), else the wall clock."""
+
+    def __init__(self, device: str) -> None:
+        self.cuda = torch.device(device).type == "cuda"
+        self.marks: list = []
+
+    def _mark(self):
+        if not self.cuda:
+            return time.perf_counter()
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def start(self) -> None:
+        self.marks.append([self._mark()])
+
+    def stop(self) -> None:
+        self.marks[-1].append(self._mark())
+
+    def ms(self) -> list[float]:
+        if self.cuda:
+            torch.cuda.synchronize()
+            return [a.elapsed_time(b) for a, b in self.marks]
+        return [(b - a) * 1e3 for a, b in self.marks]
+
+
+def sync(device: str) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def sentence_tokens(tokenizer, data, rows, max_length: int) -> int:
+    """Non-padding tokens of the batch's sentences, each counted once (what tokens/s counts)."""
+    enc = tokenizer([data.rows[i][0] for i in rows], truncation=True, max_length=max_length)
+    return sum(len(ids) for ids in enc["input_ids"])
+
+
+def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path, data) -> Run:
+    """Warm-up, then ``args.steps`` timed steps of stsbench's trainer."""
+    run = Run(method, precision, mode)
+    cfg, model, m, optimizer, amp = build(method, precision, mode, args, model_dir, data)
+    config = model.backbone.config
+    total = args.warmup + args.steps
+    plan = [batch(data, cfg, step) for step in range(total)]
+    run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[args.warmup :]]
+    clock = Clock(args.device)
+    for step, (rows, rng) in enumerate(plan):
+        if step in (0, args.warmup):
+            sync(args.device)
+        started = time.perf_counter()
+        if step >= args.warmup:
+            clock.start()
+        views = m.make_views([data.rows[i] for i in rows], rows, rng).to(args.device)
+        lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
+        loss, _ = loop.train_step(
+            model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp
+        )
+        if (step + 1) % args.log_steps == 0:
+            float(loss)  # the loop's one read per log interval
+        if step >= args.warmup:
+            clock.stop()
+            pos = views.positive if views.positive is not None else views.anchor
+            widths = (views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1])
+            run.flops.append(
+                step_flops(method, config, len(rows), widths, getattr(cfg, "fgsm_epsilon", 0) > 0)
+            )
+        if step == 0:
+            sync(args.device)
+            run.first_s = time.perf_counter() - started
+    run.ms = clock.ms()
+    return run
+
+
+def time_official(args, model_dir: Path, data) -> Run:
+    """The official-style SimCSE step on the same batches (fp16 autocast on CUDA, fp32 on CPU)."""
+    total = args.warmup + args.steps
     cfg = make_config(
         {
-            "method": method,
-            "model": args.model,
+            "method": "simcse",
+            "model": str(model_dir),
             "train_file": str(args.train_file),
             "output": "-",
             "batch_size": args.batch_size,
             "max_length": args.max_length,
-            "pooler": args.pooler,
-            "length_buckets": args.length_buckets,
         }
     )
-    finalize(cfg, data.supervised)
-    seed_everything(cfg.seed)
-    model, _, m, optimizer = build(cfg, resolve_backbone(cfg.model), "cpu")
-    m.start(args.warmup + args.steps)
-    return cfg, model, m, optimizer
+    plan = [batch(data, cfg, step)[0] for step in range(total)]
+    texts = [[data.rows[i][0] for i in rows] for rows in plan]
+    loop.seed_everything(cfg.seed)
+    step_fn = OfficialStep(
+        model_dir,
+        device=args.device,
+        max_length=args.max_length,
+        total_steps=total,
+        pretokenized_texts=sorted({t for b in texts for t in b}) if args.baseline_pretokenized else None,
+    )
+    run = Run("official", step_fn.precision, "eager")
+    config = step_fn.model.bert.config
+    run.tokens = [
+        sentence_tokens(step_fn.tokenizer, data, rows, args.max_length) for rows in plan[args.warmup :]
+    ]
+    clock = Clock(args.device)
+    for step, batch_texts in enumerate(texts):
+        if step in (0, args.warmup):
+            sync(args.device)
+        started = time.perf_counter()
+        if step >= args.warmup:
+            clock.start()
+        _, width = step_fn(batch_texts)
+        if step >= args.warmup:
+            clock.stop()
+            run.flops.append(step_flops("official", config, len(batch_texts), (width, width)))
+        if step == 0:
+            sync(args.device)
+            run.first_s = time.perf_counter() - started
+    run.ms = clock.ms()
+    return run
+
+
+def loss_check(method: str, precision: str, args, model_dir: Path, data) -> tuple[float, list[float]]:
+    """Largest |loss difference| over the first ``--check-steps`` steps: today's loop vs the pre-issue-19 step."""
+    losses = []
+    for legacy in (False, True):
+        cfg, model, m, optimizer, amp = build(method, precision, "eager", args, model_dir, data)
+        if legacy:
+            optimizer = plain_adamw(optimizer)
+        got = []
+        for step in range(args.check_steps):
+            rows, rng = batch(data, cfg, step)
+            views = m.make_views([data.rows[i] for i in rows], rows, rng).to(args.device)
+            lr = linear_lr(step, args.warmup + args.steps, cfg.lr, cfg.warmup_steps)
+            step_fn = legacy_train_step if legacy else loop.train_step
+            loss = step_fn(model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp)
+            got.append(loss if legacy else loss[0])
+        losses.append([float(x) for x in got])
+        del model, m, optimizer
+    new, old = losses
+    return max(abs(a - b) for a, b in zip(new, old, strict=True)), new
+
+
+def progress(run: Run) -> None:
+    """One line per finished row on stderr, so a run cut short still leaves its figures in the log."""
+    if run.error:
+        print(f"[train_speed]   failed: {run.error}", file=sys.stderr, flush=True)
+    else:
+        ms = sorted(run.ms)[len(run.ms) // 2]
+        print(
+            f"[train_speed]   median {ms:.2f} ms/step, first step {run.first_s:.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def guarded(label: str, fn, *a):
+    """Run ``fn``; on failure print the traceback and return the one-line reason (the suite goes on)."""
+    print(f"[train_speed] {label} ...", file=sys.stderr, flush=True)
+    try:
+        return fn(*a), None
+    except Exception as exc:  # a failing row (compile, memory) must not cost the rest of the run
+        traceback.print_exc()
+        return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:150]}"
+    finally:
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        if hasattr(torch, "_dynamo"):
+            torch._dynamo.reset()
+
+
+def parse_args() -> argparse.Namespace:
+    cuda = torch.cuda.is_available()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda" if cuda else "cpu", help="cuda, cuda:1 or cpu")
+    ap.add_argument(
+        "--model", default="all-MiniLM-L6-v2", help="backbone folder or name (without a --*-shape)"
+    )
+    shape = ap.add_mutually_exclusive_group()
+    shape.add_argument("--bert-base-shape", action="store_true", help="random BERT-base (BertConfig())")
+    shape.add_argument("--tiny-shape", action="store_true", help="random 2-layer, 64-wide BERT (smoke tests)")
+    ap.add_argument(
+        "--tokenizer", type=Path, help="tokenizer of the random shapes (default: all-MiniLM-L6-v2's)"
+    )
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        help="folder holding wiki/wiki1m_head.txt (default: $STSBENCH_DATA, else ../shared/data)",
+    )
+    ap.add_argument("--train-file", type=Path, help="default: DATA_DIR/wiki/wiki1m_head.txt")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--max-length", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=30, help="timed steps per row")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed steps per row first (>= 1)")
+    ap.add_argument("--log-steps", type=int, default=10, help="read the loss on the host every N steps")
+    ap.add_argument("--methods", default="simcse,esimcse,mocose")
+    ap.add_argument("--precisions", default="fp32,tf32,bf16" if cuda else "fp32")
+    ap.add_argument("--modes", default="eager,compiled" if cuda else "eager", help="eager,compiled")
+    ap.add_argument(
+        "--compile-precisions",
+        default="bf16" if cuda else "fp32",
+        help="the precisions the compiled mode runs (each compile takes a minute or so)",
+    )
+    ap.add_argument("--length-buckets", type=int, help="eager rows (default: the loop's, 4 on CPU, 1 on GPU)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the official-style step")
+    ap.add_argument(
+        "--baseline-pretokenized",
+        action="store_true",
+        help="baseline tokenises up front (official datasets.map), pads per step",
+    )
+    ap.add_argument("--check-steps", type=int, default=20, help="loss check steps (0: none)")
+    ap.add_argument("--check-precisions", default="fp32,bf16" if cuda else "fp32")
+    ap.add_argument("--threads", type=int, help="torch CPU threads")
+    ap.add_argument("--peak-tflops", type=float, help="the device's peak for MFU when it is not in the table")
+    ap.add_argument("--markdown", type=Path, help="also write the report here")
+    args = ap.parse_args()
+    if args.warmup < 1 or args.steps < 1:
+        ap.error("--warmup and --steps must be at least 1")
+    if torch.device(args.device).type == "cuda" and not cuda:
+        ap.error("--device cuda, but torch sees no CUDA device")
+    data_dir = args.data_dir or Path(os.environ.get("STSBENCH_DATA") or SHARED / "data")
+    args.train_file = args.train_file or data_dir / "wiki" / "wiki1m_head.txt"
+    return args
+
+
+def peaks(args, config) -> dict[str, float | None]:
+    """Peak FLOP/s per precision: the GPU table (or --peak-tflops), on CPU the measured fp32 matmul rate."""
+    if torch.device(args.device).type != "cuda":
+        rate = cpu_matmul_rate(config, args.batch_size * args.max_length)
+        return {p: rate for p in ("fp32", "tf32", "bf16", "fp16")}
+    name = torch.cuda.get_device_name(torch.device(args.device))
+    if args.peak_tflops:
+        return {p: args.peak_tflops * 1e12 for p in ("fp32", "tf32", "bf16", "fp16")}
+    return {p: gpu_peak(name, p) for p in ("fp32", "tf32", "bf16", "fp16")}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="all-MiniLM-L6-v2")
-    parser.add_argument("--train-file", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--max-length", type=int, default=32)
-    parser.add_argument("--pooler", default="cls", help="cls (SimCSE's default, with the MLP) or avg ...")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps per method")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per method first")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
-    parser.add_argument(
-        "--length-buckets", type=int, default=4, help="as stsbench train (4: its CPU default)"
-    )
-    parser.add_argument(
-        "--methods", default="simcse,esimcse,mocose", help="comma-separated; simcse is the reference"
-    )
-    args = parser.parse_args()
+    args = parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    data = read_train_file(args.train_file)
-    names = ["simcse", *[m for m in args.methods.split(",") if m and m != "simcse"]]
-    runs = {name: setup(name, args, data) for name in names}
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    lengths: dict[str, list[tuple[int, int]]] = {name: [] for name in runs}
-    total = args.warmup + args.steps
-    for step in range(total):
-        rows = batch_rows(data, 42, 0, step, args.batch_size)
-        for name, (cfg, model, method, optimizer) in runs.items():
-            rng = np.random.default_rng([cfg.seed, 0, step, 1])
-            start = time.perf_counter()
-            views = method.make_views([data.rows[i] for i in rows], rows, rng)
-            train_step(
-                model,
-                method,
-                optimizer,
-                views,
-                lr=linear_lr(step, total, cfg.lr),
-                max_grad_norm=cfg.max_grad_norm,
+    try:
+        data = read_train_file(args.train_file)
+    except StsbenchError as exc:
+        sys.exit(f"error: {exc}")
+    methods = [m for m in args.methods.split(",") if m]
+    runs: list[Run] = []
+    checks: list[tuple[str, str, float | None, str | None]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            model_dir = model_folder(args, Path(tmp))
+        except StsbenchError as exc:
+            sys.exit(f"error: {exc}")
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model_dir)
+        peak = peaks(args, config)
+        for mode in [m for m in args.modes.split(",") if m]:
+            precisions = args.precisions if mode == "eager" else args.compile_precisions
+            for precision in [p for p in precisions.split(",") if p]:
+                for method in methods:
+                    run, error = guarded(
+                        f"{method} {precision} {mode}",
+                        time_stsbench,
+                        method,
+                        precision,
+                        mode,
+                        args,
+                        model_dir,
+                        data,
+                    )
+                    runs.append(run or Run(method, precision, mode, error=error))
+                    progress(runs[-1])
+        if not args.no_baseline:
+            set_tf32(False)
+            run, error = guarded("official-style baseline", time_official, args, model_dir, data)
+            runs.append(
+                run or Run("official", "fp16" if "cuda" in args.device else "fp32", "eager", error=error)
             )
-            took = time.perf_counter() - start
-            if step >= args.warmup:
-                times[name].append(took)
-                pos = views.positive if views.positive is not None else views.anchor
-                lengths[name].append((views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1]))
-    print(
-        f"model {args.model}, batch {args.batch_size}, max length {args.max_length}, pooler {args.pooler}, "
-        f"{args.steps} timed steps each (+{args.warmup} warm-up), threads {torch.get_num_threads()}, "
-        f"length buckets {args.length_buckets}, "
-        f"data {args.train_file.name}"
+            progress(runs[-1])
+        for precision in [p for p in args.check_precisions.split(",") if p and args.check_steps > 0]:
+            for method in methods:
+                got, error = guarded(
+                    f"loss check {method} {precision}", loss_check, method, precision, args, model_dir, data
+                )
+                checks.append((method, precision, got[0] if got else None, error))
+                print(f"[train_speed]   max abs loss difference {checks[-1][2]}", file=sys.stderr, flush=True)
+    device = (
+        torch.cuda.get_device_name(torch.device(args.device))
+        if "cuda" in args.device
+        else (f"CPU, {torch.get_num_threads()} threads")
     )
-    for name, ts in times.items():
-        a = np.mean([x[0] for x in lengths[name]])
-        p = np.mean([x[1] for x in lengths[name]])
-        print(
-            f"{name:8s} {1 / statistics.median(ts):.3f} steps/s (median {statistics.median(ts):.3f} s/step, "
-            f"mean {statistics.mean(ts):.3f} s), padded lengths: anchor {a:.1f}, positive {p:.1f}"
-        )
-    for name in names[1:]:
-        ratio_median = statistics.median(times[name]) / statistics.median(times["simcse"])
-        ratio_total = sum(times[name]) / sum(times["simcse"])
-        per_step = sorted(e / s for e, s in zip(times[name], times["simcse"], strict=True))
-        print(
-            f"{METHOD_NAMES[name]} / SimCSE step time: {ratio_median:.3f} (medians), {ratio_total:.3f} "
-            f"(totals), paired per-batch ratios {per_step[0]:.2f}..{per_step[-1]:.2f} "
-            f"(median {statistics.median(per_step):.3f})"
-        )
+    import transformers
+
+    header = {
+        "device": device,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "shape": "BERT-base shape, random weights"
+        if args.bert_base_shape
+        else "tiny random BERT"
+        if args.tiny_shape
+        else args.model,
+    }
+    text = report(header=header, args=args, config=config, runs=runs, checks=checks, peak=peak)
+    print(text)
+    if args.markdown:
+        from stsbench.io import atomic_write_text
+
+        atomic_write_text(args.markdown, text + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Issue 19's GPU measurements in one invocation: eval_speed.py (acceptance 2), then train_speed.py (acceptance 1).
+#
+#   bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [eval] [train]
+#
+# MODEL_DIR: all-MiniLM-L6-v2 as a local folder (the eval model, and the tokenizer of the BERT-base-shaped
+# training model). DATA_DIR: holds downstream/ (SentEval's STS data) and wiki/wiki1m_head.txt.
+# Run from the repository root; nothing is installed and nothing is downloaded (HF offline). Everything is
+# tee'd into $OUT (default ./gpu-out): env.txt, eval_speed.{log,md}, train_speed.{log,md}; the two markdown
+# tables are printed last. Knobs (environment): TRAIN_ARGS (extra train_speed.py options, e.g.
+# "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150).
+set -uo pipefail
+
+if [ $# -lt 2 ]; then
+  echo "usage: bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [eval] [train]" >&2
+  exit 2
+fi
+MODEL_DIR=$(cd "$1" && pwd) || { echo "error: model folder $1 not found" >&2; exit 2; }
+DATA_DIR=$(cd "$2" && pwd) || { echo "error: data folder $2 not found" >&2; exit 2; }
+shift 2
+PARTS=${*:-eval train}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export STSBENCH_DATA="$DATA_DIR" STSBENCH_SHARED="${STSBENCH_SHARED:-$PWD/../shared}"
+export TOKENIZERS_PARALLELISM=false
+
+{
+  echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git') =="
+  nvidia-smi || echo "(no nvidia-smi)"
+  "$PY" - <<'EOF'
+import importlib
+import sys
+
+print("python", sys.version.split()[0])
+for name in ("torch", "transformers", "sentence_transformers", "numpy", "scipy", "typer", "rich", "pandas"):
+    try:
+        print(name, importlib.import_module(name).__version__)
+    except Exception as exc:
+        print(name, "MISSING:", exc)
+import torch
+
+print("cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+      torch.cuda.get_device_name() if torch.cuda.is_available() else "")
+missing = []
+for mod in ("stsbench.cli", "stsbench.evaluate", "stsbench.train.loop", "stsbench.commands.run"):
+    try:
+        importlib.import_module(mod)
+    except ImportError as exc:
+        missing.append(f"{mod}: {exc}")
+print("stsbench imports:", "ok" if not missing else "; ".join(missing))
+EOF
+  test -f "$DATA_DIR/wiki/wiki1m_head.txt" || echo "WARNING: no $DATA_DIR/wiki/wiki1m_head.txt (train part will fail)"
+  test -d "$DATA_DIR/downstream" || echo "WARNING: no $DATA_DIR/downstream (eval part will fail)"
+  test -d "$STSBENCH_SHARED/reference/senteval" || echo "WARNING: no SentEval fork at $STSBENCH_SHARED/reference/senteval (oracle row will fail)"
+} 2>&1 | tee "$OUT/env.txt"
+
+status=0
+for part in $PARTS; do
+  case $part in
+    eval)
+      # shellcheck disable=SC2086
+      timeout "${EVAL_TIMEOUT:-150}" "$PY" benchmarks/eval_speed.py --device cuda --model "$MODEL_DIR" \
+        --data-dir "$DATA_DIR" --markdown "$OUT/eval_speed.md" ${EVAL_ARGS:-} 2>&1 | tee "$OUT/eval_speed.log"
+      rc=${PIPESTATUS[0]}
+      ;;
+    train)
+      # shellcheck disable=SC2086
+      timeout "${TRAIN_TIMEOUT:-420}" "$PY" benchmarks/train_speed.py --device cuda --bert-base-shape \
+        --tokenizer "$MODEL_DIR" --data-dir "$DATA_DIR" --markdown "$OUT/train_speed.md" ${TRAIN_ARGS:-} \
+        2>&1 | tee "$OUT/train_speed.log"
+      rc=${PIPESTATUS[0]}
+      ;;
+    *)
+      echo "unknown part $part (eval, train)" >&2
+      rc=2
+      ;;
+  esac
+  echo "== $part exited with $rc ==" | tee -a "$OUT/env.txt"
+  [ "$rc" -eq 0 ] || status=1
+done
+
+echo
+echo "================ final tables ================"
+for part in $PARTS; do
+  if [ -f "$OUT/${part}_speed.md" ]; then
+    cat "$OUT/${part}_speed.md"
+  else
+    echo "($part: no table; last lines of its log:)"
+    tail -n 15 "$OUT/${part}_speed.log" 2>/dev/null
+  fi
+  echo
+done
+exit $status
