@@ -7,9 +7,10 @@
 For each method, precision (fp32, tf32, bf16 autocast) and mode (eager; compiled = ``--compile`` with every
 view padded to max length) it builds stsbench's trainer from the same weights and runs the same batches:
 ``--warmup`` untimed steps (the first one timed alone: compilation lands there), then ``--steps`` timed ones.
-A timed step is what the loop does per batch: build the views (tokenise, repeat), move them to the device,
-forward, loss, backward, clip, AdamW, the method's state update; the loss is read on the host every
-``--log-steps`` steps, as the loop logs. On CUDA each step is timed by events on the stream (no sync between
+A timed step is what the loop does per batch: get the views (tokenised, repeated, padded; from the loop's
+own source, ``stsbench.train.batches``, made ahead in a thread on CUDA where the loop has it, else made in
+the step), move them to the device, forward, loss, backward, clip, AdamW, the method's state update; the
+loss is read on the host every ``--log-steps`` steps, as the loop logs. On CUDA each step is timed by events on the stream (no sync between
 steps), on CPU by the wall clock; the table gives the median. MFU = model FLOPs of the step
 (:mod:`flops`, from the model config and the views' padded shapes) / median time / the device's peak at that
 precision (:data:`flops.PEAKS`; on CPU the measured fp32 matmul rate).
@@ -23,14 +24,12 @@ today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints 
 from __future__ import annotations
 
 import argparse
-import gc
+import inspect
 import os
 import shlex
 import sys
 import tempfile
 import time
-import traceback
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from flops import cpu_matmul_rate, gpu_peak, step_flops  # noqa: E402
 from legacy_step import legacy_train_step, plain_adamw  # noqa: E402
 from official_step import OfficialStep  # noqa: E402
 from speed_report import report  # noqa: E402
+from speed_timing import Clock, Run, guarded, progress, set_tf32, sync, views_source  # noqa: E402
 
 from stsbench.errors import StsbenchError  # noqa: E402
 from stsbench.train import loop  # noqa: E402
@@ -52,20 +52,6 @@ from stsbench.train.schedule import linear_lr  # noqa: E402
 
 SHARED = Path(os.environ.get("STSBENCH_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PRECISION = {"fp32": "fp32", "tf32": "fp32", "bf16": "bf16"}  # --precision of the trainer
-
-
-@dataclass
-class Run:
-    """The timings of one (method, precision, mode) or of the baseline."""
-
-    method: str
-    precision: str
-    mode: str
-    ms: list[float] = field(default_factory=list)
-    first_s: float = 0.0
-    tokens: list[int] = field(default_factory=list)  # the batch's non-padding tokens, once per sentence
-    flops: list[float] = field(default_factory=list)
-    error: str | None = None
 
 
 def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
@@ -85,13 +71,6 @@ def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
     BertModel(BertConfig(vocab_size=len(tok), **shape)).save_pretrained(out)
     tok.save_pretrained(out)
     return out
-
-
-def set_tf32(on: bool) -> None:
-    """TF32 matmuls on CUDA for the tf32 rows only (a process-wide switch, so set before every run)."""
-    if torch.cuda.is_available():
-        torch.backends.cuda.matmul.allow_tf32 = on
-        torch.backends.cudnn.allow_tf32 = on
 
 
 def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
@@ -119,8 +98,9 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
     set_tf32(precision == "tf32")
     loop.seed_everything(cfg.seed)
     model, _, m, optimizer = loop.build(cfg, model_dir, args.device)
-    if mode == "compiled" and hasattr(loop, "compile_model"):
-        model = loop.compile_model(model, cfg) or model
+    if mode == "compiled" and hasattr(loop, "compile_model"):  # the backbones, in place
+        takes_method = "method" in inspect.signature(loop.compile_model).parameters
+        loop.compile_model(model, cfg, m) if takes_method else loop.compile_model(model, cfg)
     m.start(args.warmup + args.steps)
     return cfg, model, m, optimizer, loop.Precision(cfg.precision, args.device)
 
@@ -128,40 +108,8 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
 def batch(data, cfg, step: int):
     """Rows and views rng of step ``step`` (0-based), as the loop draws them (wrapping round the epochs)."""
     epoch, index = divmod(step, batches_per_epoch(len(data), cfg.batch_size))
-    rows = batch_rows(data, cfg.seed, epoch, index, cfg.batch_size)
+    rows = batch_rows(data, seed=cfg.seed, epoch=epoch, index=index, batch_size=cfg.batch_size)
     return rows, np.random.default_rng([cfg.seed, epoch, index, 1])
-
-
-class Clock:
-    """Per-step times: CUDA events on the stream (no sync between steps), else the wall clock."""
-
-    def __init__(self, device: str) -> None:
-        self.cuda = torch.device(device).type == "cuda"
-        self.marks: list = []
-
-    def _mark(self):
-        if not self.cuda:
-            return time.perf_counter()
-        event = torch.cuda.Event(enable_timing=True)
-        event.record()
-        return event
-
-    def start(self) -> None:
-        self.marks.append([self._mark()])
-
-    def stop(self) -> None:
-        self.marks[-1].append(self._mark())
-
-    def ms(self) -> list[float]:
-        if self.cuda:
-            torch.cuda.synchronize()
-            return [a.elapsed_time(b) for a, b in self.marks]
-        return [(b - a) * 1e3 for a, b in self.marks]
-
-
-def sync(device: str) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize()
 
 
 def sentence_tokens(tokenizer, data, rows, max_length: int) -> int:
@@ -179,29 +127,34 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
     plan = [batch(data, cfg, step) for step in range(total)]
     run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[args.warmup :]]
     clock = Clock(args.device)
-    for step, (rows, rng) in enumerate(plan):
-        if step in (0, args.warmup):
-            sync(args.device)
-        started = time.perf_counter()
-        if step >= args.warmup:
-            clock.start()
-        views = m.make_views([data.rows[i] for i in rows], rows, rng).to(args.device)
-        lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
-        loss, _ = loop.train_step(
-            model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp
-        )
-        if (step + 1) % args.log_steps == 0:
-            float(loss)  # the loop's one read per log interval
-        if step >= args.warmup:
-            clock.stop()
-            pos = views.positive if views.positive is not None else views.anchor
-            widths = (views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1])
-            run.flops.append(
-                step_flops(method, config, len(rows), widths, getattr(cfg, "fgsm_epsilon", 0) > 0)
+
+    def make(step: int):
+        rows, rng = plan[step]
+        return m.make_views([data.rows[i] for i in rows], rows, rng)
+
+    with views_source(make, stop=total, device=args.device) as source:
+        for step in range(total):
+            if step in (0, args.warmup):
+                sync(args.device)
+            started = time.perf_counter()
+            if step >= args.warmup:
+                clock.start()
+            views = source.get(step)
+            lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
+            loss, _ = loop.train_step(
+                model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp
             )
-        if step == 0:
-            sync(args.device)
-            run.first_s = time.perf_counter() - started
+            if (step + 1) % args.log_steps == 0:
+                float(loss)  # the loop's one read per log interval
+            if step >= args.warmup:
+                clock.stop()
+                pos = views.positive if views.positive is not None else views.anchor
+                widths = (views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1])
+                fgsm = getattr(cfg, "fgsm_epsilon", 0) > 0
+                run.flops.append(step_flops(method, config, len(plan[step][0]), widths, fgsm))
+            if step == 0:
+                sync(args.device)
+                run.first_s = time.perf_counter() - started
     run.ms = clock.ms()
     return run
 
@@ -271,35 +224,6 @@ def loss_check(method: str, precision: str, args, model_dir: Path, data) -> tupl
         del model, m, optimizer
     new, old = losses
     return max(abs(a - b) for a, b in zip(new, old, strict=True)), new
-
-
-def progress(run: Run) -> None:
-    """One line per finished row on stderr, so a run cut short still leaves its figures in the log."""
-    if run.error:
-        print(f"[train_speed]   failed: {run.error}", file=sys.stderr, flush=True)
-    else:
-        ms = sorted(run.ms)[len(run.ms) // 2]
-        print(
-            f"[train_speed]   median {ms:.2f} ms/step, first step {run.first_s:.2f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def guarded(label: str, fn, *a):
-    """Run ``fn``; on failure print the traceback and return the one-line reason (the suite goes on)."""
-    print(f"[train_speed] {label} ...", file=sys.stderr, flush=True)
-    try:
-        return fn(*a), None
-    except Exception as exc:  # a failing row (compile, memory) must not cost the rest of the run
-        traceback.print_exc()
-        return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:150]}"
-    finally:
-        gc.collect()
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        if hasattr(torch, "_dynamo"):
-            torch._dynamo.reset()
 
 
 def parse_args() -> argparse.Namespace:

@@ -1,0 +1,154 @@
+"""The arithmetic behind issue 19's speed benchmarks (MFU, peaks, acceptance lines) and a tiny train_speed run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+from flops import gpu_peak, matrix_params, step_flops  # noqa: E402
+from speed_report import acceptance, report  # noqa: E402
+from speed_timing import Run  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bert_base():
+    from transformers import BertConfig
+
+    return BertConfig()
+
+
+def test_bert_base_step_flops_match_the_issue(bert_base):
+    # issue 19: "about 2.1 TFLOP (forward and backward over 2 x 64 x 32 tokens through 85M non-embedding params)"
+    assert matrix_params(bert_base) == 12 * (4 * 768 * 768 + 2 * 768 * 3072) == 84_934_656
+    simcse = step_flops("simcse", bert_base, 64, (32, 32))
+    assert 2.09e12 < simcse < 2.13e12
+    assert step_flops("official", bert_base, 64, (32, 32)) == simcse
+    # ESimCSE adds the momentum encoder's forward of the anchor (a third of one view's forward + backward)
+    esimcse = step_flops("esimcse", bert_base, 64, (32, 32))
+    assert esimcse == pytest.approx(simcse * 7 / 6, rel=1e-3)
+    # a longer repeated positive costs more
+    assert step_flops("esimcse", bert_base, 64, (32, 40)) > esimcse
+    # MoCoSE: target forward (1) + FGSM forward and input-gradient backward (2) + online step (3), one view
+    mocose = step_flops("mocose", bert_base, 64, (32, 32))
+    assert mocose == pytest.approx(simcse, rel=1e-2)
+    assert step_flops("mocose", bert_base, 64, (32, 32), mocose_fgsm=False) == pytest.approx(
+        simcse * 4 / 6, rel=1e-2
+    )
+    with pytest.raises(ValueError):
+        step_flops("nope", bert_base, 64, (32, 32))
+
+
+@pytest.mark.parametrize(
+    ("name", "precision", "tflops"),
+    [
+        ("NVIDIA H100 80GB HBM3", "bf16", 989.0),
+        ("NVIDIA H100 80GB HBM3", "tf32", 494.5),
+        ("NVIDIA H100 80GB HBM3", "fp32", 67.0),
+        ("NVIDIA H100 80GB HBM3", "fp16", 989.0),
+        ("NVIDIA H100 PCIe", "bf16", 756.0),
+        ("NVIDIA H200", "tf32", 494.5),
+        ("NVIDIA A100-SXM4-80GB", "fp32", 19.5),
+        ("NVIDIA A100-SXM4-80GB", "bf16", 312.0),
+    ],
+)
+def test_gpu_peaks(name, precision, tflops):
+    assert gpu_peak(name, precision) == tflops * 1e12
+
+
+def test_unknown_gpu_has_no_peak():
+    assert gpu_peak("Tesla T4", "bf16") is None
+
+
+def timed(method, precision, mode, ms, flops=2.1e12):
+    return Run(method, precision, mode, ms=[ms - 1, ms, ms + 5], tokens=[1000] * 3, flops=[flops] * 3)
+
+
+H100 = {p: gpu_peak("NVIDIA H100 80GB HBM3", p) for p in ("fp32", "tf32", "bf16", "fp16")}
+
+
+def test_acceptance_lines_judge_the_figures():
+    runs = [
+        timed("simcse", "bf16", "eager", 12.0),
+        timed("esimcse", "bf16", "eager", 16.0),  # 1.33 > 1.3
+        timed("mocose", "bf16", "eager", 17.0),  # 1.42 <= 1.5
+        timed("simcse", "bf16", "compiled", 11.0),  # > 10 ms
+        timed("official", "fp16", "eager", 40.0),  # 40 / 11 = 3.6x the fastest
+    ]
+    lines = "\n".join(acceptance(runs, H100, cuda=True))
+    assert "SimCSE bf16 eager: 12.00 ms/step, budget 15.0 ms: holds" in lines
+    assert "SimCSE bf16 compiled: 11.00 ms/step, budget 10.0 ms: FAILS" in lines
+    assert "esimcse / simcse, bf16 eager: 1.33 (limit 1.3): FAILS" in lines
+    assert "mocose / simcse, bf16 eager: 1.42 (limit 1.5): holds" in lines
+    assert "3.64x (at least 3.0x): holds" in lines
+
+
+def test_budgets_scale_with_a_slower_gpu():
+    a100 = {p: gpu_peak("NVIDIA A100-SXM4-80GB", p) for p in ("fp32", "tf32", "bf16", "fp16")}
+    lines = "\n".join(acceptance([timed("simcse", "bf16", "eager", 40.0)], a100, cuda=True))
+    assert "budget 47.5 ms: holds" in lines  # 15 ms x 989 / 312
+
+
+def test_cpu_floor_line_and_report():
+    runs = [
+        timed("simcse", "fp32", "eager", 100.0, flops=5e9),
+        Run("mocose", "fp32", "eager", error="Boom: x"),
+    ]
+    peak = {p: 1e11 for p in ("fp32", "tf32", "bf16", "fp16")}  # floor 50 ms
+    lines = "\n".join(acceptance(runs, peak, cuda=False))
+    assert "floor 50.0 ms" in lines and "2.00x (at most 1.5x): FAILS" in lines
+    args = Namespace(
+        device="cpu", batch_size=64, max_length=32, steps=3, warmup=1, train_file=Path("w.txt"), check_steps=2
+    )
+    config = Namespace(num_hidden_layers=2, hidden_size=64)
+    header = {
+        "shape": "tiny",
+        "device": "CPU",
+        "torch": "t",
+        "transformers": "x",
+        "date": "d",
+        "command": "c",
+    }
+    text = report(
+        header=header, args=args, config=config, runs=runs, checks=[("simcse", "fp32", 0.0, None)], peak=peak
+    )
+    assert "| simcse | fp32 | eager | 100.00 | 10.0 | 10,000 | 0.005 | 50.0% |" in text
+    assert "| mocose | fp32 | eager | failed: Boom: x |" in text
+    assert "| simcse | fp32 | 0 | 0 | holds |" in text
+
+
+def test_train_speed_runs_on_cpu_with_a_tiny_model(tmp_path):
+    out = tmp_path / "speed.md"
+    cmd = [
+        sys.executable,
+        str(BENCH / "train_speed.py"),
+        "--device",
+        "cpu",
+        "--tiny-shape",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--check-steps",
+        "2",
+        "--methods",
+        "simcse,esimcse",
+        "--threads",
+        "1",
+        "--markdown",
+        str(out),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = out.read_text()
+    assert text.strip() in done.stdout
+    for name in ("simcse", "esimcse", "official"):
+        assert f"| {name} | fp32 | eager | " in text
+    assert "failed" not in text
+    # fp32 on CPU: the new loop's first losses equal the pre-issue-19 step's to the bit
+    assert "| simcse | fp32 | 0 | 0 | holds |" in text and "| esimcse | fp32 | 0 | 0 | holds |" in text
