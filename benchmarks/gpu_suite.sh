@@ -8,7 +8,12 @@
 # Run from the repository root; nothing is installed and nothing is downloaded (HF offline). Everything is
 # tee'd into $OUT (default ./gpu-out): env.txt, eval_speed.{log,md}, train_speed.{log,md}; the two markdown
 # tables are printed last. Knobs (environment): TRAIN_ARGS (extra train_speed.py options, e.g.
-# "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150).
+# "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150),
+# DEVICE (default cuda), TRAIN_SHAPE (default --bert-base-shape; --tiny-shape for a dry run on a CPU).
+#
+# all-MiniLM-L6-v2's weights (87 MiB) do not fit the 64 MiB a device call may carry: split them here
+# (`split -b 40M model.safetensors model.safetensors.part-`), carry the parts over two calls of a warm
+# machine into one folder, and this script joins model.safetensors.part-* when model.safetensors is missing.
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -19,12 +24,20 @@ MODEL_DIR=$(cd "$1" && pwd) || { echo "error: model folder $1 not found" >&2; ex
 DATA_DIR=$(cd "$2" && pwd) || { echo "error: data folder $2 not found" >&2; exit 2; }
 shift 2
 PARTS=${*:-eval train}
+DEVICE=${DEVICE:-cuda}
+if [ ! -f "$MODEL_DIR/model.safetensors" ] && compgen -G "$MODEL_DIR/model.safetensors.part-*" >/dev/null; then
+  cat "$MODEL_DIR"/model.safetensors.part-* >"$MODEL_DIR/model.safetensors.tmp" &&
+    mv "$MODEL_DIR/model.safetensors.tmp" "$MODEL_DIR/model.safetensors"
+fi
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 PY=${PYTHON:-python}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export STSBENCH_DATA="$DATA_DIR" STSBENCH_SHARED="${STSBENCH_SHARED:-$PWD/../shared}"
 export TOKENIZERS_PARALLELISM=false
+# a cache folder of our own: the default one needs platformdirs, which the GPU image lacks
+STSBENCH_CACHE=${STSBENCH_CACHE:-$(mktemp -d)}
+export STSBENCH_CACHE
 
 {
   echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git') =="
@@ -32,13 +45,23 @@ export TOKENIZERS_PARALLELISM=false
   "$PY" - <<'EOF'
 import importlib
 import sys
+from importlib import metadata
 
 print("python", sys.version.split()[0])
-for name in ("torch", "transformers", "sentence_transformers", "numpy", "scipy", "typer", "rich", "pandas"):
+names = ("torch", "transformers", "sentence_transformers", "tokenizers", "safetensors", "numpy", "scipy", "sklearn",
+         "typer", "rich", "pandas", "yaml", "jinja2", "matplotlib", "huggingface_hub", "filelock", "platformdirs",
+         "pydantic")
+dists = {"sklearn": "scikit-learn", "yaml": "pyyaml", "sentence_transformers": "sentence-transformers"}
+for name in names:
     try:
-        print(name, importlib.import_module(name).__version__)
+        module = importlib.import_module(name)
     except Exception as exc:
         print(name, "MISSING:", exc)
+        continue
+    try:
+        print(name, getattr(module, "__version__", None) or metadata.version(dists.get(name, name)))
+    except Exception:
+        print(name, "present")
 import torch
 
 print("cuda", torch.version.cuda, "available", torch.cuda.is_available(),
@@ -53,6 +76,8 @@ print("stsbench imports:", "ok" if not missing else "; ".join(missing))
 EOF
   test -f "$DATA_DIR/wiki/wiki1m_head.txt" || echo "WARNING: no $DATA_DIR/wiki/wiki1m_head.txt (train part will fail)"
   test -d "$DATA_DIR/downstream" || echo "WARNING: no $DATA_DIR/downstream (eval part will fail)"
+  test -f "$MODEL_DIR/model.safetensors" || echo "WARNING: no $MODEL_DIR/model.safetensors (eval part will fail)"
+  if [ -f "$MODEL_DIR/model.safetensors" ]; then sha256sum "$MODEL_DIR/model.safetensors"; fi
   test -d "$STSBENCH_SHARED/reference/senteval" || echo "WARNING: no SentEval fork at $STSBENCH_SHARED/reference/senteval (oracle row will fail)"
 } 2>&1 | tee "$OUT/env.txt"
 
@@ -61,13 +86,13 @@ for part in $PARTS; do
   case $part in
     eval)
       # shellcheck disable=SC2086
-      timeout "${EVAL_TIMEOUT:-150}" "$PY" benchmarks/eval_speed.py --device cuda --model "$MODEL_DIR" \
+      timeout "${EVAL_TIMEOUT:-150}" "$PY" benchmarks/eval_speed.py --device "$DEVICE" --model "$MODEL_DIR" \
         --data-dir "$DATA_DIR" --markdown "$OUT/eval_speed.md" ${EVAL_ARGS:-} 2>&1 | tee "$OUT/eval_speed.log"
       rc=${PIPESTATUS[0]}
       ;;
     train)
       # shellcheck disable=SC2086
-      timeout "${TRAIN_TIMEOUT:-420}" "$PY" benchmarks/train_speed.py --device cuda --bert-base-shape \
+      timeout "${TRAIN_TIMEOUT:-420}" "$PY" benchmarks/train_speed.py --device "$DEVICE" "${TRAIN_SHAPE:---bert-base-shape}" \
         --tokenizer "$MODEL_DIR" --data-dir "$DATA_DIR" --markdown "$OUT/train_speed.md" ${TRAIN_ARGS:-} \
         2>&1 | tee "$OUT/train_speed.log"
       rc=${PIPESTATUS[0]}

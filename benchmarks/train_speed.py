@@ -44,8 +44,9 @@ from speed_report import report  # noqa: E402
 from speed_timing import Clock, Run, guarded, progress, set_tf32, sync, views_source  # noqa: E402
 
 from stsbench.errors import StsbenchError  # noqa: E402
+from stsbench.train import config as train_config  # noqa: E402
 from stsbench.train import loop  # noqa: E402
-from stsbench.train.config import FIELDS, finalize, make_config  # noqa: E402
+from stsbench.train.config import finalize, make_config  # noqa: E402
 from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file  # noqa: E402
 from stsbench.train.model import resolve_backbone  # noqa: E402
 from stsbench.train.schedule import linear_lr  # noqa: E402
@@ -73,6 +74,12 @@ def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
     return out
 
 
+def option_names() -> set[str]:
+    """The trainer's option names (the dataclass's fields, or the typed config's)."""
+    fields = getattr(train_config, "FIELDS", None)
+    return set(fields) if fields is not None else set(train_config.TrainConfig.model_fields)
+
+
 def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
     """Config, trainer parts and the method's schedule span, seeded as ``stsbench train`` seeds them."""
     options = {
@@ -88,13 +95,14 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
     }
     if mode == "compiled":
         options.update(compile=True, pad_to_max_length=True, length_buckets=1)
-    if precision == "tf32" and "tf32" in FIELDS:
+    if precision == "tf32" and "tf32" in option_names():
         options["tf32"] = True
-    missing = [k for k in options if k not in FIELDS]
+    missing = [k for k in options if k not in option_names()]
     if missing:
         raise StsbenchError(f"this stsbench's trainer has no {', '.join(missing)} option")
-    cfg = make_config(options)
-    finalize(cfg, data.supervised)
+    cfg = finalize(make_config(options), data.supervised)  # a new, resolved record where the config is typed
+    if hasattr(cfg, "on_device"):
+        cfg = cfg.on_device(args.device)
     set_tf32(precision == "tf32")
     loop.seed_everything(cfg.seed)
     model, _, m, optimizer = loop.build(cfg, model_dir, args.device)
