@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from stsbench.errors import StsbenchError
+
 
 @dataclass
 class Run:
@@ -116,7 +118,8 @@ def guarded(label: str, fn, *a):
     try:
         return fn(*a), None
     except Exception as exc:  # a failing row (compile, memory) must not cost the rest of the run
-        traceback.print_exc()
+        if not isinstance(exc, StsbenchError):  # a refusal says all in its one line
+            traceback.print_exc()
         return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:150]}"
     finally:
         gc.collect()

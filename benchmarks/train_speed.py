@@ -299,6 +299,27 @@ def peaks(args, config) -> dict[str, float | None]:
     return {p: gpu_peak(name, p) for p in ("fp32", "tf32", "bf16", "fp16")}
 
 
+def run_header(args) -> dict[str, str]:
+    """Device, versions, date and command for the report."""
+    import transformers
+
+    cuda = "cuda" in args.device
+    if args.bert_base_shape:
+        shape = "BERT-base shape, random weights"
+    else:
+        shape = "tiny random BERT" if args.tiny_shape else args.model
+    return {
+        "device": torch.cuda.get_device_name(torch.device(args.device))
+        if cuda
+        else f"CPU, {torch.get_num_threads()} threads",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "shape": shape,
+    }
+
+
 def main() -> None:
     args = parse_args()
     if args.threads:
@@ -308,8 +329,28 @@ def main() -> None:
     except StsbenchError as exc:
         sys.exit(f"error: {exc}")
     methods = [m for m in args.methods.split(",") if m]
+    modes = [m for m in args.modes.split(",") if m]
     runs: list[Run] = []
     checks: list[tuple[str, str, float | None, str | None]] = []
+    header = run_header(args)
+
+    def write() -> str:  # after every row: a run cut short by a time limit still leaves its table
+        text = report(header=header, args=args, config=config, runs=runs, checks=checks, peak=peak)
+        if args.markdown:
+            from stsbench.io import atomic_write_text
+
+            atomic_write_text(args.markdown, text + "\n")
+        return text
+
+    def timed_rows(mode: str, precisions: str) -> None:
+        for precision in [p for p in precisions.split(",") if p]:
+            for method in methods:
+                label = f"{method} {precision} {mode}"
+                run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
+                runs.append(run or Run(method, precision, mode, error=error))
+                progress(runs[-1])
+                write()
+
     with tempfile.TemporaryDirectory() as tmp:
         try:
             model_dir = model_folder(args, Path(tmp))
@@ -319,61 +360,26 @@ def main() -> None:
 
         config = AutoConfig.from_pretrained(model_dir)
         peak = peaks(args, config)
-        for mode in [m for m in args.modes.split(",") if m]:
-            precisions = args.precisions if mode == "eager" else args.compile_precisions
-            for precision in [p for p in precisions.split(",") if p]:
-                for method in methods:
-                    run, error = guarded(
-                        f"{method} {precision} {mode}",
-                        time_stsbench,
-                        method,
-                        precision,
-                        mode,
-                        args,
-                        model_dir,
-                        data,
-                    )
-                    runs.append(run or Run(method, precision, mode, error=error))
-                    progress(runs[-1])
+        # quick rows first, compilation (a minute or more a row) last
+        if "eager" in modes:
+            timed_rows("eager", args.precisions)
         if not args.no_baseline:
             set_tf32(False)
             run, error = guarded("official-style baseline", time_official, args, model_dir, data)
-            runs.append(
-                run or Run("official", "fp16" if "cuda" in args.device else "fp32", "eager", error=error)
-            )
+            precision = "fp16" if "cuda" in args.device else "fp32"
+            runs.append(run or Run("official", precision, "eager", error=error))
             progress(runs[-1])
+            write()
         for precision in [p for p in args.check_precisions.split(",") if p and args.check_steps > 0]:
             for method in methods:
-                got, error = guarded(
-                    f"loss check {method} {precision}", loss_check, method, precision, args, model_dir, data
-                )
+                label = f"loss check {method} {precision}"
+                got, error = guarded(label, loss_check, method, precision, args, model_dir, data)
                 checks.append((method, precision, got[0] if got else None, error))
                 print(f"[train_speed]   max abs loss difference {checks[-1][2]}", file=sys.stderr, flush=True)
-    device = (
-        torch.cuda.get_device_name(torch.device(args.device))
-        if "cuda" in args.device
-        else (f"CPU, {torch.get_num_threads()} threads")
-    )
-    import transformers
-
-    header = {
-        "device": device,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
-        "shape": "BERT-base shape, random weights"
-        if args.bert_base_shape
-        else "tiny random BERT"
-        if args.tiny_shape
-        else args.model,
-    }
-    text = report(header=header, args=args, config=config, runs=runs, checks=checks, peak=peak)
-    print(text)
-    if args.markdown:
-        from stsbench.io import atomic_write_text
-
-        atomic_write_text(args.markdown, text + "\n")
+                write()
+        if "compiled" in modes:
+            timed_rows("compiled", args.compile_precisions)
+    print(write())
 
 
 if __name__ == "__main__":
