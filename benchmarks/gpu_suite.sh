@@ -11,9 +11,9 @@
 # "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150),
 # DEVICE (default cuda), TRAIN_SHAPE (default --bert-base-shape; --tiny-shape for a dry run on a CPU).
 #
-# all-MiniLM-L6-v2's weights (87 MiB) do not fit the 64 MiB a device call may carry: split them here
-# (`split -b 40M model.safetensors model.safetensors.part-`), carry the parts over two calls of a warm
-# machine into one folder, and this script joins model.safetensors.part-* when model.safetensors is missing.
+# all-MiniLM-L6-v2's weights (87 MiB) do not fit the 64 MiB a device call may carry: benchmarks/gpu_stage.sh
+# splits them in two for two calls of a warm machine into one folder, and this script joins
+# model.safetensors.part-* (checked against model.safetensors.sha256) when model.safetensors is missing.
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -26,12 +26,17 @@ shift 2
 PARTS=${*:-eval train}
 DEVICE=${DEVICE:-cuda}
 if [ ! -f "$MODEL_DIR/model.safetensors" ] && compgen -G "$MODEL_DIR/model.safetensors.part-*" >/dev/null; then
-  cat "$MODEL_DIR"/model.safetensors.part-* >"$MODEL_DIR/model.safetensors.tmp" &&
-    mv "$MODEL_DIR/model.safetensors.tmp" "$MODEL_DIR/model.safetensors"
+  # the halves gpu_stage.sh made; both must have arrived (the sha256 says so)
+  cat "$MODEL_DIR"/model.safetensors.part-* >"$MODEL_DIR/model.safetensors"
+  if [ -f "$MODEL_DIR/model.safetensors.sha256" ] &&
+    ! (cd "$MODEL_DIR" && sha256sum -c --quiet model.safetensors.sha256); then
+    echo "WARNING: $MODEL_DIR/model.safetensors.part-* do not make the model (a half is missing?)" >&2
+    rm -f "$MODEL_DIR/model.safetensors"
+  fi
 fi
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-PY=${PYTHON:-python}
+PY=${PYTHON:-python3}  # the GPU image: a plain python3 holds torch
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export STSBENCH_DATA="$DATA_DIR" STSBENCH_SHARED="${STSBENCH_SHARED:-$PWD/../shared}"
 export TOKENIZERS_PARALLELISM=false

