@@ -10,6 +10,7 @@
 #   .gpu/m1    tokenizer and config files + the first half of model.safetensors (+ its sha256)
 #   .gpu/m2    tokenizer and config files + the second half
 #   .gpu/data  the STS data and the training text;  .gpu/shared/reference/senteval  the SentEval fork
+#   .gpu/wheels  pydantic & co. for the GPU image's Python 3.12 (pip download; needs the package index)
 # and prints the two device calls to make, back to back (the machine stays warm for 30 s after a call).
 set -euo pipefail
 
@@ -34,12 +35,29 @@ cp .gpu/m1/model.safetensors.sha256 .gpu/m2/
 cp -r "$DATA_DIR/downstream/STS" "$DATA_DIR/downstream/SICK" .gpu/data/downstream/
 cp -r "$DATA_DIR/wiki" .gpu/data/
 cp -r "$SHARED_DIR/reference/senteval" .gpu/shared/reference/
+# what stsbench imports and the GPU image lacks (pydantic: the typed training config), as wheels for its
+# Python 3.12 at this venv's versions; gpu_suite.sh unpacks them onto PYTHONPATH (no pip there)
+mkdir -p .gpu/wheels
+pins=$("$PY" - <<'PIN'
+from importlib import metadata
+
+for name in ("pydantic", "pydantic_core", "annotated-types", "typing-inspection", "typing_extensions", "platformdirs"):
+    try:
+        print(f"{name}=={metadata.version(name)}")
+    except metadata.PackageNotFoundError:
+        pass
+PIN
+)
+# shellcheck disable=SC2086
+"$PY" -m pip download --quiet --only-binary=:all: --no-deps --python-version 3.12 \
+  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .gpu/wheels $pins ||
+  echo "WARNING: no wheels downloaded; without pydantic the typed config (and so stsbench) will not import there"
 du -sh .gpu/*
 cat <<'EOF'
 Device calls, back to back (the machine stays warm 30 s after a call; call 2 runs the training part even
 if it went cold, since each half holds the tokenizer):
   1. carry [".gpu/m1"]
      command: mkdir -p /tmp/minilm && cp -r .gpu/m1/. /tmp/minilm/ && ls -la /tmp/minilm
-  2. carry [".gpu/m2", ".gpu/data", ".gpu/shared"]
+  2. carry [".gpu/m2", ".gpu/data", ".gpu/shared", ".gpu/wheels"]
      command: cp -r .gpu/m2/. /tmp/minilm/ && STSBENCH_SHARED=$PWD/.gpu/shared bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data
 EOF

@@ -9,7 +9,8 @@
 # tee'd into $OUT (default ./gpu-out): env.txt, eval_speed.{log,md}, train_speed.{log,md}; the two markdown
 # tables are printed last. Knobs (environment): TRAIN_ARGS (extra train_speed.py options, e.g.
 # "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150),
-# DEVICE (default cuda), TRAIN_SHAPE (default --bert-base-shape; --tiny-shape for a dry run on a CPU).
+# DEVICE (default cuda), TRAIN_SHAPE (default --bert-base-shape; --tiny-shape for a dry run on a CPU),
+# WHEELS (default .gpu/wheels: wheels unpacked onto PYTHONPATH, for packages the image lacks).
 #
 # all-MiniLM-L6-v2's weights (87 MiB) do not fit the 64 MiB a device call may carry: benchmarks/gpu_stage.sh
 # splits them in two for two calls of a warm machine into one folder, and this script joins
@@ -40,6 +41,14 @@ PY=${PYTHON:-python3}  # the GPU image: a plain python3 holds torch
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export STSBENCH_DATA="$DATA_DIR" STSBENCH_SHARED="${STSBENCH_SHARED:-$PWD/../shared}"
 export TOKENIZERS_PARALLELISM=false
+# wheels the image lacks (gpu_stage.sh: pydantic & co.), unpacked onto PYTHONPATH: no pip, no network
+WHEELS=${WHEELS:-$PWD/.gpu/wheels}
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+  site=$(mktemp -d)
+  for w in "$WHEELS"/*.whl; do "$PY" -m zipfile -e "$w" "$site"; done
+  export PYTHONPATH="$site:$PYTHONPATH"
+  echo "unpacked onto PYTHONPATH: $(cd "$WHEELS" && ls -- *.whl | tr '\n' ' ')"
+fi
 # a cache folder of our own: the default one needs platformdirs, which the GPU image lacks
 STSBENCH_CACHE=${STSBENCH_CACHE:-$(mktemp -d)}
 export STSBENCH_CACHE
