@@ -51,6 +51,11 @@ from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file  
 from stsbench.train.model import resolve_backbone  # noqa: E402
 from stsbench.train.schedule import linear_lr  # noqa: E402
 
+try:  # the loop's device-side finiteness record (issue 19); the loop before it checked on the host
+    from stsbench.train.step import FiniteWatch
+except ImportError:
+    FiniteWatch = None
+
 SHARED = Path(os.environ.get("STSBENCH_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PRECISION = {"fp32": "fp32", "tf32": "fp32", "bf16": "bf16"}  # --precision of the trainer
 
@@ -135,6 +140,8 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
     plan = [batch(data, cfg, step) for step in range(total)]
     run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[args.warmup :]]
     clock = Clock(args.device)
+    # the loop's device-side finiteness record, where it has one (the old loop checked on the host)
+    watch = FiniteWatch(args.device) if FiniteWatch is not None else None
 
     def make(step: int):
         rows, rng = plan[step]
@@ -149,11 +156,14 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
                 clock.start()
             views = source.get(step)
             lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
+            checks = {"watch": (watch, step + 1)} if watch is not None else {}
             loss, _ = loop.train_step(
-                model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp
+                model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp, **checks
             )
-            if (step + 1) % args.log_steps == 0:
-                float(loss)  # the loop's one read per log interval
+            if (step + 1) % args.log_steps == 0:  # the loop's one read per log interval
+                if watch is not None:
+                    watch.check()
+                float(loss)
             if step >= args.warmup:
                 clock.stop()
                 pos = views.positive if views.positive is not None else views.anchor
