@@ -4,9 +4,11 @@
     python benchmarks/train_speed.py --device cuda --bert-base-shape --tokenizer DIR --markdown out.md
     python benchmarks/train_speed.py --device cpu --tiny-shape --steps 3 --warmup 1   # a smoke test
 
-For each method, precision (fp32, tf32, bf16 autocast) and mode (eager; compiled = ``--compile`` with every
-view padded to max length) it builds stsbench's trainer from the same weights and runs the same batches:
+For each method, precision (fp32, tf32, bf16 autocast) and mode it builds stsbench's trainer from the same weights and runs the same batches:
 ``--warmup`` untimed steps (the first one timed alone: compilation lands there), then ``--steps`` timed ones.
+Modes (:data:`MODES`): eager; graph = ``--cuda-graph`` (SimCSE only: the step replayed from one CUDA graph,
+at least its eager warm-up + capture steps untimed); compiled = ``--compile``; compiled-graph = both; all
+but eager with every view padded to max length (``--pad-to-max-length``, one length bucket).
 A timed step is what the loop does per batch: get the views (tokenised, repeated, padded; from the loop's
 own source, ``stsbench.train.batches``, made ahead in a thread on CUDA where the loop has it, else made in
 the step), move them to the device, forward, loss, backward, clip, AdamW, the method's state update; the
@@ -58,6 +60,14 @@ except ImportError:
 
 SHARED = Path(os.environ.get("STSBENCH_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 PRECISION = {"fp32": "fp32", "tf32": "fp32", "bf16": "bf16"}  # --precision of the trainer
+STATIC = {"pad_to_max_length": True, "length_buckets": 1}
+MODES = {  # trainer options per mode
+    "eager": {},
+    "graph": {"cuda_graph": True, **STATIC},
+    "compiled": {"compile": True, **STATIC},
+    "compiled-graph": {"compile": True, "cuda_graph": True, **STATIC},
+}
+GRAPH_METHODS = ("simcse",)  # --cuda-graph refuses methods with state updates after the step
 
 
 def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
@@ -98,8 +108,7 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
         "device": args.device,
         "length_buckets": args.length_buckets or (4 if args.device == "cpu" else 1),
     }
-    if mode == "compiled":
-        options.update(compile=True, pad_to_max_length=True, length_buckets=1)
+    options.update(MODES[mode])
     if precision == "tf32" and "tf32" in option_names():
         options["tf32"] = True
     missing = [k for k in options if k not in option_names()]
@@ -111,7 +120,7 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
     set_tf32(precision == "tf32")
     loop.seed_everything(cfg.seed)
     model, _, m, optimizer = loop.build(cfg, model_dir, args.device)
-    if mode == "compiled" and hasattr(loop, "compile_model"):  # the backbones, in place
+    if "compile" in options and hasattr(loop, "compile_model"):  # the backbones, in place
         takes_method = "method" in inspect.signature(loop.compile_model).parameters
         loop.compile_model(model, cfg, m) if takes_method else loop.compile_model(model, cfg)
     m.start(args.warmup + args.steps)
@@ -136,12 +145,20 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
     run = Run(method, precision, mode)
     cfg, model, m, optimizer, amp = build(method, precision, mode, args, model_dir, data)
     config = model.backbone.config
-    total = args.warmup + args.steps
-    plan = [batch(data, cfg, step) for step in range(total)]
-    run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[args.warmup :]]
-    clock = Clock(args.device)
     # the loop's device-side finiteness record, where it has one (the old loop checked on the host)
     watch = FiniteWatch(args.device) if FiniteWatch is not None else None
+    graphed, warmup = None, args.warmup
+    if MODES[mode].get("cuda_graph"):
+        from stsbench.train.graph import GraphedStep
+
+        graphed = GraphedStep(
+            model, m, optimizer, max_grad_norm=cfg.max_grad_norm, precision=amp, watch=watch
+        )
+        warmup = max(warmup, GraphedStep.EAGER + 1)  # eager warm-up steps and the capture, untimed
+    total = warmup + args.steps
+    plan = [batch(data, cfg, step) for step in range(total)]
+    run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[warmup:]]
+    clock = Clock(args.device)
 
     def make(step: int):
         rows, rng = plan[step]
@@ -149,22 +166,32 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
 
     with views_source(make, stop=total, device=args.device) as source:
         for step in range(total):
-            if step in (0, args.warmup):
+            if step in (0, warmup):
                 sync(args.device)
             started = time.perf_counter()
-            if step >= args.warmup:
+            if step >= warmup:
                 clock.start()
             views = source.get(step)
             lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
-            checks = {"watch": (watch, step + 1)} if watch is not None else {}
-            loss, _ = loop.train_step(
-                model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp, **checks
-            )
+            if graphed is not None:
+                loss, _ = graphed(views, lr=lr, step=step + 1)
+            else:
+                checks = {"watch": (watch, step + 1)} if watch is not None else {}
+                loss, _ = loop.train_step(
+                    model,
+                    m,
+                    optimizer,
+                    views,
+                    lr=lr,
+                    max_grad_norm=cfg.max_grad_norm,
+                    precision=amp,
+                    **checks,
+                )
             if (step + 1) % args.log_steps == 0:  # the loop's one read per log interval
                 if watch is not None:
                     watch.check()
                 float(loss)
-            if step >= args.warmup:
+            if step >= warmup:
                 clock.stop()
                 pos = views.positive if views.positive is not None else views.anchor
                 widths = (views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1])
@@ -270,11 +297,15 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--log-steps", type=int, default=10, help="read the loss on the host every N steps")
     ap.add_argument("--methods", default="simcse,esimcse,mocose")
     ap.add_argument("--precisions", default="fp32,tf32,bf16" if cuda else "fp32")
-    ap.add_argument("--modes", default="eager,compiled" if cuda else "eager", help="eager,compiled")
+    ap.add_argument(
+        "--modes",
+        default="eager,graph,compiled-graph,compiled" if cuda else "eager",
+        help=f"of {', '.join(MODES)} (graph modes: CUDA, SimCSE only)",
+    )
     ap.add_argument(
         "--compile-precisions",
         default="bf16" if cuda else "fp32",
-        help="the precisions the compiled mode runs (each compile takes a minute or so)",
+        help="the precisions the compiled modes run (each compile takes a minute or so)",
     )
     ap.add_argument("--length-buckets", type=int, help="eager rows (default: the loop's, 4 on CPU, 1 on GPU)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the official-style step")
@@ -289,6 +320,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--peak-tflops", type=float, help="the device's peak for MFU when it is not in the table")
     ap.add_argument("--markdown", type=Path, help="also write the report here")
     args = ap.parse_args()
+    unknown = set(filter(None, args.modes.split(","))) - set(MODES)
+    if unknown:
+        ap.error(f"--modes: {', '.join(sorted(unknown))} unknown; use {', '.join(MODES)}")
     if args.warmup < 1 or args.steps < 1:
         ap.error("--warmup and --steps must be at least 1")
     if torch.device(args.device).type == "cuda" and not cuda:
@@ -354,7 +388,7 @@ def main() -> None:
 
     def timed_rows(mode: str, precisions: str) -> None:
         for precision in [p for p in precisions.split(",") if p]:
-            for method in methods:
+            for method in [m for m in methods if "graph" not in mode or m in GRAPH_METHODS]:
                 label = f"{method} {precision} {mode}"
                 run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
                 runs.append(run or Run(method, precision, mode, error=error))
@@ -387,8 +421,11 @@ def main() -> None:
                 checks.append((method, precision, got[0] if got else None, error))
                 print(f"[train_speed]   max abs loss difference {checks[-1][2]}", file=sys.stderr, flush=True)
                 write()
-        if "compiled" in modes:
-            timed_rows("compiled", args.compile_precisions)
+        if "graph" in modes:
+            timed_rows("graph", args.precisions)
+        for mode in ("compiled-graph", "compiled"):  # a minute or more each: last
+            if mode in modes:
+                timed_rows(mode, args.compile_precisions)
     print(write())
 
 
