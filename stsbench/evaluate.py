@@ -29,11 +29,6 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def average(values: list[float]) -> float:
-    """SimCSE's Avg.: the mean of the already rounded per-task figures, rounded to 2 decimals."""
-    return round(sum(values) / len(values), 2)
-
-
 def evaluate_encoder(
     encoder: Encoder,
     tasks: list[Task],

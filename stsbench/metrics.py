@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
@@ -33,6 +35,18 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 def as_reported(value: float) -> float:
     """A correlation or accuracy in [0, 1] as the papers print it: x100, rounded to 2 decimals."""
     return round(float(value) * 100.0, 2)
+
+
+def simcse_average(values: Sequence[float | None]) -> float | None:
+    """SimCSE's Avg. column: the mean of the figures as printed (already rounded), rounded to 2 decimals.
+
+    SimCSE ``evaluation.py`` averages its ``"%.2f"`` task strings. Every table, check and summary of stsbench
+    takes its Avg. here. None when there are no figures or one is missing (an Avg. over fewer tasks is another
+    number than the paper's).
+    """
+    if not values or any(v is None for v in values):
+        return None
+    return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
 
 
 # --- analyses: length bias, alignment/uniformity, spectra --------------------------------------------------

@@ -11,6 +11,13 @@ import torch
 from stsbench import metrics as M
 
 
+def test_simcse_average_is_the_mean_of_the_printed_figures():
+    # the README's all-MiniLM-L6-v2 row: 552.12 / 7 = 78.874...
+    assert M.simcse_average([72.37, 80.6, 75.59, 85.39, 78.99, 82.03, 77.15]) == 78.87
+    assert M.simcse_average([1.0, 2.0, 2.0]) == 1.67
+    assert M.simcse_average([70.0, None]) is None and M.simcse_average([]) is None
+
+
 def test_normalise_gold_both_scales():
     np.testing.assert_allclose(M.normalise_gold(np.array([0.0, 2.5, 5.0]), (0.0, 5.0)), [0.0, 0.5, 1.0])
     # SICK 1-5: (g - 1) / 4, not g / 5

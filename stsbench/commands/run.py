@@ -38,14 +38,14 @@ class Format(str, Enum):
 
 def score_tables(run) -> list[tuple[str, list[str], list[float]]]:
     """(title, task names + ``Avg.``, values) per task kind, in SimCSE's layout."""
-    from stsbench.evaluate import average
+    from stsbench.metrics import simcse_average
 
     tables = []
     for kind, title in (("sts", "STS"), ("transfer", "Transfer")):
         rows = [r for r in run.results if r.task_type == kind]
         if rows:
             vals = [r.reported for r in rows]
-            tables.append((title, [r.task for r in rows] + ["Avg."], vals + [average(vals)]))
+            tables.append((title, [r.task for r in rows] + ["Avg."], vals + [simcse_average(vals)]))
     return tables
 
 

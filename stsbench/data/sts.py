@@ -24,6 +24,38 @@ STS_SUBSETS: dict[str, list[str]] = {
 }
 STSB_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
 SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+STS_TASK_NAMES = [*STS_SUBSETS, "STSBenchmark", "SICKRelatedness"]
+
+
+def _check_task(task: str, split: str) -> None:
+    if task not in STS_TASK_NAMES:
+        raise StsbenchError(f"unknown STS task {task!r}; choose from {', '.join(STS_TASK_NAMES)}")
+    if task in STS_SUBSETS and split != "test":
+        raise StsbenchError(f"{task} has only a test split (asked for {split!r})")
+
+
+def _year_folder(data_dir: Path, task: str) -> Path:
+    return Path(data_dir) / "downstream" / "STS" / f"{task}-en-test"
+
+
+def subset_files(folder: Path, subset: str) -> tuple[Path, Path]:
+    """An STS12-16 subset's sentence-pair file and gold file, as SentEval names them."""
+    return folder / f"STS.input.{subset}.txt", folder / f"STS.gs.{subset}.txt"
+
+
+def pair_files(data_dir: Path, task: str, split: str = "test") -> list[Path]:
+    """Every file :func:`load_pairs` reads for ``task``'s ``split``: the one home of SentEval's STS layout.
+
+    ``<data-dir>/downstream/STS/STS12-en-test/STS.{input,gs}.<subset>.txt`` (each subset, input then gold),
+    ``downstream/STS/STSBenchmark/sts-<split>.csv``, ``downstream/SICK/SICK_{train,trial,test_annotated}.txt``.
+    """
+    _check_task(task, split)
+    if task in STS_SUBSETS:
+        return [f for s in STS_SUBSETS[task] for f in subset_files(_year_folder(data_dir, task), s)]
+    root = Path(data_dir) / "downstream"
+    if task == "STSBenchmark":
+        return [root / "STS" / "STSBenchmark" / STSB_FILES[split]]
+    return [root / "SICK" / SICK_FILES[split]]
 
 
 @dataclass
@@ -76,8 +108,7 @@ def _score(value: str, path: Path, line: int, lo: float, hi: float) -> float:
 
 def read_sts_subset(folder: Path, subset: str) -> tuple[list[str], list[str], list[float]]:
     """One STS12-16 subset: pairs whose gold line is empty are dropped (SentEval)."""
-    inp = folder / f"STS.input.{subset}.txt"
-    gs = folder / f"STS.gs.{subset}.txt"
+    inp, gs = subset_files(folder, subset)
     lines = read_lines(inp, splitlines=True)
     golds = read_lines(gs, splitlines=True)
     if len(golds) != len(lines):
@@ -103,7 +134,8 @@ def read_sts_subset(folder: Path, subset: str) -> tuple[list[str], list[str], li
 
 def read_sts_task(data_dir: Path, task: str) -> Pairs:
     """STS12..STS16: every subset's pairs concatenated, subset names kept."""
-    folder = Path(data_dir) / "downstream" / "STS" / f"{task}-en-test"
+    _check_task(task, "test")
+    folder = _year_folder(data_dir, task)
     s1: list[str] = []
     s2: list[str] = []
     y: list[float] = []
@@ -142,26 +174,21 @@ def _read_columns(
 
 def read_stsb(data_dir: Path, split: str) -> Pairs:
     """STS Benchmark split (``train``/``dev``/``test``): gold column 4, sentences columns 5 and 6."""
-    path = Path(data_dir) / "downstream" / "STS" / "STSBenchmark" / STSB_FILES[split]
+    (path,) = pair_files(data_dir, "STSBenchmark", split)
     return _read_columns(path, (4, 5, 6), False, 0.0, 5.0, "STSBenchmark", split)
 
 
 def read_sick(data_dir: Path, split: str) -> Pairs:
     """SICK relatedness split (``train``/``dev`` = trial/``test``): header, sentences 1 and 2, gold 3 (1-5)."""
-    path = Path(data_dir) / "downstream" / "SICK" / SICK_FILES[split]
+    (path,) = pair_files(data_dir, "SICKRelatedness", split)
     return _read_columns(path, (3, 1, 2), True, 1.0, 5.0, "SICKRelatedness", split)
 
 
 def load_pairs(data_dir: Path, task: str, split: str = "test") -> Pairs:
     """Any STS task's pairs: STS12..16 (test only), ``STSBenchmark`` or ``SICKRelatedness`` (any split)."""
+    _check_task(task, split)
     if task in STS_SUBSETS:
-        if split != "test":
-            raise StsbenchError(f"{task} has only a test split (asked for {split!r})")
         return read_sts_task(data_dir, task)
     if task == "STSBenchmark":
         return read_stsb(data_dir, split)
-    if task == "SICKRelatedness":
-        return read_sick(data_dir, split)
-    raise StsbenchError(
-        f"unknown STS task {task!r}; choose from {', '.join([*STS_SUBSETS, 'STSBenchmark', 'SICKRelatedness'])}"
-    )
+    return read_sick(data_dir, split)

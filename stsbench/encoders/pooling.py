@@ -20,6 +20,10 @@ class Pooler(str, Enum):
 
 
 POOLERS = [p.value for p in Pooler]
+# sentence-transformers' Pooling module (its ``1_Pooling/config.json``): the one ``pooling_mode_*`` flag set for
+# each pooler it computes alone. Its ``cls`` is ``cls_before_pooler`` plus a Dense+tanh module (train/checkpoint.py
+# writes that stack); avg_first_last and avg_top2 it cannot express.
+ST_POOLING_MODES = {"cls_before_pooler": "pooling_mode_cls_token", "avg": "pooling_mode_mean_tokens"}
 
 
 def needs_hidden_states(pooler: str) -> bool:

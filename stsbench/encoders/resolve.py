@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stsbench.encoders.pooling import POOLERS
+from stsbench.encoders.pooling import POOLERS, ST_POOLING_MODES
 from stsbench.errors import StsbenchError
 
 EMBEDDED_DEFAULT = "all-MiniLM-L6-v2"
@@ -18,7 +18,7 @@ _NATIVE_MODULES = {
     "sentence_transformers.models.Pooling",
     "sentence_transformers.models.Normalize",
 }
-_ST_POOLING = {"pooling_mode_mean_tokens": "avg", "pooling_mode_cls_token": "cls_before_pooler"}
+_POOLER_OF_MODE = {mode: pooler for pooler, mode in ST_POOLING_MODES.items()}
 
 
 @dataclass
@@ -148,10 +148,10 @@ def _inspect_st(name: str, path: Path) -> ModelSpec:
         return spec
     pcfg = _read_json(path / pool_mods[0]["path"] / "config.json")
     active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
-    if len(active) != 1 or active[0] not in _ST_POOLING or pcfg.get("include_prompt", True) is False:
+    if len(active) != 1 or active[0] not in _POOLER_OF_MODE or pcfg.get("include_prompt", True) is False:
         return spec
     spec.kind = "sentence-transformers"
-    spec.pooler = _ST_POOLING[active[0]]
+    spec.pooler = _POOLER_OF_MODE[active[0]]
     spec.normalize = "sentence_transformers.models.Normalize" in types
     spec.declared["pooling"] = pcfg
     return spec

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
+from stsbench.metrics import simcse_average
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.schema import TaskResult
 from stsbench.results.store import read_result
@@ -77,10 +78,7 @@ class Comparison:
     @property
     def measured_average(self) -> float | None:
         """The mean of the measured figures (2 decimals, like the Avg. columns); None if one is missing."""
-        values = [r.value for r in self.rows]
-        if not values or any(v is None for v in values):
-            return None
-        return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
+        return simcse_average([r.value for r in self.rows])
 
     @property
     def published_average(self) -> float | None:

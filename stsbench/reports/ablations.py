@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from stsbench.metrics import simcse_average
 from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
@@ -142,9 +143,7 @@ def sts_average(run: TrainRun, models: list[Model], records: Iterable[TaskRecord
         and r.result.task_type == "sts"
         and r.result.mode in ("test", "fasttest")
     }
-    if any(t not in values for t in STS_TASKS):
-        return None
-    return round(sum(values[t] for t in STS_TASKS) / len(STS_TASKS), 2)
+    return simcse_average([values.get(t) for t in STS_TASKS])
 
 
 def run_label(run: TrainRun, models: list[Model], runs: list[TrainRun]) -> str:

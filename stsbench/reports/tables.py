@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stsbench.analyses.common import short_name
+from stsbench.metrics import simcse_average
 from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.models import Model, model_of
@@ -53,13 +54,6 @@ def published_for(model: Model, kind: str) -> list[Entry]:
     ]
 
 
-def _average(values: list[float | None]) -> float | None:
-    """SimCSE's Avg.: the mean of the rounded figures, over every task of the table, else none."""
-    if not values or any(v is None for v in values):
-        return None
-    return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
-
-
 def _groups(
     records: Iterable[TaskRecord], models: list[Model], kind: str
 ) -> list[tuple[Model, str, dict[str, float]]]:
@@ -94,7 +88,7 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     notes: list[str] = []
     for model, mode, values in groups:
         measured = [values.get(t) for t in present]
-        avg = _average([values.get(t) for t in tasks])
+        avg = simcse_average([values.get(t) for t in tasks])
         label = model.label if mode == "test" else f"{model.label} [{mode}]"
         rows.append([label, model.method or DASH, *[fmt(v) for v in measured], fmt(avg)])
         for entry in published_for(model, kind):

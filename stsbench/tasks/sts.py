@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stsbench.data.sts import SICK_FILES, STS_SUBSETS, STSB_FILES, Pairs, load_pairs
+from stsbench.data.sts import STS_SUBSETS, Pairs, load_pairs, pair_files
 from stsbench.encoders.base import EmbeddingTable
 from stsbench.errors import StsbenchError
 from stsbench.metrics import as_reported, cosine_pairs, pearson, spearman
@@ -36,7 +36,6 @@ class STSYearTask(Task):
     """STS12..STS16: several subsets, test only."""
 
     kind = "sts"
-    data_subdir = "STS"
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -47,8 +46,7 @@ class STSYearTask(Task):
 
     def files(self, data_dir: Path, mode: Mode) -> list[Path]:
         """Input and gold file of each subset."""
-        folder = self.path(data_dir) / f"{self.name}-en-test"
-        return [folder / f"STS.{kind}.{s}.txt" for s in STS_SUBSETS[self.name] for kind in ("input", "gs")]
+        return pair_files(data_dir, self.name, "test")
 
     def load(self, data_dir: Path, mode: Mode) -> Pairs:
         """All subsets' pairs."""
@@ -85,10 +83,8 @@ class STSSplitTask(Task):
 
     kind = "sts"
 
-    def __init__(self, name: str, data_subdir: str, split_files: dict[str, str]) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.data_subdir = data_subdir
-        self.split_files = split_files
 
     @staticmethod
     def split(mode: Mode) -> str:
@@ -97,7 +93,7 @@ class STSSplitTask(Task):
 
     def files(self, data_dir: Path, mode: Mode) -> list[Path]:
         """The one split file read."""
-        return [self.path(data_dir) / self.split_files[self.split(mode)]]
+        return pair_files(data_dir, self.name, self.split(mode))
 
     def load(self, data_dir: Path, mode: Mode) -> Pairs:
         """The split's pairs (SentEval also encodes train and dev here; their scores are never reported)."""
@@ -117,6 +113,6 @@ class STSSplitTask(Task):
 
 STS_TASKS: list[Task] = [
     *(STSYearTask(n) for n in STS_SUBSETS),
-    STSSplitTask("STSBenchmark", "STS/STSBenchmark", STSB_FILES),
-    STSSplitTask("SICKRelatedness", "SICK", SICK_FILES),
+    STSSplitTask("STSBenchmark"),
+    STSSplitTask("SICKRelatedness"),
 ]

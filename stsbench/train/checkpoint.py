@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from stsbench.encoders.pooling import ST_POOLING_MODES
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
@@ -26,8 +27,6 @@ os.umask(_UMASK)
 LAST = "last"
 STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
-# sentence-transformers pooling mode of each pooler it can express (avg_first_last / avg_top2 it cannot)
-_ST_POOLING = {"cls": "cls", "cls_before_pooler": "cls", "avg": "mean"}
 
 
 def is_run_dir(path: Path) -> bool:
@@ -75,7 +74,8 @@ def _backbone_state(model, eval_pooler: str) -> dict[str, torch.Tensor]:
 
 def _write_sentence_transformers(folder: Path, model, eval_pooler: str) -> bool:
     """modules.json, sentence_bert_config.json, 1_Pooling (and 2_Dense + tanh for ``cls``)."""
-    mode = _ST_POOLING.get(eval_pooler)
+    # ``cls``: the [CLS] state, then SimCSE's MLP as a Dense+tanh module
+    mode = ST_POOLING_MODES.get("cls_before_pooler" if eval_pooler == "cls" else eval_pooler)
     if mode is None:
         return False
     from safetensors.torch import save_file
@@ -89,8 +89,8 @@ def _write_sentence_transformers(folder: Path, model, eval_pooler: str) -> bool:
         folder / "1_Pooling" / "config.json",
         {
             "word_embedding_dimension": hidden,
-            "pooling_mode_cls_token": mode == "cls",
-            "pooling_mode_mean_tokens": mode == "mean",
+            "pooling_mode_cls_token": mode == "pooling_mode_cls_token",
+            "pooling_mode_mean_tokens": mode == "pooling_mode_mean_tokens",
             "pooling_mode_max_tokens": False,
             "pooling_mode_mean_sqrt_len_tokens": False,
         },
