@@ -8,7 +8,9 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,28 +21,48 @@ REFERENCE = SHARED / "reference" / "senteval"
 STS_NAMES = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
 
 
+def _importable() -> None:
+    """Put the fork on ``sys.path`` and give it ``inspect.getargspec`` (gone in Python 3.11, used by senteval.utils)."""
+    if str(REFERENCE) not in sys.path:
+        sys.path.insert(0, str(REFERENCE))
+    inspect.getargspec = inspect.getfullargspec
+
+
+def patch_for_cpu(set_attr: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Make the fork run on a CPU-only machine with Python 3.11, the patches its README asks for.
+
+    ``.cuda()`` of tensors and modules returns them unchanged and ``PyTorchClassifier`` keeps its data where it is
+    (``cudaEfficient``). ``set_attr`` applies them: ``setattr`` for the whole process (the benchmarks), a
+    ``pytest.MonkeyPatch``'s ``setattr`` to undo them after a test. Patching twice is a no-op.
+    """
+    _importable()
+    import senteval.tools.classifier as clf
+
+    init = clf.PyTorchClassifier.__init__
+    if getattr(init, "stsbench_cpu", False):
+        return
+
+    def cpu_init(self, *a, **k):
+        init(self, *a, **k)
+        self.cudaEfficient = True
+
+    cpu_init.stsbench_cpu = True  # type: ignore[attr-defined]
+    set_attr(torch.Tensor, "cuda", lambda self, *a, **k: self)
+    set_attr(torch.nn.Module, "cuda", lambda self, *a, **k: self)
+    set_attr(clf.PyTorchClassifier, "__init__", cpu_init)
+
+
 def import_senteval(cpu: bool = True):
-    """Import the fork, patched for Python 3.11 and (``cpu``) to run on a CPU-only machine (see its README).
+    """Import the fork; with ``cpu``, patched for the CPU for the rest of the process (:func:`patch_for_cpu`).
 
     With ``cpu=False`` (a CUDA machine) the fork runs as written: ``.cuda()`` moves its classifiers to the GPU.
     """
-    if str(REFERENCE) not in sys.path:
-        sys.path.insert(0, str(REFERENCE))
-    inspect.getargspec = inspect.getfullargspec  # removed in Python 3.11, used by senteval.utils
+    if cpu:
+        patch_for_cpu()
+    else:
+        _importable()
     import senteval  # noqa: F401
-    import senteval.tools.classifier as clf
 
-    if cpu and not getattr(clf.PyTorchClassifier, "_stsbench_cpu", False):
-        torch.Tensor.cuda = lambda self, *a, **k: self
-        torch.nn.Module.cuda = lambda self, *a, **k: self
-        init = clf.PyTorchClassifier.__init__
-
-        def cpu_init(self, *a, **k):
-            init(self, *a, **k)
-            self.cudaEfficient = True
-
-        clf.PyTorchClassifier.__init__ = cpu_init
-        clf.PyTorchClassifier._stsbench_cpu = True
     return sys.modules["senteval"]
 
 

@@ -10,6 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("STSBENCH_SHARED", ROOT.parent / "shared"))
 DATA = SHARED / "data"
 REFERENCE = SHARED / "reference" / "senteval"
+# benchmarks/oracle.py drives SimCSE's SentEval fork for the benchmarks and the tests alike
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def make_tiny_bert(path: Path, seed: int = 0, nan: bool = False, pooler: bool = True) -> Path:

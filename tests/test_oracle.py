@@ -6,21 +6,15 @@ stsbench's figures; and (slow) the fork end to end with its own batcher on a tin
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
-from conftest import ROOT
+from oracle import STS_NAMES, hf_batcher, run_oracle_sts, table_batcher
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from oracle import STS_NAMES, hf_batcher, run_oracle_sts, table_batcher  # noqa: E402
-
-from stsbench.data.sts import load_pairs  # noqa: E402
-from stsbench.encoders import embed_table, load_encoder  # noqa: E402
-from stsbench.evaluate import evaluate_encoder, run  # noqa: E402
-from stsbench.tasks.base import Mode  # noqa: E402
-from stsbench.tasks.registry import resolve_tasks  # noqa: E402
+from stsbench.data.sts import load_pairs
+from stsbench.encoders import embed_table, load_encoder
+from stsbench.evaluate import evaluate_encoder, run
+from stsbench.tasks.base import Mode
+from stsbench.tasks.registry import resolve_tasks
 
 POOLERS = ["cls", "cls_before_pooler", "avg", "avg_first_last", "avg_top2"]
 

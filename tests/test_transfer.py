@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from oracle import patch_for_cpu
 
 from stsbench.data.transfer import read_binary, read_mrpc, read_sst2, read_trec
 from stsbench.encoders.base import EmbeddingTable, unique_texts
@@ -34,22 +34,11 @@ FAST = {"nhid": 0, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_
 
 @pytest.fixture(scope="module")
 def oracle():
-    """SentEval's validation module, run on CPU (the patches its README asks for)."""
-    sys.path.insert(0, str(ORACLE))
-    inspect.getargspec = inspect.getfullargspec
+    """SentEval's validation module, run on CPU (benchmarks/oracle.py's patches, undone after the module)."""
     mp = pytest.MonkeyPatch()
-    mp.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self, raising=False)
-    mp.setattr(torch.nn.Module, "cuda", lambda self, *a, **k: self)
-    import senteval.tools.classifier as clf
+    patch_for_cpu(mp.setattr)
     import senteval.tools.validation as val
 
-    orig = clf.PyTorchClassifier.__init__
-
-    def init(self, *a, **k):
-        orig(self, *a, **k)
-        self.cudaEfficient = True
-
-    mp.setattr(clf.PyTorchClassifier, "__init__", init)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # its many tiny ops: oversubscribed threads made it 6x slower here
     yield val
