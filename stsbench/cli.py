@@ -5,6 +5,7 @@ Commands live in ``stsbench/commands/``; heavy imports happen inside each comman
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import typer
@@ -20,10 +21,32 @@ app = typer.Typer(
     add_completion=False,
 )
 register_all(app)
+_PREFIX = {logging.INFO: "note", logging.WARNING: "warning"}
+
+
+class _StderrHandler(logging.Handler):
+    """The library's log records (``logging.getLogger("stsbench")``) as the CLI shows notes: one line on stderr.
+
+    ``note: ...`` for INFO, ``warning: ...`` for WARNING, ``error: ...`` above; written through ``typer.echo``
+    to whatever ``sys.stderr`` is at that moment (a test's capture included).
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        prefix = _PREFIX.get(record.levelno, "error" if record.levelno > logging.WARNING else "debug")
+        typer.echo(f"{prefix}: {record.getMessage()}", err=True)
+
+
+def show_library_log() -> None:
+    """Send the library's notes and warnings to stderr (once, however often the CLI runs in one process)."""
+    logger = logging.getLogger("stsbench")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler())
+    logger.setLevel(logging.INFO)
 
 
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
+    show_library_log()
     try:
         # standalone_mode=False returns typer.Exit's code instead of exiting with it
         code = app(standalone_mode=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +14,8 @@ from stsbench.results.schema import TaskResult
 from stsbench.results.store import make_provenance, model_info, write_result
 from stsbench.tasks.base import Mode, Task
 from stsbench.tasks.registry import resolve_tasks
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -128,5 +130,5 @@ def run(
         encoder, task_list, mode, root, seed, batch_size, show_progress, output, command
     )
     if result.skipped and show_progress:
-        print(f"note: {', '.join(result.skipped)} have no {mode.value} split; skipped", file=sys.stderr)
+        log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result

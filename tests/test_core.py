@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -203,7 +204,7 @@ def test_same_command_twice_same_files_and_cache_reuse(sts16_data, tiny_bert, tm
     assert first["model"]["fingerprint"] and first["provenance"]["data_files"]
 
 
-def test_cache_hits_and_corrupt_entries(tiny_bert, data_dir, tmp_path):
+def test_cache_hits_and_corrupt_entries(tiny_bert, data_dir, tmp_path, caplog):
     cache = tmp_path / "cache"
     a = run(str(tiny_bert), "STS13", data_dir=data_dir, pooler="avg", cache_dir=cache, show_progress=False)
     enc = load_encoder(str(tiny_bert), pooler="avg", cache_dir=cache)
@@ -216,10 +217,26 @@ def test_cache_hits_and_corrupt_entries(tiny_bert, data_dir, tmp_path):
     assert enc.inner.n_encoded == 2  # only the new texts went through the network
     enc.encode(texts + ["two dogs run"], show_progress=False)
     assert enc.inner.n_encoded == 2
-    for shard in cache.rglob("*.npz"):  # truncate every shard: detected, dropped, recomputed
+    truncated = list(cache.rglob("*.npz"))
+    for shard in truncated:  # truncate every shard: detected, dropped, recomputed
         shard.write_bytes(shard.read_bytes()[:1000])
     c = run(str(tiny_bert), "STS13", data_dir=data_dir, pooler="avg", cache_dir=cache, show_progress=False)
     assert [r.scores for r in c.results] == [r.scores for r in a.results]
+    corrupt = [r for r in caplog.records if "is corrupt; it is removed and recomputed" in r.getMessage()]
+    assert [(r.name, r.levelno) for r in corrupt] == [("stsbench.encoders.cache", logging.WARNING)] * len(truncated)
+
+
+def test_library_notes_are_log_records_the_cli_prints_as_notes(sts16_data, tiny_bert, tmp_path, capsys, caplog):
+    caplog.set_level(logging.INFO, logger="stsbench")
+    load_encoder(str(tiny_bert), use_cache=False)  # a plain HF model: SimCSE's default pooler, with a note
+    assert [(r.name, r.levelno) for r in caplog.records] == [("stsbench.encoders", logging.INFO)]
+    capsys.readouterr()  # (where an earlier CLI call in this process installed its handler, it printed too)
+    code, _, err = run_cli(_run_args(tiny_bert, sts16_data, tmp_path / "o", tmp_path / "c"), capsys)
+    assert code == 0
+    assert err.splitlines() == [
+        f"note: {tiny_bert} declares no pooling; using SimCSE's default --pooler cls (unsupervised "
+        "SimCSE/ESimCSE checkpoints need --pooler cls_before_pooler)"
+    ]
 
 
 def test_length_batches_cover_every_row_once_and_pad_only_short_runs():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ __all__ = [
     "POOLERS",
 ]
 
+log = logging.getLogger(__name__)
 SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
 
 
@@ -46,10 +47,11 @@ def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
         return spec.pooler
     if spec.kind == "sentence-transformers-full":
         return "declared"
-    print(
-        f"note: {spec.name} declares no pooling; using SimCSE's default --pooler {SIMCSE_DEFAULT_POOLER} "
+    log.info(
+        "%s declares no pooling; using SimCSE's default --pooler %s "
         "(unsupervised SimCSE/ESimCSE checkpoints need --pooler cls_before_pooler)",
-        file=sys.stderr,
+        spec.name,
+        SIMCSE_DEFAULT_POOLER,
     )
     return SIMCSE_DEFAULT_POOLER
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sys
+import logging
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +20,7 @@ import numpy as np
 from stsbench.encoders.base import Encoder
 from stsbench.io import atomic_write_bytes, atomic_write_text
 
+log = logging.getLogger(__name__)
 _KEY_BYTES = 16
 _MAX_SHARDS = 32  # merge into one shard beyond this, to keep warm loads to a few files
 
@@ -63,10 +64,7 @@ class EmbeddingCache:
             except Exception:  # truncated zip, bad header, missing array: all mean corrupt
                 ok = False
             if not ok:
-                print(
-                    f"warning: embedding cache file {f} is corrupt; it is removed and recomputed",
-                    file=sys.stderr,
-                )
+                log.warning("embedding cache file %s is corrupt; it is removed and recomputed", f)
                 f.unlink(missing_ok=True)
                 continue
             shards.append((f, keys, vecs))
