@@ -223,10 +223,14 @@ def test_cache_hits_and_corrupt_entries(tiny_bert, data_dir, tmp_path, caplog):
     c = run(str(tiny_bert), "STS13", data_dir=data_dir, pooler="avg", cache_dir=cache, show_progress=False)
     assert [r.scores for r in c.results] == [r.scores for r in a.results]
     corrupt = [r for r in caplog.records if "is corrupt; it is removed and recomputed" in r.getMessage()]
-    assert [(r.name, r.levelno) for r in corrupt] == [("stsbench.encoders.cache", logging.WARNING)] * len(truncated)
+    assert [(r.name, r.levelno) for r in corrupt] == [("stsbench.encoders.cache", logging.WARNING)] * len(
+        truncated
+    )
 
 
-def test_library_notes_are_log_records_the_cli_prints_as_notes(sts16_data, tiny_bert, tmp_path, capsys, caplog):
+def test_library_notes_are_log_records_the_cli_prints_as_notes(
+    sts16_data, tiny_bert, tmp_path, capsys, caplog
+):
     caplog.set_level(logging.INFO, logger="stsbench")
     load_encoder(str(tiny_bert), use_cache=False)  # a plain HF model: SimCSE's default pooler, with a note
     assert [(r.name, r.levelno) for r in caplog.records] == [("stsbench.encoders", logging.INFO)]
@@ -275,6 +279,7 @@ def test_fingerprint_depends_on_pooler_length_and_weights(tiny_bert, tmp_path):
     assert load_encoder(str(other), pooler="avg", use_cache=False).info.fingerprint != fp["avg"]
 
 
+@pytest.mark.slow  # the real all-MiniLM-L6-v2
 def test_embedded_model_declares_mean_pooling_and_normalises():
     enc = load_encoder("sentence-transformers/all-MiniLM-L6-v2", use_cache=False)
     assert (

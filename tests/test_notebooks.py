@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from conftest import ROOT
 
@@ -35,6 +33,7 @@ def report_md(tmp_path_factory) -> str:
     return files.markdown.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # a Jupyter kernel per notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_and_its_tables_are_the_reports(name, report_md, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
@@ -70,4 +69,7 @@ def test_notebook_runs_and_its_tables_are_the_reports(name, report_md, monkeypat
 def test_markdown_tables_splits_blocks():
     text = "x\n| a |\n|---|\n| 1 |\nend\n| b |\n"
     assert markdown_tables(text) == ["| a |\n|---|\n| 1 |", "| b |"]
-    assert Path(ROOT / "notebooks").is_dir()
+
+
+def test_every_checked_in_notebook_is_run_here():
+    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == sorted(NOTEBOOKS)

@@ -1,7 +1,7 @@
 """stsbench's STS numbers equal SimCSE's SentEval fork's, for every pooler, in test and dev modes.
 
-Three layers: pooled vectors equal SimCSE's batcher's; the fork's scoring fed stsbench's own embeddings gives
-stsbench's figures; and (slow) the fork end to end with its own batcher on a tiny BERT, every pooler.
+Three layers: pooled vectors equal SimCSE's batcher's; (slow) the fork's scoring fed stsbench's own embeddings
+gives stsbench's figures; and (slow) the fork end to end with its own batcher on a tiny BERT, every pooler.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class _TableEncoder:
         return self.table[list(texts)]
 
 
+@pytest.mark.slow  # the fork's engine on all seven tasks
 @pytest.mark.parametrize("mode", ["test", "dev"])
 def test_scoring_equals_oracle_on_same_embeddings(mode, every_sts_text_table, data_dir):
     enc, table = every_sts_text_table

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train_runs import files  # noqa: F401 - the tiny BERT, train file and STS-B dev fixture
 
 HERE = Path(__file__).resolve().parent
+pytestmark = pytest.mark.slow  # every test starts torchrun process groups
 
 
 def torchrun(nproc: int, *args: str) -> subprocess.CompletedProcess:

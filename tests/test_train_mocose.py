@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_train_runs import config, files  # noqa: F401 - the tiny run's files fixture
-from test_train_units import tiny_bert, tokenizer  # noqa: F401 - fixtures and the tiny model
+from conftest import build_tiny_bert
+from test_train_runs import config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, finalize, make_config, parse_slices, traceable_distance
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def mocose(tokenizer, **kw) -> tuple[ContrastiveEncoder, MoCoSE]:
     opts = {"method": "mocose", "batch_size": 3, "queue_size": 8, "queue_start_size": 2, **kw}
     cfg = finalize(TrainConfig(**opts), False)
-    model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=0.0), "cls", True)
+    model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "cls", True)
     model.init_new_layers(torch.Generator().manual_seed(1))
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
     assert isinstance(method, MoCoSE)
@@ -171,7 +171,10 @@ def test_traceable_distance_and_option_errors():
 def test_reduced_precision_needs_cuda(files, tmp_path):
     from stsbench.train.loop import Precision, train
 
-    assert Precision("fp32", "cpu").autocast() is not None
+    fp32 = Precision("fp32", "cpu")
+    with fp32.autocast():  # no autocast and no scaler: a matmul stays float32 (CPU autocast would give bf16)
+        product = torch.ones(2, 3) @ torch.ones(3, 2)
+    assert product.dtype == torch.float32 and fp32.dtype is None and fp32.scaler is None
     with pytest.raises(StsbenchError, match="--precision bf16 needs a CUDA device"):
         Precision("bf16", "cpu")
     with pytest.raises(StsbenchError, match="--precision fp16 needs a CUDA device; on cpu train with fp32"):
@@ -208,7 +211,7 @@ def test_losses_stay_fp32_under_autocast():
 def test_gaussian_noise_on_pooled_embeddings_in_training_only(tokenizer, method):
     def pooled(std):
         cfg = finalize(TrainConfig(method=method, batch_size=3, gaussian_noise_std=std), False)
-        model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=0.0), "avg", True)
+        model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "avg", True)
         m = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
         views = m.make_views(ROWS * 40, np.arange(120), np.random.default_rng(0))
         torch.manual_seed(7)

