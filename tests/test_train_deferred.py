@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_train_runs import config, files  # noqa: F401 - the tiny run's files fixture
-from test_train_units import tiny_bert, tokenizer  # noqa: F401 - fixtures and the tiny model
+from conftest import build_tiny_bert
+from test_train_runs import config
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
@@ -124,7 +124,7 @@ def test_pad_to_max_length_gives_one_shape_and_the_same_losses(tokenizer, files,
     rows = [("a man plays a guitar .",), ("the cat sleeps on the warm mat every day .",)]
     for method in ("simcse", "esimcse"):
         cfg = finalize(TrainConfig(method=method, max_length=16, pad_to_max_length=True), False)
-        model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=0.0), "cls", True)
+        model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "cls", True)
         m = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(0))
         views = m.make_views(rows, np.arange(2), np.random.default_rng(0))
         assert views.anchor["input_ids"].shape == (2, 16)
@@ -177,7 +177,7 @@ def test_views_made_ahead_in_a_thread_are_each_steps_own(tokenizer):
     from stsbench.train.batches import Batches
 
     cfg = finalize(TrainConfig(method="esimcse", mlm_weight=0.1, repetition_sampling="paper"), False)
-    model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=0.0), "cls", True)
+    model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "cls", True)
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(0))
     sentences = [("a man plays a guitar .",), ("the cat sleeps on the warm mat .",), ("stocks fell .",)]
 
