@@ -39,3 +39,47 @@ def to_json(obj: Any) -> str:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
     """Write ``obj`` as JSON atomically (see :func:`to_json`)."""
     return atomic_write_text(path, to_json(obj))
+
+
+def check_writable_dir(path: str | os.PathLike[str], what: str) -> Path:
+    """Refuse, before any model loads, an output folder that is a file or that cannot be written.
+
+    ``path`` need not exist: its nearest existing ancestor must be a folder in which a file can be created
+    (probed by creating and removing an empty temporary file, which also holds for root and read-only
+    mounts, where ``os.access`` says yes). Raises ``StsbenchError`` naming ``what`` (e.g. ``--output``).
+    """
+    from stsbench.errors import StsbenchError
+
+    path = Path(path).expanduser()
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        if probe.is_symlink():  # a dangling link: mkdir would fail on it
+            raise StsbenchError(
+                f"{what} {path}: {probe} is a broken symbolic link; remove it or pick another folder"
+            )
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is a file" if probe == path else f"is inside {probe}, which is a file"
+        raise StsbenchError(f"{what} {path} {where}; pass a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".stsbench-write-check.", dir=probe)
+        os.close(fd)
+        Path(tmp).unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise StsbenchError(
+            f"{what} {path}: cannot write in {probe} ({reason}); pick a folder you can write"
+        ) from None
+    return path
+
+
+def check_outputs(
+    *, output: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None, use_cache: bool
+) -> None:
+    """Preflight of a command that encodes: its ``--output`` and, when used, its embedding cache folder."""
+    if output is not None:
+        check_writable_dir(output, "--output")
+    if use_cache:
+        from stsbench.paths import default_cache_dir
+
+        check_writable_dir(cache_dir if cache_dir is not None else default_cache_dir(), "--cache-dir")

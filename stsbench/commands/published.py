@@ -110,6 +110,7 @@ def _print_comparison(c: Comparison) -> None:
     console.print(table)
     if c.extra_tasks:
         console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")
+    console.print(c.compared(), highlight=False, soft_wrap=True)
     if c.passed:  # a failure ends with CheckFailed's one line instead
         console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
 

@@ -38,6 +38,9 @@ def report_cmd(
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
     the rest of the report is written and the exit status is 0 (1 with --strict).
     """
+    from stsbench.io import check_writable_dir
+
+    check_writable_dir(out, "--out")
     from stsbench.reports.render import write_report
 
     command = shlex.join(["stsbench", *sys.argv[1:]])

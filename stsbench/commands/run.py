@@ -89,6 +89,9 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
+        from stsbench.io import check_outputs
+
+        check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
         from stsbench.evaluate import run
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])

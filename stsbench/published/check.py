@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
@@ -13,6 +14,8 @@ from stsbench.results.schema import TaskResult
 from stsbench.results.store import read_result
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
+# what the analysis commands write beside `stsbench run`'s results (default results/analyses/): not task scores
+SKIPPED_KINDS = ("stsbench.analysis_result",)
 
 
 class CheckFailed(StsbenchError):
@@ -69,6 +72,8 @@ class Comparison:
     tolerance: float
     rows: tuple[TaskComparison, ...]
     extra_tasks: tuple[str, ...]  # measured by the same run, not in the published row
+    skipped_files: tuple[Path, ...] = ()  # analysis results found under the folder, not read as scores
+    other_runs: tuple[tuple[str, str, str], ...] = ()  # runs (model, pooler, mode) the filters left out
 
     @property
     def passed(self) -> bool:
@@ -84,6 +89,21 @@ class Comparison:
     def published_average(self) -> float | None:
         """The published Avg., when the entry has one."""
         return self.entry.values.get(AVG)
+
+    def compared(self) -> str:
+        """One line: which run's results were compared, and what under the folder was left out."""
+        n = sum(r.measured is not None for r in self.rows) + len(self.extra_tasks)
+        run = "/".join(self.run) if self.run else "no run"
+        parts = [f"compared {n} task results of {run} (model/pooler/mode) under {self.results_dir}"]
+        if self.skipped_files:
+            k = len(self.skipped_files)
+            parts.append(f"skipped {k} analysis {'file' if k == 1 else 'files'}")
+        if self.other_runs:
+            names = ", ".join("/".join(r) for r in self.other_runs)
+            parts.append(
+                f"left out {len(self.other_runs)} other {'run' if len(self.other_runs) == 1 else 'runs'} ({names})"
+            )
+        return "; ".join(parts)
 
     def summary(self) -> str:
         """One line: passed, or which tasks failed or are missing."""
@@ -102,24 +122,44 @@ class Comparison:
         return "; ".join(parts)
 
 
-def load_results(results_dir: Path) -> list[Measured]:
-    """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it."""
+def _skipped_kind(path: Path) -> bool:
+    """Whether ``path`` is an stsbench file that holds no task scores (an analysis result)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # read_result names the problem
+    return isinstance(data, dict) and data.get("kind") in SKIPPED_KINDS
+
+
+def load_results(results_dir: Path, skipped: list[Path] | None = None) -> list[Measured]:
+    """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it.
+
+    Analysis results (``stsbench length-bias`` and the like write them under ``results/analyses/`` by
+    default) are not scores: they are left out, and appended to ``skipped`` when given.
+    """
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise StsbenchError(
             f"results folder {results_dir} does not exist; pass the --output of `stsbench run`"
         )
     measured = []
+    passed_over = []
     for path in sorted(results_dir.glob("**/*.json")):
+        if _skipped_kind(path):
+            passed_over.append(path)
+            continue
         result = read_result(path)
         if isinstance(result.reported, bool) or not isinstance(result.reported, (int, float)):
             raise StsbenchError(
                 f"{path}: 'reported' is {result.reported!r}, not a number; rerun `stsbench run`"
             )
         measured.append(Measured(path, result))
+    if skipped is not None:
+        skipped.extend(passed_over)
     if not measured:
+        also = f" (only {len(passed_over)} analysis files)" if passed_over else ""
         raise StsbenchError(
-            f"no results JSON under {results_dir}; run `stsbench run ... --output {results_dir}` first"
+            f"no results JSON under {results_dir}{also}; run `stsbench run ... --output {results_dir}` first"
         )
     return measured
 
@@ -219,6 +259,9 @@ def check_results(
     """Load every result under ``results_dir`` and compare the chosen run with the published entry ``key``."""
     entry = get_entry(key)
     tasks = comparable_tasks(entry)
-    measured = load_results(results_dir)
+    skipped: list[Path] = []
+    measured = load_results(results_dir, skipped)
     by_task = select_run(measured, tasks, results_dir, model=model, pooler=pooler, mode=mode)
-    return compare(entry, by_task, results_dir, tolerance)
+    comparison = compare(entry, by_task, results_dir, tolerance)
+    others = tuple(sorted({m.run for m in measured} - {comparison.run}))
+    return replace(comparison, skipped_files=tuple(skipped), other_runs=others)
