@@ -44,20 +44,33 @@ def show_library_log() -> None:
     logger.setLevel(logging.INFO)
 
 
+INTERRUPTED = (
+    "interrupted; what was finished is kept (encoded batches in the embedding cache, results files written, "
+    "saved checkpoints): rerun the same command to go on from there (train: with --resume)"
+)
+
+
+def _interrupted() -> None:
+    """Ctrl-C / SIGINT: one line and the shell's exit status for it (128 + SIGINT)."""
+    typer.echo(f"error: {INTERRUPTED}", err=True)
+    sys.exit(130)
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     show_library_log()
     try:
         # standalone_mode=False returns typer.Exit's code instead of exiting with it
         code = app(standalone_mode=False)
+        if code == 130:  # typer turns Ctrl-C inside a command into a silent Exit(130)
+            _interrupted()
         if isinstance(code, int) and code:
             sys.exit(code)
     except StsbenchError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+        _interrupted()
     except SystemExit:
         raise
     except Exception as exc:

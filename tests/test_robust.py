@@ -3,12 +3,15 @@ cache, progress lines in logs."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import run_cli
+from counting_encoder import CountingEncoder, sentences, vectors_of
 
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
 MTEB_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark"]
@@ -128,3 +131,180 @@ def test_check_writable_dir_accepts_new_and_existing_folders(tmp_path):
     assert check_writable_dir(tmp_path / "new" / "deeper", "--output") == tmp_path / "new" / "deeper"
     assert not (tmp_path / "new").exists()  # checking creates nothing
     assert not list(tmp_path.iterdir())  # and leaves no probe file behind
+
+
+# --- interrupts: the cache keeps every finished batch (acceptance 4) ---
+
+
+def _leftovers(*folders: Path) -> list[Path]:
+    """Temporary files an interrupted atomic write would leave."""
+    return [p for f in folders if f.exists() for p in f.rglob("*.tmp")]
+
+
+def _cached_rows(cache: Path) -> int:
+    total = 0
+    for shard in cache.rglob("*.npz"):
+        with np.load(shard) as z:
+            total += len(z["keys"])
+    return total
+
+
+def test_interrupted_encode_keeps_finished_batches_and_the_rerun_encodes_the_rest(tmp_path):
+    from stsbench.encoders.cache import CachedEncoder
+
+    texts = sentences(100)
+    interrupted = CountingEncoder(interrupt_before=3)
+    with pytest.raises(KeyboardInterrupt):
+        CachedEncoder(interrupted, tmp_path).encode(texts, batch_size=10)
+    assert interrupted.n_encoded == 30 and _cached_rows(tmp_path) == 30 and not _leftovers(tmp_path)
+    rerun = CountingEncoder()
+    cached = CachedEncoder(rerun, tmp_path)
+    vecs = cached.encode(texts, batch_size=10)
+    assert rerun.n_encoded == 70 and (cached.cache.hits, cached.cache.misses) == (30, 70)
+    np.testing.assert_array_equal(vecs, vectors_of(texts))
+    again = CountingEncoder()
+    np.testing.assert_array_equal(CachedEncoder(again, tmp_path).encode(texts[::-1]), vectors_of(texts[::-1]))
+    assert again.n_encoded == 0
+
+
+def _counting_pool(monkeypatch, interrupt_at: int | None = None) -> list[int]:
+    """Count the rows of each batch the HF encoder pools; raise KeyboardInterrupt at batch ``interrupt_at``."""
+    from stsbench.encoders import hf
+
+    rows: list[int] = []
+    real = getattr(hf.pool, "real", hf.pool)  # the library's, not an earlier call's wrapper
+
+    def pool(outputs, mask, pooler):
+        if len(rows) == interrupt_at:
+            raise KeyboardInterrupt
+        rows.append(int(mask.shape[0]))
+        return real(outputs, mask, pooler)
+
+    pool.real = real
+    monkeypatch.setattr(hf, "pool", pool)
+    return rows
+
+
+def test_ctrl_c_during_a_cold_run_one_line_130_and_the_rerun_encodes_only_the_rest(
+    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+):
+    """The CLI path (typer turns Ctrl-C into a silent exit 130): one line, exit 130, no results, no temporary files."""
+    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS16", "--batch-size", "32"]
+    args += ["--format", "json", "-q"]
+    cold = _counting_pool(monkeypatch)
+    code, cold_out, err = run_cli(
+        [*args, "--output", tmp_path / "cold", "--cache-dir", tmp_path / "c0"], capsys
+    )
+    assert code == 0, err
+    first = _counting_pool(monkeypatch, interrupt_at=5)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    code, _, err = run_cli([*args, "--output", out, "--cache-dir", cache], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 130 and len(lines) == 1 and lines[0].startswith("error: interrupted"), err
+    assert not out.exists() and not _leftovers(out, cache)
+    assert _cached_rows(cache) >= sum(first) > 0  # five batches kept (texts that tokenize alike share a row)
+    rerun = _counting_pool(monkeypatch)
+    code, rerun_out, err = run_cli([*args, "--output", out, "--cache-dir", cache], capsys)
+    assert code == 0, err
+    assert sum(rerun) == sum(cold) - sum(first)  # only what the interrupted run had not finished
+    # the rerun pads its batches differently from the cold run: float noise, far below the 2-decimal figures
+    assert json.loads(rerun_out)["scores"] == pytest.approx(json.loads(cold_out)["scores"], abs=0.01)
+
+
+SLOW_RUN = """
+import sys, time
+from stsbench.encoders import hf
+real = hf.pool
+def pool(*args):
+    time.sleep(0.1)
+    return real(*args)
+hf.pool = pool
+sys.argv = ["stsbench", *sys.argv[1:]]
+from stsbench.cli import main
+main()
+"""
+
+
+def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
+    """A real SIGINT (as Ctrl-C sends) to `stsbench run` in its own process, once batches reached the cache."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS16", "--batch-size", "16", "-q"]
+    args += ["--output", out, "--cache-dir", cache]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_RUN, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    while len(list(cache.rglob("*.npz"))) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert proc.returncode == 130, err
+    assert len(lines) == 1 and lines[0].startswith("error: interrupted"), err
+    assert _cached_rows(cache) >= 3 * 16 and not out.exists() and not _leftovers(cache)
+
+
+# --- two runs on one cache (acceptance 5), progress lines in logs (acceptance 6) ---
+
+HELPER = Path(__file__).with_name("counting_encoder.py")
+
+
+def _encode_in_a_process(cache: Path, n: int, batch: int, delay: float, stderr=None, env=None):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(HELPER.parents[1]), **(env or {})}
+    args = [sys.executable, str(HELPER), str(cache), str(n), str(batch), str(delay)]
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=stderr or subprocess.PIPE, text=True, env=env
+    )
+
+
+def test_two_processes_on_one_cache_encode_each_sentence_once(tmp_path):
+    """The second process starts while the first holds the model's lock: it waits, then reads the first's work."""
+    cache = tmp_path / "cache"
+    first = _encode_in_a_process(cache, 60, 5, 0.2)
+    deadline = time.monotonic() + 60
+    while not list(cache.rglob("*.npz")) and time.monotonic() < deadline:  # first is encoding, lock held
+        time.sleep(0.02)
+    second = _encode_in_a_process(cache, 60, 5, 0.2)
+    (out1, err1), (out2, err2) = first.communicate(timeout=120), second.communicate(timeout=120)
+    assert first.returncode == 0 and second.returncode == 0, err1 + err2
+    one, two = json.loads(out1), json.loads(out2)
+    assert one["encoded"] + two["encoded"] == 60 and two["encoded"] == 0
+    assert one["digest"] == two["digest"]
+    assert "waiting for another stsbench process" in err2
+    assert _cached_rows(cache) == 60  # the batch shards were merged into one, no duplicate shards
+
+
+def test_progress_lines_when_stderr_is_a_file(tmp_path):
+    """Off a terminal, an encode prints what, how many, rate and ETA every $STSBENCH_PROGRESS_SECONDS."""
+    from stsbench.progress import DEFAULT_PROGRESS_SECONDS
+
+    assert DEFAULT_PROGRESS_SECONDS <= 30
+    log = tmp_path / "stderr.log"
+    with log.open("w") as fh:
+        proc = _encode_in_a_process(
+            tmp_path / "cache", 40, 4, 0.3, stderr=fh, env={"STSBENCH_PROGRESS_SECONDS": "0.5"}
+        )
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and json.loads(out)["encoded"] == 40
+    lines = log.read_text().splitlines()
+    line = re.compile(r"encoding 40 sentences: (\d+)/40 \(\d+%\), [\d.]+/s, ETA (\d+s|unknown)$")
+    done = [int(m.group(1)) for m in map(line.match, lines) if m]
+    assert len(done) >= 4 and done == sorted(done) and 0 < done[-1] <= 40, (
+        lines
+    )  # 3 s of encoding, 0.5 s apart
+    assert re.fullmatch(r"encoding 40 sentences: 40/40 done in \d+s", lines[-1]), lines
+    assert not any("\r" in ln or "\x1b" in ln for ln in lines)  # no bar, no terminal codes

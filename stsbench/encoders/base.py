@@ -25,7 +25,11 @@ class EncoderInfo:
 
 @runtime_checkable
 class Encoder(Protocol):
-    """``encode(texts) -> float32 (n, d)`` plus metadata; tasks never see where embeddings come from."""
+    """``encode(texts) -> float32 (n, d)`` plus metadata; tasks never see where embeddings come from.
+
+    An encoder may also take ``on_batch(rows, vectors)`` (see ``stsbench.encoders.hf.OnBatch``): the cache
+    then stores each batch as it finishes, so an interrupt loses at most the batch in flight.
+    """
 
     info: EncoderInfo
 

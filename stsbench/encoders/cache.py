@@ -3,16 +3,24 @@
 Layout: ``<cache>/embeddings/<fingerprint>/<shard>.npz``; each shard holds text keys (blake2b of the
 UTF-8 text), float32 vectors and a sha256 of both. Shards are written atomically; one that fails to
 load or whose digest does not match is deleted and its texts are encoded again.
+
+Each batch reaches the cache as a shard as soon as it is encoded, so an interrupted run loses at most the
+batch in flight and the rerun encodes only what is missing; at the end of a call the batch shards are
+merged into one. One process at a time reads and fills the shards of a fingerprint
+(``<cache>/embeddings/<fingerprint>.lock``, a ``filelock``): a second run on the same model waits, then
+finds the first one's embeddings instead of encoding them again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -95,10 +103,43 @@ class EmbeddingCache:
             self._compact(shards)
         return out, found
 
-    def store(self, keys: np.ndarray, vecs: np.ndarray) -> None:
-        """Add a shard (atomic)."""
-        if len(keys):
-            self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32))
+    def store(self, keys: np.ndarray, vecs: np.ndarray) -> Path | None:
+        """Add a shard (atomic); returns its path (None when there is nothing to store)."""
+        if not len(keys):
+            return None
+        return self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32))
+
+    def merge(self, parts: list[tuple[Path, int]], keys: np.ndarray, vecs: np.ndarray) -> None:
+        """Replace the shards ``parts`` (path, rows; one per batch) by one shard of ``keys``/``vecs``.
+
+        The merged shard is written before the parts are removed: interrupted in between, the cache holds
+        the same vectors twice, which lookups and compaction tolerate.
+        """
+        if len(parts) == 1 and parts[0][1] == len(keys):
+            return  # one batch held everything: it is the shard
+        self.store(keys, vecs)
+        for f, _ in parts:
+            f.unlink(missing_ok=True)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this fingerprint's lock; say so once when another process holds it."""
+        from filelock import FileLock, Timeout
+
+        self.dir.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.dir) + ".lock")
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            print(
+                f"waiting for another stsbench process encoding with this model (lock {lock.lock_file})",
+                file=sys.stderr,
+            )
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _compact(self, shards: list[tuple[Path, np.ndarray, np.ndarray]]) -> None:
         keys = np.concatenate([k for _, k, _ in shards])
@@ -126,22 +167,39 @@ class CachedEncoder:
             )
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
-        """Read what the cache has, encode the rest once (deduplicated), store it."""
+        """Read what the cache has, encode the rest once (deduplicated), store it batch by batch."""
         uniq = list(dict.fromkeys(texts))
         if not uniq:
             return np.zeros((0, 0), dtype=np.float32)
         keys = text_keys(uniq)
-        vecs, found = self.cache.lookup(keys)
-        missing = [i for i in range(len(uniq)) if not found[i]]
-        self.cache.hits += len(uniq) - len(missing)
-        self.cache.misses += len(missing)
-        if missing:
-            new = self.inner.encode(
-                [uniq[i] for i in missing], batch_size=batch_size, show_progress=show_progress
-            )
-            self.cache.store(keys[missing], new)
-            if vecs is None:
-                vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)
-            vecs[missing] = new
+        with self.cache.locked():
+            vecs, found = self.cache.lookup(keys)
+            missing = [i for i in range(len(uniq)) if not found[i]]
+            self.cache.hits += len(uniq) - len(missing)
+            self.cache.misses += len(missing)
+            if missing:
+                new = self._encode_and_store(
+                    [uniq[i] for i in missing], keys[missing], batch_size, show_progress
+                )
+                if vecs is None:
+                    vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)
+                vecs[missing] = new
         pos = {t: i for i, t in enumerate(uniq)}
         return vecs[[pos[t] for t in texts]] if len(uniq) != len(texts) else vecs
+
+    def _encode_and_store(
+        self, texts: list[str], keys: np.ndarray, batch_size: int, show_progress: bool
+    ) -> np.ndarray:
+        """Encode ``texts``; an encoder that reports its batches (``on_batch``) has each stored as it ends."""
+        parts: list[tuple[Path, int]] = []
+
+        def on_batch(rows: np.ndarray, vectors: np.ndarray) -> None:
+            part = self.cache.store(keys[rows], vectors)
+            if part is not None:
+                parts.append((part, len(rows)))
+
+        batched = "on_batch" in inspect.signature(self.inner.encode).parameters
+        extra = {"on_batch": on_batch} if batched else {}
+        new = self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress, **extra)
+        self.cache.merge(parts, keys, new)
+        return new

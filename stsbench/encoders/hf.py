@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +13,9 @@ from stsbench.encoders.pooling import needs_hidden_states, pool
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 from stsbench.progress import progress_bar
+
+# called with the positions in ``texts`` of a finished batch's rows and their float32 vectors
+OnBatch = Callable[[np.ndarray, np.ndarray], None]
 
 
 def pick_device(device: str | None) -> str:
@@ -110,8 +113,18 @@ class HFEncoder:
         )
         return enc["input_ids"]
 
-    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
-        """Embed ``texts``: each distinct token sequence once, in length-bucketed batches, pooled, float32."""
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 128,
+        show_progress: bool = True,
+        on_batch: OnBatch | None = None,
+    ) -> np.ndarray:
+        """Embed ``texts``: each distinct token sequence once, in length-bucketed batches, pooled, float32.
+
+        ``on_batch`` receives each finished batch (the cache stores it at once); a batch with NaN/inf
+        vectors is not passed on, and the whole call then fails as ``check_finite`` says.
+        """
         import torch
 
         if len(texts) == 0:
@@ -120,6 +133,9 @@ class HFEncoder:
         first: dict[tuple[int, ...], int] = {}
         where = np.array([first.setdefault(tuple(i), len(first)) for i in self.tokenize(texts)])
         ids = [list(i) for i in first]
+        users: list[list[int]] = [[] for _ in ids]  # positions in ``texts`` of each distinct sequence
+        for pos, i in enumerate(where):
+            users[i].append(pos)
         pad_id = self._tokenizer.pad_token_id or 0
         hidden = needs_hidden_states(self.pooler)
         out: np.ndarray | None = None
@@ -155,6 +171,11 @@ class HFEncoder:
                     out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
                 out[rows] = vecs
                 self.n_encoded += len(rows)
+                if on_batch is not None and np.isfinite(vecs).all():
+                    on_batch(
+                        np.array([p for i in rows for p in users[i]]),
+                        np.repeat(vecs, [len(users[i]) for i in rows], axis=0),
+                    )
                 advance(len(rows))
         return check_finite(out[where], texts, self.spec.name)
 
@@ -213,8 +234,17 @@ class SentenceTransformerEncoder:
         self._model = None
         self.n_encoded = 0
 
-    def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
-        """Embed with ``SentenceTransformer.encode`` (it sorts by length itself)."""
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 128,
+        show_progress: bool = True,
+        on_batch: OnBatch | None = None,
+    ) -> np.ndarray:
+        """Embed with ``SentenceTransformer.encode`` (it sorts by length itself).
+
+        sentence-transformers encodes the whole list in one call: ``on_batch`` gets it all at the end.
+        """
         import torch
 
         if len(texts) == 0:
@@ -239,4 +269,7 @@ class SentenceTransformerEncoder:
             .numpy()
         )
         self.n_encoded += len(texts)
-        return check_finite(vecs, texts, self.spec.name)
+        check_finite(vecs, texts, self.spec.name)
+        if on_batch is not None:
+            on_batch(np.arange(len(texts)), vecs)
+        return vecs
