@@ -19,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,  # click's plain help: flags without a <bool> metavar, long names never cut
 )
 register_all(app)
 _PREFIX = {logging.INFO: "note", logging.WARNING: "warning"}
@@ -76,7 +77,8 @@ def main() -> None:
     except Exception as exc:
         # typer's (vendored) click usage errors: one line, with where to look
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            if not exc.format_message():  # `stsbench` with no command: help was shown
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `stsbench` or a group with no command: its help
+                typer.echo(exc.format_message())
                 sys.exit(0)
             ctx = getattr(exc, "ctx", None)
             where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""

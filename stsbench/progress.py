@@ -121,3 +121,8 @@ def table_console():
     from rich.console import Console
 
     return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``many`` for irregular plurals)."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"

@@ -14,7 +14,7 @@ def _show(checks, data_dir: Path) -> None:
     from rich.table import Table
 
     from stsbench.errors import StsbenchError
-    from stsbench.progress import table_console
+    from stsbench.progress import plural, table_console
 
     bad = [c for c in checks if c.status not in ("ok", "absent (optional)")]
     console = table_console()
@@ -31,14 +31,16 @@ def _show(checks, data_dir: Path) -> None:
         )
     ok = sum(c.status == "ok" for c in checks)
     console.print(
-        f"{ok} data files under {data_dir} match the manifest"
-        + (f" ({len(checks) - ok} optional files absent)" if ok != len(checks) else "")
+        f"{plural(ok, 'data file')} under {data_dir} match{'es' if ok == 1 else ''} the manifest"
+        + (f" ({plural(len(checks) - ok, 'optional file')} absent)" if ok != len(checks) else "")
     )
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``data`` group."""
-    data_app = typer.Typer(help="Get and check the SentEval data.", no_args_is_help=True)
+    data_app = typer.Typer(
+        help="Get and check the SentEval data.", no_args_is_help=True, rich_markup_mode=None
+    )
     app.add_typer(data_app, name="data")
 
     @data_app.command("verify")

@@ -118,7 +118,9 @@ def _print_comparison(c: Comparison) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``published list|show`` and ``check`` to the app."""
     published = typer.Typer(
-        help="The papers' and MTEB's published numbers, with their sources.", no_args_is_help=True
+        help="The papers' and MTEB's published numbers, with their sources.",
+        no_args_is_help=True,
+        rich_markup_mode=None,
     )
     published.command("list")(published_list)
     published.command("show")(published_show)

@@ -41,13 +41,16 @@ def report_cmd(
     from stsbench.io import check_writable_dir
 
     check_writable_dir(out, "--out")
+    from stsbench.progress import plural
     from stsbench.reports.render import write_report
 
     command = shlex.join(["stsbench", *sys.argv[1:]])
     files = write_report(results, out, title, command)
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    typer.echo(f"wrote {files.markdown}, {files.html} and {len(files.figures)} figure files", err=True)
+    typer.echo(
+        f"wrote {files.markdown}, {files.html} and {plural(len(files.figures), 'figure file')}", err=True
+    )
     if strict and files.warnings:
         raise typer.Exit(1)
 

@@ -117,19 +117,24 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
-        from stsbench.progress import table_console
+        from stsbench.progress import plural, table_console
 
         console = table_console()
         for title, names, vals in score_tables(result):
             precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
-            table = Table(
-                title=f"{title} ({result.mode}) — {result.model}, pooler {result.pooler}{precision}"
+            # a heading line, not the table's title: rich wraps a title to the table's width (three lines
+            # for a long model path in a narrow terminal), a line the terminal folds at most once
+            heading = (
+                f"[bold]{title} ({result.mode})[/bold] — {result.model}, pooler {result.pooler}{precision}"
             )
+            console.print(heading, soft_wrap=True, highlight=False)
+            table = Table()
             for name in names:
                 table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
             table.add_row(*(f"{v:.2f}" for v in vals))
             console.print(table)
         console.print(
-            f"results: {len(result.paths)} files under {output}/  "
-            f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)"
+            f"results: {plural(len(result.paths), 'file')} under {output}/  "
+            f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)",
+            highlight=False,
         )

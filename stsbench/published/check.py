@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
+from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.schema import TaskResult
 from stsbench.results.store import read_result
@@ -97,26 +98,24 @@ class Comparison:
         parts = [f"compared {n} task results of {run} (model/pooler/mode) under {self.results_dir}"]
         if self.skipped_files:
             k = len(self.skipped_files)
-            parts.append(f"skipped {k} analysis {'file' if k == 1 else 'files'}")
+            parts.append(f"skipped {plural(k, 'analysis file')}")
         if self.other_runs:
             names = ", ".join("/".join(r) for r in self.other_runs)
-            parts.append(
-                f"left out {len(self.other_runs)} other {'run' if len(self.other_runs) == 1 else 'runs'} ({names})"
-            )
+            parts.append(f"left out {plural(len(self.other_runs), 'other run')} ({names})")
         return "; ".join(parts)
 
     def summary(self) -> str:
         """One line: passed, or which tasks failed or are missing."""
         n = len(self.rows)
         if self.passed:
-            return f"all {n} tasks within {self.tolerance} of {self.entry.key}"
+            return f"all {plural(n, 'task')} within {self.tolerance} of {self.entry.key}"
         parts = []
         failed = [r for r in self.rows if r.status == "FAIL"]
         missing = [r.task for r in self.rows if r.status == "MISSING"]
         if failed:
             offs = ", ".join(f"{r.task} {r.delta:+.2f}" for r in failed)
             off = f"differ from {self.entry.key} by more than {self.tolerance}"
-            parts.append(f"{len(failed)} of {n} tasks {off} ({offs})")
+            parts.append(f"{len(failed)} of {plural(n, 'task')} {off} ({offs})")
         if missing:
             parts.append(f"no result under {self.results_dir} for {', '.join(missing)}")
         return "; ".join(parts)
@@ -157,7 +156,7 @@ def load_results(results_dir: Path, skipped: list[Path] | None = None) -> list[M
     if skipped is not None:
         skipped.extend(passed_over)
     if not measured:
-        also = f" (only {len(passed_over)} analysis files)" if passed_over else ""
+        also = f" (only {plural(len(passed_over), 'analysis file')})" if passed_over else ""
         raise StsbenchError(
             f"no results JSON under {results_dir}{also}; run `stsbench run ... --output {results_dir}` first"
         )
