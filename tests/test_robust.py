@@ -308,3 +308,68 @@ def test_progress_lines_when_stderr_is_a_file(tmp_path):
     )  # 3 s of encoding, 0.5 s apart
     assert re.fullmatch(r"encoding 40 sentences: 40/40 done in \d+s", lines[-1]), lines
     assert not any("\r" in ln or "\x1b" in ln for ln in lines)  # no bar, no terminal codes
+
+
+# --- what a reader notices (acceptance 7) ---
+
+
+def test_help_shows_flags_plainly_and_never_cuts_an_option_at_80_columns():
+    from typer.testing import CliRunner
+
+    from stsbench.cli import app
+
+    for command in (["run"], ["train"], ["report"], ["check"], ["published", "list"], ["data", "download"]):
+        out = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+        assert out.exit_code == 0, out.output
+        assert "<bool>" not in out.output and "…" not in out.output
+        assert max(map(len, out.output.splitlines())) <= 80
+    out = CliRunner().invoke(app, ["train", "--help"], terminal_width=80)
+    assert "--queue-reset-each-epoch / --no-queue-reset-each-epoch" in out.output
+    assert re.search(r"^  --resume\s{2,}Continue", out.output, re.M)
+
+
+def test_published_list_filters_by_paper_model_and_search_term():
+    from typer.testing import CliRunner
+
+    from stsbench.cli import app
+    from stsbench.errors import StsbenchError
+    from stsbench.published.registry import find_entries
+
+    large = find_entries(paper="esimcse", model="bert-large")
+    assert len(large) == 8 and all(e.paper.slug.startswith("esimcse") and "large" in e.key for e in large)
+    assert {e.key for e in find_entries(model="MiniLM")} == {MTEB_KEY}
+    assert [e.key for e in find_entries("table 5", paper="mocose")] == [
+        e.key for e in find_entries(paper="mocose") if e.table == "Table 5"
+    ]
+    with pytest.raises(StsbenchError, match="papers: esimcse-arxiv, esimcse-coling, mocose, mteb, simcse"):
+        find_entries(paper="sbert")
+    out = CliRunner().invoke(
+        app, ["published", "list", "--paper", "simcse", "--model", "roberta-large"], env={"COLUMNS": "200"}
+    )
+    assert out.exit_code == 0 and "simcse/sts/sup-simcse-roberta-large" in out.output
+    assert "esimcse" not in out.output and "bert-base" not in out.output
+
+
+def test_run_heading_is_one_line_in_a_narrow_terminal_and_counts_files_in_english(
+    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+):
+    monkeypatch.setattr(
+        "stsbench.progress.table_console", lambda: __import__("rich.console").console.Console(width=60)
+    )
+    args = [
+        "run",
+        "--model",
+        tiny_bert,
+        "--pooler",
+        "avg",
+        "--tasks",
+        "STS16",
+        "-q",
+        "--output",
+        tmp_path / "o",
+    ]
+    code, out, err = run_cli([*args, "--cache-dir", tmp_path / "c"], capsys)
+    assert code == 0, err
+    heading = next(ln for ln in out.splitlines() if ln.startswith("STS (test)"))
+    assert heading.endswith(f"— {tiny_bert}, pooler avg")  # one line, whatever the terminal's width
+    assert "results: 1 file under" in out

@@ -17,18 +17,32 @@ def published_list(
     match: Annotated[
         str | None, typer.Argument(help="Show only entries whose key, paper, table or row contains this.")
     ] = None,
+    paper: Annotated[
+        str | None,
+        typer.Option("--paper", help="Only this paper: simcse, esimcse-arxiv, esimcse-coling, mocose, mteb."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Only rows of this model, e.g. bert-base, roberta-large, MiniLM."),
+    ] = None,
 ) -> None:
-    """List the published entries: key, paper, table, row."""
+    """List the published entries: key, paper, table, row (filter with MATCH, --paper, --model)."""
     from rich.table import Table
 
     from stsbench.errors import StsbenchError
     from stsbench.progress import table_console
     from stsbench.published.registry import find_entries
 
-    entries = find_entries(match)
+    entries = find_entries(match, paper=paper, model=model)
+    asked = ", ".join(
+        f"{k} '{v}'" for k, v in (("search", match), ("--paper", paper), ("--model", model)) if v
+    )
     if not entries:
-        raise StsbenchError(f"no published entry matches '{match}'; run `stsbench published list` for all")
-    table = Table(title=f"Published numbers ({len(entries)} entries)")
+        raise StsbenchError(f"no published entry matches {asked}; run `stsbench published list` for all")
+    hint = (
+        None if asked else "narrow with a search term, --paper or --model (`stsbench published list --help`)"
+    )
+    table = Table(title=f"Published numbers ({len(entries)} entries)", caption=hint)
     table.add_column("key", no_wrap=True)  # whole, to copy into `show` and `check --against`
     table.add_column("paper")
     table.add_column("table")

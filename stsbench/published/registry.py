@@ -12,6 +12,7 @@ at the table's decimals, e.g. ``"7122"`` for 71.22). An entry's key is ``<paper 
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -166,10 +167,33 @@ def get_entry(key: str) -> Entry:
     raise StsbenchError(f"unknown published key '{key}'; {hint} (all keys: `stsbench published list`)")
 
 
-def find_entries(match: str | None = None) -> list[Entry]:
-    """Return entries whose key, paper title, table or row contains ``match`` (any case); all if None."""
+def _squash(text: str) -> str:
+    """Lower case, letters and digits only: ``SimCSE-BERT _{base}`` and ``simcse-bert-base`` meet."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def find_entries(match: str | None = None, paper: str | None = None, model: str | None = None) -> list[Entry]:
+    """Entries that pass every filter given (any case); all when none is.
+
+    ``match``: in the key, paper title, table or row. ``paper``: the paper's slug (the keys' first part)
+    or the start of slugs, e.g. ``esimcse`` for both ESimCSE versions; an unknown one raises ``StsbenchError``
+    naming the slugs. ``model``: in the row label or the key's last part, ignoring case, spaces and
+    punctuation (``bert-base`` finds ``SimCSE-BERT _{base}``).
+    """
     entries = list(load_registry().values())
-    if not match:
-        return entries
-    low = match.lower()
-    return [e for e in entries if any(low in s.lower() for s in (e.key, e.paper.title, e.table, e.row))]
+    if paper:
+        slugs = sorted({e.paper.slug for e in entries})
+        low = paper.lower()
+        wanted = [s for s in slugs if s == low] or [s for s in slugs if s.startswith(low)]
+        if not wanted:
+            raise StsbenchError(f"no paper '{paper}'; papers: {', '.join(slugs)}")
+        entries = [e for e in entries if e.paper.slug in wanted]
+    if model:
+        low = _squash(model)
+        entries = [e for e in entries if low in _squash(e.row) or low in _squash(e.key.rsplit("/", 1)[-1])]
+    if match:
+        low = match.lower()
+        entries = [
+            e for e in entries if any(low in s.lower() for s in (e.key, e.paper.title, e.table, e.row))
+        ]
+    return entries
