@@ -373,3 +373,38 @@ def test_run_heading_is_one_line_in_a_narrow_terminal_and_counts_files_in_englis
     heading = next(ln for ln in out.splitlines() if ln.startswith("STS (test)"))
     assert heading.endswith(f"— {tiny_bert}, pooler avg")  # one line, whatever the terminal's width
     assert "results: 1 file under" in out
+
+
+def test_align_uniform_figure_names_close_models_in_a_legend_not_over_each_other(tmp_path, monkeypatch):
+    """Two models 0.001 apart on the plane: their names go to a legend, none is written beside a point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from stsbench.analyses.figures import align_uniform_figure
+    from stsbench.analyses.geometry import AlignUniformResult
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    results = {
+        name: AlignUniformResult(
+            "STSBenchmark", "dev", 0.278 + d, -3.849 + d, 4.0, 208, 2909, 2909 * 2908 // 2
+        )
+        for name, d in (("simcse-minilm", 0.0), ("esimcse-wr-only", 0.001), ("mocose-minilm", 0.04))
+    }
+    paths = align_uniform_figure(results, tmp_path / "au")
+    assert {p.suffix for p in paths} == {".png", ".svg"}
+    (ax,) = kept[-1].axes  # the figure save() closed
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(results)
+    assert not ax.texts  # no label beside a point to collide with its neighbour's
+
+
+def test_html_tables_wrap_headers_and_never_break_a_word_in_two():
+    """Wide tables (length bias: two columns a model) fit by wrapping headers; cells break between words."""
+    from stsbench.reports.render import _env
+
+    css = _env().loader.get_source(_env(), "report.html.j2")[0]
+    th = re.search(r"^th \{([^}]*)\}", css, re.M).group(1)
+    assert "white-space: normal" in th
+    assert "overflow-wrap: anywhere" not in css  # "float3 / 2": anywhere lets a table squeeze a word apart

@@ -110,10 +110,12 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
 def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> list[Path]:
     """Place models on the l_align-l_uniform plane (SimCSE Fig. 2/3); lower-left is better."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(4.5, 3.6))
-    for label, r in results.items():
-        ax.scatter([r.uniformity], [r.alignment], s=30)
-        ax.annotate(label, (r.uniformity, r.alignment), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    fig, ax = plt.subplots(figsize=(4.5, 3.6 + 0.15 * len(results)))
+    markers = "osD^vP*Xhp<>"
+    for k, (label, r) in enumerate(results.items()):
+        # a legend, not labels beside the points: models close on the plane would print over each other
+        ax.scatter([r.uniformity], [r.alignment], s=30, marker=markers[k % len(markers)], label=label)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     first = next(iter(results.values()))
     ax.set_xlabel(r"$\ell_{uniform}$")
     ax.set_ylabel(r"$\ell_{align}$")
