@@ -408,3 +408,22 @@ def test_html_tables_wrap_headers_and_never_break_a_word_in_two():
     th = re.search(r"^th \{([^}]*)\}", css, re.M).group(1)
     assert "white-space: normal" in th
     assert "overflow-wrap: anywhere" not in css  # "float3 / 2": anywhere lets a table squeeze a word apart
+
+
+def test_batch_writer_writes_on_its_timer_and_leaves_one_shard(tmp_path):
+    """A GPU's millisecond batches are grouped (a shard per FLUSH_SECONDS, not per batch); one shard at the end."""
+    from stsbench.encoders.cache import FLUSH_SECONDS, BatchWriter, EmbeddingCache, text_keys
+
+    assert FLUSH_SECONDS <= 1.0
+    texts = sentences(30)
+    cache = EmbeddingCache(tmp_path, "f" * 32)
+    writer = BatchWriter(cache, text_keys(texts), every=3600)
+    writer.add(np.arange(0, 10), vectors_of(texts[:10]))
+    assert _cached_rows(tmp_path) == 0  # within the interval: still in memory
+    writer.every = 0
+    writer.add(np.arange(10, 20), vectors_of(texts[10:20]))
+    assert _cached_rows(tmp_path) == 20 and len(list(tmp_path.rglob("*.npz"))) == 1  # both batches, one shard
+    writer.finish(vectors_of(texts))
+    (shard,) = tmp_path.rglob("*.npz")
+    vecs, found = cache.lookup(text_keys(texts))
+    assert found.all() and np.array_equal(vecs, vectors_of(texts))

@@ -4,9 +4,9 @@ Layout: ``<cache>/embeddings/<fingerprint>/<shard>.npz``; each shard holds text 
 UTF-8 text), float32 vectors and a sha256 of both. Shards are written atomically; one that fails to
 load or whose digest does not match is deleted and its texts are encoded again.
 
-Each batch reaches the cache as a shard as soon as it is encoded, so an interrupted run loses at most the
-batch in flight and the rerun encodes only what is missing; at the end of a call the batch shards are
-merged into one. One process at a time reads and fills the shards of a fingerprint
+Finished batches reach the cache as shards while the encode runs (at least every ``FLUSH_SECONDS``, and
+at once on Ctrl-C), so an interrupted run loses at most the batch in flight and the rerun encodes only
+what is missing; at the end of a call the shards are merged into one. One process at a time reads and fills the shards of a fingerprint
 (``<cache>/embeddings/<fingerprint>.lock``, a ``filelock``): a second run on the same model waits, then
 finds the first one's embeddings instead of encoding them again.
 """
@@ -18,6 +18,7 @@ import inspect
 import io
 import json
 import logging
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from stsbench.io import atomic_write_bytes, atomic_write_text
 log = logging.getLogger(__name__)
 _KEY_BYTES = 16
 _MAX_SHARDS = 32  # merge into one shard beyond this, to keep warm loads to a few files
+FLUSH_SECONDS = 1.0  # finished batches reach the disk at least this often during an encode
 
 
 def text_keys(texts: Sequence[str]) -> np.ndarray:
@@ -110,7 +112,7 @@ class EmbeddingCache:
         return self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32))
 
     def merge(self, parts: list[tuple[Path, int]], keys: np.ndarray, vecs: np.ndarray) -> None:
-        """Replace the shards ``parts`` (path, rows; one per batch) by one shard of ``keys``/``vecs``.
+        """Replace the shards ``parts`` (path, rows), written during an encode, by one shard of ``keys``/``vecs``.
 
         The merged shard is written before the parts are removed: interrupted in between, the cache holds
         the same vectors twice, which lookups and compaction tolerate.
@@ -131,10 +133,7 @@ class EmbeddingCache:
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            print(
-                f"waiting for another stsbench process encoding with this model (lock {lock.lock_file})",
-                file=sys.stderr,
-            )
+            log.info("waiting for another stsbench process encoding with this model (lock %s)", lock.lock_file)
             lock.acquire()
         try:
             yield
@@ -190,16 +189,50 @@ class CachedEncoder:
     def _encode_and_store(
         self, texts: list[str], keys: np.ndarray, batch_size: int, show_progress: bool
     ) -> np.ndarray:
-        """Encode ``texts``; an encoder that reports its batches (``on_batch``) has each stored as it ends."""
-        parts: list[tuple[Path, int]] = []
-
-        def on_batch(rows: np.ndarray, vectors: np.ndarray) -> None:
-            part = self.cache.store(keys[rows], vectors)
-            if part is not None:
-                parts.append((part, len(rows)))
-
+        """Encode ``texts``; an encoder that reports its batches (``on_batch``) has them stored as they end."""
+        writer = BatchWriter(self.cache, keys)
         batched = "on_batch" in inspect.signature(self.inner.encode).parameters
-        extra = {"on_batch": on_batch} if batched else {}
-        new = self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress, **extra)
-        self.cache.merge(parts, keys, new)
+        extra = {"on_batch": writer.add} if batched else {}
+        try:
+            new = self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress, **extra)
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: keep every batch that finished
+            writer.flush()
+            raise
+        writer.finish(new)
         return new
+
+
+class BatchWriter:
+    """Finished batches on their way to the cache.
+
+    A shard at most every ``FLUSH_SECONDS`` (a GPU finishes a batch every few milliseconds: a shard for each
+    would cost more than it saves), at once when the encode stops early, and at the end one shard for the
+    whole call. So Ctrl-C loses only the batch in flight, and a hard kill at most the last second of work.
+    """
+
+    def __init__(self, cache: EmbeddingCache, keys: np.ndarray, every: float = FLUSH_SECONDS) -> None:
+        self.cache, self.keys, self.every = cache, keys, every
+        self.parts: list[tuple[Path, int]] = []  # shards written so far, with their row counts
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, vectors) not on disk yet
+        self.last = time.monotonic()
+
+    def add(self, rows: np.ndarray, vectors: np.ndarray) -> None:
+        """A finished batch: ``rows`` index ``keys``."""
+        self.pending.append((rows, vectors))
+        if time.monotonic() - self.last >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending batches as one shard."""
+        if self.pending:
+            rows = np.concatenate([r for r, _ in self.pending])
+            part = self.cache.store(self.keys[rows], np.concatenate([v for _, v in self.pending]))
+            self.pending = []
+            if part is not None:
+                self.parts.append((part, len(rows)))
+        self.last = time.monotonic()
+
+    def finish(self, vectors: np.ndarray) -> None:
+        """Everything encoded: one shard of all ``vectors`` replaces the parts (or is the only write)."""
+        self.pending = []
+        self.cache.merge(self.parts, self.keys, vectors)
