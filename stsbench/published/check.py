@@ -11,12 +11,12 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
-from stsbench.results.schema import TaskResult
+from stsbench.results.schema import ANALYSIS_KIND, TaskResult
 from stsbench.results.store import read_result
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 # what the analysis commands write beside `stsbench run`'s results (default results/analyses/): not task scores
-SKIPPED_KINDS = ("stsbench.analysis_result",)
+SKIPPED_KINDS = (ANALYSIS_KIND,)
 
 
 class CheckFailed(StsbenchError):
