@@ -427,3 +427,25 @@ def test_batch_writer_writes_on_its_timer_and_leaves_one_shard(tmp_path):
     (shard,) = tmp_path.rglob("*.npz")
     vecs, found = cache.lookup(text_keys(texts))
     assert found.all() and np.array_equal(vecs, vectors_of(texts))
+
+
+def test_check_skips_training_run_folders_and_names_what_it_left_out(tmp_path):
+    """A results folder that also holds `stsbench train` outputs (as the checked-in report's does)."""
+    from test_published import MTEB, write_result
+
+    from stsbench.published.check import check_results
+
+    for task, value in MTEB.items():
+        write_result(tmp_path, task, value)
+    for other in ("m1", "m2", "m3", "m4"):
+        write_result(tmp_path, "STS12", 50.0, model=other)
+    run = tmp_path / "train" / "simcse-run"
+    (run / "last").mkdir(parents=True)
+    (run / "train_log.jsonl").write_text('{"step": 0}\n')
+    for name in ("stsbench.json", "config.json", "tokenizer.json", "last/trainer_state.json"):
+        (run / name).write_text("{}")
+    comparison = check_results(tmp_path, MTEB_KEY, model="all-MiniLM-L6-v2")
+    assert comparison.passed and comparison.training_runs == (run,)
+    line = comparison.compared()
+    assert "skipped 1 training-run folder" in line
+    assert "left out 4 other runs (m1/avg/test, m2/avg/test, m3/avg/test and 1 more)" in line

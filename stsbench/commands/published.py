@@ -100,15 +100,16 @@ def check(
 
 
 def _print_comparison(c: Comparison) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from stsbench.progress import table_console
 
     e = c.entry
     run = "/".join(c.run) if c.run else "no matching results"
-    table = Table(
-        title=f"{c.results_dir} ({run}) vs {e.key}", caption=f"{e.paper.title}, {e.table}, row '{e.row}'"
-    )
+    # a heading line, not a title: rich wraps a title to the narrow table's width (several lines)
+    heading = f"[bold]{escape(run)}[/bold] vs [bold]{e.key}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
+    table = Table()
     for col, justify in (("task", "left"), ("measured", "right"), ("published", "right"), ("delta", "right")):
         table.add_column(col, justify=justify)
     table.add_column("status")
@@ -121,6 +122,7 @@ def _print_comparison(c: Comparison) -> None:
         avg = "-" if c.measured_average is None else f"{c.measured_average:.2f}"
         table.add_row("Avg.", avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
     console = table_console()
+    console.print(heading, soft_wrap=True, highlight=False)
     console.print(table)
     if c.extra_tasks:
         console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")

@@ -102,6 +102,7 @@ def train_command(
     cfg = make_config(cli, config)
     check_writable_dir(cfg.output, "--output")  # before any model or data loads, and before torch imports
     from stsbench.train.loop import train
+
     result = train(cfg, resume=resume, overwrite=overwrite, show_progress=not quiet)
     if not quiet and os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 alone reports
         best = "none" if result.best_dev_spearman is None else f"{result.best_dev_spearman * 100:.2f}"

@@ -11,6 +11,7 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
+from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import ANALYSIS_KIND, TaskResult
 from stsbench.results.store import read_result
 
@@ -74,6 +75,7 @@ class Comparison:
     rows: tuple[TaskComparison, ...]
     extra_tasks: tuple[str, ...]  # measured by the same run, not in the published row
     skipped_files: tuple[Path, ...] = ()  # analysis results found under the folder, not read as scores
+    training_runs: tuple[Path, ...] = ()  # `stsbench train` folders under it (checkpoints, logs), not read
     other_runs: tuple[tuple[str, str, str], ...] = ()  # runs (model, pooler, mode) the filters left out
 
     @property
@@ -99,8 +101,11 @@ class Comparison:
         if self.skipped_files:
             k = len(self.skipped_files)
             parts.append(f"skipped {plural(k, 'analysis file')}")
+        if self.training_runs:
+            parts.append(f"skipped {plural(len(self.training_runs), 'training-run folder')}")
         if self.other_runs:
-            names = ", ".join("/".join(r) for r in self.other_runs)
+            names = ", ".join("/".join(r) for r in self.other_runs[:3])
+            names += f" and {len(self.other_runs) - 3} more" if len(self.other_runs) > 3 else ""
             parts.append(f"left out {plural(len(self.other_runs), 'other run')} ({names})")
         return "; ".join(parts)
 
@@ -130,11 +135,15 @@ def _skipped_kind(path: Path) -> bool:
     return isinstance(data, dict) and data.get("kind") in SKIPPED_KINDS
 
 
-def load_results(results_dir: Path, skipped: list[Path] | None = None) -> list[Measured]:
+def load_results(
+    results_dir: Path, skipped: list[Path] | None = None, training_runs: list[Path] | None = None
+) -> list[Measured]:
     """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it.
 
     Analysis results (``stsbench length-bias`` and the like write them under ``results/analyses/`` by
-    default) are not scores: they are left out, and appended to ``skipped`` when given.
+    default) are not scores: they are left out, and appended to ``skipped`` when given. So are the files of
+    training-run folders (``stsbench train``'s output: ``train_log.jsonl``, the checkpoint's JSON files),
+    whose folders are appended to ``training_runs``.
     """
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
@@ -143,7 +152,10 @@ def load_results(results_dir: Path, skipped: list[Path] | None = None) -> list[M
         )
     measured = []
     passed_over = []
+    run_dirs = sorted({p.parent for p in results_dir.glob(f"**/{TRAIN_LOG}")})
     for path in sorted(results_dir.glob("**/*.json")):
+        if any(d == path.parent or d in path.parents for d in run_dirs):
+            continue
         if _skipped_kind(path):
             passed_over.append(path)
             continue
@@ -155,6 +167,8 @@ def load_results(results_dir: Path, skipped: list[Path] | None = None) -> list[M
         measured.append(Measured(path, result))
     if skipped is not None:
         skipped.extend(passed_over)
+    if training_runs is not None:
+        training_runs.extend(run_dirs)
     if not measured:
         also = f" (only {plural(len(passed_over), 'analysis file')})" if passed_over else ""
         raise StsbenchError(
@@ -259,8 +273,11 @@ def check_results(
     entry = get_entry(key)
     tasks = comparable_tasks(entry)
     skipped: list[Path] = []
-    measured = load_results(results_dir, skipped)
+    training_runs: list[Path] = []
+    measured = load_results(results_dir, skipped, training_runs)
     by_task = select_run(measured, tasks, results_dir, model=model, pooler=pooler, mode=mode)
     comparison = compare(entry, by_task, results_dir, tolerance)
     others = tuple(sorted({m.run for m in measured} - {comparison.run}))
-    return replace(comparison, skipped_files=tuple(skipped), other_runs=others)
+    return replace(
+        comparison, skipped_files=tuple(skipped), training_runs=tuple(training_runs), other_runs=others
+    )
