@@ -52,7 +52,9 @@ class PlainProgress:
         return f"{self.description}: {done}/{self.total} ({pct:.0f}%), {rate:.1f}/s, ETA {eta}"
 
     def _emit(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        # a display, like the rich bar it replaces off a terminal: straight to stderr, not a log record
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
         self.lines += 1
 
     def _run(self) -> None:

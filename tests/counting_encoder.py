@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -65,9 +66,13 @@ class CountingEncoder:
 def main(cache: str, n: str, batch: str, delay: str) -> None:
     from stsbench.encoders.cache import CachedEncoder
 
+    logging.basicConfig(
+        level=logging.INFO, format="%(message)s"
+    )  # the library's notes, as the CLI shows them
     inner = CountingEncoder(delay=float(delay))
     vecs = CachedEncoder(inner, Path(cache)).encode(sentences(int(n)), batch_size=int(batch))
-    print(json.dumps({"encoded": inner.n_encoded, "digest": hashlib.sha256(vecs.tobytes()).hexdigest()}))
+    digest = hashlib.sha256(vecs.tobytes()).hexdigest()
+    sys.stdout.write(json.dumps({"encoded": inner.n_encoded, "digest": digest}) + "\n")
 
 
 if __name__ == "__main__":

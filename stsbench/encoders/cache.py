@@ -133,7 +133,9 @@ class EmbeddingCache:
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            log.info("waiting for another stsbench process encoding with this model (lock %s)", lock.lock_file)
+            log.info(
+                "waiting for another stsbench process encoding with this model (lock %s)", lock.lock_file
+            )
             lock.acquire()
         try:
             yield
