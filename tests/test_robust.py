@@ -225,6 +225,7 @@ main()
 """
 
 
+@pytest.mark.slow  # a real signal to a second process: about 10 s
 def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
     """A real SIGINT (as Ctrl-C sends) to `stsbench run` in its own process, once batches reached the cache."""
     import os
