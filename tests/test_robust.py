@@ -92,10 +92,14 @@ def _writing_commands(model: Path, tmp_path: Path) -> dict[str, tuple[list, str]
         ),
         "report": (["report", "--results", tmp_path, "--out"], "--out"),
         "data download": (["data", "download", "--data-dir"], "--data-dir"),
+        "length-bias": (["length-bias", "--model", model, "--output"], "--output"),
+        "spectrum": (["spectrum", "--model", model, "--cache-dir"], "--cache-dir"),
     }
 
 
-@pytest.mark.parametrize("command", ["run", "run-cache", "train", "report", "data download"])
+@pytest.mark.parametrize(
+    "command", ["run", "run-cache", "train", "report", "data download", "length-bias", "spectrum"]
+)
 @pytest.mark.parametrize("bad", ["file", "inside a file", "unwritable"])
 def test_writing_commands_check_their_output_first(command, bad, tiny_bert, tmp_path, capsys, monkeypatch):
     """A file or an unwritable folder as output: one line, exit 2, under 5 s, before any model loads."""

@@ -102,7 +102,10 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
     def command(**kw: Any) -> None:
         from stsbench.analyses.runner import LoadOptions, run_analysis
         from stsbench.encoders import EMBEDDED_DEFAULT
+        from stsbench.io import check_outputs
 
+        # every output location is checked before any model loads (one line, exit 2)
+        check_outputs(output=kw["output"], cache_dir=kw["cache_dir"], use_cache=not kw["no_cache"])
         config = analysis.make_config(**{name: convert[name](kw[name]) for name in convert})
         load = LoadOptions(
             pooler=kw["pooler"],
