@@ -54,7 +54,7 @@ def run(precision: str, args: argparse.Namespace, model_path: str, data) -> tupl
             "dropout": 0.0,  # the same function under every precision: only the arithmetic differs
         }
     )
-    finalize(cfg, data.supervised)
+    cfg = finalize(cfg, data.supervised)
     seed_everything(cfg.seed)
     model, _, method, optimizer = build(cfg, resolve_backbone(cfg.model), args.device)
     total = args.warmup + args.steps

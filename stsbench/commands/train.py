@@ -1,116 +1,101 @@
-"""``stsbench train``: SimCSE / ESimCSE / MoCoSE training to a checkpoint that ``stsbench run`` evaluates."""
+"""``stsbench train``: SimCSE / ESimCSE / MoCoSE training to a checkpoint that ``stsbench run`` evaluates.
+
+Its options are generated from the training config (:data:`stsbench.train.config.OPTIONS`): one flag per
+field, with the field's type, choices, help text and defaults, grouped by the methods they belong to.
+Every flag defaults to None ("not given"), so the YAML file and the method's defaults decide the rest.
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
-from stsbench.train.config import help_for
+from stsbench.train.config import OPTIONS, Option, help_for
+
+FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
 
 
-def _opt(name: str, *flags: str) -> typer.models.OptionInfo:
-    return typer.Option(*(flags or ("--" + name.replace("_", "-"),)), help=help_for(name), show_default=False)
+def _parameter(opt: Option) -> inspect.Parameter:
+    """One config field as a typer option: ``--flag/--no-flag`` for booleans, choices for Literals."""
+    if opt.kind is bool:
+        decls = [f"{opt.flag}/--no-{opt.flag[2:]}"]
+    else:
+        decls = [opt.flag, *([opt.short] if opt.short else [])]
+    info = typer.Option(
+        *decls,
+        help=help_for(opt.name),
+        show_default=False,
+        rich_help_panel=None if opt.group == "Options" else opt.group,
+    )
+    kind = Literal[opt.choices] if opt.choices else opt.kind  # a Literal: typer shows and checks the choices
+    annotation = Annotated[Optional[kind], info]  # noqa: UP045 - typer needs Optional on 3.10
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
 
-def _flag(name: str) -> typer.models.OptionInfo:
-    dashed = name.replace("_", "-")
-    return typer.Option(f"--{dashed}/--no-{dashed}", help=help_for(name), show_default=False)
+def _fixed(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-Str = Optional[str]  # noqa: UP045 - typer needs Optional on 3.10
-Int = Optional[int]  # noqa: UP045
-Float = Optional[float]  # noqa: UP045
-Bool = Optional[bool]  # noqa: UP045
+RUN_PARAMETERS = [
+    _fixed(
+        "config",
+        Annotated[
+            Optional[Path],  # noqa: UP045
+            typer.Option(
+                "--config",
+                help="YAML file of options (keys as the flags, e.g. dup_rate: 0.32); flags given here override it.",
+            ),
+        ],
+        None,
+    ),
+    _fixed(
+        "resume",
+        Annotated[bool, typer.Option("--resume", help="Continue the run saved in OUTPUT/last.")],
+        False,
+    ),
+    _fixed(
+        "overwrite",
+        Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in OUTPUT.")],
+        False,
+    ),
+    _fixed(
+        "quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or messages.")], False
+    ),
+]
 
 
-def train_command(
-    method: Annotated[Str, _opt("method")] = None,
-    model: Annotated[Str, _opt("model", "--model", "-m")] = None,
-    train_file: Annotated[Str, _opt("train_file")] = None,
-    output: Annotated[Str, _opt("output", "--output", "-o")] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="YAML file of options (keys as the flags, "  # noqa: UP045
-            "e.g. dup_rate: 0.32); flags given here override it.",
-        ),
-    ] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run saved in OUTPUT/last.")] = False,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in OUTPUT.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or messages.")] = False,
-    data_dir: Annotated[Str, _opt("data_dir")] = None,
-    seed: Annotated[Int, _opt("seed")] = None,
-    epochs: Annotated[Int, _opt("epochs")] = None,
-    max_steps: Annotated[Int, _opt("max_steps")] = None,
-    batch_size: Annotated[Int, _opt("batch_size")] = None,
-    lr: Annotated[Float, _opt("lr")] = None,
-    warmup_steps: Annotated[Int, _opt("warmup_steps")] = None,
-    weight_decay: Annotated[Float, _opt("weight_decay")] = None,
-    max_grad_norm: Annotated[Float, _opt("max_grad_norm")] = None,
-    max_length: Annotated[Int, _opt("max_length")] = None,
-    length_buckets: Annotated[Int, _opt("length_buckets")] = None,
-    pad_to_max_length: Annotated[Bool, _flag("pad_to_max_length")] = None,
-    dropout: Annotated[Float, _opt("dropout")] = None,
-    temperature: Annotated[Float, _opt("temperature")] = None,
-    pooler: Annotated[Str, _opt("pooler")] = None,
-    mlp_only_train: Annotated[Bool, _flag("mlp_only_train")] = None,
-    hard_negative_weight: Annotated[Float, _opt("hard_negative_weight")] = None,
-    mlm_weight: Annotated[Float, _opt("mlm_weight")] = None,
-    mlm_probability: Annotated[Float, _opt("mlm_probability")] = None,
-    gaussian_noise_std: Annotated[Float, _opt("gaussian_noise_std")] = None,
-    precision: Annotated[Str, _opt("precision")] = None,
-    compile: Annotated[Bool, _flag("compile")] = None,
-    tf32: Annotated[Bool, _flag("tf32")] = None,
-    cuda_graph: Annotated[Bool, _flag("cuda_graph")] = None,
-    repetition: Annotated[Bool, _flag("repetition")] = None,
-    repetition_kind: Annotated[Str, _opt("repetition_kind")] = None,
-    dup_rate: Annotated[Float, _opt("dup_rate")] = None,
-    repetition_sampling: Annotated[Str, _opt("repetition_sampling")] = None,
-    momentum: Annotated[Float, _opt("momentum")] = None,
-    momentum_init: Annotated[Str, _opt("momentum_init")] = None,
-    queue_multiple: Annotated[Float, _opt("queue_multiple")] = None,
-    queue_reset_each_epoch: Annotated[Bool, _flag("queue_reset_each_epoch")] = None,
-    projection_layers: Annotated[Int, _opt("projection_layers")] = None,
-    predictor_layers: Annotated[Int, _opt("predictor_layers")] = None,
-    ema_decay_start: Annotated[Float, _opt("ema_decay_start")] = None,
-    ema_decay_end: Annotated[Float, _opt("ema_decay_end")] = None,
-    fgsm_epsilon: Annotated[Float, _opt("fgsm_epsilon")] = None,
-    queue_size: Annotated[Int, _opt("queue_size")] = None,
-    queue_start_size: Annotated[Int, _opt("queue_start_size")] = None,
-    queue_start: Annotated[Str, _opt("queue_start")] = None,
-    queue_slice: Annotated[Str, _opt("queue_slice")] = None,
-    eval_steps: Annotated[Int, _opt("eval_steps")] = None,
-    eval_at_start: Annotated[Bool, _flag("eval_at_start")] = None,
-    eval_batch_size: Annotated[Int, _opt("eval_batch_size")] = None,
-    save_steps: Annotated[Int, _opt("save_steps")] = None,
-    log_steps: Annotated[Int, _opt("log_steps")] = None,
-    device: Annotated[Str, _opt("device")] = None,
-    threads: Annotated[Int, _opt("threads")] = None,
-) -> None:
+def train_command(**options: Any) -> None:
     """Train SimCSE (unsup or sup), ESimCSE or MoCoSE; keep the best STS-B dev checkpoint in OUTPUT.
 
     Several processes: torchrun --nproc_per_node N -m stsbench train ... (--batch-size is per process).
     """
-    cli = {k: v for k, v in locals().items() if k not in ("config", "resume", "overwrite", "quiet")}
     from stsbench.io import check_writable_dir
     from stsbench.train.config import make_config
 
-    cfg = make_config(cli, config)
+    run = {name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet")}
+    cfg = make_config(options, run["config"])
     check_writable_dir(cfg.output, "--output")  # before any model or data loads, and before torch imports
     from stsbench.train.loop import train
 
-    result = train(cfg, resume=resume, overwrite=overwrite, show_progress=not quiet)
-    if not quiet and os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 alone reports
+    result = train(cfg, resume=run["resume"], overwrite=run["overwrite"], show_progress=not run["quiet"])
+    if not run["quiet"] and os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 alone reports
         best = "none" if result.best_dev_spearman is None else f"{result.best_dev_spearman * 100:.2f}"
         typer.echo(
             f"best STS-B dev Spearman {best} at step {result.best_step} of {result.steps} "
             f"({result.wall_seconds:.0f} s); checkpoint: {result.output}  "
             f"(evaluate: stsbench run --model {result.output} --tasks sts)"
         )
+
+
+train_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [_parameter(OPTIONS[n]) for n in FIRST]
+    + RUN_PARAMETERS
+    + [_parameter(opt) for name, opt in OPTIONS.items() if name not in FIRST]
+)
 
 
 def register(app: typer.Typer) -> None:

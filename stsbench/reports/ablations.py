@@ -24,22 +24,8 @@ from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.results.labels import last_part
-from stsbench.train.config import FIELDS
+from stsbench.train.config import BOOKKEEPING, OPTIONS, MethodName
 
-# fields that do not change what is computed (or only where files are)
-BOOKKEEPING = {
-    "output",
-    "data_dir",
-    "device",
-    "threads",
-    "log_steps",
-    "eval_batch_size",
-    "save_steps",
-    "eval_at_start",
-    "supervised",
-    "compile",  # speed settings: the same function, other float rounding (as device)
-    "tf32",
-}
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
 MOMENTUM_FIELDS = ("momentum", "momentum_init", "queue_multiple", "queue_reset_each_epoch")
 COMPONENT_FIELDS = ("method", "repetition")
@@ -60,12 +46,12 @@ REPETITION_KIND_ROWS = {
 
 def _other_methods_fields(method: str) -> set[str]:
     """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
-    return {n for n, f in FIELDS.items() if f.metadata["only"] and method not in f.metadata["only"]}
+    return {n for n, o in OPTIONS.items() if o.methods and method not in o.methods}
 
 
 def _uses(run: TrainRun) -> tuple[bool, bool]:
     """(repetition, momentum contrast) as the run used them."""
-    if run.method != "esimcse":
+    if run.method != MethodName.ESIMCSE:
         return False, False
     return bool(run.config.get("repetition", True)), float(run.config.get("queue_multiple", 2.5)) > 0
 
@@ -98,7 +84,8 @@ def _compatible(a: TrainRun, b: TrainRun) -> bool:
 def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
     """Groups of compatible runs that use at least two different combinations of ESimCSE's components."""
     groups: list[list[TrainRun]] = []
-    runs = [r for r in runs if r.method in ("simcse", "esimcse")]  # the runs ESimCSE's ablation compares
+    # the runs ESimCSE's ablation compares
+    runs = [r for r in runs if r.method in (MethodName.SIMCSE, MethodName.ESIMCSE)]
     for run in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), r.path)):
         for g in groups:
             if all(_compatible(run, other) for other in g):
@@ -292,7 +279,7 @@ def sweep_table(
     rows = []
     for r in group:
         v = settings(r)[name]
-        pub = _published_sweep(name, v) if r.method == "esimcse" else None
+        pub = _published_sweep(name, v) if r.method == MethodName.ESIMCSE else None
         rows.append(
             [
                 run_label(r, models, group),

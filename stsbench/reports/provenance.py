@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from typing import Any
 
@@ -56,16 +55,16 @@ def commands_table(coll: Collection) -> Table:
 
 def train_command(run: TrainRun) -> str:
     """``stsbench train`` with every option the run's saved config sets away from the defaults."""
-    from stsbench.train.config import FIELDS
+    from stsbench.train.config import OPTIONS
 
     parts = ["stsbench train"]
     for name in ("method", "model", "train_file", "output"):
         parts.append(f"--{name.replace('_', '-')} {run.config.get(name)}")
-    for name, f in FIELDS.items():
+    for name, opt in OPTIONS.items():
         if name in ("method", "model", "train_file", "output", "data_dir") or name not in run.config:
             continue
-        value, default = run.config[name], f.default
-        if default is dataclasses.MISSING or value == default:
+        value, default = run.config[name], opt.default
+        if value == default:
             continue
         flag = name.replace("_", "-")
         if isinstance(value, bool):

@@ -31,6 +31,7 @@ import math
 import torch
 
 from stsbench.errors import StsbenchError
+from stsbench.train.config import MethodName
 from stsbench.train.methods import Method, Views
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.step import FiniteWatch, Parts, Precision
@@ -49,7 +50,7 @@ def graph_problems(
     problems = []
     if torch.device(device).type != "cuda":
         problems.append(f"a CUDA device (not {device})")
-    if method != "simcse":
+    if method != MethodName.SIMCSE:
         problems.append(
             f"--method simcse ({method} updates an EMA encoder and a growing queue after each step)"
         )

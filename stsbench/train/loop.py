@@ -31,7 +31,7 @@ from stsbench.errors import StsbenchError
 from stsbench.paths import resolve_data_dir
 from stsbench.train import distributed
 from stsbench.train.batches import Batches, prefetch_depth
-from stsbench.train.config import TrainConfig, finalize
+from stsbench.train.config import TrainConfig, check_complete, finalize
 from stsbench.train.data import read_train_file
 from stsbench.train.graph import GraphedStep
 from stsbench.train.log import (
@@ -99,8 +99,9 @@ def train(
     is the batch of one process.
     """
     started = time.perf_counter()
+    check_complete(cfg)
     data = read_train_file(cfg.train_file)
-    finalize(cfg, data.supervised)
+    cfg = finalize(cfg, data.supervised)  # a new record: the caller's config is not changed
     backbone_path, data_dir = resolve_backbone(cfg.model), resolve_data_dir(cfg.data_dir)
     ctx = distributed.setup(cfg.device)
     try:

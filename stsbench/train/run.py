@@ -22,8 +22,15 @@ import torch
 from stsbench.errors import StsbenchError
 from stsbench.train import checkpoint as ckpt
 from stsbench.train import distributed
-from stsbench.train.config import FIELDS, RESUME_MAY_CHANGE, TrainConfig, effective_queue_size, eval_pooler
-from stsbench.train.data import TrainData, batch_rows, batches_per_epoch
+from stsbench.train.config import (
+    ResolvedConfig,
+    TrainConfig,
+    effective_queue_size,
+    eval_pooler,
+    finalize,
+    resume_conflicts,
+)
+from stsbench.train.data import TrainData, batch_rows, batches_per_epoch, read_train_file
 from stsbench.train.evaluate import DevSet, dev_spearman
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
@@ -51,8 +58,10 @@ class TrainNet(torch.nn.Module):
         return self.method.loss(self.model, views)
 
 
-def build(cfg: TrainConfig, backbone_path: Path | str, device: str):
+def build(cfg: TrainConfig | ResolvedConfig, backbone_path: Path | str, device: str):
     """Backbone, tokenizer, the encoder with its new layers, the method and the optimizer (seeded)."""
+    if not isinstance(cfg, ResolvedConfig):  # a bare config: resolved against its train file first
+        cfg = finalize(cfg, read_train_file(cfg.train_file).supervised)
     backbone, tokenizer = load_backbone(backbone_path, cfg.dropout)
     if eval_pooler(cfg) == "cls" and getattr(backbone, "pooler", None) is None:
         raise StsbenchError(
@@ -90,7 +99,7 @@ def compile_model(
 class Run:
     """Everything one process of a run holds: built once by :func:`setup`, then ``step`` and ``best`` move."""
 
-    cfg: TrainConfig
+    cfg: ResolvedConfig  # the config and what the data and the device resolved it to
     out: Path
     data: TrainData
     ctx: distributed.Context
@@ -128,7 +137,7 @@ class Run:
 
 
 def setup(
-    cfg: TrainConfig,
+    cfg: ResolvedConfig,
     *,
     data: TrainData,
     ctx: distributed.Context,
@@ -159,8 +168,7 @@ def setup(
     distributed.barrier()
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
-    if cfg.length_buckets is None:  # less padding pays on CPU; on a GPU (or static shapes) one big pass
-        cfg.length_buckets = 4 if device == "cpu" and not cfg.pad_to_max_length else 1
+    cfg = cfg.on_device(device, ctx.world)  # length_buckets by device: in the resolution, not the config
     seed_everything(cfg.seed + ctx.rank)  # dropout differs between processes; new layers use cfg.seed
     model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
     compile_model(model, cfg, method)
@@ -181,6 +189,7 @@ def setup(
     meta = {
         "method": method.name,
         "training": cfg.to_dict(),
+        "resolution": cfg.resolution.to_dict(),
         "backbone": cfg.model,
         "queue_size": effective_queue_size(cfg, ctx.world),
         "processes": ctx.world,
@@ -209,14 +218,10 @@ def setup(
     )
 
 
-def check_resumable(saved: dict, cfg: TrainConfig) -> None:
+def check_resumable(saved: dict, cfg: ResolvedConfig) -> None:
     """Refuse to resume with options that change what is computed (one line naming the first four)."""
     now = cfg.to_dict()
-    # an option newer than the saved run was at its default there
-    saved = {**{k: f.default for k, f in FIELDS.items() if k not in saved}, **saved}
-    changed = sorted(
-        k for k in set(saved) | set(now) if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k)
-    )
+    changed = resume_conflicts(saved, cfg)
     if changed:
         diffs = ", ".join(f"{k}: {saved.get(k)!r} -> {now.get(k)!r}" for k in changed[:4])
         raise StsbenchError(
@@ -300,6 +305,7 @@ def save_resumable(run: Run) -> None:
         "step": step,
         "epoch": step // run.per_epoch,
         "config": cfg.to_dict(),
+        "resolution": cfg.resolution.to_dict(),
         "processes": run.ctx.world,
         "model": run.model.state_dict(),
         "method": run.method.state_dict(),

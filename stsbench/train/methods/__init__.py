@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from stsbench.train.config import TrainConfig
+from stsbench.train.config import MethodName, TrainConfig
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, head
 from stsbench.train.methods.simcse import Method, SupSimCSE
@@ -38,12 +38,12 @@ def build_method(
 ) -> Method:
     """Build the method ``cfg`` names, its new layers initialised and its state attached to ``model``."""
     config = model.backbone.config
-    if cfg.method == "mocose":
+    if cfg.method == MethodName.MOCOSE:
         mocose = MoCoSE(cfg, tokenizer, config)
         mocose.init_new_layers(generator, config.initializer_range)
         mocose.attach(model)
         return mocose.to(next(model.parameters()).device)
-    if cfg.method == "esimcse":
+    if cfg.method == MethodName.ESIMCSE:
         method: Method = ESimCSE(cfg, tokenizer, config)
         method.attach(model, generator)
     elif cfg.supervised:

@@ -7,7 +7,7 @@ import torch
 
 from stsbench.train import distributed
 from stsbench.train.augment import Repetition
-from stsbench.train.config import TrainConfig, effective_queue_size, traceable_distance
+from stsbench.train.config import MethodName, TrainConfig, effective_queue_size, traceable_distance
 from stsbench.train.data import tokenize
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Views, encode_bucketed
@@ -18,7 +18,7 @@ from stsbench.train.momentum import EmbeddingQueue, ema_update
 class ESimCSE(Method):
     """ESimCSE: a repeated positive view (Sec. 3.1) and momentum contrast with a queue (Sec. 3.2, eq. 7)."""
 
-    name = "esimcse"
+    name = MethodName.ESIMCSE.value
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)

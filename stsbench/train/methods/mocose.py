@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from stsbench.train import distributed
-from stsbench.train.config import TrainConfig, parse_slices, traceable_distance
+from stsbench.train.config import MethodName, TrainConfig, parse_slices, traceable_distance
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
@@ -45,7 +45,7 @@ class MoCoSE(Method):
     ``ema_decay_start`` to ``ema_decay_end`` over the run, and the step's keys enter the queue.
     """
 
-    name = "mocose"
+    name = MethodName.MOCOSE.value
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)

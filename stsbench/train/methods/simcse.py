@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from stsbench.train import distributed
-from stsbench.train.config import TrainConfig
+from stsbench.train.config import MethodName, TrainConfig
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.methods.views import Tokens, Views, encode_views
@@ -17,7 +17,7 @@ from stsbench.train.model import ContrastiveEncoder, bert_init_
 class Method(nn.Module):
     """Base: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either."""
 
-    name = "simcse"
+    name = MethodName.SIMCSE.value
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__()

@@ -1,0 +1,104 @@
+"""What a config field is, read from its pydantic declaration: its flag, type, choices, bounds; refusals as one line.
+
+The CLI builds its options from these (:mod:`stsbench.commands.train`), and a pydantic ``ValidationError``
+becomes the one-line message a user sees (:func:`one_line`), the same from Python, YAML and the CLI.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import annotated_types
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+_BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
+def flag(name: str) -> str:
+    """``dup_rate`` -> ``--dup-rate``."""
+    return "--" + name.replace("_", "-")
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(annotation) if a is not type(None))
+    return (annotation,)
+
+
+def choices(info: FieldInfo) -> tuple[str, ...] | None:
+    """The values a ``Literal`` field allows, else None."""
+    for member in _members(info.annotation):
+        if typing.get_origin(member) is Literal:
+            return tuple(typing.get_args(member))
+    return None
+
+
+def kind(info: FieldInfo) -> type:
+    """``bool``, ``int``, ``float`` or ``str`` (a ``Literal`` of strings is ``str``)."""
+    member = _members(info.annotation)[0]
+    return str if typing.get_origin(member) is Literal else member
+
+
+def optional(info: FieldInfo) -> bool:
+    """Whether None is a value of the field (not given: the default decides later)."""
+    return type(None) in typing.get_args(info.annotation)
+
+
+def extra(info: FieldInfo, key: str) -> Any:
+    """A value from the field's ``json_schema_extra`` (``short``, ``why``), or None."""
+    return (info.json_schema_extra or {}).get(key) if isinstance(info.json_schema_extra, dict) else None
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def bounds(info: FieldInfo) -> str | None:
+    """The field's bounds in words: ``at least 1``, ``0 or more``, ``positive``, ``in [0, 1)``."""
+    low = high = None
+    for m in info.metadata:
+        if isinstance(m, annotated_types.Ge):
+            low = ("[", m.ge)
+        elif isinstance(m, annotated_types.Gt):
+            low = ("(", m.gt)
+        elif isinstance(m, annotated_types.Le):
+            high = ("]", m.le)
+        elif isinstance(m, annotated_types.Lt):
+            high = (")", m.lt)
+    if low and high:
+        return f"in {low[0]}{_num(low[1])}, {_num(high[1])}{high[0]}"
+    if high:
+        return f"at most {_num(high[1])}" if high[0] == "]" else f"below {_num(high[1])}"
+    if low and low[0] == "(":
+        return "positive" if low[1] == 0 else f"more than {_num(low[1])}"
+    if low:
+        return "0 or more" if low[1] == 0 else f"at least {_num(low[1])}"
+    return None
+
+
+def _either(values: tuple[str, ...]) -> str:
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
+
+
+def one_line(exc: ValidationError, model: type[BaseModel], sources: Mapping[str, str] | None = None) -> str:
+    """The first error of ``exc`` as the line the CLI shows; ``sources``: where each option came from."""
+    error = exc.errors()[0]
+    name = str(error["loc"][0]) if error["loc"] else ""
+    value = error.get("input")
+    where = (sources or {}).get(name)
+    prefix = f"{where}: " if where else ""
+    info = model.model_fields.get(name)
+    if error["type"] == "extra_forbidden" or info is None:
+        return f"{prefix}unknown option {name!r}; see `stsbench train --help` for the options"
+    if error["type"] == "literal_error":
+        return f"{prefix}unknown {name.replace('_', ' ')} {value!r}; choose {_either(choices(info) or ())}"
+    if error["type"] in _BOUND_ERRORS:
+        why = extra(info, "why")
+        return f"{flag(name)} {value} {why}" if why else f"{flag(name)} must be {bounds(info)}"
+    if value is None:
+        return f"{prefix}option {name} cannot be empty"
+    return f"{prefix}option {name} must be {kind(info).__name__}, got {value!r}"

@@ -1,0 +1,198 @@
+"""A config resolved against its data and its machine: a separate record, so the config stays machine-independent.
+
+:func:`finalize` reads what the train file decides (sup or unsup, hence ``mlp_only_train``; absolute paths)
+and :meth:`ResolvedConfig.on_device` what the device decides (``length_buckets``, processes, the effective
+queue). Both return new objects: the caller's :class:`TrainConfig` is never changed. A run saves
+``ResolvedConfig.to_dict()`` (the options, with what the data decides filled in: the same flat dict on any
+machine) and, beside it, ``resolution.to_dict()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from stsbench.errors import StsbenchError
+from stsbench.train.config.describe import flag
+from stsbench.train.config.options import MethodName, TrainConfig
+
+REQUIRED = ("method", "model", "train_file", "output")
+# The one list of the fields that do not change what is computed (or only where files are): a resumed run
+# may change them, and reports/ablations.py leaves them out when it compares runs. length_buckets is not one
+# of them: K passes draw other dropout masks than one pass, so it changes the result.
+BOOKKEEPING = frozenset(
+    {
+        "output",
+        "data_dir",
+        "device",
+        "threads",
+        "log_steps",
+        "eval_batch_size",
+        "save_steps",
+        "eval_at_start",
+        "supervised",
+        "compile",  # speed settings: the same function, other float rounding (as device)
+        "tf32",
+    }
+)
+# resolution fields that fill the saved config: the data decides them, not the machine
+FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised")
+
+
+def check_complete(cfg: TrainConfig) -> None:
+    """Refuse a config that lacks what a run needs (a config from Python may be partial)."""
+    for name in REQUIRED:
+        if getattr(cfg, name) in (None, ""):
+            raise StsbenchError(f"missing {flag(name)} (or {name}: in the --config file)")
+
+
+def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:
+    """Less padding pays on CPU (4 passes); on a GPU (or with static shapes) one big pass is faster (SimCSE's)."""
+    return 4 if str(device).split(":")[0] == "cpu" and not pad_to_max_length else 1
+
+
+def effective_queue_size(cfg: TrainConfig, world: int = 1) -> int:
+    """Queued negatives at most: ESimCSE's M = queue_multiple x (global) batch (Sec. 5.4: 2.5x), MoCoSE's K."""
+    if cfg.method == MethodName.ESIMCSE:
+        return int(cfg.queue_multiple * cfg.batch_size * world)
+    if cfg.method == MethodName.MOCOSE:
+        return cfg.queue_size
+    return 0
+
+
+def traceable_distance(decay: float, queue: int, batch: int) -> float:
+    """MoCoSE eq. (4): d_trace = 1 / (1 - eta) + queue_size / batch_size (steps back to the oldest key)."""
+    return 1.0 / (1.0 - decay) + queue / batch
+
+
+def eval_pooler(cfg: TrainConfig | ResolvedConfig) -> str:
+    """Return the pooler the checkpoint is evaluated with (SimCSE: the MLP stays unless mlp_only_train)."""
+    if cfg.pooler == "cls" and cfg.mlp_only_train:
+        return "cls_before_pooler"
+    return cfg.pooler
+
+
+class TrainResolution(BaseModel):
+    """What a config comes to against its data and its machine (saved beside the config, never in it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    supervised: bool  # (sent0, sent1[, hard_neg]) rows: sup SimCSE
+    train_file: str | None  # absolute: a resumed run may start from another directory
+    model: str | None  # absolute when a local folder
+    mlp_only_train: bool  # default: on for unsup, off for sup (SimCSE)
+    save_steps: int  # default: eval_steps
+    eval_pooler: str
+    queued_negatives: int  # the queue length at most, over all processes (effective_queue_size)
+    length_buckets: int | None  # default by device: see default_length_buckets
+    device: str | None = None  # the device trained on (None: not yet chosen)
+    processes: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict."""
+        return self.model_dump()
+
+
+class ResolvedConfig:
+    """A config and its resolution: what the loop and the methods read.
+
+    Attributes are the config's, except those the resolution decides (``train_file``, ``model``,
+    ``mlp_only_train``, ``save_steps``, ``supervised``, ``length_buckets``); ``.config`` is the config as
+    given. Setting an option builds a new config from it and resolves that again.
+    """
+
+    __slots__ = ("config", "resolution")
+    _RESOLVED = frozenset((*FROM_DATA, "length_buckets"))
+
+    def __init__(self, config: TrainConfig, resolution: TrainResolution) -> None:
+        object.__setattr__(self, "config", config)
+        object.__setattr__(self, "resolution", resolution)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ResolvedConfig.__slots__:  # not set yet (copy, unpickling): no lookup through itself
+            raise AttributeError(name)
+        if name in ResolvedConfig._RESOLVED:
+            return getattr(self.resolution, name)
+        if name in TrainConfig.model_fields:
+            return getattr(self.config, name)
+        if name in TrainResolution.model_fields:
+            return getattr(self.resolution, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in TrainConfig.model_fields:
+            raise AttributeError(f"{name} is not a training option")
+        new = finalize(self.config.replace(**{name: value}), self.resolution.supervised)
+        if self.resolution.device is not None:
+            new = new.on_device(self.resolution.device, self.resolution.processes)
+        object.__setattr__(self, "config", new.config)
+        object.__setattr__(self, "resolution", new.resolution)
+
+    def __reduce__(self) -> tuple:  # copy and pickle rebuild it from its two parts
+        return (ResolvedConfig, (self.config, self.resolution))
+
+    def __repr__(self) -> str:
+        return f"ResolvedConfig({self.config!r}, {self.resolution!r})"
+
+    def on_device(self, device: str, world: int = 1) -> ResolvedConfig:
+        """Resolved for ``device`` and ``world`` processes; the config itself is unchanged."""
+        buckets = self.config.length_buckets or default_length_buckets(device, self.config.pad_to_max_length)
+        resolution = self.resolution.model_copy(
+            update={
+                "device": device,
+                "processes": world,
+                "length_buckets": buckets,
+                "queued_negatives": effective_queue_size(self.config, world),
+            }
+        )
+        return ResolvedConfig(self.config, resolution)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The saved config: every option, with what the data decides filled in; the same on any machine."""
+        return {**self.config.to_dict(), **{k: getattr(self.resolution, k) for k in FROM_DATA}}
+
+
+def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedConfig:
+    """Resolve ``cfg`` against its data (``supervised``: the train file holds pairs); check the method takes it."""
+    if isinstance(cfg, ResolvedConfig):
+        cfg = cfg.config
+    if supervised and cfg.method != MethodName.SIMCSE:
+        raise StsbenchError(
+            f"{cfg.train_file} holds sentence pairs (sup SimCSE); {cfg.method} trains on one sentence a line"
+        )
+    if cfg.hard_negative_weight > 0 and not supervised:
+        raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
+    # record where the data and a local backbone are, whatever the directory a resumed run starts from
+    train_file = str(Path(cfg.train_file).expanduser().resolve()) if cfg.train_file else cfg.train_file
+    model = cfg.model
+    if model and Path(model).expanduser().is_dir():
+        model = str(Path(model).expanduser().resolve())
+    mlp_only_train = (not supervised) if cfg.mlp_only_train is None else cfg.mlp_only_train
+    resolution = TrainResolution(
+        supervised=supervised,
+        train_file=train_file,
+        model=model,
+        mlp_only_train=mlp_only_train,
+        save_steps=cfg.save_steps if cfg.save_steps is not None else cfg.eval_steps,
+        eval_pooler=eval_pooler(cfg.replace(mlp_only_train=mlp_only_train)),
+        queued_negatives=effective_queue_size(cfg),
+        length_buckets=cfg.length_buckets,
+    )
+    return ResolvedConfig(cfg, resolution)
+
+
+def resume_conflicts(saved: Mapping[str, Any], run: ResolvedConfig) -> list[str]:
+    """The fields (not bookkeeping) whose saved value differs from ``run``'s: a resume must refuse them.
+
+    An option newer than the saved run was at its default there. Runs saved before the resolution record
+    hold the ``length_buckets`` they used: such a saved value is compared with the one this run resolves to.
+    """
+    fields = TrainConfig.model_fields
+    saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **saved}
+    now = run.to_dict()
+    if saved.get("length_buckets") is not None and now.get("length_buckets") is None:
+        now["length_buckets"] = run.resolution.length_buckets
+    return sorted(k for k in set(saved) | set(now) if k not in BOOKKEEPING and saved.get(k) != now.get(k))
