@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train_runs import config, files  # noqa: F401 - the tiny run's files fixture
+from test_train_runs import config
 from typer.testing import CliRunner
 
 from stsbench.errors import StsbenchError
@@ -79,13 +79,15 @@ def test_every_field_has_its_flag_with_type_choices_help_and_no_default():
 def test_help_shows_the_choices_and_the_method_defaults():
     from stsbench.cli import app
 
-    out = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output
+    out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert len(choices) == 7
     for values in choices:
         assert "<" + "|".join(values) + ">" in out
     assert "(default: 0.0; MoCoSE: 1e-06)" in out and "(default: 125; MoCoSE: 100)" in out
-    assert "MoCoSE options" in out and "ESimCSE options" in out
+    params = train_params()  # grouped by method in rich's --help panels
+    assert params["queue_size"].rich_help_panel == "MoCoSE options"
+    assert params["dup_rate"].rich_help_panel == "ESimCSE options" and params["lr"].rich_help_panel is None
 
 
 @pytest.mark.parametrize("method", [m.value for m in MethodName])
@@ -185,7 +187,10 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     path = ROOT / "reports" / "cpu-mini-replication" / "results" / "train" / "mocose-minilm" / "stsbench.json"
     saved = json.loads(path.read_text())["training"]
     again = finalize(TrainConfig.from_dict(saved), saved["supervised"])
-    assert again.to_dict() == saved  # every key, every value
+    now = again.to_dict()
+    assert {k: now[k] for k in saved} == saved  # every key, every value
+    newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph"}  # options added after this run
+    assert set(now) - set(saved) == newer and not any(now[k] for k in newer)
     for method in METHODS:
         c = TrainConfig(**BASE, method=method)
         assert TrainConfig.from_dict(c.to_dict()) == c
@@ -223,7 +228,7 @@ def test_resolved_config_reads_like_the_config_and_rebuilds_when_set():
     assert run.queue_size == 512  # an option (MoCoSE's K) is the config's, never the resolution's
 
 
-def test_run_saves_the_same_config_with_and_without_cuda(files, tmp_path, monkeypatch):  # noqa: F811
+def test_run_saves_the_same_config_with_and_without_cuda(files, tmp_path, monkeypatch):
     """The device only changes the resolution record (length_buckets chosen by device), not the saved config."""
     real = ResolvedConfig.on_device
     saved = {}
