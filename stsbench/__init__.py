@@ -1,5 +1,35 @@
-"""stsbench: reproducible contrastive sentence-embedding research."""
+"""stsbench: reproducible contrastive sentence-embedding research.
+
+The Python API (imported on first use, so ``import stsbench`` and the CLI stay light)::
+
+    import stsbench
+    run = stsbench.evaluate("all-MiniLM-L6-v2")          # or a SentenceTransformer, a transformers model +
+    print({r.task: r.reported for r in run.results})      # tokenizer=..., or any object with encode()
+    stsbench.analyze("length_bias", model)                # every registered analysis, the same way
+    stsbench.MockEncoder()                                # a deterministic encoder for tests
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
+__all__ = ["MockEncoder", "__version__", "analyze", "as_encoder", "evaluate", "load_encoder"]
+
+_LAZY = {
+    "analyze": ("stsbench.api", "analyze"),
+    "as_encoder": ("stsbench.encoders.live", "as_encoder"),
+    "load_encoder": ("stsbench.encoders", "load_encoder"),
+    "MockEncoder": ("stsbench.encoders.mock", "MockEncoder"),
+}
+
+
+def __getattr__(name: str):
+    # `stsbench.evaluate` is the submodule stsbench/evaluate.py, made callable there (Python sets a package's
+    # attribute to its submodule on import, so a function of that name here would be replaced by it)
+    import importlib
+
+    if name == "evaluate":
+        return importlib.import_module("stsbench.evaluate")
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'stsbench' has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,3 +133,19 @@ def run(
     if result.skipped and show_progress:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result
+
+
+class _CallableModule(types.ModuleType):
+    """The module is also the public function: ``stsbench.evaluate(model, ...)`` is :func:`stsbench.api.evaluate`.
+
+    Python sets ``stsbench.evaluate`` to this submodule when it is imported, so the package cannot hold a
+    function of the same name; the module answers the call instead, and ``stsbench.evaluate.run`` still works.
+    """
+
+    def __call__(self, *args, **kwargs) -> RunResult:
+        from stsbench.api import evaluate
+
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

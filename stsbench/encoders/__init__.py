@@ -57,24 +57,33 @@ def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
 
 
 def load_encoder(
-    model: str,
+    model,
     pooler: str | None = None,
     max_length: int | None = None,
     device: str | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
     dtype: str = "float32",
+    tokenizer=None,
 ) -> Encoder:
     """Resolve ``model``, choose its pooler, and return an encoder (wrapped by the cache unless ``use_cache=False``).
 
     Nothing heavy is loaded here: the network is only built when a text is missing from the cache.
+    ``model`` may also be a live object (a ``SentenceTransformer``, a ``transformers`` model, anything with
+    ``encode``): see :func:`stsbench.encoders.live.as_encoder`; a transformers model then needs ``tokenizer``.
     """
     from stsbench.encoders.cache import CachedEncoder
     from stsbench.encoders.fingerprint import fingerprint
     from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
     from stsbench.io import atomic_write_text
 
-    spec = resolve_model(model)
+    if not isinstance(model, (str, Path)):
+        from stsbench.encoders.live import as_encoder
+
+        live = as_encoder(model, tokenizer, pooler=pooler, max_length=max_length, device=device)
+        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        return CachedEncoder(live, root) if use_cache and live.info.fingerprint else live
+    spec = resolve_model(str(model))
     chosen = choose_pooler(spec, pooler)
     if chosen != "declared" and not (spec.path / "config.json").is_file():
         raise StsbenchError(

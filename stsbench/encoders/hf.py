@@ -152,21 +152,7 @@ class HFEncoder:
                     mask[j, : len(ids[i])] = 1
                 input_ids = torch.from_numpy(input_ids).to(self.device)
                 mask = torch.from_numpy(mask).to(self.device)
-                extra = {"token_type_ids": torch.zeros_like(input_ids)} if self._types else {}
-                outputs = self._model(
-                    input_ids=input_ids,
-                    attention_mask=mask,
-                    output_hidden_states=hidden,
-                    return_dict=True,
-                    **extra,
-                )
-                try:
-                    vecs = pool(outputs, mask, self.pooler)
-                except ValueError as exc:
-                    raise StsbenchError(f"model {self.spec.name}: {exc}") from None
-                if self.spec.normalize:
-                    vecs = torch.nn.functional.normalize(vecs, p=2, dim=1)
-                vecs = vecs.float().cpu().numpy()
+                vecs = self.embed_batch(input_ids, mask, hidden).float().cpu().numpy()
                 if out is None:
                     out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
                 out[rows] = vecs
@@ -178,6 +164,22 @@ class HFEncoder:
                     )
                 advance(len(rows))
         return check_finite(out[where], texts, self.spec.name)
+
+    def embed_batch(self, input_ids, mask, hidden: bool):
+        """Pooled (and, when declared, normalised) vectors ``(B, H)`` of one padded batch."""
+        import torch
+
+        extra = {"token_type_ids": torch.zeros_like(input_ids)} if self._types else {}
+        outputs = self._model(
+            input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden, return_dict=True, **extra
+        )
+        try:
+            vecs = pool(outputs, mask, self.pooler)
+        except ValueError as exc:
+            raise StsbenchError(f"model {self.spec.name}: {exc}") from None
+        if self.spec.normalize:
+            vecs = torch.nn.functional.normalize(vecs, p=2, dim=1)
+        return vecs
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:

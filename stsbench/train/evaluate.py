@@ -1,5 +1,9 @@
-"""Model selection: STS-B dev Spearman of the online encoder, as SimCSE's trainer computes it.
+"""Model selection: STS-B dev Spearman of the online encoder, through the evaluation path of ``stsbench run``.
 
+The dev pairs are read and scored by the STS-B task (:mod:`stsbench.tasks.sts`) and the sentences are tokenised,
+batched and padded by :class:`~stsbench.encoders.hf.HFEncoder`; only the forward pass is the trainer's
+(``ContrastiveEncoder.sentence_embedding``, the vector the exported checkpoint gives with its declared pooler).
+So the trainer's dev figure is the one ``stsbench run --mode dev --tasks STSBenchmark`` reports on the checkpoint.
 Never the test sets: those are for ``stsbench run`` on the saved checkpoint.
 """
 
@@ -7,53 +11,60 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import torch
 
-from stsbench.data.sts import load_pairs
-from stsbench.metrics import cosine_pairs, spearman
-from stsbench.train.data import pad
+from stsbench.encoders.base import embed_table
+from stsbench.encoders.hf import HFEncoder
+from stsbench.encoders.resolve import ModelSpec
+from stsbench.tasks.base import Mode, Task
+from stsbench.tasks.registry import resolve_tasks
+
+
+class TrainingEncoder(HFEncoder):
+    """The model being trained, seen through the runner's encoder (same tokenisation, batching, truncation)."""
+
+    def __init__(self, model, tokenizer, device: torch.device | str) -> None:
+        # no truncation unless asked (SentEval), never past the position embeddings: HFEncoder's rule
+        limit = getattr(model.backbone.config, "max_position_embeddings", None)
+        super().__init__(ModelSpec("training", Path(), "train", model.pooler), model.pooler, limit, "", str(device))
+        self._model = model
+        self._tokenizer = tokenizer
+        self._types = True  # ContrastiveEncoder drops the type ids itself for models without segments
+
+    def embed_batch(self, input_ids: torch.Tensor, mask: torch.Tensor, hidden: bool) -> torch.Tensor:
+        """The trainer's evaluation embedding ``(B, H)`` of one padded batch."""
+        batch = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(input_ids)}
+        return self._model.sentence_embedding(batch)
 
 
 @dataclass
 class DevSet:
-    """STS-B dev, tokenized once: unique sentences in length order, batched, and how pairs index them."""
+    """STS-B dev as the STS-B task loads it, read once per run."""
 
-    batches: list[dict[str, torch.Tensor]]
-    order: np.ndarray  # row of each unique sentence in the concatenated batch outputs
-    left: np.ndarray  # unique-sentence index of each pair's first sentence
-    right: np.ndarray
-    gold: np.ndarray
+    task: Task
+    data: Any
+    texts: list[str]
+    tokenizer: Any
+    batch_size: int
 
     @classmethod
     def load(cls, data_dir: Path, tokenizer, batch_size: int = 128) -> DevSet:
-        """Read ``sts-dev.csv`` with :func:`load_pairs`; no truncation, as SentEval."""
-        pairs = load_pairs(data_dir, "STSBenchmark", "dev")
-        uniq = list(dict.fromkeys([*pairs.sent1, *pairs.sent2]))
-        index = {t: i for i, t in enumerate(uniq)}
-        ids = tokenizer(uniq, truncation=False)["input_ids"]
-        by_len = np.argsort([len(x) for x in ids], kind="stable")  # less padding, same vectors
-        batches = []
-        for start in range(0, len(uniq), batch_size):
-            rows = by_len[start : start + batch_size]
-            batches.append(pad([ids[i] for i in rows], tokenizer.pad_token_id))
-        order = np.empty(len(uniq), dtype=np.int64)
-        order[by_len] = np.arange(len(uniq))
-        left = np.array([index[t] for t in pairs.sent1])
-        right = np.array([index[t] for t in pairs.sent2])
-        return cls(batches, order, left, right, pairs.gold)
+        """Read ``sts-dev.csv`` through the STS-B task (its validation, its dropped rows)."""
+        (task,) = resolve_tasks("STSBenchmark")
+        data = task.load(data_dir, Mode.dev)
+        return cls(task, data, list(dict.fromkeys(task.texts(data))), tokenizer, batch_size)
 
 
 def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
     """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
     was_training = model.training
     model.eval()
-    chunks = []
-    with torch.inference_mode():
-        for batch in dev.batches:
-            batch = {k: v.to(device) for k, v in batch.items()}
-            chunks.append(model.sentence_embedding(batch).float().cpu().numpy())
-    model.train(was_training)
-    vectors = np.concatenate(chunks)[dev.order]
-    return spearman(cosine_pairs(vectors[dev.left], vectors[dev.right]), dev.gold)
+    try:
+        encoder = TrainingEncoder(model, dev.tokenizer, device)
+        table = embed_table(encoder, dev.texts, batch_size=dev.batch_size, show_progress=False)
+        scores = dev.task.evaluate(dev.data, table, Mode.dev)
+    finally:
+        model.train(was_training)
+    return float(scores.details["dev"]["spearman"])

@@ -1,0 +1,140 @@
+"""The public Python API on live models, and the trainer's dev score through the evaluation path (issue 17)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import spearmanr
+
+import stsbench
+from stsbench.data.sts import load_pairs
+from stsbench.errors import StsbenchError
+from tests.test_train_runs import config, files  # noqa: F401 - the module's tiny model and 40-pair dev
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _hf(folder):
+    from transformers import AutoModel, AutoTokenizer
+
+    return AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+
+
+def _tiny_st(folder):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    body = Transformer(str(folder), max_seq_length=64)
+    return SentenceTransformer(modules=[body, Pooling(32, "mean"), Normalize()], device="cpu")
+
+
+def test_mock_encoder_figure_is_cosine_spearman_of_its_vectors(data_dir):
+    mock = stsbench.MockEncoder(dim=8, seed=3)
+    run = stsbench.evaluate(mock, "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
+    pairs = load_pairs(data_dir, "STSBenchmark", "dev")
+    a, b = mock.encode(list(pairs.sent1)), mock.encode(list(pairs.sent2))
+    cos = (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+    want = round(100 * spearmanr(cos, pairs.gold).statistic, 2)
+    (result,) = run.results
+    assert result.task == "STSBenchmark" and result.reported == want and result.model.kind == "mock"
+    assert run.paths == []  # files only when asked
+
+
+def test_live_transformers_model_equals_its_folder_and_is_cached_by_weights(tiny_bert, data_dir, tmp_path):
+    want = stsbench.evaluate(
+        str(tiny_bert), "STSBenchmark", "dev", "avg", data_dir=data_dir, use_cache=False
+    ).results[0]
+    model, tok = _hf(tiny_bert)
+    first = stsbench.evaluate(model, "STSBenchmark", "dev", "avg", tokenizer=tok, data_dir=data_dir,
+                              cache_dir=tmp_path, output=tmp_path / "out")
+    got = first.results[0]
+    assert got.reported == want.reported
+    assert got.scores["dev"]["spearman"] == pytest.approx(want.scores["dev"]["spearman"], abs=1e-9)
+    assert [p.name for p in first.paths] and json.loads(first.paths[0].read_text())["reported"] == got.reported
+    # the same weights hit the cache; a changed weight gets another fingerprint and is encoded afresh
+    again = stsbench.load_encoder(model, pooler="avg", tokenizer=tok, cache_dir=tmp_path)
+    assert again.info.fingerprint == got.model.fingerprint
+    texts = list(load_pairs(data_dir, "STSBenchmark", "dev").sent1[:2])
+    again.encode(texts)
+    assert again.cache.misses == 0 and again.cache.hits == 2
+    with torch.no_grad():
+        model.embeddings.word_embeddings.weight[0, 0] += 1.0
+    changed = stsbench.load_encoder(model, pooler="avg", tokenizer=tok, cache_dir=tmp_path)
+    assert changed.info.fingerprint != got.model.fingerprint
+
+
+def test_sentence_transformer_object_loads_and_equals_its_saved_folder(tiny_bert, data_dir, tmp_path):
+    st = _tiny_st(tiny_bert)
+    enc = stsbench.load_encoder(st, use_cache=False)  # used to fail: 'SentenceTransformer' has no 'lower'
+    assert enc.info.pooler == "avg" and enc.info.max_length == 64 and enc.info.extra["normalize"] is True
+    st.save(str(tmp_path / "st"))
+    folder = stsbench.evaluate(str(tmp_path / "st"), "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
+    live = stsbench.evaluate(st, "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
+    assert live.results[0].reported == folder.results[0].reported
+    vecs = enc.encode(["a man is playing a guitar ."])
+    np.testing.assert_allclose(vecs, st.encode(["a man is playing a guitar ."]), atol=1e-6)
+
+
+def test_any_encode_object_and_bad_objects(data_dir):
+    class Plain:
+        def encode(self, texts):
+            return stsbench.MockEncoder(dim=4).encode(texts)
+
+    run = stsbench.evaluate(Plain(), "STSBenchmark", "dev", data_dir=data_dir)
+    want = stsbench.evaluate(stsbench.MockEncoder(dim=4), "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
+    assert run.results[0].reported == want.results[0].reported
+    with pytest.raises(StsbenchError, match="cannot evaluate a int"):
+        stsbench.evaluate(3, data_dir=data_dir)
+
+    class Wrong:
+        def encode(self, texts):
+            return np.zeros((1, 4))
+
+    with pytest.raises(StsbenchError, match="one row per text"):
+        stsbench.evaluate(Wrong(), "STSBenchmark", "dev", data_dir=data_dir)
+
+
+def test_analysis_on_a_live_model(data_dir):
+    run = stsbench.analyze("length_bias", stsbench.MockEncoder(dim=8), data_dir=data_dir, use_cache=False)
+    assert len(run.results) == 1 and run.files == []
+
+
+def test_trainer_dev_score_is_stsbench_run_dev(files, tmp_path, capsys):  # noqa: F811
+    """Acceptance 5: one evaluation path; the trainer's STS-B dev figure is `stsbench run --mode dev`'s."""
+    from stsbench.train.loop import train
+    from tests.conftest import run_cli
+
+    out = tmp_path / "run"
+    result = train(config(files, out, method="simcse", max_steps=3), show_progress=False)
+    assert result.best_step == 3
+    run = stsbench.evaluate(str(out), "STSBenchmark", "dev", data_dir=files / "data", use_cache=False)
+    assert run.results[0].scores["dev"]["spearman"] == pytest.approx(result.best_dev_spearman, abs=1e-12)
+    code, stdout, _ = run_cli(
+        ["run", "--model", out, "--mode", "dev", "--tasks", "STSBenchmark", "--data-dir", files / "data",
+         "--no-cache", "--format", "json", "--output", tmp_path / "res", "-q"],
+        capsys,
+    )
+    assert code == 0
+    assert json.loads(stdout)["scores"]["STSBenchmark"] == round(result.best_dev_spearman * 100, 2)
+
+
+MINILM_CLI = [72.37, 80.60, 75.59, 85.39, 78.99, 82.03, 77.15]  # `stsbench run` (README), STS12-16, STS-B, SICK-R
+
+
+@pytest.mark.slow
+def test_readme_example_gives_the_cli_numbers_for_minilm(data_dir, tmp_path):
+    """Acceptance 1: a SentenceTransformer object and a raw AutoModel + tokenizer give the CLI's figures."""
+    from sentence_transformers import SentenceTransformer
+
+    from stsbench.encoders.resolve import embedded_model_path
+
+    path = str(embedded_model_path())
+    st = SentenceTransformer(path, device="cpu")
+    got = stsbench.evaluate(st, data_dir=data_dir, cache_dir=tmp_path)
+    assert [r.reported for r in got.results] == MINILM_CLI
+    model, tok = _hf(path)
+    raw = stsbench.evaluate(model, pooler="avg", max_length=256, tokenizer=tok, data_dir=data_dir, cache_dir=tmp_path)
+    assert [r.reported for r in raw.results] == MINILM_CLI
