@@ -8,11 +8,13 @@ write files only when given ``output``. A live model is turned into an encoder b
 
 from __future__ import annotations
 
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
 from stsbench.evaluate import RunResult
+
+log = logging.getLogger(__name__)
 
 
 def evaluate(
@@ -61,8 +63,8 @@ def evaluate(
         output=Path(output) if output is not None else None,
         command="stsbench.evaluate (Python API)",
     )
-    if result.skipped and show_progress:
-        print(f"note: {', '.join(result.skipped)} have no {mode.value} split; skipped", file=sys.stderr)
+    if result.skipped:
+        log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result
 
 

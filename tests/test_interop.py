@@ -138,3 +138,57 @@ def test_readme_example_gives_the_cli_numbers_for_minilm(data_dir, tmp_path):
     model, tok = _hf(path)
     raw = stsbench.evaluate(model, pooler="avg", max_length=256, tokenizer=tok, data_dir=data_dir, cache_dir=tmp_path)
     assert [r.reported for r in raw.results] == MINILM_CLI
+
+
+SENTENCES = [
+    "a man is playing a guitar .",
+    "the quick brown fox jumps over the lazy dog near the river bank .",
+    "hello",
+    "two dogs run .",
+]
+
+
+@pytest.mark.parametrize(
+    ("pooler", "mlp_only_train", "eval_pooler"),
+    [
+        ("cls", True, "cls_before_pooler"),
+        ("cls", False, "cls"),
+        ("avg", True, "avg"),
+        ("avg_first_last", True, "avg_first_last"),
+        ("avg_top2", True, "avg_top2"),
+    ],
+)
+def test_exported_checkpoint_loads_in_sentence_transformers_with_our_vectors(
+    tiny_bert, tmp_path, pooler, mlp_only_train, eval_pooler
+):
+    """Acceptance 3: every pooler's export gives stsbench's embeddings in sentence-transformers (< 1e-5)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    from stsbench.encoders.resolve import resolve_model
+    from stsbench.train.checkpoint import META_FILE, export_model
+    from stsbench.train.model import ContrastiveEncoder
+
+    torch.manual_seed(1)
+    model = ContrastiveEncoder(AutoModel.from_pretrained(tiny_bert), pooler, mlp_only_train)
+    model.init_new_layers()
+    out = tmp_path / "ckpt"
+    meta = {"method": "simcse", "backbone": str(tiny_bert), "training": {"lr": 3e-5}, "best_dev_spearman": 0.5}
+    export_model(out, model=model, tokenizer=AutoTokenizer.from_pretrained(tiny_bert), eval_pooler=eval_pooler,
+                 meta=meta)
+    ours = stsbench.load_encoder(str(out), use_cache=False).encode(SENTENCES)
+    st = SentenceTransformer(str(out), device="cpu")
+    theirs = st.encode(SENTENCES, convert_to_numpy=True)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert (out / "config_sentence_transformers.json").is_file()
+    card = (out / "README.md").read_text()
+    assert "library_name: sentence-transformers" in card and "| STS-B dev | 50.00 |" in card and '"lr"' in card
+    # without stsbench.json our resolver reads the module types save() wrote; mean/CLS stacks run natively
+    (out / META_FILE).unlink()
+    spec = resolve_model(str(out))
+    if eval_pooler in ("avg", "cls_before_pooler"):
+        assert (spec.kind, spec.pooler) == ("sentence-transformers", eval_pooler)
+    else:
+        assert spec.kind == "sentence-transformers-full"
+    again = stsbench.load_encoder(str(out), use_cache=False).encode(SENTENCES)
+    assert np.abs(again - ours).max() < 1e-5

@@ -13,12 +13,25 @@ from stsbench.errors import StsbenchError
 EMBEDDED_DEFAULT = "all-MiniLM-L6-v2"
 _EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 # sentence-transformers module stacks stsbench runs itself (anything else goes through sentence-transformers)
-_NATIVE_MODULES = {
-    "sentence_transformers.models.Transformer",
-    "sentence_transformers.models.Pooling",
-    "sentence_transformers.models.Normalize",
-}
+_NATIVE_MODULES = {"Transformer", "Pooling", "Normalize"}
 _POOLER_OF_MODE = {mode: pooler for pooler, mode in ST_POOLING_MODES.items()}
+_ST_POOLING_MODE = {"mean": "avg", "cls": "cls_before_pooler"}  # 6.x writes ``"pooling_mode": "mean"``
+
+
+def module_class(type_name: str) -> str:
+    """The class of a ``modules.json`` type (``""`` for another package's module).
+
+    ``Pooling`` for ``sentence_transformers.models.Pooling`` (<= 5.x) and for
+    ``sentence_transformers.sentence_transformer.modules.pooling.Pooling`` (what ``save()`` writes in 6.x).
+    """
+    return type_name.rsplit(".", 1)[-1] if type_name.startswith("sentence_transformers.") else ""
+
+
+def _active_pooling(pcfg: dict) -> str | None:
+    if isinstance(pcfg.get("pooling_mode"), str):
+        return _ST_POOLING_MODE.get(pcfg["pooling_mode"])
+    active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
+    return _POOLER_OF_MODE.get(active[0]) if len(active) == 1 else None
 
 
 @dataclass
@@ -141,17 +154,18 @@ def _inspect_st(name: str, path: Path) -> ModelSpec:
         module_dirs=dirs,
         declared={"modules": types},
     )
-    if not set(types) <= _NATIVE_MODULES or types[:1] != ["sentence_transformers.models.Transformer"]:
+    classes = [module_class(t) for t in types]
+    if not set(classes) <= _NATIVE_MODULES or classes[:1] != ["Transformer"]:
         return spec
-    pool_mods = [m for m in modules if m.get("type") == "sentence_transformers.models.Pooling"]
+    pool_mods = [m for m in modules if module_class(m.get("type", "")) == "Pooling"]
     if len(pool_mods) != 1 or (path / pool_mods[0].get("path", "")).resolve() == path.resolve():
         return spec
     pcfg = _read_json(path / pool_mods[0]["path"] / "config.json")
-    active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
-    if len(active) != 1 or active[0] not in _POOLER_OF_MODE or pcfg.get("include_prompt", True) is False:
+    pooler = _active_pooling(pcfg)
+    if pooler is None or pcfg.get("include_prompt", True) is False:
         return spec
     spec.kind = "sentence-transformers"
-    spec.pooler = _POOLER_OF_MODE[active[0]]
-    spec.normalize = "sentence_transformers.models.Normalize" in types
+    spec.pooler = pooler
+    spec.normalize = "Normalize" in classes
     spec.declared["pooling"] = pcfg
     return spec

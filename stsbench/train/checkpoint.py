@@ -2,7 +2,8 @@
 
 ``DIR/`` (the best dev checkpoint) is a model folder every loader reads: the backbone (``save_pretrained``),
 its tokenizer, ``stsbench.json`` (the evaluation pooler, for ``stsbench run --model DIR``) and the
-sentence-transformers files (``SentenceTransformer(DIR)`` gives the same vectors). ``DIR/last/state.pt`` is
+sentence-transformers modules and model card (:mod:`stsbench.train.st_export`: ``SentenceTransformer(DIR)`` gives
+the same vectors for every pooler). ``DIR/last/state.pt`` is
 the resumable state: weights, optimizer, step, RNG states, best dev score, config, queue, momentum encoder.
 """
 
@@ -17,10 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from stsbench.encoders.pooling import ST_POOLING_MODES
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
+from stsbench.train.st_export import write_sentence_transformers
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -72,58 +73,6 @@ def _backbone_state(model, eval_pooler: str) -> dict[str, torch.Tensor]:
     return state
 
 
-def _write_sentence_transformers(folder: Path, model, eval_pooler: str) -> bool:
-    """modules.json, sentence_bert_config.json, 1_Pooling (and 2_Dense + tanh for ``cls``)."""
-    # ``cls``: the [CLS] state, then SimCSE's MLP as a Dense+tanh module
-    mode = ST_POOLING_MODES.get("cls_before_pooler" if eval_pooler == "cls" else eval_pooler)
-    if mode is None:
-        return False
-    from safetensors.torch import save_file
-
-    hidden = int(model.backbone.config.hidden_size)
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    ]
-    atomic_write_json(
-        folder / "1_Pooling" / "config.json",
-        {
-            "word_embedding_dimension": hidden,
-            "pooling_mode_cls_token": mode == "pooling_mode_cls_token",
-            "pooling_mode_mean_tokens": mode == "pooling_mode_mean_tokens",
-            "pooling_mode_max_tokens": False,
-            "pooling_mode_mean_sqrt_len_tokens": False,
-        },
-    )
-    if eval_pooler == "cls":
-        modules.append(
-            {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
-        )
-        atomic_write_json(
-            folder / "2_Dense" / "config.json",
-            {
-                "in_features": hidden,
-                "out_features": hidden,
-                "bias": True,
-                "activation_function": "torch.nn.modules.activation.Tanh",
-            },
-        )
-        (folder / "2_Dense").mkdir(exist_ok=True)
-        save_file(
-            {
-                "linear.weight": model.mlp.dense.weight.detach().cpu().contiguous(),
-                "linear.bias": model.mlp.dense.bias.detach().cpu().contiguous(),
-            },
-            str(folder / "2_Dense" / "model.safetensors"),
-        )
-    atomic_write_json(folder / "modules.json", modules)
-    max_len = int(getattr(model.backbone.config, "max_position_embeddings", 512))
-    atomic_write_json(
-        folder / "sentence_bert_config.json", {"max_seq_length": min(max_len, 512), "do_lower_case": False}
-    )
-    return True
-
-
 def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, Any]) -> None:
     """Write the evaluable checkpoint at ``out``.
 
@@ -138,7 +87,7 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     staging.mkdir(parents=True)
     model.backbone.save_pretrained(staging, state_dict=_backbone_state(model, eval_pooler))
     tokenizer.save_pretrained(staging)
-    st = _write_sentence_transformers(staging, model, eval_pooler)
+    st = write_sentence_transformers(staging, model, eval_pooler, meta)
     atomic_write_json(
         staging / META_FILE,
         {
