@@ -192,3 +192,63 @@ def test_exported_checkpoint_loads_in_sentence_transformers_with_our_vectors(
         assert spec.kind == "sentence-transformers-full"
     again = stsbench.load_encoder(str(out), use_cache=False).encode(SENTENCES)
     assert np.abs(again - ours).max() < 1e-5
+
+
+def _pairs(n: int = 8) -> tuple[list[str], list[str]]:
+    return [SENTENCES[i % 4] for i in range(n)], [SENTENCES[(i + 1) % 4] for i in range(n)]
+
+
+def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tmp_path):
+    """Acceptance 2: SentenceTransformerTrainer with our evaluator logs STS-B dev at every eval step."""
+    pytest.importorskip("accelerate", reason="the trainers need accelerate (pip install stsbench[integrations])")
+    datasets = pytest.importorskip("datasets", reason="SentenceTransformerTrainer needs datasets")
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from stsbench.integrations import sentence_transformers_evaluator
+
+    st = _tiny_st(tiny_bert)
+    anchor, positive = _pairs()
+    # an explicit fingerprint: datasets would otherwise hash the table with dill, not what is tested here
+    table = datasets.table.InMemoryTable.from_pydict({"anchor": anchor, "positive": positive})
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "st-out"), max_steps=4, per_device_train_batch_size=4, eval_strategy="steps",
+        eval_steps=2, save_strategy="no", report_to=[], use_cpu=True, learning_rate=1e-3, logging_steps=100,
+    )
+    trainer = SentenceTransformerTrainer(
+        model=st, args=args, train_dataset=datasets.Dataset(table, fingerprint="tiny-pairs"),
+        loss=MultipleNegativesRankingLoss(st), evaluator=sentence_transformers_evaluator(data_dir=data_dir),
+    )
+    trainer.train()
+    logged = [(r["step"], r["eval_stsbench_STSBenchmark_dev"]) for r in trainer.state.log_history
+              if "eval_stsbench_STSBenchmark_dev" in r]
+    assert [s for s, _ in logged] == [2, 4]
+    final = stsbench.evaluate(st, "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
+    assert logged[-1][1] == final.results[0].reported
+
+
+def test_hf_trainer_callback_logs_stsbench_dev_through_the_trainer(tiny_bert, data_dir, tmp_path):
+    """Acceptance 2: a Hugging Face Trainer run logs stsbench's STS-B dev every eval_steps through trainer.log."""
+    pytest.importorskip("accelerate", reason="the Hugging Face Trainer needs accelerate")
+    from transformers import AutoTokenizer, BertForSequenceClassification, Trainer, TrainingArguments
+
+    from stsbench.integrations import STSBenchCallback
+
+    tok = AutoTokenizer.from_pretrained(tiny_bert)
+    model = BertForSequenceClassification.from_pretrained(tiny_bert, num_labels=2)
+    enc = tok(SENTENCES * 2, padding="max_length", max_length=16, truncation=True)
+    rows = [{"input_ids": enc["input_ids"][i], "attention_mask": enc["attention_mask"][i], "labels": i % 2}
+            for i in range(8)]
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "hf-out"), max_steps=4, per_device_train_batch_size=4, save_strategy="no",
+        report_to=[], use_cpu=True, learning_rate=1e-3, logging_steps=100,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=rows)
+    callback = STSBenchCallback(tok, eval_steps=2, data_dir=data_dir).attach(trainer)
+    trainer.train()
+    logged = [(r["step"], r["stsbench/STSBenchmark_dev"]) for r in trainer.state.log_history
+              if "stsbench/STSBenchmark_dev" in r]
+    assert [s for s, _ in logged] == [2, 4] and [s for s, _ in callback.history] == [2, 4]
+    final = stsbench.evaluate(model.bert, "STSBenchmark", "dev", tokenizer=tok, data_dir=data_dir, use_cache=False)
+    assert logged[-1][1] == final.results[0].reported
+    assert logged[0][1] != logged[-1][1]  # the weights moved: each log is of the model at its step
