@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 import stsbench
 from stsbench.data.sts import load_pairs
 from stsbench.errors import StsbenchError
-from tests.test_train_runs import config, files  # noqa: F401 - the module's tiny model and 40-pair dev
+from tests.test_train_runs import config  # the tiny trainer config over conftest's `files` (40-pair dev)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -102,7 +102,7 @@ def test_analysis_on_a_live_model(data_dir):
     assert len(run.results) == 1 and run.files == []
 
 
-def test_trainer_dev_score_is_stsbench_run_dev(files, tmp_path, capsys):  # noqa: F811
+def test_trainer_dev_score_is_stsbench_run_dev(files, tmp_path, capsys):
     """Acceptance 5: one evaluation path; the trainer's STS-B dev figure is `stsbench run --mode dev`'s."""
     from stsbench.train.loop import train
     from tests.conftest import run_cli
