@@ -34,13 +34,15 @@ def evaluate(
     dtype: str = "float32",
     seed: int = 1111,
     show_progress: bool = False,
+    revision: str | None = None,
 ) -> RunResult:
     """Score ``model`` on ``tasks`` exactly as ``stsbench run`` does.
 
     ``model``: a name, hub id or folder (as ``--model``); a ``transformers`` model with its ``tokenizer``
     (pooler default ``cls``, SimCSE's); a ``SentenceTransformer`` (its own pooling unless ``pooler`` is given);
     or any object with ``encode(list[str]) -> array`` (not cached unless it carries an ``info.fingerprint``).
-    ``dtype`` applies to models loaded by name; a live model is run in the dtype it has.
+    ``dtype`` and ``revision`` (branch, tag or commit of a hub id) apply to models loaded by name; a live model
+    is run in the dtype it has.
     ``result.results[i].reported`` is the figure of the table (Spearman x 100, 2 decimals).
     """
     from stsbench.encoders import load_encoder
@@ -50,7 +52,9 @@ def evaluate(
     from stsbench.tasks.registry import resolve_tasks
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
-    encoder = load_encoder(model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, **load)
+    encoder = load_encoder(
+        model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
+    )
     mode = Mode(mode)
     result = evaluate_encoder(
         encoder,

@@ -114,8 +114,9 @@ def run(
     show_progress: bool = True,
     command: str | None = None,
     dtype: str = "float32",
+    revision: str | None = None,
 ) -> RunResult:
-    """``stsbench run`` as a library call."""
+    """``stsbench run`` as a library call (``revision``: of a hub id, a branch, tag or commit)."""
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
@@ -127,6 +128,7 @@ def run(
         cache_dir=cache_dir,
         use_cache=use_cache,
         dtype=dtype,
+        revision=revision,
     )
     result = evaluate_encoder(
         encoder, task_list, mode, root, seed, batch_size, show_progress, output, command

@@ -252,3 +252,27 @@ def test_hf_trainer_callback_logs_stsbench_dev_through_the_trainer(tiny_bert, da
     final = stsbench.evaluate(model.bert, "STSBenchmark", "dev", tokenizer=tok, data_dir=data_dir, use_cache=False)
     assert logged[-1][1] == final.results[0].reported
     assert logged[0][1] != logged[-1][1]  # the weights moved: each log is of the model at its step
+
+
+def test_revision_picks_the_hub_snapshot_and_results_record_its_commit(tiny_bert, tmp_path, monkeypatch):
+    """--revision reaches snapshot_download; the folder (model.path) is named by the resolved commit."""
+    import shutil
+
+    from huggingface_hub import constants
+
+    from stsbench.encoders.resolve import resolve_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    repo = tmp_path / "hub" / "models--org--tiny"
+    old, new = "a" * 40, "b" * 40
+    for sha in (old, new):
+        shutil.copytree(tiny_bert, repo / "snapshots" / sha)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(new)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert resolve_model("org/tiny").path.name == new
+    assert resolve_model("org/tiny", revision=old).path.name == old
+    enc = stsbench.load_encoder("org/tiny", pooler="avg", revision=old, use_cache=False)
+    assert enc.info.path.endswith(f"snapshots/{old}")
+    with pytest.raises(StsbenchError, match="--revision applies to hub ids"):
+        resolve_model(str(tiny_bert), revision=old)

@@ -87,6 +87,10 @@ def register(app: typer.Typer) -> None:
         seed: SeedOpt = 1111,
         fmt: Annotated[Format, typer.Option("--format", help="table (SimCSE's) or json.")] = Format.table,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+        revision: Annotated[
+            str | None,
+            typer.Option("--revision", help="Branch, tag or commit of a hub --model (default main)."),
+        ] = None,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
         from stsbench.io import check_outputs
@@ -111,6 +115,7 @@ def register(app: typer.Typer) -> None:
             show_progress=not quiet,
             command=command,
             dtype=dtype.value,
+            revision=revision,
         )
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))

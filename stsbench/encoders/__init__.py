@@ -65,6 +65,7 @@ def load_encoder(
     use_cache: bool = True,
     dtype: str = "float32",
     tokenizer=None,
+    revision: str | None = None,
 ) -> Encoder:
     """Resolve ``model``, choose its pooler, and return an encoder (wrapped by the cache unless ``use_cache=False``).
 
@@ -83,7 +84,7 @@ def load_encoder(
         live = as_encoder(model, tokenizer, pooler=pooler, max_length=max_length, device=device)
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         return CachedEncoder(live, root) if use_cache and live.info.fingerprint else live
-    spec = resolve_model(str(model))
+    spec = resolve_model(str(model), revision)
     chosen = choose_pooler(spec, pooler)
     if chosen != "declared" and not (spec.path / "config.json").is_file():
         raise StsbenchError(

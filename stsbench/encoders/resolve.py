@@ -65,8 +65,12 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
 
 
-def _download(repo_id: str) -> Path:
-    """A hub model: the local cache only when offline, else a snapshot download."""
+def _download(repo_id: str, revision: str | None = None) -> Path:
+    """A hub model at ``revision`` (branch, tag or commit; default ``main``), from the local cache when offline.
+
+    Else a snapshot download. The folder returned is ``.../snapshots/<commit>``: the resolved commit is its name,
+    and it is the ``model.path`` every result records.
+    """
     from stsbench.hub import first_line, hub_offline_reason, quiet_hub_errors
 
     advice = "download it where there is internet and pass its folder with --model DIR"
@@ -76,7 +80,7 @@ def _download(repo_id: str) -> Path:
     from huggingface_hub.utils import HFValidationError
 
     try:  # offline: the local hub cache may still hold it
-        return Path(snapshot_download(repo_id, local_files_only=reason is not None))
+        return Path(snapshot_download(repo_id, revision=revision, local_files_only=reason is not None))
     except HFValidationError:
         raise StsbenchError(
             f"model '{repo_id}' is neither a folder nor a valid hub id; pass an existing model folder with --model"
@@ -100,8 +104,10 @@ def _read_json(path: Path) -> dict:
         raise StsbenchError(f"{path}: not valid JSON ({exc}); restore or remove the file") from None
 
 
-def resolve_model(name: str) -> ModelSpec:
-    """Find the model folder for ``name`` and read its declared pooling."""
+def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
+    """Find the model folder for ``name`` (a hub id at ``revision``) and read its declared pooling."""
+    if revision is not None and (name.lower() in _EMBEDDED_NAMES or Path(name).expanduser().exists()):
+        raise StsbenchError(f"--revision applies to hub ids; {name} is a local model, drop --revision")
     if name.lower() in _EMBEDDED_NAMES:
         path = embedded_model_path()
     else:
@@ -113,7 +119,7 @@ def resolve_model(name: str) -> ModelSpec:
         elif _looks_like_path(name):
             raise StsbenchError(f"model path {name} does not exist; check the path or use a hub id")
         else:
-            path = _download(name)
+            path = _download(name, revision)
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise StsbenchError(f"{path} is not a model folder (no config.json or modules.json)")
     return _inspect(name, path)
