@@ -56,17 +56,22 @@ def evaluate(
         model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
     )
     mode = Mode(mode)
-    result = evaluate_encoder(
-        encoder,
-        resolve_tasks(tasks),
-        mode,
-        resolve_data_dir(data_dir),
-        seed=seed,
-        batch_size=batch_size,
-        show_progress=show_progress,
-        output=Path(output) if output is not None else None,
-        command="stsbench.evaluate (Python API)",
-    )
+    was_training = getattr(model, "training", False) is True
+    try:
+        result = evaluate_encoder(
+            encoder,
+            resolve_tasks(tasks),
+            mode,
+            resolve_data_dir(data_dir),
+            seed=seed,
+            batch_size=batch_size,
+            show_progress=show_progress,
+            output=Path(output) if output is not None else None,
+            command="stsbench.evaluate (Python API)",
+        )
+    finally:  # a live model is run in eval mode (no dropout); hand it back as it came
+        if was_training:
+            model.train()
     if result.skipped:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result

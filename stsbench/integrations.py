@@ -22,15 +22,10 @@ from stsbench.errors import StsbenchError
 
 
 def _scores(model, *, tasks, mode, data_dir, batch_size, **load) -> dict[str, float]:
-    """``{task: reported figure}`` for the model as it is now; its train/eval state is restored."""
+    """``{task: reported figure}`` for the model as it is now (:func:`stsbench.evaluate` restores train mode)."""
     from stsbench.api import evaluate
 
-    was_training = getattr(model, "training", False)
-    try:
-        run = evaluate(model, tasks, mode, data_dir=data_dir, use_cache=False, batch_size=batch_size, **load)
-    finally:
-        if was_training:
-            model.train()
+    run = evaluate(model, tasks, mode, data_dir=data_dir, use_cache=False, batch_size=batch_size, **load)
     return {r.task: r.reported for r in run.results}
 
 
@@ -132,8 +127,6 @@ class STSBenchCallback(TrainerCallback):
             tokenizer=self.tokenizer,
             pooler=self.pooler,
         )
-        if hasattr(model, "train"):
-            model.train()
         self.history.append((state.global_step, scores))
         self.trainer.log({f"stsbench/{task}_{self.mode}": value for task, value in scores.items()})
         return control

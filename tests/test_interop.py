@@ -276,3 +276,22 @@ def test_revision_picks_the_hub_snapshot_and_results_record_its_commit(tiny_bert
     assert enc.info.path.endswith(f"snapshots/{old}")
     with pytest.raises(StsbenchError, match="--revision applies to hub ids"):
         resolve_model(str(tiny_bert), revision=old)
+
+
+def test_evaluate_hands_a_training_model_back_in_train_mode(tiny_bert, data_dir):
+    model, tok = _hf(tiny_bert)
+    model.train()
+    stsbench.evaluate(model, "STSBenchmark", "dev", "avg", tokenizer=tok, data_dir=data_dir, use_cache=False)
+    assert model.training and all(m.training for m in model.modules())
+
+
+def test_other_sentence_transformer_stacks_run_through_its_encode_keyed_by_their_modules(tiny_bert):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    body = Transformer(str(tiny_bert), max_seq_length=64)
+    by_max = SentenceTransformer(modules=[body, Pooling(32, "max")], device="cpu")
+    by_sqrt = SentenceTransformer(modules=[body, Pooling(32, "mean_sqrt_len_tokens")], device="cpu")
+    a, b = stsbench.as_encoder(by_max), stsbench.as_encoder(by_sqrt)
+    assert a.info.kind == "sentence-transformers-full-live" and a.info.fingerprint != b.info.fingerprint
+    np.testing.assert_allclose(a.encode(SENTENCES), by_max.encode(SENTENCES), atol=1e-6)

@@ -50,7 +50,7 @@ def _tokenizer_state(tokenizer) -> str:
 def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None = None) -> str:
     """Hex digest over every tensor of ``module.state_dict()``, its config, the tokenizer and ``settings``."""
     h = hashlib.sha256()
-    h.update(json.dumps({"code": EMBEDDING_CODE_VERSION, **(settings or {})}, sort_keys=True).encode())
+    h.update(json.dumps({"code": EMBEDDING_CODE_VERSION, **(settings or {})}, sort_keys=True, default=str).encode())
     config = getattr(module, "config", None)
     if config is not None and hasattr(config, "to_json_string"):
         h.update(config.to_json_string(use_diff=False).encode())
@@ -189,7 +189,12 @@ def as_encoder(
                 model[0].auto_model, model[0].tokenizer, pooler=pooler, max_length=max_length, name=name,
                 device=device, kind="sentence-transformers-live",
             )
-        fp = fingerprint or weights_fingerprint(model, getattr(model, "tokenizer", None), {"kind": "sentence-transformers-full-live"})
+        # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
+        stack = [
+            [type(m).__name__, m.get_config_dict() if hasattr(m, "get_config_dict") else repr(m)] for m in model
+        ]
+        settings = {"kind": "sentence-transformers-full-live", "modules": stack, "max_length": model.max_seq_length}
+        fp = fingerprint or weights_fingerprint(model, getattr(model, "tokenizer", None), settings)
         return ObjectEncoder(model, name=name or "SentenceTransformer (live)", fingerprint=fp,
                              kind="sentence-transformers-full-live")
     if hasattr(model, "state_dict") and hasattr(model, "config") and callable(model):
