@@ -52,11 +52,11 @@ def evaluate(
     from stsbench.tasks.registry import resolve_tasks
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
+    was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
     encoder = load_encoder(
         model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
     )
     mode = Mode(mode)
-    was_training = getattr(model, "training", False) is True
     try:
         result = evaluate_encoder(
             encoder,
