@@ -92,15 +92,21 @@ def main() -> None:
         secs, scores = cli(args, cold_cache, Path(tmp) / "out-cold")
         rows.append(("`stsbench run` CLI, cold cache (new process, process start included)", secs, scores))
         t = time.perf_counter()
-        cold = run(args.model, "sts", "test", args.data_dir, cache_dir=cache, **common)
+        cold = run(args.model, "sts", "test", data_dir=args.data_dir, cache_dir=cache, **common)
         rows.append(("stsbench, cold cache (in process)", time.perf_counter() - t, scores_of(cold)))
         t = time.perf_counter()
-        warm = run(args.model, "sts", "test", args.data_dir, cache_dir=cache, **common)
+        warm = run(args.model, "sts", "test", data_dir=args.data_dir, cache_dir=cache, **common)
         rows.append(("stsbench, warm cache (in process)", time.perf_counter() - t, scores_of(warm)))
         if args.extra_dtype:
             t = time.perf_counter()
             low = run(
-                args.model, "sts", "test", args.data_dir, cache_dir=cache, dtype=args.extra_dtype, **common
+                args.model,
+                "sts",
+                "test",
+                data_dir=args.data_dir,
+                cache_dir=cache,
+                dtype=args.extra_dtype,
+                **common,
             )
             label = f"stsbench, cold cache, `--dtype {args.extra_dtype}` (opt-in)"
             rows.append((label, time.perf_counter() - t, scores_of(low)))

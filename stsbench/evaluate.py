@@ -102,6 +102,7 @@ def run(
     model: str,
     tasks: str | list[str] = "sts",
     mode: str = "test",
+    *,
     data_dir: Path | None = None,
     pooler: str | None = None,
     max_length: int | None = None,

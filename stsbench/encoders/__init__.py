@@ -102,7 +102,9 @@ def load_encoder(
     if memo_path is not None and memo != before:
         atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
     if chosen == "declared":
-        enc: Encoder = SentenceTransformerEncoder(spec, fp, device, max_length, dtype)
+        enc: Encoder = SentenceTransformerEncoder(
+            spec, fingerprint=fp, device=device, max_length=max_length, dtype=dtype
+        )
     else:
-        enc = HFEncoder(spec, chosen, length, fp, device, dtype)
+        enc = HFEncoder(spec, pooler=chosen, max_length=length, fingerprint=fp, device=device, dtype=dtype)
     return CachedEncoder(enc, root) if use_cache else enc

@@ -53,6 +53,7 @@ class HFEncoder:
     def __init__(
         self,
         spec: ModelSpec,
+        *,
         pooler: str,
         max_length: int | None,
         fingerprint: str,
@@ -214,6 +215,7 @@ class SentenceTransformerEncoder:
     def __init__(
         self,
         spec: ModelSpec,
+        *,
         fingerprint: str,
         device: str | None = None,
         max_length: int | None = None,

@@ -50,7 +50,9 @@ def _tokenizer_state(tokenizer) -> str:
 def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None = None) -> str:
     """Hex digest over every tensor of ``module.state_dict()``, its config, the tokenizer and ``settings``."""
     h = hashlib.sha256()
-    h.update(json.dumps({"code": EMBEDDING_CODE_VERSION, **(settings or {})}, sort_keys=True, default=str).encode())
+    h.update(
+        json.dumps({"code": EMBEDDING_CODE_VERSION, **(settings or {})}, sort_keys=True, default=str).encode()
+    )
     config = getattr(module, "config", None)
     if config is not None and hasattr(config, "to_json_string"):
         h.update(config.to_json_string(use_diff=False).encode())
@@ -93,11 +95,31 @@ def live_hf_encoder(
         raise StsbenchError("a transformers model needs its tokenizer: pass tokenizer=AutoTokenizer...")
     param = next(model.parameters(), None)
     dtype = str(param.dtype).removeprefix("torch.") if param is not None else "float32"
-    settings = {"kind": kind, "pooler": pooler, "max_length": max_length, "normalize": normalize, "lower": lower}
+    settings = {
+        "kind": kind,
+        "pooler": pooler,
+        "max_length": max_length,
+        "normalize": normalize,
+        "lower": lower,
+    }
     spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
-    enc = HFEncoder(spec, pooler, max_length, weights_fingerprint(model, tokenizer, settings), device, dtype)
+    enc = HFEncoder(
+        spec,
+        pooler=pooler,
+        max_length=max_length,
+        fingerprint=weights_fingerprint(model, tokenizer, settings),
+        device=device,
+        dtype=dtype,
+    )
     enc.info = EncoderInfo(
-        spec.name, "(in memory)", enc.info.fingerprint, pooler, max_length, dtype, kind, {"normalize": normalize}
+        spec.name,
+        "(in memory)",
+        enc.info.fingerprint,
+        pooler,
+        max_length,
+        dtype,
+        kind,
+        {"normalize": normalize},
     )
     enc.device = str(param.device) if param is not None and device is None else pick_device(device)
     enc._tokenizer = tokenizer
@@ -186,17 +208,31 @@ def as_encoder(
             )
         if pooler is not None:
             return live_hf_encoder(
-                model[0].auto_model, model[0].tokenizer, pooler=pooler, max_length=max_length, name=name,
-                device=device, kind="sentence-transformers-live",
+                model[0].auto_model,
+                model[0].tokenizer,
+                pooler=pooler,
+                max_length=max_length,
+                name=name,
+                device=device,
+                kind="sentence-transformers-live",
             )
         # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
         stack = [
-            [type(m).__name__, m.get_config_dict() if hasattr(m, "get_config_dict") else repr(m)] for m in model
+            [type(m).__name__, m.get_config_dict() if hasattr(m, "get_config_dict") else repr(m)]
+            for m in model
         ]
-        settings = {"kind": "sentence-transformers-full-live", "modules": stack, "max_length": model.max_seq_length}
+        settings = {
+            "kind": "sentence-transformers-full-live",
+            "modules": stack,
+            "max_length": model.max_seq_length,
+        }
         fp = fingerprint or weights_fingerprint(model, getattr(model, "tokenizer", None), settings)
-        return ObjectEncoder(model, name=name or "SentenceTransformer (live)", fingerprint=fp,
-                             kind="sentence-transformers-full-live")
+        return ObjectEncoder(
+            model,
+            name=name or "SentenceTransformer (live)",
+            fingerprint=fp,
+            kind="sentence-transformers-full-live",
+        )
     if hasattr(model, "state_dict") and hasattr(model, "config") and callable(model):
         return live_hf_encoder(
             model, tokenizer, pooler=pooler, max_length=max_length, name=name, device=device

@@ -28,7 +28,13 @@ class TrainingEncoder(HFEncoder):
     def __init__(self, model, tokenizer, device: torch.device | str) -> None:
         # no truncation unless asked (SentEval), never past the position embeddings: HFEncoder's rule
         limit = getattr(model.backbone.config, "max_position_embeddings", None)
-        super().__init__(ModelSpec("training", Path(), "train", model.pooler), model.pooler, limit, "", str(device))
+        super().__init__(
+            ModelSpec("training", Path(), "train", model.pooler),
+            pooler=model.pooler,
+            max_length=limit,
+            fingerprint="",
+            device=str(device),
+        )
         self._model = model
         self._tokenizer = tokenizer
         self._types = True  # ContrastiveEncoder drops the type ids itself for models without segments
