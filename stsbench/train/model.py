@@ -91,16 +91,38 @@ def bert_init_(module: nn.Module, std: float, generator: torch.Generator | None 
 
 
 class MLP(nn.Module):
-    """SimCSE's ``MLPLayer`` over [CLS]: dense + tanh (the shape of BERT's pooler, so it can become it)."""
+    """SimCSE's ``MLPLayer`` over [CLS]: dense + tanh (the shape of BERT's pooler, so it can become it).
 
-    def __init__(self, hidden: int) -> None:
+    ``activation=False``: MoCoSE's ``PoolerWithoutActive`` (xbdxwyh/mocose ``mocose.py:103-113``), a dense
+    layer alone.
+    """
+
+    def __init__(self, hidden: int, activation: bool = True) -> None:
         super().__init__()
         self.dense = nn.Linear(hidden, hidden)
-        self.activation = nn.Tanh()
+        self.activation = nn.Tanh() if activation else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # x: (B, H) -> (B, H)
         return self.activation(self.dense(x))
+
+
+def copy_backbone_pooler_(mlp: MLP, backbone: nn.Module) -> None:
+    """Load the backbone's pretrained pooler dense layer into ``mlp`` (MoCoSE's official start).
+
+    The official notebook (``mocose_demo.ipynb``, training cell) loads ``pooler_dense.pth`` of
+    bert-base-uncased into ``online_pooler.dense``. A backbone without a pooler cannot give it.
+    """
+    pooler = getattr(backbone, "pooler", None)
+    dense = getattr(pooler, "dense", None)
+    if not isinstance(dense, nn.Linear) or dense.weight.shape != mlp.dense.weight.shape:
+        raise StsbenchError(
+            "this backbone has no pretrained pooler to initialise the training pooler from; "
+            "use a BERT-like model with a pooler or initialise the pooler randomly"
+        )
+    with torch.no_grad():
+        mlp.dense.weight.copy_(dense.weight)
+        mlp.dense.bias.copy_(dense.bias)
 
 
 class ContrastiveEncoder(nn.Module):
@@ -110,18 +132,31 @@ class ContrastiveEncoder(nn.Module):
     (unsup SimCSE/ESimCSE), else MLP([CLS]) (sup SimCSE), which the saved checkpoint holds in BERT's pooler.
     """
 
-    def __init__(self, backbone: nn.Module, pooler: str = "cls", mlp_only_train: bool = True) -> None:
+    def __init__(
+        self,
+        backbone: nn.Module,
+        pooler: str = "cls",
+        mlp_only_train: bool = True,
+        mlp_activation: bool = True,
+    ) -> None:
         super().__init__()
         self.backbone = backbone
         self.pooler = pooler
         self.mlp_only_train = mlp_only_train
-        self.mlp = MLP(backbone.config.hidden_size) if pooler == "cls" else None
+        self.mlp = MLP(backbone.config.hidden_size, mlp_activation) if pooler == "cls" else None
         params = inspect.signature(backbone.forward).parameters
         self._token_types = "token_type_ids" in params
 
-    def init_new_layers(self, generator: torch.Generator | None = None) -> None:
-        """Initialise the layers the backbone did not bring (the MLP) as BERT would."""
-        if self.mlp is not None:
+    def init_new_layers(self, generator: torch.Generator | None = None, from_backbone: bool = False) -> None:
+        """Initialise the layers the backbone did not bring (the MLP) as BERT would.
+
+        ``from_backbone``: copy the backbone's pretrained pooler into the MLP instead (MoCoSE official).
+        """
+        if self.mlp is None:
+            return
+        if from_backbone:
+            copy_backbone_pooler_(self.mlp, self.backbone)
+        else:
             bert_init_(self.mlp, self.backbone.config.initializer_range, generator)
 
     def encode_tokens(self, batch: dict[str, torch.Tensor], hidden_states: bool = False):
@@ -157,7 +192,10 @@ class ContrastiveEncoder(nn.Module):
 
             # HF's own initialisation of a fresh backbone (BERT: N(0, initializer_range)), as the official one
             twin = ContrastiveEncoder(
-                AutoModel.from_config(self.backbone.config), self.pooler, self.mlp_only_train
+                AutoModel.from_config(self.backbone.config),
+                self.pooler,
+                self.mlp_only_train,
+                isinstance(self.mlp.activation, nn.Tanh) if self.mlp is not None else True,
             )
             twin.init_new_layers(generator)
             twin = twin.to(next(self.parameters()).device)

@@ -15,7 +15,7 @@ import torch
 from stsbench.train.config import MethodName, TrainConfig
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, head
-from stsbench.train.methods.simcse import Method, SupSimCSE
+from stsbench.train.methods.simcse import Method, SupSimCSE, load_pretrained_lm_head
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed, encode_views
 from stsbench.train.model import ContrastiveEncoder
 
@@ -51,4 +51,6 @@ def build_method(
     else:
         method = Method(cfg, tokenizer, config)
     method.init_new_layers(generator, config.initializer_range)
+    if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
+        method.mlm_head_loaded = load_pretrained_lm_head(method.mlm_loss.lm_head, model.backbone.name_or_path)
     return method.to(next(model.parameters()).device)

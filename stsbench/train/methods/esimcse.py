@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
 from stsbench.train.augment import Repetition
 from stsbench.train.config import MethodName, TrainConfig, effective_queue_size, traceable_distance
@@ -13,6 +14,24 @@ from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update
+
+
+class OnlineMLPKeys:
+    """The official keys: the momentum backbone's [CLS] through the *online* MLP (ESimCSE ``models.py:183-192``).
+
+    A callable for :func:`encode_bucketed`, not a module: the online MLP stays the online encoder's own
+    (trained there, never EMA'd).
+    """
+
+    def __init__(self, momentum: ContrastiveEncoder, online: ContrastiveEncoder) -> None:
+        self.momentum = momentum
+        self.online = online
+
+    def __call__(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.online.mlp is None:
+            return self.momentum(batch)
+        hidden = self.momentum.encode_tokens(batch)
+        return self.online.mlp(pool(hidden, batch["attention_mask"], "cls_before_pooler"))
 
 
 class ESimCSE(Method):
@@ -29,6 +48,9 @@ class ESimCSE(Method):
             )
         self.queue = EmbeddingQueue(effective_queue_size(cfg, distributed.world_size()))
         self.momentum_encoder: ContrastiveEncoder | None = None
+        # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
+        # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP
+        self.momentum_mlp = getattr(cfg, "momentum_mlp", "momentum")
 
     def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
         """Build the momentum encoder from the online one (only when there is a queue to fill)."""
@@ -53,7 +75,7 @@ class ESimCSE(Method):
             repeated.append(self.repetition.apply(ids, special, offsets[i], r))
         anchor = self.pad(enc["input_ids"])
         positive = self.pad(repeated)
-        return Views(anchor, positive, None, self._mlm(anchor, rng))
+        return Views(anchor, positive, None, self._mlm(anchor, rng, [positive]))
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (7): in-batch positives h_j+ plus the queued momentum embeddings as negatives."""
@@ -77,9 +99,13 @@ class ESimCSE(Method):
         """Eq. (6) on the momentum encoder, then enqueue its embeddings of the un-repeated sentences."""
         if self.momentum_encoder is None:
             return
-        ema_update(self.momentum_encoder, model, self.cfg.momentum)
         momentum = self.momentum_encoder.eval()  # dropout off, whatever mode the method is in
-        keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
+        if self.momentum_mlp == "online":
+            ema_update(momentum.backbone, model.backbone, self.cfg.momentum)
+            keys = encode_bucketed(OnlineMLPKeys(momentum, model), views.anchor, self.cfg.length_buckets)
+        else:
+            ema_update(momentum, model, self.cfg.momentum)
+            keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
         self.queue.push(distributed.gather(keys))  # every process's keys: one global queue
 
     def extra_state(self) -> dict:

@@ -12,7 +12,7 @@ from stsbench.train.config import MethodName, TrainConfig, parse_slices, traceab
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
-from stsbench.train.momentum import EmbeddingQueue, cosine_decay, ema_update, fgsm
+from stsbench.train.momentum import OFFICIAL_EMA_STEPS, EmbeddingQueue, ema_update, fgsm, mocose_decay
 
 
 def head(hidden_config, layers: int, last: str) -> nn.Sequential:
@@ -43,6 +43,17 @@ class MoCoSE(Method):
     FGSM (eq. 1): the online branch's input embeddings move by eps * sign of the loss's gradient before
     the step's forward. After each step the target follows eq. (2) with eta ramped by a cosine from
     ``ema_decay_start`` to ``ema_decay_end`` over the run, and the step's keys enter the queue.
+
+    Where the paper and the official code (xbdxwyh/mocose) part, the choice is an option:
+
+    - ``target_view``: ``augmented`` (paper Sec. 3 and Alg. 1 line 3, and the official ``mocose.py:507-514``:
+      the target sees the online word embeddings after FGSM, with dropout on) or ``clean`` (eval mode, the
+      sentence's own tokens through the target's embeddings: stsbench before issue 16);
+    - ``key_gradient``: ``stop`` (paper: the target branch truncates the gradient) or ``official`` (keys
+      enter the loss undetached, the target projection trains and is EMA'd, the gradient through the frozen
+      target encoder reaches the online word embeddings: ``mocose.py:126-131`` with the notebook's freezing
+      of target encoder and pooler only);
+    - ``ema_schedule``: ``run``, ``steps`` or ``fixed`` (:func:`stsbench.train.momentum.mocose_decay`).
     """
 
     name = MethodName.MOCOSE.value
@@ -60,6 +71,10 @@ class MoCoSE(Method):
         self.updates = 0  # EMA updates done (= optimizer steps)
         self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
         self._negatives_used = 0  # queued keys in this step's loss, for the log
+        self.target_view = getattr(cfg, "target_view", "augmented")
+        self.key_gradient = getattr(cfg, "key_gradient", "stop")
+        self.ema_schedule = getattr(cfg, "ema_schedule", "run")
+        self.ema_schedule_steps = getattr(cfg, "ema_schedule_steps", OFFICIAL_EMA_STEPS)
 
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise projection and predictor; fill the queue's K_start random entries."""
@@ -73,7 +88,9 @@ class MoCoSE(Method):
     def attach(self, model: ContrastiveEncoder) -> None:
         """Make the target branch: copies of the online encoder and projection that never train."""
         self.target_encoder = model.momentum_copy()
-        self.target_projection = copy.deepcopy(self.projection).requires_grad_(False).eval()
+        self.target_projection = copy.deepcopy(self.projection).eval()
+        # official: the target projection is in the optimizer as well as EMA'd (only encoder + pooler frozen)
+        self.target_projection.requires_grad_(self.key_gradient == "official")
         if self.queue.items is not None:
             self.queue.items = self.queue.items.to(next(model.parameters()).device)
 
@@ -90,8 +107,15 @@ class MoCoSE(Method):
         }
 
     def decay(self, step: int) -> float:
-        """Return eta after optimizer step ``step`` (1-based) of the run: the cosine ramp of Sec. 4.1."""
-        return cosine_decay(step, self.total_steps, self.cfg.ema_decay_start, self.cfg.ema_decay_end)
+        """Return eta after optimizer step ``step`` (1-based) of the run under ``ema_schedule``."""
+        return mocose_decay(
+            step,
+            schedule=self.ema_schedule,
+            total=self.total_steps,
+            start=self.cfg.ema_decay_start,
+            end=self.cfg.ema_decay_end,
+            length=self.ema_schedule_steps,
+        )
 
     def negatives(self) -> torch.Tensor | None:
         """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first)."""
@@ -105,26 +129,46 @@ class MoCoSE(Method):
         """Queries q = predictor(projection(pooled)) of a batch given as ``inputs_embeds``: (B, H)."""
         return self.predictor(self.projection(encode_bucketed(model, batch, self.cfg.length_buckets)))
 
-    @torch.no_grad()
-    def keys(self, anchor: Tokens) -> torch.Tensor:
-        """Keys k of the target branch (dropout off) for every process's sentences: (B_global, H)."""
-        target, projection = self.target_encoder.eval(), self.target_projection.eval()
-        return distributed.gather(projection(encode_bucketed(target, anchor, self.cfg.length_buckets)))
+    def keys(self, anchor: Tokens, x: torch.Tensor | None = None) -> torch.Tensor:
+        """Keys k of the target branch for every process's sentences: (B_global, H).
+
+        ``clean``: eval mode (dropout off) on the sentence's tokens. ``augmented``: train mode (dropout on)
+        on ``x``, the online branch's word embeddings (after FGSM), or on the tokens when ``x`` is None.
+        With ``key_gradient: official`` the keys keep their graph (the loss trains through them).
+        """
+        augmented = self.target_view == "augmented"
+        target = self.target_encoder.train(augmented)
+        projection = self.target_projection.train(augmented)
+        batch = anchor
+        if augmented and x is not None:
+            batch = {**{k: v for k, v in anchor.items() if k != "input_ids"}, "inputs_embeds": x}
+        if self.key_gradient == "official":
+            return distributed.gather_with_grad(
+                projection(encode_bucketed(target, batch, self.cfg.length_buckets))
+            )
+        with torch.no_grad():
+            k = projection(encode_bucketed(target, batch, self.cfg.length_buckets))
+        return distributed.gather(k)
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
-        """Eq. (3) with the FGSM view of eq. (1) on the online branch."""
+        """Eq. (3) with the FGSM view of eq. (1) on the online branch (and on the augmented target view)."""
         anchor = views.anchor
-        keys = self.keys(anchor)
         negatives = self.negatives()
         rest = {k: v for k, v in anchor.items() if k != "input_ids"}
         x = model.backbone.get_input_embeddings()(anchor["input_ids"])  # (B, T, H)
+        keys = None
         if self.cfg.fgsm_epsilon > 0:
+            keys = self.keys(anchor, x.detach())
             probe = x.detach().requires_grad_(True)
             q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": probe}))
-            (grad,) = torch.autograd.grad(self.criterion(q, keys, negatives), probe)
+            (grad,) = torch.autograd.grad(self.criterion(q, keys.detach(), negatives), probe)
             x = fgsm(x, grad, self.cfg.fgsm_epsilon)
+            if self.target_view == "augmented" or self.key_gradient == "official":
+                keys = None  # both views are attacked (Alg. 1 line 3); official keys keep their graph
+        if keys is None:
+            keys = self.keys(anchor, x)
         q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
-        self._keys = keys
+        self._keys = keys.detach()
         self._negatives_used = 0 if negatives is None else len(negatives)
         return self.criterion(q, keys, negatives)
 

@@ -12,6 +12,34 @@ from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.methods.views import Tokens, Views, encode_views
 from stsbench.train.model import ContrastiveEncoder, bert_init_
+from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
+
+
+def join_views(views: list[Tokens], pad_id: int) -> Tokens:
+    """Stack padded views (B_i, T_i) into one batch (sum B_i, max T_i), padding the shorter ones."""
+    width = max(v["input_ids"].shape[1] for v in views)
+
+    def widen(t: torch.Tensor, fill: int) -> torch.Tensor:
+        return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=fill)
+
+    return {k: torch.cat([widen(v[k], pad_id if k == "input_ids" else 0) for v in views]) for k in views[0]}
+
+
+def load_pretrained_lm_head(lm_head: nn.Module, backbone_path) -> bool:
+    """Load the backbone's pretrained MLM head (``cls.predictions``) into ``lm_head``, as SimCSE's ``train.py:371-373``.
+
+    Returns False (and leaves ``lm_head`` as it is) when the checkpoint has no MLM head weights.
+    """
+    from transformers import BertForPreTraining
+
+    try:
+        pretrained, info = BertForPreTraining.from_pretrained(backbone_path, output_loading_info=True)
+    except Exception:  # not a BERT checkpoint: no head of this shape to load
+        return False
+    if any(k.startswith("cls.predictions") for k in info["missing_keys"]):
+        return False
+    lm_head.load_state_dict(pretrained.cls.predictions.state_dict())
+    return True
 
 
 class Method(nn.Module):
@@ -29,6 +57,15 @@ class Method(nn.Module):
             from transformers.models.bert.modeling_bert import BertLMPredictionHead
 
             self.mlm_loss = MLMLoss(BertLMPredictionHead(hidden_config))
+        # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
+        self.mlm_views = getattr(cfg, "mlm_views", "all")
+        self.mlm_head_init = getattr(cfg, "mlm_head_init", "pretrained")
+        self.noise: nn.Module | None = None
+        p = getattr(cfg, "gaussian_dropout_p", 0.0)
+        if p > 0:
+            self.noise = GaussianDropout(p, getattr(cfg, "gaussian_dropout_std", 0.1))
+        elif cfg.gaussian_noise_std > 0:
+            self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
 
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise the layers the method adds (the MLM head)."""
@@ -52,9 +89,14 @@ class Method(nn.Module):
         anchor = self.pad(enc["input_ids"])
         return Views(anchor, None, None, self._mlm(anchor, rng))
 
-    def _mlm(self, anchor: Tokens, rng: np.random.Generator) -> tuple[Tokens, torch.Tensor] | None:
+    def _mlm(
+        self, anchor: Tokens, rng: np.random.Generator, others: list[Tokens] | None = None
+    ) -> tuple[Tokens, torch.Tensor] | None:
+        """The masked input and its labels: every view (``others``; unsup SimCSE: the anchor twice) or the anchor."""
         if self.mlm_loss is None:
             return None
+        if self.mlm_views == "all":
+            anchor = join_views([anchor, *(others or [anchor])], self.tokenizer.pad_token_id)
         specials = torch.tensor(self.tokenizer.all_special_ids)
         special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)
         ids, labels = mlm_mask(anchor["input_ids"], special, self.tokenizer, self.cfg.mlm_probability, rng)
@@ -62,11 +104,10 @@ class Method(nn.Module):
 
     # -- loss ------------------------------------------------------------------------------------------
     def pooled(self, model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
-        """Training embeddings of ``views``, each (B_global, H): Gaussian noise if asked, then gathered."""
+        """Training embeddings of ``views``, each (B_global, H): Gaussian dropout or noise if asked, then gathered."""
         out = encode_views(model, views, self.cfg.length_buckets)
-        std = self.cfg.gaussian_noise_std
-        if std > 0:  # the Gaussian-dropout variant: noise on the pooled embeddings, training only
-            out = [h + std * torch.randn_like(h) for h in out]
+        if self.noise is not None:  # the Gaussian-dropout variant: on every view's embeddings, training only
+            out = [self.noise(h) for h in out]
         return [distributed.gather_with_grad(h) for h in out]
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
@@ -136,7 +177,7 @@ class SupSimCSE(Method):
         enc = tokenize(self.tokenizer, texts, self.cfg.max_length)
         joined = self.pad(enc["input_ids"])
         parts = [{k: v[c * b : (c + 1) * b] for k, v in joined.items()} for c in range(cols)]
-        return Views(parts[0], parts[1], parts[2] if cols == 3 else None, self._mlm(parts[0], rng))
+        return Views(parts[0], parts[1], parts[2] if cols == 3 else None, self._mlm(parts[0], rng, parts[1:]))
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """SimCSE eq. (5) with the hard-negative weight."""
