@@ -51,7 +51,7 @@ def test_mocose_augmented_target_view_has_dropout_and_the_clean_one_not(tokenize
     assert method.target_view == "augmented"  # the default
     k1, k2 = method.keys(views.anchor, x), method.keys(views.anchor, x)
     assert not torch.allclose(k1, k2)  # two target passes differ under dropout
-    method.target_view = "clean"
+    model, method = mocose(tokenizer, fgsm_epsilon=0.0, target_view="clean")
     assert torch.equal(method.keys(views.anchor, x), method.keys(views.anchor, x))
 
 
@@ -62,7 +62,7 @@ def test_mocose_augmented_target_reads_the_online_word_embeddings(tokenizer):
     x = model.backbone.get_input_embeddings()(views.anchor["input_ids"]).detach()
     before = method.keys(views.anchor, x)
     assert not torch.allclose(method.keys(views.anchor, x + 0.5), before)
-    method.target_view = "clean"
+    model, method = mocose(tokenizer, dropout=0.0, fgsm_epsilon=0.0, target_view="clean")
     assert torch.equal(method.keys(views.anchor, x + 0.5), method.keys(views.anchor, x))
 
 
@@ -72,9 +72,8 @@ def test_mocose_official_key_gradient_trains_the_target_projection(tokenizer):
     views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
     method.loss(model, views)[0].backward()
     assert all(p.grad is None for p in method.target_projection.parameters())  # paper: stop-gradient
-    model.zero_grad()
-    method.key_gradient = "official"
-    method.attach(model)
+    views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
+    model, method = mocose(tokenizer, fgsm_epsilon=0.0, key_gradient="official")
     emb = model.backbone.get_input_embeddings().weight
     loss = method.loss(model, views)[0]
     (through_keys,) = torch.autograd.grad(loss, [method.target_projection[0].weight], retain_graph=True)
@@ -126,10 +125,10 @@ def test_mocose_dense_pooler_starts_from_the_backbones_pooler(tokenizer):
 def test_esimcse_official_momentum_encoder_is_random_and_keys_use_the_online_mlp(tokenizer):
     # models.py:346-350 + init_weights (log line 62: all momentum_model.* newly initialised), EMA over BERT
     # only (models.py:161-163), keys through cls.mlp (models.py:188-189)
-    cfg, model = build(tokenizer, "esimcse", repetition=False, queue_size=6, momentum_init="random")
+    kw = {"repetition": False, "queue_multiple": 2.0, "momentum_init": "random", "momentum_mlp": "online"}
+    cfg, model = build(tokenizer, "esimcse", **kw)
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
     assert isinstance(method, ESimCSE)
-    method.momentum_mlp = "online"
     momentum = method.momentum_encoder
     online_w = model.backbone.encoder.layer[0].attention.self.query.weight
     momentum_w = momentum.backbone.encoder.layer[0].attention.self.query.weight
@@ -186,9 +185,11 @@ def test_gaussian_dropout_replaces_about_p_of_the_entries_by_draws_of_std():
 
 def test_simcse_gaussian_dropout_applies_to_both_views(tokenizer):
     cfg, model = build(tokenizer, "simcse", dropout=0.0, pooler="avg")
+    assert build_method(cfg, tokenizer, model).noise is None
+    cfg, model = build(tokenizer, "simcse", dropout=0.0, pooler="avg", gaussian_dropout_p=0.5)
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
-    assert isinstance(method, Method) and method.noise is None
-    method.noise = GaussianDropout(0.5, 0.1)
+    assert isinstance(method, Method) and isinstance(method.noise, GaussianDropout)
+    assert (method.noise.p, method.noise.std) == (0.5, 0.1)
     views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
     with torch.no_grad():
         clean = model(views.anchor)
@@ -197,3 +198,28 @@ def test_simcse_gaussian_dropout_applies_to_both_views(tokenizer):
         changed = noisy != clean
         assert 0 < float(changed.float().mean()) < 1
     assert not torch.equal(h, h_pos)
+
+
+def test_official_mocose_config_builds_the_dense_pooler_and_accepts_eta_one(tokenizer, tiny_bert, tmp_path):
+    # configs/mocose-bert-base-official.yaml's pooler and schedule, through the run's own build
+    from stsbench.train.run import build as build_run
+
+    cfg = TrainConfig(
+        method="mocose",
+        pooler="cls",
+        pooler_activation="none",
+        pooler_init="backbone",
+        ema_decay_end=1.0,
+        ema_schedule="steps",
+        queue_size=8,
+        queue_start_size=2,
+    )
+    model, _, method, _ = build_run(finalize(cfg, False), tiny_bert, "cpu")
+    backbone_pooler = model.backbone.pooler.dense
+    assert torch.equal(model.mlp.dense.weight, backbone_pooler.weight)
+    assert isinstance(model.mlp.activation, torch.nn.Identity)
+    method.start(3906)
+    assert method.decay(3906) == pytest.approx(official_mocose_decay(3906, 0.75))
+    assert method.traceable_distance(64)["end"] < float("inf")
+    with pytest.raises(StsbenchError, match="mlp-only-train"):
+        build_run(finalize(cfg.replace(mlp_only_train=False), False), tiny_bert, "cpu")

@@ -69,8 +69,15 @@ def build(cfg: TrainConfig | ResolvedConfig, backbone_path: Path | str, device: 
             "train with --mlp-only-train or another --pooler"
         )
     generator = torch.Generator().manual_seed(cfg.seed)
-    model = ContrastiveEncoder(backbone, cfg.pooler, bool(cfg.mlp_only_train))
-    model.init_new_layers(generator)
+    if cfg.pooler_activation == "none" and cfg.pooler == "cls" and not cfg.mlp_only_train:
+        raise StsbenchError(
+            "--pooler-activation none keeps no tanh, which BERT's pooler (where the checkpoint keeps the MLP) "
+            "has; train it with --mlp-only-train (evaluated on [CLS], as MoCoSE)"
+        )
+    model = ContrastiveEncoder(
+        backbone, cfg.pooler, bool(cfg.mlp_only_train), mlp_activation=cfg.pooler_activation == "tanh"
+    )
+    model.init_new_layers(generator, from_backbone=cfg.pooler_init == "backbone")
     model.to(device)
     method = build_method(cfg, tokenizer, model, generator=generator)
     params = [p for p in chain(model.parameters(), method.parameters()) if p.requires_grad]

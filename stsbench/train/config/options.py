@@ -125,6 +125,24 @@ class CommonOptions(BaseModel):
     )
     mlm_weight: float = option(0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).", ge=0)
     mlm_probability: float = option(0.15, "Masking rate of the MLM loss.", gt=0, lt=1)
+    mlm_views: Literal["all", "anchor"] = option(
+        "all",
+        "MLM on every view, each masked on its own (official SimCSE train.py:484-485), or on the anchor only.",
+    )
+    mlm_head_init: Literal["pretrained", "random"] = option(
+        "pretrained",
+        "MLM head: the backbone's pretrained LM head where its checkpoint has one (official SimCSE "
+        "train.py:371-373), else random; or random (BERT init).",
+    )
+    pooler_activation: Literal["tanh", "none"] = option(
+        "tanh",
+        "The cls training pooler: dense + tanh (SimCSE) or dense alone (official MoCoSE mocose.py:103-113).",
+    )
+    pooler_init: Literal["random", "backbone"] = option(
+        "random",
+        "The cls training pooler's start: random (BERT init) or the backbone's pretrained pooler "
+        "(official MoCoSE notebook).",
+    )
     precision: Literal["fp32", "bf16", "fp16"] = option(
         "fp32", "fp32, or bf16 / fp16 autocast on CUDA (the loss stays fp32; fp16 with gradient scaling)."
     )
@@ -154,6 +172,16 @@ class NoiseOptions(BaseModel):
         "Gaussian-dropout variant: add N(0, std^2) noise to the pooled embeddings of both views in "
         "training only (0: off; the report used 0.1).",
         ge=0,
+    )
+    gaussian_dropout_p: float = option(
+        0.0,
+        "The report's Gaussian dropout: replace this share of the training embeddings' entries (both views) "
+        "by N(0, std^2) draws, training only (0: off; the report: 0.1).",
+        ge=0,
+        le=1,
+    )
+    gaussian_dropout_std: float = option(
+        0.1, "Gaussian dropout: std of the replacing draws (the report: 0.1).", ge=0
     )
 
 
@@ -191,6 +219,11 @@ class ESimCSEOptions(BaseModel):
     queue_reset_each_epoch: bool = option(
         False, "ESimCSE: empty the queue at each epoch start (official code)."
     )
+    momentum_mlp: Literal["momentum", "online"] = option(
+        "momentum",
+        "ESimCSE: EMA over backbone + MLP, keys through the EMA'd MLP (momentum), or EMA over the backbone "
+        "only, keys through the online MLP (online: official models.py:161-163, 188-189).",
+    )
 
 
 class MoCoSEOptions(BaseModel):
@@ -208,7 +241,29 @@ class MoCoSEOptions(BaseModel):
         lt=1,
     )
     ema_decay_end: float = option(
-        0.95, "MoCoSE: EMA decay eta at the last step.", why="is outside [0, 1) (eq. 2)", ge=0, lt=1
+        0.95,
+        "MoCoSE: EMA decay eta at the end of the schedule (1: the official code's).",
+        why="is outside [0, 1] (eq. 2)",
+        ge=0,
+        le=1,
+    )
+    ema_schedule: Literal["run", "steps", "fixed"] = option(
+        "run",
+        "MoCoSE: eta by a cosine over the run (paper Sec. 4.1), over --ema-schedule-steps (official: "
+        "end 1, 15000 steps, mocose.py:43), or fixed at --ema-decay-start.",
+    )
+    ema_schedule_steps: int = option(
+        15000, "MoCoSE: length of the 'steps' EMA schedule (official mocose.py:34: 15000).", ge=1
+    )
+    target_view: Literal["augmented", "clean"] = option(
+        "augmented",
+        "MoCoSE: the target branch sees the augmented view (dropout + FGSM, paper Alg. 1 and official) or "
+        "clean tokens in eval mode.",
+    )
+    key_gradient: Literal["stop", "official"] = option(
+        "stop",
+        "MoCoSE: stop-gradient at the keys (paper) or the official code's (keys undetached, target "
+        "projection trained and EMA'd, target encoder frozen).",
     )
     fgsm_epsilon: float = option(
         5e-9, "MoCoSE: FGSM step on the online branch's input embeddings (eq. 1; 0: off).", ge=0
@@ -359,7 +414,15 @@ class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions,
             for n, v in saved.items()
             if n in fields and (spec is None or spec.accepts(n) or v != fields[n].default)
         }
-        return cls(**keep)
+        # a run saved before issue 16 ran these behaviours, whatever today's defaults
+        before = {
+            n: v for n, v in BEFORE_ISSUE_16.items() if n not in saved and (spec is None or spec.accepts(n))
+        }
+        return cls(**before, **keep)
+
+
+# what stsbench did before the options of issue 16 existed, where today's default differs (for old saved runs)
+BEFORE_ISSUE_16: dict[str, Any] = {"target_view": "clean", "mlm_views": "anchor", "mlm_head_init": "random"}
 
 
 def parse_slices(spec: str, size: int) -> list[tuple[int, int]]:

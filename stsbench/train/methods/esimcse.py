@@ -50,7 +50,7 @@ class ESimCSE(Method):
         self.momentum_encoder: ContrastiveEncoder | None = None
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
         # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP
-        self.momentum_mlp = getattr(cfg, "momentum_mlp", "momentum")
+        self.momentum_mlp = cfg.momentum_mlp
 
     def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
         """Build the momentum encoder from the online one (only when there is a queue to fill)."""

@@ -12,7 +12,7 @@ from stsbench.train.config import MethodName, TrainConfig, parse_slices, traceab
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
-from stsbench.train.momentum import OFFICIAL_EMA_STEPS, EmbeddingQueue, ema_update, fgsm, mocose_decay
+from stsbench.train.momentum import EmbeddingQueue, ema_update, fgsm, mocose_decay
 
 
 def head(hidden_config, layers: int, last: str) -> nn.Sequential:
@@ -71,10 +71,10 @@ class MoCoSE(Method):
         self.updates = 0  # EMA updates done (= optimizer steps)
         self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
         self._negatives_used = 0  # queued keys in this step's loss, for the log
-        self.target_view = getattr(cfg, "target_view", "augmented")
-        self.key_gradient = getattr(cfg, "key_gradient", "stop")
-        self.ema_schedule = getattr(cfg, "ema_schedule", "run")
-        self.ema_schedule_steps = getattr(cfg, "ema_schedule_steps", OFFICIAL_EMA_STEPS)
+        self.target_view = cfg.target_view
+        self.key_gradient = cfg.key_gradient
+        self.ema_schedule = cfg.ema_schedule
+        self.ema_schedule_steps = cfg.ema_schedule_steps
 
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise projection and predictor; fill the queue's K_start random entries."""
@@ -99,12 +99,13 @@ class MoCoSE(Method):
         self.total_steps = max(1, total_steps)
 
     def traceable_distance(self, global_batch: int) -> dict[str, float]:
-        """Eq. (4) at the first and the last eta of the schedule."""
+        """Eq. (4) at the run's first and last eta (infinite where eta reaches 1)."""
         k = self.cfg.queue_size
-        return {
-            "start": traceable_distance(self.cfg.ema_decay_start, k, global_batch),
-            "end": traceable_distance(self.cfg.ema_decay_end, k, global_batch),
-        }
+
+        def distance(eta: float) -> float:
+            return float("inf") if eta >= 1.0 else traceable_distance(eta, k, global_batch)
+
+        return {"start": distance(self.decay(0)), "end": distance(self.decay(self.total_steps))}
 
     def decay(self, step: int) -> float:
         """Return eta after optimizer step ``step`` (1-based) of the run under ``ema_schedule``."""

@@ -58,12 +58,12 @@ class Method(nn.Module):
 
             self.mlm_loss = MLMLoss(BertLMPredictionHead(hidden_config))
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
-        self.mlm_views = getattr(cfg, "mlm_views", "all")
-        self.mlm_head_init = getattr(cfg, "mlm_head_init", "pretrained")
+        self.mlm_views = cfg.mlm_views
+        self.mlm_head_init = cfg.mlm_head_init
         self.noise: nn.Module | None = None
-        p = getattr(cfg, "gaussian_dropout_p", 0.0)
+        p = cfg.gaussian_dropout_p
         if p > 0:
-            self.noise = GaussianDropout(p, getattr(cfg, "gaussian_dropout_std", 0.1))
+            self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
 
