@@ -223,3 +223,14 @@ def test_official_mocose_config_builds_the_dense_pooler_and_accepts_eta_one(toke
     assert method.traceable_distance(64)["end"] < float("inf")
     with pytest.raises(StsbenchError, match="mlp-only-train"):
         build_run(finalize(cfg.replace(mlp_only_train=False), False), tiny_bert, "cpu")
+
+
+def test_train_on_a_sentence_transformers_backbone_records_and_evaluates_its_declared_pooler(tiny_bert):
+    # all-MiniLM-L6-v2 declares mean pooling (1_Pooling/config.json); without --pooler it used to train [CLS]
+    cfg = finalize(TrainConfig(method="simcse", model="all-MiniLM-L6-v2"), False)
+    assert (cfg.pooler, cfg.resolution.eval_pooler, cfg.to_dict()["pooler"]) == ("avg", "avg", "avg")
+    assert cfg.config.pooler is None  # the config says "the backbone's"; the resolution says which
+    plain = finalize(TrainConfig(method="simcse", model=str(tiny_bert)), False)
+    assert (plain.pooler, plain.resolution.eval_pooler) == ("cls", "cls_before_pooler")  # SimCSE's for BERT
+    given = finalize(TrainConfig(method="simcse", model="all-MiniLM-L6-v2", pooler="cls"), False)
+    assert given.pooler == "cls"

@@ -112,8 +112,10 @@ class CommonOptions(BaseModel):
         lt=1,
     )
     temperature: float = option(0.05, "Softmax temperature tau of the InfoNCE loss.", gt=0)
-    pooler: Literal[tuple(POOLERS)] = option(  # type: ignore[valid-type]
-        "cls", "Training pooler; cls adds SimCSE's MLP over [CLS]."
+    pooler: Literal[tuple(POOLERS)] | None = option(  # type: ignore[valid-type]
+        None,
+        "Training pooler; cls adds SimCSE's MLP over [CLS] (default: the pooling the backbone declares, "
+        "e.g. a sentence-transformers model's mean pooling, else cls).",
     )
     mlp_only_train: bool | None = option(
         None,

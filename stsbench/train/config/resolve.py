@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config.describe import flag
-from stsbench.train.config.options import MethodName, TrainConfig
+from stsbench.train.config.options import BEFORE_ISSUE_16, METHODS, MethodName, TrainConfig
 
 REQUIRED = ("method", "model", "train_file", "output")
 # The one list of the fields that do not change what is computed (or only where files are): a resumed run
@@ -39,7 +39,7 @@ BOOKKEEPING = frozenset(
     }
 )
 # resolution fields that fill the saved config: the data decides them, not the machine
-FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised")
+FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised", "pooler")
 
 
 def check_complete(cfg: TrainConfig) -> None:
@@ -68,6 +68,24 @@ def traceable_distance(decay: float, queue: int, batch: int) -> float:
     return 1.0 / (1.0 - decay) + queue / batch
 
 
+def declared_training_pooler(model: str | None) -> str:
+    """The pooler a backbone declares (a sentence-transformers Pooling config, a stsbench checkpoint's), else cls.
+
+    Only local folders and the embedded all-MiniLM-L6-v2 are read (no download here); anything else trains
+    SimCSE's cls (MLP over [CLS]), right for plain BERT-like models.
+    """
+    from stsbench.encoders.resolve import resolve_model
+    from stsbench.train.model import EMBEDDED_NAMES
+
+    if not model or not (model.lower() in EMBEDDED_NAMES or Path(model).expanduser().is_dir()):
+        return "cls"
+    try:
+        spec = resolve_model(model)
+    except StsbenchError:
+        return "cls"
+    return spec.pooler if spec.kind in ("sentence-transformers", "stsbench") and spec.pooler else "cls"
+
+
 def eval_pooler(cfg: TrainConfig | ResolvedConfig) -> str:
     """Return the pooler the checkpoint is evaluated with (SimCSE: the MLP stays unless mlp_only_train)."""
     if cfg.pooler == "cls" and cfg.mlp_only_train:
@@ -86,6 +104,7 @@ class TrainResolution(BaseModel):
     mlp_only_train: bool  # default: on for unsup, off for sup (SimCSE)
     save_steps: int  # default: eval_steps
     eval_pooler: str
+    pooler: str = "cls"  # default: the pooling the backbone declares (declared_training_pooler), else cls
     queued_negatives: int  # the queue length at most, over all processes (effective_queue_size)
     length_buckets: int | None  # default by device: see default_length_buckets
     device: str | None = None  # the device trained on (None: not yet chosen)
@@ -171,13 +190,15 @@ def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedCon
     if model and Path(model).expanduser().is_dir():
         model = str(Path(model).expanduser().resolve())
     mlp_only_train = (not supervised) if cfg.mlp_only_train is None else cfg.mlp_only_train
+    pooler = cfg.pooler or declared_training_pooler(model)
     resolution = TrainResolution(
         supervised=supervised,
         train_file=train_file,
         model=model,
         mlp_only_train=mlp_only_train,
         save_steps=cfg.save_steps if cfg.save_steps is not None else cfg.eval_steps,
-        eval_pooler=eval_pooler(cfg.replace(mlp_only_train=mlp_only_train)),
+        eval_pooler=eval_pooler(cfg.replace(mlp_only_train=mlp_only_train, pooler=pooler)),
+        pooler=pooler,
         queued_negatives=effective_queue_size(cfg),
         length_buckets=cfg.length_buckets,
     )
@@ -187,11 +208,13 @@ def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedCon
 def resume_conflicts(saved: Mapping[str, Any], run: ResolvedConfig) -> list[str]:
     """The fields (not bookkeeping) whose saved value differs from ``run``'s: a resume must refuse them.
 
-    An option newer than the saved run was at its default there. Runs saved before the resolution record
+    An option newer than the saved run was at its default there (issue 16's: at what stsbench did before). Runs saved before the resolution record
     hold the ``length_buckets`` they used: such a saved value is compared with the one this run resolves to.
     """
     fields = TrainConfig.model_fields
-    saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **saved}
+    spec = METHODS.get(str(saved.get("method")))
+    before = {k: v for k, v in BEFORE_ISSUE_16.items() if spec is None or spec.accepts(k)}
+    saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **before, **saved}
     now = run.to_dict()
     if saved.get("length_buckets") is not None and now.get("length_buckets") is None:
         now["length_buckets"] = run.resolution.length_buckets
