@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_train_units import tiny_bert, tokenizer  # noqa: F401 - fixtures and the tiny model
+from conftest import build_tiny_bert
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, finalize
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def build(tokenizer, method: str, dropout: float = 0.1, pooler: str = "cls", **kw):
     cfg = finalize(TrainConfig(method=method, batch_size=3, **kw), False)
-    model = ContrastiveEncoder(tiny_bert(tokenizer, dropout=dropout), pooler, True)
+    model = ContrastiveEncoder(build_tiny_bert(dropout=dropout), pooler, True)
     model.init_new_layers(torch.Generator().manual_seed(1))
     return cfg, model
 
@@ -104,7 +104,7 @@ def test_official_ema_schedule_reaches_one_at_15000_steps():
 
 def test_mocose_dense_pooler_starts_from_the_backbones_pooler(tokenizer):
     # official: PoolerWithoutActive (mocose.py:103-113) loaded from BERT's pooler (notebook training cell)
-    backbone = tiny_bert(tokenizer, dropout=0.0)
+    backbone = build_tiny_bert(dropout=0.0)
     model = ContrastiveEncoder(backbone, "cls", True, mlp_activation=False)
     model.init_new_layers(torch.Generator().manual_seed(1), from_backbone=True)
     assert torch.equal(model.mlp.dense.weight, backbone.pooler.dense.weight)
@@ -113,7 +113,7 @@ def test_mocose_dense_pooler_starts_from_the_backbones_pooler(tokenizer):
     with torch.no_grad():
         cls = backbone(**batch).last_hidden_state[:, 0]
         torch.testing.assert_close(model(dict(batch)), backbone.pooler.dense(cls))  # no tanh
-    plain = ContrastiveEncoder(tiny_bert(tokenizer), "cls", True)
+    plain = ContrastiveEncoder(build_tiny_bert(), "cls", True)
     plain.init_new_layers(torch.Generator().manual_seed(1))
     assert not torch.equal(plain.mlp.dense.weight, backbone.pooler.dense.weight)
     backbone.pooler = None
@@ -148,7 +148,7 @@ def test_mlm_head_is_the_backbones_and_every_view_is_masked(tokenizer, tmp_path)
     # SimCSE train.py:371-373 (lm_head <- BertForPreTraining cls.predictions) and :484-485 (every view)
     from transformers import BertForPreTraining
 
-    backbone = tiny_bert(tokenizer, dropout=0.1)
+    backbone = build_tiny_bert(dropout=0.1)
     torch.manual_seed(3)
     pretraining = BertForPreTraining(backbone.config)
     pretraining.save_pretrained(tmp_path / "bert")
