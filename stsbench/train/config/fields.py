@@ -1,0 +1,27 @@
+"""The pieces every option group is made of: the method names, ``option(...)`` and the strict model config."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+
+class MethodName(str, Enum):
+    """The training methods, the one list of them (``MethodName.MOCOSE == "mocose"``)."""
+
+    SIMCSE = "simcse"
+    ESIMCSE = "esimcse"
+    MOCOSE = "mocose"
+
+
+def option(
+    default: Any, help_text: str, *, short: str | None = None, why: str | None = None, **bounds
+) -> Any:
+    """A config field: default, help, bounds (``ge``, ``gt``, ``lt``, ``le``); ``why``: the refusal's reason."""
+    extra = {k: v for k, v in (("short", short), ("why", why)) if v}
+    return Field(default, description=help_text, json_schema_extra=extra or None, **bounds)
+
+
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
