@@ -38,6 +38,7 @@ def evaluate_encoder(
     tasks: list[Task],
     mode: Mode,
     data_dir: Path,
+    *,
     seed: int = 1111,
     batch_size: int = 128,
     show_progress: bool = True,
@@ -132,7 +133,15 @@ def run(
         revision=revision,
     )
     result = evaluate_encoder(
-        encoder, task_list, mode, root, seed, batch_size, show_progress, output, command
+        encoder,
+        task_list,
+        mode,
+        root,
+        seed=seed,
+        batch_size=batch_size,
+        show_progress=show_progress,
+        output=output,
+        command=command,
     )
     if result.skipped and show_progress:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
