@@ -1,0 +1,1 @@
+"""Uncertainty: bootstrap intervals over pairs, paired comparisons, tests, seed statistics."""

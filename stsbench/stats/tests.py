@@ -1,0 +1,81 @@
+"""Significance tests for comparing models: Williams' test, Holm's correction, the detectable difference.
+
+The module is named ``tests`` by the contract of issue 18; it holds statistical tests, not pytest tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scipy import stats
+
+from stsbench.errors import StsbenchError
+
+
+def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
+    """Williams' t for ``r12 - r13``, two correlations that share variable 1, and its two-sided p (df ``n - 3``).
+
+    Variable 1 is the gold score, 2 and 3 two models' scores on the same ``n`` pairs (Graham & Baldwin 2014
+    compare MT metrics this way). Williams (1959), Steiger (1980) eq. 3::
+
+        t = (r12 - r13) sqrt((n - 1)(1 + r23))
+            / sqrt(2 (n - 1)/(n - 3) |R| + ((r12 + r13)^2 / 4)(1 - r23)^3),
+        |R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23.
+    """
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if not -1.0 <= r <= 1.0 or math.isnan(r):
+            raise StsbenchError(f"Williams' test: {name} = {r} is not a correlation in [-1, 1]")
+    if n <= 3:
+        raise StsbenchError(f"Williams' test needs more than 3 pairs, got n = {n}")
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    if det < -1e-12:
+        raise StsbenchError(
+            f"Williams' test: r12={r12}, r13={r13}, r23={r23} cannot be correlations of one data set "
+            "(their matrix is not positive semi-definite)"
+        )
+    num = (r12 - r13) * math.sqrt((n - 1) * (1 + r23))
+    den = math.sqrt(2 * (n - 1) / (n - 3) * max(det, 0.0) + (r12 + r13) ** 2 / 4 * (1 - r23) ** 3)
+    if den == 0.0:
+        if num == 0.0:  # identical predictors (r23 = 1, r12 = r13): no difference to test
+            return 0.0, 1.0
+        raise StsbenchError("Williams' test is undefined for these correlations (zero variance)")
+    t = num / den
+    return t, float(2 * stats.t.sf(abs(t), n - 3))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's (1979) step-down adjusted p-values, in the input order.
+
+    The ``i``-th smallest p (1-based) becomes ``max over j <= i of min(1, (m - j + 1) p_(j))``: monotone in
+    the ordering and capped at 1. Rejecting where the adjusted p <= alpha controls the family-wise error.
+    """
+    ps = [float(p) for p in pvalues]
+    for p in ps:
+        if not 0.0 <= p <= 1.0:
+            raise StsbenchError(f"Holm's correction: {p} is not a p-value in [0, 1]")
+    m = len(ps)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def min_detectable_difference(
+    se: float, alpha: float = 0.05, power: float = 0.8, df: float | None = None
+) -> float:
+    """The smallest true difference a two-sided test at ``alpha`` detects with probability ``power``.
+
+    ``(z_{1 - alpha/2} + z_{power}) * se``, with Student t quantiles on ``df`` degrees of freedom when
+    given (a few seeds), normal quantiles otherwise (a bootstrap se over thousands of pairs).
+    """
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise StsbenchError(f"alpha and power must lie in (0, 1), got alpha={alpha}, power={power}")
+    if se < 0 or math.isnan(se):
+        raise StsbenchError(f"the standard error must be >= 0, got {se}")
+    if df is not None and not df > 0:
+        raise StsbenchError(f"degrees of freedom must be > 0, got {df}")
+    dist = stats.norm if df is None else stats.t(df)
+    return float((dist.ppf(1 - alpha / 2) + dist.ppf(power)) * se)
