@@ -147,3 +147,28 @@ def test_two_process_run_killed_and_resumed_ends_with_the_same_weights(files, tm
     assert torch.equal(a["method_extra"]["queue"]["items"], b["method_extra"]["queue"]["items"])
     one = torchrun(1, *worker, cut_opts, "0", "resume")  # another number of processes: refused
     assert one.returncode != 0 and "saved by 2" in one.stderr
+
+
+def test_official_ddp_average_halves_the_gradient_and_each_process_queues_its_own_keys(files, tmp_path):
+    """``--ddp-gradient average`` (official SimCSE/ESimCSE under DDP) and ``--queue-scope process`` (official ESimCSE).
+
+    Two processes of batch 4 against one of batch 8: the same global loss at step 1, half its gradient
+    norm (DDP averages what each process back-propagates through its own slice), and each process's queue
+    holds its own 4 keys, which together are the 8 keys of the one-process run.
+    """
+    extra = ("--no-repetition", "--queue-multiple", "1", "--queue-scope", "process", "--max-steps", "1")
+    extra += ("--eval-steps", "1")
+    one = torchrun(1, "-m", "stsbench", "train", *train_args(files, tmp_path / "one", "esimcse", 8, *extra))
+    assert one.returncode == 0, one.stderr[-2000:]
+    args = train_args(files, tmp_path / "two", "esimcse", 4, *extra, "--ddp-gradient", "average")
+    two = torchrun(2, "-m", "stsbench", "train", *args)
+    assert two.returncode == 0, two.stderr[-3000:]
+    want_loss = logged(tmp_path / "one", 1, "loss")
+    assert logged(tmp_path / "two", 1, "loss") == pytest.approx(want_loss, rel=1e-3, abs=1e-7)
+    want_norm = logged(tmp_path / "one", 1, "grad_norm")
+    assert logged(tmp_path / "two", 1, "grad_norm") == pytest.approx(want_norm / 2, rel=1e-3)
+    a, b = state(tmp_path / "one"), state(tmp_path / "two")
+    queues = [extra_state["queue"]["items"] for extra_state in b["method_extra_per_rank"]]
+    assert [q.shape[0] for q in queues] == [4, 4]  # 1 x the process's batch, its own keys
+    # the momentum encoder moved by 0.005 x one AdamW step, equal up to Adam's eps on a halved gradient
+    torch.testing.assert_close(torch.cat(queues), a["method_extra"]["queue"]["items"], rtol=1e-3, atol=1e-5)

@@ -234,3 +234,69 @@ def test_train_on_a_sentence_transformers_backbone_records_and_evaluates_its_dec
     assert (plain.pooler, plain.resolution.eval_pooler) == ("cls", "cls_before_pooler")  # SimCSE's for BERT
     given = finalize(TrainConfig(method="simcse", model="all-MiniLM-L6-v2", pooler="cls"), False)
     assert given.pooler == "cls"
+
+
+# -- precision and gradients (issue 16) -------------------------------------------------------------------
+def test_mocose_shared_target_embeddings_read_the_online_embedding_layer(tokenizer):
+    # official mocose.py:507-514: v_target = self.online_embeddings(...), position/type/LayerNorm included
+    views = None
+    keys = {}
+    for choice in ("shared", "target"):
+        model, method = mocose(tokenizer, dropout=0.0, fgsm_epsilon=0.0, target_embeddings=choice)
+        views = views or method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
+        x = model.backbone.get_input_embeddings()(views.anchor["input_ids"]).detach()
+        before = method.keys(views.anchor, x, model)
+        with torch.no_grad():  # the target's own layer drifts from the online one (the EMA lags)
+            method.target_encoder.backbone.embeddings.LayerNorm.bias.add_(0.3)
+        after_target = method.keys(views.anchor, x, model)
+        with torch.no_grad():
+            model.backbone.embeddings.LayerNorm.bias.add_(0.3)
+        after_online = method.keys(views.anchor, x, model)
+        keys[choice] = after_target
+        if choice == "shared":  # the target's own layer is bypassed, the online one read
+            assert torch.equal(after_target, before) and not torch.allclose(after_online, before)
+            assert "embeddings.LayerNorm.bias" in dict(method.target_encoder.backbone.named_parameters())
+        else:
+            assert not torch.allclose(after_target, before) and torch.equal(after_online, after_target)
+    assert not torch.allclose(keys["shared"], keys["target"])
+
+
+def test_weight_decay_exclude_keeps_bias_and_layernorm_out_as_the_hf_trainer(tokenizer):
+    from itertools import chain
+
+    from stsbench.train.step import decay_groups, make_optimizer
+
+    model, method = mocose(tokenizer, weight_decay=0.01)
+    every = [p for p in chain(model.parameters(), method.parameters()) if p.requires_grad]
+    plain = decay_groups([model, method], 0.01, "none")
+    assert [id(p) for p in plain] == [id(p) for p in every]  # as before: one group, every parameter decayed
+    kept, exempt = decay_groups([model, method], 0.01, "bias-layernorm")
+    assert (kept["weight_decay"], exempt["weight_decay"]) == (0.01, 0.0)
+    exempt_ids = {id(p) for p in exempt["params"]}
+    # transformers 4.2.1 (SimCSE, ESimCSE): no_decay = ["bias", "LayerNorm.weight"], by name
+    hf = {id(p) for n, p in model.named_parameters() if any(nd in n for nd in ("bias", "LayerNorm.weight"))}
+    ours = {id(p) for p in model.parameters()} & exempt_ids
+    assert ours == hf and len(hf) > 0
+    # transformers 4.11.3 (MoCoSE): nn.LayerNorm by type, so the projection's LayerNorm weight too
+    assert id(method.projection[1].weight) in exempt_ids
+    assert id(method.projection[0].weight) not in exempt_ids
+    assert len(kept["params"]) + len(exempt["params"]) == len(every)
+    optimizer = make_optimizer(
+        decay_groups([model, method], 0.01, "bias-layernorm"), lr=1e-3, weight_decay=0.01, device="cpu"
+    )
+    assert [g["weight_decay"] for g in optimizer.param_groups] == [0.01, 0.0]
+
+
+def test_ddp_gradient_and_queue_scope_are_options_with_the_papers_defaults():
+    from stsbench.train import distributed
+    from stsbench.train.config import effective_queue_size
+
+    cfg = TrainConfig(method="esimcse", batch_size=64)
+    assert (cfg.ddp_gradient, cfg.queue_scope, cfg.weight_decay_exclude) == ("global", "global", "none")
+    assert effective_queue_size(cfg, 4) == 640  # 2.5 x the global batch of 4 x 64
+    assert effective_queue_size(cfg.replace(queue_scope="process"), 4) == 160  # official neg_size, per GPU
+    assert distributed.loss_scale("global") == distributed.loss_scale("average") == 1.0  # one process
+    with pytest.raises(StsbenchError, match="unknown ddp gradient .mean.; choose global or average"):
+        TrainConfig(method="simcse", ddp_gradient="mean")
+    with pytest.raises(StsbenchError, match="queue-scope"):
+        TrainConfig(method="simcse", queue_scope="process")  # ESimCSE's option

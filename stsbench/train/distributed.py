@@ -8,7 +8,9 @@ losses see the embeddings of *every* process: :func:`gather_with_grad` concatena
 rows of the global batch) and only the process's own slice carries a gradient, SimCSE's ``cl_forward`` way.
 Each process then computes the loss of the whole global batch; since DDP averages the gradients of the N
 processes, :func:`loss_scale` (= N) makes the averaged gradient the gradient of that loss, so N processes with
-batch B take the same step as one process with batch N*B.
+batch B take the same step as one process with batch N*B (``ddp_gradient: global``). The official SimCSE and
+ESimCSE code (``models.py`` ``cl_forward``, the same gather) leaves the loss as it is, so its DDP step takes
+1/N of that gradient (``ddp_gradient: average``, scale 1).
 
 Single process (no ``WORLD_SIZE`` or ``WORLD_SIZE=1``): every function here is the identity.
 """
@@ -71,9 +73,13 @@ def world_size() -> int:
     return dist.get_world_size() if active() else 1
 
 
-def loss_scale() -> float:
-    """Factor on the global loss before backward, so that DDP's gradient average is its gradient."""
-    return float(world_size())
+def loss_scale(ddp_gradient: str = "global") -> float:
+    """Factor on the global loss before backward: N, so that DDP's average is its gradient (``global``), or 1.
+
+    ``average`` (the official SimCSE/ESimCSE code): each process back-propagates the global loss through its
+    own slice and DDP averages, which is 1/N of the global loss's gradient.
+    """
+    return float(world_size()) if ddp_gradient == "global" else 1.0
 
 
 def _all_gather(x: torch.Tensor) -> list[torch.Tensor]:

@@ -41,7 +41,11 @@ class TrainingEncoder(HFEncoder):
 
     def embed_batch(self, input_ids: torch.Tensor, mask: torch.Tensor, hidden: bool) -> torch.Tensor:
         """The trainer's evaluation embedding ``(B, H)`` of one padded batch."""
-        batch = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(input_ids)}
+        batch = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": torch.zeros_like(input_ids),
+        }
         return self._model.sentence_embedding(batch)
 
 

@@ -12,7 +12,6 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone
-from stsbench.train.step import FiniteWatch, Precision, make_optimizer, use_tf32
+from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
 
 
 def seed_everything(seed: int) -> None:
@@ -80,7 +79,7 @@ def build(cfg: TrainConfig | ResolvedConfig, backbone_path: Path | str, device: 
     model.init_new_layers(generator, from_backbone=cfg.pooler_init == "backbone")
     model.to(device)
     method = build_method(cfg, tokenizer, model, generator=generator)
-    params = [p for p in chain(model.parameters(), method.parameters()) if p.requires_grad]
+    params = decay_groups([model, method], cfg.weight_decay, cfg.weight_decay_exclude)
     optimizer = make_optimizer(params, lr=cfg.lr, weight_decay=cfg.weight_decay, device=device)
     return model, tokenizer, method, optimizer
 
@@ -249,7 +248,8 @@ def restore(run: Run) -> None:
         )
     run.model.load_state_dict(state["model"])
     run.method.load_state_dict(state["method"])
-    run.method.load_extra_state(state["method_extra"], run.device)
+    per_rank = state.get("method_extra_per_rank")
+    run.method.load_extra_state(per_rank[run.ctx.rank] if per_rank else state["method_extra"], run.device)
     run.optimizer.load_state_dict(state["optimizer"])
     if run.precision.scaler is not None and "scaler" in state:
         run.precision.scaler.load_state_dict(state["scaler"])
@@ -305,6 +305,7 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
 def save_resumable(run: Run) -> None:
     """Write ``DIR/last``: everything :func:`restore` needs to go on bit for bit (every process's RNGs)."""
     rngs = distributed.all_objects(ckpt.rng_states())
+    extras = distributed.all_objects(run.method.extra_state()) if run.method.state_per_process else None
     if not run.ctx.main:
         return
     cfg, step, scaler = run.cfg, run.step, run.precision.scaler
@@ -317,6 +318,7 @@ def save_resumable(run: Run) -> None:
         "model": run.model.state_dict(),
         "method": run.method.state_dict(),
         "method_extra": run.method.extra_state(),
+        **({"method_extra_per_rank": extras} if extras is not None else {}),
         "optimizer": run.optimizer.state_dict(),
         "scheduler": {"name": "linear", "step": step, "total": run.total, "warmup_steps": cfg.warmup_steps},
         **({"scaler": scaler.state_dict()} if scaler is not None else {}),

@@ -83,7 +83,11 @@ def build_modules(folder: Path, model, eval_pooler: str) -> list:
 def model_card(meta: dict[str, Any], eval_pooler: str) -> str:
     """README.md for the hub: metadata header, how to load, the measured STS-B dev figure, the training config."""
     dev = meta.get("best_dev_spearman")
-    dev_row = f"| STS-B dev | {dev * 100:.2f} | {meta.get('step', '?')} |" if dev is not None else "| STS-B dev | - | - |"
+    dev_row = (
+        f"| STS-B dev | {dev * 100:.2f} | {meta.get('step', '?')} |"
+        if dev is not None
+        else "| STS-B dev | - | - |"
+    )
     training = json.dumps(meta.get("training", {}), indent=2, sort_keys=True, default=str)
     return f"""---
 library_name: sentence-transformers

@@ -64,13 +64,41 @@ def use_tf32(enabled: bool, device: str) -> None:
     torch.backends.cudnn.allow_tf32 = True
 
 
+def decay_groups(
+    modules: list[torch.nn.Module], weight_decay: float, exclude: str = "none"
+) -> list[torch.nn.Parameter] | list[dict]:
+    """The trainable parameters of ``modules``, as AdamW takes them under ``--weight-decay-exclude``.
+
+    ``none``: one list, every parameter decayed. ``bias-layernorm``: two groups, the second (weight decay 0)
+    holding every parameter whose name contains ``bias`` and every ``nn.LayerNorm`` weight, the Hugging Face
+    Trainer's rule (``Trainer.create_optimizer``: by LayerNorm type and "bias" in transformers 4.11.3, which
+    MoCoSE's code ran; by the names "bias" and "LayerNorm.weight" in 4.2.1, SimCSE's and ESimCSE's, the same
+    set on BERT).
+    """
+    named, seen = [], set()  # in ``module.parameters()`` order, a tied parameter once
+    for module in modules:
+        for name, m in module.named_modules():
+            for p_name, p in m.named_parameters(recurse=False):
+                if p.requires_grad and id(p) not in seen:
+                    seen.add(id(p))
+                    named.append(
+                        (f"{name}.{p_name}" if name else p_name, p, isinstance(m, torch.nn.LayerNorm))
+                    )
+    if exclude == "none":
+        return [p for _, p, _ in named]
+    kept = [p for n, p, norm in named if not (norm or "bias" in n)]
+    exempt = [p for n, p, norm in named if norm or "bias" in n]
+    return [{"params": kept, "weight_decay": weight_decay}, {"params": exempt, "weight_decay": 0.0}]
+
+
 def make_optimizer(
-    params: list[torch.nn.Parameter], *, lr: float, weight_decay: float, device: str
+    params: list[torch.nn.Parameter] | list[dict], *, lr: float, weight_decay: float, device: str
 ) -> torch.optim.AdamW:
     """AdamW (SimCSE's optimizer): the fused kernel on CUDA, torch's default elsewhere.
 
-    Fused is one kernel launch for every tensor; on CPU torch's default per-tensor loop stays, so CPU
-    runs stay bit-identical to earlier ones.
+    ``params``: a list, or parameter groups with their own weight decay (:func:`decay_groups`). Fused is
+    one kernel launch for every tensor; on CPU torch's default per-tensor loop stays, so CPU runs stay
+    bit-identical to earlier ones.
     """
     fused = True if torch.device(device).type == "cuda" else None
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused)

@@ -72,6 +72,12 @@ class ESimCSEOptions(BaseModel):
     queue_reset_each_epoch: bool = option(
         False, "ESimCSE: empty the queue at each epoch start (official code)."
     )
+    queue_scope: Literal["global", "process"] = option(
+        "global",
+        "ESimCSE with several processes: one queue of every process's keys, queue_multiple x the global "
+        "batch (global), or each process its own keys, queue_multiple x its batch (process: official "
+        "trainers.py:626-636).",
+    )
     momentum_mlp: Literal["momentum", "online"] = option(
         "momentum",
         "ESimCSE: EMA over backbone + MLP, keys through the EMA'd MLP (momentum), or EMA over the backbone "
@@ -112,6 +118,12 @@ class MoCoSEOptions(BaseModel):
         "augmented",
         "MoCoSE: the target branch sees the augmented view (dropout + FGSM, paper Alg. 1 and official) or "
         "clean tokens in eval mode.",
+    )
+    target_embeddings: Literal["shared", "target"] = option(
+        "shared",
+        "MoCoSE, augmented target view: the target encoder reads the online embedding layer's output "
+        "(shared: paper Sec. 3 and official mocose.py:507-514), or the online word embeddings through the "
+        "target's own EMA'd position, type and LayerNorm embeddings (target: stsbench before).",
     )
     key_gradient: Literal["stop", "official"] = option(
         "stop",

@@ -79,6 +79,11 @@ class CommonOptions(BaseModel):
     lr: float = option(3e-5, "Peak learning rate (AdamW), decayed linearly to 0.", gt=0)
     warmup_steps: int = option(0, "Linear warm-up steps before the decay.", ge=0)
     weight_decay: float = option(0.0, "AdamW weight decay.", ge=0)
+    weight_decay_exclude: Literal["none", "bias-layernorm"] = option(
+        "none",
+        "Parameters kept out of the weight decay: none, or biases and LayerNorm weights (bias-layernorm: "
+        "the Hugging Face Trainer's, which the official SimCSE, ESimCSE and MoCoSE code trained with).",
+    )
     max_grad_norm: float = option(1.0, "Clip the gradient norm to this (0: no clipping).", ge=0)
     max_length: int = option(
         32,
@@ -138,6 +143,12 @@ class CommonOptions(BaseModel):
         "random",
         "The cls training pooler's start: random (BERT init) or the backbone's pretrained pooler "
         "(official MoCoSE notebook).",
+    )
+    ddp_gradient: Literal["global", "average"] = option(
+        "global",
+        "Several processes: the gradient of the global batch's loss (global: N processes of batch B step "
+        "as one of batch N*B), or DDP's plain average of each process's gradient through its own slice "
+        "(average: the official SimCSE/ESimCSE code under torch DDP, 1/N of global's).",
     )
     precision: Literal["fp32", "bf16", "fp16"] = option(
         "fp32", "fp32, or bf16 / fp16 autocast on CUDA (the loss stays fp32; fp16 with gradient scaling)."
@@ -287,4 +298,9 @@ class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions,
 
 
 # what stsbench did before the options of issue 16 existed, where today's default differs (for old saved runs)
-BEFORE_ISSUE_16: dict[str, Any] = {"target_view": "clean", "mlm_views": "anchor", "mlm_head_init": "random"}
+BEFORE_ISSUE_16: dict[str, Any] = {
+    "target_view": "clean",
+    "target_embeddings": "target",
+    "mlm_views": "anchor",
+    "mlm_head_init": "random",
+}

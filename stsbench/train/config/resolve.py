@@ -55,9 +55,13 @@ def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:
 
 
 def effective_queue_size(cfg: TrainConfig, world: int = 1) -> int:
-    """Queued negatives at most: ESimCSE's M = queue_multiple x (global) batch (Sec. 5.4: 2.5x), MoCoSE's K."""
+    """Queued negatives at most: ESimCSE's M = queue_multiple x batch (Sec. 5.4: 2.5x), MoCoSE's K.
+
+    ESimCSE's batch is the global one (``queue_scope: global``) or the process's own (``process``, each
+    process's queue of its own keys, as the official code).
+    """
     if cfg.method == MethodName.ESIMCSE:
-        return int(cfg.queue_multiple * cfg.batch_size * world)
+        return int(cfg.queue_multiple * cfg.batch_size * (world if cfg.queue_scope == "global" else 1))
     if cfg.method == MethodName.MOCOSE:
         return cfg.queue_size
     return 0

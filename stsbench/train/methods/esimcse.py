@@ -106,7 +106,13 @@ class ESimCSE(Method):
         else:
             ema_update(momentum, model, self.cfg.momentum)
             keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
-        self.queue.push(distributed.gather(keys))  # every process's keys: one global queue
+        # global: every process's keys, one queue alike everywhere; process: its own keys (official)
+        self.queue.push(distributed.gather(keys) if self.cfg.queue_scope == "global" else keys)
+
+    @property
+    def state_per_process(self) -> bool:
+        """Each process's queue differs (``queue_scope: process``): checkpoints keep every process's."""
+        return self.cfg.queue_scope == "process"
 
     def extra_state(self) -> dict:
         """Return the queue (the momentum encoder is a submodule, in ``state_dict``)."""

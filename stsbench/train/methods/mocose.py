@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import torch
@@ -32,6 +33,25 @@ def head(hidden_config, layers: int, last: str) -> nn.Sequential:
         else:
             mods.append(nn.Tanh())
     return nn.Sequential(*mods)
+
+
+@contextlib.contextmanager
+def shared_embeddings(target: ContrastiveEncoder, online: ContrastiveEncoder | None):
+    """While in the block, ``target``'s backbone embeds through ``online``'s embedding layer (if given).
+
+    The official target branch has no embedding layer of its own: its input is the online
+    ``MoCoSEEmbeddings``' output (``mocose.py:507-514``, ``:332`` the target copy commented out). The
+    target's own layer stays in its state dict (and EMA'd) untouched; it is only bypassed here.
+    """
+    if online is None:
+        yield
+        return
+    own = target.backbone.embeddings
+    target.backbone.embeddings = online.backbone.embeddings
+    try:
+        yield
+    finally:
+        target.backbone.embeddings = own
 
 
 class MoCoSE(Method):
@@ -130,11 +150,15 @@ class MoCoSE(Method):
         """Queries q = predictor(projection(pooled)) of a batch given as ``inputs_embeds``: (B, H)."""
         return self.predictor(self.projection(encode_bucketed(model, batch, self.cfg.length_buckets)))
 
-    def keys(self, anchor: Tokens, x: torch.Tensor | None = None) -> torch.Tensor:
+    def keys(
+        self, anchor: Tokens, x: torch.Tensor | None = None, model: ContrastiveEncoder | None = None
+    ) -> torch.Tensor:
         """Keys k of the target branch for every process's sentences: (B_global, H).
 
         ``clean``: eval mode (dropout off) on the sentence's tokens. ``augmented``: train mode (dropout on)
-        on ``x``, the online branch's word embeddings (after FGSM), or on the tokens when ``x`` is None.
+        on ``x``, the online branch's word embeddings (after FGSM), or on the tokens when ``x`` is None;
+        with ``target_embeddings: shared`` through ``model``'s (the online) embedding layer, position, type,
+        LayerNorm and its dropout included, else through the target's own EMA'd copy of that layer.
         With ``key_gradient: official`` the keys keep their graph (the loss trains through them).
         """
         augmented = self.target_view == "augmented"
@@ -143,12 +167,14 @@ class MoCoSE(Method):
         batch = anchor
         if augmented and x is not None:
             batch = {**{k: v for k, v in anchor.items() if k != "input_ids"}, "inputs_embeds": x}
-        if self.key_gradient == "official":
-            return distributed.gather_with_grad(
-                projection(encode_bucketed(target, batch, self.cfg.length_buckets))
-            )
-        with torch.no_grad():
-            k = projection(encode_bucketed(target, batch, self.cfg.length_buckets))
+        shared = augmented and model is not None and self.cfg.target_embeddings == "shared"
+        with shared_embeddings(target, model if shared else None):
+            if self.key_gradient == "official":
+                return distributed.gather_with_grad(
+                    projection(encode_bucketed(target, batch, self.cfg.length_buckets))
+                )
+            with torch.no_grad():
+                k = projection(encode_bucketed(target, batch, self.cfg.length_buckets))
         return distributed.gather(k)
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
@@ -159,7 +185,7 @@ class MoCoSE(Method):
         x = model.backbone.get_input_embeddings()(anchor["input_ids"])  # (B, T, H)
         keys = None
         if self.cfg.fgsm_epsilon > 0:
-            keys = self.keys(anchor, x.detach())
+            keys = self.keys(anchor, x.detach(), model)
             probe = x.detach().requires_grad_(True)
             q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": probe}))
             (grad,) = torch.autograd.grad(self.criterion(q, keys.detach(), negatives), probe)
@@ -167,7 +193,7 @@ class MoCoSE(Method):
             if self.target_view == "augmented" or self.key_gradient == "official":
                 keys = None  # both views are attacked (Alg. 1 line 3); official keys keep their graph
         if keys is None:
-            keys = self.keys(anchor, x)
+            keys = self.keys(anchor, x, model)
         q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
         self._keys = keys.detach()
         self._negatives_used = 0 if negatives is None else len(negatives)

@@ -46,6 +46,7 @@ class Method(nn.Module):
     """Base: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either."""
 
     name = MethodName.SIMCSE.value
+    state_per_process = False  # True where each process's extra_state differs (checkpoints keep them all)
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__()
@@ -124,12 +125,12 @@ class Method(nn.Module):
         The parts are detached tensors on the device (no host sync in the step; the loop reads them once a
         log interval). ``parts["loss"]`` is the loss itself in float64: contrastive + w * mlm, the same
         arithmetic as on Python floats, so the logged figure is what it was when the parts were synced each
-        step. The returned tensor scales the (global) contrastive loss by the number of processes
-        (:func:`stsbench.train.distributed.loss_scale`, 1 for one process).
+        step. The returned tensor scales the (global) contrastive loss by the number of processes under
+        ``ddp_gradient: global`` (:func:`stsbench.train.distributed.loss_scale`, 1 for one process).
         """
         contrastive = self.contrastive_loss(model, views)
         parts: dict[str, torch.Tensor | float] = {"contrastive": contrastive.detach()}
-        loss = contrastive * distributed.loss_scale()
+        loss = contrastive * distributed.loss_scale(self.cfg.ddp_gradient)
         logged = contrastive.detach().double()
         if self.mlm_loss is not None and views.mlm is not None:
             masked, labels = views.mlm
