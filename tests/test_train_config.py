@@ -82,8 +82,9 @@ def test_help_shows_the_choices_and_the_method_defaults():
     out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
-        len(choices) == 15
-    )  # issue 16 added 8: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule, target_view, key_gradient
+        len(choices) == 19
+    )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
+    # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude
     for values in choices:
         assert "<" + "|".join(values) + ">" in out
     assert "(default: 0.0; MoCoSE: 1e-06)" in out and "(default: 125; MoCoSE: 100)" in out
@@ -205,6 +206,10 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "gaussian_dropout_p": 0.0,
         "gaussian_dropout_std": 0.1,
         "momentum_mlp": "momentum",
+        "target_embeddings": "target",
+        "ddp_gradient": "global",
+        "queue_scope": "global",
+        "weight_decay_exclude": "none",
     }
     assert set(now) - set(saved) == newer | set(fidelity) and not any(now[k] for k in newer)
     assert {k: now[k] for k in fidelity} == fidelity

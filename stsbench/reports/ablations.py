@@ -27,7 +27,14 @@ from stsbench.results.labels import last_part
 from stsbench.train.config import BOOKKEEPING, OPTIONS, MethodName
 
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
-MOMENTUM_FIELDS = ("momentum", "momentum_init", "momentum_mlp", "queue_multiple", "queue_reset_each_epoch")
+MOMENTUM_FIELDS = (
+    "momentum",
+    "momentum_init",
+    "momentum_mlp",
+    "queue_multiple",
+    "queue_reset_each_epoch",
+    "queue_scope",
+)
 COMPONENT_FIELDS = ("method", "repetition")
 # ESimCSE arXiv Table 6 (STS-B dev, BERT-base) by method
 PUBLISHED_COMPONENTS = {
