@@ -421,3 +421,41 @@ def test_check_dev_results_against_a_dev_row(tmp_path: Path) -> None:
     write_result(tmp_path, "STSBenchmark", 84.85, model="esimcse", pooler="cls_before_pooler", mode="dev")
     comparison = check_results(tmp_path, "esimcse-arxiv/table4/esimcse-bert-base")
     assert comparison.passed and comparison.run == ("esimcse", "cls_before_pooler", "dev")
+
+
+def test_mocose_rows_are_marked_selected_on_the_test_sets(results: Path) -> None:
+    # official MoCoSE kept the checkpoint with the best mean of the seven STS test sets (mocose_tools.py:167-173)
+    registry = load_registry()
+    marked = {k for k, e in registry.items() if e.selection == "test-sets"}
+    assert {
+        "mocose/table1/mocose-bert-base",
+        "mocose/table2/mocose-bert-large",
+        "mocose/table9/fgsm-epsilon",
+    } <= marked
+    assert "mocose/table1/simcse-bert-base" not in marked  # SimCSE's own row: not selected by MoCoSE's code
+    assert all(k.startswith("mocose/") for k in marked)
+    entry = get_entry("mocose/table1/mocose-bert-base")
+    assert entry.selection_note == "selected on the test sets by the official code"
+    shown = CliRunner().invoke(app, ["published", "show", entry.key], env=ENV)
+    assert "model selection: selected on the test sets by the official code" in shown.output
+    for sts in ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"):
+        write_result(results, sts, 70.0, model="mocose-run")
+    out = check(
+        "--results", str(results), "--against", entry.key, "--model", "mocose-run", "--tolerance", "20"
+    )
+    assert "mocose/table1/mocose-bert-base was selected on the test sets by the official code" in out.output
+    plain = check("--results", str(results), "--against", MTEB_KEY)
+    assert "selected on the test sets" not in plain.output
+
+
+def test_registry_refuses_an_unknown_selection() -> None:
+    from stsbench.published.registry import parse_registry_file
+
+    data = {
+        "paper": {"id": "p", "title": "t", "citation": "c", "source": "s"},
+        "tables": [{"id": "t1", "table": "Table 1", "metric": "m", "selection": "dev-sets", "rows": []}],
+    }
+    assert parse_registry_file(data, "p.yaml") == []  # no rows: nothing to mark
+    data["tables"][0]["rows"] = [{"id": "r", "row": "R", "values": {"STS12": 1.0}}]
+    with pytest.raises(ValueError, match="selection must be one of test-sets"):
+        parse_registry_file(data, "p.yaml")

@@ -73,6 +73,8 @@ def published_show(
     console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
     console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.paper.source}")
+    if e.selection_note:
+        console.print(f"model selection: {e.selection_note}", highlight=False)
     console.print(table)
     for note in e.notes:
         console.print(f"- {note}", highlight=False)
@@ -124,6 +126,12 @@ def _print_comparison(c: Comparison) -> None:
     console = table_console()
     console.print(heading, soft_wrap=True, highlight=False)
     console.print(table)
+    if e.selection_note:  # the published figure is a test-selected checkpoint's: say so beside the deltas
+        console.print(
+            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if c.extra_tasks:
         console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")
     console.print(c.compared(), highlight=False, soft_wrap=True)

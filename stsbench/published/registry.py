@@ -5,7 +5,8 @@ paper prints it, caption, metric, split (``test``/``dev``; absent where the pape
 (``scores``, or ``analysis`` for numbers that are not task scores), decimals (2 unless given), notes and
 ``rows``. A row holds an id, the row label (model/method), ``values`` (column -> number, in the paper's column
 order), notes, and ``printed_as`` (column -> the source text's own rendering where it differs from the number
-at the table's decimals, e.g. ``"7122"`` for 71.22). An entry's key is ``<paper id>/<table id>/<row id>``, or
+at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say how its checkpoints were chosen,
+``selection`` (:data:`SELECTIONS`; a row's overrides its table's), where that is not the usual dev-set choice. An entry's key is ``<paper id>/<table id>/<row id>``, or
 ``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use SentEval's task names.
 """
 
@@ -29,6 +30,11 @@ AVG = "Avg."
 
 Kind = Literal["scores", "analysis"]
 Split = Literal["test", "dev"]
+Selection = Literal["test-sets"]
+# how a published row's checkpoint was chosen, where it was not on a dev set: the mark a report shows
+SELECTIONS: dict[str, str] = {
+    "test-sets": "selected on the test sets by the official code",
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,12 @@ class Entry:
     values: dict[str, float]  # column -> value, in the paper's order
     notes: tuple[str, ...] = ()  # the paper's, then the table's, then the row's
     printed_as: tuple[tuple[str, str], ...] = ()  # (column, the source text's rendering) where garbled
+    selection: Selection | None = None  # how the checkpoint was chosen, where not on a dev set
+
+    @property
+    def selection_note(self) -> str | None:
+        """The mark for :attr:`selection`, e.g. "selected on the test sets by the official code"."""
+        return None if self.selection is None else SELECTIONS[self.selection]
 
     @property
     def task_values(self) -> dict[str, float]:
@@ -103,6 +115,11 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
             raise ValueError(f"published registry {where}: kind must be scores|analysis, split test|dev")
         for r in _need(t, "rows", where):
             rid = str(_need(r, "id", where))
+            selection = r.get("selection", t.get("selection"))
+            if selection is not None and selection not in SELECTIONS:
+                raise ValueError(
+                    f"published registry {where} row '{rid}': selection must be one of {', '.join(SELECTIONS)}"
+                )
             values = _need(r, "values", f"{where} row '{rid}'")
             if not values or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()
@@ -125,6 +142,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
                     values={str(c): float(v) for c, v in values.items()},
                     notes=paper.notes + _notes(t) + _notes(r),
                     printed_as=tuple(printed.items()),
+                    selection=selection,
                 )
             )
     return entries

@@ -20,6 +20,7 @@ from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.results.labels import last_part, unique_label
 
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
+SELECTION_MARK = "†"  # a published row whose checkpoint was not chosen on a dev set (Entry.selection)
 # published rows of the method a run trained with (the papers' BERT-base rows); ESimCSE's four come from
 # one table (arXiv Table 7: SimCSE, + word repetition, + momentum contrast, ESimCSE), evaluated alike
 PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
@@ -86,6 +87,7 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
     notes: list[str] = []
+    marked: list[str] = []  # the selection notes of the published rows shown
     for model, mode, values in groups:
         measured = [values.get(t) for t in present]
         avg = simcse_average([values.get(t) for t in tasks])
@@ -93,8 +95,16 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
         rows.append([label, model.method or DASH, *[fmt(v) for v in measured], fmt(avg)])
         for entry in published_for(model, kind):
             pub = [entry.values.get(t) for t in present]
+            mark = SELECTION_MARK if entry.selection else ""
+            if entry.selection_note and entry.selection_note not in marked:
+                marked.append(entry.selection_note)
             rows.append(
-                [f"↳ published: {entry.row}", entry.key, *[fmt(v) for v in pub], fmt(entry.values.get(AVG))]
+                [
+                    f"↳ published: {entry.row}{mark}",
+                    entry.key,
+                    *[fmt(v) for v in pub],
+                    fmt(entry.values.get(AVG)),
+                ]
             )
             if not comparable(entry, kind, mode):
                 rows.append(
@@ -116,6 +126,11 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     notes.append(
         "Published rows of a method are the paper's (its backbone is in the row name, e.g. BERT-base); "
         "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one."
+    )
+    notes.extend(
+        f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves, where stsbench "
+        "selects on STS-B dev (its published figures are an upper estimate of a dev-selected run's)."
+        for note in marked
     )
     return make_table(
         kind,
