@@ -128,8 +128,8 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
         "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one."
     )
     notes.extend(
-        f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves, where stsbench "
-        "selects on STS-B dev (its published figures are an upper estimate of a dev-selected run's)."
+        f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves; stsbench "
+        "selects on STS-B dev."
         for note in marked
     )
     return make_table(
