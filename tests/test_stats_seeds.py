@@ -1,0 +1,59 @@
+"""Seed statistics against scipy: the t-interval of the mean, Welch's test and its power."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from stsbench.errors import StsbenchError
+from stsbench.stats.seeds import seed_difference, seed_summary
+
+
+def test_seed_summary_is_scipys_t_interval():
+    x = [75.1, 76.3, 74.2, 75.9, 76.0]
+    s = seed_summary(x)
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
+    assert s.n == 5 and s.mean == pytest.approx(np.mean(x))
+    assert s.std == pytest.approx(np.std(x, ddof=1))
+    assert (s.low, s.high) == (pytest.approx(low), pytest.approx(high))
+    wider = seed_summary(x, level=0.99)
+    assert wider.low < s.low and wider.high > s.high
+
+
+def test_one_seed_has_no_spread_and_bad_input_is_one_line():
+    assert seed_summary([0.7]).to_dict() == {"mean": 0.7, "std": None, "n": 1, "low": None, "high": None}
+    for values, msg in (([], "no seed values"), ([1.0, float("nan")], "not a finite number")):
+        with pytest.raises(StsbenchError, match=msg) as err:
+            seed_summary(values)
+        assert "\n" not in str(err.value)
+    with pytest.raises(StsbenchError, match="at least 2 seeds per side"):
+        seed_difference([1.0], [2.0, 3.0])
+
+
+def test_seed_difference_is_welchs_test():
+    a = [76.1, 75.4, 76.8, 75.9, 76.3]
+    b = [75.0, 75.9, 74.6, 75.2]
+    d = seed_difference(a, b)
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    assert d.p == pytest.approx(ref.pvalue)
+    assert d.df == pytest.approx(ref.df)
+    ci = ref.confidence_interval(0.95)
+    assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert d.diff == pytest.approx(np.mean(a) - np.mean(b)) and (d.n_a, d.n_b) == (5, 4)
+    # 80% power at the minimum detectable difference: noncentral t with delta = mdd / se
+    t_crit = stats.t.ppf(0.975, d.df)
+    nc = d.min_detectable / d.se
+    power = stats.nct.sf(t_crit, d.df, nc) + stats.nct.cdf(-t_crit, d.df, nc)
+    assert power == pytest.approx(0.8, abs=0.02)
+    same = seed_difference(a, a)
+    assert same.diff == 0 and same.p == pytest.approx(1.0)
+    flat = seed_difference([1.0, 1.0], [1.0, 1.0])
+    assert flat.p == 1.0 and flat.low == flat.high == 0.0
+
+
+def test_more_seeds_detect_smaller_differences():
+    rng = np.random.default_rng(0)
+    few = seed_difference(rng.normal(0, 1, 3), rng.normal(0, 1, 3))
+    many = seed_difference(rng.normal(0, 1, 30), rng.normal(0, 1, 30))
+    assert many.min_detectable < few.min_detectable
