@@ -65,6 +65,32 @@ RUN_PARAMETERS = [
     _fixed(
         "quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or messages.")], False
     ),
+    _fixed(
+        "seeds",
+        Annotated[
+            Optional[str],  # noqa: UP045
+            typer.Option(
+                "--seeds",
+                help="Train one run per seed (e.g. 1,2,3,4,5) into OUTPUT/seed-<s>/ and write OUTPUT/seeds.json; "
+                "with --resume, finish the unfinished seeds.",
+                rich_help_panel="Several seeds",
+            ),
+        ],
+        None,
+    ),
+    _fixed(
+        "parallel",
+        Annotated[
+            int,
+            typer.Option(
+                "--parallel",
+                min=1,
+                help="With --seeds: train N seeds at once (CPU: cores/N threads each; CUDA: GPUs round robin).",
+                rich_help_panel="Several seeds",
+            ),
+        ],
+        1,
+    ),
 ]
 
 
@@ -73,12 +99,20 @@ def train_command(**options: Any) -> None:
 
     Several processes: torchrun --nproc_per_node N -m stsbench train ... (--batch-size is per process).
     """
+    from stsbench.errors import StsbenchError
     from stsbench.io import check_writable_dir
     from stsbench.train.config import make_config
 
-    run = {name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet")}
+    run = {
+        name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet", "seeds", "parallel")
+    }
     cfg = make_config(options, run["config"])
     check_writable_dir(cfg.output, "--output")  # before any model or data loads, and before torch imports
+    if run["seeds"] is not None:
+        train_seeds_command(cfg, options, run)
+        return
+    if run["parallel"] != 1:
+        raise StsbenchError("--parallel runs several seeds at once; give them with --seeds 1,2,3")
     from stsbench.train.loop import train
 
     result = train(cfg, resume=run["resume"], overwrite=run["overwrite"], show_progress=not run["quiet"])
@@ -89,6 +123,80 @@ def train_command(**options: Any) -> None:
             f"({result.wall_seconds:.0f} s); checkpoint: {result.output}  "
             f"(evaluate: stsbench run --model {result.output} --tasks sts)"
         )
+
+
+def train_seeds_command(cfg: Any, options: dict[str, Any], run: dict[str, Any]) -> None:
+    """``--seeds``: every seed's run (:mod:`stsbench.train.seeds`), then a table of their best dev scores."""
+    from stsbench.errors import StsbenchError
+    from stsbench.train.config import load_yaml
+    from stsbench.train.seeds import parse_seeds, train_seeds
+
+    seeds = parse_seeds(run["seeds"])
+    if options.get("seed") is not None:
+        raise StsbenchError("--seeds and --seed: give the seeds with --seeds alone")
+    given = {
+        **(load_yaml(run["config"]) if run["config"] else {}),
+        **{k: v for k, v in options.items() if v is not None},
+    }
+    quiet = run["quiet"]
+    path, records = train_seeds(
+        cfg,
+        seeds,
+        given,
+        parallel=run["parallel"],
+        resume=run["resume"],
+        overwrite=run["overwrite"],
+        quiet=quiet,
+        forward=_forward if not quiet else lambda seed, line: None,
+    )
+    _print_seeds(path, records)
+    failed = [r for r in records if r["status"] != "finished"]
+    if failed:
+        names = ", ".join(str(r["seed"]) for r in failed)
+        raise StsbenchError(
+            f"seed(s) {names} failed (see above); fix the cause, then finish them with the same command and --resume"
+        )
+
+
+def _forward(seed: int, line: str) -> None:
+    """A seed's output line on stderr, marked with its seed."""
+    typer.echo(f"seed {seed}: {line}", err=True)
+
+
+def _print_seeds(path: Path, records: list[dict[str, Any]]) -> None:
+    import json
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.progress import table_console
+
+    table = Table()
+    for col in ("seed", "status", "best step", "best dev"):
+        table.add_column(col, justify="right" if col != "status" else "left")
+    for r in records:
+        dev = r["best_dev_spearman"]
+        status = r["status"] if r["error"] is None else f"{r['status']}: {escape(r['error'])}"
+        table.add_row(
+            str(r["seed"]), status, str(r["best_step"] or "-"), "-" if dev is None else f"{dev * 100:.2f}"
+        )
+    console = table_console()
+    console.print(table)
+    best = json.loads(path.read_text(encoding="utf-8"))["best_dev_spearman"]
+    if best is not None:
+        spread = "" if best["std"] is None else f" ± {best['std'] * 100:.2f}"
+        interval = (
+            ""
+            if best["low"] is None
+            else f", 95% interval [{best['low'] * 100:.2f}, {best['high'] * 100:.2f}]"
+        )
+        console.print(
+            f"best STS-B dev Spearman over {best['n']} finished seed(s): {best['mean'] * 100:.2f}{spread}{interval}",
+            highlight=False,
+        )
+    console.print(
+        f"seeds: {path}  (evaluate: stsbench run --model {path.parent} --tasks sts)", highlight=False
+    )
 
 
 train_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

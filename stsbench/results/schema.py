@@ -14,6 +14,20 @@ constant every reader checks); the paths are built by :mod:`stsbench.results.sto
   ``best_step``, ``best_dev_spearman``, ``wall_seconds``) and per-step ``train`` records; read by
   :mod:`stsbench.results.runs`. A record or file without ``kind`` and ``schema_version`` (written before
   they were added) reads as this kind, version 1.
+- seed runs (``stsbench train --seeds 1,2,3 --output OUT``): ``OUT/seed-<s>/``, each a training run as above,
+  and ``OUT/seeds.json``, ``kind`` :data:`SEED_RUNS_KIND`: ``seeds``; ``runs``, per seed ``seed``, ``path``
+  (``seed-<s>``), ``status`` (``finished`` | ``failed``), ``error`` (the failure's one line, else null),
+  ``best_step``, ``best_dev_spearman`` (raw, in [-1, 1]), ``steps``; ``failed`` (seeds); ``best_dev_spearman``
+  over the finished seeds (``values``, ``mean``, ``std``, ``n``, ``low``, ``high``: the 95% t-interval of the
+  mean, null with one seed; ``seeds``, ``level``), null when none finished; ``training``: the options every
+  seed shares (the config less ``seed`` and ``output``);
+- seed aggregate (``stsbench run --model OUT`` on such a folder), ``kind`` :data:`SEED_AGGREGATE_KIND`:
+  ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json`` beside each seed's own task results (under
+  ``<model_slug(OUT/seed-<s>)>/``): ``model`` (OUT as given), ``pooler``, ``mode``, ``level`` (0.95),
+  ``seeds``, ``models`` (seed -> the model name of its results), ``tasks``: per task and ``Avg.`` (``STS
+  Avg.`` and ``Transfer Avg.`` when both kinds ran) ``values`` (per seed, in the order of ``seeds``, units of
+  ``reported``), ``mean``, ``std`` (ddof 1), ``n``, ``low``, ``high`` (t-interval over seeds; std, low and
+  high null with one seed).
 """
 
 from __future__ import annotations
@@ -26,6 +40,8 @@ TASK_KIND = "stsbench.task_result"
 ANALYSIS_KIND = "stsbench.analysis_result"
 RUN_KIND = "stsbench.train_run"
 TRAIN_LOG_KIND = "stsbench.train_log"
+SEED_RUNS_KIND = "stsbench.seed_runs"
+SEED_AGGREGATE_KIND = "stsbench.seed_aggregate"
 
 
 @dataclass

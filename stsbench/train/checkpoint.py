@@ -28,11 +28,12 @@ os.umask(_UMASK)
 LAST = "last"
 STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
+LOG_FILE = "train_log.jsonl"
 
 
 def is_run_dir(path: Path) -> bool:
-    """Tell whether an earlier ``stsbench train`` wrote ``path``."""
-    return (path / META_FILE).is_file() or (path / LAST / STATE_FILE).is_file()
+    """Tell whether an earlier ``stsbench train`` wrote ``path`` (its log alone: one that died before a save)."""
+    return any((path / name).is_file() for name in (META_FILE, f"{LAST}/{STATE_FILE}", LOG_FILE))
 
 
 def prepare_output(out: Path, resume: bool, overwrite: bool) -> None:

@@ -1,0 +1,141 @@
+"""The multi-seed layout: ``OUT/seed-<s>/`` run folders, ``OUT/seeds.json`` and the seed aggregate of results.
+
+``stsbench train --seeds 1,2,3 --output OUT`` trains ``OUT/seed-1/``... (each an ordinary run folder) and
+writes ``OUT/seeds.json`` (kind :data:`~stsbench.results.schema.SEED_RUNS_KIND`); ``stsbench run --model OUT``
+evaluates each seed and writes ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json`` (kind
+:data:`~stsbench.results.schema.SEED_AGGREGATE_KIND`). Both are documented in :mod:`stsbench.results.schema`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_json
+from stsbench.results.labels import model_slug
+from stsbench.results.runs import RUN_META, TRAIN_LOG
+from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND
+from stsbench.results.store import check_version, read_json
+from stsbench.stats.seeds import seed_summary
+
+SEEDS_FILE = "seeds.json"
+LEVEL = 0.95
+_SEED_DIR = re.compile(r"seed-(\d+)")
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    """``OUT/seed-<seed>``."""
+    return Path(out) / f"seed-{seed}"
+
+
+def seed_dirs(out: Path) -> dict[int, Path]:
+    """The ``seed-<s>`` folders under ``out``, by seed."""
+    found = {}
+    if Path(out).is_dir():
+        for p in Path(out).iterdir():
+            m = _SEED_DIR.fullmatch(p.name)
+            if m and p.is_dir():
+                found[int(m.group(1))] = p
+    return dict(sorted(found.items()))
+
+
+def is_seeds_folder(path: str | Path) -> bool:
+    """``path`` holds ``seeds.json`` of kind seed runs, or ``seed-<s>/`` run folders (and is no run itself)."""
+    path = Path(path).expanduser()
+    if not path.is_dir() or (path / RUN_META).is_file():
+        return False
+    if (path / SEEDS_FILE).is_file():
+        data = read_json(path / SEEDS_FILE)
+        if isinstance(data, dict) and data.get("kind") == SEED_RUNS_KIND:
+            return True
+    return any((d / TRAIN_LOG).is_file() or (d / RUN_META).is_file() for d in seed_dirs(path).values())
+
+
+def summary_dict(values: Sequence[float]) -> dict[str, Any]:
+    """``values`` and their :func:`~stsbench.stats.seeds.seed_summary` (mean, std, n, low, high) as JSON."""
+    s = seed_summary(values, LEVEL)
+    return {"values": list(values), **s.to_dict()}
+
+
+def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapping[str, Any]) -> Path:
+    """``OUT/seeds.json``: every seed's status and best dev score, and the summary over finished seeds.
+
+    ``runs``: per seed ``seed``, ``status`` (``finished`` | ``failed``), ``error``, ``best_step``,
+    ``best_dev_spearman`` (raw, in [-1, 1]), ``steps``; ``training``: the options every seed shares.
+    """
+    done = [r for r in runs if r["status"] == "finished" and r.get("best_dev_spearman") is not None]
+    best = summary_dict([r["best_dev_spearman"] for r in done]) if done else None
+    return atomic_write_json(
+        Path(out) / SEEDS_FILE,
+        {
+            "kind": SEED_RUNS_KIND,
+            "schema_version": SCHEMA_VERSION,
+            "seeds": [r["seed"] for r in runs],
+            "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
+            "failed": [r["seed"] for r in runs if r["status"] != "finished"],
+            "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
+            "training": dict(training),
+        },
+    )
+
+
+def aggregate_path(output: Path, model: str, pooler: str, mode: str) -> Path:
+    """``<output>/<model_slug(model)>/<pooler>/<mode>/seeds.json``."""
+    return Path(output) / model_slug(model) / pooler / mode / SEEDS_FILE
+
+
+def build_aggregate(
+    model: str, pooler: str, mode: str, per_seed: Mapping[int, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The seed aggregate: per task (and Avg.) the seeds' values, mean, std, n, low, high (units of ``reported``).
+
+    ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}}``. A task every seed has is summarised;
+    the seeds must have the same tasks.
+    """
+    seeds = sorted(per_seed)
+    names = list(per_seed[seeds[0]]["scores"])
+    for s in seeds:
+        if list(per_seed[s]["scores"]) != names:
+            raise StsbenchError(
+                f"seed {s} has tasks {', '.join(per_seed[s]['scores'])}, seed {seeds[0]} {', '.join(names)}; "
+                "evaluate every seed on the same tasks"
+            )
+    tasks = {t: summary_dict([per_seed[s]["scores"][t] for s in seeds]) for t in names}
+    return {
+        "kind": SEED_AGGREGATE_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "model": model,
+        "pooler": pooler,
+        "mode": mode,
+        "level": LEVEL,
+        "seeds": seeds,
+        "models": {str(s): per_seed[s]["model"] for s in seeds},
+        "tasks": tasks,
+    }
+
+
+def write_aggregate(output: Path, aggregate: Mapping[str, Any]) -> Path:
+    """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
+    path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
+    return atomic_write_json(path, dict(aggregate))
+
+
+def read_aggregate(path: Path) -> dict[str, Any] | None:
+    """A seed aggregate file, validated; None for a JSON file of another kind (one line for a bad one)."""
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("kind") != SEED_AGGREGATE_KIND:
+        return None
+    check_version(path, data, "seed aggregate")
+    try:
+        for name, row in data["tasks"].items():
+            for key in ("values", "mean", "std", "n", "low", "high"):
+                row[key]  # noqa: B018 - present, or KeyError
+            if not isinstance(name, str):
+                raise TypeError(name)
+        data["model"], data["pooler"], data["mode"]  # noqa: B018
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise StsbenchError(f"{path}: malformed stsbench seed aggregate (missing {exc})") from None
+    return data

@@ -1,0 +1,307 @@
+"""``stsbench train --seeds 1,2,3 [--parallel N]``: one ordinary run per seed into ``OUT/seed-<s>/``.
+
+Every seed is its own ``python -m stsbench train --seed s --output OUT/seed-<s>`` process, so a seed that fails
+(an error, a NaN, a kill) loses nothing of the others. One at a time by default; ``--parallel N`` runs N at
+once: on CPU each gets cores/N threads, on CUDA the GPUs are dealt round robin through
+``CUDA_VISIBLE_DEVICES`` (each process trains on one GPU; a seed is never split over processes). With
+``--resume`` a finished seed (its log ends with the ``end`` record) is kept, one with ``DIR/last`` resumes,
+one that died before its first save starts again, and one never started starts. ``OUT/seeds.json``
+(:func:`stsbench.results.seeds.write_seed_runs`) records the outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stsbench.errors import StsbenchError
+from stsbench.results.runs import TRAIN_LOG, load_train_run
+from stsbench.results.seeds import seed_dir, write_seed_runs
+from stsbench.train.checkpoint import LAST, STATE_FILE, is_run_dir
+from stsbench.train.config import TrainConfig, finalize, resume_conflicts
+
+Status = Literal["finished", "resumable", "started", "new"]
+SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1,2,3"`` -> ``[1, 2, 3]``; an empty entry, a non-integer, a negative or a repeat is one line."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        item = part.strip()
+        if not item:
+            raise StsbenchError(f"--seeds {text!r} has an empty entry; give seeds as 1,2,3")
+        if not item.lstrip("-").isdigit():
+            raise StsbenchError(f"--seeds {text!r}: {item!r} is not an integer; give seeds as 1,2,3")
+        if int(item) < 0:
+            raise StsbenchError(f"--seeds {text!r}: seed {item} is negative; seeds are integers >= 0")
+        if int(item) in seeds:
+            raise StsbenchError(f"--seeds {text!r}: seed {int(item)} is given twice; list each seed once")
+        seeds.append(int(item))
+    return seeds
+
+
+def run_status(folder: Path) -> Status:
+    """Say what a seed's folder holds.
+
+    ``finished`` (its log ends with the ``end`` record), ``resumable`` (``DIR/last``), ``started`` (files, no
+    saved state) or ``new`` (absent or empty).
+    """
+    if _last_event(folder / TRAIN_LOG) == "end":
+        return "finished"
+    if (folder / LAST / STATE_FILE).is_file():
+        return "resumable"
+    if folder.is_dir() and any(folder.iterdir()):
+        return "started"
+    return "new"
+
+
+def _last_event(log: Path) -> str | None:
+    try:
+        lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        record = json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+    return record.get("event") if isinstance(record, dict) else None
+
+
+@dataclass(frozen=True)
+class SeedJob:
+    """One seed's run: where, what it was found as, and how its process is started."""
+
+    seed: int
+    folder: Path
+    found: Status
+    flags: tuple[str, ...]  # --resume / --overwrite; None of them for a new folder
+
+    @property
+    def skip(self) -> bool:
+        """A finished seed is not run again."""
+        return self.found == "finished"
+
+
+def plan(
+    out: Path, seeds: Sequence[int], cfg: TrainConfig, *, resume: bool, overwrite: bool
+) -> list[SeedJob]:
+    """What each seed does.
+
+    Refuses (one line) a used folder without --resume/--overwrite, or a finished seed trained with other
+    options than asked.
+    """
+    if is_run_dir(out):
+        raise StsbenchError(
+            f"--output {out} holds one training run; --seeds trains into {out}/seed-<s>/: pass another --output"
+        )
+    jobs = []
+    for s in seeds:
+        folder = seed_dir(out, s)
+        found = run_status(folder)
+        if found != "new" and not (resume or overwrite):
+            raise StsbenchError(
+                f"{folder} is not empty ({found}); pass --resume to finish the unfinished seeds, --overwrite "
+                "to train every seed again, or another --output"
+            )
+        if overwrite:
+            flags: tuple[str, ...] = ("--overwrite",)
+            found = "new" if found == "new" else "started"
+        elif found == "resumable":
+            flags = ("--resume",)
+        elif found == "started":
+            flags = ("--overwrite",)  # no saved state: start again (a folder of foreign files is refused)
+        else:
+            flags = ()
+        if found == "finished":
+            _check_same_options(folder, cfg.replace(seed=s, output=str(folder)))
+        jobs.append(SeedJob(s, folder, found, flags))
+    return jobs
+
+
+def _check_same_options(folder: Path, cfg: TrainConfig) -> None:
+    run, _ = load_train_run(folder, folder.name)
+    saved = run.config if run is not None else {}
+    changed = resume_conflicts(saved, finalize(cfg, bool(saved.get("supervised"))))
+    if changed:
+        diffs = ", ".join(f"{k}: {saved.get(k)!r} (asked {cfg.to_dict().get(k)!r})" for k in changed[:3])
+        raise StsbenchError(
+            f"{folder} finished with other options than asked ({diffs}); use its options, "
+            "--overwrite, or another --output"
+        )
+
+
+@dataclass
+class Outcome:
+    """How a seed's process ended: its exit status and, when it failed, one line saying why."""
+
+    seed: int
+    returncode: int
+    error: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+def failure_line(returncode: int, lines: Sequence[str]) -> str | None:
+    """The one line a failed seed is reported with; None when it succeeded.
+
+    Its own ``error:`` line, else the signal that killed it, else its exit status and last line.
+    """
+    if returncode == 0:
+        return None
+    errors = [ln[len("error: ") :] for ln in lines if ln.startswith("error: ")]
+    if errors:
+        return errors[-1]
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"killed by {name}"
+    last = next((ln for ln in reversed(lines) if ln.strip()), "")
+    return f"exited with status {returncode}" + (f" ({last.strip()[:200]})" if last else "")
+
+
+def process_settings(cfg: TrainConfig, parallel: int, jobs: int) -> tuple[list[dict[str, str]], int | None]:
+    """Per slot the environment to add (``CUDA_VISIBLE_DEVICES`` on CUDA), and the threads per process on CPU.
+
+    Slot ``k`` of ``parallel`` takes GPU ``k mod #GPUs``; on CPU each of the processes running at once gets
+    cores / their number threads (none set with one process, or when ``--threads`` is given).
+    """
+    slots = max(1, min(parallel, jobs))
+    device = cfg.device
+    if device is None or device == "cuda":
+        import torch
+
+        if torch.cuda.is_available():
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+            gpus = visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
+            return [{"CUDA_VISIBLE_DEVICES": gpus[k % len(gpus)]} for k in range(slots)], None
+    if device is not None and device != "cpu":  # cuda:N, mps: every process on that device
+        return [{} for _ in range(slots)], None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = None if slots == 1 or cfg.threads is not None else max(1, cores // slots)
+    env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)} if threads else {}
+    return [dict(env) for _ in range(slots)], threads
+
+
+def run_jobs(
+    jobs: Sequence[SeedJob],
+    config_file: Path,
+    *,
+    parallel: int,
+    cfg: TrainConfig,
+    quiet: bool,
+    forward: Callable[[int, str], None],
+) -> dict[int, Outcome]:
+    """Run the jobs' processes, ``parallel`` at once; ``forward(seed, line)`` gets each output line."""
+    envs, threads = process_settings(cfg, parallel, len(jobs))
+    slots: queue.Queue[int] = queue.Queue()
+    for k in range(len(envs)):
+        slots.put(k)
+    live: dict[int, subprocess.Popen] = {}
+    lock = threading.Lock()
+
+    def one(job: SeedJob) -> Outcome:
+        slot = slots.get()
+        try:
+            args = [sys.executable, "-m", "stsbench", "train", "--config", str(config_file)]
+            args += ["--seed", str(job.seed), "--output", str(job.folder), *job.flags]
+            args += [*(["--threads", str(threads)] if threads else []), *(["--quiet"] if quiet else [])]
+            env = {**os.environ, **envs[slot], "PYTHONUNBUFFERED": "1"}
+            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, bufsize=1
+            )
+            with lock:
+                live[job.seed] = proc
+            tail: deque[str] = deque(maxlen=50)
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                line = raw.rstrip("\n")
+                tail.append(line)
+                forward(job.seed, line)
+            code = proc.wait()
+            return Outcome(job.seed, code, failure_line(code, list(tail)), list(tail))
+        finally:
+            with lock:
+                live.pop(job.seed, None)
+            slots.put(slot)
+
+    try:
+        with ThreadPoolExecutor(max_workers=len(envs)) as pool:
+            futures = [pool.submit(one, job) for job in jobs]
+            return {o.seed: o for o in (f.result() for f in futures)}
+    finally:  # interrupted: stop what still runs (each saved its state at its last save step)
+        with lock:
+            for proc in live.values():
+                if proc.poll() is None:
+                    proc.terminate()
+
+
+def seed_record(job: SeedJob, outcome: Outcome | None) -> dict[str, Any]:
+    """One seed's entry of ``seeds.json``, read from its run folder."""
+    run, _ = load_train_run(job.folder, job.folder.name) if (job.folder / TRAIN_LOG).is_file() else (None, [])
+    finished = run_status(job.folder) == "finished" and (outcome is None or outcome.error is None)
+    error = None if finished else (outcome.error if outcome else "not finished")
+    return {
+        "seed": job.seed,
+        "status": "finished" if finished else "failed",
+        "error": error,
+        "best_step": run.best_step if run else None,
+        "best_dev_spearman": run.best_dev_spearman if run else None,
+        "steps": run.steps_done if run else None,
+    }
+
+
+def train_seeds(
+    cfg: TrainConfig,
+    seeds: Sequence[int],
+    given: Mapping[str, Any],
+    *,
+    parallel: int = 1,
+    resume: bool = False,
+    overwrite: bool = False,
+    quiet: bool = False,
+    forward: Callable[[int, str], None] = lambda seed, line: None,
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Train every seed of ``seeds``, then write ``OUT/seeds.json``.
+
+    ``given``: the options as given (the YAML file's and the flags). Returns the path of ``seeds.json`` and
+    the per-seed records (failed ones included).
+    """
+    import yaml
+
+    if parallel < 1:
+        raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise StsbenchError(
+            "--seeds under torchrun: each seed is its own run; launch one torchrun per seed "
+            "(--seed s --output OUT/seed-<s>)"
+        )
+    out = Path(cfg.output).expanduser()
+    jobs = plan(out, seeds, cfg, resume=resume, overwrite=overwrite)
+    todo = [j for j in jobs if not j.skip]
+    for j in jobs:
+        if j.skip:
+            forward(j.seed, f"finished already ({j.folder}); kept")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="stsbench-seeds-"))
+    try:
+        config_file = tmp / "options.yaml"
+        options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if k not in SHARED_ONLY}
+        config_file.write_text(yaml.safe_dump(options, sort_keys=True), encoding="utf-8")
+        outcomes = run_jobs(todo, config_file, parallel=parallel, cfg=cfg, quiet=quiet, forward=forward)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]
+    training = {k: v for k, v in cfg.to_dict().items() if k not in SHARED_ONLY}
+    return write_seed_runs(out, records, training), records

@@ -1,0 +1,127 @@
+"""``stsbench train --seeds``: one run per seed in its own process, failures kept apart, resume, seeds.json."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from stsbench.train.seeds import failure_line, parse_seeds
+
+
+def train_args(files: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "train",
+        "--method",
+        "simcse",
+        "--model",
+        str(files / "tiny"),
+        "--train-file",
+        str(files / "train.txt"),
+        "--data-dir",
+        str(files / "data"),
+        "--output",
+        str(out),
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "2",
+        "--eval-steps",
+        "2",
+        "--eval-batch-size",
+        "16",
+        "--no-eval-at-start",
+        "--lr",
+        "1e-3",
+        "--threads",
+        "1",
+        *extra,
+    ]
+
+
+def one_error_line(code: int, err: str) -> str:
+    lines = [ln for ln in err.strip().splitlines() if ln.startswith("error:")]
+    assert code == 2 and len(lines) == 1, err
+    return lines[0]
+
+
+def test_a_failed_seed_loses_nothing_and_resume_finishes_it(files, tmp_path, capsys):
+    out = tmp_path / "seeds"
+    (out / "seed-1").mkdir(parents=True)
+    (out / "seed-1" / "notes.txt").write_text("not a run")  # seed 1's process will refuse this folder
+    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2"), capsys)
+    assert "seed-1 is not empty (started); pass --resume" in one_error_line(code, err)
+    assert not (out / "seed-2").exists()  # refused before anything ran
+
+    code, printed, err = run_cli(train_args(files, out, "--seeds", "1,2", "--parallel", "2", "--resume"), capsys)
+    line = one_error_line(code, err)
+    assert "seed(s) 1 failed" in line and "--resume" in line
+    assert "seed 1: error: --output" in err and "no stsbench run wrote" in err  # the seed's own line
+    runs = json.loads((out / "seeds.json").read_text())
+    assert runs["kind"] == "stsbench.seed_runs" and runs["failed"] == [1]
+    one, two = runs["runs"]
+    assert one["status"] == "failed" and "no stsbench run wrote" in one["error"]
+    assert two["status"] == "finished" and two["best_step"] == 2 and two["path"] == "seed-2"
+    assert runs["best_dev_spearman"]["n"] == 1 and runs["best_dev_spearman"]["low"] is None
+    assert "seed" not in runs["training"] and runs["training"]["max_steps"] == 2
+    first_two = (out / "seed-2" / "train_log.jsonl").read_text()
+
+    (out / "seed-1" / "notes.txt").unlink()
+    code, printed, err = run_cli(train_args(files, out, "--seeds", "1,2", "--resume"), capsys)
+    assert code == 0, err
+    assert "seed 2: finished already" in err
+    assert (out / "seed-2" / "train_log.jsonl").read_text() == first_two  # kept, not trained again
+    runs = json.loads((out / "seeds.json").read_text())
+    assert [r["status"] for r in runs["runs"]] == ["finished", "finished"] and runs["failed"] == []
+    devs = [r["best_dev_spearman"] for r in runs["runs"]]
+    best = runs["best_dev_spearman"]
+    assert best["values"] == devs and best["mean"] == pytest.approx(np.mean(devs))
+    assert best["std"] == pytest.approx(np.std(devs, ddof=1)) and best["seeds"] == [1, 2]
+    assert devs[0] != devs[1]  # each seed trained with its own --seed
+    for s in (1, 2):
+        meta = json.loads((out / f"seed-{s}" / "stsbench.json").read_text())
+        assert meta["training"]["seed"] == s
+    assert "best STS-B dev Spearman over 2 finished seed(s)" in printed
+
+    # a finished seed trained with other options than asked is refused, before anything runs
+    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2", "--resume", "--lr", "1e-4"), capsys)
+    assert "seed-1 finished with other options than asked (lr:" in one_error_line(code, err)
+
+
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        ("1,,2", "has an empty entry"),
+        ("a", "'a' is not an integer"),
+        ("1,2,1", "seed 1 is given twice"),
+        ("1,-2", "seed -2 is negative"),
+    ],
+)
+def test_malformed_seeds_are_one_line(files, tmp_path, capsys, seeds, message):
+    code, _, err = run_cli(train_args(files, tmp_path / "o", f"--seeds={seeds}"), capsys)
+    assert message in one_error_line(code, err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_seeds_refuses_seed_torchrun_and_lone_parallel(files, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "o"
+    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2", "--seed", "3"), capsys)
+    assert "--seeds and --seed" in one_error_line(code, err)
+    code, _, err = run_cli(train_args(files, out, "--parallel", "2"), capsys)
+    assert "give them with --seeds" in one_error_line(code, err)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2"), capsys)
+    assert "launch one torchrun per seed" in one_error_line(code, err)
+    assert not out.exists()
+
+
+def test_parse_seeds_and_failure_lines():
+    assert parse_seeds("5, 1,3") == [5, 1, 3]
+    assert failure_line(0, ["error: no"]) is None
+    assert failure_line(2, ["step 3", "error: the loss is nan at step 3"]) == "the loss is nan at step 3"
+    assert failure_line(-signal.SIGKILL, ["step 3"]) == "killed by SIGKILL"
+    assert failure_line(1, ["Traceback", "RuntimeError: boom"]) == "exited with status 1 (RuntimeError: boom)"
