@@ -57,7 +57,9 @@ def test_a_failed_seed_loses_nothing_and_resume_finishes_it(files, tmp_path, cap
     assert "seed-1 is not empty (started); pass --resume" in one_error_line(code, err)
     assert not (out / "seed-2").exists()  # refused before anything ran
 
-    code, printed, err = run_cli(train_args(files, out, "--seeds", "1,2", "--parallel", "2", "--resume"), capsys)
+    code, printed, err = run_cli(
+        train_args(files, out, "--seeds", "1,2", "--parallel", "2", "--resume"), capsys
+    )
     line = one_error_line(code, err)
     assert "seed(s) 1 failed" in line and "--resume" in line
     assert "seed 1: error: --output" in err and "no stsbench run wrote" in err  # the seed's own line

@@ -87,18 +87,70 @@ def check(
     against: Annotated[
         str, typer.Option("--against", help="Published entry key (`stsbench published list`).")
     ],
-    tolerance: Annotated[float, typer.Option(help="Largest allowed |measured - published|.")] = 0.05,
+    tolerance: Annotated[
+        str,
+        typer.Option(
+            help="Largest allowed |measured - published|, or 'seeds': each published figure must lie inside "
+            "the 95% interval over seeds (the seed aggregate of `stsbench run` on a `train --seeds` folder)."
+        ),
+    ] = "0.05",
     model: Annotated[str | None, typer.Option(help="Only results of this model name.")] = None,
     pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
     mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
 ) -> None:
     """Compare results with a published row; fail when a task is off by more than the tolerance or missing."""
+    from stsbench.errors import StsbenchError
     from stsbench.published.check import CheckFailed, check_results
 
-    comparison = check_results(results, against, tolerance, model=model, pooler=pooler, mode=mode)
+    if tolerance.strip().lower() == "seeds":
+        _check_seeds(results, against, model=model, pooler=pooler, mode=mode)
+        return
+    try:
+        allowed = float(tolerance)
+    except ValueError:
+        raise StsbenchError(
+            f"--tolerance {tolerance!r} is neither a number nor 'seeds'; pass e.g. 0.05, or seeds"
+        ) from None
+    comparison = check_results(results, against, allowed, model=model, pooler=pooler, mode=mode)
     _print_comparison(comparison)
     if not comparison.passed:
         raise CheckFailed(f"check failed: {comparison.summary()}")
+
+
+def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
+    """``--tolerance seeds``: a table of mean ± std (n), the seed interval and inside/outside per row."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.commands.run import seed_spread
+    from stsbench.progress import table_console
+    from stsbench.published.check import CheckFailed
+    from stsbench.published.seed_check import check_seeds
+
+    c = check_seeds(results, against, **filters)
+    e, agg = c.entry, c.aggregate
+    heading = (
+        f"[bold]{escape(agg['model'])}/{agg['pooler']}/{agg['mode']}[/bold], {len(agg['seeds'])} seeds, vs "
+        f"[bold]{e.key}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
+    )
+    table = Table()
+    for col, justify in (("task", "left"), ("mean ± std (n)", "right"), ("95% interval", "right")):
+        table.add_column(col, justify=justify)
+    table.add_column("published", justify="right")
+    table.add_column("status")
+    for r in c.rows:
+        s = r.seeds
+        interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
+        style = "green" if r.status == "inside" else "bold red"
+        spread = "-" if s is None else seed_spread(s)
+        table.add_row(r.task, spread, interval, e.format(r.published), f"[{style}]{r.status}[/{style}]")
+    console = table_console()
+    console.print(heading, soft_wrap=True, highlight=False)
+    console.print(table)
+    console.print(f"seed aggregate: {c.path}", highlight=False, soft_wrap=True)
+    if not c.passed:
+        raise CheckFailed(f"check failed: {c.summary()}")
+    console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
 
 
 def _print_comparison(c: Comparison) -> None:

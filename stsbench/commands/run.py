@@ -63,6 +63,41 @@ def scores_json(run) -> dict:
     return out
 
 
+def seed_spread(row: dict) -> str:
+    """``76.02 ± 0.41 (5)`` for one task of a seed aggregate (``76.02 (1)`` with one seed)."""
+    std = "" if row["std"] is None else f" ± {row['std']:.2f}"
+    return f"{row['mean']:.2f}{std} ({row['n']})"
+
+
+def show_seeds(seeds_run, fmt: Format) -> None:
+    """Each seed's figures, mean ± std (n) and the 95% interval over seeds per task; or the aggregate as JSON."""
+    agg = seeds_run.aggregate
+    if fmt is Format.json:
+        typer.echo(json.dumps(agg))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.progress import table_console
+
+    console = table_console()
+    heading = f"[bold]{escape(agg['model'])}[/bold] ({agg['mode']}, pooler {agg['pooler']}): {len(agg['seeds'])} seed(s)"
+    console.print(heading, soft_wrap=True, highlight=False)
+    table = Table()
+    table.add_column("")
+    for name in agg["tasks"]:
+        table.add_column(name, justify="right", no_wrap=True)
+    rows = agg["tasks"].values()
+    for i, s in enumerate(agg["seeds"]):
+        table.add_row(f"seed {s}", *(f"{r['values'][i]:.2f}" for r in rows))
+    table.add_row("mean ± std (n)", *(seed_spread(r) for r in rows))
+    table.add_row(
+        "95% interval", *("-" if r["low"] is None else f"[{r['low']:.2f}, {r['high']:.2f}]" for r in rows)
+    )
+    console.print(table)
+    console.print(f"seed aggregate: {seeds_run.path}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``run``."""
 
@@ -97,12 +132,10 @@ def register(app: typer.Typer) -> None:
 
         check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
         from stsbench.evaluate import run
+        from stsbench.results.seeds import is_seeds_folder
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        result = run(
-            model,
-            tasks,
-            mode.value,
+        options = dict(
             data_dir=data_dir,
             pooler=pooler,
             max_length=max_length,
@@ -117,6 +150,12 @@ def register(app: typer.Typer) -> None:
             dtype=dtype.value,
             revision=revision,
         )
+        if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
+            from stsbench.evaluate_seeds import run_seeds
+
+            show_seeds(run_seeds(model, tasks, mode.value, **options), fmt)
+            return
+        result = run(model, tasks, mode.value, **options)
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return

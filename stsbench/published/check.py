@@ -12,7 +12,7 @@ from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.runs import TRAIN_LOG
-from stsbench.results.schema import ANALYSIS_KIND, TaskResult
+from stsbench.results.schema import ANALYSIS_KIND, SEED_AGGREGATE_KIND, TaskResult
 from stsbench.results.store import read_result
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
@@ -126,13 +126,13 @@ class Comparison:
         return "; ".join(parts)
 
 
-def _skipped_kind(path: Path) -> bool:
-    """Whether ``path`` is an stsbench file that holds no task scores (an analysis result)."""
+def _kind(path: Path) -> str | None:
+    """The ``kind`` of a JSON file (None when it has none or cannot be read: read_result names the problem)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False  # read_result names the problem
-    return isinstance(data, dict) and data.get("kind") in SKIPPED_KINDS
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
 
 
 def load_results(
@@ -156,7 +156,10 @@ def load_results(
     for path in sorted(results_dir.glob("**/*.json")):
         if any(d == path.parent or d in path.parents for d in run_dirs):
             continue
-        if _skipped_kind(path):
+        kind = _kind(path)
+        if kind == SEED_AGGREGATE_KIND:  # the seeds' own results are read; `--tolerance seeds` reads this
+            continue
+        if kind in SKIPPED_KINDS:
             passed_over.append(path)
             continue
         result = read_result(path)
@@ -234,6 +237,16 @@ def comparable_tasks(entry: Entry) -> dict[str, float]:
     return entry.task_values
 
 
+def check_split(entry: Entry, mode: str, results_dir: Path) -> None:
+    """Refuse results of ``mode`` against a row of the other split (dev numbers against test results)."""
+    if entry.split is not None and (entry.split == "dev") != (mode == "dev"):
+        raise StsbenchError(
+            f"{entry.key} has {entry.split}-split numbers but the results under {results_dir} were run "
+            f"in {mode} mode; rerun with --mode {'dev' if entry.split == 'dev' else 'test'} "
+            "or pick another row"
+        )
+
+
 def compare(
     entry: Entry,
     by_task: dict[str, Measured],
@@ -248,14 +261,8 @@ def compare(
     if len(runs) > 1:
         raise ValueError("compare() takes the results of one run; use select_run() first")
     run = runs.pop() if runs else None
-    if run is not None and entry.split is not None:
-        mode = run[2]
-        if (entry.split == "dev") != (mode == "dev"):
-            raise StsbenchError(
-                f"{entry.key} has {entry.split}-split numbers but the results under {results_dir} were run "
-                f"in {mode} mode; rerun with --mode {'dev' if entry.split == 'dev' else 'test'} "
-                "or pick another row"
-            )
+    if run is not None:
+        check_split(entry, run[2], results_dir)
     rows = tuple(TaskComparison(t, v, by_task.get(t), tolerance) for t, v in published.items())
     extra = tuple(sorted(t for t in by_task if t not in published))
     return Comparison(entry, Path(results_dir), run, tolerance, rows, extra)

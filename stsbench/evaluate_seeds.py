@@ -1,0 +1,87 @@
+"""``stsbench run --model OUT`` on a seeds folder: evaluate every finished seed, then the seed aggregate.
+
+Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluate.run`, its results
+written as usual under ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds' values,
+mean, std, n and 95% t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json``
+(:mod:`stsbench.results.seeds`). A seed that has not finished training is left out, and named.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.evaluate import RunResult
+from stsbench.evaluate import run as evaluate_run
+from stsbench.metrics import simcse_average
+from stsbench.results.runs import RUN_META
+from stsbench.results.seeds import build_aggregate, seed_dirs, write_aggregate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SeedsRun:
+    """What ``stsbench run`` on a seeds folder produced."""
+
+    aggregate: dict[str, Any]  # the seed aggregate, as written
+    path: Path | None  # where it was written (None without an output folder)
+    results: dict[int, RunResult]  # each seed's own run
+    left_out: list[str] = field(default_factory=list)  # unfinished seeds, one note each
+
+
+def seed_scores(result: RunResult) -> dict[str, float]:
+    """A seed's figures by task, with ``Avg.`` (``STS Avg.`` and ``Transfer Avg.`` when both kinds ran)."""
+    scores: dict[str, float] = {r.task: r.reported for r in result.results}
+    kinds = [k for k in ("sts", "transfer") if any(r.task_type == k for r in result.results)]
+    for kind in kinds:
+        avg = simcse_average([r.reported for r in result.results if r.task_type == kind])
+        label = "Avg." if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} Avg."
+        if avg is not None:
+            scores[label] = avg
+    return scores
+
+
+def finished_seeds(folder: str) -> tuple[dict[int, str], list[str]]:
+    """The seeds of ``folder`` whose training finished with a checkpoint, and a note for each one left out.
+
+    A seed's model name is ``folder/seed-<s>``, ``folder`` as given (its results folder is named from it).
+    """
+    from stsbench.train.seeds import run_status
+
+    chosen, left_out = {}, []
+    for s, d in seed_dirs(Path(folder).expanduser()).items():
+        status = run_status(d)
+        if status == "finished" and (d / RUN_META).is_file():
+            chosen[s] = f"{folder.rstrip('/')}/{d.name}"
+        else:
+            why = "finished without a checkpoint" if status == "finished" else f"not finished ({status})"
+            left_out.append(f"seed {s} left out: {d} is {why}")
+    return chosen, left_out
+
+
+def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", **options: Any) -> SeedsRun:
+    """Evaluate every finished seed of ``folder`` (``options``: :func:`stsbench.evaluate.run`'s) and aggregate."""
+    seeds, left_out = finished_seeds(folder)
+    for note in left_out:
+        log.warning("%s (finish it with stsbench train ... --seeds ... --resume)", note)
+    if not seeds:
+        raise StsbenchError(
+            f"{folder} holds no seed that finished training; finish them with "
+            f"`stsbench train ... --seeds ... --output {folder} --resume`"
+        )
+    results = {s: evaluate_run(name, tasks, mode, **options) for s, name in seeds.items()}
+    poolers = sorted({r.pooler for r in results.values()})
+    if len(poolers) > 1:
+        raise StsbenchError(
+            f"the seeds of {folder} evaluate with different poolers ({', '.join(poolers)}); pass --pooler"
+        )
+    first = next(iter(results.values()))
+    per_seed = {s: {"model": r.model, "scores": seed_scores(r)} for s, r in results.items()}
+    aggregate = build_aggregate(folder, first.pooler, first.mode, per_seed)
+    output = options.get("output")
+    path = write_aggregate(output, aggregate) if output is not None else None
+    return SeedsRun(aggregate, path, results, left_out)

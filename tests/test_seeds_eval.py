@@ -1,0 +1,140 @@
+"""``stsbench run`` on a seeds folder (every seed, then the aggregate) and ``check --tolerance seeds``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from stsbench.results.labels import model_slug
+from stsbench.results.seeds import build_aggregate, write_aggregate
+from stsbench.train.config import make_config
+from stsbench.train.loop import train
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+MTEB_KEY = "mteb/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def seeds_folder(files, tmp_path_factory) -> Path:
+    """Two finished seeds of a tiny SimCSE run, and a third that died before its first save."""
+    out = tmp_path_factory.mktemp("seeds") / "simcse"
+    for s in (1, 2):
+        opts = {
+            "method": "simcse",
+            "model": str(files / "tiny"),
+            "train_file": str(files / "train.txt"),
+            "output": str(out / f"seed-{s}"),
+            "data_dir": str(files / "data"),
+            "batch_size": 4,
+            "max_steps": 2,
+            "eval_steps": 2,
+            "eval_batch_size": 16,
+            "eval_at_start": False,
+            "lr": 1e-3,
+            "seed": s,
+        }
+        train(make_config(opts), show_progress=False)
+    (out / "seed-3").mkdir()
+    (out / "seed-3" / "train_log.jsonl").write_text('{"event": "start", "step": 0}\n')
+    return out
+
+
+def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_folder, tmp_path, capsys):
+    res = tmp_path / "res"
+    args = ["run", "--model", str(seeds_folder), "--tasks", "STSBenchmark", "--mode", "dev"]
+    args += ["--data-dir", str(files / "data"), "--output", str(res), "--no-cache", "--quiet"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "seed 3 left out" in err and "not finished (started)" in err
+    [path] = res.glob("*/*/dev/seeds.json")
+    agg = json.loads(path.read_text())
+    assert path == res / model_slug(str(seeds_folder)) / agg["pooler"] / "dev" / "seeds.json"
+    assert agg["kind"] == "stsbench.seed_aggregate" and agg["seeds"] == [1, 2] and agg["mode"] == "dev"
+    per_seed = []
+    for s in (1, 2):
+        name = f"{seeds_folder}/seed-{s}"
+        assert agg["models"][str(s)] == name
+        result = res / model_slug(name) / agg["pooler"] / "dev" / "STSBenchmark.json"
+        per_seed.append(json.loads(result.read_text())["reported"])
+    assert per_seed[0] != per_seed[1]
+    row = agg["tasks"]["STSBenchmark"]
+    assert row["values"] == per_seed and row["n"] == 2
+    assert row["mean"] == pytest.approx(np.mean(per_seed)) and row["std"] == pytest.approx(
+        np.std(per_seed, ddof=1)
+    )
+    half = 12.706204736 * row["std"] / np.sqrt(2)  # t_{0.975, 1}
+    assert (row["low"], row["high"]) == (pytest.approx(row["mean"] - half), pytest.approx(row["mean"] + half))
+    assert agg["tasks"]["Avg."]["values"] == per_seed
+    assert (
+        "mean ± std (n)" in out
+        and "95% interval" in out
+        and f"{row['mean']:.2f} ± {row['std']:.2f} (2)" in out
+    )
+
+    code, out, err = run_cli([*args, "--format", "json"], capsys)
+    assert code == 0 and json.loads(out) == agg
+    # the numeric check reads the seeds' task results and passes over the aggregate
+    code, _, err = run_cli(
+        ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "100"], capsys
+    )
+    assert code == 2 and "holds results of 2 runs" in err
+
+
+def aggregate(res: Path, sts14: list[float]) -> Path:
+    """A seed aggregate of three seeds around MTEB's MiniLM figures, with STS14's values given."""
+    published = {"STS12": 72.37, "STS13": 80.60, "STS15": 85.39, "STS16": 78.99, "STSBenchmark": 82.03}
+    per_seed = {}
+    for i, s in enumerate((1, 2, 3)):
+        scores = {t: round(v + (i - 1) * 0.3, 2) for t, v in published.items()}
+        scores["STS14"] = sts14[i]
+        per_seed[s] = {"model": f"runs/minilm/seed-{s}", "scores": scores}
+    return write_aggregate(res, build_aggregate("runs/minilm", "avg", "test", per_seed))
+
+
+def test_check_tolerance_seeds_names_the_rows_outside(tmp_path, capsys):
+    res = tmp_path / "res"
+    base = ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"]
+    res.mkdir()
+    code, _, err = run_cli(base, capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and "no seed aggregate (seeds.json) under" in err
+
+    aggregate(res, [70.0, 70.2, 70.1])
+    code, out, err = run_cli(base, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "STS14 outside the 95% interval over 3 seeds" in lines[0]
+    [sts14] = [ln for ln in out.splitlines() if ln.startswith("│ STS14")]
+    assert "70.10 ± 0.10 (3)" in sts14 and "75.59" in sts14 and "outside" in sts14
+    assert sum("inside" in ln for ln in out.splitlines()) == 5
+
+    aggregate(res, [75.3, 75.6, 75.9])
+    code, out, err = run_cli(base, capsys)
+    assert code == 0, err
+    assert "PASS: all 6 figures of mteb/all-MiniLM-L6-v2 inside the 95% interval over 3 seeds" in out
+
+    code, _, err = run_cli([*base[:-1], "wide"], capsys)
+    assert code == 2 and "--tolerance 'wide' is neither a number nor 'seeds'" in err
+    code, _, err = run_cli([*base, "--mode", "dev"], capsys)
+    assert code == 2 and "no seed aggregate" in err
+
+
+def test_one_seed_has_no_interval_to_check(tmp_path, capsys):
+    res = tmp_path / "res"
+    scores = {
+        "STS12": 72.37,
+        "STS13": 80.6,
+        "STS14": 75.59,
+        "STS15": 85.39,
+        "STS16": 78.99,
+        "STSBenchmark": 82.03,
+    }
+    write_aggregate(
+        res, build_aggregate("one", "avg", "test", {1: {"model": "one/seed-1", "scores": scores}})
+    )
+    code, out, err = run_cli(
+        ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"], capsys
+    )
+    assert code == 2 and "without an interval (one seed: train more)" in err
