@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
+from test_train_seeds import train_args
 
 from stsbench.results.labels import model_slug
 from stsbench.results.seeds import build_aggregate, write_aggregate
@@ -82,6 +83,17 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
         ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "100"], capsys
     )
     assert code == 2 and "holds results of 2 runs" in err
+
+
+def test_seeds_over_plain_runs_of_that_layout_only_writes_seeds_json(files, seeds_folder, capsys):
+    """Runs trained one by one (``train --seed s --output OUT/seed-<s>``) are finished seeds of ``--seeds``."""
+    before = {s: (seeds_folder / f"seed-{s}" / "train_log.jsonl").read_text() for s in (1, 2)}
+    code, _, err = run_cli(train_args(files, seeds_folder, "--seeds", "1,2", "--resume"), capsys)
+    assert code == 0, err
+    assert {s: (seeds_folder / f"seed-{s}" / "train_log.jsonl").read_text() for s in (1, 2)} == before
+    runs = json.loads((seeds_folder / "seeds.json").read_text())
+    assert [r["status"] for r in runs["runs"]] == ["finished", "finished"]
+    assert runs["best_dev_spearman"]["n"] == 2
 
 
 def aggregate(res: Path, sts14: list[float]) -> Path:

@@ -64,7 +64,8 @@ def cli_args(values: dict) -> list[str]:
 def test_every_field_has_its_flag_with_type_choices_help_and_no_default():
     params = train_params()
     assert set(TrainConfig.model_fields) <= set(params)
-    assert set(params) - set(TrainConfig.model_fields) == {"config", "resume", "overwrite", "quiet"}
+    run_options = {"config", "resume", "overwrite", "quiet", "seeds", "parallel"}
+    assert set(params) - set(TrainConfig.model_fields) == run_options
     for name, info in TrainConfig.model_fields.items():
         p, opt = params[name], OPTIONS[name]
         assert p.opts[0] == "--" + name.replace("_", "-"), name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -49,45 +50,61 @@ def one_error_line(code: int, err: str) -> str:
     return lines[0]
 
 
-def test_a_failed_seed_loses_nothing_and_resume_finishes_it(files, tmp_path, capsys):
-    out = tmp_path / "seeds"
-    (out / "seed-1").mkdir(parents=True)
-    (out / "seed-1" / "notes.txt").write_text("not a run")  # seed 1's process will refuse this folder
-    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2"), capsys)
-    assert "seed-1 is not empty (started); pass --resume" in one_error_line(code, err)
-    assert not (out / "seed-2").exists()  # refused before anything ran
-
-    code, printed, err = run_cli(
-        train_args(files, out, "--seeds", "1,2", "--parallel", "2", "--resume"), capsys
+def killing_python(tmp_path: Path, seed: int) -> str:
+    """An interpreter stand-in that kills itself (SIGKILL) when started for ``--seed seed``."""
+    script = tmp_path / "python-killing-one-seed"
+    script.write_text(
+        f'#!/bin/sh\ncase " $* " in *" --seed {seed} "*) kill -KILL $$;; esac\nexec {sys.executable} "$@"\n'
     )
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.slow  # five training processes: about 50 s on the shared 2-core machine
+def test_failed_and_killed_seeds_lose_nothing_and_resume_finishes_them(files, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "seeds"
+    (out / "seed-2").mkdir(parents=True)
+    (out / "seed-2" / "notes.txt").write_text("not a run")  # seed 2's process will refuse this folder
+    code, _, err = run_cli(train_args(files, out, "--seeds", "1,2,3"), capsys)
+    assert "seed-2 is not empty (started); pass --resume" in one_error_line(code, err)
+    assert not (out / "seed-1").exists()  # refused before anything ran
+
+    monkeypatch.setattr(sys, "executable", killing_python(tmp_path, 1))
+    args = train_args(files, out, "--seeds", "1,2,3", "--parallel", "2", "--resume")
+    code, printed, err = run_cli(args, capsys)
+    monkeypatch.undo()
     line = one_error_line(code, err)
-    assert "seed(s) 1 failed" in line and "--resume" in line
-    assert "seed 1: error: --output" in err and "no stsbench run wrote" in err  # the seed's own line
+    assert "seed(s) 1, 2 failed" in line and "--resume" in line
+    assert "seed 2: error: --output" in err and "no stsbench run wrote" in err  # the seed's own line
     runs = json.loads((out / "seeds.json").read_text())
-    assert runs["kind"] == "stsbench.seed_runs" and runs["failed"] == [1]
-    one, two = runs["runs"]
-    assert one["status"] == "failed" and "no stsbench run wrote" in one["error"]
-    assert two["status"] == "finished" and two["best_step"] == 2 and two["path"] == "seed-2"
+    assert runs["kind"] == "stsbench.seed_runs" and runs["failed"] == [1, 2]
+    one, two, three = runs["runs"]
+    assert one["status"] == "failed" and one["error"] == "killed by SIGKILL"
+    assert two["status"] == "failed" and "no stsbench run wrote" in two["error"]
+    assert three["status"] == "finished" and three["best_step"] == 2 and three["path"] == "seed-3"
     assert runs["best_dev_spearman"]["n"] == 1 and runs["best_dev_spearman"]["low"] is None
     assert "seed" not in runs["training"] and runs["training"]["max_steps"] == 2
-    first_two = (out / "seed-2" / "train_log.jsonl").read_text()
+    assert "killed by SIGKILL" in printed
+    log_three = (out / "seed-3" / "train_log.jsonl").read_text()
 
-    (out / "seed-1" / "notes.txt").unlink()
-    code, printed, err = run_cli(train_args(files, out, "--seeds", "1,2", "--resume"), capsys)
+    (out / "seed-2" / "notes.txt").unlink()
+    code, printed, err = run_cli(
+        train_args(files, out, "--seeds", "1,2,3", "--parallel", "2", "--resume"), capsys
+    )
     assert code == 0, err
-    assert "seed 2: finished already" in err
-    assert (out / "seed-2" / "train_log.jsonl").read_text() == first_two  # kept, not trained again
+    assert "seed 3: finished already" in err
+    assert (out / "seed-3" / "train_log.jsonl").read_text() == log_three  # kept, not trained again
     runs = json.loads((out / "seeds.json").read_text())
-    assert [r["status"] for r in runs["runs"]] == ["finished", "finished"] and runs["failed"] == []
+    assert [r["status"] for r in runs["runs"]] == ["finished"] * 3 and runs["failed"] == []
     devs = [r["best_dev_spearman"] for r in runs["runs"]]
     best = runs["best_dev_spearman"]
     assert best["values"] == devs and best["mean"] == pytest.approx(np.mean(devs))
-    assert best["std"] == pytest.approx(np.std(devs, ddof=1)) and best["seeds"] == [1, 2]
-    assert devs[0] != devs[1]  # each seed trained with its own --seed
-    for s in (1, 2):
+    assert best["std"] == pytest.approx(np.std(devs, ddof=1)) and best["seeds"] == [1, 2, 3]
+    assert len(set(devs)) == 3  # each seed trained with its own --seed
+    for s in (1, 2, 3):
         meta = json.loads((out / f"seed-{s}" / "stsbench.json").read_text())
         assert meta["training"]["seed"] == s
-    assert "best STS-B dev Spearman over 2 finished seed(s)" in printed
+    assert "best STS-B dev Spearman over 3 finished seed(s)" in printed
 
     # a finished seed trained with other options than asked is refused, before anything runs
     code, _, err = run_cli(train_args(files, out, "--seeds", "1,2", "--resume", "--lr", "1e-4"), capsys)
