@@ -144,3 +144,30 @@ def test_parse_seeds_and_failure_lines():
     assert failure_line(2, ["step 3", "error: the loss is nan at step 3"]) == "the loss is nan at step 3"
     assert failure_line(-signal.SIGKILL, ["step 3"]) == "killed by SIGKILL"
     assert failure_line(1, ["Traceback", "RuntimeError: boom"]) == "exited with status 1 (RuntimeError: boom)"
+
+
+def test_parallel_processes_share_the_cores_or_take_the_gpus_in_turn(monkeypatch):
+    import os
+
+    import torch
+
+    from stsbench.train.config import TrainConfig
+    from stsbench.train.seeds import process_settings
+
+    cfg = TrainConfig(method="simcse", model="m", train_file="t.txt", output="o")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    cpu = cfg.replace(device="cpu")
+    envs, threads = process_settings(cpu, parallel=4, jobs=5)
+    assert threads == 2 and envs == [{"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}] * 4
+    assert process_settings(cpu, parallel=4, jobs=2)[1] == 4  # two seeds left: two processes, 4 threads each
+    assert process_settings(cpu, parallel=1, jobs=5) == ([{}], None)  # one process: torch's own default
+    assert process_settings(cpu.replace(threads=3), parallel=2, jobs=2) == ([{}, {}], None)  # --threads given
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    envs, threads = process_settings(cfg, parallel=4, jobs=4)
+    assert threads is None and [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["0", "1", "2", "0"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
+    envs, _ = process_settings(cfg.replace(device="cuda"), parallel=3, jobs=3)
+    assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["5", "7", "5"]
+    assert process_settings(cfg.replace(device="cuda:1"), parallel=2, jobs=2) == ([{}, {}], None)
