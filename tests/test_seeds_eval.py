@@ -94,6 +94,10 @@ def test_seeds_over_plain_runs_of_that_layout_only_writes_seeds_json(files, seed
     runs = json.loads((seeds_folder / "seeds.json").read_text())
     assert [r["status"] for r in runs["runs"]] == ["finished", "finished"]
     assert runs["best_dev_spearman"]["n"] == 2
+    # the training folder's seeds.json is no task result: check passes over it as over the run folders
+    args = ["check", "--results", str(seeds_folder), "--against", MTEB_KEY, "--tolerance", "100"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "no results JSON under" in err
 
 
 def aggregate(res: Path, sts14: list[float]) -> Path:
@@ -131,6 +135,10 @@ def test_check_tolerance_seeds_names_the_rows_outside(tmp_path, capsys):
     assert code == 2 and "--tolerance 'wide' is neither a number nor 'seeds'" in err
     code, _, err = run_cli([*base, "--mode", "dev"], capsys)
     assert code == 2 and "no seed aggregate" in err
+    (res / "other" / "seeds.json").parent.mkdir()
+    (res / "other" / "seeds.json").write_text('{"kind": "stsbench.seed_aggregate", "schema_version": 1}')
+    code, _, err = run_cli(base, capsys)
+    assert code == 2 and err.count("\n") == 1 and "malformed stsbench seed aggregate (missing model" in err
 
 
 def test_one_seed_has_no_interval_to_check(tmp_path, capsys):

@@ -12,7 +12,7 @@ from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.runs import TRAIN_LOG
-from stsbench.results.schema import ANALYSIS_KIND, SEED_AGGREGATE_KIND, TaskResult
+from stsbench.results.schema import ANALYSIS_KIND, SEED_AGGREGATE_KIND, SEED_RUNS_KIND, TaskResult
 from stsbench.results.store import read_result
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
@@ -157,7 +157,10 @@ def load_results(
         if any(d == path.parent or d in path.parents for d in run_dirs):
             continue
         kind = _kind(path)
-        if kind == SEED_AGGREGATE_KIND:  # the seeds' own results are read; `--tolerance seeds` reads this
+        if kind in (
+            SEED_AGGREGATE_KIND,
+            SEED_RUNS_KIND,
+        ):  # summaries of seeds (`--tolerance seeds` reads them)
             continue
         if kind in SKIPPED_KINDS:
             passed_over.append(path)

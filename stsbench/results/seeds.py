@@ -23,6 +23,7 @@ from stsbench.stats.seeds import seed_summary
 
 SEEDS_FILE = "seeds.json"
 LEVEL = 0.95
+ROW_KEYS = ("values", "mean", "std", "n", "low", "high")  # a task's row of the aggregate
 _SEED_DIR = re.compile(r"seed-(\d+)")
 
 
@@ -129,13 +130,20 @@ def read_aggregate(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("kind") != SEED_AGGREGATE_KIND:
         return None
     check_version(path, data, "seed aggregate")
-    try:
-        for name, row in data["tasks"].items():
-            for key in ("values", "mean", "std", "n", "low", "high"):
-                row[key]  # noqa: B018 - present, or KeyError
-            if not isinstance(name, str):
-                raise TypeError(name)
-        data["model"], data["pooler"], data["mode"]  # noqa: B018
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise StsbenchError(f"{path}: malformed stsbench seed aggregate (missing {exc})") from None
+    tasks = data.get("tasks")
+    missing = [k for k in ("model", "pooler", "mode", "seeds", "tasks") if k not in data]
+    if isinstance(tasks, dict):
+        missing += [
+            f"tasks.{t}.{k}"
+            for t, row in tasks.items()
+            for k in ROW_KEYS
+            if not isinstance(row, dict) or k not in row
+        ]
+    elif "tasks" not in missing:
+        missing.append("tasks (an object)")
+    if missing:
+        raise StsbenchError(
+            f"{path}: malformed stsbench seed aggregate (missing {', '.join(missing[:3])}); "
+            "rerun `stsbench run --model OUT` on the seeds folder"
+        )
     return data
