@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.tests import min_detectable_difference
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,6 @@ def seed_summary(values: Sequence[float], level: float = 0.95) -> SeedSummary:
     return SeedSummary(mean, std, n, mean - half, mean + half)
 
 
-def min_detectable(se: float, df: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """(t_{1-alpha/2, df} + t_{power, df}) · se: the true difference a two-sided t test finds with ``power``."""
-    return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * se)
-
-
 def seed_difference(
     a_values: Sequence[float], b_values: Sequence[float], level: float = 0.95
 ) -> SeedDifference:
@@ -111,5 +107,5 @@ def seed_difference(
     df = float((va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)))
     p = float(2 * stats.t.sf(abs(diff) / se, df))
     half = float(stats.t.ppf((1 + level) / 2, df)) * se
-    mdd = min_detectable(se, df, alpha=1 - level)
+    mdd = min_detectable_difference(se, alpha=1 - level, power=0.8, df=df)
     return SeedDifference(diff, diff - half, diff + half, p, se, df, a.size, b.size, mdd)
