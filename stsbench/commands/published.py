@@ -85,7 +85,12 @@ def check(
         Path, typer.Option("--results", help="Folder of results JSON (searched recursively).")
     ],
     against: Annotated[
-        str, typer.Option("--against", help="Published entry key (`stsbench published list`).")
+        str,
+        typer.Option(
+            "--against",
+            help="Published entry key (`stsbench published list`), or mteb-results:DIR for a local MTEB "
+            'results folder (needs `pip install "stsbench[mteb]"`).',
+        ),
     ],
     tolerance: Annotated[
         str,
@@ -98,7 +103,11 @@ def check(
     pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
     mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
 ) -> None:
-    """Compare results with a published row; fail when a task is off by more than the tolerance or missing."""
+    """Compare results with a published row; fail when a task is off by more than the tolerance or missing.
+
+    With mteb-results:DIR the row is the main scores (x100) of the run's model in an MTEB results folder
+    (``stsbench export-mteb`` writes one; MTEB's own cache and results repository are read the same way).
+    """
     from stsbench.errors import StsbenchError
     from stsbench.published.check import CheckFailed, check_results
 

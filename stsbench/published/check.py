@@ -11,6 +11,7 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
+from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX, MTEB_TASKS, read_mteb_results
 from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import ANALYSIS_KIND, SEED_AGGREGATE_KIND, SEED_RUNS_KIND, TaskResult
 from stsbench.results.store import read_result
@@ -271,6 +272,26 @@ def compare(
     return Comparison(entry, Path(results_dir), run, tolerance, rows, extra)
 
 
+def mteb_entry(
+    key: str, models: dict[tuple[str, str], dict[str, float]], by_task: dict[str, Measured]
+) -> Entry:
+    """The MTEB folder's row for the run in ``by_task``: the model with the run's MTEB name.
+
+    That is ``export-mteb``'s name; for a local model, whose MTEB name only ``--model-name`` gave, the folder's
+    only model.
+    """
+    from stsbench.results.mteb_layout import mteb_identity, mteb_results_entry, pick_mteb_model
+
+    folder = Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser()
+    name = None
+    if by_task:
+        try:
+            name = mteb_identity(next(iter(by_task.values())).result.model)[0]
+        except StsbenchError:  # a local model
+            pass
+    return mteb_results_entry(key, pick_mteb_model(folder, models, name))
+
+
 def check_results(
     results_dir: Path,
     key: str,
@@ -279,13 +300,23 @@ def check_results(
     pooler: str | None = None,
     mode: str | None = None,
 ) -> Comparison:
-    """Load every result under ``results_dir`` and compare the chosen run with the published entry ``key``."""
-    entry = get_entry(key)
-    tasks = comparable_tasks(entry)
+    """Load every result under ``results_dir`` and compare the chosen run with the published entry ``key``.
+
+    ``key`` ``mteb-results:DIR`` compares with a local MTEB results folder instead (see ``mteb_entry``).
+    """
+    mteb_models = None
+    if key.startswith(MTEB_RESULTS_PREFIX):
+        mteb_models = read_mteb_results(Path(key[len(MTEB_RESULTS_PREFIX) :]))
+        tasks: Iterable[str] = MTEB_TASKS
+    else:
+        entry = get_entry(key)
+        tasks = comparable_tasks(entry)
     skipped: list[Path] = []
     training_runs: list[Path] = []
     measured = load_results(results_dir, skipped, training_runs)
     by_task = select_run(measured, tasks, results_dir, model=model, pooler=pooler, mode=mode)
+    if mteb_models is not None:
+        entry = mteb_entry(key, mteb_models, by_task)
     comparison = compare(entry, by_task, results_dir, tolerance)
     others = tuple(sorted({m.run for m in measured} - {comparison.run}))
     return replace(
