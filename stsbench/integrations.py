@@ -12,6 +12,7 @@ by default STS-B dev, as SimCSE selects checkpoints. Neither caches: the weights
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,10 @@ def sentence_transformers_evaluator(
             metrics = {f"{task}_{mode}": value for task, value in scores.items()}
             self.primary_metric = next(iter(metrics))
             metrics = self.prefix_name_to_metrics(metrics, self.name)
-            if hasattr(self, "store_metrics_in_model_card_data"):
-                self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+            store = getattr(self, "store_metrics_in_model_card_data", None)
+            if store is not None:  # (model, metrics, epoch, step) since 3.4; (model, metrics) in 3.3
+                when = (epoch, steps) if len(inspect.signature(store).parameters) >= 4 else ()
+                store(model, metrics, *when)
             return metrics
 
         def get_config_dict(self) -> dict[str, Any]:

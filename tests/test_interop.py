@@ -12,6 +12,7 @@ from scipy.stats import spearmanr
 import stsbench
 from stsbench.data.sts import load_pairs
 from stsbench.errors import StsbenchError
+from stsbench.train.st_export import st_modules
 from tests.test_train_runs import config  # the tiny trainer config over conftest's `files` (40-pair dev)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -25,10 +26,18 @@ def _hf(folder):
 
 def _tiny_st(folder):
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
-    body = Transformer(str(folder), max_seq_length=64)
-    return SentenceTransformer(modules=[body, Pooling(32, "mean"), Normalize()], device="cpu")
+    m = st_modules()  # 6.x keeps them in sentence_transformer.modules, the 3.1 floor in models
+    body = m.Transformer(str(folder), max_seq_length=64)
+    return SentenceTransformer(modules=[body, m.Pooling(32, "mean"), m.Normalize()], device="cpu")
+
+
+def _mnrl_loss():
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    except ImportError:  # 3.1 - 5.x
+        from sentence_transformers.losses import MultipleNegativesRankingLoss
+    return MultipleNegativesRankingLoss
 
 
 def test_mock_encoder_figure_is_cosine_spearman_of_its_vectors(data_dir):
@@ -76,6 +85,15 @@ def test_sentence_transformer_object_loads_and_equals_its_saved_folder(tiny_bert
     assert live.results[0].reported == folder.results[0].reported
     vecs = enc.encode(["a man is playing a guitar ."])
     np.testing.assert_allclose(vecs, st.encode(["a man is playing a guitar ."]), atol=1e-6)
+
+
+def test_a_live_model_put_back_in_train_mode_still_encodes_without_dropout(tiny_bert):
+    model, tok = _hf(tiny_bert)
+    enc = stsbench.load_encoder(model, pooler="avg", tokenizer=tok, use_cache=False)
+    want = enc.encode(SENTENCES)
+    model.train()  # as stsbench.evaluate hands a training model back, or sentence-transformers 3.x leaves it
+    np.testing.assert_allclose(enc.encode(SENTENCES), want, atol=1e-6)
+    assert model.training  # and encoding leaves it as it found it
 
 
 def test_any_encode_object_and_bad_objects(data_dir):
@@ -203,7 +221,6 @@ def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tm
     pytest.importorskip("accelerate", reason="the trainers need accelerate (pip install stsbench[integrations])")
     datasets = pytest.importorskip("datasets", reason="SentenceTransformerTrainer needs datasets")
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from stsbench.integrations import sentence_transformers_evaluator
 
@@ -217,7 +234,7 @@ def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tm
     )
     trainer = SentenceTransformerTrainer(
         model=st, args=args, train_dataset=datasets.Dataset(table, fingerprint="tiny-pairs"),
-        loss=MultipleNegativesRankingLoss(st), evaluator=sentence_transformers_evaluator(data_dir=data_dir),
+        loss=_mnrl_loss()(st), evaluator=sentence_transformers_evaluator(data_dir=data_dir),
     )
     trainer.train()
     logged = [(r["step"], r["eval_stsbench_STSBenchmark_dev"]) for r in trainer.state.log_history
@@ -287,11 +304,11 @@ def test_evaluate_hands_a_training_model_back_in_train_mode(tiny_bert, data_dir)
 
 def test_other_sentence_transformer_stacks_run_through_its_encode_keyed_by_their_modules(tiny_bert):
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
-    body = Transformer(str(tiny_bert), max_seq_length=64)
-    by_max = SentenceTransformer(modules=[body, Pooling(32, "max")], device="cpu")
-    by_sqrt = SentenceTransformer(modules=[body, Pooling(32, "mean_sqrt_len_tokens")], device="cpu")
+    m = st_modules()
+    body = m.Transformer(str(tiny_bert), max_seq_length=64)
+    by_max = SentenceTransformer(modules=[body, m.Pooling(32, "max")], device="cpu")
+    by_sqrt = SentenceTransformer(modules=[body, m.Pooling(32, "mean_sqrt_len_tokens")], device="cpu")
     a, b = stsbench.as_encoder(by_max), stsbench.as_encoder(by_sqrt)
     assert a.info.kind == "sentence-transformers-full-live" and a.info.fingerprint != b.info.fingerprint
     np.testing.assert_allclose(a.encode(SENTENCES), by_max.encode(SENTENCES), atol=1e-6)

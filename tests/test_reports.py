@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -196,7 +197,8 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     }
     made = {k: v for k, v in made.items() if not k.startswith("results/")}
     assert sorted(made) == sorted(kept)
-    assert made["report.md"] == kept["report.md"]
+    version = re.compile(rb"matplotlib [0-9][0-9A-Za-z.]*")  # report.md names the matplotlib that drew
+    assert version.sub(b"matplotlib", made["report.md"]) == version.sub(b"matplotlib", kept["report.md"])
     if f"matplotlib {matplotlib.__version__}" not in kept["report.md"].decode():
         pytest.skip(f"figures were drawn with another matplotlib than {matplotlib.__version__}")
     assert made == kept

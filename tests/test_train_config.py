@@ -86,8 +86,8 @@ def test_help_shows_the_choices_and_the_method_defaults():
         len(choices) == 19
     )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
     # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude
-    for values in choices:
-        assert "<" + "|".join(values) + ">" in out
+    for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
+        assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
     assert "(default: 0.0; MoCoSE: 1e-06)" in out and "(default: 125; MoCoSE: 100)" in out
     params = train_params()  # grouped by method in rich's --help panels
     assert params["queue_size"].rich_help_panel == "MoCoSE options"

@@ -202,7 +202,7 @@ def test_cli_errors_are_one_line_and_exit_nonzero(files, tmp_path):
         ),
         (
             ["--method", "simcse", "--train-file", str(files / "train.txt"), "--bogus", "3", *base],
-            "error: No such option: --bogus",
+            "error: No such option:? '?--bogus",  # click's wording (typer 0.19 quotes it)
         ),
     ]
     for args, msg in runs:

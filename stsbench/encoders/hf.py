@@ -140,30 +140,37 @@ class HFEncoder:
         pad_id = self._tokenizer.pad_token_id or 0
         hidden = needs_hidden_states(self.pooler)
         out: np.ndarray | None = None
-        with (
-            torch.inference_mode(),
-            progress_bar(f"encoding {len(ids)} sentences", len(ids), enabled=show_progress) as advance,
-        ):
-            for rows in length_batches([len(i) for i in ids], batch_size):
-                width = len(ids[rows[0]])
-                input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                for j, i in enumerate(rows):
-                    input_ids[j, : len(ids[i])] = ids[i]
-                    mask[j, : len(ids[i])] = 1
-                input_ids = torch.from_numpy(input_ids).to(self.device)
-                mask = torch.from_numpy(mask).to(self.device)
-                vecs = self.embed_batch(input_ids, mask, hidden).float().cpu().numpy()
-                if out is None:
-                    out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
-                out[rows] = vecs
-                self.n_encoded += len(rows)
-                if on_batch is not None and np.isfinite(vecs).all():
-                    on_batch(
-                        np.array([p for i in rows for p in users[i]]),
-                        np.repeat(vecs, [len(users[i]) for i in rows], axis=0),
-                    )
-                advance(len(rows))
+        # eval mode (no dropout) while encoding, then as it was: a live model wrapped earlier may have been put
+        # back in train mode since (sentence-transformers before 6 leaves its modules in train mode)
+        was_training = self._model.training
+        self._model.eval()
+        try:
+            with (
+                torch.inference_mode(),
+                progress_bar(f"encoding {len(ids)} sentences", len(ids), enabled=show_progress) as advance,
+            ):
+                for rows in length_batches([len(i) for i in ids], batch_size):
+                    width = len(ids[rows[0]])
+                    input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+                    mask = np.zeros((len(rows), width), dtype=np.int64)
+                    for j, i in enumerate(rows):
+                        input_ids[j, : len(ids[i])] = ids[i]
+                        mask[j, : len(ids[i])] = 1
+                    input_ids = torch.from_numpy(input_ids).to(self.device)
+                    mask = torch.from_numpy(mask).to(self.device)
+                    vecs = self.embed_batch(input_ids, mask, hidden).float().cpu().numpy()
+                    if out is None:
+                        out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
+                    out[rows] = vecs
+                    self.n_encoded += len(rows)
+                    if on_batch is not None and np.isfinite(vecs).all():
+                        on_batch(
+                            np.array([p for i in rows for p in users[i]]),
+                            np.repeat(vecs, [len(users[i]) for i in rows], axis=0),
+                        )
+                    advance(len(rows))
+        finally:
+            self._model.train(was_training)
         return check_finite(out[where], texts, self.spec.name)
 
     def embed_batch(self, input_ids, mask, hidden: bool):

@@ -26,7 +26,8 @@ from stsbench.encoders.pooling import needs_hidden_states
 from stsbench.io import atomic_write_text
 
 
-def _modules():
+def st_modules():
+    """sentence-transformers' module classes (Transformer, Pooling, Dense...), where this version keeps them."""
     try:  # sentence-transformers >= 6
         from sentence_transformers.sentence_transformer import modules
     except ImportError:  # 3.1 - 5.x
@@ -46,7 +47,7 @@ def _layer_weights(pooler: str, layers: int) -> tuple[int, torch.Tensor]:
 
 def build_modules(folder: Path, model, eval_pooler: str) -> list:
     """The module stack for the backbone saved in ``folder`` (read back from there)."""
-    m = _modules()
+    m = st_modules()
     config = model.backbone.config
     hidden = int(config.hidden_size)
     max_len = min(int(getattr(config, "max_position_embeddings", 512)), 512)
