@@ -1,0 +1,31 @@
+"""The dependency floors CI installs (.ci/floors.py) are pyproject's, and every dependency declares one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("tomllib", reason=".ci/floors.py reads pyproject.toml with tomllib (Python >= 3.11)")
+
+
+def test_floors_pin_every_declared_floor():
+    import tomllib
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "floors.py"), "integrations"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.splitlines()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + project["optional-dependencies"]["integrations"]
+    want = [r.split("#")[0].strip().replace(">=", "==") for r in declared if not r.startswith("torch>=")]
+    assert out[: len(want)] == want
+    assert {"transformers==4.56", "sentence-transformers==3.3", "safetensors==0.4.3"} <= set(out)
+    assert out[len(want) :] == ["pyarrow<20"]  # the one transitive pin, with its reason in floors.py
