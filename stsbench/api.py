@@ -35,6 +35,7 @@ def evaluate(
     seed: int = 1111,
     show_progress: bool = False,
     revision: str | None = None,
+    bootstrap: int = 1000,
 ) -> RunResult:
     """Score ``model`` on ``tasks`` exactly as ``stsbench run`` does.
 
@@ -43,13 +44,18 @@ def evaluate(
     or any object with ``encode(list[str]) -> array`` (not cached unless it carries an ``info.fingerprint``).
     ``dtype`` and ``revision`` (branch, tag or commit of a hub id) apply to models loaded by name; a live model
     is run in the dtype it has.
-    ``result.results[i].reported`` is the figure of the table (Spearman x 100, 2 decimals).
+    ``result.results[i].reported`` is the figure of the table (Spearman x 100, 2 decimals), ``.interval`` its
+    95% interval (STS: a percentile bootstrap over pairs with ``bootstrap`` resamples seeded by ``seed``, 0 for
+    none; ``result.average`` holds the STS Avg.'s); ``result.pairs[task]`` the per-pair cosines and gold scores.
     """
     from stsbench.encoders import load_encoder
     from stsbench.evaluate import evaluate_encoder
     from stsbench.paths import resolve_data_dir
     from stsbench.tasks.base import Mode
+    from stsbench.tasks.intervals import check_bootstrap
     from stsbench.tasks.registry import resolve_tasks
+
+    check_bootstrap(bootstrap)  # before a model loads
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
     was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
@@ -68,6 +74,7 @@ def evaluate(
             show_progress=show_progress,
             output=Path(output) if output is not None else None,
             command="stsbench.evaluate (Python API)",
+            bootstrap=bootstrap,
         )
     finally:  # a live model is run in eval mode (no dropout); hand it back as it came
         if was_training:

@@ -56,6 +56,16 @@ DeviceOpt = Annotated[
     typer.Option("--device", help="cpu, cuda, cuda:1, mps (default: cuda if available, else cpu)."),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+BootstrapOpt = Annotated[
+    int,
+    typer.Option(
+        "--bootstrap",
+        min=0,
+        metavar="B",
+        help="Resamples of the pairs for each STS figure's 95% interval and the Avg.'s, seeded by --seed; "
+        "0: no STS intervals.",
+    ),
+]
 
 
 class Dtype(str, Enum):

@@ -1,4 +1,10 @@
-"""The evaluation run: load every task's data, encode all their sentences once, score, write results."""
+"""The evaluation run: load every task's data, encode all their sentences once, score, write results.
+
+With ``output``, each task's results file is written as soon as it is final: a transfer task's when it is
+scored, the STS tasks' (with their per-pair sidecars) once the last STS task is scored, since their intervals
+come from one bootstrap over every STS task's pairs (which also gives the Avg.'s, written to
+``average_sts.json`` when the run has two STS tasks or more).
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,28 @@ import logging
 import sys
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_json
+from stsbench.metrics import simcse_average
 from stsbench.paths import resolve_data_dir
-from stsbench.results.schema import TaskResult
-from stsbench.results.store import make_provenance, model_info, write_result
-from stsbench.tasks.base import Mode, Task
+from stsbench.results.pairs import write_pairs
+from stsbench.results.schema import AverageResult, Provenance, TaskResult
+from stsbench.results.store import (
+    average_path,
+    make_provenance,
+    model_info,
+    read_average,
+    result_path,
+    write_result,
+)
+from stsbench.tasks.base import Mode, PairScores, Task
+from stsbench.tasks.intervals import check_bootstrap, sts_intervals, transfer_interval
 from stsbench.tasks.registry import resolve_tasks
 
 log = logging.getLogger(__name__)
@@ -31,6 +50,58 @@ class RunResult:
     paths: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # tasks without a split for this mode
     timings: dict[str, float] = field(default_factory=dict)
+    pairs: dict[str, PairScores] = field(default_factory=dict)  # STS tasks: what each figure is computed from
+    average: AverageResult | None = None  # the STS tasks' Avg. with its interval (when bootstrapped)
+
+
+def _stale_average(path: Path, tasks: list[str]) -> None:
+    """Remove an ``average_sts.json`` that averages a task just rewritten without a new average."""
+    try:
+        average = read_average(path)
+    except StsbenchError:
+        return  # not ours to judge
+    if set(average.tasks) & set(tasks):
+        path.unlink(missing_ok=True)
+        log.info("removed %s: it averaged results this run replaced", path)
+
+
+def _finish_sts(
+    run: RunResult,
+    pending: list[TaskResult],
+    *,
+    bootstrap: int,
+    seed: int,
+    output: Path | None,
+    provenance: Callable[[dict[str, float]], Provenance],
+) -> None:
+    """Attach the bootstrap intervals to the STS results, then write them, their sidecars and the Avg. file."""
+    if bootstrap:
+        start = time.perf_counter()
+        intervals, average = sts_intervals({r.task: run.pairs[r.task] for r in pending}, bootstrap, seed)
+        took = time.perf_counter() - start
+        run.timings["bootstrap"] = took
+        for r in pending:
+            r.interval = intervals[r.task]
+        figures = {r.task: r.reported for r in pending}
+        run.average = AverageResult(
+            list(figures),
+            figures,
+            simcse_average(list(figures.values())),
+            average,
+            pending[0].model,
+            run.mode,
+            provenance({"bootstrap": took}),
+        )
+    if output is None:
+        return
+    for r in pending:
+        r.pairs = write_pairs(result_path(output, r), run.pairs[r.task])
+        run.paths.append(write_result(output, r))
+    where = average_path(output, pending[0].model, run.mode)
+    if run.average is not None and len(pending) > 1:  # the Avg. of one task is that task
+        run.paths.append(atomic_write_json(where, run.average.to_dict()))
+    elif where.exists():
+        _stale_average(where, [r.task for r in pending])
 
 
 def evaluate_encoder(
@@ -44,12 +115,14 @@ def evaluate_encoder(
     show_progress: bool = True,
     output: Path | None = None,
     command: str | None = None,
+    bootstrap: int = 1000,
 ) -> RunResult:
-    """Score ``encoder`` on ``tasks``; with ``output``, write one results file per task as it completes.
+    """Score ``encoder`` on ``tasks``; with ``output``, write one results file per task (see the module).
 
-    All data is read and validated before anything is encoded, so bad data fails before any cost and
-    before any file is written.
+    ``bootstrap``: resamples for the STS tasks' 95% intervals (0: none), seeded by ``seed``. All data is read
+    and validated before anything is encoded, so bad data fails before any cost and before any file is written.
     """
+    bootstrap = check_bootstrap(bootstrap)
     mode = Mode(mode)
     kept = [t for t in tasks if t.supports(mode)]
     skipped = [t.name for t in tasks if not t.supports(mode)]
@@ -69,6 +142,13 @@ def evaluate_encoder(
         timings={"load": t1 - t0, "encode": t2 - t1},
     )
     config = {"seed": seed, "batch_size": batch_size, "n_sentences": len(texts)}
+    sts_files = [f for t, _ in loaded if t.kind == "sts" for f in t.files(data_dir, mode)]
+
+    def average_provenance(timings: dict[str, float]):
+        return make_provenance(data_dir, sts_files, timings, command, encoder)
+
+    n_sts = sum(t.kind == "sts" for t, _ in loaded)
+    pending: list[TaskResult] = []  # STS results waiting for the last STS task (one bootstrap over all)
     for task, data in loaded:
         start = time.perf_counter()
         scores = task.evaluate(data, table, mode, seed)
@@ -93,6 +173,15 @@ def evaluate_encoder(
             scores.n_pairs,
         )
         run.results.append(result)
+        if task.kind == "sts":
+            run.pairs[task.name] = scores.pairs
+            pending.append(result)
+            if len(pending) == n_sts:
+                _finish_sts(
+                    run, pending, bootstrap=bootstrap, seed=seed, output=output, provenance=average_provenance
+                )
+            continue
+        result.interval = transfer_interval(scores.metric, scores.details)
         if output is not None:
             run.paths.append(write_result(output, result))
     run.timings["evaluate"] = time.perf_counter() - t2
@@ -117,8 +206,13 @@ def run(
     command: str | None = None,
     dtype: str = "float32",
     revision: str | None = None,
+    bootstrap: int = 1000,
 ) -> RunResult:
-    """``stsbench run`` as a library call (``revision``: of a hub id, a branch, tag or commit)."""
+    """``stsbench run`` as a library call (``revision``: of a hub id, a branch, tag or commit).
+
+    ``bootstrap``: resamples for the STS tasks' 95% intervals, seeded by ``seed`` (0: none).
+    """
+    check_bootstrap(bootstrap)
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
@@ -142,6 +236,7 @@ def run(
         show_progress=show_progress,
         output=output,
         command=command,
+        bootstrap=bootstrap,
     )
     if result.skipped and show_progress:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)

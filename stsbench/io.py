@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
+import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
@@ -39,6 +45,31 @@ def to_json(obj: Any) -> str:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
     """Write ``obj`` as JSON atomically (see :func:`to_json`)."""
     return atomic_write_text(path, to_json(obj))
+
+
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """``arrays`` as the bytes of a compressed ``.npz``, the same bytes for the same arrays.
+
+    ``numpy.savez_compressed`` stamps each member with the current time, so two runs would write different
+    files (and checksums); here every member has the zip epoch. ``numpy.load`` reads it (no pickles).
+    """
+    import numpy as np
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, array in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(member, "w") as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def atomic_write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Write ``arrays`` as a compressed ``.npz`` atomically (see :func:`npz_bytes`); returns the bytes written."""
+    data = npz_bytes(arrays)
+    atomic_write_bytes(path, data)
+    return data
 
 
 def check_writable_dir(path: str | os.PathLike[str], what: str) -> Path:

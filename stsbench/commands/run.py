@@ -13,6 +13,7 @@ import typer
 
 from stsbench.cli_options import (
     BatchSizeOpt,
+    BootstrapOpt,
     CacheDirOpt,
     DataDirOpt,
     DeviceOpt,
@@ -36,8 +37,18 @@ class Format(str, Enum):
     json = "json"
 
 
-def score_tables(run) -> list[tuple[str, list[str], list[float]]]:
-    """(title, task names + ``Avg.``, values) per task kind, in SimCSE's layout."""
+Interval = tuple[float, float]
+
+
+def _bounds(interval: dict | None) -> Interval | None:
+    return None if interval is None else (interval["low"], interval["high"])
+
+
+def score_tables(run) -> list[tuple[str, list[str], list[float], list[Interval | None]]]:
+    """(title, task names + ``Avg.``, values, their 95% intervals or None) per task kind, in SimCSE's layout.
+
+    The STS Avg.'s interval comes from resampling every STS task jointly; the transfer Avg. has none.
+    """
     from stsbench.metrics import simcse_average
 
     tables = []
@@ -45,22 +56,54 @@ def score_tables(run) -> list[tuple[str, list[str], list[float]]]:
         rows = [r for r in run.results if r.task_type == kind]
         if rows:
             vals = [r.reported for r in rows]
-            tables.append((title, [r.task for r in rows] + ["Avg."], vals + [simcse_average(vals)]))
+            average = run.average.interval if kind == "sts" and run.average is not None else None
+            intervals = [_bounds(r.interval) for r in rows] + [_bounds(average)]
+            tables.append(
+                (title, [r.task for r in rows] + ["Avg."], vals + [simcse_average(vals)], intervals)
+            )
     return tables
 
 
 def scores_json(run) -> dict:
-    """``{"model", "mode", "pooler", "scores": {task: value, ..., "Avg.": ...}}``; with both kinds, ``averages``."""
+    """``{"model", "mode", "pooler", "scores": {task: value, ..., "Avg.": ...}}``; with both kinds, ``averages``.
+
+    ``intervals`` (when any): ``{task: [low, high], ...}`` keyed as ``scores`` (with both kinds, the STS Avg.'s
+    under ``average_intervals``).
+    """
     tables = score_tables(run)
     scores = {r.task: r.reported for r in run.results}
     out = {"model": run.model, "mode": run.mode, "pooler": run.pooler, "scores": scores}
+    intervals = {
+        name: list(b)
+        for _, names, _, bounds in tables
+        for name, b in zip(names[:-1], bounds[:-1], strict=True)
+        if b is not None
+    }
+    averages = {title: list(bounds[-1]) for title, _, _, bounds in tables if bounds[-1] is not None}
     if len(tables) == 1:
         scores["Avg."] = tables[0][2][-1]
+        if averages:
+            (intervals["Avg."],) = averages.values()
     else:
-        out["averages"] = {title: vals[-1] for title, _, vals in tables}
+        out["averages"] = {title: vals[-1] for title, _, vals, _ in tables}
+        if averages:
+            out["average_intervals"] = averages
+    if intervals:
+        out["intervals"] = intervals
     if run.skipped:
         out["skipped"] = run.skipped
     return out
+
+
+def interval_cell(bounds: Interval | None) -> str:
+    """A 95% interval as the table's second row shows it: ``[81.1, 82.9]`` (one decimal), empty when none."""
+    return "" if bounds is None else f"[{bounds[0]:.1f}, {bounds[1]:.1f}]"
+
+
+INTERVALS_NOTE = {
+    "STS": "95% intervals: percentile bootstrap over pairs (by subset for STS12-16; Avg.: tasks jointly)",
+    "Transfer": "95% intervals: Wilson for a fixed test set, t over the folds for k-fold figures",
+}
 
 
 def seed_spread(row: dict) -> str:
@@ -120,6 +163,7 @@ def register(app: typer.Typer) -> None:
         device: DeviceOpt = None,
         dtype: DtypeOpt = Dtype.float32,
         seed: SeedOpt = 1111,
+        bootstrap: BootstrapOpt = 1000,
         fmt: Annotated[Format, typer.Option("--format", help="table (SimCSE's) or json.")] = Format.table,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
         revision: Annotated[
@@ -149,6 +193,7 @@ def register(app: typer.Typer) -> None:
             command=command,
             dtype=dtype.value,
             revision=revision,
+            bootstrap=bootstrap,
         )
         if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
             from stsbench.evaluate_seeds import run_seeds
@@ -164,7 +209,7 @@ def register(app: typer.Typer) -> None:
         from stsbench.progress import plural, table_console
 
         console = table_console()
-        for title, names, vals in score_tables(result):
+        for title, names, vals, intervals in score_tables(result):
             precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
             # a heading line, not the table's title: rich wraps a title to the table's width (three lines
             # for a long model path in a narrow terminal), a line the terminal folds at most once
@@ -173,10 +218,16 @@ def register(app: typer.Typer) -> None:
             )
             console.print(heading, soft_wrap=True, highlight=False)
             table = Table()
+            shown = any(b is not None for b in intervals)
             for name in names:
-                table.add_column(name, justify="right", min_width=len(name), no_wrap=True)
+                # an interval row may wrap at its space in a narrow terminal rather than lose digits
+                table.add_column(name, justify="right", min_width=len(name), no_wrap=not shown)
             table.add_row(*(f"{v:.2f}" for v in vals))
+            if shown:
+                table.add_row(*(interval_cell(b) for b in intervals))
             console.print(table)
+            if shown:
+                console.print(INTERVALS_NOTE[title], highlight=False)
         console.print(
             f"results: {plural(len(result.paths), 'file')} under {output}/  "
             f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)",

@@ -13,12 +13,21 @@ from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX, MTEB_TASKS, read_mteb_results
 from stsbench.results.runs import TRAIN_LOG
-from stsbench.results.schema import ANALYSIS_KIND, SEED_AGGREGATE_KIND, SEED_RUNS_KIND, TaskResult
+from stsbench.results.schema import (
+    ANALYSIS_KIND,
+    AVERAGE_KIND,
+    SEED_AGGREGATE_KIND,
+    SEED_RUNS_KIND,
+    TaskResult,
+)
 from stsbench.results.store import read_result
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 # what the analysis commands write beside `stsbench run`'s results (default results/analyses/): not task scores
 SKIPPED_KINDS = (ANALYSIS_KIND,)
+# summaries beside the task results, passed over silently: a run's average_sts.json (its tasks' files are read)
+# and the seed summaries (`--tolerance seeds` reads those)
+RUN_SUMMARY_KINDS = (AVERAGE_KIND, SEED_AGGREGATE_KIND, SEED_RUNS_KIND)
 
 
 class CheckFailed(StsbenchError):
@@ -142,7 +151,8 @@ def load_results(
     """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it.
 
     Analysis results (``stsbench length-bias`` and the like write them under ``results/analyses/`` by
-    default) are not scores: they are left out, and appended to ``skipped`` when given. So are the files of
+    default) are not scores: they are left out, and appended to ``skipped`` when given; a run's
+    ``average_sts.json`` is left out silently (its tasks' files are read). So are the files of
     training-run folders (``stsbench train``'s output: ``train_log.jsonl``, the checkpoint's JSON files),
     whose folders are appended to ``training_runs``.
     """
@@ -158,10 +168,7 @@ def load_results(
         if any(d == path.parent or d in path.parents for d in run_dirs):
             continue
         kind = _kind(path)
-        if kind in (
-            SEED_AGGREGATE_KIND,
-            SEED_RUNS_KIND,
-        ):  # summaries of seeds (`--tolerance seeds` reads them)
+        if kind in RUN_SUMMARY_KINDS:
             continue
         if kind in SKIPPED_KINDS:
             passed_over.append(path)

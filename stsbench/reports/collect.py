@@ -5,6 +5,8 @@ What is read, under ``DIR`` (recursively, in sorted path order):
 - ``*.json`` with ``"kind": "stsbench.task_result"``: task results (``stsbench run``);
 - ``*.json`` with ``"kind": "stsbench.analysis_result"``: analyses (``stsbench length-bias`` ...), their
   ``result`` rebuilt as the type the analysis registry names;
+- ``average_sts.json`` (``"kind": "stsbench.sts_average"``): a run's STS Avg. with its interval. The per-pair
+  sidecars (``<task>.pairs.npz``) are read through :mod:`stsbench.results.pairs` when needed, not here;
 - ``train_log.jsonl`` (with ``stsbench.json`` beside it when the run saved a checkpoint): training runs
   (``stsbench train``), read by :mod:`stsbench.results.runs`. Every other file in a run folder (weights,
   tokenizer, ``last/``) belongs to the checkpoint and is not read.
@@ -23,7 +25,16 @@ from typing import Any
 from stsbench.analyses.registry import all_analyses
 from stsbench.errors import StsbenchError
 from stsbench.results.runs import RUN_META, TRAIN_LOG, TrainRun, load_train_run
-from stsbench.results.schema import AnalysisResult, ModelInfo, Provenance, TaskResult
+from stsbench.results.schema import (
+    ANALYSIS_KIND,
+    AVERAGE_KIND,
+    TASK_KIND,
+    AnalysisResult,
+    AverageResult,
+    ModelInfo,
+    Provenance,
+    TaskResult,
+)
 from stsbench.results.store import OtherKind, Unreadable, load_result
 
 
@@ -33,6 +44,14 @@ class TaskRecord:
 
     path: str  # relative to the scanned folder, POSIX
     result: TaskResult
+
+
+@dataclass(frozen=True)
+class AverageRecord:
+    """One ``average_sts.json``: the STS Avg. of a run and its interval."""
+
+    path: str
+    result: AverageResult
 
 
 @dataclass(frozen=True)
@@ -56,6 +75,7 @@ class Collection:
     tasks: list[TaskRecord] = field(default_factory=list)
     analyses: list[AnalysisRecord] = field(default_factory=list)
     runs: list[TrainRun] = field(default_factory=list)
+    averages: list[AverageRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def analyses_of(self, analysis: str) -> list[AnalysisRecord]:
@@ -63,14 +83,21 @@ class Collection:
         return [a for a in self.analyses if a.analysis == analysis]
 
 
+KINDS = (TASK_KIND, ANALYSIS_KIND, AVERAGE_KIND)
+
+
 def analysis_types() -> dict[str, type]:
     """``{analysis name: result type}`` from the analysis registry."""
     return {a.name: a.result_class() for a in all_analyses()}
 
 
-def _record(path: Path, rel: str, result: TaskResult | AnalysisResult) -> TaskRecord | AnalysisRecord:
+def _record(
+    path: Path, rel: str, result: TaskResult | AnalysisResult | AverageResult
+) -> TaskRecord | AnalysisRecord | AverageRecord:
     if isinstance(result, TaskResult):
         return TaskRecord(rel, result)
+    if isinstance(result, AverageResult):
+        return AverageRecord(rel, result)
     return AnalysisRecord(
         rel, result.analysis, path.stem, result.result, result.model, result.config, result.provenance
     )
@@ -108,7 +135,7 @@ def collect(results_dir: str | Path) -> Collection:
             continue
         in_run = any(d == path.parent or d in path.parents for d in run_dirs)
         try:
-            rec = _record(path, _rel(path, root), load_result(path, result_types=types))
+            rec = _record(path, _rel(path, root), load_result(path, KINDS, result_types=types))
         except (OtherKind, Unreadable) as exc:
             if not in_run:  # a checkpoint's own files are none of the report's business
                 out.warnings.append(f"{exc}; skipped it")
@@ -116,5 +143,8 @@ def collect(results_dir: str | Path) -> Collection:
         except StsbenchError as exc:
             out.warnings.append(f"{exc}; skipped it")
             continue
-        (out.tasks if isinstance(rec, TaskRecord) else out.analyses).append(rec)
+        if isinstance(rec, AverageRecord):
+            out.averages.append(rec)
+        else:
+            (out.tasks if isinstance(rec, TaskRecord) else out.analyses).append(rec)
     return out

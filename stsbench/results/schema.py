@@ -4,6 +4,26 @@ Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:
 constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
 
 - task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``;
+  its ``interval`` is the 95% interval of ``reported`` (None with ``--bootstrap 0`` for STS tasks, and in files
+  written before intervals existed): ``method``, ``level``, ``low``, ``high`` (the units of ``reported``: x100,
+  2 decimals) and, by method, ``B`` and ``seed`` (``percentile bootstrap over pairs``, STS12-16 ``..., stratified
+  by subset``: the figure pools the subsets, so each subset keeps its size in every resample), ``n`` (``wilson
+  binomial``: the accuracy on a fixed test set, SST2/TREC/MRPC; SST2's dev set in dev mode) or ``k`` (``t over k
+  folds``: Student's t over the outer folds' accuracies, MR/CR/SUBJ/MPQA, and TREC/MRPC in dev mode);
+- per-pair sidecar of an STS task result (:mod:`stsbench.results.pairs`): ``<task>.pairs.npz`` beside
+  ``<task>.json``, which names it in ``pairs``: ``{"file": "<task>.pairs.npz", "sha256": <of the file>, "n":
+  <pairs>}``. A NumPy ``.npz`` (zip of ``.npy``, deflated, fixed timestamps so a rerun writes the same bytes;
+  ``numpy.load(path)`` reads it, no pickles) with ``cosine`` float64 (n,) (the cosines the figure is the
+  Spearman of, against ``gold`` float64 (n,)), ``subset`` int16 (n,) (an index into ``subsets``, the subset
+  names in SentEval's order, a string array; STS-B and SICK-R: one entry, the split), ``index`` int32 (n,)
+  (the pair's position within its subset after SentEval's dropping of pairs without gold: with the data
+  checksums of ``provenance.data_files``, what aligns two models' pairs). The JSON holds no per-pair data;
+- STS average, ``kind`` :data:`AVERAGE_KIND` (:class:`AverageResult`):
+  ``<output>/<model_slug>/<pooler>/<mode>/average_sts.json``, written beside the task results by a run with two
+  STS tasks or more and intervals: the Avg. column (``reported``, the mean of ``figures``, SimCSE's rounding)
+  of the run's STS ``tasks`` and its interval from resampling every task's pairs jointly (``method``, ``B``,
+  ``level``, ``seed``, ``low``, ``high``). A later run into the folder that rewrites one of its tasks without writing a
+  new one (``--bootstrap 0``, a single STS task) removes it, so it never describes results that are gone;
 - analysis result, ``kind`` :data:`ANALYSIS_KIND` (:class:`AnalysisResult`):
   ``<output>/<model_slug>/<pooler>/<analysis>[_<variant>].json``, its figure
   ``<output>/figures/<analysis>[_<variant>]__<models>.{png,svg}``;
@@ -42,6 +62,7 @@ RUN_KIND = "stsbench.train_run"
 TRAIN_LOG_KIND = "stsbench.train_log"
 SEED_RUNS_KIND = "stsbench.seed_runs"
 SEED_AGGREGATE_KIND = "stsbench.seed_aggregate"
+AVERAGE_KIND = "stsbench.sts_average"
 
 
 @dataclass
@@ -87,6 +108,8 @@ class TaskResult:
     config: dict[str, Any]  # seed, batch size and every option that changes the outcome
     provenance: Provenance
     n_pairs: int | None = None
+    pairs: dict[str, Any] | None = None  # STS: the per-pair sidecar, ``{"file", "sha256", "n"}``
+    interval: dict[str, Any] | None = None  # the 95% interval of ``reported`` and how it was computed
     schema_version: int = SCHEMA_VERSION
     kind: str = field(default=TASK_KIND)
 
@@ -101,6 +124,25 @@ class TaskResult:
         d["model"] = ModelInfo(**d["model"])
         d["provenance"] = Provenance(**d["provenance"])
         return cls(**d)
+
+
+@dataclass
+class AverageResult:
+    """The Avg. of one run's STS tasks with its interval (``average_sts.json``)."""
+
+    tasks: list[str]  # the STS tasks averaged, in the run's order
+    figures: dict[str, float]  # each task's ``reported``, as in its results file
+    reported: float  # SimCSE's Avg.: the mean of ``figures``, 2 decimals
+    interval: dict[str, Any]  # every task resampled jointly: method, B, level, seed, low, high
+    model: ModelInfo
+    mode: str
+    provenance: Provenance  # data_files: every averaged task's; timings: ``bootstrap`` (seconds)
+    schema_version: int = SCHEMA_VERSION
+    kind: str = field(default=AVERAGE_KIND)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return asdict(self)
 
 
 @dataclass

@@ -28,9 +28,11 @@ from stsbench.io import atomic_write_json
 from stsbench.results.labels import figure_stem, model_slug
 from stsbench.results.schema import (
     ANALYSIS_KIND,
+    AVERAGE_KIND,
     SCHEMA_VERSION,
     TASK_KIND,
     AnalysisResult,
+    AverageResult,
     ModelInfo,
     Provenance,
     TaskResult,
@@ -149,6 +151,14 @@ def write_result(output: Path, result: TaskResult) -> Path:
     return atomic_write_json(result_path(output, result), result.to_dict())
 
 
+AVERAGE_FILE = "average_sts.json"
+
+
+def average_path(output: Path, model: ModelInfo, mode: str) -> Path:
+    """``<output>/<model_slug>/<pooler>/<mode>/average_sts.json``, beside the task results it averages."""
+    return Path(output) / model_slug(model.name) / model.pooler / mode / AVERAGE_FILE
+
+
 def analysis_path(output: Path, model: ModelInfo, stem: str) -> Path:
     """``<output>/<model_slug>/<pooler>/<stem>.json`` (``stem``: the analysis name plus its variant)."""
     return Path(output) / model_slug(model.name) / model.pooler / f"{stem}.json"
@@ -245,6 +255,14 @@ def _task(path: Path, data: dict[str, Any]) -> TaskResult:
         raise StsbenchError(f"{path}: malformed stsbench task result ({exc})") from None
 
 
+def _average(path: Path, data: dict[str, Any]) -> AverageResult:
+    check_version(path, data, "STS average")
+    try:
+        return build_dataclass(AverageResult, data)
+    except (KeyError, TypeError) as exc:
+        raise StsbenchError(f"{path}: malformed stsbench STS average (missing or bad {exc})") from None
+
+
 def _analysis(path: Path, data: dict[str, Any], result_types: Mapping[str, type]) -> AnalysisResult:
     check_version(path, data, "analysis")
     name = data.get("analysis")
@@ -266,7 +284,7 @@ def load_result(
     path: Path,
     kinds: Iterable[str] = (TASK_KIND, ANALYSIS_KIND),
     result_types: Mapping[str, type] | None = None,
-) -> TaskResult | AnalysisResult:
+) -> TaskResult | AnalysisResult | AverageResult:
     """Read one results file of one of ``kinds``, validated.
 
     An analysis' ``result`` is rebuilt as its type in ``result_types`` (``{analysis name: result
@@ -282,9 +300,16 @@ def load_result(
         raise OtherKind(path, kind, kinds)
     if kind == TASK_KIND:
         return _task(path, data)
+    if kind == AVERAGE_KIND:
+        return _average(path, data)
     return _analysis(path, data, result_types or {})
 
 
 def read_result(path: Path) -> TaskResult:
     """Read a task results file; a malformed or foreign file raises a one-line error naming it."""
     return load_result(path, kinds=(TASK_KIND,))  # type: ignore[return-value]
+
+
+def read_average(path: Path) -> AverageResult:
+    """Read an ``average_sts.json``; a malformed or foreign file raises a one-line error naming it."""
+    return load_result(path, kinds=(AVERAGE_KIND,))  # type: ignore[return-value]

@@ -8,6 +8,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from stsbench.encoders.base import EmbeddingTable
 
 
@@ -20,13 +22,31 @@ class Mode(str, Enum):
 
 
 @dataclass
+class PairScores:
+    """An STS task's pairs as scored: what its figure is computed from (the ``<task>.pairs.npz`` sidecar).
+
+    Spearman of ``cosine`` against ``gold`` over every pair is the reported figure (STS12-16: ``all``).
+    """
+
+    cosine: np.ndarray  # float64 (n,): each pair's cosine similarity (NaN -> 0)
+    gold: np.ndarray  # float64 (n,): the gold score
+    subset: np.ndarray  # int16 (n,): the pair's subset, an index into ``subsets``
+    subsets: list[str]  # subset names in SentEval's order (STS-B, SICK-R: the split)
+    index: np.ndarray  # int32 (n,): the pair's position within its subset as loaded (aligns models' pairs)
+
+    def __len__(self) -> int:
+        return len(self.gold)
+
+
+@dataclass
 class TaskScores:
-    """A task's outcome: the reported figure and everything behind it (JSON-serialisable)."""
+    """A task's outcome: the reported figure and everything behind it (JSON-serialisable but ``pairs``)."""
 
     reported: float  # the paper's figure: x100, rounded to 2 decimals
     metric: str  # what ``reported`` is, e.g. ``spearman_all`` or ``test_acc``
     details: dict[str, Any] = field(default_factory=dict)
     n_pairs: int | None = None
+    pairs: PairScores | None = field(default=None, repr=False)  # STS tasks; written as a sidecar, not JSON
 
 
 class Task(ABC):

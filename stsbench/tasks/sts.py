@@ -15,7 +15,7 @@ from stsbench.data.sts import STS_SUBSETS, Pairs, load_pairs, pair_files
 from stsbench.encoders.base import EmbeddingTable
 from stsbench.errors import StsbenchError
 from stsbench.metrics import as_reported, cosine_pairs, pearson, spearman
-from stsbench.tasks.base import Mode, Task, TaskScores
+from stsbench.tasks.base import Mode, PairScores, Task, TaskScores
 
 
 def _correlations(pairs: Pairs, sims: np.ndarray, task: str, part: str) -> dict[str, float]:
@@ -30,6 +30,20 @@ def _correlations(pairs: Pairs, sims: np.ndarray, task: str, part: str) -> dict[
 def pair_similarities(pairs: Pairs, table: EmbeddingTable) -> np.ndarray:
     """Cosine similarity of each pair (SentEval: NaN -> 0)."""
     return cosine_pairs(table[pairs.sent1], table[pairs.sent2])
+
+
+def pair_scores(pairs: Pairs, sims: np.ndarray) -> PairScores:
+    """The per-pair record of a scored task: cosine, gold, subset code and position within the subset."""
+    names = pairs.subsets()
+    code = {name: i for i, name in enumerate(names)}
+    codes = np.array([code[s] for s in pairs.subset], dtype=np.int16)
+    index = np.zeros(len(codes), dtype=np.int32)
+    for code in range(len(names)):
+        where = codes == code
+        index[where] = np.arange(int(where.sum()), dtype=np.int32)
+    return PairScores(
+        np.asarray(sims, dtype=np.float64), np.asarray(pairs.gold, np.float64), codes, names, index
+    )
 
 
 class STSYearTask(Task):
@@ -75,7 +89,8 @@ class STSYearTask(Task):
                 "wmean": float(np.average(vals, weights=weights)),
             }
         details = {"subsets": per, "aggregate": agg, "split": "test"}
-        return TaskScores(as_reported(agg["spearman"]["all"]), "spearman_all", details, len(data))
+        reported = as_reported(agg["spearman"]["all"])
+        return TaskScores(reported, "spearman_all", details, len(data), pair_scores(data, sims))
 
 
 class STSSplitTask(Task):
@@ -106,9 +121,11 @@ class STSSplitTask(Task):
     def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
         """Cosine Spearman (and Pearson) on the split."""
         split = self.split(mode)
-        corr = _correlations(data, pair_similarities(data, table), self.name, split)
+        sims = pair_similarities(data, table)
+        corr = _correlations(data, sims, self.name, split)
         details = {"split": split, split: corr}
-        return TaskScores(as_reported(corr["spearman"]), f"{split}_spearman", details, len(data))
+        reported = as_reported(corr["spearman"])
+        return TaskScores(reported, f"{split}_spearman", details, len(data), pair_scores(data, sims))
 
 
 STS_TASKS: list[Task] = [

@@ -1,0 +1,80 @@
+"""The 95% interval of each task's reported figure, and of the STS Avg. (the results' ``interval``).
+
+STS tasks: a percentile bootstrap over pairs (:func:`stsbench.stats.bootstrap.bootstrap_figures`), resampling
+within each subset where the figure pools subsets (STS12-16's ``all``), every task resampled jointly for the Avg.
+Transfer tasks: their accuracy's own sampling error, no resampling: a Wilson interval where one fixed set of
+``n`` sentences is scored once (SST2, TREC, MRPC test; SST2 dev), Student's t over the folds where the figure is
+the mean of k folds (MR, CR, SUBJ, MPQA; TREC and MRPC in dev mode, whose figure is their k-fold accuracy on
+train). Bounds are in the units of ``reported`` (x100, 2 decimals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.tasks.base import PairScores
+
+LEVEL = 0.95
+BOOTSTRAP = "percentile bootstrap over pairs"
+STRATIFIED = ", stratified by subset"
+JOINT = ", every task resampled jointly"
+WILSON = "wilson binomial"
+FOLDS = "t over k folds"
+
+
+def check_bootstrap(bootstrap: Any) -> int:
+    """``bootstrap`` as a resample count (>= 0; 0: no STS intervals), or one line saying what is wrong."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise StsbenchError(
+            f"bootstrap must be a whole number of resamples >= 0 (0: no intervals), got {bootstrap!r}"
+        )
+    return bootstrap
+
+
+def _bounds(low: float, high: float, scale: float = 1.0) -> dict[str, float]:
+    return {"low": round(float(low) * scale, 2), "high": round(float(high) * scale, 2)}
+
+
+def sts_intervals(
+    pairs: Mapping[str, PairScores], bootstrap: int, seed: int, level: float = LEVEL
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """``({task: interval}, Avg. interval)`` from one joint bootstrap of every task's pairs (``bootstrap`` >= 1)."""
+    from stsbench.stats.bootstrap import PairSet, bootstrap_figures, percentile_interval
+
+    sets = [PairSet(task, p.cosine, p.gold, p.subset, p.index) for task, p in pairs.items()]
+    figures = bootstrap_figures(sets, bootstrap, seed)
+    common = {"B": bootstrap, "level": level, "seed": seed}
+    out = {}
+    for task, p in pairs.items():
+        method = BOOTSTRAP + (STRATIFIED if len(p.subsets) > 1 else "")
+        low, high = percentile_interval(figures[task], level)
+        out[task] = {"method": method, **common, **_bounds(low, high, 100.0)}
+    stratified = STRATIFIED if any(len(p.subsets) > 1 for p in pairs.values()) else ""
+    low, high = percentile_interval(figures["Avg."], level)
+    average = {"method": BOOTSTRAP + JOINT + stratified, **common, **_bounds(low, high, 100.0)}
+    return out, average
+
+
+def transfer_interval(metric: str, details: Mapping[str, Any], level: float = LEVEL) -> dict[str, Any] | None:
+    """The interval of a transfer task's ``reported`` accuracy (``metric`` ``test_acc`` or ``dev_acc``).
+
+    None for a protocol it does not know (a result written by another tool).
+    """
+    from stsbench.stats.intervals import binomial_interval, fold_interval
+
+    split = "dev" if metric == "dev_acc" else "test"
+    protocol = details.get("protocol")
+    if protocol == "inner_kfold":
+        values = [f[metric] for f in details["folds"]]
+    elif protocol == "kfold" and split == "dev":
+        values = list(details["fold_dev_acc"])
+    elif protocol in ("kfold", "split"):
+        n = int(details[f"n_{split}"])
+        low, high = binomial_interval(float(details[metric]), n, level)
+        return {"method": WILSON, "level": level, "n": n, **_bounds(low, high)}
+    else:
+        return None
+    low, high = fold_interval(values, level)
+    return {"method": FOLDS, "level": level, "k": len(values), **_bounds(low, high)}
