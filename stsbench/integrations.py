@@ -26,7 +26,10 @@ def _scores(model, *, tasks, mode, data_dir, batch_size, **load) -> dict[str, fl
     """``{task: reported figure}`` for the model as it is now (:func:`stsbench.evaluate` restores train mode)."""
     from stsbench.api import evaluate
 
-    run = evaluate(model, tasks, mode, data_dir=data_dir, use_cache=False, batch_size=batch_size, **load)
+    # the figures only: no intervals at every evaluation step of a training run
+    run = evaluate(
+        model, tasks, mode, data_dir=data_dir, use_cache=False, batch_size=batch_size, bootstrap=0, **load
+    )
     return {r.task: r.reported for r in run.results}
 
 
