@@ -1,9 +1,9 @@
 """The evaluation run: load every task's data, encode all their sentences once, score, write results.
 
-With ``output``, each task's results file is written as soon as it is final: a transfer task's when it is
-scored, the STS tasks' (with their per-pair sidecars) once the last STS task is scored, since their intervals
-come from one bootstrap over every STS task's pairs (which also gives the Avg.'s, written to
-``average_sts.json`` when the run has two STS tasks or more).
+With ``output``, each task's results file (and an STS task's per-pair sidecar) is written as soon as the task
+is scored, with its interval; once the last STS task is scored, the STS Avg. with its interval (each task's
+bootstrap figures averaged replicate by replicate) goes to ``average_sts.json`` when the run has two STS tasks
+or more.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import logging
 import sys
 import time
 import types
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
@@ -33,7 +34,7 @@ from stsbench.results.store import (
     write_result,
 )
 from stsbench.tasks.base import Mode, PairScores, Task
-from stsbench.tasks.intervals import check_bootstrap, sts_intervals, transfer_interval
+from stsbench.tasks.intervals import average_interval, check_bootstrap, sts_interval, transfer_interval
 from stsbench.tasks.registry import resolve_tasks
 
 log = logging.getLogger(__name__)
@@ -65,43 +66,22 @@ def _stale_average(path: Path, tasks: list[str]) -> None:
         log.info("removed %s: it averaged results this run replaced", path)
 
 
-def _finish_sts(
-    run: RunResult,
-    pending: list[TaskResult],
-    *,
-    bootstrap: int,
-    seed: int,
-    output: Path | None,
-    provenance: Callable[[dict[str, float]], Provenance],
-) -> None:
-    """Attach the bootstrap intervals to the STS results, then write them, their sidecars and the Avg. file."""
-    if bootstrap:
-        start = time.perf_counter()
-        intervals, average = sts_intervals({r.task: run.pairs[r.task] for r in pending}, bootstrap, seed)
-        took = time.perf_counter() - start
-        run.timings["bootstrap"] = took
-        for r in pending:
-            r.interval = intervals[r.task]
-        figures = {r.task: r.reported for r in pending}
-        run.average = AverageResult(
-            list(figures),
-            figures,
-            simcse_average(list(figures.values())),
-            average,
-            pending[0].model,
-            run.mode,
-            provenance({"bootstrap": took}),
-        )
-    if output is None:
+def _average(run: RunResult, sts: list[TaskResult], interval: dict, provenance: Provenance) -> AverageResult:
+    """The run's STS Avg. (SimCSE's: the mean of the rounded figures) with its interval."""
+    figures = {r.task: r.reported for r in sts}
+    average = simcse_average(list(figures.values()))
+    return AverageResult(list(figures), figures, average, interval, sts[0].model, run.mode, provenance)
+
+
+def _write_average(run: RunResult, output: Path | None, written: list[TaskResult]) -> None:
+    """Write the run's ``average_sts.json`` (two STS tasks or more), else drop a stale one."""
+    if output is None or not written:
         return
-    for r in pending:
-        r.pairs = write_pairs(result_path(output, r), run.pairs[r.task])
-        run.paths.append(write_result(output, r))
-    where = average_path(output, pending[0].model, run.mode)
-    if run.average is not None and len(pending) > 1:  # the Avg. of one task is that task
+    where = average_path(output, written[0].model, run.mode)
+    if run.average is not None and len(written) > 1:  # the Avg. of one task is that task
         run.paths.append(atomic_write_json(where, run.average.to_dict()))
     elif where.exists():
-        _stale_average(where, [r.task for r in pending])
+        _stale_average(where, [r.task for r in written])
 
 
 def evaluate_encoder(
@@ -143,12 +123,9 @@ def evaluate_encoder(
     )
     config = {"seed": seed, "batch_size": batch_size, "n_sentences": len(texts)}
     sts_files = [f for t, _ in loaded if t.kind == "sts" for f in t.files(data_dir, mode)]
-
-    def average_provenance(timings: dict[str, float]):
-        return make_provenance(data_dir, sts_files, timings, command, encoder)
-
     n_sts = sum(t.kind == "sts" for t, _ in loaded)
-    pending: list[TaskResult] = []  # STS results waiting for the last STS task (one bootstrap over all)
+    sts: list[TaskResult] = []
+    replicates: list[np.ndarray] = []  # each STS task's bootstrap figures, for the Avg.
     for task, data in loaded:
         start = time.perf_counter()
         scores = task.evaluate(data, table, mode, seed)
@@ -173,17 +150,28 @@ def evaluate_encoder(
             scores.n_pairs,
         )
         run.results.append(result)
-        if task.kind == "sts":
-            run.pairs[task.name] = scores.pairs
-            pending.append(result)
-            if len(pending) == n_sts:
-                _finish_sts(
-                    run, pending, bootstrap=bootstrap, seed=seed, output=output, provenance=average_provenance
-                )
+        if task.kind != "sts":
+            result.interval = transfer_interval(scores.metric, scores.details)
+            if output is not None:
+                run.paths.append(write_result(output, result))
             continue
-        result.interval = transfer_interval(scores.metric, scores.details)
+        run.pairs[task.name] = scores.pairs
+        sts.append(result)
+        if bootstrap:
+            start = time.perf_counter()
+            result.interval, figures = sts_interval(task.name, scores.pairs, bootstrap, seed)
+            replicates.append(figures)
+            run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
         if output is not None:
+            result.pairs = write_pairs(result_path(output, result), scores.pairs)
             run.paths.append(write_result(output, result))
+        if len(sts) == n_sts:
+            if bootstrap:
+                interval = average_interval(replicates, [r.interval for r in sts])
+                timings = {"bootstrap": run.timings["bootstrap"]}
+                prov = make_provenance(data_dir, sts_files, timings, command, encoder)
+                run.average = _average(run, sts, interval, prov)
+            _write_average(run, output, sts)
     run.timings["evaluate"] = time.perf_counter() - t2
     return run
 

@@ -105,8 +105,27 @@ def test_intervals_hold_their_figures_and_a_rerun_writes_the_same_files(written,
         assert (_folder(tmp_path) / f"{task}.pairs.npz").read_bytes() == (
             _folder(out) / f"{task}.pairs.npz"
         ).read_bytes()
+    # a task's interval is the same alone as beside others; another seed draws other resamples
+    alone = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, bootstrap=B)
+    assert alone.results[0].interval == run.results[0].interval
     other = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, bootstrap=B, seed=7)
     assert other.results[0].interval != run.results[0].interval and other.results[0].interval["seed"] == 7
+
+
+def test_the_average_interval_is_the_joint_bootstrap_of_the_stats_module(written):
+    from stsbench.stats.bootstrap import bootstrap_figures, percentile_interval
+
+    out, run = written
+    sets = [read_pairs(_folder(out) / f"{t}.json") for t in TASKS.split(",")]
+    figures = bootstrap_figures(sets, B, 1111)
+    for r in run.results:
+        low, high = percentile_interval(figures[r.task])
+        assert (r.interval["low"], r.interval["high"]) == (round(100 * low, 2), round(100 * high, 2))
+    low, high = percentile_interval(figures["Avg."])
+    assert (run.average.interval["low"], run.average.interval["high"]) == (
+        round(100 * low, 2),
+        round(100 * high, 2),
+    )
 
 
 def test_bootstrap_0_writes_no_interval_and_drops_a_stale_average(written, data_dir, tmp_path):

@@ -10,8 +10,10 @@ train). Bounds are in the units of ``reported`` (x100, 2 decimals).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from stsbench.errors import StsbenchError
 from stsbench.tasks.base import PairScores
@@ -37,24 +39,43 @@ def _bounds(low: float, high: float, scale: float = 1.0) -> dict[str, float]:
     return {"low": round(float(low) * scale, 2), "high": round(float(high) * scale, 2)}
 
 
-def sts_intervals(
-    pairs: Mapping[str, PairScores], bootstrap: int, seed: int, level: float = LEVEL
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """``({task: interval}, Avg. interval)`` from one joint bootstrap of every task's pairs (``bootstrap`` >= 1)."""
+def sts_interval(
+    task: str, pairs: PairScores, bootstrap: int, seed: int, level: float = LEVEL
+) -> tuple[dict[str, Any], np.ndarray]:
+    """A task's interval and its ``(bootstrap,)`` replicates (raw scale), for the Avg. (``bootstrap`` >= 1).
+
+    The resamples are seeded by ``(seed, task)``: a task's interval is the same alone or beside other tasks.
+    """
     from stsbench.stats.bootstrap import PairSet, bootstrap_figures, percentile_interval
 
-    sets = [PairSet(task, p.cosine, p.gold, p.subset, p.index) for task, p in pairs.items()]
-    figures = bootstrap_figures(sets, bootstrap, seed)
-    common = {"B": bootstrap, "level": level, "seed": seed}
-    out = {}
-    for task, p in pairs.items():
-        method = BOOTSTRAP + (STRATIFIED if len(p.subsets) > 1 else "")
-        low, high = percentile_interval(figures[task], level)
-        out[task] = {"method": method, **common, **_bounds(low, high, 100.0)}
-    stratified = STRATIFIED if any(len(p.subsets) > 1 for p in pairs.values()) else ""
-    low, high = percentile_interval(figures["Avg."], level)
-    average = {"method": BOOTSTRAP + JOINT + stratified, **common, **_bounds(low, high, 100.0)}
-    return out, average
+    replicates = bootstrap_figures([PairSet(task, pairs.cosine, pairs.gold, pairs.subset)], bootstrap, seed)[
+        task
+    ]
+    method = BOOTSTRAP + (STRATIFIED if len(pairs.subsets) > 1 else "")
+    low, high = percentile_interval(replicates, level)
+    return {
+        "method": method,
+        "B": bootstrap,
+        "level": level,
+        "seed": seed,
+        **_bounds(low, high, 100.0),
+    }, replicates
+
+
+def average_interval(
+    replicates: Sequence[np.ndarray], intervals: Sequence[dict[str, Any]], level: float = LEVEL
+) -> dict[str, Any]:
+    """The Avg.'s interval: replicate ``b`` of the Avg. is the mean of every task's replicate ``b``.
+
+    ``intervals``: the tasks' own (their B and seed are the Avg.'s).
+    """
+    from stsbench.stats.bootstrap import percentile_interval
+
+    low, high = percentile_interval(np.mean(np.stack(replicates), axis=0), level)
+    stratified = STRATIFIED if any(STRATIFIED in iv["method"] for iv in intervals) else ""
+    first = intervals[0]
+    common = {"B": first["B"], "level": level, "seed": first["seed"]}
+    return {"method": BOOTSTRAP + JOINT + stratified, **common, **_bounds(low, high, 100.0)}
 
 
 def transfer_interval(metric: str, details: Mapping[str, Any], level: float = LEVEL) -> dict[str, Any] | None:
