@@ -39,11 +39,11 @@ from stsbench.io import atomic_write_text  # noqa: E402
 CPU_FIGURES = "72.37,80.60,75.59,85.39,78.99,82.03,77.15"  # all-MiniLM-L6-v2, float32, this repo's CPU run
 
 
-def cli(args, cache: Path, out: Path) -> tuple[float, dict[str, float]]:
-    """`stsbench run` in a new process: wall seconds (process start included) and its figures."""
+def cli(args, cache: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, dict[str, float]]:
+    """`stsbench run` (plus ``extra`` options) in a new process: wall seconds (process start included), figures."""
     cmd = [sys.executable, "-m", "stsbench", "run", "--model", args.model, "--data-dir", str(args.data_dir)]
     cmd += ["--cache-dir", str(cache), "--output", str(out), "-q", "--format", "json"]
-    cmd += ["--device", args.device, "--batch-size", str(args.batch_size)]
+    cmd += ["--device", args.device, "--batch-size", str(args.batch_size), *extra]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
