@@ -43,6 +43,19 @@ PUBLISHED_COMPONENTS = {
     "momentum contrast only": "esimcse-arxiv/table6/momentum-contrast",
     "ESimCSE": "esimcse-arxiv/table6/esimcse-bert-base",
 }
+# the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)
+COMPONENT_COLUMNS = (
+    "run",
+    "method",
+    "word repetition",
+    "momentum contrast",
+    "dev at step 0",
+    "best dev",
+    "gain over SimCSE",
+    "published dev",
+    "published gain",
+    "STS test Avg.",
+)
 REPETITION_KIND_ROWS = {
     "subword": "sub-word-repetition",
     "word": "word-repetition",
@@ -56,7 +69,7 @@ def _other_methods_fields(method: str) -> set[str]:
     return {n for n, o in OPTIONS.items() if o.methods and method not in o.methods}
 
 
-def _uses(run: TrainRun) -> tuple[bool, bool]:
+def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(repetition, momentum contrast) as the run used them."""
     if run.method != MethodName.ESIMCSE:
         return False, False
@@ -65,7 +78,7 @@ def _uses(run: TrainRun) -> tuple[bool, bool]:
 
 def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
-    rep, mom = _uses(run)
+    rep, mom = components_used(run)
     skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
     skip |= _other_methods_fields(run.method)
     if not rep:
@@ -153,7 +166,7 @@ def labelled_runs(runs: list[TrainRun], models: list[Model]) -> dict[str, TrainR
     return {run_label(r, models, runs): r for r in sorted(runs, key=lambda r: r.path)}
 
 
-def _value(v: Any) -> str:
+def show_value(v: Any) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
     return DASH if v is None else f"{v:g}" if isinstance(v, float) else str(v)
@@ -176,18 +189,20 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
     rows = []
     for r in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), run_label(r, models, runs))):
         c = r.config
-        steps = f"{r.steps_done}" if r.steps_done is not None else f"unfinished (of {_value(r.total_steps)})"
+        steps = (
+            f"{r.steps_done}" if r.steps_done is not None else f"unfinished (of {show_value(r.total_steps)})"
+        )
         rows.append(
             [
                 run_label(r, models, runs),
                 method_of(c),
                 last_part(str(c.get("model", DASH))),
-                _value(r.train_rows),
+                show_value(r.train_rows),
                 steps,
-                _value(c.get("batch_size")),
-                _value(c.get("lr")),
+                show_value(c.get("batch_size")),
+                show_value(c.get("lr")),
                 fmt(r.best_dev_spearman, 2, 100),
-                _value(r.best_step),
+                show_value(r.best_step),
                 fmt(r.wall_seconds, 1, 1 / 60),
             ]
         )
@@ -198,12 +213,12 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
     return make_table("training_runs", "Training runs", columns, rows, notes)
 
 
-def _dev(run: TrainRun) -> float | None:
+def kept_dev(run: TrainRun) -> float | None:
     """The kept checkpoint's STS-B dev Spearman x100, at the papers' 2 decimals."""
     return None if run.best_dev_spearman is None else round(run.best_dev_spearman * 100, 2)
 
 
-def _start(run: TrainRun) -> float | None:
+def dev_at_start(run: TrainRun) -> float | None:
     """The backbone's STS-B dev Spearman x100 before training (the step-0 evaluation), if logged."""
     first = [v for s, v in run.curve if s == 0 and v is not None]
     return round(first[0] * 100, 2) if first else None
@@ -215,23 +230,12 @@ def _gain(a: float | None, b: float | None) -> float | None:
 
 def component_table(group: list[TrainRun], models: list[Model], records: list[TaskRecord], n: int) -> Table:
     """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's."""
-    columns = [
-        "run",
-        "method",
-        "word repetition",
-        "momentum contrast",
-        "dev at step 0",
-        "best dev",
-        "gain over SimCSE",
-        "published dev",
-        "published gain",
-        "STS test Avg.",
-    ]
+    columns = list(COMPONENT_COLUMNS)
     simcse = next((r for r in group if method_of(r.config) == "unsup-SimCSE"), None)
     pub_simcse = get_entry(PUBLISHED_COMPONENTS["unsup-SimCSE"]).values["STSBenchmark"]
     rows = []
     for r in group:
-        rep, mom = _uses(r)
+        rep, mom = components_used(r)
         method = method_of(r.config)
         key = PUBLISHED_COMPONENTS.get(method)
         pub = get_entry(key).values["STSBenchmark"] if key else None
@@ -241,9 +245,9 @@ def component_table(group: list[TrainRun], models: list[Model], records: list[Ta
                 method,
                 "on" if rep else "off",
                 "on" if mom else "off",
-                fmt(_start(r)),
-                fmt(_dev(r)),
-                fmt_delta(_gain(_dev(r), _dev(simcse))) if simcse else DASH,
+                fmt(dev_at_start(r)),
+                fmt(kept_dev(r)),
+                fmt_delta(_gain(kept_dev(r), kept_dev(simcse))) if simcse else DASH,
                 fmt(pub),
                 fmt_delta(_gain(pub, pub_simcse)),
                 fmt(sts_average(r, models, records)),
@@ -254,7 +258,7 @@ def component_table(group: list[TrainRun], models: list[Model], records: list[Ta
         "STS-B dev Spearman x100: before training (the backbone) and of each run's kept checkpoint; gains are "
         "over the SimCSE run of the same settings. Published: esimcse-arxiv/table6/* (BERT-base, 1M wiki "
         "sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
-        "Shared settings: " + ", ".join(f"{k}={_value(v)}" for k, v in same.items()) + ".",
+        "Shared settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
     ]
     return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, rows, notes)
 
@@ -290,9 +294,9 @@ def sweep_table(
         rows.append(
             [
                 run_label(r, models, group),
-                _value(v),
-                fmt(_dev(r)),
-                _value(r.best_step),
+                show_value(v),
+                fmt(kept_dev(r)),
+                show_value(r.best_step),
                 fmt(sts_average(r, models, records)),
                 fmt(pub[1]) if pub else DASH,
                 pub[0] if pub else DASH,
@@ -302,7 +306,7 @@ def sweep_table(
     same = {k: v for k, v in settings(group[0]).items() if k != name}
     notes = [
         f"{method} runs identical but for {name}; STS-B dev Spearman x100 of each kept checkpoint.",
-        "Other settings: " + ", ".join(f"{k}={_value(v)}" for k, v in same.items()) + ".",
+        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
     ]
     return make_table(f"ablation_{name}_{n}", f"Ablation: {name} ({method})", columns, rows, notes)
 

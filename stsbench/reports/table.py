@@ -35,13 +35,19 @@ def _numeric(cell: str) -> bool:
 
 
 def make_table(
-    key: str, title: str, columns: list[str], rows: list[list[str]], notes: list[str] | None = None
+    key: str,
+    title: str,
+    columns: list[str],
+    rows: list[list[str]],
+    notes: list[str] | None = None,
+    right: tuple[str, ...] = (),
 ) -> Table:
-    """Build a :class:`Table`; a column whose every cell is a number (or a dash) is right-aligned."""
+    """Build a :class:`Table`; columns of numbers (or dashes) and those named in ``right`` are right-aligned."""
     frame = pd.DataFrame(rows, columns=columns, dtype=object)
     align = tuple(
         "r"
-        if rows
+        if columns[i] in right
+        or rows
         and all(_numeric(r[i]) or r[i] in (DASH, "") for r in rows)
         and any(_numeric(r[i]) for r in rows)
         else "l"

@@ -77,6 +77,51 @@ def comparable(entry: Entry, kind: str, mode: str) -> bool:
     return entry.split == "dev" and mode == "dev"
 
 
+def published_rows(
+    model: Model,
+    kind: str,
+    mode: str,
+    present: list[str],
+    measured: list[float | None],
+    avg: float | None,
+    marked: list[str],
+    intervals: list[tuple[float, float] | None] | None = None,
+) -> list[list[str]]:
+    """The rows under a measured row: each published row of ``model``, then Δ measured − published.
+
+    ``marked`` collects the selection notes of the published rows shown (for :func:`score_notes`).
+    ``intervals`` (per task of ``present``, then Avg.): the measured 95% interval over seeds; a row then
+    says, per task, whether the published figure lies inside it.
+    """
+    rows = []
+    for entry in published_for(model, kind):
+        pub = [entry.values.get(t) for t in present]
+        pub_avg = entry.values.get(AVG)
+        mark = SELECTION_MARK if entry.selection else ""
+        if entry.selection_note and entry.selection_note not in marked:
+            marked.append(entry.selection_note)
+        rows.append([f"↳ published: {entry.row}{mark}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
+        if not comparable(entry, kind, mode):
+            rows.append(
+                [
+                    f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol",
+                    "",
+                    *[DASH] * (len(present) + 1),
+                ]
+            )
+            continue
+        deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
+        d_avg = None if avg is None or pub_avg is None else avg - pub_avg
+        rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
+        if intervals is not None:
+            inside = [
+                DASH if v is None or iv is None else "yes" if iv[0] <= v <= iv[1] else "no"
+                for v, iv in zip([*pub, pub_avg], intervals, strict=True)
+            ]
+            rows.append(["↳ published inside the 95% seed interval", "", *inside])
+    return rows
+
+
 def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts") -> Table | None:
     """One row per measured (model, mode), then its published rows and the deltas; None without results."""
     tasks = TASKS_OF[kind]
@@ -86,59 +131,36 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     present = [t for t in tasks if any(t in v for _, _, v in groups)]
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
-    notes: list[str] = []
     marked: list[str] = []  # the selection notes of the published rows shown
     for model, mode, values in groups:
         measured = [values.get(t) for t in present]
         avg = simcse_average([values.get(t) for t in tasks])
         label = model.label if mode == "test" else f"{model.label} [{mode}]"
         rows.append([label, model.method or DASH, *[fmt(v) for v in measured], fmt(avg)])
-        for entry in published_for(model, kind):
-            pub = [entry.values.get(t) for t in present]
-            mark = SELECTION_MARK if entry.selection else ""
-            if entry.selection_note and entry.selection_note not in marked:
-                marked.append(entry.selection_note)
-            rows.append(
-                [
-                    f"↳ published: {entry.row}{mark}",
-                    entry.key,
-                    *[fmt(v) for v in pub],
-                    fmt(entry.values.get(AVG)),
-                ]
-            )
-            if not comparable(entry, kind, mode):
-                rows.append(
-                    [
-                        f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol",
-                        "",
-                        *[DASH] * (len(present) + 1),
-                    ]
-                )
-                continue
-            deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
-            pub_avg = entry.values.get(AVG)
-            d_avg = None if avg is None or pub_avg is None else avg - pub_avg
-            rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
-    notes.append(
+        rows += published_rows(model, kind, mode, present, measured, avg, marked)
+    return make_table(kind, score_title(kind), columns, rows, score_notes(kind, marked))
+
+
+def score_title(kind: str) -> str:
+    """The STS or transfer table's title."""
+    if kind == "sts":
+        return "STS12-16, STS-B, SICK-R: Spearman x100"
+    return "MR, CR, SUBJ, MPQA, SST2, TREC, MRPC: accuracy x100"
+
+
+def score_notes(kind: str, marked: list[str]) -> list[str]:
+    """What the STS or transfer table's numbers are; ``marked``: the selection notes of its published rows."""
+    return [
         f"{'Spearman x100 (SentEval `all` for STS12-16)' if kind == 'sts' else 'accuracy x100'}; "
-        f"Avg. is the mean of the rounded figures over all {len(tasks)} tasks, {DASH} when one is missing."
-    )
-    notes.append(
+        f"Avg. is the mean of the rounded figures over all {len(TASKS_OF[kind])} tasks, {DASH} when one is missing.",
         "Published rows of a method are the paper's (its backbone is in the row name, e.g. BERT-base); "
-        "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one."
-    )
-    notes.extend(
-        f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves; stsbench "
-        "selects on STS-B dev."
-        for note in marked
-    )
-    return make_table(
-        kind,
-        f"{'STS12-16, STS-B, SICK-R: Spearman x100' if kind == 'sts' else 'MR, CR, SUBJ, MPQA, SST2, TREC, MRPC: accuracy x100'}",
-        columns,
-        rows,
-        notes,
-    )
+        "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one.",
+        *(
+            f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves; stsbench "
+            "selects on STS-B dev."
+            for note in marked
+        ),
+    ]
 
 
 def _labelled(records: list[AnalysisRecord], models: list[Model]) -> dict[str, Any]:
