@@ -26,6 +26,14 @@ def report_cmd(
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option("--title", help="Report title (default: 'stsbench report: <out folder name>')."),
     ] = None,
+    baseline: Annotated[
+        str,
+        typer.Option(
+            "--baseline",
+            help="Method (or group of seeds, by its folder) that groups of seeds are compared with: "
+            "the difference of the seed means, Welch's 95% interval, a mark where significant after Holm.",
+        ),
+    ] = "unsup-SimCSE",
     strict: Annotated[
         bool,
         typer.Option(
@@ -45,7 +53,7 @@ def report_cmd(
     from stsbench.reports.render import write_report
 
     command = shlex.join(["stsbench", *sys.argv[1:]])
-    files = write_report(results, out, title, command)
+    files = write_report(results, out, title, command, baseline)
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(

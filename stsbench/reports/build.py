@@ -12,11 +12,23 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
-from stsbench.reports import ablations, provenance, tables
+from stsbench.reports import ablations, provenance, seed_tables, spread, tables
 from stsbench.reports.collect import Collection
 from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, find_models
+from stsbench.reports.seed_ablations import report_ablation_tables
+from stsbench.reports.seeds import (
+    ALPHA,
+    BASELINE,
+    SeedGroup,
+    baseline_group,
+    dev_points,
+    has_seeds,
+    seed_groups,
+    seed_points,
+)
 from stsbench.reports.table import Table
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
@@ -85,6 +97,13 @@ def matplotlib_version() -> str:
     return matplotlib.__version__
 
 
+def seaborn_version() -> str:
+    """Return the seaborn version that draws the figures of seeds."""
+    import seaborn
+
+    return seaborn.__version__
+
+
 def missing(key: str, results: str) -> str:
     """The line a section without results shows: what is missing and the command that makes it."""
     analysis = find_analysis(key)
@@ -110,7 +129,7 @@ class _Figures:
 
 def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = tables.score_table(coll.tasks, models, kind)
+    t = seed_tables.report_score_table(coll.tasks, models, kind)
     if t is None:
         return Section(kind, title, [missing(kind, results)])
     return Section(kind, title, tables=[t])
@@ -132,25 +151,66 @@ def _analysis(
     return section
 
 
-def _training(coll: Collection, models: list[Model], results: str, figs: _Figures) -> list[Section]:
+def _training(
+    coll: Collection, models: list[Model], groups: list[SeedGroup], results: str, figs: _Figures
+) -> list[Section]:
     if not coll.runs:
         return [
             Section("training", "Training curves", [missing("training", results)]),
             Section("ablations", "Ablations", [missing("ablations", results)]),
         ]
-    labels = ablations.labelled_runs(coll.runs, models)
     curves = Section("training", "Training curves", tables=[ablations.training_table(coll.runs, models)])
-    curves.figures.append(
-        figs.add(
-            "STS-B dev Spearman during training",
-            training_curves_figure(labels, figs.folder / "training_curves"),
-        )
-    )
-    found = ablations.ablation_tables(coll.runs, models, coll.tasks)
+    if has_seeds(groups):
+        labels = {r.path: label for label, r in ablations.labelled_runs(coll.runs, models).items()}
+        rows = dev_points(groups, coll.runs, labels)
+        figure = spread.dev_curves_figure(rows, figs.folder / "dev_curves_seeds")
+        curves.figures.append(figs.add("STS-B dev Spearman during training, mean over seeds", figure))
+    else:
+        labels = ablations.labelled_runs(coll.runs, models)
+        figure = training_curves_figure(labels, figs.folder / "training_curves")
+        curves.figures.append(figs.add("STS-B dev Spearman during training", figure))
+    found = report_ablation_tables(coll.runs, models, coll.tasks)
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
         abl.paragraphs.append(missing("ablations", results))
     return [curves, abl]
+
+
+def _seeds(
+    coll: Collection, groups: list[SeedGroup], base: SeedGroup | None, baseline: str, figs: _Figures
+) -> Section:
+    """Differences to the baseline group over seeds, each seed's figures and their spread."""
+    section = Section("seeds", "Seeds")
+    section.paragraphs.append(
+        "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
+        "move a figure as much as a method can; a difference to the baseline counts here only where Welch's "
+        f"test over the seeds finds it after Holm's correction across tasks (marked {seed_tables.SIGNIFICANT})."
+    )
+    if base is None:
+        section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
+    forest = []
+    for kind in ("sts", "transfer"):
+        diffs = seed_tables.seed_differences(coll.tasks, groups, base, kind) if base else []
+        table = seed_tables.difference_table(diffs, base, kind) if base else None
+        section.tables += [t for t in (table, seed_tables.per_seed_table(coll.tasks, groups, kind)) if t]
+        forest += [
+            (f"{d.group.name}: {short_name(task)}", c[0].diff, c[0].low, c[0].high, c[1] < ALPHA)
+            for d in diffs
+            if kind == "sts" and d.mode in ("test", "fasttest")
+            for task, c in d.cells.items()
+            if c is not None
+        ]
+    points = seed_points(coll.tasks, groups, "sts")
+    if points:
+        figure = spread.seed_points_figure(points, figs.folder / "sts_seeds")
+        section.figures.append(figs.add("STS test: each seed, the mean and its 95% interval", figure))
+    if forest:
+        figure = spread.forest_plot(
+            forest, figs.folder / "sts_seed_differences", "difference (Spearman x100)"
+        )
+        title = f"STS test: difference to {base.name} over seeds, Welch 95% intervals" if base else ""
+        section.figures.append(figs.add(title, figure))
+    return section
 
 
 def _provenance(coll: Collection, models: list[Model]) -> Section:
@@ -168,17 +228,31 @@ def _provenance(coll: Collection, models: list[Model]) -> Section:
 
 
 def build_report(
-    coll: Collection, figures_dir: Path, title: str, command: str, figures_prefix: str = "figures"
+    coll: Collection,
+    figures_dir: Path,
+    title: str,
+    command: str,
+    figures_prefix: str = "figures",
+    baseline: str = BASELINE,
 ) -> Report:
-    """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written)."""
+    """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
+
+    Runs that differ only in their seed are one row of mean ± std (n); ``baseline`` names the group of
+    seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with. Raises ``StsbenchError`` for a
+    ``baseline`` that is neither a method nor a group, before any figure is drawn.
+    """
     results = coll.root
     models = find_models(coll)
+    groups = seed_groups(models)
+    seeded = has_seeds(groups)
+    base = baseline_group(groups, baseline) if seeded else None
     figs = _Figures(Path(figures_dir), figures_prefix)
     sections = [
         _scores(coll, models, "sts", results),
         _scores(coll, models, "transfer", results),
+        *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
         *[_analysis(coll, models, a, results, figs) for a in all_analyses()],
-        *_training(coll, models, results, figs),
+        *_training(coll, models, groups, results, figs),
         _provenance(coll, models),
     ]
     skipped = Section("skipped", "Skipped files")
@@ -189,6 +263,8 @@ def build_report(
     intro = [
         f"Made by `{command}` from {len(coll.tasks)} task results, {len(coll.analyses)} analysis results and "
         f"{len(coll.runs)} training runs under `{results}`; {len(models)} models. Figures drawn with "
-        f"matplotlib {matplotlib_version()}: the same results and version give the same bytes."
+        f"matplotlib {matplotlib_version()}"
+        + (f" and seaborn {seaborn_version()}" if seeded else "")
+        + ": the same results and version give the same bytes."
     ]
     return Report(title, intro, sections, list(coll.warnings), figs.written)

@@ -11,6 +11,9 @@ What is read, under ``DIR`` (recursively, in sorted path order):
   (``stsbench train``), read by :mod:`stsbench.results.runs`. Every other file in a run folder (weights,
   tokenizer, ``last/``) belongs to the checkpoint and is not read.
 
+The seed files (``seeds.json`` of ``stsbench train --seeds``, kinds :data:`SEED_KINDS`) are not read: the report
+computes its statistics over seeds from each seed's own results.
+
 Each file is read by the results module's one loader (:func:`stsbench.results.store.load_result`), which
 is strict; the scan is tolerant: a file that cannot be read, or a JSON file that is not an stsbench result,
 adds one warning naming the file, and the scan goes on.
@@ -36,6 +39,11 @@ from stsbench.results.schema import (
     TaskResult,
 )
 from stsbench.results.store import OtherKind, Unreadable, load_result
+
+SEED_KINDS = (
+    "stsbench.seed_runs",
+    "stsbench.seed_aggregate",
+)  # seeds.json: what groups the seeds, not results
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,9 @@ def collect(results_dir: str | Path) -> Collection:
         try:
             rec = _record(path, _rel(path, root), load_result(path, KINDS, result_types=types))
         except (OtherKind, Unreadable) as exc:
-            if not in_run:  # a checkpoint's own files are none of the report's business
+            if (
+                not in_run and getattr(exc, "kind", None) not in SEED_KINDS
+            ):  # a checkpoint's own files are none of the report's business
                 out.warnings.append(f"{exc}; skipped it")
             continue
         except StsbenchError as exc:

@@ -3,13 +3,14 @@
 Results belong to the same model when they share the model fingerprint (weights, config, tokenizer,
 pooler, max length, dtype), whatever name or folder they were run with; so a checkpoint moved or re-run
 in place is told apart from its earlier self. A model is labelled by the name the user typed
-(``all-MiniLM-L6-v2``, a checkpoint folder's last part), never from the file system, so a report
-regenerated on another machine from the same results files reads the same. A model belongs to a training
+(``all-MiniLM-L6-v2``, a checkpoint folder's last part; ``simcse/seed-1`` for a seed's checkpoint), never
+from the file system, so a report regenerated on another machine from the same results files reads the same. A model belongs to a training
 run when one of its results' ``model.path`` is the run's ``--output`` (or ends with it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from stsbench.results.labels import base_label
 from stsbench.results.schema import ModelInfo
 from stsbench.train.config import MethodName
 
+SEED_FOLDER = re.compile(r"seed-\d+")  # `stsbench train --seeds ... --output OUT` writes OUT/seed-<s>
 # ESimCSE's components (Sec. 3): which of them a run used, named as the papers' ablation rows
 METHOD_ORDER = (
     "unsup-SimCSE",
@@ -103,6 +105,15 @@ def _infos(coll: Collection) -> dict[str, list[ModelInfo]]:
     return infos
 
 
+def model_label(name: str) -> str:
+    """:func:`base_label`; a seed's checkpoint with its seeds' folder: ``/runs/simcse/seed-1`` -> ``simcse/seed-1``."""
+    label = base_label(name)
+    parts = name.replace("\\", "/").rstrip("/").split("/")
+    if SEED_FOLDER.fullmatch(label) and len(parts) > 1 and parts[-2]:
+        return f"{parts[-2]}/{label}"
+    return label
+
+
 def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
@@ -113,7 +124,7 @@ def find_models(coll: Collection) -> list[Model]:
         if run is None:
             main = next(i for i in blocks if i.name == names[0])
         found.append((main, run, names))
-    base = {m.fingerprint: base_label(m.name) for m, _, _ in found}
+    base = {m.fingerprint: model_label(m.name) for m, _, _ in found}
     labels: dict[str, str] = {}
     for info, _, _ in found:
         clash = [i for i, _, _ in found if base[i.fingerprint] == base[info.fingerprint]]

@@ -16,6 +16,7 @@ from typing import Any
 from stsbench.io import atomic_write_text
 from stsbench.reports.build import Report, build_report
 from stsbench.reports.collect import collect
+from stsbench.reports.seeds import BASELINE
 from stsbench.reports.table import to_html, to_markdown
 
 FIGURES = "figures"
@@ -101,17 +102,23 @@ class ReportFiles:
 
 
 def write_report(
-    results: str | Path, out: str | Path, title: str | None = None, command: str | None = None
+    results: str | Path,
+    out: str | Path,
+    title: str | None = None,
+    command: str | None = None,
+    baseline: str = BASELINE,
 ) -> ReportFiles:
     """Collect ``results``, write ``out/report.md``, ``out/report.html`` and ``out/figures/*``.
 
     Figures of an earlier report in ``out/figures`` that this one does not draw are removed, so the folder
-    holds exactly what the report links.
+    holds exactly what the report links. ``baseline``: the method (or group) the groups of seeds are
+    compared with.
     """
     out = Path(out)
     coll = collect(results)
     command = command or f"stsbench report --results {results} --out {out}"
-    report = build_report(coll, out / FIGURES, title or f"stsbench report: {out.resolve().name}", command)
+    name = title or f"stsbench report: {out.resolve().name}"
+    report = build_report(coll, out / FIGURES, name, command, baseline=baseline)
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg") and stale.resolve() not in kept:

@@ -1,0 +1,254 @@
+"""Runs that differ only in their seed, read as one group: its per-task values over seeds and their statistics.
+
+Two training runs are seeds of one another when their configs are equal once ``seed`` and the bookkeeping
+fields (``output``, ``threads``, ``device``...: :data:`stsbench.train.config.BOOKKEEPING`) are left out, the
+training file compared by name and row count as the ablation tables do, and their checkpoints were
+evaluated with the same pooler. ``stsbench train --seeds 1,2,3 --output OUT`` makes such runs
+(``OUT/seed-<s>/``); so do runs trained one by one with ``--seed``. A model without a training run under
+the results (a backbone) is a group of one.
+
+Statistics over seeds (a seed is one draw of the training's randomness): mean, sample std and the
+t-interval of the mean; a group against the baseline group: the difference of the means, Welch's interval
+and p (unequal variances); Holm's correction over the tasks of one comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.metrics import simcse_average
+from stsbench.reports.collect import TaskRecord, TrainRun
+from stsbench.reports.models import METHOD_ORDER, Model
+from stsbench.results.labels import last_part
+from stsbench.train.config import BOOKKEEPING
+
+BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
+LEVEL = 0.95
+ALPHA = 0.05  # the mark's threshold on Holm-adjusted p
+
+
+@dataclass(frozen=True)
+class SeedGroup:
+    """Models whose training runs differ only in the seed (a model not trained here: a group of one)."""
+
+    name: str  # the method, with the seeds' folder in brackets where two groups share a method
+    method: str | None
+    models: tuple[Model, ...]  # one per seed, in seed order
+
+    @property
+    def n(self) -> int:
+        """How many seeds (checkpoints) the group has."""
+        return len(self.models)
+
+    @property
+    def label(self) -> str:
+        """What tables and figures call the group: ``unsup-SimCSE (n=5)``; a group of one its model's label."""
+        return f"{self.name} (n={self.n})" if self.n > 1 else self.models[0].label
+
+    @property
+    def runs(self) -> list[TrainRun]:
+        """The seeds' training runs, in seed order."""
+        return [m.run for m in self.models if m.run is not None]
+
+    @property
+    def seeds(self) -> list[Any]:
+        """Each model's training seed."""
+        return [m.run.config.get("seed") if m.run else None for m in self.models]
+
+
+def seed_key(run: TrainRun, pooler: str) -> str:
+    """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
+    config = {k: v for k, v in run.config.items() if k not in BOOKKEEPING and k != "seed"}
+    if config.get("train_file"):
+        config["train_file"] = f"{last_part(str(config['train_file']))} ({run.train_rows} rows)"
+    return repr((sorted(config.items()), pooler))
+
+
+def _folder(run: TrainRun) -> str:
+    """The seeds' folder: ``OUT`` for ``OUT/seed-<s>``, else the run's own folder."""
+    parts = run.path.split("/")
+    return parts[-2] if len(parts) > 1 and parts[-1].startswith("seed-") else parts[-1]
+
+
+def seed_groups(models: list[Model]) -> list[SeedGroup]:
+    """Group ``models`` (in their report order) by :func:`seed_key`; groups keep the order of their first model."""
+    buckets: dict[str, list[Model]] = {}
+    for i, m in enumerate(models):
+        key = seed_key(m.run, m.pooler) if m.run is not None else f"model {i}"
+        buckets.setdefault(key, []).append(m)
+    members = [
+        tuple(sorted(ms, key=lambda m: (_sortable(m.run.config.get("seed")), m.label)) if ms[0].run else ms)
+        for ms in buckets.values()
+    ]
+    methods = [ms[0].method for ms in members]
+    groups = []
+    for ms, method in zip(members, methods, strict=True):
+        name = method or ms[0].label
+        if len(ms) > 1 and methods.count(method) > 1:
+            name = f"{method} [{_folder(ms[0].run)}]"
+        groups.append(SeedGroup(name, method, ms))
+    return groups
+
+
+def _sortable(v: Any) -> tuple[int, Any]:
+    return (0, v) if isinstance(v, int) else (1, str(v))
+
+
+def has_seeds(groups: list[SeedGroup]) -> bool:
+    """True when some group has two seeds or more (the report then shows seed statistics)."""
+    return any(g.n > 1 for g in groups)
+
+
+def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
+    """The group of seeds named ``baseline`` (a method as the tables name it, or a group's name)."""
+    multi = [g for g in groups if g.n > 1]
+    found = [g for g in multi if baseline in (g.name, g.method)]
+    if found:
+        return found[0]
+    if baseline not in METHOD_ORDER:
+        names = sorted({g.name for g in multi} | set(METHOD_ORDER))
+        raise StsbenchError(
+            f"--baseline {baseline!r}: no such method or seed group; choose one of: {', '.join(names)}"
+        )
+    return None
+
+
+def task_values(records: list[TaskRecord], group: SeedGroup, kind: str, mode: str) -> dict[str, list[float]]:
+    """``{task: [reported, one per seed that has it]}`` of one group, one task type and mode."""
+    keys = [m.key for m in group.models]
+    out: dict[str, list[tuple[int, float]]] = {}
+    for rec in records:
+        r = rec.result
+        if r.task_type == kind and r.mode == mode and r.model.fingerprint in keys:
+            out.setdefault(r.task, []).append((keys.index(r.model.fingerprint), r.reported))
+    return {t: [v for _, v in sorted(vs)] for t, vs in out.items()}
+
+
+def average_values(
+    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, tasks: tuple[str, ...]
+) -> list[float]:
+    """Each seed's Avg. (SimCSE's mean of the rounded figures), for the seeds that have every task."""
+    out = []
+    for model in group.models:
+        single = SeedGroup(group.name, group.method, (model,))
+        values = task_values(records, single, kind, mode)
+        avg = simcse_average([(values.get(t) or [None])[0] for t in tasks])
+        if avg is not None:
+            out.append(avg)
+    return out
+
+
+def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str]:
+    """The modes a group has results of, for one task type (test first, as the tables order them)."""
+    keys = {m.key for m in group.models}
+    found = {
+        r.result.mode for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
+    }
+    order = {"test": 0, "fasttest": 1, "dev": 2}
+    return sorted(found, key=lambda m: (order.get(m, 3), m))
+
+
+# --- statistics over seeds --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Mean, sample std and the t-interval of the mean over ``n`` seeds (std and interval None for one)."""
+
+    mean: float
+    std: float | None
+    n: int
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class SeedDiff:
+    """``a`` - ``b`` over seeds: difference of the means, Welch's interval and two-sided p."""
+
+    diff: float
+    low: float
+    high: float
+    p: float
+
+
+def summarise(values: list[float], level: float = LEVEL) -> Summary:
+    """Mean, std and t-interval over seeds."""
+    import numpy as np
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    n, mean = len(x), float(x.mean())
+    if n < 2:
+        return Summary(mean, None, n, None, None)
+    std = float(x.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * std / n**0.5
+    return Summary(mean, std, n, mean - half, mean + half)
+
+
+def difference(a: list[float], b: list[float], level: float = LEVEL) -> SeedDiff:
+    """Welch's t: the difference of the means of ``a`` and ``b``, its interval and two-sided p."""
+    import numpy as np
+    from scipy import stats
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    diff, se = float(x.mean() - y.mean()), float(np.sqrt(va + vb))
+    if se == 0:
+        return SeedDiff(diff, diff, diff, 1.0 if diff == 0 else 0.0)
+    df = (va + vb) ** 2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
+    p = float(2 * stats.t.sf(abs(diff) / se, df))
+    return SeedDiff(diff, diff - half, diff + half, p)
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input order."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    out, running = [0.0] * len(pvalues), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+# --- rows for the figures ---------------------------------------------------------------------------------
+
+
+def seed_points(
+    records: list[TaskRecord], groups: list[SeedGroup], kind: str
+) -> list[tuple[str, str, float]]:
+    """(group label, task, value) of every seed of the groups of seeds, test (or fasttest) results; Avg. last."""
+    from stsbench.analyses.common import short_name
+    from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS
+
+    tasks = STS_TASKS if kind == "sts" else TRANSFER_TASKS
+    rows: list[tuple[str, str, float]] = []
+    for task in [*tasks, AVG]:
+        for g in (g for g in groups if g.n > 1):
+            mode = next((m for m in modes_of(records, g, kind) if m in ("test", "fasttest")), None)
+            if mode is None:
+                continue
+            if task == AVG:
+                values = average_values(records, g, kind, mode, tasks)
+            else:
+                values = task_values(records, g, kind, mode).get(task, [])
+            rows += [(g.label, short_name(task), v) for v in values]
+    return rows
+
+
+def dev_points(
+    groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, str]
+) -> list[tuple[str, int, float]]:
+    """(group label, step, STS-B dev x100) of every evaluation of every run, groups in report order.
+
+    A run whose checkpoint was not evaluated (so is in no group) comes last, named by ``labels[run.path]``.
+    """
+    ordered = [(g.label, r) for g in groups for r in g.runs]
+    seen = {id(r) for _, r in ordered}
+    ordered += [(labels.get(r.path, r.name), r) for r in runs if id(r) not in seen]
+    return [
+        (label, step, value * 100) for label, run in ordered for step, value in run.curve if value is not None
+    ]
