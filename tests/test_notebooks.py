@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import ROOT
+from seed_results import make_seed_results
 
 FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"
 NOTEBOOKS = ["main_results", "length_bias", "geometry"]
+# each notebook on the report fixtures; main_results also on 2 methods x 3 seeds (its seed table and figure)
+CASES = [(name, "report") for name in NOTEBOOKS] + [("main_results", "seeds")]
 
 
 def markdown_tables(text: str) -> list[str]:
@@ -24,21 +27,27 @@ def markdown_tables(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def report_md(tmp_path_factory) -> str:
+def reports(tmp_path_factory) -> dict[str, tuple[str, str]]:
+    """``{fixture: (results folder, its report.md)}``."""
     from stsbench.reports.render import write_report
 
-    files = write_report(
-        FIXTURE, tmp_path_factory.mktemp("report"), "fixture report", "stsbench report (test)"
-    )
-    return files.markdown.read_text(encoding="utf-8")
+    out = {}
+    seeds = make_seed_results(tmp_path_factory.mktemp("seeds") / "results")
+    for key, folder in (("report", FIXTURE), ("seeds", seeds)):
+        files = write_report(
+            folder, tmp_path_factory.mktemp("report"), "fixture report", "stsbench report (test)"
+        )
+        out[key] = (str(folder), files.markdown.read_text(encoding="utf-8"))
+    return out
 
 
 @pytest.mark.slow  # a Jupyter kernel per notebook
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_and_its_tables_are_the_reports(name, report_md, monkeypatch):
+@pytest.mark.parametrize(("name", "results"), CASES)
+def test_notebook_runs_and_its_tables_are_the_reports(name, results, reports, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    monkeypatch.setenv("STSBENCH_RESULTS", str(FIXTURE))
+    folder, report_md = reports[results]
+    monkeypatch.setenv("STSBENCH_RESULTS", folder)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     for cell in nb.cells:
@@ -60,6 +69,9 @@ def test_notebook_runs_and_its_tables_are_the_reports(name, report_md, monkeypat
     assert "warning:" not in printed
     tables = markdown_tables(printed)
     assert len(tables) >= 2
+    if results == "seeds":  # the groups of seeds and their differences, as the report shows them
+        assert any("| unsup-SimCSE (n=3) |" in t for t in tables)
+        assert any("| ESimCSE (n=3) − unsup-SimCSE (n=3) |" in t for t in tables)
     for table in tables:
         assert table in report_md, table.splitlines()[0]
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]

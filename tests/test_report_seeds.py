@@ -1,0 +1,183 @@
+"""``stsbench report`` on runs that differ only in their seed: groups, mean ± std, Welch + Holm, published-in-interval."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from seed_results import MEAN, SEEDS, make_seed_results, value
+
+T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
+
+
+def _report(results: Path, out: Path, **kw) -> str:
+    from stsbench.reports.render import write_report
+
+    write_report(results, out, "seeds fixture", "stsbench report (test)", **kw)
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    return make_seed_results(tmp_path_factory.mktemp("seeds") / "results")
+
+
+@pytest.fixture(scope="module")
+def built(results, tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("seed-report")
+    return out, _report(results, out)
+
+
+def _rows(md: str, section: str) -> list[list[str]]:
+    body = md.split(f"### {section}\n")[1].split("\n- ")[0]
+    return [
+        [c.strip() for c in ln.strip("|").split(" | ")] for ln in body.splitlines() if ln.startswith("| ")
+    ]
+
+
+def _row(rows: list[list[str]], first: str, after: str | None = None) -> list[str]:
+    start = 0 if after is None else next(i for i, r in enumerate(rows) if r[0] == after)
+    return next(r for r in rows[start:] if r[0] == first)
+
+
+def test_runs_that_differ_only_in_the_seed_are_one_group(results):
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seeds import seed_groups
+
+    coll = collect(results)
+    assert coll.warnings == []  # the seeds.json beside the seeds is not a result and not warned about
+    groups = seed_groups(find_models(coll))
+    assert [(g.label, g.n) for g in groups] == [
+        ("tiny-bert", 1),
+        ("unsup-SimCSE (n=3)", 3),
+        ("ESimCSE (n=3)", 3),
+    ]
+    assert groups[1].seeds == list(SEEDS)
+    assert [m.label for m in groups[1].models] == ["simcse/seed-1", "simcse/seed-2", "simcse/seed-3"]
+
+
+def test_mean_std_and_the_seed_interval(built):
+    _, md = built
+    rows = _rows(md, "STS12-16, STS-B, SICK-R: Spearman x100")
+    assert rows[0][:3] == ["model", "method", "STS12"]
+    assert _row(rows, "tiny-bert")[1] == "–"  # the backbone (no seeds) keeps its single-seed row
+    simcse = _row(rows, "unsup-SimCSE (n=3)")
+    # seeds MEAN - 1, MEAN, MEAN + 1: mean MEAN, sample std 1
+    assert simcse[2] == f"{MEAN['STS12']:.2f} ± 1.00"
+    avgs = [round(sum(value("simcse", t, s) for t in MEAN) / 7, 2) for s in SEEDS]
+    assert simcse[-1] == f"{sum(avgs) / 3:.2f} ± 1.00" and avgs == [74.29, 75.29, 76.29]
+    half = T_975_DF2 / math.sqrt(3)
+    interval = _row(rows, "↳ 95% interval over seeds", after="unsup-SimCSE (n=3)")
+    assert interval[2] == f"[{MEAN['STS12'] - half:.2f}, {MEAN['STS12'] + half:.2f}]" == "[65.52, 70.48]"
+
+
+def test_published_figure_inside_or_outside_the_seed_interval(built):
+    _, md = built
+    rows = _rows(md, "STS12-16, STS-B, SICK-R: Spearman x100")
+    inside = "↳ published inside the 95% seed interval"
+    # SimCSE (BERT-base, ESimCSE arXiv Table 7): STS12 68.40 in [65.52, 70.48], STS13 82.41 above [76.52, 81.48]
+    simcse = _row(rows, inside, after="unsup-SimCSE (n=3)")
+    assert simcse[2:4] == ["yes", "no"]
+    # ESimCSE: STS14 77.25 above [71.52, 76.48]; STS-B 80.17 above [73.52, 78.48]; Avg. 78.27 in [73.88, 78.84]
+    esimcse = _row(rows, inside, after="ESimCSE (n=3)")
+    assert (esimcse[4], esimcse[7], esimcse[-1]) == ("no", "no", "yes")
+
+
+def test_difference_to_the_baseline_with_welch_interval_and_holm_mark(built):
+    from scipy import stats
+
+    _, md = built
+    rows = _rows(md, "STS: difference to unsup-SimCSE over seeds")
+    diff = _row(rows, "ESimCSE (n=3) − unsup-SimCSE (n=3)")
+    p_row = _row(rows, "↳ p (Welch, Holm-adjusted)")
+    a = {t: [value("esimcse", t, s) for s in SEEDS] for t in ("STS12", "STS13")}
+    b = {t: [value("simcse", t, s) for s in SEEDS] for t in ("STS12", "STS13")}
+    p = {t: stats.ttest_ind(a[t], b[t], equal_var=False).pvalue for t in a}
+    assert p["STS12"] < p["STS13"] < 0.05  # both below 0.05 before the correction
+    # Welch with equal variances and n: df 4, se sqrt(2/3)
+    half = stats.t.ppf(0.975, 4) * math.sqrt(2 / 3)
+    assert diff[2] == f"+5.00 [+{5 - half:.2f}, +{5 + half:.2f}]*"
+    # Holm over 8 columns: 8 p(STS12) < 0.05 keeps the mark, 7 p(STS13) > 0.05 drops it
+    assert p_row[2] == f"{8 * p['STS12']:.3f}" and p_row[3] == f"{7 * p['STS13']:.3f}"
+    assert diff[3].startswith("+2.50 [") and not diff[3].endswith("*")
+    assert diff[4] == f"+0.00 [-{half:.2f}, +{half:.2f}]" and p_row[4] == "1.000"
+    assert "*: significant at 5% after Holm's correction across the 8 columns" in md
+
+
+def test_seed_figures_and_byte_identical_regeneration(built, results, tmp_path):
+    out, md = built
+    for stem in ("sts_seeds", "sts_seed_differences", "dev_curves_seeds"):
+        assert (out / "figures" / f"{stem}.png").stat().st_size > 1000 and f"](figures/{stem}.svg)" in md
+    assert not (out / "figures" / "training_curves.png").exists()  # one line per seed: replaced by the bands
+    assert "and seaborn 0.13" in md and "\n## Seeds\n" in md
+    per_seed = _rows(md, "STS: each seed")
+    assert [r[0] for r in per_seed[1:4]] == ["simcse/seed-1", "simcse/seed-2", "simcse/seed-3"]
+    assert per_seed[1][3] == f"{value('simcse', 'STS12', 1):.2f}"
+    again = tmp_path / "again"
+    _report(results, again)
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert all((out / f).read_bytes() == (again / f).read_bytes() for f in files)
+
+
+def test_components_table_over_seeds(built):
+    _, md = built
+    assert "Ablation: seed" not in md and md.count("### Ablation") == 1  # no table per seed
+    rows = _rows(md, "Ablation over seeds: ESimCSE's components")
+    esimcse = _row(rows, "ESimCSE (n=3)")
+    # kept dev 76 + (-1, 0, 1) for SimCSE, 2 more for ESimCSE
+    assert esimcse[5] == "78.00 ± 1.00" and esimcse[6].startswith("+2.00 [")
+
+
+def test_a_task_some_seeds_lack_shows_its_own_n(results, tmp_path):
+    partial = tmp_path / "results"
+    shutil.copytree(results, partial)
+    (partial / "simcse__seed-3" / "avg" / "test" / "STS12.json").unlink()
+    md = _report(partial, tmp_path / "out")
+    simcse = _row(_rows(md, "STS12-16, STS-B, SICK-R: Spearman x100"), "unsup-SimCSE (n=3)")
+    assert simcse[2] == "67.50 ± 0.71 (n=2)"
+    assert simcse[-1] == "74.79 ± 0.71 (n=2)"  # Avg.: the seeds that have all 7 tasks
+
+
+def test_one_seed_per_method_keeps_the_single_seed_layout(results, tmp_path):
+    single = tmp_path / "results"
+    shutil.copytree(results, single)
+    for method in ("simcse", "esimcse"):
+        for seed in (2, 3):
+            shutil.rmtree(single / f"{method}__seed-{seed}")
+    md = _report(single, tmp_path / "out")
+    assert "(n=" not in md and "\n## Seeds\n" not in md and "seaborn" not in md
+    assert "| simcse/seed-1 | unsup-SimCSE | 67.00 |" in md
+
+
+def test_baseline_option_and_a_bad_baseline(results, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, _ = run_cli(["report", "--results", results, "--out", out, "--baseline", "ESimCSE"], capsys)
+    assert code == 0
+    rows = _rows((out / "report.md").read_text(encoding="utf-8"), "STS: difference to ESimCSE over seeds")
+    assert _row(rows, "unsup-SimCSE (n=3) − ESimCSE (n=3)")[2].startswith("-5.00 [")
+    bad = tmp_path / "bad"
+    code, _, err = run_cli(["report", "--results", results, "--out", bad, "--baseline", "SimCSE"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert (
+        "--baseline 'SimCSE': no such method or seed group; choose one of:" in err and "unsup-SimCSE" in err
+    )
+    assert not (bad / "report.md").exists()
+
+
+def test_forest_plot(tmp_path):
+    from stsbench.errors import StsbenchError
+    from stsbench.reports.spread import forest_plot
+
+    rows = [("ESimCSE: STS-B", 1.2, 0.3, 2.1, True), ("MoCoSE: STS-B", -0.4, -1.5, 0.7, False)]
+    paths = forest_plot(rows, tmp_path / "forest.png")
+    assert [p.name for p in paths] == ["forest.png", "forest.svg"]
+    assert paths[0].read_bytes()[:4] == b"\x89PNG" and paths[1].read_bytes().startswith(b"<?xml")
+    first = [p.read_bytes() for p in paths]
+    assert [p.read_bytes() for p in forest_plot(rows, tmp_path / "forest")] == first
+    with pytest.raises(StsbenchError, match="no differences to draw"):
+        forest_plot([], tmp_path / "empty")
