@@ -97,13 +97,14 @@ def seed_score_table(records: list[TaskRecord], groups: list[SeedGroup], kind: s
             rows.append(["↳ 95% interval over seeds", "", *[interval(s) for s in sums]])
             bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
             rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds)
-    notes = [
-        *score_notes(kind, marked),
-        "A row `NAME (n=k)`: k training runs identical but for the seed, each cell the mean ± sample std over "
-        "the seeds (its own n where fewer seeds have that task; Avg.: over the seeds' own Avg.). The 95% "
-        "interval is the t-interval of the mean over seeds; Δ is the mean − published, and the last row says "
-        "whether the published figure lies inside that interval. Each seed's figures: the Seeds section.",
-    ]
+    notes = score_notes(kind, marked)
+    if any(r[0].startswith("↳ 95% interval over seeds") for r in rows):
+        notes.append(
+            "A row `NAME (n=k)`: k training runs identical but for the seed, each cell the mean ± sample std over "
+            "the seeds (its own n where fewer seeds have that task; Avg.: over the seeds' own Avg.). The 95% "
+            "interval is the t-interval of the mean over seeds; Δ is the mean − published, and the last row says "
+            "whether the published figure lies inside that interval. Each seed's figures: the Seeds section."
+        )
     right = tuple(columns[2:])
     return make_table(kind, score_title(kind), columns, rows, notes, right)
 
