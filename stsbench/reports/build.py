@@ -165,6 +165,11 @@ def _training(
         rows = dev_points(groups, coll.runs, labels)
         figure = spread.dev_curves_figure(rows, figs.folder / "dev_curves_seeds")
         curves.figures.append(figs.add("STS-B dev Spearman during training, mean over seeds", figure))
+        curves.paragraphs.append(
+            "A group of seeds is drawn as the mean of its seeds' STS-B dev Spearman at each evaluation step, "
+            "the band the 95% t-interval of that mean (n seeds, as the tables' intervals); a run without "
+            "seeds as its own line."
+        )
     else:
         labels = ablations.labelled_runs(coll.runs, models)
         figure = training_curves_figure(labels, figs.folder / "training_curves")
