@@ -181,3 +181,16 @@ def test_forest_plot(tmp_path):
     assert [p.read_bytes() for p in forest_plot(rows, tmp_path / "forest")] == first
     with pytest.raises(StsbenchError, match="no differences to draw"):
         forest_plot([], tmp_path / "empty")
+
+
+def test_components_over_seeds_without_a_simcse_group(results):
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seed_ablations import component_seed_table
+    from stsbench.reports.seeds import seed_groups
+
+    coll = collect(results)
+    esimcse = [g for g in seed_groups(find_models(coll)) if g.method == "ESimCSE"]
+    table = component_seed_table(esimcse, coll.tasks, 1)
+    row = table.frame.iloc[0].tolist()
+    assert row[0] == "ESimCSE (n=3)" and row[5] == "78.00 ± 1.00" and row[6] == "–"

@@ -30,7 +30,6 @@ from stsbench.reports.seed_tables import SIGNIFICANT, interval, mean_std
 from stsbench.reports.seeds import (
     ALPHA,
     SeedGroup,
-    Summary,
     average_values,
     difference,
     has_seeds,
@@ -63,12 +62,11 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
     columns = ["group", *COMPONENT_COLUMNS[1:]]
     simcse = next((g for g in groups if g.method == "unsup-SimCSE"), None)
     pub_simcse = get_entry(PUBLISHED_COMPONENTS["unsup-SimCSE"]).values["STSBenchmark"]
-    devs = {id(g): [kept_dev(r) for r in g.runs] for g in groups}
+    devs = {id(g): [v for v in (kept_dev(r) for r in g.runs) if v is not None] for g in groups}
     gains = {}
     for g in groups:
-        a, b = [v for v in devs[id(g)] if v is not None], [v for v in devs[id(simcse)] if v is not None]
-        if simcse is not None and g is not simcse and len(a) > 1 and len(b) > 1:
-            gains[id(g)] = difference(a, b)
+        if simcse is not None and g is not simcse and len(devs[id(g)]) > 1 and len(devs[id(simcse)]) > 1:
+            gains[id(g)] = difference(devs[id(g)], devs[id(simcse)])
     adjusted = dict(zip(gains, holm([d.p for d in gains.values()]), strict=True))
     rows = []
     for g in groups:
@@ -87,7 +85,7 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
                 "on" if rep else "off",
                 "on" if mom else "off",
                 _summary([dev_at_start(r) for r in g.runs], g.n),
-                _summary(devs[id(g)], g.n),
+                mean_std(summarise(devs[id(g)]), g.n) if devs[id(g)] else DASH,
                 gain,
                 fmt(pub),
                 fmt_delta(None if pub is None else pub - pub_simcse),
@@ -95,7 +93,18 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
             ]
         )
         rows.append(
-            ["↳ 95% interval over seeds", "", "", "", "", interval(_interval(devs[id(g)])), "", "", "", ""]
+            [
+                "↳ 95% interval over seeds",
+                "",
+                "",
+                "",
+                "",
+                interval(summarise(devs[id(g)]) if devs[id(g)] else None),
+                "",
+                "",
+                "",
+                "",
+            ]
         )
     notes = [
         "STS-B dev Spearman x100, mean ± std over each group's seeds: before training (the backbone) and of "
@@ -114,11 +123,6 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
         notes,
         right=tuple(columns[4:]),
     )
-
-
-def _interval(values: list[float | None]) -> Summary | None:
-    kept = [v for v in values if v is not None]
-    return summarise(kept) if kept else None
 
 
 def seed_ablation_tables(
