@@ -199,7 +199,7 @@ def _seeds(
         table = seed_tables.difference_table(diffs, base, kind) if base else None
         section.tables += [t for t in (table, seed_tables.per_seed_table(coll.tasks, groups, kind)) if t]
         forest += [
-            (f"{d.group.name}: {short_name(task)}", c[0].diff, c[0].low, c[0].high, c[1] < ALPHA)
+            (f"{d.group.name}: {short_name(task)}", c[0].diff, c[0].low, c[0].high, c[1] <= ALPHA)
             for d in diffs
             if kind == "sts" and d.mode in ("test", "fasttest")
             for task, c in d.cells.items()

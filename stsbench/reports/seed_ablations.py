@@ -33,11 +33,11 @@ from stsbench.reports.seeds import (
     average_values,
     difference,
     has_seeds,
-    holm,
     seed_groups,
     summarise,
 )
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.stats.tests import holm
 
 
 def _without_seed(run: TrainRun) -> TrainRun:
@@ -75,7 +75,7 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
         pub = get_entry(key).values["STSBenchmark"] if key else None
         d = gains.get(id(g))
         gain = DASH if d is None else f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]"
-        if d is not None and adjusted[id(g)] < ALPHA:
+        if d is not None and adjusted[id(g)] <= ALPHA:
             gain += SIGNIFICANT
         avgs = _sts_avgs(g, records)
         rows.append(

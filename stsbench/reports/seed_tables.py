@@ -25,7 +25,6 @@ from stsbench.reports.seeds import (
     average_values,
     difference,
     has_seeds,
-    holm,
     modes_of,
     seed_groups,
     summarise,
@@ -33,6 +32,7 @@ from stsbench.reports.seeds import (
 )
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.reports.tables import TASKS_OF, published_rows, score_notes, score_table, score_title
+from stsbench.stats.tests import holm
 
 SIGNIFICANT = "*"
 
@@ -172,7 +172,7 @@ def _diff_cell(cell: tuple[SeedDiff, float] | None) -> str:
     if cell is None:
         return DASH
     d, p = cell
-    return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{SIGNIFICANT if p < ALPHA else ''}"
+    return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{SIGNIFICANT if p <= ALPHA else ''}"
 
 
 def p_value(p: float) -> str:

@@ -9,7 +9,7 @@ the results (a backbone) is a group of one.
 
 Statistics over seeds (a seed is one draw of the training's randomness): mean, sample std and the
 t-interval of the mean; a group against the baseline group: the difference of the means, Welch's interval
-and p (unequal variances); Holm's correction over the tasks of one comparison.
+and p (unequal variances); Holm's correction over the tasks of one comparison (``stsbench.stats.tests.holm``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
 LEVEL = 0.95
-ALPHA = 0.05  # the mark's threshold on Holm-adjusted p
+ALPHA = 0.05  # the mark: Holm-adjusted p <= ALPHA
 
 
 @dataclass(frozen=True)
@@ -202,16 +202,6 @@ def difference(a: list[float], b: list[float], level: float = LEVEL) -> SeedDiff
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     p = float(2 * stats.t.sf(abs(diff) / se, df))
     return SeedDiff(diff, diff - half, diff + half, p)
-
-
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input order."""
-    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
-    out, running = [0.0] * len(pvalues), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        out[i] = running
-    return out
 
 
 # --- rows for the figures ---------------------------------------------------------------------------------
