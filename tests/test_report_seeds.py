@@ -154,12 +154,13 @@ def test_one_seed_per_method_keeps_the_single_seed_layout(results, tmp_path):
     assert "| simcse/seed-1 | unsup-SimCSE | 67.00 |" in md
 
 
-def test_baseline_option_and_a_bad_baseline(results, tmp_path, capsys):
+def test_baseline_by_folder_or_method_and_a_bad_baseline(results, tmp_path, capsys):
     out = tmp_path / "out"
-    code, _, _ = run_cli(["report", "--results", results, "--out", out, "--baseline", "ESimCSE"], capsys)
+    code, _, _ = run_cli(["report", "--results", results, "--out", out, "--baseline", "esimcse"], capsys)
     assert code == 0
     rows = _rows((out / "report.md").read_text(encoding="utf-8"), "STS: difference to ESimCSE over seeds")
     assert _row(rows, "unsup-SimCSE (n=3) − ESimCSE (n=3)")[2].startswith("-5.00 [")
+    assert "### STS: difference to ESimCSE over seeds" in _report(results, tmp_path / "m", baseline="ESimCSE")
     bad = tmp_path / "bad"
     code, _, err = run_cli(["report", "--results", results, "--out", bad, "--baseline", "SimCSE"], capsys)
     assert code == 2 and err.count("\n") == 1

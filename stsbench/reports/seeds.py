@@ -102,9 +102,9 @@ def has_seeds(groups: list[SeedGroup]) -> bool:
 
 
 def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
-    """The group of seeds named ``baseline`` (a method as the tables name it, or a group's name)."""
+    """The group of seeds named ``baseline``: a method as the tables name it, a group's name or its seeds' folder."""
     multi = [g for g in groups if g.n > 1]
-    found = [g for g in multi if baseline in (g.name, g.method)]
+    found = [g for g in multi if baseline in (g.name, g.method, _folder(g.runs[0]) if g.runs else None)]
     if found:
         return found[0]
     if baseline not in METHOD_ORDER:
