@@ -105,6 +105,9 @@ def test_difference_to_the_baseline_with_welch_interval_and_holm_mark(built):
     assert p_row[2] == f"{8 * p['STS12']:.3f}" and p_row[3] == f"{7 * p['STS13']:.3f}"
     assert diff[3].startswith("+2.50 [") and not diff[3].endswith("*")
     assert diff[4] == f"+0.00 [-{half:.2f}, +{half:.2f}]" and p_row[4] == "1.000"
+    # the true difference 3 + 3 seeds find with 80% power: (t_0.975 + t_0.8 on df 4) x se
+    mdd = (stats.t.ppf(0.975, 4) + stats.t.ppf(0.8, 4)) * math.sqrt(2 / 3)
+    assert _row(rows, "↳ smallest detectable difference (80% power)")[2] == f"{mdd:.2f}"
     assert "*: significant at 5% after Holm's correction across the 8 columns" in md
 
 

@@ -31,6 +31,8 @@ from stsbench.results.runs import RUN_META, TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
     AVERAGE_KIND,
+    SEED_AGGREGATE_KIND,
+    SEED_RUNS_KIND,
     TASK_KIND,
     AnalysisResult,
     AverageResult,
@@ -40,10 +42,7 @@ from stsbench.results.schema import (
 )
 from stsbench.results.store import OtherKind, Unreadable, load_result
 
-SEED_KINDS = (
-    "stsbench.seed_runs",
-    "stsbench.seed_aggregate",
-)  # seeds.json: what groups the seeds, not results
+SEED_KINDS = (SEED_RUNS_KIND, SEED_AGGREGATE_KIND)  # seeds.json: what groups the seeds, not results
 
 
 @dataclass(frozen=True)

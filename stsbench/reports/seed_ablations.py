@@ -31,12 +31,11 @@ from stsbench.reports.seeds import (
     ALPHA,
     SeedGroup,
     average_values,
-    difference,
     has_seeds,
     seed_groups,
-    summarise,
 )
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.stats.seeds import seed_difference, seed_summary
 from stsbench.stats.tests import holm
 
 
@@ -46,7 +45,7 @@ def _without_seed(run: TrainRun) -> TrainRun:
 
 def _summary(values: list[float | None], n: int) -> str:
     kept = [v for v in values if v is not None]
-    return mean_std(summarise(kept), n) if kept else DASH
+    return mean_std(seed_summary(kept), n) if kept else DASH
 
 
 def _sts_avgs(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
@@ -66,7 +65,7 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
     gains = {}
     for g in groups:
         if simcse is not None and g is not simcse and len(devs[id(g)]) > 1 and len(devs[id(simcse)]) > 1:
-            gains[id(g)] = difference(devs[id(g)], devs[id(simcse)])
+            gains[id(g)] = seed_difference(devs[id(g)], devs[id(simcse)])
     adjusted = dict(zip(gains, holm([d.p for d in gains.values()]), strict=True))
     rows = []
     for g in groups:
@@ -85,11 +84,11 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
                 "on" if rep else "off",
                 "on" if mom else "off",
                 _summary([dev_at_start(r) for r in g.runs], g.n),
-                mean_std(summarise(devs[id(g)]), g.n) if devs[id(g)] else DASH,
+                mean_std(seed_summary(devs[id(g)]), g.n) if devs[id(g)] else DASH,
                 gain,
                 fmt(pub),
                 fmt_delta(None if pub is None else pub - pub_simcse),
-                mean_std(summarise(avgs), g.n) if avgs else DASH,
+                mean_std(seed_summary(avgs), g.n) if avgs else DASH,
             ]
         )
         rows.append(
@@ -99,7 +98,7 @@ def component_seed_table(groups: list[SeedGroup], records: list[TaskRecord], n: 
                 "",
                 "",
                 "",
-                interval(summarise(devs[id(g)]) if devs[id(g)] else None),
+                interval(seed_summary(devs[id(g)]) if devs[id(g)] else None),
                 "",
                 "",
                 "",

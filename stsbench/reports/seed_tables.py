@@ -19,25 +19,22 @@ from stsbench.reports.collect import TaskRecord
 from stsbench.reports.models import Model
 from stsbench.reports.seeds import (
     ALPHA,
-    SeedDiff,
     SeedGroup,
-    Summary,
     average_values,
-    difference,
     has_seeds,
     modes_of,
     seed_groups,
-    summarise,
     task_values,
 )
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.reports.tables import TASKS_OF, published_rows, score_notes, score_table, score_title
+from stsbench.stats.seeds import SeedDifference, SeedSummary, seed_difference, seed_summary
 from stsbench.stats.tests import holm
 
 SIGNIFICANT = "*"
 
 
-def mean_std(s: Summary | None, n: int) -> str:
+def mean_std(s: SeedSummary | None, n: int) -> str:
     """``79.97 ± 0.21``; the cell's own n where it has fewer seeds than its row; one value as it is."""
     if s is None:
         return DASH
@@ -45,7 +42,7 @@ def mean_std(s: Summary | None, n: int) -> str:
     return text if s.n == n else f"{text} (n={s.n})"
 
 
-def interval(s: Summary | None) -> str:
+def interval(s: SeedSummary | None) -> str:
     """``[79.71, 80.23]``, a dash for one seed."""
     return DASH if s is None or s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
 
@@ -64,12 +61,12 @@ def _label(name: str, mode: str) -> str:
 
 def _summaries(
     records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, present: list[str]
-) -> list[Summary | None]:
+) -> list[SeedSummary | None]:
     """Per task of ``present``, then Avg.: the summary over the group's seeds."""
     values = task_values(records, group, kind, mode)
     avgs = average_values(records, group, kind, mode, TASKS_OF[kind])
-    return [summarise(values[t]) if t in values else None for t in present] + [
-        summarise(avgs) if avgs else None
+    return [seed_summary(values[t]) if t in values else None for t in present] + [
+        seed_summary(avgs) if avgs else None
     ]
 
 
@@ -143,7 +140,9 @@ class GroupDifference:
 
     group: SeedGroup
     mode: str
-    cells: dict[str, tuple[SeedDiff, float] | None]  # task or Avg. -> (Welch difference, Holm-adjusted p)
+    cells: dict[
+        str, tuple[SeedDifference, float] | None
+    ]  # task or Avg. -> (Welch difference, Holm-adjusted p)
 
 
 def seed_differences(
@@ -161,14 +160,14 @@ def seed_differences(
             names = [t for t in [*present, AVG] if len(a.get(t, [])) > 1 and len(b.get(t, [])) > 1]
             if not names:
                 continue
-            diffs = [difference(a[t], b[t]) for t in names]
+            diffs = [seed_difference(a[t], b[t]) for t in names]
             adjusted = holm([d.p for d in diffs])
             found = dict(zip(names, zip(diffs, adjusted, strict=True), strict=True))
             out.append(GroupDifference(g, mode, {t: found.get(t) for t in [*present, AVG]}))
     return out
 
 
-def _diff_cell(cell: tuple[SeedDiff, float] | None) -> str:
+def _diff_cell(cell: tuple[SeedDifference, float] | None) -> str:
     if cell is None:
         return DASH
     d, p = cell
@@ -197,13 +196,21 @@ def difference_table(diffs: list[GroupDifference], base: SeedGroup, kind: str) -
                 *[DASH if c is None else p_value(c[1]) for c in d.cells.values()],
             ]
         )
+        rows.append(
+            [
+                "↳ smallest detectable difference (80% power)",
+                "",
+                *[DASH if c is None else fmt(c[0].min_detectable) for c in d.cells.values()],
+            ]
+        )
     noun = "Spearman x100" if kind == "sts" else "accuracy x100"
     notes = [
         f"Difference of the seed means ({noun}, group − {base.name}) with Welch's 95% interval over seeds "
         "(unequal variances, t with Welch-Satterthwaite df). "
         f"{SIGNIFICANT}: significant at 5% after Holm's correction across the {len(names)} columns of the row "
         "(two-sided Welch p, adjusted as in the p row); without the mark the difference is within what the "
-        "seeds alone move.",
+        "seeds alone move. The smallest detectable difference: the true difference these seeds would find "
+        "with 80% power at 5% (before the correction); a difference below it is untested, not absent.",
     ]
     title = f"{kind.upper()}: difference to {base.name} over seeds"
     return make_table(f"{kind}_seed_differences", title, columns, rows, notes, tuple(columns[2:]))

@@ -7,9 +7,10 @@ evaluated with the same pooler. ``stsbench train --seeds 1,2,3 --output OUT`` ma
 (``OUT/seed-<s>/``); so do runs trained one by one with ``--seed``. A model without a training run under
 the results (a backbone) is a group of one.
 
-Statistics over seeds (a seed is one draw of the training's randomness): mean, sample std and the
-t-interval of the mean; a group against the baseline group: the difference of the means, Welch's interval
-and p (unequal variances); Holm's correction over the tasks of one comparison (``stsbench.stats.tests.holm``).
+Statistics over seeds (a seed is one draw of the training's randomness) come from :mod:`stsbench.stats.seeds`:
+mean, sample std and the t-interval of the mean; a group against the baseline group: the difference of the
+means, Welch's interval and p; Holm's correction over the tasks of one comparison from
+:func:`stsbench.stats.tests.holm`.
 """
 
 from __future__ import annotations
@@ -148,60 +149,6 @@ def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str
     }
     order = {"test": 0, "fasttest": 1, "dev": 2}
     return sorted(found, key=lambda m: (order.get(m, 3), m))
-
-
-# --- statistics over seeds --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Mean, sample std and the t-interval of the mean over ``n`` seeds (std and interval None for one)."""
-
-    mean: float
-    std: float | None
-    n: int
-    low: float | None
-    high: float | None
-
-
-@dataclass(frozen=True)
-class SeedDiff:
-    """``a`` - ``b`` over seeds: difference of the means, Welch's interval and two-sided p."""
-
-    diff: float
-    low: float
-    high: float
-    p: float
-
-
-def summarise(values: list[float], level: float = LEVEL) -> Summary:
-    """Mean, std and t-interval over seeds."""
-    import numpy as np
-    from scipy import stats
-
-    x = np.asarray(values, dtype=float)
-    n, mean = len(x), float(x.mean())
-    if n < 2:
-        return Summary(mean, None, n, None, None)
-    std = float(x.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * std / n**0.5
-    return Summary(mean, std, n, mean - half, mean + half)
-
-
-def difference(a: list[float], b: list[float], level: float = LEVEL) -> SeedDiff:
-    """Welch's t: the difference of the means of ``a`` and ``b``, its interval and two-sided p."""
-    import numpy as np
-    from scipy import stats
-
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    diff, se = float(x.mean() - y.mean()), float(np.sqrt(va + vb))
-    if se == 0:
-        return SeedDiff(diff, diff, diff, 1.0 if diff == 0 else 0.0)
-    df = (va + vb) ** 2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
-    half = float(stats.t.ppf(0.5 + level / 2, df)) * se
-    p = float(2 * stats.t.sf(abs(diff) / se, df))
-    return SeedDiff(diff, diff - half, diff + half, p)
 
 
 # --- rows for the figures ---------------------------------------------------------------------------------

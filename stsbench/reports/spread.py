@@ -14,7 +14,8 @@ from pathlib import Path
 
 from stsbench.analyses import figures as afig
 from stsbench.errors import StsbenchError
-from stsbench.reports.seeds import LEVEL, summarise
+from stsbench.reports.seeds import LEVEL
+from stsbench.stats.seeds import seed_summary
 
 # (label, difference, low, high, significant): one row of a forest plot
 Difference = tuple[str, float, float, float, bool]
@@ -22,7 +23,7 @@ Difference = tuple[str, float, float, float, bool]
 
 def seed_interval(values: Sequence[float]) -> tuple[float, float]:
     """The 95% t-interval of the mean over seeds (one seed: the value itself), as seaborn's ``errorbar``."""
-    s = summarise(list(values), LEVEL)
+    s = seed_summary(list(values), LEVEL)
     return (s.mean, s.mean) if s.low is None else (s.low, s.high)
 
 
