@@ -1,0 +1,209 @@
+"""``stsbench compare A B [C ...]``: paired significance of STS differences between models."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from stsbench.cli_options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
+
+if TYPE_CHECKING:
+    from stsbench.compare import CompareResult, Side
+
+
+class Format(str, Enum):
+    """How ``compare`` prints."""
+
+    table = "table"
+    json = "json"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def load_sides(
+    sources: list[str],
+    *,
+    mode: str | None,
+    data_dir: Path | None,
+    output: Path,
+    cache_dir: Path | None,
+    device: str | None,
+    quiet: bool,
+) -> list[Side]:
+    """A side per source: a results folder as it is, anything else evaluated as a model first."""
+    from stsbench.compare import side_from_folder
+    from stsbench.evaluate import run
+    from stsbench.results.labels import unique_label
+
+    sides: list[Side] = []
+    taken: dict[str, Side] = {}
+    for src in sources:
+        path = Path(src)
+        if path.is_dir() and not _is_model_dir(path):
+            side = side_from_folder(path, mode=mode, source=src)
+        else:
+            done = run(
+                src,
+                "sts",
+                mode or "test",
+                data_dir=data_dir,
+                output=output,
+                cache_dir=cache_dir,
+                device=device,
+                show_progress=not quiet,
+                bootstrap=0,
+            )
+            side = side_from_folder(done.paths[0].parent, mode=mode or "test", source=src)
+        side.label = unique_label(side.label, taken)
+        taken[side.label] = side
+        sides.append(side)
+    return sides
+
+
+def _is_model_dir(path: Path) -> bool:
+    """A checkpoint folder (weights and config), to be evaluated, not read as results."""
+    return (path / "config.json").is_file() or (path / "modules.json").is_file()
+
+
+def print_result(result: CompareResult) -> None:
+    """One table per comparison, then how to read it."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.progress import table_console
+
+    console = table_console()
+    pct = f"{result.level:.0%}"
+    for comp in result.comparisons:
+        console.print(
+            f"[bold]{escape(comp.other)}[/bold] vs [bold]{escape(comp.reference)}[/bold] "
+            f"(difference = {escape(comp.other)} - {escape(comp.reference)}, x100)",
+            soft_wrap=True,
+            highlight=False,
+        )
+        table = Table()
+        for col in (
+            "task",
+            comp.reference,
+            comp.other,
+            "diff",
+            f"{pct} interval",
+            "p boot",
+            "p Williams",
+            "p Holm",
+            "MDE 80%",
+            "n",
+        ):
+            table.add_column(col, justify="left" if col == "task" else "right", no_wrap=True)
+        for r in comp.rows:
+            mark = "*" if r.significant else ""
+            table.add_row(
+                r.task,
+                f"{r.reference:.2f}",
+                f"{r.other:.2f}",
+                f"{r.diff:+.2f}{mark}",
+                f"[{r.low:+.2f}, {r.high:+.2f}]",
+                _p(r.p_bootstrap),
+                _p(r.p_williams),
+                _p(r.p_bootstrap_holm),
+                f"{r.min_detectable_difference:.2f}",
+                f"{r.n_pairs} pairs" if r.n_seeds is None else f"{r.n_seeds[0]} vs {r.n_seeds[1]} seeds",
+            )
+        console.print(table)
+    over_seeds = any(s.seeds is not None for s in result.sides)
+    how = (
+        "Welch's t over the seeds' figures (p boot: its p; the figures are the seed means)"
+        if over_seeds
+        else f"paired bootstrap over the same pairs, B={result.bootstrap}, seed {result.seed}"
+    )
+    console.print(
+        f"{how}; p Holm: p adjusted across the tasks (Avg. apart); * p Holm < 0.05 (Avg.: its own p); "
+        f"MDE 80%: the smallest difference these {'seeds' if over_seeds else 'pairs'} detect at 80% power.",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def compare_cmd(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            help="Results folders of `stsbench run` (one model each) or models to evaluate; the first is "
+            "the reference.",
+            show_default=False,
+        ),
+    ],
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=1, help="Bootstrap replicates.")] = 1000,
+    seed: SeedOpt = 1111,
+    mode: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option("--mode", help="Only results of this mode (test, fasttest, dev); models: test."),
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    plot: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--plot", help="Also draw the intervals as a forest plot: writes PLOT.png and PLOT.svg."
+        ),
+    ] = None,
+    data_dir: DataDirOpt = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where models given by name are evaluated to.")
+    ] = Path("results"),
+    cache_dir: CacheDirOpt = None,
+    device: DeviceOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Compare models on the STS tasks: paired-bootstrap intervals, Williams' test, Holm, power.
+
+    The first source is the reference; each other is compared with it on the same pairs.
+    """
+    from stsbench.compare import compare_sides
+    from stsbench.errors import StsbenchError
+
+    if len(sources) < 2:
+        raise StsbenchError(
+            "compare needs at least two results folders or models (the first is the reference)"
+        )
+    if plot is not None:
+        from stsbench.io import check_writable_dir
+
+        check_writable_dir(plot.parent if str(plot.parent) else Path("."), "--plot's folder")
+    sides = load_sides(
+        sources,
+        mode=mode,
+        data_dir=data_dir,
+        output=output,
+        cache_dir=cache_dir,
+        device=device,
+        quiet=quiet or fmt is Format.json,
+    )
+    result = compare_sides(sides, bootstrap=bootstrap, seed=seed)
+    if plot is not None:
+        from stsbench.reports.spread import forest_plot
+
+        rows = [
+            (f"{c.other} - {c.reference}: {r.task}", r.diff, r.low, r.high, r.significant)
+            for c in result.comparisons
+            for r in c.rows
+        ]
+        xlabel = "difference to the reference (x100)"
+        for written in forest_plot(rows, plot, xlabel=xlabel):
+            typer.echo(f"wrote {written}", err=True)
+    if fmt is Format.json:
+        typer.echo(json.dumps(result.to_dict(), indent=1))
+        return
+    print_result(result)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stsbench compare``."""
+    app.command("compare")(compare_cmd)
