@@ -176,7 +176,7 @@ def compare_cmd(
     if plot is not None:
         from stsbench.io import check_writable_dir
 
-        check_writable_dir(plot.parent if str(plot.parent) else Path("."), "--plot's folder")
+        check_writable_dir(plot.parent if str(plot.parent) else Path(), "--plot's folder")
     sides = load_sides(
         sources,
         mode=mode,
