@@ -29,7 +29,9 @@ def floors(extras: list[str]) -> list[str]:
         reqs += project["optional-dependencies"][extra]
     pins = {}
     for req in reqs:
-        m = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*>=\s*([0-9][0-9A-Za-z.]*)", req.split(";")[0].strip())
+        # name>=floor, optionally with an upper bound (seaborn>=0.13,<0.14): the floor is what is pinned
+        pattern = r"([A-Za-z0-9_.\-]+)\s*>=\s*([0-9][0-9A-Za-z.]*)(\s*,\s*<[0-9A-Za-z.]+)?"
+        m = re.fullmatch(pattern, req.split(";")[0].strip())
         if m is None:
             sys.exit(f"floors.py: {req!r} is not 'name>=version'; give every dependency a floor")
         if m[1].lower() not in UNPINNED:
