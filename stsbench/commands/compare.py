@@ -96,7 +96,7 @@ def print_result(result: CompareResult) -> None:
             comp.other,
             "diff",
             f"{pct} interval",
-            "p boot",
+            "p Welch" if comp.rows and comp.rows[0].n_seeds else "p boot",
             "p Williams",
             "p Holm",
             "MDE 80%",
@@ -120,7 +120,7 @@ def print_result(result: CompareResult) -> None:
         console.print(table)
     over_seeds = any(s.seeds is not None for s in result.sides)
     how = (
-        "Welch's t over the seeds' figures (p boot: its p; the figures are the seed means)"
+        "Welch's t over the seeds' figures (the figures are the seed means)"
         if over_seeds
         else f"paired bootstrap over the same pairs, B={result.bootstrap}, seed {result.seed}"
     )
