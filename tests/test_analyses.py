@@ -617,3 +617,15 @@ def test_terminal_and_report_label_a_path_model_alike(tmp_path):
     (model,) = find_models(collect(tmp_path / "out"))
     assert list(run.results) == [model.label] == ["simcse-tiny"]
     assert run.files[0] == tmp_path / "out" / "runs__simcse-tiny" / "avg" / "spectrum_test.json"
+
+
+def test_a_seed_checkpoint_is_labelled_with_its_seeds_folder():
+    """Two methods' seed-1 checkpoints must not share a label (nor their figures' file names)."""
+    from stsbench.results.labels import base_label, figure_stem
+
+    assert base_label("/runs/simcse/seed-1") == "simcse/seed-1"
+    assert base_label("runs/esimcse/seed-12/") == "esimcse/seed-12"
+    assert base_label("/runs/seed-1x") == "seed-1x" and base_label("/runs/simcse") == "simcse"
+    assert figure_stem("spectrum", [base_label("/r/simcse/seed-1")]) != figure_stem(
+        "spectrum", [base_label("/r/esimcse/seed-1")]
+    )

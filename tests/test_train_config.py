@@ -189,7 +189,7 @@ def test_config_is_not_changed_by_resolution_and_is_the_same_on_any_device():
 
 def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     """A run saved before this config (reports/cpu-mini-replication) has the keys and values a run saves now."""
-    path = ROOT / "reports" / "cpu-mini-replication" / "results" / "train" / "mocose-minilm" / "stsbench.json"
+    path = ROOT / "tests" / "fixtures" / "old_run" / "mocose-minilm-stsbench.json"  # the first CPU replication
     saved = json.loads(path.read_text())["training"]
     again = finalize(TrainConfig.from_dict(saved), saved["supervised"])
     now = again.to_dict()

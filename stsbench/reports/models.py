@@ -10,7 +10,6 @@ run when one of its results' ``model.path`` is the run's ``--output`` (or ends w
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,6 @@ from stsbench.results.labels import base_label
 from stsbench.results.schema import ModelInfo
 from stsbench.train.config import MethodName
 
-SEED_FOLDER = re.compile(r"seed-\d+")  # `stsbench train --seeds ... --output OUT` writes OUT/seed-<s>
 # ESimCSE's components (Sec. 3): which of them a run used, named as the papers' ablation rows
 METHOD_ORDER = (
     "unsup-SimCSE",
@@ -105,15 +103,6 @@ def _infos(coll: Collection) -> dict[str, list[ModelInfo]]:
     return infos
 
 
-def model_label(name: str) -> str:
-    """:func:`base_label`; a seed's checkpoint with its seeds' folder: ``/runs/simcse/seed-1`` -> ``simcse/seed-1``."""
-    label = base_label(name)
-    parts = name.replace("\\", "/").rstrip("/").split("/")
-    if SEED_FOLDER.fullmatch(label) and len(parts) > 1 and parts[-2]:
-        return f"{parts[-2]}/{label}"
-    return label
-
-
 def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
@@ -124,7 +113,7 @@ def find_models(coll: Collection) -> list[Model]:
         if run is None:
             main = next(i for i in blocks if i.name == names[0])
         found.append((main, run, names))
-    base = {m.fingerprint: model_label(m.name) for m, _, _ in found}
+    base = {m.fingerprint: base_label(m.name) for m, _, _ in found}
     labels: dict[str, str] = {}
     for info, _, _ in found:
         clash = [i for i, _, _ in found if base[i.fingerprint] == base[info.fingerprint]]

@@ -43,11 +43,22 @@ def last_part(path: str) -> str:
     return path.replace("\\", "/").rstrip("/").split("/")[-1]
 
 
+SEED_FOLDER = re.compile(r"seed-\d+")  # `stsbench train --seeds ... --output OUT` writes OUT/seed-<s>
+
+
 def base_label(name: str) -> str:
-    """Return a folder's last part for a path (``/tmp/runs/simcse`` -> ``simcse``); a hub id or name as is."""
+    """Return a folder's last part for a path (``/tmp/runs/simcse`` -> ``simcse``); a hub id or name as is.
+
+    A seed's checkpoint keeps its seeds' folder: ``/runs/simcse/seed-1`` -> ``simcse/seed-1`` (the seeds of
+    two methods would otherwise share their labels, and their figures' file names).
+    """
     n = name.replace("\\", "/").rstrip("/")
     if n.startswith(("/", ".", "~")) or n.count("/") > 1:
-        return last_part(n) or n
+        last = last_part(n) or n
+        parts = n.split("/")
+        if SEED_FOLDER.fullmatch(last) and len(parts) > 1 and parts[-2] not in ("", ".", ".."):
+            return f"{parts[-2]}/{last}"
+        return last
     return n
 
 
