@@ -181,7 +181,7 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     os.chdir(tmp_path)
     try:
         rel = Path("reports") / CHECKED_IN.name
-        title = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2"  # as its README says
+        title = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"  # its README
         command = shlex.join(
             ["stsbench", "report", "--results", f"{rel}/results", "--out", str(rel), "--title", title]
         )
