@@ -40,6 +40,7 @@ def load_sides(
 ) -> list[Side]:
     """A side per source: a results folder as it is, anything else evaluated as a model first."""
     from stsbench.compare import side_from_folder
+    from stsbench.encoders.resolve import is_model_dir
     from stsbench.evaluate import run
     from stsbench.results.labels import unique_label
 
@@ -47,7 +48,7 @@ def load_sides(
     taken: dict[str, Side] = {}
     for src in sources:
         path = Path(src)
-        if path.is_dir() and not _is_model_dir(path):
+        if path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
             side = side_from_folder(path, mode=mode, source=src)
         else:
             done = run(
@@ -66,11 +67,6 @@ def load_sides(
         taken[side.label] = side
         sides.append(side)
     return sides
-
-
-def _is_model_dir(path: Path) -> bool:
-    """A checkpoint folder (weights and config), to be evaluated, not read as results."""
-    return (path / "config.json").is_file() or (path / "modules.json").is_file()
 
 
 def print_result(result: CompareResult) -> None:

@@ -125,9 +125,14 @@ def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
             raise StsbenchError(f"model path {name} does not exist; check the path or use a hub id")
         else:
             path = _download(name, revision)
-    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
+    if not is_model_dir(path):
         raise StsbenchError(f"{path} is not a model folder (no config.json or modules.json)")
     return _inspect(name, path)
+
+
+def is_model_dir(path: Path) -> bool:
+    """A model's folder: a transformers ``config.json`` or a sentence-transformers ``modules.json``."""
+    return (path / "config.json").is_file() or (path / "modules.json").is_file()
 
 
 def _inspect(name: str, path: Path) -> ModelSpec:
