@@ -6,8 +6,8 @@
 
 For each method, precision (fp32, tf32, bf16 autocast) and mode it builds stsbench's trainer from the same weights and runs the same batches:
 ``--warmup`` untimed steps (the first one timed alone: compilation lands there), then ``--steps`` timed ones.
-Modes (:data:`MODES`): eager; graph = ``--cuda-graph`` (SimCSE only: the step replayed from one CUDA graph,
-at least its eager warm-up + capture steps untimed); compiled = ``--compile``; compiled-graph = both; all
+Modes (:data:`MODES`): eager; graph = ``--cuda-graph`` (the step replayed from one CUDA graph; the steps
+that fill a queue, the eager warm-up and the capture step untimed); compiled = ``--compile``; compiled-graph = both; all
 but eager with every view padded to max length (``--pad-to-max-length``, one length bucket).
 A timed step is what the loop does per batch: get the views (tokenised, repeated, padded; from the loop's
 own source, ``stsbench.train.batches``, made ahead in a thread on CUDA where the loop has it, else made in
@@ -67,7 +67,6 @@ MODES = {  # trainer options per mode
     "compiled": {"compile": True, **STATIC},
     "compiled-graph": {"compile": True, "cuda_graph": True, **STATIC},
 }
-GRAPH_METHODS = ("simcse",)  # --cuda-graph refuses methods with state updates after the step
 
 
 def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
@@ -154,7 +153,10 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
         graphed = GraphedStep(
             model, m, optimizer, max_grad_norm=cfg.max_grad_norm, precision=amp, watch=watch
         )
-        warmup = max(warmup, GraphedStep.EAGER + 1)  # eager warm-up steps and the capture, untimed
+        # untimed: the steps that fill a queue (eager until it is full), the eager warm-up, the capture
+        queue = getattr(m, "queue", None)
+        fill = 0 if queue is None or queue.size <= 0 else -(-(queue.size - len(queue)) // cfg.batch_size)
+        warmup = max(warmup, fill + GraphedStep.EAGER + 1)
     total = warmup + args.steps
     plan = [batch(data, cfg, step) for step in range(total)]
     run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[warmup:]]
@@ -300,7 +302,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--modes",
         default="eager,graph,compiled-graph,compiled" if cuda else "eager",
-        help=f"of {', '.join(MODES)} (graph modes: CUDA, SimCSE only)",
+        help=f"of {', '.join(MODES)} (graph modes: CUDA only)",
     )
     ap.add_argument(
         "--compile-precisions",
@@ -388,7 +390,7 @@ def main() -> None:
 
     def timed_rows(mode: str, precisions: str) -> None:
         for precision in [p for p in precisions.split(",") if p]:
-            for method in [m for m in methods if "graph" not in mode or m in GRAPH_METHODS]:
+            for method in methods:
                 label = f"{method} {precision} {mode}"
                 run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
                 runs.append(run or Run(method, precision, mode, error=error))

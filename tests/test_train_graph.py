@@ -48,7 +48,6 @@ def _config(tiny_bert, data_dir, tmp_path, **kw):
 def test_graph_problems_name_every_missing_condition():
     assert (
         graph_problems(
-            method="simcse",
             device="cuda:0",
             pad_to_max_length=True,
             length_buckets=1,
@@ -58,10 +57,10 @@ def test_graph_problems_name_every_missing_condition():
         == []
     )
     problems = graph_problems(
-        method="esimcse", device="cpu", pad_to_max_length=False, length_buckets=4, precision="fp16", world=2
+        device="cpu", pad_to_max_length=False, length_buckets=4, precision="fp16", world=2
     )
-    assert len(problems) == 6
-    assert any("CUDA" in p for p in problems) and any("esimcse" in p for p in problems)
+    assert len(problems) == 5
+    assert any("CUDA" in p for p in problems) and any("--pad-to-max-length" in p for p in problems)
 
 
 def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_dir, tmp_path):
@@ -73,7 +72,16 @@ def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tmp_path, precision):
+@pytest.mark.parametrize(
+    "method",
+    [
+        {"method": "simcse"},
+        {"method": "esimcse", "queue_reset_each_epoch": True},  # refills the ring after each epoch's reset
+        {"method": "mocose", "queue_size": 12, "queue_start_size": 4, "ema_schedule": "steps"},
+    ],
+    ids=["simcse", "esimcse", "mocose"],
+)
+def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tmp_path, precision, method):
     """Without dropout a step is a pure function: the graph's losses and weights are the eager ones."""
     runs = {}
     for graph in (False, True):
@@ -86,14 +94,15 @@ def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tm
             device="cuda",
             precision=precision,
             dropout=0.0,
-            max_steps=12,
+            max_steps=16,
             log_steps=1,
+            **method,
         )
         result = train(cfg, show_progress=False)
         log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
         losses = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
         runs[graph] = (result, losses)
     eager, graphed = runs[False][1], runs[True][1]
-    assert len(eager) == len(graphed) == 12
+    assert len(eager) == len(graphed) == 16
     tol = 1e-5 if precision == "fp32" else 1e-3
     assert max(abs(a - b) for a, b in zip(eager, graphed, strict=True)) < tol

@@ -97,6 +97,27 @@ class Repetition:
         """Word-level kinds group tokens by character offsets."""
         return self.kind != "subword"
 
+    def longest(self, length: int) -> int:
+        """The most tokens :meth:`apply` can make of a sentence of at most ``length`` tokens.
+
+        ``--pad-to-max-length`` pads the repeated view to this, so every step has one shape (CUDA graphs).
+        At most k units are repeated, k = max(2, int(dup_rate * L)) (paper) or min(10, int(dup_rate * L)) - 1
+        (official), each adding one token (``subword``, ``mask``), its word's tokens (``word``: at most the
+        sentence's tokens in all) or a stop-word's tokens (``stopword``).
+        """
+        if self.sampling == "paper":
+            units = max(2, int(self.dup_rate * length))
+        else:
+            units = max(0, min(10, int(self.dup_rate * length)) - 1)
+        units = min(units, length)
+        if self.kind == "word":
+            extra = length
+        elif self.kind == "stopword":
+            extra = units * max((len(ids) for ids in self.stop_ids), default=1)
+        else:
+            extra = units
+        return min(length + extra, self.max_tokens)
+
     def dup_set(self, units: list[list[int]], n_tokens: int, rng: np.random.Generator) -> list[int]:
         """Eq. (5): the indices of the units to repeat (or to insert after), sorted."""
         n = len(units)

@@ -88,7 +88,10 @@ class MLMLoss(nn.Module):
 
     def forward(self, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         # hidden: (B, T, H) last layer of the masked input; labels: (B, T), -100 where not masked
-        if not bool((labels != -100).any()):  # nothing masked (tiny batch): no signal, not a NaN
-            return hidden.sum() * 0.0
         logits = self.lm_head(hidden)  # (B, T, V)
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
+        total = F.cross_entropy(
+            logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100, reduction="sum"
+        )
+        # the mean over the masked tokens, read on the device (no host branch: --cuda-graph captures it);
+        # nothing masked (a tiny batch) gives 0 and no gradient, not 0/0
+        return total / (labels != -100).sum().clamp(min=1)

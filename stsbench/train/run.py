@@ -159,7 +159,6 @@ def setup(
     use_tf32(cfg.tf32, device)
     if cfg.cuda_graph:
         problems = graph_problems(
-            method=cfg.method,
             device=device,
             pad_to_max_length=cfg.pad_to_max_length,
             length_buckets=cfg.length_buckets,

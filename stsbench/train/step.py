@@ -153,11 +153,12 @@ def train_step(
     optimizer: torch.optim.Optimizer,
     views: Views,
     *,
-    lr: float,
+    lr: float | torch.Tensor,
     max_grad_norm: float,
     net: Callable[[Views], tuple[torch.Tensor, Parts]] | None = None,
     precision: Precision | None = None,
-    watch: tuple[FiniteWatch, int] | None = None,
+    watch: tuple[FiniteWatch, int | torch.Tensor] | None = None,
+    zero_grad: bool = True,
 ) -> tuple[torch.Tensor, Parts]:
     """One optimisation step: forward, loss, backward, clip, step, then the method's state update.
 
@@ -166,6 +167,10 @@ def train_step(
     ``grad_norm`` among them, all unsynced. ``watch = (FiniteWatch, step)`` records a non-finite loss or
     gradient norm of this step (fp16: the loss only, as the scaler skips overflowing steps itself); the
     step is taken anyway, and the loop checks the watch before anything is evaluated or saved.
+
+    Under ``--cuda-graph`` (:class:`~stsbench.train.graph.GraphedStep`) this is the step captured: ``lr``
+    and the watch's step are device tensors filled before each replay, and the gradients are zeroed
+    outside the graph (``zero_grad=False``), where they keep the graph's memory.
     """
     precision = precision or Precision()
     for group in optimizer.param_groups:
@@ -188,6 +193,7 @@ def train_step(
         scaler.update()
     else:
         optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
+    if zero_grad:
+        optimizer.zero_grad(set_to_none=True)
     method.after_step(model, views)
     return logged, {**parts, "grad_norm": norm.detach()}

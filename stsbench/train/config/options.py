@@ -159,8 +159,9 @@ class CommonOptions(BaseModel):
     tf32: bool = option(False, "Let fp32 matmuls on CUDA use TF32 tensor cores (CUDA only).")
     cuda_graph: bool = option(
         False,
-        "Replay each step (forward, backward, clip, AdamW) from one CUDA graph: SimCSE on one CUDA device "
-        "with --pad-to-max-length, fp32 or bf16. Other dropout draws than eager steps.",
+        "Replay each step (forward, backward, clip, AdamW, EMA and queue) from one CUDA graph: one CUDA "
+        "device, --pad-to-max-length, fp32 or bf16; ESimCSE and MoCoSE once their queue is full. Other "
+        "dropout draws than eager steps.",
     )
 
     @field_validator("model", "train_file", "output", "data_dir", mode="before")

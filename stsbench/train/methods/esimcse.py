@@ -74,7 +74,7 @@ class ESimCSE(Method):
             )
             repeated.append(self.repetition.apply(ids, special, offsets[i], r))
         anchor = self.pad(enc["input_ids"])
-        positive = self.pad(repeated)
+        positive = self.pad(repeated, self.repetition.longest(self.cfg.max_length))
         return Views(anchor, positive, None, self._mlm(anchor, rng, [positive]))
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
@@ -108,6 +108,15 @@ class ESimCSE(Method):
             keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
         # global: every process's keys, one queue alike everywhere; process: its own keys (official)
         self.queue.push(distributed.gather(keys) if self.cfg.queue_scope == "global" else keys)
+
+    def static_ready(self) -> bool:
+        """Static once the queue is full (at once without momentum contrast)."""
+        return self.momentum_encoder is None or self.queue.full
+
+    def make_static(self) -> None:
+        """The ring queue (the momentum decay is a constant: nothing else changes step to step)."""
+        if self.momentum_encoder is not None:
+            self.queue.make_static()
 
     @property
     def state_per_process(self) -> bool:

@@ -89,8 +89,8 @@ class MoCoSE(Method):
         self.target_projection: nn.Module | None = None
         self.total_steps = 1
         self.updates = 0  # EMA updates done (= optimizer steps)
+        self.eta: torch.Tensor | None = None  # static form: this step's eta on the device
         self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
-        self._negatives_used = 0  # queued keys in this step's loss, for the log
         self.target_view = cfg.target_view
         self.key_gradient = cfg.key_gradient
         self.ema_schedule = cfg.ema_schedule
@@ -196,7 +196,6 @@ class MoCoSE(Method):
             keys = self.keys(anchor, x, model)
         q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
         self._keys = keys.detach()
-        self._negatives_used = 0 if negatives is None else len(negatives)
         return self.criterion(q, keys, negatives)
 
     def loss(
@@ -204,20 +203,50 @@ class MoCoSE(Method):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
         """The base loss, with the step's eta and the number of queued negatives in the log."""
         loss, parts = super().loss(model, views)
-        parts["ema_decay"] = self.decay(self.updates + 1)
-        parts["negatives"] = float(self._negatives_used)
-        return loss, parts
+        return loss, {**parts, **self.host_parts()}
+
+    def host_parts(self) -> dict[str, float]:
+        """The log parts known on the host: the step's eta and how many queued keys join its loss."""
+        held = len(self.queue)  # the slices of a queue still filling are cut where it ends
+        used = held if self.slices is None else sum(min(b, held) - min(a, held) for a, b in self.slices)
+        return {"ema_decay": self.decay(self.updates + 1), "negatives": float(used)}
 
     @torch.no_grad()
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
-        """Eq. (2) on the target branch, then enqueue the step's keys (FIFO, K at most)."""
-        self.updates += 1
-        eta = self.decay(self.updates)
+        """Eq. (2) on the target branch, then enqueue the step's keys (FIFO, K at most).
+
+        In the static form eta is the device tensor :meth:`static_step_begin` filled, and the count of
+        updates moves on in :meth:`static_step_end`.
+        """
+        if self.eta is None:
+            self.updates += 1
+        eta = self.decay(self.updates) if self.eta is None else self.eta
         ema_update(self.target_encoder, model, eta)
         ema_update(self.target_projection, self.projection, eta)
         if self._keys is not None:
             self.queue.push(self._keys)
             self._keys = None
+
+    def static_ready(self) -> bool:
+        """Static once the queue is full (K_start random keys and each step's keys fill it)."""
+        return self.queue.size <= 0 or self.queue.full
+
+    def make_static(self) -> None:
+        """The ring queue, and eta as a device tensor filled before each step."""
+        if self.queue.size > 0:
+            self.queue.make_static()
+        if self.eta is None:
+            self.eta = torch.zeros((), dtype=torch.float32, device=next(self.projection.parameters()).device)
+
+    def static_step_begin(self) -> dict[str, float]:
+        """Fill the device eta of the coming step; return its log parts (before the update count moves on)."""
+        parts = self.host_parts()
+        self.eta.fill_(self.decay(self.updates + 1))
+        return parts
+
+    def static_step_end(self) -> None:
+        """One more EMA update done."""
+        self.updates += 1
 
     def extra_state(self) -> dict:
         """The queue and the number of EMA updates (the targets are submodules, in ``state_dict``)."""

@@ -74,15 +74,16 @@ class Method(nn.Module):
             bert_init_(self.mlm_loss, std, generator)
 
     # -- augmentation ------------------------------------------------------------------------------------
-    def pad(self, seqs: list[list[int]]) -> Tokens:
-        """Pad a view: to its longest row by default, or to ``max_length`` with ``--pad-to-max-length``.
+    def pad(self, seqs: list[list[int]], static_length: int | None = None) -> Tokens:
+        """Pad a view: to its longest row by default, or to a fixed length with ``--pad-to-max-length``.
 
-        The longest row is SimCSE's collator, and the default: fewer padded tokens a step. ``max_length`` with ``--pad-to-max-length``: one shape every step, which ``--compile`` and CUDA
-        graphs need. A view longer than that (ESimCSE's repeated positive) keeps its own longest.
+        The longest row is SimCSE's collator, and the default: fewer padded tokens a step. A fixed length
+        with ``--pad-to-max-length``: one shape every step, which ``--compile`` and CUDA graphs need. That
+        length is ``max_length``, or ``static_length`` for a view that can be longer (ESimCSE's repeated
+        positive: :meth:`~stsbench.train.augment.Repetition.longest`).
         """
-        return pad(
-            seqs, self.tokenizer.pad_token_id, self.cfg.max_length if self.cfg.pad_to_max_length else None
-        )
+        fixed = (static_length or self.cfg.max_length) if self.cfg.pad_to_max_length else None
+        return pad(seqs, self.tokenizer.pad_token_id, fixed)
 
     def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
         """Tokenize the batch; the positive view is the anchor itself (dropout does the rest)."""
@@ -153,6 +154,25 @@ class Method(nn.Module):
 
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
         """Run after each optimizer step (EMA and queue updates live here)."""
+
+    # -- static state (--cuda-graph: a step replayed from a graph runs no Python) ------------------
+    def static_ready(self) -> bool:
+        """Whether the state can take its static form now (a queue must be full first)."""
+        return True
+
+    def make_static(self) -> None:
+        """Hold the state in fixed tensors updated in place, so that one captured step serves every step.
+
+        From here on :meth:`after_step` writes into those tensors and reads what changes step to step
+        from device tensors that :meth:`static_step_begin` fills on the host, outside the graph.
+        """
+
+    def static_step_begin(self) -> dict[str, float]:
+        """Before a static step (replayed or eager): fill its device inputs; return its host-known log parts."""
+        return {}
+
+    def static_step_end(self) -> None:
+        """After a static step: the host-side bookkeeping that :meth:`after_step` does in the growing form."""
 
     def extra_state(self) -> dict:
         """State that is not a parameter or buffer (the queue), for checkpoints."""
