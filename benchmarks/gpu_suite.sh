@@ -52,6 +52,12 @@ fi
 # a cache folder of our own: the default one needs platformdirs, which the GPU image lacks
 STSBENCH_CACHE=${STSBENCH_CACHE:-$(mktemp -d)}
 export STSBENCH_CACHE
+# bytecode: an installed stsbench and its dependencies have theirs (pip compiles at install), but the GPU image
+# and the unpacked wheels above do not, and a fresh copy of the tree neither; without it about 7 s of the cold
+# eval process went to compiling sources (H100, 2026-11-23). A writable pycache prefix, filled by the untimed
+# import check below, gives every timed process the bytecode an installed package has.
+PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$(mktemp -d)}
+export PYTHONPYCACHEPREFIX
 
 {
   echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo 'no git') =="
@@ -81,7 +87,8 @@ import torch
 print("cuda", torch.version.cuda, "available", torch.cuda.is_available(),
       torch.cuda.get_device_name() if torch.cuda.is_available() else "")
 missing = []
-for mod in ("stsbench.cli", "stsbench.evaluate", "stsbench.train.loop", "stsbench.commands.run"):
+for mod in ("stsbench.cli", "stsbench.evaluate", "stsbench.train.loop", "stsbench.commands.run",
+            "stsbench.commands.train", "stsbench.tasks.registry"):
     try:
         importlib.import_module(mod)
     except ImportError as exc:
