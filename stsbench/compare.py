@@ -9,8 +9,8 @@ first side is the reference; every other side is compared with it, per task and 
   subsets; every task jointly for Avg.), :func:`stsbench.stats.bootstrap.paired_bootstrap`;
 - Williams' test for two dependent correlations that share the gold scores (Williams 1959; used for MT
   metrics by Graham & Baldwin 2014), on the Spearman correlations: r(gold, A), r(gold, B), r(A, B);
-- both p-values Holm-adjusted across the tasks of one comparison (Avg. is not one of the family: it is a
-  function of them);
+- both p-values Holm-adjusted across the tasks of one comparison; Avg., a function of them, is outside the
+  family and keeps its own p (:func:`stsbench.stats.tests.holm_over_tasks`, the report's rule too);
 - the smallest difference these pairs could detect at 80% power and the test's level, from the bootstrap
   standard error of the difference.
 
@@ -37,7 +37,7 @@ from stsbench.metrics import spearman
 from stsbench.results.labels import base_label
 from stsbench.results.schema import TaskResult
 from stsbench.stats.bootstrap import PairSet, paired_bootstrap
-from stsbench.stats.tests import holm, min_detectable_difference, williams
+from stsbench.stats.tests import FamilyP, holm_over_tasks, min_detectable_difference, williams
 
 AVG = "Avg."
 
@@ -88,8 +88,7 @@ class TaskComparison:
     @property
     def significant(self) -> bool:
         """Whether the Holm-adjusted bootstrap p (Avg.: its own p) is below 0.05."""
-        p = self.p_bootstrap if self.p_bootstrap_holm is None else self.p_bootstrap_holm
-        return p < 0.05
+        return FamilyP(self.p_bootstrap, self.p_bootstrap_holm).deciding < 0.05
 
 
 @dataclass
@@ -206,11 +205,10 @@ def compare_pair(
         [other.pairs[t] for t in tasks], [ref.pairs[t] for t in tasks], bootstrap, seed, level=level
     )
     alpha = 1.0 - level
-    p_will = [_williams_p(ref.pairs[t], other.pairs[t]) for t in tasks]
-    p_boot = [diffs[t].p for t in tasks]
-    holm_boot, holm_will = holm(p_boot), holm(p_will)
+    p_will = holm_over_tasks({t: _williams_p(ref.pairs[t], other.pairs[t]) for t in tasks})
+    p_boot = holm_over_tasks({t: diffs[t].p for t in [*tasks, AVG]})
     out = Comparison(ref.label, other.label)
-    for i, task in enumerate([*tasks, AVG]):
+    for task in [*tasks, AVG]:
         d = diffs[task]
         last = task == AVG
         ref_fig = _figure(ref, task)
@@ -223,10 +221,10 @@ def compare_pair(
                 diff=round(100 * d.diff, 4),
                 low=round(100 * d.low, 4),
                 high=round(100 * d.high, 4),
-                p_bootstrap=float(d.p),
-                p_bootstrap_holm=None if last else float(holm_boot[i]),
-                p_williams=None if last else float(p_will[i]),
-                p_williams_holm=None if last else float(holm_will[i]),
+                p_bootstrap=p_boot[task].p,
+                p_bootstrap_holm=p_boot[task].holm,
+                p_williams=None if last else p_will[task].p,
+                p_williams_holm=None if last else p_will[task].holm,
                 min_detectable_difference=round(
                     100 * min_detectable_difference(d.se, alpha=alpha, power=power), 4
                 ),
@@ -242,11 +240,10 @@ def compare_seeds(ref: Side, other: Side, *, level: float) -> Comparison:
 
     assert ref.seeds is not None and other.seeds is not None
     diffs = {t: seed_difference(other.seeds[t], ref.seeds[t], level=level) for t in [*ref.tasks, AVG]}
-    adjusted = holm([diffs[t].p for t in ref.tasks])
+    family = holm_over_tasks({t: d.p for t, d in diffs.items()})
     out = Comparison(ref.label, other.label)
-    for i, task in enumerate([*ref.tasks, AVG]):
+    for task in [*ref.tasks, AVG]:
         d = diffs[task]
-        last = task == AVG
         out.rows.append(
             TaskComparison(
                 task=task,
@@ -255,8 +252,8 @@ def compare_seeds(ref: Side, other: Side, *, level: float) -> Comparison:
                 diff=round(d.diff, 4),
                 low=round(d.low, 4),
                 high=round(d.high, 4),
-                p_bootstrap=float(d.p),
-                p_bootstrap_holm=None if last else float(adjusted[i]),
+                p_bootstrap=family[task].p,
+                p_bootstrap_holm=family[task].holm,
                 p_williams=None,
                 p_williams_holm=None,
                 min_detectable_difference=round(d.min_detectable, 4),

@@ -5,7 +5,7 @@ seed's checkpoint is ``/runs/seeds/<method>/seed-<s>`` (as ``stsbench train --se
 /runs/seeds/<method>`` writes), its STS figures set to the values below, its dev curve rescaled.
 
 Per task, SimCSE's seeds are MEAN + (-1, 0, +1), so each task's std is 1.00; ESimCSE's are SimCSE's plus
-ESIMCSE_GAIN: +5.00 on STS12 (Welch p 0.0036, significant after Holm over 8 columns), +2.50 on STS13
+ESIMCSE_GAIN: +5.00 on STS12 (Welch p 0.0036, significant after Holm over the 7 tasks), +2.50 on STS13
 (p 0.037, not after Holm), 0 elsewhere.
 """
 

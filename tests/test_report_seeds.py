@@ -101,14 +101,52 @@ def test_difference_to_the_baseline_with_welch_interval_and_holm_mark(built):
     # Welch with equal variances and n: df 4, se sqrt(2/3)
     half = stats.t.ppf(0.975, 4) * math.sqrt(2 / 3)
     assert diff[2] == f"+5.00 [+{5 - half:.2f}, +{5 + half:.2f}]*"
-    # Holm over 8 columns: 8 p(STS12) < 0.05 keeps the mark, 7 p(STS13) > 0.05 drops it
-    assert p_row[2] == f"{8 * p['STS12']:.3f}" and p_row[3] == f"{7 * p['STS13']:.3f}"
+    # Holm over the 7 tasks: 7 p(STS12) < 0.05 keeps the mark, 6 p(STS13) > 0.05 drops it
+    assert p_row[2] == f"{7 * p['STS12']:.3f}" and p_row[3] == f"{6 * p['STS13']:.3f}"
     assert diff[3].startswith("+2.50 [") and not diff[3].endswith("*")
     assert diff[4] == f"+0.00 [-{half:.2f}, +{half:.2f}]" and p_row[4] == "1.000"
+    # Avg. is outside the family: its own Welch p, said to be uncorrected
+    avg = [[round(sum(value(m, t, s) for t in MEAN) / 7, 2) for s in SEEDS] for m in ("esimcse", "simcse")]
+    p_avg = stats.ttest_ind(*avg, equal_var=False).pvalue
+    assert p_row[-1] == f"{p_avg:.3f} (uncorrected)" and not diff[-1].endswith("*")
     # the true difference 3 + 3 seeds find with 80% power: (t_0.975 + t_0.8 on df 4) x se
     mdd = (stats.t.ppf(0.975, 4) + stats.t.ppf(0.8, 4)) * math.sqrt(2 / 3)
     assert _row(rows, "↳ smallest detectable difference (80% power)")[2] == f"{mdd:.2f}"
-    assert "*: significant at 5% after Holm's correction across the 8 columns" in md
+    assert (
+        "after Holm's correction across the tasks of a comparison; Avg., a function of them, is outside" in md
+    )
+
+
+def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
+    """The report's differences over seeds and `stsbench compare` on the same seeds: the same Holm p per task."""
+    from stsbench.compare import compare_sides, side_from_seeds
+    from stsbench.metrics import simcse_average
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seed_tables import seed_differences
+    from stsbench.reports.seeds import seed_groups
+    from stsbench.results.seeds import build_aggregate, write_aggregate
+
+    coll = collect(results)
+    groups = seed_groups(find_models(coll))
+    base = next(g for g in groups if g.method == "unsup-SimCSE")
+    [report] = seed_differences(coll.tasks, groups, base, "sts")
+    sides = []
+    for method in ("simcse", "esimcse"):
+        per_seed = {}
+        for s in SEEDS:
+            scores = {t: value(method, t, s) for t in MEAN}
+            scores["Avg."] = simcse_average(list(scores.values()))
+            per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores}
+        agg = build_aggregate(f"/runs/seeds/{method}", "avg", "test", per_seed)
+        sides.append(side_from_seeds(write_aggregate(tmp_path, agg), method))
+    [compared] = compare_sides(sides).comparisons
+    for row in compared.rows:
+        d, p = report.cells[row.task]
+        assert d.diff == pytest.approx(row.diff) and p.p == pytest.approx(row.p_bootstrap), row.task
+        assert p.holm == (None if row.task == "Avg." else pytest.approx(row.p_bootstrap_holm)), row.task
+        assert (p.deciding <= 0.05) == row.significant, row.task
+    assert [r.task for r in compared.rows] == list(report.cells)
 
 
 def test_seed_figures_and_byte_identical_regeneration(built, results, tmp_path):

@@ -19,7 +19,7 @@ from stsbench.stats.bootstrap import (
     resample_counts,
 )
 from stsbench.stats.intervals import binomial_interval, fold_interval
-from stsbench.stats.tests import holm, min_detectable_difference, williams
+from stsbench.stats.tests import holm, holm_over_tasks, min_detectable_difference, williams
 
 
 def _pairs(task: str, n: int, rng: np.random.Generator, noise: float = 1.0, strata: int = 3) -> PairSet:
@@ -203,6 +203,17 @@ def test_holm_by_hand():
     assert holm([0.2]) == [0.2] and holm([]) == []
     with pytest.raises(StsbenchError, match="p-value"):
         holm([0.1, 1.2])
+
+
+def test_holm_over_tasks_leaves_the_average_out_of_the_family():
+    family = holm_over_tasks({"STS12": 0.01, "STS13": 0.04, "Avg.": 0.03, "STS14": 0.005})
+    assert [family[t].holm for t in ("STS12", "STS13", "STS14")] == pytest.approx([0.02, 0.04, 0.015])
+    assert family["Avg."].holm is None and family["Avg."].p == 0.03 and family["Avg."].deciding == 0.03
+    assert family["STS13"].p == 0.04 and family["STS13"].deciding == pytest.approx(0.04)
+    assert list(family) == ["STS12", "STS13", "Avg.", "STS14"]
+    assert holm_over_tasks({"Avg.": 0.2}) == {"Avg.": type(family["Avg."])(0.2, None)}
+    with pytest.raises(StsbenchError, match="not a p-value"):
+        holm_over_tasks({"STS12": 0.1, "Avg.": 1.5})
 
 
 def test_min_detectable_difference():

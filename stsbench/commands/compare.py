@@ -75,6 +75,7 @@ def print_result(result: CompareResult) -> None:
     from rich.table import Table
 
     from stsbench.progress import table_console
+    from stsbench.stats.tests import FAMILY
 
     console = table_console()
     pct = f"{result.level:.0%}"
@@ -121,7 +122,7 @@ def print_result(result: CompareResult) -> None:
         else f"paired bootstrap over the same pairs, B={result.bootstrap}, seed {result.seed}"
     )
     console.print(
-        f"{how}; p Holm: p adjusted across the tasks (Avg. apart); * p Holm < 0.05 (Avg.: its own p); "
+        f"{how}; p Holm: Holm's correction {FAMILY}; * p Holm < 0.05 (Avg.: its own p < 0.05); "
         f"MDE 80%: the smallest difference these {'seeds' if over_seeds else 'pairs'} detect at 80% power.",
         highlight=False,
         soft_wrap=True,

@@ -20,7 +20,6 @@ from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, find_models
 from stsbench.reports.seed_ablations import report_ablation_tables
 from stsbench.reports.seeds import (
-    ALPHA,
     BASELINE,
     SeedGroup,
     baseline_group,
@@ -189,7 +188,8 @@ def _seeds(
     section.paragraphs.append(
         "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
         "move a figure as much as a method can; a difference to the baseline counts here only where Welch's "
-        f"test over the seeds finds it after Holm's correction across tasks (marked {seed_tables.SIGNIFICANT})."
+        f"test over the seeds finds it after Holm's correction across tasks (the Avg., a function of them, on its "
+        f"own p, uncorrected; marked {seed_tables.SIGNIFICANT})."
     )
     if base is None:
         section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
@@ -199,7 +199,13 @@ def _seeds(
         table = seed_tables.difference_table(diffs, base, kind) if base else None
         section.tables += [t for t in (table, seed_tables.per_seed_table(coll.tasks, groups, kind)) if t]
         forest += [
-            (f"{d.group.name}: {short_name(task)}", c[0].diff, c[0].low, c[0].high, c[1] <= ALPHA)
+            (
+                f"{d.group.name}: {short_name(task)}",
+                c[0].diff,
+                c[0].low,
+                c[0].high,
+                seed_tables.significant(c),
+            )
             for d in diffs
             if kind == "sts" and d.mode in ("test", "fasttest")
             for task, c in d.cells.items()

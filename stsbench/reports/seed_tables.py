@@ -6,7 +6,8 @@
 - :func:`per_seed_table`: every seed's figures, the numbers behind the means.
 - :func:`seed_differences` / :func:`difference_table`: each group against the baseline group, per task and
   Avg.: difference of the seed means, Welch's 95% interval, ``*`` where Holm's correction across the row's
-  tasks keeps p below 0.05.
+  tasks keeps p below 0.05 (Avg. outside the family, on its own p, as in ``stsbench compare``:
+  :func:`stsbench.stats.tests.holm_over_tasks`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from stsbench.reports.seeds import (
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.reports.tables import TASKS_OF, published_rows, score_notes, score_table, score_title
 from stsbench.stats.seeds import SeedDifference, SeedSummary, seed_difference, seed_summary
-from stsbench.stats.tests import holm
+from stsbench.stats.tests import FAMILY, FamilyP, holm_over_tasks
 
 SIGNIFICANT = "*"
 
@@ -140,9 +141,12 @@ class GroupDifference:
 
     group: SeedGroup
     mode: str
-    cells: dict[
-        str, tuple[SeedDifference, float] | None
-    ]  # task or Avg. -> (Welch difference, Holm-adjusted p)
+    cells: dict[str, tuple[SeedDifference, FamilyP] | None]  # task or Avg. -> (Welch difference, its p)
+
+
+def significant(cell: tuple[SeedDifference, FamilyP] | None) -> bool:
+    """Whether a difference gets the mark: Holm-adjusted p (Avg.: its own p) <= :data:`ALPHA`."""
+    return cell is not None and cell[1].deciding <= ALPHA
 
 
 def seed_differences(
@@ -160,18 +164,25 @@ def seed_differences(
             names = [t for t in [*present, AVG] if len(a.get(t, [])) > 1 and len(b.get(t, [])) > 1]
             if not names:
                 continue
-            diffs = [seed_difference(a[t], b[t]) for t in names]
-            adjusted = holm([d.p for d in diffs])
-            found = dict(zip(names, zip(diffs, adjusted, strict=True), strict=True))
+            diffs = {t: seed_difference(a[t], b[t]) for t in names}
+            family = holm_over_tasks({t: d.p for t, d in diffs.items()}, AVG)
+            found = {t: (diffs[t], family[t]) for t in names}
             out.append(GroupDifference(g, mode, {t: found.get(t) for t in [*present, AVG]}))
     return out
 
 
-def _diff_cell(cell: tuple[SeedDifference, float] | None) -> str:
+def _diff_cell(cell: tuple[SeedDifference, FamilyP] | None) -> str:
     if cell is None:
         return DASH
-    d, p = cell
-    return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{SIGNIFICANT if p <= ALPHA else ''}"
+    d, mark = cell[0], SIGNIFICANT if significant(cell) else ""
+    return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{mark}"
+
+
+def _p_cell(cell: tuple[SeedDifference, FamilyP] | None) -> str:
+    if cell is None:
+        return DASH
+    p = cell[1]
+    return p_value(p.deciding) + ("" if p.holm is not None else " (uncorrected)")
 
 
 def p_value(p: float) -> str:
@@ -193,7 +204,7 @@ def difference_table(diffs: list[GroupDifference], base: SeedGroup, kind: str) -
             [
                 "↳ p (Welch, Holm-adjusted)",
                 "",
-                *[DASH if c is None else p_value(c[1]) for c in d.cells.values()],
+                *[_p_cell(c) for c in d.cells.values()],
             ]
         )
         rows.append(
@@ -207,10 +218,10 @@ def difference_table(diffs: list[GroupDifference], base: SeedGroup, kind: str) -
     notes = [
         f"Difference of the seed means ({noun}, group − {base.name}) with Welch's 95% interval over seeds "
         "(unequal variances, t with Welch-Satterthwaite df). "
-        f"{SIGNIFICANT}: significant at 5% after Holm's correction across the {len(names)} columns of the row "
-        "(two-sided Welch p, adjusted as in the p row); without the mark the difference is within what the "
-        "seeds alone move. The smallest detectable difference: the true difference these seeds would find "
-        "with 80% power at 5% (before the correction); a difference below it is untested, not absent.",
+        f"{SIGNIFICANT}: significant at 5% (two-sided Welch p, as in the p row) after Holm's correction "
+        f"{FAMILY}; without the mark the difference is within what the seeds alone move. The smallest detectable "
+        "difference: the true difference these seeds would find with 80% power at 5% (before the "
+        "correction); a difference below it is untested, not absent.",
     ]
     title = f"{kind.upper()}: difference to {base.name} over seeds"
     return make_table(f"{kind}_seed_differences", title, columns, rows, notes, tuple(columns[2:]))

@@ -6,7 +6,8 @@ The module is named ``tests`` by the contract of issue 18; it holds statistical 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from scipy import stats
 
@@ -44,16 +45,21 @@ def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
     return t, float(2 * stats.t.sf(abs(t), n - 3))
 
 
+def _pvalues(pvalues: Sequence[float]) -> list[float]:
+    ps = [float(p) for p in pvalues]
+    for p in ps:
+        if not 0.0 <= p <= 1.0:
+            raise StsbenchError(f"Holm's correction: {p} is not a p-value in [0, 1]")
+    return ps
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's (1979) step-down adjusted p-values, in the input order.
 
     The ``i``-th smallest p (1-based) becomes ``max over j <= i of min(1, (m - j + 1) p_(j))``: monotone in
     the ordering and capped at 1. Rejecting where the adjusted p <= alpha controls the family-wise error.
     """
-    ps = [float(p) for p in pvalues]
-    for p in ps:
-        if not 0.0 <= p <= 1.0:
-            raise StsbenchError(f"Holm's correction: {p} is not a p-value in [0, 1]")
+    ps = _pvalues(pvalues)
     m = len(ps)
     adjusted = [0.0] * m
     running = 0.0
@@ -61,6 +67,40 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * ps[i]))
         adjusted[i] = running
     return adjusted
+
+
+AVERAGE = "Avg."  # the tasks' average (SimCSE's), outside Holm's family
+# the rule in words, for the tables' legends
+FAMILY = (
+    "across the tasks of a comparison; Avg., a function of them, is outside the family: "
+    "its own p, uncorrected"
+)
+
+
+@dataclass(frozen=True)
+class FamilyP:
+    """One figure of a comparison: its own p and, for a task, Holm's adjusted p (None for the average)."""
+
+    p: float
+    holm: float | None
+
+    @property
+    def deciding(self) -> float:
+        """The p a significance mark is decided on: Holm's for a task, its own (uncorrected) for the average."""
+        return self.p if self.holm is None else self.holm
+
+
+def holm_over_tasks(pvalues: Mapping[str, float], average: str = AVERAGE) -> dict[str, FamilyP]:
+    """Holm's correction across the tasks of one comparison, the average left out of the family.
+
+    The average is a function of the tasks' figures, not one more hypothesis: counting it would make every
+    task pay for a test that restates theirs. It keeps its own p, uncorrected, and tables say so
+    (:data:`FAMILY`). ``stsbench compare`` and the report's differences over seeds both decide here.
+    """
+    tasks = [t for t in pvalues if t != average]
+    adjusted = dict(zip(tasks, holm([pvalues[t] for t in tasks]), strict=True))
+    own = _pvalues(list(pvalues.values()))
+    return {t: FamilyP(p, adjusted.get(t)) for t, p in zip(pvalues, own, strict=True)}
 
 
 def min_detectable_difference(
