@@ -15,9 +15,11 @@ first side is the reference; every other side is compared with it, per task and 
   standard error of the difference.
 
 A side may also be the seed aggregate of several training seeds (``stsbench run`` on a ``train --seeds``
-folder, ``seeds.json``): two such sides are compared over seeds instead (Welch's t on the seeds' figures,
-:func:`stsbench.stats.seeds.seed_difference`, with its interval, p, Holm and the difference the seeds could
-detect), as the seed-to-seed spread, not the pairs, is then what a difference must beat.
+folder, ``seeds.json``) or that folder itself, its seeds evaluated first by the same code
+(:func:`stsbench.evaluate_seeds.run_seeds`): two such sides are compared over seeds instead (Welch's t on
+the seeds' figures, :func:`stsbench.stats.seeds.seed_difference`, with its interval, p, Holm and the
+difference the seeds could detect), as the seed-to-seed spread, not the pairs, is then what a difference
+must beat.
 
 Sides must be comparable: the same mode, the same tasks, the same data files (sha256 in provenance) and the
 same pairs in the same order (gold, subset and index of each pair in the sidecars); anything else is refused
@@ -40,6 +42,10 @@ from stsbench.stats.bootstrap import PairSet, paired_bootstrap
 from stsbench.stats.tests import FamilyP, holm_over_tasks, min_detectable_difference, williams
 
 AVG = "Avg."
+MIXED = (  # the refusal of seeds against one model, whichever form each side takes
+    "one side is several seeds (a `train --seeds` folder or its seed aggregate) and the other one model; "
+    "compare seeds with seeds (Welch over seeds) or one model with one model (paired over pairs)"
+)
 
 
 @dataclass
@@ -153,10 +159,7 @@ def check_comparable(ref: Side, other: Side) -> None:
     """Refuse, with one line, sides measured on other data, tasks, modes or pairs."""
     what = f"{other.label} vs {ref.label}"
     if (ref.seeds is None) != (other.seeds is None):
-        raise StsbenchError(
-            f"{what}: one side is a seed aggregate and the other one model's results; compare seeds with "
-            "seeds (Welch over seeds) or single results with single results (paired over pairs)"
-        )
+        raise StsbenchError(f"{what}: {MIXED}")
     if ref.mode != other.mode:
         raise StsbenchError(f"{what}: modes differ ({other.mode} vs {ref.mode}); compare results of one mode")
     if ref.tasks != other.tasks:
@@ -293,10 +296,15 @@ def side_from_seeds(path: Path, source: str) -> Side:
 
     data = read_aggregate(path)
     assert data is not None
+    return side_from_aggregate(data, source, path)
+
+
+def side_from_aggregate(data: dict, source: str, where: Path | str) -> Side:
+    """A side from a seed aggregate (:func:`stsbench.results.seeds.build_aggregate`'s dict) read at ``where``."""
     rows = data["tasks"]
     sts = [t for t in _task_order([t for t in rows if t != AVG]) if t in _sts_names()]
     if not sts:
-        raise StsbenchError(f"{path}: the seed aggregate has no STS task; run the seeds with --tasks sts")
+        raise StsbenchError(f"{where}: the seed aggregate has no STS task; run the seeds with --tasks sts")
     values = {t: [float(v) for v in rows[t]["values"]] for t in sts}
     if AVG in rows:
         values[AVG] = [float(v) for v in rows[AVG]["values"]]

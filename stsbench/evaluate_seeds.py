@@ -18,7 +18,9 @@ from stsbench.evaluate import RunResult
 from stsbench.evaluate import run as evaluate_run
 from stsbench.metrics import simcse_average
 from stsbench.results.runs import RUN_META
-from stsbench.results.seeds import build_aggregate, seed_dirs, write_aggregate
+from stsbench.results.schema import SEED_RUNS_KIND
+from stsbench.results.seeds import SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate
+from stsbench.results.store import read_json
 
 log = logging.getLogger(__name__)
 
@@ -45,22 +47,64 @@ def seed_scores(result: RunResult) -> dict[str, float]:
     return scores
 
 
+def _not_trained(folder: Path) -> str | None:
+    """Why a seed's run folder has no kept checkpoint to evaluate; None when it has one."""
+    from stsbench.train.seeds import run_status
+
+    status = run_status(folder)
+    if status == "finished" and (folder / RUN_META).is_file():
+        return None
+    return "finished without a checkpoint" if status == "finished" else f"not finished ({status})"
+
+
 def finished_seeds(folder: str) -> tuple[dict[int, str], list[str]]:
     """The seeds of ``folder`` whose training finished with a checkpoint, and a note for each one left out.
 
     A seed's model name is ``folder/seed-<s>``, ``folder`` as given (its results folder is named from it).
     """
-    from stsbench.train.seeds import run_status
-
     chosen, left_out = {}, []
     for s, d in seed_dirs(Path(folder).expanduser()).items():
-        status = run_status(d)
-        if status == "finished" and (d / RUN_META).is_file():
+        why = _not_trained(d)
+        if why is None:
             chosen[s] = f"{folder.rstrip('/')}/{d.name}"
         else:
-            why = "finished without a checkpoint" if status == "finished" else f"not finished ({status})"
             left_out.append(f"seed {s} left out: {d} is {why}")
     return chosen, left_out
+
+
+def require_every_seed(folder: str) -> None:
+    """Refuse, in one line, a seeds folder with a seed not trained to its kept checkpoint yet.
+
+    The seeds are those of ``OUT/seeds.json`` and the ``seed-<s>`` folders. ``stsbench compare`` compares a
+    method over all the seeds it was trained with: leaving a failed one out would pick the seeds that worked.
+    """
+    out = Path(folder).expanduser()
+    records = _seed_records(out)
+    seeds = sorted(set(seed_dirs(out)) | set(records))
+    for s in seeds:
+        d = seed_dir(out, s)
+        why = _not_trained(d) if d.is_dir() else f"not started (no {d.name} folder)"
+        if why is None:
+            continue
+        error = records.get(s, {}).get("error")
+        if error:
+            why += f"; it failed: {error}"
+        if why.startswith("finished"):  # --resume keeps a finished seed: only training it again helps
+            fix = f"train it again with `stsbench train ... --seed {s} --output {d} --overwrite`"
+        else:
+            listed = ",".join(map(str, seeds))
+            fix = f"finish it with `stsbench train ... --seeds {listed} --output {folder} --resume`"
+        raise StsbenchError(f"{folder}: seed {s} has no kept checkpoint ({why}); {fix}")
+
+
+def _seed_records(out: Path) -> dict[int, dict[str, Any]]:
+    """The per-seed records of ``OUT/seeds.json`` (none without that file), by seed."""
+    path = out / SEEDS_FILE
+    data = read_json(path) if path.is_file() else None
+    runs = data.get("runs") if isinstance(data, dict) and data.get("kind") == SEED_RUNS_KIND else None
+    if not isinstance(runs, list):
+        return {}
+    return {r["seed"]: r for r in runs if isinstance(r, dict) and isinstance(r.get("seed"), int)}
 
 
 def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", **options: Any) -> SeedsRun:

@@ -8,12 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_cli
-from test_train_seeds import train_args
+from test_train_seeds import train_args, train_seed
 
 from stsbench.results.labels import model_slug
 from stsbench.results.seeds import build_aggregate, write_aggregate
-from stsbench.train.config import make_config
-from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
@@ -24,21 +22,7 @@ def seeds_folder(files, tmp_path_factory) -> Path:
     """Two finished seeds of a tiny SimCSE run, and a third that died before its first save."""
     out = tmp_path_factory.mktemp("seeds") / "simcse"
     for s in (1, 2):
-        opts = {
-            "method": "simcse",
-            "model": str(files / "tiny"),
-            "train_file": str(files / "train.txt"),
-            "output": str(out / f"seed-{s}"),
-            "data_dir": str(files / "data"),
-            "batch_size": 4,
-            "max_steps": 2,
-            "eval_steps": 2,
-            "eval_batch_size": 16,
-            "eval_at_start": False,
-            "lr": 1e-3,
-            "seed": s,
-        }
-        train(make_config(opts), show_progress=False)
+        train_seed(files, out / f"seed-{s}", s)
     (out / "seed-3").mkdir()
     (out / "seed-3" / "train_log.jsonl").write_text('{"event": "start", "step": 0}\n')
     return out

@@ -44,6 +44,16 @@ def train_args(files: Path, out: Path, *extra: str) -> list[str]:
     ]
 
 
+def train_seed(files: Path, folder: Path, seed: int, method: str = "simcse") -> None:
+    """One seed trained in this process with :func:`train_args`' options, into ``folder`` (``OUT/seed-<s>``)."""
+    from test_train_runs import config
+
+    from stsbench.train.loop import train
+
+    opts = {"max_steps": 2, "eval_steps": 2, "eval_at_start": False, "lr": 1e-3, "seed": seed}
+    train(config(files, folder, method=method, **opts), show_progress=False)
+
+
 def one_error_line(code: int, err: str) -> str:
     lines = [ln for ln in err.strip().splitlines() if ln.startswith("error:")]
     assert code == 2 and len(lines) == 1, err

@@ -38,31 +38,50 @@ def load_sides(
     device: str | None,
     quiet: bool,
 ) -> list[Side]:
-    """A side per source: a results folder as it is, anything else evaluated as a model first."""
-    from stsbench.compare import side_from_folder
-    from stsbench.encoders.resolve import is_model_dir
-    from stsbench.evaluate import run
-    from stsbench.results.labels import unique_label
+    """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
 
-    sides: list[Side] = []
-    taken: dict[str, Side] = {}
+    A ``train --seeds`` folder is refused unless every seed has its kept checkpoint; then each seed is evaluated
+    as ``stsbench run --model OUT`` does (through the cache) and the side is their aggregate. What each source
+    is, and whether seeds meet one model, is settled before anything is evaluated.
+    """
+    from stsbench.compare import MIXED, side_from_aggregate, side_from_folder
+    from stsbench.encoders.resolve import is_model_dir
+    from stsbench.errors import StsbenchError
+    from stsbench.evaluate import run
+    from stsbench.evaluate_seeds import require_every_seed, run_seeds
+    from stsbench.results.labels import unique_label
+    from stsbench.results.seeds import is_seeds_folder
+
+    found: list[Side | str] = []  # a results folder's side, or what to evaluate: "seeds" or "model"
     for src in sources:
         path = Path(src)
-        if path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
-            side = side_from_folder(path, mode=mode, source=src)
+        if is_seeds_folder(path):
+            require_every_seed(src)
+            found.append("seeds")
+        elif path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
+            found.append(side_from_folder(path, mode=mode, source=src))
         else:
-            done = run(
-                src,
-                "sts",
-                mode or "test",
-                data_dir=data_dir,
-                output=output,
-                cache_dir=cache_dir,
-                device=device,
-                show_progress=not quiet,
-                bootstrap=0,
-            )
-            side = side_from_folder(done.paths[0].parent, mode=mode or "test", source=src)
+            found.append("model")
+    over_seeds = [f == "seeds" if isinstance(f, str) else f.seeds is not None for f in found]
+    for src, seeds in zip(sources[1:], over_seeds[1:], strict=True):
+        if seeds != over_seeds[0]:
+            raise StsbenchError(f"{src} vs {sources[0]}: {MIXED}")
+
+    options = dict(
+        data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, show_progress=not quiet
+    )
+    sides: list[Side] = []
+    taken: dict[str, Side] = {}
+    for src, what in zip(sources, found, strict=True):
+        if what == "seeds":
+            # with run's own intervals, so that the seeds' results are the ones `stsbench run` writes
+            done = run_seeds(src, "sts", mode or "test", **options)
+            side = side_from_aggregate(done.aggregate, src, done.path or src)
+        elif what == "model":
+            path = run(src, "sts", mode or "test", bootstrap=0, **options).paths[0].parent
+            side = side_from_folder(path, mode=mode or "test", source=src)
+        else:
+            side = what
         side.label = unique_label(side.label, taken)
         taken[side.label] = side
         sides.append(side)
@@ -133,8 +152,8 @@ def compare_cmd(
     sources: Annotated[
         list[str],
         typer.Argument(
-            help="Results folders of `stsbench run` (one model each) or models to evaluate; the first is "
-            "the reference.",
+            help="Results folders of `stsbench run` (one model's, or a seed aggregate), folders of "
+            "`stsbench train --seeds` (every seed evaluated) or models to evaluate; the first is the reference.",
             show_default=False,
         ),
     ],
@@ -142,7 +161,11 @@ def compare_cmd(
     seed: SeedOpt = 1111,
     mode: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-        typer.Option("--mode", help="Only results of this mode (test, fasttest, dev); models: test."),
+        typer.Option(
+            "--mode",
+            help="Only results of this mode (test, fasttest, dev); models and seeds folders are evaluated in "
+            "it (default test).",
+        ),
     ] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
     plot: Annotated[
@@ -153,7 +176,7 @@ def compare_cmd(
     ] = None,
     data_dir: DataDirOpt = None,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where models given by name are evaluated to.")
+        Path, typer.Option("--output", "-o", help="Where models and seeds folders are evaluated to.")
     ] = Path("results"),
     cache_dir: CacheDirOpt = None,
     device: DeviceOpt = None,
@@ -161,7 +184,10 @@ def compare_cmd(
 ) -> None:
     """Compare models on the STS tasks: paired-bootstrap intervals, Williams' test, Holm, power.
 
-    The first source is the reference; each other is compared with it on the same pairs.
+    The first source is the reference; each other is compared with it on the same pairs. Seeds are compared
+    over seeds instead (Welch's t): seed aggregates of `stsbench run --model OUT`, or the OUT folders of
+    `stsbench train --seeds` themselves, whose seeds are evaluated first through the embedding cache (a folder
+    with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """
     from stsbench.compare import compare_sides
     from stsbench.errors import StsbenchError
