@@ -72,13 +72,14 @@ def load_sides(
     )
     sides: list[Side] = []
     taken: dict[str, Side] = {}
+    # models and seeds are evaluated with run's own intervals: the results written under --output are the
+    # ones `stsbench run` writes (a folder of earlier `stsbench run` results keeps its intervals)
     for src, what in zip(sources, found, strict=True):
         if what == "seeds":
-            # with run's own intervals, so that the seeds' results are the ones `stsbench run` writes
             done = run_seeds(src, "sts", mode or "test", **options)
             side = side_from_aggregate(done.aggregate, src, done.path or src)
         elif what == "model":
-            path = run(src, "sts", mode or "test", bootstrap=0, **options).paths[0].parent
+            path = run(src, "sts", mode or "test", **options).paths[0].parent
             side = side_from_folder(path, mode=mode or "test", source=src)
         else:
             side = what
