@@ -183,8 +183,9 @@ def test_esimcse_static_steps_are_the_loops_steps_bit_for_bit(tiny_bert, data_di
             "queue_slice": "2:10",
             "key_gradient": "official",
         },
+        {"ema_schedule": "fixed", "projection_layers": 0, "predictor_layers": 0},
     ],
-    ids=["paper", "official-slices"],
+    ids=["paper", "official-slices", "no-heads"],
 )
 def test_mocose_static_steps_follow_the_loops_steps(tiny_bert, data_dir, tmp_path, opts):
     """Ring queue and a device-tensor eta: the loop's losses, log parts and queue up to EMA rounding."""

@@ -236,7 +236,8 @@ class MoCoSE(Method):
         if self.queue.size > 0:
             self.queue.make_static()
         if self.eta is None:
-            self.eta = torch.zeros((), dtype=torch.float32, device=next(self.projection.parameters()).device)
+            device = next(self.target_encoder.parameters()).device  # the projection may have no layer
+            self.eta = torch.zeros((), dtype=torch.float32, device=device)
 
     def static_step_begin(self) -> dict[str, float]:
         """Fill the device eta of the coming step; return its log parts (before the update count moves on)."""
