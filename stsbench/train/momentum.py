@@ -79,14 +79,12 @@ def ema_update(target: nn.Module, online: nn.Module, decay: float | torch.Tensor
     # foreach: a few multi-tensor kernels on a GPU instead of two launches per parameter (the host-bound
     # part of an ESimCSE/MoCoSE step there); on a CPU the same per-tensor arithmetic as mul_ then add_
     online_values = [pe.detach() for pe in o_params]
-    if not t_params:  # a head of 0 layers (MoCoSE --projection-layers 0): foreach refuses an empty list
-        pass
-    elif isinstance(decay, torch.Tensor):
+    if t_params:  # a head of 0 layers (MoCoSE --projection-layers 0) has none: foreach refuses an empty list
         torch._foreach_mul_(t_params, decay)
-        torch._foreach_add_(t_params, torch._foreach_mul(online_values, 1.0 - decay))
-    else:
-        torch._foreach_mul_(t_params, decay)
-        torch._foreach_add_(t_params, online_values, alpha=1.0 - decay)
+        if isinstance(decay, torch.Tensor):
+            torch._foreach_add_(t_params, torch._foreach_mul(online_values, 1.0 - decay))
+        else:
+            torch._foreach_add_(t_params, online_values, alpha=1.0 - decay)
     t_buffers, o_buffers = list(target.buffers()), list(online.buffers())
     if len(t_buffers) != len(o_buffers):
         raise ValueError("momentum and online encoders have different buffers")

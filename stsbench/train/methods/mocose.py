@@ -220,7 +220,9 @@ class MoCoSE(Method):
         """
         if self.eta is None:
             self.updates += 1
-        eta = self.decay(self.updates) if self.eta is None else self.eta
+            eta: float | torch.Tensor = self.decay(self.updates)
+        else:
+            eta = self.eta
         ema_update(self.target_encoder, model, eta)
         ema_update(self.target_projection, self.projection, eta)
         if self._keys is not None:
