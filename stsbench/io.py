@@ -15,12 +15,24 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+
+    The file gets the mode a plain ``open(path, "w")`` would give (0666 less the umask): ``mkstemp`` creates
+    its file 0600, which would hide results from colleagues on a shared machine.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
