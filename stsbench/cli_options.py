@@ -20,10 +20,20 @@ ModelsOpt = Annotated[
     list[str],
     typer.Option("--model", "-m", help="Model(s) to compare; repeat --model for several."),
 ]
+
+
+def _pooler_name(value: str | None) -> str | None:
+    """Refuse a mistyped ``--pooler`` while parsing, before a command imports torch (seconds)."""
+    from stsbench.encoders.pooling import check_pooler
+
+    return None if value is None else check_pooler(value)
+
+
 PoolerOpt = Annotated[
     Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         "--pooler",
+        callback=_pooler_name,
         help="cls | cls_before_pooler | avg | avg_first_last | avg_top2; default: as the model declares.",
     ),
 ]

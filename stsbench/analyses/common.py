@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from stsbench.data.sts import Pairs, load_pairs, pair_files  # noqa: F401 - pair_files: the analyses import it here
+from stsbench.tasks.names import SHORT_NAMES, STS_TASK_NAMES
 
 # ESimCSE COLING Table 7's seven test sets, in its column order
-LENGTH_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
-SHORT_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+LENGTH_TASKS = list(STS_TASK_NAMES)
 
 
 def short_name(task: str) -> str:

@@ -173,7 +173,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
         from stsbench.io import check_outputs
+        from stsbench.tasks.names import task_names
 
+        task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
         check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
         from stsbench.evaluate import run
         from stsbench.results.seeds import is_seeds_folder

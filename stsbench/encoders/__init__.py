@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from stsbench.encoders.base import EmbeddingTable, Encoder, EncoderInfo, embed_table
-from stsbench.encoders.pooling import POOLERS
+from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT, ModelSpec, resolve_model
 from stsbench.errors import StsbenchError
 from stsbench.paths import default_cache_dir
@@ -40,9 +40,7 @@ def _hash_memo(cache_dir: Path | None) -> tuple[dict[str, str], Path | None]:
 def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
     """``--pooler`` if given, else what the model declares, else SimCSE's default (with a warning)."""
     if pooler is not None:
-        if pooler not in POOLERS:
-            raise StsbenchError(f"unknown pooler '{pooler}'; choose from: {', '.join(POOLERS)}")
-        return pooler
+        return check_pooler(pooler)
     if spec.pooler is not None:
         return spec.pooler
     if spec.kind == "sentence-transformers-full":

@@ -23,7 +23,7 @@ import numpy as np
 from stsbench.encoders.base import Encoder, EncoderInfo
 from stsbench.encoders.fingerprint import EMBEDDING_CODE_VERSION
 from stsbench.encoders.hf import HFEncoder, check_finite, pick_device
-from stsbench.encoders.pooling import POOLERS
+from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 
@@ -88,9 +88,7 @@ def live_hf_encoder(
     """:class:`HFEncoder` around a loaded ``transformers`` model and tokenizer (SimCSE's default pooler ``cls``)."""
     import inspect
 
-    pooler = pooler or "cls"
-    if pooler not in POOLERS:
-        raise StsbenchError(f"unknown pooler '{pooler}'; choose from: {', '.join(POOLERS)}")
+    pooler = check_pooler(pooler or "cls")
     if tokenizer is None:
         raise StsbenchError("a transformers model needs its tokenizer: pass tokenizer=AutoTokenizer...")
     param = next(model.parameters(), None)

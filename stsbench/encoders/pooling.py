@@ -20,6 +20,19 @@ class Pooler(str, Enum):
 
 
 POOLERS = [p.value for p in Pooler]
+
+
+def check_pooler(name: str) -> str:
+    """``name`` if it is a pooler; else ``StsbenchError`` naming the nearest one and every choice."""
+    if name in POOLERS:
+        return name
+    import difflib
+
+    from stsbench.errors import StsbenchError
+
+    near = difflib.get_close_matches(name.lower(), POOLERS, n=1, cutoff=0.6)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    raise StsbenchError(f"unknown pooler '{name}'; {hint}choose from: {', '.join(POOLERS)}")
 # sentence-transformers' Pooling module (its ``1_Pooling/config.json``): the one ``pooling_mode_*`` flag set for
 # each pooler it computes alone. Its ``cls`` is ``cls_before_pooler`` plus a Dense+tanh module (train/checkpoint.py
 # writes that stack); avg_first_last and avg_top2 it cannot express.

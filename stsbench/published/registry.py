@@ -22,10 +22,11 @@ from typing import Any, Literal
 import yaml
 
 from stsbench.errors import StsbenchError
+from stsbench.tasks.names import STS_TASK_NAMES, TASK_NAMES, TRANSFER_TASK_NAMES
 
-STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
-TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
-TASKS = STS_TASKS + TRANSFER_TASKS
+STS_TASKS = STS_TASK_NAMES
+TRANSFER_TASKS = TRANSFER_TASK_NAMES
+TASKS = TASK_NAMES
 AVG = "Avg."
 
 Kind = Literal["scores", "analysis"]
