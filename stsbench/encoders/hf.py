@@ -19,12 +19,32 @@ OnBatch = Callable[[np.ndarray, np.ndarray], None]
 
 
 def pick_device(device: str | None) -> str:
-    """``device`` as given, else cuda when available, else cpu."""
+    """``device`` as given (checked: :func:`check_device`), else cuda when available, else cpu."""
     import torch
 
     if device:
-        return device
+        return check_device(device)
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str) -> str:
+    """Refuse a ``--device`` torch does not know or cannot use here, in one line, before a model loads."""
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise StsbenchError(f"unknown device '{device}'; use cpu, cuda, cuda:N or mps") from None
+    backend = getattr(torch, dev.type, None) if dev.type != "cpu" else None
+    if backend is not None and hasattr(backend, "is_available") and not backend.is_available():
+        build = " (this torch is a CPU-only build)" if dev.type == "cuda" and torch.version.cuda is None else ""
+        raise StsbenchError(f"--device {device}: {dev.type} is not available here{build}; use --device cpu")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise StsbenchError(
+            f"--device {device}: there is no such GPU ({torch.cuda.device_count()} visible); pick cuda:0 to "
+            f"cuda:{torch.cuda.device_count() - 1}"
+        )
+    return device
 
 
 def _load_error(path: Path, exc: Exception) -> StsbenchError:

@@ -47,6 +47,10 @@ def setup(device: str | None) -> Context:
     The backend is NCCL on CUDA, gloo on CPU. ``device`` (``--device``) may name ``cpu`` or ``cuda``; with
     several processes each takes ``cuda:LOCAL_RANK``.
     """
+    if device is not None:
+        from stsbench.encoders.hf import check_device
+
+        check_device(device)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     cuda = torch.cuda.is_available() and (device is None or device.startswith("cuda"))
     if world <= 1:
