@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from stsbench.data.integrity import check_data
 from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.io import atomic_write_json, to_json
 from stsbench.metrics import simcse_average
 from stsbench.paths import resolve_data_dir
 from stsbench.results.pairs import write_pairs
@@ -30,6 +31,7 @@ from stsbench.results.store import (
     make_provenance,
     model_info,
     read_average,
+    read_result,
     result_path,
     write_result,
 )
@@ -55,15 +57,64 @@ class RunResult:
     average: AverageResult | None = None  # the STS tasks' Avg. with its interval (when bootstrapped)
 
 
-def _stale_average(path: Path, tasks: list[str]) -> None:
-    """Remove an ``average_sts.json`` that averages a task just rewritten without a new average."""
+def _stale_average(path: Path, written: list[TaskResult], before: dict[str, str | None]) -> None:
+    """Remove an ``average_sts.json`` that averages a task just rewritten without a new average.
+
+    It is kept when every rewritten task it averages has the same figure and byte-identical pairs as before
+    (``before``: the sidecar sha256 each results file recorded before this run rewrote it): its inputs did not
+    change, so neither did it.
+    """
     try:
         average = read_average(path)
     except StsbenchError:
         return  # not ours to judge
-    if set(average.tasks) & set(tasks):
+    changed = [
+        r.task
+        for r in written
+        if r.task in average.tasks
+        and (
+            r.pairs is None
+            or before.get(r.task) != r.pairs["sha256"]
+            or average.figures.get(r.task) != r.reported
+        )
+    ]
+    if changed:
         path.unlink(missing_ok=True)
-        log.info("removed %s: it averaged results this run replaced", path)
+        log.info("removed %s: it averaged results this run replaced (%s)", path, ", ".join(changed))
+
+
+def _recorded_sha256(path: Path) -> str | None:
+    """The sidecar sha256 an existing results file records (None: no file, no sidecar, or unreadable)."""
+    if not path.exists():
+        return None
+    try:
+        entry = read_result(path).pairs
+    except StsbenchError:
+        return None
+    return entry.get("sha256") if isinstance(entry, dict) else None
+
+
+def _write_task(output: Path, result: TaskResult, pairs: PairScores | None) -> list[Path]:
+    """A task's results file and (STS) its per-pair sidecar: both written, or neither.
+
+    The JSON is rendered first, so a result it cannot hold (a non-finite number) writes nothing; a failed
+    JSON write removes the sidecar just written, leaving no sidecar that its results file does not name.
+    """
+    try:
+        to_json(result.to_dict())
+    except ValueError as exc:
+        raise StsbenchError(
+            f"{result.task}: the result cannot be written ({exc}); nothing was written"
+        ) from None
+    if pairs is None:
+        return [write_result(output, result)]
+    where = result_path(output, result)
+    result.pairs = write_pairs(where, pairs)
+    try:
+        return [write_result(output, result)]
+    except BaseException:
+        where.with_name(result.pairs["file"]).unlink(missing_ok=True)
+        raise
 
 
 def _average(run: RunResult, sts: list[TaskResult], interval: dict, provenance: Provenance) -> AverageResult:
@@ -73,7 +124,9 @@ def _average(run: RunResult, sts: list[TaskResult], interval: dict, provenance: 
     return AverageResult(list(figures), figures, average, interval, sts[0].model, run.mode, provenance)
 
 
-def _write_average(run: RunResult, output: Path | None, written: list[TaskResult]) -> None:
+def _write_average(
+    run: RunResult, output: Path | None, written: list[TaskResult], before: dict[str, str | None]
+) -> None:
     """Write the run's ``average_sts.json`` (two STS tasks or more), else drop a stale one."""
     if output is None or not written:
         return
@@ -81,7 +134,7 @@ def _write_average(run: RunResult, output: Path | None, written: list[TaskResult
     if run.average is not None and len(written) > 1:  # the Avg. of one task is that task
         run.paths.append(atomic_write_json(where, run.average.to_dict()))
     elif where.exists():
-        _stale_average(where, [r.task for r in written])
+        _stale_average(where, written, before)
 
 
 def evaluate_encoder(
@@ -96,16 +149,20 @@ def evaluate_encoder(
     output: Path | None = None,
     command: str | None = None,
     bootstrap: int = 1000,
+    allow_modified_data: bool = False,
 ) -> RunResult:
     """Score ``encoder`` on ``tasks``; with ``output``, write one results file per task (see the module).
 
     ``bootstrap``: resamples for the STS tasks' 95% intervals (0: none), seeded by ``seed``. All data is read
     and validated before anything is encoded, so bad data fails before any cost and before any file is written.
+    Data that differs from the canonical files (the manifest) is refused unless ``allow_modified_data``; then
+    each result's ``provenance.data_modified`` names the files that differ.
     """
     bootstrap = check_bootstrap(bootstrap)
     mode = Mode(mode)
     kept = [t for t in tasks if t.supports(mode)]
     skipped = [t.name for t in tasks if not t.supports(mode)]
+    check_data(data_dir, [f for t in kept for f in t.files(data_dir, mode)], allow_modified_data)
     t0 = time.perf_counter()
     loaded = [(t, t.load(data_dir, mode)) for t in kept]
     texts = unique_texts(t.texts(d) for t, d in loaded)
@@ -126,6 +183,7 @@ def evaluate_encoder(
     n_sts = sum(t.kind == "sts" for t, _ in loaded)
     sts: list[TaskResult] = []
     replicates: list[np.ndarray] = []  # each STS task's bootstrap figures, for the Avg.
+    before: dict[str, str | None] = {}  # STS task -> the sidecar sha256 its results file held before this run
     for task, data in loaded:
         start = time.perf_counter()
         scores = task.evaluate(data, table, mode, seed)
@@ -153,7 +211,7 @@ def evaluate_encoder(
         if task.kind != "sts":
             result.interval = transfer_interval(scores.metric, scores.details)
             if output is not None:
-                run.paths.append(write_result(output, result))
+                run.paths += _write_task(output, result, None)
             continue
         run.pairs[task.name] = scores.pairs
         sts.append(result)
@@ -163,15 +221,15 @@ def evaluate_encoder(
             replicates.append(figures)
             run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
         if output is not None:
-            result.pairs = write_pairs(result_path(output, result), scores.pairs)
-            run.paths.append(write_result(output, result))
+            before[task.name] = _recorded_sha256(result_path(output, result))
+            run.paths += _write_task(output, result, scores.pairs)
         if len(sts) == n_sts:
             if bootstrap:
                 interval = average_interval(replicates, [r.interval for r in sts])
                 timings = {"bootstrap": run.timings["bootstrap"]}
                 prov = make_provenance(data_dir, sts_files, timings, command, encoder)
                 run.average = _average(run, sts, interval, prov)
-            _write_average(run, output, sts)
+            _write_average(run, output, sts, before)
     run.timings["evaluate"] = time.perf_counter() - t2
     return run
 
@@ -195,15 +253,19 @@ def run(
     dtype: str = "float32",
     revision: str | None = None,
     bootstrap: int = 1000,
+    allow_modified_data: bool = False,
 ) -> RunResult:
     """``stsbench run`` as a library call (``revision``: of a hub id, a branch, tag or commit).
 
     ``bootstrap``: resamples for the STS tasks' 95% intervals, seeded by ``seed`` (0: none).
+    ``allow_modified_data``: score data that differs from the canonical files (else refused before a model loads).
     """
     check_bootstrap(bootstrap)
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
+    files = [f for t in task_list if t.supports(mode) for f in t.files(root, mode)]
+    check_data(root, files, allow_modified_data)
     encoder = load_encoder(
         model,
         pooler=pooler,
@@ -225,6 +287,7 @@ def run(
         output=output,
         command=command,
         bootstrap=bootstrap,
+        allow_modified_data=allow_modified_data,
     )
     if result.skipped and show_progress:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)

@@ -24,6 +24,11 @@ def _correlations(pairs: Pairs, sims: np.ndarray, task: str, part: str) -> dict[
             f"{task} {part}: the model gives {'constant' if len(sims) >= 3 else 'too few'} similarities, so the "
             "correlation is undefined; check the model (all inputs map to the same vector?)"
         )
+    if np.ptp(pairs.gold) == 0:
+        raise StsbenchError(
+            f"{task} {part}: every gold score is {pairs.gold[0]:g}, so the correlation is undefined; check the "
+            "task's gold files (`stsbench data verify`)"
+        )
     return {"spearman": spearman(sims, pairs.gold), "pearson": pearson(sims, pairs.gold), "n": int(len(sims))}
 
 
