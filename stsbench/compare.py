@@ -359,7 +359,7 @@ def side_from_folder(folder: Path, *, mode: str | None = None, source: str | Non
             "pass the folder of one (<output>/<seeds folder>/<pooler>/<mode>)"
         )
 
-    found = collect(folder)
+    found = collect(folder, strict=True)  # a results file that cannot be read is named, not left out
     sts = [r for r in found.tasks if r.result.task_type == "sts" and (mode is None or r.result.mode == mode)]
     if not sts:
         where = f" in mode {mode}" if mode else ""

@@ -45,7 +45,7 @@ def load_sides(
     is, and whether seeds meet one model, is settled before anything is evaluated.
     """
     from stsbench.compare import MIXED, side_from_aggregate, side_from_folder
-    from stsbench.encoders.resolve import is_model_dir
+    from stsbench.encoders.resolve import _looks_like_path, is_model_dir
     from stsbench.errors import StsbenchError
     from stsbench.evaluate import run
     from stsbench.evaluate_seeds import require_every_seed, run_seeds
@@ -60,6 +60,11 @@ def load_sides(
             found.append("seeds")
         elif path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
             found.append(side_from_folder(path, mode=mode, source=src))
+        elif not path.exists() and _looks_like_path(src):  # a mistyped folder, not a hub id: say so first
+            raise StsbenchError(
+                f"{src}: no such folder; pass the --output folder of `stsbench run` (or a part of it, such as "
+                "<output>/<model>/<pooler>/<mode>), a `stsbench train --seeds` folder or a model"
+            )
         else:
             found.append("model")
     over_seeds = [f == "seeds" if isinstance(f, str) else f.seeds is not None for f in found]

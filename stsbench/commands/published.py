@@ -134,7 +134,7 @@ def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
     from stsbench.commands.run import seed_spread
     from stsbench.progress import table_console
     from stsbench.published.check import CheckFailed
-    from stsbench.published.seed_check import check_seeds
+    from stsbench.published.seed_check import NOT_CHECKED, check_seeds
 
     c = check_seeds(results, against, **filters)
     e, agg = c.entry, c.aggregate
@@ -150,7 +150,7 @@ def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
     for r in c.rows:
         s = r.seeds
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
-        style = "green" if r.status == "inside" else "bold red"
+        style = {"inside": "green", NOT_CHECKED: "dim"}.get(r.status, "bold red")
         spread = "-" if s is None else seed_spread(s)
         table.add_row(r.task, spread, interval, e.format(r.published), f"[{style}]{r.status}[/{style}]")
     console = table_console()

@@ -12,6 +12,7 @@ from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import AVG, Entry, get_entry
 from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX, MTEB_TASKS, read_mteb_results
+from stsbench.results.pairs import verify_result
 from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import (
     ANALYSIS_KIND,
@@ -20,7 +21,7 @@ from stsbench.results.schema import (
     SEED_RUNS_KIND,
     TaskResult,
 )
-from stsbench.results.store import read_result
+from stsbench.results.store import read_result, results_files
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 # what the analysis commands write beside `stsbench run`'s results (default results/analyses/): not task scores
@@ -40,6 +41,7 @@ class Measured:
 
     path: Path
     result: TaskResult
+    verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
 
     @property
     def run(self) -> tuple[str, str, str]:
@@ -87,6 +89,7 @@ class Comparison:
     skipped_files: tuple[Path, ...] = ()  # analysis results found under the folder, not read as scores
     training_runs: tuple[Path, ...] = ()  # `stsbench train` folders under it (checkpoints, logs), not read
     other_runs: tuple[tuple[str, str, str], ...] = ()  # runs (model, pooler, mode) the filters left out
+    unverified: tuple[str, ...] = ()  # tasks whose figure no per-pair sidecar backs (see verify_result)
 
     @property
     def passed(self) -> bool:
@@ -108,6 +111,8 @@ class Comparison:
         n = sum(r.measured is not None for r in self.rows) + len(self.extra_tasks)
         run = "/".join(self.run) if self.run else "no run"
         parts = [f"compared {n} task results of {run} (model/pooler/mode) under {self.results_dir}"]
+        if self.unverified:
+            parts.append(f"not verifiable against pairs (no per-pair sidecar): {', '.join(self.unverified)}")
         if self.skipped_files:
             k = len(self.skipped_files)
             parts.append(f"skipped {plural(k, 'analysis file')}")
@@ -150,6 +155,9 @@ def load_results(
 ) -> list[Measured]:
     """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it.
 
+    So does an STS result whose ``reported`` its own per-pair sidecar does not give
+    (:func:`stsbench.results.pairs.verify_result`). Hidden files and folders are not read.
+
     Analysis results (``stsbench length-bias`` and the like write them under ``results/analyses/`` by
     default) are not scores: they are left out, and appended to ``skipped`` when given; a run's
     ``average_sts.json`` is left out silently (its tasks' files are read). So are the files of
@@ -164,7 +172,7 @@ def load_results(
     measured = []
     passed_over = []
     run_dirs = sorted({p.parent for p in results_dir.glob(f"**/{TRAIN_LOG}")})
-    for path in sorted(results_dir.glob("**/*.json")):
+    for path in (p for p in results_files(results_dir) if p.suffix == ".json"):
         if any(d == path.parent or d in path.parents for d in run_dirs):
             continue
         kind = _kind(path)
@@ -174,11 +182,7 @@ def load_results(
             passed_over.append(path)
             continue
         result = read_result(path)
-        if isinstance(result.reported, bool) or not isinstance(result.reported, (int, float)):
-            raise StsbenchError(
-                f"{path}: 'reported' is {result.reported!r}, not a number; rerun `stsbench run`"
-            )
-        measured.append(Measured(path, result))
+        measured.append(Measured(path, result, verify_result(path, result)))
     if skipped is not None:
         skipped.extend(passed_over)
     if training_runs is not None:
@@ -276,7 +280,8 @@ def compare(
         check_split(entry, run[2], results_dir)
     rows = tuple(TaskComparison(t, v, by_task.get(t), tolerance) for t, v in published.items())
     extra = tuple(sorted(t for t in by_task if t not in published))
-    return Comparison(entry, Path(results_dir), run, tolerance, rows, extra)
+    unverified = tuple(t for t, m in by_task.items() if not m.verified)
+    return Comparison(entry, Path(results_dir), run, tolerance, rows, extra, unverified=unverified)
 
 
 def mteb_entry(

@@ -6,7 +6,9 @@ What is read, under ``DIR`` (recursively, in sorted path order):
 - ``*.json`` with ``"kind": "stsbench.analysis_result"``: analyses (``stsbench length-bias`` ...), their
   ``result`` rebuilt as the type the analysis registry names;
 - ``average_sts.json`` (``"kind": "stsbench.sts_average"``): a run's STS Avg. with its interval. The per-pair
-  sidecars (``<task>.pairs.npz``) are read through :mod:`stsbench.results.pairs` when needed, not here;
+  sidecars (``<task>.pairs.npz``) are not collected, but each STS task result's figure is checked against its
+  own (:func:`stsbench.results.pairs.verify_result`): a result whose pairs do not give it is skipped with a
+  warning;
 - ``train_log.jsonl`` (with ``stsbench.json`` beside it when the run saved a checkpoint): training runs
   (``stsbench train``), read by :mod:`stsbench.results.runs`. Every other file in a run folder (weights,
   tokenizer, ``last/``) belongs to the checkpoint and is not read.
@@ -27,6 +29,7 @@ from typing import Any
 
 from stsbench.analyses.registry import all_analyses
 from stsbench.errors import StsbenchError
+from stsbench.results.pairs import verify_result
 from stsbench.results.runs import RUN_META, TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
@@ -40,7 +43,7 @@ from stsbench.results.schema import (
     Provenance,
     TaskResult,
 )
-from stsbench.results.store import OtherKind, Unreadable, load_result
+from stsbench.results.store import OtherKind, Unreadable, load_result, results_files
 
 SEED_KINDS = (SEED_RUNS_KIND, SEED_AGGREGATE_KIND)  # seeds.json: what groups the seeds, not results
 
@@ -114,10 +117,13 @@ def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def collect(results_dir: str | Path) -> Collection:
+def collect(results_dir: str | Path, strict: bool = False) -> Collection:
     """Load every result under ``results_dir``; what cannot be read becomes a warning naming the file.
 
-    Raises ``StsbenchError`` only when the folder itself does not exist.
+    A task result whose figure its own per-pair sidecar does not give is such a file
+    (:func:`stsbench.results.pairs.verify_result`). Raises ``StsbenchError`` when the folder itself does not
+    exist, and with ``strict`` (a comparison, which must not go on without a file) for the first results file
+    that cannot be read, is malformed or fails that check.
     """
     root = Path(results_dir)
     if not root.is_dir():
@@ -125,11 +131,7 @@ def collect(results_dir: str | Path) -> Collection:
             f"results folder {root} does not exist; pass the --output of `stsbench run` / the analyses"
         )
     out = Collection(str(results_dir))
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    files = results_files(root)
     run_dirs = sorted({p.parent for p in files if p.name == TRAIN_LOG})
     for folder in run_dirs:
         run, warnings = load_train_run(folder, _rel(folder, root) if folder != root else ".")
@@ -142,14 +144,20 @@ def collect(results_dir: str | Path) -> Collection:
             continue
         in_run = any(d == path.parent or d in path.parents for d in run_dirs)
         try:
-            rec = _record(path, _rel(path, root), load_result(path, KINDS, result_types=types))
+            result = load_result(path, KINDS, result_types=types)
+            if isinstance(result, TaskResult):
+                verify_result(path, result)
+            rec = _record(path, _rel(path, root), result)
         except (OtherKind, Unreadable) as exc:
-            if (
-                not in_run and getattr(exc, "kind", None) not in SEED_KINDS
-            ):  # a checkpoint's own files are none of the report's business
-                out.warnings.append(f"{exc}; skipped it")
+            if in_run or getattr(exc, "kind", None) in SEED_KINDS:
+                continue  # a checkpoint's own files are none of the report's business
+            if strict and not isinstance(exc, OtherKind):
+                raise
+            out.warnings.append(f"{exc}; skipped it")
             continue
         except StsbenchError as exc:
+            if strict:
+                raise
             out.warnings.append(f"{exc}; skipped it")
             continue
         if isinstance(rec, AverageRecord):

@@ -3,6 +3,9 @@
 It holds what the reported figure is computed from, so intervals and comparisons between models never need the
 model again. The results file records the sidecar's name, sha256 and pair count; :func:`read_pairs` checks all
 three, so a sidecar that is missing, edited, replaced or malformed is one line naming it, never a wrong number.
+It also recomputes the figure from the pairs: a ``reported`` they do not give (edited by hand) is refused too.
+:func:`verify_result` is that check alone, and every reader of results folders (``check``, ``compare``,
+``report``) calls it on each task result.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_npz
+from stsbench.metrics import as_reported, spearman
 from stsbench.results.schema import TaskResult
 from stsbench.results.store import companion_path, read_result
 from stsbench.tasks.base import PairScores
@@ -93,9 +97,27 @@ def _check_arrays(path: Path, arrays: dict[str, np.ndarray], n: int) -> None:
 
 
 def read_sidecar(result_json: str | os.PathLike[str]) -> tuple[TaskResult, PairScores]:
-    """The results file and its per-pair sidecar, checked against each other (sha256, pair count, arrays)."""
+    """The results file and its per-pair sidecar, checked against each other (sha256, pair count, arrays, figure)."""
     json_path = Path(result_json)
     result = read_result(json_path)
+    return result, _load_sidecar(json_path, result)
+
+
+def verify_result(result_json: str | os.PathLike[str], result: TaskResult) -> bool:
+    """Check a task result's ``reported`` against its own per-pair sidecar; every reader of results calls this.
+
+    True: the sidecar's sha256, pair count and arrays match what the results file records, and the Spearman of
+    its cosines against its gold, as reported (x100, 2 decimals), is ``reported``. False: nothing to check it
+    against (a transfer result keeps no pairs; an STS result written before sidecars existed). A file whose
+    figure its own pairs do not give, or whose sidecar is missing, edited or malformed, raises one line naming it.
+    """
+    if result.task_type != "sts" or result.pairs is None:
+        return False
+    _load_sidecar(Path(result_json), result)
+    return True
+
+
+def _load_sidecar(json_path: Path, result: TaskResult) -> PairScores:
     path, entry = _sidecar_of(json_path, result)
     try:
         data = path.read_bytes()
@@ -115,14 +137,26 @@ def read_sidecar(result_json: str | os.PathLike[str]) -> tuple[TaskResult, PairS
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise StsbenchError(f"{path}: not a readable .npz ({type(exc).__name__}); {_RERUN}") from None
     _check_arrays(path, arrays, entry["n"])
-    pairs = PairScores(
+    _check_figure(json_path, result, arrays)
+    return PairScores(
         arrays["cosine"],
         arrays["gold"],
         arrays["subset"],
         [str(s) for s in arrays["subsets"]],
         arrays["index"],
     )
-    return result, pairs
+
+
+def _check_figure(json_path: Path, result: TaskResult, arrays: dict[str, np.ndarray]) -> None:
+    """Refuse a results file whose ``reported`` is not the figure its own pairs give."""
+    cosine, gold = arrays["cosine"], arrays["gold"]
+    given = None if np.ptp(cosine) == 0 or np.ptp(gold) == 0 else as_reported(spearman(cosine, gold))
+    if given is None or abs(given - result.reported) > 1e-9:
+        gives = "no figure (constant scores)" if given is None else f"{given:.2f}"
+        raise StsbenchError(
+            f"{json_path}: 'reported' {result.reported} is not what its per-pair sidecar gives ({gives}; "
+            f"edited by hand?); {_RERUN}"
+        )
 
 
 def read_pairs(result_json: str | os.PathLike[str]) -> PairSet:

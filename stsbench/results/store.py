@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import platform
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench import __version__
+from stsbench.data.integrity import differences, file_sha256s, relative
 from stsbench.encoders.base import Encoder
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
@@ -97,22 +97,9 @@ def device_name(encoder: Encoder | None = None) -> str:
         return "cpu"
 
 
-@lru_cache(maxsize=256)
-def _sha256(path: str, size: int, mtime: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:  # noqa: PTH123 - hot path, plain open
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def data_checksums(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
-    """sha256 of each data file, keyed by its path relative to the data dir."""
-    out = {}
-    for f in files:
-        st = Path(f).stat()
-        out[Path(f).relative_to(data_dir).as_posix()] = _sha256(str(f), st.st_size, st.st_mtime_ns)
-    return out
+    """sha256 of each data file (cached on disk by path, size and mtime), keyed by its path relative to the data dir."""
+    return {relative(data_dir, f): digest for f, digest in file_sha256s(files).items()}
 
 
 def make_provenance(
@@ -123,6 +110,7 @@ def make_provenance(
     encoder: Encoder | None = None,
 ) -> Provenance:
     """Provenance for a result computed now."""
+    files = list(files)
     return Provenance(
         stsbench_version=__version__,
         git_commit=git_commit(),
@@ -132,6 +120,7 @@ def make_provenance(
         data_files=data_checksums(Path(data_dir), files),
         timings={k: round(v, 3) for k, v in timings.items()},
         command=command,
+        data_modified=differences(Path(data_dir), files) or None,
     )
 
 
@@ -172,6 +161,20 @@ def companion_path(results: Path, suffix: str) -> Path:
 def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
     """``<output>/figures/<stem>__<models>`` (the figure writer adds ``.png`` and ``.svg``)."""
     return Path(output) / "figures" / figure_stem(stem, labels)
+
+
+def results_files(root: Path) -> list[Path]:
+    """Every file under a results folder, in sorted path order: what each reader of results folders scans.
+
+    Hidden files and folders (a name starting with ``.``, below ``root``: editor backups, ``.ipynb_checkpoints``,
+    a copy set aside as ``.old/``) are not results.
+    """
+    root = Path(root)
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 class OtherKind(StsbenchError):
@@ -250,9 +253,33 @@ def build_dataclass(cls: type, data: Any) -> Any:
 def _task(path: Path, data: dict[str, Any]) -> TaskResult:
     check_version(path, data, "results")
     try:
-        return TaskResult.from_dict(data)
+        result = TaskResult.from_dict(data)
     except (KeyError, TypeError) as exc:
         raise StsbenchError(f"{path}: malformed stsbench task result ({exc})") from None
+    bad = _bad_fields(result)
+    if bad:
+        raise StsbenchError(
+            f"{path}: {'; '.join(bad)} (malformed stsbench task result); rerun `stsbench run`"
+        )
+    return result
+
+
+def _bad_fields(result: TaskResult) -> list[str]:
+    """What readers index, group or compute on, of the wrong type: ``reported`` a number, names strings."""
+    bad = []
+    if isinstance(result.reported, bool) or not isinstance(result.reported, (int, float)):
+        bad.append(f"'reported' is {result.reported!r}, not a number")
+    for key, value in (
+        ("task", result.task),
+        ("task_type", result.task_type),
+        ("mode", result.mode),
+        ("model.name", result.model.name),
+        ("model.pooler", result.model.pooler),
+        ("model.fingerprint", result.model.fingerprint),
+    ):
+        if not isinstance(value, str):
+            bad.append(f"'{key}' is {value!r}, not a string")
+    return bad
 
 
 def _average(path: Path, data: dict[str, Any]) -> AverageResult:
