@@ -83,9 +83,10 @@ def test_help_shows_the_choices_and_the_method_defaults():
     out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
-        len(choices) == 19
+        len(choices) == 21
     )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
-    # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude
+    # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude;
+    # the second fidelity pass 2: optimizer, momentum_update
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
     assert "(default: 0.0; MoCoSE: 1e-06)" in out and "(default: 125; MoCoSE: 100)" in out
@@ -211,6 +212,8 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "ddp_gradient": "global",
         "queue_scope": "global",
         "weight_decay_exclude": "none",
+        "optimizer": "torch-adamw",  # the second fidelity pass's: their defaults are what stsbench did
+        "momentum_update": "after-step",
     }
     assert set(now) - set(saved) == newer | set(fidelity) and not any(now[k] for k in newer)
     assert {k: now[k] for k in fidelity} == fidelity

@@ -80,7 +80,9 @@ def build(cfg: TrainConfig | ResolvedConfig, backbone_path: Path | str, device: 
     model.to(device)
     method = build_method(cfg, tokenizer, model, generator=generator)
     params = decay_groups([model, method], cfg.weight_decay, cfg.weight_decay_exclude)
-    optimizer = make_optimizer(params, lr=cfg.lr, weight_decay=cfg.weight_decay, device=device)
+    optimizer = make_optimizer(
+        params, lr=cfg.lr, weight_decay=cfg.weight_decay, device=device, kind=cfg.optimizer
+    )
     return model, tokenizer, method, optimizer
 
 

@@ -18,6 +18,7 @@ import torch
 from stsbench.errors import StsbenchError
 from stsbench.train.methods import Method, Views
 from stsbench.train.model import ContrastiveEncoder
+from stsbench.train.optim import make_optimizer  # noqa: F401  (its home is optim; importable here too)
 
 Parts = dict[str, "torch.Tensor | float"]
 
@@ -91,19 +92,6 @@ def decay_groups(
     return [{"params": kept, "weight_decay": weight_decay}, {"params": exempt, "weight_decay": 0.0}]
 
 
-def make_optimizer(
-    params: list[torch.nn.Parameter] | list[dict], *, lr: float, weight_decay: float, device: str
-) -> torch.optim.AdamW:
-    """AdamW (SimCSE's optimizer): the fused kernel on CUDA, torch's default elsewhere.
-
-    ``params``: a list, or parameter groups with their own weight decay (:func:`decay_groups`). Fused is
-    one kernel launch for every tensor; on CPU torch's default per-tensor loop stays, so CPU runs stay
-    bit-identical to earlier ones.
-    """
-    fused = True if torch.device(device).type == "cuda" else None
-    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused)
-
-
 class FiniteWatch:
     """The first step whose loss (or gradient norm) is NaN or infinite, recorded on the device.
 
@@ -160,7 +148,7 @@ def train_step(
     watch: tuple[FiniteWatch, int | torch.Tensor] | None = None,
     zero_grad: bool = True,
 ) -> tuple[torch.Tensor, Parts]:
-    """One optimisation step: forward, loss, backward, clip, step, then the method's state update.
+    """One optimisation step: forward, loss, backward, clip, the method's pre-step update, step, its post-step update.
 
     ``net`` computes the loss (the DDP wrapper with several processes; default ``method.loss`` on
     ``model``). Returns the loss of the global batch (float64, on the device) and its parts for the log,
@@ -188,6 +176,7 @@ def train_step(
     norm = torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else math.inf)
     if watch is not None:
         watch[0].record(watch[1], logged, norm if scaler is None else None)
+    method.before_step(model, views)  # on the weights the loss saw (ESimCSE --momentum-update before-step)
     if scaler is not None:  # an overflow skips the step and lowers the scale: fp16's normal course
         scaler.step(optimizer)
         scaler.update()

@@ -78,6 +78,12 @@ class ESimCSEOptions(BaseModel):
         "batch (global), or each process its own keys, queue_multiple x its batch (process: official "
         "trainers.py:626-636).",
     )
+    momentum_update: Literal["after-step", "before-step"] = option(
+        "after-step",
+        "ESimCSE: update the momentum encoder (eq. 6) and queue the step's keys after the optimizer step, "
+        "from the stepped weights (after-step), or before it, from the weights the loss was computed with "
+        "(before-step: official models.py cl_forward, trainers.py compute_loss).",
+    )
     momentum_mlp: Literal["momentum", "online"] = option(
         "momentum",
         "ESimCSE: EMA over backbone + MLP, keys through the EMA'd MLP (momentum), or EMA over the backbone "

@@ -84,6 +84,12 @@ class CommonOptions(BaseModel):
         "Parameters kept out of the weight decay: none, or biases and LayerNorm weights (bias-layernorm: "
         "the Hugging Face Trainer's, which the official SimCSE, ESimCSE and MoCoSE code trained with).",
     )
+    optimizer: Literal["torch-adamw", "hf-adamw"] = option(
+        "torch-adamw",
+        "AdamW as torch has it (torch-adamw), or as the Hugging Face Trainer had it (hf-adamw: eps added "
+        "before the bias correction, weight decay after the update; transformers 4.2.1 optimization.py, "
+        "what the official SimCSE, ESimCSE and MoCoSE code trained with).",
+    )
     max_grad_norm: float = option(1.0, "Clip the gradient norm to this (0: no clipping).", ge=0)
     max_length: int = option(
         32,

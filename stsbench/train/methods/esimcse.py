@@ -51,6 +51,7 @@ class ESimCSE(Method):
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
         # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP
         self.momentum_mlp = cfg.momentum_mlp
+        self.momentum_update = cfg.momentum_update
 
     def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
         """Build the momentum encoder from the online one (only when there is a queue to fill)."""
@@ -94,9 +95,25 @@ class ESimCSE(Method):
         if self.cfg.queue_reset_each_epoch:
             self.queue.clear()
 
-    @torch.no_grad()
+    def before_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """``--momentum-update before-step``: the momentum update and the keys from the pre-step weights."""
+        if self.momentum_update == "before-step":
+            self.momentum_step(model, views)
+
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
-        """Eq. (6) on the momentum encoder, then enqueue its embeddings of the un-repeated sentences."""
+        """``--momentum-update after-step`` (stsbench's order before): from the stepped weights."""
+        if self.momentum_update == "after-step":
+            self.momentum_step(model, views)
+
+    @torch.no_grad()
+    def momentum_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """Eq. (6) on the momentum encoder, then enqueue its embeddings of the un-repeated sentences.
+
+        Before the optimizer step (official: the EMA inside the training forward, ``models.py``
+        ``cl_forward``; the keys in ``trainers.py`` ``CLTrainer.compute_loss`` through the online MLP as the
+        loss saw it, then backward and step) or after it. The loss of this step has read the queue already
+        either way: its keys are negatives from the next step on.
+        """
         if self.momentum_encoder is None:
             return
         momentum = self.momentum_encoder.eval()  # dropout off, whatever mode the method is in

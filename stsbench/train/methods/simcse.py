@@ -152,6 +152,9 @@ class Method(nn.Module):
     def on_epoch_start(self, epoch: int) -> None:
         """Run before the first batch of each epoch."""
 
+    def before_step(self, model: ContrastiveEncoder, views: Views) -> None:
+        """Run after the backward pass, before the optimizer step: the weights are still those the loss saw."""
+
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
         """Run after each optimizer step (EMA and queue updates live here)."""
 
