@@ -108,6 +108,8 @@ def build(method: str, precision: str, mode: str, args, model_dir: Path, data):
         "length_buckets": args.length_buckets or (4 if args.device == "cpu" else 1),
     }
     options.update(MODES[mode])
+    if args.optimizer:
+        options["optimizer"] = args.optimizer
     if precision == "tf32" and "tf32" in option_names():
         options["tf32"] = True
     missing = [k for k in options if k not in option_names()]
@@ -158,6 +160,7 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
         fill = 0 if queue is None or queue.size <= 0 else -(-(queue.size - len(queue)) // cfg.batch_size)
         warmup = max(warmup, fill + GraphedStep.EAGER + 1)
     total = warmup + args.steps
+    optimizer_ms = time_optimizer_steps(optimizer) if torch.device(args.device).type == "cpu" else None
     plan = [batch(data, cfg, step) for step in range(total)]
     run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[warmup:]]
     clock = Clock(args.device)
@@ -203,7 +206,28 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
                 sync(args.device)
                 run.first_s = time.perf_counter() - started
     run.ms = clock.ms()
+    if optimizer_ms:  # the optimizer's own share of the timed steps (CPU: the wall clock, no queued kernels)
+        own = float(np.median(optimizer_ms[-args.steps :]))
+        print(
+            f"{method} {precision} {mode}: optimizer {getattr(cfg, 'optimizer', 'torch-adamw')} step {own:.1f} ms "
+            f"(median), {100 * own / float(np.median(run.ms)):.1f}% of the median step",
+            flush=True,
+        )
     return run
+
+
+def time_optimizer_steps(optimizer) -> list[float]:
+    """Wrap ``optimizer.step`` to record the wall milliseconds of each call (CPU only: a GPU step is queued)."""
+    inner, times = optimizer.step, []
+
+    def step(*args, **kwargs):
+        started = time.perf_counter()
+        out = inner(*args, **kwargs)
+        times.append(1e3 * (time.perf_counter() - started))
+        return out
+
+    optimizer.step = step
+    return times
 
 
 def time_official(args, model_dir: Path, data) -> Run:
@@ -319,6 +343,11 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--check-steps", type=int, default=20, help="loss check steps (0: none)")
     ap.add_argument("--check-precisions", default="fp32,bf16" if cuda else "fp32")
     ap.add_argument("--threads", type=int, help="torch CPU threads")
+    ap.add_argument(
+        "--optimizer",
+        help="the trainer's --optimizer (torch-adamw, hf-adamw; default: the trainer's); on CPU each row also "
+        "prints its optimizer step's median time and share of the step",
+    )
     ap.add_argument("--peak-tflops", type=float, help="the device's peak for MFU when it is not in the table")
     ap.add_argument("--markdown", type=Path, help="also write the report here")
     args = ap.parse_args()
