@@ -262,3 +262,21 @@ def test_check_over_seeds_compares_an_avg_only_over_the_published_tasks(tmp_path
     _seed_aggregate(seven, dict(published))
     c = check_seeds(seven, KEY)
     assert {r.task: r.status for r in c.rows}["Avg."] == "inside" and c.passed
+
+
+@pytest.mark.parametrize("how", ["reported", "figures", "task gone"])
+def test_report_skips_an_average_its_task_results_do_not_give(how, written, tmp_path):
+    out = _copy(written, tmp_path)
+    average = _folder(out) / "average_sts.json"
+    assert [a.path for a in collect(out).averages] == [average.relative_to(out).as_posix()]
+    data = json.loads(average.read_text())
+    if how == "reported":  # the Avg. edited by hand
+        _edit(average, reported=round(data["reported"] + 0.5, 2))
+    elif how == "figures":  # a figure and the Avg. edited together, away from STS16.json's
+        figures = {**data["figures"], "STS16": round(data["figures"]["STS16"] + 1.0, 2)}
+        _edit(average, figures=figures, reported=round(sum(figures.values()) / len(figures), 2))
+    else:  # the results it averaged are gone
+        (_folder(out) / "STS16.json").unlink()
+    found = collect(out)
+    assert found.averages == []
+    assert any(str(average) in w for w in found.warnings), found.warnings

@@ -5,10 +5,11 @@ What is read, under ``DIR`` (recursively, in sorted path order):
 - ``*.json`` with ``"kind": "stsbench.task_result"``: task results (``stsbench run``);
 - ``*.json`` with ``"kind": "stsbench.analysis_result"``: analyses (``stsbench length-bias`` ...), their
   ``result`` rebuilt as the type the analysis registry names;
-- ``average_sts.json`` (``"kind": "stsbench.sts_average"``): a run's STS Avg. with its interval. The per-pair
-  sidecars (``<task>.pairs.npz``) are not collected, but each STS task result's figure is checked against its
-  own (:func:`stsbench.results.pairs.verify_result`): a result whose pairs do not give it is skipped with a
-  warning;
+- ``average_sts.json`` (``"kind": "stsbench.sts_average"``): a run's STS Avg. with its interval, skipped with a
+  warning unless it agrees with the task results beside it (:func:`stsbench.results.pairs.verify_average`).
+  The per-pair sidecars (``<task>.pairs.npz``) are not collected, but each STS task result's figure is
+  checked against its own (:func:`stsbench.results.pairs.verify_result`): a result whose pairs do not give it
+  is skipped with a warning;
 - ``train_log.jsonl`` (with ``stsbench.json`` beside it when the run saved a checkpoint): training runs
   (``stsbench train``), read by :mod:`stsbench.results.runs`. Every other file in a run folder (weights,
   tokenizer, ``last/``) belongs to the checkpoint and is not read.
@@ -29,7 +30,7 @@ from typing import Any
 
 from stsbench.analyses.registry import all_analyses
 from stsbench.errors import StsbenchError
-from stsbench.results.pairs import verify_result
+from stsbench.results.pairs import verify_average, verify_result
 from stsbench.results.runs import RUN_META, TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
@@ -147,6 +148,8 @@ def collect(results_dir: str | Path, strict: bool = False) -> Collection:
             result = load_result(path, KINDS, result_types=types)
             if isinstance(result, TaskResult):
                 verify_result(path, result)
+            elif isinstance(result, AverageResult):
+                verify_average(path, result)
             rec = _record(path, _rel(path, root), result)
         except (OtherKind, Unreadable) as exc:
             if in_run or getattr(exc, "kind", None) in SEED_KINDS:

@@ -21,8 +21,8 @@ import numpy as np
 
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_npz
-from stsbench.metrics import as_reported, spearman
-from stsbench.results.schema import TaskResult
+from stsbench.metrics import as_reported, simcse_average, spearman
+from stsbench.results.schema import AverageResult, TaskResult
 from stsbench.results.store import companion_path, read_result
 from stsbench.tasks.base import PairScores
 
@@ -115,6 +115,30 @@ def verify_result(result_json: str | os.PathLike[str], result: TaskResult) -> bo
         return False
     _load_sidecar(Path(result_json), result)
     return True
+
+
+def verify_average(path: str | os.PathLike[str], average: AverageResult) -> None:
+    """Check an ``average_sts.json`` against the results it averages: one line naming it when they disagree.
+
+    Its ``reported`` must be the Avg. of its ``figures``, and each figure the ``reported`` of that task's results
+    file beside it (a run rewrites or removes the average with its tasks, so anything else is an edit by hand or
+    an average left over from results that are gone).
+    """
+    path = Path(path)
+    fix = "rerun `stsbench run` on its tasks to write it again"
+    if simcse_average(list(average.figures.values())) != average.reported:
+        raise StsbenchError(f"{path}: 'reported' {average.reported} is not the Avg. of its 'figures'; {fix}")
+    for task in average.tasks:
+        beside = path.with_name(f"{task}.json")
+        try:
+            figure = read_result(beside).reported
+        except StsbenchError:
+            figure = None
+        if figure is None or figure != average.figures.get(task):
+            now = "no readable results file" if figure is None else f"{figure}"
+            raise StsbenchError(
+                f"{path}: averages {task} {average.figures.get(task)}, but {beside.name} beside it has {now}; {fix}"
+            )
 
 
 def _load_sidecar(json_path: Path, result: TaskResult) -> PairScores:
