@@ -11,7 +11,7 @@ import sys
 import typer
 
 from stsbench.commands import register_all
-from stsbench.errors import StsbenchError
+from stsbench.errors import StsbenchError, os_error_line
 
 app = typer.Typer(
     name="stsbench",
@@ -74,6 +74,12 @@ def main() -> None:
         _interrupted()
     except SystemExit:
         raise
+    except OSError as exc:  # a full disk, a read-only or forbidden folder: one line naming it
+        line = os_error_line(exc)
+        if line is None:
+            raise
+        typer.echo(f"error: {line}", err=True)
+        sys.exit(2)
     except Exception as exc:
         # typer's (vendored) click usage errors: one line, with where to look
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):

@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import os
+from pathlib import Path
+
+_OS_ERRORS = {
+    errno.ENOSPC: ("no space left on device", "free space in {folder}"),
+    errno.EDQUOT: ("disk quota exceeded", "free space in {folder}"),
+    errno.EROFS: ("read-only file system", "make {folder} writable"),
+    errno.EACCES: ("permission denied", "give this user access to {folder}"),
+    errno.EPERM: ("operation not permitted", "give this user access to {folder}"),
+}
+
 
 class StsbenchError(Exception):
     """A problem the user can fix (missing file, bad option, malformed data).
@@ -14,3 +26,19 @@ class StsbenchError(Exception):
 def where(path: object, line: int | None = None) -> str:
     """Format a file location for error messages: ``path`` or ``path:line``."""
     return f"{path}:{line}" if line is not None else str(path)
+
+
+def os_error_line(exc: OSError) -> str | None:
+    """One line for a full disk, a read-only or a forbidden folder (errno 28, 122, 30, 13, 1) naming the folder.
+
+    None for any other ``OSError`` (a bug, shown with its traceback).
+    """
+    known = _OS_ERRORS.get(exc.errno) if exc.errno is not None else None
+    if known is None:
+        return None
+    what, fix = known
+    if exc.filename is None:
+        return f"{what}; free space or make the output and cache folders writable, or pass others"
+    path = Path(os.fsdecode(exc.filename))
+    folder = path if path.is_dir() else path.parent
+    return f"{what}: {path}; {fix.format(folder=folder)}, or pass another folder (--output, --cache-dir)"

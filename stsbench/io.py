@@ -38,8 +38,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk: name the file (write() does not)
+            exc.filename = str(path)
         raise
     return path
 

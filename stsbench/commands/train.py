@@ -102,7 +102,9 @@ def train_command(**options: Any) -> None:
     from stsbench.errors import StsbenchError
     from stsbench.io import check_writable_dir
     from stsbench.train.config import make_config
+    from stsbench.train.lifeline import follow_parent
 
+    follow_parent()  # a seed's process of `train --seeds` ends with it (no-op otherwise)
     run = {
         name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet", "seeds", "parallel")
     }

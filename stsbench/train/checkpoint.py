@@ -20,6 +20,7 @@ import torch
 
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
+from stsbench.output_lock import visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 from stsbench.train.st_export import write_sentence_transformers
 
@@ -46,7 +47,8 @@ def prepare_output(out: Path, resume: bool, overwrite: bool) -> None:
         return
     if out.exists() and not out.is_dir():
         raise StsbenchError(f"--output {out} is a file; pass a folder")
-    if out.is_dir() and any(out.iterdir()):
+    used = visible_entries(out)
+    if used:
         if not overwrite:
             raise StsbenchError(
                 f"--output {out} is not empty; pass --resume to continue its run, --overwrite to "
@@ -57,7 +59,11 @@ def prepare_output(out: Path, resume: bool, overwrite: bool) -> None:
                 f"--output {out} holds files that no stsbench run wrote; refusing to --overwrite "
                 "them, pass an empty or new folder"
             )
-        shutil.rmtree(out)
+        for entry in used:  # not the folder: its lock file, which this run may hold, stays
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
     out.mkdir(parents=True, exist_ok=True)
 
 
@@ -137,8 +143,15 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
     folder = out / LAST
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{STATE_FILE}.tmp"
-    torch.save(state, tmp)
-    tmp.replace(folder / STATE_FILE)
+    try:
+        with tmp.open("wb") as fh:  # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+            torch.save(state, fh)
+        tmp.replace(folder / STATE_FILE)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(folder / STATE_FILE)
+        raise
     atomic_write_json(
         folder / "progress.json", {k: state[k] for k in ("step", "epoch", "best_dev_spearman", "best_step")}
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +101,16 @@ class TrainLog:
         if record.get("event") == "start":
             record = {"kind": TRAIN_LOG_KIND, "schema_version": SCHEMA_VERSION, **record}
         clean = {k: finite_or_none(v) if isinstance(v, float) else v for k, v in record.items()}
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(clean, sort_keys=True) + "\n")
+        size = self.path.stat().st_size if self.path.is_file() else 0
+        try:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(clean, sort_keys=True) + "\n")
+        except OSError as exc:  # a full disk: no half line, which would make the log unreadable on resume
+            if self.path.is_file():
+                os.truncate(self.path, size)
+            if exc.filename is None:
+                exc.filename = str(self.path)
+            raise
 
     def records(self) -> list[dict[str, Any]]:
         """Everything logged so far."""

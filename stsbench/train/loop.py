@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,6 +29,7 @@ from pathlib import Path
 import torch
 
 from stsbench.errors import StsbenchError
+from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import distributed
 from stsbench.train.batches import Batches, prefetch_depth
@@ -104,7 +106,10 @@ def train(
     cfg = finalize(cfg, data.supervised)  # a new record: the caller's config is not changed
     backbone_path, data_dir = resolve_backbone(cfg.model), resolve_data_dir(cfg.data_dir)
     ctx = distributed.setup(cfg.device)
+    held = ExitStack()
     try:
+        if ctx.main:  # one writer per output folder for the whole run (rank 0 writes for every process)
+            held.enter_context(output_lock(cfg.output))
         run = setup(
             cfg,
             data=data,
@@ -154,6 +159,7 @@ def train(
                     on_step(run.step)
         return finish(run)
     finally:
+        held.close()
         if ctx.world > 1:
             distributed.cleanup()
 

@@ -7,6 +7,11 @@ once: on CPU each gets cores/N threads, on CUDA the GPUs are dealt round robin t
 ``--resume`` a finished seed (its log ends with the ``end`` record) is kept, one with ``DIR/last`` resumes,
 one that died before its first save starts again, and one never started starts. ``OUT/seeds.json``
 (:func:`stsbench.results.seeds.write_seed_runs`) records the outcome.
+
+This process holds ``OUT``'s lock (:mod:`stsbench.output_lock`) for the whole run and each seed's process that
+of its folder; the seeds' processes end with this one, killed outright included (:mod:`stsbench.train.lifeline`).
+The options they share are ``OUT/seed-options.yaml``, kept there rather than in a temporary folder, which a
+killed process could not remove.
 """
 
 from __future__ import annotations
@@ -14,11 +19,9 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -28,13 +31,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_text
+from stsbench.output_lock import output_lock, visible_entries
 from stsbench.results.runs import TRAIN_LOG, load_train_run
 from stsbench.results.seeds import seed_dir, write_seed_runs
 from stsbench.train.checkpoint import LAST, STATE_FILE, is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
+from stsbench.train.lifeline import child_environment
 
 Status = Literal["finished", "resumable", "started", "new"]
 SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
+OPTIONS_FILE = "seed-options.yaml"  # OUT/seed-options.yaml: the options every seed trains with (--config)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -64,7 +71,7 @@ def run_status(folder: Path) -> Status:
         return "finished"
     if (folder / LAST / STATE_FILE).is_file():
         return "resumable"
-    if folder.is_dir() and any(folder.iterdir()):
+    if visible_entries(folder):  # a seed's lock file alone is no start
         return "started"
     return "new"
 
@@ -217,7 +224,7 @@ def run_jobs(
             args = [sys.executable, "-m", "stsbench", "train", "--config", str(config_file)]
             args += ["--seed", str(job.seed), "--output", str(job.folder), *job.flags]
             args += [*(["--threads", str(threads)] if threads else []), *(["--quiet"] if quiet else [])]
-            env = {**os.environ, **envs[slot], "PYTHONUNBUFFERED": "1"}
+            env = {**os.environ, **envs[slot], **child_environment(), "PYTHONUNBUFFERED": "1"}
             proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
                 args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, bufsize=1
             )
@@ -288,20 +295,17 @@ def train_seeds(
             "(--seed s --output OUT/seed-<s>)"
         )
     out = Path(cfg.output).expanduser()
-    jobs = plan(out, seeds, cfg, resume=resume, overwrite=overwrite)
-    todo = [j for j in jobs if not j.skip]
-    for j in jobs:
-        if j.skip:
-            forward(j.seed, f"finished already ({j.folder}); kept")
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="stsbench-seeds-"))
-    try:
-        config_file = tmp / "options.yaml"
+    with output_lock(out):  # the seeds' processes lock their own OUT/seed-<s>
+        jobs = plan(out, seeds, cfg, resume=resume, overwrite=overwrite)
+        todo = [j for j in jobs if not j.skip]
+        for j in jobs:
+            if j.skip:
+                forward(j.seed, f"finished already ({j.folder}); kept")
+        # in OUT, not a temporary folder: nothing is left behind when this process is killed outright
+        config_file = out / OPTIONS_FILE
         options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if k not in SHARED_ONLY}
-        config_file.write_text(yaml.safe_dump(options, sort_keys=True), encoding="utf-8")
+        atomic_write_text(config_file, yaml.safe_dump(options, sort_keys=True))
         outcomes = run_jobs(todo, config_file, parallel=parallel, cfg=cfg, quiet=quiet, forward=forward)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]
-    training = {k: v for k, v in cfg.to_dict().items() if k not in SHARED_ONLY}
-    return write_seed_runs(out, records, training), records
+        records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]
+        training = {k: v for k, v in cfg.to_dict().items() if k not in SHARED_ONLY}
+        return write_seed_runs(out, records, training), records

@@ -1,0 +1,71 @@
+"""One writer per output folder: ``OUT/.stsbench.lock``, held for a whole run, and who holds it.
+
+The lock is a ``filelock`` (``flock`` on Unix): the operating system releases it when its process ends,
+``kill -9`` included, so a lock file left behind never blocks a later run. Its holder writes
+``OUT/.stsbench.holder`` (JSON: PID, host, start time) beside it, which a refused run reads for its one
+line. Both files stay hidden in ``OUT`` (removing the lock file while held would let a second writer lock a new
+file of the same name); code that asks whether ``OUT`` is empty ignores them (:func:`visible_entries`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_json
+
+LOCK_FILE = ".stsbench.lock"
+HOLDER_FILE = ".stsbench.holder"  # JSON; not *.json, which model fingerprints read
+LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE})
+
+
+def visible_entries(folder: Path) -> list[Path]:
+    """What ``folder`` holds besides its lock files (none when it does not exist)."""
+    if not folder.is_dir():
+        return []
+    return [p for p in folder.iterdir() if p.name not in LOCK_FILES]
+
+
+def describe_holder(folder: Path) -> str:
+    """``pid N on HOST since TIME`` from the holder file; a plain phrase when it cannot be read."""
+    try:
+        holder = json.loads((folder / HOLDER_FILE).read_text(encoding="utf-8"))
+        since = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(holder["started"]))
+        return f"pid {holder['pid']} on {holder['host']} since {since}"
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):
+        return "another process (which one it has not written yet)"
+
+
+@contextmanager
+def output_lock(folder: str | os.PathLike[str], what: str = "--output") -> Iterator[Path]:
+    """Hold ``folder``'s lock for the ``with`` block (creating ``folder``); refuse in one line if another holds it.
+
+    ``what`` names the option in the message (``--output``).
+    """
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise StsbenchError(f"{what} {folder} is a file; pass a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise StsbenchError(
+            f"{what} {folder} is being written by {describe_holder(folder)}; wait for it to end or stop it, "
+            f"or pass another {what}"
+        ) from None
+    holder = folder / HOLDER_FILE
+    try:
+        atomic_write_json(holder, {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()})
+        yield folder
+    finally:
+        holder.unlink(missing_ok=True)  # while still held: the file is ours
+        lock.release()
