@@ -248,18 +248,18 @@ def test_esimcse_parity_fails_with_either_non_official_value(bert_with_lm_head, 
 
 
 # -- MoCoSE --------------------------------------------------------------------------------------------
-def mocose_errors(bert: Path, **overrides) -> dict[str, float]:
-    # K = batch (the official proportions, 256 = 256): the official queue trims to K from the first push
-    k_start = BATCH // 2
-    sizes = {
-        "queue_size": BATCH,
-        "queue_start_size": 2 * k_start,
-        "max_length": 16,
-        "pad_to_max_length": True,
-    }
-    cfg, model, method, optimizer, views = official("mocose", bert, **sizes, **overrides)
+def mocose_errors(bert: Path, k: int = BATCH, k_start: int = BATCH // 2, **overrides) -> dict[str, float]:
+    """``k`` = batch by default (the notebook's proportions, 256 = 256: the official queue trims from the first push)."""
+    sizes = {"queue_size": k, "queue_start_size": k_start, "max_length": 16, "pad_to_max_length": True}
+    cfg, model, method, optimizer, views = official("mocose", bert, **{**sizes, **overrides})
     h = model.backbone.config.hidden_size
     eps = model.backbone.config.layer_norm_eps
+    if method.start_items is not None:  # queue_start official: its K random entries
+        start = method.start_items.flip(0)  # newest first, as the official queue
+    else:  # another start: its entries first, random ones after them up to the official K
+        held = method.queue.negatives().flip(0)
+        more = torch.randn(k - len(held), h, generator=torch.Generator().manual_seed(5))
+        start = torch.cat([held, nn.functional.normalize(more, dim=1)])
 
     def dense_norm_drop():
         return [nn.Linear(h, h), nn.LayerNorm(h, eps=eps), nn.Dropout(0.0)]
@@ -269,8 +269,8 @@ def mocose_errors(bert: Path, **overrides) -> dict[str, float]:
         linear(model.mlp.dense),
         sequential(method.projection, dense_norm_drop()),
         sequential(method.predictor, [*dense_norm_drop(), nn.Linear(h, h), nn.Tanh()]),
-        method.queue.negatives().flip(0),  # newest first, as the official queue
-        k=cfg.queue_size,
+        start,
+        k=k,
         k_start=k_start,
         decay=cfg.ema_decay_start,
         fgsm=cfg.fgsm_epsilon,
@@ -290,7 +290,8 @@ def mocose_errors(bert: Path, **overrides) -> dict[str, float]:
         "target encoder": (target.backbone.encoder, ref.target_bert.encoder),
         "target pooler": (target.mlp.dense, ref.target_pooler),
         "target projection": (method.target_projection, ref.target_projection),
-        "queue": (method.queue.negatives(), ref.queue),  # K = batch: the last batch's keys, in batch order
+        # the official queue is newest first by batch, each batch in its order; stsbench's oldest first
+        "queue": (torch.cat(method.queue.negatives().split(BATCH)[::-1]), ref.queue),
     }
     return {**loss_errors(ours, theirs), **worst(pairs)}
 
@@ -303,3 +304,28 @@ def test_mocose_official_config_steps_as_the_official_code(bert_with_lm_head):
 def test_mocose_parity_fails_with_torch_adamw(bert_with_lm_head):
     errors = mocose_errors(bert_with_lm_head, optimizer="torch-adamw")
     assert max(errors.values()) > TOL, errors
+
+
+def test_mocose_official_queue_start_reads_more_than_k_as_the_official_code(bert_with_lm_head):
+    # K 16, K_start 4, batch 8: the official loss reads 8 random negatives at step 1, 24 at step 2, then 16
+    errors = mocose_errors(bert_with_lm_head, k=2 * BATCH, k_start=BATCH // 2)
+    assert max(errors.values()) < TOL, errors
+
+
+def test_mocose_parity_fails_with_a_fifo_queue_start(bert_with_lm_head):
+    # 8 random entries then a FIFO of 16: step 1 alike, 16 negatives instead of 24 at step 2
+    errors = mocose_errors(
+        bert_with_lm_head, k=2 * BATCH, k_start=BATCH // 2, queue_start="random", queue_start_size=BATCH
+    )
+    assert max(errors.values()) > TOL, errors
+
+
+def test_mocose_official_queue_start_survives_a_checkpoint(bert_with_lm_head):
+    sizes = {"queue_size": 2 * BATCH, "queue_start_size": BATCH // 2, "pad_to_max_length": True}
+    cfg, model, method, optimizer, views = official("mocose", bert_with_lm_head, **sizes)
+    run_stsbench(cfg, model, method, optimizer, views[:1])
+    assert method.start_count == 12 and method.host_parts()["negatives"] == 24  # 16 random + 8 keys, all read
+    fresh = official("mocose", bert_with_lm_head, **sizes)[2]
+    fresh.load_extra_state(method.extra_state(), "cpu")
+    assert fresh.start_count == 12 and torch.equal(fresh.negatives(), method.negatives())
+    assert not fresh.static_ready()  # no ring (--cuda-graph) while the official start holds more than K

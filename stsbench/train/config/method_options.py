@@ -143,9 +143,12 @@ class MoCoSEOptions(BaseModel):
     queue_start_size: int = option(
         128, "MoCoSE: random entries the queue starts from (K_start; Table 7).", ge=0
     )
-    queue_start: Literal["random", "batches"] = option(
+    queue_start: Literal["random", "batches", "official"] = option(
         "random",
-        "MoCoSE: start the queue from K_start random entries, or empty (filled by the first batches).",
+        "MoCoSE: start the queue from --queue-start-size random entries, empty (filled by the first batches), "
+        "or as the official code (K random entries, the loss reads the newest counter + K_start, the "
+        "counter starting at K_start = --queue-start-size, then all held, more than K until the counter "
+        "passes K; mocose.py dequeue_and_enqueue).",
     )
     queue_slice: str | None = option(
         None,

@@ -83,6 +83,10 @@ class MoCoSE(Method):
         self.projection = head(hidden_config, cfg.projection_layers, "norm")
         self.predictor = head(hidden_config, cfg.predictor_layers, "tanh")
         self.queue = EmbeddingQueue(cfg.queue_size)
+        # queue_start official (mocose.py): K random entries and a counter from K_start until it passes K;
+        # meanwhile the negatives come from this buffer, which may hold more than K (:meth:`negatives`)
+        self.start_items: torch.Tensor | None = None
+        self.start_count: int | None = None
         self.hidden = hidden_config.hidden_size  # projection and predictor keep the size H
         self.slices = parse_slices(cfg.queue_slice, cfg.queue_size) if cfg.queue_slice else None
         self.target_encoder: ContrastiveEncoder | None = None
@@ -101,7 +105,11 @@ class MoCoSE(Method):
         super().init_new_layers(generator, std)
         bert_init_(self.projection, std, generator)
         bert_init_(self.predictor, std, generator)
-        if self.cfg.queue_start == "random" and self.cfg.queue_start_size > 0:
+        if self.cfg.queue_start == "official" and self.cfg.queue_size > 0:
+            noise = torch.randn(self.cfg.queue_size, self.hidden, generator=generator)
+            self.start_items = torch.nn.functional.normalize(noise, dim=1)
+            self.start_count = self.cfg.queue_start_size  # K_start
+        elif self.cfg.queue_start == "random" and self.cfg.queue_start_size > 0:
             noise = torch.randn(self.cfg.queue_start_size, self.hidden, generator=generator)
             self.queue.push(torch.nn.functional.normalize(noise, dim=1))
 
@@ -113,6 +121,8 @@ class MoCoSE(Method):
         self.target_projection.requires_grad_(self.key_gradient == "official")
         if self.queue.items is not None:
             self.queue.items = self.queue.items.to(next(model.parameters()).device)
+        if self.start_items is not None:
+            self.start_items = self.start_items.to(next(model.parameters()).device)
 
     def start(self, total_steps: int) -> None:
         """Set the span of the EMA schedule."""
@@ -140,6 +150,10 @@ class MoCoSE(Method):
 
     def negatives(self) -> torch.Tensor | None:
         """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first)."""
+        if self.start_count is not None:  # official start: the newest queue_size + K_start, or all held
+            n = self.start_count + self.cfg.queue_start_size
+            held = len(self.start_items)
+            return self.start_items[held - n :] if n < self.cfg.queue_size else self.start_items
         items = self.queue.negatives()
         if items is None or self.slices is None:
             return items
@@ -207,6 +221,8 @@ class MoCoSE(Method):
 
     def host_parts(self) -> dict[str, float]:
         """The log parts known on the host: the step's eta and how many queued keys join its loss."""
+        if self.start_count is not None:
+            return {"ema_decay": self.decay(self.updates + 1), "negatives": float(len(self.negatives()))}
         held = len(self.queue)  # the slices of a queue still filling are cut where it ends
         used = held if self.slices is None else sum(min(b, held) - min(a, held) for a, b in self.slices)
         return {"ema_decay": self.decay(self.updates + 1), "negatives": float(used)}
@@ -226,8 +242,23 @@ class MoCoSE(Method):
         ema_update(self.target_encoder, model, eta)
         ema_update(self.target_projection, self.projection, eta)
         if self._keys is not None:
-            self.queue.push(self._keys)
+            self.push(self._keys)
             self._keys = None
+
+    def push(self, keys: torch.Tensor) -> None:
+        """Enqueue the step's keys; in the official start, into its buffer until the counter passes K.
+
+        ``dequeue_and_enqueue`` (``mocose.py``): the counter grows by the batch each push and the buffer is cut
+        to the newest K only once the counter exceeds K; from there on a FIFO of K.
+        """
+        if self.start_count is None:
+            self.queue.push(keys)
+            return
+        self.start_items = torch.cat([self.start_items, keys.detach()])
+        self.start_count += len(keys)
+        if self.start_count > self.cfg.queue_size:
+            self.queue.push(self.start_items[-self.cfg.queue_size :])
+            self.start_items, self.start_count = None, None
 
     def static_ready(self) -> bool:
         """Static once the queue is full (K_start random keys and each step's keys fill it)."""
@@ -253,9 +284,13 @@ class MoCoSE(Method):
 
     def extra_state(self) -> dict:
         """The queue and the number of EMA updates (the targets are submodules, in ``state_dict``)."""
-        return {"queue": self.queue.state_dict(), "updates": self.updates}
+        start = None if self.start_count is None else {"count": self.start_count, "items": self.start_items.cpu()}
+        return {"queue": self.queue.state_dict(), "updates": self.updates, "start": start}
 
     def load_extra_state(self, state: dict, device: torch.device | str) -> None:
         """Restore :meth:`extra_state`."""
         self.queue.load_state_dict(state["queue"], device)
+        start = state.get("start")  # absent from checkpoints before the official queue start
+        self.start_count = None if start is None else int(start["count"])
+        self.start_items = None if start is None else start["items"].to(device)
         self.updates = int(state["updates"])
