@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from stsbench.encoders.base import EmbeddingTable, Encoder, EncoderInfo, embed_table
+from stsbench.encoders.folder import clamp_max_length
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT, ModelSpec, resolve_model
 from stsbench.errors import StsbenchError
@@ -92,6 +93,8 @@ def load_encoder(
         # An explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates. The spec must be final
         # before the fingerprint is taken: it hashes `normalize`, so raw and normalised vectors get two keys.
         spec = replace(spec, normalize=False)
+    if max_length is not None:
+        max_length = clamp_max_length(spec.path, max_length)  # before the fingerprint: it keys the cache
     length = max_length if max_length is not None else spec.max_length
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     memo, memo_path = _hash_memo(root if use_cache else None)

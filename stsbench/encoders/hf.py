@@ -9,6 +9,13 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.encoders.base import EncoderInfo
+from stsbench.encoders.folder import (
+    check_token_ids,
+    check_vocabulary,
+    position_limit,
+    read_config,
+    transformer_dir,
+)
 from stsbench.encoders.pooling import needs_hidden_states, pool
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
@@ -97,6 +104,7 @@ class HFEncoder:
         )
         self._model = None
         self._tokenizer = None
+        self._config: dict = {}  # config.json; a live model (encoders.live) brings its own
         self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
 
     def _load(self) -> None:
@@ -108,8 +116,14 @@ class HFEncoder:
 
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
+        self._config = read_config(self.spec.path)
         try:
             self._tokenizer = AutoTokenizer.from_pretrained(self.spec.path)
+        except Exception as exc:  # json/OSError: all mean "this folder does not load"
+            raise _load_error(self.spec.path, exc) from None
+        # before the weights load: a tokenizer without its vocabulary turns every word into [UNK]
+        check_vocabulary(self._tokenizer, self._config.get("vocab_size"), self.spec.path)
+        try:
             model = AutoModel.from_pretrained(self.spec.path, dtype=getattr(torch, self.dtype))
         except Exception as exc:  # safetensors/json/OSError: all mean "this folder does not load"
             raise _load_error(self.spec.path, exc) from None
@@ -123,7 +137,10 @@ class HFEncoder:
         if self.spec.do_lower_case:
             texts = [t.lower() for t in texts]
         # no truncation unless asked (SentEval), but never past the position embeddings
-        limit = self.max_length or getattr(self._model.config, "max_position_embeddings", None)
+        if not self._config and hasattr(self._model, "config"):
+            self._config = self._model.config.to_dict()
+        limits = [n for n in (self.max_length, position_limit(self._config)) if n]
+        limit = min(limits) if limits else None
         enc = self._tokenizer(
             list(texts),
             truncation=limit is not None,
@@ -132,6 +149,7 @@ class HFEncoder:
             return_token_type_ids=False,
             return_attention_mask=False,
         )
+        check_token_ids(enc["input_ids"], texts, self._config.get("vocab_size"), self.spec.name)
         return enc["input_ids"]
 
     def encode(
@@ -288,6 +306,10 @@ class SentenceTransformerEncoder:
                 self._model = SentenceTransformer(str(self.spec.path), device=pick_device(self.device))
             except Exception as exc:
                 raise _load_error(self.spec.path, exc) from None
+            folder = transformer_dir(self.spec.path)
+            tokenizer = getattr(self._model, "tokenizer", None)
+            if folder is not None and tokenizer is not None:
+                check_vocabulary(tokenizer, read_config(folder).get("vocab_size"), self.spec.path)
             self._model.to(getattr(torch, self.dtype))
             if self.max_length:
                 self._model.max_seq_length = self.max_length

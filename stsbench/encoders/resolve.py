@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stsbench.encoders.folder import check_model_folder, module_class
 from stsbench.encoders.pooling import POOLERS, ST_POOLING_MODES
 from stsbench.errors import StsbenchError
 
@@ -16,15 +17,6 @@ _EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _NATIVE_MODULES = {"Transformer", "Pooling", "Normalize"}
 _POOLER_OF_MODE = {mode: pooler for pooler, mode in ST_POOLING_MODES.items()}
 _ST_POOLING_MODE = {"mean": "avg", "cls": "cls_before_pooler"}  # 6.x writes ``"pooling_mode": "mean"``
-
-
-def module_class(type_name: str) -> str:
-    """The class of a ``modules.json`` type (``""`` for another package's module).
-
-    ``Pooling`` for ``sentence_transformers.models.Pooling`` (<= 5.x) and for
-    ``sentence_transformers.sentence_transformer.modules.pooling.Pooling`` (what ``save()`` writes in 6.x).
-    """
-    return type_name.rsplit(".", 1)[-1] if type_name.startswith("sentence_transformers.") else ""
 
 
 def _active_pooling(pcfg: dict) -> str | None:
@@ -127,6 +119,7 @@ def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
             path = _download(name, revision)
     if not is_model_dir(path):
         raise StsbenchError(f"{path} is not a model folder (no config.json or modules.json)")
+    check_model_folder(path)
     return _inspect(name, path)
 
 

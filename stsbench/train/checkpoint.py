@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from stsbench.encoders.folder import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 from stsbench.output_lock import visible_entries
@@ -29,6 +30,7 @@ os.umask(_UMASK)
 LAST = "last"
 STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
+STAGING = ".export-tmp"  # an export being written; EXPORT_COMMIT: a complete one being moved into place
 LOG_FILE = "train_log.jsonl"
 
 
@@ -44,6 +46,7 @@ def prepare_output(out: Path, resume: bool, overwrite: bool) -> None:
             raise StsbenchError(
                 f"no resumable state in {out / LAST}; run without --resume to start a new run"
             )
+        finish_export(out)  # a kill among an export's renames: the checkpoint is whole again
         return
     if out.exists() and not out.is_dir():
         raise StsbenchError(f"--output {out} is a file; pass a folder")
@@ -81,15 +84,19 @@ def _backbone_state(model, eval_pooler: str) -> dict[str, torch.Tensor]:
 
 
 def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, Any]) -> None:
-    """Write the evaluable checkpoint at ``out``.
+    """Write the evaluable checkpoint at ``out``: the previous checkpoint stays whole until this one is.
 
-    Files are staged in a hidden folder, then moved one by one, ``stsbench.json`` last, so a kill
-    mid-export leaves the previous checkpoint declared.
+    Everything is first written into ``out/.export-tmp`` (the seconds a save takes: a kill there leaves the
+    previous checkpoint untouched, and the next export removes the leftover). The complete folder is then
+    renamed ``out/.export-ready`` and its files moved into place, ``stsbench.json`` last
+    (:func:`finish_export`); a kill among those renames leaves ``.export-ready``, which the model loader
+    refuses and the next export or ``--resume`` completes.
     """
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # no "Writing model shards" bar under ours
-    staging = out / ".export-tmp"
+    finish_export(out)  # an earlier export stopped among its renames: the folder is the newer one once done
+    staging = out / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     model.backbone.save_pretrained(staging, state_dict=_backbone_state(model, eval_pooler))
@@ -106,13 +113,28 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
             "sentence_transformers": st,
         },
     )
-    files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != META_FILE)
-    for src in [*files, staging / META_FILE]:
-        dst = out / src.relative_to(staging)
+    for path in staging.rglob("*"):
+        if path.is_file():
+            path.chmod(0o666 & ~_UMASK)  # temporary files are private; a checkpoint is meant to be shared
+    staging.replace(out / EXPORT_COMMIT)
+    finish_export(out)
+
+
+def finish_export(out: Path) -> None:
+    """Move a complete export's files from ``out/.export-ready`` into place, ``stsbench.json`` last.
+
+    Each move is a rename; run again after a kill, it moves what is left (the files are the same export's).
+    """
+    ready = out / EXPORT_COMMIT
+    if not ready.is_dir():
+        return
+    meta = ready / META_FILE
+    files = sorted(p for p in ready.rglob("*") if p.is_file() and p != meta)
+    for src in files + ([meta] if meta.is_file() else []):
+        dst = out / src.relative_to(ready)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        src.chmod(0o666 & ~_UMASK)  # temporary files are private; a checkpoint is meant to be shared
         src.replace(dst)
-    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(ready)
 
 
 def rng_states() -> dict[str, Any]:
