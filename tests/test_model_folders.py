@@ -53,6 +53,19 @@ def test_a_folder_without_tokenizer_files_is_refused_in_one_line(tiny_bert, data
     assert not out.exists() or not list(out.rglob("*.json"))
 
 
+def test_training_from_a_backbone_without_its_tokenizer_is_refused(tiny_bert, tmp_path):
+    from stsbench.train.model import load_backbone, resolve_backbone
+
+    bare = _copy(tiny_bert, tmp_path / "no-tokenizer", TOKENIZER_FILES)
+    with pytest.raises(StsbenchError) as exc:
+        resolve_backbone(str(bare))
+    _one_line(exc, f"{bare} has no tokenizer")
+    config_only = _copy(tiny_bert, tmp_path / "config-only", ("tokenizer.json",))
+    with pytest.raises(StsbenchError) as exc:
+        load_backbone(resolve_backbone(str(config_only)))
+    _one_line(exc, "the tokenizer holds 5 tokens for the model's 30522 embeddings")
+
+
 def test_a_tokenizer_that_lost_its_vocabulary_is_refused_before_the_weights_load(tiny_bert, tmp_path):
     # only tokenizer_config.json left: transformers builds a 5-token BertTokenizer
     config_only = _copy(tiny_bert, tmp_path / "config-only", ("tokenizer.json",))
@@ -208,8 +221,8 @@ def test_an_export_killed_among_its_renames_is_refused_until_finished(finish, ti
     )
     assert code == 2
     assert err.splitlines() == [
-        f"error: {out}: an export of this checkpoint was interrupted (.export-ready/ is left) and the folder "
-        "mixes two checkpoints; re-run its `stsbench train` command with --resume to finish it"
+        f"error: {out}: an export stopped while moving the new checkpoint's files into place (.export-ready/ is "
+        "left), so the folder holds part of it; re-run its `stsbench train` command with --resume to finish it"
     ]
     if finish == "resume":  # the interrupted export is finished: the checkpoint is seed 2's, whole
         prepare_output(out, resume=True, overwrite=False)

@@ -90,8 +90,8 @@ def check_model_folder(path: Path) -> None:
     fix = "re-download or re-save the model (a checkpoint: re-run its `stsbench train` with --resume)"
     if (path / EXPORT_COMMIT).exists():
         raise StsbenchError(
-            f"{path}: an export of this checkpoint was interrupted ({EXPORT_COMMIT}/ is left) and the folder "
-            "mixes two checkpoints; re-run its `stsbench train` command with --resume to finish it"
+            f"{path}: an export stopped while moving the new checkpoint's files into place ({EXPORT_COMMIT}/ is "
+            "left), so the folder holds part of it; re-run its `stsbench train` command with --resume to finish it"
         )
     for m in _modules(path):
         sub = str(m.get("path", ""))

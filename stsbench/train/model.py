@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from stsbench.encoders.folder import check_model_folder, check_vocabulary
 from stsbench.encoders.pooling import needs_hidden_states, pool
 from stsbench.errors import StsbenchError
 
@@ -35,6 +36,7 @@ def resolve_backbone(name: str) -> Path | str:
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise StsbenchError(f"backbone {path} has no config.json; pass a Hugging Face model folder")
+        check_model_folder(path)  # a backbone without its tokenizer would train on [UNK]s
         return path.resolve()
     if path.exists():
         raise StsbenchError(f"backbone {name} is a file; pass the model's folder")
@@ -72,6 +74,7 @@ def load_backbone(path: Path | str, dropout: float | None = None):
             f"cannot load the backbone in {path} ({reason}); pass a Hugging Face model folder "
             "with its tokenizer"
         ) from None
+    check_vocabulary(tokenizer, getattr(backbone.config, "vocab_size", None), Path(str(path)))
     if tokenizer.mask_token_id is None or tokenizer.pad_token_id is None:
         raise StsbenchError(f"the tokenizer in {path} has no [MASK] or [PAD] token; use a BERT-like backbone")
     return backbone, tokenizer
