@@ -103,8 +103,10 @@ def test_token_ids_past_the_embeddings_are_one_line(tmp_path):
     _one_line(exc, "token id 29003", "past the model's 29000 embeddings", "'an agile man'")
 
 
-def _st_folder(tiny_bert: Path, dst: Path, pooling: bool) -> Path:
-    folder = _copy(tiny_bert, dst)
+def _st_folder(
+    tiny_bert: Path, dst: Path, pooling: bool, mode: str = "mean", drop: tuple[str, ...] = ()
+) -> Path:
+    folder = _copy(tiny_bert, dst, drop)
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
@@ -114,7 +116,7 @@ def _st_folder(tiny_bert: Path, dst: Path, pooling: bool) -> Path:
     if pooling:
         (folder / "1_Pooling").mkdir()
         (folder / "1_Pooling" / "config.json").write_text(
-            json.dumps({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": True})
+            json.dumps({"word_embedding_dimension": 32, f"pooling_mode_{mode}_tokens": True})
         )
     return folder
 
@@ -126,6 +128,16 @@ def test_a_module_folder_that_modules_json_names_must_exist(tiny_bert, tmp_path)
     # Normalize saves nothing: all-MiniLM-L6-v2 names a 2_Normalize it does not ship, and loads
     assert resolve_model(str(_st_folder(tiny_bert, tmp_path / "st", pooling=True))).pooler == "avg"
     assert resolve_model("all-MiniLM-L6-v2").normalize
+
+
+def test_a_stack_sentence_transformers_runs_is_checked_for_its_vocabulary_too(tiny_bert, tmp_path):
+    """Max pooling goes through SentenceTransformer.encode: its tokenizer is checked once it has loaded."""
+    folder = _st_folder(tiny_bert, tmp_path / "max", pooling=True, mode="max", drop=("tokenizer.json",))
+    enc = load_encoder(str(folder), use_cache=False)
+    assert enc.info.pooler == "declared"
+    with pytest.raises(StsbenchError) as exc:
+        enc.encode(SENTENCES[:2])
+    _one_line(exc, "the tokenizer holds 5 tokens for the model's 30522 embeddings")
 
 
 LONG = " ".join(SENTENCES * 4)  # 40 words, some 120 word pieces
