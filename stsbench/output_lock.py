@@ -53,6 +53,7 @@ def output_lock(folder: str | os.PathLike[str], what: str = "--output") -> Itera
     folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
         raise StsbenchError(f"{what} {folder} is a file; pass a folder")
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE))
     try:
@@ -68,4 +69,7 @@ def output_lock(folder: str | os.PathLike[str], what: str = "--output") -> Itera
         yield folder
     finally:
         holder.unlink(missing_ok=True)  # while still held: the file is ours
+        if created and not visible_entries(folder):  # refused before writing anything: leave no folder
+            (folder / LOCK_FILE).unlink(missing_ok=True)
+            folder.rmdir()
         lock.release()

@@ -255,9 +255,17 @@ def test_a_folder_holding_only_its_lock_files_is_new(tmp_path):
     from stsbench.train.seeds import run_status
 
     folder = tmp_path / "seed-1"
+    folder.mkdir()
     with output_lock(folder):
         assert run_status(folder) == "new"
     (folder / HOLDER_FILE).write_text("{}")  # as a process killed outright leaves it
     assert run_status(folder) == "new"
     (folder / "notes.txt").write_text("x")
     assert run_status(folder) == "started"
+
+
+def test_a_run_refused_before_writing_leaves_no_folder(files, tmp_path, capsys):
+    out = tmp_path / "new"
+    code, _, err = run_cli(train_args(files, out, "--resume"), capsys)
+    assert "no resumable state" in one_error_line(code, err)
+    assert not out.exists()
