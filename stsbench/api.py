@@ -36,6 +36,7 @@ def evaluate(
     show_progress: bool = False,
     revision: str | None = None,
     bootstrap: int = 1000,
+    allow_modified_data: bool = False,
 ) -> RunResult:
     """Score ``model`` on ``tasks`` exactly as ``stsbench run`` does.
 
@@ -47,6 +48,8 @@ def evaluate(
     ``result.results[i].reported`` is the figure of the table (Spearman x 100, 2 decimals), ``.interval`` its
     95% interval (STS: a percentile bootstrap over pairs with ``bootstrap`` resamples seeded by ``seed``, 0 for
     none; ``result.average`` holds the STS Avg.'s); ``result.pairs[task]`` the per-pair cosines and gold scores.
+    Data that differs from the canonical files is refused unless ``allow_modified_data`` (then recorded in each
+    result's ``provenance.data_modified``).
     """
     from stsbench.encoders import load_encoder
     from stsbench.evaluate import evaluate_encoder
@@ -75,6 +78,7 @@ def evaluate(
             output=Path(output) if output is not None else None,
             command="stsbench.evaluate (Python API)",
             bootstrap=bootstrap,
+            allow_modified_data=allow_modified_data,
         )
     finally:  # a live model is run in eval mode (no dropout); hand it back as it came
         if was_training:

@@ -66,6 +66,14 @@ DeviceOpt = Annotated[
     typer.Option("--device", help="cpu, cuda, cuda:1, mps (default: cuda if available, else cpu)."),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+AllowModifiedDataOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-modified-data",
+        help="Score data files that differ from the canonical SentEval files (stsbench/data/manifest.json) "
+        "instead of refusing; the results record the files, tables and reports mark the figures with a ‡.",
+    ),
+]
 BootstrapOpt = Annotated[
     int,
     typer.Option(

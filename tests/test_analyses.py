@@ -331,10 +331,11 @@ def test_cli_all_four_with_a_fake_model(tmp_path, monkeypatch, capsys):
         stsbench.encoders, "load_encoder", lambda name, **kw: CachedEncoder(inner, tmp_path / "c")
     )
     out = tmp_path / "out"
+    modified = "--allow-modified-data"  # make_data_dir's random text is not the canonical data
     commands = [
-        ["length-bias", "--data-dir", data],
-        ["align-uniform", "--data-dir", data],
-        ["spectrum", "--data-dir", data],
+        ["length-bias", "--data-dir", data, modified],
+        ["align-uniform", "--data-dir", data, modified],
+        ["spectrum", "--data-dir", data, modified],
         ["repetition-probe", "--corpus", corpus, "--min-overlap", "0.1", "--max-overlap", "0.2"],
     ]
     for cmd in commands:
@@ -382,6 +383,7 @@ def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
         "spectrum",
         "--data-dir",
         str(data),
+        "--allow-modified-data",
         "--cache-dir",
         str(tmp_path / "c"),
         "--output",
@@ -495,7 +497,8 @@ def test_toy_analysis_registers_once_and_reaches_cli_results_and_report(toy, tmp
     enc = CountingEncoder()
     monkeypatch.setattr(stsbench.encoders, "load_encoder", lambda name, **kw: enc)
     out = tmp_path / "results" / "analyses"
-    args = ["toy-norm", "--model", "fake", "--data-dir", str(data), "--scale", "3", "--output", str(out)]
+    args = ["toy-norm", "--model", "fake", "--data-dir", str(data), "--allow-modified-data", "--scale", "3"]
+    args += ["--output", str(out)]
     done = runner.invoke(app, args)
     assert done.exit_code == 0, done.output
     assert "toy mean norm" in done.output  # the report's table, printed
@@ -521,7 +524,8 @@ def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
     data = make_data_dir(tmp_path / "data")
     enc = CountingEncoder()
     run = run_analysis(
-        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", split="dev", random_pairs=7
+        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", split="dev", random_pairs=7,
+        allow_modified_data=True,  # make_data_dir's random text is not the canonical data
     )
     path = tmp_path / "out" / "fake" / "avg" / "spectrum_dev.json"
     assert path in run.files and any(f.suffix == ".svg" for f in run.files)
@@ -535,7 +539,7 @@ def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
     }
     assert run.records[0].provenance.data_files == loaded.provenance.data_files
     # without an output nothing is written, the envelope is still returned
-    assert run_analysis("spectrum", encoders=[enc], data_dir=data, split="dev").files == []
+    assert run_analysis("spectrum", encoders=[enc], data_dir=data, split="dev", allow_modified_data=True).files == []
     with pytest.raises(StsbenchError, match="spectrum has no option splt"):
         run_analysis("spectrum", encoders=[enc], data_dir=data, splt="dev")
 
@@ -579,9 +583,18 @@ def test_generated_commands_keep_every_flag_and_default():
             "--threshold": 3,
             "--buckets": "0,1-2,3-4,5-7,8+",
             "--data-dir": None,
+            "--allow-modified-data": False,
         },
-        "align-uniform": {"--split": "dev", "--positive-threshold": 4.0, "--data-dir": None},
-        "spectrum": {"--split": "test", "--random-pairs": 10000, "--seed": 1111, "--data-dir": None},
+        "align-uniform": {
+            "--split": "dev", "--positive-threshold": 4.0, "--data-dir": None, "--allow-modified-data": False
+        },
+        "spectrum": {
+            "--split": "test",
+            "--random-pairs": 10000,
+            "--seed": 1111,
+            "--data-dir": None,
+            "--allow-modified-data": False,
+        },
         "repetition-probe": {
             "--corpus": None,
             "--n": 100,
@@ -613,7 +626,9 @@ def test_terminal_and_report_label_a_path_model_alike(tmp_path):
     enc.info = EncoderInfo(
         "/tmp/runs/simcse-tiny/", "/nonexistent", "fake-16", "avg", None, "float32", "fake"
     )
-    run = run_analysis("spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", random_pairs=3)
+    run = run_analysis(
+        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", random_pairs=3, allow_modified_data=True
+    )
     (model,) = find_models(collect(tmp_path / "out"))
     assert list(run.results) == [model.label] == ["simcse-tiny"]
     assert run.files[0] == tmp_path / "out" / "runs__simcse-tiny" / "avg" / "spectrum_test.json"

@@ -84,14 +84,18 @@ def run_analysis(
     load: LoadOptions | None = None,
     batch_size: int = 128,
     command: str | None = None,
+    allow_modified_data: bool = False,
     **options: Any,
 ) -> AnalysisRun:
     """Run analysis ``name`` over ``models`` (names to load) and ``encoders`` (already built).
 
     ``config`` is the analysis' config object, else it is built from ``options`` (unknown ones are a
     one-line error). With ``output``, each model's results file (with provenance), the analysis' extra
-    files and the comparison figure are written; the returned :class:`AnalysisRun` lists them.
+    files and the comparison figure are written; the returned :class:`AnalysisRun` lists them. Data files
+    that differ from the canonical ones are refused before any model loads unless ``allow_modified_data``
+    (then each record's ``provenance.data_modified`` names them).
     """
+    from stsbench.data.integrity import check_data
     from stsbench.io import atomic_write_json
     from stsbench.paths import resolve_data_dir
     from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
@@ -102,6 +106,7 @@ def run_analysis(
     prepared = analysis.prepare(config)  # option errors and shared inputs, before any model loads
     root = resolve_data_dir(data_dir) if analysis.uses_data_dir else None
     data_root, files = analysis.data_files(config, root, prepared)
+    check_data(data_root, files, allow_modified_data)
     variant = analysis.variant(config)
     stem = f"{analysis.name}_{variant}" if variant else analysis.name
     record = {**analysis.record(config), "batch_size": batch_size, "max_length": load.max_length}

@@ -24,6 +24,7 @@ import typer
 
 from stsbench.analyses.registry import Analysis, all_analyses
 from stsbench.cli_options import (
+    AllowModifiedDataOpt,
     BatchSizeOpt,
     CacheDirOpt,
     DataDirOpt,
@@ -40,6 +41,7 @@ KW = inspect.Parameter.KEYWORD_ONLY
 # (name, annotation, default) of the options every analysis command has, in --help order around its own
 MODELS = ("model", ModelsOpt, [])
 DATA_DIR = ("data_dir", DataDirOpt, None)
+ALLOW_MODIFIED = ("allow_modified_data", AllowModifiedDataOpt, False)
 COMMON = [
     ("cache_dir", CacheDirOpt, None),
     ("no_cache", NoCacheOpt, False),
@@ -86,7 +88,7 @@ def show(analysis: Analysis, stem: str, results: dict[str, Any]) -> None:
 def make_command(analysis: Analysis) -> Callable[..., None]:
     """Build the typer command of ``analysis``: the shared options plus one per config field."""
     hints = typing.get_type_hints(analysis.config_type)
-    shared = [MODELS, *([DATA_DIR] if analysis.uses_data_dir else []), *COMMON]
+    shared = [MODELS, *([DATA_DIR, ALLOW_MODIFIED] if analysis.uses_data_dir else []), *COMMON]
     taken = {name for name, _, _ in shared}
     own, convert = [], {}
     for field in dataclasses.fields(analysis.config_type):
@@ -123,10 +125,16 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
             load=load,
             batch_size=kw["batch_size"],
             command=shlex.join(["stsbench", *sys.argv[1:]]),
+            allow_modified_data=kw.get("allow_modified_data", False),
         )
         for path in run.files:
             typer.echo(f"wrote {path}", err=True)
         show(analysis, run.stem, run.results)
+        modified = [f for r in run.records for f in r.provenance.data_modified or ()]
+        if modified:
+            from stsbench.data.integrity import modified_text
+
+            typer.echo(f"every figure above was {modified_text(modified)}")
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}

@@ -10,7 +10,7 @@ import typer
 if TYPE_CHECKING:
     from stsbench.published.check import Comparison
 
-STATUS_STYLE = {"OK": "green", "FAIL": "bold red", "MISSING": "bold red"}
+STATUS_STYLE = {"OK": "green", "FAIL": "bold red", "MISSING": "bold red", "MODIFIED": "bold red"}
 
 
 def published_list(

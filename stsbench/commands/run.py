@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from stsbench.cli_options import (
+    AllowModifiedDataOpt,
     BatchSizeOpt,
     BootstrapOpt,
     CacheDirOpt,
@@ -64,8 +65,15 @@ def score_tables(run) -> list[tuple[str, list[str], list[float], list[Interval |
     return tables
 
 
+def modified_files(results) -> dict[str, list[str]]:
+    """``{task: the data files that differ}`` for the results computed on modified data."""
+    return {r.task: sorted(r.provenance.data_modified) for r in results if r.provenance.data_modified}
+
+
 def scores_json(run) -> dict:
     """``{"model", "mode", "pooler", "scores": {task: value, ..., "Avg.": ...}}``; with both kinds, ``averages``.
+
+    ``modified_data`` (when any): ``{task: [data files that differ from the canonical ones]}``.
 
     ``intervals`` (when any): ``{task: [low, high], ...}`` keyed as ``scores`` (with both kinds, the STS Avg.'s
     under ``average_intervals``).
@@ -92,6 +100,9 @@ def scores_json(run) -> dict:
         out["intervals"] = intervals
     if run.skipped:
         out["skipped"] = run.skipped
+    modified = modified_files(run.results)
+    if modified:
+        out["modified_data"] = modified  # the figures computed on non-canonical files, and which files
     return out
 
 
@@ -170,6 +181,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--revision", help="Branch, tag or commit of a hub --model (default main)."),
         ] = None,
+        allow_modified_data: AllowModifiedDataOpt = False,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
         from stsbench.io import check_outputs
@@ -196,6 +208,7 @@ def register(app: typer.Typer) -> None:
             dtype=dtype.value,
             revision=revision,
             bootstrap=bootstrap,
+            allow_modified_data=allow_modified_data,
         )
         if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
             from stsbench.evaluate_seeds import run_seeds
@@ -208,9 +221,11 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
+        from stsbench.data.integrity import MARK, modified_note
         from stsbench.progress import plural, table_console
 
         console = table_console()
+        modified = modified_files(result.results)
         for title, names, vals, intervals in score_tables(result):
             precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
             # a heading line, not the table's title: rich wraps a title to the table's width (three lines
@@ -224,12 +239,16 @@ def register(app: typer.Typer) -> None:
             for name in names:
                 # an interval row may wrap at its space in a narrow terminal rather than lose digits
                 table.add_column(name, justify="right", min_width=len(name), no_wrap=not shown)
-            table.add_row(*(f"{v:.2f}" for v in vals))
+            marked = {n for n in names if n in modified}
+            marked |= {"Avg."} if marked else set()  # an Avg. over a modified figure is one too
+            table.add_row(*(f"{v:.2f}{MARK * (n in marked)}" for n, v in zip(names, vals, strict=True)))
             if shown:
                 table.add_row(*(interval_cell(b) for b in intervals))
             console.print(table)
             if shown:
                 console.print(INTERVALS_NOTE[title], highlight=False)
+            if marked:
+                console.print(modified_note(f for n in marked for f in modified.get(n, ())), highlight=False)
         console.print(
             f"results: {plural(len(result.paths), 'file')} under {output}/  "
             f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)",

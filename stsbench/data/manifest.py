@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tarfile
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from stsbench.data.integrity import sha256_file
 from stsbench.errors import StsbenchError
 
 HF_DATASET = "princeton-nlp/datasets-for-simcse"
@@ -33,14 +33,6 @@ class FileCheck:
     actual: str | None = None
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def verify(data_dir: Path) -> list[FileCheck]:
     """Check every manifest file under ``data_dir`` (size first, then sha256)."""
     manifest = load_manifest()
@@ -55,7 +47,7 @@ def verify(data_dir: Path) -> list[FileCheck]:
         elif f.stat().st_size != meta["size"]:
             out.append(FileCheck(rel, "size", str(meta["size"]), str(f.stat().st_size)))
         else:
-            digest = _sha256(f)
+            digest = sha256_file(f)  # read now: verify is the check that trusts no cache
             out.append(FileCheck(rel, "ok" if digest == meta["sha256"] else "sha256", meta["sha256"], digest))
     return out
 
@@ -100,11 +92,17 @@ def extract_senteval(archive: Path, data_dir: Path) -> int:
             raise StsbenchError(f"{archive}: no downstream/ folder inside; is this SimCSE's senteval.tar?")
         tar.extractall(tmp, members=members, filter="data")
         target = data_dir / "downstream"
-        old = data_dir / ".downstream-old"
+        previous = Path(tmp) / "previous"  # the tree replaced goes with the temporary folder
         if target.exists():
-            target.rename(old)
-        (Path(tmp) / "downstream").rename(target)
-        shutil.rmtree(old, ignore_errors=True)
+            target.rename(previous)
+        try:
+            (Path(tmp) / "downstream").rename(target)
+        except OSError as exc:
+            if previous.exists():
+                previous.rename(target)
+            raise StsbenchError(f"cannot put the extracted data at {target} ({exc.strerror}); nothing changed") from None
+    # where a run before this one kept the replaced tree; the data is now the archive's, so it is not needed
+    shutil.rmtree(data_dir / ".downstream-old", ignore_errors=True)
     return len(members)
 
 

@@ -70,9 +70,11 @@ class TaskComparison:
 
     @property
     def status(self) -> str:
-        """``OK``, ``FAIL`` (off by more than the tolerance) or ``MISSING``."""
+        """``OK``, ``FAIL`` (off by more than the tolerance), ``MISSING`` or ``MODIFIED`` (on non-canonical data)."""
         if self.delta is None:
             return "MISSING"
+        if self.measured.result.provenance.data_modified:  # never a PASS: not the data the paper scored
+            return "MODIFIED"
         return "OK" if abs(self.delta) <= self.tolerance + EPS else "FAIL"
 
 
@@ -138,6 +140,11 @@ class Comparison:
             parts.append(f"{len(failed)} of {plural(n, 'task')} {off} ({offs})")
         if missing:
             parts.append(f"no result under {self.results_dir} for {', '.join(missing)}")
+        modified = [r.measured.result for r in self.rows if r.status == "MODIFIED"]
+        if modified:
+            files = ", ".join(sorted({f for r in modified for f in r.provenance.data_modified}))
+            tasks = ", ".join(r.task for r in modified)
+            parts.append(f"{tasks} computed on data that differs from the canonical files ({files}): not comparable")
         return "; ".join(parts)
 
 

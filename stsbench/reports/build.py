@@ -14,8 +14,10 @@ from pathlib import Path
 
 from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
+from stsbench.data.integrity import MARK, modified_text
+from stsbench.progress import plural
 from stsbench.reports import ablations, provenance, seed_tables, spread, tables
-from stsbench.reports.collect import Collection
+from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, find_models
 from stsbench.reports.seed_ablations import report_ablation_tables
@@ -142,12 +144,24 @@ def _analysis(
     if not records:
         return Section(name, title, [missing(name, results)])
     section = Section(name, title)
+    modified = [r for r in records if _modified(r)]
+    if modified:
+        who = ", ".join(sorted({f"`{r.model.name}`" for r in modified}))
+        section.paragraphs.append(
+            f"{MARK} The results of {who} were {modified_text(f for r in modified for f in _modified(r))}."
+        )
     for variant, labelled in tables.by_variant(records, models).items():
         section.tables += analysis.tables(variant, labelled)
         paths = analysis.figure(labelled, figs.folder / variant)
         if paths:
             section.figures.append(figs.add(f"{title} ({variant})", paths))
     return section
+
+
+def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
+    """The data files a task or analysis record's figures were computed on that differ from the canonical."""
+    prov = record.result.provenance if isinstance(record, TaskRecord) else record.provenance
+    return prov.data_modified or {}
 
 
 def _training(
@@ -278,4 +292,11 @@ def build_report(
         + (f" and seaborn {seaborn_version()}" if seeded else "")
         + ": the same results and version give the same bytes."
     ]
+    modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
+    if modified:  # at the top: a figure on other data must never pass for the canonical one
+        files = [f for r in modified for f in _modified(r)]
+        intro.append(
+            f"**{MARK} {plural(len(modified), 'result')} {modified_text(files)}** (marked {MARK} in the "
+            "score tables, noted in the analysis sections); they are not comparable with published figures."
+        )
     return Report(title, intro, sections, list(coll.warnings), figs.written)

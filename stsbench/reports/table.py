@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from stsbench.data.integrity import MARK
+
 DASH = "–"  # a value the table has no number for
 
 
@@ -28,7 +30,7 @@ class Table:
 
 def _numeric(cell: str) -> bool:
     try:
-        float(str(cell).replace("−", "-"))
+        float(str(cell).replace("−", "-").removesuffix(MARK))  # a figure on modified data is still a number
     except ValueError:
         return False
     return True

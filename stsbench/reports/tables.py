@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stsbench.analyses.common import short_name
+from stsbench.data.integrity import MARK, modified_note
 from stsbench.metrics import simcse_average
 from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
@@ -132,13 +133,28 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
     marked: list[str] = []  # the selection notes of the published rows shown
+    modified = modified_data(records, kind)
     for model, mode, values in groups:
         measured = [values.get(t) for t in present]
         avg = simcse_average([values.get(t) for t in tasks])
         label = model.label if mode == "test" else f"{model.label} [{mode}]"
-        rows.append([label, model.method or DASH, *[fmt(v) for v in measured], fmt(avg)])
+        bad = [(model.key, mode, t) in modified for t in present]
+        cells = [fmt(v) + MARK * b for v, b in zip(measured, bad, strict=True)]
+        rows.append([label, model.method or DASH, *cells, fmt(avg) + MARK * any(bad)])
         rows += published_rows(model, kind, mode, present, measured, avg, marked)
-    return make_table(kind, score_title(kind), columns, rows, score_notes(kind, marked))
+    notes = score_notes(kind, marked)
+    if modified:
+        notes.append(f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)")
+    return make_table(kind, score_title(kind), columns, rows, notes)
+
+
+def modified_data(records: Iterable[TaskRecord], kind: str) -> dict[tuple[str, str, str], list[str]]:
+    """``{(model fingerprint, mode, task): data files that differ}`` for ``kind``'s figures on modified data."""
+    return {
+        (r.model.fingerprint, r.mode, r.task): sorted(r.provenance.data_modified)
+        for r in (rec.result for rec in records)
+        if r.task_type == kind and r.provenance.data_modified
+    }
 
 
 def score_title(kind: str) -> str:

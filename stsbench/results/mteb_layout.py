@@ -80,6 +80,11 @@ def mteb_identity(model: ModelInfo, name: str | None = None, revision: str | Non
             )
     elif "/" not in name.strip("/") or name.count("/") > 1:
         raise StsbenchError(f"--model-name '{name}': MTEB names models ORG/NAME; pass one in that form")
+    if revision is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", revision):
+        raise StsbenchError(
+            f"--revision {revision!r}: MTEB files it as one folder name; pass a commit, tag or branch made of "
+            "letters, digits, '.', '_' and '-' (no '/' or '..')"
+        )
     if revision is None:
         path = Path(model.path)
         commit = path.name if path.parent.name == "snapshots" else ""
@@ -142,6 +147,12 @@ def export_mteb(
             f"the results were run in {first.mode} mode; MTEB scores the test split: rerun with --mode test"
         )
     name, revision = mteb_identity(first.model, name, revision)
+    modified = sorted({f for m in chosen.values() for f in m.result.provenance.data_modified or ()})
+    if modified:
+        raise StsbenchError(
+            f"the results were computed on data that differs from the canonical files ({', '.join(modified)}); "
+            "MTEB would file them as canonical: rerun on the canonical data (`stsbench data verify`)"
+        )
     meta = _model_meta(name, revision, first.model)
     task_results = []
     for task, m in sorted(chosen.items(), key=lambda kv: MTEB_TASKS.index(kv[0])):

@@ -79,6 +79,10 @@ class Provenance:
         str, float
     ]  # seconds: ``encode`` (this run's whole encoding pass), ``evaluate``; ignored when comparing
     command: str | None = None  # the command line that produced it, when run from the CLI
+    # data_files that differ from the canonical SentEval files (``stsbench/data/manifest.json``): path -> how
+    # (a run with --allow-modified-data); None: every file the manifest lists is canonical. Files the manifest
+    # does not list (a user's own task data) have no canonical version and are never named here.
+    data_modified: dict[str, str] | None = None
 
 
 @dataclass

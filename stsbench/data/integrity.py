@@ -1,0 +1,149 @@
+"""Does a run score the canonical data? Each file it reads, compared with the checksum manifest.
+
+A file the manifest lists differs when its size differs (no hashing needed) or, same size, its sha256 does.
+A file the manifest does not list (a user's own task data) has no canonical version: it is not checked here,
+only recorded with its sha256 in the results' provenance, as every data file is. A missing file is left to the
+reader, whose error already names it.
+
+The sha256 of a file is computed once and cached on disk (``<cache dir>/data-sha256.json``, keyed by the
+file's absolute path, size and mtime_ns), so a warm run pays a ``stat`` per file and one small JSON read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from stsbench.errors import StsbenchError
+
+CACHE_FILE = "data-sha256.json"
+ALLOW_OPTION = "--allow-modified-data"
+MARK = "‡"  # beside a figure computed on modified data, in every table (reports use † for selection)
+
+
+def modified_text(files: Iterable[str]) -> str:
+    """What a figure on modified data is, naming the files that differ."""
+    return f"computed on data that differs from the canonical files: {', '.join(sorted(set(files)))}"
+
+
+def modified_note(files: Iterable[str]) -> str:
+    """The footnote of a table whose marked figures are on modified data."""
+    return f"{MARK} {modified_text(files)}"
+
+
+_memo: dict[str, list] = {}  # absolute path -> [size, mtime_ns, sha256]: this process' view of the cache
+_loaded: set[Path] = set()
+
+
+def _cache_path() -> Path:
+    from stsbench.paths import default_cache_dir
+
+    return default_cache_dir() / CACHE_FILE
+
+
+def _read_cache(where: Path) -> dict[str, list]:
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # no cache yet, or a damaged one: recompute
+    return data if isinstance(data, dict) else {}
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read now (what ``stsbench data verify`` and a cache miss compute)."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_sha256s(files: Iterable[Path]) -> dict[Path, str]:
+    """sha256 of each file, from the on-disk cache when its path, size and mtime_ns match."""
+    where = _cache_path()
+    if where not in _loaded:
+        _memo.update(_read_cache(where))
+        _loaded.add(where)
+    out, fresh = {}, False
+    for f in files:
+        key = str(Path(f).absolute())
+        st = Path(key).stat()
+        hit = _memo.get(key)
+        if not (isinstance(hit, list) and len(hit) == 3 and hit[:2] == [st.st_size, st.st_mtime_ns]):
+            hit = _memo[key] = [st.st_size, st.st_mtime_ns, sha256_file(Path(key))]
+            fresh = True
+        out[Path(f)] = hit[2]
+    if fresh:
+        _write_cache(where)
+    return out
+
+
+def _write_cache(where: Path) -> None:
+    """Merge with what another process wrote meanwhile and replace the cache atomically.
+
+    A cache that cannot be written (a read-only home) only costs the next run its hashing.
+    """
+    from stsbench.io import atomic_write_json
+
+    merged = {**_read_cache(where), **_memo}
+    try:
+        atomic_write_json(where, merged)
+    except (OSError, StsbenchError):
+        pass
+
+
+@lru_cache(maxsize=1)
+def _manifest_files() -> dict[str, dict]:
+    from stsbench.data.manifest import load_manifest
+
+    return load_manifest()["files"]
+
+
+def relative(data_dir: Path, path: Path) -> str:
+    """``path`` relative to the data dir, as the manifest and provenance name it (absolute if outside it)."""
+    try:
+        return Path(path).relative_to(data_dir).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def differences(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
+    """``{relative path: how it differs}`` for each existing manifest file among ``files`` that is not canonical."""
+    manifest = _manifest_files()
+    listed = {}
+    for f in files:
+        rel = relative(Path(data_dir), Path(f))
+        if rel in manifest and Path(f).is_file():
+            listed[Path(f)] = rel
+    out: dict[str, str] = {}
+    same_size = []
+    for f, rel in listed.items():
+        size, expected = f.stat().st_size, manifest[rel]["size"]
+        if size != expected:
+            out[rel] = f"{size} bytes, the canonical file has {expected}"
+        else:
+            same_size.append(f)
+    for f, digest in file_sha256s(same_size).items():
+        if digest != manifest[listed[f]]["sha256"]:
+            out[listed[f]] = "same size, other sha256"
+    return dict(sorted(out.items()))
+
+
+def check_data(data_dir: Path, files: Iterable[Path], allow_modified: bool = False) -> dict[str, str]:
+    """Refuse non-canonical data in one line naming the file and the fix, unless ``allow_modified``.
+
+    Returns :func:`differences` (empty on canonical data).
+    """
+    diff = differences(data_dir, files)
+    if diff and not allow_modified:
+        rel, why = next(iter(diff.items()))
+        more = f" (and {len(diff) - 1} more file(s))" if len(diff) > 1 else ""
+        raise StsbenchError(
+            f"{Path(data_dir) / rel}: differs from the canonical SentEval data ({why}){more}; restore it "
+            f"(`stsbench data download --data-dir {data_dir}`; `stsbench data verify` lists every difference) "
+            f"or pass {ALLOW_OPTION} to score it anyway, marked as modified"
+        )
+    return diff
