@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 import types
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json, to_json
 from stsbench.metrics import simcse_average
+from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.results.pairs import write_pairs
 from stsbench.results.schema import AverageResult, Provenance, TaskResult
@@ -117,6 +119,17 @@ def _write_task(output: Path, result: TaskResult, pairs: PairScores | None) -> l
         raise
 
 
+def _results_lock(output: Path | None, encoder: Encoder, mode: Mode) -> AbstractContextManager:
+    """The lock of ``<output>/<model>/<pooler>/<mode>/`` while a run writes there; none without ``output``.
+
+    A second run on the same model waits (its results replace the first one's whole): interleaved, the two
+    could leave one run's ``average_sts.json`` beside the other's task results.
+    """
+    if output is None:
+        return nullcontext()
+    return output_lock(average_path(output, model_info(encoder), mode.value).parent, "--output", wait=True)
+
+
 def _average(run: RunResult, sts: list[TaskResult], interval: dict, provenance: Provenance) -> AverageResult:
     """The run's STS Avg. (SimCSE's: the mean of the rounded figures) with its interval."""
     figures = {r.task: r.reported for r in sts}
@@ -184,52 +197,53 @@ def evaluate_encoder(
     sts: list[TaskResult] = []
     replicates: list[np.ndarray] = []  # each STS task's bootstrap figures, for the Avg.
     before: dict[str, str | None] = {}  # STS task -> the sidecar sha256 its results file held before this run
-    for task, data in loaded:
-        start = time.perf_counter()
-        scores = task.evaluate(data, table, mode, seed)
-        elapsed = time.perf_counter() - start
-        prov = make_provenance(
-            data_dir,
-            task.files(data_dir, mode),
-            {"encode_all_tasks": t2 - t1, "evaluate": elapsed},
-            command,
-            encoder,
-        )
-        result = TaskResult(
-            task.name,
-            task.kind,
-            mode.value,
-            scores.reported,
-            scores.metric,
-            scores.details,
-            model_info(encoder),
-            {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
-            prov,
-            scores.n_pairs,
-        )
-        run.results.append(result)
-        if task.kind != "sts":
-            result.interval = transfer_interval(scores.metric, scores.details)
-            if output is not None:
-                run.paths += _write_task(output, result, None)
-            continue
-        run.pairs[task.name] = scores.pairs
-        sts.append(result)
-        if bootstrap:
+    with _results_lock(output, encoder, mode):  # one run at a time writes this model's results; others wait
+        for task, data in loaded:
             start = time.perf_counter()
-            result.interval, figures = sts_interval(task.name, scores.pairs, bootstrap, seed)
-            replicates.append(figures)
-            run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
-        if output is not None:
-            before[task.name] = _recorded_sha256(result_path(output, result))
-            run.paths += _write_task(output, result, scores.pairs)
-        if len(sts) == n_sts:
+            scores = task.evaluate(data, table, mode, seed)
+            elapsed = time.perf_counter() - start
+            prov = make_provenance(
+                data_dir,
+                task.files(data_dir, mode),
+                {"encode_all_tasks": t2 - t1, "evaluate": elapsed},
+                command,
+                encoder,
+            )
+            result = TaskResult(
+                task.name,
+                task.kind,
+                mode.value,
+                scores.reported,
+                scores.metric,
+                scores.details,
+                model_info(encoder),
+                {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
+                prov,
+                scores.n_pairs,
+            )
+            run.results.append(result)
+            if task.kind != "sts":
+                result.interval = transfer_interval(scores.metric, scores.details)
+                if output is not None:
+                    run.paths += _write_task(output, result, None)
+                continue
+            run.pairs[task.name] = scores.pairs
+            sts.append(result)
             if bootstrap:
-                interval = average_interval(replicates, [r.interval for r in sts])
-                timings = {"bootstrap": run.timings["bootstrap"]}
-                prov = make_provenance(data_dir, sts_files, timings, command, encoder)
-                run.average = _average(run, sts, interval, prov)
-            _write_average(run, output, sts, before)
+                start = time.perf_counter()
+                result.interval, figures = sts_interval(task.name, scores.pairs, bootstrap, seed)
+                replicates.append(figures)
+                run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
+            if output is not None:
+                before[task.name] = _recorded_sha256(result_path(output, result))
+                run.paths += _write_task(output, result, scores.pairs)
+            if len(sts) == n_sts:
+                if bootstrap:
+                    interval = average_interval(replicates, [r.interval for r in sts])
+                    timings = {"bootstrap": run.timings["bootstrap"]}
+                    prov = make_provenance(data_dir, sts_files, timings, command, encoder)
+                    run.average = _average(run, sts, interval, prov)
+                _write_average(run, output, sts, before)
     run.timings["evaluate"] = time.perf_counter() - t2
     return run
 

@@ -10,6 +10,7 @@ file of the same name); code that asks whether ``OUT`` is empty ignores them (:f
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 
+log = logging.getLogger(__name__)
 LOCK_FILE = ".stsbench.lock"
 HOLDER_FILE = ".stsbench.holder"  # JSON; not *.json, which model fingerprints read
 LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE})
@@ -43,10 +45,13 @@ def describe_holder(folder: Path) -> str:
 
 
 @contextmanager
-def output_lock(folder: str | os.PathLike[str], what: str = "--output") -> Iterator[Path]:
+def output_lock(
+    folder: str | os.PathLike[str], what: str = "--output", *, wait: bool = False
+) -> Iterator[Path]:
     """Hold ``folder``'s lock for the ``with`` block (creating ``folder``); refuse in one line if another holds it.
 
-    ``what`` names the option in the message (``--output``).
+    ``what`` names the option in the message (``--output``). ``wait``: wait for the holder instead, saying so
+    once (``stsbench run``, whose second writer only replaces the first one's results).
     """
     from filelock import FileLock, Timeout
 
@@ -59,10 +64,13 @@ def output_lock(folder: str | os.PathLike[str], what: str = "--output") -> Itera
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise StsbenchError(
-            f"{what} {folder} is being written by {describe_holder(folder)}; wait for it to end or stop it, "
-            f"or pass another {what}"
-        ) from None
+        if not wait:
+            raise StsbenchError(
+                f"{what} {folder} is being written by {describe_holder(folder)}; wait for it to end or stop it, "
+                f"or pass another {what}"
+            ) from None
+        log.info("waiting for %s, which is writing %s", describe_holder(folder), folder)
+        lock.acquire()
     holder = folder / HOLDER_FILE
     try:
         atomic_write_json(holder, {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()})

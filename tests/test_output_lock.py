@@ -269,3 +269,45 @@ def test_a_run_refused_before_writing_leaves_no_folder(files, tmp_path, capsys):
     code, _, err = run_cli(train_args(files, out, "--resume"), capsys)
     assert "no resumable state" in one_error_line(code, err)
     assert not out.exists()
+
+
+def test_a_second_run_on_the_same_model_waits_for_the_first(
+    tiny_bert, data_dir, tmp_path, capsys, one_thread
+):
+    """``stsbench run`` into one model's results folder takes turns: interleaved, two runs could leave one's
+    ``average_sts.json`` beside the other's task results."""
+    out = tmp_path / "results"
+    args = [
+        "run",
+        "--model",
+        tiny_bert,
+        "--pooler",
+        "avg",
+        "--tasks",
+        "STS12,STS13",
+        "--bootstrap",
+        "0",
+        "-q",
+    ]
+    args += ["--cache-dir", tmp_path / "cache", "--data-dir", data_dir, "--output", out]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    (folder,) = {p.parent for p in out.rglob("STS12.json")}
+    for p in folder.glob("STS1*"):
+        p.unlink()
+    holder = _holder(folder)  # the first run, still writing
+    second = subprocess.Popen(
+        [sys.executable, "-m", "stsbench", *map(str, args)], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert second.stderr is not None
+        line = second.stderr.readline()
+        assert line.startswith(f"note: waiting for pid {holder.pid} on {socket.gethostname()} since ")
+        assert line.rstrip().endswith(f"which is writing {folder}")
+        time.sleep(1)
+        assert second.poll() is None and not list(folder.glob("STS1*"))  # waits, writing nothing
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.wait(timeout=120) == 0, second.stderr.read()
+    assert (folder / "STS12.json").is_file() and (folder / "STS13.json").is_file()
