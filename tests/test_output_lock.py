@@ -277,19 +277,8 @@ def test_a_second_run_on_the_same_model_waits_for_the_first(
     """``stsbench run`` into one model's results folder takes turns: interleaved, two runs could leave one's
     ``average_sts.json`` beside the other's task results."""
     out = tmp_path / "results"
-    args = [
-        "run",
-        "--model",
-        tiny_bert,
-        "--pooler",
-        "avg",
-        "--tasks",
-        "STS12,STS13",
-        "--bootstrap",
-        "0",
-        "-q",
-    ]
-    args += ["--cache-dir", tmp_path / "cache", "--data-dir", data_dir, "--output", out]
+    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS12,STS13", "--bootstrap", "0"]
+    args += ["-q", "--cache-dir", tmp_path / "cache", "--data-dir", data_dir, "--output", out]
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
     (folder,) = {p.parent for p in out.rglob("STS12.json")}
