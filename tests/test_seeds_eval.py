@@ -32,6 +32,7 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
     res = tmp_path / "res"
     args = ["run", "--model", str(seeds_folder), "--tasks", "STSBenchmark", "--mode", "dev"]
     args += ["--data-dir", str(files / "data"), "--output", str(res), "--no-cache", "--quiet"]
+    args += ["--allow-modified-data"]  # the fixture's 40-pair STS-B dev is not the canonical file
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
     assert "seed 3 left out" in err and "not finished (started)" in err
@@ -59,6 +60,8 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
         and "95% interval" in out
         and f"{row['mean']:.2f} ± {row['std']:.2f} (2)" in out
     )
+    # every figure is on modified data: 2 seed rows and the mean row, 2 columns each; the footnote names the file
+    assert out.count("‡") == (2 + 1) * 2 + 1 and "‡ computed on data that differs" in out and "sts-dev.csv" in out
 
     code, out, err = run_cli([*args, "--format", "json"], capsys)
     assert code == 0 and json.loads(out) == agg

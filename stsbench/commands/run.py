@@ -132,6 +132,7 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from stsbench.data.integrity import MARK, modified_note
     from stsbench.progress import table_console
 
     console = table_console()
@@ -142,13 +143,22 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     for name in agg["tasks"]:
         table.add_column(name, justify="right", no_wrap=True)
     rows = agg["tasks"].values()
+    # per seed, the tasks computed on modified data; its averages are marked when any of its tasks is (the
+    # safe side: no figure on modified data goes unmarked), the mean when any seed's figure is
+    modified = {s: modified_files(seeds_run.results[s].results) for s in agg["seeds"]}
+    marked = {s: {t for t in agg["tasks"] if t in m or ("Avg." in t and m)} for s, m in modified.items()}
+    any_seed = set().union(*marked.values())
     for i, s in enumerate(agg["seeds"]):
-        table.add_row(f"seed {s}", *(f"{r['values'][i]:.2f}" for r in rows))
-    table.add_row("mean ± std (n)", *(seed_spread(r) for r in rows))
+        cells = (f"{r['values'][i]:.2f}{MARK * (t in marked[s])}" for t, r in agg["tasks"].items())
+        table.add_row(f"seed {s}", *cells)
+    table.add_row("mean ± std (n)", *(seed_spread(r) + MARK * (t in any_seed) for t, r in agg["tasks"].items()))
     table.add_row(
         "95% interval", *("-" if r["low"] is None else f"[{r['low']:.2f}, {r['high']:.2f}]" for r in rows)
     )
     console.print(table)
+    if any_seed:
+        files = (f for m in modified.values() for v in m.values() for f in v)
+        console.print(modified_note(files), highlight=False)
     console.print(f"seed aggregate: {seeds_run.path}", highlight=False)
 
 
