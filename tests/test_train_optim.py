@@ -159,3 +159,40 @@ def test_graphed_official_esimcse_steps_equal_eager_steps(tiny_bert, data_dir, t
         losses[graph] = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
     assert len(losses[True]) == 16
     assert max(abs(a - b) for a, b in zip(losses[False], losses[True], strict=True)) < 1e-5
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"method": "esimcse", "optimizer": "hf-adamw", "momentum_update": "before-step", "save_steps": 2},
+        {  # killed while the official queue start still holds more than K
+            "method": "mocose",
+            "optimizer": "hf-adamw",
+            "queue_start": "official",
+            "queue_size": 16,
+            "queue_start_size": 4,
+            "save_steps": 1,
+        },
+    ],
+    ids=["esimcse", "mocose"],
+)
+def test_killed_and_resumed_official_runs_end_with_the_same_weights(files, tmp_path, kw):
+    # the HF AdamW's state (its step counts), the pre-step momentum order and the official queue start resume
+    from test_train_runs import Killed, config, weights
+
+    from stsbench.train.loop import train
+
+    kw = {"max_steps": 5, **kw}
+    train(config(files, tmp_path / "full", **kw), show_progress=False)
+
+    def kill(step):
+        if step == 3:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
+    train(config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
+    a, b = weights(tmp_path / "full"), weights(tmp_path / "cut")
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
