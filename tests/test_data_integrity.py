@@ -205,3 +205,27 @@ def test_export_mteb_refuses_a_revision_that_is_a_path_and_modified_results(
     code, _, err = run_cli([*args, "--revision", "v1"], capsys)
     _one_line(code, err, EMPTIED[0], "differs from the canonical")
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
+
+
+def test_the_reports_seed_table_marks_a_group_with_one_seed_on_modified_data(tmp_path):
+    from seed_results import make_seed_results
+
+    from stsbench.reports.collect import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seed_tables import report_score_table
+
+    root = make_seed_results(tmp_path / "results")
+    one = root / "esimcse__seed-2" / "avg" / "test" / "STS12.json"
+    data = json.loads(one.read_text())
+    data["provenance"]["data_modified"] = {"downstream/STS/STS12-en-test/STS.gs.MSRpar.txt": "0 bytes"}
+    one.write_text(json.dumps(data))
+    coll = collect(root)
+    table = report_score_table(coll.tasks, find_models(coll), "sts")
+    rows = [list(r) for r in table.frame.itertuples(index=False)]
+    at = {r[0]: i for i, r in enumerate(rows)}
+    esimcse, interval = rows[at["ESimCSE (n=3)"]][2:], rows[at["ESimCSE (n=3)"] + 1][2:]
+    expected = [True] + [False] * 6 + [True]  # STS12 and the Avg., mean ± std and the interval over seeds
+    assert [c.endswith(integrity.MARK) for c in esimcse] == expected
+    assert [c.endswith(integrity.MARK) for c in interval] == expected
+    assert not any(integrity.MARK in c for c in rows[at["unsup-SimCSE (n=3)"]])
+    assert any("STS.gs.MSRpar.txt" in n and n.startswith(integrity.MARK) for n in table.notes)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stsbench.analyses.common import short_name
+from stsbench.data.integrity import MARK
 from stsbench.published.registry import AVG
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.models import Model
@@ -28,7 +29,15 @@ from stsbench.reports.seeds import (
     task_values,
 )
 from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
-from stsbench.reports.tables import TASKS_OF, published_rows, score_notes, score_table, score_title
+from stsbench.reports.tables import (
+    TASKS_OF,
+    modified_data,
+    modified_notes,
+    published_rows,
+    score_notes,
+    score_table,
+    score_title,
+)
 from stsbench.stats.seeds import SeedDifference, SeedSummary, seed_difference, seed_summary
 from stsbench.stats.tests import FAMILY, FamilyP, holm_over_tasks
 
@@ -79,23 +88,28 @@ def seed_score_table(records: list[TaskRecord], groups: list[SeedGroup], kind: s
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
     marked: list[str] = []  # the selection notes of the published rows shown
+    modified = modified_data(records, kind)
     for g in groups:
         for mode in modes_of(records, g, kind):
             sums = _summaries(records, g, kind, mode, present)
             n = max(s.n for s in sums if s is not None)
             means = [None if s is None else s.mean for s in sums]
+            # a figure over any seed's result on modified data is marked, and so is the Avg. over it
+            bad = [any((m.key, mode, t) in modified for m in g.models) for t in present]
+            bad.append(any(bad))
             if n == 1:  # one seed (or a model not trained here): the layout of the single-seed table
                 label = g.label if g.n == 1 else f"{g.name} (n=1)"
-                rows.append([_label(label, mode), g.method or DASH, *[fmt(v) for v in means]])
+                cells = [fmt(v) + MARK * b for v, b in zip(means, bad, strict=True)]
+                rows.append([_label(label, mode), g.method or DASH, *cells])
                 rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked)
                 continue
-            rows.append(
-                [_label(f"{g.name} (n={n})", mode), g.method or DASH, *[mean_std(s, n) for s in sums]]
-            )
-            rows.append(["↳ 95% interval over seeds", "", *[interval(s) for s in sums]])
+            cells = [mean_std(s, n) + MARK * b for s, b in zip(sums, bad, strict=True)]
+            rows.append([_label(f"{g.name} (n={n})", mode), g.method or DASH, *cells])
+            spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
+            rows.append(["↳ 95% interval over seeds", "", *spans])
             bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
             rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds)
-    notes = score_notes(kind, marked)
+    notes = score_notes(kind, marked) + modified_notes(modified)
     if any(r[0].startswith("↳ 95% interval over seeds") for r in rows):
         notes.append(
             "A row `NAME (n=k)`: k training runs identical but for the seed, each cell the mean ± sample std over "

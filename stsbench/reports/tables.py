@@ -142,10 +142,15 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
         cells = [fmt(v) + MARK * b for v, b in zip(measured, bad, strict=True)]
         rows.append([label, model.method or DASH, *cells, fmt(avg) + MARK * any(bad)])
         rows += published_rows(model, kind, mode, present, measured, avg, marked)
-    notes = score_notes(kind, marked)
-    if modified:
-        notes.append(f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)")
+    notes = score_notes(kind, marked) + modified_notes(modified)
     return make_table(kind, score_title(kind), columns, rows, notes)
+
+
+def modified_notes(modified: dict[tuple[str, str, str], list[str]]) -> list[str]:
+    """A table's note naming the files its figures on modified data (:func:`modified_data`) used; none without."""
+    if not modified:
+        return []
+    return [f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)"]
 
 
 def modified_data(records: Iterable[TaskRecord], kind: str) -> dict[tuple[str, str, str], list[str]]:
