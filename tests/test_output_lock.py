@@ -300,3 +300,36 @@ def test_a_second_run_on_the_same_model_waits_for_the_first(
         holder.wait()
     assert second.wait(timeout=120) == 0, second.stderr.read()
     assert (folder / "STS12.json").is_file() and (folder / "STS13.json").is_file()
+
+
+CHILD = "import sys, time\nfrom stsbench.train import lifeline\nif sys.argv[1] == 'poll':\n"
+CHILD += "    lifeline._ask_kernel = lambda: False\nlifeline.follow_parent(0.1)\ntime.sleep(60)\n"
+PARENT = "import os, subprocess, sys, time\nfrom stsbench.train.lifeline import child_environment\n"
+PARENT += "env = {**os.environ, **child_environment()}\n"
+PARENT += "child = subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]], env=env)\n"
+PARENT += "print(child.pid, flush=True)\ntime.sleep(60)\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["kernel", "poll"])
+def test_a_child_ends_with_its_parent_killed_outright(how):
+    """The kernel's parent-death signal (Linux), and the polling thread used where there is none."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, how], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    try:
+        time.sleep(1)  # the child has followed its parent by now
+        assert _alive(child)
+        parent.kill()
+        parent.wait()
+        assert _wait(lambda: not _alive(child), 10)
+    finally:
+        parent.kill()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_a_child_whose_parent_is_already_gone_ends_at_once():
+    env = {**os.environ, "STSBENCH_PARENT_PID": "1"}  # not its parent: the parent ended before it asked
+    proc = subprocess.run([sys.executable, "-c", CHILD, "kernel"], env=env, timeout=20)
+    assert proc.returncode == -signal.SIGTERM
