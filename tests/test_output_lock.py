@@ -333,3 +333,17 @@ def test_a_child_whose_parent_is_already_gone_ends_at_once():
     env = {**os.environ, "STSBENCH_PARENT_PID": "1"}  # not its parent: the parent ended before it asked
     proc = subprocess.run([sys.executable, "-c", CHILD, "kernel"], env=env, timeout=20)
     assert proc.returncode == -signal.SIGTERM
+
+
+def test_os_error_lines(tmp_path):
+    from stsbench.errors import os_error_line
+
+    assert os_error_line(OSError(errno.ENOSPC, "No space left on device")) == (
+        "no space left on device; free space or make the output and cache folders writable, or pass others"
+    )
+    line = os_error_line(PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "a.json")))
+    assert line == (
+        f"permission denied: {tmp_path / 'a.json'}; give this user access to {tmp_path}, "
+        "or pass another folder (--output, --cache-dir)"
+    )
+    assert os_error_line(FileNotFoundError(errno.ENOENT, "No such file", "x")) is None  # a bug: its traceback
