@@ -12,7 +12,7 @@ What a graph needs, and so what ``--cuda-graph`` asks of a run:
 - static shapes: every view padded to a fixed length (``--pad-to-max-length``: ``--max-length``, and for
   ESimCSE's repeated positive the longest a repetition can make of it) in one length bucket;
 - no host work inside the step: the learning rate is a device tensor the step reads, AdamW runs fused and
-  capturable (its step count on the device), the finiteness check is recorded on the device (as without
+  capturable (its step count on the device; ``--optimizer hf-adamw``: its foreach form, capturable too), the finiteness check is recorded on the device (as without
   the graph, :class:`~stsbench.train.step.FiniteWatch`);
 - state of fixed shape, updated in place (:meth:`~stsbench.train.methods.Method.make_static`): a queue
   turns into a ring once full (until then, steps run eagerly: a few steps at the start, and after each of

@@ -149,7 +149,10 @@ class MoCoSE(Method):
         )
 
     def negatives(self) -> torch.Tensor | None:
-        """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first)."""
+        """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first).
+
+        During the official queue start (``queue_start: official``) the official rule instead, slices unapplied.
+        """
         if self.start_count is not None:  # official start: the newest queue_size + K_start, or all held
             n = self.start_count + self.cfg.queue_start_size
             held = len(self.start_items)
