@@ -126,6 +126,11 @@ def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", *
     first = next(iter(results.values()))
     per_seed = {s: {"model": r.model, "scores": seed_scores(r)} for s, r in results.items()}
     aggregate = build_aggregate(folder, first.pooler, first.mode, per_seed)
+    modified = {
+        str(s): sorted({f for t in r.results for f in t.provenance.data_modified or ()}) for s, r in results.items()
+    }
+    if any(modified.values()):  # the seeds whose figures are on data that differs from the canonical files
+        aggregate["data_modified"] = {s: files for s, files in modified.items() if files}
     output = options.get("output")
     path = write_aggregate(output, aggregate) if output is not None else None
     return SeedsRun(aggregate, path, results, left_out)

@@ -62,6 +62,10 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
     )
     # every figure is on modified data: 2 seed rows and the mean row, 2 columns each; the footnote names the file
     assert out.count("‡") == (2 + 1) * 2 + 1 and "‡ computed on data that differs" in out and "sts-dev.csv" in out
+    dev = "downstream/STS/STSBenchmark/sts-dev.csv"
+    assert agg["data_modified"] == {"1": [dev], "2": [dev]}
+    code, _, err = run_cli(["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"seed 1: {dev}" in err and "not comparable" in err
 
     code, out, err = run_cli([*args, "--format", "json"], capsys)
     assert code == 0 and json.loads(out) == agg

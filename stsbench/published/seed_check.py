@@ -121,6 +121,12 @@ def check_seeds(
             "narrow with --model/--pooler/--mode"
         )
     path, agg = found[0]
+    if agg.get("data_modified"):  # never inside a published interval: not the data the paper scored
+        seeds = ", ".join(f"seed {s}: {', '.join(f)}" for s, f in agg["data_modified"].items())
+        raise StsbenchError(
+            f"{path}: computed on data that differs from the canonical files ({seeds}); not comparable with "
+            f"{key}: rerun the seeds on the canonical data (`stsbench data verify`)"
+        )
     check_split(entry, agg["mode"], results_dir)
     rows = [SeedRow(t, v, agg["tasks"].get(t)) for t, v in published.items()]
     if AVG in entry.values and AVG in agg["tasks"]:
