@@ -124,6 +124,8 @@ def test_report_marks_the_figures_and_says_why(modified_results, tmp_path, capsy
     assert row.count(integrity.MARK) == 2  # STS16 and the Avg.
     assert integrity.modified_note(EMPTIED) in md
     assert "not comparable with published figures" in md
+    data_rows = [ln for ln in md.splitlines() if "plagiarism" in ln and "not the canonical file" in ln]
+    assert len(data_rows) == 2  # the provenance section's data table, both emptied files
 
 
 def test_check_never_passes_a_figure_on_modified_data(modified_results, monkeypatch):

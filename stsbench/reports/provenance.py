@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, TrainRun
 from stsbench.reports.models import Model
 from stsbench.reports.table import DASH, Table, make_table
@@ -87,16 +88,25 @@ def training_provenance_table(runs: list[TrainRun]) -> Table:
 def data_table(coll: Collection) -> Table:
     """Every data file the results read, with its sha256; a file seen with two checksums gets a row each."""
     seen: dict[tuple[str, str], int] = defaultdict(int)
+    modified: set[tuple[str, str]] = set()  # (file, sha256) that differ from the canonical file
     for _, _, prov, _ in _records(coll):
         for name, digest in prov.data_files.items():
             seen[(name, digest)] += 1
+            if name in (prov.data_modified or {}):
+                modified.add((name, digest))
     names = defaultdict(int)
     for name, _ in seen:
         names[name] += 1
-    rows = [
-        [name, digest, str(n), "differs between results" if names[name] > 1 else ""]
-        for (name, digest), n in sorted(seen.items())
-    ]
+
+    def note(name: str, digest: str) -> str:
+        parts = []
+        if names[name] > 1:
+            parts.append("differs between results")
+        if (name, digest) in modified:
+            parts.append(f"{MARK} not the canonical file")
+        return "; ".join(parts)
+
+    rows = [[name, digest, str(n), note(name, digest)] for (name, digest), n in sorted(seen.items())]
     notes = ["Paths relative to the data folder (SentEval's downstream/, the training corpus' folder)."]
     return make_table("provenance_data", "Data files", ["file", "sha256", "results", "note"], rows, notes)
 
