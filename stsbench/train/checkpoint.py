@@ -9,7 +9,6 @@ the resumable state: weights, optimizer, step, RNG states, best dev score, confi
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 from pathlib import Path
@@ -20,13 +19,11 @@ import torch
 
 from stsbench.encoders.folder import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.io import atomic_write_json, current_umask
 from stsbench.output_lock import visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 from stsbench.train.st_export import write_sentence_transformers
 
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 LAST = "last"
 STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
@@ -115,7 +112,7 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     )
     for path in staging.rglob("*"):
         if path.is_file():
-            path.chmod(0o666 & ~_UMASK)  # temporary files are private; a checkpoint is meant to be shared
+            path.chmod(0o666 & ~current_umask())  # as a plain open() would: a checkpoint is meant to be shared
     staging.replace(out / EXPORT_COMMIT)
     finish_export(out)
 
