@@ -4,6 +4,9 @@ Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:
 constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
 
 - task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``;
+  its ``provenance.data_modified`` (every result and average has it) names the data files that differ from the
+  canonical ones of ``stsbench/data/manifest.json`` (path -> how; null when all are canonical, the only value a
+  run without ``--allow-modified-data`` can write; absent in files written before it existed, read as null);
   its ``interval`` is the 95% interval of ``reported`` (None with ``--bootstrap 0`` for STS tasks, and in files
   written before intervals existed): ``method``, ``level``, ``low``, ``high`` (the units of ``reported``: x100,
   2 decimals) and, by method, ``B`` and ``seed`` (``percentile bootstrap over pairs``, STS12-16 ``..., stratified
