@@ -52,26 +52,28 @@ def evaluate(
     result's ``provenance.data_modified``).
     """
     from stsbench.encoders import load_encoder
-    from stsbench.evaluate import evaluate_encoder
+    from stsbench.evaluate import check_task_data, evaluate_encoder
     from stsbench.paths import resolve_data_dir
     from stsbench.tasks.base import Mode
     from stsbench.tasks.intervals import check_bootstrap
     from stsbench.tasks.registry import resolve_tasks
 
     check_bootstrap(bootstrap)  # before a model loads
+    mode = Mode(mode)
+    task_list, root = resolve_tasks(tasks), resolve_data_dir(data_dir)
+    check_task_data(task_list, mode, root, allow_modified_data)
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
     was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
     encoder = load_encoder(
         model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
     )
-    mode = Mode(mode)
     try:
         result = evaluate_encoder(
             encoder,
-            resolve_tasks(tasks),
+            task_list,
             mode,
-            resolve_data_dir(data_dir),
+            root,
             seed=seed,
             batch_size=batch_size,
             show_progress=show_progress,

@@ -150,6 +150,12 @@ def _write_average(
         _stale_average(where, written, before)
 
 
+def check_task_data(tasks: list[Task], mode: Mode, data_dir: Path, allow_modified_data: bool = False) -> None:
+    """Refuse data files of ``tasks`` (in ``mode``) that differ from the canonical ones, unless allowed."""
+    files = [f for t in tasks if t.supports(mode) for f in t.files(data_dir, mode)]
+    check_data(data_dir, files, allow_modified_data)
+
+
 def evaluate_encoder(
     encoder: Encoder,
     tasks: list[Task],
@@ -175,7 +181,7 @@ def evaluate_encoder(
     mode = Mode(mode)
     kept = [t for t in tasks if t.supports(mode)]
     skipped = [t.name for t in tasks if not t.supports(mode)]
-    check_data(data_dir, [f for t in kept for f in t.files(data_dir, mode)], allow_modified_data)
+    check_task_data(kept, mode, data_dir, allow_modified_data)
     t0 = time.perf_counter()
     loaded = [(t, t.load(data_dir, mode)) for t in kept]
     texts = unique_texts(t.texts(d) for t, d in loaded)
@@ -278,8 +284,7 @@ def run(
     task_list = resolve_tasks(tasks)
     mode = Mode(mode)
     root = resolve_data_dir(data_dir)
-    files = [f for t in task_list if t.supports(mode) for f in t.files(root, mode)]
-    check_data(root, files, allow_modified_data)
+    check_task_data(task_list, mode, root, allow_modified_data)  # before a model loads
     encoder = load_encoder(
         model,
         pooler=pooler,

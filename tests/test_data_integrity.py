@@ -231,3 +231,9 @@ def test_the_reports_seed_table_marks_a_group_with_one_seed_on_modified_data(tmp
     assert [c.endswith(integrity.MARK) for c in interval] == expected
     assert not any(integrity.MARK in c for c in rows[at["unsup-SimCSE (n=3)"]])
     assert any("STS.gs.MSRpar.txt" in n and n.startswith(integrity.MARK) for n in table.notes)
+
+
+def test_the_python_api_refuses_before_a_model_loads(emptied, tmp_path):
+    # a model folder that does not exist: had it been loaded first, the error would be about the model
+    with pytest.raises(StsbenchError, match="STS.gs.plagiarism.txt: differs from the canonical"):
+        stsbench.evaluate(str(tmp_path / "no-model"), "STS16", data_dir=emptied)
