@@ -31,6 +31,7 @@ MOMENTUM_FIELDS = (
     "momentum",
     "momentum_init",
     "momentum_mlp",
+    "momentum_update",
     "queue_multiple",
     "queue_reset_each_epoch",
     "queue_scope",
