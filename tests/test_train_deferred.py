@@ -135,7 +135,9 @@ def test_pad_to_max_length_gives_one_shape_and_the_same_losses(tokenizer, files,
     train(config(files, tmp_path / "padded", **kw, pad_to_max_length=True), show_progress=False)
     la = [r["loss"] for r in records(tmp_path / "longest") if r["event"] == "train"]
     lb = [r["loss"] for r in records(tmp_path / "padded") if r["event"] == "train"]
-    assert len(la) == 3 and la != lb  # other shapes, other rounding
+    # Other shapes may round differently or not at all (they agree bit for bit on one thread with today's
+    # kernels): "they differ" would test the kernels, not stsbench, so only the agreement is asserted.
+    assert len(la) == len(lb) == 3
     assert lb == pytest.approx(la, rel=1e-5)
 
 
