@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.io import atomic_write_json, current_umask
 
 log = logging.getLogger(__name__)
 LOCK_FILE = ".stsbench.lock"
@@ -60,7 +60,7 @@ def output_lock(
         raise StsbenchError(f"{what} {folder} is a file; pass a folder")
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / LOCK_FILE))
+    lock = FileLock(str(folder / LOCK_FILE), mode=0o666 & ~current_umask())  # filelock 3.12 fchmods 0644 otherwise
     try:
         lock.acquire(timeout=0)
     except Timeout:

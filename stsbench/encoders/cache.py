@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.encoders.base import Encoder
-from stsbench.io import atomic_write_bytes, atomic_write_text
+from stsbench.io import atomic_write_bytes, atomic_write_text, current_umask
 
 log = logging.getLogger(__name__)
 _KEY_BYTES = 16
@@ -129,7 +129,7 @@ class EmbeddingCache:
         from filelock import FileLock, Timeout
 
         self.dir.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.dir) + ".lock")
+        lock = FileLock(str(self.dir) + ".lock", mode=0o666 & ~current_umask())  # filelock 3.12 fchmods 0644 otherwise
         try:
             lock.acquire(timeout=0)
         except Timeout:
