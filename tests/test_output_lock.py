@@ -23,6 +23,7 @@ from conftest import run_cli
 from test_train_runs import config
 from test_train_seeds import one_error_line, train_args
 
+from stsbench.errors import StsbenchError
 from stsbench.output_lock import HOLDER_FILE, LOCK_FILE, output_lock
 
 HOLD = "import sys, time; from stsbench.output_lock import output_lock\nwith output_lock(sys.argv[1]):\n"
@@ -128,9 +129,16 @@ def test_killing_the_seeds_parent_stops_its_children_and_leaves_nothing_behind(f
                 os.kill(pid, signal.SIGKILL)
     assert set(Path(tempfile.gettempdir()).glob("stsbench-seeds-*")) == before
     assert (out / "seed-options.yaml").is_file()  # the seeds' shared options: kept in OUT, not temporary
-    for folder in (out, out / "seed-1", out / "seed-2"):  # no lock is left held
+    for folder in (out, out / "seed-1", out / "seed-2"):  # no lock is left held (released within seconds)
+        assert _wait(lambda folder=folder: _free(folder), 30), f"{folder} is still locked"
+
+
+def _free(folder: Path) -> bool:
+    try:
         with output_lock(folder):
-            pass
+            return True
+    except StsbenchError:
+        return False
 
 
 def _full_on(marker: str):
