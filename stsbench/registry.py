@@ -1,0 +1,162 @@
+"""The one registry shape: tasks, training methods, poolers and analyses are each a :class:`Registry`.
+
+Modelled on lm-evaluation-harness' ``lm_eval/api/registry.py``: a registry maps a name to its object, or to a
+lazy ``"module:attr"`` target imported on first lookup, so that listing and checking names imports nothing
+heavy (a mistyped task is refused before torch loads). Other packages add entries through an entry-point group
+(``[project.entry-points."stsbench.tasks"]``, ...): each entry point's value is a ``module:attr`` target
+registered under the entry point's name, or a bare module whose import registers its entries (decorators).
+
+Names are matched exactly first, then through :attr:`Registry.aliases` and the registry's ``normalise``
+(``STS-B``, ``sts_b`` and ``STSB`` give one key), and an unknown name is one line with the nearest known name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from typing import Any, Generic, TypeVar
+
+from stsbench.errors import StsbenchError
+
+T = TypeVar("T")
+
+
+def load_target(ref: Any) -> Any:
+    """Return ``ref`` itself, or the object a ``"module:attr"`` string names (imported now)."""
+    if not isinstance(ref, str):
+        return ref
+    module, sep, attr = ref.partition(":")
+    if not sep:
+        raise StsbenchError(f"registry target {ref!r} is not of the form 'module:attr'")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind: ``registry.get(name)``, ``name in registry``, ``list(registry)``.
+
+    ``what`` names the kind in messages ("task", "pooler"); ``entry_points`` is the group other packages
+    register under; ``normalise`` maps a spelling to the key that tells entries apart (default: the name).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        entry_points: str | None = None,
+        normalise: Callable[[str], str] | None = None,
+    ) -> None:
+        self.what = what
+        self.entry_points = entry_points
+        self._normalise = normalise or (lambda name: name)
+        self._targets: dict[str, Any] = {}  # name -> object or "module:attr"
+        self._loaded: dict[str, T] = {}
+        self.aliases: dict[str, str] = {}  # another spelling -> name
+        self._spellings: dict[str, str] = {}  # normalised spelling -> name
+        self._plugins_loaded = entry_points is None
+
+    # -- registering ----------------------------------------------------------------------------------------------
+    def register(self, name: str, target: Any = None, *, aliases: tuple[str, ...] = ()) -> Any:
+        """Register ``target`` (an object or ``"module:attr"``) as ``name``; without a target, a decorator.
+
+        Registering a name twice with another target is an error (two packages claiming one name).
+        """
+        if target is None:
+
+            def decorate(obj: Any) -> Any:
+                self.register(name, obj, aliases=aliases)
+                return obj
+
+            return decorate
+        old = self._targets.get(name)
+        if old is not None and old is not target and old != target and self._loaded.get(name) is not target:
+            raise StsbenchError(f"{self.what} {name!r} is registered twice ({old!r} and {target!r})")
+        self._targets[name] = target
+        self._loaded.pop(name, None)
+        self._spellings[self._normalise(name)] = name
+        for alias in aliases:
+            self.aliases[alias] = name
+            self._spellings[self._normalise(alias)] = name
+        return target
+
+    # -- looking up -----------------------------------------------------------------------------------------------
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        for ep in metadata.entry_points(group=self.entry_points):
+            try:
+                if ":" in ep.value:
+                    if ep.name not in self._targets:
+                        self.register(ep.name, ep.value)
+                else:
+                    importlib.import_module(ep.value)  # its import registers its entries
+            except Exception as exc:  # a broken plugin is named, not a traceback
+                raise StsbenchError(
+                    f"the {self.what} plugin {ep.name!r} ({ep.value}, entry point group {self.entry_points}) "
+                    f"failed to load: {exc}"
+                ) from None
+
+    def names(self) -> list[str]:
+        """Every registered name, in registration order (built-ins first)."""
+        self._load_plugins()
+        return list(self._targets)
+
+    def canonical(self, name: str) -> str | None:
+        """The registered name ``name`` spells (itself, an alias or a normalised spelling), or None."""
+        self._load_plugins()
+        if name in self._targets:
+            return name
+        if name in self.aliases:
+            return self.aliases[name]
+        return self._spellings.get(self._normalise(name))
+
+    def check(self, name: str, *, extra: tuple[str, ...] = ()) -> str:
+        """The registered name ``name`` spells, or ``StsbenchError`` with the nearest known name.
+
+        ``extra``: further valid choices to list and suggest (task sets such as ``sts``), checked by the caller.
+        """
+        found = self.canonical(name)
+        if found is not None:
+            return found
+        known = [*extra, *self.names(), *self.aliases]
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or difflib.get_close_matches(
+            name.lower(), [k.lower() for k in known], n=1, cutoff=0.6
+        )
+        hint = ""
+        if near:
+            lower = {k.lower(): k for k in known}
+            pick = near[0] if near[0] in known else lower[near[0]]
+            hint = f"did you mean '{self.canonical(pick) or pick}'? "
+        raise StsbenchError(
+            f"unknown {self.what} '{name}'; {hint}choose from: {', '.join([*extra, *self.names()])}"
+        )
+
+    def get(self, name: str) -> T:
+        """The entry ``name`` spells, its target imported on first use."""
+        key = self.check(name)
+        if key not in self._loaded:
+            try:
+                self._loaded[key] = load_target(self._targets[key])
+            except (ImportError, AttributeError) as exc:
+                raise StsbenchError(
+                    f"{self.what} {key!r}: its target {self._targets[key]!r} failed to load: {exc}"
+                ) from None
+        return self._loaded[key]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.canonical(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def items(self) -> list[tuple[str, T]]:
+        """Every entry, loaded (imports every target)."""
+        return [(name, self.get(name)) for name in self.names()]
