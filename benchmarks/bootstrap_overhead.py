@@ -5,7 +5,7 @@
 
 The cache is warmed first (one run, not timed). Then, ``--repeats`` times, in alternating order so that drift in
 the machine's load falls on both sides alike: `stsbench run` as a new process (imports and model set-up included,
-what a user waits for) and the same evaluation in this process (``stsbench.evaluate.run``), each with
+what a user waits for) and the same evaluation in this process (``stsbench.evaluation.run.evaluate``), each with
 ``--bootstrap 0`` and ``--bootstrap B``. Printed: the median seconds of each, the difference and the ratio, the
 bootstrap's own time as the run records it, and whether both give the same figures (they must: the bootstrap
 adds intervals, never changes a figure). Issue 18's bar: B = 1000 adds at most 3 s.
@@ -27,14 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_speed import cli  # noqa: E402
 from oracle import SHARED  # noqa: E402
 
-from stsbench.evaluate import run  # noqa: E402
+from stsbench.evaluation.run import evaluate as run  # noqa: E402
 from stsbench.io import atomic_write_text  # noqa: E402
 
 LIMIT_S = 3.0  # issue 18, acceptance 4
 
 
 def in_process(args, bootstrap: int) -> tuple[float, dict[str, float], float]:
-    """``stsbench.evaluate.run`` here: wall seconds, the figures, the bootstrap's own seconds."""
+    """``stsbench.evaluation.run.evaluate`` here: wall seconds, the figures, the bootstrap's own seconds."""
     t = time.perf_counter()
     result = run(
         args.model,
@@ -109,7 +109,7 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---|",
         row("`stsbench run` CLI (new process)", secs[("cli", 0)], secs[("cli", on)]),
         row(
-            "`stsbench.evaluate.run` (in process)",
+            "`stsbench.evaluation.run.evaluate` (in process)",
             secs[("lib", 0)],
             secs[("lib", on)],
             f"bootstrap itself: {statistics.median(own):.2f} s",

@@ -53,7 +53,7 @@ def synthetic_sets(seed: int = 0) -> list[PairSet]:
 def real_sets(args) -> tuple[list[PairSet], float, dict[str, float]]:
     """The real pair sets, the best warm-cache in-process `stsbench run` seconds, and its figures."""
     from stsbench.encoders import embed_table, load_encoder
-    from stsbench.evaluate import run
+    from stsbench.evaluation.run import evaluate as run
     from stsbench.tasks.base import Mode
     from stsbench.tasks.registry import resolve_tasks
     from stsbench.tasks.sts import pair_similarities

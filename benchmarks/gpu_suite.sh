@@ -87,7 +87,7 @@ import torch
 print("cuda", torch.version.cuda, "available", torch.cuda.is_available(),
       torch.cuda.get_device_name() if torch.cuda.is_available() else "")
 missing = []
-for mod in ("stsbench.cli", "stsbench.evaluate", "stsbench.train.loop", "stsbench.commands.run",
+for mod in ("stsbench.cli", "stsbench.evaluation.run", "stsbench.train.loop", "stsbench.commands.run",
             "stsbench.commands.train", "stsbench.tasks.registry"):
     try:
         importlib.import_module(mod)

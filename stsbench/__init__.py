@@ -17,19 +17,23 @@ __all__ = ["MockEncoder", "__version__", "analyze", "as_encoder", "evaluate", "l
 _LAZY = {
     "analyze": ("stsbench.api", "analyze"),
     "as_encoder": ("stsbench.encoders.live", "as_encoder"),
+    "evaluate": ("stsbench.api", "evaluate"),
     "load_encoder": ("stsbench.encoders", "load_encoder"),
     "MockEncoder": ("stsbench.encoders.mock", "MockEncoder"),
 }
 
 
 def __getattr__(name: str):
-    # `stsbench.evaluate` is the submodule stsbench/evaluate.py, made callable there (Python sets a package's
-    # attribute to its submodule on import, so a function of that name here would be replaced by it)
-    import importlib
-
-    if name == "evaluate":
-        return importlib.import_module("stsbench.evaluate")
+    # PEP 562: each public name imports its module on first use (the CLI and `import stsbench` stay light)
     if name in _LAZY:
+        import importlib
+
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'stsbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -16,7 +16,7 @@ first side is the reference; every other side is compared with it, per task and 
 
 A side may also be the seed aggregate of several training seeds (``stsbench run`` on a ``train --seeds``
 folder, ``seeds.json``) or that folder itself, its seeds evaluated first by the same code
-(:func:`stsbench.evaluate_seeds.run_seeds`): two such sides are compared over seeds instead (Welch's t on
+(:func:`stsbench.evaluation.seeds.run_seeds`): two such sides are compared over seeds instead (Welch's t on
 the seeds' figures, :func:`stsbench.stats.seeds.seed_difference`, with its interval, p, Holm and the
 difference the seeds could detect), as the seed-to-seed spread, not the pairs, is then what a difference
 must beat.

@@ -1,4 +1,4 @@
-"""Terminal output helpers: one rich progress bar (stderr) and the console tables are printed on (stdout).
+"""Terminal output helpers of the library: one rich progress bar (stderr) and plural nouns for its messages.
 
 Off a terminal (nohup, Slurm, a pipe) the bar becomes plain lines on stderr every
 ``$STSBENCH_PROGRESS_SECONDS`` seconds (default 15): what, how many, rate, ETA.
@@ -114,15 +114,6 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
     ) as prog:
         task = prog.add_task(description, total=total)
         yield lambda n: prog.advance(task, n)
-
-
-def table_console():
-    """A rich console on stdout; piped or redirected, 200 columns wide instead of rich's 80, so no cell is cut."""
-    import sys
-
-    from rich.console import Console
-
-    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def plural(n: int, noun: str, many: str | None = None) -> str:

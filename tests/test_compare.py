@@ -12,7 +12,7 @@ import pytest
 from stsbench.compare import compare_sides, side_from_folder
 from stsbench.encoders.mock import MockEncoder
 from stsbench.errors import StsbenchError
-from stsbench.evaluate import evaluate_encoder
+from stsbench.evaluation.run import evaluate_encoder
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import resolve_tasks
 from tests.conftest import run_cli

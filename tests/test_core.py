@@ -15,7 +15,7 @@ from conftest import REFERENCE, make_tiny_bert, run_cli
 from stsbench.data.sts import STS_SUBSETS, load_pairs
 from stsbench.encoders import load_encoder
 from stsbench.encoders.hf import length_batches
-from stsbench.evaluate import run
+from stsbench.evaluation.run import evaluate as run
 from stsbench.metrics import cosine_pairs
 
 
@@ -312,7 +312,7 @@ def test_download_offline_is_one_line(tmp_path, capsys, monkeypatch):
 def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
     from rich.table import Table
 
-    from stsbench.progress import table_console
+    from stsbench.commands._console import table_console
 
     table = Table()
     for name in ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "Avg."]:

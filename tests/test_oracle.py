@@ -12,7 +12,8 @@ from oracle import STS_NAMES, hf_batcher, run_oracle_sts, table_batcher
 
 from stsbench.data.sts import load_pairs
 from stsbench.encoders import embed_table, load_encoder
-from stsbench.evaluate import evaluate_encoder, run
+from stsbench.evaluation.run import evaluate as run
+from stsbench.evaluation.run import evaluate_encoder
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import resolve_tasks
 

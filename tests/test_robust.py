@@ -109,7 +109,7 @@ def test_writing_commands_check_their_output_first(command, bad, tiny_bert, tmp_
         raise AssertionError("a model was loaded before the output was checked")
 
     monkeypatch.setattr(stsbench.encoders, "load_encoder", no_model)
-    monkeypatch.setattr("stsbench.evaluate.load_encoder", no_model)
+    monkeypatch.setattr("stsbench.evaluation.run.load_encoder", no_model)
     monkeypatch.setattr("stsbench.train.loop.train", no_model)
     afile = tmp_path / "afile"
     afile.write_text("not a folder\n")
@@ -359,7 +359,7 @@ def test_run_heading_is_one_line_in_a_narrow_terminal_and_counts_files_in_englis
     tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
 ):
     monkeypatch.setattr(
-        "stsbench.progress.table_console", lambda: __import__("rich.console").console.Console(width=60)
+        "stsbench.commands._console.table_console", lambda: __import__("rich.console").console.Console(width=60)
     )
     args = [
         "run",

@@ -307,7 +307,7 @@ def test_run_shows_intervals_in_its_table_and_json(tiny_bert, data_dir, tmp_path
 
 def test_json_of_a_run_with_both_kinds_puts_the_sts_average_interval_apart():
     from stsbench.commands.run import scores_json
-    from stsbench.evaluate import RunResult
+    from stsbench.evaluation.run import RunResult
     from stsbench.results.schema import AverageResult
 
     sts = [read_result(FIXTURES / "test" / f"{t}.json") for t in ("STS12", "STS13")]

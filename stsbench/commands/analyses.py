@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from stsbench.analyses.registry import Analysis, all_analyses
-from stsbench.cli_options import (
+from stsbench.commands._options import (
     AllowModifiedDataOpt,
     BatchSizeOpt,
     CacheDirOpt,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from stsbench.cli_options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
+from stsbench.commands._options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
 
 if TYPE_CHECKING:
     from stsbench.compare import CompareResult, Side
@@ -47,8 +47,8 @@ def load_sides(
     from stsbench.compare import MIXED, side_from_aggregate, side_from_folder
     from stsbench.encoders.resolve import _looks_like_path, is_model_dir
     from stsbench.errors import StsbenchError
-    from stsbench.evaluate import run
-    from stsbench.evaluate_seeds import require_every_seed, run_seeds
+    from stsbench.evaluation.run import evaluate as run
+    from stsbench.evaluation.seeds import require_every_seed, run_seeds
     from stsbench.results.labels import unique_label
     from stsbench.results.seeds import is_seeds_folder
 
@@ -99,7 +99,7 @@ def print_result(result: CompareResult) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from stsbench.progress import table_console
+    from stsbench.commands._console import table_console
     from stsbench.stats.tests import FAMILY
 
     console = table_console()

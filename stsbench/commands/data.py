@@ -7,14 +7,15 @@ from typing import Annotated
 
 import typer
 
-from stsbench.cli_options import DataDirOpt
+from stsbench.commands._options import DataDirOpt
 
 
 def _show(checks, data_dir: Path) -> None:
     from rich.table import Table
 
+    from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.progress import plural, table_console
+    from stsbench.progress import plural
 
     bad = [c for c in checks if c.status not in ("ok", "absent (optional)")]
     console = table_console()

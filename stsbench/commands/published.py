@@ -29,8 +29,8 @@ def published_list(
     """List the published entries: key, paper, table, row (filter with MATCH, --paper, --model)."""
     from rich.table import Table
 
+    from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.progress import table_console
     from stsbench.published.registry import find_entries
 
     entries = find_entries(match, paper=paper, model=model)
@@ -58,7 +58,7 @@ def published_show(
     """Show one published row: its values, source and notes."""
     from rich.table import Table
 
-    from stsbench.progress import table_console
+    from stsbench.commands._console import table_console
     from stsbench.published.registry import get_entry
 
     e = get_entry(key)
@@ -131,8 +131,8 @@ def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from stsbench.commands._console import table_console
     from stsbench.commands.run import seed_spread
-    from stsbench.progress import table_console
     from stsbench.published.check import CheckFailed
     from stsbench.published.seed_check import NOT_CHECKED, check_seeds
 
@@ -166,7 +166,7 @@ def _print_comparison(c: Comparison) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from stsbench.progress import table_console
+    from stsbench.commands._console import table_console
 
     e = c.entry
     run = "/".join(c.run) if c.run else "no matching results"

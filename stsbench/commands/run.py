@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from stsbench.cli_options import (
+from stsbench.commands._options import (
     AllowModifiedDataOpt,
     BatchSizeOpt,
     BootstrapOpt,
@@ -132,8 +132,8 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from stsbench.commands._console import table_console
     from stsbench.data.integrity import MARK, modified_note
-    from stsbench.progress import table_console
 
     console = table_console()
     heading = f"[bold]{escape(agg['model'])}[/bold] ({agg['mode']}, pooler {agg['pooler']}): {len(agg['seeds'])} seed(s)"
@@ -151,7 +151,9 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     for i, s in enumerate(agg["seeds"]):
         cells = (f"{r['values'][i]:.2f}{MARK * (t in marked[s])}" for t, r in agg["tasks"].items())
         table.add_row(f"seed {s}", *cells)
-    table.add_row("mean ± std (n)", *(seed_spread(r) + MARK * (t in any_seed) for t, r in agg["tasks"].items()))
+    table.add_row(
+        "mean ± std (n)", *(seed_spread(r) + MARK * (t in any_seed) for t, r in agg["tasks"].items())
+    )
     table.add_row(
         "95% interval", *("-" if r["low"] is None else f"[{r['low']:.2f}, {r['high']:.2f}]" for r in rows)
     )
@@ -199,7 +201,7 @@ def register(app: typer.Typer) -> None:
 
         task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
         check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
-        from stsbench.evaluate import run
+        from stsbench.evaluation.run import evaluate
         from stsbench.results.seeds import is_seeds_folder
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -221,18 +223,19 @@ def register(app: typer.Typer) -> None:
             allow_modified_data=allow_modified_data,
         )
         if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
-            from stsbench.evaluate_seeds import run_seeds
+            from stsbench.evaluation.seeds import run_seeds
 
             show_seeds(run_seeds(model, tasks, mode.value, **options), fmt)
             return
-        result = run(model, tasks, mode.value, **options)
+        result = evaluate(model, tasks, mode.value, **options)
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return
         from rich.table import Table
 
+        from stsbench.commands._console import table_console
         from stsbench.data.integrity import MARK, modified_note
-        from stsbench.progress import plural, table_console
+        from stsbench.progress import plural
 
         console = table_console()
         modified = modified_files(result.results)

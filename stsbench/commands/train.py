@@ -171,7 +171,7 @@ def _print_seeds(path: Path, records: list[dict[str, Any]]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from stsbench.progress import table_console
+    from stsbench.commands._console import table_console
 
     table = Table()
     for col in ("seed", "status", "best step", "best dev"):

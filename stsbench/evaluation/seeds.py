@@ -1,6 +1,6 @@
 """``stsbench run --model OUT`` on a seeds folder: evaluate every finished seed, then the seed aggregate.
 
-Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluate.run`, its results
+Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluation.run.evaluate`, its results
 written as usual under ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds' values,
 mean, std, n and 95% t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json``
 (:mod:`stsbench.results.seeds`). A seed that has not finished training is left out, and named.
@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.evaluate import RunResult
-from stsbench.evaluate import run as evaluate_run
+from stsbench.evaluation.run import RunResult, evaluate
 from stsbench.metrics import simcse_average
 from stsbench.results.runs import RUN_META
 from stsbench.results.schema import SEED_RUNS_KIND
@@ -108,7 +107,7 @@ def _seed_records(out: Path) -> dict[int, dict[str, Any]]:
 
 
 def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", **options: Any) -> SeedsRun:
-    """Evaluate every finished seed of ``folder`` (``options``: :func:`stsbench.evaluate.run`'s) and aggregate."""
+    """Evaluate every finished seed of ``folder`` (``options``: :func:`stsbench.evaluation.run.evaluate`'s) and aggregate."""
     seeds, left_out = finished_seeds(folder)
     for note in left_out:
         log.warning("%s (finish it with stsbench train ... --seeds ... --resume)", note)
@@ -117,7 +116,7 @@ def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", *
             f"{folder} holds no seed that finished training; finish them with "
             f"`stsbench train ... --seeds ... --output {folder} --resume`"
         )
-    results = {s: evaluate_run(name, tasks, mode, **options) for s, name in seeds.items()}
+    results = {s: evaluate(name, tasks, mode, **options) for s, name in seeds.items()}
     poolers = sorted({r.pooler for r in results.values()})
     if len(poolers) > 1:
         raise StsbenchError(
@@ -127,7 +126,8 @@ def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", *
     per_seed = {s: {"model": r.model, "scores": seed_scores(r)} for s, r in results.items()}
     aggregate = build_aggregate(folder, first.pooler, first.mode, per_seed)
     modified = {
-        str(s): sorted({f for t in r.results for f in t.provenance.data_modified or ()}) for s, r in results.items()
+        str(s): sorted({f for t in r.results for f in t.provenance.data_modified or ()})
+        for s, r in results.items()
     }
     if any(modified.values()):  # the seeds whose figures are on data that differs from the canonical files
         aggregate["data_modified"] = {s: files for s, files in modified.items() if files}

@@ -1,5 +1,8 @@
 """The evaluation run: load every task's data, encode all their sentences once, score, write results.
 
+:func:`evaluate` is the one entry point (``stsbench run``, ``stsbench.evaluate`` and the seeds run call it);
+:func:`evaluate_encoder` scores an encoder already built.
+
 With ``output``, each task's results file (and an STS task's per-pair sidecar) is written as soon as the task
 is scored, with its interval; once the last STS task is scored, the STS Avg. with its interval (each task's
 bootstrap figures averaged replicate by replicate) goes to ``average_sts.json`` when the run has two STS tasks
@@ -9,12 +12,11 @@ or more.
 from __future__ import annotations
 
 import logging
-import sys
 import time
-import types
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -254,76 +256,69 @@ def evaluate_encoder(
     return run
 
 
-def run(
-    model: str,
+def evaluate(
+    model: Any,
     tasks: str | list[str] = "sts",
     mode: str = "test",
-    *,
-    data_dir: Path | None = None,
     pooler: str | None = None,
-    max_length: int | None = None,
-    batch_size: int = 128,
-    device: str | None = None,
+    *,
+    tokenizer: Any = None,
+    data_dir: Path | None = None,
+    output: Path | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
-    output: Path | None = None,
-    seed: int = 1111,
-    show_progress: bool = True,
-    command: str | None = None,
+    batch_size: int = 128,
+    max_length: int | None = None,
+    device: str | None = None,
     dtype: str = "float32",
+    seed: int = 1111,
+    show_progress: bool = False,
     revision: str | None = None,
     bootstrap: int = 1000,
     allow_modified_data: bool = False,
+    command: str | None = "stsbench.evaluate (Python API)",
 ) -> RunResult:
-    """``stsbench run`` as a library call (``revision``: of a hub id, a branch, tag or commit).
+    """Score ``model`` on ``tasks`` as ``stsbench run`` does (it calls this); public as ``stsbench.evaluate``.
 
-    ``bootstrap``: resamples for the STS tasks' 95% intervals, seeded by ``seed`` (0: none).
-    ``allow_modified_data``: score data that differs from the canonical files (else refused before a model loads).
+    ``model``: a name, hub id or folder (as ``--model``); a ``transformers`` model with its ``tokenizer``
+    (pooler default ``cls``, SimCSE's); a ``SentenceTransformer`` (its own pooling unless ``pooler`` is given);
+    or any object with ``encode(list[str]) -> array`` (not cached unless it carries an ``info.fingerprint``).
+    ``dtype`` and ``revision`` (branch, tag or commit of a hub id) apply to models loaded by name; a live model
+    is run in the dtype it has.
+    ``result.results[i].reported`` is the figure of the table (Spearman x 100, 2 decimals), ``.interval`` its
+    95% interval (STS: a percentile bootstrap over pairs with ``bootstrap`` resamples seeded by ``seed``, 0 for
+    none; ``result.average`` holds the STS Avg.'s); ``result.pairs[task]`` the per-pair cosines and gold scores.
+    Data that differs from the canonical files is refused unless ``allow_modified_data`` (then recorded in each
+    result's ``provenance.data_modified``). ``command`` is what each result's provenance records as its origin.
+    Nothing heavy is imported before the data is checked, nor at all when every embedding is in the cache.
     """
-    check_bootstrap(bootstrap)
-    task_list = resolve_tasks(tasks)
+    check_bootstrap(bootstrap)  # before a model loads
     mode = Mode(mode)
-    root = resolve_data_dir(data_dir)
-    check_task_data(task_list, mode, root, allow_modified_data)  # before a model loads
+    task_list, root = resolve_tasks(tasks), resolve_data_dir(data_dir)
+    check_task_data(task_list, mode, root, allow_modified_data)
+
+    load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
+    was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
     encoder = load_encoder(
-        model,
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        cache_dir=cache_dir,
-        use_cache=use_cache,
-        dtype=dtype,
-        revision=revision,
+        model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
     )
-    result = evaluate_encoder(
-        encoder,
-        task_list,
-        mode,
-        root,
-        seed=seed,
-        batch_size=batch_size,
-        show_progress=show_progress,
-        output=output,
-        command=command,
-        bootstrap=bootstrap,
-        allow_modified_data=allow_modified_data,
-    )
-    if result.skipped and show_progress:
+    try:
+        result = evaluate_encoder(
+            encoder,
+            task_list,
+            mode,
+            root,
+            seed=seed,
+            batch_size=batch_size,
+            show_progress=show_progress,
+            output=Path(output) if output is not None else None,
+            command=command,
+            bootstrap=bootstrap,
+            allow_modified_data=allow_modified_data,
+        )
+    finally:  # a live model is run in eval mode (no dropout); hand it back as it came
+        if was_training:
+            model.train()
+    if result.skipped:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result
-
-
-class _CallableModule(types.ModuleType):
-    """The module is also the public function: ``stsbench.evaluate(model, ...)`` is :func:`stsbench.api.evaluate`.
-
-    Python sets ``stsbench.evaluate`` to this submodule when it is imported, so the package cannot hold a
-    function of the same name; the module answers the call instead, and ``stsbench.evaluate.run`` still works.
-    """
-
-    def __call__(self, *args, **kwargs) -> RunResult:
-        from stsbench.api import evaluate
-
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,4 +1,4 @@
-"""CLI options shared by several commands, defined once (typer ``Annotated`` types)."""
+"""CLI options shared by several commands, defined once (typer ``Annotated`` types; a helper, not a command)."""
 
 from __future__ import annotations
 
