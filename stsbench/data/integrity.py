@@ -1,9 +1,10 @@
 """Does a run score the canonical data? Each file it reads, compared with the checksum manifest.
 
 A file the manifest lists differs when its size differs (no hashing needed) or, same size, its sha256 does.
-A file the manifest does not list (a user's own task data) has no canonical version: it is not checked here,
-only recorded with its sha256 in the results' provenance, as every data file is. A missing file is left to the
-reader, whose error already names it.
+A task that ships its own data declares its files' checksums (``STSSpec.checksums``), which are checked the
+same way (:func:`register_canonical`). A file neither lists (a user's own task data) has no canonical version:
+it is not checked here, only recorded with its sha256 in the results' provenance, as every data file is. A
+missing file is left to the reader, whose error already names it.
 
 The sha256 of a file is computed once and cached on disk (``<cache dir>/data-sha256.json``, keyed by the
 file's absolute path, size and mtime_ns), so a warm run pays a ``stat`` per file and one small JSON read.
@@ -102,6 +103,38 @@ def _manifest_files() -> dict[str, dict]:
     return load_manifest()["files"]
 
 
+# the canonical files tasks declare beside the manifest: a path as :func:`relative` gives it -> sha256, size
+_declared: dict[str, dict] = {}
+
+
+def register_canonical(folder: str | Path, checksums: dict, where: str = "a task") -> None:
+    """Declare ``{file in folder: {"sha256", "size"}}`` canonical: runs refuse them modified, as manifest files.
+
+    ``folder`` relative: under the data dir (as manifest paths are); absolute: a task's own folder.
+    """
+    for name, meta in checksums.items():
+        sha, size = meta.get("sha256"), meta.get("size")
+        if not (isinstance(sha, str) and len(sha) == 64 and isinstance(size, int) and size >= 0):
+            raise StsbenchError(f"{where}: checksums[{name!r}] needs a 64-hex 'sha256' and an integer 'size'")
+        _declared[(Path(folder) / name).as_posix()] = {"sha256": sha, "size": size}
+
+
+def checksum_entry(path: Path) -> dict:
+    """``{"sha256", "size"}`` of a file: what a task's ``checksums`` (and the manifest) hold for it."""
+    return {"sha256": sha256_file(Path(path)), "size": Path(path).stat().st_size}
+
+
+def _canonical(data_dir: Path, path: Path) -> tuple[str, dict] | None:
+    """The name and checksums of ``path``'s canonical version: the manifest's, else a task's; None if neither."""
+    rel = relative(data_dir, path)
+    if rel in _manifest_files():
+        return rel, _manifest_files()[rel]
+    for key in (rel, Path(path).absolute().as_posix()):
+        if key in _declared:
+            return rel, _declared[key]
+    return None
+
+
 def relative(data_dir: Path, path: Path) -> str:
     """``path`` relative to the data dir, as the manifest and provenance name it (absolute if outside it)."""
     try:
@@ -111,24 +144,27 @@ def relative(data_dir: Path, path: Path) -> str:
 
 
 def differences(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
-    """``{relative path: how it differs}`` for each existing manifest file among ``files`` that is not canonical."""
-    manifest = _manifest_files()
-    listed = {}
+    """``{relative path: how it differs}`` for each existing file among ``files`` that is not canonical.
+
+    Canonical: as the manifest lists it, or as the task that ships it declares it (:func:`register_canonical`).
+    """
+    listed: dict[Path, tuple[str, dict]] = {}
     for f in files:
-        rel = relative(Path(data_dir), Path(f))
-        if rel in manifest and Path(f).is_file():
-            listed[Path(f)] = rel
+        found = _canonical(Path(data_dir), Path(f))
+        if found is not None and Path(f).is_file():
+            listed[Path(f)] = found
     out: dict[str, str] = {}
     same_size = []
-    for f, rel in listed.items():
-        size, expected = f.stat().st_size, manifest[rel]["size"]
+    for f, (rel, meta) in listed.items():
+        size, expected = f.stat().st_size, meta["size"]
         if size != expected:
             out[rel] = f"{size} bytes, the canonical file has {expected}"
         else:
             same_size.append(f)
     for f, digest in file_sha256s(same_size).items():
-        if digest != manifest[listed[f]]["sha256"]:
-            out[listed[f]] = "same size, other sha256"
+        rel, meta = listed[f]
+        if digest != meta["sha256"]:
+            out[rel] = "same size, other sha256"
     return dict(sorted(out.items()))
 
 
@@ -141,9 +177,13 @@ def check_data(data_dir: Path, files: Iterable[Path], allow_modified: bool = Fal
     if diff and not allow_modified:
         rel, why = next(iter(diff.items()))
         more = f" (and {len(diff) - 1} more file(s))" if len(diff) > 1 else ""
+        if rel in _manifest_files():
+            what = "the canonical SentEval data"
+            fix = f"`stsbench data download --data-dir {data_dir}`; `stsbench data verify` lists every difference"
+        else:  # a task's own data: only its package has the original
+            what, fix = "the canonical file its task declares", "reinstall the package that ships the task"
         raise StsbenchError(
-            f"{Path(data_dir) / rel}: differs from the canonical SentEval data ({why}){more}; restore it "
-            f"(`stsbench data download --data-dir {data_dir}`; `stsbench data verify` lists every difference) "
+            f"{Path(data_dir) / rel}: differs from {what} ({why}){more}; restore it ({fix}) "
             f"or pass {ALLOW_OPTION} to score it anyway, marked as modified"
         )
     return diff

@@ -1,4 +1,6 @@
-"""Readers for STS12-16, STS-B and SICK-R, exactly as SimCSE's SentEval reads them.
+"""Readers of STS tasks' files, exactly as SimCSE's SentEval reads STS12-16, STS-B and SICK-R.
+
+What to read is a task's :class:`~stsbench.data.sts_spec.STSSpec` (the built-ins can be named).
 
 Sentences are SentEval's tokens joined back with single spaces (``" ".join(s.split())``).
 """
@@ -11,31 +13,30 @@ from pathlib import Path
 
 import numpy as np
 
+from stsbench.data.sts_spec import BUILTIN_STS, STSSpec
 from stsbench.data.textfile import read_lines
 from stsbench.errors import StsbenchError
 
-STS_SUBSETS: dict[str, list[str]] = {
-    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
-    # STS13 has no SMT subset in SentEval (licence), as in the papers
-    "STS13": ["FNWN", "headlines", "OnWN"],
-    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
-    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
-    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
-}
-STSB_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
-SICK_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
-STS_TASK_NAMES = [*STS_SUBSETS, "STSBenchmark", "SICKRelatedness"]
+# the built-in tasks' layouts by name (their specs: :mod:`stsbench.data.sts_spec`)
+BUILTIN: dict[str, STSSpec] = {spec.name: spec for spec in BUILTIN_STS}
+STS_SUBSETS: dict[str, list[str]] = {s.name: list(s.subsets) for s in BUILTIN_STS if s.subsets}
+STS_TASK_NAMES = list(BUILTIN)
 
 
-def _check_task(task: str, split: str) -> None:
-    if task not in STS_TASK_NAMES:
-        raise StsbenchError(f"unknown STS task {task!r}; choose from {', '.join(STS_TASK_NAMES)}")
-    if task in STS_SUBSETS and split != "test":
-        raise StsbenchError(f"{task} has only a test split (asked for {split!r})")
+def spec_of(task: str | STSSpec) -> STSSpec:
+    """``task`` itself, or the built-in STS task it names (a plugin's task is passed as its spec)."""
+    if isinstance(task, STSSpec):
+        return task
+    if task not in BUILTIN:
+        raise StsbenchError(f"unknown STS task {task!r}; choose from {', '.join(BUILTIN)}")
+    return BUILTIN[task]
 
 
-def _year_folder(data_dir: Path, task: str) -> Path:
-    return Path(data_dir) / "downstream" / "STS" / f"{task}-en-test"
+def _check_split(spec: STSSpec, split: str) -> None:
+    if spec.subsets and split != "test":
+        raise StsbenchError(f"{spec.name} has only a test split (asked for {split!r})")
+    if spec.splits and split not in spec.splits:
+        raise StsbenchError(f"{spec.name} has no {split!r} split; it has {', '.join(spec.splits)}")
 
 
 def subset_files(folder: Path, subset: str) -> tuple[Path, Path]:
@@ -43,19 +44,18 @@ def subset_files(folder: Path, subset: str) -> tuple[Path, Path]:
     return folder / f"STS.input.{subset}.txt", folder / f"STS.gs.{subset}.txt"
 
 
-def pair_files(data_dir: Path, task: str, split: str = "test") -> list[Path]:
-    """Every file :func:`load_pairs` reads for ``task``'s ``split``: the one home of SentEval's STS layout.
+def pair_files(data_dir: Path, task: str | STSSpec, split: str = "test") -> list[Path]:
+    """Every file :func:`load_pairs` reads for ``task``'s ``split``: the one home of the STS layouts.
 
-    ``<data-dir>/downstream/STS/STS12-en-test/STS.{input,gs}.<subset>.txt`` (each subset, input then gold),
-    ``downstream/STS/STSBenchmark/sts-<split>.csv``, ``downstream/SICK/SICK_{train,trial,test_annotated}.txt``.
+    Built-ins: ``<data-dir>/downstream/STS/STS12-en-test/STS.{input,gs}.<subset>.txt`` (each subset, input then
+    gold), ``downstream/STS/STSBenchmark/sts-<split>.csv``, ``downstream/SICK/SICK_{train,trial,test_annotated}.txt``.
     """
-    _check_task(task, split)
-    if task in STS_SUBSETS:
-        return [f for s in STS_SUBSETS[task] for f in subset_files(_year_folder(data_dir, task), s)]
-    root = Path(data_dir) / "downstream"
-    if task == "STSBenchmark":
-        return [root / "STS" / "STSBenchmark" / STSB_FILES[split]]
-    return [root / "SICK" / SICK_FILES[split]]
+    spec = spec_of(task)
+    _check_split(spec, split)
+    root = spec.root(data_dir)
+    if spec.subsets:
+        return [f for s in spec.subsets for f in subset_files(root, s)]
+    return [root / spec.splits[split]]
 
 
 @dataclass
@@ -106,7 +106,9 @@ def _score(value: str, path: Path, line: int, lo: float, hi: float) -> float:
     return score
 
 
-def read_sts_subset(folder: Path, subset: str) -> tuple[list[str], list[str], list[float]]:
+def read_sts_subset(
+    folder: Path, subset: str, scale: tuple[float, float] = (0.0, 5.0)
+) -> tuple[list[str], list[str], list[float]]:
     """One STS12-16 subset: pairs whose gold line is empty are dropped (SentEval)."""
     inp, gs = subset_files(folder, subset)
     lines = read_lines(inp, splitlines=True)
@@ -126,27 +128,10 @@ def read_sts_subset(folder: Path, subset: str) -> tuple[list[str], list[str], li
             )
         if gold == "":
             continue
-        y.append(_score(gold, gs, no, 0.0, 5.0))
+        y.append(_score(gold, gs, no, *scale))
         s1.append(_tokens(parts[0]))
         s2.append(_tokens(parts[1]))
     return s1, s2, y
-
-
-def read_sts_task(data_dir: Path, task: str) -> Pairs:
-    """STS12..STS16: every subset's pairs concatenated, subset names kept."""
-    _check_task(task, "test")
-    folder = _year_folder(data_dir, task)
-    s1: list[str] = []
-    s2: list[str] = []
-    y: list[float] = []
-    sub: list[str] = []
-    for subset in STS_SUBSETS[task]:
-        a, b, g = read_sts_subset(folder, subset)
-        s1 += a
-        s2 += b
-        y += g
-        sub += [subset] * len(g)
-    return Pairs(task, s1, s2, np.asarray(y, dtype=np.float64), sub, (0.0, 5.0))
 
 
 def _read_columns(
@@ -172,23 +157,32 @@ def _read_columns(
     return Pairs(name, s1, s2, np.asarray(y, dtype=np.float64), [split] * len(y), (lo, hi))
 
 
-def read_stsb(data_dir: Path, split: str) -> Pairs:
-    """STS Benchmark split (``train``/``dev``/``test``): gold column 4, sentences columns 5 and 6."""
-    (path,) = pair_files(data_dir, "STSBenchmark", split)
-    return _read_columns(path, (4, 5, 6), False, 0.0, 5.0, "STSBenchmark", split)
+def read_subsets(spec: STSSpec, data_dir: Path) -> Pairs:
+    """The STS12-16 layout: every subset's pairs concatenated, subset names kept."""
+    folder = spec.root(data_dir)
+    s1: list[str] = []
+    s2: list[str] = []
+    y: list[float] = []
+    sub: list[str] = []
+    for subset in spec.subsets:
+        a, b, g = read_sts_subset(folder, subset, spec.scale)
+        s1 += a
+        s2 += b
+        y += g
+        sub += [subset] * len(g)
+    return Pairs(spec.name, s1, s2, np.asarray(y, dtype=np.float64), sub, spec.scale)
 
 
-def read_sick(data_dir: Path, split: str) -> Pairs:
-    """SICK relatedness split (``train``/``dev`` = trial/``test``): header, sentences 1 and 2, gold 3 (1-5)."""
-    (path,) = pair_files(data_dir, "SICKRelatedness", split)
-    return _read_columns(path, (3, 1, 2), True, 1.0, 5.0, "SICKRelatedness", split)
+def load_pairs(data_dir: Path, task: str | STSSpec, split: str = "test") -> Pairs:
+    """An STS task's pairs (a built-in's name or any :class:`~stsbench.data.sts_spec.STSSpec`), as SentEval reads them.
 
-
-def load_pairs(data_dir: Path, task: str, split: str = "test") -> Pairs:
-    """Any STS task's pairs: STS12..16 (test only), ``STSBenchmark`` or ``SICKRelatedness`` (any split)."""
-    _check_task(task, split)
-    if task in STS_SUBSETS:
-        return read_sts_task(data_dir, task)
-    if task == "STSBenchmark":
-        return read_stsb(data_dir, split)
-    return read_sick(data_dir, split)
+    STS12..16 (test only): every subset; STS-B: gold column 4, sentences 5 and 6; SICK-R: a header, sentences
+    1 and 2, gold 3 (1-5).
+    """
+    spec = spec_of(task)
+    _check_split(spec, split)
+    if spec.subsets:
+        return read_subsets(spec, data_dir)
+    (path,) = pair_files(data_dir, spec, split)
+    lo, hi = spec.scale
+    return _read_columns(path, spec.columns, spec.header, lo, hi, spec.name, split)

@@ -118,6 +118,7 @@ class TaskResult:
     n_pairs: int | None = None
     pairs: dict[str, Any] | None = None  # STS: the per-pair sidecar, ``{"file", "sha256", "n"}``
     interval: dict[str, Any] | None = None  # the 95% interval of ``reported`` and how it was computed
+    task_version: int = 1  # the task's version when scored (files written before versions: 1)
     schema_version: int = SCHEMA_VERSION
     kind: str = field(default=TASK_KIND)
 

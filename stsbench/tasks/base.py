@@ -6,11 +6,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: the task registry imports this module and stays numpy-free
+    import numpy as np
 
-from stsbench.encoders.base import EmbeddingTable
+    from stsbench.encoders.base import EmbeddingTable
 
 
 class Mode(str, Enum):
@@ -55,6 +56,8 @@ class Task(ABC):
     name: str
     kind: str  # ``sts`` or ``transfer``
     data_subdir: str  # folder under ``<data-dir>/downstream``
+    version: int = 1  # recorded in each result; results of another version of the task are not compared
+    aliases: tuple[str, ...] = ()  # other names ``--tasks`` accepts; the first is the column reports print
 
     def path(self, data_dir: Path) -> Path:
         """The task's folder."""

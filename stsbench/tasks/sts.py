@@ -1,6 +1,7 @@
-"""STS12-16, STS-B and SICK-R scored as SimCSE's SentEval fork scores them.
+"""STS tasks scored as SimCSE's SentEval fork scores STS12-16, STS-B and SICK-R.
 
-STS12-16 (test only): per subset Spearman and Pearson of cosine similarity vs gold; the reported figure is
+One class runs every STS task from its declaration (:class:`~stsbench.data.sts_spec.STSSpec`). STS12-16
+(test only): per subset Spearman and Pearson of cosine similarity vs gold; the reported figure is
 ``all``: Spearman over every pair of every subset concatenated; ``mean`` and ``wmean`` (weighted by subset
 size) are kept too. STS-B and SICK-R: cosine Spearman on the test split (test/fasttest) or dev split (dev).
 """
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stsbench.data.sts import STS_SUBSETS, Pairs, load_pairs, pair_files
+from stsbench.data.sts import Pairs, load_pairs, pair_files
+from stsbench.data.sts_spec import STSSpec
 from stsbench.encoders.base import EmbeddingTable
 from stsbench.errors import StsbenchError
 from stsbench.metrics import as_reported, cosine_pairs, pearson, spearman
@@ -51,33 +53,52 @@ def pair_scores(pairs: Pairs, sims: np.ndarray) -> PairScores:
     )
 
 
-class STSYearTask(Task):
-    """STS12..STS16: several subsets, test only."""
+class STSTask(Task):
+    """An STS task run from its declaration (:class:`~stsbench.data.sts_spec.STSSpec`): files, reader, aggregation."""
 
     kind = "sts"
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, spec: STSSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.version = spec.version
+        self.aliases = spec.aliases
+
+    def __repr__(self) -> str:
+        return f"STSTask({self.name!r}, version={self.version})"
+
+    def split(self, mode: Mode) -> str:
+        """Which split a mode reports (STS12-16: test)."""
+        return self.spec.split_for(Mode(mode).value)
 
     def supports(self, mode: Mode) -> bool:
-        """No dev split: skipped in dev mode, as SimCSE's dev table shows only STS-B and SICK-R."""
-        return Mode(mode) is not Mode.dev
+        """STS12-16 have no dev split: skipped in dev mode, as SimCSE's dev table shows only STS-B and SICK-R."""
+        return self.spec.supports(Mode(mode).value)
 
     def files(self, data_dir: Path, mode: Mode) -> list[Path]:
-        """Input and gold file of each subset."""
-        return pair_files(data_dir, self.name, "test")
+        """The files read: each subset's input and gold file, or the one split file."""
+        return pair_files(data_dir, self.spec, self.split(mode))
 
     def load(self, data_dir: Path, mode: Mode) -> Pairs:
-        """All subsets' pairs."""
-        return load_pairs(data_dir, self.name, "test")
+        """Every subset's pairs, or the split's (SentEval also encodes train and dev; never reported)."""
+        return load_pairs(data_dir, self.spec, self.split(mode))
 
     def texts(self, data: Pairs) -> list[str]:
         """Both sides of every pair."""
         return data.sent1 + data.sent2
 
     def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
-        """Per subset correlations, then ``all``, ``mean`` and ``wmean``."""
+        """Cosine Spearman (and Pearson): per subset then ``all``/``mean``/``wmean``, or on the split."""
         sims = pair_similarities(data, table)
+        if self.spec.aggregation == "all":
+            return self._over_subsets(data, sims)
+        split = self.split(mode)
+        corr = _correlations(data, sims, self.name, split)
+        details = {"split": split, split: corr}
+        reported = as_reported(corr["spearman"])
+        return TaskScores(reported, f"{split}_spearman", details, len(data), pair_scores(data, sims))
+
+    def _over_subsets(self, data: Pairs, sims: np.ndarray) -> TaskScores:
         subset = np.asarray(data.subset)
         per: dict[str, dict[str, float]] = {}
         for name in data.subsets():
@@ -96,45 +117,3 @@ class STSYearTask(Task):
         details = {"subsets": per, "aggregate": agg, "split": "test"}
         reported = as_reported(agg["spearman"]["all"])
         return TaskScores(reported, "spearman_all", details, len(data), pair_scores(data, sims))
-
-
-class STSSplitTask(Task):
-    """STS-B and SICK-R: train/dev/test splits; reported on test (test, fasttest) or dev (dev)."""
-
-    kind = "sts"
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @staticmethod
-    def split(mode: Mode) -> str:
-        """Which split a mode reports."""
-        return "dev" if Mode(mode) is Mode.dev else "test"
-
-    def files(self, data_dir: Path, mode: Mode) -> list[Path]:
-        """The one split file read."""
-        return pair_files(data_dir, self.name, self.split(mode))
-
-    def load(self, data_dir: Path, mode: Mode) -> Pairs:
-        """The split's pairs (SentEval also encodes train and dev here; their scores are never reported)."""
-        return load_pairs(data_dir, self.name, self.split(mode))
-
-    def texts(self, data: Pairs) -> list[str]:
-        """Both sides of every pair."""
-        return data.sent1 + data.sent2
-
-    def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
-        """Cosine Spearman (and Pearson) on the split."""
-        split = self.split(mode)
-        sims = pair_similarities(data, table)
-        corr = _correlations(data, sims, self.name, split)
-        details = {"split": split, split: corr}
-        reported = as_reported(corr["spearman"])
-        return TaskScores(reported, f"{split}_spearman", details, len(data), pair_scores(data, sims))
-
-
-STS_TASKS: list[Task] = [
-    *(STSYearTask(n) for n in STS_SUBSETS),
-    STSSplitTask("STSBenchmark"),
-    STSSplitTask("SICKRelatedness"),
-]
