@@ -228,6 +228,7 @@ def evaluate_encoder(
                 {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
                 prov,
                 scores.n_pairs,
+                task_version=task.version,
             )
             run.results.append(result)
             if task.kind != "sts":
