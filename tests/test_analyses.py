@@ -440,7 +440,7 @@ class ToyResult:
 
 
 def _toy_table(variant: str, results: dict) -> object:
-    from stsbench.reports.table import fmt, make_table
+    from stsbench.tabular import fmt, make_table
 
     rows = [[label, fmt(r.mean_norm, 4)] for label, r in results.items()]
     return make_table(variant, "Toy: mean sentence norm", ["model", "toy mean norm"], rows)

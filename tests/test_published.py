@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from stsbench.average import AVG
 from stsbench.cli import app
 from stsbench.errors import StsbenchError
 from stsbench.io import atomic_write_json
 from stsbench.published.check import CheckFailed, check_results
-from stsbench.published.registry import AVG, TASKS, Entry, get_entry, load_registry
+from stsbench.published.registry import TASKS, Entry, get_entry, load_registry
 from stsbench.results.schema import ModelInfo, Provenance, TaskResult
 
 REPO = Path(__file__).resolve().parents[1]

@@ -107,7 +107,7 @@ class Analysis(ABC):
         return []
 
     def tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
-        """The report's tables (:class:`stsbench.reports.table.Table`) of ``{label: result}``."""
+        """The report's tables (:class:`stsbench.tabular.Table`) of ``{label: result}``."""
         return [resolve(build)(variant, results) for build in self.table_builders]
 
     def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:

@@ -1,7 +1,7 @@
 """The analyses' report tables: pure functions, ``{label: result}`` in, :class:`Table` out.
 
 The report shows them and the analysis commands print them (rendered with rich), so a column is defined
-once and a missing value is shown one way (:data:`stsbench.reports.table.DASH`).
+once and a missing value is shown one way (:data:`stsbench.tabular.DASH`).
 
 - :func:`length_bias_table1` (ESimCSE arXiv Table 1), :func:`length_bias_table7` (COLING Table 7),
   :func:`repetition_table` (COLING Table 8), :func:`align_uniform_table`, :func:`spectrum_table`;
@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.common import short_name
-from stsbench.published.registry import AVG, get_entry, load_registry
-from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.average import AVG
+from stsbench.published.registry import get_entry, load_registry
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 LENGTH_TABLE1 = "esimcse-arxiv/table1"
 LENGTH_TABLE7 = (

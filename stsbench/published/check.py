@@ -2,51 +2,31 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
-from stsbench.published.registry import AVG, Entry, get_entry
-from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX, MTEB_TASKS, read_mteb_results
-from stsbench.results.pairs import verify_result
-from stsbench.results.runs import TRAIN_LOG
-from stsbench.results.schema import (
-    ANALYSIS_KIND,
-    AVERAGE_KIND,
-    SEED_AGGREGATE_KIND,
-    SEED_RUNS_KIND,
-    TaskResult,
+from stsbench.published.registry import Entry, Paper, get_entry
+from stsbench.results.folder import Measured, load_results, select_run
+from stsbench.results.mteb_layout import (
+    MTEB_RESULTS_PREFIX,
+    MTEB_TASKS,
+    SPLIT,
+    MtebModelScores,
+    mteb_identity,
+    pick_mteb_model,
+    read_mteb_results,
 )
-from stsbench.results.store import read_result, results_files
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
-# what the analysis commands write beside `stsbench run`'s results (default results/analyses/): not task scores
-SKIPPED_KINDS = (ANALYSIS_KIND,)
-# summaries beside the task results, passed over silently: a run's average_sts.json (its tasks' files are read)
-# and the seed summaries (`--tolerance seeds` reads those)
-RUN_SUMMARY_KINDS = (AVERAGE_KIND, SEED_AGGREGATE_KIND, SEED_RUNS_KIND)
 
 
 class CheckFailed(StsbenchError):
     """Measured numbers differ from the published ones by more than the tolerance, or some are missing."""
-
-
-@dataclass(frozen=True)
-class Measured:
-    """One results file."""
-
-    path: Path
-    result: TaskResult
-    verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
-
-    @property
-    def run(self) -> tuple[str, str, str]:
-        """What the results of one run share: model name, pooler, mode."""
-        return (self.result.model.name, self.result.model.pooler, self.result.mode)
 
 
 @dataclass(frozen=True)
@@ -144,105 +124,10 @@ class Comparison:
         if modified:
             files = ", ".join(sorted({f for r in modified for f in r.provenance.data_modified}))
             tasks = ", ".join(r.task for r in modified)
-            parts.append(f"{tasks} computed on data that differs from the canonical files ({files}): not comparable")
-        return "; ".join(parts)
-
-
-def _kind(path: Path) -> str | None:
-    """The ``kind`` of a JSON file (None when it has none or cannot be read: read_result names the problem)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data.get("kind") if isinstance(data, dict) else None
-
-
-def load_results(
-    results_dir: Path, skipped: list[Path] | None = None, training_runs: list[Path] | None = None
-) -> list[Measured]:
-    """Read every task result under ``results_dir`` (``**/*.json``); a bad file raises an error naming it.
-
-    So does an STS result whose ``reported`` its own per-pair sidecar does not give
-    (:func:`stsbench.results.pairs.verify_result`). Hidden files and folders are not read.
-
-    Analysis results (``stsbench length-bias`` and the like write them under ``results/analyses/`` by
-    default) are not scores: they are left out, and appended to ``skipped`` when given; a run's
-    ``average_sts.json`` is left out silently (its tasks' files are read). So are the files of
-    training-run folders (``stsbench train``'s output: ``train_log.jsonl``, the checkpoint's JSON files),
-    whose folders are appended to ``training_runs``.
-    """
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise StsbenchError(
-            f"results folder {results_dir} does not exist; pass the --output of `stsbench run`"
-        )
-    measured = []
-    passed_over = []
-    run_dirs = sorted({p.parent for p in results_dir.glob(f"**/{TRAIN_LOG}")})
-    for path in (p for p in results_files(results_dir) if p.suffix == ".json"):
-        if any(d == path.parent or d in path.parents for d in run_dirs):
-            continue
-        kind = _kind(path)
-        if kind in RUN_SUMMARY_KINDS:
-            continue
-        if kind in SKIPPED_KINDS:
-            passed_over.append(path)
-            continue
-        result = read_result(path)
-        measured.append(Measured(path, result, verify_result(path, result)))
-    if skipped is not None:
-        skipped.extend(passed_over)
-    if training_runs is not None:
-        training_runs.extend(run_dirs)
-    if not measured:
-        also = f" (only {plural(len(passed_over), 'analysis file')})" if passed_over else ""
-        raise StsbenchError(
-            f"no results JSON under {results_dir}{also}; run `stsbench run ... --output {results_dir}` first"
-        )
-    return measured
-
-
-def select_run(
-    measured: Iterable[Measured],
-    tasks: Iterable[str],
-    results_dir: Path,
-    model: str | None = None,
-    pooler: str | None = None,
-    mode: str | None = None,
-) -> dict[str, Measured]:
-    """Pick the results of one run (model, pooler, mode) by task; refuse a mix of runs or a task twice."""
-    tasks = set(tasks)
-    measured = list(measured)
-    chosen = [
-        m
-        for m in measured
-        if (model is None or m.result.model.name == model)
-        and (pooler is None or m.result.model.pooler == pooler)
-        and (mode is None or m.result.mode == mode)
-    ]
-    if not chosen:
-        there = "; ".join(sorted({"/".join(m.run) for m in measured}))
-        raise StsbenchError(
-            f"no results under {results_dir} match the filters (model/pooler/mode there: {there})"
-        )
-    runs = sorted({m.run for m in chosen if m.result.task in tasks})
-    if len(runs) > 1:
-        names = "; ".join("/".join(r) for r in runs)
-        raise StsbenchError(
-            f"{results_dir} holds results of {len(runs)} runs (model/pooler/mode: {names}); "
-            "point --results at one run's folder or narrow with --model/--pooler/--mode"
-        )
-    by_task: dict[str, Measured] = {}
-    for m in chosen:
-        if not runs or m.run != runs[0]:
-            continue
-        if m.result.task in by_task:
-            twice = f"{by_task[m.result.task].path} and {m.path}"
-            raise StsbenchError(
-                f"{m.result.task} is measured twice under {results_dir} ({twice}); remove one"
+            parts.append(
+                f"{tasks} computed on data that differs from the canonical files ({files}): not comparable"
             )
-        by_task[m.result.task] = m
-    return by_task
+        return "; ".join(parts)
 
 
 def comparable_tasks(entry: Entry) -> dict[str, float]:
@@ -299,8 +184,6 @@ def mteb_entry(
     That is ``export-mteb``'s name; for a local model, whose MTEB name only ``--model-name`` gave, the folder's
     only model.
     """
-    from stsbench.results.mteb_layout import mteb_identity, mteb_results_entry, pick_mteb_model
-
     folder = Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser()
     name = None
     if by_task:
@@ -309,6 +192,28 @@ def mteb_entry(
         except StsbenchError:  # a local model
             pass
     return mteb_results_entry(key, pick_mteb_model(folder, models, name))
+
+
+def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
+    """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
+    paper = Paper(
+        slug=MTEB_RESULTS_PREFIX.rstrip(":"),
+        title="MTEB results folder",
+        citation="read through mteb.ResultCache",
+        source=str(scores.folder),
+    )
+    return Entry(
+        key=key,
+        paper=paper,
+        table=f"{scores.name}@{scores.revision}",
+        caption="",
+        row=scores.name,
+        metric="MTEB main score (cosine Spearman, test split) x100",
+        split=SPLIT,
+        kind="scores",
+        decimals=2,
+        values=scores.values,
+    )
 
 
 def check_results(

@@ -7,7 +7,8 @@ paper prints it, caption, metric, split (``test``/``dev``; absent where the pape
 order), notes, and ``printed_as`` (column -> the source text's own rendering where it differs from the number
 at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say how its checkpoints were chosen,
 ``selection`` (:data:`SELECTIONS`; a row's overrides its table's), where that is not the usual dev-set choice. An entry's key is ``<paper id>/<table id>/<row id>``, or
-``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use SentEval's task names.
+``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use the tasks' registered
+names (:mod:`stsbench.tasks.registry`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from typing import Any, Literal
 import yaml
 
 from stsbench.errors import StsbenchError
-from stsbench.tasks.names import STS_TASK_NAMES, TASK_NAMES, TRANSFER_TASK_NAMES
+from stsbench.tasks.registry import TASK_SETS
+from stsbench.tasks.registry import TASKS as TASK_REGISTRY
 
-STS_TASKS = STS_TASK_NAMES
-TRANSFER_TASKS = TRANSFER_TASK_NAMES
-TASKS = TASK_NAMES
-AVG = "Avg."
+# the papers' task sets, in their column order: what every Avg. is over (a plugin's task is in neither)
+STS_TASKS = TASK_SETS["sts"]
+TRANSFER_TASKS = TASK_SETS["transfer"]
+TASKS = TASK_REGISTRY  # every task, the plugins' too: ``name in TASKS``, ``list(TASKS)``
 
 Kind = Literal["scores", "analysis"]
 Split = Literal["test", "dev"]
@@ -74,8 +76,8 @@ class Entry:
 
     @property
     def task_values(self) -> dict[str, float]:
-        """The columns that are SentEval task scores (what ``stsbench check`` compares)."""
-        return {c: v for c, v in self.values.items() if c in TASKS}
+        """The columns that are task scores (what ``stsbench check`` compares)."""
+        return {c: v for c, v in self.values.items() if TASKS.canonical(c) == c}
 
     def printed(self, column: str) -> str:
         """Render a value as the source text shows it."""

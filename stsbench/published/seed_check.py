@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.published.check import EPS, check_split, comparable_tasks
-from stsbench.published.registry import AVG, Entry, get_entry
-from stsbench.results.seeds import SEEDS_FILE, read_aggregate
+from stsbench.published.registry import Entry, get_entry
+from stsbench.results.folder import seed_aggregates
+from stsbench.results.seeds import SEEDS_FILE
 
 NOT_CHECKED = "not checked"
 
@@ -80,17 +82,9 @@ class SeedComparison:
 def find_aggregates(
     results_dir: Path, model: str | None = None, pooler: str | None = None, mode: str | None = None
 ) -> list[tuple[Path, dict[str, Any]]]:
-    """Every seed aggregate under ``results_dir`` that matches the filters."""
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise StsbenchError(
-            f"results folder {results_dir} does not exist; pass the --output of `stsbench run`"
-        )
+    """Every seed aggregate under ``results_dir`` that matches the filters (the one reader's scan)."""
     found = []
-    for path in sorted(results_dir.glob(f"**/{SEEDS_FILE}")):
-        agg = read_aggregate(path)
-        if agg is None:
-            continue  # OUT/seeds.json of a training folder, or another file of that name
+    for path, agg in seed_aggregates(results_dir):
         wanted = {"model": model, "pooler": pooler, "mode": mode}
         if any(v is not None and agg[k] != v for k, v in wanted.items()):
             continue

@@ -8,6 +8,6 @@ into :class:`Table` objects (pure functions); ``figures`` draws; ``build`` lays 
 from __future__ import annotations
 
 from stsbench.reports.collect import Collection, collect
-from stsbench.reports.table import Table, to_html, to_markdown
+from stsbench.tabular import Table, to_html, to_markdown
 
 __all__ = ["Collection", "Table", "collect", "to_html", "to_markdown"]

@@ -22,8 +22,8 @@ from stsbench.metrics import simcse_average
 from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
-from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.results.labels import last_part
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.train.config import BOOKKEEPING, OPTIONS, MethodName
 
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")

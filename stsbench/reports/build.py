@@ -30,7 +30,7 @@ from stsbench.reports.seeds import (
     seed_groups,
     seed_points,
 )
-from stsbench.reports.table import Table
+from stsbench.tabular import Table
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
 # analysis' section says it with its registry entry's ``make`` and ``describe``

@@ -8,7 +8,7 @@ from typing import Any
 from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, TrainRun
 from stsbench.reports.models import Model
-from stsbench.reports.table import DASH, Table, make_table
+from stsbench.tabular import DASH, Table, make_table
 
 VERSION_LIBS = ("torch", "transformers", "sentence-transformers", "numpy", "scipy", "python")
 

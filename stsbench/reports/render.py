@@ -17,7 +17,7 @@ from stsbench.io import atomic_write_text
 from stsbench.reports.build import Report, build_report
 from stsbench.reports.collect import collect
 from stsbench.reports.seeds import BASELINE
-from stsbench.reports.table import to_html, to_markdown
+from stsbench.tabular import to_html, to_markdown
 
 FIGURES = "figures"
 _CODE = re.compile(r"`([^`]+)`")

@@ -34,9 +34,9 @@ from stsbench.reports.seeds import (
     has_seeds,
     seed_groups,
 )
-from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.stats.seeds import seed_difference, seed_summary
 from stsbench.stats.tests import holm
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 
 def _without_seed(run: TrainRun) -> TrainRun:

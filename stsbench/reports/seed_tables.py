@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stsbench.analyses.common import short_name
+from stsbench.average import AVG
 from stsbench.data.integrity import MARK
-from stsbench.published.registry import AVG
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.models import Model
 from stsbench.reports.seeds import (
@@ -28,7 +28,6 @@ from stsbench.reports.seeds import (
     seed_groups,
     task_values,
 )
-from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.reports.tables import (
     TASKS_OF,
     modified_data,
@@ -40,6 +39,8 @@ from stsbench.reports.tables import (
 )
 from stsbench.stats.seeds import SeedDifference, SeedSummary, seed_difference, seed_summary
 from stsbench.stats.tests import FAMILY, FamilyP, holm_over_tasks
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.tasks.registry import task_columns
 
 SIGNIFICANT = "*"
 
@@ -62,7 +63,7 @@ def _present(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> l
     found = {
         r.result.task for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
     }
-    return [t for t in TASKS_OF[kind] if t in found]
+    return [t for t in task_columns(kind) if t in found]  # plugins' tasks too
 
 
 def _label(name: str, mode: str) -> str:

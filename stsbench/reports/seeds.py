@@ -159,7 +159,8 @@ def seed_points(
 ) -> list[tuple[str, str, float]]:
     """(group label, task, value) of every seed of the groups of seeds, test (or fasttest) results; Avg. last."""
     from stsbench.analyses.common import short_name
-    from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS
+    from stsbench.average import AVG
+    from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 
     tasks = STS_TASKS if kind == "sts" else TRANSFER_TASKS
     rows: list[tuple[str, str, float]] = []

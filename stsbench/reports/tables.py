@@ -1,4 +1,4 @@
-"""The papers' tables from results: pure functions, results in, :class:`~stsbench.reports.table.Table` out.
+"""The papers' tables from results: pure functions, results in, :class:`~stsbench.tabular.Table` out.
 
 - :func:`score_table`: the main STS table (SimCSE/ESimCSE layout) or the transfer table, each measured row
   followed by the published rows of the same model (MTEB) or method (the papers) and the deltas.
@@ -12,13 +12,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from stsbench.analyses.common import short_name
+from stsbench.average import AVG
 from stsbench.data.integrity import MARK, modified_note
 from stsbench.metrics import simcse_average
-from stsbench.published.registry import AVG, STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
+from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.models import Model, model_of
-from stsbench.reports.table import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.results.labels import last_part, unique_label
+from stsbench.tasks.registry import task_columns
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
 SELECTION_MARK = "†"  # a published row whose checkpoint was not chosen on a dev set (Entry.selection)
@@ -129,7 +131,7 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     groups = _groups(records, models, kind)
     if not groups:
         return None
-    present = [t for t in tasks if any(t in v for _, _, v in groups)]
+    present = [t for t in task_columns(kind) if any(t in v for _, _, v in groups)]  # plugins' tasks too
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
     marked: list[str] = []  # the selection notes of the published rows shown

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import spearman
 
-AVG = "Avg."
 _CHUNK_CELLS = 1 << 20  # replicates per chunk * pairs: ~8 MB per float64 temporary
 _ROWS = 20  # replicates per block of draws in resample_counts: 2.5x faster than one bincount of all B
 

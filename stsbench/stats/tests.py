@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 
 
@@ -69,7 +70,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-AVERAGE = "Avg."  # the tasks' average (SimCSE's), outside Holm's family
 # the rule in words, for the tables' legends
 FAMILY = (
     "across the tasks of a comparison; Avg., a function of them, is outside the family: "
@@ -90,7 +90,7 @@ class FamilyP:
         return self.p if self.holm is None else self.holm
 
 
-def holm_over_tasks(pvalues: Mapping[str, float], average: str = AVERAGE) -> dict[str, FamilyP]:
+def holm_over_tasks(pvalues: Mapping[str, float], average: str = AVG) -> dict[str, FamilyP]:
     """Holm's correction across the tasks of one comparison, the average left out of the family.
 
     The average is a function of the tasks' figures, not one more hypothesis: counting it would make every

@@ -1,7 +1,9 @@
-"""A report table (a pandas frame of display strings, with title and notes) and its Markdown/HTML forms.
+"""The :class:`Table` type (a pandas frame of display strings, with title and notes) and its Markdown/HTML forms.
 
-Formatting lives here so the report, the notebooks and the CLI print the same strings: a notebook's
-``to_markdown(table)`` is byte-equal to the table in ``report.md``.
+Every table of stsbench is one: the report's (:mod:`stsbench.reports`) and the analyses' own
+(:mod:`stsbench.analyses.tables`, which the analysis commands print). It lives below both, so the analyses
+never import the reports. Formatting lives here so the report, the notebooks and the CLI print the same
+strings: a notebook's ``to_markdown(table)`` is byte-equal to the table in ``report.md``.
 """
 
 from __future__ import annotations
