@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stsbench.compare import compare_sides, side_from_folder
 from stsbench.encoders.mock import MockEncoder
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import evaluate_encoder
+from stsbench.results.sides import side_from_folder
+from stsbench.stats.compare import compare_sides
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import resolve_tasks
-from tests.conftest import run_cli
+from helpers import run_cli
 
 TASKS = "STS12,STSBenchmark"
 

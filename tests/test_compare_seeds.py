@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from test_train_seeds import train_seed
 
 from stsbench.results.labels import model_slug

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REFERENCE, make_tiny_bert, run_cli
+from helpers import REFERENCE, make_tiny_bert, run_cli
 
 from stsbench.data.sts import STS_SUBSETS, load_pairs
 from stsbench.encoders import load_encoder

@@ -15,7 +15,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 import stsbench
 from stsbench.data import integrity

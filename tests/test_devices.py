@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import run_cli
+from helpers import run_cli
 
 from stsbench.encoders.hf import check_device, pick_device
 from stsbench.errors import StsbenchError

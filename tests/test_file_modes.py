@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from stsbench.io import atomic_write_json, atomic_write_npz, current_umask
 

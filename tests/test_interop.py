@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 import torch
+from helpers import train_config as config  # the tiny trainer config over conftest's `files` (40-pair dev)
 from scipy.stats import spearmanr
 
 import stsbench
 from stsbench.data.sts import load_pairs
 from stsbench.errors import StsbenchError
 from stsbench.train.st_export import st_modules
-from tests.test_train_runs import config  # the tiny trainer config over conftest's `files` (40-pair dev)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -122,8 +122,9 @@ def test_analysis_on_a_live_model(data_dir):
 
 def test_trainer_dev_score_is_stsbench_run_dev(files, tmp_path, capsys):
     """Acceptance 5: one evaluation path; the trainer's STS-B dev figure is `stsbench run --mode dev`'s."""
+    from helpers import run_cli
+
     from stsbench.train.loop import train
-    from tests.conftest import run_cli
 
     out = tmp_path / "run"
     result = train(config(files, out, method="simcse", max_steps=3), show_progress=False)

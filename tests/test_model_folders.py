@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SENTENCES, make_tiny_bert, run_cli
+from helpers import SENTENCES, make_tiny_bert, run_cli
 from export_worker import export
 
 from stsbench.encoders import load_encoder

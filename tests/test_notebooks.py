@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from seed_results import make_seed_results
 
 FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"

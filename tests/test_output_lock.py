@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from test_train_runs import config
 from test_train_seeds import one_error_line, train_args
 

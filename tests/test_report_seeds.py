@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from seed_results import MEAN, SEEDS, make_seed_results, value
 
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
@@ -119,13 +119,14 @@ def test_difference_to_the_baseline_with_welch_interval_and_holm_mark(built):
 
 def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     """The report's differences over seeds and `stsbench compare` on the same seeds: the same Holm p per task."""
-    from stsbench.compare import compare_sides, side_from_seeds
     from stsbench.metrics import simcse_average
     from stsbench.reports import collect
     from stsbench.reports.models import find_models
     from stsbench.reports.seed_tables import seed_differences
     from stsbench.reports.seeds import seed_groups
     from stsbench.results.seeds import build_aggregate, write_aggregate
+    from stsbench.results.sides import side_from_seeds
+    from stsbench.stats.compare import compare_sides
 
     coll = collect(results)
     groups = seed_groups(find_models(coll))

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"
 CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"

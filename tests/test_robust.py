@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from counting_encoder import CountingEncoder, sentences, vectors_of
 
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"

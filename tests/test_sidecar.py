@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from scipy import stats
 
 import stsbench

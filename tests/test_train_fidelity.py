@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import build_tiny_bert
+from helpers import build_tiny_bert
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, finalize

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import build_tiny_bert
+from helpers import build_tiny_bert
 from test_train_runs import config
 
 from stsbench.errors import StsbenchError

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, SENTENCES, build_tiny_bert
+from helpers import ROOT, SENTENCES, build_tiny_bert
 from official_reference import (
     ESimCSEReference,
     MoCoSEReference,

@@ -10,30 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import SENTENCES
+from helpers import SENTENCES, run_cli_process, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
-from stsbench.train.config import make_config
 from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def config(files: Path, out: Path, **kw):
-    opts = {
-        "method": "esimcse",
-        "model": str(files / "tiny"),
-        "train_file": str(files / "train.txt"),
-        "output": str(out),
-        "data_dir": str(files / "data"),
-        "batch_size": 4,
-        "eval_steps": 3,
-        "eval_batch_size": 16,
-        "log_steps": 1,
-        **kw,
-    }
-    return make_config(opts)
+config = train_config
 
 
 def weights(out: Path) -> dict[str, torch.Tensor]:
@@ -176,9 +162,7 @@ def test_user_errors_are_one_line(files, tmp_path):
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stsbench", "train", *args], capture_output=True, text=True, timeout=900
-    )
+    return run_cli_process(["train", *args])
 
 
 def test_cli_errors_are_one_line_and_exit_nonzero(files, tmp_path):

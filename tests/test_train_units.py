@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import build_tiny_bert
+from helpers import build_tiny_bert
 from torch import nn
 
 from stsbench.errors import StsbenchError

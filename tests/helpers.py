@@ -1,0 +1,141 @@
+"""What the tests share besides fixtures: paths, the tiny BERTs, the trainer tests' sentences, the CLI harness.
+
+A plain module (``from helpers import ...``), so that it is imported once, under one name; the fixtures are in
+``conftest.py``, which pytest loads itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("STSBENCH_SHARED", ROOT.parent / "shared"))
+DATA = SHARED / "data"
+REFERENCE = SHARED / "reference" / "senteval"
+# the trainer tests' sentences: their train file, NLI csv and STS-B dev
+SENTENCES = [
+    "a man is playing a guitar .",
+    "a woman is slicing an onion .",
+    "the cat sleeps on the warm mat .",
+    "stocks fell sharply on monday after the report .",
+    "two dogs run across the green field .",
+    "the river flooded the small village last spring .",
+    "a child reads a book under a tree .",
+    "the committee approved the new budget .",
+    "rain is expected for most of the week .",
+    "she plays the piano every evening .",
+    "the train to boston was delayed by an hour .",
+    "scientists discovered a new species of frog .",
+]
+# benchmarks/oracle.py drives SimCSE's SentEval fork for the benchmarks and the tests alike
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def build_tiny_bert(
+    *,
+    seed: int = 0,
+    dropout: float = 0.1,
+    max_positions: int = 128,
+    init_range: float = 0.02,
+    pooler: bool = True,
+):
+    """The tests' one tiny random-init BERT: 2 layers of 32 dims, 2 heads, all-MiniLM-L6-v2's 30,522 word pieces.
+
+    The defaults (BERT's own init) are the trainer tests' model; :func:`make_tiny_bert` saves the evaluation
+    tests' wider-init one. ``seed`` seeds torch's global generator, which draws the weights.
+    """
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_positions,
+        initializer_range=init_range,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+    )
+    return BertModel(cfg, add_pooling_layer=pooler)
+
+
+def make_tiny_bert(
+    path: Path,
+    seed: int = 0,
+    nan: bool = False,
+    pooler: bool = True,
+    *,
+    max_positions: int = 512,
+    init_range: float = 0.2,  # 0.02 gives near-identical vectors whose ranks are float noise
+) -> Path:
+    """:func:`build_tiny_bert` with all-MiniLM-L6-v2's tokenizer, saved as a HF folder."""
+    import torch
+    import transformers
+    from transformers import AutoTokenizer
+
+    transformers.utils.logging.disable_progress_bar()
+    from stsbench.encoders.resolve import embedded_model_path
+
+    model = build_tiny_bert(seed=seed, max_positions=max_positions, init_range=init_range, pooler=pooler)
+    if nan:
+        with torch.no_grad():
+            model.embeddings.word_embeddings.weight.fill_(float("nan"))
+    model.save_pretrained(path)
+    AutoTokenizer.from_pretrained(embedded_model_path()).save_pretrained(path)
+    return path
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    """Run the console entry point in-process; returns (exit code, stdout, stderr)."""
+    from stsbench.cli import main
+
+    old = sys.argv
+    sys.argv = ["stsbench", *map(str, args)]
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = old
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_cli_process(
+    args: list[str], *, env: dict[str, str] | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
+    """Run ``python -m stsbench ARGS`` in a fresh process (what a user's shell gets: exit code, stdout, stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "stsbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def train_config(files: Path, out: Path, **kw):
+    """The trainer tests' tiny config over the ``files`` fixture (ESimCSE, batch 4, a dev check every 3 steps)."""
+    from stsbench.train.config import make_config
+
+    opts = {
+        "method": "esimcse",
+        "model": str(files / "tiny"),
+        "train_file": str(files / "train.txt"),
+        "output": str(out),
+        "data_dir": str(files / "data"),
+        "batch_size": 4,
+        "eval_steps": 3,
+        "eval_batch_size": 16,
+        "log_steps": 1,
+        **kw,
+    }
+    return make_config(opts)
