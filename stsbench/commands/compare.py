@@ -12,7 +12,7 @@ import typer
 from stsbench.commands._options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
 
 if TYPE_CHECKING:
-    from stsbench.compare import CompareResult, Side
+    from stsbench.stats.compare import CompareResult, Side
 
 
 class Format(str, Enum):
@@ -44,18 +44,19 @@ def load_sides(
     as ``stsbench run --model OUT`` does (through the cache) and the side is their aggregate. What each source
     is, and whether seeds meet one model, is settled before anything is evaluated.
     """
-    from stsbench.compare import MIXED, side_from_aggregate, side_from_folder
     from stsbench.encoders.resolve import _looks_like_path, is_model_dir
     from stsbench.errors import StsbenchError
-    from stsbench.evaluation.run import evaluate as run
-    from stsbench.evaluation.seeds import require_every_seed, run_seeds
     from stsbench.results.labels import unique_label
     from stsbench.results.seeds import is_seeds_folder
+    from stsbench.results.sides import side_from_aggregate, side_from_folder
+    from stsbench.stats.compare import MIXED
 
     found: list[Side | str] = []  # a results folder's side, or what to evaluate: "seeds" or "model"
     for src in sources:
         path = Path(src)
-        if is_seeds_folder(path):
+        if is_seeds_folder(path):  # evaluation imports torch: only where something is evaluated
+            from stsbench.evaluation.seeds import require_every_seed
+
             require_every_seed(src)
             found.append("seeds")
         elif path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
@@ -81,9 +82,13 @@ def load_sides(
     # ones `stsbench run` writes (a folder of earlier `stsbench run` results keeps its intervals)
     for src, what in zip(sources, found, strict=True):
         if what == "seeds":
+            from stsbench.evaluation.seeds import run_seeds
+
             done = run_seeds(src, "sts", mode or "test", **options)
             side = side_from_aggregate(done.aggregate, src, done.path or src)
         elif what == "model":
+            from stsbench.evaluation.run import evaluate as run
+
             path = run(src, "sts", mode or "test", **options).paths[0].parent
             side = side_from_folder(path, mode=mode or "test", source=src)
         else:
@@ -195,7 +200,6 @@ def compare_cmd(
     `stsbench train --seeds` themselves, whose seeds are evaluated first through the embedding cache (a folder
     with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """
-    from stsbench.compare import compare_sides
     from stsbench.errors import StsbenchError
 
     if len(sources) < 2:
@@ -215,6 +219,8 @@ def compare_cmd(
         device=device,
         quiet=quiet or fmt is Format.json,
     )
+    from stsbench.stats.compare import compare_sides
+
     result = compare_sides(sides, bootstrap=bootstrap, seed=seed)
     if plot is not None:
         from stsbench.reports.spread import forest_plot

@@ -24,8 +24,7 @@ from stsbench.errors import StsbenchError
 from stsbench.io import check_writable_dir
 
 if TYPE_CHECKING:
-    from stsbench.published.check import Measured
-    from stsbench.published.registry import Entry
+    from stsbench.results.folder import Measured
     from stsbench.results.schema import ModelInfo, TaskResult
 
 MTEB_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
@@ -262,30 +261,6 @@ def pick_mteb_model(
     return MtebModelScores(folder, model, revision, values)
 
 
-def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
-    """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
-    from stsbench.published.registry import Entry, Paper
-
-    paper = Paper(
-        slug=MTEB_RESULTS_PREFIX.rstrip(":"),
-        title="MTEB results folder",
-        citation="read through mteb.ResultCache",
-        source=str(scores.folder),
-    )
-    return Entry(
-        key=key,
-        paper=paper,
-        table=f"{scores.name}@{scores.revision}",
-        caption="",
-        row=scores.name,
-        metric="MTEB main score (cosine Spearman, test split) x100",
-        split=SPLIT,
-        kind="scores",
-        decimals=2,
-        values=scores.values,
-    )
-
-
 def export_results(
     results_dir: Path,
     out: Path,
@@ -296,7 +271,7 @@ def export_results(
     mode: str | None = None,
 ) -> Export:
     """``stsbench export-mteb``: read the results under ``results_dir``, pick one run, write it with ``export_mteb``."""
-    from stsbench.published.check import load_results, select_run
+    from stsbench.results.folder import load_results, select_run
 
     require_mteb("export-mteb")
     check_writable_dir(out, "--out")

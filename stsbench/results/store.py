@@ -163,20 +163,6 @@ def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
     return Path(output) / "figures" / figure_stem(stem, labels)
 
 
-def results_files(root: Path) -> list[Path]:
-    """Every file under a results folder, in sorted path order: what each reader of results folders scans.
-
-    Hidden files and folders (a name starting with ``.``, below ``root``: editor backups, ``.ipynb_checkpoints``,
-    a copy set aside as ``.old/``) are not results.
-    """
-    root = Path(root)
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
-
-
 class OtherKind(StsbenchError):
     """A readable JSON file that is not the kind of result asked for; ``kind`` says what it is."""
 
@@ -325,11 +311,21 @@ def load_result(
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind not in kinds:
         raise OtherKind(path, kind, kinds)
+    return result_from_json(path, data, result_types or {})
+
+
+def result_from_json(
+    path: Path, data: dict[str, Any], result_types: Mapping[str, type]
+) -> TaskResult | AnalysisResult | AverageResult:
+    """The result a parsed results file of a results kind holds, validated (``path``: for the error line)."""
+    kind = data.get("kind")
     if kind == TASK_KIND:
         return _task(path, data)
     if kind == AVERAGE_KIND:
         return _average(path, data)
-    return _analysis(path, data, result_types or {})
+    if kind == ANALYSIS_KIND:
+        return _analysis(path, data, result_types)
+    raise OtherKind(path, kind, (TASK_KIND, ANALYSIS_KIND, AVERAGE_KIND))
 
 
 def read_result(path: Path) -> TaskResult:

@@ -1,0 +1,304 @@
+"""The one reader of results folders: what ``check``, ``compare``, ``report`` and ``export-mteb`` find under a folder.
+
+One scan, one set of rules, under ``DIR`` (recursively, in sorted path order):
+
+- hidden files and folders (a name starting with ``.`` below ``DIR``: editor backups, ``.ipynb_checkpoints``, a
+  copy set aside as ``.old/``, export-mteb's staging folder) are not results. They are skipped by every reader
+  alike: a copy of a run kept aside would otherwise be a second measurement of each of its tasks (``check``
+  refuses a task measured twice) or a second row of a report;
+- a folder holding ``train_log.jsonl`` is a training run (``stsbench train``), read by
+  :mod:`stsbench.results.runs` when asked; the files in it that are not stsbench results (the checkpoint's
+  ``config.json``, tokenizer, ``stsbench.json``, ``last/``) are passed over without a word;
+- ``*.json`` files are read by their ``kind``: each reader reads the kinds it uses (``kinds``); the other
+  stsbench kinds are passed over (analysis results are listed in ``passed_over``; a run's ``average_sts.json``
+  and the seed files silently); a JSON file that is not an stsbench file is a foreign file.
+
+Every task result is checked against its own per-pair sidecar (:func:`stsbench.results.pairs.verify_result`),
+every ``average_sts.json`` read against the task results beside it (:func:`~stsbench.results.pairs.verify_average`).
+A file that cannot be read, is malformed, fails that check or is foreign is one line naming it: raised with
+``strict`` (the comparisons, ``check``, ``compare`` and ``export-mteb``, never go on without a file), a warning
+otherwise (``report`` goes on with the rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.progress import plural
+from stsbench.results.pairs import verify_average, verify_result
+from stsbench.results.runs import TRAIN_LOG, TrainRun, load_train_run
+from stsbench.results.schema import (
+    ANALYSIS_KIND,
+    AVERAGE_KIND,
+    SEED_AGGREGATE_KIND,
+    SEED_RUNS_KIND,
+    TASK_KIND,
+    AverageResult,
+    ModelInfo,
+    Provenance,
+    TaskResult,
+)
+from stsbench.results.seeds import SEEDS_FILE, read_aggregate
+from stsbench.results.store import OtherKind, Unreadable, read_json, result_from_json
+
+# summaries beside the results, passed over silently: a run's average_sts.json (when not read), the seed files
+SUMMARY_KINDS = (AVERAGE_KIND, SEED_RUNS_KIND, SEED_AGGREGATE_KIND)
+ALL_KINDS = (TASK_KIND, ANALYSIS_KIND, AVERAGE_KIND)
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task results file."""
+
+    path: str  # relative to the scanned folder, POSIX
+    result: TaskResult
+    verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
+
+
+@dataclass(frozen=True)
+class AverageRecord:
+    """One ``average_sts.json``: the STS Avg. of a run and its interval."""
+
+    path: str
+    result: AverageResult
+
+
+@dataclass(frozen=True)
+class AnalysisRecord:
+    """One analysis results file, its ``result`` rebuilt as the analysis' own dataclass."""
+
+    path: str
+    analysis: str  # ``length_bias`` | ``align_uniform`` | ``spectrum`` | ``repetition_probe``
+    variant: str  # the file's stem: ``length_bias_words``, ``align_uniform_dev``, ...
+    result: Any
+    model: ModelInfo
+    config: dict[str, Any]
+    provenance: Provenance
+
+
+@dataclass
+class Collection:
+    """Everything found under one results folder, and what could not be read."""
+
+    root: str  # the folder as given
+    tasks: list[TaskRecord] = field(default_factory=list)
+    analyses: list[AnalysisRecord] = field(default_factory=list)
+    runs: list[TrainRun] = field(default_factory=list)
+    averages: list[AverageRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    run_dirs: list[str] = field(default_factory=list)  # every training-run folder, read or not
+    passed_over: list[str] = field(default_factory=list)  # analysis files, when analyses were not read
+
+    def analyses_of(self, analysis: str) -> list[AnalysisRecord]:
+        """Return the records of one analysis, in path order."""
+        return [a for a in self.analyses if a.analysis == analysis]
+
+
+def require_folder(root: str | Path, what: str = "`stsbench run`") -> Path:
+    """The folder as a ``Path``; one line when it does not exist."""
+    root = Path(root)
+    if not root.is_dir():
+        raise StsbenchError(f"results folder {root} does not exist; pass the --output of {what}")
+    return root
+
+
+def results_files(root: Path) -> list[Path]:
+    """Every file under a results folder but the hidden ones, in sorted path order: what every reader scans."""
+    root = Path(root)
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _record(path: Path, rel: str, result: Any, verified: bool) -> TaskRecord | AnalysisRecord | AverageRecord:
+    if isinstance(result, TaskResult):
+        return TaskRecord(rel, result, verified)
+    if isinstance(result, AverageResult):
+        return AverageRecord(rel, result)
+    return AnalysisRecord(
+        rel, result.analysis, path.stem, result.result, result.model, result.config, result.provenance
+    )
+
+
+def read_folder(
+    results_dir: str | Path,
+    *,
+    kinds: Iterable[str] = ALL_KINDS,
+    result_types: Mapping[str, type] | None = None,
+    runs: bool = False,
+    strict: bool = False,
+    what: str = "`stsbench run`",
+) -> Collection:
+    """Read the results of ``kinds`` under ``results_dir`` by the rules above; ``runs``: the training runs too.
+
+    ``result_types``: ``{analysis name: result dataclass}`` (the analysis registry's), to read analysis results
+    (``kinds`` holding :data:`ANALYSIS_KIND`). ``strict``: a bad or foreign file raises its one line instead of
+    adding a warning. ``what``: what writes such folders, for the line saying the folder does not exist.
+    """
+    root = require_folder(results_dir, what)
+    kinds = tuple(kinds)
+    out = Collection(str(results_dir))
+    files = results_files(root)
+    run_dirs = sorted({p.parent for p in files if p.name == TRAIN_LOG})
+    out.run_dirs = [_rel(d, root) if d != root else "." for d in run_dirs]
+    if runs:
+        for folder, rel in zip(run_dirs, out.run_dirs, strict=True):
+            run, warnings = load_train_run(folder, rel)
+            out.warnings += warnings
+            if run is not None:
+                out.runs.append(run)
+    for path in files:
+        if path.suffix != ".json":
+            continue
+        in_run = any(d == path.parent or d in path.parents for d in run_dirs)
+        try:
+            rec = _read(path, root, kinds, result_types, in_run, out)
+        except StsbenchError as exc:
+            if strict:
+                raise
+            out.warnings.append(f"{exc}; skipped it")
+            continue
+        if isinstance(rec, TaskRecord):
+            out.tasks.append(rec)
+        elif isinstance(rec, AverageRecord):
+            out.averages.append(rec)
+        elif rec is not None:
+            out.analyses.append(rec)
+    return out
+
+
+def _read(
+    path: Path,
+    root: Path,
+    kinds: tuple[str, ...],
+    result_types: Mapping[str, type] | None,
+    in_run: bool,
+    out: Collection,
+) -> TaskRecord | AnalysisRecord | AverageRecord | None:
+    """One JSON file by the rules above: its record, None when it is passed over, or a one-line error."""
+    try:
+        data = read_json(path)
+    except Unreadable:
+        if in_run:
+            return None  # a checkpoint's own file
+        raise
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in kinds:
+        if in_run or kind in SUMMARY_KINDS:
+            return None  # a checkpoint's own file, or a summary beside the results
+        if kind == ANALYSIS_KIND:
+            out.passed_over.append(_rel(path, root))
+            return None
+        raise OtherKind(path, kind, kinds)
+    result = result_from_json(path, data, result_types or {})
+    verified = False
+    if isinstance(result, TaskResult):
+        verified = verify_result(path, result)
+    elif isinstance(result, AverageResult):
+        verify_average(path, result)
+    return _record(path, _rel(path, root), result, verified)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One task results file, as the comparisons see it (``check``, ``export-mteb``)."""
+
+    path: Path
+    result: TaskResult
+    verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
+
+    @property
+    def run(self) -> tuple[str, str, str]:
+        """What the results of one run share: model name, pooler, mode."""
+        return (self.result.model.name, self.result.model.pooler, self.result.mode)
+
+
+def load_results(
+    results_dir: Path, skipped: list[Path] | None = None, training_runs: list[Path] | None = None
+) -> list[Measured]:
+    """Every task result under ``results_dir``, read strictly (:func:`read_folder`); none is one line.
+
+    The analysis results found (not scores) are appended to ``skipped`` and the training-run folders to
+    ``training_runs``, when given.
+    """
+    found = read_folder(results_dir, kinds=(TASK_KIND,), strict=True)
+    root = Path(results_dir)
+    if skipped is not None:
+        skipped.extend(root / p for p in found.passed_over)
+    if training_runs is not None:
+        training_runs.extend(root / d for d in found.run_dirs)
+    if not found.tasks:
+        n = len(found.passed_over)
+        also = f" (only {plural(n, 'analysis file')})" if n else ""
+        raise StsbenchError(
+            f"no results JSON under {results_dir}{also}; run `stsbench run ... --output {results_dir}` first"
+        )
+    return [Measured(root / r.path, r.result, r.verified) for r in found.tasks]
+
+
+def select_run(
+    measured: Iterable[Measured],
+    tasks: Iterable[str],
+    results_dir: Path,
+    model: str | None = None,
+    pooler: str | None = None,
+    mode: str | None = None,
+) -> dict[str, Measured]:
+    """Pick the results of one run (model, pooler, mode) by task; refuse a mix of runs or a task twice."""
+    tasks = set(tasks)
+    measured = list(measured)
+    chosen = [
+        m
+        for m in measured
+        if (model is None or m.result.model.name == model)
+        and (pooler is None or m.result.model.pooler == pooler)
+        and (mode is None or m.result.mode == mode)
+    ]
+    if not chosen:
+        there = "; ".join(sorted({"/".join(m.run) for m in measured}))
+        raise StsbenchError(
+            f"no results under {results_dir} match the filters (model/pooler/mode there: {there})"
+        )
+    runs = sorted({m.run for m in chosen if m.result.task in tasks})
+    if len(runs) > 1:
+        names = "; ".join("/".join(r) for r in runs)
+        raise StsbenchError(
+            f"{results_dir} holds results of {len(runs)} runs (model/pooler/mode: {names}); "
+            "point --results at one run's folder or narrow with --model/--pooler/--mode"
+        )
+    by_task: dict[str, Measured] = {}
+    for m in chosen:
+        if not runs or m.run != runs[0]:
+            continue
+        if m.result.task in by_task:
+            twice = f"{by_task[m.result.task].path} and {m.path}"
+            raise StsbenchError(
+                f"{m.result.task} is measured twice under {results_dir} ({twice}); remove one"
+            )
+        by_task[m.result.task] = m
+    return by_task
+
+
+def seed_aggregates(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every seed aggregate (``seeds.json`` of ``stsbench run`` on a seeds folder) under ``results_dir``.
+
+    The same scan as :func:`read_folder` (hidden files are not read); a malformed aggregate is one line.
+    """
+    root = require_folder(results_dir)
+    found = []
+    for path in results_files(root):
+        if path.name == SEEDS_FILE:
+            agg = read_aggregate(path)
+            if agg is not None:  # OUT/seeds.json of a training folder, or another file of that name
+                found.append((path, agg))
+    return found
