@@ -36,6 +36,12 @@ def load_target(ref: Any) -> Any:
     return obj
 
 
+def _reference(obj: Any) -> str | None:
+    """The ``"module:attr"`` string that names a class or function, or None for other objects."""
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}:{name}" if isinstance(module, str) and isinstance(name, str) else None
+
+
 class Registry(Generic[T]):
     """Named entries of one kind: ``registry.get(name)``, ``name in registry``, ``list(registry)``.
 
@@ -73,7 +79,13 @@ class Registry(Generic[T]):
 
             return decorate
         old = self._targets.get(name)
-        if old is not None and old is not target and old != target and self._loaded.get(name) is not target:
+        if (
+            old is not None
+            and old is not target
+            and old != target
+            and self._loaded.get(name) is not target
+            and old != _reference(target)  # a lazy target, now registered by its own import (a decorator)
+        ):
             raise StsbenchError(f"{self.what} {name!r} is registered twice ({old!r} and {target!r})")
         self._targets[name] = target
         self._loaded.pop(name, None)
@@ -83,7 +95,22 @@ class Registry(Generic[T]):
             self._spellings[self._normalise(alias)] = name
         return target
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` and its aliases (a test's toy entry); an unknown name is ignored."""
+        key = self.canonical(name)
+        if key is None:
+            return
+        self._targets.pop(key)
+        self._loaded.pop(key, None)
+        self.aliases = {a: n for a, n in self.aliases.items() if n != key}
+        self._spellings = {s: n for s, n in self._spellings.items() if n != key}
+
     # -- looking up -----------------------------------------------------------------------------------------------
+    def target(self, name: str) -> Any:
+        """What ``name`` is registered as: its object, or its ``"module:attr"`` string while not yet imported."""
+        key = self.check(name)
+        return self._loaded.get(key, self._targets[key])
+
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
             return
@@ -148,6 +175,9 @@ class Registry(Generic[T]):
                 ) from None
         return self._loaded[key]
 
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.canonical(name) is not None
 
@@ -156,6 +186,10 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.names())
+
+    def values(self) -> list[T]:
+        """Every entry, loaded (imports every target)."""
+        return [self.get(name) for name in self.names()]
 
     def items(self) -> list[tuple[str, T]]:
         """Every entry, loaded (imports every target)."""

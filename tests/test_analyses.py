@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -515,6 +516,57 @@ def test_toy_analysis_registers_once_and_reaches_cli_results_and_report(toy, tmp
     md = files.markdown.read_text(encoding="utf-8")
     assert "\n## Toy norms\n" in md and "| model | toy mean norm |" in md
     assert md.index("## Singular-value spectra") < md.index("## Toy norms") < md.index("## Training curves")
+
+
+PLUGIN = """
+from dataclasses import dataclass
+from stsbench.analyses.registry import Analysis, register_analysis
+
+@dataclass
+class Result:
+    x: float
+    def to_dict(self):
+        return {"x": self.x}
+
+@register_analysis
+class Plug(Analysis):
+    name, command, title, describe, make, help = "plug", "plug", "Plug", "plug results", "m", "h"
+    result_type = Result
+    def compute(self, encoder, config, *, data_dir, prepared, batch_size):
+        return Result(1.0)
+
+class Clash(Plug):
+    name, command = "clash", "spectrum"
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("plug = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
+        ("other = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
+        ("plug = plugmod", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
+        ("clash = plugmod:Clash", "takes the name or command of the analysis 'spectrum'"),
+    ],
+)
+def test_an_entry_point_analysis_is_one_entry_after_the_built_ins(entry, expected, tmp_path):
+    (tmp_path / "plugmod.py").write_text(PLUGIN, encoding="utf-8")
+    name, value = (x.strip() for x in entry.split("="))
+    code = (
+        "from importlib import metadata\n"
+        "import stsbench.registry as R\n"
+        f"R.metadata.entry_points = lambda group: [metadata.EntryPoint({name!r}, {value!r}, group)]\n"
+        "from stsbench.analyses.registry import all_analyses, get_analysis\n"
+        "from stsbench.errors import StsbenchError\n"
+        "try:\n"
+        "    names = [a.name for a in all_analyses()]\n"
+        "    print(get_analysis('plug').name, get_analysis('plug').command, ','.join(names))\n"
+        "except StsbenchError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert expected in done.stdout, done.stdout + done.stderr
 
 
 def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):

@@ -58,3 +58,23 @@ def test_bad_target_is_one_line() -> None:
         reg.get("gone")
     with pytest.raises(StsbenchError, match="module:attr"):
         load_target("no-colon")
+
+
+def test_a_lazy_target_registered_again_by_its_own_decorator_is_one_entry() -> None:
+    import textwrap
+
+    reg: Registry = Registry("thing")
+    reg.register("dedent", "textwrap:dedent")  # an entry point, not imported yet
+    assert reg.target("dedent") == "textwrap:dedent"
+    reg.register("dedent", textwrap.dedent)  # its module registering it on import: the same target
+    assert reg.target("dedent") is textwrap.dedent and reg.names() == ["dedent"]
+    with pytest.raises(StsbenchError, match="registered twice"):
+        reg.register("dedent", textwrap.indent)
+
+
+def test_unregister_removes_the_name_and_its_spellings() -> None:
+    reg: Registry = Registry("task", normalise=lambda s: s.lower())
+    reg.register("STSBenchmark", object(), aliases=("STS-B",))
+    reg.unregister("sts-b")
+    assert "STSBenchmark" not in reg and "stsbenchmark" not in reg and "STS-B" not in reg and len(reg) == 0
+    reg.unregister("never-there")  # ignored

@@ -1,17 +1,18 @@
-"""The analysis registry: one :class:`Analysis` subclass per analysis, registered once by a decorator.
+"""The analysis registry: one :class:`Analysis` subclass per analysis, in :data:`ANALYSES`.
 
-Modelled on lm-evaluation-harness' ``lm_eval/api/registry.py`` (``register_model`` / ``get_model``): a
+:data:`ANALYSES` is a :class:`stsbench.registry.Registry`, the shape tasks, methods and poolers share. A
 class declares everything about its analysis (name, command, config type, the data files it reads,
-compute, result type, the report's tables and figure), and every consumer reads the registry instead of
-a string key: the CLI (``stsbench.commands.analyses`` makes one command per entry, its options from the
-config type), the library (:func:`stsbench.analyses.runner.run_analysis`), the report's collector, tables,
-figures and sections. Adding an analysis is one decorated class; one in another package registers when
-imported, which the CLI and the report do for every module named under the ``stsbench.analyses``
-entry-point group.
+compute, result type, the report's tables and figure), and every consumer reads the registry instead of a
+string key: the CLI (``stsbench.commands.analyses`` makes one command per entry, its options from the
+config type), the library (:func:`stsbench.analyses.runner.run_analysis`) and the report (its collector,
+sections, tables and figures). Adding an analysis is one class decorated with :func:`register_analysis`;
+one in another package registers under the ``stsbench.analyses`` entry-point group: ``name =
+"pkg.module:Class"`` (imported when first looked up) or ``name = "pkg.module"`` (imported with the other
+plugins; its decorators register).
 
-The built-in analyses live in :mod:`stsbench.analyses.builtin`, imported on the first lookup (the report
-tables it holds import the report's table module, whose package imports the collector, which reads this
-registry).
+The built-in analyses live in :mod:`stsbench.analyses.builtin`, registered when this module is imported.
+Nothing here imports the reports: an analysis' tables are :class:`stsbench.tabular.Table` objects, a type
+below both, and the reports read this registry, never the other way round.
 """
 
 from __future__ import annotations
@@ -20,25 +21,21 @@ import dataclasses
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from stsbench.errors import StsbenchError
+from stsbench.registry import Registry, load_target
 
 BUILTIN = "stsbench.analyses.builtin"
 ENTRY_POINTS = "stsbench.analyses"
-_REGISTRY: dict[str, Analysis] = {}
-_loaded = False
+# name -> its Analysis class (or the "module:Class" of an entry point not imported yet); ``length-bias``
+# finds ``length_bias``, as the command is spelled
+ANALYSES: Registry[type[Analysis]] = Registry(
+    "analysis", entry_points=ENTRY_POINTS, normalise=lambda name: name.replace("-", "_").lower()
+)
+_instances: dict[type, Analysis] = {}
 A = TypeVar("A", bound="type[Analysis]")
-
-
-def resolve(ref: Any) -> Any:
-    """Return ``ref`` itself, or the object a ``"module:name"`` string names (imported now)."""
-    if not isinstance(ref, str):
-        return ref
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def option(default: Any, help: str) -> Any:  # noqa: A002 - typer's and click's name for it
@@ -108,7 +105,7 @@ class Analysis(ABC):
 
     def tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """The report's tables (:class:`stsbench.tabular.Table`) of ``{label: result}``."""
-        return [resolve(build)(variant, results) for build in self.table_builders]
+        return [load_target(build)(variant, results) for build in self.table_builders]
 
     def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """What the command prints: the report's tables (plus any detail the report leaves out)."""
@@ -120,11 +117,11 @@ class Analysis(ABC):
 
     def figure(self, results: dict[str, Any], stem: Path) -> list[Path]:
         """Draw ``{label: result}`` to ``stem.png`` and ``stem.svg``; return the files (none without ``draw``)."""
-        return [] if self.draw is None else resolve(self.draw)(results, stem)
+        return [] if self.draw is None else load_target(self.draw)(results, stem)
 
     def result_class(self) -> type:
         """The result dataclass (``result_type`` imported when named as a string)."""
-        return resolve(self.result_type)
+        return load_target(self.result_type)
 
     def make_config(self, **options: Any) -> Any:
         """Build the config from keyword options; an unknown one is a one-line error."""
@@ -137,8 +134,8 @@ class Analysis(ABC):
         return self.config_type(**options)
 
 
-def register_analysis(cls: A) -> A:
-    """Class decorator: add one instance of ``cls`` under ``cls.name``; a second use of a name fails."""
+def _check_class(cls: Any) -> None:
+    """What :func:`register_analysis` asks of a class (a ``TypeError`` names the class and what is missing)."""
     if not (isinstance(cls, type) and issubclass(cls, Analysis)):
         raise TypeError(f"{cls!r} is not an Analysis subclass")
     for attr in ("name", "command", "title", "describe", "make", "help", "result_type"):
@@ -146,46 +143,83 @@ def register_analysis(cls: A) -> A:
             raise TypeError(f"analysis {cls.__name__} does not set {attr}")
     if not dataclasses.is_dataclass(cls.config_type):
         raise TypeError(f"analysis {cls.__name__}: config_type must be a dataclass")
-    _load_builtins()  # the built-in ones come first, whoever registers first
-    if cls.name in _REGISTRY or any(a.command == cls.command for a in _REGISTRY.values()):
+
+
+def _other(cls: type[Analysis]) -> str | None:
+    """The registered analysis, another class than ``cls``, that has its name or command; None if none."""
+    for key in ANALYSES.names():
+        other = ANALYSES.target(key)
+        if isinstance(other, type) and other is not cls and cls.command == other.command:
+            return key
+        if isinstance(other, type) and other is not cls and ANALYSES.canonical(cls.name) == key:
+            return key
+    return None
+
+
+def register_analysis(cls: A) -> A:
+    """Class decorator: register ``cls`` under ``cls.name``; a second use of a name or command fails."""
+    _check_class(cls)
+    if cls.__module__ == BUILTIN:  # registered in file order when this module loads, before any plugin
+        ANALYSES.register(cls.name, cls)
+        return cls
+    key = ANALYSES.canonical(cls.name)
+    if _other(cls) is not None or (key is not None and ANALYSES.target(key) is cls):
         raise ValueError(f"analysis {cls.name!r} (command {cls.command!r}) is already registered")
-    _REGISTRY[cls.name] = cls()
+    ANALYSES.register(cls.name, cls)  # an entry point's lazy "module:Class" naming it is this class, no clash
     return cls
 
 
 def unregister_analysis(name: str) -> None:
     """Remove an analysis (for tests that register a toy one)."""
-    _REGISTRY.pop(name, None)
+    cls = ANALYSES.target(name) if name in ANALYSES else None
+    ANALYSES.unregister(name)
+    _instances.pop(cls, None)
 
 
-def _load_builtins() -> None:
-    """Import the built-in analyses, then the modules packages name under :data:`ENTRY_POINTS`.
-
-    An analysis in another package registers by being imported.
-    """
-    global _loaded  # noqa: PLW0603 - a once-only import flag
-    if not _loaded:
-        _loaded = True
-        importlib.import_module(BUILTIN)
-        for entry in metadata.entry_points(group=ENTRY_POINTS):
-            entry.load()
+def _instance(name: str) -> Analysis:
+    """The one instance of the class registered as ``name`` (an entry point's class is checked when first used)."""
+    cls = ANALYSES.get(name)
+    if cls not in _instances:
+        _check_class(cls)
+        other = _other(cls)
+        if other is not None:
+            raise StsbenchError(
+                f"the analysis plugin {name!r} ({cls.__module__}.{cls.__qualname__}) takes the name or command "
+                f"of the analysis {other!r}; rename it"
+            )
+        _instances[cls] = cls()
+    return _instances[cls]
 
 
 def all_analyses() -> list[Analysis]:
-    """Every registered analysis, in registration order (the report's section order)."""
-    _load_builtins()
-    return list(_REGISTRY.values())
+    """Every registered analysis, in registration order (the report's section order): built-ins, then plugins."""
+    found: list[Analysis] = []
+    names: list[str] = []
+    while len(names) < len(ANALYSES):  # importing an entry point's module may register more (its decorators)
+        names = ANALYSES.names()
+        found = []
+        for name in names:
+            analysis = _instance(name)
+            if analysis not in found:  # an entry point named otherwise than its class: one analysis
+                found.append(analysis)
+    return found
 
 
 def get_analysis(name: str) -> Analysis:
-    """Return the analysis registered as ``name`` (a one-line error naming the known ones otherwise)."""
-    _load_builtins()
-    if name not in _REGISTRY:
-        raise StsbenchError(f"unknown analysis {name!r}; known: {', '.join(_REGISTRY)}")
-    return _REGISTRY[name]
+    """Return the analysis registered as ``name`` (``length-bias`` spells ``length_bias``).
+
+    An unknown name is a one-line ``StsbenchError`` with the nearest known one.
+    """
+    if name not in ANALYSES:
+        all_analyses()  # an entry point may register its class under its own name
+    return _instance(name)
 
 
 def find_analysis(name: str) -> Analysis | None:
     """Return the analysis registered as ``name``, or None."""
-    _load_builtins()
-    return _REGISTRY.get(name)
+    return _instance(name) if name in ANALYSES else None
+
+
+# the built-ins register now (their module imports this one first when it is imported first), so that
+# ANALYSES lists them before any plugin; importlib, so that this module does not import its own entries
+importlib.import_module(BUILTIN)
