@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Optional
 import typer
 
 from stsbench.train.config import OPTIONS, Option, help_for
+from stsbench.train.config.methods import method_labels
 
 FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
 
@@ -94,11 +95,7 @@ RUN_PARAMETERS = [
 ]
 
 
-def train_command(**options: Any) -> None:
-    """Train SimCSE (unsup or sup), ESimCSE or MoCoSE; keep the best STS-B dev checkpoint in OUTPUT.
-
-    Several processes: torchrun --nproc_per_node N -m stsbench train ... (--batch-size is per process).
-    """
+def train_command(**options: Any) -> None:  # its help: train_command.__doc__ below, naming the methods
     from stsbench.errors import StsbenchError
     from stsbench.io import check_writable_dir
     from stsbench.train.config import make_config
@@ -201,6 +198,10 @@ def _print_seeds(path: Path, records: list[dict[str, Any]]) -> None:
     )
 
 
+train_command.__doc__ = f"""Train {method_labels()}; keep the best STS-B dev checkpoint in OUTPUT.
+
+    Several processes: torchrun --nproc_per_node N -m stsbench train ... (--batch-size is per process).
+    """
 train_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     [_parameter(OPTIONS[n]) for n in FIRST]
     + RUN_PARAMETERS

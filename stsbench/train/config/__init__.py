@@ -4,40 +4,51 @@ The CLI (``stsbench train``, whose flags are generated from :data:`OPTIONS`) and
 ``configs/`` both fill :class:`TrainConfig`; CLI flags override the YAML, the YAML overrides the method's
 defaults. ``TrainConfig(...)`` from Python gets the same defaults and the same validation. What the data
 and the device decide is a separate record (:class:`TrainResolution`), so the config is machine-independent.
+The methods are :data:`METHODS` (:mod:`.methods`), one :class:`MethodSpec` each.
+
+Names load on first use: the method registry, ``option`` and the built-in option groups without building
+:class:`TrainConfig`, whose fields come from every method's groups (plugins' included), so that a method
+plugin's module can import them while the config is built, and a method name is checked before torch loads.
 """
 
-from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config
-from stsbench.train.config.options import (
-    METHOD_NAMES,
-    METHODS,
-    MethodName,
-    MethodSpec,
-    TrainConfig,
-    parse_slices,
-)
-from stsbench.train.config.resolve import (
-    BOOKKEEPING,
-    REQUIRED,
-    ResolvedConfig,
-    TrainResolution,
-    check_complete,
-    default_length_buckets,
-    effective_queue_size,
-    eval_pooler,
-    finalize,
-    resume_conflicts,
-    traceable_distance,
-)
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "BOOKKEEPING": "resolve",
+    "METHODS": "methods",
+    "OPTIONS": "load",
+    "REQUIRED": "resolve",
+    "MethodName": "methods",
+    "MethodSpec": "methods",
+    "Option": "load",
+    "ResolvedConfig": "resolve",
+    "TrainConfig": "options",
+    "TrainResolution": "resolve",
+    "check_complete": "resolve",
+    "default_length_buckets": "resolve",
+    "effective_queue_size": "resolve",
+    "eval_pooler": "resolve",
+    "finalize": "resolve",
+    "find_method": "methods",
+    "help_for": "load",
+    "load_yaml": "load",
+    "make_config": "load",
+    "option": "fields",
+    "parse_slices": "method_options",
+    "resume_conflicts": "resolve",
+    "traceable_distance": "method_options",
+}
 __all__ = [
     "BOOKKEEPING",
     "METHODS",
-    "METHOD_NAMES",
-    "OPTIONS",
-    "REQUIRED",
     "MethodName",
     "MethodSpec",
+    "OPTIONS",
     "Option",
+    "REQUIRED",
     "ResolvedConfig",
     "TrainConfig",
     "TrainResolution",
@@ -46,10 +57,45 @@ __all__ = [
     "effective_queue_size",
     "eval_pooler",
     "finalize",
+    "find_method",
     "help_for",
     "load_yaml",
     "make_config",
+    "option",
     "parse_slices",
     "resume_conflicts",
     "traceable_distance",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
+
+if TYPE_CHECKING:
+    from stsbench.train.config.fields import option
+    from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config
+    from stsbench.train.config.method_options import parse_slices, traceable_distance
+    from stsbench.train.config.methods import METHODS, MethodName, MethodSpec, find_method
+    from stsbench.train.config.options import TrainConfig
+    from stsbench.train.config.resolve import (
+        BOOKKEEPING,
+        REQUIRED,
+        ResolvedConfig,
+        TrainResolution,
+        check_complete,
+        default_length_buckets,
+        effective_queue_size,
+        eval_pooler,
+        finalize,
+        resume_conflicts,
+    )

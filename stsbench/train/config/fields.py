@@ -1,19 +1,10 @@
-"""The pieces every option group is made of: the method names, ``option(...)`` and the strict model config."""
+"""The pieces every option group is made of: ``option(...)`` and the strict model config."""
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any
 
 from pydantic import ConfigDict, Field
-
-
-class MethodName(str, Enum):
-    """The training methods, the one list of them (``MethodName.MOCOSE == "mocose"``)."""
-
-    SIMCSE = "simcse"
-    ESIMCSE = "esimcse"
-    MOCOSE = "mocose"
 
 
 def option(

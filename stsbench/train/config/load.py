@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import describe
-from stsbench.train.config.options import GROUP_OF, METHODS, TrainConfig, owners
+from stsbench.train.config.methods import METHODS
+from stsbench.train.config.options import GROUP_OF, TrainConfig, owners
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def _option(name: str) -> Option:
         default=info.default,
         help=info.description or "",
         choices=describe.choices(info),
-        methods=tuple(s.name.value for s in owners(name)) if group else None,
+        methods=tuple(str(s.name) for s in owners(name)) if group else None,
         group=f"{' or '.join(s.label for s in owners(name))} options" if group else "Options",
         short=describe.extra(info, "short"),
     )

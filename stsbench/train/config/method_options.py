@@ -1,18 +1,23 @@
-"""The option groups of some methods only: Gaussian noise (SimCSE, ESimCSE), ESimCSE, MoCoSE.
+"""The built-in methods: their option groups (Gaussian noise for SimCSE and ESimCSE, ESimCSE's, MoCoSE's) and specs.
 
-Split from :mod:`.options` (which assembles :class:`~stsbench.train.config.options.TrainConfig` from every
-group) so that each module stays short; adding an option to one of these groups is one field here.
+:mod:`.options` assembles :class:`~stsbench.train.config.options.TrainConfig` from the groups of every
+registered method (:data:`~stsbench.train.config.methods.METHODS`); adding an option to one of these groups is
+one field here. Nothing here imports the config or torch: the method classes import what they need from here.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, model_validator
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
+from stsbench.train.config.methods import MethodName, MethodSpec
+
+if TYPE_CHECKING:
+    from stsbench.train.config.options import TrainConfig
 
 
 class NoiseOptions(BaseModel):
@@ -184,3 +189,48 @@ def parse_slices(spec: str, size: int) -> list[tuple[int, int]]:
             )
         out.append((start, end))
     return out
+
+
+def traceable_distance(decay: float, queue: int, batch: int) -> float:
+    """MoCoSE eq. (4): d_trace = 1 / (1 - eta) + queue_size / batch_size (steps back to the oldest key)."""
+    return 1.0 / (1.0 - decay) + queue / batch
+
+
+def esimcse_queue_size(cfg: TrainConfig, world: int = 1) -> int:
+    """ESimCSE's M = queue_multiple x batch (Sec. 5.4: 2.5x).
+
+    The batch is the global one (``queue_scope: global``) or the process's own (``process``, each process's
+    queue of its own keys, as the official code).
+    """
+    return int(cfg.queue_multiple * cfg.batch_size * (world if cfg.queue_scope == "global" else 1))
+
+
+def mocose_queue_size(cfg: TrainConfig, world: int = 1) -> int:
+    """MoCoSE's K, global across processes."""
+    return cfg.queue_size
+
+
+SIMCSE = MethodSpec(
+    MethodName.SIMCSE,
+    "SimCSE",
+    "stsbench.train.methods.simcse:Method",
+    (NoiseOptions,),
+    supervised="stsbench.train.methods.simcse:SupSimCSE",
+    about="unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV",
+)
+ESIMCSE = MethodSpec(
+    MethodName.ESIMCSE,
+    "ESimCSE",
+    "stsbench.train.methods.esimcse:ESimCSE",
+    (NoiseOptions, ESimCSEOptions),
+    queue_size=esimcse_queue_size,
+)
+MOCOSE = MethodSpec(
+    MethodName.MOCOSE,
+    "MoCoSE",
+    "stsbench.train.methods.mocose:MoCoSE",
+    (MoCoSEOptions,),
+    # MoCoSE Sec. 4.1: weight decay 1e-6; a dev evaluation every 100 steps
+    {"weight_decay": 1e-6, "eval_steps": 100},
+    queue_size=mocose_queue_size,
+)

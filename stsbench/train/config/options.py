@@ -2,10 +2,10 @@
 
 :class:`TrainConfig` is a frozen pydantic model, validated on construction, from Python, YAML or the CLI
 alike. Its fields come in groups: the options every method has (:class:`CommonOptions`,
-:class:`SelectionOptions`, here) and those of some methods only (:class:`NoiseOptions`,
-:class:`ESimCSEOptions`, :class:`MoCoSEOptions`, in :mod:`.method_options`). :data:`METHODS` says, per
-method, which groups it takes and where its paper's defaults differ from SimCSE's; a config refuses options
-of another method and gets its method's defaults.
+:class:`SelectionOptions`, here) and those of some methods only, the option groups of the registered methods
+(:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in :mod:`.method_options`). Each method's
+:class:`~stsbench.train.config.methods.MethodSpec` says which groups it takes and where its paper's defaults
+differ from SimCSE's; a config refuses options of another method and gets its method's defaults.
 Defaults are SimCSE's unsupervised BERT-base settings (Gao et al., 2021, ``run_unsup_example.sh``),
 ESimCSE's (Wu et al., 2022, Sec. 4.1 and 5) and MoCoSE's (Cao et al., 2022, Sec. 4.1, Tables 3-8).
 
@@ -19,7 +19,6 @@ uses another default is one entry in its :class:`MethodSpec` ``defaults``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,18 +28,10 @@ from stsbench.encoders.pooling import POOLERS
 from stsbench.errors import StsbenchError
 from stsbench.train.config.describe import one_line
 from stsbench.train.config.fields import STRICT as _STRICT
-from stsbench.train.config.fields import MethodName, option
-from stsbench.train.config.method_options import ESimCSEOptions, MoCoSEOptions, NoiseOptions, parse_slices
+from stsbench.train.config.fields import option
+from stsbench.train.config.methods import METHODS, MethodSpec, find_method, method_choices, method_specs
 
-__all__ = [
-    "ESimCSEOptions",
-    "MethodName",
-    "MoCoSEOptions",
-    "NoiseOptions",
-    "TrainConfig",
-    "option",
-    "parse_slices",
-]
+__all__ = ["GROUP_OF", "CommonOptions", "SelectionOptions", "TrainConfig", "owners"]
 
 
 class CommonOptions(BaseModel):
@@ -48,8 +39,8 @@ class CommonOptions(BaseModel):
 
     model_config = _STRICT
 
-    method: Literal[tuple(m.value for m in MethodName)] | None = option(  # type: ignore[valid-type]
-        None, "simcse (unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV), esimcse or mocose."
+    method: Literal[tuple(METHODS.names())] | None = option(  # type: ignore[valid-type]
+        None, f"{method_choices()}."
     )
     model: str | None = option(
         None, "Backbone: a local HF model dir, all-MiniLM-L6-v2, or a hub id (needs internet).", short="-m"
@@ -196,35 +187,28 @@ class SelectionOptions(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """A method: its label, the option groups it takes beyond the common ones, its paper's other defaults."""
+def method_groups() -> tuple[type[BaseModel], ...]:
+    """Every method's option groups, each once, in registration order; a field declared twice is refused."""
+    owner = dict.fromkeys((*CommonOptions.model_fields, *SelectionOptions.model_fields), "the common options")
+    groups: list[type[BaseModel]] = []
+    for spec in method_specs():
+        for group in spec.options:
+            if group in groups:
+                continue
+            for name in group.model_fields:
+                if name in owner:
+                    raise StsbenchError(
+                        f"method {spec.name!r}: option {name!r} of {group.__name__} is already one of "
+                        f"{owner[name]}; give it another name"
+                    )
+                owner[name] = group.__name__
+            groups.append(group)
+    return tuple(groups)
 
-    name: MethodName
-    label: str
-    groups: tuple[type[BaseModel], ...] = ()
-    defaults: Mapping[str, Any] = field(default_factory=dict)
 
-    def accepts(self, name: str) -> bool:
-        """Whether option ``name`` belongs to this method (common options belong to all)."""
-        owner = GROUP_OF.get(name)
-        return owner is None or owner in self.groups
-
-
-METHODS: dict[str, MethodSpec] = {
-    spec.name.value: spec
-    for spec in (
-        MethodSpec(MethodName.SIMCSE, "SimCSE", (NoiseOptions,)),
-        MethodSpec(MethodName.ESIMCSE, "ESimCSE", (NoiseOptions, ESimCSEOptions)),
-        # MoCoSE Sec. 4.1: weight decay 1e-6; a dev evaluation every 100 steps
-        MethodSpec(MethodName.MOCOSE, "MoCoSE", (MoCoSEOptions,), {"weight_decay": 1e-6, "eval_steps": 100}),
-    )
-}
-METHOD_NAMES = {name: spec.label for name, spec in METHODS.items()}
-# the fields of the method-specific groups, by group (fields of neither are common)
-GROUP_OF: dict[str, type[BaseModel]] = {
-    name: group for group in (NoiseOptions, ESimCSEOptions, MoCoSEOptions) for name in group.model_fields
-}
+METHOD_GROUPS = method_groups()
+# the fields of the methods' groups, by group (fields of none are common)
+GROUP_OF: dict[str, type[BaseModel]] = {name: group for group in METHOD_GROUPS for name in group.model_fields}
 
 
 def owners(name: str) -> list[MethodSpec]:
@@ -232,11 +216,12 @@ def owners(name: str) -> list[MethodSpec]:
     return [spec for spec in METHODS.values() if spec.accepts(name)]
 
 
-# field order is the reverse MRO: common, noise, ESimCSE, MoCoSE, selection (the order of the saved dict)
-class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions, CommonOptions):
+# field order is the reverse MRO: common, the methods' groups in registration order (noise, ESimCSE, MoCoSE,
+# then plugins'), selection: the order of the saved dict
+class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  # type: ignore[misc]
     """A training run's options, machine-independent (saved with every checkpoint); validated on construction.
 
-    Options not given take the method's defaults (:data:`METHODS`); options of another method are refused;
+    Options not given take the method's defaults (its ``MethodSpec``); options of another method are refused;
     every refusal is a one-line :class:`StsbenchError`. What the data and the device decide is not here but
     in :class:`stsbench.train.config.resolve.TrainResolution`.
     """
@@ -252,8 +237,7 @@ class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions,
     @model_validator(mode="before")
     @classmethod
     def _only_own_options(cls, data: Any) -> Any:
-        method = data.get("method") if isinstance(data, dict) else None
-        spec = METHODS.get(method) if isinstance(method, str) else None
+        spec = find_method(data.get("method")) if isinstance(data, dict) else None
         if spec is None:
             return data
         foreign = sorted(n for n in data if n in cls.model_fields and not spec.accepts(n))
@@ -263,13 +247,13 @@ class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions,
             plural = "s" if len(foreign) > 1 else ""
             raise StsbenchError(
                 f"{flags}: {' or '.join(s.label for s in them)} option{plural}, not for {spec.label}; "
-                f"use with {' or '.join(f'--method {s.name.value}' for s in them)}"
+                f"use with {' or '.join(f'--method {s.name}' for s in them)}"
             )
         return data
 
     @model_validator(mode="after")
     def _method_defaults(self) -> TrainConfig:
-        spec = METHODS.get(self.method or "")
+        spec = find_method(self.method)
         for name, value in (spec.defaults if spec else {}).items():
             if name not in self.model_fields_set:
                 object.__setattr__(self, name, value)  # frozen: set once, here, before anyone sees it
@@ -290,7 +274,7 @@ class TrainConfig(SelectionOptions, MoCoSEOptions, ESimCSEOptions, NoiseOptions,
         A saved dict holds every option; those of other methods at their defaults are dropped, and so are
         keys that are not options (``supervised``, a resolution's).
         """
-        spec = METHODS.get(str(saved.get("method")))
+        spec = find_method(saved.get("method"))
         fields = cls.model_fields
         keep = {
             n: v

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config.describe import flag
-from stsbench.train.config.options import BEFORE_ISSUE_16, METHODS, MethodName, TrainConfig
+from stsbench.train.config.methods import find_method
+from stsbench.train.config.options import BEFORE_ISSUE_16, TrainConfig
 
 REQUIRED = ("method", "model", "train_file", "output")
 # The one list of the fields that do not change what is computed (or only where files are): a resumed run
@@ -55,21 +56,9 @@ def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:
 
 
 def effective_queue_size(cfg: TrainConfig, world: int = 1) -> int:
-    """Queued negatives at most: ESimCSE's M = queue_multiple x batch (Sec. 5.4: 2.5x), MoCoSE's K.
-
-    ESimCSE's batch is the global one (``queue_scope: global``) or the process's own (``process``, each
-    process's queue of its own keys, as the official code).
-    """
-    if cfg.method == MethodName.ESIMCSE:
-        return int(cfg.queue_multiple * cfg.batch_size * (world if cfg.queue_scope == "global" else 1))
-    if cfg.method == MethodName.MOCOSE:
-        return cfg.queue_size
-    return 0
-
-
-def traceable_distance(decay: float, queue: int, batch: int) -> float:
-    """MoCoSE eq. (4): d_trace = 1 / (1 - eta) + queue_size / batch_size (steps back to the oldest key)."""
-    return 1.0 / (1.0 - decay) + queue / batch
+    """Queued negatives at most, by the method's ``queue_size`` (ESimCSE's M, MoCoSE's K); 0 without a queue."""
+    spec = find_method(cfg.method)
+    return spec.queue_size(cfg, world) if spec is not None and spec.queue_size is not None else 0
 
 
 def declared_training_pooler(model: str | None) -> str:
@@ -182,7 +171,8 @@ def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedCon
     """Resolve ``cfg`` against its data (``supervised``: the train file holds pairs); check the method takes it."""
     if isinstance(cfg, ResolvedConfig):
         cfg = cfg.config
-    if supervised and cfg.method != MethodName.SIMCSE:
+    spec = find_method(cfg.method)
+    if supervised and (spec is None or spec.supervised is None):
         raise StsbenchError(
             f"{cfg.train_file} holds sentence pairs (sup SimCSE); {cfg.method} trains on one sentence a line"
         )
@@ -216,7 +206,7 @@ def resume_conflicts(saved: Mapping[str, Any], run: ResolvedConfig) -> list[str]
     hold the ``length_buckets`` they used: such a saved value is compared with the one this run resolves to.
     """
     fields = TrainConfig.model_fields
-    spec = METHODS.get(str(saved.get("method")))
+    spec = find_method(saved.get("method"))
     before = {k: v for k, v in BEFORE_ISSUE_16.items() if spec is None or spec.accepts(k)}
     saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **before, **saved}
     now = run.to_dict()

@@ -1,7 +1,10 @@
 """Training methods, plugged into the one loop of :mod:`stsbench.train.loop`.
 
 Each is an augmentation (``make_views``), a loss (``loss``) and optional state (``after_step``: momentum
-encoder, queue). Adding a method is a subclass of :class:`Method`.
+encoder, queue): a subclass of :class:`~stsbench.train.methods.simcse.Method` (in ``simcse.py``: the base is
+unsup SimCSE), named with its option groups and defaults by a
+:class:`~stsbench.train.config.methods.MethodSpec` in the method registry
+(:data:`~stsbench.train.config.methods.METHODS`), which :func:`build_method` reads.
 
 With several processes (:mod:`stsbench.train.distributed`) every loss is the loss of the global batch: the
 embeddings of all processes are gathered (the local slice keeps its gradient) and queues hold the keys of
@@ -10,14 +13,20 @@ every process, so each process holds the same queue.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from stsbench.train.config import MethodName, TrainConfig
+from stsbench.errors import StsbenchError
+from stsbench.train.config.methods import METHODS
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, head
 from stsbench.train.methods.simcse import Method, SupSimCSE, load_pretrained_lm_head
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed, encode_views
 from stsbench.train.model import ContrastiveEncoder
+
+if TYPE_CHECKING:
+    from stsbench.train.config import ResolvedConfig
 
 __all__ = [
     "ESimCSE",
@@ -30,27 +39,15 @@ __all__ = [
     "encode_bucketed",
     "encode_views",
     "head",
+    "load_pretrained_lm_head",
 ]
 
 
 def build_method(
-    cfg: TrainConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
+    cfg: ResolvedConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
 ) -> Method:
-    """Build the method ``cfg`` names, its new layers initialised and its state attached to ``model``."""
-    config = model.backbone.config
-    if cfg.method == MethodName.MOCOSE:
-        mocose = MoCoSE(cfg, tokenizer, config)
-        mocose.init_new_layers(generator, config.initializer_range)
-        mocose.attach(model)
-        return mocose.to(next(model.parameters()).device)
-    if cfg.method == MethodName.ESIMCSE:
-        method: Method = ESimCSE(cfg, tokenizer, config)
-        method.attach(model, generator)
-    elif cfg.supervised:
-        method = SupSimCSE(cfg, tokenizer, config)
-    else:
-        method = Method(cfg, tokenizer, config)
-    method.init_new_layers(generator, config.initializer_range)
-    if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
-        method.mlm_head_loaded = load_pretrained_lm_head(method.mlm_loss.lm_head, model.backbone.name_or_path)
-    return method.to(next(model.parameters()).device)
+    """Build the method ``cfg`` names (its spec's class; sentence pairs: its ``supervised`` one) for ``model``."""
+    cls = METHODS[cfg.method].method_class(cfg.supervised)
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise StsbenchError(f"method {cfg.method!r}: its class {cls!r} is not a subclass of Method")
+    return cls.build(cfg, tokenizer, model, generator)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
 from stsbench.train.augment import Repetition
-from stsbench.train.config import MethodName, TrainConfig, effective_queue_size, traceable_distance
+from stsbench.train.config.method_options import esimcse_queue_size, traceable_distance
+from stsbench.train.config.methods import MethodName
 from stsbench.train.data import tokenize
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update
+
+if TYPE_CHECKING:
+    from stsbench.train.config import TrainConfig
 
 
 class OnlineMLPKeys:
@@ -46,7 +52,7 @@ class ESimCSE(Method):
             self.repetition = Repetition.for_tokenizer(
                 tokenizer, cfg.repetition_kind, cfg.dup_rate, cfg.repetition_sampling
             )
-        self.queue = EmbeddingQueue(effective_queue_size(cfg, distributed.world_size()))
+        self.queue = EmbeddingQueue(esimcse_queue_size(cfg, distributed.world_size()))
         self.momentum_encoder: ContrastiveEncoder | None = None
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
         # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from stsbench.train import distributed
-from stsbench.train.config import MethodName, TrainConfig, parse_slices, traceable_distance
+from stsbench.train.config.method_options import parse_slices, traceable_distance
+from stsbench.train.config.methods import MethodName
 from stsbench.train.methods.simcse import Method
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
 from stsbench.train.momentum import EmbeddingQueue, ema_update, fgsm, mocose_decay
+
+if TYPE_CHECKING:
+    from stsbench.train.config import TrainConfig
 
 
 def head(hidden_config, layers: int, last: str) -> nn.Sequential:
@@ -100,6 +105,17 @@ class MoCoSE(Method):
         self.ema_schedule = cfg.ema_schedule
         self.ema_schedule_steps = cfg.ema_schedule_steps
 
+    @classmethod
+    def build(
+        cls, cfg: TrainConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
+    ) -> MoCoSE:
+        """The new layers first, then the target branch (a copy of them); no pretrained MLM head."""
+        config = model.backbone.config
+        mocose = cls(cfg, tokenizer, config)
+        mocose.init_new_layers(generator, config.initializer_range)
+        mocose.attach(model)
+        return mocose.to(next(model.parameters()).device)
+
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise projection and predictor; fill the queue's K_start random entries."""
         super().init_new_layers(generator, std)
@@ -113,8 +129,8 @@ class MoCoSE(Method):
             noise = torch.randn(self.cfg.queue_start_size, self.hidden, generator=generator)
             self.queue.push(torch.nn.functional.normalize(noise, dim=1))
 
-    def attach(self, model: ContrastiveEncoder) -> None:
-        """Make the target branch: copies of the online encoder and projection that never train."""
+    def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
+        """Make the target branch: copies of the online encoder and projection that never train (no draws)."""
         self.target_encoder = model.momentum_copy()
         self.target_projection = copy.deepcopy(self.projection).eval()
         # official: the target projection is in the optimizer as well as EMA'd (only encoder + pooler frozen)
@@ -287,7 +303,9 @@ class MoCoSE(Method):
 
     def extra_state(self) -> dict:
         """The queue and the number of EMA updates (the targets are submodules, in ``state_dict``)."""
-        start = None if self.start_count is None else {"count": self.start_count, "items": self.start_items.cpu()}
+        start = (
+            None if self.start_count is None else {"count": self.start_count, "items": self.start_items.cpu()}
+        )
         return {"queue": self.queue.state_dict(), "updates": self.updates, "start": start}
 
     def load_extra_state(self, state: dict, device: torch.device | str) -> None:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from torch import nn
 
 from stsbench.train import distributed
-from stsbench.train.config import MethodName, TrainConfig
+from stsbench.train.config.methods import MethodName
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.methods.views import Tokens, Views, encode_views
 from stsbench.train.model import ContrastiveEncoder, bert_init_
 from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
+
+if TYPE_CHECKING:  # the config is built from every method's options: a method module must not need it
+    from stsbench.train.config import TrainConfig
 
 
 def join_views(views: list[Tokens], pad_id: int) -> Tokens:
@@ -43,7 +48,12 @@ def load_pretrained_lm_head(lm_head: nn.Module, backbone_path) -> bool:
 
 
 class Method(nn.Module):
-    """Base: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either."""
+    """Base of every method: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either.
+
+    A method is built by :meth:`build` (what :func:`stsbench.train.methods.build_method` calls for the
+    config's ``method``); it gives the loop its views (:meth:`make_views`), its loss (:meth:`loss`) and its
+    state's hooks (:meth:`after_step`, ...).
+    """
 
     name = MethodName.SIMCSE.value
     state_per_process = False  # True where each process's extra_state differs (checkpoints keep them all)
@@ -67,6 +77,27 @@ class Method(nn.Module):
             self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
+
+    @classmethod
+    def build(
+        cls, cfg: TrainConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
+    ) -> Method:
+        """The method for ``cfg``: its state attached to ``model``, its new layers initialised, on ``model``'s device.
+
+        ``generator`` draws every initialisation, in this order: :meth:`attach`, then :meth:`init_new_layers`.
+        """
+        config = model.backbone.config
+        method = cls(cfg, tokenizer, config)
+        method.attach(model, generator)
+        method.init_new_layers(generator, config.initializer_range)
+        if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
+            method.mlm_head_loaded = load_pretrained_lm_head(
+                method.mlm_loss.lm_head, model.backbone.name_or_path
+            )
+        return method.to(next(model.parameters()).device)
+
+    def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
+        """Make the state built from the online encoder (a momentum encoder), before the new layers' initialisation."""
 
     def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
         """BERT-initialise the layers the method adds (the MLM head)."""

@@ -1,0 +1,118 @@
+"""The training methods: one :class:`MethodSpec` each, all in one :data:`METHODS` registry.
+
+A spec owns everything stsbench needs to know of a method: its class (a lazy ``"module:attr"`` target, so
+that naming and checking methods imports no torch), the option groups it adds to the config, its paper's
+defaults where they differ from SimCSE's, the class that trains on sentence pairs (if any) and the size of
+its queue. The config (:mod:`.options`: the ``method`` choices, the fields, the refusals), the CLI
+(``--method`` and its option panels), :func:`stsbench.train.methods.build_method` and the resolution all read
+the registry. Another package adds a method under the ``stsbench.methods`` entry-point group::
+
+    [project.entry-points."stsbench.methods"]
+    toy = "my_package.toy:SPEC"
+
+Entry points are read when the config is first built (``import stsbench.train.config``), as its fields
+come from every method's option groups: the module holding a spec must not import ``TrainConfig`` at run
+time (under ``TYPE_CHECKING`` it may).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from stsbench.errors import StsbenchError
+from stsbench.registry import Registry, load_target
+
+if TYPE_CHECKING:
+    from stsbench.train.config.options import TrainConfig
+
+
+class MethodName(str, Enum):
+    """The built-in methods' names as constants (``MethodName.MOCOSE == "mocose"``); the list is :data:`METHODS`."""
+
+    SIMCSE = "simcse"
+    ESIMCSE = "esimcse"
+    MOCOSE = "mocose"
+
+    __str__ = str.__str__  # "mocose" in messages and f-strings, as a plugin's plain name
+    __format__ = str.__format__
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A training method: what the config, the CLI, the resolution and ``build_method`` read of it.
+
+    ``method``: its :class:`~stsbench.train.methods.Method` subclass or ``"module:attr"``; ``options``: the
+    option groups (pydantic models of ``option(...)`` fields) it takes beyond the common ones, which may be
+    shared with other methods; ``defaults``: its paper's values where they differ from the fields' defaults;
+    ``supervised``: the class that trains on ``sent0,sent1[,hard_neg]`` CSV files (None: one sentence a
+    line only); ``queue_size(cfg, processes)``: the negatives it queues at most (None: no queue); ``about``:
+    what ``--method NAME`` trains on, for ``--help``.
+    """
+
+    name: str
+    label: str
+    method: Any
+    options: tuple[type[BaseModel], ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    supervised: Any = None
+    queue_size: Callable[[TrainConfig, int], int] | None = None
+    about: str = ""
+
+    def accepts(self, name: str) -> bool:
+        """Whether option ``name`` belongs to this method (options of no method's group belong to all)."""
+        if any(name in group.model_fields for group in self.options):
+            return True
+        return not any(name in group.model_fields for spec in METHODS.values() for group in spec.options)
+
+    def method_class(self, supervised: bool = False) -> type:
+        """The class to build: :attr:`supervised`'s for a sentence-pair train file, else :attr:`method`'s."""
+        target = self.supervised if supervised else self.method
+        if target is None:
+            raise StsbenchError(f"{self.label} trains on one sentence a line, not on sentence pairs")
+        try:
+            return load_target(target)
+        except (ImportError, AttributeError) as exc:
+            raise StsbenchError(f"method {self.name!r}: its class {target!r} failed to load: {exc}") from None
+
+
+METHODS: Registry[MethodSpec] = Registry("method", entry_points="stsbench.methods")
+"""Every training method by name: the built-ins (their specs in :mod:`.method_options`), then plugins."""
+METHODS.register(MethodName.SIMCSE.value, "stsbench.train.config.method_options:SIMCSE")
+METHODS.register(MethodName.ESIMCSE.value, "stsbench.train.config.method_options:ESIMCSE")
+METHODS.register(MethodName.MOCOSE.value, "stsbench.train.config.method_options:MOCOSE")
+
+
+def method_specs() -> list[MethodSpec]:
+    """Every registered method's spec, loaded and checked (a plugin's target must be a spec of its own name)."""
+    out = []
+    for name in METHODS.names():
+        spec = METHODS.get(name)
+        if not isinstance(spec, MethodSpec) or spec.name != name:
+            raise StsbenchError(
+                f"the method {name!r} in the registry (entry point group {METHODS.entry_points}) is "
+                f"{spec!r}, not a MethodSpec named {name!r}"
+            )
+        out.append(spec)
+    return out
+
+
+def find_method(name: object) -> MethodSpec | None:
+    """The spec of the method ``name`` names exactly, or None (no method, or an unknown one)."""
+    return METHODS.get(name) if isinstance(name, str) and name in METHODS.names() else None
+
+
+def method_choices() -> str:
+    """``--method``'s help: each name with what it trains on, ``simcse (...), esimcse or mocose``."""
+    parts = [f"{spec.name} ({spec.about})" if spec.about else spec.name for spec in method_specs()]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
+def method_labels() -> str:
+    """The methods for ``stsbench train``'s help: ``SimCSE (unsup or sup), ESimCSE or MoCoSE``."""
+    parts = [f"{spec.label} (unsup or sup)" if spec.supervised else spec.label for spec in method_specs()]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
