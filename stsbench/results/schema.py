@@ -7,6 +7,8 @@ constant every reader checks); the paths are built by :mod:`stsbench.results.sto
   its ``provenance.data_modified`` (every result and average has it) names the data files that differ from the
   canonical ones of ``stsbench/data/manifest.json`` (path -> how; null when all are canonical, the only value a
   run without ``--allow-modified-data`` can write; absent in files written before it existed, read as null);
+  its ``task_version`` is the version of the task that scored it (``STSSpec.version``, 1 for the built-ins;
+  absent in files written before versions, read as 1): check and compare refuse another version than the task's;
   its ``interval`` is the 95% interval of ``reported`` (None with ``--bootstrap 0`` for STS tasks, and in files
   written before intervals existed): ``method``, ``level``, ``low``, ``high`` (the units of ``reported``: x100,
   2 decimals) and, by method, ``B`` and ``seed`` (``percentile bootstrap over pairs``, STS12-16 ``..., stratified
