@@ -39,7 +39,8 @@ def test_every_printed_short_name_is_accepted():
 
 
 @pytest.mark.parametrize(
-    ("spec", "hint"), [("stsbenchmrk", "did you mean 'STSBenchmark'?"), ("SICK-Relatednes", "did you mean 'SICKRelatedness'?")]
+    ("spec", "hint"),
+    [("stsbenchmrk", "did you mean 'STSBenchmark'?"), ("SICK-Relatednes", "did you mean 'SICKRelatedness'?")],
 )
 def test_a_typo_names_the_nearest_task(spec, hint):
     with pytest.raises(StsbenchError, match="unknown task") as err:
@@ -83,3 +84,26 @@ def test_names_are_refused_before_torch_imports(args, message):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "2 []", done.stdout + done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_transfer_entries_are_the_transfer_objects():
+    """The registry knows each transfer task's name, kind and version without importing it; they agree."""
+    from stsbench.tasks.registry import TRANSFER_TASK_NAMES, resolve_tasks, task_entry
+    from stsbench.tasks.transfer import TRANSFER_TASKS
+
+    tasks = resolve_tasks("transfer")
+    assert [t.name for t in tasks] == list(TRANSFER_TASK_NAMES) and all(
+        a is b for a, b in zip(tasks, TRANSFER_TASKS, strict=True)
+    )
+    assert [(task_entry(t.name).kind, task_entry(t.name).version) for t in tasks] == [
+        (t.kind, t.version) for t in tasks
+    ]
+
+
+def test_task_versions_and_columns():
+    from stsbench.tasks.registry import task_columns, task_version
+
+    assert [task_version(n) for n in TASK_NAMES] == [1] * len(TASK_NAMES)
+    assert task_version("sts-b") == 1 and task_columns("sts") == list(TASK_NAMES[:7])
+    with pytest.raises(StsbenchError, match="unknown task 'STS17'"):
+        task_version("STS17")
