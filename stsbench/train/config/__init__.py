@@ -72,7 +72,13 @@ def __getattr__(name: str) -> Any:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    try:
+        value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    except AttributeError:  # its module is being imported: TrainConfig, while the methods' specs load
+        raise ImportError(
+            f"{__name__}.{name} is not built yet: it is built from every method's option groups, so a method "
+            "plugin's module may import it under TYPE_CHECKING only"
+        ) from None
     globals()[name] = value
     return value
 

@@ -28,7 +28,7 @@ class Option:
     help: str
     choices: tuple[str, ...] | None
     methods: tuple[str, ...] | None  # the methods it belongs to; None: every method
-    group: str  # the declaring group's docstring title, for --help panels
+    group: str  # "ESimCSE options": the labels of the methods it belongs to, for --help panels
     short: str | None = None
 
     @property
