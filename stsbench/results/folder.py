@@ -44,6 +44,7 @@ from stsbench.results.schema import (
 )
 from stsbench.results.seeds import SEEDS_FILE, read_aggregate
 from stsbench.results.store import OtherKind, Unreadable, read_json, result_from_json
+from stsbench.tasks.registry import TASKS, task_version
 
 # summaries beside the results, passed over silently: a run's average_sts.json (when not read), the seed files
 SUMMARY_KINDS = (AVERAGE_KIND, SEED_RUNS_KIND, SEED_AGGREGATE_KIND)
@@ -137,13 +138,16 @@ def read_folder(
     result_types: Mapping[str, type] | None = None,
     runs: bool = False,
     strict: bool = False,
+    current_versions: bool = False,
     what: str = "`stsbench run`",
 ) -> Collection:
     """Read the results of ``kinds`` under ``results_dir`` by the rules above; ``runs``: the training runs too.
 
     ``result_types``: ``{analysis name: result dataclass}`` (the analysis registry's), to read analysis results
     (``kinds`` holding :data:`ANALYSIS_KIND`). ``strict``: a bad or foreign file raises its one line instead of
-    adding a warning. ``what``: what writes such folders, for the line saying the folder does not exist.
+    adding a warning. ``current_versions``: a task result scored by another version of its task than this
+    stsbench's is such a file too (:func:`check_task_version`; the comparisons). ``what``: what writes such
+    folders, for the line saying the folder does not exist.
     """
     root = require_folder(results_dir, what)
     kinds = tuple(kinds)
@@ -163,6 +167,8 @@ def read_folder(
         in_run = any(d == path.parent or d in path.parents for d in run_dirs)
         try:
             rec = _read(path, root, kinds, result_types, in_run, out)
+            if current_versions and isinstance(rec, TaskRecord):
+                check_task_version(path, rec.result)
         except StsbenchError as exc:
             if strict:
                 raise
@@ -175,6 +181,22 @@ def read_folder(
         elif rec is not None:
             out.analyses.append(rec)
     return out
+
+
+def check_task_version(path: Path, result: TaskResult) -> None:
+    """Refuse, in one line, a result scored by another version of its task than the task registry's.
+
+    A task's ``version`` changes when what its figure means changes (its pairs, splits or aggregation): two
+    versions' figures are not the same measurement. Files written before versions existed read as version 1.
+    """
+    if result.task not in TASKS:
+        return  # another package's task, not installed here: no version to hold it to
+    current = task_version(result.task)
+    if result.task_version != current:
+        raise StsbenchError(
+            f"{path}: scored by version {result.task_version} of {result.task}, this stsbench's {result.task} is "
+            f"version {current}; rerun `stsbench run` on the model to score it again"
+        )
 
 
 def _read(
@@ -226,12 +248,12 @@ class Measured:
 def load_results(
     results_dir: Path, skipped: list[Path] | None = None, training_runs: list[Path] | None = None
 ) -> list[Measured]:
-    """Every task result under ``results_dir``, read strictly (:func:`read_folder`); none is one line.
+    """Every task result under ``results_dir``, read strictly, of the current task versions; none is one line.
 
     The analysis results found (not scores) are appended to ``skipped`` and the training-run folders to
     ``training_runs``, when given.
     """
-    found = read_folder(results_dir, kinds=(TASK_KIND,), strict=True)
+    found = read_folder(results_dir, kinds=(TASK_KIND,), strict=True, current_versions=True)
     root = Path(results_dir)
     if skipped is not None:
         skipped.extend(root / p for p in found.passed_over)

@@ -72,7 +72,8 @@ def side_from_folder(folder: Path, *, mode: str | None = None, source: str | Non
             "pass the folder of one (<output>/<seeds folder>/<pooler>/<mode>)"
         )
 
-    found = read_folder(folder, kinds=(TASK_KIND,), strict=True)  # a file that cannot be read is named
+    # a file that cannot be read, or was scored by another version of its task, is named
+    found = read_folder(folder, kinds=(TASK_KIND,), strict=True, current_versions=True)
     sts = [r for r in found.tasks if r.result.task_type == "sts" and (mode is None or r.result.mode == mode)]
     if not sts:
         where = f" in mode {mode}" if mode else ""

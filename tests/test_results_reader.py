@@ -1,0 +1,162 @@
+"""The one reader of results folders (:mod:`stsbench.results.folder`) behind check, compare, report and export-mteb.
+
+One rule for hidden files and training-run folders for all four; check and compare refuse results scored by
+another version of a task; none of the commands that only read results imports torch (issue 28, acceptance 3).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from stsbench.errors import StsbenchError
+from stsbench.published.check import check_results
+from stsbench.reports.collect import collect
+from stsbench.results.folder import load_results
+from stsbench.results.sides import side_from_folder
+
+REPO = Path(__file__).resolve().parents[1]
+# all-MiniLM-L6-v2's committed 7-task STS run, with its per-pair sidecars: a checked-in results folder
+MINI = REPO / "reports" / "cpu-mini-replication" / "results" / "all-MiniLM-L6-v2" / "avg" / "test"
+KEY = "mteb/all-MiniLM-L6-v2"
+RUN = Path("all-MiniLM-L6-v2") / "avg" / "test"
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    root = tmp_path / "results"
+    shutil.copytree(MINI, root / RUN)
+    return root
+
+
+def _rename_model(folder: Path, name: str) -> None:
+    """Make the results under ``folder`` another model's (the sidecars still give every figure)."""
+    for path in folder.glob("*.json"):
+        data = json.loads(path.read_text())
+        if data.get("kind") == "stsbench.task_result":
+            data["model"].update(name=name, fingerprint=f"{name}-fingerprint")
+            path.write_text(json.dumps(data))
+
+
+def test_every_reader_passes_over_hidden_folders(results):
+    hidden = results / ".old" / "other"
+    shutil.copytree(results / RUN, hidden)
+    _rename_model(hidden, "other-model")  # read, it would be a second model beside the first
+    tasks = {p.stem for p in MINI.glob("STS*.json")} | {"SICKRelatedness"}
+    assert {m.result.task for m in load_results(results)} == tasks  # check, export-mteb
+    assert check_results(results, KEY).other_runs == ()
+    assert {r.result.task for r in collect(results).tasks} == tasks  # report
+    assert side_from_folder(results).model == "all-MiniLM-L6-v2"  # compare
+    shutil.move(hidden, results / "other")  # not hidden: now every reader sees the second model
+    with pytest.raises(StsbenchError, match="2 models"):
+        side_from_folder(results)
+    assert len({m.run for m in load_results(results)}) == 2
+
+
+def test_a_training_run_folder_holds_results_and_checkpoint_files(results):
+    """Every reader reads a results file inside a training-run folder and passes the checkpoint's files over."""
+    run = results / "train" / "simcse-run"
+    (run / "last").mkdir(parents=True)
+    (run / "train_log.jsonl").write_text('{"step": 0}\n')
+    for name in ("stsbench.json", "config.json", "last/trainer_state.json"):
+        (run / name).write_text("{}")
+    (run / "tokenizer.json").write_text("{not json")
+    shutil.move(results / RUN, run / "eval")
+    comparison = check_results(results, KEY)
+    assert comparison.training_runs == (run,) and comparison.run == ("all-MiniLM-L6-v2", "avg", "test")
+    found = collect(results)
+    assert len(found.tasks) == 7 and found.run_dirs == ["train/simcse-run"]
+    assert not [w for w in found.warnings if "config.json" in w or "tokenizer.json" in w]
+
+
+def _set_version(folder: Path, task: str, version: int | None) -> Path:
+    path = folder / f"{task}.json"
+    data = json.loads(path.read_text())
+    if version is None:
+        data.pop("task_version", None)
+    else:
+        data["task_version"] = version
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_check_and_compare_refuse_results_of_another_task_version(results, tmp_path, capsys, monkeypatch):
+    folder = results / RUN
+    for task in ("STS12", "STSBenchmark"):  # written before versions: version 1, today's
+        _set_version(folder, task, None)
+    assert check_results(results, KEY).passed
+    other = tmp_path / "other"
+    shutil.copytree(results, other)
+    code, _, err = run_cli(["compare", str(folder), str(other / RUN), "-B", "10", "--format", "json"], capsys)
+    assert code == 0, err
+
+    stale = _set_version(folder, "STS13", 2)  # scored by a version this stsbench does not have
+    code, out, err = run_cli(["check", "--results", str(results), "--against", KEY], capsys)
+    assert code == 2 and not out and err.count("\n") == 1
+    assert str(stale) in err and "version 2 of STS13" in err
+    code, out, err = run_cli(["compare", str(other / RUN), str(folder)], capsys)
+    assert code == 2 and not out and err.count("\n") == 1 and str(stale) in err
+
+    # the registry's version moves on: every result of the task scored before is refused
+    import stsbench.results.folder as reader
+
+    monkeypatch.setattr(reader, "task_version", lambda task: 2 if task == "STS12" else 1)
+    _set_version(folder, "STS13", 1)
+    with pytest.raises(StsbenchError, match=r"STS12\.json: scored by version 1 of STS12.*version 2"):
+        check_results(results, KEY)
+
+
+SCRIPT = """
+import json, sys
+sys.argv = ["stsbench", *sys.argv[2:]]
+from stsbench.cli import main
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = ("torch", "transformers", "sentence_transformers")
+json.dump({"code": code, "heavy": [m for m in heavy if m in sys.modules]}, open(OUT, "w"))
+"""
+
+
+def _modules_after(args: list[str], out: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.replace("OUT", repr(str(out))), "-", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.is_file(), done.stderr
+    return {**json.loads(out.read_text()), "stderr": done.stderr}
+
+
+def test_commands_that_read_results_import_no_torch(results, tmp_path):
+    """check, compare (on results), report, published and export-mteb, each in a fresh process."""
+    has_mteb = subprocess.run([sys.executable, "-c", "import mteb"], capture_output=True).returncode == 0
+    commands = {
+        "published list": ["published", "list"],
+        "published show": ["published", "show", KEY],
+        "check": ["check", "--results", results, "--against", KEY],
+        "compare": ["compare", results / RUN, results / RUN, "-B", "20", "--format", "json"],
+        "report": ["report", "--results", results, "--out", tmp_path / "report"],
+    }
+    if has_mteb:
+        commands["export-mteb"] = ["export-mteb", results, "--out", tmp_path / "mteb"]
+        commands["check mteb-results"] = [
+            "check",
+            "--results",
+            results,
+            "--against",
+            f"mteb-results:{tmp_path / 'mteb'}",
+        ]
+    for i, (what, args) in enumerate(commands.items()):
+        seen = _modules_after(args, tmp_path / f"modules-{i}.json")
+        assert seen["code"] == 0, (what, seen["stderr"])
+        assert seen["heavy"] == [], what
