@@ -1,5 +1,7 @@
-"""Results: what stsbench writes to read back, its schema, paths, loader, training runs and labels.
+"""Results: what stsbench writes to read back, its schema, paths, readers, training runs and labels.
 
 ``schema.py`` documents every file (task and analysis results, training-run metadata), ``store.py`` builds
-their paths and reads them (one loader), ``runs.py`` reads a training run, ``labels.py`` names models.
+their paths and reads one file (one loader), ``folder.py`` reads a whole results folder (the one reader behind
+check, compare, report and export-mteb), ``sides.py`` the sides ``compare`` compares, ``runs.py`` a training
+run, ``labels.py`` names models.
 """
