@@ -1,6 +1,7 @@
 """The typer app: parse options, call one library function, show the result.
 
-Commands live in ``stsbench/commands/``; heavy imports happen inside each command.
+Commands live in ``stsbench/commands/``; heavy imports happen inside each command, and ``stsbench <command>``
+imports only the module that adds that command (:data:`stsbench.commands.MODULE_OF`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,40 @@ import typer
 from stsbench.commands import register_all
 from stsbench.errors import StsbenchError, os_error_line
 
-app = typer.Typer(
-    name="stsbench",
-    help="Reproducible contrastive sentence-embedding research: evaluate, analyse, train, report.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    rich_markup_mode=None,  # click's plain help: flags without a <bool> metavar, long names never cut
-)
-register_all(app)
+
+def build_app(command: str | None = None) -> typer.Typer:
+    """The typer app: with every command, or with the commands of the module that adds ``command`` only."""
+    app = typer.Typer(
+        name="stsbench",
+        help="Reproducible contrastive sentence-embedding research: evaluate, analyse, train, report.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        rich_markup_mode=None,  # click's plain help: flags without a <bool> metavar, long names never cut
+    )
+    # a group even when one command is registered (typer would otherwise run that command without its name)
+    app.callback()(_group)
+    register_all(app, command)
+    return app
+
+
+def _group() -> None:
+    pass  # the group's help is Typer(help=...)'s
+
+
+def __getattr__(name: str):
+    # `stsbench.cli.app`, every command registered, is built on first use: main() builds only what it runs
+    if name == "app":
+        globals()["app"] = value = build_app()
+        return value
+    raise AttributeError(f"module 'stsbench.cli' has no attribute {name!r}")
+
+
+def _command(args: list[str]) -> str | None:
+    """The command word of a command line (its first argument, when not an option such as --help)."""
+    return args[0] if args and not args[0].startswith("-") else None
+
+
 _PREFIX = {logging.INFO: "note", logging.WARNING: "warning"}
 
 
@@ -62,7 +88,7 @@ def main() -> None:
     show_library_log()
     try:
         # standalone_mode=False returns typer.Exit's code instead of exiting with it
-        code = app(standalone_mode=False)
+        code = build_app(_command(sys.argv[1:]))(standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C inside a command into a silent Exit(130)
             _interrupted()
         if isinstance(code, int) and code:

@@ -1,11 +1,20 @@
-"""Pure numpy/scipy metrics: correlations and similarities (analyses add theirs below)."""
+"""Pure numpy/scipy metrics: correlations and similarities (analyses add theirs below).
+
+Spearman and Pearson are computed here with numpy, as ``scipy.stats`` computes them (the same operations, so the
+same bits): importing ``scipy.stats`` costs about a third of torch's import, and a warm ``stsbench run`` needs
+nothing else from it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    # np.nan_to_num, which costs more than the whole cosine: only when something is not finite
+    return x if np.isfinite(x).all() else np.nan_to_num(x)
 
 
 def cosine_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -13,23 +22,75 @@ def cosine_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Computed in float64 so the ranking does not depend on float32 rounding.
     """
-    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
-    b = np.nan_to_num(np.asarray(b, dtype=np.float64))
+    a, b = _finite(np.asarray(a, dtype=np.float64)), _finite(np.asarray(b, dtype=np.float64))
     num = np.einsum("ij,ij->i", a, b)
     den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         sims = num / den
-    return np.nan_to_num(sims, nan=0.0, posinf=0.0, neginf=0.0)
+    return sims if np.isfinite(sims).all() else np.nan_to_num(sims, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``x`` (1-D), ties given the mean of their ranks: ``scipy.stats.rankdata(x)``, float64."""
+    x = np.asarray(x)
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # first position of each tie group
+    counts = np.diff(np.r_[starts, len(x)])
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = np.repeat(starts + 1 + (counts - 1) / 2.0, counts)  # half-integers: exact in float64
+    return ranks
+
+
+def _undefined(x: np.ndarray, y: np.ndarray) -> bool:
+    """Where scipy returns NaN: a NaN in an input, or a constant input."""
+    return bool(np.isnan(x).any() or np.isnan(y).any() or (x == x[0]).all() or (y == y[0]).all())
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho (scipy's, average ranks for ties)."""
-    return float(spearmanr(x, y)[0])
+    """Spearman's rho with average ranks for ties: ``scipy.stats.spearmanr(x, y)[0]``, bit for bit.
+
+    NaN for fewer than 2 pairs, a constant input or a NaN (scipy also warns).
+    """
+    x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
+    if len(x) != len(y):
+        raise ValueError(f"spearman: {len(x)} values against {len(y)}")
+    if len(x) <= 1 or _undefined(x, y):
+        return float("nan")
+    # scipy's own steps: the ranks as two columns, then numpy's correlation matrix
+    ranked = np.column_stack((average_ranks(x), average_ranks(y)))
+    return float(np.corrcoef(ranked, rowvar=False)[1, 0])
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    # np.linalg.norm(v, axis=-1) as scipy calls it: a plain sum of squares (without `axis` numpy takes a BLAS dot,
+    # which rounds differently)
+    return np.sqrt(np.add.reduce(v * v))
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r."""
-    return float(pearsonr(x, y)[0])
+    """Pearson's r: ``scipy.stats.pearsonr(x, y)[0]`` (scipy >= 1.14's steps, bit for bit).
+
+    The centred vectors are scaled by their largest entry before the norm (no premature overflow), each divided
+    by its norm, then dotted; clipped to [-1, 1]. NaN for a constant input; fewer than 2 pairs is an error.
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    dtype = np.result_type(x, y)
+    dtype = dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+    x, y = x.astype(dtype, copy=False).ravel(), y.astype(dtype, copy=False).ravel()
+    if len(x) != len(y):
+        raise ValueError(f"pearson: {len(x)} values against {len(y)}")
+    if len(x) < 2:
+        raise ValueError("pearson: x and y must have length at least 2")
+    if (x == x[0]).all() or (y == y[0]).all():
+        return float("nan")
+    xm, ym = x - x.mean(), y - y.mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xmax, ymax = np.abs(xm).max(), np.abs(ym).max()
+        normx = xmax * _norm(xm / xmax)
+        normy = ymax * _norm(ym / ymax)
+        r = np.clip(np.dot(xm / normx, ym / normy), -1.0, 1.0)
+    return float(np.round(r)) if len(x) == 2 else float(r)
 
 
 def as_reported(value: float) -> float:

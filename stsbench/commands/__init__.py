@@ -10,11 +10,29 @@ import pkgutil
 
 import typer
 
+# The module that adds each command, so that `stsbench <command>` imports that module alone (`train` builds its
+# flags from the training config, pydantic and all; `run` on a warm cache needs none of it). A command not
+# listed here (the analyses, whose commands come from their registry and its plugins) gets every module.
+# tests/test_cold_start.py checks this table against what the modules register.
+MODULE_OF = {
+    "check": "published",
+    "compare": "compare",
+    "data": "data",
+    "export-mteb": "mteb",
+    "published": "published",
+    "report": "report",
+    "run": "run",
+    "train": "train",
+}
 
-def register_all(app: typer.Typer) -> None:
-    """Import every command module in this package and let it add its commands to ``app``."""
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{mod.name}")
-        module.register(app)
+
+def command_modules() -> list[str]:
+    """Every command module's name, in order."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def register_all(app: typer.Typer, command: str | None = None) -> None:
+    """Let the command modules add their commands to ``app``: the one adding ``command`` when it is known, else all."""
+    names = [MODULE_OF[command]] if command in MODULE_OF else command_modules()
+    for name in names:
+        importlib.import_module(f"{__name__}.{name}").register(app)

@@ -45,9 +45,19 @@ def text_keys(texts: Sequence[str]) -> np.ndarray:
 
 def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
     h = hashlib.sha256(keys.tobytes())
-    h.update(np.ascontiguousarray(vectors).tobytes())
+    h.update(memoryview(np.ascontiguousarray(vectors)).cast("B"))  # the bytes tobytes() gives, uncopied
     h.update(str(vectors.shape).encode())
     return h.hexdigest()
+
+
+def _rows_of(shard_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The row of each of ``keys`` in ``shard_keys`` (its first row, for a key stored twice); -1 where absent."""
+    if not len(shard_keys):
+        return np.full(len(keys), -1, dtype=np.int64)
+    order = np.argsort(shard_keys, kind="stable")  # stable: equal keys keep their rows' order
+    ordered = shard_keys[order]
+    at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+    return np.where(ordered[at] == keys, order[at], -1)
 
 
 class EmbeddingCache:
@@ -92,15 +102,14 @@ class EmbeddingCache:
         out: np.ndarray | None = None
         if not shards:
             return None, found
-        wanted = {k: i for i, k in enumerate(keys.tolist())}
-        for _, skeys, svecs in shards:
-            for row, k in enumerate(skeys.tolist()):
-                i = wanted.get(k)
-                if i is not None and not found[i]:
-                    if out is None:
-                        out = np.zeros((len(keys), svecs.shape[1]), dtype=np.float32)
-                    out[i] = svecs[row]
-                    found[i] = True
+        for _, skeys, svecs in shards:  # in file-name order; a key found in an earlier shard keeps its vector
+            rows = _rows_of(skeys, keys)
+            take = (rows >= 0) & ~found
+            if take.any():
+                if out is None:
+                    out = np.zeros((len(keys), svecs.shape[1]), dtype=np.float32)
+                out[take] = svecs[rows[take]]
+                found |= take
         if len(shards) > _MAX_SHARDS:
             self._compact(shards)
         return out, found
@@ -129,7 +138,8 @@ class EmbeddingCache:
         from filelock import FileLock, Timeout
 
         self.dir.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.dir) + ".lock", mode=0o666 & ~current_umask())  # filelock 3.12 fchmods 0644 otherwise
+        # the umask's mode: filelock 3.12 fchmods its lock file to 0644 otherwise
+        lock = FileLock(str(self.dir) + ".lock", mode=0o666 & ~current_umask())
         try:
             lock.acquire(timeout=0)
         except Timeout:

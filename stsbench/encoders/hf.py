@@ -44,7 +44,9 @@ def check_device(device: str) -> str:
         raise StsbenchError(f"unknown device '{device}'; use cpu, cuda, cuda:N or mps") from None
     backend = getattr(torch, dev.type, None) if dev.type != "cpu" else None
     if backend is not None and hasattr(backend, "is_available") and not backend.is_available():
-        build = " (this torch is a CPU-only build)" if dev.type == "cuda" and torch.version.cuda is None else ""
+        build = (
+            " (this torch is a CPU-only build)" if dev.type == "cuda" and torch.version.cuda is None else ""
+        )
         raise StsbenchError(f"--device {device}: {dev.type} is not available here{build}; use --device cpu")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise StsbenchError(

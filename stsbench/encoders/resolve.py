@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.encoders.folder import check_model_folder, module_class
-from stsbench.encoders.pooling import POOLERS, ST_POOLING_MODES
+from stsbench.encoders.pooling import POOLER_REGISTRY, ST_POOLING_MODES
 from stsbench.errors import StsbenchError
 
 EMBEDDED_DEFAULT = "all-MiniLM-L6-v2"
@@ -132,9 +132,9 @@ def _inspect(name: str, path: Path) -> ModelSpec:
     if (path / "stsbench.json").is_file():
         meta = _read_json(path / "stsbench.json")
         pooler = meta.get("pooler")
-        if pooler not in POOLERS:
+        if pooler not in POOLER_REGISTRY:
             raise StsbenchError(
-                f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLERS)}"
+                f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLER_REGISTRY)}"
             )
         return ModelSpec(name, path, "stsbench", pooler, max_length=meta.get("max_length"), declared=meta)
     if (path / "modules.json").is_file():

@@ -19,7 +19,6 @@ from stsbench.results.labels import model_slug
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND
 from stsbench.results.store import check_version, read_json
-from stsbench.stats.seeds import seed_summary
 
 SEEDS_FILE = "seeds.json"
 LEVEL = 0.95
@@ -57,6 +56,8 @@ def is_seeds_folder(path: str | Path) -> bool:
 
 def summary_dict(values: Sequence[float]) -> dict[str, Any]:
     """``values`` and their :func:`~stsbench.stats.seeds.seed_summary` (mean, std, n, low, high) as JSON."""
+    from stsbench.stats.seeds import seed_summary  # scipy.stats: only where seeds are summarised
+
     s = seed_summary(values, LEVEL)
     return {"values": list(values), **s.to_dict()}
 

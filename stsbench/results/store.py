@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import platform
 import subprocess
+import sys
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -85,16 +86,14 @@ def library_versions() -> dict[str, str]:
 
 
 def device_name(encoder: Encoder | None = None) -> str:
-    """``cpu`` or ``cuda:0 (GPU name)``, plus the thread count on CPU."""
+    """``cpu`` or ``cuda:0 (GPU name)``, plus the thread count on CPU; ``cpu`` alone when torch never loaded."""
     dev = getattr(getattr(encoder, "inner", encoder), "device", None)
-    try:
-        import torch
-
-        if dev and str(dev).startswith("cuda") and torch.cuda.is_available():
-            return f"{dev} ({torch.cuda.get_device_name(torch.device(dev))})"
-        return f"cpu ({torch.get_num_threads()} threads)"
-    except ImportError:
+    torch = sys.modules.get("torch")  # not imported: nothing ran on torch (every embedding came from the cache)
+    if torch is None:
         return "cpu"
+    if dev and str(dev).startswith("cuda") and torch.cuda.is_available():
+        return f"{dev} ({torch.cuda.get_device_name(torch.device(dev))})"
+    return f"cpu ({torch.get_num_threads()} threads)"
 
 
 def data_checksums(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:

@@ -1,0 +1,148 @@
+"""Cold start (issue 28): a warm `stsbench run` imports none of the heavy stack, names are refused before it,
+poolers are a registry, and `stsbench <command>` imports the module of that command only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stsbench
+from stsbench.encoders import pooling
+from stsbench.registry import Registry
+
+# what a run on cached embeddings must not import (transformers and sentence-transformers pull torch; the
+# report stack pulls matplotlib, pandas and seaborn; scipy.stats costs a third of torch)
+HEAVY = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "matplotlib",
+    "pandas",
+    "seaborn",
+    "scipy.stats",
+    "sklearn",
+)
+PAIRS = 40  # lines kept of each STS file: every subset keeps enough distinct scores for its interval
+
+
+def _cli(args: list[str]) -> tuple[int, str, str, list[str]]:
+    """``stsbench ARGS`` in a new interpreter: exit code, stdout, stderr, and the heavy modules it imported."""
+    code = (
+        "import json, sys\n"
+        f"sys.argv = ['stsbench', *{[str(a) for a in args]!r}]\n"
+        "from stsbench.cli import main\n"
+        "code = 0\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(json.dumps({'code': code, 'heavy': heavy}), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    *err, last = done.stderr.strip().splitlines() or [""]
+    status = json.loads(last)
+    return status["code"], done.stdout, "\n".join(err), status["heavy"]
+
+
+@pytest.fixture(scope="module")
+def sts_data(tmp_path_factory, data_dir) -> Path:
+    """The seven STS tasks' test files, each cut to its first lines (a small copy: the run passes
+    --allow-modified-data)."""
+    from stsbench.tasks.base import Mode
+    from stsbench.tasks.registry import resolve_tasks
+
+    root = tmp_path_factory.mktemp("sts-small")
+    for task in resolve_tasks("sts"):
+        for f in task.files(data_dir, Mode.test):
+            dst = root / f.relative_to(data_dir)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+            dst.write_text("".join(lines[: PAIRS + 1]), encoding="utf-8")  # + SICK's header line
+    return root
+
+
+def test_a_warm_run_imports_no_torch_and_gives_the_cold_figures(sts_data, tiny_bert, tmp_path):
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    # the cache filled in this process (which has torch), the figures to expect with it
+    cold = stsbench.evaluate(
+        str(tiny_bert), "sts", pooler="avg", data_dir=sts_data, cache_dir=cache, allow_modified_data=True
+    )
+    assert len(cold.results) == 7
+    code, stdout, stderr, heavy = _cli(
+        ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "sts", "--data-dir", sts_data]
+        + ["--cache-dir", cache, "--output", out, "--allow-modified-data", "--format", "json", "-q"]
+    )
+    assert code == 0, stderr
+    assert heavy == []
+    printed = json.loads(stdout)
+    assert {t: v for t, v in printed["scores"].items() if t != "Avg."} == {
+        r.task: r.reported for r in cold.results
+    }
+    interval = cold.average.interval
+    assert printed["intervals"]["Avg."] == [interval["low"], interval["high"]]  # the bootstrap ran too
+    assert len(list(out.rglob("*.json"))) == 8  # seven tasks and their average, written without torch
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--mode", "tst"],
+        ["run", "--tasks", "STS12,STS-17"],
+        ["run", "--pooler", "clss"],
+        ["train", "--method", "simcsee"],
+    ],
+)
+def test_a_bad_name_is_one_line_before_any_heavy_import(args):
+    code, stdout, stderr, heavy = _cli(args)
+    assert code == 2 and stdout == ""
+    assert len(stderr.splitlines()) == 1 and stderr.startswith("error: ")
+    assert heavy == []
+
+
+def test_each_command_module_is_the_one_the_cli_imports_for_its_commands():
+    import importlib
+
+    import typer
+
+    from stsbench.commands import MODULE_OF, command_modules
+
+    registered = {}
+    for name in command_modules():
+        app = typer.Typer()
+        importlib.import_module(f"stsbench.commands.{name}").register(app)
+        commands = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
+        registered.update(dict.fromkeys(commands, name))
+    listed = {c: m for c, m in registered.items() if m != "analyses"}  # analyses: from their registry
+    assert listed == MODULE_OF
+
+
+def test_a_registered_pooler_is_checked_and_pools(tiny_bert, monkeypatch):
+    """A pooler another package registers (here: a masked max) is a valid --pooler and encodes through it."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    def masked_max(outputs, mask):
+        hidden = outputs.last_hidden_state.masked_fill(mask.unsqueeze(-1) == 0, float("-inf"))
+        return hidden.max(dim=1).values
+
+    registry: Registry = Registry("pooler", entry_points="stsbench.poolers")
+    for name in pooling.POOLERS:
+        registry.register(name, pooling.POOLER_REGISTRY.get(name))
+    registry.register("max", masked_max)
+    monkeypatch.setattr(pooling, "POOLER_REGISTRY", registry)
+    assert pooling.check_pooler("max") == "max" and not pooling.needs_hidden_states("max")
+
+    texts = ["a man is playing a guitar .", "two dogs run across the green field in the rain ."]
+    got = stsbench.load_encoder(str(tiny_bert), pooler="max", use_cache=False).encode(
+        texts, show_progress=False
+    )
+    tok, model = AutoTokenizer.from_pretrained(tiny_bert), AutoModel.from_pretrained(tiny_bert).eval()
+    with torch.no_grad():
+        want = [model(**tok([t], return_tensors="pt")).last_hidden_state[0].max(dim=0).values for t in texts]
+    np.testing.assert_allclose(got, torch.stack(want).numpy(), rtol=1e-5, atol=1e-6)
