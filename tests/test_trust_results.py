@@ -201,14 +201,14 @@ def test_constant_gold_is_one_line_without_warnings_or_files(bootstrap, constant
 def test_a_result_json_cannot_hold_writes_neither_file(data_dir, tmp_path, monkeypatch):
     from stsbench.tasks import sts
 
-    evaluate = sts.STSYearTask.evaluate
+    evaluate = sts.STSTask.evaluate
 
     def nan_detail(self, *args, **kwargs):
         scores = evaluate(self, *args, **kwargs)
         scores.details["aggregate"]["spearman"]["mean"] = float("nan")
         return scores
 
-    monkeypatch.setattr(sts.STSYearTask, "evaluate", nan_detail)
+    monkeypatch.setattr(sts.STSTask, "evaluate", nan_detail)
     out = tmp_path / "out"
     with pytest.raises(StsbenchError) as exc:
         stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, output=out, bootstrap=0)
