@@ -12,7 +12,7 @@ import typer
 from stsbench.commands._options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
 
 if TYPE_CHECKING:
-    from stsbench.stats.compare import CompareResult, Side
+    from stsbench.stats.compare import CompareResult
 
 
 class Format(str, Enum):
@@ -26,77 +26,6 @@ def _p(p: float | None) -> str:
     if p is None:
         return "-"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def load_sides(
-    sources: list[str],
-    *,
-    mode: str | None,
-    data_dir: Path | None,
-    output: Path,
-    cache_dir: Path | None,
-    device: str | None,
-    quiet: bool,
-) -> list[Side]:
-    """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
-
-    A ``train --seeds`` folder is refused unless every seed has its kept checkpoint; then each seed is evaluated
-    as ``stsbench run --model OUT`` does (through the cache) and the side is their aggregate. What each source
-    is, and whether seeds meet one model, is settled before anything is evaluated.
-    """
-    from stsbench.encoders.resolve import _looks_like_path, is_model_dir
-    from stsbench.errors import StsbenchError
-    from stsbench.results.labels import unique_label
-    from stsbench.results.seeds import is_seeds_folder
-    from stsbench.results.sides import side_from_aggregate, side_from_folder
-    from stsbench.stats.compare import MIXED
-
-    found: list[Side | str] = []  # a results folder's side, or what to evaluate: "seeds" or "model"
-    for src in sources:
-        path = Path(src)
-        if is_seeds_folder(path):  # evaluation imports torch: only where something is evaluated
-            from stsbench.evaluation.seeds import require_every_seed
-
-            require_every_seed(src)
-            found.append("seeds")
-        elif path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
-            found.append(side_from_folder(path, mode=mode, source=src))
-        elif not path.exists() and _looks_like_path(src):  # a mistyped folder, not a hub id: say so first
-            raise StsbenchError(
-                f"{src}: no such folder; pass the --output folder of `stsbench run` (or a part of it, such as "
-                "<output>/<model>/<pooler>/<mode>), a `stsbench train --seeds` folder or a model"
-            )
-        else:
-            found.append("model")
-    over_seeds = [f == "seeds" if isinstance(f, str) else f.seeds is not None for f in found]
-    for src, seeds in zip(sources[1:], over_seeds[1:], strict=True):
-        if seeds != over_seeds[0]:
-            raise StsbenchError(f"{src} vs {sources[0]}: {MIXED}")
-
-    options = dict(
-        data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, show_progress=not quiet
-    )
-    sides: list[Side] = []
-    taken: dict[str, Side] = {}
-    # models and seeds are evaluated with run's own intervals: the results written under --output are the
-    # ones `stsbench run` writes (a folder of earlier `stsbench run` results keeps its intervals)
-    for src, what in zip(sources, found, strict=True):
-        if what == "seeds":
-            from stsbench.evaluation.seeds import run_seeds
-
-            done = run_seeds(src, "sts", mode or "test", **options)
-            side = side_from_aggregate(done.aggregate, src, done.path or src)
-        elif what == "model":
-            from stsbench.evaluation.run import evaluate as run
-
-            path = run(src, "sts", mode or "test", **options).paths[0].parent
-            side = side_from_folder(path, mode=mode or "test", source=src)
-        else:
-            side = what
-        side.label = unique_label(side.label, taken)
-        taken[side.label] = side
-        sides.append(side)
-    return sides
 
 
 def print_result(result: CompareResult) -> None:
@@ -200,18 +129,17 @@ def compare_cmd(
     `stsbench train --seeds` themselves, whose seeds are evaluated first through the embedding cache (a folder
     with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """
-    from stsbench.errors import StsbenchError
+    from stsbench.compare import compare, require_two
 
-    if len(sources) < 2:
-        raise StsbenchError(
-            "compare needs at least two results folders or models (the first is the reference)"
-        )
+    require_two(sources)
     if plot is not None:
         from stsbench.io import check_writable_dir
 
         check_writable_dir(plot.parent if str(plot.parent) else Path(), "--plot's folder")
-    sides = load_sides(
+    result = compare(
         sources,
+        bootstrap=bootstrap,
+        seed=seed,
         mode=mode,
         data_dir=data_dir,
         output=output,
@@ -219,9 +147,6 @@ def compare_cmd(
         device=device,
         quiet=quiet or fmt is Format.json,
     )
-    from stsbench.stats.compare import compare_sides
-
-    result = compare_sides(sides, bootstrap=bootstrap, seed=seed)
     if plot is not None:
         from stsbench.reports.spread import forest_plot
 
