@@ -34,7 +34,8 @@ PoolerOpt = Annotated[
     typer.Option(
         "--pooler",
         callback=_pooler_name,
-        help="cls | cls_before_pooler | avg | avg_first_last | avg_top2; default: as the model declares.",
+        help="cls | cls_before_pooler | avg | avg_first_last | avg_top2 (or a pooler a plugin registers); "
+        "default: as the model declares.",
     ),
 ]
 DataDirOpt = Annotated[

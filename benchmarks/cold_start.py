@@ -1,0 +1,190 @@
+"""Cold start: a warm-cache 7-task `stsbench run` and a mistyped name, as new processes, beside today's path.
+
+    python benchmarks/cold_start.py [--model all-MiniLM-L6-v2] [--repeats 5] [--baseline REF] [--cache-dir DIR]
+        [--markdown FILE]
+
+Every embedding the run needs is put in the cache first (one untimed run). Then, ``--repeats`` times and in
+rotating order (so that drift in the machine's load falls on every row alike), each of these runs as a new
+process, from the interpreter's start to its exit, and the median wall seconds are shown:
+
+- this tree: ``stsbench run --model M --tasks sts`` (the warm path: no torch, no scipy.stats);
+- this tree, the heavy modules imported first: the same command after ``import torch, ...`` of every heavy module
+  the baseline run imports (what the imports alone cost);
+- the baseline: the same command on the package as it was at git ``--baseline`` (default ``e76d9f6``, the tree
+  before issue 28; extracted with ``git archive`` into a temporary folder, same interpreter, data and cache);
+- a bad task name (``--tasks STS17``), on this tree and on the baseline: the time to the one-line refusal.
+
+Each run reports the heavy modules it imported; the runs' figures and intervals (``--format json``) must be equal.
+The load average is printed before and after: on a shared machine the absolute seconds follow the load.
+Targets (issue 28): warm run at most 1.0 s, a bad name refused in under 0.5 s, on a quiet 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "transformers", "sentence_transformers", "scipy.stats", "matplotlib", "pandas", "seaborn")
+WARM_TARGET_S, REFUSAL_TARGET_S = 1.0, 0.5
+# runs `stsbench ARGS` as the console script does, then reports the heavy modules it imported on stderr
+_WRAPPER = """\
+import json, sys
+for name in {first!r}:
+    __import__(name)
+sys.argv = ['stsbench', *{args!r}]
+from stsbench.cli import main
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = [m for m in {heavy!r} if m in sys.modules]
+print('\\n' + json.dumps({{'code': code, 'heavy': heavy, 'from': sys.modules['stsbench'].__file__}}), file=sys.stderr)
+"""
+
+
+def stsbench_process(
+    args: list[str], tree: Path | None, first: tuple[str, ...] = ()
+) -> tuple[float, dict, str]:
+    """Wall seconds of ``stsbench ARGS`` in a new interpreter (package from ``tree``), its status and stdout."""
+    env = dict(os.environ)
+    if tree is not None:  # ahead of the editable install's finder, which comes after sys.path
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
+    code = _WRAPPER.format(first=first, args=[str(a) for a in args], heavy=HEAVY)
+    start = time.perf_counter()
+    done = subprocess.run(  # run from elsewhere: `python -c` puts the working folder first on sys.path
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=tempfile.gettempdir(),
+    )
+    took = time.perf_counter() - start
+    status = json.loads(done.stderr.strip().splitlines()[-1])
+    want = (tree or ROOT) / "stsbench" / "__init__.py"
+    if Path(status["from"]).resolve() != want.resolve():
+        raise SystemExit(f"error: the run imported stsbench from {status['from']}, not {want}")
+    return took, status, done.stdout
+
+
+def extract(ref: str, into: Path) -> Path:
+    """The ``stsbench/`` package as it was at git ``ref``, unpacked under ``into``."""
+    tar = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "stsbench"], capture_output=True, check=False
+    )
+    if tar.returncode:
+        raise SystemExit(
+            f"error: git archive {ref} failed: {tar.stderr.decode().strip()}; pass --baseline REF"
+        )
+    with tarfile.open(fileobj=BytesIO(tar.stdout)) as archive:
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python >= 3.10.12 / 3.11.4
+        archive.extractall(into, **safe)
+    return into
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="all-MiniLM-L6-v2", help="a name or a local model folder")
+    ap.add_argument("--data-dir", type=Path, help="default: $STSBENCH_DATA, else ./data")
+    ap.add_argument(
+        "--cache-dir", type=Path, help="embedding cache (default: $STSBENCH_CACHE, else the user's)"
+    )
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs of each row (the median is shown)")
+    ap.add_argument(
+        "--baseline", default="e76d9f6", help="git ref of today's path (default: before issue 28)"
+    )
+    ap.add_argument("--markdown", type=Path, help="also write the table here")
+    args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    return args
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def main() -> None:
+    args = parse_args()
+    common = ["--model", args.model, "--tasks", "sts", "-q", "--format", "json"]
+    common += ["--data-dir", args.data_dir] if args.data_dir else []
+    common += ["--cache-dir", args.cache_dir] if args.cache_dir else []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = extract(args.baseline, Path(tmp) / "baseline")
+        out = Path(tmp) / "out"
+        _, status, _ = stsbench_process(
+            ["run", *common, "--output", out / "warm-up"], None
+        )  # fills the cache
+        if status["code"] != 0:
+            raise SystemExit("error: the warm-up run failed; run it by hand to see why")
+        _, status, _ = stsbench_process(["run", *common, "--output", out / "baseline-up"], base)
+        before = tuple(status["heavy"])  # what today's path imports on a warm run
+        warm, bad = ["run", *common], ["run", "--tasks", "STS17"]
+        rows = {  # label: (arguments, package tree (None: this one), modules imported first, exit code 0)
+            "`stsbench run`, warm cache: this tree": (warm, None, (), True),
+            f"the same, {', '.join(before) or 'nothing'} imported first": (warm, None, before, True),
+            f"the same on the baseline ({args.baseline})": (warm, base, (), True),
+            "bad task name (`--tasks STS17`): this tree": (bad, None, (), False),
+            f"bad task name on the baseline ({args.baseline})": (bad, base, (), False),
+        }
+        secs: dict[str, list[float]] = {label: [] for label in rows}
+        heavy: dict[str, list[str]] = {}
+        printed: list[dict] = []
+        load_before = load()
+        for i in range(args.repeats):
+            labels = list(rows)
+            for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
+                argv, tree, first, good = rows[label]
+                argv = [*argv, "--output", out / str(len(printed))] if good else argv
+                took, status, stdout = stsbench_process(argv, tree, first)
+                if (status["code"] == 0) != good:
+                    raise SystemExit(f"error: {label}: exit code {status['code']}")
+                secs[label].append(took)
+                heavy[label] = status["heavy"]
+                if good:
+                    printed.append({k: json.loads(stdout)[k] for k in ("scores", "intervals")})
+        load_after = load()
+    same = all(run == printed[0] for run in printed)
+    lines = [
+        f"Cold start, {args.model}, 7 STS tasks (test mode), warm embedding cache; each row a new process, "
+        f"median of {args.repeats} (min in brackets); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
+        f"load average (1/5/15 min) {load_before} before, {load_after} after",
+        "",
+        "| run | seconds | heavy modules imported |",
+        "|---|---:|---|",
+    ]
+    for label, values in secs.items():
+        cells = f"{statistics.median(values):.2f} ({min(values):.2f}) | {', '.join(heavy[label]) or '-'}"
+        lines.append(f"| {label} | {cells} |")
+    warm_s = statistics.median(secs["`stsbench run`, warm cache: this tree"])
+    refusal_s = statistics.median(secs["bad task name (`--tasks STS17`): this tree"])
+    lines += [
+        "",
+        f"figures and intervals equal on every warm run: {'yes' if same else 'NO'} "
+        f"({', '.join(f'{v:.2f}' for v in printed[0]['scores'].values())})",
+        f"targets: warm run <= {WARM_TARGET_S} s: {'met' if warm_s <= WARM_TARGET_S else 'not met'} "
+        f"({warm_s:.2f} s); bad name < {REFUSAL_TARGET_S} s: "
+        f"{'met' if refusal_s < REFUSAL_TARGET_S else 'not met'} ({refusal_s:.2f} s)",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n", encoding="utf-8")
+    if not same:
+        raise SystemExit("error: the warm runs' figures differ")
+
+
+if __name__ == "__main__":
+    main()
