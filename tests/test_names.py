@@ -107,3 +107,12 @@ def test_task_versions_and_columns():
     assert task_version("sts-b") == 1 and task_columns("sts") == list(TASK_NAMES[:7])
     with pytest.raises(StsbenchError, match="unknown task 'STS17'"):
         task_version("STS17")
+
+
+def test_an_alias_cannot_take_another_tasks_name():
+    from stsbench.data.sts_spec import STSSpec
+    from stsbench.tasks.registry import register_task
+
+    with pytest.raises(StsbenchError, match="its alias 'STS-B' already names 'STSBenchmark'"):
+        register_task(STSSpec("MySTSB", "x", splits={"test": "t.tsv"}, aliases=("STS-B",)))
+    assert task_names("STS-B") == ["STSBenchmark"]

@@ -52,7 +52,13 @@ TASKS: Registry[Any] = Registry("task", entry_points="stsbench.tasks", normalise
 
 def register_task(task: Any) -> Any:
     """Register an :class:`STSSpec`, a :class:`LazyTask` or a Task object under its name and aliases."""
-    TASKS.register(task.name, task, aliases=tuple(getattr(task, "aliases", ())))
+    aliases = tuple(getattr(task, "aliases", ()))
+    for alias in aliases:
+        if TASKS.aliases.get(alias, task.name) != task.name:
+            raise StsbenchError(
+                f"task {task.name!r}: its alias {alias!r} already names {TASKS.aliases[alias]!r}"
+            )
+    TASKS.register(task.name, task, aliases=aliases)
     return task
 
 
