@@ -160,3 +160,23 @@ def test_commands_that_read_results_import_no_torch(results, tmp_path):
         seen = _modules_after(args, tmp_path / f"modules-{i}.json")
         assert seen["code"] == 0, (what, seen["stderr"])
         assert seen["heavy"] == [], what
+
+
+def test_a_seed_aggregate_of_another_task_version_is_refused(tmp_path):
+    from stsbench.published.seed_check import check_seeds
+    from stsbench.results.seeds import build_aggregate, write_aggregate
+
+    tasks = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
+    per_seed = {s: {"model": f"/runs/x/seed-{s}", "scores": {t: 70.0 + s for t in tasks}} for s in (1, 2, 3)}
+    path = write_aggregate(tmp_path, build_aggregate("/runs/x", "avg", "test", per_seed))
+    assert json.loads(path.read_text())["task_versions"] == dict.fromkeys(tasks, 1)
+    assert check_seeds(tmp_path, KEY).rows and side_from_folder(tmp_path).n_seeds == 3
+    data = json.loads(path.read_text())
+    data["task_versions"]["STS13"] = 2
+    path.write_text(json.dumps(data))
+    for read in (lambda: check_seeds(tmp_path, KEY), lambda: side_from_folder(tmp_path)):
+        with pytest.raises(StsbenchError, match=r"seeds\.json: scored by version 2 of STS13"):
+            read()
+    del data["task_versions"]  # written before versions: every task version 1, today's
+    path.write_text(json.dumps(data))
+    assert side_from_folder(tmp_path).n_seeds == 3

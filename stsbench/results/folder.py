@@ -199,6 +199,17 @@ def check_task_version(path: Path, result: TaskResult) -> None:
         )
 
 
+def check_aggregate_versions(path: Path, aggregate: Mapping[str, Any]) -> None:
+    """:func:`check_task_version` for a seed aggregate (``task_versions``; written before it: every task 1)."""
+    versions = aggregate.get("task_versions") or {}
+    for task in aggregate["tasks"]:
+        if task in TASKS and versions.get(task, 1) != task_version(task):
+            raise StsbenchError(
+                f"{path}: scored by version {versions.get(task, 1)} of {task}, this stsbench's {task} is version "
+                f"{task_version(task)}; rerun `stsbench run --model OUT` on the seeds folder to score it again"
+            )
+
+
 def _read(
     path: Path,
     root: Path,
@@ -314,7 +325,8 @@ def select_run(
 def seed_aggregates(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Every seed aggregate (``seeds.json`` of ``stsbench run`` on a seeds folder) under ``results_dir``.
 
-    The same scan as :func:`read_folder` (hidden files are not read); a malformed aggregate is one line.
+    The same scan as :func:`read_folder` (hidden files are not read); a malformed aggregate, or one scored by
+    another version of a task (:func:`check_aggregate_versions`), is one line.
     """
     root = require_folder(results_dir)
     found = []
@@ -322,5 +334,6 @@ def seed_aggregates(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
         if path.name == SEEDS_FILE:
             agg = read_aggregate(path)
             if agg is not None:  # OUT/seeds.json of a training folder, or another file of that name
+                check_aggregate_versions(path, agg)
                 found.append((path, agg))
     return found

@@ -52,8 +52,9 @@ constant every reader checks); the paths are built by :mod:`stsbench.results.sto
   ``seeds``, ``models`` (seed -> the model name of its results), ``tasks``: per task and ``Avg.`` (``STS
   Avg.`` and ``Transfer Avg.`` when both kinds ran) ``values`` (per seed, in the order of ``seeds``, units of
   ``reported``), ``mean``, ``std`` (ddof 1), ``n``, ``low``, ``high`` (t-interval over seeds; std, low and
-  high null with one seed); ``data_modified`` (only when some seed's results were computed on data that differs
-  from the canonical files, ``--allow-modified-data``): seed -> those files.
+  high null with one seed); ``task_versions``: task -> the version of the task that scored the seeds (absent in
+  aggregates written before it: every task version 1); ``data_modified`` (only when some seed's results were
+  computed on data that differs from the canonical files, ``--allow-modified-data``): seed -> those files.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from stsbench.results.labels import model_slug
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND
 from stsbench.results.store import check_version, read_json
+from stsbench.tasks.registry import TASKS, task_version
 
 SEEDS_FILE = "seeds.json"
 LEVEL = 0.95
@@ -116,6 +117,8 @@ def build_aggregate(
         "seeds": seeds,
         "models": {str(s): per_seed[s]["model"] for s in seeds},
         "tasks": tasks,
+        # the version of each task that scored the seeds (this stsbench's: they were just evaluated)
+        "task_versions": {t: task_version(t) for t in names if t in TASKS},
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
-from stsbench.results.folder import TaskRecord, read_folder, seed_aggregates
+from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_folder, seed_aggregates
 from stsbench.results.labels import base_label
 from stsbench.results.pairs import read_pairs
 from stsbench.results.schema import TASK_KIND
@@ -31,6 +31,7 @@ def side_from_seeds(path: Path, source: str) -> Side:
         raise StsbenchError(
             f"{path}: not a seed aggregate; pass the seeds.json of `stsbench run --model OUT`"
         )
+    check_aggregate_versions(path, data)
     return side_from_aggregate(data, source, path)
 
 
