@@ -214,7 +214,7 @@ def test_the_reports_seed_table_marks_a_group_with_one_seed_on_modified_data(tmp
 
     from stsbench.reports.collect import collect
     from stsbench.reports.models import find_models
-    from stsbench.reports.seed_tables import report_score_table
+    from stsbench.reports.scores import score_table
 
     root = make_seed_results(tmp_path / "results")
     one = root / "esimcse__seed-2" / "avg" / "test" / "STS12.json"
@@ -222,7 +222,7 @@ def test_the_reports_seed_table_marks_a_group_with_one_seed_on_modified_data(tmp
     data["provenance"]["data_modified"] = {"downstream/STS/STS12-en-test/STS.gs.MSRpar.txt": "0 bytes"}
     one.write_text(json.dumps(data))
     coll = collect(root)
-    table = report_score_table(coll.tasks, find_models(coll), "sts")
+    table = score_table(coll.tasks, find_models(coll), "sts")
     rows = [list(r) for r in table.frame.itertuples(index=False)]
     at = {r[0]: i for i, r in enumerate(rows)}
     esimcse, interval = rows[at["ESimCSE (n=3)"]][2:], rows[at["ESimCSE (n=3)"] + 1][2:]

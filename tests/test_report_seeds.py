@@ -122,7 +122,7 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     from stsbench.metrics import simcse_average
     from stsbench.reports import collect
     from stsbench.reports.models import find_models
-    from stsbench.reports.seed_tables import seed_differences
+    from stsbench.reports.seed_differences import seed_differences
     from stsbench.reports.seeds import seed_groups
     from stsbench.results.seeds import build_aggregate, write_aggregate
     from stsbench.results.sides import side_from_seeds
@@ -228,12 +228,26 @@ def test_forest_plot(tmp_path):
 
 def test_components_over_seeds_without_a_simcse_group(results):
     from stsbench.reports import collect
+    from stsbench.reports.ablations import component_table
     from stsbench.reports.models import find_models
-    from stsbench.reports.seed_ablations import component_seed_table
     from stsbench.reports.seeds import seed_groups
 
     coll = collect(results)
     esimcse = [g for g in seed_groups(find_models(coll)) if g.method == "ESimCSE"]
-    table = component_seed_table(esimcse, coll.tasks, 1)
+    table = component_table(esimcse, coll.tasks, 1)
     row = table.frame.iloc[0].tolist()
     assert row[0] == "ESimCSE (n=3)" and row[5] == "78.00 ± 1.00" and row[6] == "–"
+
+
+def test_a_result_evaluated_twice_is_not_another_seed(results, tmp_path):
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.scores import score_table
+
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    shutil.copytree(copy / "simcse__seed-1", copy / "again" / "simcse__seed-1")  # seed 1 evaluated twice
+    coll = collect(copy)
+    rows = [list(r) for r in score_table(coll.tasks, find_models(coll), "sts").frame.itertuples(index=False)]
+    simcse = _row(rows, "unsup-SimCSE (n=3)")  # still 3 seeds, not 4 figures
+    assert simcse[2] == f"{MEAN['STS12']:.2f} ± 1.00"

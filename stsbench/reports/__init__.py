@@ -1,8 +1,11 @@
 """Results -> the papers' tables and figures as Markdown/HTML (``stsbench report``), next to published numbers.
 
-``collect`` scans a results folder into typed records; ``tables``/``ablations``/``provenance`` turn them
-into :class:`Table` objects (pure functions); ``figures`` draws; ``build`` lays out the sections and
-``render`` writes ``report.md`` and a self-contained ``report.html``. Notebooks call the same functions.
+``collect`` scans a results folder into typed records; ``models`` tells the models apart and ``seeds`` groups
+runs that differ only in their seed (a run without seeds is a group of one); ``scores`` (STS and transfer),
+``seed_differences``, ``ablations`` and ``provenance`` turn them into :class:`~stsbench.tabular.Table` objects
+(pure functions), the analyses' tables coming from their registry entries; ``figures`` and ``spread`` draw;
+``build`` lays out the sections and ``render`` writes ``report.md`` and a self-contained ``report.html``.
+Notebooks call the same functions.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Training runs as tables: one row per run, and ablation tables built by comparing the runs' configs.
+"""Ablation tables: training runs compared by their configs (ESimCSE's components, one-field sweeps).
 
 Runs are grouped by the config fields that differ between them (bookkeeping such as ``output`` or
 ``threads`` aside):
@@ -11,18 +11,37 @@ Runs are grouped by the config fields that differ between them (bookkeeping such
 
 The training file is compared by its name and row count, not its path (a relative and an absolute path,
 or another machine's, name the same corpus).
+
+Runs that differ only in their seed (:mod:`stsbench.reports.seeds`) are one row of a component table: mean ±
+std over the seeds, the gain over the SimCSE group with Welch's interval; without seeds each run is a row of
+its own (a group of one), its gain a plain difference. The sweeps compare runs one by one and, when runs come
+in seeds, leave out ``seed`` (the Seeds section shows each seed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import math
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from stsbench.metrics import simcse_average
 from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
+from stsbench.reports.seeds import (
+    ALPHA,
+    SIGNIFICANT,
+    SeedGroup,
+    average_values,
+    has_seeds,
+    interval,
+    mean_std,
+    seed_groups,
+)
+from stsbench.reports.training import dev_at_start, kept_dev, run_label, show_value
 from stsbench.results.labels import last_part
+from stsbench.stats.seeds import seed_difference, seed_summary
+from stsbench.stats.tests import holm
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.train.config import BOOKKEEPING, OPTIONS, MethodName
 
@@ -139,129 +158,130 @@ def _sort_value(v: Any) -> tuple[int, Any]:
     return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
 
 
-def sts_average(run: TrainRun, models: list[Model], records: Iterable[TaskRecord]) -> float | None:
-    """The STS test Avg. (7 tasks, SimCSE's rounding) of the run's checkpoint, when every task was measured."""
-    model = next((m for m in models if m.run is run), None)
-    if model is None:
-        return None
-    values = {
-        r.result.task: r.result.reported
-        for r in records
-        if r.result.model.fingerprint == model.key
-        and r.result.task_type == "sts"
-        and r.result.mode in ("test", "fasttest")
-    }
-    return simcse_average([values.get(t) for t in STS_TASKS])
+def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
+    """The STS test Avg. (7 tasks, SimCSE's rounding) of each checkpoint of ``group`` measured on every task.
+
+    Test results where any seed has them, else fasttest (the same figures).
+    """
+    for mode in ("test", "fasttest"):
+        found = average_values(records, group, "sts", mode, STS_TASKS)
+        if found:
+            return found
+    return []
 
 
-def run_label(run: TrainRun, models: list[Model], runs: list[TrainRun]) -> str:
-    """Name a run as the tables name its checkpoint, else by its folder (its path when names clash)."""
-    for m in models:
-        if m.run is run:
-            return m.label
-    return run.path if sum(r.name == run.name for r in runs) > 1 else run.name
-
-
-def labelled_runs(runs: list[TrainRun], models: list[Model]) -> dict[str, TrainRun]:
-    """``{label: run}`` in path order, as the training-curves figure names them."""
-    return {run_label(r, models, runs): r for r in sorted(runs, key=lambda r: r.path)}
-
-
-def show_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    return DASH if v is None else f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
-    """One row per run: method, data, steps, best STS-B dev Spearman and when, wall time."""
-    columns = [
-        "run",
-        "method",
-        "backbone",
-        "train rows",
-        "steps",
-        "batch",
-        "lr",
-        "best dev",
-        "at step",
-        "wall (min)",
-    ]
-    rows = []
-    for r in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), run_label(r, models, runs))):
-        c = r.config
-        steps = (
-            f"{r.steps_done}" if r.steps_done is not None else f"unfinished (of {show_value(r.total_steps)})"
-        )
-        rows.append(
-            [
-                run_label(r, models, runs),
-                method_of(c),
-                last_part(str(c.get("model", DASH))),
-                show_value(r.train_rows),
-                steps,
-                show_value(c.get("batch_size")),
-                show_value(c.get("lr")),
-                fmt(r.best_dev_spearman, 2, 100),
-                show_value(r.best_step),
-                fmt(r.wall_seconds, 1, 1 / 60),
-            ]
-        )
-    notes = [
-        "best dev: the STS-B dev Spearman x100 of the kept checkpoint (the trainer's evaluation every "
-        "eval_steps; the step-0 score before training is logged, never kept)."
-    ]
-    return make_table("training_runs", "Training runs", columns, rows, notes)
-
-
-def kept_dev(run: TrainRun) -> float | None:
-    """The kept checkpoint's STS-B dev Spearman x100, at the papers' 2 decimals."""
-    return None if run.best_dev_spearman is None else round(run.best_dev_spearman * 100, 2)
-
-
-def dev_at_start(run: TrainRun) -> float | None:
-    """The backbone's STS-B dev Spearman x100 before training (the step-0 evaluation), if logged."""
-    first = [v for s, v in run.curve if s == 0 and v is not None]
-    return round(first[0] * 100, 2) if first else None
+def sts_average(run: TrainRun, models: list[Model], records: list[TaskRecord]) -> float | None:
+    """The STS test Avg. of the run's checkpoint, when every task was measured (:func:`sts_averages`)."""
+    found = sts_averages(SeedGroup("", None, tuple(m for m in models if m.run is run)), records)
+    return found[0] if found else None
 
 
 def _gain(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def component_table(group: list[TrainRun], models: list[Model], records: list[TaskRecord], n: int) -> Table:
-    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's."""
-    columns = list(COMPONENT_COLUMNS)
-    simcse = next((r for r in group if method_of(r.config) == "unsup-SimCSE"), None)
+# a component table's row: a group of seeds, or a run whose checkpoint was not evaluated
+Row = SeedGroup | TrainRun
+
+
+def _runs(row: Row) -> list[TrainRun]:
+    return row.runs if isinstance(row, SeedGroup) else [row]
+
+
+def _method(row: Row) -> str:
+    return method_of(_runs(row)[0].config)
+
+
+def _finite(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def _summary(values: Iterable[float | None], n: int) -> str:
+    """Mean ± std of the finite ``values`` (one value as it is), or a dash."""
+    kept = _finite(values)
+    return mean_std(seed_summary(kept), n) if kept else DASH
+
+
+def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
+    """Each row's gain over the SimCSE row: Welch over seeds (``*``: Holm across the rows), else a difference."""
+    simcse = next((r for r in rows if _method(r) == "unsup-SimCSE"), None)
+    if simcse is None:
+        return {}
+    if not over_seeds:
+        return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
+    devs = {id(r): _finite(map(kept_dev, _runs(r))) for r in rows}
+    base = devs[id(simcse)]
+    found = {
+        id(r): seed_difference(devs[id(r)], base)
+        for r in rows
+        if r is not simcse and len(devs[id(r)]) > 1 and len(base) > 1
+    }
+    adjusted = dict(zip(found, holm([d.p for d in found.values()]), strict=True))
+    return {
+        k: f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]"
+        + SIGNIFICANT * (adjusted[k] <= ALPHA)
+        for k, d in found.items()
+    }
+
+
+def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> Table:
+    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's.
+
+    One row per group of seeds (a run without seeds, or whose checkpoint was not evaluated, is a group of one).
+    With a group of several seeds the cells are mean ± std over the seeds, each row is followed by its 95%
+    interval, and a gain is the difference of the seed means with Welch's interval (between groups of two
+    seeds or more); without, each cell is the run's own figure and a gain the plain difference.
+    """
+    over_seeds = any(isinstance(r, SeedGroup) and r.n > 1 for r in rows)
+    columns = ["group" if over_seeds else "run", *COMPONENT_COLUMNS[1:]]
     pub_simcse = get_entry(PUBLISHED_COMPONENTS["unsup-SimCSE"]).values["STSBenchmark"]
-    rows = []
-    for r in group:
-        rep, mom = components_used(r)
-        method = method_of(r.config)
-        key = PUBLISHED_COMPONENTS.get(method)
+    gains = _gains(rows, over_seeds)
+    runs = [r for row in rows for r in _runs(row)]
+    out = []
+    for row in rows:
+        seeds = _runs(row)
+        size = row.n if isinstance(row, SeedGroup) else 1
+        rep, mom = components_used(seeds[0])
+        key = PUBLISHED_COMPONENTS.get(_method(row))
         pub = get_entry(key).values["STSBenchmark"] if key else None
-        rows.append(
+        out.append(
             [
-                run_label(r, models, group),
-                method,
+                row.label if isinstance(row, SeedGroup) else run_label(row, [], runs),
+                _method(row),
                 "on" if rep else "off",
                 "on" if mom else "off",
-                fmt(dev_at_start(r)),
-                fmt(kept_dev(r)),
-                fmt_delta(_gain(kept_dev(r), kept_dev(simcse))) if simcse else DASH,
+                _summary(map(dev_at_start, seeds), size),
+                _summary(map(kept_dev, seeds), size),
+                gains.get(id(row), DASH),
                 fmt(pub),
                 fmt_delta(_gain(pub, pub_simcse)),
-                fmt(sts_average(r, models, records)),
+                _summary(sts_averages(row, records) if isinstance(row, SeedGroup) else [], size),
             ]
         )
-    same = shared(group[0])
+        if over_seeds:
+            devs = _finite(map(kept_dev, seeds))
+            span = interval(seed_summary(devs) if devs else None)
+            out.append(["↳ 95% interval over seeds", "", "", "", "", span, "", "", "", ""])
+    first = _runs(rows[0])[0]
+    same = shared(_without_seed(first) if over_seeds else first)  # over seeds, the rows differ in the seed
+    settings_note = "Shared settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + "."
+    if not over_seeds:
+        notes = [
+            "STS-B dev Spearman x100: before training (the backbone) and of each run's kept checkpoint; gains are "
+            "over the SimCSE run of the same settings. Published: esimcse-arxiv/table6/* (BERT-base, 1M wiki "
+            "sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
+            settings_note,
+        ]
+        return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, out, notes)
     notes = [
-        "STS-B dev Spearman x100: before training (the backbone) and of each run's kept checkpoint; gains are "
-        "over the SimCSE run of the same settings. Published: esimcse-arxiv/table6/* (BERT-base, 1M wiki "
-        "sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
-        "Shared settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+        "STS-B dev Spearman x100, mean ± std over each group's seeds: before training (the backbone) and of "
+        "each seed's kept checkpoint. Gain: the difference of the seed means to the SimCSE group with Welch's "
+        f"95% interval; {SIGNIFICANT}: significant at 5% after Holm's correction across the rows. Published: "
+        "esimcse-arxiv/table6/* (BERT-base, 1M wiki sentences). STS test Avg.: over the seeds' checkpoints.",
+        settings_note,
     ]
-    return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, rows, notes)
+    title = "Ablation over seeds: ESimCSE's components"
+    return make_table(f"ablation_components_seeds_{n}", title, columns, out, notes, right=tuple(columns[4:]))
 
 
 def _published_sweep(name: str, value: Any) -> tuple[str, float] | None:
@@ -312,8 +332,29 @@ def sweep_table(
     return make_table(f"ablation_{name}_{n}", f"Ablation: {name} ({method})", columns, rows, notes)
 
 
+def _without_seed(run: TrainRun) -> TrainRun:
+    return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})
+
+
 def ablation_tables(runs: list[TrainRun], models: list[Model], records: list[TaskRecord]) -> list[Table]:
-    """Every component ablation and every one-field sweep the runs allow, in that order."""
-    tables = [component_table(g, models, records, k) for k, g in enumerate(component_groups(runs), 1)]
-    tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweep_groups(runs), 1)]
+    """Every component ablation and every one-field sweep the runs allow, in that order.
+
+    Where runs come in seeds (:func:`~stsbench.reports.seeds.has_seeds`), the component tables compare the
+    groups of seeds (one run of each stands for it, its seed left out, so that groups of other seeds compare)
+    and the sweeps leave out ``seed``; without, every run is a row of its own.
+    """
+    groups = seed_groups(models)
+    over_seeds = has_seeds(groups)
+    if over_seeds:
+        rows: list[Row] = [g for g in groups if g.runs]
+        stand_in = {id(row): _without_seed(_runs(row)[0]) for row in rows}
+    else:
+        by_run = {id(g.runs[0]): g for g in groups if g.runs}
+        rows = [by_run.get(id(r), r) for r in runs]
+        stand_in = {id(row): _runs(row)[0] for row in rows}
+    back = {id(stand_in[id(row)]): row for row in rows}
+    found = component_groups([stand_in[id(row)] for row in rows])
+    tables = [component_table([back[id(r)] for r in g], records, k) for k, g in enumerate(found, 1)]
+    sweeps = [(f, g) for f, g in sweep_groups(runs) if not (over_seeds and f == "seed")]
+    tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweeps, 1)]
     return tables

@@ -16,13 +16,14 @@ from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
 from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
-from stsbench.reports import ablations, provenance, seed_tables, spread, tables
+from stsbench.reports import ablations, provenance, seed_differences, spread, training
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
-from stsbench.reports.models import Model, find_models
-from stsbench.reports.seed_ablations import report_ablation_tables
+from stsbench.reports.models import Model, by_variant, find_models
+from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import (
     BASELINE,
+    SIGNIFICANT,
     SeedGroup,
     baseline_group,
     dev_points,
@@ -130,7 +131,7 @@ class _Figures:
 
 def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = seed_tables.report_score_table(coll.tasks, models, kind)
+    t = score_table(coll.tasks, models, kind)
     if t is None:
         return Section(kind, title, [missing(kind, results)])
     return Section(kind, title, tables=[t])
@@ -150,7 +151,7 @@ def _analysis(
         section.paragraphs.append(
             f"{MARK} The results of {who} were {modified_text(f for r in modified for f in _modified(r))}."
         )
-    for variant, labelled in tables.by_variant(records, models).items():
+    for variant, labelled in by_variant(records, models).items():
         section.tables += analysis.tables(variant, labelled)
         paths = analysis.figure(labelled, figs.folder / variant)
         if paths:
@@ -172,9 +173,9 @@ def _training(
             Section("training", "Training curves", [missing("training", results)]),
             Section("ablations", "Ablations", [missing("ablations", results)]),
         ]
-    curves = Section("training", "Training curves", tables=[ablations.training_table(coll.runs, models)])
+    curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
     if has_seeds(groups):
-        labels = {r.path: label for label, r in ablations.labelled_runs(coll.runs, models).items()}
+        labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
         rows = dev_points(groups, coll.runs, labels)
         figure = spread.dev_curves_figure(rows, figs.folder / "dev_curves_seeds")
         curves.figures.append(figs.add("STS-B dev Spearman during training, mean over seeds", figure))
@@ -184,10 +185,10 @@ def _training(
             "seeds as its own line."
         )
     else:
-        labels = ablations.labelled_runs(coll.runs, models)
+        labels = training.labelled_runs(coll.runs, models)
         figure = training_curves_figure(labels, figs.folder / "training_curves")
         curves.figures.append(figs.add("STS-B dev Spearman during training", figure))
-    found = report_ablation_tables(coll.runs, models, coll.tasks)
+    found = ablations.ablation_tables(coll.runs, models, coll.tasks)
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
         abl.paragraphs.append(missing("ablations", results))
@@ -203,22 +204,22 @@ def _seeds(
         "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
         "move a figure as much as a method can; a difference to the baseline counts here only where Welch's "
         f"test over the seeds finds it after Holm's correction across tasks (the Avg., a function of them, on its "
-        f"own p, uncorrected; marked {seed_tables.SIGNIFICANT})."
+        f"own p, uncorrected; marked {SIGNIFICANT})."
     )
     if base is None:
         section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
     forest = []
     for kind in ("sts", "transfer"):
-        diffs = seed_tables.seed_differences(coll.tasks, groups, base, kind) if base else []
-        table = seed_tables.difference_table(diffs, base, kind) if base else None
-        section.tables += [t for t in (table, seed_tables.per_seed_table(coll.tasks, groups, kind)) if t]
+        diffs = seed_differences.seed_differences(coll.tasks, groups, base, kind) if base else []
+        table = seed_differences.difference_table(diffs, base, kind) if base else None
+        section.tables += [t for t in (table, per_seed_table(coll.tasks, groups, kind)) if t]
         forest += [
             (
                 f"{d.group.name}: {short_name(task)}",
                 c[0].diff,
                 c[0].low,
                 c[0].high,
-                seed_tables.significant(c),
+                seed_differences.significant(c),
             )
             for d in diffs
             if kind == "sts" and d.mode in ("test", "fasttest")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stsbench.reports.collect import Collection, TrainRun
-from stsbench.results.labels import base_label
+from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
+from stsbench.results.labels import base_label, unique_label
 from stsbench.results.schema import ModelInfo
 from stsbench.train.config import MethodName
 
@@ -133,3 +133,19 @@ def find_models(coll: Collection) -> list[Model]:
 def model_of(models: list[Model], info: ModelInfo) -> Model:
     """Return the :class:`Model` a result's ``model`` block belongs to."""
     return next(m for m in models if m.key == info.fingerprint)
+
+
+def by_variant(records: list[AnalysisRecord], models: list[Model]) -> dict[str, dict[str, Any]]:
+    """Group one analysis' records by file variant (``length_bias_words``...), each ``{label: result}``.
+
+    What the analysis' own tables and figure take (its registry entry's ``tables`` and ``figure``).
+    """
+    order = [m.key for m in models]
+    out: dict[str, dict[str, Any]] = {}
+    for variant in sorted({r.variant for r in records}):
+        labelled: dict[str, Any] = {}
+        ours = [r for r in records if r.variant == variant]
+        for rec in sorted(ours, key=lambda r: (order.index(r.model.fingerprint), r.path)):
+            labelled[unique_label(model_of(models, rec.model).label, labelled)] = rec.result
+        out[variant] = labelled
+    return out

@@ -7,10 +7,12 @@ evaluated with the same pooler. ``stsbench train --seeds 1,2,3 --output OUT`` ma
 (``OUT/seed-<s>/``); so do runs trained one by one with ``--seed``. A model without a training run under
 the results (a backbone) is a group of one.
 
-Statistics over seeds (a seed is one draw of the training's randomness) come from :mod:`stsbench.stats.seeds`:
-mean, sample std and the t-interval of the mean; a group against the baseline group: the difference of the
-means, Welch's interval and p; Holm's correction over the tasks of one comparison from
-:func:`stsbench.stats.tests.holm`.
+Every table of the report is over these groups: a model without seeds (or with one) is a group of one, its
+cells the figures as measured; a group of several seeds shows ``mean ± std`` (:func:`mean_std`) and the 95%
+interval over seeds (:func:`interval`). Statistics over seeds (a seed is one draw of the training's randomness)
+come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-interval of the mean; a group against the
+baseline group: the difference of the means, Welch's interval and p; Holm's correction over the tasks of one
+comparison from :func:`stsbench.stats.tests.holm`.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ from stsbench.metrics import simcse_average
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import METHOD_ORDER, Model
 from stsbench.results.labels import last_part
+from stsbench.stats.seeds import SeedSummary
+from stsbench.tabular import DASH, fmt
 from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
 LEVEL = 0.95
 ALPHA = 0.05  # the mark: Holm-adjusted p <= ALPHA
+SIGNIFICANT = "*"  # the mark
 
 
 @dataclass(frozen=True)
@@ -117,14 +122,18 @@ def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
 
 
 def task_values(records: list[TaskRecord], group: SeedGroup, kind: str, mode: str) -> dict[str, list[float]]:
-    """``{task: [reported, one per seed that has it]}`` of one group, one task type and mode."""
+    """``{task: [reported, one per seed that has it]}`` of one group, one task type and mode.
+
+    A model with two results of one task (a folder copied or run twice) counts once, with its last result in
+    path order: a result run again is not another seed.
+    """
     keys = [m.key for m in group.models]
-    out: dict[str, list[tuple[int, float]]] = {}
+    out: dict[str, dict[int, float]] = {}
     for rec in records:
         r = rec.result
         if r.task_type == kind and r.mode == mode and r.model.fingerprint in keys:
-            out.setdefault(r.task, []).append((keys.index(r.model.fingerprint), r.reported))
-    return {t: [v for _, v in sorted(vs)] for t, vs in out.items()}
+            out.setdefault(r.task, {})[keys.index(r.model.fingerprint)] = r.reported
+    return {t: [v for _, v in sorted(vs.items())] for t, vs in out.items()}
 
 
 def average_values(
@@ -149,6 +158,19 @@ def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str
     }
     order = {"test": 0, "fasttest": 1, "dev": 2}
     return sorted(found, key=lambda m: (order.get(m, 3), m))
+
+
+def mean_std(s: SeedSummary | None, n: int) -> str:
+    """``79.97 ± 0.21``; the cell's own n where it has fewer seeds than its row; one value as it is."""
+    if s is None:
+        return DASH
+    text = fmt(s.mean) if s.std is None else f"{fmt(s.mean)} ± {fmt(s.std)}"
+    return text if s.n == n else f"{text} (n={s.n})"
+
+
+def interval(s: SeedSummary | None) -> str:
+    """``[79.71, 80.23]``, a dash for one seed."""
+    return DASH if s is None or s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
 
 
 # --- rows for the figures ---------------------------------------------------------------------------------

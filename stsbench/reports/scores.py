@@ -1,0 +1,252 @@
+"""The STS and transfer score tables: task results in, :class:`~stsbench.tabular.Table` out (pure functions).
+
+- :func:`score_table`: the main STS table (SimCSE/ESimCSE layout) or the transfer table, one row per group of
+  seeds (:mod:`stsbench.reports.seeds`; a model without seeds is a group of one, its figures as measured;
+  several seeds: mean ± std (n) and the 95% interval over seeds), each followed by the published rows of the
+  same model (MTEB) or method (the papers), the deltas and, over seeds, whether the published figure lies
+  inside the interval.
+- :func:`per_seed_table`: every seed's figures, the numbers behind the means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from stsbench.analyses.common import short_name
+from stsbench.average import AVG
+from stsbench.data.integrity import MARK, modified_note
+from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
+from stsbench.reports.collect import TaskRecord
+from stsbench.reports.models import Model
+from stsbench.reports.seeds import (
+    SeedGroup,
+    average_values,
+    has_seeds,
+    interval,
+    mean_std,
+    modes_of,
+    seed_groups,
+    task_values,
+)
+from stsbench.results.labels import last_part
+from stsbench.stats.seeds import SeedSummary, seed_summary
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.tasks.registry import task_columns
+
+TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
+SELECTION_MARK = "†"  # a published row whose checkpoint was not chosen on a dev set (Entry.selection)
+# published rows of the method a run trained with (the papers' BERT-base rows); ESimCSE's four come from
+# one table (arXiv Table 7: SimCSE, + word repetition, + momentum contrast, ESimCSE), evaluated alike
+PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
+    "sts": {
+        "unsup-SimCSE": ("esimcse-arxiv/table7/unsup-simcse-bert-base",),
+        "sup-SimCSE": ("simcse/sts/sup-simcse-bert-base",),
+        "word repetition only": ("esimcse-arxiv/table7/word-repetition",),
+        "momentum contrast only": ("esimcse-arxiv/table7/momentum-contrast",),
+        "ESimCSE": ("esimcse-arxiv/table7/esimcse-bert-base",),
+        "MoCoSE": ("mocose/table1/mocose-bert-base",),
+    },
+    "transfer": {
+        "unsup-SimCSE": ("simcse/transfer/unsup-simcse-bert-base",),
+        "sup-SimCSE": ("simcse/transfer/sup-simcse-bert-base",),
+        "MoCoSE": ("mocose/table2/mocose-bert-base",),
+    },
+}
+
+
+def published_for(model: Model, kind: str) -> list[Entry]:
+    """Published test rows to set beside ``model``: the same model (by name), else its training method's."""
+    if model.method is not None:
+        return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
+    names = {last_part(n).lower() for n in model.names or (model.name,)}
+    return [
+        e
+        for e in load_registry().values()
+        if e.kind == "scores"
+        and e.split == "test"
+        and any(t in e.values for t in TASKS_OF[kind])
+        and e.row.split("/")[-1].lower() in names
+    ]
+
+
+def comparable(entry: Entry, kind: str, mode: str) -> bool:
+    """A published test row compares with test results (and, for STS, fasttest: the same numbers)."""
+    if entry.split == "test":
+        return mode == "test" or (kind == "sts" and mode == "fasttest")
+    return entry.split == "dev" and mode == "dev"
+
+
+def published_rows(
+    model: Model,
+    kind: str,
+    mode: str,
+    present: list[str],
+    measured: list[float | None],
+    avg: float | None,
+    marked: list[str],
+    intervals: list[tuple[float, float] | None] | None = None,
+) -> list[list[str]]:
+    """The rows under a measured row: each published row of ``model``, then Δ measured − published.
+
+    ``marked`` collects the selection notes of the published rows shown (for :func:`score_notes`).
+    ``intervals`` (per task of ``present``, then Avg.): the measured 95% interval over seeds; a row then
+    says, per task, whether the published figure lies inside it.
+    """
+    rows = []
+    for entry in published_for(model, kind):
+        pub = [entry.values.get(t) for t in present]
+        pub_avg = entry.values.get(AVG)
+        mark = SELECTION_MARK if entry.selection else ""
+        if entry.selection_note and entry.selection_note not in marked:
+            marked.append(entry.selection_note)
+        rows.append([f"↳ published: {entry.row}{mark}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
+        if not comparable(entry, kind, mode):
+            rows.append(
+                [
+                    f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol",
+                    "",
+                    *[DASH] * (len(present) + 1),
+                ]
+            )
+            continue
+        deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
+        d_avg = None if avg is None or pub_avg is None else avg - pub_avg
+        rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
+        if intervals is not None:
+            inside = [
+                DASH if v is None or iv is None else "yes" if iv[0] <= v <= iv[1] else "no"
+                for v, iv in zip([*pub, pub_avg], intervals, strict=True)
+            ]
+            rows.append(["↳ published inside the 95% seed interval", "", *inside])
+    return rows
+
+
+def modified_notes(modified: dict[tuple[str, str, str], list[str]]) -> list[str]:
+    """A table's note naming the files its figures on modified data (:func:`modified_data`) used; none without."""
+    if not modified:
+        return []
+    return [f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)"]
+
+
+def modified_data(records: Iterable[TaskRecord], kind: str) -> dict[tuple[str, str, str], list[str]]:
+    """``{(model fingerprint, mode, task): data files that differ}`` for ``kind``'s figures on modified data."""
+    return {
+        (r.model.fingerprint, r.mode, r.task): sorted(r.provenance.data_modified)
+        for r in (rec.result for rec in records)
+        if r.task_type == kind and r.provenance.data_modified
+    }
+
+
+def score_title(kind: str) -> str:
+    """The STS or transfer table's title."""
+    if kind == "sts":
+        return "STS12-16, STS-B, SICK-R: Spearman x100"
+    return "MR, CR, SUBJ, MPQA, SST2, TREC, MRPC: accuracy x100"
+
+
+def score_notes(kind: str, marked: list[str]) -> list[str]:
+    """What the STS or transfer table's numbers are; ``marked``: the selection notes of its published rows."""
+    return [
+        f"{'Spearman x100 (SentEval `all` for STS12-16)' if kind == 'sts' else 'accuracy x100'}; "
+        f"Avg. is the mean of the rounded figures over all {len(TASKS_OF[kind])} tasks, {DASH} when one is missing.",
+        "Published rows of a method are the paper's (its backbone is in the row name, e.g. BERT-base); "
+        "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one.",
+        *(
+            f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves; stsbench "
+            "selects on STS-B dev."
+            for note in marked
+        ),
+    ]
+
+
+def present_tasks(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> list[str]:
+    """The tasks of ``kind`` some model of ``groups`` has results of, in column order."""
+    keys = {m.key for g in groups for m in g.models}
+    found = {
+        r.result.task for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
+    }
+    return [t for t in task_columns(kind) if t in found]  # plugins' tasks too
+
+
+def mode_label(name: str, mode: str) -> str:
+    """A row's name, with its mode unless test."""
+    return name if mode == "test" else f"{name} [{mode}]"
+
+
+def _summaries(
+    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, present: list[str]
+) -> list[SeedSummary | None]:
+    """Per task of ``present``, then Avg.: the summary over the group's seeds."""
+    values = task_values(records, group, kind, mode)
+    avgs = average_values(records, group, kind, mode, TASKS_OF[kind])
+    return [seed_summary(values[t]) if t in values else None for t in present] + [
+        seed_summary(avgs) if avgs else None
+    ]
+
+
+def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts") -> Table | None:
+    """One row per (group of seeds, mode), then its published rows and the deltas; None without results.
+
+    The models are grouped by :func:`~stsbench.reports.seeds.seed_groups`: a group of one (a model not trained
+    here, or one seed) is its figures as measured; a group of several seeds is mean ± std (n) over the seeds,
+    the 95% interval over seeds, and whether each published figure lies inside that interval.
+    """
+    groups = seed_groups(models)
+    present = present_tasks(records, groups, kind)
+    if not present:
+        return None
+    columns = ["model", "method", *[short_name(t) for t in present], AVG]
+    rows: list[list[str]] = []
+    marked: list[str] = []  # the selection notes of the published rows shown
+    modified = modified_data(records, kind)
+    for g in groups:
+        for mode in modes_of(records, g, kind):
+            sums = _summaries(records, g, kind, mode, present)
+            n = max(s.n for s in sums if s is not None)
+            means = [None if s is None else s.mean for s in sums]
+            # a figure over any seed's result on modified data is marked, and so is the Avg. over it
+            bad = [any((m.key, mode, t) in modified for m in g.models) for t in present]
+            bad.append(any(bad))
+            if n == 1:  # one seed, or a model not trained here: its figures as measured
+                label = g.label if g.n == 1 else f"{g.name} (n=1)"
+                cells = [fmt(v) + MARK * b for v, b in zip(means, bad, strict=True)]
+                rows.append([mode_label(label, mode), g.method or DASH, *cells])
+                rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked)
+                continue
+            cells = [mean_std(s, n) + MARK * b for s, b in zip(sums, bad, strict=True)]
+            rows.append([mode_label(f"{g.name} (n={n})", mode), g.method or DASH, *cells])
+            spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
+            rows.append(["↳ 95% interval over seeds", "", *spans])
+            bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
+            rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds)
+    notes = score_notes(kind, marked) + modified_notes(modified)
+    if any(r[0].startswith("↳ 95% interval over seeds") for r in rows):
+        notes.append(
+            "A row `NAME (n=k)`: k training runs identical but for the seed, each cell the mean ± sample std over "
+            "the seeds (its own n where fewer seeds have that task; Avg.: over the seeds' own Avg.). The 95% "
+            "interval is the t-interval of the mean over seeds; Δ is the mean − published, and the last row says "
+            "whether the published figure lies inside that interval. Each seed's figures: the Seeds section."
+        )
+    # over seeds the cells are `mean ± std` text, right-aligned by name; without, the numbers align themselves
+    right = tuple(columns[2:]) if has_seeds(groups) else ()
+    return make_table(kind, score_title(kind), columns, rows, notes, right)
+
+
+def per_seed_table(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> Table | None:
+    """Every seed's figures, one row per checkpoint of each group of seeds; None without such groups."""
+    multi = [g for g in groups if g.n > 1]
+    present = present_tasks(records, multi, kind)
+    if not present:
+        return None
+    columns = ["checkpoint", "group", "seed", *[short_name(t) for t in present], AVG]
+    rows = []
+    for g in multi:
+        for model, seed in zip(g.models, g.seeds, strict=True):
+            one = SeedGroup(g.name, g.method, (model,))
+            for mode in modes_of(records, one, kind):
+                sums = _summaries(records, one, kind, mode, present)
+                cells = [DASH if s is None else fmt(s.mean) for s in sums]
+                rows.append([mode_label(model.label, mode), g.name, str(seed), *cells])
+    noun = "Spearman x100" if kind == "sts" else "accuracy x100"
+    notes = [f"{noun} of each seed's kept checkpoint; the groups' rows above are the mean ± std of these."]
+    return make_table(f"{kind}_per_seed", f"{kind.upper()}: each seed", columns, rows, notes)
