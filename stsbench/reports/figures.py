@@ -12,19 +12,9 @@ from stsbench.analyses import figures as afig
 from stsbench.reports.collect import TrainRun
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "stsbench"  # stable ids in the SVG
-    return plt
-
-
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
     """STS-B dev Spearman x100 against the training step, one line per run; the kept checkpoint circled."""
-    plt = _plt()
+    plt = afig._plt()  # Agg backend and the fixed SVG hash salt
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, run in curves.items():
         points = [(s, v * 100) for s, v in run.curve if v is not None]
