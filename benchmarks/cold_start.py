@@ -7,7 +7,8 @@ Every embedding the run needs is put in the cache first (one untimed run). Then,
 rotating order (so that drift in the machine's load falls on every row alike), each of these runs as a new
 process, from the interpreter's start to its exit, and the median wall seconds are shown:
 
-- this tree: ``stsbench run --model M --tasks sts`` (the warm path: no torch, no scipy.stats);
+- this tree: ``stsbench run --model M --tasks sts`` (the warm path: no torch, no scipy.stats), and the same with
+  ``--bootstrap 0`` (the 1,000 resamples of the default intervals take about a second of their own);
 - this tree, the heavy modules imported first: the same command after ``import torch, ...`` of every heavy module
   the baseline run imports (what the imports alone cost);
 - the baseline: the same command on the package as it was at git ``--baseline`` (default ``e76d9f6``, the tree
@@ -134,6 +135,7 @@ def main() -> None:
         warm, bad = ["run", *common], ["run", "--tasks", "STS17"]
         rows = {  # label: (arguments, package tree (None: this one), modules imported first, exit code 0)
             "`stsbench run`, warm cache: this tree": (warm, None, (), True),
+            "the same with `--bootstrap 0` (no intervals)": ([*warm, "--bootstrap", "0"], None, (), True),
             f"the same, {', '.join(before) or 'nothing'} imported first": (warm, None, before, True),
             f"the same on the baseline ({args.baseline})": (warm, base, (), True),
             "bad task name (`--tasks STS17`): this tree": (bad, None, (), False),
@@ -154,9 +156,11 @@ def main() -> None:
                 secs[label].append(took)
                 heavy[label] = status["heavy"]
                 if good:
-                    printed.append({k: json.loads(stdout)[k] for k in ("scores", "intervals")})
+                    printed.append({k: json.loads(stdout).get(k) for k in ("scores", "intervals")})
         load_after = load()
-    same = all(run == printed[0] for run in printed)
+    # every run gives the same figures, and the same intervals where it computes them
+    intervals = next(r["intervals"] for r in printed if r["intervals"] is not None)
+    same = all(r["scores"] == printed[0]["scores"] and r["intervals"] in (None, intervals) for r in printed)
     lines = [
         f"Cold start, {args.model}, 7 STS tasks (test mode), warm embedding cache; each row a new process, "
         f"median of {args.repeats} (min in brackets); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "

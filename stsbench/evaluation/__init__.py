@@ -3,5 +3,5 @@
 :mod:`stsbench.evaluation.run` holds the one entry point (:func:`~stsbench.evaluation.run.evaluate`, public as
 ``stsbench.evaluate``; ``stsbench run`` calls it) and :func:`~stsbench.evaluation.run.evaluate_encoder`;
 :mod:`stsbench.evaluation.seeds` runs it on every seed of a ``stsbench train --seeds`` folder and aggregates.
-Importing this package imports neither (nor torch): the CLI names it before it parses options.
+Importing the package imports neither module.
 """
