@@ -13,7 +13,7 @@ from test_train_static import _steps
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import load_yaml, make_config
-from stsbench.train.optim import HFAdamW, make_optimizer
+from stsbench.train.optim import HFAdamW, fused_arguments, make_optimizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -82,6 +82,94 @@ def test_capturable_hf_adamw_is_the_host_step():
     schedule = [1e-2, 8e-3, 6e-3, 4e-3, 2e-3]
     _run(opt, host, lr=lambda s: schedule[s])
     _run(cap, dev, lr=lambda s: lr.fill_(schedule[s]))
+    assert isinstance(cap.state[dev[0]]["step"], torch.Tensor)
+    for a, b in zip(host, dev, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-6, atol=1e-7)
+
+
+def _mixed_params() -> list[torch.nn.Parameter]:
+    """Decay group: two tensors and a transposed (non-contiguous) one; no-decay group: two more."""
+    g = torch.Generator().manual_seed(2)
+    shapes = ((5, 3), (7,), (4, 6), (2, 2, 2), (4,))
+    params = [torch.nn.Parameter(torch.randn(shape, generator=g)) for shape in shapes]
+    params[2] = torch.nn.Parameter(params[2].detach().t())
+    return params
+
+
+def _mixed_run(optimizer, params, skips, lrs) -> None:
+    g = torch.Generator().manual_seed(3)
+    for step, lr in enumerate(lrs):
+        for i, p in enumerate(params):  # gradients from 1 down to 1e-8: HF's epsilon and torch's part there
+            grad = torch.randn(p.shape, generator=g) * 10.0 ** -torch.randint(0, 9, p.shape, generator=g)
+            p.grad = None if (i, step) in skips else grad
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.step()
+
+
+def test_fused_hf_adamw_is_the_trainers_adamw(monkeypatch):
+    # the CPU form (torch's fused AdamW kernel with lr' = (1 - lr wd) lr, wd' = lr wd / lr',
+    # eps' = eps / sqrt(1 - b2^t)) against the Trainer's AdamW and the foreach form: six steps, a decay and a
+    # no-decay group, parameters without a gradient on some steps (their own, lagging step counts), one
+    # non-contiguous parameter (left to the foreach form); equal up to float rounding
+    calls = []
+    kernel = torch._fused_adamw_
+
+    def recording(params, *args, **kwargs):
+        calls.append(([id(p) for p in params], args[4][0].item()))
+        return kernel(params, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "_fused_adamw_", recording)
+    skips = {(1, 1), (1, 2), (3, 0), (0, 5)}
+    lrs = [1e-2, 1e-2, 8e-3, 6e-3, 4e-3, 2e-3]
+    runs = {}
+    for name, make in {
+        "fused": lambda groups: HFAdamW(groups, fused=True),
+        "foreach": lambda groups: HFAdamW(groups),
+        "trainer": lambda groups: TrainerAdamW(groups),
+    }.items():
+        params = _mixed_params()
+        opt = make([{"params": params[:3], "weight_decay": 0.1}, {"params": params[3:], "weight_decay": 0.0}])
+        _mixed_run(opt, params, skips, lrs)
+        runs[name] = (params, [opt.state[p]["step"] for p in params])
+    fused, steps = runs["fused"]
+    assert steps == [5, 4, 6, 5, 6] == runs["trainer"][1] == runs["foreach"][1]
+    fused_ids = {i for ids, _ in calls for i in ids}
+    assert id(fused[2]) not in fused_ids and {id(p) for i, p in enumerate(fused) if i != 2} <= fused_ids
+    assert ([id(fused[1])], 2.0) in calls  # step 4: the lagging parameter at its own count
+    for name in ("trainer", "foreach"):
+        for a, b in zip(fused, runs[name][0], strict=True):
+            torch.testing.assert_close(a, b, rtol=2e-6, atol=1e-8)
+
+
+def test_fused_arguments_are_the_hf_step():
+    # lr' wd' = lr wd, eps' = eps / sqrt(1 - b2^t), lr' = (1 - lr wd) lr; without the bias correction
+    # torch's own correction is undone through lr'
+    lr_t, wd_t, eps_t = fused_arguments(1e-2, 0.1, 1e-8, 0.9, 0.999, 1, True)
+    assert (lr_t, lr_t * wd_t, eps_t) == pytest.approx((1e-2 * 0.999, 1e-3, 1e-8 / 0.001**0.5), rel=1e-12)
+    lr_t, wd_t, _ = fused_arguments(1e-2, 0.0, 1e-8, 0.9, 0.999, 3, False)
+    assert (lr_t, wd_t) == pytest.approx((1e-2 * (1 - 0.9**3) / (1 - 0.999**3) ** 0.5, 0.0), rel=1e-12)
+    ours, theirs = _mixed_params(), _mixed_params()
+    opt = HFAdamW(ours, lr=1e-2, correct_bias=False, fused=True)
+    _mixed_run(opt, ours, {(1, 1)}, [1e-2] * 3)
+    _mixed_run(TrainerAdamW(theirs, lr=1e-2, correct_bias=False), theirs, {(1, 1)}, [1e-2] * 3)
+    for a, b in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(a, b, rtol=2e-6, atol=1e-8)
+
+
+def test_the_trainer_builds_the_fused_form_on_cpu_and_the_capturable_form_stays():
+    # lr wd = 1 (HF zeroes the weights; lr' would be 0) and a device-tensor lr: the foreach form
+    cpu = make_optimizer(_params(), lr=1e-2, weight_decay=0.01, device="cpu", kind="hf-adamw")
+    assert cpu.fused
+    params = _params()
+    opt = HFAdamW(params, lr=10.0, weight_decay=0.1, fused=True)
+    _run(opt, params, steps=1)
+    assert all(not p.any() for p in params)
+    host, dev = _params(), _params()
+    lr = torch.zeros(())
+    _run(HFAdamW(host, lr=1e-2, weight_decay=0.01, fused=True), host, lr=lambda s: 1e-2)
+    cap = HFAdamW(dev, lr=lr, weight_decay=0.01, capturable=True, fused=True)
+    _run(cap, dev, lr=lambda s: lr.fill_(1e-2))
     assert isinstance(cap.state[dev[0]]["step"], torch.Tensor)
     for a, b in zip(host, dev, strict=True):
         torch.testing.assert_close(b, a, rtol=1e-6, atol=1e-7)

@@ -30,7 +30,10 @@ class HFAdamW(torch.optim.Optimizer):
     The same arithmetic per tensor as there, in ``torch._foreach_*`` calls (a few multi-tensor kernels on a
     GPU; on a CPU the same per-tensor kernels in a loop). ``capturable`` (set by ``--cuda-graph``, with a
     device-tensor ``lr``): the step counts live on the device and the step size is computed there, so a CUDA
-    graph can replay the update; the same figures up to float rounding of the step size.
+    graph can replay the update; the same figures up to float rounding of the step size. ``fused`` (CPU
+    parameters, not capturable): torch's one-pass fused AdamW kernel with per-step arguments that make its
+    update HF's (:func:`fused_arguments`), about 5x faster on a CPU than the eight passes of the foreach
+    form; the same figures up to float rounding.
     """
 
     def __init__(
@@ -42,6 +45,7 @@ class HFAdamW(torch.optim.Optimizer):
         weight_decay: float = 0.0,
         correct_bias: bool = True,
         capturable: bool = False,
+        fused: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -52,6 +56,8 @@ class HFAdamW(torch.optim.Optimizer):
             "capturable": capturable,
         }
         super().__init__(params, defaults)
+        # how, not what: kept off the param groups, so checkpoints of either form load into the other
+        self.fused = fused
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -62,13 +68,13 @@ class HFAdamW(torch.optim.Optimizer):
                 loss = closure()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
+            if self.fused and not group["capturable"]:
+                params = self._fused_update(group, params)
             if params:
                 self._update(group, params)
         return loss
 
-    def _update(self, group: dict, params: list[torch.Tensor]) -> None:
-        beta1, beta2 = group["betas"]
-        capturable = group["capturable"]
+    def _init_state(self, params: list[torch.Tensor], capturable: bool) -> None:
         for p in params:
             state = self.state[p]
             if not state:
@@ -77,6 +83,49 @@ class HFAdamW(torch.optim.Optimizer):
                 state["exp_avg_sq"] = torch.zeros_like(p)
             if capturable and not isinstance(state["step"], torch.Tensor):
                 state["step"] = torch.tensor(float(state["step"]), device=p.device)
+
+    def _fused_update(self, group: dict, params: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Torch's fused AdamW kernel on the parameters it can take; returns those left to the foreach form."""
+        lr, wd = group["lr"], group["weight_decay"]
+        if isinstance(lr, torch.Tensor) or lr * wd == 1.0:  # lr' would be 0 while HF zeroes the weights
+            return params
+        self._init_state(params, False)
+        fusable, rest = [], []
+        for p in params:
+            state = self.state[p]
+            tensors = (p, state["exp_avg"], state["exp_avg_sq"])
+            ok = p.device.type == "cpu" and isinstance(state["step"], int)
+            (fusable if ok and all(t.is_contiguous() for t in tensors) else rest).append(p)
+        by_step: dict[int, list[torch.Tensor]] = defaultdict(list)
+        for p in fusable:  # step counts stay per parameter: one kernel call per count
+            self.state[p]["step"] += 1
+            by_step[self.state[p]["step"]].append(p)
+        beta1, beta2 = group["betas"]
+        for step, rows in by_step.items():
+            lr_t, wd_t, eps_t = fused_arguments(
+                lr, wd, group["eps"], beta1, beta2, step, group["correct_bias"]
+            )
+            torch._fused_adamw_(
+                rows,
+                [p.grad for p in rows],
+                [self.state[p]["exp_avg"] for p in rows],
+                [self.state[p]["exp_avg_sq"] for p in rows],
+                [],
+                [torch.tensor(float(step))] * len(rows),
+                lr=lr_t,
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=wd_t,
+                eps=eps_t,
+                amsgrad=False,
+                maximize=False,
+            )
+        return rest
+
+    def _update(self, group: dict, params: list[torch.Tensor]) -> None:
+        beta1, beta2 = group["betas"]
+        capturable = group["capturable"]
+        self._init_state(params, capturable)
         grads = [p.grad for p in params]
         exp_avg = [self.state[p]["exp_avg"] for p in params]
         exp_avg_sq = [self.state[p]["exp_avg_sq"] for p in params]
@@ -140,6 +189,22 @@ class HFAdamW(torch.optim.Optimizer):
         torch._foreach_sub_(params, updates)
 
 
+def fused_arguments(
+    lr: float, wd: float, eps: float, beta1: float, beta2: float, step: int, correct_bias: bool
+) -> tuple[float, float, float]:
+    """The (lr, weight decay, eps) that make torch's AdamW step at count ``step`` the HF step.
+
+    Torch: ``p' = (1 - lr' wd') p - lr' / bc1 * m / (sqrt(v) / sqrt(bc2) + eps')``, bc = 1 - beta^t.
+    HF: ``p' = (1 - lr wd) (p - s * m / (sqrt(v) + eps))``, s = lr sqrt(bc2) / bc1 (lr without ``correct_bias``).
+    Multiplying torch's fraction by sqrt(bc2) / sqrt(bc2): equal for eps' = eps / sqrt(bc2),
+    lr' = (1 - lr wd) s bc1 / sqrt(bc2) (= (1 - lr wd) lr with the correction) and lr' wd' = lr wd.
+    """
+    bc1, bc2_sqrt = 1.0 - beta1**step, (1.0 - beta2**step) ** 0.5
+    decay = 1.0 - lr * wd
+    lr_t = decay * lr if correct_bias else decay * lr * bc1 / bc2_sqrt
+    return lr_t, (lr * wd / lr_t if lr_t else 0.0), eps / bc2_sqrt
+
+
 def make_optimizer(
     params: list[torch.nn.Parameter] | list[dict],
     *,
@@ -152,11 +217,13 @@ def make_optimizer(
 
     ``params``: a list, or parameter groups with their own weight decay
     (:func:`stsbench.train.step.decay_groups`). torch-adamw keeps torch's per-tensor loop on CPU, so CPU
-    runs stay bit-identical to earlier ones. Both take betas (0.9, 0.999) and eps 1e-8, the Trainer's
+    runs stay bit-identical to earlier ones; hf-adamw takes the fused CPU kernel there (its foreach form on
+    CUDA, which ``--cuda-graph`` makes capturable). Both take betas (0.9, 0.999) and eps 1e-8, the Trainer's
     defaults (``adam_beta1``, ``adam_beta2``, ``adam_epsilon``) and torch's.
     """
     if kind == "hf-adamw":
-        return HFAdamW(params, lr=lr, weight_decay=weight_decay, eps=1e-8)
+        cpu = torch.device(device).type == "cpu"
+        return HFAdamW(params, lr=lr, weight_decay=weight_decay, eps=1e-8, fused=cpu)
     if kind != "torch-adamw":
         raise ValueError(f"unknown optimizer {kind!r}; choose from {', '.join(OPTIMIZERS)}")
     fused = True if torch.device(device).type == "cuda" else None
