@@ -195,7 +195,7 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     again = finalize(TrainConfig.from_dict(saved), saved["supervised"])
     now = again.to_dict()
     assert {k: now[k] for k in saved} == saved  # every key, every value
-    newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph"}  # options added after this run
+    newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph", "train_lines"}  # options added after this run
     fidelity = {  # issue 16's options: what the run did, which is not always today's default
         "target_view": "clean",
         "mlm_views": "anchor",

@@ -1,4 +1,4 @@
-"""Four steps of stsbench under each ``configs/*-official.yaml`` against the official code's step, re-written.
+"""Four steps of stsbench under each ``*-official`` packaged config (stsbench/configs/) against the official code's step, re-written.
 
 The reference (``tests/official_reference.py``) is plain torch written from the official sources (SimCSE
 ``simcse/models.py`` + ``train.py``, ESimCSE ``models.py`` + ``trainers.py``, MoCoSE ``mocose.py``, the HF
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import ROOT, SENTENCES, build_tiny_bert
+from helpers import SENTENCES, build_tiny_bert
 from official_reference import (
     ESimCSEReference,
     MoCoSEReference,
@@ -56,7 +56,7 @@ def bert_with_lm_head(tmp_path_factory) -> Path:
 
 
 def official(method: str, bert: Path, **overrides):
-    """stsbench built from ``configs/<method>-bert-base-official.yaml``, made tiny, fp32, dropout 0."""
+    """stsbench built from the packaged ``<method>-bert-base-official`` config, made tiny, fp32, dropout 0."""
     cli = {
         "model": str(bert),
         "train_file": "unused.txt",
@@ -68,7 +68,7 @@ def official(method: str, bert: Path, **overrides):
         "length_buckets": 1,
         **overrides,
     }
-    cfg = finalize(make_config(cli, ROOT / "configs" / f"{method}-bert-base-official.yaml"), False)
+    cfg = finalize(make_config(cli, f"{method}-bert-base-official"), False)
     model, tokenizer, method_, optimizer = build(cfg, bert, "cpu")
     method_.start(STEPS)
     rows = [(SENTENCES[i % len(SENTENCES)],) for i in range(STEPS * BATCH)]

@@ -57,7 +57,11 @@ def register(app: typer.Typer) -> None:
     def download_cmd(
         data_dir: DataDirOpt = None,
         wiki: Annotated[
-            bool, typer.Option("--wiki", help="Also fetch wiki1m_for_simcse.txt (training corpus).")
+            bool,
+            typer.Option(
+                "--wiki",
+                help="Also fetch wiki1m_for_simcse.txt into DATA/wiki/ (the training corpus that train_file: wiki1m names).",
+            ),
         ] = False,
     ) -> None:
         """Fetch SimCSE's senteval.tar from the Hugging Face hub, extract downstream/, verify it."""

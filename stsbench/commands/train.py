@@ -48,7 +48,9 @@ RUN_PARAMETERS = [
             Optional[Path],  # noqa: UP045
             typer.Option(
                 "--config",
-                help="YAML file of options (keys as the flags, e.g. dup_rate: 0.32); flags given here override it.",
+                help="A config shipped with stsbench by name (e.g. simcse-bert-base-official; docs/training.md "
+                "lists them) or a YAML file of options (keys as the flags, e.g. dup_rate: 0.32); flags given here "
+                "override it.",
             ),
         ],
         None,

@@ -16,7 +16,11 @@ def read_lines(path: Path, encoding: str = "utf-8", splitlines: bool = False) ->
     path = Path(path)
     if not path.is_file():
         raise StsbenchError(f"missing data file {path}; run `stsbench data verify` to see what is missing")
-    raw = path.read_bytes()
+    return decode_lines(path.read_bytes(), path, encoding, splitlines)
+
+
+def decode_lines(raw: bytes, path: Path, encoding: str = "utf-8", splitlines: bool = False) -> list[str]:
+    """:func:`read_lines` of bytes already read from ``path`` (named in errors)."""
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:

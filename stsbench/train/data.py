@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from stsbench.data.textfile import read_lines
+from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
+from stsbench.data.textfile import decode_lines
 from stsbench.errors import StsbenchError, where
 
 SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
@@ -27,6 +28,7 @@ class TrainData:
     path: Path
     rows: list[tuple[str, ...]]
     columns: tuple[str, ...]
+    identity: dict | None = None  # corpus name, file, lines read, their sha256 (corpora.head_identity)
 
     @property
     def supervised(self) -> bool:
@@ -37,21 +39,31 @@ class TrainData:
         return len(self.rows)
 
 
-def read_train_file(path: str | Path) -> TrainData:
+def load_train_data(cfg) -> TrainData:
+    """The training rows of a config: its train file or corpus name, its first ``train_lines`` lines."""
+    path, corpus = resolve_train_file(cfg.train_file, cfg.train_lines, cfg.data_dir)
+    return read_train_file(path, cfg.train_lines, corpus=corpus)
+
+
+def read_train_file(path: str | Path, lines: int | None = None, corpus: str | None = None) -> TrainData:
     """Read a ``.txt`` file (one sentence a line; blank lines skipped) or a CSV with a header.
 
     CSV headers as SimCSE's ``train.py``: one column (any name) is unsup; ``sent0,sent1[,hard_neg]`` is sup.
+    ``lines``: read the first N lines only (a CSV's header is one). ``corpus``: the corpus name the file is,
+    recorded with the lines read and their sha256 in :attr:`TrainData.identity`.
     """
     path = Path(path).expanduser()
     if not path.exists():
         raise StsbenchError(f"train file {path} does not exist; pass --train-file with a text or CSV file")
     if path.is_dir():
         raise StsbenchError(f"train file {path} is a folder; pass a text or CSV file")
+    raw = first_lines(path.read_bytes(), lines, path)
     if path.suffix.lower() == ".csv":
-        data = _read_csv(path)
+        data = _read_csv(path, raw)
     else:
-        lines = [ln.strip() for ln in read_lines(path)]
-        data = TrainData(path, [(ln,) for ln in lines if ln], ("text",))
+        stripped = [ln.strip() for ln in decode_lines(raw, path)]
+        data = TrainData(path, [(ln,) for ln in stripped if ln], ("text",))
+    data.identity = head_identity(raw, path, corpus)
     if len(data) == 0:
         raise StsbenchError(f"train file {path} holds no sentences; pass a file with one sentence a line")
     if len(data) < 2:
@@ -59,8 +71,8 @@ def read_train_file(path: str | Path) -> TrainData:
     return data
 
 
-def _read_csv(path: Path) -> TrainData:
-    text = "\n".join(read_lines(path))
+def _read_csv(path: Path, raw: bytes) -> TrainData:
+    text = "\n".join(decode_lines(raw, path))
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header is None:

@@ -34,7 +34,7 @@ from stsbench.paths import resolve_data_dir
 from stsbench.train import distributed
 from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, check_complete, finalize
-from stsbench.train.data import read_train_file
+from stsbench.train.data import load_train_data
 from stsbench.train.graph import GraphedStep
 from stsbench.train.log import (
     TrainLog,
@@ -102,8 +102,8 @@ def train(
     """
     started = time.perf_counter()
     check_complete(cfg)
-    data = read_train_file(cfg.train_file)
-    cfg = finalize(cfg, data.supervised)  # a new record: the caller's config is not changed
+    data = load_train_data(cfg)  # a corpus name resolved in the data folder, its first train_lines lines
+    cfg = finalize(cfg, data.supervised, data.identity)  # a new record: the caller's config is not changed
     backbone_path, data_dir = resolve_backbone(cfg.model), resolve_data_dir(cfg.data_dir)
     ctx = distributed.setup(cfg.device)
     held = ExitStack()

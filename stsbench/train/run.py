@@ -29,7 +29,7 @@ from stsbench.train.config import (
     finalize,
     resume_conflicts,
 )
-from stsbench.train.data import TrainData, batch_rows, batches_per_epoch, read_train_file
+from stsbench.train.data import TrainData, batch_rows, batches_per_epoch, load_train_data
 from stsbench.train.evaluate import DevSet, dev_spearman
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
@@ -60,7 +60,8 @@ class TrainNet(torch.nn.Module):
 def build(cfg: TrainConfig | ResolvedConfig, backbone_path: Path | str, device: str):
     """Backbone, tokenizer, the encoder with its new layers, the method and the optimizer (seeded)."""
     if not isinstance(cfg, ResolvedConfig):  # a bare config: resolved against its train file first
-        cfg = finalize(cfg, read_train_file(cfg.train_file).supervised)
+        data = load_train_data(cfg)
+        cfg = finalize(cfg, data.supervised, data.identity)
     backbone, tokenizer = load_backbone(backbone_path, cfg.dropout)
     if eval_pooler(cfg) == "cls" and getattr(backbone, "pooler", None) is None:
         raise StsbenchError(

@@ -71,12 +71,15 @@ def help_for(name: str) -> str:
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Options from a YAML mapping (keys as in :class:`TrainConfig`, dashes or underscores), not yet validated."""
+    """Options from a YAML mapping (keys as in :class:`TrainConfig`, dashes or underscores), not yet validated.
+
+    ``path``: a YAML file, or the name of a config shipped with stsbench (:mod:`stsbench.configs`).
+    """
     import yaml
 
-    path = Path(path)
-    if not path.is_file():
-        raise StsbenchError(f"config file {path} does not exist")
+    from stsbench.configs import find_config
+
+    path = find_config(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

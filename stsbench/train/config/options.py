@@ -48,7 +48,14 @@ class CommonOptions(BaseModel):
     train_file: str | None = option(
         None,
         "Training data: one sentence a line (.txt or 1-column CSV); sup SimCSE: "
-        "CSV with header sent0,sent1[,hard_neg].",
+        "CSV with header sent0,sent1[,hard_neg]. Or a corpus name, found in the data folder: wiki1m "
+        "(`stsbench data download --wiki`), nli.",
+    )
+    train_lines: int | None = option(
+        None,
+        "Train on the first N lines of the train file only (a CSV's header is one); e.g. 11914, the head "
+        "of wiki1m shipped as wiki/wiki1m_head.txt (default: every line).",
+        ge=2,
     )
     output: str | None = option(
         None, "Output dir: the best checkpoint at its root, resumable state in DIR/last.", short="-o"

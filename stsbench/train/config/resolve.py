@@ -102,6 +102,8 @@ class TrainResolution(BaseModel):
     length_buckets: int | None  # default by device: see default_length_buckets
     device: str | None = None  # the device trained on (None: not yet chosen)
     processes: int = 1
+    # what was read: corpus name (None: a plain file), file, lines, their sha256 (None: not read yet)
+    corpus: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict."""
@@ -137,7 +139,9 @@ class ResolvedConfig:
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in TrainConfig.model_fields:
             raise AttributeError(f"{name} is not a training option")
-        new = finalize(self.config.replace(**{name: value}), self.resolution.supervised)
+        new = finalize(
+            self.config.replace(**{name: value}), self.resolution.supervised, corpus=self.resolution.corpus
+        )
         if self.resolution.device is not None:
             new = new.on_device(self.resolution.device, self.resolution.processes)
         object.__setattr__(self, "config", new.config)
@@ -167,8 +171,14 @@ class ResolvedConfig:
         return {**self.config.to_dict(), **{k: getattr(self.resolution, k) for k in FROM_DATA}}
 
 
-def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedConfig:
-    """Resolve ``cfg`` against its data (``supervised``: the train file holds pairs); check the method takes it."""
+def finalize(
+    cfg: TrainConfig | ResolvedConfig, supervised: bool, corpus: dict[str, Any] | None = None
+) -> ResolvedConfig:
+    """Resolve ``cfg`` against its data (``supervised``: the train file holds pairs); check the method takes it.
+
+    A corpus name in ``train_file`` becomes the file it resolves to in the data folder; ``corpus``: what the
+    run read (``TrainData.identity``), recorded in the resolution.
+    """
     if isinstance(cfg, ResolvedConfig):
         cfg = cfg.config
     spec = find_method(cfg.method)
@@ -179,7 +189,12 @@ def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedCon
     if cfg.hard_negative_weight > 0 and not supervised:
         raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
     # record where the data and a local backbone are, whatever the directory a resumed run starts from
-    train_file = str(Path(cfg.train_file).expanduser().resolve()) if cfg.train_file else cfg.train_file
+    train_file = cfg.train_file
+    if train_file:
+        from stsbench.data.corpora import resolve_train_file
+
+        path = resolve_train_file(train_file, cfg.train_lines, cfg.data_dir, strict=False)[0]
+        train_file = str(path.resolve())
     model = cfg.model
     if model and Path(model).expanduser().is_dir():
         model = str(Path(model).expanduser().resolve())
@@ -195,6 +210,7 @@ def finalize(cfg: TrainConfig | ResolvedConfig, supervised: bool) -> ResolvedCon
         pooler=pooler,
         queued_negatives=effective_queue_size(cfg),
         length_buckets=cfg.length_buckets,
+        corpus=corpus,
     )
     return ResolvedConfig(cfg, resolution)
 
