@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,13 @@ def seed_lines(prefix: str) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def seed_of(entry: Entry) -> str:
-    return re.search(r"seeds/(\d{3})_", entry.paper.source).group(1)
+# the local transcription (../shared/seeds/<NNN>_*.txt) of each paper's version the registry cites
+SEED_OF_PAPER = {"simcse": "004", "esimcse-arxiv": "000", "esimcse-coling": "003", "mocose": "002"}
+
+
+def seed_of(entry: Entry) -> str | None:
+    """The seed holding the entry's table; None for another version (SimCSE's final table) or MTEB."""
+    return SEED_OF_PAPER.get(entry.paper.slug) if entry.version == entry.paper.version else None
 
 
 def token(text: str) -> re.Pattern[str]:
@@ -193,7 +199,7 @@ def test_every_value_appears_in_its_seed_in_column_order() -> None:
     """Each row's values (as the seed prints them) occur in order within 6 consecutive lines of its paper."""
     checked = 0
     for e in load_registry().values():
-        if "seeds/" not in e.paper.source:
+        if seed_of(e) is None:
             continue
         lines = seed_lines(seed_of(e))
         pats = [token(e.printed(c)) for c in e.values]
@@ -208,7 +214,7 @@ def test_every_value_appears_in_its_seed_in_column_order() -> None:
             else:
                 found = True
                 break
-        assert found, f"{e.key}: {[e.printed(c) for c in e.values]} not found together in {e.paper.source}"
+        assert found, f"{e.key}: {[e.printed(c) for c in e.values]} not found together in seed {seed_of(e)}"
         checked += 1
     assert checked > 150
 
@@ -460,3 +466,30 @@ def test_registry_refuses_an_unknown_selection() -> None:
     data["tables"][0]["rows"] = [{"id": "r", "row": "R", "values": {"STS12": 1.0}}]
     with pytest.raises(ValueError, match="selection must be one of test-sets"):
         parse_registry_file(data, "p.yaml")
+
+
+def test_every_row_cites_a_publication_and_no_local_file() -> None:
+    """#25 acceptance 6: paper, venue or arXiv id, year, version and table on every row; no ../shared path."""
+    registry = load_registry()
+    for e in registry.values():
+        p = e.paper
+        assert p.year and (p.venue or p.arxiv) and e.version and e.table and e.source, e.key
+        assert p.arxiv is None or re.fullmatch(r"\d{4}\.\d{5}", p.arxiv), e.key
+        for text in (p.citation, p.source, e.source, e.version, *e.notes):
+            assert "../shared" not in text and "seeds/" not in text, (e.key, text)
+        assert e.cite.startswith(p.citation) and e.version in e.cite and e.table in e.cite
+    for f in resources.files("stsbench.published").iterdir():
+        if f.name.endswith(".yaml"):
+            assert "../shared" not in f.read_text(encoding="utf-8"), f.name
+
+
+def test_simcse_rows_name_their_version_and_the_final_table_is_the_known_one() -> None:
+    """The slides' first-preprint rows and the final EMNLP 2021 Table 5 stand side by side."""
+    first = get_entry("simcse/sts/unsup-simcse-bert-base")
+    final = get_entry("simcse/emnlp-table5/unsup-simcse-bert-base")
+    assert first.version.startswith("arXiv:2104.08821v1") and first.values["Avg."] == 74.54
+    assert final.version.startswith("EMNLP 2021") and final.table == "Table 5"
+    assert (
+        final.values == get_entry("esimcse-arxiv/table5/unsup-simcse-bert-base").values
+    )  # quoted by ESimCSE
+    assert get_entry("simcse/emnlp-table5/sup-simcse-bert-base").values["Avg."] == 81.57

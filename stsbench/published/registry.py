@@ -1,6 +1,7 @@
 """The registry of published numbers: one YAML file per paper beside this module, one entry per table row.
 
-A file holds ``paper`` (id, title, citation, source, notes) and ``tables``. A table holds its number as the
+A file holds ``paper`` (id, title, citation, source, notes; arxiv, venue, year and the version its tables were
+read from) and ``tables``. A table holds its number as the
 paper prints it, caption, metric, split (``test``/``dev``; absent where the paper does not say), kind
 (``scores``, or ``analysis`` for numbers that are not task scores), decimals (2 unless given), notes and
 ``rows``. A row holds an id, the row label (model/method), ``values`` (column -> number, in the paper's column
@@ -8,7 +9,9 @@ order), notes, and ``printed_as`` (column -> the source text's own rendering whe
 at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say how its checkpoints were chosen,
 ``selection`` (:data:`SELECTIONS`; a row's overrides its table's), where that is not the usual dev-set choice. An entry's key is ``<paper id>/<table id>/<row id>``, or
 ``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use the tasks' registered
-names (:mod:`stsbench.tasks.registry`).
+names (:mod:`stsbench.tasks.registry`). Every row cites a publication: its paper, the version of it the table
+was read from (a table's or row's ``version`` overrides the paper's, e.g. the final paper's table beside the
+first preprint's) and where the numbers were read (``source``, a table's overriding the paper's).
 """
 
 from __future__ import annotations
@@ -46,9 +49,13 @@ class Paper:
 
     slug: str  # the first part of every key, e.g. ``esimcse-arxiv``
     title: str
-    citation: str  # authors, venue, year
-    source: str  # the text the numbers were read from
+    citation: str  # authors, title, venue, year, arXiv id
+    source: str  # the text the numbers were read from (a publication's text, never a local file)
     notes: tuple[str, ...] = ()
+    arxiv: str | None = None  # e.g. ``2104.08821``
+    venue: str | None = None  # e.g. ``EMNLP 2021``
+    year: int | None = None
+    version: str | None = None  # the version the tables were read from, e.g. ``arXiv:2104.08821v1``
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,14 @@ class Entry:
     notes: tuple[str, ...] = ()  # the paper's, then the table's, then the row's
     printed_as: tuple[tuple[str, str], ...] = ()  # (column, the source text's rendering) where garbled
     selection: Selection | None = None  # how the checkpoint was chosen, where not on a dev set
+    # the publication's version the row was read from (the row's or table's, else the paper's)
+    version: str = ""
+    source: str = ""  # where its numbers were read (the table's, else the paper's)
+
+    @property
+    def cite(self) -> str:
+        """The row's citation: paper, version, table."""
+        return f"{self.paper.citation}; {self.version or 'version not stated'}; {self.table}"
 
     @property
     def selection_note(self) -> str | None:
@@ -108,6 +123,10 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
         citation=str(_need(p, "citation", filename)),
         source=str(_need(p, "source", filename)),
         notes=_notes(p),
+        arxiv=None if p.get("arxiv") is None else str(p["arxiv"]),
+        venue=None if p.get("venue") is None else str(p["venue"]),
+        year=None if p.get("year") is None else int(p["year"]),
+        version=None if p.get("version") is None else str(p["version"]),
     )
     entries = []
     for t in _need(data, "tables", filename):
@@ -146,6 +165,8 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
                     notes=paper.notes + _notes(t) + _notes(r),
                     printed_as=tuple(printed.items()),
                     selection=selection,
+                    version=str(r.get("version") or t.get("version") or paper.version or ""),
+                    source=str(t.get("source") or paper.source),
                 )
             )
     return entries
