@@ -102,6 +102,14 @@ def check(
     model: Annotated[str | None, typer.Option(help="Only results of this model name.")] = None,
     pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
     mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
+    difference: Annotated[
+        float | None,
+        typer.Option(
+            help="With --tolerance seeds: the difference from a published figure that matters (points, default "
+            "1.0). Inside the interval is 'reproduced' only where the seeds detect a difference this large "
+            "(MDE at 80% power), else 'inconclusive' (docs/uncertainty.md)."
+        ),
+    ] = None,
 ) -> None:
     """Compare results with a published row; fail when a task is off by more than the tolerance or missing.
 
@@ -112,8 +120,12 @@ def check(
     from stsbench.published.check import CheckFailed, check_results
 
     if tolerance.strip().lower() == "seeds":
-        _check_seeds(results, against, model=model, pooler=pooler, mode=mode)
+        _check_seeds(results, against, difference, model=model, pooler=pooler, mode=mode)
         return
+    if difference is not None:
+        raise StsbenchError(
+            "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
+        )
     try:
         allowed = float(tolerance)
     except ValueError:
@@ -126,17 +138,17 @@ def check(
         raise CheckFailed(f"check failed: {comparison.summary()}")
 
 
-def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
-    """``--tolerance seeds``: a table of mean ± std (n), the seed interval and inside/outside per row."""
+def _check_seeds(results: Path, against: str, difference: float | None, **filters: str | None) -> None:
+    """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row."""
     from rich.markup import escape
     from rich.table import Table
 
     from stsbench.commands._console import table_console
     from stsbench.commands.run import seed_spread
     from stsbench.published.check import CheckFailed
-    from stsbench.published.seed_check import NOT_CHECKED, check_seeds
+    from stsbench.published.seed_check import DIFFERENCE, NOT_CHECKED, REPRODUCED, check_seeds, verdict_cells
 
-    c = check_seeds(results, against, **filters)
+    c = check_seeds(results, against, **filters, difference=DIFFERENCE if difference is None else difference)
     e, agg = c.entry, c.aggregate
     heading = (
         f"[bold]{escape(agg['model'])}/{agg['pooler']}/{agg['mode']}[/bold], {len(agg['seeds'])} seeds, vs "
@@ -147,16 +159,29 @@ def _check_seeds(results: Path, against: str, **filters: str | None) -> None:
         table.add_column(col, justify=justify)
     table.add_column("published", justify="right")
     table.add_column("status")
+    for col in ("mean − published", "p", "MDE"):
+        table.add_column(col, justify="right")
+    table.add_column("verdict")
     for r in c.rows:
         s = r.seeds
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
         style = {"inside": "green", NOT_CHECKED: "dim"}.get(r.status, "bold red")
         spread = "-" if s is None else seed_spread(s)
-        table.add_row(r.task, spread, interval, e.format(r.published), f"[{style}]{r.status}[/{style}]")
+        cells = verdict_cells(r.verdict)
+        vstyle = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(r.verdict.status, "bold red")
+        status = f"[{style}]{r.status}[/{style}]"
+        verdict = f"[{vstyle}]{r.verdict.status}[/{vstyle}]"
+        table.add_row(r.task, spread, interval, e.format(r.published), status, *cells, verdict)
     console = table_console()
     console.print(heading, soft_wrap=True, highlight=False)
     console.print(table)
     console.print(f"seed aggregate: {c.path}", highlight=False, soft_wrap=True)
+    if e.selection_note:  # the published figure is a test-selected checkpoint's
+        console.print(
+            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if not c.passed:
         raise CheckFailed(f"check failed: {c.summary()}")
     console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)

@@ -12,11 +12,12 @@ import typer
 
 def report_cmd(
     results: Annotated[
-        Path,
+        list[Path],
         typer.Option(
             "--results",
             "-r",
-            help="Folder of results: `stsbench run` / analysis JSON files and training run folders, at any depth.",
+            help="Folder of results: `stsbench run` / analysis JSON files and training run folders, at any depth. "
+            "Repeat to merge several (a result found in two counts once; two copies that differ are refused).",
         ),
     ],
     out: Annotated[
@@ -34,10 +35,29 @@ def report_cmd(
             "the difference of the seed means, Welch's 95% interval, a mark where significant after Holm.",
         ),
     ] = "unsup-SimCSE",
+    against: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--against",
+            help="A published row to reproduce (`stsbench published list`): KEY, or GROUP=KEY to name the group "
+            "of seeds that reproduces it (a method, e.g. ESimCSE, or the seeds' folder). Repeat for several. "
+            "Adds a Reproduction section (a verdict per published figure) and OUT/reproduction.json.",
+        ),
+    ] = None,
+    difference: Annotated[
+        float,
+        typer.Option(
+            "--difference",
+            help="The difference from a published figure that matters (points): inside the 95% interval over "
+            "seeds is 'reproduced' only where the seeds detect a difference this large, else 'inconclusive'.",
+        ),
+    ] = 1.0,
     strict: Annotated[
         bool,
         typer.Option(
-            "--strict", help="Exit with status 1 when a file was skipped (the report is still written)."
+            "--strict",
+            help="Exit with status 1 when a file was skipped (the report is still written); nothing to report "
+            "under the --results folders is an error.",
         ),
     ] = False,
 ) -> None:
@@ -51,13 +71,17 @@ def report_cmd(
     check_writable_dir(out, "--out")
     from stsbench.progress import plural
     from stsbench.reports.render import write_report
+    from stsbench.reports.reproduction import parse_against
 
+    targets = parse_against(against or [])
     command = shlex.join(["stsbench", *sys.argv[1:]])
-    files = write_report(results, out, title, command, baseline)
+    files = write_report(results, out, title, command, baseline, targets, difference, strict=strict)
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    also = f", {files.reproduction}" if files.reproduction else ""
     typer.echo(
-        f"wrote {files.markdown}, {files.html} and {plural(len(files.figures), 'figure file')}", err=True
+        f"wrote {files.markdown}, {files.html}{also} and {plural(len(files.figures), 'figure file')}",
+        err=True,
     )
     if strict and files.warnings:
         raise typer.Exit(1)

@@ -1,16 +1,30 @@
-"""``stsbench check --tolerance seeds``: whether each published figure lies inside the 95% interval over seeds.
+"""The reproduction verdict over seeds, and ``stsbench check --tolerance seeds``, which applies it to a seed aggregate.
 
-Reads the seed aggregate that ``stsbench run --model OUT`` writes for a seeds folder
-(:mod:`stsbench.results.seeds`); pure, no printing. A figure is ``inside`` when low <= published <= high,
-``outside`` otherwise; with one seed there is no interval (``no interval``), and a published task the seeds
-were not evaluated on is ``missing``. Every row must be inside for the check to pass, but the Avg.: it is
-compared only when the seeds' Avg. is over the published row's tasks, else it is ``not checked`` (an Avg. of
-two tasks is another number than the paper's Avg. of seven), as plain ``check`` marks it.
+:func:`verdict` is the one function that decides whether a published figure is reproduced by a set of seeds; the
+report's Reproduction section (:mod:`stsbench.reports.reproduction`) and ``check --tolerance seeds`` both call it,
+so they cannot disagree. With ``n`` seeds' figures (mean ``m``, sample std ``s``, ``se = s/√n``, ``df = n - 1``),
+the 95% t-interval ``m ± t · se`` and ``MDE = (t_{0.975, df} + t_{0.80, df}) · se`` (the smallest true difference
+from the published figure these seeds detect with 80% power, :func:`~stsbench.stats.tests.min_detectable_difference`):
+
+- *not reproduced*: the published figure lies outside the interval (so the one-sample t test of ``m`` against
+  it has p < 0.05); the difference ``m - published`` and that p are given, however small the difference is;
+- *reproduced*: inside the interval, and ``MDE <= difference``, the difference that matters (:data:`DIFFERENCE`
+  points, ``--difference``): a difference that large would have been seen;
+- *inconclusive*: inside the interval but ``MDE > difference`` (the seeds are too few or too spread to tell
+  the difference that matters from none), or one seed (no interval, no MDE);
+- ``missing``: no seed has the task; ``not checked``: an Avg. over other tasks than the published row's (an Avg.
+  of two tasks is another number than the paper's Avg. of seven).
+
+Inside means ``low - EPS <= published <= high + EPS`` (:func:`inside_interval`; the figures have 2 decimals).
+``check --tolerance seeds`` reads the seed aggregate that ``stsbench run --model OUT`` writes for a seeds
+folder (:mod:`stsbench.results.seeds`); it passes when every checked row is reproduced. Pure, no printing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +34,143 @@ from stsbench.progress import plural
 from stsbench.published.check import EPS, check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
-from stsbench.results.seeds import SEEDS_FILE
+from stsbench.results.seeds import LEVEL, SEEDS_FILE
 
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"
+MISSING = "missing"
 NOT_CHECKED = "not checked"
+DIFFERENCE = 1.0  # points (Spearman or accuracy x100): the difference from a published figure that matters
+POWER = 0.8  # of the MDE
+
+
+def inside_interval(published: float, low: float, high: float) -> bool:
+    """``low <= published <= high`` up to :data:`EPS` (2-decimal figures): the one test of "inside"."""
+    return low - EPS <= published <= high + EPS
+
+
+def check_difference(difference: float) -> float:
+    """The difference that matters, refused in one line unless a positive finite number."""
+    if not (isinstance(difference, (int, float)) and math.isfinite(difference) and difference > 0):
+        raise StsbenchError(f"--difference must be a positive number of points, got {difference!r}")
+    return float(difference)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One published figure against its seeds' figures: the statistics behind the verdict and the verdict."""
+
+    task: str
+    published: float
+    status: str  # REPRODUCED | NOT_REPRODUCED | INCONCLUSIVE | MISSING | NOT_CHECKED
+    values: tuple[float, ...] = ()  # one per seed
+    mean: float | None = None
+    std: float | None = None  # sample std (ddof 1); None for one seed
+    low: float | None = None  # the 95% t-interval of the mean; None for one seed
+    high: float | None = None
+    diff: float | None = None  # mean - published
+    p: float | None = None  # two-sided one-sample t test of mean = published; None for one seed
+    mde: float | None = None  # smallest difference the seeds detect (80% power); None for one seed
+    difference: float = DIFFERENCE  # the difference that matters
+    level: float = LEVEL
+
+    @property
+    def n(self) -> int:
+        """How many seeds have the task."""
+        return len(self.values)
+
+    @property
+    def inside(self) -> bool | None:
+        """The published figure inside the interval; None without an interval."""
+        return None if self.low is None else inside_interval(self.published, self.low, self.high)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON (the verdict under ``verdict``)."""
+        return {
+            "task": self.task,
+            "published": self.published,
+            "verdict": self.status,
+            "values": list(self.values),
+            "n": self.n,
+            "mean": self.mean,
+            "std": self.std,
+            "low": self.low,
+            "high": self.high,
+            "level": self.level,
+            "diff": self.diff,
+            "p": self.p,
+            "mde": self.mde,
+            "power": POWER,
+            "difference": self.difference,
+        }
+
+
+def verdict(
+    task: str,
+    published: float,
+    values: Sequence[float],
+    difference: float = DIFFERENCE,
+    level: float = LEVEL,
+    checked: bool = True,
+) -> Verdict:
+    """Decide whether the seeds' ``values`` (one figure per seed, units of ``published``) reproduce it (see above)."""
+    from scipy import stats  # only where seeds are judged (plain `check` and `run` stay without scipy.stats)
+
+    from stsbench.stats.seeds import seed_summary
+    from stsbench.stats.tests import min_detectable_difference
+
+    difference = check_difference(difference)
+    values = tuple(float(v) for v in values)
+    if not values:
+        return Verdict(
+            task, published, NOT_CHECKED if not checked else MISSING, difference=difference, level=level
+        )
+    s = seed_summary(values, level)
+    base = dict(values=values, mean=s.mean, std=s.std, low=s.low, high=s.high, diff=s.mean - published)
+    if not checked:
+        return Verdict(task, published, NOT_CHECKED, **base, difference=difference, level=level)
+    if s.n == 1:  # no spread, so no interval and no detectable difference: nothing can be concluded
+        return Verdict(task, published, INCONCLUSIVE, **base, difference=difference, level=level)
+    se = s.std / math.sqrt(s.n)
+    if se == 0.0:  # every seed the same figure: the difference is exact
+        p, mde = (1.0 if abs(base["diff"]) <= EPS else 0.0), 0.0
+    else:
+        p = float(2 * stats.t.sf(abs(base["diff"]) / se, s.n - 1))
+        mde = min_detectable_difference(se, alpha=1 - level, power=POWER, df=s.n - 1)
+    if not inside_interval(published, s.low, s.high):
+        status = NOT_REPRODUCED
+    else:
+        status = REPRODUCED if mde <= difference + EPS else INCONCLUSIVE
+    return Verdict(task, published, status, **base, p=p, mde=mde, difference=difference, level=level)
 
 
 @dataclass(frozen=True)
 class SeedRow:
-    """One published task (or Avg.) beside the seeds' summary of it (None when they lack it)."""
+    """One published task (or Avg.) beside the seeds' summary of it (None when they lack it), and its verdict."""
 
     task: str
     published: float
     seeds: dict[str, Any] | None  # the aggregate's row: values, mean, std, n, low, high
     checked: bool = True  # False: an Avg. over other tasks than the published one's
+    difference: float = DIFFERENCE
+    level: float = LEVEL
+    verdict: Verdict = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        values = [] if self.seeds is None else self.seeds["values"]
+        decided = verdict(self.task, self.published, values, self.difference, self.level, self.checked)
+        object.__setattr__(self, "verdict", decided)
 
     @property
     def status(self) -> str:
-        """``inside``, ``outside``, ``no interval`` (one seed), ``missing`` or ``not checked``."""
-        if not self.checked:
-            return NOT_CHECKED
-        if self.seeds is None:
-            return "missing"
-        if self.seeds["low"] is None:
+        """Where the published figure lies: ``inside``, ``outside``, ``no interval`` (one seed), ``missing``, ``not checked``."""
+        v = self.verdict
+        if v.status in (MISSING, NOT_CHECKED):
+            return v.status
+        if v.inside is None:
             return "no interval"
-        inside = self.seeds["low"] - EPS <= self.published <= self.seeds["high"] + EPS
-        return "inside" if inside else "outside"
+        return "inside" if v.inside else "outside"
 
 
 @dataclass(frozen=True)
@@ -58,18 +184,36 @@ class SeedComparison:
 
     @property
     def passed(self) -> bool:
-        """Every published figure inside its seed interval (an Avg. over other tasks is not checked)."""
-        return all(r.status in ("inside", NOT_CHECKED) for r in self.rows)
+        """Every published figure reproduced (an Avg. over other tasks is not checked)."""
+        return all(r.verdict.status in (REPRODUCED, NOT_CHECKED) for r in self.rows)
 
     def summary(self) -> str:
-        """One line: passed, or which rows are outside, without an interval, or missing."""
+        """One line: passed, or which rows are not reproduced, inconclusive or missing."""
         n = sum(r.checked for r in self.rows)
         seeds = plural(len(self.aggregate["seeds"]), "seed")
+        difference = self.rows[0].difference if self.rows else DIFFERENCE
         if self.passed:
-            return f"all {plural(n, 'figure')} of {self.entry.key} inside the 95% interval over {seeds}"
+            return (
+                f"all {plural(n, 'figure')} of {self.entry.key} inside the 95% interval over {seeds}, each "
+                f"reproduced (the seeds detect a difference of {difference:.2f} points: MDE at 80% power below it)"
+            )
         parts = []
+        outside = [r.verdict for r in self.rows if r.status == "outside"]
+        if outside:
+            diffs = "; ".join(f"{v.task} {v.diff:+.2f}, p {_p(v.p)}" for v in outside)
+            parts.append(
+                f"{', '.join(v.task for v in outside)} outside the 95% interval over {seeds}: "
+                f"not reproduced ({diffs})"
+            )
+        wide = [r.verdict for r in self.rows if r.status == "inside" and r.verdict.status == INCONCLUSIVE]
+        if wide:
+            mdes = ", ".join(f"{v.task} {v.mde:.2f}" for v in wide)
+            parts.append(
+                f"{', '.join(v.task for v in wide)} inconclusive: inside the 95% interval, but the {seeds} detect "
+                f"only differences above the {difference:.2f} that matters (MDE at 80% power: {mdes}); train more "
+                "seeds, or pass the --difference that matters"
+            )
         for status, what in (
-            ("outside", "outside the 95% interval over " + seeds),
             ("no interval", "without an interval (one seed: train more)"),
             ("missing", f"not evaluated in {self.path}"),
         ):
@@ -77,6 +221,17 @@ class SeedComparison:
             if names:
                 parts.append(f"{', '.join(names)} {what}")
         return "; ".join(parts)
+
+
+def _p(p: float | None, dash: str = "-") -> str:
+    return dash if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str, str]:
+    """``mean - published``, p and MDE as the check table and the report print them (``dash`` where none)."""
+    diff = dash if v.diff is None else f"{v.diff:+.2f}".replace("-0.00", "+0.00")
+    mde = dash if v.mde is None else f"{v.mde:.2f}"
+    return diff, _p(v.p, dash), mde
 
 
 def find_aggregates(
@@ -98,8 +253,13 @@ def check_seeds(
     model: str | None = None,
     pooler: str | None = None,
     mode: str | None = None,
+    difference: float = DIFFERENCE,
 ) -> SeedComparison:
-    """Compare the one seed aggregate under ``results_dir`` (after the filters) with published entry ``key``."""
+    """Compare the one seed aggregate under ``results_dir`` (after the filters) with published entry ``key``.
+
+    Each row's verdict is :func:`verdict` with ``difference``, the difference that matters.
+    """
+    difference = check_difference(difference)
     entry = get_entry(key)
     published = dict(comparable_tasks(entry))
     found = find_aggregates(results_dir, model, pooler, mode)
@@ -122,9 +282,10 @@ def check_seeds(
             f"{key}: rerun the seeds on the canonical data (`stsbench data verify`)"
         )
     check_split(entry, agg["mode"], results_dir)
-    rows = [SeedRow(t, v, agg["tasks"].get(t)) for t, v in published.items()]
+    level = float(agg.get("level", LEVEL))
+    rows = [SeedRow(t, v, agg["tasks"].get(t), True, difference, level) for t, v in published.items()]
     if AVG in entry.values and AVG in agg["tasks"]:
         averaged = {t for t in agg["tasks"] if not t.endswith(AVG)}  # "Avg.", "STS Avg.", "Transfer Avg."
         same = averaged == set(published)
-        rows.append(SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], checked=same))
+        rows.append(SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], same, difference, level))
     return SeedComparison(entry, path, agg, tuple(rows))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,10 +17,12 @@ from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
 from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
-from stsbench.reports import ablations, provenance, seed_differences, spread, training
+from stsbench.published.seed_check import DIFFERENCE
+from stsbench.reports import ablations, provenance, reproduction, seed_differences, spread, training
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, by_variant, find_models
+from stsbench.reports.reproduction import Reproduction, Target
 from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import (
     BASELINE,
@@ -77,6 +80,7 @@ class Report:
     sections: list[Section]
     warnings: list[str]
     figures: list[Path]  # files written
+    reproduction: list[Reproduction] = field(default_factory=list)  # the --against rows' verdicts
 
 
 def anchor(title: str) -> str:
@@ -106,12 +110,22 @@ def seaborn_version() -> str:
     return seaborn.__version__
 
 
-def missing(key: str, results: str) -> str:
-    """The line a section without results shows: what is missing and the command that makes it."""
+def under(folders: str | Sequence[str], joiner: str = "and") -> str:
+    """The results folders as the report names them: `results`, `results` and `runs`, `a`, `b` and `c`."""
+    names = [f"`{f}`" for f in ([folders] if isinstance(folders, str) else folders)]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {joiner} {names[-1]}"
+
+
+def missing(key: str, results: str | Sequence[str]) -> str:
+    """The line a section without results shows: what is missing and the command that makes it.
+
+    ``results``: the folder (or folders) given to ``--results``; the command writes into the first.
+    """
     analysis = find_analysis(key)
     make, describe = (analysis.make, analysis.describe) if analysis else (MAKE[key], DESCRIBE[key])
-    command = make.replace("RESULTS", results.rstrip("/") or ".")
-    return f"Not in this report: no {describe} under `{results}`. Make them with `{command}`."
+    first = results if isinstance(results, str) else results[0]
+    command = make.replace("RESULTS", first.rstrip("/") or ".")
+    return f"Not in this report: no {describe} under {under(results, 'or')}. Make them with `{command}`."
 
 
 class _Figures:
@@ -129,7 +143,7 @@ class _Figures:
         )
 
 
-def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> Section:
+def _scores(coll: Collection, models: list[Model], kind: str, results: Sequence[str]) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
     t = score_table(coll.tasks, models, kind)
     if t is None:
@@ -138,7 +152,7 @@ def _scores(coll: Collection, models: list[Model], kind: str, results: str) -> S
 
 
 def _analysis(
-    coll: Collection, models: list[Model], analysis: Analysis, results: str, figs: _Figures
+    coll: Collection, models: list[Model], analysis: Analysis, results: Sequence[str], figs: _Figures
 ) -> Section:
     name, title = analysis.name, analysis.title
     records = coll.analyses_of(name)
@@ -166,7 +180,7 @@ def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
 
 
 def _training(
-    coll: Collection, models: list[Model], groups: list[SeedGroup], results: str, figs: _Figures
+    coll: Collection, models: list[Model], groups: list[SeedGroup], results: Sequence[str], figs: _Figures
 ) -> list[Section]:
     if not coll.runs:
         return [
@@ -239,6 +253,13 @@ def _seeds(
     return section
 
 
+def _reproduction(reps: list[Reproduction], difference: float) -> Section:
+    """The published rows named by ``--against``, each beside its group, a verdict per cell."""
+    section = Section("reproduction", "Reproduction", [reproduction.rule(difference)])
+    section.tables = [reproduction.summary_table(reps), *map(reproduction.reproduction_table, reps)]
+    return section
+
+
 def _provenance(coll: Collection, models: list[Model]) -> Section:
     when = provenance.created_range(coll)
     section = Section("provenance", "Provenance")
@@ -260,22 +281,28 @@ def build_report(
     command: str,
     figures_prefix: str = "figures",
     baseline: str = BASELINE,
+    against: Sequence[Target] = (),
+    difference: float = DIFFERENCE,
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
     Runs that differ only in their seed are one row of mean ± std (n); ``baseline`` names the group of
-    seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with. Raises ``StsbenchError`` for a
-    ``baseline`` that is neither a method nor a group, before any figure is drawn.
+    seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with. ``against``: the published rows to
+    reproduce (a Reproduction section, only when given), judged with ``difference``, the difference that
+    matters (:func:`stsbench.published.seed_check.verdict`). Raises ``StsbenchError`` for a ``baseline`` that
+    is neither a method nor a group, or a target without its group, before any figure is drawn.
     """
-    results = coll.root
+    results = coll.folders
     models = find_models(coll)
     groups = seed_groups(models)
     seeded = has_seeds(groups)
     base = baseline_group(groups, baseline) if seeded else None
+    reps = reproduction.reproductions(coll.tasks, groups, against, difference)
     figs = _Figures(Path(figures_dir), figures_prefix)
     sections = [
         _scores(coll, models, "sts", results),
         _scores(coll, models, "transfer", results),
+        *([_reproduction(reps, difference)] if against else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
         *[_analysis(coll, models, a, results, figs) for a in all_analyses()],
         *_training(coll, models, groups, results, figs),
@@ -283,12 +310,12 @@ def build_report(
     ]
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [f"`{w}`" for w in coll.warnings] or [
-        f"None: every file under `{results}` was read."
+        f"None: every file under {under(results)} was read."
     ]
     sections.append(skipped)
     intro = [
         f"Made by `{command}` from {len(coll.tasks)} task results, {len(coll.analyses)} analysis results and "
-        f"{len(coll.runs)} training runs under `{results}`; {len(models)} models. Figures drawn with "
+        f"{len(coll.runs)} training runs under {under(results)}; {len(models)} models. Figures drawn with "
         f"matplotlib {matplotlib_version()}"
         + (f" and seaborn {seaborn_version()}" if seeded else "")
         + ": the same results and version give the same bytes."
@@ -300,4 +327,4 @@ def build_report(
             f"**{MARK} {plural(len(modified), 'result')} {modified_text(files)}** (marked {MARK} in the "
             "score tables, noted in the analysis sections); they are not comparable with published figures."
         )
-    return Report(title, intro, sections, list(coll.warnings), figs.written)
+    return Report(title, intro, sections, list(coll.warnings), figs.written, reps)

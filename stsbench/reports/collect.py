@@ -9,6 +9,7 @@ the report modules.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from stsbench.analyses.registry import all_analyses
@@ -18,8 +19,8 @@ from stsbench.results.folder import (
     AverageRecord,
     Collection,
     TaskRecord,
-    read_folder,
 )
+from stsbench.results.merge import read_folders
 from stsbench.results.runs import TrainRun
 
 __all__ = ["AnalysisRecord", "AverageRecord", "Collection", "TaskRecord", "TrainRun", "collect"]
@@ -30,13 +31,16 @@ def analysis_types() -> dict[str, type]:
     return {a.name: a.result_class() for a in all_analyses()}
 
 
-def collect(results_dir: str | Path, strict: bool = False) -> Collection:
+def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False) -> Collection:
     """Load every result and training run under ``results_dir``; what cannot be read becomes a warning.
 
-    ``strict``: raise that file's one line instead. Raises ``StsbenchError`` when the folder does not exist.
+    Several folders are merged (:func:`stsbench.results.merge.read_folders`: one measurement found in two of
+    them counts once, two copies that differ are refused). ``strict``: raise a bad file's one line instead of a
+    warning. Raises ``StsbenchError`` when a folder does not exist.
     """
-    return read_folder(
-        results_dir,
+    folders = [results_dir] if isinstance(results_dir, (str, Path)) else list(results_dir)
+    return read_folders(
+        folders,
         kinds=ALL_KINDS,
         result_types=analysis_types(),
         runs=True,

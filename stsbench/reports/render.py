@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stsbench.io import atomic_write_text
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_json, atomic_write_text
+from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import Report, build_report
 from stsbench.reports.collect import collect
+from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.tabular import to_html, to_markdown
 
 FIGURES = "figures"
+REPRODUCTION_JSON = "reproduction.json"
 _CODE = re.compile(r"`([^`]+)`")
 
 
@@ -99,30 +104,51 @@ class ReportFiles:
     figures: list[Path]
     warnings: list[str]
     report: Report
+    reproduction: Path | None = None  # reproduction.json, when published rows were compared
 
 
 def write_report(
-    results: str | Path,
+    results: str | Path | Sequence[str | Path],
     out: str | Path,
     title: str | None = None,
     command: str | None = None,
     baseline: str = BASELINE,
+    against: Sequence[Target] = (),
+    difference: float = DIFFERENCE,
+    strict: bool = False,
 ) -> ReportFiles:
-    """Collect ``results``, write ``out/report.md``, ``out/report.html`` and ``out/figures/*``.
+    """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
     Figures of an earlier report in ``out/figures`` that this one does not draw are removed, so the folder
     holds exactly what the report links. ``baseline``: the method (or group) the groups of seeds are
-    compared with.
+    compared with. ``against``: published rows to reproduce; their verdicts (``difference``: the difference
+    that matters) are the Reproduction section and ``out/reproduction.json`` (an earlier one is removed when
+    none is given). ``strict``: results folders holding nothing to report are an error, before anything is
+    written.
     """
     out = Path(out)
     coll = collect(results)
-    command = command or f"stsbench report --results {results} --out {out}"
+    if strict and coll.empty:
+        raise StsbenchError(
+            f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs "
+            "(--strict); check the --results folders"
+        )
+    folders = [results] if isinstance(results, (str, Path)) else list(results)
+    given = " ".join(f"--results {f}" for f in folders)
+    command = command or f"stsbench report {given} --out {out}"
     name = title or f"stsbench report: {out.resolve().name}"
-    report = build_report(coll, out / FIGURES, name, command, baseline=baseline)
+    report = build_report(
+        coll, out / FIGURES, name, command, baseline=baseline, against=against, difference=difference
+    )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg") and stale.resolve() not in kept:
             stale.unlink()
     md = atomic_write_text(out / "report.md", render_markdown(report))
     page = atomic_write_text(out / "report.html", render_html(report))
-    return ReportFiles(md, page, report.figures, report.warnings, report)
+    verdicts = out / REPRODUCTION_JSON
+    if against:
+        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference))
+    elif verdicts.is_file():  # an earlier report's verdicts, not this one's
+        verdicts.unlink()
+    return ReportFiles(md, page, report.figures, report.warnings, report, verdicts if against else None)

@@ -16,6 +16,7 @@ from stsbench.analyses.common import short_name
 from stsbench.average import AVG
 from stsbench.data.integrity import MARK, modified_note
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
+from stsbench.published.seed_check import inside_interval
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.models import Model
 from stsbench.reports.seeds import (
@@ -114,7 +115,7 @@ def published_rows(
         rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
         if intervals is not None:
             inside = [
-                DASH if v is None or iv is None else "yes" if iv[0] <= v <= iv[1] else "no"
+                DASH if v is None or iv is None else "yes" if inside_interval(v, *iv) else "no"
                 for v, iv in zip([*pub, pub_avg], intervals, strict=True)
             ]
             rows.append(["↳ published inside the 95% seed interval", "", *inside])

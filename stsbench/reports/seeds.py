@@ -72,7 +72,7 @@ def seed_key(run: TrainRun, pooler: str) -> str:
     return repr((sorted(config.items()), pooler))
 
 
-def _folder(run: TrainRun) -> str:
+def seeds_folder(run: TrainRun) -> str:
     """The seeds' folder: ``OUT`` for ``OUT/seed-<s>``, else the run's own folder."""
     parts = run.path.split("/")
     return parts[-2] if len(parts) > 1 and parts[-1].startswith("seed-") else parts[-1]
@@ -93,7 +93,7 @@ def seed_groups(models: list[Model]) -> list[SeedGroup]:
     for ms, method in zip(members, methods, strict=True):
         name = method or ms[0].label
         if len(ms) > 1 and methods.count(method) > 1:
-            name = f"{method} [{_folder(ms[0].run)}]"
+            name = f"{method} [{seeds_folder(ms[0].run)}]"
         groups.append(SeedGroup(name, method, ms))
     return groups
 
@@ -110,7 +110,7 @@ def has_seeds(groups: list[SeedGroup]) -> bool:
 def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
     """The group of seeds named ``baseline``: a method as the tables name it, a group's name or its seeds' folder."""
     multi = [g for g in groups if g.n > 1]
-    found = [g for g in multi if baseline in (g.name, g.method, _folder(g.runs[0]) if g.runs else None)]
+    found = [g for g in multi if baseline in (g.name, g.method, seeds_folder(g.runs[0]) if g.runs else None)]
     if found:
         return found[0]
     if baseline not in METHOD_ORDER:

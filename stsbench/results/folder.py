@@ -85,7 +85,7 @@ class AnalysisRecord:
 class Collection:
     """Everything found under one results folder, and what could not be read."""
 
-    root: str  # the folder as given
+    root: str  # the folder as given (several merged by :func:`read_folders`: the first)
     tasks: list[TaskRecord] = field(default_factory=list)
     analyses: list[AnalysisRecord] = field(default_factory=list)
     runs: list[TrainRun] = field(default_factory=list)
@@ -93,6 +93,17 @@ class Collection:
     warnings: list[str] = field(default_factory=list)
     run_dirs: list[str] = field(default_factory=list)  # every training-run folder, read or not
     passed_over: list[str] = field(default_factory=list)  # analysis files, when analyses were not read
+    roots: tuple[str, ...] = ()  # every folder read, as given (:func:`read_folders`); empty: ``(root,)``
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        """Every folder read, as given."""
+        return self.roots or (self.root,)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was read: no task, average or analysis result and no training run."""
+        return not (self.tasks or self.averages or self.analyses or self.runs)
 
     def analyses_of(self, analysis: str) -> list[AnalysisRecord]:
         """Return the records of one analysis, in path order."""

@@ -1,0 +1,272 @@
+"""The Reproduction section: published rows beside the groups of seeds that reproduce them, cell by cell.
+
+A target names one published registry row (``stsbench published list``) and, optionally, the report's group
+that reproduces it (:class:`Target`; on the command line ``--against KEY`` or ``--against GROUP=KEY``). A group
+is named as :func:`~stsbench.reports.seeds.baseline_group` names one (its method, e.g. ``ESimCSE``, its name, or
+its seeds' folder, e.g. ``esimcse``) or, for a model not trained here, by its label or a name its results were run
+with (``all-MiniLM-L6-v2``). A target without a group takes the one group the score tables set that row beside
+(:func:`~stsbench.reports.scores.published_for`: a method's paper rows, a model's own by name); none or several
+is a one-line error asking for ``GROUP=KEY``.
+
+Each published task (and the Avg., where the seeds' Avg. is over the row's tasks) gets the verdict of
+:func:`stsbench.published.seed_check.verdict`, the function ``stsbench check --tolerance seeds`` calls, on the
+group's figures (one per seed) in the first mode comparable with the row (test, then fasttest, then dev).
+A cell whose figures were computed on modified data is ``not comparable``, as ``check`` refuses such seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from stsbench.average import AVG
+from stsbench.errors import StsbenchError
+from stsbench.published.check import comparable_tasks
+from stsbench.published.registry import Entry, get_entry
+from stsbench.published.seed_check import (
+    DIFFERENCE,
+    INCONCLUSIVE,
+    MISSING,
+    NOT_CHECKED,
+    NOT_REPRODUCED,
+    POWER,
+    REPRODUCED,
+    Verdict,
+    check_difference,
+    verdict,
+    verdict_cells,
+)
+from stsbench.reports.collect import TaskRecord
+from stsbench.reports.scores import (
+    SELECTION_MARK,
+    TASKS_OF,
+    comparable,
+    modified_data,
+    published_for,
+)
+from stsbench.reports.seeds import (
+    SeedGroup,
+    average_values,
+    interval,
+    modes_of,
+    seeds_folder,
+    task_values,
+)
+from stsbench.results.labels import last_part
+from stsbench.stats.seeds import SeedSummary
+from stsbench.tabular import DASH, Table, fmt, make_table
+from stsbench.tasks.registry import short_name, task_kind
+
+NOT_COMPARABLE = "not comparable"  # a cell over results on modified data
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, MISSING, NOT_COMPARABLE)  # the summary's columns
+REPRODUCTION_KIND = "stsbench.reproduction"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A published row to reproduce and the report's group that reproduces it (None: the one set beside it)."""
+
+    key: str
+    group: str | None = None
+
+
+def parse_against(specs: Iterable[str]) -> list[Target]:
+    """``KEY`` or ``GROUP=KEY`` per ``--against``; an unknown key is one line naming close ones."""
+    targets = []
+    for spec in specs:
+        group, sep, key = spec.rpartition("=")
+        if sep and not (group.strip() and key.strip()):
+            raise StsbenchError(f"--against {spec!r}: write KEY or GROUP=KEY (e.g. ESimCSE=KEY)")
+        targets.append(Target(get_entry(key.strip()).key, group.strip() or None))
+    return targets
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One published row against one group: a verdict per published task, then the Avg."""
+
+    entry: Entry
+    group: SeedGroup
+    mode: str | None  # the group's results compared; None when it has none comparable with the row
+    verdicts: tuple[Verdict, ...]
+    difference: float
+
+    def counts(self) -> dict[str, int]:
+        """How many cells have each verdict (``not checked`` left out)."""
+        return {s: sum(v.status == s for v in self.verdicts) for s in VERDICTS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        e, g = self.entry, self.group
+        return {
+            "key": e.key,
+            "paper": e.paper.title,
+            "citation": e.cite,
+            "table": e.table,
+            "row": e.row,
+            "split": e.split,
+            "selection": e.selection_note,
+            "group": g.name,
+            "label": g.label,
+            "method": g.method,
+            "models": [m.label for m in g.models],
+            "seeds": g.seeds,
+            "mode": self.mode,
+            "cells": [v.to_dict() for v in self.verdicts],
+            "counts": self.counts(),
+        }
+
+
+def _names(group: SeedGroup) -> set[str]:
+    """Every name a target may give ``group`` by."""
+    names = {group.name, group.label}
+    if group.method:
+        names.add(group.method)
+    if group.runs:
+        names.add(seeds_folder(group.runs[0]))
+    if group.n == 1:
+        m = group.models[0]
+        names |= {m.label, *m.names, *(last_part(n) for n in m.names)}
+    return names
+
+
+def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
+    """The group ``target`` names, else the one the score tables set its row beside; one line otherwise."""
+    everyone = ", ".join(g.name for g in groups) or "none"
+    if target.group is not None:
+        found = [g for g in groups if target.group in _names(g)]
+        if len(found) == 1:
+            return found[0]
+        what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
+        raise StsbenchError(
+            f"--against {target.group}={target.key}: {what} of this report named {target.group!r}; "
+            f"groups: {everyone}"
+        )
+    beside = [
+        g for g in groups if any(target.key == e.key for k in TASKS_OF for e in published_for(g.models[0], k))
+    ]
+    if len(beside) == 1:
+        return beside[0]
+    what = "no group of this report is set beside it" if not beside else f"{len(beside)} groups could be"
+    raise StsbenchError(
+        f"--against {target.key}: {what}; name the group as GROUP={target.key} (groups: {everyone})"
+    )
+
+
+def _kind(entry: Entry) -> str:
+    kinds = {task_kind(t) for t in comparable_tasks(entry)}
+    if len(kinds) != 1:
+        raise StsbenchError(f"{entry.key} mixes STS and transfer tasks; compare it with `stsbench check`")
+    return kinds.pop()
+
+
+def reproduce(
+    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = DIFFERENCE
+) -> Reproduction:
+    """Every published figure of ``entry`` against ``group``'s seeds (see the module docstring)."""
+    difference = check_difference(difference)
+    kind = _kind(entry)
+    published = comparable_tasks(entry)
+    mode = next((m for m in modes_of(records, group, kind) if comparable(entry, kind, m)), None)
+    values = task_values(records, group, kind, mode) if mode else {}
+    modified = {
+        (t, m) for (key, m, t) in modified_data(records, kind) if key in {x.key for x in group.models}
+    }
+    cells = []
+    for task, pub in published.items():
+        v = verdict(task, pub, values.get(task, []), difference)
+        cells.append(replace(v, status=NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
+    if AVG in entry.values:
+        averaged = TASKS_OF[kind]
+        avgs = average_values(records, group, kind, mode, averaged) if mode else []
+        v = verdict(AVG, entry.values[AVG], avgs, difference, checked=set(published) == set(averaged))
+        bad = any(t in averaged for t, m in modified if m == mode)
+        cells.append(replace(v, status=NOT_COMPARABLE) if bad and v.values and v.status != NOT_CHECKED else v)
+    return Reproduction(entry, group, mode, tuple(cells), difference)
+
+
+def reproductions(
+    records: list[TaskRecord],
+    groups: Sequence[SeedGroup],
+    targets: Sequence[Target],
+    difference: float = DIFFERENCE,
+) -> list[Reproduction]:
+    """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`)."""
+    return [reproduce(records, find_group(groups, t), get_entry(t.key), difference) for t in targets]
+
+
+def _summary(v: Verdict) -> SeedSummary | None:
+    return None if v.mean is None else SeedSummary(v.mean, v.std, v.n, v.low, v.high)
+
+
+def spread(v: Verdict) -> str:
+    """``76.02 ± 0.41 (5)``, ``76.02 (1)`` for one seed, as ``check --tolerance seeds`` prints it."""
+    if v.mean is None:
+        return DASH
+    return f"{fmt(v.mean)}{'' if v.std is None else f' ± {fmt(v.std)}'} ({v.n})"
+
+
+def reproduction_table(rep: Reproduction) -> Table:
+    """One row per published task and Avg.: mean ± std (n), interval, published, difference, p, MDE, verdict."""
+    e = rep.entry
+    rows = []
+    for v in rep.verdicts:
+        published = e.format(v.published) + (SELECTION_MARK if e.selection else "")
+        cells = verdict_cells(v, DASH)
+        rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, v.status])
+    columns = [
+        "task",
+        "mean ± std (n)",
+        "95% interval",
+        "published",
+        "mean − published",
+        "p",
+        "MDE 80%",
+        "verdict",
+    ]
+    mode = f"{rep.mode} results" if rep.mode else f"no results comparable with its {e.split} split"
+    notes = [f"{e.cite}, row '{e.row}'; {rep.group.label}: {mode}."]
+    if e.selection_note:
+        notes.append(
+            f"{SELECTION_MARK} {e.selection_note}: the checkpoint that scored best on the test sets "
+            "themselves; stsbench selects on STS-B dev."
+        )
+    title = f"{rep.group.label} vs {e.key}"
+    right = tuple(columns[1:7])
+    return make_table(f"reproduction_{e.key}", title, columns, rows, notes, right)
+
+
+def summary_table(reps: Sequence[Reproduction]) -> Table:
+    """One row per target: how many of its cells have each verdict."""
+    columns = ["group", "published row", *VERDICTS]
+    rows = [[r.group.label, r.entry.key, *[str(c) for c in r.counts().values()]] for r in reps]
+    return make_table("reproduction", "Verdicts", columns, rows)
+
+
+def rule(difference: float) -> str:
+    """The verdicts in words, for the section's paragraph."""
+    return (
+        "Each published figure beside the mean over seeds of the group that reproduces it, and the verdict "
+        "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`): "
+        "*reproduced*: the published figure lies inside the 95% t-interval over seeds and the seeds detect a "
+        f"difference of {difference:.2f} points (MDE 80%: the smallest difference a two-sided test at 0.05 finds "
+        "with 80% power, at most that); *not reproduced*: outside the interval (p: the one-sample t test of the "
+        "mean against the published figure, below 0.05); *inconclusive*: inside, but the seeds detect only larger "
+        "differences than that (or one seed: no interval); *not comparable*: computed on modified data. An Avg. "
+        "is judged only where the seeds' Avg. is over the row's tasks."
+    )
+
+
+def reproduction_json(reps: Sequence[Reproduction], difference: float) -> dict[str, Any]:
+    """The section as JSON: the settings, then one object per target with every cell's numbers and verdict."""
+    from stsbench.results.seeds import LEVEL
+
+    return {
+        "kind": REPRODUCTION_KIND,
+        "schema_version": 1,
+        "difference": difference,
+        "level": LEVEL,
+        "power": POWER,
+        "targets": [r.to_dict() for r in reps],
+    }
