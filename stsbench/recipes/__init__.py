@@ -1,0 +1,196 @@
+"""Recipes: a paper's table as data, what ``stsbench reproduce`` runs (train -> evaluate -> analyses -> report).
+
+A recipe (YAML, validated by :class:`Recipe`) names the published rows it reproduces (registry keys), its runs
+(method, a packaged config by name, overrides, seeds, corpus and its first lines, what each seed is evaluated
+on, the published row its seeds are held against), an optional baseline model evaluated as it is, the
+analyses (names from :data:`stsbench.analyses.registry.ANALYSES`, on which runs' seeds), and the report
+(title, baseline group). The built-in recipes are the YAML files beside this module, one per seed-paper table
+stsbench can address, in a ``-paper`` and an ``-official`` flavour where the paper and its code differ, and
+``cpu-mini`` (the checked-in CPU mini-replication). A user's recipe is a file path. :func:`load_recipe`
+checks every name a recipe holds (registry key, config, method, option, task, mode, analysis, corpus) and
+refuses a bad one in one line naming the file.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from stsbench.errors import StsbenchError
+from stsbench.registry import Registry
+
+Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class Evaluation(BaseModel):
+    """What a model is evaluated on: tasks (names or sets, as ``stsbench run --tasks``) and the mode."""
+
+    model_config = _STRICT
+    tasks: tuple[str, ...] = ("sts",)
+    mode: Mode = "test"
+
+
+class CorpusRef(BaseModel):
+    """A training corpus by name (:data:`stsbench.data.corpora.CORPORA`) and the lines read from its start."""
+
+    model_config = _STRICT
+    name: str
+    lines: int | None = Field(None, ge=2)
+
+
+class Run(BaseModel):
+    """One training setting, trained once per seed into ``<out>/<name>/seed-<s>``."""
+
+    model_config = _STRICT
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a folder name
+    method: str
+    config: str  # a packaged config (stsbench/configs/)
+    overrides: dict[str, Any] = {}  # training options over the config's (keys as in the YAML configs)
+    seeds: tuple[int, ...] = Field(min_length=1)
+    corpus: CorpusRef | None = None  # the config's train_file (and train_lines) otherwise
+    evaluate: Evaluation = Evaluation()
+    published: str | None = None  # the registry key its seeds are held against (the verdict's row)
+    label: str | None = None  # the group's name in the report (default: the method's)
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds repeat: {list(seeds)}")
+        return seeds
+
+
+class Baseline(BaseModel):
+    """A model evaluated as it is (the backbone of a mini-replication), beside the trained runs."""
+
+    model_config = _STRICT
+    model: str
+    evaluate: Evaluation = Evaluation()
+
+
+class Analysis(BaseModel):
+    """An analysis of the registry on some checkpoints, with its options.
+
+    On ``runs`` (default: all) at ``seeds`` (default: the first of each run), and on the baseline if asked;
+    ``corpus`` fills an analysis' corpus option (resolved in the data folder as a training corpus).
+    """
+
+    model_config = _STRICT
+    name: str
+    options: dict[str, Any] = {}
+    runs: tuple[str, ...] | None = None
+    seeds: tuple[int, ...] | None = None
+    baseline: bool = False
+    corpus: CorpusRef | None = None
+
+
+class Report(BaseModel):
+    """The report: its title and the group the others are compared with (``stsbench report --baseline``)."""
+
+    model_config = _STRICT
+    title: str
+    baseline: str = "unsup-SimCSE"
+
+
+class Recipe(BaseModel):
+    """A reproduction: published rows, runs x seeds, evaluation, analyses, report."""
+
+    model_config = _STRICT
+    name: str
+    title: str
+    flavour: Literal["paper", "official", "mini"]
+    description: str = ""
+    published: tuple[str, ...] = ()  # the registry rows it reproduces (or sets beside, without verdict)
+    verdict: bool = True  # False: the runs differ from the papers' (backbone, length): shown, not judged
+    runs: tuple[Run, ...] = Field(min_length=1)
+    baseline: Baseline | None = None
+    analyses: tuple[Analysis, ...] = ()
+    report: Report
+    notes: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _names(self) -> Recipe:
+        names = [r.name for r in self.runs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"run names repeat: {names}")
+        for a in self.analyses:
+            unknown = sorted(set(a.runs or ()) - set(names))
+            if unknown:
+                raise ValueError(f"analysis {a.name} names runs {unknown}, not among {names}")
+            if a.baseline and self.baseline is None:
+                raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
+        for r in self.runs:
+            if r.published and r.published not in self.published:
+                raise ValueError(
+                    f"run {r.name}: published row {r.published} is not in the recipe's published"
+                )
+        return self
+
+    def run(self, name: str) -> Run:
+        """The run called ``name``."""
+        return next(r for r in self.runs if r.name == name)
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> Registry[Path]:
+    registry: Registry[Path] = Registry("recipe", normalise=str.lower)
+    for f in sorted(resources.files(__name__).iterdir(), key=lambda f: f.name):
+        if f.name.endswith(".yaml"):
+            registry.register(f.name.removesuffix(".yaml"), Path(str(f)))
+    return registry
+
+
+def recipe_names() -> list[str]:
+    """The built-in recipes' names, sorted."""
+    return _builtin().names()
+
+
+def recipe_file(name_or_path: str | Path) -> Path:
+    """An existing file as it is, else the built-in recipe of that name (one line with the nearest if none)."""
+    path = Path(name_or_path).expanduser()
+    if path.is_file():
+        return path
+    text = str(name_or_path)
+    if "/" in text or "\\" in text:
+        raise StsbenchError(f"recipe file {path} does not exist; give a YAML file or a built-in recipe")
+    try:
+        return _builtin().get(text.removesuffix(".yaml").removesuffix(".yml"))
+    except StsbenchError as exc:
+        raise StsbenchError(f"{exc}; or give the path of a recipe file") from None
+
+
+def load_recipe(name_or_path: str | Path) -> Recipe:
+    """The recipe a built-in name or a YAML file holds, every name in it checked; errors are one line."""
+    import yaml
+
+    path = recipe_file(name_or_path)
+    where = str(name_or_path) if path.parent != Path(str(resources.files(__name__))) else path.stem
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise StsbenchError(
+            f"{where}{f':{mark.line + 1}' if mark else ''}: not valid YAML; fix the file"
+        ) from None
+    if not isinstance(data, dict):
+        raise StsbenchError(
+            f"{where}: expected a mapping (name, title, runs, ...), got {type(data).__name__}"
+        )
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise StsbenchError(f"recipe {where}: {loc + ': ' if loc else ''}{err['msg']}") from None
+    from stsbench.recipes.check import check_recipe
+
+    try:
+        check_recipe(recipe)
+    except StsbenchError as exc:
+        raise StsbenchError(f"recipe {where}: {exc}") from None
+    return recipe
