@@ -1,6 +1,6 @@
 """Several processes, one training run: torch.distributed as ``torchrun`` (or Accelerate's launcher) sets it up.
 
-    torchrun --nproc_per_node 4 -m stsbench train --config configs/simcse-bert-base-paper.yaml ...
+    torchrun --nproc_per_node 4 -m stsbench train --config simcse-bert-base-paper ...
 
 Every process reads the same global batch (``batch_size`` x world size rows, the same order everywhere) and
 encodes its own slice of it; the weights stay equal through ``DistributedDataParallel``. The contrastive

@@ -1,7 +1,7 @@
 """The training config: typed options (:mod:`.options`), YAML/CLI loading (:mod:`.load`), resolution (:mod:`.resolve`).
 
-The CLI (``stsbench train``, whose flags are generated from :data:`OPTIONS`) and the YAML files under
-``configs/`` both fill :class:`TrainConfig`; CLI flags override the YAML, the YAML overrides the method's
+The CLI (``stsbench train``, whose flags are generated from :data:`OPTIONS`) and the YAML configs (packaged in
+:mod:`stsbench.configs`, or a user's file) both fill :class:`TrainConfig`; CLI flags override the YAML, the YAML overrides the method's
 defaults. ``TrainConfig(...)`` from Python gets the same defaults and the same validation. What the data
 and the device decide is a separate record (:class:`TrainResolution`), so the config is machine-independent.
 The methods are :data:`METHODS` (:mod:`.methods`), one :class:`MethodSpec` each.
