@@ -16,6 +16,7 @@ def report_cmd(
         typer.Option(
             "--results",
             "-r",
+            metavar="DIR",
             help="Folder of results: `stsbench run` / analysis JSON files and training run folders, at any depth. "
             "Repeat to merge several (a result found in two counts once; two copies that differ are refused).",
         ),
@@ -39,6 +40,7 @@ def report_cmd(
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
             "--against",
+            metavar="KEY",
             help="A published row to reproduce (`stsbench published list`): KEY, or GROUP=KEY to name the group "
             "of seeds that reproduces it (a method, e.g. ESimCSE, or the seeds' folder). Repeat for several. "
             "Adds a Reproduction section (a verdict per published figure) and OUT/reproduction.json.",

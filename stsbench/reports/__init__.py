@@ -3,7 +3,8 @@
 ``collect`` scans a results folder into typed records; ``models`` tells the models apart and ``seeds`` groups
 runs that differ only in their seed (a run without seeds is a group of one); ``scores`` (STS and transfer),
 ``seed_differences``, ``ablations`` and ``provenance`` turn them into :class:`~stsbench.tabular.Table` objects
-(pure functions), the analyses' tables coming from their registry entries; ``figures`` and ``spread`` draw;
+(pure functions), the analyses' tables coming from their registry entries; ``reproduction`` sets published rows
+beside the groups that reproduce them, a verdict per figure (``--against``); ``figures`` and ``spread`` draw;
 ``build`` lays out the sections and ``render`` writes ``report.md`` and a self-contained ``report.html``.
 Notebooks call the same functions.
 """

@@ -193,6 +193,7 @@ def reproductions(
     difference: float = DIFFERENCE,
 ) -> list[Reproduction]:
     """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`)."""
+    check_difference(difference)
     return [reproduce(records, find_group(groups, t), get_entry(t.key), difference) for t in targets]
 
 
