@@ -72,7 +72,8 @@ def published_show(
         table.add_row(col, e.format(value), *([printed.get(col, "")] if printed else []))
     console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
-    console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.paper.source}")
+    console.print(f"version: {e.version or 'not stated'}", highlight=False)
+    console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.source}", highlight=False)
     if e.selection_note:
         console.print(f"model selection: {e.selection_note}", highlight=False)
     console.print(table)
