@@ -1,0 +1,225 @@
+"""Where a reproduction's steps run: one :class:`Executor` per engine, each starting existing commands.
+
+A step is a :class:`Job`: the ``stsbench`` command line that does it (``train ...``, ``run ...``, an analysis,
+``report ...``), the log file its output goes to, the environment it adds and the resources it asks for. An
+executor starts jobs (:meth:`Executor.submit`, or :meth:`Executor.submit_many` for the jobs ready at once: a
+Slurm job array), and the scheduler (:mod:`stsbench.reproduce.scheduler`) polls their handles (:class:`Handle`) until
+each has an exit status. Nothing here knows what a step does; the scheduler reads a job's progress and error
+from its files (``log`` and the run's ``train_log.jsonl``), the same wherever it ran.
+
+The local executor (this module) runs ``slots`` processes at once, each with its share of the CPU threads or
+of the GPUs; a job asking for several GPUs starts through ``torchrun``. Other executors (Slurm through
+submitit) register in :data:`EXECUTORS` by ``"module:attr"``, so that choosing one imports it alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stsbench.errors import StsbenchError
+from stsbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one job asks for. The local executor reads ``gpus``; a cluster's executor reads the rest too."""
+
+    gpus: int = 0  # >1: one process per GPU through torchrun (the trainer's torch.distributed)
+    cpus: int | None = None  # None: the executor's share
+    mem_gb: float | None = None
+    time_min: int | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One step's process: ``stsbench ARGS`` in ``cwd``, stdout and stderr appended to ``log``."""
+
+    id: str  # the step's id in the plan, e.g. "train/simcse/seed-1"
+    args: tuple[str, ...]  # the stsbench command line after "stsbench"
+    log: Path
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the executor's environment
+    resources: Resources = Resources()
+    distributed: bool = False  # may run as several processes (torchrun) when resources.gpus > 1
+    # what to run instead when the job starts again after being stopped (preempted, timed out, requeued):
+    # a training step's ``--resume`` from its last saved state; None: ``args`` again
+    resume_args: tuple[str, ...] | None = None
+
+    def command(self, python: str | None = None, *, resumed: bool = False) -> list[str]:
+        """The process's command line: ``python -m stsbench ARGS``, through torchrun for several GPUs."""
+        python = python or sys.executable
+        args = self.resume_args if resumed and self.resume_args is not None else self.args
+        if self.distributed and self.resources.gpus > 1:
+            launch = [
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                f"--nproc_per_node={self.resources.gpus}",
+            ]
+            return [python, *launch, "-m", "stsbench", *args]
+        return [python, "-m", "stsbench", *args]
+
+
+class Handle(ABC):
+    """A started job."""
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """Its exit status once it has ended (0: done; negative: killed by that signal), else None."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop it (its processes end; a training run keeps its last saved state for a rerun to resume)."""
+
+    def describe(self) -> str:
+        """Where it runs, for the status table (a PID, a Slurm job id)."""
+        return ""
+
+
+class Executor(ABC):
+    """Starts jobs and says how many may run at once (``slots``; None: as many as are ready)."""
+
+    name: str = ""
+    slots: int | None = 1
+
+    @abstractmethod
+    def submit(self, job: Job) -> Handle:
+        """Start ``job`` (its log opened for appending: a rerun's output follows the earlier one's)."""
+
+    def fits(self, job: Job) -> bool:
+        """Whether ``job`` can start now beside the running ones (the local executor's free GPUs)."""
+        return True
+
+    def submit_many(self, jobs: Sequence[Job]) -> list[Handle]:
+        """Start every job of ``jobs``, ready at once (a cluster's executor submits them as one array)."""
+        return [self.submit(job) for job in jobs]
+
+    def close(self) -> None:  # noqa: B027 - most executors hold nothing
+        """Release what the executor holds, once every job has ended or been cancelled."""
+
+
+def cores() -> int:
+    """The CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def visible_gpus() -> list[str]:
+    """The CUDA devices this process sees (``CUDA_VISIBLE_DEVICES``, else every device torch counts)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [g for g in visible.split(",") if g.strip()]
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return []
+    return [str(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
+
+class _Process(Handle):
+    def __init__(self, proc: subprocess.Popen, on_end) -> None:
+        self.proc, self._on_end, self._ended = proc, on_end, False
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None and not self._ended:
+            self._ended = True
+            self._on_end()
+        return code
+
+    def cancel(self) -> None:
+        if self.proc.poll() is None:
+            try:  # the job's whole process group: torchrun's workers too
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.poll()
+
+    def describe(self) -> str:
+        return f"pid {self.proc.pid}"
+
+
+class LocalExecutor(Executor):
+    """Processes on this machine, ``parallel`` at once.
+
+    On CPU each gets cores/parallel threads (``OMP_NUM_THREADS``, which torch follows); with GPUs, each job
+    takes the next free ones of those visible (``CUDA_VISIBLE_DEVICES``), as many as it asks for (one when it asks
+    for none), and a job asking for more than are free waits. Each process is its own process group, so that a
+    terminal's Ctrl-C reaches this process alone and the scheduler stops the jobs in order; each job follows
+    this process (:mod:`stsbench.train.lifeline`), so that ``kill -9`` of it ends them too.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        out: Path | None = None,
+        parallel: int = 1,
+        options: Mapping[str, str] | None = None,
+        gpus: Sequence[str] | None = None,
+    ) -> None:
+        if options:
+            raise StsbenchError(
+                f"the local executor takes no --executor-option (got {', '.join(options)}); use --parallel"
+            )
+        if parallel < 1:
+            raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
+        self.slots = parallel
+        self.free = list(visible_gpus() if gpus is None else gpus)
+        self.threads = max(1, cores() // parallel)
+
+    def fits(self, job: Job) -> bool:
+        """Whether the GPUs ``job`` asks for are free now (always on CPU)."""
+        return not self.free or len(self.free) >= max(1, job.resources.gpus)
+
+    def submit(self, job: Job) -> Handle:
+        from stsbench.train.lifeline import child_environment
+
+        env = {**os.environ, **job.env, **child_environment(), "PYTHONUNBUFFERED": "1"}
+        taken: list[str] = []
+        if self.free:
+            want = max(1, job.resources.gpus)
+            if want > len(self.free):
+                raise StsbenchError(f"{job.id} asks for {want} GPUs; {len(self.free)} are free")
+            taken, self.free = self.free[:want], self.free[want:]
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(taken)
+        else:
+            threads = str(job.resources.cpus or self.threads)
+            env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
+        job.log.parent.mkdir(parents=True, exist_ok=True)
+        with job.log.open("ab") as out:
+            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                job.command(),
+                cwd=job.cwd,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return _Process(proc, lambda: self.free.extend(taken))
+
+
+# name -> "module:attr" of an Executor class, built as cls(out=OUT, parallel=N, options={KEY: VALUE}): the
+# reproduce folder (where a cluster's executor keeps its own files), --parallel, and each --executor-option
+# KEY=VALUE (a cluster's parameters: partition, account, ...; an executor refuses a key it does not know)
+EXECUTORS: Registry[type[Executor]] = Registry("executor", normalise=str.lower)
+EXECUTORS.register("local", "stsbench.reproduce.executors:LocalExecutor")
+
+
+def make_executor(
+    name: str, *, out: Path, parallel: int = 1, options: Mapping[str, str] | None = None
+) -> Executor:
+    """The executor registered as ``name`` (one line naming the known ones if none)."""
+    return EXECUTORS.get(name)(out=out, parallel=parallel, options=dict(options or {}))
