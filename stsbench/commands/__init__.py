@@ -21,6 +21,7 @@ MODULE_OF = {
     "export-mteb": "mteb",
     "published": "published",
     "report": "report",
+    "reproduce": "reproduce",
     "run": "run",
     "train": "train",
 }

@@ -32,6 +32,7 @@ class Corpus:
     description: str
     heads: tuple[tuple[str, int], ...] = ()  # (file under the data folder, its line count): its first lines
     download: str | None = None  # the command that fetches it, where stsbench has one
+    lines: int | None = None  # the full file's line count, where known (a plan's steps before it is fetched)
 
 
 CORPORA: Registry[Corpus] = Registry("corpus", entry_points="stsbench.corpora", normalise=str.lower)
@@ -45,6 +46,7 @@ CORPORA.register(
         description="SimCSE's 10^6 English Wikipedia sentences, one a line (unsup SimCSE, ESimCSE, MoCoSE)",
         heads=(("wiki/wiki1m_head.txt", 11914),),
         download="stsbench data download --wiki",
+        lines=1_000_000,  # SimCSE's 10^6 sentences: 15,625 steps of 64 an epoch
     ),
     aliases=("wiki1m_for_simcse",),
 )

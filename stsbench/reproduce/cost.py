@@ -1,0 +1,84 @@
+"""What a plan costs before it runs: its training steps x the measured time of one step on that backbone.
+
+:data:`STEP_TIMES` holds medians of ``benchmarks/train_speed.py`` (ms per optimizer step, batch 64, max length
+32), each with the results file it was read from; ``tests/test_reproduce_plan.py`` checks every row against
+that file. A backbone, method and device the table lacks costs "unknown": nothing is extrapolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stsbench.reproduce.plan import Plan
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One measured step time and where it was measured."""
+
+    models: tuple[str, ...]  # the backbones it holds for (names as configs give them)
+    method: str
+    device: str  # as the estimate names it
+    ms: float
+    source: str  # the benchmark's results file and its row
+
+
+MINILM = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+BERT_BASE = ("bert-base-uncased",)  # the benchmark's BERT-base shape (12 layers, 768 wide)
+_CPU = "benchmarks/results/train_speed.md (2026-11-23, fp32 eager)"
+_GPU = "benchmarks/results/gpu_train_speed.md (2026-11-23, bf16 eager)"
+STEP_TIMES: tuple[StepTime, ...] = (
+    StepTime(MINILM, "simcse", "CPU, 1 thread", 3818.01, _CPU),
+    StepTime(MINILM, "esimcse", "CPU, 1 thread", 4804.19, _CPU),
+    StepTime(MINILM, "mocose", "CPU, 1 thread", 4431.92, _CPU),
+    StepTime(BERT_BASE, "simcse", "H100", 43.73, _GPU),
+    StepTime(BERT_BASE, "esimcse", "H100", 91.42, _GPU),
+    StepTime(BERT_BASE, "mocose", "H100", 82.67, _GPU),
+)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A device's estimate: seconds of training (None: unknown) and the sources it used."""
+
+    device: str
+    seconds: float | None
+    sources: tuple[str, ...]
+
+
+def estimates(plan: Plan) -> list[Estimate]:
+    """Per device the table knows for the plan's backbones: the sum over training steps of steps x step time.
+
+    A device missing a row for one of the plan's runs, or a run whose number of steps is unknown, makes the
+    whole estimate for it unknown; with no row at all, one estimate ``(any device, unknown)``.
+    """
+    trains = [s for s in plan.steps if s.kind == "train"]
+    devices = sorted({t.device for t in STEP_TIMES for s in trains if s.model in t.models})
+    out = []
+    for device in devices:
+        total, sources = 0.0, set()
+        for s in trains:
+            row = next(
+                (
+                    t
+                    for t in STEP_TIMES
+                    if t.device == device and s.model in t.models and t.method == s.method
+                ),
+                None,
+            )
+            if row is None or s.total_steps is None:
+                total = None
+                break
+            total += s.total_steps * row.ms / 1000
+            sources.add(row.source)
+        out.append(Estimate(device, total, tuple(sorted(sources))))
+    return out or [Estimate("any device", None, ())]
+
+
+def duration(seconds: float | None) -> str:
+    """``3.2 h``, ``14 min``, ``unknown``."""
+    if seconds is None:
+        return "unknown"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"

@@ -1,0 +1,296 @@
+"""A recipe as a plan: its steps (train -> evaluate -> analyses -> report), each keyed by what determines it.
+
+Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train --seeds`` lays them out),
+``results/`` (``stsbench run`` results, the analyses under ``results/analyses/``), ``configs/<run>.yaml`` (the
+options each run's seeds train with), ``logs/`` (each step's output) and the report itself (``report.md``,
+``report.html``, ``figures/``). A step's key is the sha256 of what determines its output: for a training run
+its resolved config, the sha256 of its corpus and of STS-B dev, and the stsbench version; for the other steps
+their options, the data files they read and the keys of the steps they read from, so that a change reaches
+every step downstream of it and no other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stsbench.errors import StsbenchError
+from stsbench.recipes import Recipe, Run
+
+Kind = Literal["train", "evaluate", "analysis", "report"]
+KINDS: tuple[Kind, ...] = ("train", "evaluate", "analysis", "report")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the plan and what it depends on."""
+
+    id: str
+    kind: Kind
+    args: tuple[str, ...]  # after "stsbench"
+    key: str
+    deps: tuple[str, ...] = ()
+    folder: Path | None = None  # a training step's run folder
+    total_steps: int | None = None  # a training step's optimizer steps (None: unknown before its data is)
+    model: str | None = None  # a training step's backbone
+    method: str | None = None
+    config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps of a recipe in the order they may run, with the folder they write."""
+
+    recipe: Recipe
+    out: Path
+    steps: tuple[Step, ...]
+    data_dir: Path
+
+    def step(self, step_id: str) -> Step:
+        """The step called ``step_id``."""
+        return next(s for s in self.steps if s.id == step_id)
+
+    def dependants(self, step_id: str) -> set[str]:
+        """Every step that reads, directly or not, what ``step_id`` writes."""
+        found: set[str] = set()
+        frontier = {step_id}
+        while frontier:
+            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
+            found |= frontier
+        return found
+
+
+def digest(obj: Any) -> str:
+    """sha256 of ``obj`` as canonical JSON (sorted keys; paths as strings)."""
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_digests(files: Iterable[Path]) -> dict[str, str | None]:
+    """sha256 of each file (the data folder's cached ones, :func:`stsbench.data.integrity.file_sha256s`); None if absent."""
+    from stsbench.data.integrity import file_sha256s
+
+    files = sorted(set(files))
+    present = [f for f in files if f.is_file()]
+    sums = file_sha256s(present)
+    return {str(f): sums.get(f) for f in files}
+
+
+def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
+    """The data files ``tasks`` read in ``mode``."""
+    from stsbench.tasks.registry import get_task
+
+    return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
+
+
+def _version() -> str:
+    from stsbench import __version__
+
+    return __version__
+
+
+def seed_folder(out: Path, run: str, seed: int) -> Path:
+    """Where a run's seed trains: ``OUT/runs/<run>/seed-<s>`` (the layout ``train --seeds`` writes)."""
+    return out / "runs" / run / f"seed-{seed}"
+
+
+def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
+    """The options every seed of ``run`` trains with: the packaged config's, its overrides and corpus."""
+    from stsbench.configs import config_path
+    from stsbench.recipes.check import run_options
+    from stsbench.train.config import load_yaml
+
+    options = {k: v for k, v in run_options(run, 0, "").items() if k not in ("seed", "output")}
+    merged = {**load_yaml(config_path(run.config)), **options}
+    if data_dir is not None:
+        merged["data_dir"] = str(data_dir)
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _corpus(train_file: str, lines: int | None, data_dir: Path) -> tuple[Path, int | None]:
+    """The file a training run reads and its line count (from the corpus' known size when it is absent)."""
+    from stsbench.data.corpora import CORPORA, resolve_train_file
+
+    try:
+        path, name = resolve_train_file(train_file, lines, data_dir)
+    except StsbenchError:  # absent: the dry run still shows the plan; training names what to fetch
+        name = CORPORA.canonical(train_file)
+        corpus = CORPORA.get(name) if name else None
+        return data_dir / (corpus.file if corpus else train_file), lines or getattr(corpus, "lines", None)
+    if lines is not None or not path.is_file():
+        return path, lines
+    with path.open("rb") as fh:
+        return path, sum(1 for _ in fh)
+
+
+def train_step(recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path) -> Step:
+    """A seed's training: ``stsbench train --config OUT/configs/<run>.yaml --seed S --output ...``."""
+    from stsbench.train.config import make_config
+    from stsbench.train.data import batches_per_epoch
+
+    folder = seed_folder(out, run.name, seed)
+    options = run_config(run, data_dir)
+    cfg = make_config({**options, "seed": seed, "output": str(folder)})
+    corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
+    total = cfg.max_steps or (cfg.epochs * batches_per_epoch(lines, cfg.batch_size) if lines else None)
+    dev = task_files(["STSBenchmark"], data_dir, "dev")
+    key = digest(
+        {
+            "kind": "train",
+            "stsbench": _version(),
+            "config": {k: v for k, v in cfg.to_dict().items() if k not in ("output", "data_dir")},
+            "corpus": {"file": file_digests([corpus]), "lines": cfg.train_lines},
+            "data": list(file_digests(dev).values()),
+        }
+    )
+    config_file = out / "configs" / f"{run.name}.yaml"
+    args = ("train", "--config", str(config_file), "--seed", str(seed), "--output", str(folder), "--quiet")
+    return Step(
+        f"train/{run.name}/seed-{seed}",
+        "train",
+        args,
+        key,
+        folder=folder,
+        total_steps=total,
+        model=cfg.model,
+        method=cfg.method,
+        config=options,
+    )
+
+
+def _data_flag(data_dir: Path) -> tuple[str, ...]:
+    return ("--data-dir", str(data_dir))
+
+
+def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> Step:
+    """Every seed of a run and their aggregate: ``stsbench run --model OUT/runs/<run>`` (what make.sh ran)."""
+    from stsbench.tasks.registry import task_names
+
+    tasks = task_names(list(run.evaluate.tasks))
+    files = task_files(tasks, data_dir, run.evaluate.mode)
+    key = digest(
+        {
+            "kind": "evaluate",
+            "stsbench": _version(),
+            "tasks": tasks,
+            "mode": run.evaluate.mode,
+            "data": list(file_digests(files).values()),
+            "deps": [t.key for t in trains],
+        }
+    )
+    model = str(out / "runs" / run.name)
+    args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", run.evaluate.mode)
+    args += ("--output", str(out / "results"), *_data_flag(data_dir), "--quiet")
+    return Step(f"evaluate/{run.name}", "evaluate", args, key, deps=tuple(t.id for t in trains))
+
+
+def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
+    """The backbone evaluated as it is: ``stsbench run --model <baseline>``."""
+    from stsbench.tasks.registry import task_names
+
+    assert recipe.baseline is not None
+    tasks = task_names(list(recipe.baseline.evaluate.tasks))
+    mode = recipe.baseline.evaluate.mode
+    files = task_files(tasks, data_dir, mode)
+    key = digest(
+        {
+            "kind": "evaluate",
+            "stsbench": _version(),
+            "model": recipe.baseline.model,
+            "tasks": tasks,
+            "mode": mode,
+            "data": list(file_digests(files).values()),
+        }
+    )
+    args = ("run", "--model", recipe.baseline.model, "--tasks", ",".join(tasks), "--mode", mode)
+    args += ("--output", str(out / "results"), *_data_flag(data_dir), "--quiet")
+    return Step("evaluate/baseline", "evaluate", args, key)
+
+
+def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
+    flags: list[str] = []
+    for name, value in sorted(options.items()):
+        flag = "--" + str(name).replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        else:
+            flags += [flag, str(value)]
+    return tuple(flags)
+
+
+def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir: Path) -> list[Step]:
+    """Each analysis on each checkpoint it names (default: the first seed of every run) and the baseline."""
+    from stsbench.analyses.registry import get_analysis
+
+    steps = []
+    for i, a in enumerate(recipe.analyses, start=1):
+        analysis = get_analysis(a.name)
+        options = dict(a.options)
+        inputs: dict[str, Any] = {}
+        if a.corpus is not None:
+            corpus, _ = _corpus(a.corpus.name, a.corpus.lines, data_dir)
+            options["corpus"] = str(corpus)
+            inputs["corpus"] = file_digests([corpus])
+        flags = _option_flags(options)
+        if analysis.uses_data_dir:
+            flags += _data_flag(data_dir)
+        models: list[tuple[str, str, Step | None]] = []
+        for run in recipe.runs:
+            if a.runs is not None and run.name not in a.runs:
+                continue
+            for seed in a.seeds or run.seeds[:1]:
+                if seed in run.seeds:
+                    train = trains[f"train/{run.name}/seed-{seed}"]
+                    models.append((f"{run.name}/seed-{seed}", str(train.folder), train))
+        if a.baseline and recipe.baseline is not None:
+            models.append(("baseline", recipe.baseline.model, None))
+        for label, model, train in models:
+            key = digest(
+                {
+                    "kind": "analysis",
+                    "stsbench": _version(),
+                    "name": a.name,
+                    "options": a.options,
+                    "inputs": inputs,
+                    "model": train.key if train is not None else model,
+                }
+            )
+            args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
+            deps = (train.id,) if train is not None else ()
+            steps.append(Step(f"analysis/{i}-{a.name}/{label}", "analysis", args, key, deps=deps))
+    return steps
+
+
+def report_step(recipe: Recipe, before: list[Step], out: Path) -> Step:
+    """``stsbench report`` over the results and the training runs, ``--against`` the runs' published rows."""
+    args = ["report", "--results", str(out / "results"), "--results", str(out / "runs"), "--out", str(out)]
+    args += ["--title", recipe.report.title, "--baseline", recipe.report.baseline]
+    if recipe.verdict:
+        for run in recipe.runs:
+            if run.published is not None:
+                args += ["--against", f"{run.name}={run.published}"]
+    key = digest({"kind": "report", "stsbench": _version(), "args": args, "deps": [s.key for s in before]})
+    return Step("report", "report", tuple(args), key, deps=tuple(s.id for s in before))
+
+
+def build_plan(recipe: Recipe, out: Path, data_dir: str | Path | None = None) -> Plan:
+    """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it."""
+    from stsbench.paths import resolve_data_dir
+
+    data = resolve_data_dir(data_dir, must_exist=False).absolute()
+    out = Path(out).expanduser().absolute()
+    trains = {}
+    evaluations = []
+    for run in recipe.runs:
+        seeds = [train_step(recipe, run, s, out, data) for s in run.seeds]
+        trains.update({t.id: t for t in seeds})
+        evaluations.append(evaluate_step(run, seeds, out, data))
+    if recipe.baseline is not None:
+        evaluations.insert(0, baseline_step(recipe, out, data))
+    analyses = analysis_steps(recipe, trains, out, data)
+    steps = [*trains.values(), *evaluations, *analyses]
+    return Plan(recipe, out, (*steps, report_step(recipe, steps, out)), data)

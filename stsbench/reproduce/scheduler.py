@@ -1,0 +1,174 @@
+"""Run a plan: each step's command through an executor once the steps it reads are done, the state kept.
+
+A step whose key and record say it is done is skipped; a failed step's dependants are ``skipped`` while the
+others go on; Ctrl-C (or SIGTERM) stops the running steps (a training run keeps its last saved state), marks
+them ``interrupted`` and leaves a state that the same command resumes. Every change is written to
+``OUT/reproduce.json`` at once, so that ``stsbench reproduce OUT --status`` (another process) and a rerun after
+``kill -9`` read where it stood.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_text
+from stsbench.reproduce.executors import Executor, Handle, Job, Resources
+from stsbench.reproduce.plan import Plan, Step
+from stsbench.reproduce.state import initial_actions, log_path, save_state, session_record
+
+POLL_SECONDS = 0.2
+
+
+def first_error(log: Path, offset: int, returncode: int) -> str:
+    """The one line a failed step is shown with: its ``error:`` line, the signal, or its last line."""
+    from stsbench.train.seeds import failure_line
+
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        lines = []
+    return failure_line(returncode, lines[-200:]) or f"exited with status {returncode}"
+
+
+def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int) -> Job:
+    """The executor's job of ``step`` (its flags added); a training step resumes when started again."""
+    resume = (*step.args, "--resume") if step.kind == "train" else None
+    return Job(
+        id=step.id,
+        args=(*step.args, *flags),
+        log=log_path(plan.out, step.id),
+        cwd=Path.cwd(),
+        resources=Resources(gpus=gpus if step.kind == "train" else min(gpus, 1)),
+        distributed=step.kind == "train",
+        resume_args=resume,
+    )
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
+def run_plan(
+    plan: Plan,
+    state: dict[str, Any],
+    executor: Executor,
+    *,
+    started: float,
+    gpus: int = 0,
+    show: Callable[[dict[str, Any]], None] = lambda state: None,
+) -> dict[str, Any]:
+    """Run every step not done; return the state (its ``sessions`` gains this one). Raises on interruption."""
+    steps, records = {s.id: s for s in plan.steps}, state["steps"]
+    actions = initial_actions(plan, state)
+    for step in plan.steps:
+        rec = records.setdefault(step.id, {})
+        rec.update(kind=step.kind, deps=list(step.deps), log=str(log_path(plan.out, step.id)))
+        if step.folder is not None:
+            rec.update(folder=str(step.folder), total_steps=step.total_steps)
+        if actions[step.id][0] == "skip":
+            rec.update(status="done", key=step.key)
+        else:
+            rec.update(status="queued", key=step.key, error=None, progress=None)
+    state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
+    running: dict[str, tuple[Handle, float, int]] = {}
+    intervals: list[tuple[float, float]] = []
+    save_state(plan.out, state)
+    show(state)
+    old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            ready = [
+                steps[i]
+                for i, r in records.items()
+                if i in steps
+                and r["status"] == "queued"
+                and all(records[d]["status"] == "done" for d in steps[i].deps)
+            ]
+            for i, r in records.items():  # a step whose input failed cannot run
+                if r["status"] == "queued" and any(
+                    records[d]["status"] in ("failed", "skipped") for d in steps[i].deps
+                ):
+                    r.update(status="skipped", error="a step it needs failed")
+            free = None if executor.slots is None else executor.slots - len(running)
+            batch = []
+            for step in ready:
+                if free is not None and len(batch) >= free:
+                    break
+                job = make_job(plan, step, actions[step.id][1], gpus)
+                if not executor.fits(job):
+                    continue
+                if step.kind == "train":  # the options its seeds share, beside the runs
+                    atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
+                batch.append(job)
+            if batch:
+                for job in batch:
+                    job.log.parent.mkdir(parents=True, exist_ok=True)
+                offsets = {j.id: j.log.stat().st_size if j.log.is_file() else 0 for j in batch}
+                handles = executor.submit_many(batch)
+                now = time.time()
+                for job, handle in zip(batch, handles, strict=True):
+                    running[job.id] = (handle, now, offsets[job.id])
+                    records[job.id].update(
+                        status="running", started=now, ended=None, returncode=None, where=handle.describe()
+                    )
+                    records[job.id]["attempts"] = records[job.id].get("attempts", 0) + 1
+                save_state(plan.out, state)
+            changed = bool(batch)
+            for sid, (handle, t0, offset) in list(running.items()):
+                code = handle.poll()
+                if code is None:
+                    continue
+                now = time.time()
+                intervals.append((t0, now))
+                del running[sid]
+                rec = records[sid]
+                rec.update(ended=now, returncode=code, seconds=round(now - t0, 3))
+                if code == 0:
+                    rec.update(status="done", error=None)
+                else:
+                    rec.update(status="failed", error=first_error(log_path(plan.out, sid), offset, code))
+                changed = True
+            if changed:
+                save_state(plan.out, state)
+            show(state)
+            if not running and not any(r["status"] == "queued" for i, r in records.items() if i in steps):
+                break
+            time.sleep(POLL_SECONDS)
+    except (_Interrupted, KeyboardInterrupt) as exc:
+        for sid, (handle, t0, _) in running.items():
+            handle.cancel()
+            intervals.append((t0, time.time()))
+            records[sid].update(
+                status="interrupted", ended=time.time(), error=f"stopped by {exc or 'SIGINT'}"
+            )
+        for r in records.values():
+            if r.get("status") == "queued":
+                r["status"] = "not run"
+        state.setdefault("sessions", []).append({**session_record(started, intervals), "interrupted": True})
+        save_state(plan.out, state)
+        show(state)
+        raise StsbenchError(
+            f"interrupted ({exc or 'SIGINT'}); {len(running)} running step(s) stopped; "
+            f"run the same command again to resume (stsbench reproduce {plan.out} --status shows where it stands)"
+        ) from None
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        executor.close()
+    state.setdefault("sessions", []).append(session_record(started, intervals))
+    save_state(plan.out, state)
+    show(state)
+    return state

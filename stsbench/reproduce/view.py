@@ -1,0 +1,133 @@
+"""The jobs of a reproduction as a table: live with rich on a terminal, a plain line per change off one.
+
+A training step shows its step and ETA from its run's ``train_log.jsonl`` (the trainer's own log, the same
+wherever it runs); a failed one the first line of its error. ``stsbench reproduce OUT --status`` prints the
+same table once from ``OUT/reproduce.json``, with what the orchestration added to each session.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+ORDER = ("running", "failed", "interrupted", "queued", "not run", "skipped", "done")
+
+
+def train_progress(record: dict[str, Any]) -> str:
+    """``step 120/15625, ETA 1h02m`` from the run's log (its last logged step and the time it took)."""
+    folder, total = record.get("folder"), record.get("total_steps")
+    if not folder:
+        return ""
+    last = None
+    try:
+        with (Path(folder) / "train_log.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and isinstance(rec.get("step"), int) and "time" in rec:
+                    last = rec
+    except OSError:
+        return ""
+    if last is None:
+        return ""
+    step, seconds = last["step"], float(last["time"])
+    text = f"step {step}" + (f"/{total}" if total else "")
+    if total and step > 0 and step < total:
+        text += f", ETA {_duration((total - step) * seconds / step)}"
+    return text
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def row(step_id: str, record: dict[str, Any], now: float | None = None) -> tuple[str, str, str]:
+    """(step, status, detail) of one step."""
+    status = record.get("status", "queued")
+    detail = ""
+    if status == "running":
+        since = _duration((now or time.time()) - float(record.get("started") or time.time()))
+        progress = train_progress(record) if record.get("kind") == "train" else ""
+        detail = ", ".join(x for x in (progress, f"{since} so far", record.get("where") or "") if x)
+    elif status in ("failed", "interrupted", "skipped"):
+        detail = record.get("error") or ""
+    elif status == "done" and record.get("seconds") is not None:
+        detail = _duration(record["seconds"])
+    return step_id, status, detail
+
+
+def counts(state: dict[str, Any]) -> str:
+    """``3 done, 1 running, 2 queued``."""
+    found: dict[str, int] = {}
+    for r in state.get("steps", {}).values():
+        found[r.get("status", "queued")] = found.get(r.get("status", "queued"), 0) + 1
+    return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
+
+
+def table(state: dict[str, Any], steps: list[str] | None = None) -> Any:
+    """A rich table of every step (the plan's order when ``steps`` is given)."""
+    from rich.table import Table
+
+    records = state.get("steps", {})
+    out = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
+    for col in ("step", "status", "detail"):
+        out.add_column(col)
+    style = {"done": "green", "failed": "red", "running": "cyan", "interrupted": "yellow"}
+    for sid in steps or list(records):
+        sid_, status, detail = row(sid, records[sid])
+        out.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
+    return out
+
+
+def session_lines(state: dict[str, Any]) -> list[str]:
+    """One line per session: wall time and what the orchestration added (its share of the wall time)."""
+    lines = []
+    for i, s in enumerate(state.get("sessions", []), start=1):
+        share = s.get("orchestration_share")
+        lines.append(
+            f"session {i}: {s['steps_run']} step(s) run in {_duration(s['wall_seconds'])} wall; orchestration "
+            f"(planning, bookkeeping, waiting between steps) {s['orchestration_seconds']:.1f} s"
+            + (f" = {share * 100:.1f}% of the wall time" if share is not None else "")
+            + (" (interrupted)" if s.get("interrupted") else "")
+        )
+    return lines
+
+
+class Display:
+    """Shows the state as it changes: a live rich table on a terminal, a plain line per change off one."""
+
+    def __init__(self, console: Any, steps: list[str]) -> None:
+        self.console, self.steps = console, steps
+        self.live = None
+        self.seen: dict[str, str] = {}
+        if console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(console=console, refresh_per_second=2, transient=False)
+
+    def __call__(self, state: dict[str, Any]) -> None:
+        if self.live is not None:
+            if not self.live.is_started:
+                self.live.start()
+            self.live.update(table(state, self.steps))
+            return
+        for sid in self.steps:
+            record = state["steps"][sid]
+            if self.seen.get(sid) != record.get("status"):
+                self.seen[sid] = record.get("status", "")
+                _, status, detail = row(sid, record)
+                self.console.print(f"{sid}: {status}" + (f" ({detail})" if detail else ""), highlight=False)
+
+    def close(self) -> None:
+        """Stop the live table (its last frame stays)."""
+        if self.live is not None and self.live.is_started:
+            self.live.stop()
