@@ -152,6 +152,12 @@ def _write_average(
         _stale_average(where, written, before)
 
 
+def _cache_root(encoder: Encoder) -> Path | None:
+    """The embedding cache's root of a cached encoder (its bootstrap replicates are kept beside), else None."""
+    cache = getattr(encoder, "cache", None)
+    return cache.dir.parents[1] if cache is not None and hasattr(cache, "dir") else None
+
+
 def check_task_data(tasks: list[Task], mode: Mode, data_dir: Path, allow_modified_data: bool = False) -> None:
     """Refuse data files of ``tasks`` (in ``mode``) that differ from the canonical ones, unless allowed."""
     files = [f for t in tasks if t.supports(mode) for f in t.files(data_dir, mode)]
@@ -240,7 +246,9 @@ def evaluate_encoder(
             sts.append(result)
             if bootstrap:
                 start = time.perf_counter()
-                result.interval, figures = sts_interval(task.name, scores.pairs, bootstrap, seed)
+                result.interval, figures = sts_interval(
+                    task.name, scores.pairs, bootstrap, seed, cache_dir=_cache_root(encoder)
+                )
                 replicates.append(figures)
                 run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
             if output is not None:

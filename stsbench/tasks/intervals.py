@@ -10,12 +10,16 @@ train). Bounds are in the units of ``reported`` (x100, 2 decimals).
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from stsbench.errors import StsbenchError
+from stsbench.io import atomic_write_bytes
 from stsbench.tasks.base import PairScores
 
 LEVEL = 0.95
@@ -39,18 +43,62 @@ def _bounds(low: float, high: float, scale: float = 1.0) -> dict[str, float]:
     return {"low": round(float(low) * scale, 2), "high": round(float(high) * scale, 2)}
 
 
+def _replicates_key(task: str, pairs: PairScores, bootstrap: int, seed: int) -> str:
+    """What determines a task's bootstrap replicates: the pairs as scored, B, the seed and the code that draws."""
+    from stsbench import __version__
+
+    h = hashlib.sha256(f"{task}\0{bootstrap}\0{seed}\0{__version__}\0".encode())
+    for array in (pairs.cosine, pairs.gold, pairs.subset):
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+def _cached_replicates(task: str, pairs: PairScores, bootstrap: int, seed: int, cache_dir: Path | None):
+    """The task's ``(bootstrap,)`` replicates, read from ``cache_dir/bootstrap`` when computed there before.
+
+    A warm run (every embedding cached) spends most of its time here otherwise: the replicates are a pure
+    function of the key's inputs, so they are stored like the embeddings, and a damaged file is recomputed.
+    """
+    from stsbench.stats.bootstrap import PairSet, bootstrap_figures
+
+    where = None
+    if cache_dir is not None:
+        where = Path(cache_dir) / "bootstrap" / f"{_replicates_key(task, pairs, bootstrap, seed)}.npy"
+        try:
+            stored = np.load(where, allow_pickle=False)
+            if stored.dtype == np.float64 and stored.shape == (bootstrap,):
+                return stored
+        except (OSError, ValueError):
+            pass  # not there yet, or damaged: compute it
+    replicates = bootstrap_figures([PairSet(task, pairs.cosine, pairs.gold, pairs.subset)], bootstrap, seed)[
+        task
+    ]
+    if where is not None:
+        buffer = io.BytesIO()
+        np.save(buffer, replicates, allow_pickle=False)
+        try:
+            atomic_write_bytes(where, buffer.getvalue())
+        except OSError:
+            pass  # a cache that cannot be written (read-only, full disk) costs time, not the result
+    return replicates
+
+
 def sts_interval(
-    task: str, pairs: PairScores, bootstrap: int, seed: int, level: float = LEVEL
+    task: str,
+    pairs: PairScores,
+    bootstrap: int,
+    seed: int,
+    level: float = LEVEL,
+    cache_dir: Path | None = None,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """A task's interval and its ``(bootstrap,)`` replicates (raw scale), for the Avg. (``bootstrap`` >= 1).
 
     The resamples are seeded by ``(seed, task)``: a task's interval is the same alone or beside other tasks.
+    ``cache_dir``: an embedding cache's root, whose ``bootstrap/`` keeps the replicates of pairs scored before.
     """
-    from stsbench.stats.bootstrap import PairSet, bootstrap_figures, percentile_interval
+    from stsbench.stats.bootstrap import percentile_interval
 
-    replicates = bootstrap_figures([PairSet(task, pairs.cosine, pairs.gold, pairs.subset)], bootstrap, seed)[
-        task
-    ]
+    replicates = _cached_replicates(task, pairs, bootstrap, seed, cache_dir)
     method = BOOTSTRAP + (STRATIFIED if len(pairs.subsets) > 1 else "")
     low, high = percentile_interval(replicates, level)
     return {
