@@ -174,9 +174,9 @@ def _dry_run(plan) -> None:  # noqa: ANN001
     console = table_console()
     recipe = plan.recipe
     trains = [s for s in plan.steps if s.kind == "train"]
-    console.print(f"{recipe.name}: {recipe.title}", highlight=False)
-    console.print(f"into {plan.out} (data: {plan.data_dir})", highlight=False)
-    console.print(f"runs ({len(trains)} trainings):", highlight=False)
+    console.print(f"{recipe.name}: {recipe.title}", highlight=False, markup=False)
+    console.print(f"into {plan.out} (data: {plan.data_dir})", highlight=False, markup=False)
+    console.print(f"runs ({len(trains)} trainings):", highlight=False, markup=False)
     for run in recipe.runs:
         steps = sorted({s.total_steps for s in trains if s.id.startswith(f"train/{run.name}/")}, key=str)
         against = f", held against {run.published}" if run.published else ""
@@ -186,22 +186,26 @@ def _dry_run(plan) -> None:  # noqa: ANN001
             highlight=False,
         )
     kinds = Counter(s.kind for s in plan.steps)
-    console.print("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)", highlight=False)
+    console.print(
+        "plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)", highlight=False, markup=False
+    )
     for s in plan.steps:
         console.print(
-            f"  {s.id}  [{s.key[:12]}]" + (f"  after {len(s.deps)}" if s.deps else ""), highlight=False
+            f"  {s.id}  [{s.key[:12]}]" + (f"  after {len(s.deps)}" if s.deps else ""),
+            highlight=False,
+            markup=False,
         )
-    console.print("estimated training time (steps x measured step time):", highlight=False)
+    console.print("estimated training time (steps x measured step time):", highlight=False, markup=False)
     for e in estimates(plan):
         source = f"  ({'; '.join(e.sources)})" if e.sources else ""
-        console.print(f"  {e.device}: {duration(e.seconds)}{source}", highlight=False)
+        console.print(f"  {e.device}: {duration(e.seconds)}{source}", highlight=False, markup=False)
     judged = "with a verdict" if recipe.verdict else "set beside, no verdict"
-    console.print(f"published cells ({judged}):", highlight=False)
+    console.print(f"published cells ({judged}):", highlight=False, markup=False)
     for key in recipe.published:
         entry = get_entry(key)
         cells = ", ".join(f"{t} {v}" for t, v in entry.values.items())
-        console.print(f"  {key}: {cells}", highlight=False)
-        console.print(f"    {entry.cite}", highlight=False)
+        console.print(f"  {key}: {cells}", highlight=False, markup=False)
+        console.print(f"    {entry.cite}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

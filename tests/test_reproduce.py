@@ -1,0 +1,226 @@
+"""``stsbench reproduce`` (#25): the plan and its keys, --dry-run of every recipe, errors, rerun and resume."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import DATA, ROOT, SENTENCES, make_tiny_bert, run_cli
+
+from stsbench.published.registry import get_entry
+from stsbench.recipes import load_recipe, recipe_names
+from stsbench.reproduce.cost import STEP_TIMES
+from stsbench.reproduce.plan import build_plan
+from stsbench.reproduce.state import busy_seconds
+
+TINY = """name: tiny
+title: "A tiny reproduction"
+flavour: mini
+verdict: false
+runs:
+  - name: simcse
+    method: simcse
+    config: simcse-minilm-cpu
+    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: {steps}, eval_steps: 2,
+                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
+    seeds: [1, 2]
+    evaluate: {{tasks: [STSBenchmark], mode: dev}}
+analyses:
+  - {{name: align_uniform}}
+report:
+  title: "A tiny reproduction"
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 4 steps)."""
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    root = tmp_path_factory.mktemp("reproduce")
+    make_tiny_bert(root / "tiny", max_positions=128, init_range=0.02)
+    lines = [f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" for i in range(30)]
+    (root / "train.txt").write_text("\n".join(lines) + "\n")
+    for steps in (4, 6):
+        text = TINY.format(model=root / "tiny", train=root / "train.txt", steps=steps)
+        (root / f"tiny{'' if steps == 4 else '-longer'}.yaml").write_text(text)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _data(monkeypatch):
+    monkeypatch.setenv("STSBENCH_DATA", str(DATA))
+
+
+@pytest.mark.parametrize("name", recipe_names())
+def test_dry_run_of_every_built_in_recipe_lists_runs_cost_and_published_cells(name, capsys, tmp_path):
+    recipe = load_recipe(name)
+    code, out, err = run_cli(["reproduce", name, "--dry-run", "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    for run in recipe.runs:
+        assert re.search(rf"^  {re.escape(run.name)}: {run.method}, config {run.config}, seeds ", out, re.M)
+    plan = build_plan(recipe, tmp_path / "o")
+    for step in plan.steps:
+        assert f"  {step.id}  [{step.key[:12]}]" in out
+    assert "estimated training time" in out
+    assert re.search(r"^  .+: (\d+(\.\d)? (h|min|s)|unknown)", out.split("estimated training time")[1], re.M)
+    for key in recipe.published:
+        entry = get_entry(key)  # every key it names exists
+        assert f"  {key}: " + ", ".join(f"{t} {v}" for t, v in entry.values.items()) in out
+    assert not (tmp_path / "o").exists()  # a dry run writes nothing
+
+
+def test_the_estimate_is_steps_times_the_measured_step_time(tmp_path):
+    from stsbench.reproduce.cost import estimates
+
+    plan = build_plan(load_recipe("esimcse-official"), tmp_path)
+    (h100,) = [e for e in estimates(plan) if e.device == "H100"]
+    # 5 seeds x 15,625 steps (10^6 lines / 64) of SimCSE and of ESimCSE, the H100 rows' ms
+    assert h100.seconds == pytest.approx(5 * 15625 * (43.73 + 91.42) / 1000)
+    cpu = build_plan(load_recipe("cpu-mini"), tmp_path)
+    (est,) = estimates(cpu)
+    assert est.device == "CPU, 1 thread" and est.seconds == pytest.approx(
+        5 * 50 * (3818.01 + 3 * 4804.19 + 4431.92) / 1000
+    )
+
+
+def test_the_step_times_are_the_benchmarks_rows():
+    for row in STEP_TIMES:
+        path = ROOT / row.source.split(" ")[0]
+        table = path.read_text(encoding="utf-8").split("\n\n")[2]  # the first measured table
+        pattern = rf"^\| {row.method} \| \w+ \| eager \| {row.ms:.2f} \|"
+        assert re.search(pattern, table, re.M), (row, path)
+
+
+def test_keys_change_with_what_determines_them_and_reach_the_steps_after(tiny, tmp_path):
+    a = build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path)
+    b = build_plan(load_recipe(tiny / "tiny-longer.yaml"), tmp_path)
+    assert a.step("train/simcse/seed-1").key != a.step("train/simcse/seed-2").key
+    assert build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path).steps == a.steps  # deterministic
+    changed = {s.id for s in a.steps if s.key != b.step(s.id).key}
+    assert changed == {s.id for s in a.steps}  # max_steps: every training, so every step after them
+    assert a.dependants("train/simcse/seed-2") == {"evaluate/simcse", "report"}
+    assert a.dependants("train/simcse/seed-1") == {
+        "evaluate/simcse",
+        "analysis/1-align_uniform/simcse/seed-1",
+        "report",
+    }
+    assert busy_seconds([(0, 2), (1, 3), (5, 6)]) == 4
+
+
+def test_errors_are_one_line(tiny, tmp_path, capsys):
+    code, _, err = run_cli(["reproduce", "no-such-recipe", "--out", tmp_path / "o"], capsys)
+    assert code != 0 and "unknown recipe 'no-such-recipe'" in err and "Traceback" not in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_cli(["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "file"], capsys)
+    assert code != 0 and "is a file" in err
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x.txt").write_text("x")
+    code, _, err = run_cli(["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "used"], capsys)
+    assert code != 0 and "holds no reproduction" in err
+    code, _, err = run_cli(["reproduce", "cpu-mini"], capsys)
+    assert code != 0 and "--out DIR" in err
+    code, _, err = run_cli(["reproduce", tmp_path, "--status"], capsys)
+    assert code != 0 and "holds no reproduction" in err
+
+
+def _start(recipe: Path, out: Path) -> subprocess.Popen:
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout: float = 300) -> None:
+    """Until the state says ``step`` is ``status`` (and, for a training, has logged a step)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        assert proc.poll() is None, proc.stdout.read()
+        try:
+            rec = json.loads((out / "reproduce.json").read_text())["steps"].get(step, {})
+        except (OSError, ValueError):
+            rec = {}
+        logged = (
+            not step.startswith("train/") or (Path(rec.get("folder", "/x")) / "train_log.jsonl").is_file()
+        )
+        if rec.get("status") == status and logged:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{step} never {status}")
+
+
+def _scores(out: Path) -> dict[str, float]:
+    """Every figure of the run's results (task results and the analysis), by file and field."""
+    found = {}
+    for f in sorted((out / "results").rglob("*.json")):
+        data = json.loads(f.read_text())
+        rel = str(f.relative_to(out / "results"))
+        for k in ("reported", "scores", "interval", "result", "tasks"):
+            if k in data:
+                found[f"{rel}:{k}"] = json.dumps(data[k], sort_keys=True)
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    import psutil
+
+    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    for p in procs:
+        p.kill()
+
+
+@pytest.mark.slow  # three tiny reproductions of 5 steps each, one interrupted twice: ~4 min on 2 cores
+def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains_nothing_finished(
+    tiny, tmp_path
+):
+    recipe = tiny / "tiny.yaml"
+    clean = tmp_path / "clean"
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(clean)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = json.loads((clean / "reproduce.json").read_text())
+    assert {r["status"] for r in state["steps"].values()} == {"done"}
+    assert 0 <= state["sessions"][-1]["orchestration_share"] < 1
+    # a rerun of a finished reproduction runs nothing
+    logs = {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
+    again = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(clean)], capture_output=True
+    )
+    assert again.returncode == 0
+    assert json.loads((clean / "reproduce.json").read_text())["sessions"][-1]["steps_run"] == 0
+    assert logs == {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
+
+    out = tmp_path / "interrupted"
+    stages = [("train/simcse/seed-2", "sigint"), ("evaluate/simcse", "kill"), ("report", "sigint")]
+    first_seed_log = None
+    for step, how in stages:
+        proc = _start(recipe, out)
+        _wait_for(out, step, "running", proc)
+        if first_seed_log is None:
+            first_seed_log = (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns
+        if how == "sigint":
+            proc.send_signal(signal.SIGINT)
+            text = proc.communicate(timeout=120)[0]
+            assert proc.returncode != 0 and "run the same command again" in text, text
+            assert json.loads((out / "reproduce.json").read_text())["steps"][step]["status"] == "interrupted"
+        else:
+            _kill_tree(proc.pid)
+            proc.wait()
+    final = _start(recipe, out)
+    assert final.wait(timeout=600) == 0, final.stdout.read()
+    state = json.loads((out / "reproduce.json").read_text())
+    assert {r["status"] for r in state["steps"].values()} == {"done"}
+    assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1  # finished before the first interruption
+    assert (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns == first_seed_log
+    assert _scores(out) == _scores(clean) and _scores(out)
