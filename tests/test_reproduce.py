@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from helpers import DATA, ROOT, SENTENCES, make_tiny_bert, run_cli
 from stsbench.published.registry import get_entry
 from stsbench.recipes import load_recipe, recipe_names
 from stsbench.reproduce.cost import STEP_TIMES
-from stsbench.reproduce.plan import build_plan
+from stsbench.reproduce.plan import build_plan, training_copies
 from stsbench.reproduce.state import busy_seconds
 
 TINY = """name: tiny
@@ -224,3 +225,81 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
     assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1  # finished before the first interruption
     assert (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns == first_seed_log
     assert _scores(out) == _scores(clean) and _scores(out)
+
+
+CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"
+CPU_MINI_TITLE = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(load_recipe("cpu-mini"), Path("reports/cpu-mini-replication"))
+    rel = "reports/cpu-mini-replication"
+    assert plan.step("report").args == (
+        *("report", "--results", f"{rel}/results", "--out", rel, "--title", CPU_MINI_TITLE),
+    )  # as the report prints it: the given --out, no option at its default, no --against (verdict: false)
+    assert plan.out == tmp_path / rel
+
+    copies = {
+        c.relative_to(plan.out).as_posix(): s.relative_to(plan.out).as_posix()
+        for s, c in training_copies(plan)
+    }
+    assert (
+        copies["results/train/esimcse-wr-only/seed-3/train_log.jsonl"]
+        == "runs/esimcse-wr-only/seed-3/train_log.jsonl"
+    )
+    assert len(copies) == 2 * 25
+
+
+def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(tmp_path, monkeypatch):
+    """The checked-in folder as reproduce leaves it after training, evaluating and analysing: its report step
+    (the only step left) rewrites the checked-in report byte for byte (figures: under the versions that drew)."""
+    import matplotlib
+    import seaborn
+
+    from stsbench.reproduce.state import load_state, save_state
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "reports" / CHECKED_IN.name
+    shutil.copytree(CHECKED_IN / "results", out / "results", ignore=shutil.ignore_patterns("train"))
+    shutil.copy(CHECKED_IN / "reproduce.json", out / "reproduce.json")
+    for log in (CHECKED_IN / "results" / "train").rglob(
+        "train_log.jsonl"
+    ):  # the runs, as trained into OUT/runs
+        run = out / "runs" / log.parent.relative_to(CHECKED_IN / "results" / "train")
+        shutil.copytree(log.parent, run)
+    plan = build_plan(load_recipe("cpu-mini"), Path("reports") / CHECKED_IN.name)
+    state = load_state(out)
+    assert state["recipe"] == "cpu-mini" and not state["steps"]  # the checked-in folder is cpu-mini's
+    state["steps"] = {s.id: {"status": "done", "key": s.key} for s in plan.steps if s.kind != "report"}
+    save_state(out, state)
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "stsbench", "reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
+    assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
+    made, kept = _files(out), _files(CHECKED_IN)
+    for name in ("README.md", "reproduce.json", ".gitignore", "timings.log"):
+        kept.pop(name, None)
+    made = {
+        k: v for k, v in made.items() if not k.startswith(("runs/", "logs/", "reproduce.json", ".stsbench."))
+    }
+    assert sorted(made) == sorted(kept)  # results/train/ is the report step's copy of each run's logs
+    assert {k: v for k, v in made.items() if k.startswith("results/")} == {
+        k: v for k, v in kept.items() if k.startswith("results/")
+    }
+    version = re.compile(rb"(matplotlib|seaborn) [0-9][0-9A-Za-z.]*")
+    assert version.sub(rb"\1", made["report.md"]) == version.sub(rb"\1", kept["report.md"])
+    drawn_by = [f"matplotlib {matplotlib.__version__}", f"seaborn {seaborn.__version__}"]
+    if not all(name in kept["report.md"].decode() for name in drawn_by):
+        pytest.skip(f"figures were drawn with other versions than {', '.join(drawn_by)}")
+    assert made == kept

@@ -1,9 +1,12 @@
 """A recipe as a plan: its steps (train -> evaluate -> analyses -> report), each keyed by what determines it.
 
 Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train --seeds`` lays them out),
-``results/`` (``stsbench run`` results, the analyses under ``results/analyses/``), ``configs/<run>.yaml`` (the
-options each run's seeds train with), ``logs/`` (each step's output) and the report itself (``report.md``,
-``report.html``, ``figures/``). A step's key is the sha256 of what determines its output: for a training run
+``results/`` (what the report reads, and all it reads: ``stsbench run`` results, each run's seed aggregate
+``runs__<run>/``, the analyses under ``results/analyses/`` and, copied before the report, each training run's
+``stsbench.json`` and ``train_log.jsonl`` under ``results/train/<run>/seed-<s>/``, no weights),
+``configs/<run>.yaml`` (the options each run's seeds train with), ``logs/`` (each step's output) and the report
+itself (``report.md``, ``report.html``, ``figures/``). The report's command names ``OUT`` as it was given
+(relative stays relative), since the report prints that command. A step's key is the sha256 of what determines its output: for a training run
 its resolved config, the sha256 of its corpus and of STS-B dev, and the stsbench version; for the other steps
 their options, the data files they read and the keys of the steps they read from, so that a change reaches
 every step downstream of it and no other.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,9 +270,16 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
 
 
 def report_step(recipe: Recipe, before: list[Step], out: Path) -> Step:
-    """``stsbench report`` over the results and the training runs, ``--against`` the runs' published rows."""
-    args = ["report", "--results", str(out / "results"), "--results", str(out / "runs"), "--out", str(out)]
-    args += ["--title", recipe.report.title, "--baseline", recipe.report.baseline]
+    """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
+
+    ``out`` as the user gave it: the report prints the command it was made with. Only the options that
+    differ from the report's defaults are passed, so that the command reads as one typed by hand.
+    """
+    from stsbench.reports.seeds import BASELINE
+
+    args = ["report", "--results", str(out / "results"), "--out", str(out), "--title", recipe.report.title]
+    if recipe.report.baseline != BASELINE:
+        args += ["--baseline", recipe.report.baseline]
     if recipe.verdict:
         for run in recipe.runs:
             if run.published is not None:
@@ -282,7 +293,8 @@ def build_plan(recipe: Recipe, out: Path, data_dir: str | Path | None = None) ->
     from stsbench.paths import resolve_data_dir
 
     data = resolve_data_dir(data_dir, must_exist=False).absolute()
-    out = Path(out).expanduser().absolute()
+    given = Path(out).expanduser()
+    out = given.absolute()
     trains = {}
     evaluations = []
     for run in recipe.runs:
@@ -293,4 +305,34 @@ def build_plan(recipe: Recipe, out: Path, data_dir: str | Path | None = None) ->
         evaluations.insert(0, baseline_step(recipe, out, data))
     analyses = analysis_steps(recipe, trains, out, data)
     steps = [*trains.values(), *evaluations, *analyses]
-    return Plan(recipe, out, (*steps, report_step(recipe, steps, out)), data)
+    return Plan(recipe, out, (*steps, report_step(recipe, steps, given)), data)
+
+
+def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
+    """``(source, copy)`` of each training run's ``stsbench.json`` and ``train_log.jsonl``, the report's inputs.
+
+    The copies go to ``OUT/results/train/<run>/seed-<s>/``, so that ``OUT/results`` alone (no weights) is what
+    the report reads: the layout of the checked-in ``reports/cpu-mini-replication``.
+    """
+    from stsbench.results.runs import RUN_META, TRAIN_LOG
+
+    pairs = []
+    for step in plan.steps:
+        if step.kind == "train" and step.folder is not None:
+            copy = plan.out / "results" / "train" / step.folder.relative_to(plan.out / "runs")
+            pairs += [(step.folder / name, copy / name) for name in (RUN_META, TRAIN_LOG)]
+    return pairs
+
+
+def prepare(plan: Plan, step: Step) -> None:
+    """Write what ``step``'s command reads and no step writes: a training's options file, the report's copies."""
+    from stsbench.io import atomic_write_text
+
+    if step.kind == "train":  # the options its seeds share, beside the runs
+        import yaml
+
+        atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
+    elif step.kind == "report":
+        for source, copy in training_copies(plan):
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)

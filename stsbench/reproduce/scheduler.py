@@ -15,12 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_text
 from stsbench.reproduce.executors import Executor, Handle, Job, Resources
-from stsbench.reproduce.plan import Plan, Step
+from stsbench.reproduce.plan import Plan, Step, prepare
 from stsbench.reproduce.state import initial_actions, log_path, save_state, session_record
 
 POLL_SECONDS = 0.2
@@ -110,8 +107,7 @@ def run_plan(
                 job = make_job(plan, step, actions[step.id][1], gpus)
                 if not executor.fits(job):
                     continue
-                if step.kind == "train":  # the options its seeds share, beside the runs
-                    atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
+                prepare(plan, step)  # a training's options file, the report's copies of the training logs
                 batch.append(job)
             if batch:
                 for job in batch:
