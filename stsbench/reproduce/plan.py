@@ -171,7 +171,7 @@ def _data_flag(data_dir: Path) -> tuple[str, ...]:
 
 
 def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> Step:
-    """Every seed of a run and their aggregate: ``stsbench run --model OUT/runs/<run>`` (what make.sh ran)."""
+    """Every seed of a run, then their aggregate: ``stsbench run --model OUT/runs/<run>``."""
     from stsbench.tasks.registry import task_names
 
     tasks = task_names(list(run.evaluate.tasks))
