@@ -47,7 +47,7 @@ def other_value(name: str):
         return 3 if default is None else default + 1
     if opt.kind is float:
         return 0.5 if not default else default / 2
-    return {"queue_slice": "0:256", "device": "cpu"}.get(name, f"some-{name}")
+    return {"queue_slice": "0:256", "device": "cpu", "report_to": "wandb"}.get(name, f"some-{name}")
 
 
 def cli_args(values: dict) -> list[str]:
@@ -190,12 +190,20 @@ def test_config_is_not_changed_by_resolution_and_is_the_same_on_any_device():
 
 def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     """A run saved before this config (reports/cpu-mini-replication) has the keys and values a run saves now."""
-    path = ROOT / "tests" / "fixtures" / "old_run" / "mocose-minilm-stsbench.json"  # the first CPU replication
+    path = (
+        ROOT / "tests" / "fixtures" / "old_run" / "mocose-minilm-stsbench.json"
+    )  # the first CPU replication
     saved = json.loads(path.read_text())["training"]
     again = finalize(TrainConfig.from_dict(saved), saved["supervised"])
     now = again.to_dict()
     assert {k: now[k] for k in saved} == saved  # every key, every value
-    newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph", "train_lines"}  # options added after this run
+    newer = {
+        "pad_to_max_length",
+        "compile",
+        "tf32",
+        "cuda_graph",
+        "train_lines",
+    }  # options added after this run
     fidelity = {  # issue 16's options: what the run did, which is not always today's default
         "target_view": "clean",
         "mlm_views": "anchor",
@@ -215,7 +223,14 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "optimizer": "torch-adamw",  # the second fidelity pass's: their defaults are what stsbench did
         "momentum_update": "after-step",
     }
-    assert set(now) - set(saved) == newer | set(fidelity) and not any(now[k] for k in newer)
+    tracking = {
+        "report_to": "none",
+        "tracking_project": "stsbench",
+        "run_group": None,
+        "run_name": None,
+    }  # #27
+    assert set(now) - set(saved) == newer | set(fidelity) | set(tracking) and not any(now[k] for k in newer)
+    assert {k: now[k] for k in tracking} == tracking
     assert {k: now[k] for k in fidelity} == fidelity
     for method in METHODS:
         c = TrainConfig(**BASE, method=method)

@@ -18,6 +18,7 @@ from stsbench.train.config import OPTIONS, Option, help_for
 from stsbench.train.config.methods import method_labels
 
 FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
+REPEATABLE = ("report_to",)  # given several times, or once comma-separated
 
 
 def _parameter(opt: Option) -> inspect.Parameter:
@@ -31,8 +32,11 @@ def _parameter(opt: Option) -> inspect.Parameter:
         help=help_for(opt.name),
         show_default=False,
         rich_help_panel=None if opt.group == "Options" else opt.group,
+        **({"metavar": "NAME[,NAME]"} if opt.name in REPEATABLE else {}),
     )
     kind = Literal[opt.choices] if opt.choices else opt.kind  # a Literal: typer shows and checks the choices
+    if opt.name in REPEATABLE:
+        kind = list[kind]  # type: ignore[valid-type]
     annotation = Annotated[Optional[kind], info]  # noqa: UP045 - typer needs Optional on 3.10
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
@@ -107,6 +111,9 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
     run = {
         name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet", "seeds", "parallel")
     }
+    for name in REPEATABLE:  # typer gives a list; the config takes "a,b" (checked there)
+        if options.get(name) is not None:
+            options[name] = ",".join(options[name])
     cfg = make_config(options, run["config"])
     check_writable_dir(cfg.output, "--output")  # before any model or data loads, and before torch imports
     if run["seeds"] is not None:

@@ -60,6 +60,7 @@ from stsbench.train.run import (
 )
 from stsbench.train.schedule import linear_lr
 from stsbench.train.step import NonFiniteLoss, Parts, Precision, host_values, train_step
+from stsbench.train.tracking import Trackers, check_installed, open_trackers
 
 # what benchmarks and tests import from here
 __all__ = [
@@ -102,6 +103,7 @@ def train(
     """
     started = time.perf_counter()
     check_complete(cfg)
+    check_installed(cfg.report_to)  # a missing tracker library is one line before anything loads
     data = load_train_data(cfg)  # a corpus name resolved in the data folder, its first train_lines lines
     cfg = finalize(cfg, data.supervised, data.identity)  # a new record: the caller's config is not changed
     backbone_path, data_dir = resolve_backbone(cfg.model), resolve_data_dir(cfg.data_dir)
@@ -124,6 +126,9 @@ def train(
             restore(run)
         if ctx.main:  # rank 0 alone logs (a resume cuts the log back to the saved step)
             run.log = TrainLog(run.out / "train_log.jsonl", keep_until_step=run.step if resume else None)
+            run.trackers = start_trackers(run, resume)
+            if run.trackers is not None:
+                held.callback(run.trackers.close)
         graphed = cuda_graph_step(run)
         progress = TrainProgress(run.total, run.step, show_progress and ctx.main)
         with progress, step_views(run) as batches:
@@ -162,6 +167,20 @@ def train(
         held.close()
         if ctx.world > 1:
             distributed.cleanup()
+
+
+def start_trackers(run: Run, resume: bool) -> Trackers | None:
+    """``--report-to``: the trackers, given the resolved config (options and resolution)."""
+    cfg = run.cfg
+    return open_trackers(
+        cfg.report_to,
+        run.out,
+        {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()},
+        project=cfg.tracking_project,
+        group=cfg.run_group,
+        name=cfg.run_name,
+        resume_step=run.step if resume else None,
+    )
 
 
 def cuda_graph_step(run: Run) -> GraphedStep | None:

@@ -36,6 +36,7 @@ from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone
 from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
+from stsbench.train.tracking import Trackers
 
 
 def seed_everything(seed: int) -> None:
@@ -125,6 +126,7 @@ class Run:
     watch: FiniteWatch
     started: float = field(default_factory=time.perf_counter)
     log: TrainLog | None = None
+    trackers: Trackers | None = None  # --report-to: the same records to TensorBoard, W&B, trackio
     step: int = 0
     best: float | None = None
     best_step: int | None = None
@@ -140,9 +142,11 @@ class Run:
         return self.elapsed_before + time.perf_counter() - self.started
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` to the log (rank 0 alone has one)."""
+        """Append ``record`` to the log and send it to the trackers (rank 0 alone has them)."""
         if self.log is not None:
             self.log.write(record)
+        if self.trackers is not None:
+            self.trackers.record(record)
 
 
 def setup(

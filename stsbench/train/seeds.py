@@ -304,6 +304,8 @@ def train_seeds(
         # in OUT, not a temporary folder: nothing is left behind when this process is killed outright
         config_file = out / OPTIONS_FILE
         options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if k not in SHARED_ONLY}
+        if cfg.report_to != "none" and cfg.run_group is None:  # the seeds as one group in W&B and trackio
+            options["run_group"] = f"{out.name}/{cfg.method}"
         atomic_write_text(config_file, yaml.safe_dump(options, sort_keys=True))
         outcomes = run_jobs(todo, config_file, parallel=parallel, cfg=cfg, quiet=quiet, forward=forward)
         records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]

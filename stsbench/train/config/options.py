@@ -192,6 +192,26 @@ class SelectionOptions(BaseModel):
     threads: int | None = option(
         None, "CPU threads for torch (default: torch's; 1 is faster on a busy machine).", ge=1
     )
+    report_to: str = option(
+        "none",
+        "Also log loss, its parts, lr and dev scores to these trackers: none, tensorboard, wandb, trackio "
+        "(several: comma-separated or the flag repeated; pip install 'stsbench[tracking]').",
+    )
+    tracking_project: str = option("stsbench", "The W&B and trackio project the run logs to.")
+    run_group: str | None = option(
+        None,
+        "The W&B and trackio group of the run (default: none; --seeds: OUTPUT's name and the method).",
+    )
+    run_name: str | None = option(
+        None, "The W&B and trackio run name (default: the output folder's name, under its group)."
+    )
+
+    @field_validator("report_to", mode="before")
+    @classmethod
+    def _trackers(cls, value: Any) -> Any:
+        from stsbench.train.tracking import parse_report_to
+
+        return parse_report_to(value) if isinstance(value, str | list | tuple) else value
 
 
 def method_groups() -> tuple[type[BaseModel], ...]:

@@ -37,6 +37,10 @@ BOOKKEEPING = frozenset(
         "supervised",
         "compile",  # speed settings: the same function, other float rounding (as device)
         "tf32",
+        "report_to",  # where the same numbers are also logged
+        "tracking_project",
+        "run_group",
+        "run_name",
     }
 )
 # resolution fields that fill the saved config: the data decides them, not the machine

@@ -1,0 +1,260 @@
+"""Experiment tracking: the loop's log records, sent to TensorBoard, Weights & Biases and trackio as well.
+
+The loop logs through one small interface, :class:`Tracker`; each integration is the library itself
+(``torch.utils.tensorboard.SummaryWriter``, ``wandb``, ``trackio``), none reads or writes another's files.
+Every record that reaches ``train_log.jsonl`` reaches the trackers through :func:`scalars`, so each sink
+gets the same series: ``train/loss``, ``train/lr``, ``train/<part>`` (contrastive, mlm, grad_norm, MoCoSE's
+ema_decay...), ``eval/dev_spearman``; the resolved config at the start, the best dev score at the end.
+
+Where each writes: TensorBoard ``OUTPUT/tensorboard/`` (``tensorboard --logdir`` over a ``--seeds`` or
+``reproduce`` folder shows one run per seed folder); W&B ``OUTPUT/wandb/`` (online or ``WANDB_MODE=offline``,
+as wandb is set up), grouped by ``run_group``; trackio its local store (``TRACKIO_DIR``), project
+``tracking_project``, the run named ``run_name`` in group ``run_group``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+from typing import Any, Protocol
+
+from stsbench.errors import StsbenchError
+
+TRACKERS = ("tensorboard", "wandb", "trackio")
+# the module each needs (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
+MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
+IDS_FILE = "tracking.json"  # OUTPUT/tracking.json: the W&B run id, so that --resume continues the same run
+NOT_SCALARS = ("event", "step", "epoch", "time", "kind", "schema_version")
+
+
+class Tracker(Protocol):
+    """What the loop sends a tracker (opened with the run's resolved config): scalars by step, a summary at the end."""
+
+    def log(self, values: dict[str, float], step: int) -> None:
+        """Scalars of optimizer step ``step`` (0: before training)."""
+
+    def summary(self, values: dict[str, Any]) -> None:
+        """What the run ends with (best dev score and its step)."""
+
+    def close(self) -> None:
+        """Flush and finish."""
+
+
+def parse_report_to(value: str | list[str] | tuple[str, ...] | None) -> str:
+    """``"wandb, tensorboard"`` or a list of names -> ``"tensorboard,wandb"``; ``none`` alone is none."""
+    items = [value] if isinstance(value, str) or value is None else list(value)
+    names: list[str] = []
+    for item in items:
+        for part in str(item if item is not None else "none").split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if name not in ("none", *TRACKERS):
+                raise StsbenchError(
+                    f"--report-to {name!r}: unknown; choose from none, {', '.join(TRACKERS)} (comma-separated)"
+                )
+            if name not in names:
+                names.append(name)
+    if "none" in names and len(names) > 1:
+        raise StsbenchError("--report-to none with a tracker: give the trackers alone, or none")
+    chosen = [
+        n for n in TRACKERS if n in names
+    ]  # one spelling of each choice: the saved config compares equal
+    return ",".join(chosen) or "none"
+
+
+def chosen(report_to: str) -> list[str]:
+    """The trackers a ``report_to`` value names."""
+    return [n for n in report_to.split(",") if n in TRACKERS]
+
+
+def check_installed(report_to: str) -> None:
+    """One line naming the extra when a chosen tracker's library is missing (before any model loads)."""
+    for name in chosen(report_to):
+        if importlib.util.find_spec(MODULES[name]) is None:
+            raise StsbenchError(
+                f"--report-to {name} needs the {MODULES[name]} package: pip install 'stsbench[tracking]'"
+            )
+
+
+def scalars(record: dict[str, Any]) -> dict[str, float]:
+    """The numbers of a log record as tracker series; non-finite ones (null in the log) are left out."""
+    event = record.get("event")
+    if event == "train":
+        prefix = "train/"
+    elif event == "eval":
+        return _finite({"eval/dev_spearman": record.get("dev_spearman")})
+    else:
+        return {}
+    return _finite(
+        {
+            prefix + k: v
+            for k, v in record.items()
+            if k not in NOT_SCALARS and isinstance(v, int | float) and not isinstance(v, bool)
+        }
+    )
+
+
+def _finite(values: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in values.items() if v is not None and math.isfinite(float(v))}
+
+
+class Trackers:
+    """The chosen trackers as one: each log record goes to every one of them."""
+
+    def __init__(self, trackers: list[Tracker]) -> None:
+        self.trackers = trackers
+
+    def record(self, record: dict[str, Any]) -> None:
+        """Send a ``train_log.jsonl`` record."""
+        event = record.get("event")
+        for tracker in self.trackers:
+            if event == "end":
+                tracker.summary(
+                    {k: record[k] for k in ("best_dev_spearman", "best_step", "step", "wall_seconds")}
+                )
+            values = scalars(record)
+            if values:
+                tracker.log(values, int(record["step"]))
+
+    def close(self) -> None:
+        """Finish every tracker (all of them, even when one fails)."""
+        errors = []
+        for tracker in self.trackers:
+            try:
+                tracker.close()
+            except Exception as exc:  # noqa: BLE001 - the others still finish; the first error is raised
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+
+def open_trackers(
+    report_to: str,
+    out: Path,
+    config: dict[str, Any],
+    *,
+    project: str,
+    group: str | None,
+    name: str | None,
+    resume_step: int | None,
+) -> Trackers | None:
+    """Start the chosen trackers for the run in ``out``, each given ``config`` (the resolved config).
+
+    ``name``: default the output folder's name, under its group; ``resume_step``: the saved step a resumed
+    run goes on from.
+    """
+    names = chosen(report_to)
+    if not names:
+        return None
+    check_installed(report_to)
+    name = name or (f"{group}/{out.name}" if group else out.name)
+    ids = _ids(out, resume_step is not None)
+    opened: list[Tracker] = []
+    try:
+        for tracker in names:
+            if tracker == "tensorboard":
+                opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
+            elif tracker == "wandb":
+                opened.append(
+                    WandbTracker(out, config, project=project, group=group, name=name, run_id=ids["wandb"])
+                )
+            else:
+                opened.append(TrackioTracker(config, project=project, group=group, name=name))
+    except BaseException:
+        Trackers(opened).close()
+        raise
+    return Trackers(opened)
+
+
+def _ids(out: Path, resume: bool) -> dict[str, str]:
+    """The run's tracker ids: kept in ``OUTPUT/tracking.json`` so that a resumed run logs to the same run."""
+    path = out / IDS_FILE
+    if resume and path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    import secrets
+
+    ids = {"wandb": secrets.token_hex(4)}
+    path.write_text(json.dumps(ids) + "\n", encoding="utf-8")
+    return ids
+
+
+class TensorBoardTracker:
+    """``torch.utils.tensorboard.SummaryWriter`` into ``OUTPUT/tensorboard``; a resume purges the steps after its save."""
+
+    def __init__(self, logdir: Path, config: dict[str, Any], resume_step: int | None) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        # purge_step: events at or after it (written after the saved state, before a kill) are dropped
+        self.writer = SummaryWriter(str(logdir), purge_step=None if resume_step is None else resume_step + 1)
+        text = json.dumps(config, indent=2, sort_keys=True)
+        self.writer.add_text("config", "```\n" + text + "\n```", resume_step or 0)
+
+    def log(self, values: dict[str, float], step: int) -> None:
+        for key, value in values.items():
+            self.writer.add_scalar(key, value, step)
+
+    def summary(self, values: dict[str, Any]) -> None:
+        self.writer.add_text("summary", json.dumps(values, sort_keys=True), int(values.get("step") or 0))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class WandbTracker:
+    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE`` decides online or offline), in group ``group``."""
+
+    def __init__(
+        self, out: Path, config: dict[str, Any], *, project: str, group: str | None, name: str, run_id: str
+    ) -> None:
+        import wandb
+
+        self.run = wandb.init(
+            project=project,
+            group=group,
+            name=name,
+            id=run_id,
+            resume="allow",
+            dir=str(out),
+            config=config,
+            reinit="create_new",  # a run of its own, beside any the caller has open
+        )
+
+    def log(self, values: dict[str, float], step: int) -> None:
+        self.run.log(values, step=step)
+
+    def summary(self, values: dict[str, Any]) -> None:
+        self.run.summary.update(values)
+
+    def close(self) -> None:
+        self.run.finish()
+
+
+class TrackioTracker:
+    """A ``trackio`` run in its local store (``TRACKIO_DIR``), project ``project``, group ``group``."""
+
+    def __init__(self, config: dict[str, Any], *, project: str, group: str | None, name: str) -> None:
+        import trackio
+
+        self.run = trackio.init(
+            project=project,
+            name=name,
+            group=group,
+            config=config,
+            resume="allow",
+            embed=False,
+            auto_log_gpu=False,
+            auto_log_cpu=False,
+        )
+
+    def log(self, values: dict[str, float], step: int) -> None:
+        self.run.log(values, step=step)
+
+    def summary(self, values: dict[str, Any]) -> None:
+        # trackio keeps no summary apart: the end's numbers are the config's "summary" entry
+        self.run.config.update({"summary": values})
+
+    def close(self) -> None:
+        self.run.finish()

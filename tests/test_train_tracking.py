@@ -1,0 +1,192 @@
+"""--report-to (#27): the same loss and dev-score series in TensorBoard, W&B (offline) and trackio as in train_log.jsonl."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from stsbench.errors import StsbenchError
+from stsbench.train.config import TrainConfig
+from stsbench.train.tracking import parse_report_to, scalars
+
+OFFLINE = {
+    "WANDB_MODE": "offline",
+    "WANDB_SILENT": "true",
+    "WANDB_DISABLE_GIT": "true",
+    "WANDB_DISABLE_CODE": "true",
+    "WANDB_CONSOLE": "off",
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TRACKIO_TELEMETRY": "0",
+    "OMP_NUM_THREADS": "1",
+}
+
+
+def _log_series(log: Path) -> dict[str, dict[int, float]]:
+    """train_log.jsonl as tracker series, through the one mapping the trackers use."""
+    series: dict[str, dict[int, float]] = {}
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        for key, value in scalars(record).items():
+            series.setdefault(key, {})[record["step"]] = value
+    return series
+
+
+def _tensorboard_series(logdir: Path) -> dict[str, dict[int, float]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(logdir))
+    acc.Reload()
+    return {tag: {e.step: e.value for e in acc.Scalars(tag)} for tag in acc.Tags()["scalars"]}
+
+
+def _wandb_records(path: Path):
+    """The protobuf records of a .wandb file, decoded with wandb's own ``Record`` message.
+
+    wandb 0.31 ships no Python reader of these files (its leveldb-log DataStore was removed, LocalApi is
+    not released: wandb/wandb#12745), so the log framing is read here: a 7-byte file header (``:W&B``,
+    magic 0xBEE1, version 0), then 32 KiB blocks of chunks (crc32 over type and data, length, type:
+    1 full, 2 first, 3 middle, 4 last); each chunk's checksum is verified.
+    """
+    from wandb.proto import wandb_internal_pb2
+
+    raw = path.read_bytes()
+    ident, magic, version = struct.unpack("<4sHB", raw[:7])
+    assert (ident, magic, version) == (b":W&B", 0xBEE1, 0)
+    pos, data = 7, b""
+    while pos + 7 <= len(raw):
+        if 32768 - pos % 32768 < 7:  # a block's tail too short for a chunk header is padding
+            pos += 32768 - pos % 32768
+            continue
+        crc, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
+        chunk = raw[pos + 7 : pos + 7 + length]
+        if kind == 0 and length == 0:
+            break
+        assert crc == zlib.crc32(chunk, zlib.crc32(bytes([kind]))) & 0xFFFFFFFF
+        pos += 7 + length
+        data = chunk if kind in (1, 2) else data + chunk
+        if kind in (1, 4):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(data)
+            yield record
+
+
+def _wandb_series(out: Path) -> tuple[dict[str, dict[int, float]], dict]:
+    (run_dir,) = (out / "wandb").glob("offline-run-*")
+    (file,) = run_dir.glob("*.wandb")
+    series: dict[str, dict[int, float]] = {}
+    run = {}
+    for record in _wandb_records(file):
+        kind = record.WhichOneof("record_type")
+        if kind == "history":
+            items = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in record.history.item}
+            step = items.pop("_step")
+            for key, value in items.items():
+                if not key.startswith("_"):
+                    series.setdefault(key, {})[step] = value
+        elif kind == "run":
+            run = {
+                "group": record.run.run_group,
+                "name": record.run.display_name,
+                "project": record.run.project,
+            }
+            run["config"] = {i.key: json.loads(i.value_json) for i in record.run.config.update}
+    return series, run
+
+
+def _trackio_series(store: Path, project: str, name: str) -> dict[str, dict[int, float]]:
+    code = (
+        "import json, sys; from trackio.sqlite_storage import SQLiteStorage as S;"
+        "print(json.dumps([{k: v for k, v in r.items() if k != 'timestamp'} "
+        "for r in S.get_logs(sys.argv[1], sys.argv[2])], default=str))"
+    )
+    env = {**os.environ, **OFFLINE, "TRACKIO_DIR": str(store)}  # trackio reads its folder at import
+    done = subprocess.run(
+        [sys.executable, "-c", code, project, name], capture_output=True, text=True, env=env, check=True
+    )
+    series: dict[str, dict[int, float]] = {}
+    for row in json.loads(done.stdout):
+        step = row.pop("step")
+        for key, value in row.items():
+            if isinstance(value, int | float):
+                series.setdefault(key, {})[step] = value
+    return series
+
+
+def test_report_to_parsing_and_refusals():
+    assert parse_report_to("wandb, tensorboard,wandb") == "tensorboard,wandb"
+    assert parse_report_to(["trackio", "wandb"]) == "wandb,trackio"
+    assert parse_report_to(None) == parse_report_to("none") == "none"
+    with pytest.raises(StsbenchError, match="unknown; choose from none, tensorboard"):
+        TrainConfig(method="simcse", report_to="mlflow")
+    with pytest.raises(StsbenchError, match="none with a tracker"):
+        parse_report_to("none,wandb")
+
+
+def test_a_missing_tracker_library_is_one_line_naming_the_extra(files, tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "wandb" else real(n, *a))
+    args = ["train", "--method", "simcse", "--model", files / "tiny", "--train-file", files / "train.txt"]
+    args += ["--output", tmp_path / "out", "--data-dir", files / "data", "--report-to", "wandb"]
+    code, _, err = run_cli(args, capsys)
+    assert code != 0 and "Traceback" not in err
+    assert "--report-to wandb needs the wandb package: pip install 'stsbench[tracking]'" in err
+    assert not (tmp_path / "out" / "train_log.jsonl").exists()
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_every_tracker_gets_the_series_of_train_log(files, tmp_path):
+    """A tiny MoCoSE run (loss parts, ema_decay, dev every 2 steps) logged to all three trackers, read back offline."""
+    out, store = tmp_path / "run", tmp_path / "trackio"
+    args = ["train", "--method", "mocose", "--model", files / "tiny", "--train-file", files / "train.txt"]
+    args += ["--output", out, "--data-dir", files / "data", "--batch-size", "4", "--max-steps", "5"]
+    args += [
+        "--eval-steps",
+        "2",
+        "--log-steps",
+        "1",
+        "--eval-batch-size",
+        "16",
+        "--queue-size",
+        "4",
+        "--queue-start-size",
+        "4",
+    ]
+    args += ["--report-to", "tensorboard,wandb", "--report-to", "trackio", "--run-group", "grp", "--quiet"]
+    env = {**os.environ, **OFFLINE, "TRACKIO_DIR": str(store)}
+    done = subprocess.run(
+        [sys.executable, "-m", "stsbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    expected = _log_series(out / "train_log.jsonl")
+    assert set(expected["eval/dev_spearman"]) == {0, 2, 4, 5}  # before training, every 2 steps, the last
+    assert set(expected["train/loss"]) == {1, 2, 3, 4, 5}
+    assert {"train/lr", "train/ema_decay", "train/grad_norm"} <= set(expected)
+
+    tensorboard = _tensorboard_series(out / "tensorboard")
+    wandb, run = _wandb_series(out)
+    trackio = _trackio_series(store, "stsbench", "grp/run")
+    for name, got in (("tensorboard", tensorboard), ("wandb", wandb), ("trackio", trackio)):
+        assert set(got) == set(expected), name
+        for key, values in expected.items():
+            assert set(got[key]) == set(values), (name, key)
+            for step, value in values.items():  # TensorBoard keeps float32
+                assert got[key][step] == pytest.approx(value, rel=1e-6 if name == "tensorboard" else 1e-12)
+    assert (run["group"], run["name"], run["project"]) == ("grp", "grp/run", "stsbench")
+    assert run["config"]["method"] == "mocose" and run["config"]["resolution"]["queued_negatives"] == 4
