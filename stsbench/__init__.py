@@ -7,12 +7,13 @@ The Python API (imported on first use, so ``import stsbench`` and the CLI stay l
     print({r.task: r.reported for r in run.results})      # tokenizer=..., or any object with encode()
     stsbench.analyze("length_bias", model)                # every registered analysis, the same way
     stsbench.MockEncoder()                                # a deterministic encoder for tests
+    stsbench.model_path("all-MiniLM-L6-v2")               # the folder --model loads (the embedded copy: offline)
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["MockEncoder", "__version__", "analyze", "as_encoder", "evaluate", "load_encoder"]
+__all__ = ["MockEncoder", "__version__", "analyze", "as_encoder", "evaluate", "load_encoder", "model_path"]
 
 _LAZY = {
     "analyze": ("stsbench.api", "analyze"),
@@ -20,6 +21,7 @@ _LAZY = {
     "evaluate": ("stsbench.api", "evaluate"),
     "load_encoder": ("stsbench.encoders", "load_encoder"),
     "MockEncoder": ("stsbench.encoders.mock", "MockEncoder"),
+    "model_path": ("stsbench.encoders.resolve", "model_path"),
 }
 
 

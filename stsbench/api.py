@@ -30,17 +30,21 @@ def analyze(
     batch_size: int = 128,
     max_length: int | None = None,
     device: str | None = None,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
     **options: Any,
 ):
     """Run analysis ``name`` (``length_bias``, ``align_uniform``, ...) on one model, as ``stsbench analyze`` does.
 
     ``model`` is anything :func:`evaluate` takes; ``options`` are the analysis' own options. Returns the
-    :class:`~stsbench.analyses.runner.AnalysisRun` (``.results[label]`` is the typed result).
+    :class:`~stsbench.analyses.runner.AnalysisRun` (``.results[label]`` is the typed result). ``prompt`` /
+    ``prompt_name``: as :func:`evaluate`'s (prepended to every text; recorded in each result's ``model``).
     """
     from stsbench.analyses.runner import run_analysis
     from stsbench.encoders import load_encoder
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
+    load |= {"prompt": prompt, "prompt_name": prompt_name}
     encoder = load_encoder(model, cache_dir=cache_dir, use_cache=use_cache, **load)
     return run_analysis(
         name,

@@ -36,12 +36,18 @@ def compare(
     cache_dir: Path | None = None,
     device: str | None = None,
     quiet: bool = False,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
 ) -> CompareResult:
-    """Compare every source after the first with the first (see :func:`load_sides` for what a source is)."""
+    """Compare every source after the first with the first (see :func:`load_sides` for what a source is).
+
+    ``prompt`` / ``prompt_name`` apply to the models evaluated here (as ``stsbench run --prompt``).
+    """
     require_two(sources)
     sides = load_sides(
-        sources, mode=mode, data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, quiet=quiet
-    )
+        sources, mode=mode, data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, quiet=quiet,
+        prompt=prompt, prompt_name=prompt_name,
+    )  # fmt: skip
     return compare_sides(sides, bootstrap=bootstrap, seed=seed)
 
 
@@ -54,6 +60,8 @@ def load_sides(
     cache_dir: Path | None,
     device: str | None,
     quiet: bool,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
 ) -> list[Side]:
     """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
 
@@ -82,6 +90,10 @@ def load_sides(
     for src, seeds in zip(sources[1:], over_seeds[1:], strict=True):
         if seeds != over_seeds[0]:
             raise StsbenchError(f"{src} vs {sources[0]}: {MIXED}")
+    if (prompt is not None or prompt_name is not None) and "model" not in found:
+        raise StsbenchError("--prompt and --prompt-name apply to models evaluated here; no source is a model")
+    if (prompt is not None or prompt_name is not None) and "seeds" in found:
+        raise StsbenchError("--prompt and --prompt-name apply to models, not to seeds folders; drop them")
 
     options = dict(
         data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, show_progress=not quiet
@@ -99,7 +111,8 @@ def load_sides(
         elif what == "model":
             from stsbench.evaluation.run import evaluate as run
 
-            path = run(src, "sts", mode or "test", **options).paths[0].parent
+            prompted = {"prompt": prompt, "prompt_name": prompt_name}
+            path = run(src, "sts", mode or "test", **options, **prompted).paths[0].parent
             side = side_from_folder(path, mode=mode or "test", source=src)
         else:
             side = what

@@ -291,8 +291,10 @@ def test_run_shows_intervals_in_its_table_and_json(tiny_bert, data_dir, tmp_path
     printed = json.loads(out)
     folder = next((tmp_path / "o").glob("*/avg/test"))
     saved = {t: read_result(folder / f"{t}.json").interval for t in TASKS.split(",")}
-    saved["Avg."] = read_average(folder / "average_sts.json").interval
+    average = read_average(folder / "average_sts.json").interval
     assert printed["intervals"] == {t: [iv["low"], iv["high"]] for t, iv in saved.items()}
+    assert printed["average_intervals"] == {"STS": [average["low"], average["high"]]}
+    saved["Avg."] = average
     assert all(iv["B"] == 50 for iv in saved.values())
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
@@ -302,7 +304,7 @@ def test_run_shows_intervals_in_its_table_and_json(tiny_bert, data_dir, tmp_path
     assert cells == [f"[{iv['low']:.1f}, {iv['high']:.1f}]" for iv in saved.values()]
     assert "95% intervals: percentile bootstrap over pairs" in out
     code, out, err = run_cli([*args[:-2], "--bootstrap", "0", "--format", "json"], capsys)
-    assert code == 0 and "intervals" not in json.loads(out)
+    assert code == 0 and json.loads(out)["intervals"] == json.loads(out)["average_intervals"] == {}
 
 
 def test_json_of_a_run_with_both_kinds_puts_the_sts_average_interval_apart():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
+from stsbench.encoders.prompts import prompt_suffix
 from stsbench.results.labels import base_label
 from stsbench.results.labels import labelled as _labelled  # the name tests know
 from stsbench.results.schema import AnalysisResult
@@ -32,6 +33,8 @@ class LoadOptions:
     device: str | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
+    prompt: str | None = None  # prepended to every text (stsbench.encoders.prompts)
+    prompt_name: str | None = None  # a prompt the model stores, by name
 
 
 class TimedEncoder:
@@ -70,6 +73,7 @@ def _encoders(models: Sequence[str], encoders: Sequence[Any], load: LoadOptions)
         yield enc.info.name, enc
     for name in models:
         kw = {"pooler": load.pooler, "max_length": load.max_length, "device": load.device}
+        kw |= {"prompt": load.prompt, "prompt_name": load.prompt_name}
         yield name, loader.load_encoder(name, **kw, cache_dir=load.cache_dir, use_cache=load.use_cache)
 
 
@@ -128,7 +132,7 @@ def run_analysis(
             path = analysis_path(output, info, stem)
             run.files.append(atomic_write_json(path, envelope.to_dict()))
             run.files += analysis.extra_files(result, path)
-        done.append((base_label(given), info.pooler, result))
+        done.append((base_label(given) + prompt_suffix(info.prompt, info.prompt_name), info.pooler, result))
     run.results = _labelled(done)
     if output is not None:
         run.files += analysis.figure(run.results, figure_path(output, stem, list(run.results)))

@@ -103,3 +103,19 @@ DtypeOpt = Annotated[
         "are faster where the hardware has them (GPUs, CPUs with AMX) and move scores by about 0.01.",
     ),
 ]
+PromptOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--prompt",
+        help="Text prepended to every sentence, as sentence-transformers' encode(prompt=...) (e.g. 'query: '); "
+        "it keys the cache and is recorded with the results.",
+    ),
+]
+PromptNameOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--prompt-name",
+        help="A prompt the model stores (config_sentence_transformers.json 'prompts'), by name; "
+        "default: the model's default_prompt_name, if it has one.",
+    ),
+]

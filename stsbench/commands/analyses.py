@@ -34,6 +34,8 @@ from stsbench.commands._options import (
     NoCacheOpt,
     OutputOpt,
     PoolerOpt,
+    PromptNameOpt,
+    PromptOpt,
 )
 
 DEFAULT_OUTPUT = Path("results/analyses")
@@ -50,6 +52,8 @@ COMMON = [
     ("device", DeviceOpt, None),
     ("batch_size", BatchSizeOpt, 128),
     ("output", OutputOpt, DEFAULT_OUTPUT),
+    ("prompt", PromptOpt, None),
+    ("prompt_name", PromptNameOpt, None),
 ]
 
 
@@ -104,8 +108,10 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
     def command(**kw: Any) -> None:
         from stsbench.analyses.runner import LoadOptions, run_analysis
         from stsbench.encoders import EMBEDDED_DEFAULT
+        from stsbench.encoders.prompts import check_prompt_options
         from stsbench.io import check_outputs
 
+        check_prompt_options(kw["prompt"], kw["prompt_name"])
         # every output location is checked before any model loads (one line, exit 2)
         check_outputs(output=kw["output"], cache_dir=kw["cache_dir"], use_cache=not kw["no_cache"])
         config = analysis.make_config(**{name: convert[name](kw[name]) for name in convert})
@@ -115,6 +121,8 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
             device=kw["device"],
             cache_dir=kw["cache_dir"],
             use_cache=not kw["no_cache"],
+            prompt=kw["prompt"],
+            prompt_name=kw["prompt_name"],
         )
         run = run_analysis(
             analysis.name,

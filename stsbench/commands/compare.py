@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from stsbench.commands._options import CacheDirOpt, DataDirOpt, DeviceOpt, SeedOpt
+from stsbench.commands._options import (
+    CacheDirOpt,
+    DataDirOpt,
+    DeviceOpt,
+    PromptNameOpt,
+    PromptOpt,
+    SeedOpt,
+)
 
 if TYPE_CHECKING:
     from stsbench.stats.compare import CompareResult
@@ -121,6 +128,8 @@ def compare_cmd(
     cache_dir: CacheDirOpt = None,
     device: DeviceOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    prompt: PromptOpt = None,
+    prompt_name: PromptNameOpt = None,
 ) -> None:
     """Compare models on the STS tasks: paired-bootstrap intervals, Williams' test, Holm, power.
 
@@ -130,8 +139,10 @@ def compare_cmd(
     with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """
     from stsbench.compare import compare, require_two
+    from stsbench.encoders.prompts import check_prompt_options
 
     require_two(sources)
+    check_prompt_options(prompt, prompt_name)
     if plot is not None:
         from stsbench.io import check_writable_dir
 
@@ -146,6 +157,8 @@ def compare_cmd(
         cache_dir=cache_dir,
         device=device,
         quiet=quiet or fmt is Format.json,
+        prompt=prompt,
+        prompt_name=prompt_name,
     )
     if plot is not None:
         from stsbench.reports.spread import forest_plot

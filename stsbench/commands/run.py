@@ -25,6 +25,8 @@ from stsbench.commands._options import (
     NoCacheOpt,
     OutputOpt,
     PoolerOpt,
+    PromptNameOpt,
+    PromptOpt,
     SeedOpt,
 )
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT
@@ -70,40 +72,40 @@ def modified_files(results) -> dict[str, list[str]]:
     return {r.task: sorted(r.provenance.data_modified) for r in results if r.provenance.data_modified}
 
 
+SCORES_KIND = "stsbench.run_scores"
+# 2: one shape whatever the task mix (docs/results.md); 1 (no kind, no version): "Avg." in scores for one kind
+SCORES_VERSION = 2
+
+
 def scores_json(run) -> dict:
-    """``{"model", "mode", "pooler", "scores": {task: value, ..., "Avg.": ...}}``; with both kinds, ``averages``.
+    """``run --format json``: the same keys for every task mix (documented in docs/results.md).
 
-    ``modified_data`` (when any): ``{task: [data files that differ from the canonical ones]}``.
-
-    ``intervals`` (when any): ``{task: [low, high], ...}`` keyed as ``scores`` (with both kinds, the STS Avg.'s
-    under ``average_intervals``).
+    ``scores``/``intervals``: per task; ``averages``/``average_intervals``: per kind that ran (``STS``,
+    ``Transfer``); ``skipped`` and ``modified_data`` are always there, empty when nothing was.
     """
     tables = score_tables(run)
-    scores = {r.task: r.reported for r in run.results}
-    out = {"model": run.model, "mode": run.mode, "pooler": run.pooler, "scores": scores}
     intervals = {
         name: list(b)
         for _, names, _, bounds in tables
         for name, b in zip(names[:-1], bounds[:-1], strict=True)
         if b is not None
     }
-    averages = {title: list(bounds[-1]) for title, _, _, bounds in tables if bounds[-1] is not None}
-    if len(tables) == 1:
-        scores["Avg."] = tables[0][2][-1]
-        if averages:
-            (intervals["Avg."],) = averages.values()
-    else:
-        out["averages"] = {title: vals[-1] for title, _, vals, _ in tables}
-        if averages:
-            out["average_intervals"] = averages
-    if intervals:
-        out["intervals"] = intervals
-    if run.skipped:
-        out["skipped"] = run.skipped
-    modified = modified_files(run.results)
-    if modified:
-        out["modified_data"] = modified  # the figures computed on non-canonical files, and which files
-    return out
+    return {
+        "kind": SCORES_KIND,
+        "schema_version": SCORES_VERSION,
+        "model": run.model,
+        "prompt": getattr(run, "prompt", None),
+        "prompt_name": getattr(run, "prompt_name", None),
+        "mode": run.mode,
+        "pooler": run.pooler,
+        "scores": {r.task: r.reported for r in run.results},
+        "intervals": intervals,
+        "averages": {title: vals[-1] for title, _, vals, _ in tables},
+        "average_intervals": {title: list(b[-1]) for title, _, _, b in tables if b[-1] is not None},
+        "skipped": list(run.skipped),
+        # the figures computed on non-canonical files, and which files
+        "modified_data": modified_files(run.results),
+    }
 
 
 def interval_cell(bounds: Interval | None) -> str:
@@ -194,12 +196,16 @@ def register(app: typer.Typer) -> None:
             typer.Option("--revision", help="Branch, tag or commit of a hub --model (default main)."),
         ] = None,
         allow_modified_data: AllowModifiedDataOpt = False,
+        prompt: PromptOpt = None,
+        prompt_name: PromptNameOpt = None,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
+        from stsbench.encoders.prompts import check_prompt_options
         from stsbench.io import check_outputs
         from stsbench.tasks.names import task_names
 
         task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
+        check_prompt_options(prompt, prompt_name)
         check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
         from stsbench.evaluation.run import evaluate
         from stsbench.results.seeds import is_seeds_folder
@@ -223,18 +229,24 @@ def register(app: typer.Typer) -> None:
             allow_modified_data=allow_modified_data,
         )
         if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
+            from stsbench.errors import StsbenchError
             from stsbench.evaluation.seeds import run_seeds
+
+            if prompt is not None or prompt_name is not None:  # the seeds' aggregate is filed by model only
+                raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
 
             show_seeds(run_seeds(model, tasks, mode.value, **options), fmt)
             return
-        result = evaluate(model, tasks, mode.value, **options)
+        result = evaluate(model, tasks, mode.value, **options, prompt=prompt, prompt_name=prompt_name)
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return
+        from rich.markup import escape
         from rich.table import Table
 
         from stsbench.commands._console import table_console
         from stsbench.data.integrity import MARK, modified_note
+        from stsbench.encoders.prompts import prompt_suffix
         from stsbench.progress import plural
 
         console = table_console()
@@ -243,9 +255,8 @@ def register(app: typer.Typer) -> None:
             precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
             # a heading line, not the table's title: rich wraps a title to the table's width (three lines
             # for a long model path in a narrow terminal), a line the terminal folds at most once
-            heading = (
-                f"[bold]{title} ({result.mode})[/bold] — {result.model}, pooler {result.pooler}{precision}"
-            )
+            who = escape(result.model + prompt_suffix(result.prompt, result.prompt_name))
+            heading = f"[bold]{title} ({result.mode})[/bold] — {who}, pooler {result.pooler}{precision}"
             console.print(heading, soft_wrap=True, highlight=False)
             table = Table()
             shown = any(b is not None for b in intervals)

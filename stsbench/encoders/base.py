@@ -21,6 +21,8 @@ class EncoderInfo:
     dtype: str
     kind: str  # ``hf`` or ``sentence-transformers`` or another loader's name
     extra: dict = field(default_factory=dict)
+    prompt: str | None = None  # the text prepended to every sentence (stsbench.encoders.prompts)
+    prompt_name: str | None = None  # its name in the model's stored prompts, when chosen by name
 
 
 @runtime_checkable

@@ -48,9 +48,18 @@ def model_files(spec: ModelSpec) -> list[Path]:
 
 
 def fingerprint(
-    spec: ModelSpec, pooler: str, max_length: int | None, dtype: str, memo: dict[str, str] | None = None
+    spec: ModelSpec,
+    pooler: str,
+    max_length: int | None,
+    dtype: str,
+    memo: dict[str, str] | None = None,
+    prompt: str | None = None,
 ) -> str:
-    """Hex digest over the model files' contents and every setting that changes an embedding."""
+    """Hex digest over the model files' contents and every setting that changes an embedding.
+
+    A ``prompt`` (:mod:`stsbench.encoders.prompts`) joins the settings: prompted and unprompted vectors never
+    share a key (without one the digest is the one it was before prompts existed).
+    """
     h = hashlib.sha256()
     settings = {
         "code": EMBEDDING_CODE_VERSION,
@@ -61,6 +70,8 @@ def fingerprint(
         "normalize": spec.normalize,
         "lower": spec.do_lower_case,
     }
+    if prompt:
+        settings["prompt"] = prompt
     h.update(json.dumps(settings, sort_keys=True).encode())
     for f in model_files(spec):
         h.update(f"{f.relative_to(spec.path)}:{file_sha256(f, memo)}\n".encode())

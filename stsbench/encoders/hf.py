@@ -88,12 +88,15 @@ class HFEncoder:
         fingerprint: str,
         device: str | None = None,
         dtype: str = "float32",
+        prompt: str | None = None,
+        prompt_name: str | None = None,
     ) -> None:
         self.spec = spec
         self.pooler = pooler
         self.max_length = max_length
         self.device = device
         self.dtype = dtype
+        self.prompt = prompt or ""  # prepended to every text, pooled with it (include_prompt, the default)
         self.info = EncoderInfo(
             spec.name,
             str(spec.path),
@@ -103,6 +106,8 @@ class HFEncoder:
             dtype,
             spec.kind,
             {"normalize": spec.normalize},
+            prompt or None,
+            prompt_name if prompt else None,
         )
         self._model = None
         self._tokenizer = None
@@ -136,6 +141,8 @@ class HFEncoder:
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text, truncated to ``max_length`` when set (no padding)."""
         self._load()
+        if self.prompt:  # before lower-casing and truncation, as sentence-transformers prepends it
+            texts = [self.prompt + t for t in texts]
         if self.spec.do_lower_case:
             texts = [t.lower() for t in texts]
         # no truncation unless asked (SentEval), but never past the position embeddings
@@ -267,10 +274,15 @@ class SentenceTransformerEncoder:
         device: str | None = None,
         max_length: int | None = None,
         dtype: str = "float32",
+        prompt: str | None = None,
+        prompt_name: str | None = None,
     ) -> None:
         self.spec = spec
         self.device = device
         self.dtype = dtype
+        # "" rather than None: sentence-transformers would apply the model's default prompt to None, and
+        # stsbench.encoders.prompts has already chosen it (or not)
+        self.prompt = prompt or ""
         self.info = EncoderInfo(
             spec.name,
             str(spec.path),
@@ -280,6 +292,8 @@ class SentenceTransformerEncoder:
             dtype,
             spec.kind,
             {"modules": spec.declared.get("modules", [])},
+            prompt or None,
+            prompt_name if prompt else None,
         )
         self.max_length = max_length
         self._model = None
@@ -317,7 +331,11 @@ class SentenceTransformerEncoder:
                 self._model.max_seq_length = self.max_length
         vecs = (
             self._model.encode(
-                list(texts), batch_size=batch_size, show_progress_bar=show_progress, convert_to_tensor=True
+                list(texts),
+                batch_size=batch_size,
+                show_progress_bar=show_progress,
+                convert_to_tensor=True,
+                prompt=self.prompt,
             )
             .float()
             .cpu()

@@ -5,7 +5,10 @@ Accepted: a ``transformers`` model + tokenizer, a ``SentenceTransformer``, or an
 
 Live models have no files to hash, so their fingerprint is taken from their weights (every tensor of the
 ``state_dict``), their config and their tokenizer: the embedding cache stays correct when the weights change,
-as it does for a folder (:mod:`stsbench.encoders.fingerprint`). A ``SentenceTransformer`` whose modules are
+as it does for a folder (:mod:`stsbench.encoders.fingerprint`). A model still equal to the folder it was
+loaded from takes that folder's key instead (:mod:`stsbench.encoders.origin`), so it finds what
+``stsbench run`` cached. A prompt (``prompt`` / ``prompt_name``, :mod:`stsbench.encoders.prompts`) is
+prepended to every text and joins the key; a ``SentenceTransformer`` brings its own stored prompts. A ``SentenceTransformer`` whose modules are
 Transformer + mean/CLS Pooling (+ Normalize) runs through the same :class:`HFEncoder` as ``stsbench run`` on its
 folder, so the figures are the CLI's; any other module stack is encoded by ``SentenceTransformer.encode``.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,7 @@ from stsbench.encoders.base import Encoder, EncoderInfo
 from stsbench.encoders.fingerprint import EMBEDDING_CODE_VERSION
 from stsbench.encoders.hf import HFEncoder, check_finite, pick_device
 from stsbench.encoders.pooling import check_pooler
+from stsbench.encoders.prompts import choose_prompt, stored_prompts
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 
@@ -37,7 +42,8 @@ def _tensor_bytes(tensor) -> bytes:
     return flat.view(torch.uint8).numpy().tobytes()
 
 
-def _tokenizer_state(tokenizer) -> str:
+def tokenizer_state(tokenizer) -> str:
+    """The tokenizer's rules and vocabulary as text (what its fingerprint hashes)."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:  # without the truncation/padding state each call of the tokenizer leaves behind
         state = json.loads(backend.to_str())
@@ -60,7 +66,7 @@ def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None 
         h.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}\n".encode())
         h.update(_tensor_bytes(tensor))
     if tokenizer is not None:
-        h.update(_tokenizer_state(tokenizer).encode())
+        h.update(tokenizer_state(tokenizer).encode())
     return h.hexdigest()[:32]
 
 
@@ -84,9 +90,17 @@ def live_hf_encoder(
     name: str | None = None,
     device: str | None = None,
     kind: str = "hf-live",
+    prompt: str | None = None,
+    prompt_name: str | None = None,
+    memo: dict[str, str] | None = None,
 ) -> HFEncoder:
-    """:class:`HFEncoder` around a loaded ``transformers`` model and tokenizer (SimCSE's default pooler ``cls``)."""
+    """:class:`HFEncoder` around a loaded ``transformers`` model and tokenizer (SimCSE's default pooler ``cls``).
+
+    ``prompt`` is the text to prepend (already chosen: :func:`stsbench.encoders.prompts.choose_prompt`).
+    """
     import inspect
+
+    from stsbench.encoders.origin import folder_fingerprint
 
     pooler = check_pooler(pooler or "cls")
     if tokenizer is None:
@@ -99,15 +113,20 @@ def live_hf_encoder(
         "max_length": max_length,
         "normalize": normalize,
         "lower": lower,
+        **({"prompt": prompt} if prompt else {}),
     }
+    same = {"max_length": max_length, "normalize": normalize, "lower": lower, "dtype": dtype}
+    fp = folder_fingerprint(model, tokenizer, pooler=pooler, prompt=prompt, memo=memo, **same)
     spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
     enc = HFEncoder(
         spec,
         pooler=pooler,
         max_length=max_length,
-        fingerprint=weights_fingerprint(model, tokenizer, settings),
+        fingerprint=fp or weights_fingerprint(model, tokenizer, settings),
         device=device,
         dtype=dtype,
+        prompt=prompt,
+        prompt_name=prompt_name,
     )
     enc.info = EncoderInfo(
         spec.name,
@@ -118,6 +137,8 @@ def live_hf_encoder(
         dtype,
         kind,
         {"normalize": normalize},
+        enc.info.prompt,
+        enc.info.prompt_name,
     )
     enc.device = str(param.device) if param is not None and device is None else pick_device(device)
     enc._tokenizer = tokenizer
@@ -141,25 +162,50 @@ def _st_native(st) -> tuple[str, bool] | None:
 
 
 class ObjectEncoder:
-    """Any object with ``encode(list[str]) -> array``; cached only when given a ``fingerprint``."""
+    """Any object with ``encode(list[str]) -> array``; cached only when given a ``fingerprint``.
+
+    A ``prompt`` is passed to a ``SentenceTransformer``'s ``encode(prompt=...)`` (its Pooling may leave the
+    prompt's tokens out) and prepended to the texts of any other object.
+    """
 
     def __init__(
-        self, obj, *, name: str | None = None, fingerprint: str | None = None, kind: str = "object"
+        self,
+        obj,
+        *,
+        name: str | None = None,
+        fingerprint: str | None = None,
+        kind: str = "object",
+        prompt: str | None = None,
+        prompt_name: str | None = None,
+        prompt_keyword: bool = False,
     ) -> None:
         self.obj = obj
         self.n_encoded = 0
+        self.prompt = prompt or ""
+        self.prompt_keyword = prompt_keyword
         self.info = EncoderInfo(
-            name or type(obj).__name__, "(in memory)", fingerprint or "", "declared", None, "float32", kind
+            name or type(obj).__name__,
+            "(in memory)",
+            fingerprint or "",
+            "declared",
+            None,
+            "float32",
+            kind,
+            {},
+            prompt or None,
+            prompt_name if prompt else None,
         )
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Call the object's ``encode`` (with ``batch_size`` when it takes one); float32 ``(n, d)``."""
         if len(texts) == 0:
             return np.zeros((0, 0), dtype=np.float32)
+        inputs = list(texts) if self.prompt_keyword else [self.prompt + t for t in texts]
+        extra = {"prompt": self.prompt} if self.prompt_keyword else {}
         try:
-            out = self.obj.encode(list(texts), batch_size=batch_size)
+            out = self.obj.encode(inputs, batch_size=batch_size, **extra)
         except TypeError:
-            out = self.obj.encode(list(texts))
+            out = self.obj.encode(inputs, **extra)
         if hasattr(out, "detach"):
             out = out.detach().float().cpu().numpy()
         vecs = np.asarray(out, dtype=np.float32)
@@ -172,6 +218,13 @@ class ObjectEncoder:
         return check_finite(vecs, texts, self.info.name)
 
 
+def _with_prompt(fingerprint: str | None, prompt: str | None) -> str | None:
+    """A caller's own fingerprint, keyed apart for a prompt (the object cannot know it was prompted)."""
+    if not fingerprint or not prompt:
+        return fingerprint
+    return hashlib.sha256(f"{fingerprint}\0prompt:{prompt}".encode()).hexdigest()[:32]
+
+
 def as_encoder(
     model,
     tokenizer=None,
@@ -181,15 +234,34 @@ def as_encoder(
     device: str | None = None,
     name: str | None = None,
     fingerprint: str | None = None,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
+    hash_memo: dict[str, str] | None = None,
 ) -> Encoder:
-    """An uncached :class:`Encoder` for a live model (see the module docstring for what each kind becomes)."""
+    """An uncached :class:`Encoder` for a live model (see the module docstring for what each kind becomes).
+
+    ``prompt_name`` is looked up in a ``SentenceTransformer``'s ``prompts`` (a transformers model: in the
+    stored prompts of the folder it was loaded from); ``hash_memo`` memoises the file hashes of that folder.
+    """
     if isinstance(model, Encoder):
-        return model
+        if prompt is None and prompt_name is None:
+            return model
+        text, chosen = choose_prompt({}, None, prompt, prompt_name, model.info.name)
+        wrapped = ObjectEncoder(model, prompt=text, prompt_name=chosen)  # prepends the prompt to its texts
+        fp = _with_prompt(model.info.fingerprint, text)
+        wrapped.info = replace(model.info, fingerprint=fp, prompt=text, prompt_name=chosen if text else None)
+        return wrapped
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:  # pragma: no cover - a core dependency
         SentenceTransformer = ()  # noqa: N806
     if isinstance(model, SentenceTransformer):
+        where = name or "SentenceTransformer (live)"
+        prompts = {k: v or "" for k, v in (getattr(model, "prompts", None) or {}).items()}
+        text, chosen = choose_prompt(
+            prompts, getattr(model, "default_prompt_name", None), prompt, prompt_name, where
+        )
+        asked = {"prompt": text, "prompt_name": chosen, "memo": hash_memo, "device": device}
         native = _st_native(model)
         if native is not None and pooler is None:
             st_pooler, normalize = native
@@ -201,8 +273,8 @@ def as_encoder(
                 normalize=normalize,
                 lower=bool(getattr(model[0], "do_lower_case", False)),
                 name=name or _name_of(model[0].auto_model, None),
-                device=device,
                 kind="sentence-transformers-live",
+                **asked,
             )
         if pooler is not None:
             return live_hf_encoder(
@@ -211,8 +283,8 @@ def as_encoder(
                 pooler=pooler,
                 max_length=max_length,
                 name=name,
-                device=device,
                 kind="sentence-transformers-live",
+                **asked,
             )
         # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
         stack = [
@@ -223,20 +295,42 @@ def as_encoder(
             "kind": "sentence-transformers-full-live",
             "modules": stack,
             "max_length": model.max_seq_length,
+            **({"prompt": text} if text else {}),
         }
-        fp = fingerprint or weights_fingerprint(model, getattr(model, "tokenizer", None), settings)
+        fp = _with_prompt(fingerprint, text) or weights_fingerprint(
+            model, getattr(model, "tokenizer", None), settings
+        )
         return ObjectEncoder(
             model,
-            name=name or "SentenceTransformer (live)",
+            name=where,
             fingerprint=fp,
             kind="sentence-transformers-full-live",
+            prompt=text,
+            prompt_name=chosen,
+            prompt_keyword=True,
         )
     if hasattr(model, "state_dict") and hasattr(model, "config") and callable(model):
+        from stsbench.encoders.origin import origin_folder
+
+        folder = origin_folder(model)
+        stored = stored_prompts(folder) if folder is not None else ({}, None)
+        text, chosen = choose_prompt(*stored, prompt, prompt_name, _name_of(model, name))
         return live_hf_encoder(
-            model, tokenizer, pooler=pooler, max_length=max_length, name=name, device=device
+            model,
+            tokenizer,
+            pooler=pooler,
+            max_length=max_length,
+            name=name,
+            device=device,
+            prompt=text,
+            prompt_name=chosen,
+            memo=hash_memo,
         )
     if callable(getattr(model, "encode", None)):
-        return ObjectEncoder(model, name=name, fingerprint=fingerprint)
+        text, chosen = choose_prompt({}, None, prompt, prompt_name, name or type(model).__name__)
+        return ObjectEncoder(
+            model, name=name, fingerprint=_with_prompt(fingerprint, text), prompt=text, prompt_name=chosen
+        )
     raise StsbenchError(
         f"cannot evaluate a {type(model).__name__}: pass a model name or folder, a transformers model with "
         "its tokenizer, a SentenceTransformer, or an object with encode(list[str]) -> array"

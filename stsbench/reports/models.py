@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stsbench.encoders.prompts import prompt_suffix
 from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
 from stsbench.results.labels import base_label, unique_label
 from stsbench.results.schema import ModelInfo
@@ -113,7 +114,8 @@ def find_models(coll: Collection) -> list[Model]:
         if run is None:
             main = next(i for i in blocks if i.name == names[0])
         found.append((main, run, names))
-    base = {m.fingerprint: base_label(m.name) for m, _, _ in found}
+    # a prompted model is labelled with its prompt: its rows must not pass for the unprompted model's
+    base = {m.fingerprint: base_label(m.name) + prompt_suffix(m.prompt, m.prompt_name) for m, _, _ in found}
     labels: dict[str, str] = {}
     for info, _, _ in found:
         clash = [i for i, _, _ in found if base[i.fingerprint] == base[info.fingerprint]]

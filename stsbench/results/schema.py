@@ -3,7 +3,9 @@
 Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:`SCHEMA_VERSION`, the one
 constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
 
-- task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``;
+- task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``
+  (a prompted model's ``<model_slug>`` ends in ``+prompt-<8 hex of the prompt>``, its ``model.prompt`` and
+  ``model.prompt_name`` say which; both null without a prompt);
   its ``provenance.data_modified`` (every result and average has it) names the data files that differ from the
   canonical ones of ``stsbench/data/manifest.json`` (path -> how; null when all are canonical, the only value a
   run without ``--allow-modified-data`` can write; absent in files written before it existed, read as null);
@@ -103,6 +105,10 @@ class ModelInfo:
     max_length: int | None
     dtype: str
     kind: str
+    # the text prepended to every sentence (``--prompt``, or the model's stored prompt ``prompt_name``); it is
+    # part of ``fingerprint``. None: no prompt (and in files written before prompts existed)
+    prompt: str | None = None
+    prompt_name: str | None = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.average import AVG
+from stsbench.encoders.prompts import prompt_suffix
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_folder, seed_aggregates
@@ -105,7 +106,7 @@ def side_from_folder(folder: Path, *, mode: str | None = None, source: str | Non
             )
         pairs[rec.result.task] = read_pairs(folder / rec.path)
     return Side(
-        label=base_label(first.model.name),
+        label=base_label(first.model.name) + prompt_suffix(first.model.prompt, first.model.prompt_name),
         source=source or str(folder),
         model=first.model.name,
         fingerprint=first.model.fingerprint,

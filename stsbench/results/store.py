@@ -45,7 +45,16 @@ _LIBRARIES = ["torch", "transformers", "sentence-transformers", "numpy", "scipy"
 def model_info(encoder: Encoder) -> ModelInfo:
     """The results' view of an encoder."""
     i = encoder.info
-    return ModelInfo(i.name, i.path, i.fingerprint, i.pooler, i.max_length, i.dtype, i.kind)
+    # an encoder's own info (a user's class) may have no prompt fields
+    prompt = (getattr(i, "prompt", None), getattr(i, "prompt_name", None))
+    return ModelInfo(i.name, i.path, i.fingerprint, i.pooler, i.max_length, i.dtype, i.kind, *prompt)
+
+
+def model_folder(model: ModelInfo) -> str:
+    """The results folder of a model: :func:`model_slug` of its name, ``+prompt-<hash>`` for a prompted one."""
+    from stsbench.encoders.prompts import prompt_slug
+
+    return model_slug(model.name) + prompt_slug(model.prompt)
 
 
 @lru_cache(maxsize=1)
@@ -126,11 +135,7 @@ def make_provenance(
 def result_path(output: Path, result: TaskResult) -> Path:
     """``<output>/<model_slug>/<pooler>/<mode>/<task>.json``."""
     return (
-        Path(output)
-        / model_slug(result.model.name)
-        / result.model.pooler
-        / result.mode
-        / f"{result.task}.json"
+        Path(output) / model_folder(result.model) / result.model.pooler / result.mode / f"{result.task}.json"
     )
 
 
@@ -144,12 +149,12 @@ AVERAGE_FILE = "average_sts.json"
 
 def average_path(output: Path, model: ModelInfo, mode: str) -> Path:
     """``<output>/<model_slug>/<pooler>/<mode>/average_sts.json``, beside the task results it averages."""
-    return Path(output) / model_slug(model.name) / model.pooler / mode / AVERAGE_FILE
+    return Path(output) / model_folder(model) / model.pooler / mode / AVERAGE_FILE
 
 
 def analysis_path(output: Path, model: ModelInfo, stem: str) -> Path:
     """``<output>/<model_slug>/<pooler>/<stem>.json`` (``stem``: the analysis name plus its variant)."""
-    return Path(output) / model_slug(model.name) / model.pooler / f"{stem}.json"
+    return Path(output) / model_folder(model) / model.pooler / f"{stem}.json"
 
 
 def companion_path(results: Path, suffix: str) -> Path:
