@@ -201,7 +201,7 @@ def test_same_command_twice_same_files_and_cache_reuse(sts16_data, tiny_bert, tm
     assert code == 0 and first_out == second_out
     assert _strip_volatile(first) == _strip_volatile(json.loads(path.read_text()))
     printed = json.loads(first_out)
-    assert printed["scores"]["STS16"] == first["reported"] and printed["scores"]["Avg."] == first["reported"]
+    assert printed["scores"]["STS16"] == first["reported"] and printed["averages"]["STS"] == first["reported"]
     assert first["metric"] == "spearman_all" and set(first["scores"]["subsets"]) == set(STS_SUBSETS["STS16"])
     assert first["model"]["fingerprint"] and first["provenance"]["data_files"]
 
