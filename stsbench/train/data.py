@@ -40,7 +40,13 @@ class TrainData:
 
 
 def load_train_data(cfg) -> TrainData:
-    """The training rows of a config: its train file or corpus name, its first ``train_lines`` lines."""
+    """The training rows of a config: its train file, corpus name or ``datasets`` dataset, its first ``train_lines``."""
+    if getattr(cfg, "train_dataset", None):
+        from stsbench.train.dataset import read_train_dataset
+
+        return read_train_dataset(
+            cfg.train_dataset, split=cfg.train_split, column=cfg.text_column, rows=cfg.train_lines
+        )
     path, corpus = resolve_train_file(cfg.train_file, cfg.train_lines, cfg.data_dir)
     return read_train_file(path, cfg.train_lines, corpus=corpus)
 

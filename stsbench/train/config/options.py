@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS
 from stsbench.errors import StsbenchError
-from stsbench.train.config.describe import one_line
+from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
 from stsbench.train.config.methods import METHODS, MethodSpec, find_method, method_choices, method_specs
@@ -50,6 +50,19 @@ class CommonOptions(BaseModel):
         "Training data: one sentence a line (.txt or 1-column CSV); sup SimCSE: "
         "CSV with header sent0,sent1[,hard_neg]. Or a corpus name, found in the data folder: wiki1m "
         "(`stsbench data download --wiki`), nli.",
+    )
+    train_dataset: str | None = option(
+        None,
+        "Training data as a Hugging Face datasets dataset instead of --train-file: a folder saved with "
+        "save_to_disk, data files (.csv, .json, .jsonl, .parquet, .txt) or a folder of them, or a dataset in "
+        "the local cache (offline: HF_DATASETS_OFFLINE=1); one text column is unsup, sent0,sent1[,hard_neg] sup.",
+    )
+    train_split: str | None = option(
+        None, "--train-dataset's split (default: train, or its only split).", why="must name a split"
+    )
+    text_column: str | None = option(
+        None,
+        "--train-dataset's sentence column (default: sent0,sent1[,hard_neg], else text, else the only one).",
     )
     train_lines: int | None = option(
         None,
@@ -168,10 +181,19 @@ class CommonOptions(BaseModel):
         "dropout draws than eager steps.",
     )
 
-    @field_validator("model", "train_file", "output", "data_dir", mode="before")
+    @field_validator("model", "train_file", "train_dataset", "output", "data_dir", mode="before")
     @classmethod
     def _path_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, Path) else value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CommonOptions:
+        if self.train_file and self.train_dataset:
+            raise StsbenchError("--train-file and --train-dataset: give the training data by one of them")
+        for name in ("train_split", "text_column"):
+            if getattr(self, name) is not None and not self.train_dataset:
+                raise StsbenchError(f"{flag(name)} reads a --train-dataset; give one, or drop {flag(name)}")
+        return self
 
 
 class SelectionOptions(BaseModel):

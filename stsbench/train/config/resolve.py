@@ -50,8 +50,11 @@ FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised"
 def check_complete(cfg: TrainConfig) -> None:
     """Refuse a config that lacks what a run needs (a config from Python may be partial)."""
     for name in REQUIRED:
+        if name == "train_file" and getattr(cfg, "train_dataset", None):  # the data given as a dataset
+            continue
         if getattr(cfg, name) in (None, ""):
-            raise StsbenchError(f"missing {flag(name)} (or {name}: in the --config file)")
+            alternative = " or --train-dataset" if name == "train_file" else ""
+            raise StsbenchError(f"missing {flag(name)}{alternative} (or {name}: in the --config file)")
 
 
 def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:
@@ -188,7 +191,8 @@ def finalize(
     spec = find_method(cfg.method)
     if supervised and (spec is None or spec.supervised is None):
         raise StsbenchError(
-            f"{cfg.train_file} holds sentence pairs (sup SimCSE); {cfg.method} trains on one sentence a line"
+            f"{cfg.train_file or cfg.train_dataset} holds sentence pairs (sup SimCSE); {cfg.method} trains on one "
+            "sentence a line"
         )
     if cfg.hard_negative_weight > 0 and not supervised:
         raise StsbenchError("--hard-negative-weight needs a sent0,sent1,hard_neg CSV train file")
