@@ -628,6 +628,8 @@ def test_generated_commands_keep_every_flag_and_default():
         "--device": None,
         "--batch-size": 128,
         "--output": Path("results/analyses"),
+        "--prompt": None,
+        "--prompt-name": None,
     }
     own = {
         "length-bias": {

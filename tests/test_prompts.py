@@ -185,3 +185,16 @@ def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, data_d
     assert len(folders) == 2 and folders[0] == "mock" and folders[1].startswith("mock+prompt-")
     labels = sorted(m.label for m in find_models(collect(out)))
     assert labels == ["mock", "mock" + prompt_suffix(QUERY, None)] == ["mock", "mock [prompt 'query: ']"]
+
+
+def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, data_dir, tmp_path, one_thread):
+    out = tmp_path / "analyses"
+    kw = {"data_dir": data_dir, "output": out, "cache_dir": tmp_path / "c"}
+    run = stsbench.analyze("align_uniform", str(st_model), prompt_name="query", **kw)
+    plain = stsbench.analyze("align_uniform", str(st_model), **kw)
+    (label,) = run.results
+    assert label == "tiny-st [prompt query]" and list(plain.results) == ["tiny-st"]
+    assert run.results[label].alignment != plain.results["tiny-st"].alignment
+    (record,) = run.records
+    assert (record.model.prompt, record.model.prompt_name) == (QUERY, "query")
+    assert len(list(out.rglob("align_uniform*.json"))) == 2
