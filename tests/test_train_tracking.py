@@ -190,3 +190,60 @@ def test_every_tracker_gets_the_series_of_train_log(files, tmp_path):
                 assert got[key][step] == pytest.approx(value, rel=1e-6 if name == "tensorboard" else 1e-12)
     assert (run["group"], run["name"], run["project"]) == ("grp", "grp/run", "stsbench")
     assert run["config"]["method"] == "mocose" and run["config"]["resolution"]["queued_negatives"] == 4
+
+
+def test_reproduce_groups_each_runs_seeds_and_keeps_its_keys(tmp_path):
+    from helpers import DATA
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan
+
+    recipe = load_recipe("cpu-mini")
+    plain = build_plan(recipe, tmp_path / "r", DATA)
+    tracked = build_plan(recipe, tmp_path / "r", DATA, "tensorboard,wandb")
+    assert [s.key for s in tracked.steps] == [
+        s.key for s in plain.steps
+    ]  # where else it logs changes no number
+    trains = 0
+    for before, after in zip(plain.steps, tracked.steps, strict=True):
+        extra = ()
+        if before.kind == "train":
+            trains += 1
+            group = f"cpu-mini/{before.id.split('/')[1]}"
+            extra = ("--report-to", "tensorboard,wandb", "--run-group", group)
+        assert after.args == before.args + extra
+    assert trains == 25
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_seeds_are_grouped_and_each_logs_its_own_series(files, tmp_path):
+    out = tmp_path / "sweep"
+    args = ["train", "--method", "simcse", "--model", files / "tiny", "--train-file", files / "train.txt"]
+    args += ["--output", out, "--data-dir", files / "data", "--batch-size", "4", "--max-steps", "2"]
+    args += ["--eval-steps", "2", "--log-steps", "1", "--eval-batch-size", "16", "--no-eval-at-start"]
+    args += ["--seeds", "1,2", "--report-to", "tensorboard", "--quiet"]
+    env = {**os.environ, **OFFLINE}
+    done = subprocess.run(
+        [sys.executable, "-m", "stsbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import yaml
+
+    options = yaml.safe_load((out / "seed-options.yaml").read_text())
+    assert (options["report_to"], options["run_group"]) == ("tensorboard", "sweep/simcse")
+    losses = []
+    for seed in (1, 2):
+        folder = out / f"seed-{seed}"
+        expected = _log_series(folder / "train_log.jsonl")
+        got = _tensorboard_series(folder / "tensorboard")
+        assert set(got) == set(expected) and set(got["train/loss"]) == {1, 2}
+        for key, values in expected.items():
+            assert got[key] == pytest.approx(values, rel=1e-6)
+        losses.append(expected["train/loss"][1])
+        saved = json.loads((folder / "stsbench.json").read_text())["training"]
+        assert saved["run_group"] == "sweep/simcse"
+    assert losses[0] != losses[1]  # two seeds, two series

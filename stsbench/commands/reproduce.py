@@ -57,6 +57,15 @@ def reproduce_command(
             help="A parameter of the executor (slurm: partition=..., account=...); repeat for several.",
         ),
     ] = None,
+    report_to: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--report-to",
+            metavar="NAME[,NAME]",
+            help="Training also logs to tensorboard, wandb, trackio (stsbench train --report-to), each run's "
+            "seeds grouped as RECIPE/RUN.",
+        ),
+    ] = None,
     data_dir: DataDirOpt = None,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
@@ -71,17 +80,20 @@ def reproduce_command(
         return
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import build_plan
+    from stsbench.train.tracking import check_installed, parse_report_to
 
+    trackers = parse_report_to(report_to)
+    check_installed(trackers)
     recipe = load_recipe(target)
     if out is None and not dry_run:
         raise StsbenchError(f"give the folder of the reproduction: stsbench reproduce {target} --out DIR")
     folder = out if out is not None else Path(recipe.name)
     _check_out(folder, recipe.name)
     if dry_run:
-        _dry_run(build_plan(recipe, folder, data_dir))
+        _dry_run(build_plan(recipe, folder, data_dir, trackers))
         return
     options = dict(_key_value(o) for o in executor_option or [])
-    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus)
+    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers)
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -112,7 +124,7 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus) -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None) -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
@@ -126,7 +138,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus) -> N
 
     check_writable_dir(out, "--out")
     with output_lock(out, "--out"):
-        plan = build_plan(recipe, out, data_dir)
+        plan = build_plan(recipe, out, data_dir, report_to)
         state = load_state(plan.out)
         state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
         engine = make_executor(executor, out=plan.out, parallel=parallel, options=options)

@@ -131,8 +131,14 @@ def _corpus(train_file: str, lines: int | None, data_dir: Path) -> tuple[Path, i
         return path, sum(1 for _ in fh)
 
 
-def train_step(recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path) -> Step:
-    """A seed's training: ``stsbench train --config OUT/configs/<run>.yaml --seed S --output ...``."""
+def train_step(
+    recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path, report_to: str | None = None
+) -> Step:
+    """A seed's training: ``stsbench train --config OUT/configs/<run>.yaml --seed S --output ...``.
+
+    ``report_to``: also log to these trackers, the seeds grouped as ``<recipe>/<run>`` (not in the key: where
+    the numbers are also logged changes none of them).
+    """
     from stsbench.train.config import make_config
     from stsbench.train.data import batches_per_epoch
 
@@ -153,6 +159,8 @@ def train_step(recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path) -
     )
     config_file = out / "configs" / f"{run.name}.yaml"
     args = ("train", "--config", str(config_file), "--seed", str(seed), "--output", str(folder), "--quiet")
+    if report_to and report_to != "none":
+        args += ("--report-to", report_to, "--run-group", f"{recipe.name}/{run.name}")
     return Step(
         f"train/{run.name}/seed-{seed}",
         "train",
@@ -288,8 +296,13 @@ def report_step(recipe: Recipe, before: list[Step], out: Path) -> Step:
     return Step("report", "report", tuple(args), key, deps=tuple(s.id for s in before))
 
 
-def build_plan(recipe: Recipe, out: Path, data_dir: str | Path | None = None) -> Plan:
-    """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it."""
+def build_plan(
+    recipe: Recipe, out: Path, data_dir: str | Path | None = None, report_to: str | None = None
+) -> Plan:
+    """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
+
+    ``report_to``: the training steps also log to these trackers (``stsbench train --report-to``).
+    """
     from stsbench.paths import resolve_data_dir
 
     data = resolve_data_dir(data_dir, must_exist=False).absolute()
@@ -298,7 +311,7 @@ def build_plan(recipe: Recipe, out: Path, data_dir: str | Path | None = None) ->
     trains = {}
     evaluations = []
     for run in recipe.runs:
-        seeds = [train_step(recipe, run, s, out, data) for s in run.seeds]
+        seeds = [train_step(recipe, run, s, out, data, report_to) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
         evaluations.append(evaluate_step(run, seeds, out, data))
     if recipe.baseline is not None:
