@@ -303,3 +303,61 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     if not all(name in kept["report.md"].decode() for name in drawn_by):
         pytest.skip(f"figures were drawn with other versions than {', '.join(drawn_by)}")
     assert made == kept
+
+
+VERDICT = """name: tiny-verdict
+title: "A tiny reproduction, judged"
+flavour: mini
+published: [esimcse-arxiv/table7/unsup-simcse-bert-base]
+runs:
+  - name: simcse
+    method: simcse
+    config: simcse-minilm-cpu
+    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: 4, eval_steps: 2,
+                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
+    seeds: [1, 2]
+    evaluate: {{tasks: [sts], mode: test}}
+    published: esimcse-arxiv/table7/unsup-simcse-bert-base
+report:
+  title: "A tiny reproduction, judged"
+"""
+
+
+@pytest.mark.slow  # one tiny reproduction: two 4-step trainings, STS-B test, the report (~2 min on 2 cores)
+def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, tmp_path):
+    from stsbench.published.seed_check import verdict
+
+    recipe = tmp_path / "tiny-verdict.yaml"
+    recipe.write_text(VERDICT.format(model=tiny / "tiny", train=tiny / "train.txt"))
+    key = "esimcse-arxiv/table7/unsup-simcse-bert-base"
+    out = tmp_path / "o"
+    args = build_plan(load_recipe(recipe), out).step("report").args
+    assert args[-2:] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "## Reproduction" in (out / "report.md").read_text()
+    (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]
+    assert (
+        rep["key"] == key and rep["group"] == "unsup-SimCSE" and rep["seeds"] == [1, 2]
+    )  # the group named simcse
+    cells = {c["task"]: c for c in rep["cells"]}
+    entry = get_entry(key)
+    for task, published in entry.values.items():
+        if task == "Avg.":
+            continue
+        values = [
+            json.loads((out / f"results/simcse__seed-{s}/avg/test/{task}.json").read_text())["reported"]
+            for s in (1, 2)
+        ]
+        assert cells[task]["verdict"] == verdict(task, published, values).status, task
+        assert cells[task]["values"] == pytest.approx(values)
+    assert {c["verdict"] for c in cells.values()} <= {
+        "reproduced",
+        "not reproduced",
+        "inconclusive",
+        "not checked",
+    }
