@@ -198,3 +198,15 @@ def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, data_dir, t
     (record,) = run.records
     assert (record.model.prompt, record.model.prompt_name) == (QUERY, "query")
     assert len(list(out.rglob("align_uniform*.json"))) == 2
+
+
+def test_a_warm_prompted_run_imports_no_torch(st_model, data_dir, tmp_path, capsys):
+    """The prompt is read from the folder's JSON: a run on cached vectors still loads none of the heavy stack."""
+    from test_cold_start import _cli
+
+    args = _args(st_model, data_dir, tmp_path / "out", tmp_path / "cache", "--prompt-name", "query")
+    code, cold, err = run_cli(args, capsys)
+    assert code == 0, err
+    code, warm, err, heavy = _cli(args)
+    assert code == 0, err
+    assert heavy == [] and json.loads(warm)["scores"] == json.loads(cold)["scores"]
