@@ -210,3 +210,40 @@ def test_a_warm_prompted_run_imports_no_torch(st_model, data_dir, tmp_path, caps
     code, warm, err, heavy = _cli(args)
     assert code == 0, err
     assert heavy == [] and json.loads(warm)["scores"] == json.loads(cold)["scores"]
+
+
+def test_compare_evaluates_its_models_with_the_prompt(
+    st_model, tiny_bert, data_dir, tmp_path, capsys, one_thread
+):
+    out = tmp_path / "out"
+    args = [
+        "compare",
+        st_model,
+        tiny_bert,
+        "--mode",
+        "dev",
+        "--data-dir",
+        data_dir,
+        "-B",
+        "20",
+        "--format",
+        "json",
+    ]
+    code, printed, err = run_cli(
+        [*args, "--output", out, "--cache-dir", tmp_path / "c", "--prompt", QUERY], capsys
+    )
+    assert code == 0, err
+    labels = {s["label"] for s in json.loads(printed)["sides"]}
+    assert labels == {"tiny-st [prompt 'query: ']", "tiny-bert [prompt 'query: ']"}
+    recorded = {json.loads(p.read_text())["model"]["prompt"] for p in out.rglob("STSBenchmark.json")}
+    assert recorded == {QUERY}
+    code, _, err = run_cli(
+        [*args, "--output", out, "--prompt-name", "query"], capsys
+    )  # tiny-bert stores none
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert (
+        code == 2
+        and len(errors) == 1
+        and "tiny-bert stores no prompts" in errors[0]
+        and "Traceback" not in err
+    )
