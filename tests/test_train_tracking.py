@@ -80,12 +80,13 @@ def _wandb_records(path: Path):
             yield record
 
 
-def _wandb_series(out: Path) -> tuple[dict[str, dict[int, float]], dict]:
-    (run_dir,) = (out / "wandb").glob("offline-run-*")
-    (file,) = run_dir.glob("*.wandb")
+def _wandb_series(out: Path, runs: int = 1) -> tuple[dict[str, dict[int, float]], dict]:
+    """The history of OUTPUT's W&B run (``runs``: its offline folders, one per start of the run)."""
+    files = sorted((out / "wandb").glob("offline-run-*/*.wandb"))
+    assert len(files) == runs
     series: dict[str, dict[int, float]] = {}
-    run = {}
-    for record in _wandb_records(file):
+    run: dict = {}
+    for record in (r for f in files for r in _wandb_records(f)):
         kind = record.WhichOneof("record_type")
         if kind == "history":
             items = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in record.history.item}
@@ -94,7 +95,8 @@ def _wandb_series(out: Path) -> tuple[dict[str, dict[int, float]], dict]:
                 if not key.startswith("_"):
                     series.setdefault(key, {})[step] = value
         elif kind == "run":
-            run = {
+            run.setdefault("ids", []).append(record.run.run_id)
+            run |= {
                 "group": record.run.run_group,
                 "name": record.run.display_name,
                 "project": record.run.project,
@@ -247,3 +249,44 @@ def test_seeds_are_grouped_and_each_logs_its_own_series(files, tmp_path):
         saved = json.loads((folder / "stsbench.json").read_text())["training"]
         assert saved["run_group"] == "sweep/simcse"
     assert losses[0] != losses[1]  # two seeds, two series
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_resumed_run_goes_on_in_the_same_tracked_runs(files, tmp_path, monkeypatch):
+    from helpers import train_config
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from stsbench.train.loop import train
+
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+    out = tmp_path / "run"
+    kw = {"max_steps": 6, "save_steps": 2, "eval_steps": 2, "report_to": "tensorboard,wandb"}
+
+    def kill(step):
+        if step == 3:  # after step 3 was logged; the saved state is step 2's
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(train_config(files, out, **kw), show_progress=False, on_step=kill)
+    train(train_config(files, out, **kw), resume=True, show_progress=False)
+    expected = _log_series(out / "train_log.jsonl")
+    assert set(expected["train/loss"]) == set(range(1, 7))
+    acc = EventAccumulator(str(out / "tensorboard"))
+    acc.Reload()
+    for (
+        tag,
+        values,
+    ) in expected.items():  # step 3 once: the resumed writer purged what followed the saved step
+        events = acc.Scalars(tag)
+        assert [e.step for e in events] == sorted(values), tag
+        assert [e.value for e in events] == pytest.approx([values[s] for s in sorted(values)], rel=1e-6)
+    wandb, run = _wandb_series(out, runs=2)
+    assert len(run["ids"]) == 2 and len(set(run["ids"])) == 1  # both starts log to one W&B run
+    assert wandb.keys() == expected.keys()
+    for key, values in expected.items():
+        assert wandb[key] == pytest.approx(values, rel=1e-12), key

@@ -162,7 +162,8 @@ def open_trackers(
                     WandbTracker(out, config, project=project, group=group, name=name, run_id=ids["wandb"])
                 )
             else:
-                opened.append(TrackioTracker(config, project=project, group=group, name=name))
+                resume = resume_step is not None
+                opened.append(TrackioTracker(config, project=project, group=group, name=name, resume=resume))
     except BaseException:
         Trackers(opened).close()
         raise
@@ -235,7 +236,9 @@ class WandbTracker:
 class TrackioTracker:
     """A ``trackio`` run in its local store (``TRACKIO_DIR``), project ``project``, group ``group``."""
 
-    def __init__(self, config: dict[str, Any], *, project: str, group: str | None, name: str) -> None:
+    def __init__(
+        self, config: dict[str, Any], *, project: str, group: str | None, name: str, resume: bool
+    ) -> None:
         import trackio
 
         self.run = trackio.init(
@@ -243,7 +246,9 @@ class TrackioTracker:
             name=name,
             group=group,
             config=config,
-            resume="allow",
+            resume="allow"
+            if resume
+            else "never",  # a new run (--overwrite) is a new trackio run of that name
             embed=False,
             auto_log_gpu=False,
             auto_log_cpu=False,
@@ -253,8 +258,10 @@ class TrackioTracker:
         self.run.log(values, step=step)
 
     def summary(self, values: dict[str, Any]) -> None:
-        # trackio keeps no summary apart: the end's numbers are the config's "summary" entry
-        self.run.config.update({"summary": values})
+        """Nothing: trackio keeps no run summary; the best score is the eval series' at ``best_step``.
+
+        Its config is stored once, at the first log, and a row of its own would be a series the log lacks.
+        """
 
     def close(self) -> None:
         self.run.finish()
