@@ -25,7 +25,9 @@ from stsbench.errors import StsbenchError
 TRACKERS = ("tensorboard", "wandb", "trackio")
 # the module each needs (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
 MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
-IDS_FILE = "tracking.json"  # OUTPUT/tracking.json: the W&B run id, so that --resume continues the same run
+# the W&B run id, so that --resume continues the same run; in wandb's folder, not OUTPUT's top level, whose
+# .json files are the model's (its fingerprint, the embedding cache's key, reads them)
+ID_FILE = Path("wandb") / "stsbench-run-id.txt"
 NOT_SCALARS = ("event", "step", "epoch", "time", "kind", "schema_version")
 
 
@@ -151,7 +153,6 @@ def open_trackers(
         return None
     check_installed(report_to)
     name = name or (f"{group}/{out.name}" if group else out.name)
-    ids = _ids(out, resume_step is not None)
     opened: list[Tracker] = []
     try:
         for tracker in names:
@@ -159,7 +160,14 @@ def open_trackers(
                 opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
             elif tracker == "wandb":
                 opened.append(
-                    WandbTracker(out, config, project=project, group=group, name=name, run_id=ids["wandb"])
+                    WandbTracker(
+                        out,
+                        config,
+                        project=project,
+                        group=group,
+                        name=name,
+                        run_id=_wandb_id(out, resume_step),
+                    )
                 )
             else:
                 resume = resume_step is not None
@@ -170,16 +178,17 @@ def open_trackers(
     return Trackers(opened)
 
 
-def _ids(out: Path, resume: bool) -> dict[str, str]:
-    """The run's tracker ids: kept in ``OUTPUT/tracking.json`` so that a resumed run logs to the same run."""
-    path = out / IDS_FILE
-    if resume and path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+def _wandb_id(out: Path, resume_step: int | None) -> str:
+    """A new run's W&B id, or the id a resumed run kept in ``OUTPUT/wandb/stsbench-run-id.txt``."""
+    path = out / ID_FILE
+    if resume_step is not None and path.is_file():
+        return path.read_text(encoding="utf-8").strip()
     import secrets
 
-    ids = {"wandb": secrets.token_hex(4)}
-    path.write_text(json.dumps(ids) + "\n", encoding="utf-8")
-    return ids
+    run_id = secrets.token_hex(4)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(run_id + "\n", encoding="utf-8")
+    return run_id
 
 
 class TensorBoardTracker:
