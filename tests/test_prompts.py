@@ -80,6 +80,14 @@ def test_a_stored_prompt_changes_the_scores_keys_the_cache_apart_and_is_recorded
     assert run.results[0].reported == prompted["scores"]["STS16"]
     assert run.results[0].model.fingerprint == files[QUERY]["model"]["fingerprint"]
     assert run.prompt == QUERY and run.prompt_name is None
+    # the table's heading says which prompt (from the cache: nothing is encoded)
+    args = [
+        a
+        for a in _args(st_model, data_dir, out, cache, "--prompt-name", "query")
+        if a not in ("--format", "json")
+    ]
+    code, table, err = run_cli(args, capsys)
+    assert code == 0 and "tiny-st [prompt query], pooler avg" in table.replace("\n", ""), err
 
 
 def test_prompted_embeddings_equal_sentence_transformers(tiny_bert, tmp_path, one_thread):
@@ -185,6 +193,11 @@ def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, data_d
     assert len(folders) == 2 and folders[0] == "mock" and folders[1].startswith("mock+prompt-")
     labels = sorted(m.label for m in find_models(collect(out)))
     assert labels == ["mock", "mock" + prompt_suffix(QUERY, None)] == ["mock", "mock [prompt 'query: ']"]
+    # check's reader tells the two runs apart rather than taking STS16 twice from one
+    from stsbench.results.folder import load_results, select_run
+
+    with pytest.raises(StsbenchError, match=r"2 runs .*mock \[prompt 'query: '\]/mean-of-words/test"):
+        select_run(load_results(out), ["STS16"], out)
 
 
 def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, data_dir, tmp_path, one_thread):

@@ -263,8 +263,11 @@ class Measured:
 
     @property
     def run(self) -> tuple[str, str, str]:
-        """What the results of one run share: model name, pooler, mode."""
-        return (self.result.model.name, self.result.model.pooler, self.result.mode)
+        """What the results of one run share: model name (with its prompt, if any), pooler, mode."""
+        from stsbench.encoders.prompts import prompt_suffix
+
+        model = self.result.model
+        return (model.name + prompt_suffix(model.prompt, model.prompt_name), model.pooler, self.result.mode)
 
 
 def load_results(
