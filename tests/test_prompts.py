@@ -251,7 +251,7 @@ def test_compare_evaluates_its_models_with_the_prompt(
     recorded = {json.loads(p.read_text())["model"]["prompt"] for p in out.rglob("STSBenchmark.json")}
     assert recorded == {QUERY}
     code, _, err = run_cli(
-        [*args, "--output", out, "--prompt-name", "query"], capsys
+        [*args, "--output", out, "--cache-dir", tmp_path / "c", "--prompt-name", "query"], capsys
     )  # tiny-bert stores none
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert (
@@ -260,3 +260,15 @@ def test_compare_evaluates_its_models_with_the_prompt(
         and "tiny-bert stores no prompts" in errors[0]
         and "Traceback" not in err
     )
+
+
+def test_a_live_transformers_model_takes_its_folder_key(tiny_bert, tmp_path):
+    from transformers import AutoModel, AutoTokenizer
+
+    model, tok = AutoModel.from_pretrained(tiny_bert), AutoTokenizer.from_pretrained(tiny_bert)
+    for pooler in ("avg", "cls"):
+        live = stsbench.load_encoder(model, tokenizer=tok, pooler=pooler, cache_dir=tmp_path)
+        folder = stsbench.load_encoder(str(tiny_bert), pooler=pooler, cache_dir=tmp_path)
+        assert live.info.fingerprint == folder.info.fingerprint
+    other = stsbench.load_encoder(model, tokenizer=tok, pooler="avg", max_length=16, cache_dir=tmp_path)
+    assert other.info.fingerprint != live.info.fingerprint  # another setting, another key

@@ -85,8 +85,11 @@ def _same_config(model, folder: Path) -> bool:
         return False
     from transformers import AutoConfig
 
+    try:
+        theirs = AutoConfig.from_pretrained(folder).to_dict() if stored else {}
+    except Exception:  # a config transformers cannot read: the live model cannot be shown to be this one
+        return False
     mine = model.config.to_dict()
-    theirs = AutoConfig.from_pretrained(folder).to_dict() if stored else {}
     keys = (set(mine) | set(theirs)) - _CONFIG_NOISE
     return all(mine.get(k) == theirs.get(k) for k in keys)
 
