@@ -216,6 +216,7 @@ class LocalExecutor(Executor):
 # KEY=VALUE (a cluster's parameters: partition, account, ...; an executor refuses a key it does not know)
 EXECUTORS: Registry[type[Executor]] = Registry("executor", normalise=str.lower)
 EXECUTORS.register("local", "stsbench.reproduce.executors:LocalExecutor")
+EXECUTORS.register("slurm", "stsbench.reproduce.slurm:SlurmExecutor")
 
 
 def make_executor(
