@@ -18,7 +18,7 @@ DIR="${SLURM_LOCAL_DIR:-/tmp/stsbench-slurm}"
 CONF="$DIR/slurm.conf"
 MUNGE="$DIR/munge"
 MARK="$DIR/.stsbench-slurm-local"  # only a folder holding this is ever removed by stop
-DAEMONS=(slurmd slurmctld munged)  # stop order: the reverse of start
+DAEMONS=(munged slurmctld slurmd)
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
 say() { echo "slurm-local: $*" >&2; }
@@ -43,7 +43,7 @@ install() {
 write_conf() {
   local host cpus mem
   host="$(hostname -s)"
-  cpus="$(nproc)"
+  cpus="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"  # nproc follows OMP_NUM_THREADS otherwise
   mem="$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)"  # MiB, as slurmd measures it
   cat >"$CONF" <<EOF
 # Written by scripts/slurm-local.sh: a one-node test cluster.
@@ -102,8 +102,13 @@ start() {
   # munged runs as the munge user and refuses a key or socket folder that others can write or cannot enter.
   chown munge:munge "$MUNGE"
   chmod 711 "$MUNGE"
+  if ! runuser -u munge -- test -x "$MUNGE"; then
+    rm -rf "$DIR"
+    die "the munge user cannot reach $MUNGE (a parent folder is private); set SLURM_LOCAL_DIR to a folder under /tmp"
+  fi
   runuser -u munge -- mungekey --create --keyfile="$MUNGE/munge.key" >/dev/null 2>&1 \
-    || runuser -u munge -- sh -c "dd if=/dev/urandom bs=1 count=1024 of='$MUNGE/munge.key' 2>/dev/null"
+    || runuser -u munge -- sh -c "dd if=/dev/urandom bs=1 count=1024 of='$MUNGE/munge.key' 2>/dev/null" \
+    || fail_start "could not write a munge key in $MUNGE"
   chmod 400 "$MUNGE/munge.key"
   write_conf
   export SLURM_CONF="$CONF"
@@ -115,7 +120,7 @@ start() {
   local i
   for i in $(seq 1 60); do
     if [ "$(sinfo -h -N -o %t 2>/dev/null)" = "idle" ]; then
-      say "running in $DIR: node $(hostname -s), $(nproc) CPUs, partition local"
+      say "running in $DIR: node $(hostname -s), $(sinfo -h -N -o %c) CPUs, partition local"
       echo "export SLURM_CONF=$CONF"
       return 0
     fi
@@ -131,6 +136,23 @@ fail_start() {
   die "$1${log:+ ($log)}"
 }
 
+terminate() {  # SIGTERM to each daemon named that is still ours, then SIGKILL to any left after 10 s
+  local d pids=() i
+  for d in "$@"; do
+    alive "$d" || continue
+    pids+=("$(cat "$(pidfile "$d")")")
+    kill -TERM "${pids[-1]}" 2>/dev/null || true
+    say "stopping $d (pid ${pids[-1]})"
+  done
+  for i in $(seq 1 100); do
+    kill -0 "${pids[@]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  for d in "$@"; do  # still there, and still that daemon (not a reused PID)
+    if alive "$d"; then kill -KILL "$(cat "$(pidfile "$d")")" 2>/dev/null || true; fi
+  done
+}
+
 stop() {
   [ -e "$MARK" ] || { say "not running (no $DIR)"; return 0; }
   if alive slurmctld; then  # its jobs first: slurmstepd and the job processes are not slurmd's PIDs
@@ -143,15 +165,9 @@ stop() {
       sleep 0.5
     done
   fi
-  local d pid i
-  for d in "${DAEMONS[@]}"; do
-    alive "$d" || continue
-    pid="$(cat "$(pidfile "$d")")"
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-    say "stopped $d (pid $pid)"
-  done
+  # slurmd and slurmctld together (each takes a second or two to end), then munged, which they use
+  terminate slurmd slurmctld
+  terminate munged
   rm -rf "$DIR"
 }
 
