@@ -17,8 +17,8 @@ PROGRESS_ENV = "STSBENCH_PROGRESS_SECONDS"
 DEFAULT_PROGRESS_SECONDS = 15.0
 
 
-def _duration(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``1h02m``."""
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m`` (also the reproduction table's)."""
     s = int(round(seconds))
     if s < 60:
         return f"{s}s"
@@ -47,7 +47,7 @@ class PlainProgress:
         elapsed = time.monotonic() - self._start
         done = self.done
         rate = done / elapsed if elapsed > 0 else 0.0
-        eta = _duration((self.total - done) / rate) if rate > 0 else "unknown"
+        eta = duration((self.total - done) / rate) if rate > 0 else "unknown"
         pct = 100.0 * done / self.total if self.total else 100.0
         return f"{self.description}: {done}/{self.total} ({pct:.0f}%), {rate:.1f}/s, ETA {eta}"
 
@@ -69,7 +69,7 @@ class PlainProgress:
         self._stop.set()
         self._thread.join()
         if exc_type is None and self.lines:  # a log that said "ETA" also says when it ended
-            took = _duration(time.monotonic() - self._start)
+            took = duration(time.monotonic() - self._start)
             self._emit(f"{self.description}: {self.done}/{self.total} done in {took}")
 
 

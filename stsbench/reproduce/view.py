@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stsbench.progress import duration
+
 ORDER = ("running", "failed", "interrupted", "queued", "not run", "skipped", "done")
 
 
@@ -37,17 +39,8 @@ def train_progress(record: dict[str, Any]) -> str:
     step, seconds = last["step"], float(last["time"])
     text = f"step {step}" + (f"/{total}" if total else "")
     if total and step > 0 and step < total:
-        text += f", ETA {_duration((total - step) * seconds / step)}"
+        text += f", ETA {duration((total - step) * seconds / step)}"
     return text
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 def row(step_id: str, record: dict[str, Any], now: float | None = None) -> tuple[str, str, str]:
@@ -55,13 +48,13 @@ def row(step_id: str, record: dict[str, Any], now: float | None = None) -> tuple
     status = record.get("status", "queued")
     detail = ""
     if status == "running":
-        since = _duration((now or time.time()) - float(record.get("started") or time.time()))
+        since = duration((now or time.time()) - float(record.get("started") or time.time()))
         progress = train_progress(record) if record.get("kind") == "train" else ""
         detail = ", ".join(x for x in (progress, f"{since} so far", record.get("where") or "") if x)
     elif status in ("failed", "interrupted", "skipped"):
         detail = record.get("error") or ""
     elif status == "done" and record.get("seconds") is not None:
-        detail = _duration(record["seconds"])
+        detail = duration(record["seconds"])
     return step_id, status, detail
 
 
@@ -94,7 +87,7 @@ def session_lines(state: dict[str, Any]) -> list[str]:
     for i, s in enumerate(state.get("sessions", []), start=1):
         share = s.get("orchestration_share")
         lines.append(
-            f"session {i}: {s['steps_run']} step(s) run in {_duration(s['wall_seconds'])} wall; orchestration "
+            f"session {i}: {s['steps_run']} step(s) run in {duration(s['wall_seconds'])} wall; orchestration "
             f"(planning, bookkeeping, waiting between steps) {s['orchestration_seconds']:.1f} s"
             + (f" = {share * 100:.1f}% of the wall time" if share is not None else "")
             + (" (interrupted)" if s.get("interrupted") else "")
