@@ -15,7 +15,9 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterator
-from importlib import metadata
+from functools import cache
+from importlib import metadata, resources
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from stsbench.errors import StsbenchError
@@ -194,3 +196,13 @@ class Registry(Generic[T]):
     def items(self) -> list[tuple[str, T]]:
         """Every entry, loaded (imports every target)."""
         return [(name, self.get(name)) for name in self.names()]
+
+
+@cache
+def packaged_files(what: str, package: str) -> Registry[Path]:
+    """The ``*.yaml`` files shipped in ``package`` (configs, recipes), each a ``what`` named by its stem, any case."""
+    registry: Registry[Path] = Registry(what, normalise=str.lower)
+    for f in sorted(resources.files(package).iterdir(), key=lambda f: f.name):
+        if f.name.endswith(".yaml"):
+            registry.register(f.name.removesuffix(".yaml"), Path(str(f)))
+    return registry

@@ -7,23 +7,16 @@ CPU runs ``*-minilm-cpu.yaml``); each names its corpus (``train_file: wiki1m``),
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.registry import Registry
+from stsbench.registry import Registry, packaged_files
 
 SUFFIXES = (".yaml", ".yml")
 
 
-@lru_cache(maxsize=1)
 def _configs() -> Registry[Path]:
-    registry: Registry[Path] = Registry("config", normalise=str.lower)
-    for f in sorted(resources.files(__name__).iterdir(), key=lambda f: f.name):
-        if f.name.endswith(".yaml"):
-            registry.register(f.name.removesuffix(".yaml"), Path(str(f)))
-    return registry
+    return packaged_files("config", __name__)
 
 
 def config_names() -> list[str]:

@@ -13,7 +13,6 @@ refuses a bad one in one line naming the file.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stsbench.errors import StsbenchError
-from stsbench.registry import Registry
+from stsbench.registry import Registry, packaged_files
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -136,13 +135,8 @@ class Recipe(BaseModel):
         return next(r for r in self.runs if r.name == name)
 
 
-@lru_cache(maxsize=1)
 def _builtin() -> Registry[Path]:
-    registry: Registry[Path] = Registry("recipe", normalise=str.lower)
-    for f in sorted(resources.files(__name__).iterdir(), key=lambda f: f.name):
-        if f.name.endswith(".yaml"):
-            registry.register(f.name.removesuffix(".yaml"), Path(str(f)))
-    return registry
+    return packaged_files("recipe", __name__)
 
 
 def recipe_names() -> list[str]:
