@@ -139,3 +139,31 @@ def train_config(files: Path, out: Path, **kw):
         **kw,
     }
     return make_config(opts)
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder``: its POSIX path relative to ``folder`` -> its bytes."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def assert_same_report(made: dict[str, bytes], kept: dict[str, bytes]) -> None:
+    """A regenerated report folder (:func:`folder_bytes`) is the checked-in one, byte for byte.
+
+    report.md names the matplotlib (and seaborn) that drew; the text must agree under any versions of them,
+    the figures only under the versions that drew the checked-in ones (CI's dependency-floor venv differs):
+    under other versions the test is skipped after the text is checked.
+    """
+    import re
+
+    import matplotlib
+    import pytest
+    import seaborn
+
+    version = re.compile(rb"(matplotlib|seaborn) [0-9][0-9A-Za-z.]*")
+    assert version.sub(rb"\1", made["report.md"]) == version.sub(rb"\1", kept["report.md"])
+    drawn_by = [f"matplotlib {matplotlib.__version__}", f"seaborn {seaborn.__version__}"]
+    if not all(name in kept["report.md"].decode() for name in drawn_by):
+        pytest.skip(f"figures were drawn with other versions than {', '.join(drawn_by)}")
+    assert made == kept
