@@ -280,6 +280,23 @@ def _pairs(n: int = 8) -> tuple[list[str], list[str]]:
     return [SENTENCES[i % 4] for i in range(n)], [SENTENCES[(i + 1) % 4] for i in range(n)]
 
 
+# both trainers' runs: 4 steps of 4 on the CPU, nothing saved, their own loss logging out of the way
+_TINY_TRAINING = {
+    "max_steps": 4,
+    "per_device_train_batch_size": 4,
+    "save_strategy": "no",
+    "report_to": [],
+    "use_cpu": True,
+    "learning_rate": 1e-3,
+    "logging_steps": 100,
+}
+
+
+def _logged(trainer, key: str) -> list[tuple[int, float]]:
+    """(step, value) of every entry of the trainer's log history that holds ``key``."""
+    return [(r["step"], r[key]) for r in trainer.state.log_history if key in r]
+
+
 def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tmp_path):
     """Acceptance 2: SentenceTransformerTrainer with our evaluator logs STS-B dev at every eval step."""
     pytest.importorskip(
@@ -295,16 +312,7 @@ def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tm
     # an explicit fingerprint: datasets would otherwise hash the table with dill, not what is tested here
     table = datasets.table.InMemoryTable.from_pydict({"anchor": anchor, "positive": positive})
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path / "st-out"),
-        max_steps=4,
-        per_device_train_batch_size=4,
-        eval_strategy="steps",
-        eval_steps=2,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        learning_rate=1e-3,
-        logging_steps=100,
+        output_dir=str(tmp_path / "st-out"), eval_strategy="steps", eval_steps=2, **_TINY_TRAINING
     )
     trainer = SentenceTransformerTrainer(
         model=st,
@@ -314,11 +322,7 @@ def test_sentence_transformers_trainer_logs_stsbench_dev(tiny_bert, data_dir, tm
         evaluator=sentence_transformers_evaluator(data_dir=data_dir),
     )
     trainer.train()
-    logged = [
-        (r["step"], r["eval_stsbench_STSBenchmark_dev"])
-        for r in trainer.state.log_history
-        if "eval_stsbench_STSBenchmark_dev" in r
-    ]
+    logged = _logged(trainer, "eval_stsbench_STSBenchmark_dev")
     assert [s for s, _ in logged] == [2, 4]
     final = stsbench.evaluate(st, "STSBenchmark", "dev", data_dir=data_dir, use_cache=False)
     assert logged[-1][1] == final.results[0].reported
@@ -338,24 +342,11 @@ def test_hf_trainer_callback_logs_stsbench_dev_through_the_trainer(tiny_bert, da
         {"input_ids": enc["input_ids"][i], "attention_mask": enc["attention_mask"][i], "labels": i % 2}
         for i in range(8)
     ]
-    args = TrainingArguments(
-        output_dir=str(tmp_path / "hf-out"),
-        max_steps=4,
-        per_device_train_batch_size=4,
-        save_strategy="no",
-        report_to=[],
-        use_cpu=True,
-        learning_rate=1e-3,
-        logging_steps=100,
-    )
+    args = TrainingArguments(output_dir=str(tmp_path / "hf-out"), **_TINY_TRAINING)
     trainer = Trainer(model=model, args=args, train_dataset=rows)
     callback = STSBenchCallback(tok, eval_steps=2, data_dir=data_dir).attach(trainer)
     trainer.train()
-    logged = [
-        (r["step"], r["stsbench/STSBenchmark_dev"])
-        for r in trainer.state.log_history
-        if "stsbench/STSBenchmark_dev" in r
-    ]
+    logged = _logged(trainer, "stsbench/STSBenchmark_dev")
     assert [s for s, _ in logged] == [2, 4] and [s for s, _ in callback.history] == [2, 4]
     final = stsbench.evaluate(
         model.bert, "STSBenchmark", "dev", tokenizer=tok, data_dir=data_dir, use_cache=False
