@@ -45,6 +45,28 @@ def _config(tiny_bert, data_dir, tmp_path, **kw):
     return make_config(opts)
 
 
+def eager_and_graphed_losses(tiny_bert, data_dir, tmp_path, **kw) -> dict[bool, list[float]]:
+    """16 dropout-free CUDA steps run eagerly (False) and replayed from a CUDA graph (True): each run's losses."""
+    losses = {}
+    for graph in (False, True):
+        cfg = _config(
+            tiny_bert,
+            data_dir,
+            tmp_path / str(graph),
+            cuda_graph=graph,
+            pad_to_max_length=True,
+            device="cuda",
+            dropout=0.0,
+            max_steps=16,
+            log_steps=1,
+            **kw,
+        )
+        train(cfg, show_progress=False)
+        log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
+        losses[graph] = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
+    return losses
+
+
 def test_graph_problems_name_every_missing_condition():
     assert (
         graph_problems(
@@ -83,26 +105,8 @@ def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_
 )
 def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tmp_path, precision, method):
     """Without dropout a step is a pure function: the graph's losses and weights are the eager ones."""
-    runs = {}
-    for graph in (False, True):
-        cfg = _config(
-            tiny_bert,
-            data_dir,
-            tmp_path / str(graph),
-            cuda_graph=graph,
-            pad_to_max_length=True,
-            device="cuda",
-            precision=precision,
-            dropout=0.0,
-            max_steps=16,
-            log_steps=1,
-            **method,
-        )
-        result = train(cfg, show_progress=False)
-        log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
-        losses = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
-        runs[graph] = (result, losses)
-    eager, graphed = runs[False][1], runs[True][1]
+    losses = eager_and_graphed_losses(tiny_bert, data_dir, tmp_path, precision=precision, **method)
+    eager, graphed = losses[False], losses[True]
     assert len(eager) == len(graphed) == 16
     tol = 1e-5 if precision == "fp32" else 1e-3
     assert max(abs(a - b) for a, b in zip(eager, graphed, strict=True)) < tol

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 from official_reference import TrainerAdamW
-from test_train_graph import _config
+from test_train_graph import eager_and_graphed_losses
 from test_train_static import _steps
 
 from stsbench.errors import StsbenchError
@@ -222,29 +222,9 @@ def test_esimcse_static_steps_take_the_official_optimizer_and_order(tiny_bert, d
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
 def test_graphed_official_esimcse_steps_equal_eager_steps(tiny_bert, data_dir, tmp_path):
     """hf-adamw's capturable update and the before-step momentum update replayed from a graph: the eager losses."""
-    import json
-
-    from stsbench.train.loop import train
-
-    losses = {}
-    for graph in (False, True):
-        cfg = _config(
-            tiny_bert,
-            data_dir,
-            tmp_path / str(graph),
-            method="esimcse",
-            cuda_graph=graph,
-            pad_to_max_length=True,
-            device="cuda",
-            dropout=0.0,
-            max_steps=16,
-            log_steps=1,
-            optimizer="hf-adamw",
-            momentum_update="before-step",
-        )
-        train(cfg, show_progress=False)
-        log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
-        losses[graph] = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
+    losses = eager_and_graphed_losses(
+        tiny_bert, data_dir, tmp_path, method="esimcse", optimizer="hf-adamw", momentum_update="before-step"
+    )
     assert len(losses[True]) == 16
     assert max(abs(a - b) for a, b in zip(losses[False], losses[True], strict=True)) < 1e-5
 
