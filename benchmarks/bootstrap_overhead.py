@@ -18,37 +18,23 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_speed import cli  # noqa: E402
+from eval_speed import cli, in_process, scores_of  # noqa: E402
 from oracle import SHARED  # noqa: E402
 
-from stsbench.evaluation.run import evaluate as run  # noqa: E402
 from stsbench.io import atomic_write_text  # noqa: E402
 
 LIMIT_S = 3.0  # issue 18, acceptance 4
 
 
-def in_process(args, bootstrap: int) -> tuple[float, dict[str, float], float]:
+def timed(args, bootstrap: int) -> tuple[float, dict[str, float], float]:
     """``stsbench.evaluation.run.evaluate`` here: wall seconds, the figures, the bootstrap's own seconds."""
-    t = time.perf_counter()
-    result = run(
-        args.model,
-        "sts",
-        "test",
-        data_dir=args.data_dir,
-        cache_dir=args.cache_dir,
-        device=args.device,
-        batch_size=args.batch_size,
-        show_progress=False,
-        bootstrap=bootstrap,
-    )
-    took = time.perf_counter() - t
-    return took, {r.task: r.reported for r in result.results}, result.timings.get("bootstrap", 0.0)
+    took, result = in_process(args, args.cache_dir, bootstrap=bootstrap)
+    return took, scores_of(result), result.timings.get("bootstrap", 0.0)
 
 
 def parse_args() -> argparse.Namespace:
@@ -87,14 +73,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         args.cache_dir = args.cache_dir or Path(tmp) / "cache"
         cli(args, args.cache_dir, Path(tmp) / "warm-up")  # fills the cache (and the OS file cache) untimed
-        in_process(args, 0)
+        timed(args, 0)
         for i in range(args.repeats):
             order = (0, args.bootstrap) if i % 2 == 0 else (args.bootstrap, 0)
             for b in order:
                 took, scores = cli(args, args.cache_dir, Path(tmp) / f"out-{i}-{b}", ("--bootstrap", str(b)))
                 secs.setdefault(("cli", b), []).append(took)
                 figures.setdefault(b, []).append(scores)
-                took, scores, boot = in_process(args, b)
+                took, scores, boot = timed(args, b)
                 secs.setdefault(("lib", b), []).append(took)
                 figures[b].append(scores)
                 if b:

@@ -54,6 +54,23 @@ def cli(args, cache: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[floa
     return took, {t: float(scores[t]) for t in STS_NAMES}
 
 
+def in_process(args, cache: Path, **kw):
+    """``stsbench.evaluation.run.evaluate`` on the STS test sets here (plus ``kw``): wall seconds, the run."""
+    t = time.perf_counter()
+    result = run(
+        args.model,
+        "sts",
+        "test",
+        data_dir=args.data_dir,
+        cache_dir=cache,
+        device=args.device,
+        batch_size=args.batch_size,
+        show_progress=False,
+        **kw,
+    )
+    return time.perf_counter() - t, result
+
+
 def parse_args() -> argparse.Namespace:
     cuda = torch.cuda.is_available()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -86,30 +103,18 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     expect = dict(zip(STS_NAMES, (float(x) for x in args.expect.split(",")), strict=True))
     rows: list[tuple[str, float, dict[str, float]]] = []
-    common = {"show_progress": False, "device": args.device, "batch_size": args.batch_size}
     with tempfile.TemporaryDirectory() as tmp:
         cold_cache, cache = Path(tmp) / "cold-cache", Path(tmp) / "cache"
         secs, scores = cli(args, cold_cache, Path(tmp) / "out-cold")
         rows.append(("`stsbench run` CLI, cold cache (new process, process start included)", secs, scores))
-        t = time.perf_counter()
-        cold = run(args.model, "sts", "test", data_dir=args.data_dir, cache_dir=cache, **common)
-        rows.append(("stsbench, cold cache (in process)", time.perf_counter() - t, scores_of(cold)))
-        t = time.perf_counter()
-        warm = run(args.model, "sts", "test", data_dir=args.data_dir, cache_dir=cache, **common)
-        rows.append(("stsbench, warm cache (in process)", time.perf_counter() - t, scores_of(warm)))
+        secs, cold = in_process(args, cache)
+        rows.append(("stsbench, cold cache (in process)", secs, scores_of(cold)))
+        secs, warm = in_process(args, cache)
+        rows.append(("stsbench, warm cache (in process)", secs, scores_of(warm)))
         if args.extra_dtype:
-            t = time.perf_counter()
-            low = run(
-                args.model,
-                "sts",
-                "test",
-                data_dir=args.data_dir,
-                cache_dir=cache,
-                dtype=args.extra_dtype,
-                **common,
-            )
+            secs, low = in_process(args, cache, dtype=args.extra_dtype)
             label = f"stsbench, cold cache, `--dtype {args.extra_dtype}` (opt-in)"
-            rows.append((label, time.perf_counter() - t, scores_of(low)))
+            rows.append((label, secs, scores_of(low)))
         secs, scores = cli(args, cache, Path(tmp) / "out-warm")
         rows.append(("`stsbench run` CLI, warm cache (new process)", secs, scores))
     oracle, oracle_s = None, None
