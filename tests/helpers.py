@@ -167,3 +167,79 @@ def assert_same_report(made: dict[str, bytes], kept: dict[str, bytes]) -> None:
     if not all(name in kept["report.md"].decode() for name in drawn_by):
         pytest.skip(f"figures were drawn with other versions than {', '.join(drawn_by)}")
     assert made == kept
+
+
+def reproduction_figures(out: Path, *, logs: bool = False) -> dict[str, str]:
+    """Every figure of a ``stsbench reproduce`` folder's results (task results and analyses), by file and field.
+
+    ``logs``: each training's logged steps too (event, step, loss, dev Spearman), from ``OUT/runs``.
+    """
+    import json
+
+    found = {}
+    for f in sorted((out / "results").rglob("*.json")):
+        data = json.loads(f.read_text())
+        for key in ("reported", "scores", "interval", "result", "tasks"):
+            if key in data:
+                found[f"{f.relative_to(out)}:{key}"] = json.dumps(data[key], sort_keys=True)
+    for log in sorted((out / "runs").rglob("train_log.jsonl")) if logs else []:
+        records = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()]
+        steps = [
+            (r["event"], r["step"], r.get("loss"), r.get("dev_spearman")) for r in records if "time" in r
+        ]
+        found[str(log.relative_to(out))] = json.dumps(steps)
+    return found
+
+
+def reproduce_step(out: Path, step: str) -> dict:
+    """The state ``OUT/reproduce.json`` records of ``step`` (``{}`` before it is written or while half-read)."""
+    import json
+
+    try:
+        return json.loads((out / "reproduce.json").read_text())["steps"].get(step, {})
+    except (OSError, ValueError):
+        return {}
+
+
+# one run (SimCSE on the tiny BERT, two seeds, STS-B dev), the reproduce and Slurm tests' recipe
+_TINY_RECIPE = """name: {name}
+title: "{title}"
+flavour: mini
+verdict: false
+runs:
+  - name: simcse
+    method: simcse
+    config: simcse-minilm-cpu
+    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: {steps}, eval_steps: {eval_steps},
+                {save}batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
+    seeds: [1, 2]
+    evaluate: {{tasks: [STSBenchmark], mode: dev}}
+{analyses}report:
+  title: "{title}"
+"""
+
+
+def tiny_recipes(root: Path, recipes: dict[str, dict]) -> Path:
+    """``root`` with a tiny BERT (``tiny/``), a 30-line ``train.txt`` and a recipe file per ``recipes`` entry.
+
+    Each entry (file name -> options) sets ``name``, ``title``, ``steps``, and optionally ``eval_steps`` (2),
+    ``save_steps`` (the config's) and ``analyses`` (True: align_uniform on the seeds).
+    """
+    make_tiny_bert(root / "tiny", max_positions=128, init_range=0.02)
+    lines = [f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" for i in range(30)]
+    (root / "train.txt").write_text("\n".join(lines) + "\n")
+    for file, opts in recipes.items():
+        save = f"save_steps: {opts['save_steps']}, " if opts.get("save_steps") else ""
+        analyses = "analyses:\n  - {name: align_uniform}\n" if opts.get("analyses", True) else ""
+        text = _TINY_RECIPE.format(
+            name=opts["name"],
+            title=opts["title"],
+            model=root / "tiny",
+            train=root / "train.txt",
+            steps=opts["steps"],
+            eval_steps=opts.get("eval_steps", 2),
+            save=save,
+            analyses=analyses,
+        )
+        (root / file).write_text(text)
+    return root

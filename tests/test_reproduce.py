@@ -12,7 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT, SENTENCES, assert_same_report, folder_bytes, make_tiny_bert, run_cli
+from helpers import (
+    DATA,
+    ROOT,
+    assert_same_report,
+    folder_bytes,
+    reproduce_step,
+    reproduction_figures,
+    run_cli,
+    tiny_recipes,
+)
 
 from stsbench.published.registry import get_entry
 from stsbench.recipes import load_recipe, recipe_names
@@ -20,38 +29,20 @@ from stsbench.reproduce.cost import STEP_TIMES
 from stsbench.reproduce.plan import build_plan, training_copies
 from stsbench.reproduce.state import busy_seconds
 
-TINY = """name: tiny
-title: "A tiny reproduction"
-flavour: mini
-verdict: false
-runs:
-  - name: simcse
-    method: simcse
-    config: simcse-minilm-cpu
-    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: {steps}, eval_steps: 2,
-                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
-    seeds: [1, 2]
-    evaluate: {{tasks: [STSBenchmark], mode: dev}}
-analyses:
-  - {{name: align_uniform}}
-report:
-  title: "A tiny reproduction"
-"""
-
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 4 steps)."""
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
-    root = tmp_path_factory.mktemp("reproduce")
-    make_tiny_bert(root / "tiny", max_positions=128, init_range=0.02)
-    lines = [f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" for i in range(30)]
-    (root / "train.txt").write_text("\n".join(lines) + "\n")
-    for steps in (4, 6):
-        text = TINY.format(model=root / "tiny", train=root / "train.txt", steps=steps)
-        (root / f"tiny{'' if steps == 4 else '-longer'}.yaml").write_text(text)
-    return root
+    title = "A tiny reproduction"
+    return tiny_recipes(
+        tmp_path_factory.mktemp("reproduce"),
+        {
+            "tiny.yaml": {"name": "tiny", "title": title, "steps": 4},
+            "tiny-longer.yaml": {"name": "tiny", "title": title, "steps": 6},
+        },
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -145,10 +136,7 @@ def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout
     end = time.time() + timeout
     while time.time() < end:
         assert proc.poll() is None, proc.stdout.read()
-        try:
-            rec = json.loads((out / "reproduce.json").read_text())["steps"].get(step, {})
-        except (OSError, ValueError):
-            rec = {}
+        rec = reproduce_step(out, step)
         logged = (
             not step.startswith("train/") or (Path(rec.get("folder", "/x")) / "train_log.jsonl").is_file()
         )
@@ -156,18 +144,6 @@ def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout
             return
         time.sleep(0.1)
     raise AssertionError(f"{step} never {status}")
-
-
-def _scores(out: Path) -> dict[str, float]:
-    """Every figure of the run's results (task results and the analysis), by file and field."""
-    found = {}
-    for f in sorted((out / "results").rglob("*.json")):
-        data = json.loads(f.read_text())
-        rel = str(f.relative_to(out / "results"))
-        for k in ("reported", "scores", "interval", "result", "tasks"):
-            if k in data:
-                found[f"{rel}:{k}"] = json.dumps(data[k], sort_keys=True)
-    return found
 
 
 def _kill_tree(pid: int) -> None:
@@ -224,7 +200,7 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1  # finished before the first interruption
     assert (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns == first_seed_log
-    assert _scores(out) == _scores(clean) and _scores(out)
+    assert reproduction_figures(out) == reproduction_figures(clean) and reproduction_figures(out)
 
 
 CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"

@@ -17,27 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT, SENTENCES, make_tiny_bert
+from helpers import DATA, ROOT, reproduce_step, reproduction_figures, tiny_recipes
 
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 CLUSTER = "stsbench-local"  # the script's ClusterName: a cluster the tests may submit to
-
-# Two seeds of a tiny BERT, 6 steps, saved every 2 (a job interrupted after step 2 has a state to resume)
-RECIPE = """name: tiny-slurm
-title: "A tiny reproduction on Slurm"
-flavour: mini
-verdict: false
-runs:
-  - name: simcse
-    method: simcse
-    config: simcse-minilm-cpu
-    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: 6, eval_steps: 6, save_steps: 2,
-                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
-    seeds: [1, 2]
-    evaluate: {{tasks: [STSBenchmark], mode: dev}}
-report:
-  title: "A tiny reproduction on Slurm"
-"""
 
 
 def _ours(env: dict[str, str]) -> bool:
@@ -83,12 +66,10 @@ def slurm():
 def recipe(tmp_path) -> Path:
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
-    make_tiny_bert(tmp_path / "tiny", max_positions=128, init_range=0.02)
-    lines = [f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" for i in range(30)]
-    (tmp_path / "train.txt").write_text("\n".join(lines) + "\n")
-    path = tmp_path / "tiny.yaml"
-    path.write_text(RECIPE.format(model=tmp_path / "tiny", train=tmp_path / "train.txt"))
-    return path
+    # two seeds, 6 steps, saved every 2: a job interrupted after step 2 has a state to resume
+    recipe = {"name": "tiny-slurm", "title": "A tiny reproduction on Slurm", "steps": 6, "eval_steps": 6}
+    tiny_recipes(tmp_path, {"tiny.yaml": {**recipe, "save_steps": 2, "analyses": False}})
+    return tmp_path / "tiny.yaml"
 
 
 def _reproduce(recipe: Path, out: Path, env: dict[str, str], *options: str) -> subprocess.Popen:
@@ -101,41 +82,17 @@ def _reproduce(recipe: Path, out: Path, env: dict[str, str], *options: str) -> s
     )
 
 
-def _step(out: Path, step: str) -> dict:
-    try:
-        return json.loads((out / "reproduce.json").read_text())["steps"].get(step, {})
-    except (OSError, ValueError):
-        return {}
-
-
 def _saved_and_running(out: Path, step: str, proc: subprocess.Popen, timeout: float = 240) -> str:
     """The Slurm job of a training step once it has saved a resumable state and not finished."""
     state = out / "runs" / "simcse" / step.rsplit("/", 1)[1] / "last" / "state.pt"
     end = time.time() + timeout
     while time.time() < end:
         assert proc.poll() is None, proc.stdout.read()
-        rec = _step(out, f"train/simcse/{step.rsplit('/', 1)[1]}")
+        rec = reproduce_step(out, f"train/simcse/{step.rsplit('/', 1)[1]}")
         if state.is_file() and rec.get("status") == "running":
             return rec["where"].removeprefix("slurm job ")
         time.sleep(0.05)
     raise AssertionError(f"{step} never saved a state while running")
-
-
-def _figures(out: Path) -> dict[str, str]:
-    """Every figure of the reproduction: the results' scores and each training's losses and dev scores."""
-    found = {}
-    for f in sorted((out / "results").rglob("*.json")):
-        data = json.loads(f.read_text())
-        for key in ("reported", "scores", "interval", "tasks"):
-            if key in data:
-                found[f"{f.relative_to(out)}:{key}"] = json.dumps(data[key], sort_keys=True)
-    for log in sorted((out / "runs").rglob("train_log.jsonl")):
-        records = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()]
-        steps = [
-            (r["event"], r["step"], r.get("loss"), r.get("dev_spearman")) for r in records if "time" in r
-        ]
-        found[str(log.relative_to(out))] = json.dumps(steps)
-    return found
 
 
 @pytest.mark.slow  # a tiny reproduction on each executor, at once: ~1.5 min on a shared 2-core machine
@@ -167,7 +124,8 @@ def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tm
         assert [(j, bool(r)) for j, r, _ in starts] == [(job, False), (job, True)], log
         assert not starts[0][2].endswith("--resume") and starts[1][2].endswith(" --quiet --resume")
     # the requeued trainings resumed and gave every figure of the local executor's run
-    assert _figures(out) == _figures(tmp_path / "local") and _figures(out)
+    assert reproduction_figures(out, logs=True) == reproduction_figures(tmp_path / "local", logs=True)
+    assert reproduction_figures(out, logs=True)
 
 
 def test_executor_options_are_submitits_parameters_or_one_line(tmp_path):
