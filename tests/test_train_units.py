@@ -353,19 +353,16 @@ def test_config_yaml_then_cli_override(tmp_path):
 
 
 def test_shipped_configs_load_with_the_paper_settings():
-    configs = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+    packaged = Path(__file__).resolve().parents[1] / "stsbench" / "configs"  # package data since #25
+    configs = sorted(packaged.glob("*.yaml"))
     assert len(configs) >= 3
     for path in configs:
         cfg = make_config({"output": "runs/x"}, path)
         assert cfg.max_length == 32 and cfg.temperature == 0.05
-    esim = make_config(
-        {"output": "o"}, Path(__file__).resolve().parents[1] / "configs" / "esimcse-bert-base-paper.yaml"
-    )
+    esim = make_config({"output": "o"}, packaged / "esimcse-bert-base-paper.yaml")
     assert (esim.batch_size, esim.lr, esim.dup_rate, esim.epochs, esim.eval_steps) == (64, 3e-5, 0.32, 1, 125)
     assert (esim.momentum, esim.queue_multiple, esim.repetition_kind) == (0.995, 2.5, "subword")
-    moco = make_config(
-        {"output": "o"}, Path(__file__).resolve().parents[1] / "configs" / "mocose-bert-base-paper.yaml"
-    )
+    moco = make_config({"output": "o"}, packaged / "mocose-bert-base-paper.yaml")
     assert (moco.batch_size, moco.lr, moco.weight_decay, moco.eval_steps) == (64, 3e-5, 1e-6, 100)
     assert (moco.ema_decay_start, moco.ema_decay_end, moco.fgsm_epsilon) == (0.75, 0.95, 5e-9)
     assert (moco.queue_size, moco.queue_start_size, moco.projection_layers, moco.predictor_layers) == (
