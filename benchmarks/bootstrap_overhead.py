@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_speed import cli, in_process, scores_of  # noqa: E402
 from oracle import SHARED  # noqa: E402
 
-from stsbench.io import atomic_write_text  # noqa: E402
+from stsbench.files import atomic_write_text  # noqa: E402
 
 LIMIT_S = 3.0  # issue 18, acceptance 4
 

@@ -29,7 +29,7 @@ from oracle import SHARED  # noqa: E402
 from stsbench.encoders import load_encoder  # noqa: E402
 from stsbench.encoders.base import unique_texts  # noqa: E402
 from stsbench.encoders.hf import HFEncoder, length_batches  # noqa: E402
-from stsbench.io import atomic_write_text  # noqa: E402
+from stsbench.files import atomic_write_text  # noqa: E402
 from stsbench.tasks.registry import resolve_tasks  # noqa: E402
 
 

@@ -34,7 +34,7 @@ from oracle import SHARED, STS_NAMES, hf_batcher, run_oracle_sts  # noqa: E402
 
 from stsbench.encoders import load_encoder  # noqa: E402
 from stsbench.evaluation.run import evaluate as run  # noqa: E402
-from stsbench.io import atomic_write_text  # noqa: E402
+from stsbench.files import atomic_write_text  # noqa: E402
 
 CPU_FIGURES = "72.37,80.60,75.59,85.39,78.99,82.03,77.15"  # all-MiniLM-L6-v2, float32, this repo's CPU run
 

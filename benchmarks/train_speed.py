@@ -412,7 +412,7 @@ def main() -> None:
     def write() -> str:  # after every row: a run cut short by a time limit still leaves its table
         text = report(header=header, args=args, config=config, runs=runs, checks=checks, peak=peak)
         if args.markdown:
-            from stsbench.io import atomic_write_text
+            from stsbench.files import atomic_write_text
 
             atomic_write_text(args.markdown, text + "\n")
         return text

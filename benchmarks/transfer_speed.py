@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from stsbench.encoders.base import EmbeddingTable, unique_texts  # noqa: E402
-from stsbench.io import atomic_write_text  # noqa: E402
+from stsbench.files import atomic_write_text  # noqa: E402
 from stsbench.tasks.base import Mode  # noqa: E402
 from stsbench.tasks.transfer import TRANSFER_TASKS  # noqa: E402
 

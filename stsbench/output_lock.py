@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json, current_umask
+from stsbench.files import atomic_write_json, current_umask
 
 log = logging.getLogger(__name__)
 LOCK_FILE = ".stsbench.lock"

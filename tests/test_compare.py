@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_cli
 
 from stsbench.encoders.mock import MockEncoder
 from stsbench.errors import StsbenchError
@@ -16,7 +17,6 @@ from stsbench.results.sides import side_from_folder
 from stsbench.stats.compare import compare_sides
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import resolve_tasks
-from helpers import run_cli
 
 TASKS = "STS12,STSBenchmark"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from stsbench.io import atomic_write_json, atomic_write_npz, current_umask
+from stsbench.files import atomic_write_json, atomic_write_npz, current_umask
 
 
 @pytest.fixture(params=[0o022, 0o077, 0o002], ids=lambda m: f"umask-{m:03o}")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SENTENCES, make_tiny_bert, run_cli
 from export_worker import export
+from helpers import SENTENCES, make_tiny_bert, run_cli
 
 from stsbench.encoders import load_encoder
 from stsbench.encoders.resolve import embedded_model_path, resolve_model

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_cli
 from scipy.stats import spearmanr
 
 from stsbench.errors import StsbenchError
 from stsbench.published.check import check_results
 from stsbench.published.registry import get_entry
 from stsbench.results.mteb_layout import MTEB_TASKS, export_results, read_mteb_results
-from helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 # all-MiniLM-L6-v2's committed 7-task STS run (stsbench run --tasks sts), and a transfer-only run beside it

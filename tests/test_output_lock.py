@@ -176,7 +176,7 @@ def test_full_disk_under_the_cache_is_one_line_and_the_cache_stays_valid(
 def test_read_only_model_cache_folder_is_one_line(
     tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
 ):
-    import stsbench.io
+    import stsbench.files
 
     cache = tmp_path / "cache"
     args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS12", "--cache-dir", cache, "-q"]
@@ -188,7 +188,7 @@ def test_read_only_model_cache_folder_is_one_line(
             raise OSError(errno.EROFS, "Read-only file system", str(Path(dir) / f"{prefix}x{suffix}"))
         return mkstemp(prefix=prefix, suffix=suffix, dir=dir)
 
-    monkeypatch.setattr(stsbench.io.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(stsbench.files.tempfile, "mkstemp", read_only)
     code, _, err = run_cli(args, capsys)
     monkeypatch.undo()
     line = one_error_line(code, err)

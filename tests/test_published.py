@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from stsbench.average import AVG
 from stsbench.cli import app
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.files import atomic_write_json
 from stsbench.published.check import CheckFailed, check_results
 from stsbench.published.registry import TASKS, Entry, get_entry, load_registry
 from stsbench.results.schema import ModelInfo, Provenance, TaskResult

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_cli
 from counting_encoder import CountingEncoder, sentences, vectors_of
+from helpers import run_cli
 
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
 MTEB_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark"]
@@ -129,7 +129,7 @@ def test_writing_commands_check_their_output_first(command, bad, tiny_bert, tmp_
 
 
 def test_check_writable_dir_accepts_new_and_existing_folders(tmp_path):
-    from stsbench.io import check_writable_dir
+    from stsbench.files import check_writable_dir
 
     assert check_writable_dir(tmp_path, "--output") == tmp_path
     assert check_writable_dir(tmp_path / "new" / "deeper", "--output") == tmp_path / "new" / "deeper"

@@ -180,7 +180,7 @@ def _break(folder: Path, how: str) -> None:
     elif how in ("not npz", "wrong arrays"):
         import hashlib
 
-        from stsbench.io import npz_bytes
+        from stsbench.files import npz_bytes
 
         body = b"not a zip at all" if how == "not npz" else npz_bytes({"cosine": np.zeros(3)})
         npz.write_bytes(body)

@@ -15,7 +15,7 @@ from oracle import patch_for_cpu
 from stsbench.data.transfer import read_binary, read_mrpc, read_sst2, read_trec
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
-from stsbench.io import to_json
+from stsbench.files import to_json
 from stsbench.tasks.base import Mode
 from stsbench.tasks.transfer import TRANSFER_TASKS
 from stsbench.tasks.transfer.classifier import Job, ProbeConfig, train_probes

@@ -19,7 +19,7 @@ from helpers import run_cli
 
 import stsbench
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_npz
+from stsbench.files import atomic_write_npz
 from stsbench.published.check import check_results
 from stsbench.reports.collect import collect
 from stsbench.results.pairs import pairs_path

@@ -30,7 +30,7 @@ def save(fig, stem: Path) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure."""
     import io
 
-    from stsbench.io import atomic_write_bytes
+    from stsbench.files import atomic_write_bytes
 
     out = []
     for fmt, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):

@@ -305,7 +305,7 @@ def repetition_probe(
 
 def write_triples(path: Path, triples: list[ProbeTriple]) -> Path:
     """One JSON object a line (atomic)."""
-    from stsbench.io import atomic_write_text
+    from stsbench.files import atomic_write_text
 
     text = "".join(
         json.dumps(asdict(t), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n" for t in triples

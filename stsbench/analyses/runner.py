@@ -100,7 +100,7 @@ def run_analysis(
     (then each record's ``provenance.data_modified`` names them).
     """
     from stsbench.data.integrity import check_data
-    from stsbench.io import atomic_write_json
+    from stsbench.files import atomic_write_json
     from stsbench.paths import resolve_data_dir
     from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
 

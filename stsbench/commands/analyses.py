@@ -109,7 +109,7 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         from stsbench.analyses.runner import LoadOptions, run_analysis
         from stsbench.encoders import EMBEDDED_DEFAULT
         from stsbench.encoders.prompts import check_prompt_options
-        from stsbench.io import check_outputs
+        from stsbench.files import check_outputs
 
         check_prompt_options(kw["prompt"], kw["prompt_name"])
         # every output location is checked before any model loads (one line, exit 2)

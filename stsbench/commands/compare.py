@@ -144,7 +144,7 @@ def compare_cmd(
     require_two(sources)
     check_prompt_options(prompt, prompt_name)
     if plot is not None:
-        from stsbench.io import check_writable_dir
+        from stsbench.files import check_writable_dir
 
         check_writable_dir(plot.parent if str(plot.parent) else Path(), "--plot's folder")
     result = compare(

@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fetch SimCSE's senteval.tar from the Hugging Face hub, extract downstream/, verify it."""
         from stsbench.data.manifest import download
-        from stsbench.io import check_writable_dir
+        from stsbench.files import check_writable_dir
         from stsbench.paths import resolve_data_dir
 
         root = resolve_data_dir(data_dir, must_exist=False)

@@ -68,7 +68,7 @@ def report_cmd(
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
     the rest of the report is written and the exit status is 0 (1 with --strict).
     """
-    from stsbench.io import check_writable_dir
+    from stsbench.files import check_writable_dir
 
     check_writable_dir(out, "--out")
     from stsbench.progress import plural

@@ -128,7 +128,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.io import check_writable_dir
+    from stsbench.files import check_writable_dir
     from stsbench.output_lock import output_lock
     from stsbench.reproduce.executors import make_executor
     from stsbench.reproduce.plan import build_plan

@@ -201,7 +201,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
         from stsbench.encoders.prompts import check_prompt_options
-        from stsbench.io import check_outputs
+        from stsbench.files import check_outputs
         from stsbench.tasks.names import task_names
 
         task_names(tasks)  # a mistyped name is refused now, not after seconds of imports

@@ -103,7 +103,7 @@ RUN_PARAMETERS = [
 
 def train_command(**options: Any) -> None:  # its help: train_command.__doc__ below, naming the methods
     from stsbench.errors import StsbenchError
-    from stsbench.io import check_writable_dir
+    from stsbench.files import check_writable_dir
     from stsbench.train.config import make_config
     from stsbench.train.lifeline import follow_parent
 

@@ -87,7 +87,7 @@ def _write_cache(where: Path) -> None:
 
     A cache that cannot be written (a read-only home) only costs the next run its hashing.
     """
-    from stsbench.io import atomic_write_json
+    from stsbench.files import atomic_write_json
 
     merged = {**_read_cache(where), **_memo}
     try:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.encoders.base import Encoder
-from stsbench.io import atomic_write_bytes, atomic_write_text, current_umask
+from stsbench.files import atomic_write_bytes, atomic_write_text, current_umask
 
 log = logging.getLogger(__name__)
 _KEY_BYTES = 16

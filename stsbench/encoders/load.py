@@ -70,7 +70,7 @@ def load_encoder(
     from stsbench.encoders.fingerprint import fingerprint
     from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
     from stsbench.encoders.prompts import check_prompt_options, choose_prompt, stored_prompts
-    from stsbench.io import atomic_write_text
+    from stsbench.files import atomic_write_text
 
     check_prompt_options(prompt, prompt_name)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()

@@ -24,7 +24,7 @@ from stsbench.data.integrity import check_data
 from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json, to_json
+from stsbench.files import atomic_write_json, to_json
 from stsbench.metrics import simcse_average
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir

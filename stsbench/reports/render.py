@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json, atomic_write_text
+from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import Report, build_report
 from stsbench.reports.collect import collect

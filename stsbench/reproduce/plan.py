@@ -339,7 +339,7 @@ def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
 
 def prepare(plan: Plan, step: Step) -> None:
     """Write what ``step``'s command reads and no step writes: a training's options file, the report's copies."""
-    from stsbench.io import atomic_write_text
+    from stsbench.files import atomic_write_text
 
     if step.kind == "train":  # the options its seeds share, beside the runs
         import yaml

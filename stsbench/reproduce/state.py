@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.files import atomic_write_json
 from stsbench.reproduce.plan import Plan, Step
 
 STATE_FILE = "reproduce.json"

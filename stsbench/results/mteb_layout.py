@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from stsbench.encoders.resolve import is_embedded
 from stsbench.errors import StsbenchError
-from stsbench.io import check_writable_dir
+from stsbench.files import check_writable_dir
 
 if TYPE_CHECKING:
     from stsbench.results.folder import Measured

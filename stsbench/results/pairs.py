@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_npz
+from stsbench.files import atomic_write_npz
 from stsbench.metrics import as_reported, simcse_average, spearman
 from stsbench.results.schema import AverageResult, TaskResult
 from stsbench.results.store import companion_path, read_result

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.files import atomic_write_json
 from stsbench.results.labels import model_slug
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND

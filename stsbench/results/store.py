@@ -25,7 +25,7 @@ from stsbench import __version__
 from stsbench.data.integrity import differences, file_sha256s, relative
 from stsbench.encoders.base import Encoder
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json
+from stsbench.files import atomic_write_json
 from stsbench.results.labels import figure_stem, model_slug
 from stsbench.results.schema import (
     ANALYSIS_KIND,

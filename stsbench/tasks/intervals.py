@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_bytes
+from stsbench.files import atomic_write_bytes
 from stsbench.tasks.base import PairScores
 
 LEVEL = 0.95

@@ -19,7 +19,7 @@ import torch
 
 from stsbench.encoders.folder import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_json, current_umask
+from stsbench.files import atomic_write_json, current_umask
 from stsbench.output_lock import visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 from stsbench.train.st_export import write_sentence_transformers

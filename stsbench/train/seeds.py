@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stsbench.errors import StsbenchError
-from stsbench.io import atomic_write_text
+from stsbench.files import atomic_write_text
 from stsbench.output_lock import output_lock, visible_entries
 from stsbench.results.runs import TRAIN_LOG, load_train_run
 from stsbench.results.seeds import seed_dir, write_seed_runs

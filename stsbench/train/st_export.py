@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from stsbench.encoders.pooling import needs_hidden_states
-from stsbench.io import atomic_write_text
+from stsbench.files import atomic_write_text
 
 
 def st_modules():

@@ -1,0 +1,130 @@
+"""Atomic file writes: a reader never sees a half-written file."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+
+    The file gets the mode a plain ``open(path, "w")`` would give (0666 less the umask): ``mkstemp`` creates
+    its file 0600, which would hide results from colleagues on a shared machine.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk: name the file (write() does not)
+            exc.filename = str(path)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write UTF-8 text atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def to_json(obj: Any) -> str:
+    """Serialise to pretty, key-sorted JSON; refuse (never ``str()``) what JSON does not know."""
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as JSON atomically (see :func:`to_json`)."""
+    return atomic_write_text(path, to_json(obj))
+
+
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """``arrays`` as the bytes of a compressed ``.npz``, the same bytes for the same arrays.
+
+    ``numpy.savez_compressed`` stamps each member with the current time, so two runs would write different
+    files (and checksums); here every member has the zip epoch. ``numpy.load`` reads it (no pickles).
+    """
+    import numpy as np
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, array in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(member, "w") as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def atomic_write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Write ``arrays`` as a compressed ``.npz`` atomically (see :func:`npz_bytes`); returns the bytes written."""
+    data = npz_bytes(arrays)
+    atomic_write_bytes(path, data)
+    return data
+
+
+def check_writable_dir(path: str | os.PathLike[str], what: str) -> Path:
+    """Refuse, before any model loads, an output folder that is a file or that cannot be written.
+
+    ``path`` need not exist: its nearest existing ancestor must be a folder in which a file can be created
+    (probed by creating and removing an empty temporary file, which also holds for root and read-only
+    mounts, where ``os.access`` says yes). Raises ``StsbenchError`` naming ``what`` (e.g. ``--output``).
+    """
+    from stsbench.errors import StsbenchError
+
+    path = Path(path).expanduser()
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        if probe.is_symlink():  # a dangling link: mkdir would fail on it
+            raise StsbenchError(
+                f"{what} {path}: {probe} is a broken symbolic link; remove it or pick another folder"
+            )
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is a file" if probe == path else f"is inside {probe}, which is a file"
+        raise StsbenchError(f"{what} {path} {where}; pass a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".stsbench-write-check.", dir=probe)
+        os.close(fd)
+        Path(tmp).unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise StsbenchError(
+            f"{what} {path}: cannot write in {probe} ({reason}); pick a folder you can write"
+        ) from None
+    return path
+
+
+def check_outputs(
+    *, output: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None, use_cache: bool
+) -> None:
+    """Preflight of a command that encodes: its ``--output`` and, when used, its embedding cache folder."""
+    if output is not None:
+        check_writable_dir(output, "--output")
+    if use_cache:
+        from stsbench.paths import default_cache_dir
+
+        check_writable_dir(cache_dir if cache_dir is not None else default_cache_dir(), "--cache-dir")
