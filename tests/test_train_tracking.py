@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, run_cli_process
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
@@ -177,13 +177,7 @@ def test_every_tracker_gets_the_series_of_train_log(files, tmp_path):
     ]
     args += ["--report-to", "tensorboard,wandb", "--report-to", "trackio", "--run-group", "grp", "--quiet"]
     env = {**os.environ, **OFFLINE, "TRACKIO_DIR": str(store)}
-    done = subprocess.run(
-        [sys.executable, "-m", "stsbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = run_cli_process(args, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
 
     expected = _log_series(out / "train_log.jsonl")
@@ -236,13 +230,7 @@ def test_seeds_are_grouped_and_each_logs_its_own_series(files, tmp_path):
     args += ["--eval-steps", "2", "--log-steps", "1", "--eval-batch-size", "16", "--no-eval-at-start"]
     args += ["--seeds", "1,2", "--report-to", "tensorboard", "--quiet"]
     env = {**os.environ, **OFFLINE}
-    done = subprocess.run(
-        [sys.executable, "-m", "stsbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = run_cli_process(args, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     import yaml
 
