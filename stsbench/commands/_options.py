@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -103,19 +103,20 @@ DtypeOpt = Annotated[
         "are faster where the hardware has them (GPUs, CPUs with AMX) and move scores by about 0.01.",
     ),
 ]
-PromptOpt = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(
-        "--prompt",
-        help="Text prepended to every sentence, as sentence-transformers' encode(prompt=...) (e.g. 'query: '); "
-        "it keys the cache and is recorded with the results.",
-    ),
-]
-PromptNameOpt = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(
-        "--prompt-name",
-        help="A prompt the model stores (config_sentence_transformers.json 'prompts'), by name; "
-        "default: the model's default_prompt_name, if it has one.",
-    ),
-]
+
+
+def _text_option(flag: str, help: str) -> Any:
+    """An optional free-text option (``None`` when not given)."""
+    return Annotated[Optional[str], typer.Option(flag, help=help)]  # noqa: UP045
+
+
+PromptOpt = _text_option(
+    "--prompt",
+    "Text prepended to every sentence, as sentence-transformers' encode(prompt=...) (e.g. 'query: '); "
+    "it keys the cache and is recorded with the results.",
+)
+PromptNameOpt = _text_option(
+    "--prompt-name",
+    "A prompt the model stores (config_sentence_transformers.json 'prompts'), by name; "
+    "default: the model's default_prompt_name, if it has one.",
+)
