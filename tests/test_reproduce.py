@@ -64,7 +64,8 @@ def test_dry_run_of_every_built_in_recipe_lists_runs_cost_and_published_cells(na
     assert re.search(r"^  .+: (\d+(\.\d)? (h|min|s)|unknown)", out.split("estimated training time")[1], re.M)
     for key in recipe.published:
         entry = get_entry(key)  # every key it names exists
-        assert f"  {key}: " + ", ".join(f"{t} {v}" for t, v in entry.values.items()) in out
+        assert f"  {key}: " + ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items()) in out
+        assert f"\n    {entry.cite}\n" in out  # the citation on one line, however long
     assert not (tmp_path / "o").exists()  # a dry run writes nothing
 
 

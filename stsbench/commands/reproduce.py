@@ -215,9 +215,10 @@ def _dry_run(plan) -> None:  # noqa: ANN001
     console.print(f"published cells ({judged}):", highlight=False, markup=False)
     for key in recipe.published:
         entry = get_entry(key)
-        cells = ", ".join(f"{t} {v}" for t, v in entry.values.items())
-        console.print(f"  {key}: {cells}", highlight=False, markup=False)
-        console.print(f"    {entry.cite}", highlight=False, markup=False)
+        cells = ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items())  # table's precision
+        # soft_wrap: a citation is one line however long (a pipe's 200 columns cut it mid-reference)
+        console.print(f"  {key}: {cells}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"    {entry.cite}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
