@@ -51,11 +51,29 @@ def files(tmp_path_factory) -> Path:
     return root
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Mark ``realdata`` every test that reads the real data through ``data_dir`` (``-m "not realdata"``)."""
+    for item in items:
+        if "data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.realdata)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
     return DATA
+
+
+@pytest.fixture(scope="session")
+def mock_data(tmp_path_factory) -> Path:
+    """The mock SentEval folder (:mod:`mocks`), taken as canonical data: what tests of plumbing run on."""
+    from mocks import treat_as_canonical, write_mock_data
+
+    root, _ = write_mock_data(tmp_path_factory.mktemp("mock-data"))
+    with pytest.MonkeyPatch.context() as patch:
+        treat_as_canonical(patch, root)
+        yield root
 
 
 @pytest.fixture()
