@@ -4,6 +4,7 @@ poolers are a registry, and `stsbench <command>` imports the module of that comm
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,55 @@ def test_a_registered_pooler_is_checked_and_pools(tiny_bert, monkeypatch):
     with torch.no_grad():
         want = [model(**tok([t], return_tensors="pt")).last_hidden_state[0].max(dim=0).values for t in texts]
     np.testing.assert_allclose(got, torch.stack(want).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _shard(cache, texts):
+    from stsbench.encoders.cache import text_keys
+
+    cache.store(text_keys(texts), stsbench.MockEncoder(dim=8).encode(texts))
+    (shard,) = cache.dir.glob("*.npz")
+    return shard
+
+
+def test_a_shard_is_hashed_once_and_a_damaged_one_is_still_refused(tmp_path, monkeypatch):
+    """A warm lookup trusts the sha256 checked before (same size, mtime, digest); the zip's CRC still reads every
+    byte, so a shard damaged in place, its mtime put back, is refused and its texts encoded again."""
+    from stsbench.encoders import cache as cache_module
+    from stsbench.encoders.cache import EmbeddingCache, text_keys
+
+    texts = [f"sentence number {i}" for i in range(50)]
+    cache = EmbeddingCache(tmp_path, "f" * 32)
+    shard = _shard(cache, texts)
+    hashed = []
+    digest = cache_module._digest
+    monkeypatch.setattr(cache_module, "_digest", lambda k, v: hashed.append(1) or digest(k, v))
+    want = stsbench.MockEncoder(dim=8).encode(texts)
+    for _ in range(2):
+        vecs, found = cache.lookup(text_keys(texts))
+        assert found.all() and np.array_equal(vecs, want)
+    assert len(hashed) == 1  # the second lookup trusted the first one's check
+    st = shard.stat()
+    raw = bytearray(shard.read_bytes())
+    at = raw.rindex(want[-1].tobytes())  # the last text's vector, in place
+    raw[at] ^= 0x01
+    shard.write_bytes(bytes(raw))
+    os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert shard.stat().st_size == st.st_size
+    vecs, found = cache.lookup(text_keys(texts))
+    assert not found.any() and not shard.exists()  # refused and removed, never a wrong vector
+
+
+def test_a_shard_rewritten_with_a_wrong_digest_is_hashed_again(tmp_path):
+    from stsbench.encoders.cache import EmbeddingCache, text_keys
+
+    texts = [f"sentence number {i}" for i in range(50)]
+    cache = EmbeddingCache(tmp_path, "f" * 32)
+    shard = _shard(cache, texts)
+    assert cache.lookup(text_keys(texts))[1].all()  # checked, and remembered
+    with np.load(shard) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["vectors"] = arrays["vectors"] + 1.0  # well-formed, its digest now wrong
+    np.savez(tmp_path / "x.npz", **arrays)
+    (tmp_path / "x.npz").replace(shard)
+    vecs, found = cache.lookup(text_keys(texts))
+    assert not found.any() and not shard.exists()

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 _KEY_BYTES = 16
 _MAX_SHARDS = 32  # merge into one shard beyond this, to keep warm loads to a few files
 FLUSH_SECONDS = 1.0  # finished batches reach the disk at least this often during an encode
+VERIFIED = "verified.json"  # beside a fingerprint's shards: those whose sha256 was checked (see _load_shards)
 
 
 def text_keys(texts: Sequence[str]) -> np.ndarray:
@@ -68,26 +69,47 @@ class EmbeddingCache:
         self.hits = 0
         self.misses = 0
 
+    def _verified(self) -> dict[str, list]:
+        """``{shard name: [size, mtime_ns, digest]}`` of the shards whose digest was computed and matched."""
+        try:
+            memo = json.loads((self.dir / VERIFIED).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return memo if isinstance(memo, dict) else {}
+
     def _load_shards(self) -> list[tuple[Path, np.ndarray, np.ndarray]]:
         shards = []
+        memo = self._verified()
+        seen: dict[str, list] = {}
         for f in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
             try:
+                st = f.stat()
+                # reading a member checks the zip's CRC-32 of its bytes: a damaged file fails here
                 with np.load(f, allow_pickle=False) as z:
                     keys, vecs, digest = z["keys"], z["vectors"], str(z["digest"])
+                stamp = [st.st_size, st.st_mtime_ns, digest]
                 ok = (
                     keys.dtype == np.dtype(f"S{_KEY_BYTES}")
                     and vecs.dtype == np.float32
                     and vecs.ndim == 2
                     and len(keys) == len(vecs)
-                    and _digest(keys, vecs) == digest
+                    # the sha256 of 40 MB is a tenth of a warm run: computed once for a shard (which is never
+                    # rewritten in place), then trusted while its size, mtime and recorded digest are the same
+                    and (memo.get(f.name) == stamp or _digest(keys, vecs) == digest)
                 )
-            except Exception:  # truncated zip, bad header, missing array: all mean corrupt
+            except Exception:  # truncated zip, bad CRC, bad header, missing array: all mean corrupt
                 ok = False
             if not ok:
                 log.warning("embedding cache file %s is corrupt; it is removed and recomputed", f)
                 f.unlink(missing_ok=True)
                 continue
+            seen[f.name] = stamp
             shards.append((f, keys, vecs))
+        if seen != memo:
+            try:
+                atomic_write_text(self.dir / VERIFIED, json.dumps(seen))
+            except OSError:  # a read-only cache: the next load computes the digests again
+                pass
         return shards
 
     def _write(self, keys: np.ndarray, vecs: np.ndarray) -> Path:
@@ -104,12 +126,18 @@ class EmbeddingCache:
             return None, found
         for _, skeys, svecs in shards:  # in file-name order; a key found in an earlier shard keeps its vector
             rows = _rows_of(skeys, keys)
-            take = (rows >= 0) & ~found
-            if take.any():
+            if out is None and (rows >= 0).all():
+                out = svecs[rows]  # one shard holds every key: one gather
+                found[:] = True
+                break
+            take = np.flatnonzero((rows >= 0) & ~found)
+            if len(take):
                 if out is None:
                     out = np.zeros((len(keys), svecs.shape[1]), dtype=np.float32)
                 out[take] = svecs[rows[take]]
-                found |= take
+                found[take] = True
+                if found.all():
+                    break
         if len(shards) > _MAX_SHARDS:
             self._compact(shards)
         return out, found
@@ -185,7 +213,7 @@ class CachedEncoder:
         keys = text_keys(uniq)
         with self.cache.locked():
             vecs, found = self.cache.lookup(keys)
-            missing = [i for i in range(len(uniq)) if not found[i]]
+            missing = np.flatnonzero(~found).tolist()
             self.cache.hits += len(uniq) - len(missing)
             self.cache.misses += len(missing)
             if missing:
@@ -195,8 +223,10 @@ class CachedEncoder:
                 if vecs is None:
                     vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)
                 vecs[missing] = new
+        if len(uniq) == len(texts):
+            return vecs
         pos = {t: i for i, t in enumerate(uniq)}
-        return vecs[[pos[t] for t in texts]] if len(uniq) != len(texts) else vecs
+        return vecs[[pos[t] for t in texts]]
 
     def _encode_and_store(
         self, texts: list[str], keys: np.ndarray, batch_size: int, show_progress: bool

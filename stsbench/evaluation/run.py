@@ -24,6 +24,7 @@ from stsbench.data.integrity import check_data
 from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
+from stsbench.evaluation.task_cache import load_task
 from stsbench.files import atomic_write_json, to_json
 from stsbench.metrics import simcse_average
 from stsbench.output_lock import output_lock
@@ -193,7 +194,8 @@ def evaluate_encoder(
     skipped = [t.name for t in tasks if not t.supports(mode)]
     check_task_data(kept, mode, data_dir, allow_modified_data)
     t0 = time.perf_counter()
-    loaded = [(t, t.load(data_dir, mode)) for t in kept]
+    root = _cache_root(encoder)  # parsed STS tasks are kept there too
+    loaded = [(t, load_task(t, data_dir, mode, root)) for t in kept]
     texts = unique_texts(t.texts(d) for t, d in loaded)
     t1 = time.perf_counter()
     vectors = encoder.encode(texts, batch_size=batch_size, show_progress=show_progress)
