@@ -36,10 +36,20 @@ def _evaluate(
     return run.paths[0].parent
 
 
+def _two(root: Path, data: Path) -> tuple[Path, Path]:
+    return _evaluate(data, root / "a", 0, "mock-a"), _evaluate(data, root / "b", 1, "mock-b")
+
+
 @pytest.fixture(scope="module")
-def two(tmp_path_factory, data_dir) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("compare")
-    return _evaluate(data_dir, root / "a", 0, "mock-a"), _evaluate(data_dir, root / "b", 1, "mock-b")
+def two(tmp_path_factory, mock_data) -> tuple[Path, Path]:
+    """Two mock models' results on the mock data."""
+    return _two(tmp_path_factory.mktemp("compare"), mock_data)
+
+
+@pytest.fixture(scope="module")
+def two_real(tmp_path_factory, data_dir) -> tuple[Path, Path]:
+    """Two mock models' results on the real data."""
+    return _two(tmp_path_factory.mktemp("compare-real"), data_dir)
 
 
 def test_a_folder_against_itself_differs_by_zero_with_p_one(two, capsys):
@@ -58,8 +68,9 @@ def test_a_folder_against_itself_differs_by_zero_with_p_one(two, capsys):
             )
 
 
-def test_json_has_difference_interval_both_p_values_and_holm(two, capsys):
-    a, b = two
+@pytest.mark.realdata  # STS12's 3108 pairs
+def test_json_has_difference_interval_both_p_values_and_holm(two_real, capsys):
+    a, b = two_real
     code, out, err = run_cli(["compare", str(a), str(b), "--format", "json", "-B", "300"], capsys)
     assert code == 0, err
     comp = json.loads(out)["comparisons"][0]
@@ -109,17 +120,17 @@ def test_the_table_names_tasks_and_marks(two, capsys):
     assert "mock-b vs mock-a" in out and "STSBenchmark" in out and "Avg." in out and "MDE 80%" in out
 
 
-def test_refuses_other_tasks(tmp_path, data_dir, two, capsys):
+def test_refuses_other_tasks(tmp_path, mock_data, two, capsys):
     a, _ = two
-    c = _evaluate(data_dir, tmp_path / "c", 1, "mock-c", tasks="STSBenchmark")
+    c = _evaluate(mock_data, tmp_path / "c", 1, "mock-c", tasks="STSBenchmark")
     code, _, err = run_cli(["compare", str(a), str(c)], capsys)
     assert code != 0 and "tasks differ" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 
-def test_refuses_other_modes(tmp_path, data_dir, capsys):
-    a = _evaluate(data_dir, tmp_path / "a", 0, "mock-a", tasks="STSBenchmark")
-    d = _evaluate(data_dir, tmp_path / "d", 0, "mock-a", tasks="STSBenchmark", mode="dev")
+def test_refuses_other_modes(tmp_path, mock_data, capsys):
+    a = _evaluate(mock_data, tmp_path / "a", 0, "mock-a", tasks="STSBenchmark")
+    d = _evaluate(mock_data, tmp_path / "d", 0, "mock-a", tasks="STSBenchmark", mode="dev")
     code, _, err = run_cli(["compare", str(a), str(d)], capsys)
     assert code != 0 and "modes differ" in err
 

@@ -39,9 +39,9 @@ def one_line(code: int, err: str) -> str:
     return lines[0]
 
 
-def test_seeds_folders_compare_as_their_aggregates_do(two_methods, data_dir, tmp_path, capsys):
+def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tmp_path, capsys):
     simcse, esimcse = two_methods
-    common = ("--data-dir", str(data_dir), "--cache-dir", str(tmp_path / "cache"), "-q")
+    common = ("--data-dir", str(mock_data), "--cache-dir", str(tmp_path / "cache"), "-q")
     direct = tmp_path / "direct"
     code, table, err = _compare(capsys, simcse, esimcse, extra=(*common, "--output", str(direct)))
     assert code == 0, err
@@ -96,7 +96,7 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, data_dir, tmp
     assert rows["Avg."]["p_bootstrap_holm"] is None and rows["STSBenchmark"]["p_bootstrap_holm"] is not None
 
 
-def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, data_dir, tmp_path, capsys):
+def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, mock_data, tmp_path, capsys):
     from stsbench.encoders.mock import MockEncoder
     from stsbench.evaluation.run import evaluate_encoder
     from stsbench.tasks.base import Mode
@@ -107,7 +107,7 @@ def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, data_
         MockEncoder(seed=0, name="mock"),
         resolve_tasks("sts"),
         Mode("dev"),
-        data_dir,
+        mock_data,
         output=tmp_path / "pairs",
         show_progress=False,
         bootstrap=0,
@@ -120,7 +120,7 @@ def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, data_
         (simcse, simcse / "seed-1"),
         (simcse / "seed-1", simcse),
     ):
-        code, _, err = _compare(capsys, *sources, extra=("--data-dir", str(data_dir), "--output", str(out)))
+        code, _, err = _compare(capsys, *sources, extra=("--data-dir", str(mock_data), "--output", str(out)))
         line = one_line(code, err)
         assert f"{sources[1]} vs {sources[0]}: one side is several seeds" in line, line
         assert "or its seed aggregate) and the other one model" in line
@@ -142,7 +142,7 @@ def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, data_
     ],
 )
 def test_a_seeds_folder_with_a_seed_not_trained_is_refused(
-    two_methods, data_dir, tmp_path, capsys, breakage, says
+    two_methods, mock_data, tmp_path, capsys, breakage, says
 ):
     simcse, esimcse = two_methods
     broken = tmp_path / "esimcse"
@@ -176,7 +176,9 @@ def test_a_seeds_folder_with_a_seed_not_trained_is_refused(
     else:  # the kept checkpoint's record removed after training
         (broken / "seed-2" / "stsbench.json").unlink()
     out = tmp_path / "out"
-    code, _, err = _compare(capsys, simcse, broken, extra=("--data-dir", str(data_dir), "--output", str(out)))
+    code, _, err = _compare(
+        capsys, simcse, broken, extra=("--data-dir", str(mock_data), "--output", str(out))
+    )
     line = one_line(code, err)
     assert f"{broken}: {says}" in line, line
     if breakage == "no-checkpoint":

@@ -24,7 +24,9 @@ def umask(request):
 
 
 def file_modes(folder: Path) -> dict[str, int]:
-    return {str(p.relative_to(folder)): stat.S_IMODE(p.stat().st_mode) for p in folder.rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(folder)): stat.S_IMODE(p.stat().st_mode) for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def test_atomic_writes_follow_the_umask(umask, tmp_path):
@@ -36,9 +38,9 @@ def test_atomic_writes_follow_the_umask(umask, tmp_path):
     assert file_modes(tmp_path) == {"a.json": 0o666 & ~umask, "a.npz": 0o666 & ~umask}
 
 
-def test_run_and_report_outputs_follow_the_umask(umask, tiny_bert, data_dir, tmp_path, capsys, one_thread):
+def test_run_and_report_outputs_follow_the_umask(umask, tiny_bert, mock_data, tmp_path, capsys, one_thread):
     out, cache = tmp_path / "results", tmp_path / "cache"
-    common = ["--model", tiny_bert, "--pooler", "avg", "--cache-dir", cache, "--data-dir", data_dir]
+    common = ["--model", tiny_bert, "--pooler", "avg", "--cache-dir", cache, "--data-dir", mock_data]
     code, _, err = run_cli(["run", *common, "--tasks", "STS16,SICKRelatedness", "-o", out, "-q"], capsys)
     assert code == 0, err
     code, _, err = run_cli(["report", "--results", out, "--out", tmp_path / "report"], capsys)

@@ -155,11 +155,11 @@ def _full_on(marker: str):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_full_disk_under_the_cache_is_one_line_and_the_cache_stays_valid(
-    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, monkeypatch, one_thread
 ):
     cache = tmp_path / "cache"
     args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS12", "--cache-dir", cache, "-q"]
-    args += ["--data-dir", data_dir, "--output", tmp_path / "results"]
+    args += ["--data-dir", mock_data, "--output", tmp_path / "results"]
     monkeypatch.setattr(os, "fsync", _full_on(".npz."))  # the disk fills as the first embeddings are written
     code, _, err = run_cli(args, capsys)
     monkeypatch.undo()
@@ -174,13 +174,13 @@ def test_full_disk_under_the_cache_is_one_line_and_the_cache_stays_valid(
 
 
 def test_read_only_model_cache_folder_is_one_line(
-    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, monkeypatch, one_thread
 ):
     import stsbench.files
 
     cache = tmp_path / "cache"
     args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS12", "--cache-dir", cache, "-q"]
-    args += ["--data-dir", data_dir, "--output", tmp_path / "results"]
+    args += ["--data-dir", mock_data, "--output", tmp_path / "results"]
     mkstemp = tempfile.mkstemp
 
     def read_only(prefix="", suffix="", dir=None):  # noqa: A002 - mkstemp's own name
@@ -280,13 +280,16 @@ def test_a_run_refused_before_writing_leaves_no_folder(files, tmp_path, capsys):
 
 
 def test_a_second_run_on_the_same_model_waits_for_the_first(
-    tiny_bert, data_dir, tmp_path, capsys, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, one_thread
 ):
     """``stsbench run`` into one model's results folder takes turns: interleaved, two runs could leave one's
     ``average_sts.json`` beside the other's task results."""
     out = tmp_path / "results"
     args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS12,STS13", "--bootstrap", "0"]
-    args += ["-q", "--cache-dir", tmp_path / "cache", "--data-dir", data_dir, "--output", out]
+    args += ["-q", "--cache-dir", tmp_path / "cache", "--data-dir", mock_data, "--output", out]
+    args.append(
+        "--allow-modified-data"
+    )  # the second run's interpreter does not take the mock data as canonical
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
     (folder,) = {p.parent for p in out.rglob("STS12.json")}

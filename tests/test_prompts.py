@@ -46,20 +46,20 @@ def st_model(tiny_bert, tmp_path) -> Path:
     return _st_folder(tiny_bert, tmp_path / "tiny-st")
 
 
-def _args(model, data_dir, out, cache, *extra) -> list:
+def _args(model, data, out, cache, *extra) -> list:
     return [
-        *["run", "--model", model, "--tasks", "STS16", "--data-dir", data_dir, "--output", out],
+        *["run", "--model", model, "--tasks", "STS16", "--data-dir", data, "--output", out],
         *["--cache-dir", cache, "--bootstrap", "0", "-q", "--format", "json", *extra],
     ]
 
 
 def test_a_stored_prompt_changes_the_scores_keys_the_cache_apart_and_is_recorded(
-    st_model, data_dir, tmp_path, capsys, one_thread
+    st_model, mock_data, tmp_path, capsys, one_thread
 ):
     out, cache = tmp_path / "out", tmp_path / "cache"
-    code, plain, err = run_cli(_args(st_model, data_dir, out, cache), capsys)
+    code, plain, err = run_cli(_args(st_model, mock_data, out, cache), capsys)
     assert code == 0, err
-    code, prompted, err = run_cli(_args(st_model, data_dir, out, cache, "--prompt-name", "query"), capsys)
+    code, prompted, err = run_cli(_args(st_model, mock_data, out, cache, "--prompt-name", "query"), capsys)
     assert code == 0, err
     plain, prompted = json.loads(plain), json.loads(prompted)
     assert plain["scores"]["STS16"] != prompted["scores"]["STS16"]
@@ -75,7 +75,7 @@ def test_a_stored_prompt_changes_the_scores_keys_the_cache_apart_and_is_recorded
     assert len([d for d in (cache / "embeddings").iterdir() if d.is_dir()]) == 2
     # the same text given as --prompt is the same key: read from the cache, the same figure
     run = stsbench.evaluate(
-        str(st_model), "STS16", data_dir=data_dir, cache_dir=cache, prompt=QUERY, bootstrap=0
+        str(st_model), "STS16", data_dir=mock_data, cache_dir=cache, prompt=QUERY, bootstrap=0
     )
     assert run.results[0].reported == prompted["scores"]["STS16"]
     assert run.results[0].model.fingerprint == files[QUERY]["model"]["fingerprint"]
@@ -83,7 +83,7 @@ def test_a_stored_prompt_changes_the_scores_keys_the_cache_apart_and_is_recorded
     # the table's heading says which prompt (from the cache: nothing is encoded)
     args = [
         a
-        for a in _args(st_model, data_dir, out, cache, "--prompt-name", "query")
+        for a in _args(st_model, mock_data, out, cache, "--prompt-name", "query")
         if a not in ("--format", "json")
     ]
     code, table, err = run_cli(args, capsys)
@@ -131,8 +131,8 @@ def test_a_plain_hf_model_prepends_the_prompt_text(tiny_bert, one_thread):
         (["--prompt", "q: ", "--prompt-name", "query"], ["--prompt TEXT or --prompt-name NAME, not both"]),
     ],
 )
-def test_prompt_errors_are_one_line(st_model, data_dir, tmp_path, capsys, extra, words):
-    code, _, err = run_cli(_args(st_model, data_dir, tmp_path / "o", tmp_path / "c", *extra), capsys)
+def test_prompt_errors_are_one_line(st_model, mock_data, tmp_path, capsys, extra, words):
+    code, _, err = run_cli(_args(st_model, mock_data, tmp_path / "o", tmp_path / "c", *extra), capsys)
     assert code != 0 and len(err.strip().splitlines()) == 1
     assert all(w in err for w in words), err
 
@@ -143,7 +143,7 @@ def test_prompt_name_on_a_model_without_stored_prompts(tiny_bert):
 
 
 def test_a_live_model_of_unchanged_weights_finds_the_cli_cache(
-    st_model, data_dir, tmp_path, capsys, one_thread
+    st_model, mock_data, tmp_path, capsys, one_thread
 ):
     """The folder's key for a live SentenceTransformer loaded from it; changed weights get their own key."""
     import torch
@@ -154,17 +154,19 @@ def test_a_live_model_of_unchanged_weights_finds_the_cli_cache(
 
     cache = tmp_path / "cache"
     code, printed, err = run_cli(
-        _args(st_model, data_dir, tmp_path / "out", cache, "--prompt-name", "query"), capsys
+        _args(st_model, mock_data, tmp_path / "out", cache, "--prompt-name", "query"), capsys
     )
     assert code == 0, err
     st = SentenceTransformer(str(st_model), device="cpu")
     enc = stsbench.load_encoder(st, cache_dir=cache, prompt_name="query")
     cli = stsbench.load_encoder(str(st_model), cache_dir=cache, prompt_name="query")
     assert enc.info.fingerprint == cli.info.fingerprint
-    run = stsbench.evaluate(st, "STS16", data_dir=data_dir, cache_dir=cache, prompt_name="query", bootstrap=0)
+    run = stsbench.evaluate(
+        st, "STS16", data_dir=mock_data, cache_dir=cache, prompt_name="query", bootstrap=0
+    )
     assert run.results[0].reported == json.loads(printed)["scores"]["STS16"]
     (task,) = resolve_tasks("STS16")
-    texts = list(dict.fromkeys(task.texts(task.load(data_dir, Mode.test))))[:5]
+    texts = list(dict.fromkeys(task.texts(task.load(mock_data, Mode.test))))[:5]
     again = stsbench.load_encoder(st, cache_dir=cache, prompt_name="query")
     again.encode(texts)
     assert again.inner.n_encoded == 0 and again.cache.hits == 5  # every vector read from the CLI's cache
@@ -179,14 +181,14 @@ def test_a_live_model_of_unchanged_weights_finds_the_cli_cache(
     assert changed.info.fingerprint != cli.info.fingerprint
 
 
-def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, data_dir):
+def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, mock_data):
     from stsbench.encoders.prompts import prompt_suffix
     from stsbench.reports.collect import collect
     from stsbench.reports.models import find_models
 
     mock = stsbench.MockEncoder(dim=8)
     out = tmp_path / "out"
-    kw = {"data_dir": data_dir, "output": out, "bootstrap": 0, "use_cache": False}
+    kw = {"data_dir": mock_data, "output": out, "bootstrap": 0, "use_cache": False}
     stsbench.evaluate(mock, "STS16", **kw)
     stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", prompt=QUERY, **kw)
     folders = sorted(p.name for p in out.iterdir())
@@ -200,9 +202,9 @@ def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, data_d
         select_run(load_results(out), ["STS16"], out)
 
 
-def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, data_dir, tmp_path, one_thread):
+def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, mock_data, tmp_path, one_thread):
     out = tmp_path / "analyses"
-    kw = {"data_dir": data_dir, "output": out, "cache_dir": tmp_path / "c"}
+    kw = {"data_dir": mock_data, "output": out, "cache_dir": tmp_path / "c"}
     run = stsbench.analyze("align_uniform", str(st_model), prompt_name="query", **kw)
     plain = stsbench.analyze("align_uniform", str(st_model), **kw)
     (label,) = run.results
@@ -213,11 +215,12 @@ def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, data_dir, t
     assert len(list(out.rglob("align_uniform*.json"))) == 2
 
 
-def test_a_warm_prompted_run_imports_no_torch(st_model, data_dir, tmp_path, capsys):
+def test_a_warm_prompted_run_imports_no_torch(st_model, mock_data, tmp_path, capsys):
     """The prompt is read from the folder's JSON: a run on cached vectors still loads none of the heavy stack."""
     from test_cold_start import _cli
 
-    args = _args(st_model, data_dir, tmp_path / "out", tmp_path / "cache", "--prompt-name", "query")
+    args = _args(st_model, mock_data, tmp_path / "out", tmp_path / "cache", "--prompt-name", "query")
+    args.append("--allow-modified-data")  # the new interpreter does not take the mock data as canonical
     code, cold, err = run_cli(args, capsys)
     assert code == 0, err
     code, warm, err, heavy = _cli(args)
@@ -226,7 +229,7 @@ def test_a_warm_prompted_run_imports_no_torch(st_model, data_dir, tmp_path, caps
 
 
 def test_compare_evaluates_its_models_with_the_prompt(
-    st_model, tiny_bert, data_dir, tmp_path, capsys, one_thread
+    st_model, tiny_bert, mock_data, tmp_path, capsys, one_thread
 ):
     out = tmp_path / "out"
     args = [
@@ -236,7 +239,7 @@ def test_compare_evaluates_its_models_with_the_prompt(
         "--mode",
         "dev",
         "--data-dir",
-        data_dir,
+        mock_data,
         "-B",
         "20",
         "--format",

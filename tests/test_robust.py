@@ -18,7 +18,7 @@ MTEB_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark"]
 
 
 def test_check_on_the_natural_folder_after_run_and_length_bias(
-    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, monkeypatch, one_thread
 ):
     """`run`, then `length-bias`, then `check --results results` from the same working folder (acceptance 2).
 
@@ -26,6 +26,7 @@ def test_check_on_the_natural_folder_after_run_and_length_bias(
     far from MiniLM, so a wide tolerance lets the comparison pass while the table shows every task measured.
     """
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STSBENCH_DATA", str(mock_data))
     common = ["--model", tiny_bert, "--pooler", "avg", "--cache-dir", tmp_path / "cache"]
     code, _, err = run_cli(["run", *common, "--tasks", ",".join(MTEB_TASKS), "-q"], capsys)
     assert code == 0, err
@@ -190,10 +191,12 @@ def _counting_pool(monkeypatch, interrupt_at: int | None = None) -> list[int]:
 
 
 def test_ctrl_c_during_a_cold_run_one_line_130_and_the_rerun_encodes_only_the_rest(
-    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, monkeypatch, one_thread
 ):
     """The CLI path (typer turns Ctrl-C into a silent exit 130): one line, exit 130, no results, no temporary files."""
-    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS16", "--batch-size", "32"]
+    monkeypatch.setenv("STSBENCH_DATA", str(mock_data))
+    # batches of 4: the mock STS16's 60 sentences make 15, so the interrupt at the sixth leaves some to do
+    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS16", "--batch-size", "4"]
     args += ["--format", "json", "-q"]
     cold = _counting_pool(monkeypatch)
     code, cold_out, err = run_cli(
@@ -230,6 +233,7 @@ main()
 
 
 @pytest.mark.slow  # a real signal to a second process: about 10 s
+@pytest.mark.realdata  # a new interpreter, so not the mock data (taken as canonical in this process only)
 def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
     """A real SIGINT (as Ctrl-C sends) to `stsbench run` in its own process, once batches reached the cache."""
     import os
@@ -356,10 +360,12 @@ def test_published_list_filters_by_paper_model_and_search_term():
 
 
 def test_run_heading_is_one_line_in_a_narrow_terminal_and_counts_files_in_english(
-    tiny_bert, data_dir, tmp_path, capsys, monkeypatch, one_thread
+    tiny_bert, mock_data, tmp_path, capsys, monkeypatch, one_thread
 ):
+    monkeypatch.setenv("STSBENCH_DATA", str(mock_data))
     monkeypatch.setattr(
-        "stsbench.commands._console.table_console", lambda: __import__("rich.console").console.Console(width=60)
+        "stsbench.commands._console.table_console",
+        lambda: __import__("rich.console").console.Console(width=60),
     )
     args = [
         "run",

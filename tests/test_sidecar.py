@@ -30,10 +30,10 @@ B = 200
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory, data_dir):
-    """A mock model's STS16 and STS-B results with sidecars and intervals, and the run that wrote them."""
+def written(tmp_path_factory, mock_data):
+    """A mock model's STS16 and STS-B results on the mock data, with sidecars and intervals, and their run."""
     out = tmp_path_factory.mktemp("sidecar") / "out"
-    run = stsbench.evaluate(stsbench.MockEncoder(dim=8), TASKS, data_dir=data_dir, output=out, bootstrap=B)
+    run = stsbench.evaluate(stsbench.MockEncoder(dim=8), TASKS, data_dir=mock_data, output=out, bootstrap=B)
     return out, run
 
 
@@ -49,7 +49,7 @@ def _one_line(exc: pytest.ExceptionInfo, *needles: str) -> str:
     return msg
 
 
-def test_sidecar_gives_back_the_reported_figure_pair_by_pair(written, data_dir):
+def test_sidecar_gives_back_the_reported_figure_pair_by_pair(written, mock_data):
     out, run = written
     mock = stsbench.MockEncoder(dim=8)
     for task in TASKS.split(","):
@@ -59,7 +59,7 @@ def test_sidecar_gives_back_the_reported_figure_pair_by_pair(written, data_dir):
         assert round(100 * stats.spearmanr(pairs.cosine, pairs.gold).statistic, 2) == result.reported
         assert round(100 * read_pairs(path).figure(), 2) == result.reported
         # each row is the pair it claims to be: subset name + position within the subset as loaded
-        data = load_pairs(data_dir, task, "test")
+        data = load_pairs(mock_data, task, "test")
         for code, name in enumerate(pairs.subsets):
             rows = np.flatnonzero(pairs.subset == code)
             sub = data.select(name)
@@ -82,7 +82,7 @@ def test_sidecar_gives_back_the_reported_figure_pair_by_pair(written, data_dir):
     assert set(run.pairs) == {"STS16", "STSBenchmark"}
 
 
-def test_intervals_hold_their_figures_and_a_rerun_writes_the_same_files(written, data_dir, tmp_path):
+def test_intervals_hold_their_figures_and_a_rerun_writes_the_same_files(written, mock_data, tmp_path):
     out, run = written
     for r in run.results:
         iv = r.interval
@@ -98,7 +98,7 @@ def test_intervals_hold_their_figures_and_a_rerun_writes_the_same_files(written,
     assert "jointly" in average.interval["method"] and average.interval["B"] == B
     # seeded: the same command gives the same intervals and byte-identical sidecars
     again = stsbench.evaluate(
-        stsbench.MockEncoder(dim=8), TASKS, data_dir=data_dir, output=tmp_path, bootstrap=B
+        stsbench.MockEncoder(dim=8), TASKS, data_dir=mock_data, output=tmp_path, bootstrap=B
     )
     assert [r.interval for r in again.results] == [r.interval for r in run.results]
     for task in TASKS.split(","):
@@ -106,9 +106,9 @@ def test_intervals_hold_their_figures_and_a_rerun_writes_the_same_files(written,
             _folder(out) / f"{task}.pairs.npz"
         ).read_bytes()
     # a task's interval is the same alone as beside others; another seed draws other resamples
-    alone = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, bootstrap=B)
+    alone = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=mock_data, bootstrap=B)
     assert alone.results[0].interval == run.results[0].interval
-    other = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, bootstrap=B, seed=7)
+    other = stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=mock_data, bootstrap=B, seed=7)
     assert other.results[0].interval != run.results[0].interval and other.results[0].interval["seed"] == 7
 
 
@@ -128,6 +128,7 @@ def test_the_average_interval_is_the_joint_bootstrap_of_the_stats_module(written
     )
 
 
+@pytest.mark.realdata  # STS16's 1186 pairs
 def test_bootstrap_0_writes_no_interval_and_drops_a_stale_average(written, data_dir, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(written[0], out)
@@ -148,10 +149,10 @@ def test_bootstrap_0_writes_no_interval_and_drops_a_stale_average(written, data_
 
 
 @pytest.mark.parametrize("bad", [-1, 2.5, "1000", True, None])
-def test_bad_bootstrap_is_refused_before_any_work(bad, data_dir, tmp_path):
+def test_bad_bootstrap_is_refused_before_any_work(bad, mock_data, tmp_path):
     mock = stsbench.MockEncoder(dim=8)
     with pytest.raises(StsbenchError) as exc:
-        stsbench.evaluate(mock, "STS16", data_dir=data_dir, output=tmp_path, bootstrap=bad)
+        stsbench.evaluate(mock, "STS16", data_dir=mock_data, output=tmp_path, bootstrap=bad)
     _one_line(exc, "bootstrap", ">= 0")
     assert mock.n_encoded == 0 and not any(tmp_path.iterdir())
 
@@ -283,8 +284,8 @@ def test_transfer_intervals_in_dev_mode_follow_the_dev_figure():
     assert transfer_interval("test_acc", {"protocol": "someone else's"}) is None
 
 
-def test_run_shows_intervals_in_its_table_and_json(tiny_bert, data_dir, tmp_path, capsys):
-    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", TASKS, "--data-dir", data_dir]
+def test_run_shows_intervals_in_its_table_and_json(tiny_bert, mock_data, tmp_path, capsys):
+    args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", TASKS, "--data-dir", mock_data]
     args += ["-o", tmp_path / "o", "--cache-dir", tmp_path / "c", "-q", "--bootstrap", "50"]
     code, out, err = run_cli([*args, "--format", "json"], capsys)
     assert code == 0, err

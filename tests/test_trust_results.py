@@ -30,10 +30,10 @@ KEY = "esimcse-arxiv/table5/unsup-simcse-bert-base"  # a 7-task STS row with an 
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory, data_dir) -> Path:
-    """A mock model's STS16 and STS-B results, sidecars and average (the output folder)."""
+def written(tmp_path_factory, mock_data) -> Path:
+    """A mock model's STS16 and STS-B results on the mock data, sidecars and average (the output folder)."""
     out = tmp_path_factory.mktemp("trust") / "out"
-    stsbench.evaluate(stsbench.MockEncoder(dim=8), TASKS, data_dir=data_dir, output=out, bootstrap=B)
+    stsbench.evaluate(stsbench.MockEncoder(dim=8), TASKS, data_dir=mock_data, output=out, bootstrap=B)
     return out
 
 
@@ -170,11 +170,11 @@ def test_check_and_report_pass_over_hidden_files_alike(written, tmp_path):
 
 
 @pytest.fixture
-def constant_gold(tmp_path, data_dir) -> Path:
-    """A copy of STS16 whose every gold score is 3."""
+def constant_gold(tmp_path, mock_data) -> Path:
+    """A copy of the mock STS16 whose every gold score is 3."""
     root = tmp_path / "data"
     dst = root / "downstream" / "STS" / "STS16-en-test"
-    shutil.copytree(data_dir / "downstream" / "STS" / "STS16-en-test", dst)
+    shutil.copytree(mock_data / "downstream" / "STS" / "STS16-en-test", dst)
     for gs in dst.glob("STS.gs.*.txt"):
         gs.write_text("".join("3\n" if line.strip() else "\n" for line in gs.read_text().splitlines(True)))
     return root
@@ -198,7 +198,7 @@ def test_constant_gold_is_one_line_without_warnings_or_files(bootstrap, constant
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
 
 
-def test_a_result_json_cannot_hold_writes_neither_file(data_dir, tmp_path, monkeypatch):
+def test_a_result_json_cannot_hold_writes_neither_file(mock_data, tmp_path, monkeypatch):
     from stsbench.tasks import sts
 
     evaluate = sts.STSTask.evaluate
@@ -211,24 +211,24 @@ def test_a_result_json_cannot_hold_writes_neither_file(data_dir, tmp_path, monke
     monkeypatch.setattr(sts.STSTask, "evaluate", nan_detail)
     out = tmp_path / "out"
     with pytest.raises(StsbenchError) as exc:
-        stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, output=out, bootstrap=0)
+        stsbench.evaluate(stsbench.MockEncoder(dim=8), "STS16", data_dir=mock_data, output=out, bootstrap=0)
     _one_line(str(exc.value), "STS16", "nothing was written")
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
 
 
-def test_a_rerun_that_gives_the_same_pairs_keeps_the_average(written, data_dir, tmp_path):
+def test_a_rerun_that_gives_the_same_pairs_keeps_the_average(written, mock_data, tmp_path):
     out = _copy(written, tmp_path)
     average = _folder(out) / "average_sts.json"
     before = average.read_bytes()
     # one task again, same model: the same figure from byte-identical pairs; the Avg. is still the Avg.
     for bootstrap in (B, 0):
         stsbench.evaluate(
-            stsbench.MockEncoder(dim=8), "STS16", data_dir=data_dir, output=out, bootstrap=bootstrap
+            stsbench.MockEncoder(dim=8), "STS16", data_dir=mock_data, output=out, bootstrap=bootstrap
         )
         assert average.read_bytes() == before
     # other weights under the same name: other pairs, so the average of the old STS16 goes
     stsbench.evaluate(
-        stsbench.MockEncoder(dim=8, seed=1), "STS16", data_dir=data_dir, output=out, bootstrap=0
+        stsbench.MockEncoder(dim=8, seed=1), "STS16", data_dir=mock_data, output=out, bootstrap=0
     )
     assert not average.exists()
 
