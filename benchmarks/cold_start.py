@@ -1,14 +1,14 @@
 """Cold start: a warm-cache 7-task `stsbench run` and a mistyped name, as new processes, beside today's path.
 
     python benchmarks/cold_start.py [--model all-MiniLM-L6-v2] [--repeats 5] [--baseline REF] [--cache-dir DIR]
-        [--markdown FILE]
+        [--markdown FILE] [--no-bytecode-cache]
 
 Every embedding the run needs is put in the cache first (one untimed run). Then, ``--repeats`` times and in
 rotating order (so that drift in the machine's load falls on every row alike), each of these runs as a new
 process, from the interpreter's start to its exit, and the median wall seconds are shown:
 
-- this tree: ``stsbench run --model M --tasks sts`` (the warm path: no torch, no scipy.stats), and the same with
-  ``--bootstrap 0`` (the 1,000 resamples of the default intervals take about a second of their own);
+- this tree: ``stsbench run --model M --tasks sts -q --format json`` (the warm path: no torch, no scipy.stats), the
+  same printing its table (rich) instead, and the same with ``--bootstrap 0`` (no intervals);
 - this tree, the heavy modules imported first: the same command after ``import torch, ...`` of every heavy module
   the baseline run imports (what the imports alone cost);
 - the baseline: the same command on the package as it was at git ``--baseline`` (default ``e76d9f6``, the tree
@@ -16,6 +16,10 @@ process, from the interpreter's start to its exit, and the median wall seconds a
 - a bad task name (``--tasks STS17``), on this tree and on the baseline: the time to the one-line refusal.
 
 Each run reports the heavy modules it imported; the runs' figures and intervals (``--format json``) must be equal.
+Every run finds its modules' bytecode cached, as an installed package or any second run does: the processes get
+a ``PYTHONPYCACHEPREFIX`` of their own, filled by the untimed runs, and ``PYTHONDONTWRITEBYTECODE`` is dropped.
+``--no-bytecode-cache`` keeps the environment's setting instead (with ``PYTHONDONTWRITEBYTECODE`` set and no
+``__pycache__`` in the tree, every run compiles the package from source, about 0.1 s).
 The load average is printed before and after: on a shared machine the absolute seconds follow the load.
 Targets (issue 28): warm run at most 1.0 s, a bad name refused in under 0.5 s, on a quiet 2-core CPU.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,14 +59,24 @@ print('\\n' + json.dumps({{'code': code, 'heavy': heavy, 'from': sys.modules['st
 """
 
 
+PYCACHE: Path | None = None  # the runs' bytecode cache (main() sets it; None: the environment's setting)
+
+
 def stsbench_process(
     args: list[str], tree: Path | None, first: tuple[str, ...] = ()
 ) -> tuple[float, dict, str]:
-    """Wall seconds of ``stsbench ARGS`` in a new interpreter (package from ``tree``), its status and stdout."""
+    """Wall seconds of ``stsbench ARGS`` in a new interpreter (package from ``tree``), its status and stdout.
+
+    ``status["cpu"]``: the process's CPU seconds (user + system), which a shared machine's load sways less.
+    """
     env = dict(os.environ)
+    if PYCACHE is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     if tree is not None:  # ahead of the editable install's finder, which comes after sys.path
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
     code = _WRAPPER.format(first=first, args=[str(a) for a in args], heavy=HEAVY)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(  # run from elsewhere: `python -c` puts the working folder first on sys.path
         [sys.executable, "-c", code],
@@ -72,11 +87,13 @@ def stsbench_process(
         cwd=tempfile.gettempdir(),
     )
     took = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime
     status = json.loads(done.stderr.strip().splitlines()[-1])
     want = (tree or ROOT) / "stsbench" / "__init__.py"
     if Path(status["from"]).resolve() != want.resolve():
         raise SystemExit(f"error: the run imported stsbench from {status['from']}, not {want}")
-    return took, status, done.stdout
+    return took, {**status, "cpu": cpu}, done.stdout
 
 
 def extract(ref: str, into: Path) -> Path:
@@ -106,6 +123,12 @@ def parse_args() -> argparse.Namespace:
         "--baseline", default="e76d9f6", help="git ref of today's path (default: before issue 28)"
     )
     ap.add_argument("--markdown", type=Path, help="also write the table here")
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep the environment's PYTHONDONTWRITEBYTECODE/PYTHONPYCACHEPREFIX (default: a bytecode cache of "
+        "the benchmark's own)",
+    )
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
@@ -118,30 +141,35 @@ def load() -> str:
 
 
 def main() -> None:
+    global PYCACHE
     args = parse_args()
-    common = ["--model", args.model, "--tasks", "sts", "-q", "--format", "json"]
+    common = ["--model", args.model, "--tasks", "sts", "-q"]
     common += ["--data-dir", args.data_dir] if args.data_dir else []
     common += ["--cache-dir", args.cache_dir] if args.cache_dir else []
     with tempfile.TemporaryDirectory() as tmp:
+        PYCACHE = None if args.no_bytecode_cache else Path(tmp) / "pycache"
         base = extract(args.baseline, Path(tmp) / "baseline")
         out = Path(tmp) / "out"
-        _, status, _ = stsbench_process(
-            ["run", *common, "--output", out / "warm-up"], None
-        )  # fills the cache
-        if status["code"] != 0:
-            raise SystemExit("error: the warm-up run failed; run it by hand to see why")
-        _, status, _ = stsbench_process(["run", *common, "--output", out / "baseline-up"], base)
+        warm, bad = ["run", *common, "--format", "json"], ["run", "--tasks", "STS17"]
+        # untimed: fill the embedding cache (and this tree's bytecode, the table's rich included)
+        for argv in (warm, ["run", *common]):
+            _, status, _ = stsbench_process([*argv, "--output", out / "warm-up"], None)
+            if status["code"] != 0:
+                raise SystemExit("error: the warm-up run failed; run it by hand to see why")
+        _, status, _ = stsbench_process([*warm, "--output", out / "baseline-up"], base)
         before = tuple(status["heavy"])  # what today's path imports on a warm run
-        warm, bad = ["run", *common], ["run", "--tasks", "STS17"]
         rows = {  # label: (arguments, package tree (None: this one), modules imported first, exit code 0)
             "`stsbench run`, warm cache: this tree": (warm, None, (), True),
+            "the same printing its table (no `--format json`)": (["run", *common], None, (), True),
             "the same with `--bootstrap 0` (no intervals)": ([*warm, "--bootstrap", "0"], None, (), True),
-            f"the same, {', '.join(before) or 'nothing'} imported first": (warm, None, before, True),
             f"the same on the baseline ({args.baseline})": (warm, base, (), True),
             "bad task name (`--tasks STS17`): this tree": (bad, None, (), False),
             f"bad task name on the baseline ({args.baseline})": (bad, base, (), False),
         }
+        if before:  # what the baseline's heavy imports alone cost
+            rows[f"the same, {', '.join(before)} imported first"] = (warm, None, before, True)
         secs: dict[str, list[float]] = {label: [] for label in rows}
+        cpu: dict[str, list[float]] = {label: [] for label in rows}
         heavy: dict[str, list[str]] = {}
         printed: list[dict] = []
         load_before = load()
@@ -149,13 +177,14 @@ def main() -> None:
             labels = list(rows)
             for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
                 argv, tree, first, good = rows[label]
-                argv = [*argv, "--output", out / str(len(printed))] if good else argv
+                argv = [*argv, "--output", out / f"{labels.index(label)}-{i}"] if good else argv
                 took, status, stdout = stsbench_process(argv, tree, first)
                 if (status["code"] == 0) != good:
                     raise SystemExit(f"error: {label}: exit code {status['code']}")
                 secs[label].append(took)
+                cpu[label].append(status["cpu"])
                 heavy[label] = status["heavy"]
-                if good:
+                if good and "--format" in argv:
                     # the tasks' figures only: a tree before #27 printed the Avg. among them (run JSON version 1)
                     got = json.loads(stdout)
                     printed.append(
@@ -171,13 +200,18 @@ def main() -> None:
     lines = [
         f"Cold start, {args.model}, 7 STS tasks (test mode), warm embedding cache; each row a new process, "
         f"median of {args.repeats} (min in brackets); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
+        f"bytecode {'as the environment has it' if args.no_bytecode_cache else 'cached'}; "
         f"load average (1/5/15 min) {load_before} before, {load_after} after",
         "",
-        "| run | seconds | heavy modules imported |",
-        "|---|---:|---|",
+        "| run | seconds | CPU seconds | heavy modules imported |",
+        "|---|---:|---:|---|",
     ]
     for label, values in secs.items():
-        cells = f"{statistics.median(values):.2f} ({min(values):.2f}) | {', '.join(heavy[label]) or '-'}"
+        used = cpu[label]
+        cells = (
+            f"{statistics.median(values):.2f} ({min(values):.2f}) | "
+            f"{statistics.median(used):.2f} ({min(used):.2f}) | {', '.join(heavy[label]) or '-'}"
+        )
         lines.append(f"| {label} | {cells} |")
     warm_s = statistics.median(secs["`stsbench run`, warm cache: this tree"])
     refusal_s = statistics.median(secs["bad task name (`--tasks STS17`): this tree"])

@@ -1,13 +1,13 @@
 """STS tasks as parsed, kept beside the embedding cache: a warm run does not read SentEval's files again.
 
-``<cache>/tasks/<key>.parsed``, one file per task and split (an ``.npz``, named apart from the embedding
-shards). The key is a sha256 of all that the parse depends on: the task's declaration (its
-:class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of the readers (``stsbench/data/sts.py`` and
-``textfile.py``: an edited reader parses again) and the sha256 of each file read (cached by path, size and
-mtime_ns, :func:`stsbench.data.integrity.file_sha256s`, which the data check has computed already). The file
-holds the distinct sentences (newline-joined: a sentence is tokens joined by single spaces, never a newline),
-the int32 rows of each pair's two sentences, the float64 gold scores, the subset codes and names, and a sha256
-of all of it.
+``<cache>/tasks/<key>.parsed``, one file per task and split. The key is a sha256 of all that the parse
+depends on: the task's declaration (its :class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of the
+readers (``stsbench/data/sts.py`` and ``textfile.py``: an edited reader parses again) and the sha256 of each
+file read (cached by path, size and mtime_ns, :func:`stsbench.data.integrity.file_sha256s`, which the data
+check has computed already). The file is a JSON line (key, task name, scale, subset names, the arrays' types
+and lengths), the sha256 of that line and the arrays, then the arrays: the distinct sentences (newline-joined: a
+sentence is tokens joined by single spaces, never a newline), the int32 rows of each pair's two sentences, the
+float64 gold scores, the subset codes.
 
 A file that is missing, unreadable, of another key or whose digest does not match is never used: the task is
 read from its files and the cache file rewritten (atomically). Tasks whose ``load`` is their own (not
@@ -17,9 +17,9 @@ read from its files and the cache file rewritten (atomically). Tasks whose ``loa
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +34,9 @@ from stsbench.tasks.sts import STSTask
 log = logging.getLogger(__name__)
 FORMAT = 1  # of the cache file; raise it when its layout changes
 FOLDER = "tasks"
-_ARRAYS = ("texts", "a", "b", "gold", "codes")
 
 
+@lru_cache(maxsize=1)
 def _readers_digest() -> str:
     h = hashlib.sha256()
     for module in (sts_reader, textfile):
@@ -58,59 +58,59 @@ def cache_key(task: STSTask, data_dir: Path, mode: Mode) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _digest(arrays: dict[str, np.ndarray], meta: str) -> str:
-    h = hashlib.sha256(meta.encode())
-    for name in _ARRAYS:
-        h.update(name.encode())
-        h.update(str((arrays[name].dtype.str, arrays[name].shape)).encode())
-        h.update(memoryview(np.ascontiguousarray(arrays[name])).cast("B"))
-    return h.hexdigest()
-
-
 def _encode(pairs: Pairs, key: str) -> bytes:
+    """The cache file: a JSON line (what the arrays are), the sha256 of that line and the arrays, the arrays."""
     texts = list(dict.fromkeys(pairs.sent1 + pairs.sent2))
     row = {t: i for i, t in enumerate(texts)}
     names = pairs.subsets()
     code = {n: i for i, n in enumerate(names)}
     arrays = {
         "texts": np.frombuffer("\n".join(texts).encode("utf-8"), dtype=np.uint8),
-        "a": np.array([row[t] for t in pairs.sent1], dtype=np.int32),
-        "b": np.array([row[t] for t in pairs.sent2], dtype=np.int32),
-        "gold": np.ascontiguousarray(pairs.gold, dtype=np.float64),
-        "codes": np.array([code[s] for s in pairs.subset], dtype=np.int32),
+        "a": np.array([row[t] for t in pairs.sent1], dtype="<i4"),
+        "b": np.array([row[t] for t in pairs.sent2], dtype="<i4"),
+        "gold": np.asarray(pairs.gold, dtype="<f8"),
+        "codes": np.array([code[s] for s in pairs.subset], dtype="<i4"),
     }
-    meta = json.dumps(
-        {"key": key, "name": pairs.name, "subsets": names, "scale": list(pairs.scale), "n_texts": len(texts)}
-    )
-    buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(meta), digest=np.array(_digest(arrays, meta)))
-    return buf.getvalue()
+    meta = {"format": FORMAT, "key": key, "name": pairs.name, "subsets": names, "scale": list(pairs.scale)}
+    meta["arrays"] = [[name, a.dtype.str, len(a)] for name, a in arrays.items()]
+    line = json.dumps(meta).encode()
+    body = b"".join(a.tobytes() for a in arrays.values())
+    return b"\n".join([line, hashlib.sha256(line + body).hexdigest().encode(), body])
 
 
 def _decode(path: Path, key: str) -> Pairs | None:
     """The pairs a cache file holds; None when it is not there, not readable, of another key or corrupt."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {name: z[name] for name in _ARRAYS}
-            meta, digest = str(z["meta"]), str(z["digest"])
-        info = json.loads(meta)
-        if info["key"] != key or _digest(arrays, meta) != digest:
-            raise ValueError("another key or a digest that does not match")
-        texts = arrays["texts"].tobytes().decode("utf-8").split("\n")
-        if len(texts) != info["n_texts"]:
-            raise ValueError("sentence count")
-        names = info["subsets"]
-        return Pairs(
-            info["name"],
-            [texts[i] for i in arrays["a"].tolist()],
-            [texts[i] for i in arrays["b"].tolist()],
-            arrays["gold"],
-            [names[c] for c in arrays["codes"].tolist()],
-            tuple(info["scale"]),
-        )
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except Exception as exc:  # truncated zip, bad header, missing array, wrong digest: read the files again
+    try:
+        end = data.index(b"\n")
+        line, digest, body = data[:end], data[end + 1 : end + 65], memoryview(data)[end + 66 :]
+        check = hashlib.sha256(line)
+        check.update(body)
+        if check.hexdigest().encode() != digest:
+            raise ValueError("its sha256 does not match")
+        meta = json.loads(line)
+        if meta["key"] != key:
+            raise ValueError("the file of another task or data")
+        arrays, offset = {}, 0
+        for name, dtype, count in meta["arrays"]:
+            arrays[name] = np.frombuffer(body, dtype=dtype, count=count, offset=offset)
+            offset += arrays[name].nbytes
+        if offset != len(body):
+            raise ValueError("a length that does not match")
+        texts = arrays["texts"].tobytes().decode("utf-8").split("\n")
+        names = meta["subsets"]
+        return Pairs(
+            meta["name"],
+            [texts[i] for i in arrays["a"].tolist()],
+            [texts[i] for i in arrays["b"].tolist()],
+            arrays["gold"].astype(np.float64),  # a copy: writable, native order
+            [names[c] for c in arrays["codes"].tolist()],
+            tuple(meta["scale"]),
+        )
+    except Exception as exc:  # truncated, damaged, another key: the task's files are read again
         log.debug("task cache file %s is not used (%s); the task's files are read again", path, exc)
         return None
 
