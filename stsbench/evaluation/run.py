@@ -237,7 +237,7 @@ def evaluate_encoder(
                 scores.metric,
                 scores.details,
                 model_info(encoder),
-                {**config, "task_sentences": len(unique_texts([task.texts(data)]))},
+                {**config, "task_sentences": len(set(task.texts(data)))},
                 prov,
                 scores.n_pairs,
                 task_version=task.version,
