@@ -201,12 +201,11 @@ def reproduce_step(out: Path, step: str) -> dict:
         return {}
 
 
-# one run (SimCSE on the tiny BERT, two seeds, STS-B dev), the reproduce and Slurm tests' recipe
+# one run (SimCSE on the tiny BERT, two seeds), the reproduce and Slurm tests' recipe
 _TINY_RECIPE = """name: {name}
 title: "{title}"
 flavour: mini
-verdict: false
-runs:
+{verdict}runs:
   - name: simcse
     method: simcse
     config: simcse-minilm-cpu
@@ -214,7 +213,7 @@ runs:
                 {save}batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
     seeds: [1, 2]
     evaluate: {{tasks: [STSBenchmark], mode: dev}}
-{analyses}report:
+{run_published}{analyses}report:
   title: "{title}"
 """
 
@@ -223,7 +222,8 @@ def tiny_recipes(root: Path, recipes: dict[str, dict]) -> Path:
     """``root`` with a tiny BERT (``tiny/``), a 30-line ``train.txt`` and a recipe file per ``recipes`` entry.
 
     Each entry (file name -> options) sets ``name``, ``title``, ``steps``, and optionally ``eval_steps`` (2),
-    ``save_steps`` (the config's) and ``analyses`` (True: align_uniform on the seeds).
+    ``save_steps`` (the config's), ``analyses`` (True: align_uniform on the first seed) and ``published`` (a
+    registry key of a row on STS-B dev: the run is judged against it; else ``verdict: false``).
     """
     make_tiny_bert(root / "tiny", max_positions=128, init_range=0.02)
     lines = [f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" for i in range(30)]
@@ -231,15 +231,74 @@ def tiny_recipes(root: Path, recipes: dict[str, dict]) -> Path:
     for file, opts in recipes.items():
         save = f"save_steps: {opts['save_steps']}, " if opts.get("save_steps") else ""
         analyses = "analyses:\n  - {name: align_uniform}\n" if opts.get("analyses", True) else ""
+        key = opts.get("published")
         text = _TINY_RECIPE.format(
             name=opts["name"],
             title=opts["title"],
+            verdict=f"published: [{key}]\n" if key else "verdict: false\n",
             model=root / "tiny",
             train=root / "train.txt",
             steps=opts["steps"],
             eval_steps=opts.get("eval_steps", 2),
             save=save,
+            run_published=f"    published: {key}\n" if key else "",
             analyses=analyses,
         )
         (root / file).write_text(text)
     return root
+
+
+def shared_once(tmp_path_factory, name: str, make) -> Path:
+    """``make(folder)`` once per test session (under xdist, once for all workers); returns ``folder``.
+
+    The folder lives in the session's temporary folder (the one the xdist workers share), made under a lock and
+    marked done, so that a test module and a worker that come later find it ready.
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's folder, which the xdist workers share
+    folder = base / name
+    with FileLock(f"{folder}.lock"):
+        if not (base / f"{name}.done").is_file():
+            if folder.exists():  # a half-made one (a worker that failed): start again
+                import shutil
+
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True)
+            make(folder)
+            (base / f"{name}.done").write_text("")
+    return folder
+
+
+# the reproduce and Slurm tests' recipe: 6 steps saved every 2 (a training stopped after step 2 has a state to
+# resume), one dev check at the end, an analysis, the verdict against a published row (ESimCSE's STS-B dev figure
+# of unsup SimCSE: one task, so that the evaluation is STS-B dev's 1,500 pairs, not the seven STS test sets)
+TINY = {
+    "name": "tiny",
+    "title": "A tiny reproduction",
+    "steps": 6,
+    "eval_steps": 6,
+    "save_steps": 2,
+    "published": "esimcse-arxiv/table4/unsup-simcse-bert-base",
+}
+
+
+def tiny_folder(tmp_path_factory) -> Path:
+    """:func:`tiny_recipes`' folder with ``tiny.yaml`` (:data:`TINY`), made once for the session."""
+    return shared_once(tmp_path_factory, "tiny-recipe", lambda root: tiny_recipes(root, {"tiny.yaml": TINY}))
+
+
+def tiny_reproduction(tmp_path_factory) -> Path:
+    """The uninterrupted reproduction of :func:`tiny_folder`'s ``tiny.yaml`` (its ``--out``), by the local
+    executor with two processes; made once for the session (:func:`shared_once`)."""
+    recipe = tiny_folder(tmp_path_factory) / "tiny.yaml"
+
+    def make(root: Path) -> None:
+        env = {**os.environ, "STSBENCH_DATA": str(DATA)}
+        args = ["reproduce", recipe, "--out", root / "clean", "--parallel", "2"]
+        done = run_cli_process(args, env=env, timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    return shared_once(tmp_path_factory, "tiny-reproduction", make) / "clean"

@@ -20,7 +20,8 @@ from helpers import (
     reproduce_step,
     reproduction_figures,
     run_cli,
-    tiny_recipes,
+    tiny_folder,
+    tiny_reproduction,
 )
 
 from stsbench.published.registry import get_entry
@@ -32,17 +33,17 @@ from stsbench.reproduce.state import busy_seconds
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 4 steps)."""
+    """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 6 steps, an
+    analysis, judged against a published row): the session's one (:func:`helpers.tiny_folder`)."""
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
-    title = "A tiny reproduction"
-    return tiny_recipes(
-        tmp_path_factory.mktemp("reproduce"),
-        {
-            "tiny.yaml": {"name": "tiny", "title": title, "steps": 4},
-            "tiny-longer.yaml": {"name": "tiny", "title": title, "steps": 6},
-        },
-    )
+    return tiny_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def clean(tiny, tmp_path_factory) -> Path:
+    """``tiny.yaml`` reproduced without interruption, once for the session's tests (:func:`helpers.tiny_reproduction`)."""
+    return tiny_reproduction(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -92,8 +93,10 @@ def test_the_step_times_are_the_benchmarks_rows():
 
 
 def test_keys_change_with_what_determines_them_and_reach_the_steps_after(tiny, tmp_path):
+    longer = tmp_path / "tiny-longer.yaml"
+    longer.write_text((tiny / "tiny.yaml").read_text().replace("max_steps: 6,", "max_steps: 8,"))
     a = build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path)
-    b = build_plan(load_recipe(tiny / "tiny-longer.yaml"), tmp_path)
+    b = build_plan(load_recipe(longer), tmp_path)
     assert a.step("train/simcse/seed-1").key != a.step("train/simcse/seed-2").key
     assert build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path).steps == a.steps  # deterministic
     changed = {s.id for s in a.steps if s.key != b.step(s.id).key}
@@ -155,27 +158,18 @@ def _kill_tree(pid: int) -> None:
         p.kill()
 
 
-@pytest.mark.slow  # three tiny reproductions of 5 steps each, one interrupted twice: ~4 min on 2 cores
+@pytest.mark.slow  # the shared clean run, then one reproduction interrupted three times: ~1.5 min on 2 cores
 def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains_nothing_finished(
-    tiny, tmp_path
+    tiny, clean, tmp_path, capsys
 ):
     recipe = tiny / "tiny.yaml"
-    clean = tmp_path / "clean"
-    done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(clean)],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
     state = json.loads((clean / "reproduce.json").read_text())
     assert {r["status"] for r in state["steps"].values()} == {"done"}
-    assert 0 <= state["sessions"][-1]["orchestration_share"] < 1
-    # a rerun of a finished reproduction runs nothing
+    assert 0 <= state["sessions"][0]["orchestration_share"] < 1
+    # a rerun of a finished reproduction runs nothing (in this process: what it starts is what is tested)
     logs = {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
-    again = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(clean)], capture_output=True
-    )
-    assert again.returncode == 0
+    code, _, err = run_cli(["reproduce", recipe, "--out", clean], capsys)
+    assert code == 0, err
     assert json.loads((clean / "reproduce.json").read_text())["sessions"][-1]["steps_run"] == 0
     assert logs == {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
 
@@ -228,7 +222,9 @@ def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path
     assert len(copies) == 2 * 25
 
 
-def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(tmp_path, monkeypatch):
+def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
+    tmp_path, monkeypatch, capsys
+):
     """The checked-in folder as reproduce leaves it after training, evaluating and analysing: its report step
     (the only step left) rewrites the checked-in report byte for byte (figures: under the versions that drew)."""
     from stsbench.reproduce.state import load_state, save_state
@@ -247,12 +243,9 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert state["recipe"] == "cpu-mini" and not state["steps"]  # the checked-in folder is cpu-mini's
     state["steps"] = {s.id: {"status": "done", "key": s.key} for s in plan.steps if s.kind != "report"}
     save_state(out, state)
-    done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "stsbench", "reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    # in this process: the report step it starts is the command whose output is compared
+    code, out_text, err = run_cli(["reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}"], capsys)
+    assert code == 0, out_text + err
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
     made, kept = folder_bytes(out), folder_bytes(CHECKED_IN)
@@ -268,40 +261,16 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert_same_report(made, kept)
 
 
-VERDICT = """name: tiny-verdict
-title: "A tiny reproduction, judged"
-flavour: mini
-published: [esimcse-arxiv/table7/unsup-simcse-bert-base]
-runs:
-  - name: simcse
-    method: simcse
-    config: simcse-minilm-cpu
-    overrides: {{model: {model}, train_file: {train}, train_lines: null, max_steps: 4, eval_steps: 2,
-                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false}}
-    seeds: [1, 2]
-    evaluate: {{tasks: [sts], mode: test}}
-    published: esimcse-arxiv/table7/unsup-simcse-bert-base
-report:
-  title: "A tiny reproduction, judged"
-"""
-
-
-@pytest.mark.slow  # one tiny reproduction: two 4-step trainings, STS-B test, the report (~2 min on 2 cores)
-def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, tmp_path):
+@pytest.mark.slow  # the shared clean run: two 6-step trainings, STS-B dev, the report
+def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clean):
     from stsbench.published.seed_check import verdict
 
-    recipe = tmp_path / "tiny-verdict.yaml"
-    recipe.write_text(VERDICT.format(model=tiny / "tiny", train=tiny / "train.txt"))
-    key = "esimcse-arxiv/table7/unsup-simcse-bert-base"
-    out = tmp_path / "o"
-    args = build_plan(load_recipe(recipe), out).step("report").args
+    recipe = tiny / "tiny.yaml"
+    key = "esimcse-arxiv/table4/unsup-simcse-bert-base"  # STS-B dev, as the run is evaluated
+    assert "verdict:" not in recipe.read_text()
+    args = build_plan(load_recipe(recipe), clean).step("report").args
     assert args[-2:] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
-    done = subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]
     assert (
@@ -313,7 +282,7 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, tmp_
         if task == "Avg.":
             continue
         values = [
-            json.loads((out / f"results/simcse__seed-{s}/avg/test/{task}.json").read_text())["reported"]
+            json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())["reported"]
             for s in (1, 2)
         ]
         assert cells[task]["verdict"] == verdict(task, published, values).status, task

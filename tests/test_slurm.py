@@ -13,11 +13,12 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT, reproduce_step, reproduction_figures, tiny_recipes
+from helpers import DATA, ROOT, reproduce_step, reproduction_figures, tiny_folder, tiny_reproduction
 
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 CLUSTER = "stsbench-local"  # the script's ClusterName: a cluster the tests may submit to
@@ -63,13 +64,12 @@ def slurm():
 
 
 @pytest.fixture
-def recipe(tmp_path) -> Path:
+def recipe(tmp_path_factory) -> Path:
+    """The reproduce tests' tiny recipe: two seeds, 6 steps saved every 2 (a job stopped after step 2 has a state
+    to resume), an analysis and the verdict (:data:`helpers.TINY`)."""
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
-    # two seeds, 6 steps, saved every 2: a job interrupted after step 2 has a state to resume
-    recipe = {"name": "tiny-slurm", "title": "A tiny reproduction on Slurm", "steps": 6, "eval_steps": 6}
-    tiny_recipes(tmp_path, {"tiny.yaml": {**recipe, "save_steps": 2, "analyses": False}})
-    return tmp_path / "tiny.yaml"
+    return tiny_folder(tmp_path_factory) / "tiny.yaml"
 
 
 def _reproduce(recipe: Path, out: Path, env: dict[str, str], *options: str) -> subprocess.Popen:
@@ -82,50 +82,104 @@ def _reproduce(recipe: Path, out: Path, env: dict[str, str], *options: str) -> s
     )
 
 
-def _saved_and_running(out: Path, step: str, proc: subprocess.Popen, timeout: float = 240) -> str:
-    """The Slurm job of a training step once it has saved a resumable state and not finished."""
-    state = out / "runs" / "simcse" / step.rsplit("/", 1)[1] / "last" / "state.pt"
+def _starts(out: Path, seed: str) -> list[tuple[str, str, str]]:
+    """Each start of a seed's Slurm job, from its log: (job id, how it started again or "", command line)."""
+    log = out / "logs" / f"train__simcse__{seed}.log"
+    text = log.read_text() if log.is_file() else ""
+    return re.findall(
+        r"^\[slurm job (\S+) on \S+(?:, restart \d+, (resumed|started over))?: (.*)\]$", text, re.M
+    )
+
+
+def _running(
+    out: Path, seed: str, proc: subprocess.Popen, *, saved: bool, starts: int, timeout: float = 240
+) -> str:
+    """The Slurm job of a seed's training once its ``starts``-th start runs (and, if ``saved``, has saved a
+    resumable state since: the first save is at step 2), the training not finished."""
+    state = out / "runs" / "simcse" / seed / "last" / "state.pt"
     end = time.time() + timeout
     while time.time() < end:
         assert proc.poll() is None, proc.stdout.read()
-        rec = reproduce_step(out, f"train/simcse/{step.rsplit('/', 1)[1]}")
-        if state.is_file() and rec.get("status") == "running":
+        rec = reproduce_step(out, f"train/simcse/{seed}")
+        if len(_starts(out, seed)) == starts and state.is_file() == saved and rec.get("status") == "running":
             return rec["where"].removeprefix("slurm job ")
         time.sleep(0.05)
-    raise AssertionError(f"{step} never saved a state while running")
+    raise AssertionError(f"{seed}: start {starts} never ran {'with' if saved else 'without'} a saved state")
 
 
-@pytest.mark.slow  # a tiny reproduction on each executor, at once: ~1.5 min on a shared 2-core machine
-def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tmp_path):
+def _local_reproduction(tmp_path_factory, found: dict[str, object]) -> None:
+    try:
+        found["out"] = tiny_reproduction(tmp_path_factory)
+    except BaseException as exc:  # noqa: BLE001 - raised again in the test's thread
+        found["error"] = exc
+
+
+@pytest.mark.slow  # a tiny reproduction on Slurm, against the reproduce tests' local one (shared): ~1 min
+def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tmp_path_factory, tmp_path):
     env = {**os.environ, "SLURM_CONF": slurm, "STSBENCH_DATA": str(DATA)}
-    local = _reproduce(recipe, tmp_path / "local", env, "--parallel", "2")
     out = tmp_path / "slurm"
     proc = _reproduce(recipe, out, env, "--executor", "slurm", "--executor-option", "cpus_per_task=1")
-    # seed 1: preempted as submitit's own test does it (SIGTERM, then USR2): submitit checkpoints and requeues;
-    # seed 2: requeued by Slurm itself (as PreemptMode=REQUEUE does): started again from the top
-    first = _saved_and_running(out, "train/simcse/seed-1", proc)
+    # meanwhile, the same recipe by the local executor (--parallel 2), unless the reproduce tests made it already
+    local: dict[str, object] = {}
+    thread = threading.Thread(target=_local_reproduction, args=(tmp_path_factory, local))
+    thread.start()
+    # seed 1: preempted as submitit's own test does it (SIGTERM, then USR2) after its first save: submitit
+    # checkpoints (the step's process is killed at once) and requeues, and the training resumes; seed 2: at its
+    # time limit (USR2) before its first save (nothing to resume: it starts over), then requeued by Slurm itself
+    # (as PreemptMode=REQUEUE does) after a save: it resumes
+    second = _running(out, "seed-2", proc, saved=False, starts=1)  # the seeds start at once: seed 2 first
+    subprocess.run(["scancel", "--signal=USR2", second], env=env, check=True)  # noqa: S603, S607
+    first = _running(out, "seed-1", proc, saved=True, starts=1)
     subprocess.run(["scancel", "--signal=TERM", first], env=env, check=True)  # noqa: S603, S607
     subprocess.run(["scancel", "--signal=USR2", first], env=env, check=True)  # noqa: S603, S607
-    second = _saved_and_running(out, "train/simcse/seed-2", proc)
+    assert _running(out, "seed-2", proc, saved=True, starts=2) == second
     subprocess.run(["scontrol", "requeue", second], env=env, check=True)  # noqa: S603, S607
     text = proc.communicate(timeout=600)[0]
     assert proc.returncode == 0, text
-    local_text = local.communicate(timeout=600)[0]
-    assert local.returncode == 0, local_text
+    thread.join(timeout=900)
+    if "error" in local:
+        raise local["error"]  # type: ignore[misc]
 
     state = json.loads((out / "reproduce.json").read_text())
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     # the two seeds were one job array
     array = {r["where"].split("_")[0] for s, r in state["steps"].items() if s.startswith("train/")}
     assert first.split("_")[0] == second.split("_")[0] and len(array) == 1, state["steps"]
-    for seed, job in (("seed-1", first), ("seed-2", second)):
-        log = (out / "logs" / f"train__simcse__{seed}.log").read_text()
-        starts = re.findall(r"^\[slurm job (\S+) on \S+(, restart \d+, resumed)?: (.*)\]$", log, re.M)
-        assert [(j, bool(r)) for j, r, _ in starts] == [(job, False), (job, True)], log
-        assert not starts[0][2].endswith("--resume") and starts[1][2].endswith(" --quiet --resume")
-    # the requeued trainings resumed and gave every figure of the local executor's run
-    assert reproduction_figures(out, logs=True) == reproduction_figures(tmp_path / "local", logs=True)
+    for seed, job, again in (("seed-1", first, ["resumed"]), ("seed-2", second, ["started over", "resumed"])):
+        starts = _starts(out, seed)
+        assert [(j, how) for j, how, _ in starts] == [(job, ""), *((job, how) for how in again)], starts
+        assert not starts[0][2].endswith("--resume") and starts[-1][2].endswith(" --quiet --resume")
+        if seed == "seed-2":  # started over: no --resume, which would fail on a run with no saved state
+            assert starts[1][2].endswith((" --quiet", " --quiet --overwrite")), starts[1]
+    # the requeued trainings resumed or started over and gave every figure of the local executor's run
+    assert reproduction_figures(out, logs=True) == reproduction_figures(local["out"], logs=True)
     assert reproduction_figures(out, logs=True)
+
+
+def test_a_training_stopped_before_its_first_save_starts_over_and_one_saved_resumes(
+    tmp_path_factory, tmp_path
+):
+    """What a training's job runs when it starts again (requeued, preempted): ``--resume`` needs a saved state."""
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan
+    from stsbench.reproduce.scheduler import make_job
+
+    plan = build_plan(load_recipe(tiny_folder(tmp_path_factory) / "tiny.yaml"), tmp_path / "o")
+    step = plan.step("train/simcse/seed-1")
+    job = make_job(plan, step, ("--resume",), 0)  # a rerun's job: this session resumed it
+    after = job.command(resumed=True)[3:]  # after "python -m stsbench"
+    assert job.command()[3:] == [*step.args, "--resume"] and after == list(step.args)  # no folder yet
+    step.folder.mkdir(parents=True)
+    (step.folder / "train_log.jsonl").write_text('{"event": "start", "step": 0}\n')  # started, nothing saved
+    assert job.command(resumed=True)[3:] == [*step.args, "--overwrite"]
+    (step.folder / "last").mkdir()
+    (step.folder / "last" / "state.pt").write_bytes(b"saved")
+    assert job.command(resumed=True)[3:] == [*step.args, "--resume"]
+    assert make_job(plan, plan.step("evaluate/simcse"), (), 0).command(resumed=True)[3:] == list(
+        plan.step("evaluate/simcse").args
+    )  # a step that is no training runs again as it ran
 
 
 def test_executor_options_are_submitits_parameters_or_one_line(tmp_path):

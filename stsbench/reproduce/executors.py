@@ -51,11 +51,29 @@ class Job:
     # what to run instead when the job starts again after being stopped (preempted, timed out, requeued):
     # a training step's ``--resume`` from its last saved state; None: ``args`` again
     resume_args: tuple[str, ...] | None = None
+    # a training step's run folder: a restart resumes only where it holds a saved state (stopped before its
+    # first save, the run starts over: ``restart_args``)
+    folder: Path | None = None
+    restart_args: tuple[str, ...] | None = None
+
+    def started_again(self) -> tuple[str, ...]:
+        """The command line after ``stsbench`` when the job starts again after being stopped."""
+        if self.resume_args is None:
+            return self.args
+        if self.folder is None or self.restart_args is None:
+            return self.resume_args
+        from stsbench.train.seeds import run_status
+
+        found = run_status(self.folder)
+        if found in ("resumable", "finished"):
+            return self.resume_args
+        # no saved state yet: a plain start where the folder is empty, else one that clears what it left
+        return (*self.restart_args, "--overwrite") if found == "started" else self.restart_args
 
     def command(self, python: str | None = None, *, resumed: bool = False) -> list[str]:
         """The process's command line: ``python -m stsbench ARGS``, through torchrun for several GPUs."""
         python = python or sys.executable
-        args = self.resume_args if resumed and self.resume_args is not None else self.args
+        args = self.started_again() if resumed else self.args
         if self.distributed and self.resources.gpus > 1:
             launch = [
                 "-m",

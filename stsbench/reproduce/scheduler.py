@@ -37,16 +37,22 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
 
 
 def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int) -> Job:
-    """The executor's job of ``step`` (its flags added); a training step resumes when started again."""
-    resume = (*step.args, "--resume") if step.kind == "train" else None
+    """The executor's job of ``step`` (its flags added).
+
+    A training step resumes when started again (preempted, requeued), or starts over when stopped before its
+    first save (:meth:`Job.started_again`).
+    """
+    train = step.kind == "train"
     return Job(
         id=step.id,
         args=(*step.args, *flags),
         log=log_path(plan.out, step.id),
         cwd=Path.cwd(),
-        resources=Resources(gpus=gpus if step.kind == "train" else min(gpus, 1)),
-        distributed=step.kind == "train",
-        resume_args=resume,
+        resources=Resources(gpus=gpus if train else min(gpus, 1)),
+        distributed=train,
+        resume_args=(*step.args, "--resume") if train else None,
+        folder=step.folder if train else None,
+        restart_args=step.args if train else None,
     )
 
 

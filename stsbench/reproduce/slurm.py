@@ -11,7 +11,8 @@ A job that is preempted or reaches its time limit is requeued and resumes (submi
 signals it (``USR2`` before the limit, through submitit's ``--signal``; a preemption's ``SIGTERM``), the step's
 process ignores those signals as submitit's own code does, submitit calls :meth:`StepCommand.checkpoint`, which
 stops the process and hands back the step to run again with its resume arguments (a training's ``--resume``
-from its last saved state), and requeues the job. A job Slurm requeues by itself starts again the same way.
+from its last saved state; a training stopped before its first save starts over), and requeues the job. A job
+Slurm requeues by itself starts again the same way.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ class StepCommand:
             where = f"slurm job {os.environ.get('SLURM_ARRAY_JOB_ID', os.environ.get('SLURM_JOB_ID', '?'))}"
             if os.environ.get("SLURM_ARRAY_TASK_ID"):
                 where += f"_{os.environ['SLURM_ARRAY_TASK_ID']}"
-            again = f", restart {max(restarts, 1)}, resumed" if resumed else ""
+            how = "started over" if job.resume_args is not None and command[-1] != "--resume" else "resumed"
+            again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
             out.write(f"[{where} on {socket.gethostname()}{again}: {shlex.join(command)}]\n".encode())
             out.flush()
             self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
