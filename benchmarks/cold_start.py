@@ -3,14 +3,15 @@
     python benchmarks/cold_start.py [--model all-MiniLM-L6-v2] [--repeats 5] [--baseline REF] [--cache-dir DIR]
         [--markdown FILE] [--no-bytecode-cache]
 
-Every embedding the run needs is put in the cache first (one untimed run). Then, ``--repeats`` times and in
+Every embedding the run needs is put in the cache first (untimed runs). Then, ``--repeats`` times and in
 rotating order (so that drift in the machine's load falls on every row alike), each of these runs as a new
-process, from the interpreter's start to its exit, and the median wall seconds are shown:
+process, from the interpreter's start to its exit, and the median wall seconds are shown, with the median CPU
+seconds (user + system, the process and its children), which a shared machine's load sways less:
 
 - this tree: ``stsbench run --model M --tasks sts -q --format json`` (the warm path: no torch, no scipy.stats), the
   same printing its table (rich) instead, and the same with ``--bootstrap 0`` (no intervals);
-- this tree, the heavy modules imported first: the same command after ``import torch, ...`` of every heavy module
-  the baseline run imports (what the imports alone cost);
+- this tree, the heavy modules imported first (when the baseline imports any): the same command after
+  ``import torch, ...`` of every heavy module the baseline run imports (what the imports alone cost);
 - the baseline: the same command on the package as it was at git ``--baseline`` (default ``e76d9f6``, the tree
   before issue 28; extracted with ``git archive`` into a temporary folder, same interpreter, data and cache);
 - a bad task name (``--tasks STS17``), on this tree and on the baseline: the time to the one-line refusal.
