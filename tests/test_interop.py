@@ -130,7 +130,9 @@ def test_any_encode_object_and_bad_objects(data_dir):
 
 
 def test_analysis_on_a_live_model(data_dir):
-    run = stsbench.analyze("length_bias", stsbench.MockEncoder(dim=8), data_dir=data_dir, use_cache=False)
+    # STS-B dev's alignment and uniformity: the mock hashes every word it encodes, and length_bias's seven
+    # tasks took 10-30 s of it
+    run = stsbench.analyze("align_uniform", stsbench.MockEncoder(dim=8), data_dir=data_dir, use_cache=False)
     assert len(run.results) == 1 and run.files == []
 
 
