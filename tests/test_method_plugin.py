@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 # the whole method: its options, its class (SimCSE's loss times --toy-scale) and its spec
 TOY = '''
@@ -58,19 +59,26 @@ def stsbench(plugin: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def train_two_steps(plugin: Path, files: Path, out: Path, *options: str) -> list[float]:
-    """Two steps of ``stsbench train`` on the tiny BERT; the logged loss of each step."""
+def two_step_args(files: Path, out: Path, *options: str) -> list[str]:
+    """``stsbench train`` for two steps on the tiny BERT, each step's loss logged."""
     args = ["train", "-m", str(files / "tiny"), "--train-file", str(files / "train.txt"), "-o", str(out)]
     args += ["--data-dir", str(files / "data"), "--batch-size", "4", "--max-steps", "2", "--eval-steps", "2"]
-    result = stsbench(plugin, *args, "--log-steps", "1", "--threads", "1", "--quiet", *options)
-    assert result.returncode == 0, result.stderr
+    return [*args, "--log-steps", "1", "--threads", "1", "--quiet", *options]
+
+
+def losses(out: Path) -> list[float]:
     log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
     return [r["loss"] for r in log if r["event"] == "train"]
 
 
-def test_a_plugin_method_trains_with_its_own_option(plugin, files, tmp_path):
-    simcse = train_two_steps(plugin, files, tmp_path / "simcse", "--method", "simcse")
-    toy = train_two_steps(plugin, files, tmp_path / "toy", "--method", "toy", "--toy-scale", "3")
+@pytest.mark.usefixtures("one_thread")
+def test_a_plugin_method_trains_with_its_own_option(plugin, files, tmp_path, capsys):
+    # SimCSE in this process (the plugin is not needed), the toy in a process that finds its entry point
+    code, _, err = run_cli(two_step_args(files, tmp_path / "simcse", "--method", "simcse"), capsys)
+    assert code == 0, err
+    result = stsbench(plugin, *two_step_args(files, tmp_path / "toy", "--method", "toy", "--toy-scale", "3"))
+    assert result.returncode == 0, result.stderr
+    simcse, toy = losses(tmp_path / "simcse"), losses(tmp_path / "toy")
     assert len(toy) == len(simcse) == 2
     # the same first batch and dropout: the toy's own loss, three times SimCSE's (its option reached it)
     assert toy[0] == pytest.approx(3 * simcse[0], rel=1e-6)

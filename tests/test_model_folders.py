@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from export_worker import export
-from helpers import SENTENCES, make_tiny_bert, run_cli
+from helpers import SENTENCES, make_tiny_bert, run_cli, shared_once
 
 from stsbench.encoders import load_encoder
 from stsbench.encoders.resolve import embedded_model_path, resolve_model
@@ -232,15 +232,27 @@ def test_an_export_killed_after_its_weights_land_keeps_the_previous_checkpoint(t
     assert not (out / ".export-tmp").exists() and _digests(out) == _digests(fresh) != before
 
 
-@pytest.mark.parametrize("finish", ["resume", "next export"])
-def test_an_export_killed_among_its_renames_is_refused_until_finished(finish, tiny_bert, tmp_path, capsys):
-    from stsbench.train.checkpoint import LAST, STATE_FILE, prepare_output
+@pytest.fixture(scope="module")
+def killed_among_renames(tiny_bert, tmp_path_factory) -> Path:
+    """A run folder (seed 1's checkpoint, a saved state) whose export of seed 2 was killed after 3 renames."""
+    from stsbench.train.checkpoint import LAST, STATE_FILE
 
-    out = tmp_path / "run"
-    export(out, tiny_bert, seed=1)
-    (out / LAST).mkdir()
-    (out / LAST / STATE_FILE).write_bytes(b"state")
-    _export_in_a_process(out, tiny_bert, seed=2, kill="commit-3")
+    def make(out: Path) -> None:
+        export(out, tiny_bert, seed=1)
+        (out / LAST).mkdir()
+        (out / LAST / STATE_FILE).write_bytes(b"state")
+        _export_in_a_process(out, tiny_bert, seed=2, kill="commit-3")
+
+    return shared_once(tmp_path_factory, "export-killed-among-renames", make)
+
+
+@pytest.mark.parametrize("finish", ["resume", "next export"])
+def test_an_export_killed_among_its_renames_is_refused_until_finished(
+    finish, killed_among_renames, tiny_bert, tmp_path, capsys
+):
+    from stsbench.train.checkpoint import LAST, prepare_output
+
+    out = shutil.copytree(killed_among_renames, tmp_path / "run")  # each test finishes its own copy
     code, _, err = run_cli(
         ["run", "--model", out, "--tasks", "sts16", "-o", tmp_path / "o", "--no-cache"], capsys
     )
