@@ -187,6 +187,38 @@ MINILM_CLI = [
 
 
 @pytest.mark.slow
+def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_its_own_mteb_export(
+    data_dir, tmp_path, capsys
+):
+    """CI's published-numbers check (issues 7 and 17), moved from a stage of ``.ci/run`` into the suite, where it
+    runs beside other tests: the cold 7-task ``stsbench run`` of the embedded model by name, ``check`` against
+    MTEB's published row, then its export in MTEB's layout read back by mteb and checked against the run."""
+    from importlib.util import find_spec
+
+    from helpers import run_cli
+
+    results = tmp_path / "results"
+    args = ["run", "--model", "all-MiniLM-L6-v2", "--tasks", "sts", "--data-dir", data_dir]
+    code, out, err = run_cli(
+        [*args, "--output", results, "--cache-dir", tmp_path / "cache", "--format", "json"], capsys
+    )
+    assert code == 0, err
+    scores = json.loads(out)["scores"]
+    tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
+    assert [scores[t] for t in tasks] == MINILM_CLI
+    code, out, err = run_cli(["check", "--results", results, "--against", "mteb/all-MiniLM-L6-v2"], capsys)
+    assert code == 0 and "PASS" in out, out + err
+    if find_spec("mteb") is None:  # the export is read back by mteb, the optional extra CI installs
+        return
+    code, out, err = run_cli(["export-mteb", results, "--out", tmp_path / "mteb"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(
+        ["check", "--results", results, "--against", f"mteb-results:{tmp_path / 'mteb'}"], capsys
+    )
+    assert code == 0 and "PASS" in out, out + err
+
+
+@pytest.mark.slow
 def test_readme_example_gives_the_cli_numbers_for_minilm(data_dir, tmp_path):
     """Acceptance 1: a SentenceTransformer object and a raw AutoModel + tokenizer give the CLI's figures."""
     from sentence_transformers import SentenceTransformer
