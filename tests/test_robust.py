@@ -218,12 +218,16 @@ def test_ctrl_c_during_a_cold_run_one_line_130_and_the_rerun_encodes_only_the_re
     assert json.loads(rerun_out)["scores"] == pytest.approx(json.loads(cold_out)["scores"], abs=0.01)
 
 
+# 60 batches at 0.1 s (several of the cache's 1 s flushes), then the encode waits for the test's SIGINT: the signal
+# lands mid-encode however slow or loaded the machine is (a loaded CI once saw the run end before it was sent)
 SLOW_RUN = """
 import sys, time
 from stsbench.encoders import hf
 real = hf.pool
+calls = []
 def pool(*args):
-    time.sleep(0.1)
+    calls.append(1)
+    time.sleep(0.1 if len(calls) <= 60 else 600)
     return real(*args)
 hf.pool = pool
 sys.argv = ["stsbench", *sys.argv[1:]]
@@ -255,9 +259,15 @@ def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
     deadline = time.monotonic() + 120
     while len(list(cache.rglob("*.npz"))) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    shards, running = len(list(cache.rglob("*.npz"))), proc.poll() is None
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # the signal was not obeyed: stop the waiting run, then fail
+        proc.kill()
+        raise
     lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert running and shards >= 3, f"before the signal: {shards} shard(s), run still going: {running}; {err}"
     assert proc.returncode == 130, err
     assert len(lines) == 1 and lines[0].startswith("error: interrupted"), err
     assert _cached_rows(cache) >= 3 * 16 and not out.exists() and not _leftovers(cache)
