@@ -255,6 +255,9 @@ def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # a terminal's foreground run: SIGINT at its default, which Python turns into KeyboardInterrupt (a job
+        # started in the background by a shell without job control inherits SIGINT ignored, as this test did)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while len(list(cache.rglob("*.npz"))) < 3 and proc.poll() is None and time.monotonic() < deadline:
