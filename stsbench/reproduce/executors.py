@@ -62,13 +62,13 @@ class Job:
             return self.args
         if self.folder is None or self.restart_args is None:
             return self.resume_args
-        from stsbench.train.seeds import run_status
+        from stsbench.train.seeds import continue_flags, run_status
 
         found = run_status(self.folder)
-        if found in ("resumable", "finished"):
+        if found == "finished":
             return self.resume_args
-        # no saved state yet: a plain start where the folder is empty, else one that clears what it left
-        return (*self.restart_args, "--overwrite") if found == "started" else self.restart_args
+        # a saved state resumes; without one, a plain start where the folder is empty, else one that clears it
+        return (*self.restart_args, *continue_flags(found))
 
     def command(self, python: str | None = None, *, resumed: bool = False) -> list[str]:
         """The process's command line: ``python -m stsbench ARGS``, through torchrun for several GPUs."""

@@ -63,16 +63,12 @@ def decide(step: Step, record: dict[str, Any] | None) -> tuple[str, tuple[str, .
     same = record is not None and record.get("key") == step.key
     if step.kind != "train":
         return ("skip", ()) if same and record.get("status") == "done" else ("run", ())
-    from stsbench.train.seeds import run_status
+    from stsbench.train.seeds import continue_flags, run_status
 
     assert step.folder is not None
     found = run_status(step.folder)
     if same:
-        return {
-            "finished": ("skip", ()),
-            "resumable": ("run", ("--resume",)),
-            "started": ("run", ("--overwrite",)),
-        }.get(found, ("run", ()))
+        return ("skip", ()) if found == "finished" else ("run", continue_flags(found))
     return ("run", ()) if found == "new" else ("run", ("--overwrite",))
 
 

@@ -76,6 +76,15 @@ def run_status(folder: Path) -> Status:
     return "new"
 
 
+def continue_flags(status: Status) -> tuple[str, ...]:
+    """The ``train`` flags that carry on in a folder of ``status``.
+
+    ``--resume`` a saved state, ``--overwrite`` the files of a start that saved none, nothing for a new folder (a
+    finished one is the caller's to keep).
+    """
+    return {"resumable": ("--resume",), "started": ("--overwrite",)}.get(status, ())
+
+
 def _last_event(log: Path) -> str | None:
     try:
         lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
@@ -124,12 +133,8 @@ def plan(
         if overwrite:
             flags: tuple[str, ...] = ("--overwrite",)
             found = "new" if found == "new" else "started"
-        elif found == "resumable":
-            flags = ("--resume",)
-        elif found == "started":
-            flags = ("--overwrite",)  # no saved state: start again (a folder of foreign files is refused)
-        else:
-            flags = ()
+        else:  # a saved state resumes; a start without one starts again (a folder of foreign files is refused)
+            flags = continue_flags(found)
         if found == "finished":
             _check_same_options(folder, cfg.replace(seed=s, output=str(folder)))
         jobs.append(SeedJob(s, folder, found, flags))
