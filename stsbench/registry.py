@@ -16,7 +16,7 @@ import difflib
 import importlib
 from collections.abc import Callable, Iterator
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -117,6 +117,8 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        from importlib import metadata  # ~50 ms of a start: read only when a name is not built in, or all are listed
+
         for ep in metadata.entry_points(group=self.entry_points):
             try:
                 if ":" in ep.value:
@@ -136,8 +138,18 @@ class Registry(Generic[T]):
         return list(self._targets)
 
     def canonical(self, name: str) -> str | None:
-        """The registered name ``name`` spells (itself, an alias or a normalised spelling), or None."""
-        self._load_plugins()
+        """The registered name ``name`` spells (itself, an alias or a normalised spelling), or None.
+
+        Built-in entries win over plugins (a plugin cannot take a built-in name), so the plugins are looked for
+        only when ``name`` is not a built-in's.
+        """
+        found = self._lookup(name)
+        if found is None and not self._plugins_loaded:
+            self._load_plugins()
+            found = self._lookup(name)
+        return found
+
+    def _lookup(self, name: str) -> str | None:
         if name in self._targets:
             return name
         if name in self.aliases:
