@@ -157,17 +157,15 @@ def test_bad_bootstrap_is_refused_before_any_work(bad, mock_data, tmp_path):
     assert mock.n_encoded == 0 and not any(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize(
-    ("value", "needle"), [("-1", ("greater than or equal to 0", "x>=0")), ("many", ("valid integer",))]
-)
-def test_cli_refuses_a_bad_bootstrap_in_one_line(value, needle, tmp_path, capsys):
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_cli_refuses_a_bad_bootstrap_in_one_line(value, tmp_path, capsys):
     out = tmp_path / "out"
     code, stdout, err = run_cli(["run", "--tasks", "STS16", "--bootstrap", value, "-o", out, "-q"], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "--bootstrap" in lines[0]
-    assert (
-        any(n in lines[0] for n in needle) and "Traceback" not in err
-    )  # click 8.1 or 8.2's wording and stdout == "" and not out.exists()
+    # the option and the value refused, in click's words (which change between releases: "valid integer",
+    # "valid int range"), and nothing written
+    assert value in lines[0] and "Traceback" not in err and stdout == "" and not out.exists()
 
 
 def _break(folder: Path, how: str) -> None:
