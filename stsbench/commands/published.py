@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stsbench.average import AVG
+
 if TYPE_CHECKING:
     from stsbench.published.check import Comparison
 
@@ -209,7 +211,7 @@ def _print_comparison(c: Comparison) -> None:
         table.add_row(r.task, measured, e.format(r.published), delta, f"[{style}]{r.status}[/{style}]")
     if c.published_average is not None:
         avg = "-" if c.measured_average is None else f"{c.measured_average:.2f}"
-        table.add_row("Avg.", avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
+        table.add_row(AVG, avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
     console = table_console()
     console.print(heading, soft_wrap=True, highlight=False)
     console.print(table)

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from stsbench.average import AVG
 from stsbench.commands._options import (
     AllowModifiedDataOpt,
     BatchSizeOpt,
@@ -61,9 +62,7 @@ def score_tables(run) -> list[tuple[str, list[str], list[float], list[Interval |
             vals = [r.reported for r in rows]
             average = run.average.interval if kind == "sts" and run.average is not None else None
             intervals = [_bounds(r.interval) for r in rows] + [_bounds(average)]
-            tables.append(
-                (title, [r.task for r in rows] + ["Avg."], vals + [simcse_average(vals)], intervals)
-            )
+            tables.append((title, [r.task for r in rows] + [AVG], vals + [simcse_average(vals)], intervals))
     return tables
 
 
@@ -148,7 +147,7 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     # per seed, the tasks computed on modified data; its averages are marked when any of its tasks is (the
     # safe side: no figure on modified data goes unmarked), the mean when any seed's figure is
     modified = {s: modified_files(seeds_run.results[s].results) for s in agg["seeds"]}
-    marked = {s: {t for t in agg["tasks"] if t in m or ("Avg." in t and m)} for s, m in modified.items()}
+    marked = {s: {t for t in agg["tasks"] if t in m or (AVG in t and m)} for s, m in modified.items()}
     any_seed = set().union(*marked.values())
     for i, s in enumerate(agg["seeds"]):
         cells = (f"{r['values'][i]:.2f}{MARK * (t in marked[s])}" for t, r in agg["tasks"].items())
@@ -264,7 +263,7 @@ def register(app: typer.Typer) -> None:
                 # an interval row may wrap at its space in a narrow terminal rather than lose digits
                 table.add_column(name, justify="right", min_width=len(name), no_wrap=not shown)
             marked = {n for n in names if n in modified}
-            marked |= {"Avg."} if marked else set()  # an Avg. over a modified figure is one too
+            marked |= {AVG} if marked else set()  # an Avg. over a modified figure is one too
             table.add_row(*(f"{v:.2f}{MARK * (n in marked)}" for n, v in zip(names, vals, strict=True)))
             if shown:
                 table.add_row(*(interval_cell(b) for b in intervals))

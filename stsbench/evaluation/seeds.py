@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import RunResult, evaluate
 from stsbench.metrics import simcse_average
@@ -40,7 +41,7 @@ def seed_scores(result: RunResult) -> dict[str, float]:
     kinds = [k for k in ("sts", "transfer") if any(r.task_type == k for r in result.results)]
     for kind in kinds:
         avg = simcse_average([r.reported for r in result.results if r.task_type == kind])
-        label = "Avg." if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} Avg."
+        label = AVG if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} {AVG}"
         if avg is not None:
             scores[label] = avg
     return scores
