@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.accuracy import binomial_interval, fold_interval
 from stsbench.stats.bootstrap import (
     AVG,
     PairSet,
@@ -18,7 +19,6 @@ from stsbench.stats.bootstrap import (
     percentile_interval,
     resample_counts,
 )
-from stsbench.stats.intervals import binomial_interval, fold_interval
 from stsbench.stats.tests import holm, holm_over_tasks, min_detectable_difference, williams
 
 

@@ -131,7 +131,7 @@ def transfer_interval(metric: str, details: Mapping[str, Any], level: float = LE
 
     None for a protocol it does not know (a result written by another tool).
     """
-    from stsbench.stats.intervals import binomial_interval, fold_interval
+    from stsbench.stats.accuracy import binomial_interval, fold_interval
 
     split = "dev" if metric == "dev_acc" else "test"
     protocol = details.get("protocol")

@@ -1,4 +1,4 @@
-"""Intervals for transfer-task accuracies: Wilson for a fixed test set, Student t over k folds."""
+"""Intervals of an accuracy (the transfer tasks'): Wilson for a fixed test set, Student t over k folds."""
 
 from __future__ import annotations
 
