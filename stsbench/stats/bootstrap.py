@@ -222,8 +222,8 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
             "the bootstrap replicates are empty or undefined (a resample with constant scores); "
             "a task needs more than a handful of distinct scores for an interval"
         )
-    low, high = (_quantile(np.sort(samples), q) for q in ((1 - level) / 2, (1 + level) / 2))
-    return low, high
+    ordered = np.sort(samples)
+    return _quantile(ordered, (1 - level) / 2), _quantile(ordered, (1 + level) / 2)
 
 
 def _quantile(ordered: np.ndarray, q: float) -> float:
