@@ -5,6 +5,10 @@ The lock is a ``filelock`` (``flock`` on Unix): the operating system releases it
 ``OUT/.stsbench.holder`` (JSON: PID, host, start time) beside it, which a refused run reads for its one
 line. Both files stay hidden in ``OUT`` (removing the lock file while held would let a second writer lock a new
 file of the same name); code that asks whether ``OUT`` is empty ignores them (:func:`visible_entries`).
+
+A job started again by Slurm (requeued, preempted) may start while its previous attempt's process is still being
+killed on the node, or on another node behind a shared filesystem: the Slurm executor sets ``STSBENCH_LOCK_WAIT_S``
+in such a job, and a lock that would be refused is then waited for that many seconds first.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ log = logging.getLogger(__name__)
 LOCK_FILE = ".stsbench.lock"
 HOLDER_FILE = ".stsbench.holder"  # JSON; not *.json, which model fingerprints read
 LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE})
+WAIT_ENV = "STSBENCH_LOCK_WAIT_S"  # seconds a refused lock is waited for first (a restarted Slurm job's)
 
 
 def visible_entries(folder: Path) -> list[Path]:
@@ -44,6 +49,21 @@ def describe_holder(folder: Path) -> str:
         return "another process (which one it has not written yet)"
 
 
+def _patience() -> float:
+    """``STSBENCH_LOCK_WAIT_S`` in seconds (0 when unset or not a number >= 0)."""
+    try:
+        return max(0.0, float(os.environ.get(WAIT_ENV) or 0))
+    except ValueError:
+        return 0.0
+
+
+def _refused(what: str, folder: Path, waited: str = "") -> StsbenchError:
+    return StsbenchError(
+        f"{what} {folder} is being written by {describe_holder(folder)}{waited}; wait for it to end or stop it, "
+        f"or pass another {what}"
+    )
+
+
 @contextmanager
 def output_lock(
     folder: str | os.PathLike[str], what: str = "--output", *, wait: bool = False
@@ -60,17 +80,19 @@ def output_lock(
         raise StsbenchError(f"{what} {folder} is a file; pass a folder")
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / LOCK_FILE), mode=0o666 & ~current_umask())  # filelock 3.12 fchmods 0644 otherwise
+    # filelock 3.12 fchmods 0644 otherwise
+    lock = FileLock(str(folder / LOCK_FILE), mode=0o666 & ~current_umask())
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        if not wait:
-            raise StsbenchError(
-                f"{what} {folder} is being written by {describe_holder(folder)}; wait for it to end or stop it, "
-                f"or pass another {what}"
-            ) from None
+        patience = None if wait else _patience()
+        if patience == 0:
+            raise _refused(what, folder) from None
         log.info("waiting for %s, which is writing %s", describe_holder(folder), folder)
-        lock.acquire()
+        try:
+            lock.acquire(timeout=-1 if patience is None else patience)
+        except Timeout:
+            raise _refused(what, folder, f" (waited {patience:g} s)") from None
     holder = folder / HOLDER_FILE
     try:
         atomic_write_json(holder, {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()})

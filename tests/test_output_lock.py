@@ -358,3 +358,30 @@ def test_os_error_lines(tmp_path):
         "or pass another folder (--output, --cache-dir)"
     )
     assert os_error_line(FileNotFoundError(errno.ENOENT, "No such file", "x")) is None  # a bug: its traceback
+
+
+def test_a_restarted_jobs_lock_waits_for_its_previous_attempt_then_refuses_in_one_line(tmp_path, monkeypatch):
+    """``STSBENCH_LOCK_WAIT_S`` (a restarted Slurm job's): the holder's end is waited for, a bounded time."""
+    folder = tmp_path / "run"
+    holder = _holder(folder)
+    try:
+        monkeypatch.setenv("STSBENCH_LOCK_WAIT_S", "0.3")
+        with pytest.raises(StsbenchError, match=rf"pid {holder.pid} .* \(waited 0.3 s\); wait for it"):
+            with output_lock(folder):
+                pass
+        monkeypatch.setenv("STSBENCH_LOCK_WAIT_S", "60")
+        import threading
+
+        threading.Timer(0.5, holder.kill).start()  # the previous attempt dies while this one waits
+        with output_lock(folder):
+            assert json.loads((folder / HOLDER_FILE).read_text())["pid"] == os.getpid()
+    finally:
+        holder.kill()
+        holder.wait()
+    monkeypatch.setenv("STSBENCH_LOCK_WAIT_S", "not a number")  # read as 0: refused at once
+    with _holder(folder) as again, pytest.raises(StsbenchError, match="is being written by pid"):
+        try:
+            with output_lock(folder):
+                pass
+        finally:
+            again.kill()

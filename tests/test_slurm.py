@@ -201,3 +201,20 @@ def test_executor_options_are_submitits_parameters_or_one_line(tmp_path):
         parse_options({"partiton": "gpu"})
     with pytest.raises(StsbenchError, match="one process on one node"):
         parse_options({"nodes": "2"})
+
+
+def test_a_restarted_jobs_process_waits_for_its_previous_attempts_lock(tmp_path, monkeypatch):
+    """Slurm may start a requeued job while its previous attempt's process is still being killed (KillWait)."""
+    from stsbench.reproduce.executors import Job
+    from stsbench.reproduce.slurm import RESTART_LOCK_WAIT_S, StepCommand
+
+    monkeypatch.delenv("STSBENCH_LOCK_WAIT_S", raising=False)
+    code = "import os; print('wait=' + os.environ.get('STSBENCH_LOCK_WAIT_S', 'none'))"
+    job = Job("x", ("-c", code), tmp_path / "log.txt", tmp_path)
+    monkeypatch.setattr(Job, "command", lambda self, resumed=False: [sys.executable, *self.args])
+    assert StepCommand(job)() == 0
+    assert StepCommand(job, restarted=True)() == 0
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "1")  # requeued by Slurm itself
+    assert StepCommand(job)() == 0
+    lines = [ln for ln in job.log.read_text().splitlines() if ln.startswith("wait=")]
+    assert lines == ["wait=none", f"wait={RESTART_LOCK_WAIT_S}", f"wait={RESTART_LOCK_WAIT_S}"]

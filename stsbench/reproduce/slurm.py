@@ -32,12 +32,14 @@ from typing import Any
 import yaml
 
 from stsbench.errors import StsbenchError
+from stsbench.output_lock import WAIT_ENV
 from stsbench.reproduce.executors import Executor, Handle, Job
 
 DEFAULT_TIMEOUT_MIN = 24 * 60  # submitit's own default is 5 minutes; a longer run is requeued at the limit
 GENERIC = ("timeout_min", "mem_gb", "gpus_per_node", "cpus_per_task", "name", "stderr_to_stdout")
 ONE_PROCESS = ("nodes", "tasks_per_node", "slurm_nodes", "slurm_ntasks_per_node")  # a step is one process
 FINAL = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT"}
+RESTART_LOCK_WAIT_S = 300  # a restarted job waits this long for its previous attempt to release its output
 RESULT_GRACE_S = 15.0  # how long a job that ended may take to show its result file (shared filesystems lag)
 QUEUE_EVERY_S = 5.0
 
@@ -78,6 +80,9 @@ class StepCommand:
         env = {**os.environ, **job.env, "PYTHONUNBUFFERED": "1"}
         if cpus:  # torch's threads: what Slurm gave the job, not every core of the node
             env.update({"OMP_NUM_THREADS": cpus, "MKL_NUM_THREADS": cpus})
+        # started again: the previous attempt's process may still be dying (SIGKILL after KillWait), its lock held
+        if resumed:
+            env.setdefault(WAIT_ENV, str(RESTART_LOCK_WAIT_S))
         command = job.command(resumed=resumed)
         job.log.parent.mkdir(parents=True, exist_ok=True)
         with job.log.open("ab") as out:
