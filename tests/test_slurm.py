@@ -218,3 +218,39 @@ def test_a_restarted_jobs_process_waits_for_its_previous_attempts_lock(tmp_path,
     assert StepCommand(job)() == 0
     lines = [ln for ln in job.log.read_text().splitlines() if ln.startswith("wait=")]
     assert lines == ["wait=none", f"wait={RESTART_LOCK_WAIT_S}", f"wait={RESTART_LOCK_WAIT_S}"]
+
+
+def test_a_stop_signal_while_the_steps_process_starts_still_stops_it(tmp_path, monkeypatch):
+    """submitit's USR2 (or SIGTERM) handler calls checkpoint(); a signal that came while ``Popen`` ran found no
+    process to kill, and the step's process, in a session of its own, trained on after its job was requeued."""
+    import signal
+
+    from stsbench.reproduce.executors import Job
+    from stsbench.reproduce.slurm import StepCommand
+
+    code = "print([ln for ln in open('/proc/self/status') if ln.startswith('SigBlk')][0]); import time; time.sleep(20)"
+    job = Job("x", ("-c", code), tmp_path / "log.txt", tmp_path)
+    monkeypatch.setattr(Job, "command", lambda self, resumed=False: [sys.executable, *self.args])
+    step = StepCommand(job)
+    real_popen = subprocess.Popen
+
+    def popen_then_signalled(*args, **kwargs):  # the signal comes before Popen has returned
+        proc = real_popen(*args, **kwargs)
+        deadline = time.monotonic() + 60
+        while "SigBlk:" not in job.log.read_text() and time.monotonic() < deadline:  # the child has started
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGUSR2)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_signalled)
+    checkpoints = []
+    previous = signal.signal(signal.SIGUSR2, lambda *_: checkpoints.append(step.checkpoint()))
+    try:
+        assert step() == -signal.SIGKILL  # stopped, not slept through
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+    assert len(checkpoints) == 1 and checkpoints[0].function.restarted
+    blocked = int(job.log.read_text().split("SigBlk:")[-1].split()[0], 16)
+    assert not blocked & (
+        1 << (signal.SIGUSR2 - 1) | 1 << (signal.SIGTERM - 1)
+    )  # the process's own mask: clear

@@ -51,8 +51,10 @@ def _stop_signals() -> list[signal.Signals]:
 
 
 def _ignore_stop_signals() -> None:  # pragma: no cover - runs in the child between fork and exec
-    for sig in _stop_signals():
+    stops = _stop_signals()
+    for sig in stops:
         signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)  # blocked by the parent while it started this process
 
 
 class StepCommand:
@@ -93,15 +95,22 @@ class StepCommand:
             again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
             out.write(f"[{where} on {socket.gethostname()}{again}: {shlex.join(command)}]\n".encode())
             out.flush()
-            self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                command,
-                cwd=job.cwd,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own group: checkpoint() stops torchrun's workers with it
-                preexec_fn=_ignore_stop_signals,  # noqa: PLW1509 - only signal calls, no threads yet
-            )
+            # A stop signal that came while the process was being started would find no process to stop in
+            # checkpoint(), and the process, in a session of its own, would outlive its job and hold its run
+            # folder against the job started again: the signals wait until it is known (blocked, then delivered).
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _stop_signals())
+            try:
+                self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                    command,
+                    cwd=job.cwd,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own group: checkpoint() stops torchrun's workers with it
+                    preexec_fn=_ignore_stop_signals,  # noqa: PLW1509 - only signal calls, no threads yet
+                )
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             return self._proc.wait()
 
     def checkpoint(self) -> Any:
