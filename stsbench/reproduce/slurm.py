@@ -25,7 +25,8 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,34 @@ def _stop_signals() -> list[signal.Signals]:
 
 
 def _ignore_stop_signals() -> None:  # pragma: no cover - runs in the child between fork and exec
-    stops = _stop_signals()
-    for sig in stops:
+    for sig in _stop_signals():
         signal.signal(sig, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)  # blocked by the parent while it started this process
+
+
+@contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """The stop signals' handlers (submitit's checkpoint and requeue) run when the block ends, not in it.
+
+    A stop signal that came while the step's process was being started found no process to stop in
+    :meth:`StepCommand.checkpoint`, and the process, in a session of its own, outlived its job and held its run
+    folder against the job started again. Python runs signal handlers in the main thread whichever thread the
+    signal reached (a signal mask would not hold it in a process with other threads), so the handlers are swapped
+    for one that notes the signal, and the noted signals are raised again once the process is known.
+    """
+    noted: list[int] = []
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in _stop_signals():
+            previous[sig] = signal.signal(sig, lambda signum, frame: noted.append(signum))
+    except ValueError:  # not the main thread, where no handler can run either
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for sig in dict.fromkeys(noted):
+            signal.raise_signal(sig)
 
 
 class StepCommand:
@@ -95,11 +120,7 @@ class StepCommand:
             again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
             out.write(f"[{where} on {socket.gethostname()}{again}: {shlex.join(command)}]\n".encode())
             out.flush()
-            # A stop signal that came while the process was being started would find no process to stop in
-            # checkpoint(), and the process, in a session of its own, would outlive its job and hold its run
-            # folder against the job started again: the signals wait until it is known (blocked, then delivered).
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _stop_signals())
-            try:
+            with _stop_signals_held():  # checkpoint() must find the process it stops
                 self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
                     command,
                     cwd=job.cwd,
@@ -109,8 +130,6 @@ class StepCommand:
                     start_new_session=True,  # its own group: checkpoint() stops torchrun's workers with it
                     preexec_fn=_ignore_stop_signals,  # noqa: PLW1509 - only signal calls, no threads yet
                 )
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             return self._proc.wait()
 
     def checkpoint(self) -> Any:
