@@ -1,7 +1,9 @@
 """A mock encoder that counts what it encodes, can be slow and can be interrupted; also a script.
 
-As a script (``python tests/counting_encoder.py CACHE N BATCH DELAY``) it encodes ``N`` sentences through the
-embedding cache in ``CACHE`` and prints ``{"encoded": ..., "digest": ...}``: the cross-process tests run it.
+As a script (``python tests/counting_encoder.py CACHE N BATCH DELAY [HOLD]``) it encodes ``N`` sentences through
+the embedding cache in ``CACHE`` and prints ``{"encoded": ..., "digest": ...}``: the cross-process tests run it.
+With ``HOLD`` (a file's path) it encodes its first batch, writes ``HOLD.held``, and waits until ``HOLD`` exists
+before the next.
 """
 
 from __future__ import annotations
@@ -38,10 +40,13 @@ def sentences(n: int) -> list[str]:
 class CountingEncoder:
     """Encodes in batches, reports each (``on_batch``), counts rows; raises KeyboardInterrupt before batch k."""
 
-    def __init__(self, delay: float = 0.0, interrupt_before: int | None = None) -> None:
+    def __init__(
+        self, delay: float = 0.0, interrupt_before: int | None = None, hold: Path | None = None
+    ) -> None:
         self.info = EncoderInfo("counting", "/mock/counting", "c0ffee" * 4, "avg", None, "float32", "mock")
         self.delay = delay
         self.interrupt_before = interrupt_before
+        self.hold = hold
         self.n_encoded = 0
         self.batches = 0
 
@@ -51,6 +56,13 @@ class CountingEncoder:
             for start in range(0, len(texts), batch_size):
                 if self.batches == self.interrupt_before:
                     raise KeyboardInterrupt
+                deadline = time.monotonic() + 300
+                if self.hold is not None and self.batches == 1:
+                    self.hold.with_suffix(".held").touch()
+                while self.hold is not None and self.batches and not self.hold.exists():
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"{self.hold} never appeared")
+                    time.sleep(0.02)
                 time.sleep(self.delay)
                 rows = np.arange(start, min(start + batch_size, len(texts)))
                 vecs = vectors_of([texts[i] for i in rows])
@@ -63,13 +75,13 @@ class CountingEncoder:
         return out
 
 
-def main(cache: str, n: str, batch: str, delay: str) -> None:
+def main(cache: str, n: str, batch: str, delay: str, hold: str | None = None) -> None:
     from stsbench.encoders.cache import CachedEncoder
 
     logging.basicConfig(
         level=logging.INFO, format="%(message)s"
     )  # the library's notes, as the CLI shows them
-    inner = CountingEncoder(delay=float(delay))
+    inner = CountingEncoder(delay=float(delay), hold=Path(hold) if hold else None)
     vecs = CachedEncoder(inner, Path(cache)).encode(sentences(int(n)), batch_size=int(batch))
     digest = hashlib.sha256(vecs.tobytes()).hexdigest()
     sys.stdout.write(json.dumps({"encoded": inner.n_encoded, "digest": digest}) + "\n")

@@ -281,27 +281,38 @@ def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
 HELPER = Path(__file__).with_name("counting_encoder.py")
 
 
-def _encode_in_a_process(cache: Path, n: int, batch: int, delay: float, stderr=None, env=None):
+def _encode_in_a_process(
+    cache: Path, n: int, batch: int, delay: float, stderr=None, env=None, hold: Path | None = None
+):
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONPATH": str(HELPER.parents[1]), **(env or {})}
     args = [sys.executable, str(HELPER), str(cache), str(n), str(batch), str(delay)]
+    args += [str(hold)] if hold else []
     return subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=stderr or subprocess.PIPE, text=True, env=env
     )
 
 
 def test_two_processes_on_one_cache_encode_each_sentence_once(tmp_path):
-    """The second process starts while the first holds the model's lock: it waits, then reads the first's work."""
-    cache = tmp_path / "cache"
-    first = _encode_in_a_process(cache, 60, 5, 0.2)
-    deadline = time.monotonic() + 60
-    while not list(cache.rglob("*.npz")) and time.monotonic() < deadline:  # first is encoding, lock held
+    """The second process starts while the first holds the model's lock: it waits, then reads the first's work.
+
+    The first encodes one batch, then holds (the lock too) until the second has said it waits: however loaded the
+    machine, the second arrives while the first is encoding."""
+    cache, hold, log = tmp_path / "cache", tmp_path / "go-on", tmp_path / "second.err"
+    first = _encode_in_a_process(cache, 60, 5, 0.05, hold=hold)
+    deadline = time.monotonic() + 120
+    while not hold.with_suffix(".held").exists() and time.monotonic() < deadline:  # one batch done, lock held
         time.sleep(0.02)
-    second = _encode_in_a_process(cache, 60, 5, 0.2)
-    (out1, err1), (out2, err2) = first.communicate(timeout=120), second.communicate(timeout=120)
+    with log.open("w") as fh:
+        second = _encode_in_a_process(cache, 60, 5, 0.05, stderr=fh)
+        while "waiting for another stsbench process" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        hold.touch()
+        (out1, err1), (out2, _) = first.communicate(timeout=120), second.communicate(timeout=120)
+    err2 = log.read_text()
     assert first.returncode == 0 and second.returncode == 0, err1 + err2
     one, two = json.loads(out1), json.loads(out2)
     assert one["encoded"] + two["encoded"] == 60 and two["encoded"] == 0
