@@ -140,7 +140,7 @@ def train_step(
     the numbers are also logged changes none of them).
     """
     from stsbench.train.config import make_config
-    from stsbench.train.data import batches_per_epoch
+    from stsbench.train.schedule import batches_per_epoch
 
     folder = seed_folder(out, run.name, seed)
     options = run_config(run, data_dir)

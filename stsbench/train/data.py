@@ -17,6 +17,7 @@ import torch
 from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
 from stsbench.data.textfile import decode_lines
 from stsbench.errors import StsbenchError, where
+from stsbench.train.schedule import batches_per_epoch  # noqa: F401 - where the trainer's callers look
 
 SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
 
@@ -101,25 +102,6 @@ def _read_csv(path: Path, raw: bytes) -> TrainData:
             )
         rows.append(tuple(c.strip() for c in row))
     return TrainData(path, rows, header)
-
-
-def batches_per_epoch(n: int, batch_size: int, world: int = 1) -> int:
-    """Batches an epoch of ``n`` rows holds.
-
-    One process: full batches plus the last partial one, unless it would hold a single row (no negative to
-    contrast). ``world`` processes: full global batches of ``batch_size`` x ``world`` rows only, so that every
-    process gets a full slice.
-    """
-    if world > 1:
-        per_epoch = n // (batch_size * world)
-        if per_epoch == 0:
-            raise StsbenchError(
-                f"{n} training rows fill no global batch of {batch_size} x {world} processes; "
-                "lower --batch-size or use fewer processes"
-            )
-        return per_epoch
-    full, rest = divmod(n, batch_size)
-    return full + (1 if rest >= 2 else 0)
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:

@@ -1,6 +1,11 @@
-"""The learning-rate schedule as a pure function of the step (what SimCSE's HF Trainer used)."""
+"""The schedule as pure functions: a step's learning rate, an epoch's steps.
+
+The learning rate is what SimCSE's HF Trainer used. No torch here: ``stsbench reproduce`` plans with them.
+"""
 
 from __future__ import annotations
+
+from stsbench.errors import StsbenchError
 
 
 def linear_lr(step: int, total_steps: int, peak: float, warmup_steps: int = 0) -> float:
@@ -11,3 +16,22 @@ def linear_lr(step: int, total_steps: int, peak: float, warmup_steps: int = 0) -
     if step < warmup_steps:
         return peak * step / max(1, warmup_steps)
     return peak * max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def batches_per_epoch(n: int, batch_size: int, world: int = 1) -> int:
+    """Batches an epoch of ``n`` rows holds.
+
+    One process: full batches plus the last partial one, unless it would hold a single row (no negative to
+    contrast). ``world`` processes: full global batches of ``batch_size`` x ``world`` rows only, so that every
+    process gets a full slice.
+    """
+    if world > 1:
+        per_epoch = n // (batch_size * world)
+        if per_epoch == 0:
+            raise StsbenchError(
+                f"{n} training rows fill no global batch of {batch_size} x {world} processes; "
+                "lower --batch-size or use fewer processes"
+            )
+        return per_epoch
+    full, rest = divmod(n, batch_size)
+    return full + (1 if rest >= 2 else 0)
