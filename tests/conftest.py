@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import pytest
-from helpers import DATA, SENTENCES, make_tiny_bert
+# A worker per core (pytest-xdist: `-n auto`, CI's `-n 2`): each worker, and every process a test starts, runs
+# torch on one thread. With torch's default of a thread per core in each, the cores were oversubscribed, and
+# OpenMP's waiting threads spin: TREC's classifier ran 6x slower so, and a clean-clone CI with three busy
+# workers on two cores (the floors' tests beside the main ones) took 21 minutes. Set before any test imports
+# torch; a test or a process given another count (the seeds' and reproduce's executors split the cores
+# themselves) keeps its own.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+from helpers import DATA, SENTENCES, make_tiny_bert  # noqa: E402
 
 
 @pytest.fixture(scope="session")
