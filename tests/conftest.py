@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 # A worker per core (pytest-xdist: `-n auto`, CI's `-n 2`): each worker, and every process a test starts, runs
-# torch on one thread. With torch's default of a thread per core in each, the cores were oversubscribed, and
-# OpenMP's waiting threads spin: TREC's classifier ran 6x slower so, and a clean-clone CI with three busy
-# workers on two cores (the floors' tests beside the main ones) took 21 minutes. Set before any test imports
-# torch; a test or a process given another count (the seeds' and reproduce's executors split the cores
-# themselves) keeps its own.
+# torch on one thread. With torch's default of a thread per core in each, the cores were oversubscribed and
+# OpenMP's waiting threads spin: in two clean-clone CIs close in time the main tests took 945 s so and 803 s on
+# one thread (the SentEval fork end to end, all tiny ops, 80 s against 25 s). Set before any test imports torch;
+# a process given its own count (the seeds' and reproduce's executors split the cores themselves) keeps it.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
