@@ -194,7 +194,7 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
     runs beside other tests: the cold 7-task ``stsbench run`` of the embedded model by name, ``check`` against
     MTEB's published row, then its export in MTEB's layout read back by mteb and checked against the run.
 
-    Then issue 7's acceptance 1 on the same vectors: a ``SentenceTransformer`` of the folder gives the CLI's seven
+    Then issue 17's acceptance 1 on the same vectors: a ``SentenceTransformer`` of the folder gives the CLI's seven
     figures from the CLI's cache (the folder's key, :mod:`stsbench.encoders.origin`: it encodes nothing), and
     encodes STS16 itself to the CLI's figure; a raw ``AutoModel`` + tokenizer encodes STS-B and SICK-R itself.
     (Until issue 24 the object encoded all seven tasks again into a cache of its own: 100 s of CI for vectors the
