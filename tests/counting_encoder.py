@@ -56,13 +56,8 @@ class CountingEncoder:
             for start in range(0, len(texts), batch_size):
                 if self.batches == self.interrupt_before:
                     raise KeyboardInterrupt
-                deadline = time.monotonic() + 300
                 if self.hold is not None and self.batches == 1:
-                    self.hold.with_suffix(".held").touch()
-                while self.hold is not None and self.batches and not self.hold.exists():
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"{self.hold} never appeared")
-                    time.sleep(0.02)
+                    self._hold_after_the_first_batch()
                 time.sleep(self.delay)
                 rows = np.arange(start, min(start + batch_size, len(texts)))
                 vecs = vectors_of([texts[i] for i in rows])
@@ -73,6 +68,15 @@ class CountingEncoder:
                     on_batch(rows, vecs)
                 advance(len(rows))
         return out
+
+    def _hold_after_the_first_batch(self) -> None:
+        """Say so (``HOLD.held``), then wait until ``HOLD`` exists."""
+        self.hold.with_suffix(".held").touch()
+        deadline = time.monotonic() + 300
+        while not self.hold.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.hold} never appeared")
+            time.sleep(0.02)
 
 
 def main(cache: str, n: str, batch: str, delay: str, hold: str | None = None) -> None:
