@@ -109,6 +109,21 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+def count_hf_encodes(monkeypatch) -> list[int]:
+    """From now on, the number of texts of each ``HFEncoder.encode`` call (what was encoded, not read from a cache)."""
+    from stsbench.encoders import hf
+
+    calls: list[int] = []
+    real = hf.HFEncoder.encode
+
+    def counting(self, texts, *args, **kwargs):
+        calls.append(len(texts))
+        return real(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(hf.HFEncoder, "encode", counting)
+    return calls
+
+
 def run_cli_process(
     args: list[str], *, env: dict[str, str] | None = None, timeout: float = 900
 ) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, count_hf_encodes
 
 import stsbench
 from stsbench.encoders.resolve import embedded_model_path
@@ -42,16 +42,7 @@ def test_the_readme_python_example_runs_offline_and_reads_the_cache(monkeypatch,
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
-    encoded = []
-    from stsbench.encoders import hf
-
-    real = hf.HFEncoder.encode
-
-    def counting(self, texts, *args, **kwargs):
-        encoded.append(len(texts))
-        return real(self, texts, *args, **kwargs)
-
-    monkeypatch.setattr(hf.HFEncoder, "encode", counting)
+    encoded = count_hf_encodes(monkeypatch)
     namespace: dict = {}
     for block in python_blocks(ROOT / "README.md"):
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the documented example itself

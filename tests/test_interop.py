@@ -201,10 +201,9 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
     origin check already proves are the folder's.)"""
     from importlib.util import find_spec
 
-    from helpers import run_cli
+    from helpers import count_hf_encodes, run_cli
     from sentence_transformers import SentenceTransformer
 
-    from stsbench.encoders import hf
     from stsbench.encoders.resolve import embedded_model_path
 
     results, cache = tmp_path / "results", tmp_path / "cache"
@@ -224,14 +223,7 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
         )
         assert code == 0 and "PASS" in out, out + err
 
-    encoded: list[int] = []
-    real = hf.HFEncoder.encode
-
-    def counting(self, texts, *a, **kw):
-        encoded.append(len(texts))
-        return real(self, texts, *a, **kw)
-
-    monkeypatch.setattr(hf.HFEncoder, "encode", counting)
+    encoded = count_hf_encodes(monkeypatch)
     path = str(embedded_model_path())
     st = SentenceTransformer(path, device="cpu")
     got = stsbench.evaluate(st, data_dir=data_dir, cache_dir=cache)
