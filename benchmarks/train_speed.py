@@ -49,9 +49,9 @@ from stsbench.errors import StsbenchError  # noqa: E402
 from stsbench.train import config as train_config  # noqa: E402
 from stsbench.train import loop  # noqa: E402
 from stsbench.train.config import finalize, make_config  # noqa: E402
-from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file  # noqa: E402
+from stsbench.train.data import batch_rows, read_train_file  # noqa: E402
 from stsbench.train.model import resolve_backbone  # noqa: E402
-from stsbench.train.schedule import linear_lr  # noqa: E402
+from stsbench.train.schedule import batches_per_epoch, linear_lr  # noqa: E402
 
 try:  # the loop's device-side finiteness record (issue 19); the loop before it checked on the host
     from stsbench.train.step import FiniteWatch

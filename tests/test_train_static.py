@@ -15,10 +15,11 @@ from test_train_graph import SENTENCES
 
 from stsbench.train.augment import Repetition
 from stsbench.train.config import make_config
-from stsbench.train.data import batch_rows, batches_per_epoch, read_train_file
+from stsbench.train.data import batch_rows, read_train_file
 from stsbench.train.graph import StaticSteps
 from stsbench.train.momentum import EmbeddingQueue, ema_update
 from stsbench.train.run import build, seed_everything
+from stsbench.train.schedule import batches_per_epoch
 from stsbench.train.step import FiniteWatch, Precision, train_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")

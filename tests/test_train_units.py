@@ -301,7 +301,8 @@ def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
 
 
 def test_global_batches_split_by_rank_and_drop_the_incomplete_one():
-    from stsbench.train.data import batch_rows, batches_per_epoch
+    from stsbench.train.data import batch_rows
+    from stsbench.train.schedule import batches_per_epoch
 
     rows = list(range(30))  # batch_rows reads only len()
     assert batches_per_epoch(30, 4) == 8 and batches_per_epoch(29, 4) == 7  # a 1-row batch has no negative

@@ -17,7 +17,6 @@ import torch
 from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
 from stsbench.data.textfile import decode_lines
 from stsbench.errors import StsbenchError, where
-from stsbench.train.schedule import batches_per_epoch  # noqa: F401 - where the trainer's callers look
 
 SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
 

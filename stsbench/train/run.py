@@ -29,12 +29,13 @@ from stsbench.train.config import (
     finalize,
     resume_conflicts,
 )
-from stsbench.train.data import TrainData, batch_rows, batches_per_epoch, load_train_data
+from stsbench.train.data import TrainData, batch_rows, load_train_data
 from stsbench.train.evaluate import DevSet, dev_spearman
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone
+from stsbench.train.schedule import batches_per_epoch
 from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
 from stsbench.train.tracking import Trackers
 
