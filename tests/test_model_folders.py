@@ -248,14 +248,13 @@ def killed_among_renames(tiny_bert, tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("finish", ["resume", "next export"])
 def test_an_export_killed_among_its_renames_is_refused_until_finished(
-    finish, killed_among_renames, tiny_bert, tmp_path, capsys
+    finish, killed_among_renames, tiny_bert, data_dir, tmp_path, capsys
 ):
     from stsbench.train.checkpoint import LAST, prepare_output
 
     out = shutil.copytree(killed_among_renames, tmp_path / "run")  # each test finishes its own copy
-    code, _, err = run_cli(
-        ["run", "--model", out, "--tasks", "sts16", "-o", tmp_path / "o", "--no-cache"], capsys
-    )
+    args = ["run", "--model", out, "--tasks", "sts16", "--data-dir", data_dir]
+    code, _, err = run_cli([*args, "-o", tmp_path / "o", "--no-cache"], capsys)
     assert code == 2
     assert err.splitlines() == [
         f"error: {out}: an export stopped while moving the new checkpoint's files into place (.export-ready/ is "

@@ -247,7 +247,7 @@ def test_sigint_signal_to_a_cold_run(tiny_bert, data_dir, tmp_path):
 
     out, cache = tmp_path / "out", tmp_path / "cache"
     args = ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "STS16", "--batch-size", "16", "-q"]
-    args += ["--output", out, "--cache-dir", cache]
+    args += ["--data-dir", data_dir, "--output", out, "--cache-dir", cache]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW_RUN, *map(str, args)],
