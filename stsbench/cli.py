@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Annotated
 
 import typer
 
 from stsbench.commands import register_all
+from stsbench.errors import INTERRUPTED as INTERRUPTED_STATUS
 from stsbench.errors import StsbenchError, os_error_line
 
 
@@ -31,7 +33,20 @@ def build_app(command: str | None = None) -> typer.Typer:
     return app
 
 
-def _group() -> None:
+def _show_version(value: bool) -> None:
+    if value:
+        from stsbench import __version__
+
+        typer.echo(f"stsbench {__version__}")
+        raise typer.Exit()
+
+
+def _group(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_show_version, help="Show stsbench's version and exit."),
+    ] = False,
+) -> None:
     pass  # the group's help is Typer(help=...)'s
 
 
@@ -80,22 +95,22 @@ INTERRUPTED = (
 def _interrupted() -> None:
     """Ctrl-C / SIGINT: one line and the shell's exit status for it (128 + SIGINT)."""
     typer.echo(f"error: {INTERRUPTED}", err=True)
-    sys.exit(130)
+    sys.exit(INTERRUPTED_STATUS)
 
 
 def main() -> None:
-    """Console entry point: user errors become one line on stderr and exit code 2."""
+    """Console entry point: user errors become one line on stderr and the exit status of :mod:`stsbench.errors`."""
     show_library_log()
     try:
         # standalone_mode=False returns typer.Exit's code instead of exiting with it
         code = build_app(_command(sys.argv[1:]))(standalone_mode=False)
-        if code == 130:  # typer turns Ctrl-C inside a command into a silent Exit(130)
+        if code == INTERRUPTED_STATUS:  # typer turns Ctrl-C inside a command into a silent Exit(130)
             _interrupted()
         if isinstance(code, int) and code:
             sys.exit(code)
     except StsbenchError as exc:
         typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()
     except SystemExit:
@@ -116,6 +131,6 @@ def main() -> None:
             where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             typer.echo(f"error: {exc.format_message()}{where}", err=True)
             sys.exit(exc.exit_code or 2)
-        if type(exc).__name__ == "Abort":
-            sys.exit(1)
+        if type(exc).__name__ == "Abort":  # click's Ctrl-C or end of input at a prompt
+            _interrupted()
         raise

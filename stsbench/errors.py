@@ -1,4 +1,15 @@
-"""The one exception a user can cause, and how the CLI shows it."""
+"""The exceptions the CLI shows as one line, and the exit status each ends a command with.
+
+Every command exits with one of (docs/commands.md, "Exit codes"):
+
+- 0: success;
+- 1: the answer is negative: a check or a verdict disagrees (:class:`Negative`), ``report --strict`` skipped
+  a file or found nothing;
+- 2: bad usage or input: an unknown name or option, a missing or malformed file (:class:`StsbenchError`);
+- 3: a step or a run failed: a training run stopped (a non-finite loss), a seed or a reproduction's step
+  failed (:class:`RunFailed`);
+- 130: interrupted (Ctrl-C, SIGINT).
+"""
 
 from __future__ import annotations
 
@@ -15,12 +26,35 @@ _OS_ERRORS = {
 }
 
 
+SUCCESS, NEGATIVE, USAGE, FAILED, INTERRUPTED = 0, 1, 2, 3, 130
+
+
 class StsbenchError(Exception):
     """A problem the user can fix (missing file, bad option, malformed data).
 
     The message is one line that says what is wrong and how to fix it; the CLI prints it without a
-    traceback and exits non-zero.
+    traceback and exits with :attr:`exit_code` (2, bad usage or input; subclasses say otherwise).
     """
+
+    exit_code: int = USAGE
+
+
+class Negative(StsbenchError):
+    """The command did its work and the answer is no: a check or a verdict disagrees (exit status 1)."""
+
+    exit_code = NEGATIVE
+
+
+class RunFailed(StsbenchError):
+    """A training run, a seed or a reproduction's step failed while running (exit status 3)."""
+
+    exit_code = FAILED
+
+
+class Interrupted(StsbenchError):
+    """Stopped by SIGINT or SIGTERM after saving where it stood (exit status 130, as the shell's for Ctrl-C)."""
+
+    exit_code = INTERRUPTED
 
 
 def where(path: object, line: int | None = None) -> str:

@@ -138,7 +138,7 @@ def test_report_section_json_and_check_cli(results, tmp_path, capsys):
     # check --tolerance seeds prints the same verdicts and fails on them in one line
     base = ["check", "--results", results, "--against", SIMCSE_KEY, "--tolerance", "seeds"]
     code, table, err = run_cli([*base, "--model", "/runs/seeds/simcse"], capsys)
-    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert code == 1 and len(err.strip().splitlines()) == 1
     assert "STS13, STS15 outside the 95% interval over 3 seeds: not reproduced (STS13 +3.00" in err
     assert "STS14, Avg. inconclusive" in err
     for task, verdict in EXPECTED.items():
@@ -282,6 +282,6 @@ def test_strict_refuses_an_empty_selection(tmp_path, capsys):
     empty.mkdir()
     out = tmp_path / "report"
     code, _, err = run_cli(["report", "--results", empty, "--out", out, "--strict"], capsys)
-    assert code == 2 and "nothing to report under" in err and "(--strict)" in err and not out.exists()
+    assert code == 1 and "nothing to report under" in err and "(--strict)" in err and not out.exists()
     code, _, err = run_cli(["report", "--results", empty, "--out", out], capsys)
     assert code == 0 and "Not in this report" in (out / "report.md").read_text(encoding="utf-8")

@@ -80,6 +80,7 @@ def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(files, tmp_path
     with pytest.raises(StsbenchError, match=r"the loss is nan at step 5 .*best checkpoint \(step 3\)") as err:
         train(config(files, out, method="simcse", save_steps=3), show_progress=False)
     assert "\n" not in str(err.value)
+    assert err.value.exit_code == 3  # a run that failed, not bad usage (docs/commands.md, exit codes)
     assert json.loads((out / "stsbench.json").read_text())["step"] == 3
     assert json.loads((out / "last" / "progress.json").read_text())["step"] == 3
     log = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]

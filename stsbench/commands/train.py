@@ -135,7 +135,7 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
 
 def train_seeds_command(cfg: Any, options: dict[str, Any], run: dict[str, Any]) -> None:
     """``--seeds``: every seed's run (:mod:`stsbench.train.seeds`), then a table of their best dev scores."""
-    from stsbench.errors import StsbenchError
+    from stsbench.errors import RunFailed, StsbenchError
     from stsbench.train.config import load_yaml
     from stsbench.train.seeds import parse_seeds, train_seeds
 
@@ -161,7 +161,7 @@ def train_seeds_command(cfg: Any, options: dict[str, Any], run: dict[str, Any]) 
     failed = [r for r in records if r["status"] != "finished"]
     if failed:
         names = ", ".join(str(r["seed"]) for r in failed)
-        raise StsbenchError(
+        raise RunFailed(
             f"seed(s) {names} failed (see above); fix the cause, then finish them with the same command and --resume"
         )
 

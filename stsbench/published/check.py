@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stsbench.average import AVG
-from stsbench.errors import StsbenchError
+from stsbench.errors import Negative, StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.registry import Entry, Paper, get_entry
@@ -25,7 +25,7 @@ from stsbench.results.mteb_layout import (
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 
 
-class CheckFailed(StsbenchError):
+class CheckFailed(Negative):
     """Measured numbers differ from the published ones by more than the tolerance, or some are missing."""
 
 

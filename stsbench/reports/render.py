@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stsbench.errors import StsbenchError
+from stsbench.errors import Negative
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import Report, build_report
@@ -128,8 +128,8 @@ def write_report(
     """
     out = Path(out)
     coll = collect(results)
-    if strict and coll.empty:
-        raise StsbenchError(
+    if strict and coll.empty:  # the answer is no (exit 1), as for a skipped file
+        raise Negative(
             f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs "
             "(--strict); check the --results folders"
         )

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from stsbench.errors import StsbenchError
+from stsbench.errors import RunFailed
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import distributed
@@ -269,7 +269,7 @@ def check_finite(run: Run) -> None:
         kept = (
             f"best checkpoint (step {run.best_step}) in {run.out}" if run.best_step else "no checkpoint yet"
         )
-        raise StsbenchError(
+        raise RunFailed(
             f"{exc.what} is {exc.value} at step {exc.step} (epoch {epoch}); stopped, "
             f"{kept} kept: lower --lr or check the train file"
         ) from None
