@@ -115,6 +115,7 @@ def _local_reproduction(tmp_path_factory, found: dict[str, object]) -> None:
 
 
 @pytest.mark.slow  # a tiny reproduction on Slurm, against the reproduce tests' local one (shared): ~1 min
+@pytest.mark.slurm  # starts a Slurm cluster, apt-installing slurm-wlm and munge as root: -m "not slurm" skips it
 def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tmp_path_factory, tmp_path):
     env = {**os.environ, "SLURM_CONF": slurm, "STSBENCH_DATA": str(DATA)}
     out = tmp_path / "slurm"
