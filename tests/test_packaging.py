@@ -30,3 +30,16 @@ def test_floors_pin_every_declared_floor():
     assert out[: len(want)] == want
     assert {"transformers==4.56", "sentence-transformers==3.3", "safetensors==0.4.3"} <= set(out)
     assert out[len(want) :] == ["pyarrow<20"]  # the one transitive pin, with its reason in floors.py
+
+
+def test_the_version_is_written_once_and_the_installed_package_reports_it():
+    from importlib.metadata import version
+
+    import tomllib
+
+    import stsbench
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "stsbench.__version__"}
+    assert version("stsbench") == stsbench.__version__  # what pip and `stsbench --version` say agree

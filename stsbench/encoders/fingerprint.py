@@ -8,11 +8,28 @@ from pathlib import Path
 
 from stsbench.encoders.resolve import ModelSpec
 
-# Bump when encoding code changes what a given model/text pair maps to.
-# 2: an explicit --pooler on a normalising sentence-transformers model was keyed as the normalised vectors
-#    (the fingerprint was taken before `normalize` was cleared), so caches written by version 1 may hold
-#    one kind of vector under the other's key; version 2 starts them afresh.
-EMBEDDING_CODE_VERSION = 2
+# The libraries whose code computes the vectors: their major.minor joins the key (a patch release is taken
+# to change no number; a minor one may, as transformers' attention rewrites have)
+EMBEDDING_LIBRARIES = ("torch", "transformers", "sentence-transformers")
+
+
+def embedding_code(pooler: str | None) -> dict[str, str]:
+    """What the code that maps a (model, text) to a vector is, for the embedding key.
+
+    The sha256 of stsbench's encoding sources (:data:`stsbench.sources.EMBEDDING_FILES`, read as bytes: the
+    built-in poolers among them), the libraries' major.minor, and for a pooler another package registered
+    (``stsbench.poolers`` entry points) the source of its function. An edited pooler, encoder or library
+    version is a new key: a warm cache never answers with the vectors of other code.
+    """
+    from stsbench.sources import code_digest, library_versions
+
+    code = {"stsbench": code_digest("embedding"), **library_versions(EMBEDDING_LIBRARIES)}
+    if pooler is not None:
+        from stsbench.encoders.pooling import POOLERS, pooler_source
+
+        if pooler not in POOLERS and pooler != "declared":
+            code["pooler"] = pooler_source(pooler)
+    return code
 _MODEL_SUFFIXES = {".json", ".txt", ".safetensors", ".bin", ".model", ".pt", ".pth"}
 _NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md", "trainer_state.json"}
 
@@ -62,7 +79,7 @@ def fingerprint(
     """
     h = hashlib.sha256()
     settings = {
-        "code": EMBEDDING_CODE_VERSION,
+        "code": embedding_code(pooler),
         "kind": spec.kind,
         "pooler": pooler,
         "max_length": max_length,

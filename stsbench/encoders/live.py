@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from stsbench.encoders.base import Encoder, EncoderInfo
-from stsbench.encoders.fingerprint import EMBEDDING_CODE_VERSION
+from stsbench.encoders.fingerprint import embedding_code
 from stsbench.encoders.hf import HFEncoder, check_finite, pick_device
 from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.prompts import choose_prompt, stored_prompts
@@ -57,7 +57,11 @@ def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None 
     """Hex digest over every tensor of ``module.state_dict()``, its config, the tokenizer and ``settings``."""
     h = hashlib.sha256()
     h.update(
-        json.dumps({"code": EMBEDDING_CODE_VERSION, **(settings or {})}, sort_keys=True, default=str).encode()
+        json.dumps(
+            {"code": embedding_code((settings or {}).get("pooler")), **(settings or {})},
+            sort_keys=True,
+            default=str,
+        ).encode()
     )
     config = getattr(module, "config", None)
     if config is not None and hasattr(config, "to_json_string"):

@@ -44,10 +44,14 @@ def _bounds(low: float, high: float, scale: float = 1.0) -> dict[str, float]:
 
 
 def _replicates_key(task: str, pairs: PairScores, bootstrap: int, seed: int) -> str:
-    """What determines a task's bootstrap replicates: the pairs as scored, B, the seed and the code that draws."""
-    from stsbench import __version__
+    """What determines a task's bootstrap replicates: the pairs as scored, B, the seed and the code that draws.
 
-    h = hashlib.sha256(f"{task}\0{bootstrap}\0{seed}\0{__version__}\0".encode())
+    The code is the sources of :mod:`stsbench.stats.bootstrap` and what it imports, read as bytes: an edit
+    draws the replicates anew (the version string, unchanged across edits, kept them).
+    """
+    from stsbench.sources import code_digest
+
+    h = hashlib.sha256(f"{task}\0{bootstrap}\0{seed}\0{code_digest('bootstrap')}\0".encode())
     for array in (pairs.cosine, pairs.gold, pairs.subset):
         h.update(np.ascontiguousarray(array).tobytes())
     return h.hexdigest()

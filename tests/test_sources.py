@@ -1,0 +1,113 @@
+"""Caches keyed by the code that fills them (#36.4): :mod:`stsbench.sources` and the keys built on it."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import SENTENCES
+
+from stsbench import sources
+
+
+@pytest.fixture
+def package(tmp_path) -> Path:
+    """A copy of the stsbench package folder, to edit (the real tree is never touched)."""
+    copy = tmp_path / "stsbench"
+    shutil.copytree(sources.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return copy
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+def test_a_kinds_digest_follows_its_files_and_no_others(package):
+    before = {k: sources.code_digest(k, package) for k in ("train", "evaluate", "report", "bootstrap", "embedding")}
+    _append(package / "reports" / "render.py", "\n# an edit of the report's code\n")
+    after = {k: sources.code_digest(k, package) for k in before}
+    assert after["report"] != before["report"]
+    assert {k: v for k, v in after.items() if k != "report"} == {k: v for k, v in before.items() if k != "report"}
+    _append(package / "encoders" / "pooling.py", "\n# an edit of a built-in pooler's module\n")
+    assert sources.code_digest("embedding", package) != before["embedding"]
+    assert sources.code_digest("train", package) != before["train"]  # the trainer pools too
+    _append(package / "stats" / "bootstrap.py", "\n# an edit of the resampling\n")
+    assert sources.code_digest("bootstrap", package) != before["bootstrap"]
+    with pytest.raises(ValueError, match="no code digest for 'nope'"):
+        sources.code_digest("nope", package)
+
+
+def test_the_closure_follows_lazy_and_named_imports_but_not_type_checking_ones(tmp_path):
+    root = tmp_path / "stsbench"
+    (root / "a").mkdir(parents=True)
+    (root / "__init__.py").write_text("from stsbench import unused_api\n")
+    (root / "unused_api.py").write_text("")
+    (root / "a" / "__init__.py").write_text("")
+    (root / "a" / "entry.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from stsbench import typing_only\n"
+        "from . import sibling\n"
+        "def later():\n    from stsbench.lazy import f\n"
+        'TARGET = "stsbench.named:Thing"\n'
+        "from stsbench import __version__\n"
+    )
+    for name in ("a/sibling.py", "lazy.py", "named.py", "typing_only.py"):
+        (root / name).write_text("")
+    found = {p.relative_to(root).as_posix() for p in sources.closure(["stsbench.a.entry"], root)}
+    assert found == {"a/entry.py", "a/__init__.py", "a/sibling.py", "lazy.py", "named.py", "__init__.py"}
+
+
+def test_library_versions_are_major_minor_read_without_importing():
+    import torch
+
+    versions = sources.library_versions(("torch", "no-such-distribution"))
+    assert versions == {"torch": ".".join(torch.__version__.split("+")[0].split(".")[:2]), "no-such-distribution": "absent"}
+
+
+def test_the_bootstrap_replicates_key_follows_the_code_that_draws(package, monkeypatch):
+    from stsbench.tasks import intervals
+
+    pairs = type("Pairs", (), {})()
+    pairs.cosine, pairs.gold = np.arange(6, dtype=np.float32), np.arange(6, dtype=np.float32)[::-1].copy()
+    pairs.subset = np.zeros(6, dtype=np.int16)
+    key = intervals._replicates_key("STS12", pairs, 100, 1)
+    monkeypatch.setattr(sources, "ROOT", package)
+    assert intervals._replicates_key("STS12", pairs, 100, 1) == key  # the same bytes: the same key
+    _append(package / "stats" / "bootstrap.py", "\n# resampled otherwise\n")
+    assert intervals._replicates_key("STS12", pairs, 100, 1) != key  # it was __version__'s, unchanged by edits
+
+
+POOLER = '''
+def toy(outputs, attention_mask):
+    return outputs.last_hidden_state[:, 0] * {scale}
+'''
+
+
+def test_an_edited_plugin_pooler_is_never_answered_from_the_cache(tiny_bert, tmp_path, monkeypatch):
+    """The cache was keyed on the pooler's name: a plugin pooler edited between two runs got its old vectors."""
+    from stsbench.encoders import load_encoder
+    from stsbench.encoders.pooling import POOLER_REGISTRY
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "toy_pooler.py"
+    cache = tmp_path / "cache"
+
+    def encode(scale: float) -> np.ndarray:
+        module.write_text(POOLER.format(scale=scale))
+        sys.modules.pop("toy_pooler", None)
+        importlib.invalidate_caches()
+        POOLER_REGISTRY.register("toy", importlib.import_module("toy_pooler").toy)
+        try:
+            enc = load_encoder(str(tiny_bert), pooler="toy", cache_dir=cache)
+            return enc.encode(SENTENCES[:4])
+        finally:
+            POOLER_REGISTRY.unregister("toy")
+
+    one = encode(1.0)
+    assert np.array_equal(encode(1.0), one)  # unchanged code: the same vectors (from the cache)
+    two = encode(2.0)
+    assert np.allclose(two, 2 * one, rtol=1e-5)  # the edited pooler's vectors, not the cached ones
