@@ -18,14 +18,11 @@ The embedding key (:data:`EMBEDDING_FILES`) names its files instead: it is compu
 
 from __future__ import annotations
 
+import ast  # inspect and dataclasses import it: every CLI start has it loaded already
 import hashlib
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import ast
 
 ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 
@@ -68,8 +65,6 @@ def _type_checking(test: ast.expr) -> bool:
 
 def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     """The stsbench modules a file's code imports or names, outside ``if TYPE_CHECKING:`` blocks."""
-    import ast
-
     found: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
     stack = [tree]
@@ -98,8 +93,6 @@ def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 @cache
 def _parsed(path: Path, size: int, mtime_ns: int, module: str) -> frozenset[str]:
     """The stsbench modules ``path`` imports (memoised by its size and mtime: parsed once per process)."""
-    import ast  # only where a closure is computed (reproduce's planning), not on a warm run
-
     tree = ast.parse(path.read_bytes(), filename=str(path))
     return frozenset(_names(tree, module, path.name == "__init__.py"))
 
