@@ -19,7 +19,6 @@ The embedding key (:data:`EMBEDDING_FILES`) names its files instead: it is compu
 from __future__ import annotations
 
 import ast  # inspect and dataclasses import it: every CLI start has it loaded already
-import ast  # dataclasses imports it already (through inspect): no cost on a warm run
 import hashlib
 from collections.abc import Iterable
 from functools import cache
