@@ -61,6 +61,51 @@ def test_the_closure_follows_lazy_and_named_imports_but_not_type_checking_ones(t
     assert found == {"a/entry.py", "a/__init__.py", "a/sibling.py", "lazy.py", "named.py", "__init__.py"}
 
 
+def test_a_lazy_package_reaches_the_modules_its_getattr_names(tmp_path):
+    """train/config/__init__.py loads TrainConfig, make_config, finalize by a short module name ("options",
+    "load", "resolve") in its PEP 562 __getattr__: no import statement names them, and the train key missed
+    every training default and its resolution."""
+    root = tmp_path / "stsbench"
+    (root / "cfg").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "cfg" / "__init__.py").write_text(
+        "import importlib\n"
+        '_WHERE = {"Config": "options", "make": "load"}\n'
+        "def __getattr__(name):\n"
+        '    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)\n'
+    )
+    (root / "plain").mkdir()
+    (root / "plain" / "__init__.py").write_text('WORDS = ["other"]\n')  # no __getattr__: a word is a word
+    for name in ("cfg/options.py", "cfg/load.py", "cfg/unnamed.py", "plain/other.py"):
+        (root / name).write_text("")
+    (root / "entry.py").write_text("from stsbench.cfg import Config\nfrom stsbench.plain import WORDS\n")
+    found = {p.relative_to(root).as_posix() for p in sources.closure(["stsbench.entry"], root)}
+    assert found == {"entry.py", "cfg/__init__.py", "cfg/options.py", "cfg/load.py", "plain/__init__.py"}
+
+
+def test_the_train_key_covers_the_training_config_and_the_embedding_key_what_maps_a_text():
+    train = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["train"])}
+    assert {"train/config/options.py", "train/config/load.py", "train/config/resolve.py"} <= train
+    bootstrap = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["bootstrap"])}
+    assert {"stats/bootstrap.py", "tasks/intervals.py"} <= bootstrap  # intervals.py calls the draw
+
+
+@pytest.mark.parametrize(
+    "edited, changes",
+    [
+        ("encoders/folder.py", True),  # position_limit: where a long text is cut
+        ("encoders/load.py", True),  # the pooler, normalisation and length a folder gets (EMBEDDING_CODE_VERSION 2)
+        ("encoders/live.py", True),  # an in-memory model's encoder (token types, dtype)
+        ("encoders/cache.py", False),  # stores vectors, checked by their own sha256: computes none
+        ("reports/render.py", False),
+    ],
+)
+def test_the_embedding_key_follows_the_files_that_map_a_text_to_a_vector(package, edited, changes):
+    before = sources.code_digest("embedding", package)
+    _append(package / edited, "\n# an edit\n")
+    assert (sources.code_digest("embedding", package) != before) is changes
+
+
 def test_library_versions_are_major_minor_read_without_importing():
     import torch
 
