@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SENTENCES
+from helpers import SENTENCES, count_hf_encodes
 
 from stsbench import sources
 
@@ -152,7 +152,8 @@ def test_an_edited_plugin_pooler_is_never_answered_from_the_cache(tiny_bert, tmp
         finally:
             POOLER_REGISTRY.unregister("toy")
 
+    encoded = count_hf_encodes(monkeypatch)
     one = encode(1.0)
-    assert np.array_equal(encode(1.0), one)  # unchanged code: the same vectors (from the cache)
+    assert np.array_equal(encode(1.0), one) and encoded == [4]  # unchanged code: answered from the cache
     two = encode(2.0)
-    assert np.allclose(two, 2 * one, rtol=1e-5)  # the edited pooler's vectors, not the cached ones
+    assert np.allclose(two, 2 * one, rtol=1e-5) and encoded == [4, 4]  # the edited pooler ran, not the cache
