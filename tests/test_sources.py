@@ -157,3 +157,16 @@ def test_an_edited_plugin_pooler_is_never_answered_from_the_cache(tiny_bert, tmp
     assert np.array_equal(encode(1.0), one) and encoded == [4]  # unchanged code: answered from the cache
     two = encode(2.0)
     assert np.allclose(two, 2 * one, rtol=1e-5) and encoded == [4, 4]  # the edited pooler ran, not the cache
+
+
+def test_the_docs_name_the_files_each_key_covers():
+    """docs/evaluation.md says which files key the embeddings and the replicates: it names exactly these."""
+    import re
+
+    docs = (sources.ROOT.parent / "docs" / "evaluation.md").read_text()
+    section = docs.split("### What each cache is keyed by", 1)[1].split("\n## ", 1)[0]
+    embeddings = section.split("- **Embeddings**", 1)[1].split("\n- **", 1)[0]
+    named = set(re.findall(r"`([a-z_]+\.py)`", embeddings))
+    assert named == {Path(f).name for f in sources.EMBEDDING_FILES}
+    for module in sources.ENTRIES["bootstrap"]:
+        assert f"`stsbench/{module.split('.', 1)[1].replace('.', '/')}.py`" in section
