@@ -136,7 +136,7 @@ def command_problems(group, rest: str, extra: set[str] = frozenset()) -> list[st
     for word in words:
         if word.startswith("-") or getattr(cmd, "commands", None) is None:
             break
-        if word.startswith("<"):  # a placeholder: `stsbench <command>`
+        if word.startswith(("<", "...")):  # a placeholder: `stsbench <command>`, `stsbench ...`
             return []
         if word not in cmd.commands:
             return [f"{' '.join(path)} has no command {word!r}"]
