@@ -1,6 +1,7 @@
 """The sentence-transformers side of a checkpoint, built with its own module classes and written by its ``save()``.
 
-Every SimCSE pooler (SimCSE ``evaluation.py``) is expressed with sentence-transformers modules, so
+Every SimCSE pooler (SimCSE ``evaluation.py``) is expressed with sentence-transformers modules (a plugin pooler is
+not: its checkpoint has no sentence-transformers side), so
 ``SentenceTransformer(DIR)`` (and MTEB through it) gives the vectors of ``stsbench run --model DIR``:
 
 - ``cls_before_pooler``: Pooling(cls).
@@ -22,7 +23,7 @@ from typing import Any
 
 import torch
 
-from stsbench.encoders.pooling import needs_hidden_states
+from stsbench.encoders.pooling import POOLERS, needs_hidden_states
 from stsbench.files import atomic_write_text
 
 
@@ -128,7 +129,13 @@ Test figures: `stsbench run --model path --tasks sts` (SentEval's protocol; neve
 
 
 def write_sentence_transformers(folder: Path, model, eval_pooler: str, meta: dict[str, Any]) -> bool:
-    """Build the stack, ``save()`` it into ``folder`` (beside the backbone) and write the model card."""
+    """Build the stack, ``save()`` it into ``folder`` (beside the backbone) and write the model card.
+
+    False, writing nothing, for a pooler another package registered (``stsbench.poolers``): sentence-transformers
+    has no module for it, and a stack of its own (mean pooling) would give other vectors than ``stsbench run``.
+    """
+    if eval_pooler not in POOLERS:
+        return False
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(modules=build_modules(folder, model, eval_pooler), device="cpu")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator, model_validator
 
-from stsbench.encoders.pooling import POOLERS
+from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
@@ -128,10 +128,12 @@ class CommonOptions(BaseModel):
         lt=1,
     )
     temperature: float = option(0.05, "Softmax temperature tau of the InfoNCE loss.", gt=0)
-    pooler: Literal[tuple(POOLERS)] | None = option(  # type: ignore[valid-type]
+    # a name, not a Literal: the registry's, plugins included (stsbench.poolers), checked by _registered_pooler
+    pooler: str | None = option(
         None,
-        "Training pooler; cls adds SimCSE's MLP over [CLS] (default: the pooling the backbone declares, "
-        "e.g. a sentence-transformers model's mean pooling, else cls).",
+        f"Training pooler: {', '.join(POOLERS)}, or one another package registers (stsbench.poolers entry "
+        "point); cls adds SimCSE's MLP over [CLS] (default: the pooling the backbone declares, e.g. a "
+        "sentence-transformers model's mean pooling, else cls).",
     )
     mlp_only_train: bool | None = option(
         None,
@@ -185,6 +187,11 @@ class CommonOptions(BaseModel):
     @classmethod
     def _path_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, Path) else value
+
+    @field_validator("pooler")
+    @classmethod
+    def _registered_pooler(cls, value: str | None) -> str | None:
+        return None if value is None else check_pooler(value)  # unknown: one line naming every registered one
 
     @model_validator(mode="after")
     def _one_source(self) -> CommonOptions:
