@@ -17,6 +17,7 @@ from helpers import (
     ROOT,
     assert_same_report,
     folder_bytes,
+    reproduce_status,
     reproduce_step,
     reproduction_figures,
     run_cli,
@@ -169,7 +170,7 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
     # a rerun of a finished reproduction runs nothing (in this process: what it starts is what is tested)
     logs = {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
     code, _, err = run_cli(["reproduce", recipe, "--out", clean], capsys)
-    assert code == 0, err
+    assert code == reproduce_status(clean), err
     assert json.loads((clean / "reproduce.json").read_text())["sessions"][-1]["steps_run"] == 0
     assert logs == {p: p.stat().st_mtime_ns for p in (clean / "runs").rglob("train_log.jsonl")}
 
@@ -190,7 +191,7 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
             _kill_tree(proc.pid)
             proc.wait()
     final = _start(recipe, out)
-    assert final.wait(timeout=600) == 0, final.stdout.read()
+    assert final.wait(timeout=600) == reproduce_status(out), final.stdout.read()
     state = json.loads((out / "reproduce.json").read_text())
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1  # finished before the first interruption
@@ -244,9 +245,11 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert state["recipe"] == "cpu-mini" and state["sessions"]
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     assert sorted(state["steps"]) == sorted(s.id for s in plan.steps)
-    # the keys where this test runs (a training's resolved config names its corpus by path): all done but
-    # the report, which this rerun must then run alone
-    state["steps"] = {s.id: {"status": "done", "key": s.key} for s in plan.steps if s.kind != "report"}
+    # the keys and code where this test runs (a training's resolved config names its corpus by path): all done
+    # but the report, which this rerun must then run alone
+    state["steps"] = {
+        s.id: {"status": "done", "key": s.key, "code": s.code} for s in plan.steps if s.kind != "report"
+    }
     save_state(out, state)
     # in this process: the report step it starts is the command whose output is compared
     code, out_text, err = run_cli(["reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}"], capsys)

@@ -18,7 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT, reproduce_step, reproduction_figures, tiny_folder, tiny_reproduction
+from helpers import (
+    DATA,
+    ROOT,
+    reproduce_status,
+    reproduce_step,
+    reproduction_figures,
+    tiny_folder,
+    tiny_reproduction,
+)
 
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 CLUSTER = "stsbench-local"  # the script's ClusterName: a cluster the tests may submit to
@@ -136,7 +144,7 @@ def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tm
     assert _running(out, "seed-2", proc, saved=True, starts=2) == second
     subprocess.run(["scontrol", "requeue", second], env=env, check=True)  # noqa: S603, S607
     text = proc.communicate(timeout=600)[0]
-    assert proc.returncode == 0, text
+    assert proc.returncode == reproduce_status(out), text
     thread.join(timeout=900)
     if "error" in local:
         raise local["error"]  # type: ignore[misc]

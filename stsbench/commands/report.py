@@ -54,6 +54,15 @@ def report_cmd(
             "seeds is 'reproduced' only where the seeds detect a difference this large, else 'inconclusive'.",
         ),
     ] = 1.0,
+    note: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--note",
+            metavar="TEXT",
+            help="A line printed in bold under the report's opening paragraph (repeat for several); "
+            "`stsbench reproduce --keep-changed` names there the steps computed by other code.",
+        ),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -77,7 +86,9 @@ def report_cmd(
 
     targets = parse_against(against or [])
     command = shlex.join(["stsbench", *sys.argv[1:]])
-    files = write_report(results, out, title, command, baseline, targets, difference, strict=strict)
+    files = write_report(
+        results, out, title, command, baseline, targets, difference, strict=strict, notes=note or ()
+    )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)
     also = f", {files.reproduction}" if files.reproduction else ""

@@ -1,7 +1,8 @@
 """``stsbench reproduce RECIPE --out DIR``: a recipe's runs trained, evaluated, analysed and reported, resumably.
 
-``--dry-run`` prints the plan, its cost and the published cells; ``stsbench reproduce DIR --status`` prints
-where a reproduction stands (from another shell while it runs, or after). See :mod:`stsbench.reproduce`.
+``--dry-run`` prints the plan, where each step stands in an existing folder, what the run needs and is missing
+here, its cost and the published cells; ``stsbench reproduce DIR --status`` prints where a reproduction stands
+(from another shell while it runs, or after). See :mod:`stsbench.reproduce`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,29 @@ def reproduce_command(
         typer.Option("--out", "-o", help="Folder of the reproduction: runs, results, logs, report, state."),
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the plan, its cost and the published cells; run nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the plan, where each step stands, what is missing here, the cost and the published "
+            "cells; run nothing.",
+        ),
+    ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="With --dry-run: exit with status 2 when something the run needs is missing."),
+    ] = False,
+    rerun_changed: Annotated[
+        bool,
+        typer.Option(
+            "--rerun-changed", help="Run again the steps done by other stsbench code (changed code or libraries)."
+        ),
+    ] = False,
+    keep_changed: Annotated[
+        bool,
+        typer.Option(
+            "--keep-changed",
+            help="Keep the steps done by other stsbench code; the report names them.",
+        ),
     ] = False,
     status: Annotated[
         bool, typer.Option("--status", help="Print the state of the reproduction in TARGET.")
@@ -70,11 +93,19 @@ def reproduce_command(
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
 
-    Rerunning the same command skips what is done, resumes what was interrupted and redoes what changed.
+    Rerunning the same command skips what is done, resumes what was interrupted and redoes what changed. A
+    step done by other stsbench code stops the rerun in one line until --rerun-changed or --keep-changed says
+    which. Exit status: 0 done, 1 a verdict says "not reproduced", 2 bad usage or something missing, 3 a
+    step failed.
     """
     from stsbench.errors import StsbenchError
 
     started = time.time()
+    if rerun_changed and keep_changed:
+        raise StsbenchError("--rerun-changed and --keep-changed: give one of them")
+    if strict and not dry_run:
+        raise StsbenchError("--strict applies to --dry-run; a run always refuses what is missing before it starts")
+    changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
     if status:
         _status(Path(out or target))
         return
@@ -90,10 +121,10 @@ def reproduce_command(
     folder = out if out is not None else Path(recipe.name)
     _check_out(folder, recipe.name)
     if dry_run:
-        _dry_run(build_plan(recipe, folder, data_dir, trackers))
+        _dry_run(build_plan(recipe, folder, data_dir, trackers), changed, strict, parallel, gpus)
         return
     options = dict(_key_value(o) for o in executor_option or [])
-    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers)
+    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed)
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -124,28 +155,37 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None) -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask") -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
+    from stsbench.errors import RunFailed
     from stsbench.files import check_writable_dir
     from stsbench.output_lock import output_lock
     from stsbench.reproduce.executors import make_executor
+    from stsbench.reproduce.needs import missing, refuse_missing
     from stsbench.reproduce.plan import build_plan
     from stsbench.reproduce.scheduler import run_plan
-    from stsbench.reproduce.state import load_state
+    from stsbench.reproduce.state import changed_steps, initial_actions, load_state
     from stsbench.reproduce.view import Display, counts, session_lines
 
     check_writable_dir(out, "--out")
     with output_lock(out, "--out"):
         plan = build_plan(recipe, out, data_dir, report_to)
         state = load_state(plan.out)
-        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
+        _refuse_changed(plan, state, changed)
+        actions = initial_actions(plan, state, changed)
+        kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
+        if kept:  # --keep-changed: the report names them
+            plan = build_plan(recipe, out, data_dir, report_to, kept)
+            actions = initial_actions(plan, state, changed)
+        to_run = [i for i, (action, _) in actions.items() if action == "run"]
+        refuse_missing(missing(plan, to_run))  # before any step starts: one line, what and how to get it
         engine = make_executor(executor, out=plan.out, parallel=parallel, options=options)
+        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
         console = table_console()
         display = Display(console, [s.id for s in plan.steps])
         try:
-            state = run_plan(plan, state, engine, started=started, gpus=gpus, show=display)
+            state = run_plan(plan, state, engine, started=started, gpus=gpus, changed=changed, show=display)
         finally:
             display.close()
     for line in session_lines({"sessions": state["sessions"][-1:]}):
@@ -153,16 +193,53 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     failed = [(i, r) for i, r in state["steps"].items() if r["status"] in ("failed", "skipped")]
     if failed:
         first = next((f"{i}: {r['error']}" for i, r in failed if r["status"] == "failed"), "")
-        raise StsbenchError(
+        raise RunFailed(
             f"{counts(state)}; first failure {first}; see {plan.out}/logs/, fix the cause and rerun the same command"
         )
     console.print(f"report: {plan.out / 'report.md'}", highlight=False)
+    _verdict(plan.out)
+
+
+def _refuse_changed(plan, state, changed: str) -> None:  # noqa: ANN001
+    """One line listing the steps done by other stsbench code, unless --rerun-changed or --keep-changed."""
+    from stsbench.errors import StsbenchError
+    from stsbench.reproduce.state import changed_steps
+
+    found = changed_steps(plan, state)
+    if found and changed == "ask":
+        names = ", ".join(s.id for s in found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
+        raise StsbenchError(
+            f"{len(found)} step(s) were done by other stsbench code (or libraries) than this one: {names}; "
+            "pass --rerun-changed to run them again or --keep-changed to keep them (the report names them)"
+        )
+
+
+def _verdict(out: Path) -> None:
+    """Exit status 1 when the report's verdict says some published figure was not reproduced."""
+    import json
+
+    from stsbench.errors import Negative
+    from stsbench.published.seed_check import NOT_REPRODUCED
+
+    path = out / "reproduction.json"
+    if not path.is_file():
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    cells = [
+        f"{t.get('key')}#{c.get('task')}"
+        for t in data.get("targets", [])
+        for c in t.get("cells", [])
+        if c.get("verdict") == NOT_REPRODUCED
+    ]
+    if cells:
+        listed = ", ".join(cells[:3]) + (f" and {len(cells) - 3} more" if len(cells) > 3 else "")
+        raise Negative(f"not reproduced: {listed} (the report's Reproduction section: {out / 'report.md'})")
 
 
 def _status(out: Path) -> None:
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.reproduce.state import STATE_FILE, load_state
+    from stsbench.reproduce.state import STATE_FILE, load_state, recorded_changed
     from stsbench.reproduce.view import session_lines, table
 
     if not (out / STATE_FILE).is_file():
@@ -170,55 +247,89 @@ def _status(out: Path) -> None:
             f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
         )
     state = load_state(out)
+    changed = recorded_changed(state)
     console = table_console()
-    console.print(table(state, [i for i in state.get("order", []) if i in state["steps"]] or None))
+    order = [i for i in state.get("order", []) if i in state["steps"]] or None
+    console.print(table(state, order, frozenset(changed)))
     for line in session_lines(state):
         console.print(line, highlight=False)
+    if changed:  # reported, not refused: the folder is read as it stands
+        console.print(
+            f"{len(changed)} done step(s) ran with other stsbench code (or libraries) than this one; "
+            "a rerun asks --rerun-changed or --keep-changed",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
-def _dry_run(plan) -> None:  # noqa: ANN001
+def _dry_run(plan, changed: str, strict: bool, parallel: int, gpus: int) -> None:  # noqa: ANN001
+    """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells."""
     from collections import Counter
 
     from stsbench.commands._console import table_console
+    from stsbench.errors import StsbenchError
     from stsbench.published.registry import get_entry
-    from stsbench.reproduce.cost import duration, estimates
+    from stsbench.reproduce.cost import duration, estimates, this_device
+    from stsbench.reproduce.needs import missing
+    from stsbench.reproduce.state import STATE_FILE, classify, initial_actions, load_state
 
     console = table_console()
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+
     recipe = plan.recipe
     trains = [s for s in plan.steps if s.kind == "train"]
-    console.print(f"{recipe.name}: {recipe.title}", highlight=False, markup=False)
-    console.print(f"into {plan.out} (data: {plan.data_dir})", highlight=False, markup=False)
-    console.print(f"runs ({len(trains)} trainings):", highlight=False, markup=False)
+    say(f"{recipe.name}: {recipe.title}")
+    say(f"into {plan.out} (data: {plan.data_dir})")
+    say(f"runs ({len(trains)} trainings):")
     for run in recipe.runs:
         steps = sorted({s.total_steps for s in trains if s.id.startswith(f"train/{run.name}/")}, key=str)
         against = f", held against {run.published}" if run.published else ""
-        console.print(
+        say(
             f"  {run.name}: {run.method}, config {run.config}, seeds {','.join(map(str, run.seeds))}, "
-            f"{'/'.join('unknown' if s is None else f'{s:,}' for s in steps)} steps each{against}",
-            highlight=False,
+            f"{'/'.join('unknown' if s is None else f'{s:,}' for s in steps)} steps each{against}"
         )
     kinds = Counter(s.kind for s in plan.steps)
-    console.print(
-        "plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)", highlight=False, markup=False
-    )
+    say("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)")
+    state = load_state(plan.out) if (plan.out / STATE_FILE).is_file() else {"steps": {}}
+    actions = initial_actions(plan, state, "keep" if changed == "ask" else changed)
+    stands = {}
+    for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
+        found = classify(s, state["steps"].get(s.id))
+        if found != "changed":
+            found = "done" if actions[s.id][0] == "skip" else "resume" if found == "resume" else "run"
+        stands[s.id] = found
+    words = {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
     for s in plan.steps:
-        console.print(
-            f"  {s.id}  [{s.key[:12]}]" + (f"  after {len(s.deps)}" if s.deps else ""),
-            highlight=False,
-            markup=False,
-        )
-    console.print("estimated training time (steps x measured step time):", highlight=False, markup=False)
-    for e in estimates(plan):
+        after = f"  after {len(s.deps)}" if s.deps else ""
+        say(f"  {s.id}  [{s.key[:12]}]{after}  {words[stands[s.id]]}")
+    found = Counter(words[v] for v in stands.values())
+    say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
+    if found["changed code"]:
+        hint = {"ask": "the run stops until --rerun-changed or --keep-changed says which", "rerun": "run again"}
+        say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
+    needs = missing(plan, [i for i, v in stands.items() if v != "done"])
+    if needs:
+        say(f"missing here ({len(needs)}):")
+        for need in needs:
+            say(f"  {need.line()}")
+    else:
+        say("missing here: nothing (data, corpora and models found)")
+    say("estimated training time (steps x measured step time):")
+    for e in estimates(plan, this_device(parallel, gpus)):
         source = f"  ({'; '.join(e.sources)})" if e.sources else ""
-        console.print(f"  {e.device}: {duration(e.seconds)}{source}", highlight=False, markup=False)
+        say(f"  {e.device}: {duration(e.seconds)}{source}")
     judged = "with a verdict" if recipe.verdict else "set beside, no verdict"
-    console.print(f"published cells ({judged}):", highlight=False, markup=False)
+    say(f"published cells ({judged}):")
     for key in recipe.published:
         entry = get_entry(key)
         cells = ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items())  # table's precision
         # soft_wrap: a citation is one line however long (a pipe's 200 columns cut it mid-reference)
-        console.print(f"  {key}: {cells}", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"    {entry.cite}", highlight=False, markup=False, soft_wrap=True)
+        say(f"  {key}: {cells}")
+        say(f"    {entry.cite}")
+    if strict and needs:
+        raise StsbenchError(f"{len(needs)} input(s) missing here (--strict): {needs[0].line()}")
 
 
 def register(app: typer.Typer) -> None:

@@ -283,8 +283,12 @@ def build_report(
     baseline: str = BASELINE,
     against: Sequence[Target] = (),
     difference: float = DIFFERENCE,
+    notes: Sequence[str] = (),
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
+
+    ``notes``: lines set in bold after the opening paragraph (what the reader must know first, e.g. results
+    computed by other code than the rest).
 
     Runs that differ only in their seed are one row of mean ± std (n); ``baseline`` names the group of
     seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with. ``against``: the published rows to
@@ -320,6 +324,7 @@ def build_report(
         + (f" and seaborn {seaborn_version()}" if seeded else "")
         + ": the same results and version give the same bytes."
     ]
+    intro += [f"**{n}**" for n in notes]
     modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
     if modified:  # at the top: a figure on other data must never pass for the canonical one
         files = [f for r in modified for f in _modified(r)]

@@ -116,6 +116,7 @@ def write_report(
     against: Sequence[Target] = (),
     difference: float = DIFFERENCE,
     strict: bool = False,
+    notes: Sequence[str] = (),
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -124,7 +125,7 @@ def write_report(
     compared with. ``against``: published rows to reproduce; their verdicts (``difference``: the difference
     that matters) are the Reproduction section and ``out/reproduction.json`` (an earlier one is removed when
     none is given). ``strict``: results folders holding nothing to report are an error, before anything is
-    written.
+    written. ``notes``: lines in bold under the opening paragraph.
     """
     out = Path(out)
     coll = collect(results)
@@ -138,7 +139,14 @@ def write_report(
     command = command or f"stsbench report {given} --out {out}"
     name = title or f"stsbench report: {out.resolve().name}"
     report = build_report(
-        coll, out / FIGURES, name, command, baseline=baseline, against=against, difference=difference
+        coll,
+        out / FIGURES,
+        name,
+        command,
+        baseline=baseline,
+        against=against,
+        difference=difference,
+        notes=notes,
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):

@@ -46,14 +46,49 @@ class Estimate:
     sources: tuple[str, ...]
 
 
-def estimates(plan: Plan) -> list[Estimate]:
+def this_device(parallel: int = 1, gpus: int = 0) -> str:
+    """The device a local run's trainings would use, named as :data:`STEP_TIMES` names devices.
+
+    ``CPU, N thread(s)`` (the cores shared by ``parallel`` steps), or with ``gpus`` the GPU's model as
+    ``nvidia-smi`` names it (``H100``, else its whole name; ``GPU`` without nvidia-smi). No torch is imported.
+    """
+    if gpus <= 0:
+        from stsbench.reproduce.executors import cores
+
+        threads = max(1, cores() // max(1, parallel))
+        return f"CPU, {threads} thread{'s' * (threads != 1)}"
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return "GPU"
+    try:
+        names = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],  # noqa: S607
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return "GPU"
+    name = names[0].strip() or "GPU"
+    known = {t.device for t in STEP_TIMES}
+    return next((d for d in known if d in name.split()), name)
+
+
+def estimates(plan: Plan, here: str | None = None) -> list[Estimate]:
     """Per device the table knows for the plan's backbones: the sum over training steps of steps x step time.
 
     A device missing a row for one of the plan's runs, or a run whose number of steps is unknown, makes the
-    whole estimate for it unknown; with no row at all, one estimate ``(any device, unknown)``.
+    whole estimate for it unknown; ``here`` (the device this run would use, :func:`this_device`) is always
+    listed, ``unknown`` where nothing was measured on it; with no row at all and no ``here``, one estimate
+    ``(any device, unknown)``.
     """
     trains = [s for s in plan.steps if s.kind == "train"]
     devices = sorted({t.device for t in STEP_TIMES for s in trains if s.model in t.models})
+    if here is not None and here not in devices:
+        devices.append(here)
     out = []
     for device in devices:
         total, sources = 0.0, set()
@@ -71,7 +106,7 @@ def estimates(plan: Plan) -> list[Estimate]:
                 break
             total += s.total_steps * row.ms / 1000
             sources.add(row.source)
-        out.append(Estimate(device, total, tuple(sorted(sources))))
+        out.append(Estimate(device + (" (this run)" if device == here else ""), total, tuple(sorted(sources))))
     return out or [Estimate("any device", None, ())]
 
 

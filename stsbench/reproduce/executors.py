@@ -115,6 +115,10 @@ class Executor(ABC):
         """Whether ``job`` can start now beside the running ones (the local executor's free GPUs)."""
         return True
 
+    def never_fits(self, job: Job) -> str | None:
+        """Why ``job`` could never start here, even with nothing else running (None: it can)."""
+        return None
+
     def submit_many(self, jobs: Sequence[Job]) -> list[Handle]:
         """Start every job of ``jobs``, ready at once (a cluster's executor submits them as one array)."""
         return [self.submit(job) for job in jobs]
@@ -173,7 +177,8 @@ class LocalExecutor(Executor):
 
     On CPU each gets cores/parallel threads (``OMP_NUM_THREADS``, which torch follows); with GPUs, each job
     takes the next free ones of those visible (``CUDA_VISIBLE_DEVICES``), as many as it asks for (one when it asks
-    for none), and a job asking for more than are free waits. Each process is its own process group, so that a
+    for none), and a job asking for more than are free waits; one asking for more than are visible is refused
+    before anything runs (:meth:`never_fits`). Each process is its own process group, so that a
     terminal's Ctrl-C reaches this process alone and the scheduler stops the jobs in order; each job follows
     this process (:mod:`stsbench.train.lifeline`), so that ``kill -9`` of it ends them too.
     """
@@ -195,19 +200,35 @@ class LocalExecutor(Executor):
         if parallel < 1:
             raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
         self.slots = parallel
-        self.free = list(visible_gpus() if gpus is None else gpus)
+        self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
+        self.free = list(self.gpus)  # those no running job holds
         self.threads = max(1, cores() // parallel)
 
+    def never_fits(self, job: Job) -> str | None:
+        """A job asking for GPUs where none is visible, or for more than are visible."""
+        want = job.resources.gpus
+        if want and not self.gpus:
+            return (
+                f"asks for {want} GPU(s) (--gpus {want}) and this process sees none (CUDA_VISIBLE_DEVICES, "
+                "torch.cuda); drop --gpus to train on the CPU, or run where GPUs are visible"
+            )
+        if want > len(self.gpus):
+            return (
+                f"asks for {want} GPUs (--gpus {want}) and {len(self.gpus)} are visible "
+                f"({','.join(self.gpus)}); pass --gpus {len(self.gpus)} or fewer"
+            )
+        return None
+
     def fits(self, job: Job) -> bool:
-        """Whether the GPUs ``job`` asks for are free now (always on CPU)."""
-        return not self.free or len(self.free) >= max(1, job.resources.gpus)
+        """Whether the GPUs ``job`` asks for are free now (one for a job asking for none); always on CPU."""
+        return not self.gpus or len(self.free) >= max(1, job.resources.gpus)
 
     def submit(self, job: Job) -> Handle:
         from stsbench.train.lifeline import child_environment
 
         env = {**os.environ, **job.env, **child_environment(), "PYTHONUNBUFFERED": "1"}
         taken: list[str] = []
-        if self.free:
+        if self.gpus:  # a GPU machine: the job takes its GPUs from the free ones (never all of them)
             want = max(1, job.resources.gpus)
             if want > len(self.free):
                 raise StsbenchError(f"{job.id} asks for {want} GPUs; {len(self.free)} are free")

@@ -6,10 +6,14 @@ Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train 
 ``stsbench.json`` and ``train_log.jsonl`` under ``results/train/<run>/seed-<s>/``, no weights),
 ``configs/<run>.yaml`` (the options each run's seeds train with), ``logs/`` (each step's output) and the report
 itself (``report.md``, ``report.html``, ``figures/``). The report's command names ``OUT`` as it was given
-(relative stays relative), since the report prints that command. A step's key is the sha256 of what determines its output: for a training run
-its resolved config, the sha256 of its corpus and of STS-B dev, and the stsbench version; for the other steps
-their options, the data files they read and the keys of the steps they read from, so that a change reaches
-every step downstream of it and no other.
+(relative stays relative), since the report prints that command.
+
+A step's ``key`` is the sha256 of the settings and data that determine its output: for a training run its
+resolved config, the sha256 of its corpus and of STS-B dev; for the other steps their options, the data files
+they read and the keys of the steps they read from, so that a change reaches every step downstream of it and no
+other. Its ``code`` is the digest of the stsbench source files that compute it (:func:`stsbench.sources.code_digest`,
+read as bytes, nothing imported), and for a training run torch's and transformers' major.minor too: a step done
+with other code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +48,10 @@ class Step:
     model: str | None = None  # a training step's backbone
     method: str | None = None
     config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
+    code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
+    # the key as stsbench 0.1.0 computed it (the version in the key, no code recorded): a record made then
+    # with this key has this step's settings, and only its code is unknown
+    legacy_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,10 +100,29 @@ def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
 
 
-def _version() -> str:
-    from stsbench import __version__
+LEGACY_VERSION = "0.1.0"  # what keys held before the code had a digest of its own
 
-    return __version__
+
+def _keys(material: dict[str, Any], legacy: dict[str, Any] | None = None) -> dict[str, str]:
+    """``key`` of ``material`` (the settings and data) and ``legacy_key``, as 0.1.0 keyed it.
+
+    ``legacy``: what differs in 0.1.0's material (the keys of the steps read, which were legacy keys too).
+    """
+    old = {**material, **(legacy or {}), "stsbench": LEGACY_VERSION}
+    return {"key": digest(material), "legacy_key": digest(old)}
+
+
+@cache
+def code_of(kind: str) -> str:
+    """The digest of the code that computes a step of ``kind`` (a training's: with torch's, transformers').
+
+    Computed once per process: the code a process plans with is the code it was started with.
+    """
+    from stsbench.sources import code_digest, library_versions
+
+    if kind != "train":
+        return code_digest(kind)
+    return digest({"code": code_digest(kind), "libraries": library_versions()})
 
 
 def seed_folder(out: Path, run: str, seed: int) -> Path:
@@ -148,24 +176,26 @@ def train_step(
     corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
     total = cfg.max_steps or (cfg.epochs * batches_per_epoch(lines, cfg.batch_size) if lines else None)
     dev = task_files(["STSBenchmark"], data_dir, "dev")
-    key = digest(
+    keys = _keys(
         {
             "kind": "train",
-            "stsbench": _version(),
             "config": {k: v for k, v in cfg.to_dict().items() if k not in ("output", "data_dir")},
             "corpus": {"file": file_digests([corpus]), "lines": cfg.train_lines},
             "data": list(file_digests(dev).values()),
         }
     )
     config_file = out / "configs" / f"{run.name}.yaml"
-    args = ("train", "--config", str(config_file), "--seed", str(seed), "--output", str(folder), "--quiet")
+    # not --quiet: the step's log holds its output (what it trained, each evaluation, where it saved)
+    args = ("train", "--config", str(config_file), "--seed", str(seed), "--output", str(folder))
     if report_to and report_to != "none":
         args += ("--report-to", report_to, "--run-group", f"{recipe.name}/{run.name}")
     return Step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        key,
+        keys["key"],
+        legacy_key=keys["legacy_key"],
+        code=code_of("train"),
         folder=folder,
         total_steps=total,
         model=cfg.model,
@@ -184,20 +214,21 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
 
     tasks = task_names(list(run.evaluate.tasks))
     files = task_files(tasks, data_dir, run.evaluate.mode)
-    key = digest(
+    keys = _keys(
         {
             "kind": "evaluate",
-            "stsbench": _version(),
             "tasks": tasks,
             "mode": run.evaluate.mode,
             "data": list(file_digests(files).values()),
             "deps": [t.key for t in trains],
-        }
+        },
+        {"deps": [t.legacy_key for t in trains]},
     )
     model = str(out / "runs" / run.name)
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", run.evaluate.mode)
-    args += ("--output", str(out / "results"), *_data_flag(data_dir), "--quiet")
-    return Step(f"evaluate/{run.name}", "evaluate", args, key, deps=tuple(t.id for t in trains))
+    args += ("--output", str(out / "results"), *_data_flag(data_dir))
+    deps = tuple(t.id for t in trains)
+    return Step(f"evaluate/{run.name}", "evaluate", args, **keys, code=code_of("evaluate"), deps=deps)
 
 
 def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
@@ -208,10 +239,9 @@ def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
     tasks = task_names(list(recipe.baseline.evaluate.tasks))
     mode = recipe.baseline.evaluate.mode
     files = task_files(tasks, data_dir, mode)
-    key = digest(
+    keys = _keys(
         {
             "kind": "evaluate",
-            "stsbench": _version(),
             "model": recipe.baseline.model,
             "tasks": tasks,
             "mode": mode,
@@ -219,8 +249,8 @@ def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
         }
     )
     args = ("run", "--model", recipe.baseline.model, "--tasks", ",".join(tasks), "--mode", mode)
-    args += ("--output", str(out / "results"), *_data_flag(data_dir), "--quiet")
-    return Step("evaluate/baseline", "evaluate", args, key)
+    args += ("--output", str(out / "results"), *_data_flag(data_dir))
+    return Step("evaluate/baseline", "evaluate", args, **keys, code=code_of("evaluate"))
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
@@ -261,27 +291,39 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         if a.baseline and recipe.baseline is not None:
             models.append(("baseline", recipe.baseline.model, None))
         for label, model, train in models:
-            key = digest(
+            keys = _keys(
                 {
                     "kind": "analysis",
-                    "stsbench": _version(),
                     "name": a.name,
                     "options": a.options,
                     "inputs": inputs,
                     "model": train.key if train is not None else model,
-                }
+                },
+                {"model": train.legacy_key} if train is not None else None,
             )
             args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
             deps = (train.id,) if train is not None else ()
-            steps.append(Step(f"analysis/{i}-{a.name}/{label}", "analysis", args, key, deps=deps))
+            step_id = f"analysis/{i}-{a.name}/{label}"
+            steps.append(Step(step_id, "analysis", args, **keys, code=code_of("analysis"), deps=deps))
     return steps
 
 
-def report_step(recipe: Recipe, before: list[Step], out: Path) -> Step:
+def kept_note(kept: Sequence[str]) -> str:
+    """The report's note naming the steps kept with ``--keep-changed`` (computed by other code than the rest)."""
+    names = ", ".join(kept[:6]) + (f" and {len(kept) - 6} more" if len(kept) > 6 else "")
+    return (
+        f"Mixed code: {len(kept)} step(s) were kept from earlier stsbench code than the rest "
+        f"(stsbench reproduce --keep-changed): {names}."
+    )
+
+
+def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
     ``out`` as the user gave it: the report prints the command it was made with. Only the options that
     differ from the report's defaults are passed, so that the command reads as one typed by hand.
+    ``kept``: the steps kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code
+    versions silently).
     """
     from stsbench.reports.seeds import BASELINE
 
@@ -292,16 +334,26 @@ def report_step(recipe: Recipe, before: list[Step], out: Path) -> Step:
         for run in recipe.runs:
             if run.published is not None:
                 args += ["--against", f"{run.name}={run.published}"]
-    key = digest({"kind": "report", "stsbench": _version(), "args": args, "deps": [s.key for s in before]})
-    return Step("report", "report", tuple(args), key, deps=tuple(s.id for s in before))
+    if kept:
+        args += ["--note", kept_note(kept)]
+    keys = _keys(
+        {"kind": "report", "args": args, "deps": [s.key for s in before]},
+        {"deps": [s.legacy_key for s in before]},
+    )
+    return Step("report", "report", tuple(args), **keys, code=code_of("report"), deps=tuple(s.id for s in before))
 
 
 def build_plan(
-    recipe: Recipe, out: Path, data_dir: str | Path | None = None, report_to: str | None = None
+    recipe: Recipe,
+    out: Path,
+    data_dir: str | Path | None = None,
+    report_to: str | None = None,
+    kept: Sequence[str] = (),
 ) -> Plan:
     """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
 
     ``report_to``: the training steps also log to these trackers (``stsbench train --report-to``).
+    ``kept``: steps kept from other code (``--keep-changed``), which the report names.
     """
     from stsbench.paths import resolve_data_dir
 
@@ -318,7 +370,7 @@ def build_plan(
         evaluations.insert(0, baseline_step(recipe, out, data))
     analyses = analysis_steps(recipe, trains, out, data)
     steps = [*trains.values(), *evaluations, *analyses]
-    return Plan(recipe, out, (*steps, report_step(recipe, steps, given)), data)
+    return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
 
 
 def training_copies(plan: Plan) -> list[tuple[Path, Path]]:

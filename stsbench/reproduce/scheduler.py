@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stsbench.errors import StsbenchError
+from stsbench.errors import Interrupted, StsbenchError
 from stsbench.reproduce.executors import Executor, Handle, Job, Resources
 from stsbench.reproduce.plan import Plan, Step, prepare
 from stsbench.reproduce.state import initial_actions, log_path, save_state, session_record
@@ -34,6 +34,15 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
     except OSError:
         lines = []
     return failure_line(returncode, lines[-200:]) or f"exited with status {returncode}"
+
+
+def refuse_unfittable(plan: Plan, actions: dict[str, Any], executor: Executor, gpus: int) -> None:
+    """One line, before anything runs, for a step the executor could never start (more GPUs than it has)."""
+    for step in plan.steps:
+        if actions[step.id][0] == "run":
+            why = executor.never_fits(make_job(plan, step, (), gpus))
+            if why is not None:
+                raise StsbenchError(f"{step.id}: {why}")
 
 
 def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int) -> Job:
@@ -71,11 +80,17 @@ def run_plan(
     *,
     started: float,
     gpus: int = 0,
+    changed: str = "rerun",
     show: Callable[[dict[str, Any]], None] = lambda state: None,
 ) -> dict[str, Any]:
-    """Run every step not done; return the state (its ``sessions`` gains this one). Raises on interruption."""
+    """Run every step not done; return the state (its ``sessions`` gains this one). Raises on interruption.
+
+    ``changed``: what to do with a step done by other code (:func:`stsbench.reproduce.state.decide`): run it
+    again (``rerun``) or keep it (``keep``: its record keeps the code it ran with).
+    """
     steps, records = {s.id: s for s in plan.steps}, state["steps"]
-    actions = initial_actions(plan, state)
+    actions = initial_actions(plan, state, changed)
+    refuse_unfittable(plan, actions, executor, gpus)
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
         rec.update(kind=step.kind, deps=list(step.deps), log=str(log_path(plan.out, step.id)))
@@ -106,12 +121,13 @@ def run_plan(
                 ):
                     r.update(status="skipped", error="a step it needs failed")
             free = None if executor.slots is None else executor.slots - len(running)
-            batch = []
+            batch, idle, unfit = [], not running, []  # idle: no running job will free anything
             for step in ready:
                 if free is not None and len(batch) >= free:
                     break
                 job = make_job(plan, step, actions[step.id][1], gpus)
                 if not executor.fits(job):
+                    unfit.append(step.id)
                     continue
                 prepare(plan, step)  # a training's options file, the report's copies of the training logs
                 batch.append(job)
@@ -124,7 +140,12 @@ def run_plan(
                 for job, handle in zip(batch, handles, strict=True):
                     running[job.id] = (handle, now, offsets[job.id])
                     records[job.id].update(
-                        status="running", started=now, ended=None, returncode=None, where=handle.describe()
+                        status="running",
+                        started=now,
+                        ended=None,
+                        returncode=None,
+                        where=handle.describe(),
+                        code=steps[job.id].code,
                     )
                     records[job.id]["attempts"] = records[job.id].get("attempts", 0) + 1
                 save_state(plan.out, state)
@@ -148,6 +169,15 @@ def run_plan(
             show(state)
             if not running and not any(r["status"] == "queued" for i, r in records.items() if i in steps):
                 break
+            if idle and unfit and not batch:  # nothing ran, and what is ready did not fit: it never will
+                for r in records.values():
+                    if r.get("status") == "queued":
+                        r["status"] = "not run"
+                save_state(plan.out, state)
+                raise StsbenchError(
+                    f"{unfit[0]} cannot start: the executor cannot fit it with nothing running "
+                    f"({executor.name}); ask for fewer GPUs (--gpus)"
+                )
             time.sleep(POLL_SECONDS)
     except (_Interrupted, KeyboardInterrupt) as exc:
         for sid, (handle, t0, _) in running.items():
@@ -162,7 +192,7 @@ def run_plan(
         state.setdefault("sessions", []).append({**session_record(started, intervals), "interrupted": True})
         save_state(plan.out, state)
         show(state)
-        raise StsbenchError(
+        raise Interrupted(
             f"interrupted ({exc or 'SIGINT'}); {len(running)} running step(s) stopped; "
             f"run the same command again to resume (stsbench reproduce {plan.out} --status shows where it stands)"
         ) from None

@@ -2,10 +2,12 @@
 
 Per step: its key when it last ran, its status (``queued``, ``running``, ``done``, ``failed``, ``interrupted``,
 ``skipped`` when a step it needs failed), start and end times, exit status, the first line of its error and its
-log. Per session (one ``stsbench reproduce`` process): its wall time, the time some step was running and the
-rest, what the orchestration added (planning, bookkeeping, waiting between steps). A rerun compares each
-step's key with the recorded one (:func:`decide`): equal and done is skipped, a training run interrupted is
-resumed (``--resume``), anything whose key changed runs again, and so does every step after it.
+log, and the digest of the code it ran with (``code``). Per session (one ``stsbench reproduce`` process): its
+wall time, the time some step was running and the rest, what the orchestration added (planning, bookkeeping,
+waiting between steps). A rerun compares each step's key and code with the recorded ones (:func:`decide`):
+equal and done is skipped, a training run interrupted is resumed (``--resume``), anything whose key changed
+runs again, and so does every step after it; a step done by other code is what the user decides
+(``--rerun-changed``, ``--keep-changed``), and a kept one's record keeps the code it ran with.
 """
 
 from __future__ import annotations
@@ -53,30 +55,128 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
-def decide(step: Step, record: dict[str, Any] | None) -> tuple[str, tuple[str, ...]]:
+def same_settings(step: Step, record: dict[str, Any] | None) -> bool:
+    """Whether ``record`` was made with ``step``'s settings and data (its key, or 0.1.0's key for it)."""
+    if record is None:
+        return False
+    return record.get("key") == step.key or ("code" not in record and record.get("key") == step.legacy_key)
+
+
+def classify(step: Step, record: dict[str, Any] | None) -> str:
+    """Where ``step`` stands against an earlier session's ``record``, before any choice is made.
+
+    ``done`` (same settings and code, finished), ``changed`` (same settings, done or begun by other code),
+    ``resume`` (a training begun by this code, to go on from its saved state), ``run`` (never run, settings
+    changed, or a step that did not finish and starts again).
+    """
+    if not same_settings(step, record):
+        return "run"
+    assert record is not None
+    if step.kind == "train":
+        from stsbench.train.seeds import run_status
+
+        assert step.folder is not None
+        found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
+        if found == "new":
+            return "run"
+        if record.get("code") != step.code:
+            return "changed"
+        return "done" if found == "finished" else "resume"
+    if record.get("status") != "done" or outputs_gone(step):
+        return "run"
+    return "changed" if record.get("code") != step.code else "done"
+
+
+def outputs_gone(step: Step) -> bool:
+    """Whether what a done step wrote was deleted by hand (then it runs again, and what reads it).
+
+    A run's evaluation: its seeds' aggregate (``results/runs__<run>/**/seeds.json``); an analysis of a run's
+    seed: its results folder (``results/analyses/<run>__seed-<s>/``); the report: ``report.md``. (A training
+    run's folder is read by :func:`classify`; the baseline's results are not looked for.)
+    """
+    out = _plan_out(step)
+    if out is None:
+        return False
+    parts = step.id.split("/")
+    if step.kind == "report":
+        return not (out / "report.md").is_file()
+    if step.kind == "evaluate" and parts[1] != "baseline":
+        return not any((out / "results" / f"runs__{parts[1]}").glob("**/seeds.json"))
+    if step.kind == "analysis" and len(parts) == 4:  # analysis/<i>-<name>/<run>/seed-<s>
+        folder = out / "results" / "analyses" / f"{parts[2]}__{parts[3]}"
+        return not (folder.is_dir() and any(folder.rglob("*.json")))
+    return False
+
+
+def _plan_out(step: Step) -> Path | None:
+    """The reproduction's folder, from the step's ``--output`` (results) or the report's ``--out``."""
+    args = list(step.args)
+    for flag in ("--output", "--out"):
+        if flag in args[:-1]:
+            where = Path(args[args.index(flag) + 1])
+            if step.kind == "analysis":  # OUT/results/analyses
+                return where.parent.parent
+            return where if step.kind == "report" else where.parent
+    return None
+
+
+def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
     """``("skip", ())`` or ``("run", extra flags)`` for ``step`` given its record of an earlier session.
 
     A training run's folder says how far it got (:func:`stsbench.train.seeds.run_status`): with the same
-    key, finished is kept (a kill after it finished), resumable resumes, started starts again; with another
-    key (or none recorded) a used folder is trained again from the start (``--overwrite``).
+    settings and code, finished is kept (a kill after it finished), resumable resumes, started starts again;
+    with other settings (or none recorded) a used folder is trained again from the start (``--overwrite``).
+    A step done by other code is run again (``changed="rerun"``) or kept (``"keep"``: a training begun by
+    other code then goes on from its saved state).
     """
-    same = record is not None and record.get("key") == step.key
+    found = classify(step, record)
+    if found == "done" or (found == "changed" and changed == "keep" and step.kind != "train"):
+        return ("skip", ())
     if step.kind != "train":
-        return ("skip", ()) if same and record.get("status") == "done" else ("run", ())
+        return ("run", ())
     from stsbench.train.seeds import continue_flags, run_status
 
     assert step.folder is not None
-    found = run_status(step.folder)
-    if same:
-        return ("skip", ()) if found == "finished" else ("run", continue_flags(found))
-    return ("run", ()) if found == "new" else ("run", ("--overwrite",))
+    status = run_status(step.folder)
+    if found == "changed" and changed == "keep":
+        return ("skip", ()) if status == "finished" else ("run", continue_flags(status))
+    if found == "resume":
+        return ("run", continue_flags(status))
+    return ("run", ()) if status == "new" else ("run", ("--overwrite",))
 
 
-def initial_actions(plan: Plan, state: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
+def changed_steps(plan: Plan, state: dict[str, Any]) -> list[Step]:
+    """The steps of ``plan`` done (or begun) with other code than this stsbench's, in the plan's order."""
+    return [s for s in plan.steps if classify(s, state["steps"].get(s.id)) == "changed"]
+
+
+def recorded_changed(state: dict[str, Any]) -> list[str]:
+    """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
+
+    Read from the state alone (no plan is built), for ``--status``.
+    """
+    from stsbench.reproduce.plan import code_of
+
+    codes: dict[str, str] = {}
+    found = []
+    for sid, rec in state.get("steps", {}).items():
+        kind = rec.get("kind")
+        if rec.get("status") != "done" or kind is None:
+            continue
+        if kind not in codes:
+            codes[kind] = code_of(kind)
+        if rec.get("code") != codes[kind]:
+            found.append(sid)
+    return found
+
+
+def initial_actions(
+    plan: Plan, state: dict[str, Any], changed: str = "rerun"
+) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each step's action: a step runs when its own decision says so or any step it reads runs."""
     actions: dict[str, tuple[str, tuple[str, ...]]] = {}
     for step in plan.steps:  # in order: a step's deps come before it
-        action = decide(step, state["steps"].get(step.id))
+        action = decide(step, state["steps"].get(step.id), changed)
         if action[0] == "skip" and any(actions[d][0] == "run" for d in step.deps):
             action = ("run", ())
         actions[step.id] = action

@@ -43,9 +43,16 @@ def train_progress(record: dict[str, Any]) -> str:
     return text
 
 
-def row(step_id: str, record: dict[str, Any], now: float | None = None) -> tuple[str, str, str]:
-    """(step, status, detail) of one step."""
+CODE_CHANGED = "changed code"  # shown beside a done step computed by other code than this stsbench's
+
+
+def row(
+    step_id: str, record: dict[str, Any], now: float | None = None, changed: bool = False
+) -> tuple[str, str, str]:
+    """(step, status, detail) of one step; ``changed``: it was computed by other code than this stsbench's."""
     status = record.get("status", "queued")
+    if changed and status == "done":
+        return step_id, f"done, {CODE_CHANGED}", "ran with other stsbench code (--rerun-changed, --keep-changed)"
     detail = ""
     if status == "running":
         since = duration((now or time.time()) - float(record.get("started") or time.time()))
@@ -66,17 +73,23 @@ def counts(state: dict[str, Any]) -> str:
     return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
 
 
-def table(state: dict[str, Any], steps: list[str] | None = None) -> Any:
-    """A rich table of every step (the plan's order when ``steps`` is given)."""
+def table(state: dict[str, Any], steps: list[str] | None = None, changed: frozenset[str] = frozenset()) -> Any:
+    """A rich table of every step (the plan's order when ``steps`` is given); ``changed``: steps of other code."""
     from rich.table import Table
 
     records = state.get("steps", {})
     out = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
     for col in ("step", "status", "detail"):
         out.add_column(col)
-    style = {"done": "green", "failed": "red", "running": "cyan", "interrupted": "yellow"}
+    style = {
+        "done": "green",
+        "failed": "red",
+        "running": "cyan",
+        "interrupted": "yellow",
+        f"done, {CODE_CHANGED}": "yellow",
+    }
     for sid in steps or list(records):
-        sid_, status, detail = row(sid, records[sid])
+        sid_, status, detail = row(sid, records[sid], changed=sid in changed)
         out.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
     return out
 

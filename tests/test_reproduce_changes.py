@@ -1,0 +1,265 @@
+"""``stsbench reproduce`` when the code changed (#36.4), what it needs and lacks (#36.7), and under faults (#36.12).
+
+Each test works on a copy of the session's tiny reproduction (:func:`helpers.tiny_reproduction`), so that its
+own reruns, edits and deletions touch nothing another test reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import DATA, reproduce_status, run_cli, tiny_folder, tiny_reproduction
+
+from stsbench.reproduce import plan as plan_module
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    return tiny_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def clean(tiny, tmp_path_factory) -> Path:
+    return tiny_reproduction(tmp_path_factory)
+
+
+@pytest.fixture(autouse=True)
+def _data(monkeypatch):
+    monkeypatch.setenv("STSBENCH_DATA", str(DATA))
+
+
+def _copy(clean: Path, to: Path) -> Path:
+    shutil.copytree(clean, to, ignore=shutil.ignore_patterns(".stsbench.*"))  # not the lock of the original
+    return to
+
+
+def _state(out: Path) -> dict:
+    return json.loads((out / "reproduce.json").read_text())
+
+
+def _train_logs(out: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("train_log.jsonl")}
+
+
+def test_a_record_of_stsbench_0_1_0_keeps_its_settings_and_only_its_code_is_unknown(tiny, tmp_path):
+    """0.1.0 keyed a step on its version and recorded no code: such a record is 'changed', not 'settings changed'."""
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan, digest
+    from stsbench.reproduce.state import classify
+
+    plan = build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path / "o", DATA)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "report.md").write_text("# a report\n")  # its output is there
+    report = plan.step("report")
+    legacy = {"status": "done", "key": report.legacy_key}
+    assert classify(report, legacy) == "changed"
+    assert classify(report, {**legacy, "key": digest("other settings")}) == "run"
+    assert classify(report, {"status": "done", "key": report.key, "code": report.code}) == "done"
+    assert classify(report, {"status": "done", "key": report.key, "code": "other"}) == "changed"
+
+
+def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(tiny, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub out of reach, as on these machines
+    text = (tiny / "tiny.yaml").read_text()
+    recipe = tmp_path / "lacking.yaml"
+    lacking = text.replace(f"train_file: {tiny / 'train.txt'}", f"train_file: {tmp_path / 'gone.txt'}")
+    lacking = lacking.replace(f"model: {tiny / 'tiny'}", "model: no-org/no-such-model")
+    assert lacking != text
+    recipe.write_text(lacking)
+    out = tmp_path / "o"
+    code, printed, err = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    assert code == 0, err
+    section = printed.split("missing here (2):\n", 1)[1]
+    assert f"corpus {tmp_path / 'gone.txt'} (2 steps): {tmp_path / 'gone.txt'} does not exist" in section
+    assert "model no-org/no-such-model (2 steps): not in the local Hugging Face cache" in section
+    assert "huggingface-cli download no-org/no-such-model" in section
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--dry-run", "--strict"], capsys)
+    assert code == 2 and "2 input(s) missing here (--strict)" in err
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "nothing was started: missing corpus" in err
+    assert "and 1 more" in err
+    assert not (out / "reproduce.json").exists() and not (out / "runs").exists()
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--strict"], capsys)
+    assert code == 2 and "--strict applies to --dry-run" in err
+
+    data = tmp_path / "empty-data"
+    data.mkdir()
+    code, printed, _ = run_cli(["reproduce", tiny / "tiny.yaml", "--out", out, "--dry-run", "--data-dir", data], capsys)
+    assert code == 0 and f"SentEval file(s) under {data}" in printed and "stsbench data download" in printed
+
+
+def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(tiny, tmp_path, capsys):
+    from stsbench.reproduce.executors import cores
+
+    code, printed, _ = run_cli(["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "o", "--dry-run"], capsys)
+    threads = cores()
+    here = f"CPU, {threads} thread{'s' * (threads != 1)} (this run): unknown"
+    assert code == 0 and here in printed.split("estimated training time")[1]  # a tiny BERT was never timed
+    code, printed, _ = run_cli(["reproduce", "cpu-mini", "--out", tmp_path / "m", "--dry-run"], capsys)
+    assert code == 0 and "CPU, 1 thread" in printed
+
+
+def _hold(out: Path) -> subprocess.Popen:
+    """Another process holding ``out`` as a reproduction in use holds it (its output lock)."""
+    code = (
+        "import sys, time\nfrom stsbench.output_lock import output_lock\n"
+        f"with output_lock({str(out)!r}, '--out'):\n    print('held', flush=True)\n    time.sleep(120)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)  # noqa: S603
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_faults_end_in_one_line_with_nothing_lost(tiny, tmp_path, capsys):
+    recipe = tiny / "tiny.yaml"
+    out = tmp_path / "o"
+    out.mkdir()
+    saved = json.dumps({"kind": "stsbench-reproduce", "recipe": "tiny", "steps": {}, "sessions": []}).encode()
+    (out / "reproduce.json").write_bytes(saved)
+
+    holder = _hold(out)  # a second reproduce on a folder in use: refused at once, naming who holds it
+    try:
+        started = time.monotonic()
+        code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and f"pid {holder.pid}" in err, err
+        assert time.monotonic() - started < 30
+    finally:
+        holder.kill()
+        holder.wait()
+
+    (out / "reproduce.json").write_text('{"kind": "stsbench-reproduce", "steps": {')  # damaged by hand
+    for args in (["reproduce", recipe, "--out", out], ["reproduce", out, "--status"]):
+        code, _, err = run_cli(args, capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "reproduce.json cannot be read" in err, err
+    (out / "reproduce.json").write_bytes(saved)
+
+    for bad, words in (
+        (recipe.read_text() + "bogus_key: 1\n", "bogus_key"),
+        (recipe.read_text().replace("seeds: [1, 2]", "seeds: [one]"), "seeds"),
+        (recipe.read_text().replace("esimcse-arxiv/table4/unsup-simcse-bert-base", "no/such/row"), "no/such/row"),
+    ):
+        broken = tmp_path / "broken.yaml"
+        broken.write_text(bad)
+        code, _, err = run_cli(["reproduce", broken, "--out", tmp_path / "b", "--dry-run"], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
+    assert (out / "reproduce.json").read_bytes() == saved
+
+
+_FULL_DISK = """
+import errno, os
+from pathlib import Path
+_fsync = os.fsync
+def _full(fd):
+    if ".npz." in str(Path(f"/proc/self/fd/{fd}").readlink()):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as the kernel raises it
+    _fsync(fd)
+os.fsync = _full
+"""
+
+
+_FULL_DISK = """
+import errno, os
+from pathlib import Path
+_fsync = os.fsync
+def _full(fd):
+    if "pairs.npz" in str(Path(f"/proc/self/fd/{fd}").readlink()):  # an evaluation's per-pair sidecar
+        raise OSError(errno.ENOSPC, "No space left on device")  # as the kernel raises it
+    _fsync(fd)
+os.fsync = _full
+"""
+
+
+def _stands(printed: str) -> dict[str, str]:
+    """Each step of a dry run and where it stands (its line's last words)."""
+    return {ln.split()[0]: ln.rsplit("  ", 1)[1] for ln in printed.splitlines() if ln.startswith("  ") and "  [" in ln}
+
+
+@pytest.mark.slow  # one copy of the shared tiny reproduction through five reruns: ~90 s on 2 cores
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean, tmp_path, capsys, monkeypatch):
+    recipe = tiny / "tiny.yaml"
+    logs = {p.name: p.read_text() for p in (clean / "logs").glob("*.log")}
+    assert len(logs) == 5 and all(logs.values()), logs  # not --quiet: each step's log holds its output
+    assert "best STS-B dev Spearman" in logs["train__simcse__seed-1.log"]
+    out = _copy(clean, tmp_path / "o")
+    seed_one = (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns
+
+    # outputs deleted by hand: made again, and what reads them
+    shutil.rmtree(out / "runs" / "simcse" / "seed-2")
+    shutil.rmtree(out / "results" / "analyses" / "simcse__seed-1")
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    assert code == 0 and _stands(printed) == {
+        "train/simcse/seed-1": "done",
+        "train/simcse/seed-2": "to run",
+        "evaluate/simcse": "to run",  # it reads seed 2
+        "analysis/1-align_uniform/simcse/seed-1": "to run",
+        "report": "to run",
+    }
+
+    # the disk fills in the evaluation (a cold cache, and its sidecar's write): that step fails in one line
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(_FULL_DISK)
+    pythonpath = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(inject), pythonpath]))
+    monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+    lines = err.strip().splitlines()
+    assert code == 3 and len(lines) == 1, err
+    assert "first failure evaluate/simcse: no space left on device" in lines[0] and "rerun the same command" in lines[0]
+    state = _state(out)
+    assert [state["steps"][s]["status"] for s in ("train/simcse/seed-2", "evaluate/simcse", "report")] == [
+        "done",
+        "failed",
+        "skipped",
+    ]
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]  # nothing half-written
+    monkeypatch.setenv("PYTHONPATH", pythonpath)  # room again: the rerun finishes what failed
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+    assert code == reproduce_status(out), err
+    assert _state(out)["sessions"][-1]["steps_run"] == 2  # the evaluation and the report
+    assert (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns == seed_one
+    trained = _train_logs(out)
+
+    # the evaluation's code changes: the rerun stops until told which
+    real = plan_module.code_of
+    monkeypatch.setattr(plan_module, "code_of", lambda kind: real(kind) + ("-edited" if kind == "evaluate" else ""))
+    before = (out / "reproduce.json").read_bytes()
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "1 step(s) were done by other stsbench code" in err and "evaluate/simcse" in err
+    assert "--rerun-changed" in err and "--keep-changed" in err
+    assert (out / "reproduce.json").read_bytes() == before  # refused before anything ran
+    code, text, _ = run_cli(["reproduce", out, "--status"], capsys)
+    assert code == 0 and "done, changed code" in text and "1 done step(s) ran with other stsbench code" in text
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    stands = _stands(printed)
+    assert stands["evaluate/simcse"] == "changed code" and stands["train/simcse/seed-1"] == "done"
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--rerun-changed", "--keep-changed"], capsys)
+    assert code == 2 and "give one of them" in err
+
+    # kept: only the report runs, and it names the step computed by the earlier code
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
+    assert code == reproduce_status(out), err
+    assert _state(out)["sessions"][-1]["steps_run"] == 1
+    report = (out / "report.md").read_text()
+    assert "Mixed code: 1 step(s) were kept from earlier stsbench code" in report and "evaluate/simcse" in report
+    # run again: the evaluation and the report after it (now without the note); no training
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--rerun-changed"], capsys)
+    assert code == reproduce_status(out), err
+    state = _state(out)
+    assert state["sessions"][-1]["steps_run"] == 2
+    assert state["steps"]["evaluate/simcse"]["code"] == plan_module.code_of("evaluate")
+    assert "Mixed code" not in (out / "report.md").read_text()
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # nothing changed now: nothing runs
+    assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
+    assert _train_logs(out) == trained
