@@ -263,3 +263,23 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # nothing changed now: nothing runs
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
     assert _train_logs(out) == trained
+
+
+def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_path, monkeypatch):
+    import importlib
+
+    from stsbench.encoders.pooling import POOLER_REGISTRY
+
+    assert plan_module.train_code("avg") == plan_module.train_code(None) == plan_module.code_of("train")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    codes = []
+    for scale in (1, 2):  # the plugin's module edited between two plans
+        (tmp_path / "toy_plugin.py").write_text(f"def toy(outputs, mask):\n    return outputs[0][:, 0] * {scale}\n")
+        sys.modules.pop("toy_plugin", None)
+        importlib.invalidate_caches()
+        POOLER_REGISTRY.register("toy-plugin", importlib.import_module("toy_plugin").toy)
+        try:
+            codes.append(plan_module.train_code("toy-plugin"))
+        finally:
+            POOLER_REGISTRY.unregister("toy-plugin")
+    assert codes[0] != codes[1] and plan_module.code_of("train") not in codes

@@ -247,7 +247,7 @@ def _status(out: Path) -> None:
             f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
         )
     state = load_state(out)
-    changed = recorded_changed(state)
+    changed = recorded_changed(state, out)
     console = table_console()
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
     console.print(table(state, order, frozenset(changed)))

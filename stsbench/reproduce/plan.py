@@ -125,6 +125,15 @@ def code_of(kind: str) -> str:
     return digest({"code": code_digest(kind), "libraries": library_versions()})
 
 
+def train_code(pooler: str | None) -> str:
+    """A training's code: the trainer's, and a plugin pooler's own source (``stsbench.poolers``)."""
+    from stsbench.encoders.pooling import POOLERS, pooler_source
+
+    if pooler is None or pooler in POOLERS:
+        return code_of("train")
+    return digest({"code": code_of("train"), "pooler": pooler_source(pooler)})
+
+
 def seed_folder(out: Path, run: str, seed: int) -> Path:
     """Where a run's seed trains: ``OUT/runs/<run>/seed-<s>`` (the layout ``train --seeds`` writes)."""
     return out / "runs" / run / f"seed-{seed}"
@@ -195,7 +204,7 @@ def train_step(
         args,
         keys["key"],
         legacy_key=keys["legacy_key"],
-        code=code_of("train"),
+        code=train_code(cfg.pooler),
         folder=folder,
         total_steps=total,
         model=cfg.model,

@@ -150,12 +150,13 @@ def changed_steps(plan: Plan, state: dict[str, Any]) -> list[Step]:
     return [s for s in plan.steps if classify(s, state["steps"].get(s.id)) == "changed"]
 
 
-def recorded_changed(state: dict[str, Any]) -> list[str]:
+def recorded_changed(state: dict[str, Any], out: Path | None = None) -> list[str]:
     """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
 
-    Read from the state alone (no plan is built), for ``--status``.
+    Read from the state alone (no plan is built), for ``--status``; a training's pooler, whose plugin source
+    joins its code, from the options file its run trained with (``OUT/configs/<run>.yaml``).
     """
-    from stsbench.reproduce.plan import code_of
+    from stsbench.reproduce.plan import code_of, train_code
 
     codes: dict[str, str] = {}
     found = []
@@ -163,11 +164,24 @@ def recorded_changed(state: dict[str, Any]) -> list[str]:
         kind = rec.get("kind")
         if rec.get("status") != "done" or kind is None:
             continue
-        if kind not in codes:
-            codes[kind] = code_of(kind)
-        if rec.get("code") != codes[kind]:
+        if kind == "train" and out is not None:
+            want = train_code(_pooler_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml"))
+        else:
+            want = codes.setdefault(kind, code_of(kind))
+        if rec.get("code") != want:
             found.append(sid)
     return found
+
+
+def _pooler_of(options: Path) -> str | None:
+    """The ``pooler`` of a run's options file (None where it is absent or unreadable)."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(options.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    return loaded.get("pooler") if isinstance(loaded, dict) else None
 
 
 def initial_actions(
