@@ -77,6 +77,7 @@ class Job:
         if self.distributed and self.resources.gpus > 1:
             launch = [
                 "-m",
+                "stsbench.train.lifeline",  # torchrun ends with this process; its workers follow it
                 "torch.distributed.run",
                 "--standalone",
                 f"--nproc_per_node={self.resources.gpus}",

@@ -4,11 +4,18 @@ The parent puts its PID in the child's environment (:func:`child_environment`); 
 the kernel for SIGTERM when its parent ends (Linux ``prctl(PR_SET_PDEATHSIG)``), or elsewhere watches its parent
 PID from a thread. A parent killed outright runs no cleanup, so this is what stops its children from training on
 (reparented to PID 1) beside a later ``--resume``; each child's output lock goes with it.
+
+Each process follows its own parent, so a chain of them ends from the top down. A step of several processes
+(``reproduce --gpus K``) runs ``torchrun``, whose workers' parent is torchrun, not the process that started it:
+it is started as ``python -m stsbench.train.lifeline torch.distributed.run ARGS`` (:func:`launch`), which follows
+that process and has its own children (the workers) follow it. Told to follow a PID that was not their
+parent, the workers would end at once.
 """
 
 from __future__ import annotations
 
 import os
+import runpy
 import signal
 import sys
 import threading
@@ -52,3 +59,20 @@ def follow_parent(every: float = 1.0) -> None:
         threading.Thread(target=_watch, args=(parent, every), daemon=True, name="stsbench-lifeline").start()
     if os.getppid() != parent:  # the parent ended before the kernel was asked
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def launch(argv: list[str]) -> None:
+    """``python -m stsbench.train.lifeline MODULE ARGS``: ``python -m MODULE ARGS``, followed and following.
+
+    This process follows its parent (:func:`follow_parent`) and its children (``torchrun``'s workers) follow it.
+    """
+    if not argv:
+        raise SystemExit("usage: python -m stsbench.train.lifeline MODULE [ARGS...]")
+    follow_parent()
+    os.environ.update(child_environment())
+    sys.argv = list(argv)  # run_module sets argv[0] to the module's file; the rest are its arguments
+    runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    launch(sys.argv[1:])
