@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -163,24 +164,77 @@ class Outcome:
     lines: list[str] = field(default_factory=list)
 
 
-def failure_line(returncode: int, lines: Sequence[str]) -> str | None:
-    """The one line a failed seed is reported with; None when it succeeded.
+_RANK = re.compile(r"^\[rank(\d+)\]: ?")  # torch's prefix of a worker's stderr once its process group is up
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(:|$)")  # "RuntimeError: ...", "KeyboardInterrupt"
+_TORCHRUN = re.compile(r"ChildFailedError|^[=-]{20,}$")  # torchrun's own traceback's end and its summary's rules
+# torchrun's summary of a failed rank: "rank      : 1 (local_rank: 1)", "exitcode  : -9 (pid: 15285)  (SIGKILL)"
+_SUMMARY = re.compile(r"^\s+(rank|exitcode)\s+: (-?\d+)")
 
-    Its own ``error:`` line, else the signal that killed it, else its exit status and last line.
+
+def failure_line(returncode: int, lines: Sequence[str]) -> str | None:
+    """The one line a failed process is reported with; None when it succeeded.
+
+    Its first ``error:`` line, else the signal that killed it, else its exit status and the first exception
+    of its first traceback (where there is none, its last line). Under torchrun the lines are its workers'
+    (``[rankN]:`` prefixes read, the rank named) and never torchrun's own traceback or summary; where no
+    worker said why, the summary's root cause: the rank and its signal or status.
     """
     if returncode == 0:
         return None
-    errors = [ln[len("error: ") :] for ln in lines if ln.startswith("error: ")]
-    if errors:
-        return errors[-1]
+    found = _first_error(lines)
+    if found is not None and found[0] == "error":
+        return found[1]
     if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"killed by {name}"
-    last = next((ln for ln in reversed(lines) if ln.strip()), "")
-    return f"exited with status {returncode}" + (f" ({last.strip()[:200]})" if last else "")
+        return f"killed by {_signal_name(-returncode)}"
+    if found is None:
+        found = ("", _root_cause(lines) or "")
+    if not found[1]:
+        last = next((ln.strip() for ln in reversed(lines) if ln.strip() and not _TORCHRUN.search(ln)), "")
+        found = ("", last[:200])
+    return f"exited with status {returncode}" + (f" ({found[1]})" if found[1] else "")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _first_error(lines: Sequence[str]) -> tuple[str, str] | None:
+    """("error", its text) for the first ``error:`` line, or ("exception", the first traceback's exception).
+
+    The lines of each ``[rankN]:`` prefix (and of none) are read apart, as their writes interleave; a traceback
+    ending in torchrun's ``ChildFailedError`` is torchrun's own and skipped.
+    """
+    open_tracebacks: set[str] = set()  # the prefixes whose traceback has begun and not yet said its exception
+    for raw in lines:
+        match = _RANK.match(raw)
+        prefix, body = (match.group(0), raw[match.end() :]) if match else ("", raw)
+        label = f"rank {match.group(1)}: " if match else ""
+        if body.startswith("error: "):
+            return "error", body[len("error: ") :]
+        if body.startswith("Traceback (most recent call last):"):
+            open_tracebacks.add(prefix)
+        elif prefix in open_tracebacks and _EXCEPTION.match(body):
+            open_tracebacks.discard(prefix)
+            if "ChildFailedError" not in body:
+                return "exception", f"{label}{body.strip()}"[:200]
+    return None
+
+
+def _root_cause(lines: Sequence[str]) -> str | None:
+    """The root cause of torchrun's summary (its last failure listed): ``rank 1 killed by SIGKILL``, or None."""
+    rank = code = None
+    for line in lines:
+        match = _SUMMARY.match(line)
+        if match and match.group(1) == "rank":
+            rank, code = match.group(2), None
+        elif match:
+            code = int(match.group(2))
+    if rank is None or code is None:
+        return None
+    return f"rank {rank} " + (f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}")
 
 
 def process_settings(cfg: TrainConfig, parallel: int, jobs: int) -> tuple[list[dict[str, str]], int | None]:
