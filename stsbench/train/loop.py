@@ -31,7 +31,7 @@ import torch
 from stsbench.errors import RunFailed
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
-from stsbench.train import distributed
+from stsbench.train import check_torch, distributed
 from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, check_complete, finalize
 from stsbench.train.data import load_train_data
@@ -102,6 +102,7 @@ def train(
     is the batch of one process.
     """
     started = time.perf_counter()
+    check_torch(torch.__version__)  # an older torch failed steps in, on an API it lacks
     check_complete(cfg)
     check_installed(cfg.report_to)  # a missing tracker library is one line before anything loads
     data = load_train_data(cfg)  # a corpus name resolved in the data folder, its first train_lines lines
