@@ -159,7 +159,7 @@ def test_seed_figures_and_byte_identical_regeneration(built, results, tmp_path):
     per_seed = _rows(md, "STS: each seed")
     assert [r[0] for r in per_seed[1:4]] == ["simcse/seed-1", "simcse/seed-2", "simcse/seed-3"]
     assert per_seed[1][3] == f"{value('simcse', 'STS12', 1):.2f}"
-    again = tmp_path / "again"
+    again = out.parent / f"{out.name}-again"  # beside it: the results folder is named relative to the report's
     _report(results, again)
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())

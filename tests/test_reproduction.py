@@ -233,7 +233,8 @@ def test_report_merges_several_results_folders(results, tmp_path, capsys):
     )
     assert code == 0, err
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert f"6 training runs under `{evals}`, `{runs}` and `{extra}`" in md and "unsup-SimCSE (n=3)" in md
+    # absolute folders named relative to the report's folder: no machine path in the report
+    assert "6 training runs under `../results`, `../runs` and `../extra`" in md and "unsup-SimCSE (n=3)" in md
 
 
 @pytest.mark.parametrize("what", ["figures", "data files (sha256)"])

@@ -29,6 +29,8 @@ def seeds_folder(files, tmp_path_factory) -> Path:
 
 
 def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_folder, tmp_path, capsys):
+    from stsbench.results.portable import portable
+
     res = tmp_path / "res"
     args = ["run", "--model", str(seeds_folder), "--tasks", "STSBenchmark", "--mode", "dev"]
     args += ["--data-dir", str(files / "data"), "--output", str(res), "--no-cache", "--quiet"]
@@ -43,7 +45,7 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
     per_seed = []
     for s in (1, 2):
         name = f"{seeds_folder}/seed-{s}"
-        assert agg["models"][str(s)] == name
+        assert agg["models"][str(s)] == portable(name, res)  # relative to the output: no machine path
         result = res / model_slug(name) / agg["pooler"] / "dev" / "STSBenchmark.json"
         per_seed.append(json.loads(result.read_text())["reported"])
     assert per_seed[0] != per_seed[1]

@@ -102,6 +102,7 @@ def run_analysis(
     from stsbench.data.integrity import check_data
     from stsbench.files import atomic_write_json
     from stsbench.paths import resolve_data_dir
+    from stsbench.results.portable import portable_result
     from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
 
     analysis = get_analysis(name)
@@ -130,7 +131,7 @@ def run_analysis(
         run.records.append(envelope)
         if output is not None:
             path = analysis_path(output, info, stem)
-            run.files.append(atomic_write_json(path, envelope.to_dict()))
+            run.files.append(atomic_write_json(path, portable_result(envelope.to_dict(), output, data_root)))
             run.files += analysis.extra_files(result, path)
         done.append((base_label(given) + prompt_suffix(info.prompt, info.prompt_name), info.pooler, result))
     run.results = _labelled(done)

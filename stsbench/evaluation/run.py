@@ -25,7 +25,7 @@ from stsbench.encoders import Encoder, load_encoder
 from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.task_cache import load_task
-from stsbench.files import atomic_write_json, to_json
+from stsbench.files import to_json
 from stsbench.metrics import simcse_average
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
@@ -38,6 +38,7 @@ from stsbench.results.store import (
     read_average,
     read_result,
     result_path,
+    write_average,
     write_result,
 )
 from stsbench.tasks.base import Mode, PairScores, Task
@@ -150,7 +151,7 @@ def _write_average(
         return
     where = average_path(output, written[0].model, run.mode)
     if run.average is not None and len(written) > 1:  # the Avg. of one task is that task
-        run.paths.append(atomic_write_json(where, run.average.to_dict()))
+        run.paths.append(write_average(output, run.average))
     elif where.exists():
         _stale_average(where, written, before)
 

@@ -34,6 +34,7 @@ from stsbench.progress import plural
 from stsbench.published.check import EPS, check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
+from stsbench.results.portable import same_path
 from stsbench.results.seeds import LEVEL, SEEDS_FILE
 
 REPRODUCED = "reproduced"
@@ -240,8 +241,10 @@ def find_aggregates(
     """Every seed aggregate under ``results_dir`` that matches the filters (the one reader's scan)."""
     found = []
     for path, agg in seed_aggregates(results_dir):
-        wanted = {"model": model, "pooler": pooler, "mode": mode}
+        wanted = {"pooler": pooler, "mode": mode}
         if any(v is not None and agg[k] != v for k, v in wanted.items()):
+            continue
+        if model is not None and not same_path(agg["model"], model, path.absolute().parents[3]):  # <output>/<m>/<p>/<mode>
             continue
         found.append((path, agg))
     return found

@@ -34,6 +34,7 @@ from stsbench.reports.seeds import (
     seed_groups,
     seed_points,
 )
+from stsbench.results.portable import portable
 from stsbench.tabular import Table
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
@@ -284,6 +285,7 @@ def build_report(
     against: Sequence[Target] = (),
     difference: float = DIFFERENCE,
     notes: Sequence[str] = (),
+    out: Path | None = None,
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
@@ -294,9 +296,10 @@ def build_report(
     seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with. ``against``: the published rows to
     reproduce (a Reproduction section, only when given), judged with ``difference``, the difference that
     matters (:func:`stsbench.published.seed_check.verdict`). Raises ``StsbenchError`` for a ``baseline`` that
-    is neither a method nor a group, or a target without its group, before any figure is drawn.
+    is neither a method nor a group, or a target without its group, before any figure is drawn. ``out``: the
+    report's folder, that an absolute results folder is named relative to (:mod:`stsbench.results.portable`).
     """
-    results = coll.folders
+    results = tuple(portable(f, out) for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
     groups = seed_groups(models)
     seeded = has_seeds(groups)

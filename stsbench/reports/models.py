@@ -15,6 +15,7 @@ from typing import Any
 
 from stsbench.encoders.prompts import prompt_suffix
 from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
+from stsbench.results.folder import model_location, name_in_folder
 from stsbench.results.labels import base_label, unique_label
 from stsbench.results.schema import ModelInfo
 from stsbench.train.config import MethodName
@@ -85,9 +86,12 @@ def _norm(path: str) -> str:
     return p
 
 
-def run_for(info: ModelInfo, runs: list[TrainRun]) -> TrainRun | None:
-    """Return the training run whose ``--output`` is the evaluated model's folder, if one is under the results."""
-    for target in (info.path, info.name):
+def run_for(info: ModelInfo, runs: list[TrainRun], where: str | None = None) -> TrainRun | None:
+    """Return the training run whose ``--output`` is the evaluated model's folder, if one is under the results.
+
+    ``where``: the folder ``info.path`` names, resolved (:func:`stsbench.results.folder.model_location`).
+    """
+    for target in (where or info.path, info.name):
         t = _norm(target)
         for run in runs:
             out = _norm(run.output)
@@ -96,23 +100,29 @@ def run_for(info: ModelInfo, runs: list[TrainRun]) -> TrainRun | None:
     return None
 
 
-def _infos(coll: Collection) -> dict[str, list[ModelInfo]]:
-    """Fingerprint -> the model blocks of its results (task results first, then analyses, path order)."""
-    infos: dict[str, list[ModelInfo]] = {}
-    for info in [r.result.model for r in coll.tasks] + [a.model for a in coll.analyses]:
-        infos.setdefault(info.fingerprint, []).append(info)
+def _infos(coll: Collection) -> dict[str, list[tuple[ModelInfo, str, str]]]:
+    """Fingerprint -> the model blocks of its results, each with the folder it names and its name.
+
+    The name as the results folder names it (:func:`name_in_folder`); task results first, then analyses, in
+    path order.
+    """
+    infos: dict[str, list[tuple[ModelInfo, str, str]]] = {}
+    for rec in [*coll.tasks, *coll.analyses]:
+        info = rec.model if isinstance(rec, AnalysisRecord) else rec.result.model
+        infos.setdefault(info.fingerprint, []).append((info, model_location(coll, rec), name_in_folder(rec)))
     return infos
 
 
 def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
-    for blocks in _infos(coll).values():
-        run = next((r for r in (run_for(i, coll.runs) for i in blocks) if r is not None), None)
-        names = tuple(sorted({i.name for i in blocks}))
-        main = next((i for i in blocks if run is not None and run_for(i, [run])), blocks[0])
+    for located in _infos(coll).values():
+        blocks = [i for i, _, _ in located]
+        run = next((r for r in (run_for(i, coll.runs, w) for i, w, _ in located) if r is not None), None)
+        names = tuple(sorted({n for _, _, n in located}))
+        main = next((i for i, w, _ in located if run is not None and run_for(i, [run], w)), blocks[0])
         if run is None:
-            main = next(i for i in blocks if i.name == names[0])
+            main = next(i for i, _, n in located if n == names[0])
         found.append((main, run, names))
     # a prompted model is labelled with its prompt: its rows must not pass for the unprompted model's
     base = {m.fingerprint: base_label(m.name) + prompt_suffix(m.prompt, m.prompt_name) for m, _, _ in found}

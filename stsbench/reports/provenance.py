@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from typing import Any
 
@@ -60,7 +61,11 @@ def train_command(run: TrainRun) -> str:
 
     parts = ["stsbench train"]
     for name in ("method", "model", "train_file", "output"):
-        parts.append(f"--{name.replace('_', '-')} {run.config.get(name)}")
+        value = run.config.get(name)
+        if name in ("model", "output") and isinstance(value, str) and (value == "." or value.startswith(("./", "../"))):
+            # recorded relative to the run's folder (stsbench.results.portable): shown relative to the results
+            value = posixpath.normpath(posixpath.join(run.path, value))
+        parts.append(f"--{name.replace('_', '-')} {value}")
     for name, opt in OPTIONS.items():
         if name in ("method", "model", "train_file", "output", "data_dir") or name not in run.config:
             continue

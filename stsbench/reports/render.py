@@ -21,6 +21,7 @@ from stsbench.reports.build import Report, build_report
 from stsbench.reports.collect import collect
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
+from stsbench.results.portable import portable_command
 from stsbench.tabular import to_html, to_markdown
 
 FIGURES = "figures"
@@ -136,7 +137,7 @@ def write_report(
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
     given = " ".join(f"--results {f}" for f in folders)
-    command = command or f"stsbench report {given} --out {out}"
+    command = portable_command(command or f"stsbench report {given} --out {out}", out)
     name = title or f"stsbench report: {out.resolve().name}"
     report = build_report(
         coll,
@@ -147,6 +148,7 @@ def write_report(
         against=against,
         difference=difference,
         notes=notes,
+        out=out,
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):

@@ -22,14 +22,16 @@ otherwise (``report`` goes on with the rest).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.results.pairs import verify_average, verify_result
+from stsbench.results.portable import resolve, same_path
 from stsbench.results.runs import TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
@@ -140,6 +142,37 @@ def _record(path: Path, rel: str, result: Any, verified: bool) -> TaskRecord | A
     return AnalysisRecord(
         rel, result.analysis, path.stem, result.result, result.model, result.config, result.provenance
     )
+
+
+def model_location(coll: Collection, rec: TaskRecord | AverageRecord | AnalysisRecord) -> str:
+    """The folder a record's ``model.path`` names, absolute on this machine.
+
+    A path recorded relative (:mod:`stsbench.results.portable`) is relative to the ``--output`` the file was
+    written under: ``<output>/<model>/<pooler>/<mode>/<task>.json``, ``<output>/<model>/<pooler>/<analysis>.json``.
+    """
+    model = rec.model if isinstance(rec, AnalysisRecord) else rec.result.model
+    if Path(model.path).is_absolute():
+        return model.path
+    file = (Path(rec.path) if coll.roots else Path(coll.root) / rec.path).absolute()
+    return str(Path(resolve(model.path, _output(file, rec)) or "").absolute())
+
+
+def _output(file: PurePath, rec: TaskRecord | AverageRecord | AnalysisRecord) -> PurePath:
+    """The ``--output`` a results file was written under, by the layout (its own folder when not that deep)."""
+    depth = 2 if isinstance(rec, AnalysisRecord) else 3
+    return file.parents[depth] if len(file.parents) > depth else file.parent
+
+
+def name_in_folder(rec: TaskRecord | AverageRecord | AnalysisRecord) -> str:
+    """A record's ``model.name``, relative to the scanned folder when it was recorded relative to its ``--output``.
+
+    ``../../runs/simcse/seed-1`` in a file under ``analyses/`` is ``../runs/simcse/seed-1``, as the task results
+    name it: a model's results name it alike.
+    """
+    model = rec.model if isinstance(rec, AnalysisRecord) else rec.result.model
+    if not model.name.startswith(("./", "../")):
+        return model.name
+    return posixpath.normpath((_output(PurePosixPath(rec.path), rec) / model.name).as_posix())
 
 
 def read_folder(
@@ -307,7 +340,7 @@ def select_run(
     chosen = [
         m
         for m in measured
-        if (model is None or m.result.model.name == model)
+        if (model is None or same_path(m.result.model.name, model, m.path.absolute().parents[3]))
         and (pooler is None or m.result.model.pooler == pooler)
         and (mode is None or m.result.mode == mode)
     ]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
+from stsbench.results.portable import resolve
 from stsbench.results.schema import RUN_KIND, TRAIN_LOG_KIND
 from stsbench.results.store import check_version
 
@@ -40,11 +41,19 @@ class TrainRun:
     queue_size: int | None
     eval_pooler: str | None  # from stsbench.json: what ``stsbench run --model DIR`` evaluates with
     has_checkpoint: bool
+    folder: str = ""  # the run folder as read (what a relative ``output`` is relative to)
 
     @property
     def output(self) -> str:
-        """The ``--output`` the run was given (what a task result's ``model.path`` points at)."""
-        return str(self.config.get("output") or "")
+        """The ``--output`` the run was given (what a task result's ``model.path`` points at), absolute.
+
+        A copy of a run's files records it relative to the copy's folder (:mod:`stsbench.results.portable`);
+        files written before record it absolute.
+        """
+        given = self.config.get("output")
+        if not given:
+            return ""
+        return str(Path(resolve(str(given), self.folder or ".") or "").absolute())
 
 
 def _read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -127,5 +136,6 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         queue_size=meta.get("queue_size"),
         eval_pooler=meta.get("pooler"),
         has_checkpoint=bool(meta),
+        folder=str(folder),
     )
     return run, warnings

@@ -1,5 +1,8 @@
 """Every file stsbench writes for later reading, documented once: what it holds and where it goes.
 
+Paths in these files are never the machine's (:mod:`stsbench.results.portable`): relative to the ``--output``
+the file was written under (a training run's copied files: to their own folder), the data folder by its name.
+
 Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:`SCHEMA_VERSION`, the one
 constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
 
@@ -87,7 +90,7 @@ class Provenance:
     timings: dict[
         str, float
     ]  # seconds: ``encode`` (this run's whole encoding pass), ``evaluate``; ignored when comparing
-    command: str | None = None  # the command line that produced it, when run from the CLI
+    command: str | None = None  # the command line that produced it, when run from the CLI (paths made relative)
     # data_files that differ from the canonical SentEval files (``stsbench/data/manifest.json``): path -> how
     # (a run with --allow-modified-data); None: every file the manifest lists is canonical. Files the manifest
     # does not list (a user's own task data) have no canonical version and are never named here.
@@ -98,8 +101,10 @@ class Provenance:
 class ModelInfo:
     """The encoder evaluated."""
 
-    name: str  # as given by the user
-    path: str  # resolved weights folder
+    # paths in results files are relative to the --output they were written under, the data folder by its name
+    # (stsbench.results.portable); files written before hold absolute ones. In memory, as just computed: absolute
+    name: str  # as given by the user (a path: relative to the --output in the file)
+    path: str  # resolved weights folder (relative to the --output in the file)
     fingerprint: str  # the embedding-cache key (weights, config, tokenizer, pooler, max length, dtype)
     pooler: str
     max_length: int | None

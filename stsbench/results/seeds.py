@@ -16,6 +16,7 @@ from typing import Any
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.results.labels import model_slug
+from stsbench.results.portable import portable
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND
 from stsbench.results.store import check_version, read_json
@@ -125,7 +126,16 @@ def build_aggregate(
 def write_aggregate(output: Path, aggregate: Mapping[str, Any]) -> Path:
     """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
     path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
-    return atomic_write_json(path, dict(aggregate))
+    return atomic_write_json(path, portable_aggregate(aggregate, output))
+
+
+def portable_aggregate(aggregate: Mapping[str, Any], output: Path) -> dict[str, Any]:
+    """The aggregate as its file holds it: the seeds folder and each seed's model name relative to ``output``."""
+    data = dict(aggregate)
+    data["model"] = portable(data["model"], output)
+    if isinstance(data.get("models"), Mapping):
+        data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
+    return data
 
 
 def read_aggregate(path: Path) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from stsbench.encoders.base import Encoder
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.results.labels import figure_stem, model_slug
+from stsbench.results.portable import portable_result
 from stsbench.results.schema import (
     ANALYSIS_KIND,
     AVERAGE_KIND,
@@ -140,8 +141,8 @@ def result_path(output: Path, result: TaskResult) -> Path:
 
 
 def write_result(output: Path, result: TaskResult) -> Path:
-    """Write one result atomically; returns its path."""
-    return atomic_write_json(result_path(output, result), result.to_dict())
+    """Write one result atomically, its paths relative to ``output`` (:mod:`stsbench.results.portable`)."""
+    return atomic_write_json(result_path(output, result), portable_result(result.to_dict(), output))
 
 
 AVERAGE_FILE = "average_sts.json"
@@ -150,6 +151,12 @@ AVERAGE_FILE = "average_sts.json"
 def average_path(output: Path, model: ModelInfo, mode: str) -> Path:
     """``<output>/<model_slug>/<pooler>/<mode>/average_sts.json``, beside the task results it averages."""
     return Path(output) / model_folder(model) / model.pooler / mode / AVERAGE_FILE
+
+
+def write_average(output: Path, average: AverageResult) -> Path:
+    """Write a run's ``average_sts.json`` atomically at :func:`average_path`, its paths relative to ``output``."""
+    where = average_path(output, average.model, average.mode)
+    return atomic_write_json(where, portable_result(average.to_dict(), output))
 
 
 def analysis_path(output: Path, model: ModelInfo, stem: str) -> Path:
