@@ -288,6 +288,37 @@ def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):
     assert {m.method for m in models} == {"unsup-SimCSE"}
 
 
+def test_a_model_under_two_fingerprints_says_why(tmp_path):
+    """The backbone twice in the checked-in results (b0144fcc, f5243ee9): same files and settings, encoded by
+    two stsbench versions (embedding code version 1, then 2): the models table says so instead of showing the
+    same model twice without a word."""
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.provenance import models_table
+
+    src = FIXTURE / TINY / "cls" / "test"
+    for sub, fp, commit in [("old", "1" * 32, "a" * 40), ("new", "2" * 32, "b" * 40 + "-dirty")]:
+        for task in ("STS12", "STS13"):
+            data = json.loads((src / f"{task}.json").read_text(encoding="utf-8"))
+            data["model"]["fingerprint"] = fp
+            data["provenance"]["git_commit"] = commit
+            (tmp_path / sub).mkdir(exist_ok=True)
+            (tmp_path / sub / f"{task}.json").write_text(json.dumps(data), encoding="utf-8")
+    coll = collect(tmp_path)
+    models = find_models(coll)
+    assert sorted(m.label for m in models) == ["tiny-bert [11111111]", "tiny-bert [22222222]"]
+    (why,) = models_table(models, coll).notes[1:]
+    assert why.startswith("tiny-bert [11111111] and tiny-bert [22222222]: the same name, pooler, max length")
+    assert "encoded by other stsbench code" in why and "aaaaaaaa; tiny-bert [22222222]: bbbbbbbb-dirty" in why
+    # other settings are named instead
+    data["model"]["pooler"], data["model"]["fingerprint"] = "avg", "3" * 32
+    (tmp_path / "avg").mkdir()
+    (tmp_path / "avg" / "STS13.json").write_text(json.dumps(data), encoding="utf-8")
+    coll = collect(tmp_path)
+    notes = models_table(find_models(coll), coll).notes[1:]
+    assert any("the same name, other pooler" in n for n in notes), notes
+
+
 def test_training_runs_read_with_and_without_kind_and_version(tmp_path):
     from stsbench.reports import collect
 

@@ -267,7 +267,7 @@ def _provenance(coll: Collection, models: list[Model]) -> Section:
     if when:
         section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
     if models:
-        section.tables += [provenance.models_table(models), provenance.commands_table(coll)]
+        section.tables += [provenance.models_table(models, coll), provenance.commands_table(coll)]
     if coll.runs:
         section.tables.append(provenance.training_provenance_table(coll.runs))
     if coll.tasks or coll.analyses:

@@ -7,10 +7,13 @@ from collections import defaultdict
 from typing import Any
 
 from stsbench.data.integrity import MARK
+from stsbench.encoders.prompts import prompt_suffix
 from stsbench.reports.collect import Collection, TrainRun
 from stsbench.reports.models import Model
+from stsbench.results.labels import base_label
 from stsbench.tabular import DASH, Table, make_table
 
+EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
 VERSION_LIBS = ("torch", "transformers", "sentence-transformers", "numpy", "scipy", "python")
 
 
@@ -21,8 +24,62 @@ def _records(coll: Collection) -> list[tuple[str, Any, Any, str]]:
     return sorted(out, key=lambda x: x[0])
 
 
-def models_table(models: list[Model]) -> Table:
-    """One row per evaluated model: how it was loaded and its embedding fingerprint."""
+def _short(commit: str | None) -> str:
+    return (commit or DASH)[:8] + ("-dirty" if commit and commit.endswith("-dirty") else "")
+
+
+def why_apart(models: list[Model], coll: Collection | None) -> list[str]:
+    """A line per name that several models (fingerprints) share, saying what differs between them.
+
+    The settings a result records (pooler, max length, dtype, prompt, kind), else the code that
+    encoded: the fingerprint covers stsbench's encoding code and the embedding libraries (a cache key: other
+    code may give other vectors), so results of one model made by other code are other rows, which without
+    this line look like the same model twice.
+    """
+    commits: dict[str, set[str]] = defaultdict(set)
+    libs: dict[str, set[str]] = defaultdict(set)
+    for _, info, prov, _ in _records(coll) if coll is not None else []:
+        commits[info.fingerprint].add(_short(prov.git_commit))
+        libs[info.fingerprint].add(", ".join(f"{k} {prov.libraries.get(k, DASH)}" for k in EMBEDDING_LIBS))
+    by_name: dict[str, list[Model]] = defaultdict(list)
+    for m in models:
+        by_name[base_label(m.info.name) + prompt_suffix(m.info.prompt, m.info.prompt_name)].append(m)
+    lines = []
+    for same in by_name.values():
+        if len(same) < 2:
+            continue
+        fields = [
+            ("pooler", lambda m: m.pooler),
+            ("max length", lambda m: m.info.max_length),
+            ("dtype", lambda m: m.info.dtype),
+            ("kind", lambda m: m.info.kind),
+        ]
+        differ = [what for what, get in fields if len({str(get(m)) for m in same}) > 1]
+        who = " and ".join(m.label for m in same)
+        if differ:
+            lines.append(f"{who}: the same name, other {', '.join(differ)}.")
+            continue
+        code = [f"{m.label}: {', '.join(sorted(commits[m.key]))}" for m in same]
+        if len({frozenset(commits[m.key]) for m in same}) > 1:
+            also = ""
+            if len({frozenset(libs[m.key]) for m in same}) > 1:
+                also = " and other library versions"
+            lines.append(
+                f"{who}: the same name, pooler, max length and dtype, encoded by other stsbench code"
+                f"{also} (git commit of their results: {'; '.join(code)}). The fingerprint covers the encoding "
+                "code, so results of other code are kept apart; whether the weights differ too the results do "
+                "not tell."
+            )
+        else:
+            lines.append(f"{who}: the same name and settings, other weights (model files).")
+    return lines
+
+
+def models_table(models: list[Model], coll: Collection | None = None) -> Table:
+    """One row per evaluated model: how it was loaded and its embedding fingerprint.
+
+    ``coll``: the results, whose provenance says why two models of one name are apart (:func:`why_apart`).
+    """
     columns = ["model", "run as", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
     rows = [
         [
@@ -37,8 +94,12 @@ def models_table(models: list[Model]) -> Table:
         ]
         for m in models
     ]
-    notes = ["fingerprint: the embedding-cache key (weights, config, tokenizer, pooler, max length, dtype)."]
-    return make_table("provenance_models", "Models", columns, rows, notes)
+    notes = [
+        "fingerprint: the embedding-cache key (weights, config, tokenizer, pooler, max length, dtype, prompt, and "
+        "the encoding code: stsbench's encoding sources and the torch, transformers and sentence-transformers "
+        "versions; before 2026-11-24 a version number of that code)."
+    ]
+    return make_table("provenance_models", "Models", columns, rows, notes + why_apart(models, coll))
 
 
 def commands_table(coll: Collection) -> Table:
