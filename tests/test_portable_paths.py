@@ -189,3 +189,36 @@ def test_a_relative_copy_is_copied_as_it_is(tmp_path, name):
 
     copy_training_file(CHECKED_IN_RUN / name, tmp_path / name)
     assert (tmp_path / name).read_bytes() == (CHECKED_IN_RUN / name).read_bytes()
+
+
+@pytest.mark.slow  # the session's tiny reproduction (tests/test_reproduce.py's `clean`)
+def test_a_reproduction_s_results_and_report_hold_no_machine_path(tmp_path_factory, tmp_path):
+    from helpers import DATA, tiny_reproduction
+
+    from stsbench.reports.render import write_report
+    from stsbench.results.portable import copy_training_file
+
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    clean = tiny_reproduction(tmp_path_factory)
+    out = tmp_path / "clean"
+    shutil.copytree(clean, out, ignore=shutil.ignore_patterns("*.safetensors", "*.bin", "last"))
+    # the report step's copies of the runs' files, as copy_training_file makes them (reproduce/plan.py copies
+    # them byte for byte today), and the report made again from them
+    for copy in (out / "results" / "train").rglob("*"):
+        if copy.is_file():
+            source = out / "runs" / copy.relative_to(out / "results" / "train")
+            source.write_text(source.read_text().replace(str(clean), str(out)))  # as if trained here
+            copy_training_file(source, copy)
+    write_report(out / "results", out, "tiny", "stsbench report --results results --out .")
+    # reproduce.json, logs/ (the lead's) and runs/ (the trainings' own folders, with their weights) aside
+    kept = ["results", "figures", "report.md", "report.html"]
+    for machine in (str(tmp_path_factory.getbasetemp()), str(DATA)):
+        found = [f"results/{f}" for f in machine_paths(out / "results", machine)]
+        found += [f"figures/{f}" for f in machine_paths(out / "figures", machine)]
+        found += [p for p in kept[2:] if machine.encode() in (out / p).read_bytes()]
+        assert found == [], machine
+    md = (out / "report.md").read_text()
+    (row,) = [ln for ln in md.splitlines() if ln.startswith("| simcse/seed-1 | ../runs/simcse/seed-1 |")]
+    assert row.endswith("| train/simcse/seed-1 |")  # the checkpoint's results still find its training run
+    assert "--output ../runs/simcse/seed-1 " in md  # the training's command names it as the results do

@@ -123,7 +123,7 @@ def train_command(run: TrainRun) -> str:
     parts = ["stsbench train"]
     for name in ("method", "model", "train_file", "output"):
         value = run.config.get(name)
-        if name in ("model", "output") and isinstance(value, str) and (value == "." or value.startswith(("./", "../"))):
+        if name != "method" and isinstance(value, str) and (value == "." or value.startswith(("./", "../"))):
             # recorded relative to the run's folder (stsbench.results.portable): shown relative to the results
             value = posixpath.normpath(posixpath.join(run.path, value))
         parts.append(f"--{name.replace('_', '-')} {value}")
