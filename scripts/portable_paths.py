@@ -6,7 +6,8 @@ For a folder made on this machine, where it still is (the paths it records are t
 STS averages and analyses (``model.name``/``model.path``, ``provenance.command``, the probe's corpus) relative to
 the ``--output`` they were written under, seed aggregates (``model``, ``models``) likewise, the training copies
 under ``results/train/`` (``stsbench.json``, ``train_log.jsonl``) relative to their own folder, the data folder
-by its name, ``timings.log``'s command lines relative to the repository root they ran in. The functions are the
+by its name, ``reproduce.json``'s step logs and training folders relative to the folder, ``timings.log``'s
+command lines relative to the repository root they ran in. The functions are the
 writers' own (:mod:`stsbench.results.portable`); only path strings change: every number, and every file without
 an absolute path, stays byte for byte (the script checks it). The report is regenerated afterwards with the
 command in the folder's README. ``--check``: change nothing, exit 1 when some file would change.
@@ -112,6 +113,17 @@ def rewrite_timings(path: Path) -> str | None:
     return None if out == lines else "".join(out)
 
 
+def rewrite_state(path: Path, root: Path) -> str | None:
+    """``reproduce.json``: each step's ``log`` and training ``folder`` relative to the reproduction's folder."""
+    state = json.loads(path.read_text(encoding="utf-8"))
+    for record in state.get("steps", {}).values():
+        for key in ("log", "folder"):
+            if isinstance(record.get(key), str):
+                record[key] = portable(record[key], root)
+    new = to_json(state)
+    return None if new == path.read_text(encoding="utf-8") else new
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
@@ -128,6 +140,10 @@ def main() -> int:
             continue
         if new is not None:
             changes[path] = new
+    if (root / "reproduce.json").is_file():
+        new = rewrite_state(root / "reproduce.json", root)
+        if new is not None:
+            changes[root / "reproduce.json"] = new
     if (root / "timings.log").is_file():
         new = rewrite_timings(root / "timings.log")
         if new is not None:

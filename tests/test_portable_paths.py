@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,29 +198,64 @@ def test_a_reproduction_s_results_and_report_hold_no_machine_path(tmp_path_facto
     from helpers import DATA, tiny_reproduction
 
     from stsbench.reports.render import write_report
-    from stsbench.results.portable import copy_training_file
 
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
     clean = tiny_reproduction(tmp_path_factory)
-    out = tmp_path / "clean"
+    # the reproduction moved elsewhere (its weights aside): what it recorded still reads, and names no path of
+    # the machine that made it; the lead's logs/ and the trainings' own folders (runs/) are that machine's
+    out = tmp_path / "moved"
     shutil.copytree(clean, out, ignore=shutil.ignore_patterns("*.safetensors", "*.bin", "last"))
-    # the report step's copies of the runs' files, as copy_training_file makes them (reproduce/plan.py copies
-    # them byte for byte today), and the report made again from them
-    for copy in (out / "results" / "train").rglob("*"):
-        if copy.is_file():
-            source = out / "runs" / copy.relative_to(out / "results" / "train")
-            source.write_text(source.read_text().replace(str(clean), str(out)))  # as if trained here
-            copy_training_file(source, copy)
-    write_report(out / "results", out, "tiny", "stsbench report --results results --out .")
-    # reproduce.json, logs/ (the lead's) and runs/ (the trainings' own folders, with their weights) aside
-    kept = ["results", "figures", "report.md", "report.html"]
+    kept = ["results", "figures", "report.md", "report.html", "reproduce.json"]
     for machine in (str(tmp_path_factory.getbasetemp()), str(DATA)):
         found = [f"results/{f}" for f in machine_paths(out / "results", machine)]
         found += [f"figures/{f}" for f in machine_paths(out / "figures", machine)]
         found += [p for p in kept[2:] if machine.encode() in (out / p).read_bytes()]
         assert found == [], machine
+    state = json.loads((out / "reproduce.json").read_text())
+    train = state["steps"]["train/simcse/seed-1"]
+    assert (train["folder"], train["log"]) == ("runs/simcse/seed-1", "logs/train__simcse__seed-1.log")
+    write_report(out / "results", out, "tiny", "stsbench report --results results --out .")  # made again here
     md = (out / "report.md").read_text()
     (row,) = [ln for ln in md.splitlines() if ln.startswith("| simcse/seed-1 | ../runs/simcse/seed-1 |")]
     assert row.endswith("| train/simcse/seed-1 |")  # the checkpoint's results still find its training run
     assert "--output ../runs/simcse/seed-1 " in md  # the training's command names it as the results do
+
+
+def test_a_moved_reproductions_status_reads_its_trainings_progress(tmp_path):
+    """reproduce.json records a training's folder relative to OUT; --status reads its progress wherever OUT is."""
+    from stsbench.reproduce.view import row, train_progress
+
+    run = tmp_path / "moved" / "runs" / "simcse" / "seed-1"
+    run.mkdir(parents=True)
+    (run / "train_log.jsonl").write_text('{"config": {}}\n{"step": 10, "time": 5.0}\n', encoding="utf-8")
+    record = {"kind": "train", "status": "running", "folder": "runs/simcse/seed-1", "total_steps": 40}
+    assert train_progress(record, tmp_path / "moved") == "step 10/40, ETA 15s"
+    assert train_progress(record, tmp_path) == ""  # another folder: nothing found, nothing made up
+    assert row("train/simcse/seed-1", record, out=tmp_path / "moved")[2].startswith("step 10/40, ETA 15s, ")
+    # a record written before paths were relative names the folder absolutely
+    assert train_progress({**record, "folder": str(run)}, tmp_path) == "step 10/40, ETA 15s"
+
+
+def test_the_checked_in_reproduction_holds_nothing_to_rewrite():
+    """scripts/portable_paths.py --check: every path the checked-in folder records is relative already."""
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, str(ROOT / "scripts" / "portable_paths.py"), str(ROOT / "reports" / "cpu-mini-replication"),
+         "--check"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+
+
+def test_a_recorded_model_path_is_shown_from_the_working_folder(tmp_path, monkeypatch):
+    from stsbench.results.portable import portable, shown
+
+    (tmp_path / "models" / "tiny").mkdir(parents=True)
+    results = tmp_path / "work" / "results"
+    results.mkdir(parents=True)
+    recorded = portable(tmp_path / "models" / "tiny", results)
+    assert recorded == "../../models/tiny"
+    monkeypatch.chdir(tmp_path)
+    assert shown(recorded, results) == "models/tiny"
+    assert shown("sentence-transformers/all-MiniLM-L6-v2", results) == "sentence-transformers/all-MiniLM-L6-v2"
+    assert shown("../../models/gone", results) == "../../models/gone"  # not here: as recorded

@@ -143,7 +143,7 @@ def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout
         assert proc.poll() is None, proc.stdout.read()
         rec = reproduce_step(out, step)
         logged = (
-            not step.startswith("train/") or (Path(rec.get("folder", "/x")) / "train_log.jsonl").is_file()
+            not step.startswith("train/") or (out / rec.get("folder", "x") / "train_log.jsonl").is_file()
         )
         if rec.get("status") == status and logged:
             return

@@ -4,6 +4,7 @@ cache, progress lines in logs."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -39,7 +40,8 @@ def test_check_on_the_natural_folder_after_run_and_length_bias(
     assert code == 0, err
     assert "PASS" in out and out.count(" OK") == 6
     summary = next(line for line in out.splitlines() if line.startswith("compared "))
-    assert f"compared 6 task results of {tiny_bert}/avg/test" in summary
+    # recorded relative to the results folder (issue 36.10), shown from the working folder
+    assert f"compared 6 task results of {os.path.relpath(tiny_bert)}/avg/test" in summary
     assert "skipped 1 analysis file" in summary and "left out" not in summary
     # a second run (another pooler) in the same folder: refused unless filtered, and the summary says so
     code, _, err = run_cli(

@@ -194,7 +194,9 @@ def test_plugin_task_runs(plugin):
     (path,) = plugin["out"].glob("**/ToySTS.json")
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert (saved["reported"], saved["n_pairs"], saved["task_version"]) == (EXPECTED, 10, 1)
-    data = (plugin["site"] / "toy_sts_data" / "test.tsv").as_posix()
+    # outside the data folder: recorded relative to the folder the run wrote into, its --output (issue 36.10)
+    data = Path(os.path.relpath(plugin["site"] / "toy_sts_data" / "test.tsv", plugin["out"])).as_posix()
+    assert data == "../site/toy_sts_data/test.tsv"
     assert list(saved["provenance"]["data_files"]) == [data] and not saved["provenance"]["data_modified"]
 
 

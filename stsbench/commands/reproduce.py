@@ -183,7 +183,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
         engine = make_executor(executor, out=plan.out, parallel=parallel, options=options)
         state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
         console = table_console()
-        display = Display(console, [s.id for s in plan.steps])
+        display = Display(console, [s.id for s in plan.steps], plan.out)
         try:
             state = run_plan(plan, state, engine, started=started, gpus=gpus, changed=changed, show=display)
         finally:
@@ -250,7 +250,7 @@ def _status(out: Path) -> None:
     changed = recorded_changed(state, out)
     console = table_console()
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
-    console.print(table(state, order, frozenset(changed)))
+    console.print(table(state, order, frozenset(changed), out=out))
     for line in session_lines(state):
         console.print(line, highlight=False)
     if changed:  # reported, not refused: the folder is read as it stands

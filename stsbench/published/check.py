@@ -21,6 +21,7 @@ from stsbench.results.mteb_layout import (
     pick_mteb_model,
     read_mteb_results,
 )
+from stsbench.results.portable import shown
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 
@@ -91,7 +92,8 @@ class Comparison:
     def compared(self) -> str:
         """One line: which run's results were compared, and what under the folder was left out."""
         n = sum(r.measured is not None for r in self.rows) + len(self.extra_tasks)
-        run = "/".join(self.run) if self.run else "no run"
+        # the model as recorded (relative to the results folder when a local path) shown from the working folder
+        run = "/".join((shown(self.run[0], self.results_dir) or "", *self.run[1:])) if self.run else "no run"
         parts = [f"compared {n} task results of {run} (model/pooler/mode) under {self.results_dir}"]
         if self.unverified:
             parts.append(f"not verifiable against pairs (no per-pair sidecar): {', '.join(self.unverified)}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -407,6 +406,8 @@ def prepare(plan: Plan, step: Step) -> None:
 
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     elif step.kind == "report":
-        for source, copy in training_copies(plan):
+        from stsbench.results.portable import copy_training_file
+
+        for source, copy in training_copies(plan):  # with their paths relative to the copy (issue 36.10)
             copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, copy)
+            copy_training_file(source, copy)

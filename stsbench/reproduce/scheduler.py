@@ -19,6 +19,7 @@ from stsbench.errors import Interrupted, StsbenchError
 from stsbench.reproduce.executors import Executor, Handle, Job, Resources
 from stsbench.reproduce.plan import Plan, Step, prepare
 from stsbench.reproduce.state import initial_actions, log_path, save_state, session_record
+from stsbench.results.portable import portable
 
 POLL_SECONDS = 0.2
 
@@ -93,9 +94,10 @@ def run_plan(
     refuse_unfittable(plan, actions, executor, gpus)
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
-        rec.update(kind=step.kind, deps=list(step.deps), log=str(log_path(plan.out, step.id)))
+        # paths relative to the reproduction's folder, which may be moved or copied (issue 36.10)
+        rec.update(kind=step.kind, deps=list(step.deps), log=portable(log_path(plan.out, step.id), plan.out))
         if step.folder is not None:
-            rec.update(folder=str(step.folder), total_steps=step.total_steps)
+            rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
         if actions[step.id][0] == "skip":
             rec.update(status="done", key=step.key)
         else:

@@ -17,9 +17,15 @@ from stsbench.progress import duration
 ORDER = ("running", "failed", "interrupted", "queued", "not run", "skipped", "done")
 
 
-def train_progress(record: dict[str, Any]) -> str:
-    """``step 120/15625, ETA 1h02m`` from the run's log (its last logged step and the time it took)."""
-    folder, total = record.get("folder"), record.get("total_steps")
+def train_progress(record: dict[str, Any], out: str | Path = ".") -> str:
+    """``step 120/15625, ETA 1h02m`` from the run's log (its last logged step and the time it took).
+
+    ``out``: the reproduction's folder, which the record's ``folder`` is relative to (an older record's is
+    absolute).
+    """
+    from stsbench.results.portable import resolve
+
+    folder, total = resolve(record.get("folder"), out), record.get("total_steps")
     if not folder:
         return ""
     last = None
@@ -47,16 +53,19 @@ CODE_CHANGED = "changed code"  # shown beside a done step computed by other code
 
 
 def row(
-    step_id: str, record: dict[str, Any], now: float | None = None, changed: bool = False
+    step_id: str, record: dict[str, Any], now: float | None = None, changed: bool = False, out: str | Path = "."
 ) -> tuple[str, str, str]:
-    """(step, status, detail) of one step; ``changed``: it was computed by other code than this stsbench's."""
+    """(step, status, detail) of one step; ``changed``: it was computed by other code than this stsbench's.
+
+    ``out``: the reproduction's folder (a training's progress is read from its run folder in it).
+    """
     status = record.get("status", "queued")
     if changed and status == "done":
         return step_id, f"done, {CODE_CHANGED}", "ran with other stsbench code (--rerun-changed, --keep-changed)"
     detail = ""
     if status == "running":
         since = duration((now or time.time()) - float(record.get("started") or time.time()))
-        progress = train_progress(record) if record.get("kind") == "train" else ""
+        progress = train_progress(record, out) if record.get("kind") == "train" else ""
         detail = ", ".join(x for x in (progress, f"{since} so far", record.get("where") or "") if x)
     elif status in ("failed", "interrupted", "skipped"):
         detail = record.get("error") or ""
@@ -73,14 +82,22 @@ def counts(state: dict[str, Any]) -> str:
     return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
 
 
-def table(state: dict[str, Any], steps: list[str] | None = None, changed: frozenset[str] = frozenset()) -> Any:
-    """A rich table of every step (the plan's order when ``steps`` is given); ``changed``: steps of other code."""
+def table(
+    state: dict[str, Any],
+    steps: list[str] | None = None,
+    changed: frozenset[str] = frozenset(),
+    out: str | Path = ".",
+) -> Any:
+    """A rich table of every step (the plan's order when ``steps`` is given); ``changed``: steps of other code.
+
+    ``out``: the reproduction's folder, which its records' paths are relative to.
+    """
     from rich.table import Table
 
     records = state.get("steps", {})
-    out = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
+    shown = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
     for col in ("step", "status", "detail"):
-        out.add_column(col)
+        shown.add_column(col)
     style = {
         "done": "green",
         "failed": "red",
@@ -89,9 +106,9 @@ def table(state: dict[str, Any], steps: list[str] | None = None, changed: frozen
         f"done, {CODE_CHANGED}": "yellow",
     }
     for sid in steps or list(records):
-        sid_, status, detail = row(sid, records[sid], changed=sid in changed)
-        out.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
-    return out
+        sid_, status, detail = row(sid, records[sid], changed=sid in changed, out=out)
+        shown.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
+    return shown
 
 
 def session_lines(state: dict[str, Any]) -> list[str]:
@@ -111,8 +128,8 @@ def session_lines(state: dict[str, Any]) -> list[str]:
 class Display:
     """Shows the state as it changes: a live rich table on a terminal, a plain line per change off one."""
 
-    def __init__(self, console: Any, steps: list[str]) -> None:
-        self.console, self.steps = console, steps
+    def __init__(self, console: Any, steps: list[str], out: str | Path = ".") -> None:
+        self.console, self.steps, self.out = console, steps, out
         self.live = None
         self.seen: dict[str, str] = {}
         if console.is_terminal:
@@ -124,13 +141,13 @@ class Display:
         if self.live is not None:
             if not self.live.is_started:
                 self.live.start()
-            self.live.update(table(state, self.steps))
+            self.live.update(table(state, self.steps, out=self.out))
             return
         for sid in self.steps:
             record = state["steps"][sid]
             if self.seen.get(sid) != record.get("status"):
                 self.seen[sid] = record.get("status", "")
-                _, status, detail = row(sid, record)
+                _, status, detail = row(sid, record, out=self.out)
                 self.console.print(f"{sid}: {status}" + (f" ({detail})" if detail else ""), highlight=False)
 
     def close(self) -> None:

@@ -75,6 +75,21 @@ def resolve(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
     return os.path.normpath(Path(base) / recorded)
 
 
+def shown(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
+    """A recorded path as one would type it here: relative to the working folder when it names an existing path.
+
+    A model recorded as ``../../models/tiny`` (relative to the results folder ``base``) is shown as
+    ``models/tiny`` from the folder the command runs in; a hub id, a name or a path that is not here is shown as
+    recorded.
+    """
+    if not recorded or _absolute(recorded) or recorded.startswith(OUTSIDE):
+        return recorded
+    found = Path(resolve(recorded, base) or recorded)
+    if not (recorded.startswith("..") or "/" in recorded) or not found.exists():
+        return recorded
+    return Path(os.path.relpath(found)).as_posix()
+
+
 def same_path(recorded: str, given: str, base: str | os.PathLike[str]) -> bool:
     """Whether a recorded name or path is ``given``, a name or path as typed now.
 
