@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import DATA, ROOT, run_cli
 
 from stsbench.errors import StsbenchError
 from stsbench.published.check import check_results
@@ -163,9 +163,16 @@ json.dump(before, open(plan["before"], "w"))
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="each command runs in a fork of one fresh interpreter")
 def test_commands_that_read_results_import_no_torch(results, tmp_path):
-    """check, compare (on results), report, published and export-mteb, each in a fresh interpreter's fork."""
+    """check, compare (on results), report, published, reproduce's dry run and status, and export-mteb.
+
+    Each in a fresh interpreter's fork. reproduce --dry-run and --status read the checked-in reproduction (its
+    trainings' folders are read for how far they got: issue 36.7's dry run had come to import torch for it).
+    """
     has_mteb = importlib.util.find_spec("mteb") is not None
+    replication = ROOT / "reports" / "cpu-mini-replication"
     plain = {
+        "reproduce --dry-run": ["reproduce", "cpu-mini", "--out", replication, "--dry-run", "--data-dir", DATA],
+        "reproduce --status": ["reproduce", replication, "--status"],
         "published list": ["published", "list"],
         "published show": ["published", "show", KEY],
         "check": ["check", "--results", results, "--against", KEY],

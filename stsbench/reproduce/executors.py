@@ -62,7 +62,7 @@ class Job:
             return self.args
         if self.folder is None or self.restart_args is None:
             return self.resume_args
-        from stsbench.train.seeds import continue_flags, run_status
+        from stsbench.train.status import continue_flags, run_status
 
         found = run_status(self.folder)
         if found == "finished":

@@ -73,7 +73,7 @@ def classify(step: Step, record: dict[str, Any] | None) -> str:
         return "run"
     assert record is not None
     if step.kind == "train":
-        from stsbench.train.seeds import run_status
+        from stsbench.train.status import run_status
 
         assert step.folder is not None
         found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
@@ -123,7 +123,7 @@ def _plan_out(step: Step) -> Path | None:
 def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
     """``("skip", ())`` or ``("run", extra flags)`` for ``step`` given its record of an earlier session.
 
-    A training run's folder says how far it got (:func:`stsbench.train.seeds.run_status`): with the same
+    A training run's folder says how far it got (:func:`stsbench.train.status.run_status`): with the same
     settings and code, finished is kept (a kill after it finished), resumable resumes, started starts again;
     with other settings (or none recorded) a used folder is trained again from the start (``--overwrite``).
     A step done by other code is run again (``changed="rerun"``) or kept (``"keep"``: a training begun by
@@ -134,7 +134,7 @@ def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") ->
         return ("skip", ())
     if step.kind != "train":
         return ("run", ())
-    from stsbench.train.seeds import continue_flags, run_status
+    from stsbench.train.status import continue_flags, run_status
 
     assert step.folder is not None
     status = run_status(step.folder)

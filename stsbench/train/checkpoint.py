@@ -23,9 +23,8 @@ from stsbench.files import atomic_write_json, current_umask
 from stsbench.output_lock import visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 from stsbench.train.st_export import write_sentence_transformers
+from stsbench.train.status import LAST, STATE_FILE
 
-LAST = "last"
-STATE_FILE = "state.pt"
 META_FILE = "stsbench.json"
 STAGING = ".export-tmp"  # an export being written; EXPORT_COMMIT: a complete one being moved into place
 LOG_FILE = "train_log.jsonl"

@@ -16,7 +16,6 @@ killed process could not remove.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import re
@@ -29,18 +28,18 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
-from stsbench.output_lock import output_lock, visible_entries
+from stsbench.output_lock import output_lock
 from stsbench.results.runs import TRAIN_LOG, load_train_run
 from stsbench.results.seeds import seed_dir, write_seed_runs
-from stsbench.train.checkpoint import LAST, STATE_FILE, is_run_dir
+from stsbench.train.checkpoint import is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
 from stsbench.train.lifeline import child_environment
+from stsbench.train.status import Status, continue_flags, run_status
 
-Status = Literal["finished", "resumable", "started", "new"]
 SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
 OPTIONS_FILE = "seed-options.yaml"  # OUT/seed-options.yaml: the options every seed trains with (--config)
 
@@ -60,39 +59,6 @@ def parse_seeds(text: str) -> list[int]:
             raise StsbenchError(f"--seeds {text!r}: seed {int(item)} is given twice; list each seed once")
         seeds.append(int(item))
     return seeds
-
-
-def run_status(folder: Path) -> Status:
-    """Say what a seed's folder holds.
-
-    ``finished`` (its log ends with the ``end`` record), ``resumable`` (``DIR/last``), ``started`` (files, no
-    saved state) or ``new`` (absent or empty).
-    """
-    if _last_event(folder / TRAIN_LOG) == "end":
-        return "finished"
-    if (folder / LAST / STATE_FILE).is_file():
-        return "resumable"
-    if visible_entries(folder):  # a seed's lock file alone is no start
-        return "started"
-    return "new"
-
-
-def continue_flags(status: Status) -> tuple[str, ...]:
-    """The ``train`` flags that carry on in a folder of ``status``.
-
-    ``--resume`` a saved state, ``--overwrite`` the files of a start that saved none, nothing for a new folder (a
-    finished one is the caller's to keep).
-    """
-    return {"resumable": ("--resume",), "started": ("--overwrite",)}.get(status, ())
-
-
-def _last_event(log: Path) -> str | None:
-    try:
-        lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
-        record = json.loads(lines[-1]) if lines else None
-    except (OSError, ValueError):
-        return None
-    return record.get("event") if isinstance(record, dict) else None
 
 
 @dataclass(frozen=True)
