@@ -36,6 +36,7 @@ def test_the_tables_name_every_key_of_a_recipe():
     assert set(re.findall(r"`(\w+)` \(", analysis)) | {"name"} == set(Analysis.model_fields)
 
 
+@pytest.mark.slow  # a whole reproduction (six step processes): 15-22 s; the floors' job leaves it to the main one
 def test_the_pages_recipe_reproduces_on_a_tiny_bert(tmp_path_factory, tmp_path):
     """The recipe as the page shows it, on tiny substitutes: the tiny BERT as every run's model and as the
     baseline, 2 steps of batch 4, its corpus file 30 lines; every other key as on the page."""
