@@ -83,3 +83,25 @@ def test_a_live_torchrun_failure_started_as_the_executor_starts_it(tmp_path):
     assert failure_line(done.returncode, done.stdout.splitlines()) == (
         f"exited with status {done.returncode} (rank 1: ValueError: rank 1 has no data)"
     )
+
+
+def test_a_steps_line_reads_its_whole_log_not_its_last_lines(tmp_path):
+    """Eight ranks' tracebacks run past 200 lines: the step's line still names rank 0's, the first.
+
+    The step's log holds its progress first (steps run without --quiet), then each rank's traceback; the scheduler
+    passed only the last 200 lines, which lost the first rank's.
+    """
+    from stsbench.reproduce.scheduler import first_error
+
+    lines = log("worker-raises")
+    rank1 = [ln for ln in lines if ln.startswith("[rank1]:")]
+    others = [ln.replace("[rank1]:", f"[rank{k}]:").replace("rank 1", f"rank {k}") for k in range(2, 8) for ln in rank1]
+    path = tmp_path / "train__simcse__seed-1.log"
+    earlier = "an earlier session's output\n"
+    progress = [f"step {i}/400, loss 0.5" for i in range(300)]
+    # rank 0's traceback, then rank 1's, then ranks 2-7's, many times over as a real 8-process log interleaves them
+    body = [*progress, *lines[: lines.index(rank1[-1]) + 1], *others * 5, *lines[lines.index(rank1[-1]) + 1 :]]
+    path.write_text(earlier + "\n".join(body) + "\n", encoding="utf-8")
+    assert len(body) - body.index(lines[0]) > 200
+    shown = first_error(path, len(earlier.encode()), 1)
+    assert shown == "exited with status 1 (rank 0: RuntimeError: boom in rank 0)"

@@ -25,7 +25,11 @@ POLL_SECONDS = 0.2
 
 
 def first_error(log: Path, offset: int, returncode: int) -> str:
-    """The one line a failed step is shown with: its ``error:`` line, the signal, or its last line."""
+    """The one line a failed step is shown with: its ``error:`` line, the signal, or its last line.
+
+    The whole of this session's output is read (from ``offset``): a step's log holds its progress, and under
+    torchrun every rank's traceback, the first of which is the one to show.
+    """
     from stsbench.train.seeds import failure_line
 
     try:
@@ -34,7 +38,7 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
             lines = fh.read().decode("utf-8", "replace").splitlines()
     except OSError:
         lines = []
-    return failure_line(returncode, lines[-200:]) or f"exited with status {returncode}"
+    return failure_line(returncode, lines) or f"exited with status {returncode}"
 
 
 def refuse_unfittable(plan: Plan, actions: dict[str, Any], executor: Executor, gpus: int) -> None:
