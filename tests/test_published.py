@@ -455,6 +455,68 @@ def test_mocose_rows_are_marked_selected_on_the_test_sets(results: Path) -> None
     assert "selected on the test sets" not in plain.output
 
 
+def _one_table(**row: object) -> dict:
+    return {
+        "paper": {"id": "p", "title": "t", "citation": "c", "source": "s"},
+        "tables": [{"id": "t1", "table": "Table 1", "metric": "m", "rows": [{"id": "r", "row": "R", **row}]}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # a misspelt key was ignored: the row's selection mark silently lost
+        (lambda d: d["tables"][0]["rows"][0].update(selectoin="test-sets"),
+         "p.yaml table 't1' row: unknown row key 'selectoin' (did you mean 'selection'?)"),
+        (lambda d: d["tables"][0].update(decimal=1), "p.yaml table: unknown table key 'decimal' (did you mean 'decimals'?)"),
+        (lambda d: d["paper"].update(doi="10.1/x"), "p.yaml paper: unknown paper key 'doi'; a paper holds id, title"),
+        (lambda d: d.update(extra=1), "p.yaml: unknown file key 'extra'"),
+        # bad values: a traceback from int() before
+        (lambda d: d["tables"][0].update(decimals="two"), "p.yaml table 't1': 'decimals' must be an integer"),
+        (lambda d: d["paper"].update(year="2022a"), "p.yaml paper: 'year' must be an integer"),
+        (lambda d: d["tables"][0]["rows"][0].update(values=[1.0]), "row 'r': values must be numbers"),
+        (lambda d: d["tables"][0].update(rows={"id": "r"}), "'rows' must be a list of rows"),
+    ],
+)  # fmt: skip
+def test_a_published_file_with_an_unknown_key_or_a_bad_value_is_refused_naming_it(edit, message) -> None:
+    from stsbench.published.registry import RegistryError, parse_registry_file
+
+    data = _one_table(values={"STS12": 1.0})
+    assert [e.key for e in parse_registry_file(data, "p.yaml")] == ["p/t1/r"]
+    edit(data)
+    with pytest.raises(RegistryError) as caught:
+        parse_registry_file(data, "p.yaml")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("paper: {id: p\n", "published registry bad.yaml: not valid YAML at line 2"),
+        ("paper: {id: p, title: t, citation: c, source: s}\ntables: []\nsource: x\n", "unknown file key 'source'"),
+    ],
+)
+def test_a_broken_published_file_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, text, message) -> None:
+    """Every command that reads the registry says which file is broken, in one line (issue 36.12)."""
+    from helpers import run_cli
+
+    from stsbench.published import registry
+
+    shipped = resources.files("stsbench.published")
+    for f in shipped.iterdir():
+        if f.name.endswith(".yaml"):
+            (tmp_path / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(registry.resources, "files", lambda package: tmp_path)
+    registry.load_registry.cache_clear()
+    try:
+        for args in (["published", "list"], ["check", "--results", tmp_path, "--against", MTEB_KEY]):
+            code, _, err = run_cli(args, capsys)
+            assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+    finally:
+        registry.load_registry.cache_clear()
+
+
 def test_registry_refuses_an_unknown_selection() -> None:
     from stsbench.published.registry import parse_registry_file
 

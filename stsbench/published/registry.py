@@ -103,10 +103,46 @@ class Entry:
         return f"{value:.{self.decimals}f}"
 
 
+class RegistryError(StsbenchError, ValueError):
+    """A published-numbers file that cannot be read: one line naming the file, the table or row, and the key."""
+
+
+# the keys each level of a registry file may hold (the module docstring says what each is)
+KEYS = {
+    "file": ("paper", "tables"),
+    "paper": ("id", "title", "citation", "source", "notes", "arxiv", "venue", "year", "version"),
+    "table": (
+        *("id", "table", "caption", "metric", "split", "kind", "decimals", "notes", "rows", "selection"),
+        *("version", "source"),
+    ),
+    "row": ("id", "row", "values", "printed_as", "notes", "selection", "version"),
+}
+
+
+def _known(obj: Any, level: str, where: str) -> dict[str, Any]:
+    """``obj``, a mapping whose keys are all :data:`KEYS`' for ``level``; else a ``RegistryError`` naming the key."""
+    if not isinstance(obj, dict):
+        raise RegistryError(f"published registry {where}: expected a mapping of {level} keys, found {obj!r:.60}")
+    unknown = [k for k in obj if k not in KEYS[level]]
+    if unknown:
+        key = str(unknown[0])
+        near = difflib.get_close_matches(key, KEYS[level], n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else f"; a {level} holds {', '.join(KEYS[level])}"
+        raise RegistryError(f"published registry {where}: unknown {level} key '{key}'{hint}")
+    return obj
+
+
 def _need(obj: dict[str, Any], name: str, where: str) -> Any:
     if name not in obj:
-        raise ValueError(f"published registry {where}: missing '{name}'")
+        raise RegistryError(f"published registry {where}: missing '{name}'")
     return obj[name]
+
+
+def _number(value: Any, name: str, where: str) -> int:
+    """An integer key's value (``year``, ``decimals``), or a ``RegistryError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RegistryError(f"published registry {where}: '{name}' must be an integer, found {value!r:.40}")
+    return value
 
 
 def _notes(obj: dict[str, Any]) -> tuple[str, ...]:
@@ -115,8 +151,13 @@ def _notes(obj: dict[str, Any]) -> tuple[str, ...]:
 
 
 def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
-    """Entries from one registry file's parsed YAML (raises ``ValueError`` on a malformed file)."""
-    p = _need(data, "paper", filename)
+    """Entries from one registry file's parsed YAML (raises :class:`RegistryError` on a malformed file).
+
+    An unknown key at any level is refused (a misspelt ``selection`` would otherwise be ignored silently), as is a
+    value of the wrong type.
+    """
+    data = _known(data, "file", filename)
+    p = _known(_need(data, "paper", filename), "paper", f"{filename} paper")
     paper = Paper(
         slug=str(_need(p, "id", filename)),
         title=str(_need(p, "title", filename)),
@@ -125,31 +166,42 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
         notes=_notes(p),
         arxiv=None if p.get("arxiv") is None else str(p["arxiv"]),
         venue=None if p.get("venue") is None else str(p["venue"]),
-        year=None if p.get("year") is None else int(p["year"]),
+        year=None if p.get("year") is None else _number(p["year"], "year", f"{filename} paper"),
         version=None if p.get("version") is None else str(p["version"]),
     )
     entries = []
-    for t in _need(data, "tables", filename):
+    tables = _need(data, "tables", filename)
+    if not isinstance(tables, list):
+        raise RegistryError(f"published registry {filename}: 'tables' must be a list of tables")
+    for t in tables:
+        t = _known(t, "table", f"{filename} table")
         tid = str(_need(t, "id", filename))
         where = f"{filename} table '{tid}'"
         kind, split = t.get("kind", "scores"), t.get("split")
         if kind not in ("scores", "analysis") or split not in ("test", "dev", None):
-            raise ValueError(f"published registry {where}: kind must be scores|analysis, split test|dev")
-        for r in _need(t, "rows", where):
+            raise RegistryError(f"published registry {where}: kind must be scores|analysis, split test|dev")
+        rows = _need(t, "rows", where)
+        if not isinstance(rows, list):
+            raise RegistryError(f"published registry {where}: 'rows' must be a list of rows")
+        for r in rows:
+            r = _known(r, "row", f"{where} row")
             rid = str(_need(r, "id", where))
             selection = r.get("selection", t.get("selection"))
             if selection is not None and selection not in SELECTIONS:
-                raise ValueError(
+                raise RegistryError(
                     f"published registry {where} row '{rid}': selection must be one of {', '.join(SELECTIONS)}"
                 )
             values = _need(r, "values", f"{where} row '{rid}'")
-            if not values or not all(
+            if not isinstance(values, dict) or not values or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()
             ):
-                raise ValueError(f"published registry {where} row '{rid}': values must be numbers")
-            printed = {str(c): str(s) for c, s in (r.get("printed_as") or {}).items()}
+                raise RegistryError(f"published registry {where} row '{rid}': values must be numbers")
+            printed_as = r.get("printed_as") or {}
+            if not isinstance(printed_as, dict):
+                raise RegistryError(f"published registry {where} row '{rid}': printed_as maps columns to text")
+            printed = {str(c): str(s) for c, s in printed_as.items()}
             if not set(printed) <= set(values):
-                raise ValueError(f"published registry {where} row '{rid}': printed_as names unknown columns")
+                raise RegistryError(f"published registry {where} row '{rid}': printed_as names unknown columns")
             entries.append(
                 Entry(
                     key="/".join(part for part in (paper.slug, tid, rid) if part),
@@ -160,7 +212,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
                     metric=str(_need(t, "metric", where)),
                     split=split,
                     kind=kind,
-                    decimals=int(t.get("decimals", 2)),
+                    decimals=_number(t.get("decimals", 2), "decimals", where),
                     values={str(c): float(v) for c, v in values.items()},
                     notes=paper.notes + _notes(t) + _notes(r),
                     printed_as=tuple(printed.items()),
@@ -180,9 +232,17 @@ def load_registry() -> dict[str, Entry]:
         (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
     )
     for f in files:
-        for entry in parse_registry_file(yaml.safe_load(f.read_text(encoding="utf-8")), f.name):
+        try:
+            data = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" at line {mark.line + 1}" if mark is not None else ""
+            raise RegistryError(
+                f"published registry {f.name}: not valid YAML{at}: {getattr(exc, 'problem', exc)}"
+            ) from None
+        for entry in parse_registry_file(data, f.name):
             if entry.key in registry:
-                raise ValueError(f"published registry {f.name}: duplicate key '{entry.key}'")
+                raise RegistryError(f"published registry {f.name}: duplicate key '{entry.key}'")
             registry[entry.key] = entry
     return registry
 
