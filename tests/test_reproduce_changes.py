@@ -159,18 +159,6 @@ import errno, os
 from pathlib import Path
 _fsync = os.fsync
 def _full(fd):
-    if ".npz." in str(Path(f"/proc/self/fd/{fd}").readlink()):
-        raise OSError(errno.ENOSPC, "No space left on device")  # as the kernel raises it
-    _fsync(fd)
-os.fsync = _full
-"""
-
-
-_FULL_DISK = """
-import errno, os
-from pathlib import Path
-_fsync = os.fsync
-def _full(fd):
     if "pairs.npz" in str(Path(f"/proc/self/fd/{fd}").readlink()):  # an evaluation's per-pair sidecar
         raise OSError(errno.ENOSPC, "No space left on device")  # as the kernel raises it
     _fsync(fd)
