@@ -62,6 +62,14 @@ def fenced_blocks(page: Path) -> list[Block]:
     return blocks
 
 
+def block_after(page: Path, mark: str) -> str:
+    """The body of the one fenced block of ``page`` whose fence follows a ``mark`` line (``<!-- recipe -->``)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks = [b for b in fenced_blocks(page) if lines[b.line - 2].strip() == mark]
+    assert len(blocks) == 1, f"{page.name}: one block after {mark}, found {len(blocks)}"
+    return blocks[0].body
+
+
 def marked_blocks() -> list[Block]:
     return [b for page in PAGES for b in fenced_blocks(page) if b.marked]
 

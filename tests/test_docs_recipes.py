@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 from helpers import DATA, ROOT, tiny_folder
-from test_docs_examples import fenced_blocks
+from test_docs_examples import block_after
 
 PAGE = ROOT / "docs" / "recipes.md"
 MARK = "<!-- recipe -->"
@@ -19,10 +19,7 @@ MARK = "<!-- recipe -->"
 
 def page_recipe() -> str:
     """The text of the page's recipe: the fenced block after ``<!-- recipe -->``."""
-    lines = PAGE.read_text(encoding="utf-8").splitlines()
-    blocks = [b for b in fenced_blocks(PAGE) if lines[b.line - 2].strip() == MARK]
-    assert len(blocks) == 1, f"{PAGE.name}: one block after {MARK}, found {len(blocks)}"
-    return blocks[0].body
+    return block_after(PAGE, MARK)
 
 
 def test_the_tables_name_every_key_of_a_recipe():

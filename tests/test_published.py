@@ -555,3 +555,75 @@ def test_simcse_rows_name_their_version_and_the_final_table_is_the_known_one() -
         final.values == get_entry("esimcse-arxiv/table5/unsup-simcse-bert-base").values
     )  # quoted by ESimCSE
     assert get_entry("simcse/emnlp-table5/sup-simcse-bert-base").values["Avg."] == 81.57
+
+
+def _own_file(path: Path, values: dict[str, float]) -> Path:
+    """A published file of one's own in the registry's schema: one paper, one table, one row."""
+    import yaml
+
+    data = {
+        "paper": {"id": "mine", "title": "My numbers", "citation": "Me (2026)", "source": "my lab notebook"},
+        "tables": [
+            {
+                "id": "t1",
+                "table": "Table 1",
+                "metric": "Spearman x100, test sets",
+                "split": "test",
+                "rows": [{"id": "minilm", "row": "all-MiniLM-L6-v2", "values": values}],
+            }
+        ],
+    }
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_check_against_a_published_file_of_ones_own(results: Path, tmp_path: Path, capsys) -> None:
+    """FILE.yaml#TABLE/ROW (issue 37.4): passes, fails with exit 1, and a bad file or row is one line, exit 2."""
+    from helpers import run_cli
+
+    own = _own_file(tmp_path / "mine.yaml", dict(MTEB))
+    for key in (f"{own}#t1/minilm", str(own), f"{own}#T1/MiniLM"):  # a one-row file needs no row
+        code, out, err = run_cli(["check", "--results", results, "--against", key], capsys)
+        assert code == 0 and "PASS" in out, err
+        assert f"{own}#t1/minilm" in out  # the row is named by its file
+    # the file's figure disagrees: a negative answer
+    _own_file(own, {**MTEB, "STS12": MTEB["STS12"] + 1})
+    code, out, err = run_cli(["check", "--results", results, "--against", f"{own}#t1/minilm"], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "STS12" in err, err
+    # what cannot be read: one line each, exit 2
+    (tmp_path / "typo.yaml").write_text(
+        own.read_text().replace("    values:", "    valeus:"), encoding="utf-8"
+    )
+    (tmp_path / "broken.yml").write_text("paper: {id: p\n", encoding="utf-8")
+    for key, words in (
+        (f"{tmp_path / 'typo.yaml'}#t1/minilm", "unknown row key 'valeus' (did you mean 'values'?)"),
+        (f"{tmp_path / 'broken.yml'}#t1/minilm", "not valid YAML at line 2"),
+        (f"{tmp_path / 'gone.yaml'}#t1/minilm", "no such file"),
+        (f"{own}#t1/minilml", "has no row 't1/minilml'; close matches: t1/minilm"),
+    ):
+        code, _, err = run_cli(["check", "--results", results, "--against", key], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
+
+
+def test_a_published_file_feeds_the_report_as_the_registry_does(results: Path, tmp_path: Path) -> None:
+    from stsbench.published.registry import get_entry, load_published_file
+
+    own = _own_file(tmp_path / "mine.yaml", dict(MTEB))
+    (entry,) = load_published_file(str(own)).values()
+    assert entry.key == f"{own}#t1/minilm" and get_entry(entry.key) == entry  # what a report looks up again
+    assert entry.task_values == MTEB and entry.split == "test" and entry.cite == "Me (2026); version not stated; Table 1"
+
+
+def test_report_against_a_published_file_of_ones_own(results: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    _own_file(tmp_path / "mine.yaml", {**MTEB, "STS12": 73.5})
+    args = ["report", "--results", results, "--out", "rep", "--against", "all-MiniLM-L6-v2=mine.yaml#t1/minilm"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "### all-MiniLM-L6-v2 vs mine.yaml#t1/minilm" in md
+    assert "| STS12 | 72.37 (1) | – | 73.50 | -1.13 |" in md  # the file's figure, beside the measured one
+    state = json.loads((tmp_path / "rep" / "reproduction.json").read_text(encoding="utf-8"))
+    assert "mine.yaml#t1/minilm" in json.dumps(state)

@@ -271,3 +271,34 @@ def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_pat
         finally:
             POOLER_REGISTRY.unregister("toy-plugin")
     assert codes[0] != codes[1] and plan_module.code_of("train") not in codes
+
+
+def test_a_recipe_held_against_a_published_file_of_ones_own(tiny, tmp_path, capsys, monkeypatch):
+    """A run's ``published`` may name FILE.yaml#TABLE/ROW (docs/published.md); editing the file remakes the report."""
+    import yaml
+
+    from stsbench.published.registry import get_entry
+    from stsbench.recipes import load_recipe
+
+    monkeypatch.chdir(tmp_path)
+    recipe = yaml.safe_load((tiny / "tiny.yaml").read_text())
+    row = get_entry(recipe["runs"][0]["published"])
+    own = {
+        "paper": {"id": "mine", "title": "t", "citation": "Me (2026)", "source": "notebook"},
+        "tables": [{"id": "t1", "table": "Table 1", "metric": "m", "split": row.split,
+                    "rows": [{"id": "r", "row": "R", "values": dict(row.values)}]}],
+    }  # fmt: skip
+    Path("mine.yaml").write_text(yaml.safe_dump(own))
+    recipe["published"] = [k if k != row.key else "mine.yaml#t1/r" for k in recipe["published"]]
+    recipe["runs"][0]["published"] = "mine.yaml#t1/r"
+    Path("mine-recipe.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
+    code, printed, err = run_cli(["reproduce", "mine-recipe.yaml", "--out", "o", "--dry-run"], capsys)
+    assert code == 0, err
+    assert "mine.yaml#t1/r" in printed
+    before = plan_module.report_step(load_recipe("mine-recipe.yaml"), [], Path("o")).key
+    own["tables"][0]["rows"][0]["values"]["STSBenchmark"] += 1
+    Path("mine.yaml").write_text(yaml.safe_dump(own))
+    assert plan_module.report_step(load_recipe("mine-recipe.yaml"), [], Path("o")).key != before
+    Path("mine.yaml").write_text("paper: {id: p\n")  # broken: refused before anything runs
+    code, _, err = run_cli(["reproduce", "mine-recipe.yaml", "--out", "o", "--dry-run"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "mine.yaml: not valid YAML" in err, err

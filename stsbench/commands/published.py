@@ -91,7 +91,8 @@ def check(
         str,
         typer.Option(
             "--against",
-            help="Published entry key (`stsbench published list`), or mteb-results:DIR for a local MTEB "
+            help="Published entry key (`stsbench published list`), FILE.yaml#TABLE/ROW for a published file of "
+            "one's own (docs/published.md), or mteb-results:DIR for a local MTEB "
             'results folder (needs `pip install "stsbench[mteb]"`).',
         ),
     ],

@@ -41,7 +41,8 @@ def report_cmd(
         typer.Option(
             "--against",
             metavar="KEY",
-            help="A published row to reproduce (`stsbench published list`): KEY, or GROUP=KEY to name the group "
+            help="A published row to reproduce (`stsbench published list`, or FILE.yaml#TABLE/ROW of one's own: "
+            "docs/published.md): KEY, or GROUP=KEY to name the group "
             "of seeds that reproduces it (a method, e.g. ESimCSE, or the seeds' folder). Repeat for several. "
             "Adds a Reproduction section (a verdict per published figure) and OUT/reproduction.json.",
         ),

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -224,6 +225,16 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
     return entries
 
 
+def _yaml(text: str, name: str) -> Any:
+    """A registry file's text parsed, or a one-line :class:`RegistryError` naming the file and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise RegistryError(f"published registry {name}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+
+
 @lru_cache(maxsize=1)
 def load_registry() -> dict[str, Entry]:
     """Every published entry, by key, in file and table order."""
@@ -232,19 +243,70 @@ def load_registry() -> dict[str, Entry]:
         (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
     )
     for f in files:
-        try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" at line {mark.line + 1}" if mark is not None else ""
-            raise RegistryError(
-                f"published registry {f.name}: not valid YAML{at}: {getattr(exc, 'problem', exc)}"
-            ) from None
-        for entry in parse_registry_file(data, f.name):
+        for entry in parse_registry_file(_yaml(f.read_text(encoding="utf-8"), f.name), f.name):
             if entry.key in registry:
                 raise RegistryError(f"published registry {f.name}: duplicate key '{entry.key}'")
             registry[entry.key] = entry
     return registry
+
+
+# a key naming a published file of one's own: FILE.yaml#TABLE/ROW (or FILE.yaml alone for a one-row file)
+FILE_SUFFIXES = (".yaml", ".yml")
+FILE_SCHEMA_DOC = "docs/published.md"
+
+
+def file_key(key: str) -> tuple[str, str] | None:
+    """``(file, TABLE/ROW)`` when ``key`` names a row of a published file of one's own, else None.
+
+    A key is a file's when the part before its first ``#`` ends with ``.yaml`` or ``.yml``.
+    """
+    path, _, row = key.partition("#")
+    return (path, row) if path.lower().endswith(FILE_SUFFIXES) else None
+
+
+def load_published_file(path: str) -> dict[str, Entry]:
+    """The rows of a published file of one's own, by key ``FILE#TABLE/ROW`` (``FILE#ROW`` for an unnamed table).
+
+    The file has the registry's schema (:func:`parse_registry_file`, documented in ``docs/published.md``) and is
+    validated the same way; a missing, unreadable or malformed file is one line naming it.
+    """
+    where = Path(path).expanduser()
+    try:
+        text = where.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StsbenchError(
+            f"published file {path}: no such file; give a YAML file in the registry's schema ({FILE_SCHEMA_DOC})"
+        ) from None
+    except IsADirectoryError:
+        raise StsbenchError(f"published file {path} is a folder; give a YAML file ({FILE_SCHEMA_DOC})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StsbenchError(f"published file {path} cannot be read: {exc}") from None
+    rows: dict[str, Entry] = {}
+    for entry in parse_registry_file(_yaml(text, path), path):
+        key = f"{path}#{entry.key.removeprefix(entry.paper.slug).lstrip('/')}"
+        if key in rows:
+            raise RegistryError(f"published registry {path}: duplicate row '{key}'")
+        rows[key] = replace(entry, key=key)
+    return rows
+
+
+def _file_entry(path: str, row: str) -> Entry:
+    rows = load_published_file(path)
+    if not row:
+        if len(rows) == 1:
+            return next(iter(rows.values()))
+        raise StsbenchError(
+            f"published file {path} holds {len(rows)} rows; name one as {path}#TABLE/ROW "
+            f"({', '.join(k.split('#', 1)[1] for k in list(rows)[:5])}{', ...' if len(rows) > 5 else ''})"
+        )
+    key = f"{path}#{row}"
+    by_lower = {k.lower(): e for k, e in rows.items()}
+    if key.lower() in by_lower:
+        return by_lower[key.lower()]
+    names = [k.split("#", 1)[1] for k in rows]
+    near = close_matches(row, names)
+    hint = f"close matches: {', '.join(near)}" if near else f"its rows: {', '.join(names[:5])}"
+    raise StsbenchError(f"published file {path} has no row '{row}'; {hint}")
 
 
 def close_matches(key: str, keys: list[str], n: int = 5) -> list[str]:
@@ -257,7 +319,13 @@ def close_matches(key: str, keys: list[str], n: int = 5) -> list[str]:
 
 
 def get_entry(key: str) -> Entry:
-    """Look up ``key`` (case-insensitive); an unknown key raises ``StsbenchError`` naming close matches."""
+    """Look up ``key`` (case-insensitive); an unknown key raises ``StsbenchError`` naming close matches.
+
+    ``FILE.yaml#TABLE/ROW`` is a row of a published file of one's own (:func:`load_published_file`).
+    """
+    in_file = file_key(key)
+    if in_file is not None:
+        return _file_entry(*in_file)
     registry = load_registry()
     if key in registry:
         return registry[key]

@@ -325,6 +325,19 @@ def kept_note(kept: Sequence[str]) -> str:
     )
 
 
+def published_files(recipe: Recipe) -> dict[str, str | None]:
+    """The sha256 of each published file of one's own the recipe's runs are held against (None: not there)."""
+    from stsbench.published.registry import file_key
+
+    found: dict[str, str | None] = {}
+    for run in recipe.runs:
+        in_file = file_key(run.published or "")
+        if in_file is not None:
+            path = Path(in_file[0]).expanduser()
+            found[in_file[0]] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    return found
+
+
 def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
@@ -344,10 +357,11 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
                 args += ["--against", f"{run.name}={run.published}"]
     if kept:
         args += ["--note", kept_note(kept)]
-    keys = _keys(
-        {"kind": "report", "args": args, "deps": [s.key for s in before]},
-        {"deps": [s.legacy_key for s in before]},
-    )
+    material: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.key for s in before]}
+    files = published_files(recipe)
+    if files:  # a published file of one's own: edited, the report is made again
+        material["published_files"] = files
+    keys = _keys(material, {"deps": [s.legacy_key for s in before]})
     return Step("report", "report", tuple(args), **keys, code=code_of("report"), deps=tuple(s.id for s in before))
 
 
