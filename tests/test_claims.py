@@ -1,0 +1,141 @@
+"""The claim rule (stsbench.stats.claims, docs/uncertainty.md "Claims"): on simulated seeds, and its parts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pydantic import TypeAdapter, ValidationError
+from scipy import stats
+
+from stsbench.stats.claims import Claim, judge
+
+CLAIM = TypeAdapter(Claim)
+N_SEEDS, DRAWS, SD = 5, 200, 0.5
+
+# each claim type: its spec, and the settings' true means (points) where its effect is large, reversed and null
+CASES = {
+    "argmax": (
+        {"kind": "argmax", "best": "a", "among": ["a", "b", "c"]},
+        {"large": {"a": 3, "b": 0, "c": 0}, "reversed": {"a": 0, "b": 3, "c": 3}, "null": {"a": 0, "b": 0, "c": 0}},
+    ),
+    "ordering": (
+        {"kind": "ordering", "order": ["a", "b", "c"]},
+        {"large": {"a": 6, "b": 3, "c": 0}, "reversed": {"a": 0, "b": 3, "c": 6}, "null": {"a": 0, "b": 0, "c": 0}},
+    ),
+    "difference": (
+        {"kind": "difference", "better": "a", "worse": "b", "published": 3.0},
+        {"large": {"a": 3, "b": 0}, "reversed": {"a": 0, "b": 3}, "null": {"a": 0, "b": 0}},
+    ),
+    "gap": (
+        {"kind": "gap", "wider": ["a", "b"], "narrower": ["c", "d"]},
+        {
+            "large": {"a": 3, "b": 0, "c": 0, "d": 0},
+            "reversed": {"a": 0, "b": 0, "c": 3, "d": 0},
+            "null": {"a": 1, "b": 0, "c": 1, "d": 0},
+        },
+    ),
+    # a plateau's effect is equality: large = equal settings with a margin well above the seeds' spread,
+    # reversed = one setting 3 points off (margin 2.5), null = equal settings with seeds too noisy to tell (sd 3)
+    "plateau": (
+        {"kind": "plateau", "settings": ["a", "b", "c"], "margin": 2.5},
+        {"large": {"a": 0, "b": 0, "c": 0}, "reversed": {"a": 0, "b": 6, "c": 0}, "null": {"a": 0, "b": 0, "c": 0}},
+    ),
+    "collapse": (
+        {"kind": "collapse", "settings": ["a"], "below": 70.0},
+        {"large": {"a": -10}, "reversed": {"a": 10}, "null": {"a": 0}},
+    ),
+}
+EXPECTED = {"large": "supported", "reversed": "contradicted", "null": "inconclusive"}
+
+
+def simulate(means: dict[str, float], paired: bool, sd: float, rng: np.random.Generator) -> dict:
+    """Five seeds per setting around 70 + mean: shared seeds (a seed's own effect in every setting) or not."""
+    shared = rng.normal(0, sd * 0.7, N_SEEDS)
+    scores = {}
+    for j, (setting, mean) in enumerate(means.items()):
+        seeds = range(1, N_SEEDS + 1) if paired else range(1 + 10 * j, N_SEEDS + 1 + 10 * j)
+        own = shared if paired else rng.normal(0, sd * 0.7, N_SEEDS)
+        scores[setting] = {s: 70 + mean + e + rng.normal(0, sd * 0.7) for s, e in zip(seeds, own, strict=True)}
+    return scores
+
+
+@pytest.mark.slow  # 7,200 claims judged, the argmax's and ordering's with 2,000 resamples each: ~7 s
+@pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.parametrize("paired", [True, False], ids=["paired", "welch"])
+def test_the_rule_on_simulated_seeds(kind, paired):
+    """Acceptance 2 of issue 37: n = 5 seeds, 200 draws per case, alpha 0.05.
+
+    A large or reversed effect is judged so in at least 95% of draws. A null effect is inconclusive in 95% of
+    draws by construction for a one-statement claim (the test's size is alpha); with several statements Holm keeps
+    the claim's error at or below alpha. The null count is held to that: not significantly below 95% (a one-sided
+    binomial test at 0.01), and the counts measured are in the issue's note.
+    """
+    spec, cases = CASES[kind]
+    claim = CLAIM.validate_python(spec)
+    rng = np.random.default_rng(37)
+    for case, means in cases.items():
+        sd = 3.0 if (kind, case) == ("plateau", "null") else SD
+        hits = sum(judge(claim, simulate(means, paired, sd, rng)).verdict == EXPECTED[case] for _ in range(DRAWS))
+        if case == "null":
+            assert stats.binomtest(hits, DRAWS, 0.95, alternative="less").pvalue > 0.01, (case, hits)
+        else:
+            assert hits >= 0.95 * DRAWS, (case, hits)
+
+
+def test_paired_when_the_seeds_are_shared_welch_otherwise():
+    claim = CLAIM.validate_python({"kind": "difference", "better": "a", "worse": "b"})
+    a = {1: 80.0, 2: 81.0, 3: 82.0}
+    shared = judge(claim, {"a": a, "b": {s: v - 0.5 for s, v in a.items()}}).statements[0]
+    assert shared.test == "paired t" and shared.verdict == "supported" and shared.diff == pytest.approx(0.5)
+    assert shared.p == 0.0  # the same gap on every seed: no spread, an exact difference
+    other = judge(claim, {"a": a, "b": {4: 79.5, 5: 80.5, 6: 81.5}}).statements[0]
+    welch = stats.ttest_ind(list(a.values()), [79.5, 80.5, 81.5], equal_var=False)
+    assert other.test == "Welch" and other.p == pytest.approx(welch.pvalue) and other.verdict == "inconclusive"
+
+
+def test_holm_within_a_claim_and_the_claim_follows_its_statements():
+    claim = CLAIM.validate_python({"kind": "ordering", "order": ["a", "b", "c"]})
+    rng = np.random.default_rng(0)
+    scores = {s: {k: m + rng.normal(0, 0.3) for k in range(1, 6)} for s, m in (("a", 75), ("b", 72), ("c", 74))}
+    result = judge(claim, scores)
+    ps = [s.p for s in result.statements]
+    assert [s.p_holm for s in result.statements] == pytest.approx(
+        [min(1, max(2 * min(ps), p if p == max(ps) else 2 * p)) for p in ps]
+    )
+    assert [s.verdict for s in result.statements] == ["supported", "contradicted"]  # a > b; b < c
+    assert result.verdict == "contradicted"
+    assert set(result.best_probability) == {"a", "b", "c"} and result.best_probability["a"] > 0.9
+
+
+def test_missing_seeds_make_a_claim_inconclusive_and_say_so():
+    claim = CLAIM.validate_python({"kind": "argmax", "best": "a", "among": ["a", "b", "c"]})
+    result = judge(claim, {"a": {1: 80.0, 2: 81.0}, "b": {1: 70.0}, "c": {}})
+    assert result.verdict == "inconclusive" and result.missing == ("c",)
+    assert [s.missing for s in result.statements] == ["fewer than 2 seeds: b", "fewer than 2 seeds: c"]
+    assert result.best_probability is None
+
+
+def test_tost_at_known_values():
+    claim = CLAIM.validate_python({"kind": "plateau", "settings": ["a", "b"], "margin": 1.0})
+    a = {1: 80.0, 2: 81.0, 3: 80.5, 4: 80.2}
+    b = {s: v + d for (s, v), d in zip(a.items(), (0.1, -0.1, 0.2, 0.0), strict=True)}
+    (st,) = judge(claim, {"a": a, "b": b}).statements
+    d = np.array([a[s] - b[s] for s in a])
+    se = d.std(ddof=1) / 2
+    expected = max(stats.t.sf((d.mean() + 1) / se, 3), stats.t.cdf((d.mean() - 1) / se, 3))
+    assert st.test == "TOST (paired t)" and st.p == pytest.approx(expected) and st.verdict == "supported"
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"kind": "argmax", "best": "z", "among": ["a", "b"]}, "not among"),
+        ({"kind": "ordering", "order": ["a"]}, "at least 2"),
+        ({"kind": "plateau", "settings": ["a", "b"], "margin": 0}, "greater than 0"),
+        ({"kind": "difference", "better": "a", "worse": "b", "size": 1}, "size"),
+        ({"kind": "peak", "best": "a"}, "peak"),
+    ],
+)
+def test_a_malformed_claim_is_refused(spec, words):
+    with pytest.raises(ValidationError, match=words):
+        CLAIM.validate_python(spec)
