@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from typing import Any
 
 _OS_ERRORS = {
     errno.ENOSPC: ("no space left on device", "free space in {folder}"),
@@ -76,3 +77,10 @@ def os_error_line(exc: OSError) -> str | None:
     path = Path(os.fsdecode(exc.filename))
     folder = path if path.is_dir() else path.parent
     return f"{what}: {path}; {fix.format(folder=folder)}, or pass another folder (--output, --cache-dir)"
+
+
+def validation_line(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as one line: its first error, ``loc.of.it: message``."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return f"{loc + ': ' if loc else ''}{err['msg']}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -171,3 +172,22 @@ def test_a_wheel_holds_every_config_and_recipe_and_no_shared_path(tmp_path):
         for name in names:
             if name.startswith("stsbench/") and name.endswith((".yaml", ".json", ".py", ".md", ".j2")):
                 assert b"../shared" not in zf.read(name), name
+
+
+def test_a_recipes_claims_name_its_runs_and_a_task(tmp_path):
+    """A claim's settings are the recipe's runs, its figure a task or best-dev: else one line naming it."""
+    from stsbench.recipes import load_recipe
+
+    text = (Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "cpu-mini.yaml").read_text(encoding="utf-8")
+    good = text + "claims:\n  - {kind: argmax, best: esimcse, among: [simcse, esimcse], figure: STS-B}\n"
+    (tmp_path / "good.yaml").write_text(good)
+    (claim,) = load_recipe(str(tmp_path / "good.yaml")).claims
+    assert claim.best == "esimcse" and claim.mode == "test"
+    for extra, words in (
+        ("  - {kind: argmax, best: a, among: [a, simcse]}\n", "claim 1 names ['a'], not among the runs"),
+        ("  - {kind: difference, better: esimcse, worse: simcse, figure: STS99}\n", "figure 'STS99'"),
+        ("  - {kind: plateau, settings: [simcse, esimcse], margin: -1}\n", "margin"),
+    ):
+        (tmp_path / "bad.yaml").write_text(text + "claims:\n" + extra)
+        with pytest.raises(StsbenchError, match=re.escape(words)):
+            load_recipe(str(tmp_path / "bad.yaml"))

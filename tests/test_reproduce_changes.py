@@ -302,3 +302,14 @@ def test_a_recipe_held_against_a_published_file_of_ones_own(tiny, tmp_path, caps
     Path("mine.yaml").write_text("paper: {id: p\n")  # broken: refused before anything runs
     code, _, err = run_cli(["reproduce", "mine-recipe.yaml", "--out", "o", "--dry-run"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "mine.yaml: not valid YAML" in err, err
+
+
+def test_the_recipes_claims_reach_its_report(clean):
+    """tiny.yaml's claim: written beside the results, judged over the two seeds in the report and its JSON."""
+    import yaml
+
+    claims = yaml.safe_load((clean / "claims.yaml").read_text())
+    assert [c["kind"] for c in claims] == ["collapse"] and claims[0]["figure"] == "best-dev"
+    (judged,) = json.loads((clean / "reproduction.json").read_text())["claims"]
+    assert judged["verdict"] == "supported" and judged["statements"][0]["n"] == [2]
+    assert "| 1 | far below 90 | collapse | best STS-B dev (training) | **supported** |" in (clean / "report.md").read_text()

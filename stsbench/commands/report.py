@@ -55,6 +55,16 @@ def report_cmd(
             "seeds is 'reproduced' only where the seeds detect a difference this large, else 'inconclusive'.",
         ),
     ] = 1.0,
+    claims: Annotated[
+        Optional[Path],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--claims",
+            metavar="FILE",
+            help="A YAML list of a table's claims (argmax, ordering, difference, gap, plateau, collapse) naming "
+            "the report's groups: each judged over seeds (docs/uncertainty.md, Claims) in a Claims section and "
+            "OUT/reproduction.json.",
+        ),
+    ] = None,
     note: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
@@ -82,13 +92,15 @@ def report_cmd(
 
     check_writable_dir(out, "--out")
     from stsbench.progress import plural
+    from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import parse_against
 
     targets = parse_against(against or [])
+    judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
     files = write_report(
-        results, out, title, command, baseline, targets, difference, strict=strict, notes=note or ()
+        results, out, title, command, baseline, targets, difference, strict=strict, notes=note or (), claims=judged
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -19,8 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stsbench.errors import StsbenchError
+from stsbench.errors import StsbenchError, validation_line
 from stsbench.registry import Registry, packaged_files
+from stsbench.stats.claims import Claim
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -111,6 +112,8 @@ class Recipe(BaseModel):
     analyses: tuple[Analysis, ...] = ()
     report: Report
     notes: tuple[str, ...] = ()
+    # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report
+    claims: tuple[Claim, ...] = ()
 
     @model_validator(mode="after")
     def _names(self) -> Recipe:
@@ -123,6 +126,10 @@ class Recipe(BaseModel):
                 raise ValueError(f"analysis {a.name} names runs {unknown}, not among {names}")
             if a.baseline and self.baseline is None:
                 raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
+        for i, claim in enumerate(self.claims, start=1):
+            unknown = [s for s in claim.settings() if s not in names]
+            if unknown:
+                raise ValueError(f"claim {i} names {unknown}, not among the runs {names}")
         for r in self.runs:
             if r.published and r.published not in self.published:
                 raise ValueError(
@@ -178,9 +185,7 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     try:
         recipe = Recipe.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise StsbenchError(f"recipe {where}: {loc + ': ' if loc else ''}{err['msg']}") from None
+        raise StsbenchError(f"recipe {where}: {validation_line(exc)}") from None
     from stsbench.recipes.check import check_recipe
 
     try:

@@ -15,6 +15,10 @@ def check_recipe(recipe: Recipe) -> None:
 
     for key in recipe.published:
         get_entry(key)
+    if recipe.claims:  # each claim's figure a registered task (or best-dev)
+        from stsbench.reports.claims import parse_claims
+
+        parse_claims([c.model_dump(by_alias=True) for c in recipe.claims], "claims")
     for run in recipe.runs:
         try:
             check_run(run)

@@ -19,6 +19,7 @@ from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports import ablations, provenance, reproduction, seed_differences, spread, training
+from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
 from stsbench.reports.models import Model, by_variant, find_models
@@ -35,6 +36,7 @@ from stsbench.reports.seeds import (
     seed_points,
 )
 from stsbench.results.portable import portable
+from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.tabular import Table
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
@@ -82,6 +84,7 @@ class Report:
     warnings: list[str]
     figures: list[Path]  # files written
     reproduction: list[Reproduction] = field(default_factory=list)  # the --against rows' verdicts
+    claims: list[ClaimResult] = field(default_factory=list)  # the --claims verdicts
 
 
 def anchor(title: str) -> str:
@@ -261,6 +264,17 @@ def _reproduction(reps: list[Reproduction], difference: float) -> Section:
     return section
 
 
+def _claims(judged: list[ClaimResult]) -> Section:
+    """The table's claims, each judged over the seeds of the groups it names (``--claims``)."""
+    section = Section("claims", "Claims")
+    section.paragraphs = [
+        "Each claim of the table, judged on the groups' figures seed by seed by the rule of docs/uncertainty.md "
+        "(Claims): what the seeds here say of it, whatever the paper's verdict."
+    ]
+    section.tables = [claims_module.claims_table(judged), claims_module.statements_table(judged)]
+    return section
+
+
 def _provenance(coll: Collection, models: list[Model]) -> Section:
     when = provenance.created_range(coll)
     section = Section("provenance", "Provenance")
@@ -286,6 +300,7 @@ def build_report(
     difference: float = DIFFERENCE,
     notes: Sequence[str] = (),
     out: Path | None = None,
+    claims: Sequence[Claim] = (),
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
@@ -298,6 +313,8 @@ def build_report(
     matters (:func:`stsbench.published.seed_check.verdict`). Raises ``StsbenchError`` for a ``baseline`` that
     is neither a method nor a group, or a target without its group, before any figure is drawn. ``out``: the
     report's folder, that an absolute results folder is named relative to (:mod:`stsbench.results.portable`).
+    ``claims``: a table's claims, judged on the groups of seeds (a Claims section; an unknown group is an error
+    before any figure is drawn).
     """
     results = tuple(portable(f, out) for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
@@ -305,11 +322,13 @@ def build_report(
     seeded = has_seeds(groups)
     base = baseline_group(groups, baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, against, difference)
+    judged = claims_module.judge_claims(claims, coll.tasks, groups) if claims else []
     figs = _Figures(Path(figures_dir), figures_prefix)
     sections = [
         _scores(coll, models, "sts", results),
         _scores(coll, models, "transfer", results),
         *([_reproduction(reps, difference)] if against else []),
+        *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
         *[_analysis(coll, models, a, results, figs) for a in all_analyses()],
         *_training(coll, models, groups, results, figs),
@@ -335,4 +354,4 @@ def build_report(
             f"**{MARK} {plural(len(modified), 'result')} {modified_text(files)}** (marked {MARK} in the "
             "score tables, noted in the analysis sections); they are not comparable with published figures."
         )
-    return Report(title, intro, sections, list(coll.warnings), figs.written, reps)
+    return Report(title, intro, sections, list(coll.warnings), figs.written, reps, judged)

@@ -118,6 +118,7 @@ def write_report(
     difference: float = DIFFERENCE,
     strict: bool = False,
     notes: Sequence[str] = (),
+    claims: Sequence[Any] = (),
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -126,7 +127,8 @@ def write_report(
     compared with. ``against``: published rows to reproduce; their verdicts (``difference``: the difference
     that matters) are the Reproduction section and ``out/reproduction.json`` (an earlier one is removed when
     none is given). ``strict``: results folders holding nothing to report are an error, before anything is
-    written. ``notes``: lines in bold under the opening paragraph.
+    written. ``notes``: lines in bold under the opening paragraph. ``claims``: a table's claims
+    (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
     """
     out = Path(out)
     coll = collect(results)
@@ -149,6 +151,7 @@ def write_report(
         difference=difference,
         notes=notes,
         out=out,
+        claims=claims,
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
@@ -157,8 +160,9 @@ def write_report(
     md = atomic_write_text(out / "report.md", render_markdown(report))
     page = atomic_write_text(out / "report.html", render_html(report))
     verdicts = out / REPRODUCTION_JSON
-    if against:
-        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference))
+    judged = bool(against or claims)
+    if judged:
+        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference, report.claims))
     elif verdicts.is_file():  # an earlier report's verdicts, not this one's
         verdicts.unlink()
-    return ReportFiles(md, page, report.figures, report.warnings, report, verdicts if against else None)
+    return ReportFiles(md, page, report.figures, report.warnings, report, verdicts if judged else None)

@@ -118,7 +118,7 @@ class Reproduction:
         }
 
 
-def _names(group: SeedGroup) -> set[str]:
+def group_names(group: SeedGroup) -> set[str]:
     """Every name a target may give ``group`` by."""
     names = {group.name, group.label}
     if group.method:
@@ -135,7 +135,7 @@ def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
     """The group ``target`` names, else the one the score tables set its row beside; one line otherwise."""
     everyone = ", ".join(g.name for g in groups) or "none"
     if target.group is not None:
-        found = [g for g in groups if target.group in _names(g)]
+        found = [g for g in groups if target.group in group_names(g)]
         if len(found) == 1:
             return found[0]
         what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
@@ -259,11 +259,16 @@ def rule(difference: float) -> str:
     )
 
 
-def reproduction_json(reps: Sequence[Reproduction], difference: float) -> dict[str, Any]:
-    """The section as JSON: the settings, then one object per target with every cell's numbers and verdict."""
+def reproduction_json(
+    reps: Sequence[Reproduction], difference: float, claims: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """The section as JSON: the settings, one object per target with every cell's numbers and verdict.
+
+    ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements.
+    """
     from stsbench.results.seeds import LEVEL
 
-    return {
+    out = {
         "kind": REPRODUCTION_KIND,
         "schema_version": 1,
         "difference": difference,
@@ -271,3 +276,6 @@ def reproduction_json(reps: Sequence[Reproduction], difference: float) -> dict[s
         "power": POWER,
         "targets": [r.to_dict() for r in reps],
     }
+    if claims:
+        out["claims"] = [c.to_dict() for c in claims]
+    return out

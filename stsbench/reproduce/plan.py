@@ -325,6 +325,14 @@ def kept_note(kept: Sequence[str]) -> str:
     )
 
 
+CLAIMS_FILE = "claims.yaml"  # OUT/claims.yaml: the recipe's claims, which the report step judges
+
+
+def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
+    """The recipe's claims as the claims file holds them."""
+    return [c.model_dump(by_alias=True) for c in recipe.claims]
+
+
 def published_files(recipe: Recipe) -> dict[str, str | None]:
     """The sha256 of each published file of one's own the recipe's runs are held against (None: not there)."""
     from stsbench.published.registry import file_key
@@ -355,9 +363,13 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         for run in recipe.runs:
             if run.published is not None:
                 args += ["--against", f"{run.name}={run.published}"]
+    if recipe.claims:  # written by prepare() beside the results
+        args += ["--claims", str(out / CLAIMS_FILE)]
     if kept:
         args += ["--note", kept_note(kept)]
     material: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.key for s in before]}
+    if recipe.claims:
+        material["claims"] = claims_data(recipe)
     files = published_files(recipe)
     if files:  # a published file of one's own: edited, the report is made again
         material["published_files"] = files
@@ -421,6 +433,11 @@ def prepare(plan: Plan, step: Step) -> None:
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     elif step.kind == "report":
         from stsbench.results.portable import copy_training_file
+
+        if plan.recipe.claims:
+            import yaml
+
+            atomic_write_text(plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False))
 
         for source, copy in training_copies(plan):  # with their paths relative to the copy (issue 36.10)
             copy.parent.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,10 @@ Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
 class _Claim(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     text: str = ""  # the paper's words, e.g. "p = 0.1 is best"
+    # the figure judged, per seed: a task's score in ``mode`` (a registered task name), or ``best-dev``, the
+    # training's own best STS-B dev Spearman x100 (what the papers report for a dev-selected checkpoint)
+    figure: str = "STSBenchmark"
+    mode: Literal["test", "fasttest", "dev"] = "test"
 
     def settings(self) -> tuple[str, ...]:
         """Every setting the claim names, in its order."""
@@ -190,6 +194,7 @@ class ClaimResult:
     text: str
     verdict: Verdict
     statements: tuple[StatementResult, ...]
+    figure: str = ""
     best_probability: dict[str, float] | None = None
     published: float | None = None  # a difference's published size
     missing: tuple[str, ...] = field(default_factory=tuple)  # settings with no seeds
@@ -362,4 +367,4 @@ def judge(
     if isinstance(claim, Argmax | Ordering) and not missing:
         best = best_probability(scores, claim.settings())
     published = claim.published if isinstance(claim, Difference) else None
-    return ClaimResult(claim.kind, claim.text, overall, done, best, published, missing)
+    return ClaimResult(claim.kind, claim.text, overall, done, claim.figure, best, published, missing)

@@ -1,0 +1,176 @@
+"""The Claims part of a report: a table's claims judged on the report's groups of seeds (``report --claims``).
+
+A claims file is a YAML list of claims (:mod:`stsbench.stats.claims`: argmax, ordering, difference, gap, plateau,
+collapse), each naming the report's groups as its settings, as ``--against GROUP=KEY`` names them (a method, a
+group's name, or its seeds' folder: a recipe's run name), and the figure it is about (a task's score in a mode, or
+``best-dev``, the training's own best STS-B dev Spearman). Each group gives one figure per seed, keyed by the
+seed its training ran with, so that two groups trained on the same seeds are compared seed by seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stsbench.errors import StsbenchError, validation_line
+from stsbench.reports.collect import TaskRecord
+from stsbench.reports.reproduction import group_names
+from stsbench.reports.seeds import SeedGroup
+from stsbench.stats.claims import Claim, ClaimResult, judge
+from stsbench.tabular import DASH, Table, fmt, make_table
+
+BEST_DEV = "best-dev"  # a claim's figure: the training's own best STS-B dev Spearman x100
+VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
+
+
+def parse_claims(data: Any, where: str) -> list[Claim]:
+    """Claims from a parsed YAML list; one line naming the claim and the key at the first that is refused."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from stsbench.tasks.registry import task_names
+
+    if not isinstance(data, list):
+        raise StsbenchError(f"{where}: a claims file is a YAML list of claims (docs/uncertainty.md, Claims)")
+    adapter = TypeAdapter(Claim)
+    claims = []
+    for i, item in enumerate(data, start=1):
+        try:
+            claim = adapter.validate_python(item)
+        except ValidationError as exc:
+            raise StsbenchError(f"{where}: claim {i}: {validation_line(exc)}") from None
+        if claim.figure != BEST_DEV:
+            try:
+                tasks = task_names([claim.figure])
+            except StsbenchError as exc:
+                raise StsbenchError(f"{where}: claim {i}: figure {claim.figure!r}: {exc}") from None
+            if len(tasks) != 1:
+                raise StsbenchError(f"{where}: claim {i}: figure {claim.figure!r} names {len(tasks)} tasks; give one")
+            claim = claim.model_copy(update={"figure": tasks[0]})
+        claims.append(claim)
+    return claims
+
+
+def load_claims(path: Path) -> list[Claim]:
+    """The claims of a YAML file (``report --claims``); a missing or malformed file is one line."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StsbenchError(f"--claims {path}: no such file; give a YAML list of claims") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StsbenchError(f"--claims {path} cannot be read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise StsbenchError(f"--claims {path}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    return parse_claims(data, f"--claims {path}")
+
+
+def _group(groups: Sequence[SeedGroup], name: str) -> SeedGroup:
+    found = [g for g in groups if name in group_names(g)]
+    if len(found) != 1:
+        names = ", ".join(sorted({g.name for g in groups})) or "none"
+        what = "several groups" if found else "no group"
+        raise StsbenchError(f"a claim names {name!r}: {what} of this report is called so (groups: {names})")
+    return found[0]
+
+
+def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) -> dict[int, float]:
+    """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0)."""
+    seeds = [s if isinstance(s, int) else i for i, s in enumerate(group.seeds)]
+    if claim.figure == BEST_DEV:
+        return {
+            seed: m.run.best_dev_spearman * 100
+            for seed, m in zip(seeds, group.models, strict=True)
+            if m.run is not None and m.run.best_dev_spearman is not None
+        }
+    by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
+    out: dict[int, float] = {}
+    for rec in records:
+        r = rec.result
+        if r.task == claim.figure and r.mode == claim.mode and r.model.fingerprint in by_model:
+            out[by_model[r.model.fingerprint]] = r.reported  # a result run twice: its last, in path order
+    return out
+
+
+def judge_claims(
+    claims: Sequence[Claim], records: Sequence[TaskRecord], groups: Sequence[SeedGroup]
+) -> list[ClaimResult]:
+    """Each claim judged on its groups' figures (an unknown group is one line, before anything is drawn)."""
+    results = []
+    for claim in claims:
+        scores = {name: seed_figures(records, _group(groups, name), claim) for name in claim.settings()}
+        results.append(judge(claim, scores))
+    return results
+
+
+def _figure(result: ClaimResult) -> str:
+    return "best STS-B dev (training)" if result.figure == BEST_DEV else result.figure
+
+
+def claims_table(results: Sequence[ClaimResult]) -> Table:
+    """One row per claim: what it says, its figure, its verdict, and how often each setting was best."""
+    rows = []
+    for i, r in enumerate(results, start=1):
+        best = DASH
+        if r.best_probability:
+            best = ", ".join(f"{s} {p:.2f}" for s, p in r.best_probability.items())
+        counts = ", ".join(
+            f"{sum(s.verdict == v for s in r.statements)} {v}"
+            for v in VERDICT_ORDER
+            if any(s.verdict == v for s in r.statements)
+        )
+        rows.append([str(i), r.text or r.kind, r.kind, _figure(r), f"**{r.verdict}**", counts, best])
+    return make_table(
+        "claim-verdicts",
+        "Claims and their verdicts",
+        ["#", "claim", "kind", "figure", "verdict", "statements", "P(best)"],
+        rows,
+        notes=[
+            "Each claim expands to statements tested over seeds (paired t where the settings share their seeds, "
+            "Welch otherwise; TOST for a plateau), Holm within the claim, alpha 0.05; supported when all its "
+            "statements are, contradicted when one is (docs/uncertainty.md, Claims). P(best): how often each "
+            "setting has the highest mean when its seeds are resampled (2,000 times): a description, not a test."
+        ],
+    )
+
+
+def statements_table(results: Sequence[ClaimResult]) -> Table:
+    """One row per statement: its test, difference, p before and after Holm, MDE and verdict."""
+    rows = []
+    for i, r in enumerate(results, start=1):
+        for s in r.statements:
+            rows.append(
+                [
+                    str(i),
+                    s.statement,
+                    s.test or DASH,
+                    "/".join(str(n) for n in s.n),
+                    fmt(s.diff),
+                    f"{s.p:.3g}" if s.p is not None else DASH,
+                    f"{s.p_holm:.3g}" if s.p_holm is not None else DASH,
+                    fmt(s.min_detectable),
+                    s.verdict + (f" ({s.missing})" if s.missing else ""),
+                ]
+            )
+    notes = [
+        "diff: the measured difference, positive in the claimed direction (a bound: threshold - mean; a plateau: "
+        "the first setting - the second); MDE: the smallest difference the test detects with 80% power, before Holm."
+    ]
+    published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
+    notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
+    return make_table(
+        "claim-statements",
+        "Claims, statement by statement",
+        ["#", "statement", "test", "seeds", "diff", "p", "p (Holm)", "MDE", "verdict"],
+        rows,
+        notes=notes,
+        right=("seeds", "p", "p (Holm)"),
+    )
+
+
+def claims_json(results: Sequence[ClaimResult]) -> list[dict[str, Any]]:
+    """The claims for ``reproduction.json``."""
+    return [r.to_dict() for r in results]

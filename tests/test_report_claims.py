@@ -1,0 +1,71 @@
+"""``stsbench report --claims``: a table's claims judged over the report's groups of seeds (issue 37)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import run_cli
+from seed_results import ESIMCSE_GAIN, make_seed_results
+
+# ESimCSE's seeds are SimCSE's plus ESIMCSE_GAIN on the same seeds: STS12 +5, STS13 +2.5, 0 elsewhere, exactly
+CLAIMS = [
+    {"kind": "difference", "better": "esimcse", "worse": "simcse", "figure": "STS12", "published": 5.0,
+     "text": "ESimCSE beats SimCSE on STS12"},
+    {"kind": "ordering", "order": ["simcse", "esimcse"], "figure": "STS13"},  # reversed: ESimCSE is above
+    {"kind": "plateau", "settings": ["simcse", "esimcse"], "margin": 1.0, "figure": "STS-B"},
+    {"kind": "argmax", "best": "esimcse", "among": ["simcse", "esimcse"], "figure": "best-dev"},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    return make_seed_results(tmp_path_factory.mktemp("claims") / "results")
+
+
+def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_path, capsys):
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seeds import seed_groups
+
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(CLAIMS, sort_keys=False))
+    args = ["report", "--results", results, "--out", tmp_path / "rep", "--claims", tmp_path / "claims.yaml"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    state = json.loads((tmp_path / "rep" / "reproduction.json").read_text())
+    claims = state["claims"]
+    assert [c["verdict"] for c in claims[:3]] == ["supported", "contradicted", "supported"]
+    (one,) = claims[0]["statements"]
+    assert one["test"] == "paired t" and one["diff"] == pytest.approx(ESIMCSE_GAIN["STS12"]) and one["n"] == [3, 3]
+    assert claims[0]["published"] == 5.0 and claims[2]["figure"] == "STSBenchmark"  # the alias resolved
+    # best-dev: the trainings' own best STS-B dev scores, seed by seed
+    groups = {g.method: g for g in seed_groups(find_models(collect(results)))}
+    dev = {m: [r.best_dev_spearman * 100 for r in groups[m].runs] for m in ("unsup-SimCSE", "ESimCSE")}
+    (best,) = claims[3]["statements"]
+    mean = sum(dev["ESimCSE"]) / 3 - sum(dev["unsup-SimCSE"]) / 3
+    assert best["diff"] == pytest.approx(mean) and set(claims[3]["best_probability"]) == {"simcse", "esimcse"}
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Claims" in md and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | **supported** |" in md
+    assert "| 2 | simcse > esimcse | paired t | 3/3 | -2.50 |" in md
+    assert "Claim 1: the paper reports a difference of 5.00." in md
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("- {kind: argmax, best: a, among: [a, b]}\n", "a claim names 'a': no group of this report"),
+        ("- {kind: difference, better: simcse, worse: esimcse, figure: STS99}\n", "claim 1: figure 'STS99'"),
+        ("- {kind: plateau, settings: [simcse, esimcse]}\n", "claim 1: plateau.margin: Field required"),
+        ("- {kind: peak}\n", "claim 1"),
+        ("kind: argmax\n", "a claims file is a YAML list"),
+        ("- [\n", "not valid YAML"),
+    ],
+)
+def test_a_bad_claims_file_is_one_line_before_anything_is_written(results, tmp_path, capsys, text, words):
+    (tmp_path / "claims.yaml").write_text(text)
+    args = ["report", "--results", results, "--out", tmp_path / "rep", "--claims", tmp_path / "claims.yaml"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
+    assert not (tmp_path / "rep" / "report.md").exists()
