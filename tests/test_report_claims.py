@@ -17,6 +17,7 @@ CLAIMS = [
     {"kind": "ordering", "order": ["simcse", "esimcse"], "figure": "STS13"},  # reversed: ESimCSE is above
     {"kind": "plateau", "settings": ["simcse", "esimcse"], "margin": 1.0, "figure": "STS-B"},
     {"kind": "argmax", "best": "esimcse", "among": ["simcse", "esimcse"], "figure": "best-dev"},
+    {"kind": "difference", "better": "esimcse", "worse": "simcse", "figure": "Avg."},  # (5 + 2.5) / 7 points
 ]  # fmt: skip
 
 
@@ -46,6 +47,8 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     (best,) = claims[3]["statements"]
     mean = sum(dev["ESimCSE"]) / 3 - sum(dev["unsup-SimCSE"]) / 3
     assert best["diff"] == pytest.approx(mean) and set(claims[3]["best_probability"]) == {"simcse", "esimcse"}
+    (avg,) = claims[4]["statements"]  # each seed's Avg. of the seven figures as printed
+    assert claims[4]["verdict"] == "supported" and avg["diff"] == pytest.approx(7.5 / 7, abs=0.01)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## Claims" in md and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | **supported** |" in md
     assert "| 2 | simcse > esimcse | paired t | 3/3 | -2.50 |" in md

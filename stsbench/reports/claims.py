@@ -3,8 +3,9 @@
 A claims file is a YAML list of claims (:mod:`stsbench.stats.claims`: argmax, ordering, difference, gap, plateau,
 collapse), each naming the report's groups as its settings, as ``--against GROUP=KEY`` names them (a method, a
 group's name, or its seeds' folder: a recipe's run name), and the figure it is about (a task's score in a mode, or
-``best-dev``, the training's own best STS-B dev Spearman). Each group gives one figure per seed, keyed by the
-seed its training ran with, so that two groups trained on the same seeds are compared seed by seed.
+``best-dev``, the training's own best STS-B dev Spearman, or ``Avg.``, the papers' mean of the seven STS tasks).
+Each group gives one figure per seed, keyed by the seed its training ran with, so that two groups trained on the
+same seeds are compared seed by seed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
+from stsbench.metrics import simcse_average
+from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.reproduction import group_names
 from stsbench.reports.seeds import SeedGroup
@@ -39,7 +43,7 @@ def parse_claims(data: Any, where: str) -> list[Claim]:
             claim = adapter.validate_python(item)
         except ValidationError as exc:
             raise StsbenchError(f"{where}: claim {i}: {validation_line(exc)}") from None
-        if claim.figure != BEST_DEV:
+        if claim.figure not in (BEST_DEV, AVG):
             try:
                 tasks = task_names([claim.figure])
             except StsbenchError as exc:
@@ -87,12 +91,18 @@ def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) 
             if m.run is not None and m.run.best_dev_spearman is not None
         }
     by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
-    out: dict[int, float] = {}
+    tasks = STS_TASKS if claim.figure == AVG else (claim.figure,)
+    found: dict[int, dict[str, float]] = {}
     for rec in records:
         r = rec.result
-        if r.task == claim.figure and r.mode == claim.mode and r.model.fingerprint in by_model:
-            out[by_model[r.model.fingerprint]] = r.reported  # a result run twice: its last, in path order
-    return out
+        if r.task in tasks and r.mode == claim.mode and r.model.fingerprint in by_model:
+            # a result run twice: its last, in path order
+            found.setdefault(by_model[r.model.fingerprint], {})[r.task] = r.reported
+    if claim.figure != AVG:
+        return {seed: figures[claim.figure] for seed, figures in found.items()}
+    # the papers' Avg.: the mean of the seven STS figures as printed, for a seed that has all seven
+    averages = {seed: simcse_average([figures.get(t) for t in tasks]) for seed, figures in found.items()}
+    return {seed: avg for seed, avg in averages.items() if avg is not None}
 
 
 def judge_claims(
