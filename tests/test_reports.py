@@ -166,6 +166,8 @@ def test_regeneration_is_byte_identical(built, tmp_path):
 def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     target = tmp_path / "reports" / CHECKED_IN.name
     shutil.copytree(CHECKED_IN / "results", target / "results")
+    shutil.copy(CHECKED_IN / "claims.yaml", target / "claims.yaml")  # the recipe's claims, as reproduce writes them
+    from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
 
     old = Path.cwd()
@@ -175,18 +177,20 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
         title = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"  # its README
         command = shlex.join(
             ["stsbench", "report", "--results", f"{rel}/results", "--out", str(rel), "--title", title]
+            + ["--claims", f"{rel}/claims.yaml"]
         )
-        write_report(rel / "results", rel, title, command)
+        write_report(rel / "results", rel, title, command, claims=load_claims(rel / "claims.yaml"))
     finally:
         os.chdir(old)
     made = folder_bytes(target)
-    hand_written = {"README.md", "timings.log", "reproduce.json", ".gitignore"}  # the rest: stsbench report
+    # the rest: stsbench report (claims.yaml: the recipe's claims, which reproduce writes for it)
+    hand_written = {"README.md", "timings.log", "reproduce.json", ".gitignore", "claims.yaml"}
     kept = {
         k: v
         for k, v in folder_bytes(CHECKED_IN).items()
         if not k.startswith("results/") and k not in hand_written
     }
-    made = {k: v for k, v in made.items() if not k.startswith("results/")}
+    made = {k: v for k, v in made.items() if not k.startswith("results/") and k not in hand_written}
     assert sorted(made) == sorted(kept)
     assert_same_report(made, kept)
 

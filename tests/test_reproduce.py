@@ -209,6 +209,7 @@ def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path
     rel = "reports/cpu-mini-replication"
     assert plan.step("report").args == (
         *("report", "--results", f"{rel}/results", "--out", rel, "--title", CPU_MINI_TITLE),
+        *("--claims", f"{rel}/claims.yaml"),  # its Table 7 claims, judged whatever verdict says
     )  # as the report prints it: the given --out, no option at its default, no --against (verdict: false)
     assert plan.out == tmp_path / rel
 
@@ -277,7 +278,8 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     key = "esimcse-arxiv/table4/unsup-simcse-bert-base"  # STS-B dev, as the run is evaluated
     assert "verdict:" not in recipe.read_text()
     args = build_plan(load_recipe(recipe), clean).step("report").args
-    assert args[-2:] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
+    assert args[-4:-2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
+    assert args[-2:] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
     out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]
