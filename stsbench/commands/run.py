@@ -128,10 +128,11 @@ def show_seeds(seeds_run, fmt: Format) -> None:
     """Each seed's figures, mean ± std (n) and the 95% interval over seeds per task; or the aggregate as JSON."""
     agg = seeds_run.aggregate
     if fmt is Format.json:  # as its file holds it (paths relative to the output) when it was written
+        from stsbench.results.portable import output_of
         from stsbench.results.seeds import portable_aggregate
 
         where = seeds_run.path
-        typer.echo(json.dumps(portable_aggregate(agg, where.parents[3]) if where is not None else agg))
+        typer.echo(json.dumps(portable_aggregate(agg, output_of(where)) if where is not None else agg))
         return
     from rich.markup import escape
     from rich.table import Table

@@ -34,7 +34,7 @@ from stsbench.progress import plural
 from stsbench.published.check import EPS, check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
-from stsbench.results.portable import same_path
+from stsbench.results.portable import output_of, same_path
 from stsbench.results.seeds import LEVEL, SEEDS_FILE
 
 REPRODUCED = "reproduced"
@@ -244,7 +244,7 @@ def find_aggregates(
         wanted = {"pooler": pooler, "mode": mode}
         if any(v is not None and agg[k] != v for k, v in wanted.items()):
             continue
-        if model is not None and not same_path(agg["model"], model, path.absolute().parents[3]):  # <output>/<m>/<p>/<mode>
+        if model is not None and not same_path(agg["model"], model, output_of(path.absolute())):
             continue
         found.append((path, agg))
     return found

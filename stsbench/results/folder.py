@@ -31,7 +31,7 @@ from typing import Any
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.results.pairs import verify_average, verify_result
-from stsbench.results.portable import resolve, same_path
+from stsbench.results.portable import output_of, resolve, same_path
 from stsbench.results.runs import TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
@@ -158,9 +158,8 @@ def model_location(coll: Collection, rec: TaskRecord | AverageRecord | AnalysisR
 
 
 def _output(file: PurePath, rec: TaskRecord | AverageRecord | AnalysisRecord) -> PurePath:
-    """The ``--output`` a results file was written under, by the layout (its own folder when not that deep)."""
-    depth = 2 if isinstance(rec, AnalysisRecord) else 3
-    return file.parents[depth] if len(file.parents) > depth else file.parent
+    """The ``--output`` a results file was written under (:func:`~stsbench.results.portable.output_of`)."""
+    return output_of(file, 2 if isinstance(rec, AnalysisRecord) else 3)
 
 
 def name_in_folder(rec: TaskRecord | AverageRecord | AnalysisRecord) -> str:
@@ -340,7 +339,7 @@ def select_run(
     chosen = [
         m
         for m in measured
-        if (model is None or same_path(m.result.model.name, model, m.path.absolute().parents[3]))
+        if (model is None or same_path(m.result.model.name, model, output_of(m.path.absolute())))
         and (pooler is None or m.result.model.pooler == pooler)
         and (mode is None or m.result.mode == mode)
     ]

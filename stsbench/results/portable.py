@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path, PurePath, PurePosixPath
+from typing import Any, TypeVar
+
+PurePathT = TypeVar("PurePathT", bound=PurePath)
 
 # a path that shares nothing but the root with the folder it would be relative to: its last two parts after it
 OUTSIDE = "..."
@@ -66,6 +68,15 @@ def portable(
     if common == Path(p.anchor):  # nothing in common but the root: a machine's path, named by its end
         return "/".join((OUTSIDE, *p.parts[-2:]))
     return PurePosixPath(*Path(os.path.relpath(p, base)).parts).as_posix()
+
+
+def output_of(file: PurePathT, depth: int = 3) -> PurePathT:
+    """The ``--output`` a results file was written under, by its layout; the file's own folder when less deep.
+
+    ``depth`` 3: ``<output>/<model>/<pooler>/<mode>/<file>`` (a task result, an average, a seed aggregate);
+    2: ``<output>/<model>/<pooler>/<file>`` (an analysis). What a path the file records is relative to.
+    """
+    return file.parents[depth] if len(file.parents) > depth else file.parent
 
 
 def resolve(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
