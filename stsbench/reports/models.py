@@ -113,6 +113,14 @@ def _infos(coll: Collection) -> dict[str, list[tuple[ModelInfo, str, str]]]:
     return infos
 
 
+def name_label(info: ModelInfo) -> str:
+    """The label a model's name gives it, before two models of one name are told apart (pooler, fingerprint).
+
+    A prompted model is labelled with its prompt: its rows must not pass for the unprompted model's.
+    """
+    return base_label(info.name) + prompt_suffix(info.prompt, info.prompt_name)
+
+
 def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
@@ -124,8 +132,7 @@ def find_models(coll: Collection) -> list[Model]:
         if run is None:
             main = next(i for i, _, n in located if n == names[0])
         found.append((main, run, names))
-    # a prompted model is labelled with its prompt: its rows must not pass for the unprompted model's
-    base = {m.fingerprint: base_label(m.name) + prompt_suffix(m.prompt, m.prompt_name) for m, _, _ in found}
+    base = {m.fingerprint: name_label(m) for m, _, _ in found}
     labels: dict[str, str] = {}
     for info, _, _ in found:
         clash = [i for i, _, _ in found if base[i.fingerprint] == base[info.fingerprint]]

@@ -7,10 +7,8 @@ from collections import defaultdict
 from typing import Any
 
 from stsbench.data.integrity import MARK
-from stsbench.encoders.prompts import prompt_suffix
 from stsbench.reports.collect import Collection, TrainRun
-from stsbench.reports.models import Model
-from stsbench.results.labels import base_label
+from stsbench.reports.models import Model, name_label
 from stsbench.tabular import DASH, Table, make_table
 
 EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
@@ -43,7 +41,7 @@ def why_apart(models: list[Model], coll: Collection | None) -> list[str]:
         libs[info.fingerprint].add(", ".join(f"{k} {prov.libraries.get(k, DASH)}" for k in EMBEDDING_LIBS))
     by_name: dict[str, list[Model]] = defaultdict(list)
     for m in models:
-        by_name[base_label(m.info.name) + prompt_suffix(m.info.prompt, m.info.prompt_name)].append(m)
+        by_name[name_label(m.info)].append(m)
     lines = []
     for same in by_name.values():
         if len(same) < 2:
