@@ -301,15 +301,13 @@ def judge(
     """``claim`` judged on ``scores`` (``{setting: {seed: figure}}``) by the rule of this module's docstring."""
     values = {s: _values(scores, s) for s in claim.settings()}
     missing = tuple(s for s, v in values.items() if not v)
-    rows: list[tuple[str, Estimate | None, str | None]] = []
+    rows: list[tuple[tuple[str, ...], str, Estimate | None]] = []
     for parts in claim.statements():
         vs = [values[p] for p in parts]
-        if isinstance(claim, Collapse):
+        if isinstance(claim, Collapse):  # claimed: below the threshold, i.e. threshold - mean > 0
             text = f"{parts[0]} < {claim.below:g}"
             x = np.array(list(vs[0].values()))
-            est = _one_sample(x - claim.below, "one-sample t", (x.size,)) if x.size else None
-            if est is not None:  # claimed: below the threshold, i.e. threshold - mean > 0
-                est = Estimate(-est.diff, est.se, est.df, est.test, est.n)
+            est = _one_sample(claim.below - x, "one-sample t", (x.size,))
         elif isinstance(claim, Gap):
             text = f"({parts[0]} - {parts[1]}) > ({parts[2]} - {parts[3]})"
             est = _gap(*vs)
@@ -321,40 +319,39 @@ def judge(
         else:
             text = f"{parts[0]} > {parts[1]}"
             est = _difference(*vs)
-        why = None
-        if est is None:
-            short = [p for p, v in zip(parts, vs, strict=True) if len(v) < 2]
-            why = f"fewer than 2 seeds: {', '.join(short)}" if short else "no test"
-        rows.append((text, est, why))
-    tested = [(i, est) for i, (_, est, _) in enumerate(rows) if est is not None]
-    if isinstance(claim, Plateau):
-        pairs = [_tost(est, claim.margin) for _, est in tested]
+        rows.append((parts, text, est))
+    tested = [est for _, _, est in rows if est is not None]
+    if isinstance(
+        claim, Plateau
+    ):  # supported: equivalent (TOST); contradicted: significantly beyond the margin
+        pairs = [_tost(est, claim.margin) for est in tested]
         p_raw = [p for p, _ in pairs]
-        adj_in = holm(p_raw) if p_raw else []
-        adj_out = holm([b for _, b in pairs]) if pairs else []
-    else:
-        p_raw = [_two_sided(est) for _, est in tested]
-        adj_in = holm(p_raw) if p_raw else []
-        adj_out = []
-    results: list[StatementResult | None] = [None] * len(rows)
-    for k, (i, est) in enumerate(tested):
-        text = rows[i][0]
-        if isinstance(claim, Plateau):
-            verdict: Verdict = (
-                "supported" if adj_in[k] < alpha else "contradicted" if adj_out[k] < alpha else "inconclusive"
+        p_beyond = holm([b for _, b in pairs])
+    else:  # supported or contradicted by the sign of a significant difference
+        p_raw = [_two_sided(est) for est in tested]
+        p_beyond = [1.0] * len(tested)
+    adjusted = iter(zip(p_raw, holm(p_raw), p_beyond, strict=True))
+    statements = []
+    for parts, text, est in rows:
+        if est is None:  # every test needs two seeds a setting (a variance)
+            short = ", ".join(p for p in parts if len(values[p]) < 2)
+            n = tuple(len(values[p]) for p in parts)
+            statements.append(
+                StatementResult(
+                    text, "inconclusive", None, None, None, None, n, None, f"fewer than 2 seeds: {short}"
+                )
             )
-        elif adj_in[k] < alpha:
-            verdict = "supported" if est.diff > 0 else "contradicted"
-        else:
-            verdict = "inconclusive"
-        results[i] = StatementResult(
-            text, verdict, est.diff, p_raw[k], adj_in[k], est.test, est.n, _mdd(est, alpha)
+            continue
+        p, p_holm, beyond = next(adjusted)
+        verdict: Verdict = "inconclusive"
+        if p_holm < alpha:
+            verdict = "supported" if isinstance(claim, Plateau) or est.diff > 0 else "contradicted"
+        elif beyond < alpha:
+            verdict = "contradicted"
+        statements.append(
+            StatementResult(text, verdict, est.diff, p, p_holm, est.test, est.n, _mdd(est, alpha))
         )
-    for i, (text, est, why) in enumerate(rows):
-        if est is None:
-            n = tuple(len(values[p]) for p in claim.statements()[i])
-            results[i] = StatementResult(text, "inconclusive", None, None, None, None, n, None, why)
-    done = tuple(r for r in results if r is not None)
+    done = tuple(statements)
     verdicts = {r.verdict for r in done}
     overall: Verdict = (
         "contradicted"
