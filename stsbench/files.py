@@ -1,4 +1,4 @@
-"""Atomic file writes: a reader never sees a half-written file."""
+"""Atomic file writes (a reader never sees a half-written file), and a user's YAML file read in one-line errors."""
 
 from __future__ import annotations
 
@@ -128,3 +128,40 @@ def check_outputs(
         from stsbench.paths import default_cache_dir
 
         check_writable_dir(cache_dir if cache_dir is not None else default_cache_dir(), "--cache-dir")
+
+
+def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> Any:
+    """``text`` parsed as YAML; else ``error`` (a ``StsbenchError`` class) ``{where}: not valid YAML at line N: why``."""
+    import yaml
+
+    from stsbench.errors import StsbenchError
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise (error or StsbenchError)(
+            f"{where}: not valid YAML{at}: {getattr(exc, 'problem', exc)}"
+        ) from None
+
+
+def read_yaml(
+    path: str | os.PathLike[str], where: str, expected: str, error: type[Exception] | None = None
+) -> Any:
+    """The YAML file ``path`` a user named, parsed (:func:`parse_yaml`).
+
+    A missing file, a folder or an unreadable one is one ``StsbenchError`` line naming ``where`` and, where it
+    helps, what to give instead (``expected``: "a YAML list of claims").
+    """
+    from stsbench.errors import StsbenchError
+
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StsbenchError(f"{where}: no such file; give {expected}") from None
+    except IsADirectoryError:
+        raise StsbenchError(f"{where} is a folder; give {expected}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StsbenchError(f"{where} cannot be read: {exc}") from None
+    return parse_yaml(text, where, error)

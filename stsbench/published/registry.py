@@ -21,12 +21,10 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from stsbench.errors import StsbenchError
+from stsbench.files import parse_yaml, read_yaml
 from stsbench.tasks.registry import TASK_SETS
 from stsbench.tasks.registry import TASKS as TASK_REGISTRY
 
@@ -225,16 +223,6 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
     return entries
 
 
-def _yaml(text: str, name: str) -> Any:
-    """A registry file's text parsed, or a one-line :class:`RegistryError` naming the file and the line."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise RegistryError(f"published registry {name}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
-
-
 @lru_cache(maxsize=1)
 def load_registry() -> dict[str, Entry]:
     """Every published entry, by key, in file and table order."""
@@ -243,7 +231,8 @@ def load_registry() -> dict[str, Entry]:
         (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
     )
     for f in files:
-        for entry in parse_registry_file(_yaml(f.read_text(encoding="utf-8"), f.name), f.name):
+        data = parse_yaml(f.read_text(encoding="utf-8"), f"published registry {f.name}", RegistryError)
+        for entry in parse_registry_file(data, f.name):
             if entry.key in registry:
                 raise RegistryError(f"published registry {f.name}: duplicate key '{entry.key}'")
             registry[entry.key] = entry
@@ -270,19 +259,10 @@ def load_published_file(path: str) -> dict[str, Entry]:
     The file has the registry's schema (:func:`parse_registry_file`, documented in ``docs/published.md``) and is
     validated the same way; a missing, unreadable or malformed file is one line naming it.
     """
-    where = Path(path).expanduser()
-    try:
-        text = where.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StsbenchError(
-            f"published file {path}: no such file; give a YAML file in the registry's schema ({FILE_SCHEMA_DOC})"
-        ) from None
-    except IsADirectoryError:
-        raise StsbenchError(f"published file {path} is a folder; give a YAML file ({FILE_SCHEMA_DOC})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StsbenchError(f"published file {path} cannot be read: {exc}") from None
+    expected = f"a YAML file in the registry's schema ({FILE_SCHEMA_DOC})"
+    data = read_yaml(path, f"published file {path}", expected, RegistryError)
     rows: dict[str, Entry] = {}
-    for entry in parse_registry_file(_yaml(text, path), path):
+    for entry in parse_registry_file(data, path):
         key = f"{path}#{entry.key.removeprefix(entry.paper.slug).lstrip('/')}"
         if key in rows:
             raise RegistryError(f"published registry {path}: duplicate row '{key}'")

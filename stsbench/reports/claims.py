@@ -16,6 +16,7 @@ from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
+from stsbench.files import read_yaml
 from stsbench.metrics import simcse_average
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import TaskRecord
@@ -57,18 +58,7 @@ def parse_claims(data: Any, where: str) -> list[Claim]:
 
 def load_claims(path: Path) -> list[Claim]:
     """The claims of a YAML file (``report --claims``); a missing or malformed file is one line."""
-    import yaml
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StsbenchError(f"--claims {path}: no such file; give a YAML list of claims") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StsbenchError(f"--claims {path} cannot be read: {exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise StsbenchError(f"--claims {path}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path, f"--claims {path}", "a YAML list of claims")
     return parse_claims(data, f"--claims {path}")
 
 
