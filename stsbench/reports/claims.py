@@ -20,7 +20,7 @@ from stsbench.files import read_yaml
 from stsbench.metrics import simcse_average
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import TaskRecord
-from stsbench.reports.reproduction import group_names
+from stsbench.reports.reproduction import named_group
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -62,15 +62,6 @@ def load_claims(path: Path) -> list[Claim]:
     return parse_claims(data, f"--claims {path}")
 
 
-def _group(groups: Sequence[SeedGroup], name: str) -> SeedGroup:
-    found = [g for g in groups if name in group_names(g)]
-    if len(found) != 1:
-        names = ", ".join(sorted({g.name for g in groups})) or "none"
-        what = "several groups" if found else "no group"
-        raise StsbenchError(f"a claim names {name!r}: {what} of this report is called so (groups: {names})")
-    return found[0]
-
-
 def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) -> dict[int, float]:
     """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0)."""
     seeds = [s if isinstance(s, int) else i for i, s in enumerate(group.seeds)]
@@ -101,7 +92,10 @@ def judge_claims(
     """Each claim judged on its groups' figures (an unknown group is one line, before anything is drawn)."""
     results = []
     for claim in claims:
-        scores = {name: seed_figures(records, _group(groups, name), claim) for name in claim.settings()}
+        scores = {
+            name: seed_figures(records, named_group(groups, name, f"a claim names {name!r}"), claim)
+            for name in claim.settings()
+        }
         results.append(judge(claim, scores))
     return results
 

@@ -131,18 +131,21 @@ def group_names(group: SeedGroup) -> set[str]:
     return names
 
 
+def named_group(groups: Sequence[SeedGroup], name: str, asked: str) -> SeedGroup:
+    """The one group called ``name`` (:func:`group_names`); else one line starting with ``asked``, the request."""
+    found = [g for g in groups if name in group_names(g)]
+    if len(found) == 1:
+        return found[0]
+    what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
+    everyone = ", ".join(g.name for g in groups) or "none"
+    raise StsbenchError(f"{asked}: {what} of this report named {name!r}; groups: {everyone}")
+
+
 def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
     """The group ``target`` names, else the one the score tables set its row beside; one line otherwise."""
-    everyone = ", ".join(g.name for g in groups) or "none"
     if target.group is not None:
-        found = [g for g in groups if target.group in group_names(g)]
-        if len(found) == 1:
-            return found[0]
-        what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
-        raise StsbenchError(
-            f"--against {target.group}={target.key}: {what} of this report named {target.group!r}; "
-            f"groups: {everyone}"
-        )
+        return named_group(groups, target.group, f"--against {target.group}={target.key}")
+    everyone = ", ".join(g.name for g in groups) or "none"
     beside = [
         g for g in groups if any(target.key == e.key for k in TASKS_OF for e in published_for(g.models[0], k))
     ]
