@@ -29,11 +29,27 @@ BEST_DEV = "best-dev"  # a claim's figure: the training's own best STS-B dev Spe
 VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
 
 
+def with_task_figure(claim: Claim, where: str) -> Claim:
+    """``claim`` with its figure's task by its registered name (``STS-B``: ``STSBenchmark``); one line otherwise.
+
+    ``best-dev`` and ``Avg.`` are kept; a task set or an unknown name is refused, naming ``where``.
+    """
+    from stsbench.tasks.registry import task_names
+
+    if claim.figure in (BEST_DEV, AVG):
+        return claim
+    try:
+        tasks = task_names([claim.figure])
+    except StsbenchError as exc:
+        raise StsbenchError(f"{where}: figure {claim.figure!r}: {exc}") from None
+    if len(tasks) != 1:
+        raise StsbenchError(f"{where}: figure {claim.figure!r} names {len(tasks)} tasks; give one")
+    return claim.model_copy(update={"figure": tasks[0]})
+
+
 def parse_claims(data: Any, where: str) -> list[Claim]:
     """Claims from a parsed YAML list; one line naming the claim and the key at the first that is refused."""
     from pydantic import TypeAdapter, ValidationError
-
-    from stsbench.tasks.registry import task_names
 
     if not isinstance(data, list):
         raise StsbenchError(f"{where}: a claims file is a YAML list of claims (docs/uncertainty.md, Claims)")
@@ -44,15 +60,7 @@ def parse_claims(data: Any, where: str) -> list[Claim]:
             claim = adapter.validate_python(item)
         except ValidationError as exc:
             raise StsbenchError(f"{where}: claim {i}: {validation_line(exc)}") from None
-        if claim.figure not in (BEST_DEV, AVG):
-            try:
-                tasks = task_names([claim.figure])
-            except StsbenchError as exc:
-                raise StsbenchError(f"{where}: claim {i}: figure {claim.figure!r}: {exc}") from None
-            if len(tasks) != 1:
-                raise StsbenchError(f"{where}: claim {i}: figure {claim.figure!r} names {len(tasks)} tasks; give one")
-            claim = claim.model_copy(update={"figure": tasks[0]})
-        claims.append(claim)
+        claims.append(with_task_figure(claim, f"{where}: claim {i}"))
     return claims
 
 

@@ -22,6 +22,7 @@ from stsbench.reports.collect import collect
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
+from stsbench.stats.claims import Claim
 from stsbench.tabular import to_html, to_markdown
 
 FIGURES = "figures"
@@ -118,7 +119,7 @@ def write_report(
     difference: float = DIFFERENCE,
     strict: bool = False,
     notes: Sequence[str] = (),
-    claims: Sequence[Any] = (),
+    claims: Sequence[Claim] = (),
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
