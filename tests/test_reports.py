@@ -266,6 +266,25 @@ def test_ablation_groups_by_the_fields_that_differ():
     assert not any(f == "queue_size" and "esimcse" in names for f, names in sweeps)
 
 
+def test_runs_group_by_resolved_dropout_not_by_how_a_config_spells_it():
+    """SimCSE's configs leave dropout unset, ESimCSE's spell 0.1: with the backbone's own 0.1, one setting."""
+    import dataclasses
+
+    from stsbench.reports.ablations import component_groups
+    from stsbench.reports.seeds import seed_key
+
+    esimcse = dataclasses.replace(_run("esimcse", dropout=0.1), backbone_dropout=0.1)
+    simcse = dataclasses.replace(_run("simcse", method="simcse", dropout=None), backbone_dropout=0.1)
+    groups = [[r.name for r in g] for g in component_groups([esimcse, simcse])]
+    assert groups == [["simcse", "esimcse"]]
+    # a backbone whose own dropout differs, or a run recorded before stsbench kept it, stays apart
+    other = dataclasses.replace(simcse, backbone_dropout=0.2)
+    assert component_groups([esimcse, other]) == []
+    assert component_groups([esimcse, dataclasses.replace(simcse, backbone_dropout=None)]) == []
+    spelt = dataclasses.replace(_run("simcse-0.1", method="simcse", dropout=0.1), backbone_dropout=0.1)
+    assert seed_key(simcse, "cls") == seed_key(dataclasses.replace(spelt, name="simcse"), "cls")
+
+
 def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):
     from stsbench.reports import collect
     from stsbench.reports.models import find_models

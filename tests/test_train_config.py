@@ -84,10 +84,11 @@ def test_help_shows_the_choices_and_the_method_defaults():
     out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
-        len(choices) == 20
+        len(choices) == 21
     )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
     # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude;
-    # the second fidelity pass 2: optimizer, momentum_update; issue 36 took pooler's (a registry name, plugins too)
+    # the second fidelity pass 2: optimizer, momentum_update; issue 36 took pooler's (a registry name, plugins too);
+    # issue 37 added select_on
     assert "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package" in out
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
@@ -222,6 +223,7 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "weight_decay_exclude": "none",
         "optimizer": "torch-adamw",  # the second fidelity pass's: their defaults are what stsbench did
         "momentum_update": "after-step",
+        "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
     }
     # issue 27's tracking options, whose defaults log nowhere
     tracking = {"report_to": "none", "tracking_project": "stsbench", "run_group": None, "run_name": None}

@@ -231,3 +231,42 @@ def test_minilm_two_steps_then_stsbench_run(files, tmp_path, capsys):
     code, stdout, err = run_in_process(run_args, capsys)
     assert code == 0, err
     assert json.loads(stdout)["scores"]["STSBenchmark"] == round(meta["best_dev_spearman"] * 100, 2)
+
+
+def test_test_set_selection_keeps_the_best_mean_of_the_seven_sts_test_sets(files, data_dir, tmp_path):
+    """select_on: sts-test (MoCoSE's official evalModel): kept by the test-set mean, the dev score beside it."""
+    from stsbench.results.runs import load_train_run
+    from stsbench.tasks.registry import resolve_tasks
+
+    out = tmp_path / "run"
+    cfg = config(files, out, method="simcse", max_steps=4, eval_steps=2, data_dir=str(data_dir))
+    train(cfg.replace(select_on="sts-test"), show_progress=False)
+    records = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    evals = [r for r in records if r["event"] == "eval"]
+    assert len(evals) == 3 and all(-1 <= r["sts_test_avg"] <= 1 and -1 <= r["dev_spearman"] <= 1 for r in evals)
+    trained = [r for r in evals if r["step"] > 0]
+    best = max(trained, key=lambda r: r["sts_test_avg"])  # the first of equals: a later one must beat it
+    assert [r["best"] for r in trained] == [r is best for r in trained]
+    end = records[-1]
+    assert end["best_step"] == best["step"] and end["best_dev_spearman"] == best["dev_spearman"]
+    meta = json.loads((out / "stsbench.json").read_text())
+    assert meta["training"]["select_on"] == "sts-test" and meta["best_sts_test_avg"] == best["sts_test_avg"]
+    assert meta["best_dev_spearman"] == best["dev_spearman"]
+    # the mean is of the seven tasks' reported figures, as `stsbench run` on the kept checkpoint gives them
+    assert len(resolve_tasks("sts")) == 7
+    run, _ = load_train_run(out, "run")
+    assert run is not None and run.config["select_on"] == "sts-test" and run.best_dev_spearman == best["dev_spearman"]
+
+
+def test_a_run_records_the_dropout_its_backbone_trains_with(files, tmp_path):
+    """Unset, the backbone's own hidden dropout (the tiny BERT's 0.1); set, the option's: runs group by it."""
+    from stsbench.results.runs import load_train_run
+
+    runs = {}
+    for name, dropout in (("unset", None), ("set", 0.2)):
+        train(config(files, tmp_path / name, method="simcse", max_steps=1, dropout=dropout), show_progress=False)
+        runs[name] = load_train_run(tmp_path / name, name)[0]
+    assert runs["unset"].config["dropout"] is None and runs["unset"].backbone_dropout == pytest.approx(0.1)
+    assert runs["set"].config["dropout"] == 0.2 and runs["set"].backbone_dropout == pytest.approx(0.2)
+    start = json.loads((tmp_path / "unset" / "train_log.jsonl").read_text().splitlines()[0])
+    assert start["backbone_dropout"] == pytest.approx(0.1)

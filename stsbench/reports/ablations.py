@@ -105,7 +105,7 @@ def settings(run: TrainRun) -> dict[str, Any]:
         skip |= set(REPETITION_FIELDS)
     if not mom:
         skip |= set(MOMENTUM_FIELDS)
-    out = {k: v for k, v in sorted(run.config.items()) if k not in skip}
+    out = {k: v for k, v in sorted(run.resolved_config.items()) if k not in skip}
     if out.get("train_file"):  # by name and size: the same corpus has other paths on other machines
         out["train_file"] = f"{last_part(str(out['train_file']))} ({run.train_rows} rows)"
     return out

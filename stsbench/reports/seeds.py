@@ -66,7 +66,7 @@ class SeedGroup:
 
 def seed_key(run: TrainRun, pooler: str) -> str:
     """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
-    config = {k: v for k, v in run.config.items() if k not in BOOKKEEPING and k != "seed"}
+    config = {k: v for k, v in run.resolved_config.items() if k not in BOOKKEEPING and k != "seed"}
     if config.get("train_file"):
         config["train_file"] = f"{last_part(str(config['train_file']))} ({run.train_rows} rows)"
     return repr((sorted(config.items()), pooler))

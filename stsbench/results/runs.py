@@ -42,6 +42,18 @@ class TrainRun:
     eval_pooler: str | None  # from stsbench.json: what ``stsbench run --model DIR`` evaluates with
     has_checkpoint: bool
     folder: str = ""  # the run folder as read (what a relative ``output`` is relative to)
+    # the hidden dropout the backbone trained with (``dropout``, else the backbone's own; None: not recorded)
+    backbone_dropout: float | None = None
+
+    @property
+    def resolved_config(self) -> dict[str, Any]:
+        """The config with what the run resolved where it left an option unset: ``dropout``, the backbone's own.
+
+        What runs are grouped by: an unset dropout and the backbone's value spelt out are one setting.
+        """
+        if self.config.get("dropout") is None and self.backbone_dropout is not None:
+            return {**self.config, "dropout": self.backbone_dropout}
+        return self.config
 
     @property
     def output(self) -> str:
@@ -137,5 +149,8 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         eval_pooler=meta.get("pooler"),
         has_checkpoint=bool(meta),
         folder=str(folder),
+        backbone_dropout=(meta.get("resolution") or {}).get(
+            "backbone_dropout", (start or {}).get("backbone_dropout")
+        ),
     )
     return run, warnings

@@ -4,7 +4,10 @@ The dev pairs are read and scored by the STS-B task (:mod:`stsbench.tasks.sts`) 
 batched and padded by :class:`~stsbench.encoders.hf.HFEncoder`; only the forward pass is the trainer's
 (``ContrastiveEncoder.sentence_embedding``, the vector the exported checkpoint gives with its declared pooler).
 So the trainer's dev figure is the one ``stsbench run --mode dev --tasks STSBenchmark`` reports on the checkpoint.
-Never the test sets: those are for ``stsbench run`` on the saved checkpoint.
+The test sets are for ``stsbench run`` on the saved checkpoint, except with ``select_on: sts-test``: MoCoSE's
+official code keeps the checkpoint with the best mean of the seven STS test sets (``evalModel`` in its
+mocose_tools.py: each task's Spearman x100 printed to two decimals, then averaged), never our default, and every
+figure of a run selected so is marked (:data:`TEST_SELECTION`).
 """
 
 from __future__ import annotations
@@ -78,3 +81,36 @@ def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
     finally:
         model.train(was_training)
     return float(scores.details["dev"]["spearman"])
+
+
+TEST_SELECTION = "selected on the seven STS test sets (MoCoSE's official evalModel), not on STS-B dev"
+
+
+@dataclass
+class TestSets:
+    """The seven STS test sets as their tasks load them: what ``select_on: sts-test`` selects on."""
+
+    tasks: list[tuple[Task, Any]]
+    texts: list[str]
+    tokenizer: Any
+    batch_size: int
+
+    @classmethod
+    def load(cls, data_dir: Path, tokenizer, batch_size: int = 128) -> TestSets:
+        """Read STS12-16, STS-B and SICK-R test through their tasks."""
+        tasks = [(task, task.load(data_dir, Mode.test)) for task in resolve_tasks("sts")]
+        texts = list(dict.fromkeys(t for task, data in tasks for t in task.texts(data)))
+        return cls(tasks, texts, tokenizer, batch_size)
+
+
+def sts_test_average(model, sets: TestSets, device: torch.device | str) -> float:
+    """The mean of the seven tasks' reported Spearman (x100, two decimals, as evalModel prints them), in [-1, 1]."""
+    was_training = model.training
+    model.eval()
+    try:
+        encoder = TrainingEncoder(model, sets.tokenizer, device)
+        table = embed_table(encoder, sets.texts, batch_size=sets.batch_size, show_progress=False)
+        reported = [task.evaluate(data, table, Mode.test).reported for task, data in sets.tasks]
+    finally:
+        model.train(was_training)
+    return sum(reported) / len(reported) / 100

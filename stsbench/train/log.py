@@ -32,8 +32,12 @@ def start_record(
     global_batch_size: int,
     distance: float | dict[str, float] | None,
     config: dict[str, Any],
+    backbone_dropout: float | None = None,
 ) -> dict[str, Any]:
-    """The run's shape before its first step (``distance``: MoCoSE eq. 4, where the method has one)."""
+    """The run's shape before its first step (``distance``: MoCoSE eq. 4, where the method has one).
+
+    ``backbone_dropout``: the hidden dropout the backbone trains with (``dropout``, else its own config's).
+    """
     return {
         "event": "start",
         "step": 0,
@@ -44,6 +48,7 @@ def start_record(
         "processes": processes,
         "global_batch_size": global_batch_size,
         **({"traceable_distance": distance} if distance is not None else {}),
+        **({"backbone_dropout": backbone_dropout} if backbone_dropout is not None else {}),
         "config": config,
     }
 
@@ -55,9 +60,17 @@ def train_record(
     return {"event": "train", "step": step, "epoch": epoch, "loss": loss, "lr": lr, **parts, "time": time}
 
 
-def eval_record(*, step: int, score: float, best: bool, time: float) -> dict[str, Any]:
-    """STS-B dev Spearman after step ``step``; ``best``: it was kept as the checkpoint."""
-    return {"event": "eval", "step": step, "dev_spearman": score, "best": best, "time": time}
+def eval_record(
+    *, step: int, score: float, best: bool, time: float, sts_test_avg: float | None = None
+) -> dict[str, Any]:
+    """STS-B dev Spearman after step ``step``; ``best``: it was kept as the checkpoint.
+
+    ``sts_test_avg``: the mean of the seven STS test sets, what ``select_on: sts-test`` kept it by.
+    """
+    record = {"event": "eval", "step": step, "dev_spearman": score, "best": best, "time": time}
+    if sts_test_avg is not None:
+        record["sts_test_avg"] = sts_test_avg
+    return record
 
 
 def compile_record(step: int, seconds: float) -> dict[str, Any]:

@@ -223,6 +223,7 @@ def begin(run: Run, progress: TrainProgress) -> None:
             global_batch_size=run.cfg.batch_size * run.ctx.world,
             distance=distance,
             config=run.cfg.to_dict(),
+            backbone_dropout=run.cfg.backbone_dropout,
         )
     )
     if distance is not None:
@@ -292,10 +293,10 @@ def finish(run: Run) -> TrainResult:
     records = run.log.records() if run.log is not None else []
     curve = [(r["step"], r["dev_spearman"]) for r in records if r.get("event") == "eval"]
     run.write(
-        end_record(step=run.step, best_step=run.best_step, best_dev_spearman=run.best, wall_seconds=wall)
+        end_record(step=run.step, best_step=run.best_step, best_dev_spearman=run.best_dev, wall_seconds=wall)
     )
     distributed.barrier()
-    return TrainResult(run.out, run.step, run.best_step, run.best, wall, curve)
+    return TrainResult(run.out, run.step, run.best_step, run.best_dev, wall, curve)
 
 
 def _describe(distance) -> str:

@@ -30,7 +30,7 @@ from stsbench.train.config import (
     resume_conflicts,
 )
 from stsbench.train.data import TrainData, batch_rows, load_train_data
-from stsbench.train.evaluate import DevSet, dev_spearman
+from stsbench.train.evaluate import DevSet, TestSets, dev_spearman, sts_test_average
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods import Method, Views, build_method
@@ -121,6 +121,7 @@ class Run:
     optimizer: torch.optim.Optimizer
     net: torch.nn.Module | None  # DDP over (model, method) with several processes
     dev: DevSet | None  # rank 0 alone evaluates
+    tests: TestSets | None  # select_on: sts-test (rank 0)
     per_epoch: int
     total: int
     meta: dict[str, Any]  # what every exported checkpoint's stsbench.json holds
@@ -129,8 +130,9 @@ class Run:
     log: TrainLog | None = None
     trackers: Trackers | None = None  # --report-to: the same records to TensorBoard, W&B, trackio
     step: int = 0
-    best: float | None = None
+    best: float | None = None  # the selection score of the kept checkpoint (STS-B dev, or the test-set mean)
     best_step: int | None = None
+    best_dev: float | None = None  # the kept checkpoint's STS-B dev Spearman
     elapsed_before: float = 0.0  # seconds of the run's earlier life (before a resume)
 
     @property
@@ -184,8 +186,11 @@ def setup(
     cfg = cfg.on_device(device, ctx.world)  # length_buckets by device: in the resolution, not the config
     seed_everything(cfg.seed + ctx.rank)  # dropout differs between processes; new layers use cfg.seed
     model, tokenizer, method, optimizer = build(cfg, backbone_path, device)
+    cfg = cfg.with_backbone_dropout(getattr(model.backbone.config, "hidden_dropout_prob", None))
     compile_model(model, cfg, method)
     dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if ctx.main else None
+    on_tests = ctx.main and cfg.select_on == "sts-test"
+    tests = TestSets.load(data_dir, tokenizer, cfg.eval_batch_size) if on_tests else None
     per_epoch = batches_per_epoch(len(data), cfg.batch_size, ctx.world)
     total = cfg.max_steps or cfg.epochs * per_epoch
     method.start(total)
@@ -223,6 +228,7 @@ def setup(
         optimizer=optimizer,
         net=net,
         dev=dev,
+        tests=tests,
         per_epoch=per_epoch,
         total=total,
         meta=meta,
@@ -260,7 +266,8 @@ def restore(run: Run) -> None:
     run.optimizer.load_state_dict(state["optimizer"])
     if run.precision.scaler is not None and "scaler" in state:
         run.precision.scaler.load_state_dict(state["scaler"])
-    run.step, run.best, run.best_step = state["step"], state["best_dev_spearman"], state["best_step"]
+    run.step, run.best_dev, run.best_step = state["step"], state["best_dev_spearman"], state["best_step"]
+    run.best = state.get("best_selection", run.best_dev)
     run.elapsed_before = state["wall_seconds"]
     ckpt.set_rng_states(state["rng_per_rank"][run.ctx.rank] if "rng_per_rank" in state else state["rng"])
 
@@ -288,25 +295,35 @@ def batch_views(run: Run, step: int) -> Views:
 def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str] | None:
     """STS-B dev Spearman of the model now; export it as the best checkpoint if it beats the best so far.
 
-    ``selectable=False``: the backbone before training, logged but never kept. Returns the score and a
-    note for the terminal (rank 0), None elsewhere.
+    The best by STS-B dev, or with ``select_on: sts-test`` by the mean of the seven STS test sets (MoCoSE's
+    official selection; the dev score is logged beside it). ``selectable=False``: the backbone before
+    training, logged but never kept. Returns the dev score and a note for the terminal (rank 0), None elsewhere.
     """
     if not run.ctx.main:
         return None
-    score = dev_spearman(run.model, run.dev, run.device)
+    dev = dev_spearman(run.model, run.dev, run.device)
+    tests = sts_test_average(run.model, run.tests, run.device) if run.tests is not None else None
+    score = dev if tests is None else tests
     previous = run.best if run.best is not None else -math.inf
     improved = selectable and (run.best_step is None or (math.isfinite(score) and score > previous))
     if improved:
-        run.best, run.best_step = finite_or_none(score), run.step
-        extra = {**run.meta, "best_dev_spearman": run.best, "step": run.step}
+        run.best, run.best_dev, run.best_step = finite_or_none(score), finite_or_none(dev), run.step
+        extra = {**run.meta, "best_dev_spearman": run.best_dev, "step": run.step}
+        if tests is not None:
+            extra["best_sts_test_avg"] = run.best
         ckpt.export_model(
             run.out, model=run.model, tokenizer=run.tokenizer, eval_pooler=eval_pooler(run.cfg), meta=extra
         )
-    run.write(eval_record(step=run.step, score=score, best=improved, time=run.elapsed()))
+    run.write(eval_record(step=run.step, score=dev, best=improved, time=run.elapsed(), sts_test_avg=tests))
+    on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
     note = (
-        "best, saved" if improved else "before training" if not selectable else f"best {previous * 100:.2f}"
+        f"{on}best, saved"
+        if improved
+        else f"{on}before training"
+        if not selectable
+        else f"{on}best {previous * 100:.2f}"
     )
-    return score, note
+    return dev, note
 
 
 def save_resumable(run: Run) -> None:
@@ -329,7 +346,8 @@ def save_resumable(run: Run) -> None:
         "optimizer": run.optimizer.state_dict(),
         "scheduler": {"name": "linear", "step": step, "total": run.total, "warmup_steps": cfg.warmup_steps},
         **({"scaler": scaler.state_dict()} if scaler is not None else {}),
-        "best_dev_spearman": run.best,
+        "best_dev_spearman": run.best_dev,
+        "best_selection": run.best,
         "best_step": run.best_step,
         "rng": rngs[0],
         "rng_per_rank": rngs,

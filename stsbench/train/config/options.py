@@ -212,6 +212,11 @@ class SelectionOptions(BaseModel):
         125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best.", ge=1
     )
     eval_at_start: bool = option(True, "Also evaluate the backbone before training (logged, never selected).")
+    select_on: Literal["stsb-dev", "sts-test"] = option(
+        "stsb-dev",
+        "What keeps the best checkpoint: stsb-dev (SimCSE, ESimCSE and our default) or sts-test, the mean of the "
+        "seven STS test sets (MoCoSE's official code; its figures are then marked as selected on the test sets).",
+    )
     eval_batch_size: int = option(128, "Batch size of the dev evaluation.", ge=1)
     save_steps: int | None = option(
         None, "Save the resumable state every N steps (default: eval_steps).", ge=1

@@ -111,6 +111,9 @@ class TrainResolution(BaseModel):
     processes: int = 1
     # what was read: corpus name (None: a plain file), file, lines, their sha256 (None: not read yet)
     corpus: dict[str, Any] | None = None
+    # the hidden dropout the backbone trains with: ``dropout`` when set, else its own config's (None: not
+    # loaded yet). Runs are grouped by it, so that an unset dropout and the backbone's own value are one setting
+    backbone_dropout: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict."""
@@ -172,6 +175,10 @@ class ResolvedConfig:
             }
         )
         return ResolvedConfig(self.config, resolution)
+
+    def with_backbone_dropout(self, p: float | None) -> ResolvedConfig:
+        """Resolved with the loaded backbone's hidden dropout (:attr:`TrainResolution.backbone_dropout`)."""
+        return ResolvedConfig(self.config, self.resolution.model_copy(update={"backbone_dropout": p}))
 
     def to_dict(self) -> dict[str, Any]:
         """The saved config: every option, with what the data decides filled in; the same on any machine."""
