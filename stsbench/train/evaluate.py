@@ -70,17 +70,21 @@ class DevSet:
         return cls(task, data, list(dict.fromkeys(task.texts(data))), tokenizer, batch_size)
 
 
-def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
-    """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
+def _embedded(model, tokenizer, texts: list[str], batch_size: int, device: torch.device | str):
+    """The eval embeddings of ``texts`` (eval mode, no gradients), the model's mode restored after."""
     was_training = model.training
     model.eval()
     try:
-        encoder = TrainingEncoder(model, dev.tokenizer, device)
-        table = embed_table(encoder, dev.texts, batch_size=dev.batch_size, show_progress=False)
-        scores = dev.task.evaluate(dev.data, table, Mode.dev)
+        encoder = TrainingEncoder(model, tokenizer, device)
+        return embed_table(encoder, texts, batch_size=batch_size, show_progress=False)
     finally:
         model.train(was_training)
-    return float(scores.details["dev"]["spearman"])
+
+
+def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
+    """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
+    table = _embedded(model, dev.tokenizer, dev.texts, dev.batch_size, device)
+    return float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
 
 
 TEST_SELECTION = "selected on the seven STS test sets (MoCoSE's official evalModel), not on STS-B dev"
@@ -105,12 +109,6 @@ class TestSets:
 
 def sts_test_average(model, sets: TestSets, device: torch.device | str) -> float:
     """The mean of the seven tasks' reported Spearman (x100, two decimals, as evalModel prints them), in [-1, 1]."""
-    was_training = model.training
-    model.eval()
-    try:
-        encoder = TrainingEncoder(model, sets.tokenizer, device)
-        table = embed_table(encoder, sets.texts, batch_size=sets.batch_size, show_progress=False)
-        reported = [task.evaluate(data, table, Mode.test).reported for task, data in sets.tasks]
-    finally:
-        model.train(was_training)
+    table = _embedded(model, sets.tokenizer, sets.texts, sets.batch_size, device)
+    reported = [task.evaluate(data, table, Mode.test).reported for task, data in sets.tasks]
     return sum(reported) / len(reported) / 100
