@@ -253,6 +253,32 @@ def file_key(key: str) -> tuple[str, str] | None:
     return (path, row) if path.lower().endswith(FILE_SUFFIXES) else None
 
 
+def split_cell(address: str) -> tuple[str, str | None]:
+    """``(row key, column)`` of a cell address ``KEY#COLUMN``; ``(key, None)`` for a row's key.
+
+    ``simcse/table4/dropout-p#p=0.1``; a published file's row takes one more ``#``:
+    ``mine.yaml#table1/ours#STS12``. A registry key holds no ``#``, a file's holds one.
+    """
+    in_file = file_key(address)
+    if in_file is None:
+        key, _, column = address.partition("#")
+        return key, column or None
+    path, rest = in_file
+    row, _, column = rest.partition("#")
+    return f"{path}#{row}", column or None
+
+
+def get_cell(address: str) -> tuple[Entry, str | None]:
+    """The row a cell address names and its column (None: the whole row); an unknown column is one line."""
+    key, column = split_cell(address)
+    entry = get_entry(key)
+    if column is not None and column not in entry.values:
+        near = close_matches(column, list(entry.values))
+        hint = f"; did you mean {near[0]}?" if near else f"; its columns: {', '.join(entry.values)}"
+        raise StsbenchError(f"published row {entry.key} has no column {column!r}{hint}")
+    return entry, column
+
+
 def load_published_file(path: str) -> dict[str, Entry]:
     """The rows of a published file of one's own, by key ``FILE#TABLE/ROW`` (``FILE#ROW`` for an unnamed table).
 

@@ -2,7 +2,8 @@
 
 A recipe (YAML, validated by :class:`Recipe`) names the published rows it reproduces (registry keys), its runs
 (method, a packaged config by name, overrides, seeds, corpus and its first lines, what each seed is evaluated
-on, the published row its seeds are held against), an optional baseline model evaluated as it is, the
+on, the published row or cell its seeds are held against; a ``sweep:`` or ``grid:`` stands for one run per
+setting, :mod:`stsbench.recipes.sweeps`), an optional baseline model evaluated as it is, the
 analyses (names from :data:`stsbench.analyses.registry.ANALYSES`, on which runs' seeds), and the report
 (title, baseline group). The built-in recipes are the YAML files beside this module, one per seed-paper table
 stsbench can address, in a ``-paper`` and an ``-official`` flavour where the paper and its code differ, and
@@ -53,9 +54,15 @@ class Run(BaseModel):
     overrides: dict[str, Any] = {}  # training options over the config's (keys as in the YAML configs)
     seeds: tuple[int, ...] = Field(min_length=1)
     corpus: CorpusRef | None = None  # the config's train_file (and train_lines) otherwise
-    evaluate: Evaluation = Evaluation()
-    published: str | None = None  # the registry key its seeds are held against (the verdict's row)
+    # what each seed is evaluated on; null: nothing (a dev-set table's figure is the training's own best
+    # STS-B dev score, which every training already computes)
+    evaluate: Evaluation | None = Evaluation()
+    # the registry row its seeds are held against, or a cell of it (``KEY#COLUMN``: a sweep table's setting)
+    published: str | None = None
     label: str | None = None  # the group's name in the report (default: the method's)
+    # filled by a sweep or grid (stsbench.recipes.sweeps), never written: the run it expands from, its settings
+    sweep_of: str | None = None
+    point: dict[str, Any] = {}
 
     @field_validator("seeds")
     @classmethod
@@ -115,6 +122,13 @@ class Recipe(BaseModel):
     # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report
     claims: tuple[Claim, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _expand(cls, data: Any) -> Any:
+        from stsbench.recipes.sweeps import expand
+
+        return expand(data)
+
     @model_validator(mode="after")
     def _names(self) -> Recipe:
         names = [r.name for r in self.runs]
@@ -130,16 +144,26 @@ class Recipe(BaseModel):
             unknown = [s for s in claim.settings() if s not in names]
             if unknown:
                 raise ValueError(f"claim {i} names {unknown}, not among the runs {names}")
+        from stsbench.published.registry import split_cell
+
         for r in self.runs:
-            if r.published and r.published not in self.published:
+            if r.published and split_cell(r.published)[0] not in self.published:
                 raise ValueError(
-                    f"run {r.name}: published row {r.published} is not in the recipe's published"
+                    f"run {r.name}: published row {split_cell(r.published)[0]} is not in the recipe's published"
                 )
         return self
 
     def run(self, name: str) -> Run:
         """The run called ``name``."""
         return next(r for r in self.runs if r.name == name)
+
+    def sweeps(self) -> dict[str, tuple[Run, ...]]:
+        """Each sweep or grid by its name, with its runs in order."""
+        out: dict[str, list[Run]] = {}
+        for r in self.runs:
+            if r.sweep_of is not None:
+                out.setdefault(r.sweep_of, []).append(r)
+        return {k: tuple(v) for k, v in out.items()}
 
 
 def _builtin() -> Registry[Path]:

@@ -42,7 +42,7 @@ def check_run(run: Run) -> None:
     """Method, packaged config (of that method), training options and values, corpus, tasks, published row."""
     from stsbench.configs import config_path
     from stsbench.data.corpora import CORPORA
-    from stsbench.published.registry import get_entry
+    from stsbench.published.registry import get_cell
     from stsbench.tasks.registry import task_names
     from stsbench.train.config import OPTIONS, load_yaml, make_config
     from stsbench.train.config.methods import METHODS
@@ -62,19 +62,25 @@ def check_run(run: Run) -> None:
     cfg = make_config(options, config_path(run.config))
     if cfg.method != method:  # an override may not change what the config trains
         raise StsbenchError(f"overrides change the method to {cfg.method}")
+    if run.published is None:
+        return
+    entry, column = get_cell(run.published)
+    if run.evaluate is None:  # held against the training's own best STS-B dev score
+        if entry.split != "dev":
+            raise StsbenchError(
+                f"its published row {entry.key} is not on STS-B dev; evaluate its seeds (evaluate: {{...}})"
+            )
+        return
     tasks = task_names(list(run.evaluate.tasks))
-    if run.published is not None:
-        entry = get_entry(run.published)
-        missing = [t for t in entry.task_values if t not in tasks]
-        if missing:
-            raise StsbenchError(
-                f"its published row {entry.key} has {', '.join(missing)}, which it does not evaluate"
-            )
-        want = ("test", "fasttest") if entry.split == "test" else (entry.split,)
-        if entry.split is not None and run.evaluate.mode not in want:
-            raise StsbenchError(
-                f"its published row {entry.key} is on the {entry.split} split; evaluate with mode {want[0]}"
-            )
+    columns = [column] if column is not None else list(entry.task_values)
+    missing = [t for t in columns if t in entry.task_values and t not in tasks]
+    if missing:
+        raise StsbenchError(f"its published row {entry.key} has {', '.join(missing)}, which it does not evaluate")
+    want = ("test", "fasttest") if entry.split == "test" else (entry.split,)
+    if entry.split is not None and run.evaluate.mode not in want:
+        raise StsbenchError(
+            f"its published row {entry.key} is on the {entry.split} split; evaluate with mode {want[0]}"
+        )
 
 
 def check_analysis(name: str, options: dict[str, Any], with_corpus: bool = False) -> None:

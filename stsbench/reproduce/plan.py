@@ -234,6 +234,7 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
     """Every seed of a run, then their aggregate: ``stsbench run --model OUT/runs/<run>``."""
     from stsbench.tasks.registry import task_names
 
+    assert run.evaluate is not None
     tasks = task_names(list(run.evaluate.tasks))
     files = task_files(tasks, data_dir, run.evaluate.mode)
     keys = _keys(
@@ -413,7 +414,8 @@ def build_plan(
     for run in recipe.runs:
         seeds = [train_step(recipe, run, s, out, data, report_to) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
-        evaluations.append(evaluate_step(run, seeds, out, data))
+        if run.evaluate is not None:  # else its figure is the training's own best dev score
+            evaluations.append(evaluate_step(run, seeds, out, data))
     if recipe.baseline is not None:
         evaluations.insert(0, baseline_step(recipe, out, data))
     analyses = analysis_steps(recipe, trains, out, data)
