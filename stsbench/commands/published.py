@@ -103,7 +103,10 @@ def check(
             "the 95% interval over seeds (the seed aggregate of `stsbench run` on a `train --seeds` folder)."
         ),
     ] = "0.05",
-    model: Annotated[str | None, typer.Option(help="Only results of this model name.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Only results of this model name (a cell: the group of seeds, by name, method or folder)."),
+    ] = None,
     pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
     mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
     difference: Annotated[
@@ -121,8 +124,13 @@ def check(
     (``stsbench export-mteb`` writes one; MTEB's own cache and results repository are read the same way).
     """
     from stsbench.errors import StsbenchError
+    from stsbench.published.cells import is_cell_check
     from stsbench.published.check import CheckFailed, check_results
+    from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
 
+    if not against.startswith(MTEB_RESULTS_PREFIX) and is_cell_check(against):
+        _check_cells(results, against, tolerance, difference, model)
+        return
     if tolerance.strip().lower() == "seeds":
         _check_seeds(results, against, difference, model=model, pooler=pooler, mode=mode)
         return
@@ -130,12 +138,7 @@ def check(
         raise StsbenchError(
             "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
         )
-    try:
-        allowed = float(tolerance)
-    except ValueError:
-        raise StsbenchError(
-            f"--tolerance {tolerance!r} is neither a number nor 'seeds'; pass e.g. 0.05, or seeds"
-        ) from None
+    allowed = _tolerance(tolerance)
     comparison = check_results(results, against, allowed, model=model, pooler=pooler, mode=mode)
     _print_comparison(comparison)
     if not comparison.passed:
@@ -189,6 +192,94 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
     if not c.passed:
         raise CheckFailed(f"check failed: {c.summary()}")
     console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
+
+
+def _tolerance(tolerance: str) -> float:
+    """``--tolerance`` as a number; one line when it is neither a number nor ``seeds``."""
+    from stsbench.errors import StsbenchError
+
+    try:
+        return float(tolerance)
+    except ValueError:
+        raise StsbenchError(
+            f"--tolerance {tolerance!r} is neither a number nor 'seeds'; pass e.g. 0.05, or seeds"
+        ) from None
+
+
+def _check_cells(
+    results: Path, against: str, tolerance: str, difference: float | None, model: str | None
+) -> None:
+    """A cell (``KEY#COLUMN``) or a row without task columns, judged on the folder's one group of seeds.
+
+    ``--tolerance seeds``: the seeds' verdict, as the report's Reproduction section gives it (one function); a
+    number: one checkpoint's figure within it of the published one (several seeds: pass ``--tolerance seeds``).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.commands._console import table_console
+    from stsbench.errors import StsbenchError
+    from stsbench.published.check import CheckFailed
+    from stsbench.published.seed_check import DIFFERENCE, NOT_CHECKED, REPRODUCED, verdict_cells
+    from stsbench.reports.reproduction import check_cells, spread
+
+    seeds = tolerance.strip().lower() == "seeds"
+    allowed = 0.0 if seeds else _tolerance(tolerance)
+    if allowed < 0:
+        raise StsbenchError(f"--tolerance must be >= 0, got {allowed}")
+    rep = check_cells(results, against, DIFFERENCE if difference is None else difference, model)
+    n = max((v.n for v in rep.verdicts), default=0)
+    if not seeds and n > 1:
+        raise StsbenchError(
+            f"{rep.group.name} has {n} seeds under {results}: judge them with --tolerance seeds "
+            "(a number compares one checkpoint's figure)"
+        )
+    e = rep.entry
+    heading = (
+        f"[bold]{escape(rep.group.label)}[/bold] vs [bold]{escape(rep.address)}[/bold] "
+        f"({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
+    )
+    table = Table()
+    columns = ("cell", "mean ± std (n)" if seeds else "measured", "published")
+    for col in columns:
+        table.add_column(col, justify="left" if col == "cell" else "right")
+    for col in ("mean − published", "p", "MDE") if seeds else ("delta",):
+        table.add_column(col, justify="right")
+    table.add_column("verdict" if seeds else "status")
+    failed = []
+    for v in rep.verdicts:
+        if seeds:
+            style = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(v.status, "bold red")
+            table.add_row(v.task, spread(v), e.format(v.published), *verdict_cells(v), f"[{style}]{v.status}[/{style}]")
+            if v.status not in (REPRODUCED, NOT_CHECKED):
+                failed.append(f"{v.task}: {v.status}")
+            continue
+        if v.status == NOT_CHECKED:
+            status = NOT_CHECKED
+        elif v.mean is None:
+            status = "MISSING"
+        else:
+            status = "OK" if abs(v.mean - v.published) <= allowed + 1e-9 else "FAIL"
+        if status in ("MISSING", "FAIL"):
+            failed.append(f"{v.task}: {status}" + (f" ({v.mean - v.published:+.2f})" if v.mean is not None else ""))
+        measured = "-" if v.mean is None else f"{v.mean:.2f}"
+        delta = "-" if v.mean is None else f"{v.mean - v.published:+.2f}"
+        style = STATUS_STYLE.get(status, "dim")
+        table.add_row(v.task, measured, e.format(v.published), delta, f"[{style}]{status}[/{style}]")
+    console = table_console()
+    console.print(heading, soft_wrap=True, highlight=False)
+    console.print(table)
+    console.print(f"compared with {rep.compared_with}", highlight=False, soft_wrap=True)
+    if e.selection_note:
+        console.print(
+            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if failed:
+        raise CheckFailed(f"check failed: {rep.address} against {rep.group.name}: {'; '.join(failed)}")
+    what = "reproduced (or not checked)" if seeds else f"within {tolerance}"
+    console.print(f"[green]PASS[/green]: every cell of {rep.address} {what}", highlight=False)
 
 
 def _print_comparison(c: Comparison) -> None:

@@ -11,7 +11,10 @@ at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say ho
 ``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use the tasks' registered
 names (:mod:`stsbench.tasks.registry`). Every row cites a publication: its paper, the version of it the table
 was read from (a table's or row's ``version`` overrides the paper's, e.g. the final paper's table beside the
-first preprint's) and where the numbers were read (``source``, a table's overriding the paper's).
+first preprint's) and where the numbers were read (``source``, a table's overriding the paper's). A table or row
+whose figures are averages without task columns (an ``Avg.``-only row, a sweep's settings) says what the average
+covers, ``avg_of`` (a task set, ``sts`` or ``transfer``, or a list of tasks), and ``avg_of_assumed: true`` where
+the paper does not say and the registry reads it so (shown as an assumption wherever the cell is judged).
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class Entry:
     # the publication's version the row was read from (the row's or table's, else the paper's)
     version: str = ""
     source: str = ""  # where its numbers were read (the table's, else the paper's)
+    avg_of: tuple[str, ...] = ()  # the tasks an Avg.-only row's or a sweep's figures average (see the docstring)
+    avg_of_assumed: bool = False  # the paper does not say what its average covers: avg_of is our reading
 
     @property
     def cite(self) -> str:
@@ -112,9 +117,9 @@ KEYS = {
     "paper": ("id", "title", "citation", "source", "notes", "arxiv", "venue", "year", "version"),
     "table": (
         *("id", "table", "caption", "metric", "split", "kind", "decimals", "notes", "rows", "selection"),
-        *("version", "source"),
+        *("version", "source", "avg_of", "avg_of_assumed"),
     ),
-    "row": ("id", "row", "values", "printed_as", "notes", "selection", "version"),
+    "row": ("id", "row", "values", "printed_as", "notes", "selection", "version", "avg_of", "avg_of_assumed"),
 }
 
 
@@ -201,6 +206,10 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
             printed = {str(c): str(s) for c, s in printed_as.items()}
             if not set(printed) <= set(values):
                 raise RegistryError(f"published registry {where} row '{rid}': printed_as names unknown columns")
+            avg_of = _avg_of(r.get("avg_of", t.get("avg_of")), f"{where} row '{rid}'")
+            assumed = r.get("avg_of_assumed", t.get("avg_of_assumed", False))
+            if not isinstance(assumed, bool) or (assumed and not avg_of):
+                raise RegistryError(f"published registry {where} row '{rid}': avg_of_assumed is true|false, with avg_of")
             entries.append(
                 Entry(
                     key="/".join(part for part in (paper.slug, tid, rid) if part),
@@ -218,9 +227,26 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
                     selection=selection,
                     version=str(r.get("version") or t.get("version") or paper.version or ""),
                     source=str(t.get("source") or paper.source),
+                    avg_of=avg_of,
+                    avg_of_assumed=assumed,
                 )
             )
     return entries
+
+
+def _avg_of(value: Any, where: str) -> tuple[str, ...]:
+    """``avg_of`` as task names: a task set's, or the listed tasks; an unknown name is a ``RegistryError``."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value in TASK_SETS:
+        return tuple(TASK_SETS[value])
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or any(n not in TASK_REGISTRY.names() for n in names):
+        raise RegistryError(
+            f"published registry {where}: avg_of is a task set ({', '.join(TASK_SETS)}) or a list of task names, "
+            f"got {value!r}"
+        )
+    return tuple(names)
 
 
 @lru_cache(maxsize=1)

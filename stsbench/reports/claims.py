@@ -17,10 +17,10 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
-from stsbench.metrics import simcse_average
+from stsbench.published.cells import Figure, seed_values
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import TaskRecord
-from stsbench.reports.reproduction import named_group
+from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -70,28 +70,23 @@ def load_claims(path: Path) -> list[Claim]:
     return parse_claims(data, f"--claims {path}")
 
 
-def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) -> dict[int, float]:
-    """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0)."""
-    seeds = [s if isinstance(s, int) else i for i, s in enumerate(group.seeds)]
+def claim_figure(claim: Claim) -> Figure:
+    """The figure a claim is about, as the cell rule names figures (:class:`stsbench.published.cells.Figure`)."""
     if claim.figure == BEST_DEV:
-        return {
-            seed: m.run.best_dev_spearman * 100
-            for seed, m in zip(seeds, group.models, strict=True)
-            if m.run is not None and m.run.best_dev_spearman is not None
-        }
-    by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
-    tasks = STS_TASKS if claim.figure == AVG else (claim.figure,)
-    found: dict[int, dict[str, float]] = {}
-    for rec in records:
-        r = rec.result
-        if r.task in tasks and r.mode == claim.mode and r.model.fingerprint in by_model:
-            # a result run twice: its last, in path order
-            found.setdefault(by_model[r.model.fingerprint], {})[r.task] = r.reported
-    if claim.figure != AVG:
-        return {seed: figures[claim.figure] for seed, figures in found.items()}
-    # the papers' Avg.: the mean of the seven STS figures as printed, for a seed that has all seven
-    averages = {seed: simcse_average([figures.get(t) for t in tasks]) for seed, figures in found.items()}
-    return {seed: avg for seed, avg in averages.items() if avg is not None}
+        return Figure(BEST_DEV, ("STSBenchmark",), "dev")
+    mode = "dev" if claim.mode == "dev" else "test"  # test: fasttest's figures where a seed has no test ones
+    if claim.figure == AVG:  # the papers' Avg.: the mean of the seven STS figures as printed
+        return Figure("avg", STS_TASKS, mode)
+    return Figure("task", (claim.figure,), mode)
+
+
+def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) -> dict[int, float]:
+    """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0).
+
+    The cells' rule (:func:`stsbench.published.cells.seed_values`) on the group's figures: a claim and a cell
+    about the same figure read the same numbers.
+    """
+    return seed_values(claim_figure(claim), *group_figures(records, group))
 
 
 def judge_claims(

@@ -22,8 +22,10 @@ from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.published.cells import TaskFigures, as_reported, is_cell_check, seed_values
+from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks
-from stsbench.published.registry import Entry, get_entry
+from stsbench.published.registry import Entry, get_cell, split_cell
 from stsbench.published.seed_check import (
     DIFFERENCE,
     INCONCLUSIVE,
@@ -72,13 +74,18 @@ class Target:
 
 
 def parse_against(specs: Iterable[str]) -> list[Target]:
-    """``KEY`` or ``GROUP=KEY`` per ``--against``; an unknown key is one line naming close ones."""
+    """``KEY`` or ``GROUP=KEY`` per ``--against`` (KEY a row or a cell, ``KEY#COLUMN``); unknown: one line.
+
+    A column may hold ``=`` (``dup_rate=0.32``): ``GROUP=`` is what comes before the first ``=`` when no ``#`` does.
+    """
     targets = []
     for spec in specs:
-        group, sep, key = spec.rpartition("=")
-        if sep and not (group.strip() and key.strip()):
+        head, sep, tail = spec.partition("=")
+        group, key = (head, tail) if sep and "#" not in head else ("", spec)
+        if sep and "#" not in head and not (group.strip() and key.strip()):
             raise StsbenchError(f"--against {spec!r}: write KEY or GROUP=KEY (e.g. ESimCSE=KEY)")
-        targets.append(Target(get_entry(key.strip()).key, group.strip() or None))
+        entry, column = get_cell(key.strip())
+        targets.append(Target(entry.key + (f"#{column}" if column else ""), group.strip() or None))
     return targets
 
 
@@ -91,6 +98,8 @@ class Reproduction:
     mode: str | None  # the group's results compared; None when it has none comparable with the row
     verdicts: tuple[Verdict, ...]
     difference: float
+    address: str = ""  # the cell or row asked for (``KEY#COLUMN``); empty: the row
+    compared_with: str = ""  # what the cells were compared with, where the cell rule judged them
 
     def counts(self) -> dict[str, int]:
         """How many cells have each verdict (``not checked`` left out)."""
@@ -101,6 +110,7 @@ class Reproduction:
         e, g = self.entry, self.group
         return {
             "key": e.key,
+            **({"address": self.address, "compared_with": self.compared_with} if self.address else {}),
             "paper": e.paper.title,
             "citation": e.cite,
             "table": e.table,
@@ -146,9 +156,8 @@ def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
     if target.group is not None:
         return named_group(groups, target.group, f"--against {target.group}={target.key}")
     everyone = ", ".join(g.name for g in groups) or "none"
-    beside = [
-        g for g in groups if any(target.key == e.key for k in TASKS_OF for e in published_for(g.models[0], k))
-    ]
+    row = split_cell(target.key)[0]
+    beside = [g for g in groups if any(row == e.key for k in TASKS_OF for e in published_for(g.models[0], k))]
     if len(beside) == 1:
         return beside[0]
     what = "no group of this report is set beside it" if not beside else f"{len(beside)} groups could be"
@@ -189,15 +198,70 @@ def reproduce(
     return Reproduction(entry, group, mode, tuple(cells), difference)
 
 
+def group_figures(
+    records: Sequence[TaskRecord], group: SeedGroup
+) -> tuple[dict[int, TaskFigures], dict[int, float]]:
+    """Each seed's task figures ``{(task, mode): reported}`` and its training's best dev x100.
+
+    A model not trained here is seed 0; a result run twice counts with its last, in path order.
+    """
+    seeds = [s if isinstance(s, int) else i for i, s in enumerate(group.seeds)]
+    by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
+    tasks: dict[int, dict[tuple[str, str], float]] = {}
+    for rec in records:
+        r = rec.result
+        if r.model.fingerprint in by_model:
+            tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.reported
+    best = {
+        seed: as_reported(m.run.best_dev_spearman)
+        for seed, m in zip(seeds, group.models, strict=True)
+        if m.run is not None and m.run.best_dev_spearman is not None
+    }
+    return dict(tasks), best
+
+
+def reproduce_cells(
+    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = DIFFERENCE
+) -> Reproduction:
+    """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.cells`).
+
+    ``stsbench check`` calls this too, on the one group its results hold.
+    """
+    difference = check_difference(difference)
+    found = published_cells(address)
+    tasks, best = group_figures(records, group)
+    verdicts = []
+    for c in found:
+        values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
+        verdicts.append(verdict(c.column, c.published, list(values.values()), difference, checked=c.figure is not None))
+    figures = [c.figure for c in found if c.figure is not None]
+    mode = "training's best dev" if figures and all(f.kind == "best-dev" and best for f in figures) else None
+    if mode is None and figures:
+        mode = figures[0].mode
+    described = "; ".join(dict.fromkeys(f.describe() for f in figures))
+    return Reproduction(found[0].entry, group, mode, tuple(verdicts), difference, address, described)
+
+
 def reproductions(
     records: list[TaskRecord],
     groups: Sequence[SeedGroup],
     targets: Sequence[Target],
     difference: float = DIFFERENCE,
 ) -> list[Reproduction]:
-    """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`)."""
+    """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`).
+
+    A cell (``KEY#COLUMN``) or a row without task columns (Avg.-only, a sweep) goes by the cell rule
+    (:func:`reproduce_cells`); a score row by :func:`reproduce`.
+    """
     check_difference(difference)
-    return [reproduce(records, find_group(groups, t), get_entry(t.key), difference) for t in targets]
+    out = []
+    for t in targets:
+        group = find_group(groups, t)
+        if is_cell_check(t.key):
+            out.append(reproduce_cells(records, group, t.key, difference))
+        else:
+            out.append(reproduce(records, group, get_cell(t.key)[0], difference))
+    return out
 
 
 def _summary(v: Verdict) -> SeedSummary | None:
@@ -220,7 +284,7 @@ def reproduction_table(rep: Reproduction) -> Table:
         cells = verdict_cells(v, DASH)
         rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, v.status])
     columns = [
-        "task",
+        "cell" if rep.address else "task",
         "mean ± std (n)",
         "95% interval",
         "published",
@@ -236,15 +300,18 @@ def reproduction_table(rep: Reproduction) -> Table:
             f"{SELECTION_MARK} {e.selection_note}: the checkpoint that scored best on the test sets "
             "themselves; stsbench selects on STS-B dev."
         )
-    title = f"{rep.group.label} vs {e.key}"
+    if rep.compared_with:
+        notes.append(f"Compared with {rep.compared_with}.")
+    asked = rep.address or e.key
+    title = f"{rep.group.label} vs {asked}"
     right = tuple(columns[1:7])
-    return make_table(f"reproduction_{e.key}", title, columns, rows, notes, right)
+    return make_table(f"reproduction_{asked}", title, columns, rows, notes, right)
 
 
 def summary_table(reps: Sequence[Reproduction]) -> Table:
     """One row per target: how many of its cells have each verdict."""
     columns = ["group", "published row", *VERDICTS]
-    rows = [[r.group.label, r.entry.key, *[str(c) for c in r.counts().values()]] for r in reps]
+    rows = [[r.group.label, r.address or r.entry.key, *[str(c) for c in r.counts().values()]] for r in reps]
     return make_table("reproduction", "Verdicts", columns, rows)
 
 
@@ -282,3 +349,32 @@ def reproduction_json(
     if claims:
         out["claims"] = [c.to_dict() for c in claims]
     return out
+
+
+def check_cells(
+    results_dir: Any, address: str, difference: float = DIFFERENCE, group: str | None = None
+) -> Reproduction:
+    """``stsbench check`` of a cell, or a row without task columns: the one group of seeds under ``results_dir``.
+
+    The report's reading of the folder (models, training runs, seed groups) and :func:`reproduce_cells`, so that
+    ``check`` and the report's Reproduction section give one verdict. ``group``: which, where the folder holds
+    several (``check --model``: a group's name, its method or its seeds' folder).
+    """
+    from stsbench.reports.collect import collect
+    from stsbench.reports.models import find_models, training_only
+    from stsbench.reports.seeds import seed_groups
+
+    coll = collect(results_dir)
+    models = find_models(coll)
+    groups = seed_groups([*models, *training_only(coll, models)])
+    if group is not None:
+        chosen = named_group(groups, group, f"--model {group}")
+    elif len(groups) == 1:
+        chosen = groups[0]
+    else:
+        names = ", ".join(g.name for g in groups) or "none"
+        raise StsbenchError(
+            f"{results_dir} holds {len(groups)} groups of seeds ({names}); name one with --model, "
+            "or give the folder of one run's seeds"
+        )
+    return reproduce_cells(coll.tasks, chosen, address, difference)

@@ -1,0 +1,128 @@
+"""Published cells (KEY#COLUMN): what each is compared with, and one verdict from `check` and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from stsbench.errors import StsbenchError
+from stsbench.published.cells import cells, figure_of, is_cell_check
+from stsbench.published.registry import get_cell, get_entry, split_cell
+from stsbench.reports.reproduction import Target, check_cells, parse_against
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"
+CPU_MINI = ROOT / "reports" / "cpu-mini-replication" / "results"
+SWEEP_RUN = FIXTURE / "train" / "esimcse-dup0.16-tiny"  # a training run no result was computed from
+
+
+def test_cell_addresses_and_their_one_line_errors():
+    assert split_cell("simcse/table4/dropout-p#p=0.1") == ("simcse/table4/dropout-p", "p=0.1")
+    assert split_cell("simcse/table4/dropout-p") == ("simcse/table4/dropout-p", None)
+    assert split_cell("mine.yaml#table1/ours#STS12") == ("mine.yaml#table1/ours", "STS12")
+    assert split_cell("mine.yaml#table1/ours") == ("mine.yaml#table1/ours", None)
+    entry, column = get_cell("esimcse-arxiv/table9/dup-rate#dup_rate=0.32")
+    assert column == "dup_rate=0.32" and entry.values[column] == 84.85
+    with pytest.raises(StsbenchError, match=r"has no column 'dup_rate=0.3'; did you mean dup_rate=0.32\?"):
+        get_cell("esimcse-arxiv/table9/dup-rate#dup_rate=0.3")
+    # --against: GROUP= is what precedes the first '=' only where no '#' does (a column may hold '=')
+    assert parse_against(["esimcse-arxiv/table9/dup-rate#dup_rate=0.32"]) == [
+        Target("esimcse-arxiv/table9/dup-rate#dup_rate=0.32")
+    ]
+    assert parse_against(["dup-rate.dup_rate-0.32=esimcse-arxiv/table9/dup-rate#dup_rate=0.32"]) == [
+        Target("esimcse-arxiv/table9/dup-rate#dup_rate=0.32", "dup-rate.dup_rate-0.32")
+    ]
+    assert is_cell_check("mocose/table5/typos")  # an Avg.-only row
+    assert is_cell_check("simcse/sts/unsup-simcse-bert-base#STS12")
+    assert not is_cell_check("simcse/sts/unsup-simcse-bert-base")  # a score row: check's task-by-task rule
+
+
+def test_what_each_cell_is_compared_with():
+    dev_sweep = figure_of(get_entry("esimcse-arxiv/table9/dup-rate"), "dup_rate=0.32")
+    assert dev_sweep is not None and dev_sweep.kind == "best-dev"  # the training's own best dev: no extra step
+    dev_row = figure_of(get_entry("esimcse-arxiv/table6/esimcse-bert-base"), "STSBenchmark")
+    assert dev_row is not None and dev_row.kind == "best-dev"
+    ema = figure_of(get_entry("mocose/table3/ema-decay"), "ema=0.85")
+    assert ema is not None and ema.kind == "avg" and len(ema.tasks) == 7 and ema.assumed
+    assert "assumed" in ema.describe()
+    avg_only = figure_of(get_entry("mocose/table6b/batch-64"), "Avg.")
+    assert avg_only is not None and avg_only.assumed and avg_only.mode == "test"
+    row_avg = figure_of(get_entry("simcse/sts/unsup-simcse-bert-base"), "Avg.")
+    assert row_avg is not None and not row_avg.assumed and row_avg.tasks[0] == "STS12"  # the row's own tasks
+    assert figure_of(get_entry("simcse/table9/wo-mlm"), "Avg. transfer") is None  # no figure of ours: not checked
+    assert [c.figure is None for c in cells("simcse/table9/wo-mlm")] == [False, True]
+    with pytest.raises(StsbenchError, match="analysis table"):
+        cells("esimcse-coling/table1/length-diff-gt-3")
+
+
+def _seeds_of(run: Path, out: Path, best: dict[int, float]) -> Path:
+    """``out/seed-<s>``: copies of one training run, each with its own seed and best STS-B dev (a fraction)."""
+    for seed, dev in best.items():
+        folder = out / f"seed-{seed}"
+        shutil.copytree(run, folder)
+        meta = json.loads((folder / "stsbench.json").read_text())
+        meta["training"].update(seed=seed, output=f"seed-{seed}")
+        meta["best_dev_spearman"] = dev
+        (folder / "stsbench.json").write_text(json.dumps(meta))
+        records = [json.loads(x) for x in (folder / "train_log.jsonl").read_text().splitlines()]
+        for r in records:
+            if r["event"] == "start":
+                r["config"].update(seed=seed, output=f"seed-{seed}")
+            if r["event"] == "end":
+                r["best_dev_spearman"] = dev
+        (folder / "train_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return out
+
+
+def _report_verdicts(results: Path, out: Path, against: str, capsys) -> list[dict]:
+    code, _, err = run_cli(["report", "--results", str(results), "--out", str(out), "--against", against], capsys)
+    assert code == 0, err
+    (target,) = json.loads((out / "reproduction.json").read_text())["targets"]
+    return target["cells"]
+
+
+def test_check_judges_a_sweep_cell_as_the_report_does(tmp_path, capsys):
+    """A dev sweep's cell: the seeds' best dev scores against the published one, one verdict from both."""
+    address = "esimcse-arxiv/table9/dup-rate#dup_rate=0.16"
+    far = _seeds_of(SWEEP_RUN, tmp_path / "far", {1: 0.2713, 2: 0.2790, 3: 0.2751})
+    near = _seeds_of(SWEEP_RUN, tmp_path / "near", {1: 0.8190, 2: 0.8212, 3: 0.8201})
+    for folder, expected in ((far, "not reproduced"), (near, "reproduced")):
+        rep = check_cells(folder, address)
+        (v,) = rep.verdicts
+        assert v.status == expected and v.n == 3
+        assert v.values == ((27.13, 27.9, 27.51) if folder == far else (81.9, 82.12, 82.01))
+        code, out, err = run_cli(["check", "--results", str(folder), "--against", address, "--tolerance", "seeds"], capsys)
+        assert (code, expected in out) == ((0, True) if expected == "reproduced" else (1, True)), out + err
+        (cell,) = _report_verdicts(folder, tmp_path / f"report-{folder.name}", f"ESimCSE={address}", capsys)
+        assert (cell["verdict"], cell["values"], cell["mean"]) == (v.status, list(v.values), v.mean)
+    # a number compares one checkpoint, and refuses several seeds in one line
+    code, _, err = run_cli(["check", "--results", str(far), "--against", address, "--tolerance", "0.05"], capsys)
+    assert code == 2 and "judge them with --tolerance seeds" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run_cli(
+        ["check", "--results", str(far / "seed-1"), "--against", address, "--tolerance", "60"], capsys
+    )
+    assert code == 0 and "27.13" in out and "PASS" in out
+
+
+@pytest.mark.skipif(not CPU_MINI.is_dir(), reason="the checked-in CPU mini-replication is absent")
+def test_check_judges_an_avg_only_row_as_the_report_does(tmp_path, capsys):
+    """MoCoSE Table 6(b)'s Avg.-only row on the checked-in MoCoSE seeds: the assumed seven-task Avg., one verdict."""
+    address = "mocose/table6b/batch-64"
+    rep = check_cells(CPU_MINI, address, group="mocose")
+    (v,) = rep.verdicts
+    assert v.task == "Avg." and v.n == 5 and v.status == "not reproduced"  # MiniLM, 50 steps: far from 77.25
+    assert "assumed" in rep.compared_with
+    code, out, err = run_cli(
+        ["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds", "--model", "mocose"],
+        capsys,
+    )
+    assert code == 1 and "not reproduced" in out and "assumed" in out.replace("\n", " "), out + err
+    (cell,) = _report_verdicts(CPU_MINI, tmp_path / "report", f"mocose={address}", capsys)
+    assert (cell["verdict"], cell["values"], cell["mean"]) == (v.status, list(v.values), v.mean)
+    # several groups and none named: one line naming them
+    code, _, err = run_cli(["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds"], capsys)
+    assert code == 2 and "name one with --model" in err and len(err.strip().splitlines()) == 1
