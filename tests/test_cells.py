@@ -126,3 +126,34 @@ def test_check_judges_an_avg_only_row_as_the_report_does(tmp_path, capsys):
     # several groups and none named: one line naming them
     code, _, err = run_cli(["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds"], capsys)
     assert code == 2 and "name one with --model" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_dev_sweep_over_seeds_is_one_row_per_setting_and_its_claim_is_judged(tmp_path, capsys):
+    """Two dup rates x three seeds of training runs alone (no evaluation: a recipe's evaluate null)."""
+    results = tmp_path / "results"
+    low = _seeds_of(SWEEP_RUN, results / "dup-rate.dup_rate-0.16", {1: 0.40, 2: 0.41, 3: 0.42})
+    high = _seeds_of(SWEEP_RUN, results / "dup-rate.dup_rate-0.32", {1: 0.45, 2: 0.46, 3: 0.47})
+    for folder in high.iterdir():  # the same runs at dup_rate 0.32
+        meta = json.loads((folder / "stsbench.json").read_text())
+        meta["training"]["dup_rate"] = 0.32
+        (folder / "stsbench.json").write_text(json.dumps(meta))
+    assert low.is_dir()
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(
+        "- {kind: argmax, best: dup-rate.dup_rate-0.32, among: [dup-rate.dup_rate-0.16, dup-rate.dup_rate-0.32],"
+        " figure: best-dev}\n"
+    )
+    out = tmp_path / "report"
+    code, _, err = run_cli(
+        ["report", "--results", str(results), "--out", str(out), "--claims", str(claims), "--baseline", "ESimCSE"],
+        capsys,
+    )
+    assert code == 0, err
+    md = (out / "report.md").read_text()
+    table = md.split("### Sweep over seeds: dup_rate (ESimCSE)")[1].split("\n- ")[0]
+    lines = [x for x in table.splitlines() if x.startswith("| 0.")]
+    assert lines[0].startswith("| 0.16 | 41.00 ± 1.00 (n=3) | [38.52, 43.48] |")
+    assert lines[1].startswith("| 0.32 | 46.00 ± 1.00 (n=3) | [43.52, 48.48] |")
+    assert "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in lines[0]
+    (claim,) = json.loads((out / "reproduction.json").read_text())["claims"]
+    assert claim["verdict"] == "supported"  # +5 points every seed, seed by seed

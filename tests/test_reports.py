@@ -84,8 +84,8 @@ def test_measured_published_and_delta_rows(built):
     assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
     # the dup_rate sweep: both runs, with ESimCSE arXiv Table 9's values beside
     sweep = md.split("### Ablation: dup_rate (ESimCSE)")[1].split("###")[0]
-    assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate |" in sweep
-    assert "| esimcse-tiny | 0.32 |" in sweep and "| 84.85 | esimcse-arxiv/table9/dup-rate |" in sweep
+    assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in sweep
+    assert "| esimcse-tiny | 0.32 |" in sweep and "| 84.85 | esimcse-arxiv/table9/dup-rate#dup_rate=0.32 |" in sweep
     comp = md.split("### Ablation: ESimCSE's components")[1].split("###")[0]
     order = [ln.split(" | ")[1] for ln in comp.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
     assert order == ["unsup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE"]
@@ -175,11 +175,17 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     try:
         rel = Path("reports") / CHECKED_IN.name
         title = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"  # its README
+        banner = (  # a mini recipe's, on every table and figure (its README's command)
+            "Mini scale: all-MiniLM-L6-v2, 50 steps of 64 sentences from wiki1m's first 11,914 lines; "
+            "5 seeds a setting: not the paper's setting."
+        )
         command = shlex.join(
             ["stsbench", "report", "--results", f"{rel}/results", "--out", str(rel), "--title", title]
-            + ["--claims", f"{rel}/claims.yaml"]
+            + ["--claims", f"{rel}/claims.yaml", "--banner", banner]
         )
-        write_report(rel / "results", rel, title, command, claims=load_claims(rel / "claims.yaml"))
+        write_report(
+            rel / "results", rel, title, command, claims=load_claims(rel / "claims.yaml"), banner=banner
+        )
     finally:
         os.chdir(old)
     made = folder_bytes(target)

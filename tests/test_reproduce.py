@@ -201,6 +201,10 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
 
 CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"
 CPU_MINI_TITLE = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"
+CPU_MINI_BANNER = (
+    "Mini scale: all-MiniLM-L6-v2, 50 steps of 64 sentences from wiki1m's first 11,914 lines; 5 seeds a setting: "
+    "not the paper's setting."
+)
 
 
 def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path, monkeypatch):
@@ -210,6 +214,7 @@ def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path
     assert plan.step("report").args == (
         *("report", "--results", f"{rel}/results", "--out", rel, "--title", CPU_MINI_TITLE),
         *("--claims", f"{rel}/claims.yaml"),  # its Table 7 claims, judged whatever verdict says
+        *("--banner", CPU_MINI_BANNER),  # a mini recipe's: on every table and figure
     )  # as the report prints it: the given --out, no option at its default, no --against (verdict: false)
     assert plan.out == tmp_path / rel
 
@@ -278,8 +283,10 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     key = "esimcse-arxiv/table4/unsup-simcse-bert-base"  # STS-B dev, as the run is evaluated
     assert "verdict:" not in recipe.read_text()
     args = build_plan(load_recipe(recipe), clean).step("report").args
-    assert args[-4:-2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
-    assert args[-2:] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
+    at = args.index("--against")
+    assert args[at : at + 2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
+    assert args[at + 2 : at + 4] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
+    assert args[at + 4] == "--banner" and args[at + 5].endswith("not the paper's setting.")  # a mini recipe
     out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]

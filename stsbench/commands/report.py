@@ -74,6 +74,15 @@ def report_cmd(
             "`stsbench reproduce --keep-changed` names there the steps computed by other code.",
         ),
     ] = None,
+    banner: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--banner",
+            metavar="TEXT",
+            help="A line set on every table and figure of the report, e.g. what makes its numbers other than the "
+            "paper's ('all-MiniLM-L6-v2, 50 steps: not the paper's setting'); a mini recipe's report has one.",
+        ),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -100,7 +109,17 @@ def report_cmd(
     judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
     files = write_report(
-        results, out, title, command, baseline, targets, difference, strict=strict, notes=note or (), claims=judged
+        results,
+        out,
+        title,
+        command,
+        baseline,
+        targets,
+        difference,
+        strict=strict,
+        notes=note or (),
+        claims=judged,
+        banner=banner,
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -284,12 +284,21 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
     return make_table(f"ablation_components_seeds_{n}", title, columns, out, notes, right=tuple(columns[4:]))
 
 
-def _published_sweep(name: str, value: Any) -> tuple[str, float] | None:
+def _published_sweep(name: str, value: Any, run: TrainRun | None = None) -> tuple[str, float] | None:
+    """The published cell a swept setting of ``run``'s method is set beside (the papers' sweep tables)."""
     reg = load_registry()
+    if run is not None and run.method == MethodName.MOCOSE:
+        if name == "ema_decay_start" and run.config.get("ema_schedule") == "fixed":  # MoCoSE Table 3
+            e = reg["mocose/table3/ema-decay"]
+            col = f"ema={value:g}"
+            return (f"{e.key}#{col}", e.values[col]) if col in e.values else None
+        return None
+    if run is not None and run.method != MethodName.ESIMCSE:
+        return None
     if name == "dup_rate":
         e = reg["esimcse-arxiv/table9/dup-rate"]
         col = f"dup_rate={value:g}"
-        return (e.key, e.values[col]) if col in e.values else None
+        return (f"{e.key}#{col}", e.values[col]) if col in e.values else None
     if name == "queue_multiple":
         e = reg.get(f"esimcse-arxiv/table11/queue-{value:g}x")
         return (e.key, e.values["STSBenchmark"]) if e else None
@@ -299,8 +308,48 @@ def _published_sweep(name: str, value: Any) -> tuple[str, float] | None:
     if name == "dropout":
         e = reg["esimcse-arxiv/table8/dropout-p"]
         col = f"p={value:g}"
-        return (e.key, e.values[col]) if col in e.values else None
+        return (f"{e.key}#{col}", e.values[col]) if col in e.values else None
     return None
+
+
+def sweep_seeds_table(
+    name: str, rows: Sequence[SeedGroup], records: list[TaskRecord], n: int
+) -> Table:
+    """One field varied over groups of seeds: a row per setting, mean ± std (n) and the 95% interval over seeds.
+
+    STS-B dev: each seed's kept checkpoint (the training's own best dev score, what a dev sweep table
+    reports); STS test Avg.: over the seeds whose checkpoints were evaluated on the seven tasks. Published: the
+    paper's cell of that setting (``KEY#COLUMN``), where the registry has the sweep.
+    """
+    columns = [name, "best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)", "published", "cell"]
+    out = []
+    for g in rows:
+        runs = g.runs
+        value = settings(runs[0])[name]
+        devs = _finite(map(kept_dev, runs))
+        pub = _published_sweep(name, value, runs[0])
+        avgs = sts_averages(g, records)
+        out.append(
+            [
+                show_value(value),
+                mean_std(seed_summary(devs), -1) if devs else DASH,
+                interval(seed_summary(devs) if devs else None),
+                mean_std(seed_summary(avgs), -1) if avgs else DASH,
+                fmt(pub[1]) if pub else DASH,
+                pub[0] if pub else DASH,
+            ]
+        )
+    first = _without_seed(rows[0].runs[0])
+    method = method_of(first.config)
+    same = {k: v for k, v in settings(first).items() if k != name}
+    notes = [
+        f"{method} groups of seeds identical but for {name}: one row per setting; STS-B dev Spearman x100 of each "
+        "seed's kept checkpoint (the training's own best dev score), mean ± std (n seeds) and the 95% t-interval "
+        "over seeds. Published: the paper's cell for that setting (BERT-base in the papers).",
+        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+    ]
+    title = f"Sweep over seeds: {name} ({method})"
+    return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
 
 
 def sweep_table(
@@ -311,7 +360,7 @@ def sweep_table(
     rows = []
     for r in group:
         v = settings(r)[name]
-        pub = _published_sweep(name, v) if r.method == MethodName.ESIMCSE else None
+        pub = _published_sweep(name, v, r)
         rows.append(
             [
                 run_label(r, models, group),
@@ -336,14 +385,20 @@ def _without_seed(run: TrainRun) -> TrainRun:
     return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})
 
 
-def ablation_tables(runs: list[TrainRun], models: list[Model], records: list[TaskRecord]) -> list[Table]:
+def ablation_tables(
+    runs: list[TrainRun],
+    models: list[Model],
+    records: list[TaskRecord],
+    groups: Sequence[SeedGroup] | None = None,
+) -> list[Table]:
     """Every component ablation and every one-field sweep the runs allow, in that order.
 
-    Where runs come in seeds (:func:`~stsbench.reports.seeds.has_seeds`), the component tables compare the
-    groups of seeds (one run of each stands for it, its seed left out, so that groups of other seeds compare)
-    and the sweeps leave out ``seed``; without, every run is a row of its own.
+    Where runs come in seeds (:func:`~stsbench.reports.seeds.has_seeds`), the component tables and the sweeps
+    compare the groups of seeds (one run of each stands for it, its seed left out, so that groups of other seeds
+    compare; a sweep: a row per setting over its seeds); without, every run is a row of its own. ``groups``: the
+    report's groups of seeds (default: those of ``models``).
     """
-    groups = seed_groups(models)
+    groups = list(groups) if groups is not None else seed_groups(models)
     over_seeds = has_seeds(groups)
     if over_seeds:
         rows: list[Row] = [g for g in groups if g.runs]
@@ -355,6 +410,13 @@ def ablation_tables(runs: list[TrainRun], models: list[Model], records: list[Tas
     back = {id(stand_in[id(row)]): row for row in rows}
     found = component_groups([stand_in[id(row)] for row in rows])
     tables = [component_table([back[id(r)] for r in g], records, k) for k, g in enumerate(found, 1)]
-    sweeps = [(f, g) for f, g in sweep_groups(runs) if not (over_seeds and f == "seed")]
-    tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweeps, 1)]
+    if over_seeds:
+        swept = sweep_groups([stand_in[id(row)] for row in rows])
+        tables += [
+            sweep_seeds_table(f, [back[id(r)] for r in g if isinstance(back[id(r)], SeedGroup)], records, k)
+            for k, (f, g) in enumerate(swept, 1)
+            if f != "seed"
+        ]
+        return tables
+    tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweep_groups(runs), 1)]
     return tables

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from stsbench.analyses.common import short_name
@@ -206,7 +206,7 @@ def _training(
         labels = training.labelled_runs(coll.runs, models)
         figure = training_curves_figure(labels, figs.folder / "training_curves")
         curves.figures.append(figs.add("STS-B dev Spearman during training", figure))
-    found = ablations.ablation_tables(coll.runs, models, coll.tasks)
+    found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups)
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
         abl.paragraphs.append(missing("ablations", results))
@@ -301,6 +301,7 @@ def build_report(
     notes: Sequence[str] = (),
     out: Path | None = None,
     claims: Sequence[Claim] = (),
+    banner: str | None = None,
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
@@ -314,7 +315,8 @@ def build_report(
     is neither a method nor a group, or a target without its group, before any figure is drawn. ``out``: the
     report's folder, that an absolute results folder is named relative to (:mod:`stsbench.results.portable`).
     ``claims``: a table's claims, judged on the groups of seeds (a Claims section; an unknown group is an error
-    before any figure is drawn).
+    before any figure is drawn). ``banner``: a line set first under every table and in every figure's title (a
+    mini edition's backbone, steps and corpus: "not the paper's setting"), and in bold at the top.
     """
     results = tuple(portable(f, out) for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
@@ -347,6 +349,11 @@ def build_report(
         + ": the same results and version give the same bytes."
     ]
     intro += [f"**{n}**" for n in notes]
+    if banner:
+        intro.insert(0, f"**{banner}**")
+        for section in sections:
+            section.tables = [replace(t, notes=(f"**{banner}**", *t.notes)) for t in section.tables]
+            section.figures = [replace(f, title=f"{f.title} [{banner}]") for f in section.figures]
     modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
     if modified:  # at the top: a figure on other data must never pass for the canonical one
         files = [f for r in modified for f in _modified(r)]

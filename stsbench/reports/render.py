@@ -120,6 +120,7 @@ def write_report(
     strict: bool = False,
     notes: Sequence[str] = (),
     claims: Sequence[Claim] = (),
+    banner: str | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -130,6 +131,7 @@ def write_report(
     none is given). ``strict``: results folders holding nothing to report are an error, before anything is
     written. ``notes``: lines in bold under the opening paragraph. ``claims``: a table's claims
     (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
+    ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting").
     """
     out = Path(out)
     coll = collect(results)
@@ -153,6 +155,7 @@ def write_report(
         notes=notes,
         out=out,
         claims=claims,
+        banner=banner,
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):

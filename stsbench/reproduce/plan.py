@@ -361,6 +361,24 @@ def published_files(recipe: Recipe) -> dict[str, str | None]:
     return found
 
 
+def mini_banner(recipe: Recipe) -> str | None:
+    """A mini recipe's banner for every table and figure: its backbone, steps, corpus and seeds, not the paper's."""
+    if recipe.flavour != "mini":
+        return None
+    found: list[str] = []
+    for run in recipe.runs:
+        c = run_config(run, None)
+        steps = f"{c['max_steps']} steps" if c.get("max_steps") else f"{c.get('epochs', 1)} epoch(s)"
+        corpus = Path(str(c.get("train_file", "?"))).name
+        lines = f"'s first {c['train_lines']:,} lines" if c.get("train_lines") else ""
+        text = f"{c.get('model')}, {steps} of {c.get('batch_size')} sentences from {corpus}{lines}"
+        if text not in found:
+            found.append(text)
+    seeds = sorted({len(r.seeds) for r in recipe.runs})
+    n = "-".join(map(str, (seeds[0], seeds[-1])) if len(seeds) > 1 else map(str, seeds))
+    return f"Mini scale: {'; '.join(found)}; {n} seeds a setting: not the paper's setting."
+
+
 def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
@@ -382,6 +400,9 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         args += ["--claims", str(out / CLAIMS_FILE)]
     if kept:
         args += ["--note", kept_note(kept)]
+    banner = mini_banner(recipe)
+    if banner:
+        args += ["--banner", banner]
     material: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.key for s in before]}
     if recipe.claims:
         material["claims"] = claims_data(recipe)
