@@ -43,8 +43,8 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
     for run in recipe.runs:
         assert run.method in METHODS and run.config in config_names()
         assert run.corpus is None or run.corpus.name in CORPORA
-        assert task_names(list(run.evaluate.tasks))
-        assert run.published is None or run.published in recipe.published
+        assert run.evaluate is None or task_names(list(run.evaluate.tasks))  # None: a dev table's best dev
+        assert run.published is None or run.published.split("#")[0] in recipe.published
     for analysis in recipe.analyses:
         assert analysis.name in ANALYSES
     if recipe.flavour in ("paper", "official"):
@@ -191,3 +191,96 @@ def test_a_recipes_claims_name_its_runs_and_a_task(tmp_path):
         (tmp_path / "bad.yaml").write_text(text + "claims:\n" + extra)
         with pytest.raises(StsbenchError, match=re.escape(words)):
             load_recipe(str(tmp_path / "bad.yaml"))
+
+
+SWEEP = """\
+name: sweep-test
+title: a sweep
+flavour: mini
+published: [esimcse-arxiv/table9/dup-rate, mocose/table4/proj-1]
+verdict: false
+runs:
+  - name: dup
+    label: ESimCSE
+    method: esimcse
+    config: esimcse-minilm-cpu
+    overrides: {max_steps: 5}
+    seeds: [1, 2, 3]
+    evaluate: null
+    sweep: {option: dup_rate, values: [0.08, 0.32]}
+    published: "esimcse-arxiv/table9/dup-rate#dup_rate={dup_rate}"
+  - name: heads
+    method: mocose
+    config: mocose-minilm-cpu
+    seeds: [1]
+    grid: [{option: projection_layers, values: [1, 2]}, {option: predictor_layers, values: [1, 2]}]
+claims:
+  - {kind: argmax, best: dup.dup_rate-0.32, among: [dup], figure: best-dev}
+  - {kind: difference, better: dup.dup_rate-0.32, worse: dup.dup_rate-0.08, figure: best-dev}
+report: {title: t}
+"""
+
+
+def test_a_sweep_and_a_grid_are_runs_named_by_their_settings_each_held_against_its_cell(tmp_path):
+    (tmp_path / "r.yaml").write_text(SWEEP)
+    recipe = load_recipe(str(tmp_path / "r.yaml"))
+    names = [r.name for r in recipe.runs]
+    assert names == [
+        "dup.dup_rate-0.08",
+        "dup.dup_rate-0.32",
+        "heads.projection_layers-1.predictor_layers-1",
+        "heads.projection_layers-1.predictor_layers-2",
+        "heads.projection_layers-2.predictor_layers-1",
+        "heads.projection_layers-2.predictor_layers-2",
+    ]  # the grid's first axis outermost
+    dup = recipe.run("dup.dup_rate-0.32")
+    assert dup.overrides == {"max_steps": 5, "dup_rate": 0.32} and dup.point == {"dup_rate": 0.32}
+    assert dup.published == "esimcse-arxiv/table9/dup-rate#dup_rate=0.32" and dup.sweep_of == "dup"
+    assert dup.evaluate is None and dup.label == "ESimCSE (dup_rate=0.32)"
+    assert recipe.claims[0].among == ("dup.dup_rate-0.08", "dup.dup_rate-0.32")  # the sweep's name: its runs
+    assert list(recipe.sweeps()) == ["dup", "heads"]
+    from stsbench.reproduce.plan import build_plan
+
+    plan = build_plan(recipe, tmp_path / "out", SHARED_DATA)
+    assert not any(s.id.startswith("evaluate/dup") for s in plan.steps)  # its figure: the training's best dev
+    assert {s.id for s in plan.steps if s.kind == "evaluate"} == {f"evaluate/{n}" for n in names[2:]}
+    # what a sweep may not be: one line each, naming the file
+    for old, new, words in (
+        ("values: [0.08, 0.32]", "values: [0.08]", "needs two values or more"),
+        ("values: [0.08, 0.32]", "values: [0.08, 0.08]", "values repeat"),
+        ("#dup_rate={dup_rate}", "#dup_rate={dup}", "cannot be filled"),
+        ("#dup_rate={dup_rate}", "#dup_rate=0.3", "has no column 'dup_rate=0.3'"),
+        ("overrides: {max_steps: 5}", "overrides: {max_steps: 5, dup_rate: 0.1}", "swept and also in its overrides"),
+        ("    evaluate: null\n", "    evaluate: null\n    sweep_of: x\n", "filled by sweep or grid"),
+        ("option: predictor_layers,", "option: predictor_layer,", "unknown training option 'predictor_layer'"),
+    ):
+        (tmp_path / "bad.yaml").write_text(SWEEP.replace(old, new, 1))
+        with pytest.raises(StsbenchError, match=re.escape(words)):
+            load_recipe(str(tmp_path / "bad.yaml"))
+
+
+def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_left_out(tmp_path, capsys):
+    from helpers import run_cli
+
+    from stsbench.reproduce.plan import build_plan
+
+    (tmp_path / "r.yaml").write_text(SWEEP)
+    recipe = load_recipe(str(tmp_path / "r.yaml"))
+    part = recipe.subset(["dup"], [1, 2])
+    assert [r.name for r in part.runs] == ["dup.dup_rate-0.08", "dup.dup_rate-0.32"]
+    assert {r.seeds for r in part.runs} == {(1, 2)} and len(part.claims) == 2
+    one = recipe.subset(["dup.dup_rate-0.32", "heads"])
+    assert [c.kind for c in one.claims] == []  # an argmax among one, a difference missing a side: not judged
+    assert any("claim 1 not judged" in line for line in one.omitted)
+    assert any(line.startswith("runs not run (--runs): dup.dup_rate-0.08") for line in one.omitted)
+    args = build_plan(part, tmp_path / "out", SHARED_DATA).step("report").args
+    note = args[args.index("--note") + 1]
+    assert note.startswith("A subset of recipe sweep-test: runs not run (--runs): heads.") and "seeds not run" in note
+    with pytest.raises(StsbenchError, match="no run or sweep of sweep-test has that name"):
+        recipe.subset(["nope"])
+    code, _, err = run_cli(["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--seeds", "1,x"], capsys)
+    assert code == 2 and "whole numbers" in err
+    code, out, _ = run_cli(
+        ["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--runs", "dup", "--data-dir", str(SHARED_DATA)], capsys
+    )
+    assert code == 0 and "left out: runs not run (--runs): heads." in out

@@ -89,6 +89,19 @@ def reproduce_command(
             "seeds grouped as RECIPE/RUN.",
         ),
     ] = None,
+    runs: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--runs",
+            metavar="NAME[,NAME]",
+            help="Only these runs (a sweep's name: all its runs); the report judges what exists and says what is "
+            "left out.",
+        ),
+    ] = None,
+    seeds: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--seeds", metavar="S[,S]", help="Only these seeds of the runs (e.g. 1,2,3)."),
+    ] = None,
     data_dir: DataDirOpt = None,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
@@ -115,7 +128,7 @@ def reproduce_command(
 
     trackers = parse_report_to(report_to)
     check_installed(trackers)
-    recipe = load_recipe(target)
+    recipe = _subset(load_recipe(target), runs, seeds)
     if out is None and not dry_run:
         raise StsbenchError(f"give the folder of the reproduction: stsbench reproduce {target} --out DIR")
     folder = out if out is not None else Path(recipe.name)
@@ -125,6 +138,24 @@ def reproduce_command(
         return
     options = dict(_key_value(o) for o in executor_option or [])
     _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed)
+
+
+def _subset(recipe, runs: str | None, seeds: str | None):  # noqa: ANN001, ANN202
+    """``--runs``/``--seeds``: the recipe on those (:meth:`stsbench.recipes.Recipe.subset`); bad seeds: one line."""
+    from stsbench.errors import StsbenchError
+
+    if runs is None and seeds is None:
+        return recipe
+    names = [n.strip() for n in runs.split(",") if n.strip()] if runs is not None else None
+    numbers = None
+    if seeds is not None:
+        try:
+            numbers = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError:
+            raise StsbenchError(f"--seeds {seeds!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
+    if names == [] or numbers == []:
+        raise StsbenchError("--runs and --seeds need at least one name or seed")
+    return recipe.subset(names, numbers)
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -290,6 +321,8 @@ def _dry_run(plan, changed: str, strict: bool, parallel: int, gpus: int) -> None
             f"  {run.name}: {run.method}, config {run.config}, seeds {','.join(map(str, run.seeds))}, "
             f"{'/'.join('unknown' if s is None else f'{s:,}' for s in steps)} steps each{against}"
         )
+    for line in recipe.omitted:  # --runs/--seeds
+        say(f"  left out: {line}")
     kinds = Counter(s.kind for s in plan.steps)
     say("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)")
     state = load_state(plan.out) if (plan.out / STATE_FILE).is_file() else {"steps": {}}

@@ -14,6 +14,7 @@ refuses a bad one in one line naming the file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -121,6 +122,8 @@ class Recipe(BaseModel):
     notes: tuple[str, ...] = ()
     # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report
     claims: tuple[Claim, ...] = ()
+    # filled by subset() (reproduce --runs/--seeds), never written: what this subset leaves out, in words
+    omitted: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -157,6 +160,58 @@ class Recipe(BaseModel):
         """The run called ``name``."""
         return next(r for r in self.runs if r.name == name)
 
+    def subset(self, runs: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> Recipe:
+        """The recipe on some of its runs (a run's name, or a sweep's for all its runs) and seeds.
+
+        ``reproduce --runs/--seeds``: a paper-scale sweep is many trainings. Analyses keep the runs left; a claim
+        keeps the settings left (an argmax among those run, say), and one that cannot be judged on them is left
+        out; :attr:`omitted` says what was, for the report. An unknown name or a seed no run has: one line.
+        """
+        chosen = list(self.runs)
+        omitted: list[str] = []
+        if runs is not None:
+            sweeps = self.sweeps()
+            names = {r.name for r in self.runs}
+            unknown = [n for n in runs if n not in names and n not in sweeps]
+            if unknown:
+                known = ", ".join([*sweeps, *(r.name for r in self.runs if r.sweep_of is None)])
+                raise StsbenchError(f"--runs {unknown[0]}: no run or sweep of {self.name} has that name; its: {known}")
+            wanted = {m.name for n in runs for m in sweeps.get(n, ())} | set(runs)
+            chosen = [r for r in chosen if r.name in wanted]
+            left = [r.name for r in self.runs if r.name not in wanted]
+            if left:
+                omitted.append(f"runs not run (--runs): {', '.join(left)}")
+        if seeds is not None:
+            every = sorted({s for r in chosen for s in r.seeds})
+            stray = [s for s in seeds if s not in every]
+            if stray:
+                raise StsbenchError(f"--seeds {stray[0]}: the runs chosen have seeds {every}")
+            kept = []
+            for r in chosen:
+                mine = tuple(s for s in r.seeds if s in seeds)
+                if mine:
+                    kept.append(r.model_copy(update={"seeds": mine}))
+            left_seeds = [s for s in every if s not in seeds]
+            if left_seeds:
+                omitted.append(f"seeds not run (--seeds): {', '.join(map(str, left_seeds))}")
+            chosen = kept
+        names = {r.name for r in chosen}
+        claims = []
+        for i, claim in enumerate(self.claims, start=1):
+            narrowed = _narrowed(claim, names)
+            if narrowed is None:
+                omitted.append(f"claim {i} not judged: it names runs not run ({claim.text or claim.kind})")
+            else:
+                claims.append(narrowed)
+        analyses = tuple(
+            a.model_copy(update={"runs": tuple(r for r in a.runs if r in names)}) if a.runs is not None else a
+            for a in self.analyses
+            if a.runs is None or any(r in names for r in a.runs) or a.baseline
+        )
+        return self.model_copy(
+            update={"runs": tuple(chosen), "claims": tuple(claims), "analyses": analyses, "omitted": tuple(omitted)}
+        )
+
     def sweeps(self) -> dict[str, tuple[Run, ...]]:
         """Each sweep or grid by its name, with its runs in order."""
         out: dict[str, list[Run]] = {}
@@ -164,6 +219,21 @@ class Recipe(BaseModel):
             if r.sweep_of is not None:
                 out.setdefault(r.sweep_of, []).append(r)
         return {k: tuple(v) for k, v in out.items()}
+
+
+def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
+    """``claim`` on the settings in ``names`` (an argmax, ordering, plateau, collapse keep theirs), or None."""
+    have = [s for s in claim.settings() if s in names]
+    if len(have) == len(claim.settings()):
+        return claim
+    lists = {"argmax": ("among", 2), "ordering": ("order", 2), "plateau": ("settings", 2), "collapse": ("settings", 1)}
+    if claim.kind not in lists or len(have) < lists[claim.kind][1]:
+        return None
+    if claim.kind == "argmax" and claim.best not in names:
+        return None
+    data = claim.model_dump(by_alias=True)
+    data[lists[claim.kind][0]] = have
+    return type(claim).model_validate(data)
 
 
 def _builtin() -> Registry[Path]:

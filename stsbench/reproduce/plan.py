@@ -400,6 +400,8 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         args += ["--claims", str(out / CLAIMS_FILE)]
     if kept:
         args += ["--note", kept_note(kept)]
+    if recipe.omitted:  # reproduce --runs/--seeds: the report says what this subset leaves out
+        args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
     banner = mini_banner(recipe)
     if banner:
         args += ["--banner", banner]
