@@ -10,7 +10,8 @@ each of its cells. What a cell's figure is, per seed (:func:`figure_of`):
 - ``Avg.``: the mean of the row's task figures (SimCSE's rounding), or, for an Avg.-only row or a sweep's setting
   column on a test table, of the tasks the registry's ``avg_of`` names (an *assumption* where
   ``avg_of_assumed``: the paper does not say what it averaged);
-- anything else (``Avg. transfer``): no figure of ours; the cell is ``not checked``.
+- ``Avg. transfer`` (SimCSE's Table 9): the mean of the seven transfer tasks' test accuracy;
+- anything else: no figure of ours; the cell is ``not checked``.
 
 The seeds' figures of a cell go to :func:`stsbench.published.seed_check.verdict`, the function ``check
 --tolerance seeds`` and the report's Reproduction section share, so the two cannot disagree.
@@ -25,7 +26,7 @@ from typing import Literal
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
-from stsbench.published.registry import TASK_REGISTRY, Entry, get_cell
+from stsbench.published.registry import TASK_REGISTRY, TRANSFER_TASKS, Entry, get_cell
 
 BEST_DEV = "best-dev"
 # (task, mode) -> figure, for one seed
@@ -73,6 +74,8 @@ def figure_of(entry: Entry, column: str) -> Figure | None:
         if mode == "dev" and column == "STSBenchmark":
             return Figure(BEST_DEV, ("STSBenchmark",), "dev")
         return Figure("task", (column,), mode)
+    if column.startswith(f"{AVG} transfer"):  # SimCSE Table 9 (v1): the transfer tasks' mean beside STS-B dev
+        return Figure("avg", TRANSFER_TASKS, "test")
     if column == AVG:
         tasks = tuple(entry.task_values) or entry.avg_of
         assumed = entry.avg_of_assumed and not entry.task_values

@@ -14,7 +14,8 @@ was read from (a table's or row's ``version`` overrides the paper's, e.g. the fi
 first preprint's) and where the numbers were read (``source``, a table's overriding the paper's). A table or row
 whose figures are averages without task columns (an ``Avg.``-only row, a sweep's settings) says what the average
 covers, ``avg_of`` (a task set, ``sts`` or ``transfer``, or a list of tasks), and ``avg_of_assumed: true`` where
-the paper does not say and the registry reads it so (shown as an assumption wherever the cell is judged).
+the paper does not say and the registry reads it so (shown as an assumption wherever the cell is judged). An
+analysis table names the stsbench analysis that computes its figures (``analysis: length_bias``).
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class Entry:
     source: str = ""  # where its numbers were read (the table's, else the paper's)
     avg_of: tuple[str, ...] = ()  # the tasks an Avg.-only row's or a sweep's figures average (see the docstring)
     avg_of_assumed: bool = False  # the paper does not say what its average covers: avg_of is our reading
+    analysis: str | None = None  # an analysis table's: the stsbench analysis that computes its figures
 
     @property
     def cite(self) -> str:
@@ -117,7 +119,7 @@ KEYS = {
     "paper": ("id", "title", "citation", "source", "notes", "arxiv", "venue", "year", "version"),
     "table": (
         *("id", "table", "caption", "metric", "split", "kind", "decimals", "notes", "rows", "selection"),
-        *("version", "source", "avg_of", "avg_of_assumed"),
+        *("version", "source", "avg_of", "avg_of_assumed", "analysis"),
     ),
     "row": ("id", "row", "values", "printed_as", "notes", "selection", "version", "avg_of", "avg_of_assumed"),
 }
@@ -229,6 +231,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
                     source=str(t.get("source") or paper.source),
                     avg_of=avg_of,
                     avg_of_assumed=assumed,
+                    analysis=str(t["analysis"]) if t.get("analysis") else None,
                 )
             )
     return entries

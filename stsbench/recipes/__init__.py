@@ -26,6 +26,11 @@ from stsbench.registry import Registry, packaged_files
 from stsbench.stats.claims import Claim
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
+# why a published cell no built-in recipe produces cannot be, the closed set (docs/recipes.md): a baseline the paper
+# quotes from other work, a corpus or an objective stsbench does not have, a knob the trainer lacks (until the
+# papers-knobs issue adds it), a table the text only cites
+Unreproducible = Literal["quoted-baseline", "corpus-unavailable", "objective-unavailable", "needs-knob", "ref-only"]
+UNREPRODUCIBLE: tuple[str, ...] = Unreproducible.__args__  # type: ignore[attr-defined]
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -60,6 +65,8 @@ class Run(BaseModel):
     evaluate: Evaluation | None = Evaluation()
     # the registry row its seeds are held against, or a cell of it (``KEY#COLUMN``: a sweep table's setting)
     published: str | None = None
+    # more rows or cells the same seeds produce (a dev table beside a test one, a paper's two versions of a table)
+    also_published: tuple[str, ...] = ()
     label: str | None = None  # the group's name in the report (default: the method's)
     # filled by a sweep or grid (stsbench.recipes.sweeps), never written: the run it expands from, its settings
     sweep_of: str | None = None
@@ -122,6 +129,9 @@ class Recipe(BaseModel):
     notes: tuple[str, ...] = ()
     # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report
     claims: tuple[Claim, ...] = ()
+    # published rows or cells (KEY or KEY#COLUMN) of the recipe's tables that no built-in recipe can produce, each
+    # with its reason (UNREPRODUCIBLE): `reproduce --list` accounts for every cell of every table this way
+    unreproducible: dict[str, Unreproducible] = {}
     # filled by subset() (reproduce --runs/--seeds), never written: what this subset leaves out, in words
     omitted: tuple[str, ...] = ()
 
@@ -150,10 +160,11 @@ class Recipe(BaseModel):
         from stsbench.published.registry import split_cell
 
         for r in self.runs:
-            if r.published and split_cell(r.published)[0] not in self.published:
-                raise ValueError(
-                    f"run {r.name}: published row {split_cell(r.published)[0]} is not in the recipe's published"
-                )
+            for address in (r.published, *r.also_published):
+                if address and split_cell(address)[0] not in self.published:
+                    raise ValueError(
+                        f"run {r.name}: published row {split_cell(address)[0]} is not in the recipe's published"
+                    )
         return self
 
     def run(self, name: str) -> Run:

@@ -11,10 +11,12 @@ from stsbench.recipes import Recipe, Run
 
 def check_recipe(recipe: Recipe) -> None:
     """Raise a one-line :class:`StsbenchError` at the first name that does not exist or value that is refused."""
-    from stsbench.published.registry import get_entry
+    from stsbench.published.registry import get_cell, get_entry
 
     for key in recipe.published:
         get_entry(key)
+    for address in recipe.unreproducible:  # a row or a cell, as --list accounts for them
+        get_cell(address)
     if recipe.claims:  # each claim's figure a registered task (or best-dev, Avg.)
         from stsbench.reports.claims import with_task_figure
 
@@ -42,8 +44,6 @@ def check_run(run: Run) -> None:
     """Method, packaged config (of that method), training options and values, corpus, tasks, published row."""
     from stsbench.configs import config_path
     from stsbench.data.corpora import CORPORA
-    from stsbench.published.registry import get_cell
-    from stsbench.tasks.registry import task_names
     from stsbench.train.config import OPTIONS, load_yaml, make_config
     from stsbench.train.config.methods import METHODS
 
@@ -62,25 +62,42 @@ def check_run(run: Run) -> None:
     cfg = make_config(options, config_path(run.config))
     if cfg.method != method:  # an override may not change what the config trains
         raise StsbenchError(f"overrides change the method to {cfg.method}")
-    if run.published is None:
-        return
-    entry, column = get_cell(run.published)
-    if run.evaluate is None:  # held against the training's own best STS-B dev score
-        if entry.split != "dev":
+    for address in run.also_published:
+        _check_published(run, address)
+    if run.published is not None:
+        _check_published(run, run.published)
+
+
+def _check_published(run: Run, address: str) -> None:
+    """The row or cell exists and the run evaluates what it needs (a dev table: its training's best dev)."""
+    from stsbench.published.cells import BEST_DEV, figure_of
+    from stsbench.published.registry import get_cell
+    from stsbench.tasks.registry import task_names
+
+    entry, column = get_cell(address)
+    if entry.kind != "scores":
+        raise StsbenchError(f"{entry.key} is an analysis table: name it in the recipe's published, not a run's")
+    columns = [column] if column is not None else list(entry.values)
+    for col in columns:  # what the seeds must have for each cell (stsbench.published.cells.figure_of)
+        figure = figure_of(entry, col)
+        if figure is None or figure.kind == BEST_DEV:  # none of ours, or the training's own best dev score
+            continue
+        if run.evaluate is None:
             raise StsbenchError(
-                f"its published row {entry.key} is not on STS-B dev; evaluate its seeds (evaluate: {{...}})"
+                f"its published {entry.key}#{col} needs the seeds evaluated on {', '.join(figure.tasks)}; "
+                "give the run an evaluate"
             )
-        return
-    tasks = task_names(list(run.evaluate.tasks))
-    columns = [column] if column is not None else list(entry.task_values)
-    missing = [t for t in columns if t in entry.task_values and t not in tasks]
-    if missing:
-        raise StsbenchError(f"its published row {entry.key} has {', '.join(missing)}, which it does not evaluate")
-    want = ("test", "fasttest") if entry.split == "test" else (entry.split,)
-    if entry.split is not None and run.evaluate.mode not in want:
-        raise StsbenchError(
-            f"its published row {entry.key} is on the {entry.split} split; evaluate with mode {want[0]}"
-        )
+        tasks = task_names(list(run.evaluate.tasks))
+        missing = [t for t in figure.tasks if t not in tasks]
+        if missing:
+            raise StsbenchError(
+                f"its published row {entry.key} has {col}, over {', '.join(missing)}, which it does not evaluate"
+            )
+        want = ("test", "fasttest") if figure.mode == "test" else ("dev",)
+        if run.evaluate.mode not in want:
+            raise StsbenchError(
+                f"its published row {entry.key} is on the {figure.mode} split; evaluate with mode {want[0]}"
+            )
 
 
 def check_analysis(name: str, options: dict[str, Any], with_corpus: bool = False) -> None:

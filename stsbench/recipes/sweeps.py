@@ -15,7 +15,9 @@ and it is read as one run per value (per pair of values for a grid, the first ax
 deterministically ``<name>.<option>-<value>[.<option>-<value>]`` (``dup-rate.dup_rate-0.08``; a character a
 folder name cannot hold becomes ``_``), each with the swept options added to its overrides and its published
 cell the template filled with them (``{dup_rate}`` -> ``0.08``: Python's ``str`` of the YAML value, which is how
-the registry's column names spell the papers' settings). A claim may name the sweep itself among its settings
+the registry's column names spell the papers' settings; an axis' ``labels``, one per value, replace them where the
+paper spells a setting otherwise: ``{option: fgsm_epsilon, values: [0, 5.0e-9], labels: ["no FGSM", "eps=5e-9"]}``).
+``also_published`` is filled the same way. A claim may name the sweep itself among its settings
 (``among: [dup-rate]``): that stands for every run of the sweep, in its order.
 """
 
@@ -49,34 +51,42 @@ def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
     if "grid" in run and len(axes) != 2:
         raise ValueError(f"run {name}: a grid has two axes (a sweep has one), got {len(axes)}")
     for axis in axes:
-        if not isinstance(axis, dict) or set(axis) != {"option", "values"}:
-            raise ValueError(f"run {name}: each axis is {{option: NAME, values: [...]}}, got {axis!r}")
+        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {"option", "values", "labels"}:
+            raise ValueError(f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}")
         values = axis["values"]
         if not isinstance(values, list) or len(values) < 2:
             raise ValueError(f"run {name}: {axis['option']} needs two values or more, got {values!r}")
         if len({shown(v) for v in values}) != len(values):
             raise ValueError(f"run {name}: {axis['option']}'s values repeat: {values}")
+        labels = axis.get("labels")
+        if labels is not None and (not isinstance(labels, list) or len(labels) != len(values)):
+            raise ValueError(f"run {name}: {axis['option']}'s labels are one per value, got {labels!r}")
     if len({axis["option"] for axis in axes}) != len(axes):
         raise ValueError(f"run {name}: a grid varies two different options")
     return axes
 
 
-def _points(run: dict[str, Any]) -> list[dict[str, Any]]:
+def _points(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """Each point of the sweep or grid: its options' values, and how the paper spells each (its label)."""
     axes = _axes(run)
+    spelt = [
+        list(zip(a["values"], a.get("labels") or [shown(v) for v in a["values"]], strict=True)) for a in axes
+    ]
+    options = [a["option"] for a in axes]
     return [
-        dict(zip([a["option"] for a in axes], values, strict=True))
-        for values in itertools.product(*(a["values"] for a in axes))
+        (dict(zip(options, [v for v, _ in pairs], strict=True)), dict(zip(options, [s for _, s in pairs], strict=True)))
+        for pairs in itertools.product(*spelt)
     ]
 
 
-def _cell(template: str | None, point: dict[str, Any], name: str) -> str | None:
+def _cell(template: str | None, spelt: dict[str, str], name: str) -> str | None:
     if template is None:
         return None
     try:
-        return template.format(**{k: shown(v) for k, v in point.items()})
+        return template.format(**spelt)
     except (KeyError, IndexError, ValueError) as exc:
         raise ValueError(
-            f"run {name}: published {template!r} cannot be filled from {sorted(point)} ({exc}); "
+            f"run {name}: published {template!r} cannot be filled from {sorted(spelt)} ({exc}); "
             "write each swept option as {option}"
         ) from None
 
@@ -100,7 +110,7 @@ def expand(data: Any) -> Any:
         base = str(run.get("name", "?"))
         rest = {k: v for k, v in run.items() if k not in ("sweep", "grid")}
         names = []
-        for point in _points(run):
+        for point, spelt in _points(run):
             name = point_name(base, point)
             overlap = sorted(set(point) & {str(k).replace("-", "_") for k in rest.get("overrides") or {}})
             if overlap:
@@ -109,12 +119,13 @@ def expand(data: Any) -> Any:
                 **rest,
                 "name": name,
                 "overrides": {**(rest.get("overrides") or {}), **point},
-                "published": _cell(rest.get("published"), point, base),
+                "published": _cell(rest.get("published"), spelt, base),
+                "also_published": [_cell(t, spelt, base) for t in rest.get("also_published") or []],
                 "sweep_of": base,
                 "point": point,
             }
             if rest.get("label"):
-                expanded["label"] = f"{rest['label']} ({', '.join(f'{k}={shown(v)}' for k, v in point.items())})"
+                expanded["label"] = f"{rest['label']} ({', '.join(f'{k}={v}' for k, v in spelt.items())})"
             runs.append(expanded)
             names.append(name)
         members[base] = names
