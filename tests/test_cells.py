@@ -43,7 +43,9 @@ def test_cell_addresses_and_their_one_line_errors():
 
 def test_what_each_cell_is_compared_with():
     dev_sweep = figure_of(get_entry("esimcse-arxiv/table9/dup-rate"), "dup_rate=0.32")
-    assert dev_sweep is not None and dev_sweep.kind == "best-dev"  # the training's own best dev: no extra step
+    assert (
+        dev_sweep is not None and dev_sweep.kind == "best-dev"
+    )  # the training's own best dev: no extra step
     dev_row = figure_of(get_entry("esimcse-arxiv/table6/esimcse-bert-base"), "STSBenchmark")
     assert dev_row is not None and dev_row.kind == "best-dev"
     ema = figure_of(get_entry("mocose/table3/ema-decay"), "ema=0.85")
@@ -54,8 +56,10 @@ def test_what_each_cell_is_compared_with():
     row_avg = figure_of(get_entry("simcse/sts/unsup-simcse-bert-base"), "Avg.")
     assert row_avg is not None and not row_avg.assumed and row_avg.tasks[0] == "STS12"  # the row's own tasks
     transfer = figure_of(get_entry("simcse/table9/wo-mlm"), "Avg. transfer")
-    assert transfer is not None and transfer.tasks[0] == "MR" and transfer.mode == "test"
-    assert figure_of(get_entry("simcse/table9/wo-mlm"), "Avg. other") is None  # no figure of ours: not checked
+    assert transfer is not None and transfer.tasks[0] == "MR" and transfer.mode == "dev"
+    assert (
+        figure_of(get_entry("simcse/table9/wo-mlm"), "Avg. other") is None
+    )  # no figure of ours: not checked
     with pytest.raises(StsbenchError, match="analysis table"):
         cells("esimcse-coling/table1/length-diff-gt-3")
 
@@ -80,7 +84,9 @@ def _seeds_of(run: Path, out: Path, best: dict[int, float]) -> Path:
 
 
 def _report_verdicts(results: Path, out: Path, against: str, capsys) -> list[dict]:
-    code, _, err = run_cli(["report", "--results", str(results), "--out", str(out), "--against", against], capsys)
+    code, _, err = run_cli(
+        ["report", "--results", str(results), "--out", str(out), "--against", against], capsys
+    )
     assert code == 0, err
     (target,) = json.loads((out / "reproduction.json").read_text())["targets"]
     return target["cells"]
@@ -96,12 +102,16 @@ def test_check_judges_a_sweep_cell_as_the_report_does(tmp_path, capsys):
         (v,) = rep.verdicts
         assert v.status == expected and v.n == 3
         assert v.values == ((27.13, 27.9, 27.51) if folder == far else (81.9, 82.12, 82.01))
-        code, out, err = run_cli(["check", "--results", str(folder), "--against", address, "--tolerance", "seeds"], capsys)
+        code, out, err = run_cli(
+            ["check", "--results", str(folder), "--against", address, "--tolerance", "seeds"], capsys
+        )
         assert (code, expected in out) == ((0, True) if expected == "reproduced" else (1, True)), out + err
         (cell,) = _report_verdicts(folder, tmp_path / f"report-{folder.name}", f"ESimCSE={address}", capsys)
         assert (cell["verdict"], cell["values"], cell["mean"]) == (v.status, list(v.values), v.mean)
     # a number compares one checkpoint, and refuses several seeds in one line
-    code, _, err = run_cli(["check", "--results", str(far), "--against", address, "--tolerance", "0.05"], capsys)
+    code, _, err = run_cli(
+        ["check", "--results", str(far), "--against", address, "--tolerance", "0.05"], capsys
+    )
     assert code == 2 and "judge them with --tolerance seeds" in err and len(err.strip().splitlines()) == 1
     code, out, _ = run_cli(
         ["check", "--results", str(far / "seed-1"), "--against", address, "--tolerance", "60"], capsys
@@ -118,14 +128,26 @@ def test_check_judges_an_avg_only_row_as_the_report_does(tmp_path, capsys):
     assert v.task == "Avg." and v.n == 5 and v.status == "not reproduced"  # MiniLM, 50 steps: far from 77.25
     assert "assumed" in rep.compared_with
     code, out, err = run_cli(
-        ["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds", "--model", "mocose"],
+        [
+            "check",
+            "--results",
+            str(CPU_MINI),
+            "--against",
+            address,
+            "--tolerance",
+            "seeds",
+            "--model",
+            "mocose",
+        ],
         capsys,
     )
     assert code == 1 and "not reproduced" in out and "assumed" in out.replace("\n", " "), out + err
     (cell,) = _report_verdicts(CPU_MINI, tmp_path / "report", f"mocose={address}", capsys)
     assert (cell["verdict"], cell["values"], cell["mean"]) == (v.status, list(v.values), v.mean)
     # several groups and none named: one line naming them
-    code, _, err = run_cli(["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds"], capsys)
+    code, _, err = run_cli(
+        ["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds"], capsys
+    )
     assert code == 2 and "name one with --model" in err and len(err.strip().splitlines()) == 1
 
 
@@ -146,7 +168,17 @@ def test_a_dev_sweep_over_seeds_is_one_row_per_setting_and_its_claim_is_judged(t
     )
     out = tmp_path / "report"
     code, _, err = run_cli(
-        ["report", "--results", str(results), "--out", str(out), "--claims", str(claims), "--baseline", "ESimCSE"],
+        [
+            "report",
+            "--results",
+            str(results),
+            "--out",
+            str(out),
+            "--claims",
+            str(claims),
+            "--baseline",
+            "ESimCSE",
+        ],
         capsys,
     )
     assert code == 0, err

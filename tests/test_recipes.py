@@ -47,12 +47,19 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
         assert run.published is None or run.published.split("#")[0] in recipe.published
     for analysis in recipe.analyses:
         assert analysis.name in ANALYSES
-    if recipe.flavour in ("paper", "official"):
-        assert all(r.config.endswith(f"-{recipe.flavour}") or "gaussian" in r.config for r in recipe.runs)
+    if recipe.flavour in ("paper", "official"):  # supervised SimCSE and the report's layer: one setting each
+        single = ("simcse-sup-bert-base",)
+        assert all(
+            r.config.endswith(f"-{recipe.flavour}") or "gaussian" in r.config or r.config in single
+            for r in recipe.runs
+        )
 
 
 def test_paper_and_official_flavours_differ_only_in_their_configs():
-    for table in ("simcse-unsup", "esimcse", "esimcse-ablation", "mocose"):
+    flavoured = {n.removesuffix("-paper") for n in recipe_names() if n.endswith("-paper")}
+    assert flavoured == {n.removesuffix("-official") for n in recipe_names() if n.endswith("-official")}
+    assert {"simcse-unsup", "esimcse", "esimcse-ablation", "mocose", "esimcse-dup-rate", "mocose-ema"} <= flavoured
+    for table in flavoured:
         paper, official = load_recipe(f"{table}-paper"), load_recipe(f"{table}-official")
         assert paper.published == official.published
         assert [r.config.replace("-paper", "") for r in paper.runs] == [
@@ -63,8 +70,8 @@ def test_paper_and_official_flavours_differ_only_in_their_configs():
 def test_simcse_recipes_reproduce_the_final_paper():
     for flavour in ("paper", "official"):
         recipe = load_recipe(f"simcse-unsup-{flavour}")
-        assert recipe.published == ("simcse/emnlp-table5/unsup-simcse-bert-base",)
-        assert get_entry(recipe.runs[0].published).values["Avg."] == 76.25
+        assert recipe.published[0] == "simcse/emnlp-table5/unsup-simcse-bert-base"
+        assert get_entry(recipe.runs[0].published).values["Avg."] == 76.25  # the final paper's, not v1's 74.54
 
 
 @pytest.mark.skipif(
@@ -103,7 +110,7 @@ def test_a_user_recipe_is_a_file_and_bad_names_are_one_line(tmp_path):
         "simcse/emnlp-table5/unsup-simcse-bert-base\n": "simcse/emnlp-table5/unsup-simcse-bert\n",
         "config: simcse-bert-base-paper": "config: simcse-bert-base-papr",
         "method: simcse": "method: simcsee",
-        "evaluate: {tasks: [sts], mode: test}": "evaluate: {tasks: [STS-C], mode: test}",
+        "evaluate: {tasks: [sts, transfer], mode: test}": "evaluate: {tasks: [STS-C], mode: test}",
         "{name: align_uniform}": "{name: align_uniformity}",
         "corpus: {name: wiki1m}": "corpus: {name: wiki2m}",
     }

@@ -16,9 +16,9 @@ import typer
 from stsbench.commands._options import DataDirOpt
 
 TargetArg = Annotated[
-    str,
+    Optional[str],  # noqa: UP045
     typer.Argument(
-        help="A built-in recipe (e.g. cpu-mini, esimcse-official; docs/reproduce.md lists them) or a recipe "
+        help="A built-in recipe (e.g. cpu-mini, esimcse-official; --list lists them) or a recipe "
         "file; with --status, the reproduction's folder.",
         show_default=False,
     ),
@@ -26,7 +26,7 @@ TargetArg = Annotated[
 
 
 def reproduce_command(
-    target: TargetArg,
+    target: TargetArg = None,
     out: Annotated[
         Optional[Path],  # noqa: UP045 - typer on 3.10
         typer.Option("--out", "-o", help="Folder of the reproduction: runs, results, logs, report, state."),
@@ -102,6 +102,17 @@ def reproduce_command(
         Optional[str],  # noqa: UP045
         typer.Option("--seeds", metavar="S[,S]", help="Only these seeds of the runs (e.g. 1,2,3)."),
     ] = None,
+    list_: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            help="List the built-in recipes (or TARGET): their tables, the published cells they produce, those "
+            "none can and why, claims, trainings and cost.",
+        ),
+    ] = False,
+    format_: Annotated[
+        str, typer.Option("--format", help="With --list: table (default) or json.", show_default=False)
+    ] = "table",
     data_dir: DataDirOpt = None,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
@@ -114,6 +125,13 @@ def reproduce_command(
     from stsbench.errors import StsbenchError
 
     started = time.time()
+    if list_:
+        _list(target, format_)
+        return
+    if format_ != "table":
+        raise StsbenchError("--format applies to --list")
+    if target is None:
+        raise StsbenchError("give a recipe (a built-in name or a file; stsbench reproduce --list lists them)")
     if rerun_changed and keep_changed:
         raise StsbenchError("--rerun-changed and --keep-changed: give one of them")
     if strict and not dry_run:
@@ -138,6 +156,42 @@ def reproduce_command(
         return
     options = dict(_key_value(o) for o in executor_option or [])
     _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed)
+
+
+def _list(target: str | None, format_: str) -> None:
+    """``--list``: every built-in recipe (or TARGET) as a table, or as JSON (:mod:`stsbench.recipes.listing`)."""
+    import json
+
+    from stsbench.errors import StsbenchError
+    from stsbench.recipes import load_recipe
+    from stsbench.recipes.listing import summaries, summary
+
+    if format_ not in ("table", "json"):
+        raise StsbenchError(f"--format {format_!r}: give table or json")
+    found = [summary(load_recipe(target))] if target is not None else summaries()
+    if format_ == "json":
+        typer.echo(json.dumps(found, indent=2))
+        return
+    from rich.table import Table
+
+    from stsbench.commands._console import table_console
+
+    table = Table()
+    for col in ("recipe", "flavour", "tables", "cells", "unreproducible", "claims", "trainings", "cost"):
+        table.add_column(col, justify="right" if col in ("cells", "unreproducible", "claims", "trainings") else "left")
+    for s in found:
+        hours = "; ".join(f"{d}: {'unknown' if h is None else f'{h:.1f} h'}" for d, h in s["cost_hours"].items())
+        table.add_row(
+            s["name"],
+            s["flavour"],
+            ", ".join(s["tables"]),
+            str(len(s["cells"])),
+            str(len(s["unreproducible"])),
+            str(len(s["claims"])),
+            str(s["trainings"]),
+            hours or "unknown",
+        )
+    table_console().print(table)
 
 
 def _subset(recipe, runs: str | None, seeds: str | None):  # noqa: ANN001, ANN202

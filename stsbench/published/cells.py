@@ -10,7 +10,7 @@ each of its cells. What a cell's figure is, per seed (:func:`figure_of`):
 - ``Avg.``: the mean of the row's task figures (SimCSE's rounding), or, for an Avg.-only row or a sweep's setting
   column on a test table, of the tasks the registry's ``avg_of`` names (an *assumption* where
   ``avg_of_assumed``: the paper does not say what it averaged);
-- ``Avg. transfer`` (SimCSE's Table 9): the mean of the seven transfer tasks' test accuracy;
+- ``Avg. transfer`` (SimCSE's Table 9): the mean of the seven transfer tasks' dev accuracy (SentEval's devacc);
 - anything else: no figure of ours; the cell is ``not checked``.
 
 The seeds' figures of a cell go to :func:`stsbench.published.seed_check.verdict`, the function ``check
@@ -75,7 +75,7 @@ def figure_of(entry: Entry, column: str) -> Figure | None:
             return Figure(BEST_DEV, ("STSBenchmark",), "dev")
         return Figure("task", (column,), mode)
     if column.startswith(f"{AVG} transfer"):  # SimCSE Table 9 (v1): the transfer tasks' mean beside STS-B dev
-        return Figure("avg", TRANSFER_TASKS, "test")
+        return Figure("avg", TRANSFER_TASKS, "dev")  # "the average transfer-task dev accuracy"
     if column == AVG:
         tasks = tuple(entry.task_values) or entry.avg_of
         assumed = entry.avg_of_assumed and not entry.task_values

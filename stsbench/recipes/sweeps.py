@@ -51,8 +51,14 @@ def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
     if "grid" in run and len(axes) != 2:
         raise ValueError(f"run {name}: a grid has two axes (a sweep has one), got {len(axes)}")
     for axis in axes:
-        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {"option", "values", "labels"}:
-            raise ValueError(f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}")
+        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {
+            "option",
+            "values",
+            "labels",
+        }:
+            raise ValueError(
+                f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}"
+            )
         values = axis["values"]
         if not isinstance(values, list) or len(values) < 2:
             raise ValueError(f"run {name}: {axis['option']} needs two values or more, got {values!r}")
@@ -74,7 +80,10 @@ def _points(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, str]]]:
     ]
     options = [a["option"] for a in axes]
     return [
-        (dict(zip(options, [v for v, _ in pairs], strict=True)), dict(zip(options, [s for _, s in pairs], strict=True)))
+        (
+            dict(zip(options, [v for v, _ in pairs], strict=True)),
+            dict(zip(options, [s for _, s in pairs], strict=True)),
+        )
         for pairs in itertools.product(*spelt)
     ]
 
@@ -103,7 +112,9 @@ def expand(data: Any) -> Any:
             continue
         written = [k for k in _EXPANDED if k in run]
         if written:
-            raise ValueError(f"run {run.get('name', '?')}: {written[0]} is filled by sweep or grid, not written")
+            raise ValueError(
+                f"run {run.get('name', '?')}: {written[0]} is filled by sweep or grid, not written"
+            )
         if "sweep" not in run and "grid" not in run:
             runs.append(run)
             continue

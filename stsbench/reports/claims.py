@@ -3,7 +3,8 @@
 A claims file is a YAML list of claims (:mod:`stsbench.stats.claims`: argmax, ordering, difference, gap, plateau,
 collapse), each naming the report's groups as its settings, as ``--against GROUP=KEY`` names them (a method, a
 group's name, or its seeds' folder: a recipe's run name), and the figure it is about (a task's score in a mode, or
-``best-dev``, the training's own best STS-B dev Spearman, or ``Avg.``, the papers' mean of the seven STS tasks).
+``best-dev``, the training's own best STS-B dev Spearman, ``Avg.``, the papers' mean of the seven STS tasks, or
+``Transfer Avg.``, the mean of the seven transfer tasks).
 Each group gives one figure per seed, keyed by the seed its training ran with, so that two groups trained on the
 same seeds are compared seed by seed.
 """
@@ -18,7 +19,7 @@ from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
 from stsbench.published.cells import Figure, seed_values
-from stsbench.published.registry import STS_TASKS
+from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
@@ -26,17 +27,18 @@ from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 BEST_DEV = "best-dev"  # a claim's figure: the training's own best STS-B dev Spearman x100
+TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transfer tasks' accuracy
 VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
 
 
 def with_task_figure(claim: Claim, where: str) -> Claim:
     """``claim`` with its figure's task by its registered name (``STS-B``: ``STSBenchmark``); one line otherwise.
 
-    ``best-dev`` and ``Avg.`` are kept; a task set or an unknown name is refused, naming ``where``.
+    ``best-dev``, ``Avg.`` and ``Transfer Avg.`` are kept; a task set or an unknown name is refused, naming ``where``.
     """
     from stsbench.tasks.registry import task_names
 
-    if claim.figure in (BEST_DEV, AVG):
+    if claim.figure in (BEST_DEV, AVG, TRANSFER_AVG):
         return claim
     try:
         tasks = task_names([claim.figure])
@@ -77,6 +79,8 @@ def claim_figure(claim: Claim) -> Figure:
     mode = "dev" if claim.mode == "dev" else "test"  # test: fasttest's figures where a seed has no test ones
     if claim.figure == AVG:  # the papers' Avg.: the mean of the seven STS figures as printed
         return Figure("avg", STS_TASKS, mode)
+    if claim.figure == TRANSFER_AVG:  # the transfer tables' Avg.: the mean of the seven accuracies
+        return Figure("avg", TRANSFER_TASKS, mode)
     return Figure("task", (claim.figure,), mode)
 
 

@@ -394,8 +394,9 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         args += ["--baseline", recipe.report.baseline]
     if recipe.verdict:
         for run in recipe.runs:
-            if run.published is not None:
-                args += ["--against", f"{run.name}={run.published}"]
+            for address in (run.published, *run.also_published):
+                if address is not None:
+                    args += ["--against", f"{run.name}={address}"]
     if recipe.claims:  # written by prepare() beside the results
         args += ["--claims", str(out / CLAIMS_FILE)]
     if kept:

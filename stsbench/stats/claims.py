@@ -49,8 +49,9 @@ Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
 class _Claim(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     text: str = ""  # the paper's words, e.g. "p = 0.1 is best"
-    # the figure judged, per seed: a task's score in ``mode`` (a registered task name), or ``best-dev``, the
-    # training's own best STS-B dev Spearman x100 (what the papers report for a dev-selected checkpoint)
+    # the figure judged, per seed: a task's score in ``mode`` (a registered task name), ``best-dev``, the
+    # training's own best STS-B dev Spearman x100 (what the papers report for a dev-selected checkpoint), ``Avg.``
+    # (the seven STS tasks' mean) or ``Transfer Avg.`` (the seven transfer tasks')
     figure: str = "STSBenchmark"
     mode: Literal["test", "fasttest", "dev"] = "test"
 

@@ -1,0 +1,72 @@
+"""`stsbench reproduce --list`: every published cell is some recipe's, or listed as unreproducible with a reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import DATA, ROOT, run_cli
+
+from stsbench.recipes import UNREPRODUCIBLE, recipe_names
+from stsbench.recipes.listing import markdown, registry_cells
+
+
+@pytest.fixture(scope="module")
+def listed() -> list[dict]:
+    from stsbench.recipes.listing import summaries
+
+    return summaries()
+
+
+def test_every_cell_of_every_table_is_produced_or_unreproducible_for_a_reason(listed, capsys):
+    code, out, err = run_cli(["reproduce", "--list", "--format", "json"], capsys)
+    assert code == 0, err
+    found = json.loads(out)
+    assert found == json.loads(json.dumps(listed))  # the command prints the listing module's summaries
+    assert [s["name"] for s in found] == recipe_names()
+    keys = {"name", "title", "flavour", "tables", "cells", "unreproducible", "figures", "claims", "trainings"}
+    assert all(keys | {"cost_hours"} == set(s) for s in found)
+    produced = {c for s in found for c in s["cells"]}
+    unreproducible = {c: r for s in found for c, r in s["unreproducible"].items()}
+    every = set(registry_cells())
+    assert every and not any(c.startswith("mteb") for c in every)
+    assert every - produced - set(unreproducible) == set()  # each cell accounted for
+    assert (produced | set(unreproducible)) <= every
+    assert produced & set(unreproducible) == set()  # a cell some recipe produces is not called unreproducible
+    assert set(unreproducible.values()) <= set(UNREPRODUCIBLE)
+    # the checked-in list (docs/recipes-list.md) is this one
+    page = (ROOT / "docs" / "recipes-list.md").read_text(encoding="utf-8")
+    assert page == markdown(listed), "run: python -m stsbench.recipes.listing > docs/recipes-list.md"
+    listed_cells = {
+        line.split("`")[1]
+        for line in page.split("## Cells no built-in recipe produces")[1].splitlines()
+        if line.startswith("| `")
+    }
+    assert listed_cells == set(unreproducible)
+
+
+def test_the_list_as_a_table_and_its_one_line_errors(capsys):
+    code, out, _ = run_cli(["reproduce", "--list"], capsys)
+    assert code == 0 and "esimcse-dup-rate-mini" in out and "unreproducible" in out
+    code, out, _ = run_cli(["reproduce", "mocose-ema-mini", "--list", "--format", "json"], capsys)
+    (one,) = json.loads(out)
+    assert one["cells"][0] == "mocose/table3/ema-decay#ema=0.5" and one["trainings"] == 18
+    assert one["claims"] == ["an EMA decay weight of 0.85 gives the best STS Avg. (Table 3: 76.49)"]
+    code, _, err = run_cli(["reproduce", "--list", "--format", "yaml"], capsys)
+    assert code == 2 and "give table or json" in err
+    code, _, err = run_cli(["reproduce", "cpu-mini", "--dry-run", "--format", "json"], capsys)
+    assert code == 2 and "--format applies to --list" in err
+    code, _, err = run_cli(["reproduce", "--dry-run"], capsys)
+    assert code == 2 and "give a recipe" in err
+
+
+@pytest.mark.slow  # 39 plans: about 30 s; the floors' job leaves it to the main one
+@pytest.mark.skipif(not (DATA / "downstream").is_dir(), reason="../shared/data not beside")
+def test_every_built_in_recipe_plans_a_dry_run(tmp_path, capsys):
+    """Each built-in recipe's dry run exits 0 here, listing what this machine lacks (BERT-base, wiki1m, NLI)."""
+    for name in recipe_names():
+        code, out, err = run_cli(
+            ["reproduce", name, "--dry-run", "--out", str(tmp_path / name), "--data-dir", str(DATA)], capsys
+        )
+        assert code == 0, (name, err)
+        assert out.startswith(f"{name}: ") and "estimated training time" in out, name
