@@ -159,12 +159,12 @@ def reproduce_command(
 
 
 def _list(target: str | None, format_: str) -> None:
-    """``--list``: every built-in recipe (or TARGET) as a table, or as JSON (:mod:`stsbench.recipes.listing`)."""
+    """``--list``: every built-in recipe (or TARGET) as a table, or as JSON (:mod:`stsbench.reproduce.listing`)."""
     import json
 
     from stsbench.errors import StsbenchError
     from stsbench.recipes import load_recipe
-    from stsbench.recipes.listing import summaries, summary
+    from stsbench.reproduce.listing import summaries, summary
 
     if format_ not in ("table", "json"):
         raise StsbenchError(f"--format {format_!r}: give table or json")
