@@ -190,3 +190,38 @@ def test_a_dev_sweep_over_seeds_is_one_row_per_setting_and_its_claim_is_judged(t
     assert "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in lines[0]
     (claim,) = json.loads((out / "reproduction.json").read_text())["claims"]
     assert claim["verdict"] == "supported"  # +5 points every seed, seed by seed
+
+
+def test_a_group_selected_on_the_test_sets_says_so_wherever_it_is_shown(tmp_path, capsys):
+    """select_on: sts-test (MoCoSE's official selection) is on offer, never the default, and marked."""
+    from stsbench.reports.seeds import TEST_SELECTED
+
+    folder = _seeds_of(SWEEP_RUN, tmp_path / "results" / "picked", {1: 0.40, 2: 0.41})
+    for seed in (1, 2):
+        meta_path = folder / f"seed-{seed}" / "stsbench.json"
+        meta = json.loads(meta_path.read_text())
+        meta["training"]["select_on"] = "sts-test"
+        meta_path.write_text(json.dumps(meta))
+    rep = check_cells(folder, "esimcse-arxiv/table9/dup-rate#dup_rate=0.16")
+    assert rep.group.test_selected and rep.group.label.endswith(TEST_SELECTED)
+    out = tmp_path / "report"
+    against = "picked=esimcse-arxiv/table9/dup-rate#dup_rate=0.16"
+    code, _, err = run_cli(
+        [
+            "report",
+            "--results",
+            str(tmp_path / "results"),
+            "--out",
+            str(out),
+            "--baseline",
+            "ESimCSE",
+            "--against",
+            against,
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert (
+        f"ESimCSE (n=2){TEST_SELECTED} vs esimcse-arxiv/table9/dup-rate#dup_rate=0.16"
+        in (out / "report.md").read_text()
+    )

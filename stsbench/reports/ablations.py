@@ -287,6 +287,10 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
 def _published_sweep(name: str, value: Any, run: TrainRun | None = None) -> tuple[str, float] | None:
     """The published cell a swept setting of ``run``'s method is set beside (the papers' sweep tables)."""
     reg = load_registry()
+    if run is not None and run.method == MethodName.SIMCSE and name == "dropout" and not run.config.get("supervised"):
+        e = reg["simcse/table4/dropout-p"]  # the first preprint's: setup differs (v1)
+        col = f"p={value}"
+        return (f"{e.key}#{col} (v1, setup differs)", e.values[col]) if col in e.values else None
     if run is not None and run.method == MethodName.MOCOSE:
         if name == "ema_decay_start" and run.config.get("ema_schedule") == "fixed":  # MoCoSE Table 3
             e = reg["mocose/table3/ema-decay"]

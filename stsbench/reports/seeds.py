@@ -30,6 +30,7 @@ from stsbench.tabular import DASH, fmt
 from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
+TEST_SELECTED = " [selected on the STS test sets]"  # a group trained with select_on: sts-test (never our default)
 LEVEL = 0.95
 ALPHA = 0.05  # the mark: Holm-adjusted p <= ALPHA
 SIGNIFICANT = "*"  # the mark
@@ -49,9 +50,18 @@ class SeedGroup:
         return len(self.models)
 
     @property
+    def test_selected(self) -> bool:
+        """Its checkpoints were kept by the seven STS test sets (``select_on: sts-test``, MoCoSE's official way)."""
+        return any(r.config.get("select_on") == "sts-test" for r in self.runs)
+
+    @property
     def label(self) -> str:
-        """What tables and figures call the group: ``unsup-SimCSE (n=5)``; a group of one its model's label."""
-        return f"{self.name} (n={self.n})" if self.n > 1 else self.models[0].label
+        """What tables and figures call the group: ``unsup-SimCSE (n=5)``; a group of one its model's label.
+
+        A group whose checkpoints were selected on the test sets says so (:data:`TEST_SELECTED`), wherever shown.
+        """
+        label = f"{self.name} (n={self.n})" if self.n > 1 else self.models[0].label
+        return label + (TEST_SELECTED if self.test_selected else "")
 
     @property
     def runs(self) -> list[TrainRun]:
