@@ -225,3 +225,28 @@ def test_a_group_selected_on_the_test_sets_says_so_wherever_it_is_shown(tmp_path
         f"ESimCSE (n=2){TEST_SELECTED} vs esimcse-arxiv/table9/dup-rate#dup_rate=0.16"
         in (out / "report.md").read_text()
     )
+
+
+def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_path):
+    """Two fields x two values x two seeds of training runs alone: one grid table, no sweep tables beside."""
+    from stsbench.reports.build import build_report
+    from stsbench.reports.collect import collect
+
+    results = tmp_path / "results"
+    dev = 0.40
+    for rate in (0.16, 0.32):
+        for multiple in (1.0, 2.5):
+            folder = _seeds_of(SWEEP_RUN, results / f"r{rate}-q{multiple}", {1: dev, 2: dev + 0.02})
+            dev += 0.01
+            for seed in (1, 2):
+                meta_path = folder / f"seed-{seed}" / "stsbench.json"
+                meta = json.loads(meta_path.read_text())
+                meta["training"].update(dup_rate=rate, queue_multiple=multiple)
+                meta_path.write_text(json.dumps(meta))
+    report = build_report(collect(results), tmp_path / "figures", "t", "stsbench report")
+    tables = {t.title: t for s in report.sections for t in s.tables}
+    grid = tables["Grid over seeds: dup_rate x queue_multiple (ESimCSE)"]
+    assert list(grid.frame.columns)[1:] == ["1", "2.5"]
+    assert grid.frame.iloc[0].tolist() == ["0.16", "41.00 ± 1.41 (n=2)", "42.00 ± 1.41 (n=2)"]
+    assert grid.frame.iloc[1].tolist() == ["0.32", "43.00 ± 1.41 (n=2)", "44.00 ± 1.41 (n=2)"]
+    assert not any(title.startswith("Sweep over seeds") for title in tables)

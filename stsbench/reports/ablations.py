@@ -385,6 +385,66 @@ def sweep_table(
     return make_table(f"ablation_{name}_{n}", f"Ablation: {name} ({method})", columns, rows, notes)
 
 
+def grid_groups(runs: list[TrainRun]) -> list[tuple[str, str, list[TrainRun]]]:
+    """(field, field, runs) for each set of runs equal but for two fields whose values form a full grid.
+
+    At least two values of each field, every pair present once (a recipe's ``grid:``): MoCoSE's projection x
+    predictor layers (Table 4).
+    """
+    out = []
+    fields = sorted({k for r in runs for k in settings(r)})
+    for i, a in enumerate(fields):
+        for b in fields[i + 1 :]:
+            buckets: dict[str, list[TrainRun]] = {}
+            for r in runs:
+                s = settings(r)
+                if a in s and b in s:
+                    rest = {k: v for k, v in s.items() if k not in (a, b)}
+                    buckets.setdefault(repr((method_of(r.config), sorted(rest.items()))), []).append(r)
+            for members in buckets.values():
+                cells = {(repr(settings(r)[a]), repr(settings(r)[b])) for r in members}
+                xs, ys = {x for x, _ in cells}, {y for _, y in cells}
+                if len(xs) > 1 and len(ys) > 1 and len(cells) == len(members) == len(xs) * len(ys):
+                    out.append((a, b, members))
+    return out
+
+
+def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRecord], n: int) -> Table:
+    """A grid of groups of seeds: ``a`` down, ``b`` across, each cell mean ± std (n) of the groups' figure.
+
+    The figure: the STS test Avg. where every group's seeds were evaluated on the seven tasks (MoCoSE's grids
+    are STS averages), else each seed's best STS-B dev score.
+    """
+    avgs = {id(g): sts_averages(g, records) for g in groups}
+    on_test = all(avgs[id(g)] for g in groups)
+    value = {
+        (repr(settings(g.runs[0])[a]), repr(settings(g.runs[0])[b])): (
+            avgs[id(g)] if on_test else _finite(map(kept_dev, g.runs))
+        )
+        for g in groups
+    }
+    xs = sorted({settings(g.runs[0])[a] for g in groups}, key=_sort_value)
+    ys = sorted({settings(g.runs[0])[b] for g in groups}, key=_sort_value)
+    columns = [f"{a} ↓ {b} →", *[show_value(y) for y in ys]]
+    out = []
+    for x in xs:
+        cells = []
+        for y in ys:
+            found = value.get((repr(x), repr(y)), [])
+            cells.append(mean_std(seed_summary(found), -1) if found else DASH)
+        out.append([show_value(x), *cells])
+    first = _without_seed(groups[0].runs[0])
+    method = method_of(first.config)
+    same = {k: v for k, v in settings(first).items() if k not in (a, b)}
+    what = "STS test Avg. (the seven tasks)" if on_test else "STS-B dev Spearman x100 of each seed's kept checkpoint"
+    notes = [
+        f"{method} groups of seeds identical but for {a} and {b}: each cell the {what}, mean ± std (n seeds).",
+        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+    ]
+    title = f"Grid over seeds: {a} x {b} ({method})"
+    return make_table(f"ablation_{a}_{b}_grid_{n}", title, columns, out, notes, right=tuple(columns[1:]))
+
+
 def _without_seed(run: TrainRun) -> TrainRun:
     return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})
 
@@ -415,11 +475,17 @@ def ablation_tables(
     found = component_groups([stand_in[id(row)] for row in rows])
     tables = [component_table([back[id(r)] for r in g], records, k) for k, g in enumerate(found, 1)]
     if over_seeds:
-        swept = sweep_groups([stand_in[id(row)] for row in rows])
+        seeded = [stand_in[id(row)] for row in rows if isinstance(row, SeedGroup)]
+        grids = grid_groups(seeded)
+        in_grid = {id(r) for _, _, g in grids for r in g}
+        swept = sweep_groups(seeded)
         tables += [
-            sweep_seeds_table(f, [back[id(r)] for r in g if isinstance(back[id(r)], SeedGroup)], records, k)
+            grid_table(a, b, [back[id(r)] for r in g], records, k) for k, (a, b, g) in enumerate(grids, 1)
+        ]
+        tables += [
+            sweep_seeds_table(f, [back[id(r)] for r in g], records, k)
             for k, (f, g) in enumerate(swept, 1)
-            if f != "seed"
+            if f != "seed" and not all(id(r) in in_grid for r in g)  # a grid's rows and columns: in its table
         ]
         return tables
     tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweep_groups(runs), 1)]
