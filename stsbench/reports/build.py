@@ -22,7 +22,7 @@ from stsbench.reports import ablations, provenance, reproduction, seed_differenc
 from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
-from stsbench.reports.models import Model, by_variant, find_models, training_only
+from stsbench.reports.models import Model, by_variant, find_models
 from stsbench.reports.reproduction import Reproduction, Target
 from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import (
@@ -32,7 +32,7 @@ from stsbench.reports.seeds import (
     baseline_group,
     dev_points,
     has_seeds,
-    seed_groups,
+    report_groups,
     seed_points,
 )
 from stsbench.results.portable import portable
@@ -320,7 +320,7 @@ def build_report(
     """
     results = tuple(portable(f, out) for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
-    groups = seed_groups([*models, *training_only(coll, models)])
+    groups = report_groups(coll, models)
     seeded = has_seeds(groups)
     base = baseline_group(groups, baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, against, difference)

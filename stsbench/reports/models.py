@@ -149,28 +149,6 @@ def find_models(coll: Collection) -> list[Model]:
     return sorted(models, key=lambda m: (method_rank(m.method), m.label))
 
 
-TRAINING_ONLY = "training run"  # the ModelInfo kind of a training run no result was computed from
-
-
-def training_only(coll: Collection, models: list[Model]) -> list[Model]:
-    """A model for each training run under the results that no evaluated model came from.
-
-    Its one figure is the training's own best STS-B dev score (a dev-set sweep: a recipe's ``evaluate: null``);
-    it joins the groups of seeds, which claims and cells are judged on, never the score tables.
-    """
-    used = {m.run.path for m in models if m.run is not None}
-    found = []
-    for run in coll.runs:
-        if run.path in used:
-            continue
-        where = run.output or run.path
-        info = ModelInfo(
-            where, where, f"{TRAINING_ONLY}:{run.path}", run.eval_pooler or "", None, "", TRAINING_ONLY
-        )
-        found.append(Model(base_label(where), where, info.pooler, info, run, method_of(run.config), (where,)))
-    return sorted(found, key=lambda m: (method_rank(m.method), m.label))
-
-
 def model_of(models: list[Model], info: ModelInfo) -> Model:
     """Return the :class:`Model` a result's ``model`` block belongs to."""
     return next(m for m in models if m.key == info.fingerprint)

@@ -361,12 +361,12 @@ def check_cells(
     several (``check --model``: a group's name, its method or its seeds' folder).
     """
     from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models, training_only
-    from stsbench.reports.seeds import seed_groups
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seeds import report_groups
 
     coll = collect(results_dir)
     models = find_models(coll)
-    groups = seed_groups([*models, *training_only(coll, models)])
+    groups = report_groups(coll, models)
     if group is not None:
         chosen = named_group(groups, group, f"--model {group}")
     elif len(groups) == 1:

@@ -22,7 +22,7 @@ from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average
-from stsbench.reports.collect import TaskRecord, TrainRun
+from stsbench.reports.collect import Collection, TaskRecord, TrainRun
 from stsbench.reports.models import METHOD_ORDER, Model
 from stsbench.results.labels import last_part
 from stsbench.stats.seeds import SeedSummary
@@ -30,7 +30,9 @@ from stsbench.tabular import DASH, fmt
 from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
-TEST_SELECTED = " [selected on the STS test sets]"  # a group trained with select_on: sts-test (never our default)
+TEST_SELECTED = (
+    " [selected on the STS test sets]"  # a group trained with select_on: sts-test (never our default)
+)
 LEVEL = 0.95
 ALPHA = 0.05  # the mark: Holm-adjusted p <= ALPHA
 SIGNIFICANT = "*"  # the mark
@@ -106,6 +108,39 @@ def seed_groups(models: list[Model]) -> list[SeedGroup]:
             name = f"{method} [{seeds_folder(ms[0].run)}]"
         groups.append(SeedGroup(name, method, ms))
     return groups
+
+
+TRAINING_ONLY = "training run"  # the ModelInfo kind of a training run no result was computed from
+
+
+def training_only(coll: Collection, models: list[Model]) -> list[Model]:
+    """A model for each training run under the results of a setting none of whose seeds was evaluated.
+
+    Its one figure is the training's own best STS-B dev score (a dev-set sweep: a recipe's ``evaluate: null``);
+    it joins the groups of seeds, which claims and cells are judged on, never the score tables. A run whose
+    setting has evaluated seeds stays out (a seed whose results were not kept is not one more seed of them).
+    """
+    from stsbench.reports.models import method_of, method_rank
+    from stsbench.results.labels import base_label
+    from stsbench.results.schema import ModelInfo
+
+    used = {m.run.path for m in models if m.run is not None}
+    evaluated = {seed_key(m.run, m.pooler) for m in models if m.run is not None}
+    found = []
+    for run in coll.runs:
+        if run.path in used or seed_key(run, run.eval_pooler or "") in evaluated:
+            continue
+        where = run.output or run.path
+        info = ModelInfo(
+            where, where, f"{TRAINING_ONLY}:{run.path}", run.eval_pooler or "", None, "", TRAINING_ONLY
+        )
+        found.append(Model(base_label(where), where, info.pooler, info, run, method_of(run.config), (where,)))
+    return sorted(found, key=lambda m: (method_rank(m.method), m.label))
+
+
+def report_groups(coll: Collection, models: list[Model]) -> list[SeedGroup]:
+    """The report's groups of seeds: the evaluated models' and the training runs' alone (:func:`training_only`)."""
+    return seed_groups([*models, *training_only(coll, models)])
 
 
 def _sortable(v: Any) -> tuple[int, Any]:
