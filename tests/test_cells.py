@@ -250,3 +250,21 @@ def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_pat
     assert grid.frame.iloc[0].tolist() == ["0.16", "41.00 ± 1.41 (n=2)", "42.00 ± 1.41 (n=2)"]
     assert grid.frame.iloc[1].tolist() == ["0.32", "43.00 ± 1.41 (n=2)", "44.00 ± 1.41 (n=2)"]
     assert not any(title.startswith("Sweep over seeds") for title in tables)
+
+
+def test_a_sweeps_setting_is_set_beside_its_papers_cell_and_v1_says_its_setup_differs():
+    from stsbench.reports.ablations import published_sweep_cell
+
+    def run(method: str, **config):  # what published_sweep_cell reads of a training run
+        return type("Run", (), {"method": method, "config": config})()
+
+    assert published_sweep_cell("dup_rate", 0.32, run("esimcse")) == (
+        "esimcse-arxiv/table9/dup-rate#dup_rate=0.32",
+        84.85,
+    )
+    assert published_sweep_cell("ema_decay_start", 0.85, run("mocose", ema_schedule="fixed"))[1] == 76.49
+    assert published_sweep_cell("ema_decay_start", 0.85, run("mocose", ema_schedule="run")) is None  # a ramp
+    v1 = published_sweep_cell("batch_size", 64, run("simcse", supervised=True))
+    assert v1 == ("simcse/table8/batch-size#64 (v1, setup differs)", 85.6)
+    assert published_sweep_cell("dropout", 0.0, run("simcse"))[0].endswith("#p=0.0 (v1, setup differs)")
+    assert published_sweep_cell("dropout", 0.3, run("simcse")) is None

@@ -284,12 +284,18 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
     return make_table(f"ablation_components_seeds_{n}", title, columns, out, notes, right=tuple(columns[4:]))
 
 
-def _published_sweep(name: str, value: Any, run: TrainRun | None = None) -> tuple[str, float] | None:
+def published_sweep_cell(name: str, value: Any, run: TrainRun | None = None) -> tuple[str, float] | None:
     """The published cell a swept setting of ``run``'s method is set beside (the papers' sweep tables)."""
     reg = load_registry()
-    if run is not None and run.method == MethodName.SIMCSE and name == "dropout" and not run.config.get("supervised"):
-        e = reg["simcse/table4/dropout-p"]  # the first preprint's: setup differs (v1)
-        col = f"p={value}"
+    if run is not None and run.method == MethodName.SIMCSE:  # the first preprint's tables: setup differs (v1)
+        sup = bool(run.config.get("supervised"))
+        key, col = {
+            ("dropout", False): ("simcse/table4/dropout-p", f"p={value}"),
+            ("batch_size", True): ("simcse/table8/batch-size", str(value)),
+        }.get((name, sup), (None, None))
+        if key is None:
+            return None
+        e = reg[key]
         return (f"{e.key}#{col} (v1, setup differs)", e.values[col]) if col in e.values else None
     if run is not None and run.method == MethodName.MOCOSE:
         if name == "ema_decay_start" and run.config.get("ema_schedule") == "fixed":  # MoCoSE Table 3
@@ -331,7 +337,7 @@ def sweep_seeds_table(
         runs = g.runs
         value = settings(runs[0])[name]
         devs = _finite(map(kept_dev, runs))
-        pub = _published_sweep(name, value, runs[0])
+        pub = published_sweep_cell(name, value, runs[0])
         avgs = sts_averages(g, records)
         out.append(
             [
@@ -364,7 +370,7 @@ def sweep_table(
     rows = []
     for r in group:
         v = settings(r)[name]
-        pub = _published_sweep(name, v, r)
+        pub = published_sweep_cell(name, v, r)
         rows.append(
             [
                 run_label(r, models, group),
