@@ -19,7 +19,7 @@ The seeds' figures of a cell go to :func:`stsbench.published.seed_check.verdict`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,6 +51,15 @@ class Figure:
         what = f"the mean of {len(self.tasks)} tasks ({', '.join(self.tasks)}; {self.mode})"
         return what + (" - assumed: the paper does not say what its average covers" if self.assumed else "")
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The result modes that give this figure: test, else fasttest (the same figures); or dev."""
+        return ("test", "fasttest") if self.mode == "test" else ("dev",)
+
+
+# the training's own best STS-B dev Spearman x100 (falling back to STS-B dev results for a model not trained here)
+BEST_DEV_FIGURE = Figure(BEST_DEV, ("STSBenchmark",), "dev")
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -61,18 +70,13 @@ class Cell:
     published: float
     figure: Figure | None
 
-    @property
-    def address(self) -> str:
-        """``KEY#COLUMN``."""
-        return f"{self.entry.key}#{self.column}"
-
 
 def figure_of(entry: Entry, column: str) -> Figure | None:
     """The figure a cell of ``entry`` is compared with (module docstring), None when stsbench has none."""
     mode: Literal["test", "dev"] = "dev" if entry.split == "dev" else "test"
     if column in TASK_REGISTRY.names():
         if mode == "dev" and column == "STSBenchmark":
-            return Figure(BEST_DEV, ("STSBenchmark",), "dev")
+            return BEST_DEV_FIGURE
         return Figure("task", (column,), mode)
     if column.startswith(f"{AVG} transfer"):  # SimCSE Table 9 (v1): the transfer tasks' mean beside STS-B dev
         return Figure("avg", TRANSFER_TASKS, "dev")  # "the average transfer-task dev accuracy"
@@ -81,7 +85,7 @@ def figure_of(entry: Entry, column: str) -> Figure | None:
         assumed = entry.avg_of_assumed and not entry.task_values
         return Figure("avg", tasks, mode, assumed) if tasks else None
     if mode == "dev" and not column.startswith(AVG):  # a sweep's setting on STS-B dev
-        return Figure(BEST_DEV, ("STSBenchmark",), "dev")
+        return BEST_DEV_FIGURE
     if entry.avg_of and not column.startswith(AVG):  # a sweep's setting on the average of tasks
         return Figure("avg", entry.avg_of, mode, entry.avg_of_assumed)
     return None
@@ -119,10 +123,9 @@ def seed_values(
     """
     if figure.kind == BEST_DEV and best_devs:
         return dict(best_devs)
-    modes = ("test", "fasttest") if figure.mode == "test" else ("dev",)
     out: dict[int, float] = {}
     for seed, found in tasks.items():
-        for mode in modes:
+        for mode in figure.modes:
             values = [found.get((t, mode)) for t in figure.tasks]
             if figure.kind == "avg":
                 avg = simcse_average(values)
@@ -138,12 +141,3 @@ def seed_values(
 def as_reported(best_dev_spearman: float) -> float:
     """A training's best dev Spearman (a fraction) as the papers print it: x100, two decimals."""
     return round(best_dev_spearman * 100, 2)
-
-
-def figures_note(found: Sequence[Cell]) -> str:
-    """What the cells were compared with, one sentence (an assumed average said so)."""
-    kinds = []
-    for c in found:
-        if c.figure is not None and c.figure.describe() not in kinds:
-            kinds.append(c.figure.describe())
-    return "Compared with " + "; ".join(kinds) + "." if kinds else ""

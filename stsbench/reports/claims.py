@@ -18,7 +18,7 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
-from stsbench.published.cells import Figure, seed_values
+from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
@@ -26,7 +26,6 @@ from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
 
-BEST_DEV = "best-dev"  # a claim's figure: the training's own best STS-B dev Spearman x100
 TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transfer tasks' accuracy
 VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
 
@@ -74,8 +73,8 @@ def load_claims(path: Path) -> list[Claim]:
 
 def claim_figure(claim: Claim) -> Figure:
     """The figure a claim is about, as the cell rule names figures (:class:`stsbench.published.cells.Figure`)."""
-    if claim.figure == BEST_DEV:
-        return Figure(BEST_DEV, ("STSBenchmark",), "dev")
+    if claim.figure == BEST_DEV:  # a claim's figure: the training's own best STS-B dev Spearman x100
+        return BEST_DEV_FIGURE
     mode = "dev" if claim.mode == "dev" else "test"  # test: fasttest's figures where a seed has no test ones
     if claim.figure == AVG:  # the papers' Avg.: the mean of the seven STS figures as printed
         return Figure("avg", STS_TASKS, mode)

@@ -22,7 +22,7 @@ from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.published.cells import TaskFigures, as_reported, is_cell_check, seed_values
+from stsbench.published.cells import BEST_DEV, TaskFigures, as_reported, is_cell_check, seed_values
 from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks
 from stsbench.published.registry import Entry, get_cell, split_cell
@@ -235,7 +235,7 @@ def reproduce_cells(
         values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
         verdicts.append(verdict(c.column, c.published, list(values.values()), difference, checked=c.figure is not None))
     figures = [c.figure for c in found if c.figure is not None]
-    mode = "training's best dev" if figures and all(f.kind == "best-dev" and best for f in figures) else None
+    mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:
         mode = figures[0].mode
     described = "; ".join(dict.fromkeys(f.describe() for f in figures))
