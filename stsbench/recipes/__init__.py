@@ -72,6 +72,11 @@ class Run(BaseModel):
     sweep_of: str | None = None
     point: dict[str, Any] = {}
 
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """Every row or cell its seeds are held against: ``published``, then ``also_published``."""
+        return (*((self.published,) if self.published else ()), *self.also_published)
+
     @field_validator("seeds")
     @classmethod
     def _distinct(cls, seeds: tuple[int, ...]) -> tuple[int, ...]:
@@ -160,8 +165,8 @@ class Recipe(BaseModel):
         from stsbench.published.registry import split_cell
 
         for r in self.runs:
-            for address in (r.published, *r.also_published):
-                if address and split_cell(address)[0] not in self.published:
+            for address in r.addresses:
+                if split_cell(address)[0] not in self.published:
                     raise ValueError(
                         f"run {r.name}: published row {split_cell(address)[0]} is not in the recipe's published"
                     )

@@ -62,10 +62,8 @@ def check_run(run: Run) -> None:
     cfg = make_config(options, config_path(run.config))
     if cfg.method != method:  # an override may not change what the config trains
         raise StsbenchError(f"overrides change the method to {cfg.method}")
-    for address in run.also_published:
+    for address in run.addresses:
         _check_published(run, address)
-    if run.published is not None:
-        _check_published(run, run.published)
 
 
 def _check_published(run: Run, address: str) -> None:
@@ -93,10 +91,9 @@ def _check_published(run: Run, address: str) -> None:
             raise StsbenchError(
                 f"its published row {entry.key} has {col}, over {', '.join(missing)}, which it does not evaluate"
             )
-        want = ("test", "fasttest") if figure.mode == "test" else ("dev",)
-        if run.evaluate.mode not in want:
+        if run.evaluate.mode not in figure.modes:
             raise StsbenchError(
-                f"its published row {entry.key} is on the {figure.mode} split; evaluate with mode {want[0]}"
+                f"its published row {entry.key} is on the {figure.mode} split; evaluate with mode {figure.modes[0]}"
             )
 
 

@@ -38,9 +38,7 @@ def produced(recipe: Recipe) -> list[str]:
 
     found: dict[str, None] = {}
     for run in recipe.runs:
-        for address in (run.published, *run.also_published):
-            if address is None:
-                continue
+        for address in run.addresses:
             entry, column = get_cell(address)
             for c in [column] if column is not None else entry.values:
                 if figure_of(entry, c) is not None:
@@ -85,7 +83,7 @@ def _steps(run: Run) -> int | None:
 
 def cost(recipe: Recipe) -> dict[str, float | None]:
     """Hours of training per device with a measured step time for every run's backbone and method (None: unknown)."""
-    from stsbench.reproduce.cost import STEP_TIMES
+    from stsbench.reproduce.cost import STEP_TIMES, step_time
     from stsbench.reproduce.plan import run_config
 
     runs = [(run, run_config(run, None), _steps(run)) for run in recipe.runs]
@@ -94,14 +92,7 @@ def cost(recipe: Recipe) -> dict[str, float | None]:
     for device in devices:
         total: float | None = 0.0
         for run, config, steps in runs:
-            row = next(
-                (
-                    t
-                    for t in STEP_TIMES
-                    if t.device == device and config.get("model") in t.models and t.method == run.method
-                ),
-                None,
-            )
+            row = step_time(device, config.get("model"), run.method)
             if row is None or steps is None or total is None:
                 total = None
                 continue
@@ -135,7 +126,8 @@ def summaries(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     return [summary(load_recipe(n)) for n in (names if names is not None else recipe_names())]
 
 
-def _hours(value: float | None) -> str:
+def hours_text(value: float | None) -> str:
+    """A cost as the list shows it: hours, minutes below a tenth of an hour, or unknown."""
     return (
         "unknown" if value is None else f"{value:,.1f} h" if value >= 0.1 else f"{math.ceil(value * 60)} min"
     )
@@ -157,7 +149,7 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
     for s in found:
-        hours = "; ".join(f"{d}: {_hours(h)}" for d, h in s["cost_hours"].items()) or "unknown"
+        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
         lines.append(
             f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
             f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"

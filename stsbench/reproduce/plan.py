@@ -353,8 +353,8 @@ def published_files(recipe: Recipe) -> dict[str, str | None]:
     from stsbench.published.registry import file_key
 
     found: dict[str, str | None] = {}
-    for run in recipe.runs:
-        in_file = file_key(run.published or "")
+    for address in (a for run in recipe.runs for a in run.addresses):
+        in_file = file_key(address)
         if in_file is not None:
             path = Path(in_file[0]).expanduser()
             found[in_file[0]] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -394,9 +394,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         args += ["--baseline", recipe.report.baseline]
     if recipe.verdict:
         for run in recipe.runs:
-            for address in (run.published, *run.also_published):
-                if address is not None:
-                    args += ["--against", f"{run.name}={address}"]
+            args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
     if recipe.claims:  # written by prepare() beside the results
         args += ["--claims", str(out / CLAIMS_FILE)]
     if kept:
