@@ -219,7 +219,7 @@ def _check_cells(
 
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.published.check import CheckFailed
+    from stsbench.published.check import EPS, CheckFailed
     from stsbench.published.seed_check import DIFFERENCE, NOT_CHECKED, REPRODUCED, verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
 
@@ -259,7 +259,7 @@ def _check_cells(
         elif v.mean is None:
             status = "MISSING"
         else:
-            status = "OK" if abs(v.mean - v.published) <= allowed + 1e-9 else "FAIL"
+            status = "OK" if abs(v.mean - v.published) <= allowed + EPS else "FAIL"
         if status in ("MISSING", "FAIL"):
             failed.append(f"{v.task}: {status}" + (f" ({v.mean - v.published:+.2f})" if v.mean is not None else ""))
         measured = "-" if v.mean is None else f"{v.mean:.2f}"

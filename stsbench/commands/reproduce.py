@@ -164,7 +164,7 @@ def _list(target: str | None, format_: str) -> None:
 
     from stsbench.errors import StsbenchError
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.listing import summaries, summary
+    from stsbench.reproduce.listing import hours_text, summaries, summary
 
     if format_ not in ("table", "json"):
         raise StsbenchError(f"--format {format_!r}: give table or json")
@@ -180,7 +180,7 @@ def _list(target: str | None, format_: str) -> None:
     for col in ("recipe", "flavour", "tables", "cells", "unreproducible", "claims", "trainings", "cost"):
         table.add_column(col, justify="right" if col in ("cells", "unreproducible", "claims", "trainings") else "left")
     for s in found:
-        hours = "; ".join(f"{d}: {'unknown' if h is None else f'{h:.1f} h'}" for d, h in s["cost_hours"].items())
+        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items())
         table.add_row(
             s["name"],
             s["flavour"],

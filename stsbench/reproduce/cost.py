@@ -77,6 +77,13 @@ def this_device(parallel: int = 1, gpus: int = 0) -> str:
     return next((d for d in known if d in name.split()), name)
 
 
+def step_time(device: str, model: str | None, method: str | None) -> StepTime | None:
+    """The measured step time of ``method`` on ``model``'s backbone on ``device``; None where none was measured."""
+    return next(
+        (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method), None
+    )
+
+
 def estimates(plan: Plan, here: str | None = None) -> list[Estimate]:
     """Per device the table knows for the plan's backbones: the sum over training steps of steps x step time.
 
@@ -93,20 +100,15 @@ def estimates(plan: Plan, here: str | None = None) -> list[Estimate]:
     for device in devices:
         total, sources = 0.0, set()
         for s in trains:
-            row = next(
-                (
-                    t
-                    for t in STEP_TIMES
-                    if t.device == device and s.model in t.models and t.method == s.method
-                ),
-                None,
-            )
+            row = step_time(device, s.model, s.method)
             if row is None or s.total_steps is None:
                 total = None
                 break
             total += s.total_steps * row.ms / 1000
             sources.add(row.source)
-        out.append(Estimate(device + (" (this run)" if device == here else ""), total, tuple(sorted(sources))))
+        out.append(
+            Estimate(device + (" (this run)" if device == here else ""), total, tuple(sorted(sources)))
+        )
     return out or [Estimate("any device", None, ())]
 
 
