@@ -349,14 +349,12 @@ def sweep_seeds_table(
                 pub[0] if pub else DASH,
             ]
         )
-    first = _without_seed(rows[0].runs[0])
-    method = method_of(first.config)
-    same = {k: v for k, v in settings(first).items() if k != name}
+    method = method_of(rows[0].runs[0].config)
     notes = [
         f"{method} groups of seeds identical but for {name}: one row per setting; STS-B dev Spearman x100 of each "
         "seed's kept checkpoint (the training's own best dev score), mean ± std (n seeds) and the 95% t-interval "
         "over seeds. Published: the paper's cell for that setting (BERT-base in the papers).",
-        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+        _other_settings(_without_seed(rows[0].runs[0]), (name,)),
     ]
     title = f"Sweep over seeds: {name} ({method})"
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
@@ -383,10 +381,9 @@ def sweep_table(
             ]
         )
     method = method_of(group[0].config)
-    same = {k: v for k, v in settings(group[0]).items() if k != name}
     notes = [
         f"{method} runs identical but for {name}; STS-B dev Spearman x100 of each kept checkpoint.",
-        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+        _other_settings(group[0], (name,)),
     ]
     return make_table(f"ablation_{name}_{n}", f"Ablation: {name} ({method})", columns, rows, notes)
 
@@ -439,16 +436,20 @@ def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRe
             found = value.get((repr(x), repr(y)), [])
             cells.append(mean_std(seed_summary(found), -1) if found else DASH)
         out.append([show_value(x), *cells])
-    first = _without_seed(groups[0].runs[0])
-    method = method_of(first.config)
-    same = {k: v for k, v in settings(first).items() if k not in (a, b)}
+    method = method_of(groups[0].runs[0].config)
     what = "STS test Avg. (the seven tasks)" if on_test else "STS-B dev Spearman x100 of each seed's kept checkpoint"
     notes = [
         f"{method} groups of seeds identical but for {a} and {b}: each cell the {what}, mean ± std (n seeds).",
-        "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + ".",
+        _other_settings(_without_seed(groups[0].runs[0]), (a, b)),
     ]
     title = f"Grid over seeds: {a} x {b} ({method})"
     return make_table(f"ablation_{a}_{b}_grid_{n}", title, columns, out, notes, right=tuple(columns[1:]))
+
+
+def _other_settings(run: TrainRun, varied: tuple[str, ...]) -> str:
+    """A sweep's or grid's note: every setting of ``run`` but the ``varied`` ones."""
+    same = {k: v for k, v in settings(run).items() if k not in varied}
+    return "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + "."
 
 
 def _without_seed(run: TrainRun) -> TrainRun:
