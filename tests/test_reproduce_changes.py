@@ -299,6 +299,14 @@ def test_a_recipe_held_against_a_published_file_of_ones_own(tiny, tmp_path, caps
     own["tables"][0]["rows"][0]["values"]["STSBenchmark"] += 1
     Path("mine.yaml").write_text(yaml.safe_dump(own))
     assert plan_module.report_step(load_recipe("mine-recipe.yaml"), [], Path("o")).key != before
+    # named only in a run's also_published, the file keys the report all the same
+    recipe["published"].append(row.key)
+    recipe["runs"][0]["published"], recipe["runs"][0]["also_published"] = row.key, ["mine.yaml#t1/r"]
+    Path("mine-recipe.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
+    before = plan_module.report_step(load_recipe("mine-recipe.yaml"), [], Path("o")).key
+    own["tables"][0]["rows"][0]["values"]["STSBenchmark"] += 1
+    Path("mine.yaml").write_text(yaml.safe_dump(own))
+    assert plan_module.report_step(load_recipe("mine-recipe.yaml"), [], Path("o")).key != before
     Path("mine.yaml").write_text("paper: {id: p\n")  # broken: refused before anything runs
     code, _, err = run_cli(["reproduce", "mine-recipe.yaml", "--out", "o", "--dry-run"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "mine.yaml: not valid YAML" in err, err
