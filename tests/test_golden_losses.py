@@ -3,8 +3,15 @@
 Each packaged BERT-base config (SimCSE, ESimCSE and MoCoSE in their paper and official flavours, supervised
 SimCSE) trains 20 steps of batch 4 on the tiny BERT of the trainer tests, one thread; its logged losses must equal
 ``fixtures/golden_losses.json`` to 1e-6. The file was written by this module's ``record`` (``python
-tests/test_golden_losses.py``) on main at the commit that added it, before any method moved; a refactor that
-changes a number fails here. Slow: the main CI job only (the floors' torch may round differently).
+tests/test_golden_losses.py``) on main before any method moved (32eb15c; a second CPU's entry at 487860b); a
+refactor that changes a number fails here. Slow: the main CI job only (the floors' torch may round differently).
+
+fp32 losses depend on the CPU: the same code, torch and seed gave losses up to 2.9e-6 apart after 20 steps on two
+machines of this project (MKL and oneDNN pick their kernels, and so their order of additions, by CPU vendor and
+instruction set). The file holds one set of losses per machine kind (:func:`machine`); the losses must equal
+those of this machine's kind, or of any recorded kind. On a kind with none recorded, losses within
+:data:`OTHER_CPU` of a recorded set skip with the difference named (rounding of another CPU; a refactor that
+draws or adds differently moves losses by 1e-3 and more), and further off fail.
 """
 
 from __future__ import annotations
@@ -26,6 +33,24 @@ CONFIGS = (
     "simcse-sup-bert-base",
 )
 STEPS = 20
+OTHER_CPU = (
+    1e-4  # another CPU's rounding after 20 steps (measured: 2.9e-6), far below a changed computation's
+)
+
+
+def machine() -> str:
+    """The kind of CPU the losses were computed on: its vendor and torch's instruction set for it."""
+    import torch
+
+    vendor = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("vendor_id"):
+                vendor = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{vendor} {torch.backends.cpu.get_cpu_capability()}"
 
 
 def losses(config: str, files: Path, out: Path) -> list[float]:
@@ -63,10 +88,24 @@ def losses(config: str, files: Path, out: Path) -> list[float]:
 @pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS)
 def test_the_first_losses_are_the_recorded_ones(config, files, tmp_path):
-    golden = json.loads(GOLDEN.read_text())["losses"][config]
+    recorded = json.loads(GOLDEN.read_text())["machines"]
     got = losses(config, files, tmp_path / "run")
-    assert len(got) == len(golden) == STEPS
-    assert got == pytest.approx(golden, abs=1e-6, rel=0)
+    assert len(got) == STEPS
+    off = {
+        kind: max(abs(a - b) for a, b in zip(got, entry["losses"][config], strict=True))
+        for kind, entry in recorded.items()
+    }
+    kind = machine()
+    if kind in recorded:
+        assert off[kind] <= 1e-6, f"{config} on {kind}: losses {off[kind]:.2g} from the recorded ones"
+        return
+    closest = min(off, key=off.get)
+    if off[closest] <= 1e-6:
+        return
+    assert off[closest] <= OTHER_CPU, (
+        f"{config}: losses {off[closest]:.2g} from the recorded ones ({closest})"
+    )
+    pytest.skip(f"no losses recorded on a {kind} CPU; {off[closest]:.1e} from those of {closest} (rounding)")
 
 
 def record(root: Path) -> dict:
@@ -90,11 +129,24 @@ def record(root: Path) -> dict:
     }
 
 
+def add_machine(content: dict, entry: dict, commit: str) -> dict:
+    """``content`` (the file) with ``entry`` (:func:`record`'s) as this machine's losses, recorded at ``commit``."""
+    machines = dict(content.get("machines", {}))
+    machines[machine()] = {**entry, "commit": commit}
+    return {"machines": machines}
+
+
 if (
     __name__ == "__main__"
 ):  # python tests/test_golden_losses.py  (from the repository root, with the dev venv)
     import tempfile
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import subprocess
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
-        GOLDEN.write_text(json.dumps(record(Path(tmp)), indent=1) + "\n")
+        content = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+        GOLDEN.write_text(json.dumps(add_machine(content, record(Path(tmp)), commit), indent=1) + "\n")
