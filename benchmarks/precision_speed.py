@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from stsbench.data.training import read_train_file
 from stsbench.train.config import finalize, make_config
-from stsbench.train.data import batch_rows, read_train_file
+from stsbench.train.data import batch_rows
 from stsbench.train.loop import Precision, build, seed_everything, train_step
 from stsbench.train.model import resolve_backbone
 from stsbench.train.schedule import linear_lr

@@ -45,11 +45,12 @@ from official_step import OfficialStep  # noqa: E402
 from speed_report import report  # noqa: E402
 from speed_timing import Clock, Run, guarded, progress, set_tf32, sync, views_source  # noqa: E402
 
+from stsbench.data.training import read_train_file  # noqa: E402
 from stsbench.errors import StsbenchError  # noqa: E402
 from stsbench.train import config as train_config  # noqa: E402
 from stsbench.train import loop  # noqa: E402
 from stsbench.train.config import finalize, make_config  # noqa: E402
-from stsbench.train.data import batch_rows, read_train_file  # noqa: E402
+from stsbench.train.data import batch_rows  # noqa: E402
 from stsbench.train.model import resolve_backbone  # noqa: E402
 from stsbench.train.schedule import batches_per_epoch, linear_lr  # noqa: E402
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -165,3 +166,12 @@ def read_yaml(
     except (OSError, UnicodeDecodeError) as exc:
         raise StsbenchError(f"{where} cannot be read: {exc}") from None
     return parse_yaml(text, where, error)
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read now (what ``stsbench data verify`` and a cache miss compute)."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -12,9 +12,9 @@ from helpers import run_cli_process, train_config
 
 from stsbench.configs import config_names, find_config
 from stsbench.data.corpora import CORPORA, Corpus, resolve_train_file
+from stsbench.data.training import load_train_data, read_train_file
 from stsbench.errors import StsbenchError
 from stsbench.train.config import make_config
-from stsbench.train.data import load_train_data, read_train_file
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

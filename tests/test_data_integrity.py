@@ -20,6 +20,7 @@ from helpers import run_cli
 import stsbench
 from stsbench.data import integrity
 from stsbench.errors import StsbenchError
+from stsbench.files import sha256_file
 
 STS16 = Path("downstream/STS/STS16-en-test")
 EMPTIED = [f"{STS16}/STS.gs.plagiarism.txt", f"{STS16}/STS.input.plagiarism.txt"]
@@ -163,7 +164,7 @@ def test_the_sha256_is_cached_by_path_size_and_mtime(data_dir, tmp_path, own_cac
     assert integrity.differences(root, files) == {}
     cached = json.loads(own_cache.read_text())
     key = str(files[0].absolute())
-    assert cached[key][2] == integrity.sha256_file(files[0])
+    assert cached[key][2] == sha256_file(files[0])
     cached[key][2] = "0" * 64  # a cache hit is believed: the file is not read again ...
     own_cache.write_text(json.dumps(cached))
     monkeypatch.setattr(integrity, "_memo", {})

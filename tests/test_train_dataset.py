@@ -10,8 +10,8 @@ import pytest
 import torch
 from helpers import SENTENCES, run_cli, train_config
 
+from stsbench.data.training import read_train_dataset
 from stsbench.errors import StsbenchError
-from stsbench.train.dataset import read_train_dataset
 
 datasets = pytest.importorskip("datasets")
 

@@ -13,9 +13,10 @@ import pytest
 import torch
 from test_train_graph import SENTENCES
 
+from stsbench.data.training import read_train_file
 from stsbench.train.augment import Repetition
 from stsbench.train.config import make_config
-from stsbench.train.data import batch_rows, read_train_file
+from stsbench.train.data import batch_rows
 from stsbench.train.graph import StaticSteps
 from stsbench.train.momentum import EmbeddingQueue, ema_update
 from stsbench.train.run import build, seed_everything

@@ -12,13 +12,13 @@ file's absolute path, size and mtime_ns), so a warm run pays a ``stat`` per file
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
+from stsbench.files import sha256_file
 
 CACHE_FILE = "data-sha256.json"
 ALLOW_OPTION = "--allow-modified-data"
@@ -51,15 +51,6 @@ def _read_cache(where: Path) -> dict[str, list]:
     except (OSError, ValueError):
         return {}  # no cache yet, or a damaged one: recompute
     return data if isinstance(data, dict) else {}
-
-
-def sha256_file(path: Path) -> str:
-    """The sha256 of a file, read now (what ``stsbench data verify`` and a cache miss compute)."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def file_sha256s(files: Iterable[Path]) -> dict[Path, str]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from stsbench.data.integrity import sha256_file
 from stsbench.errors import StsbenchError
+from stsbench.files import sha256_file
 
 HF_DATASET = "princeton-nlp/datasets-for-simcse"
 SENTEVAL_ARCHIVE = "senteval.tar"

@@ -30,6 +30,17 @@ def embedding_code(pooler: str | None) -> dict[str, str]:
         if pooler not in POOLERS and pooler != "declared":
             code["pooler"] = pooler_source(pooler)
     return code
+def tokenizer_state(tokenizer) -> str:
+    """The tokenizer's rules and vocabulary as text (what its fingerprint hashes)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:  # without the truncation/padding state each call of the tokenizer leaves behind
+        state = json.loads(backend.to_str())
+        state.pop("truncation", None)
+        state.pop("padding", None)
+        return json.dumps(state, sort_keys=True)
+    return json.dumps(sorted(tokenizer.get_vocab().items()))
+
+
 _MODEL_SUFFIXES = {".json", ".txt", ".safetensors", ".bin", ".model", ".pt", ".pth"}
 _NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md", "trainer_state.json"}
 

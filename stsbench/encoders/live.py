@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from stsbench.encoders.base import Encoder, EncoderInfo
-from stsbench.encoders.fingerprint import embedding_code
+from stsbench.encoders.fingerprint import embedding_code, tokenizer_state
 from stsbench.encoders.hf import HFEncoder, check_finite, pick_device
 from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.prompts import choose_prompt, stored_prompts
@@ -40,17 +40,6 @@ def _tensor_bytes(tensor) -> bytes:
 
     flat = tensor.detach().cpu().contiguous().reshape(-1)
     return flat.view(torch.uint8).numpy().tobytes()
-
-
-def tokenizer_state(tokenizer) -> str:
-    """The tokenizer's rules and vocabulary as text (what its fingerprint hashes)."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:  # without the truncation/padding state each call of the tokenizer leaves behind
-        state = json.loads(backend.to_str())
-        state.pop("truncation", None)
-        state.pop("padding", None)
-        return json.dumps(state, sort_keys=True)
-    return json.dumps(sorted(tokenizer.get_vocab().items()))
 
 
 def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None = None) -> str:

@@ -19,7 +19,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from stsbench.encoders.fingerprint import fingerprint
+from stsbench.encoders.fingerprint import fingerprint, tokenizer_state
 from stsbench.encoders.resolve import ModelSpec, is_model_dir, resolve_model
 from stsbench.errors import StsbenchError
 
@@ -97,7 +97,6 @@ def _same_config(model, folder: Path) -> bool:
 def _same_tokenizer(tokenizer, folder: Path) -> bool:
     from transformers import AutoTokenizer
 
-    from stsbench.encoders.live import tokenizer_state
 
     try:
         theirs = AutoTokenizer.from_pretrained(folder)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stsbench.errors import StsbenchError
-from stsbench.recipes import Recipe, Run
+
+if TYPE_CHECKING:
+    from stsbench.recipes import Recipe, Run
 
 
 def check_recipe(recipe: Recipe) -> None:

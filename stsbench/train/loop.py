@@ -28,13 +28,13 @@ from pathlib import Path
 
 import torch
 
+from stsbench.data.training import load_train_data
 from stsbench.errors import RunFailed
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import check_torch, distributed
 from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, check_complete, finalize
-from stsbench.train.data import load_train_data
 from stsbench.train.graph import GraphedStep
 from stsbench.train.log import (
     TrainLog,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from stsbench.data.training import TrainData, load_train_data
 from stsbench.errors import StsbenchError
 from stsbench.train import checkpoint as ckpt
 from stsbench.train import distributed
@@ -29,7 +30,7 @@ from stsbench.train.config import (
     finalize,
     resume_conflicts,
 )
-from stsbench.train.data import TrainData, batch_rows, load_train_data
+from stsbench.train.data import batch_rows
 from stsbench.train.evaluate import DevSet, TestSets, dev_spearman, sts_test_average
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none

@@ -1,23 +1,118 @@
-"""``--train-dataset``: training rows from a Hugging Face ``datasets`` dataset, beside ``--train-file``.
+"""Training corpora read into rows: the one reader of ``--train-file`` and ``--train-dataset``.
 
-A folder written by ``Dataset.save_to_disk`` (``datasets.load_from_disk``), a folder of data files or data
-files (``.txt``, ``.csv``, ``.json``/``.jsonl``, ``.parquet``) or a dataset name in the local cache
-(``datasets.load_dataset``; offline with ``HF_DATASETS_OFFLINE=1``). The rows become the same
-:class:`~stsbench.train.data.TrainData` a text file gives: one column (``--text-column``, else ``text``, else
-the only column) is unsup; ``sent0,sent1[,hard_neg]`` columns are sup SimCSE. The run's provenance records
-the dataset, split, columns, rows read, the dataset's fingerprint and the sha256 of the rows' text (for one
-column: of the rows as newline-ended lines, the same digest as a text file of those lines).
+A text file (one sentence a line; blank lines skipped) or a CSV with a header, as SimCSE's ``train.py`` reads
+them: one column (any name) is unsup, ``sent0,sent1[,hard_neg]`` is sup. A corpus name (``wiki1m``) is found
+in the data folder (:mod:`stsbench.data.corpora`). ``--train-dataset``: a Hugging Face ``datasets`` dataset, a
+folder written by ``Dataset.save_to_disk`` (``datasets.load_from_disk``), a folder of data files or data files
+(``.txt``, ``.csv``, ``.json``/``.jsonl``, ``.parquet``) or a dataset name in the local cache
+(``datasets.load_dataset``; offline with ``HF_DATASETS_OFFLINE=1``); one column (``--text-column``, else
+``text``, else the only column) is unsup, ``sent0,sent1[,hard_neg]`` columns are sup SimCSE. Either way the
+rows are one :class:`TrainData`, whose ``identity`` the run's provenance records: the corpus name, file, lines
+read and their sha256 (:func:`~stsbench.data.corpora.head_identity`), or the dataset, split, columns, rows
+read, the dataset's fingerprint and the sha256 of the rows' text (for one column: of the rows as
+newline-ended lines, the same digest as a text file of those lines). No torch here: the trainer tokenizes
+(:mod:`stsbench.train.data`).
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stsbench.errors import StsbenchError
-from stsbench.train.data import SUP_COLUMNS, TrainData
+from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
+from stsbench.data.textfile import decode_lines
+from stsbench.errors import StsbenchError, where
+
+SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
+
+
+@dataclass
+class TrainData:
+    """Rows of 1 (unsup), 2 (pairs) or 3 (pairs + hard negative) sentences."""
+
+    path: Path
+    rows: list[tuple[str, ...]]
+    columns: tuple[str, ...]
+    identity: dict | None = None  # corpus name, file, lines read, their sha256 (corpora.head_identity)
+
+    @property
+    def supervised(self) -> bool:
+        """Sentence pairs (sup SimCSE) rather than single sentences."""
+        return len(self.columns) > 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def load_train_data(cfg) -> TrainData:
+    """The training rows of ``cfg`` (an object with the training options): its file, corpus or dataset.
+
+    The first ``train_lines`` of its ``train_file`` (a path or a corpus name) or of its ``train_dataset``.
+    """
+    if getattr(cfg, "train_dataset", None):
+        return read_train_dataset(
+            cfg.train_dataset, split=cfg.train_split, column=cfg.text_column, rows=cfg.train_lines
+        )
+    path, corpus = resolve_train_file(cfg.train_file, cfg.train_lines, cfg.data_dir)
+    return read_train_file(path, cfg.train_lines, corpus=corpus)
+
+
+def read_train_file(path: str | Path, lines: int | None = None, corpus: str | None = None) -> TrainData:
+    """Read a ``.txt`` file (one sentence a line; blank lines skipped) or a CSV with a header.
+
+    CSV headers as SimCSE's ``train.py``: one column (any name) is unsup; ``sent0,sent1[,hard_neg]`` is sup.
+    ``lines``: read the first N lines only (a CSV's header is one). ``corpus``: the corpus name the file is,
+    recorded with the lines read and their sha256 in :attr:`TrainData.identity`.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise StsbenchError(f"train file {path} does not exist; pass --train-file with a text or CSV file")
+    if path.is_dir():
+        raise StsbenchError(f"train file {path} is a folder; pass a text or CSV file")
+    raw = first_lines(path.read_bytes(), lines, path)
+    if path.suffix.lower() == ".csv":
+        data = _read_csv(path, raw)
+    else:
+        stripped = [ln.strip() for ln in decode_lines(raw, path)]
+        data = TrainData(path, [(ln,) for ln in stripped if ln], ("text",))
+    data.identity = head_identity(raw, path, corpus)
+    if len(data) == 0:
+        raise StsbenchError(f"train file {path} holds no sentences; pass a file with one sentence a line")
+    if len(data) < 2:
+        raise StsbenchError(f"train file {path} holds 1 sentence; contrastive training needs at least 2")
+    return data
+
+
+def _read_csv(path: Path, raw: bytes) -> TrainData:
+    text = "\n".join(decode_lines(raw, path))
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        return TrainData(path, [], ("text",))
+    header = tuple(h.strip() for h in header)
+    if len(header) > 1 and header not in SUP_COLUMNS:
+        raise StsbenchError(
+            f"{where(path, 1)}: header {','.join(header)!r}; expected one column (unsup) or "
+            "sent0,sent1[,hard_neg] (sup SimCSE)"
+        )
+    rows = []
+    for row in reader:
+        no = reader.line_num
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header) or any(not c.strip() for c in row):
+            raise StsbenchError(
+                f"{where(path, no)}: expected {len(header)} non-empty field(s) "
+                f"({','.join(header)}), found {len(row)}; fix or remove the row"
+            )
+        rows.append(tuple(c.strip() for c in row))
+    return TrainData(path, rows, header)
+
 
 BUILDERS = {".txt": "text", ".csv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet"}
 
