@@ -20,7 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from stsbench.train.config import MethodSpec, option
-from stsbench.train.methods import Method
+from stsbench.train.methods.base import Method
 
 
 class ToyOptions(BaseModel):

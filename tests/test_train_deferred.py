@@ -17,7 +17,7 @@ from stsbench.errors import StsbenchError
 from stsbench.train import losses
 from stsbench.train.config import TrainConfig, finalize
 from stsbench.train.loop import train
-from stsbench.train.methods import build_method
+from stsbench.train.methods.base import build_method
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.step import FiniteWatch, NonFiniteLoss
 

@@ -11,10 +11,12 @@ from helpers import build_tiny_bert
 from test_train_runs import config
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import TrainConfig, finalize, make_config, parse_slices, traceable_distance
-from stsbench.train.methods import MoCoSE, build_method
+from stsbench.train.config import TrainConfig, finalize, make_config
+from stsbench.train.methods.base import build_method
+from stsbench.train.methods.mocose import MoCoSE, cosine_decay, fgsm
+from stsbench.train.methods.mocose_options import parse_slices
 from stsbench.train.model import ContrastiveEncoder
-from stsbench.train.momentum import cosine_decay, fgsm
+from stsbench.train.momentum import traceable_distance
 
 ROWS = [("a man plays a guitar .",), ("the cat sleeps on the mat .",), ("stocks fell sharply on monday .",)]
 TAU = 0.05

@@ -15,7 +15,9 @@ from stsbench.errors import StsbenchError
 from stsbench.train import augment as A
 from stsbench.train.config import TrainConfig, effective_queue_size, finalize, make_config
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
-from stsbench.train.methods import ESimCSE, Method, build_method
+from stsbench.train.methods.base import build_method
+from stsbench.train.methods.esimcse import ESimCSE
+from stsbench.train.methods.simcse import SimCSE
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update
 from stsbench.train.schedule import linear_lr
@@ -279,12 +281,12 @@ def test_esimcse_without_momentum_and_queue_equals_simcse_on_same_views(tokenize
     torch.manual_seed(3)
     b, _ = sim.loss(model, v_s)
     assert float(a) == float(b)
-    assert type(sim) is Method
+    assert type(sim) is SimCSE
 
 
 def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
     from stsbench.train.data import pad
-    from stsbench.train.methods import encode_bucketed
+    from stsbench.train.methods.views import encode_bucketed
 
     model = ContrastiveEncoder(build_tiny_bert(), "avg", True).eval()
     texts = ["a b c d e f g h i j", "hi", "the cat sat on the mat", "ok then", "one two three four five"]

@@ -43,7 +43,7 @@ from stsbench.results.labels import last_part
 from stsbench.stats.seeds import seed_difference, seed_summary
 from stsbench.stats.tests import holm
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
-from stsbench.train.config import BOOKKEEPING, OPTIONS, MethodName
+from stsbench.train.config import BOOKKEEPING, OPTIONS
 
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
 MOMENTUM_FIELDS = (
@@ -91,7 +91,7 @@ def _other_methods_fields(method: str) -> set[str]:
 
 def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(repetition, momentum contrast) as the run used them."""
-    if run.method != MethodName.ESIMCSE:
+    if run.method != "esimcse":
         return False, False
     return bool(run.config.get("repetition", True)), float(run.config.get("queue_multiple", 2.5)) > 0
 
@@ -125,7 +125,7 @@ def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
     """Groups of compatible runs that use at least two different combinations of ESimCSE's components."""
     groups: list[list[TrainRun]] = []
     # the runs ESimCSE's ablation compares
-    runs = [r for r in runs if r.method in (MethodName.SIMCSE, MethodName.ESIMCSE)]
+    runs = [r for r in runs if r.method in ("simcse", "esimcse")]
     for run in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), r.path)):
         for g in groups:
             if all(_compatible(run, other) for other in g):
@@ -287,7 +287,7 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
 def published_sweep_cell(name: str, value: Any, run: TrainRun | None = None) -> tuple[str, float] | None:
     """The published cell a swept setting of ``run``'s method is set beside (the papers' sweep tables)."""
     reg = load_registry()
-    if run is not None and run.method == MethodName.SIMCSE:  # the first preprint's tables: setup differs (v1)
+    if run is not None and run.method == "simcse":  # the first preprint's tables: setup differs (v1)
         sup = bool(run.config.get("supervised"))
         key, col = {
             ("dropout", False): ("simcse/table4/dropout-p", f"p={value}"),
@@ -297,13 +297,13 @@ def published_sweep_cell(name: str, value: Any, run: TrainRun | None = None) -> 
             return None
         e = reg[key]
         return (f"{e.key}#{col} (v1, setup differs)", e.values[col]) if col in e.values else None
-    if run is not None and run.method == MethodName.MOCOSE:
+    if run is not None and run.method == "mocose":
         if name == "ema_decay_start" and run.config.get("ema_schedule") == "fixed":  # MoCoSE Table 3
             e = reg["mocose/table3/ema-decay"]
             col = f"ema={value:g}"
             return (f"{e.key}#{col}", e.values[col]) if col in e.values else None
         return None
-    if run is not None and run.method != MethodName.ESIMCSE:
+    if run is not None and run.method != "esimcse":
         return None
     if name == "dup_rate":
         e = reg["esimcse-arxiv/table9/dup-rate"]

@@ -18,7 +18,6 @@ from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
 from stsbench.results.folder import model_location, name_in_folder
 from stsbench.results.labels import base_label, unique_label
 from stsbench.results.schema import ModelInfo
-from stsbench.train.config import MethodName
 
 # ESimCSE's components (Sec. 3): which of them a run used, named as the papers' ablation rows
 METHOD_ORDER = (
@@ -57,9 +56,9 @@ def method_of(config: dict[str, Any]) -> str:
     contrast only`` is ESimCSE with ``--no-repetition`` (dropout views, the queue kept): the "+ word
     repetition" and "+ momentum contrast" rows of ESimCSE's ablation (arXiv Tables 6-7, COLING Table 4).
     """
-    if config.get("method") == MethodName.SIMCSE:
+    if config.get("method") == "simcse":
         return "sup-SimCSE" if config.get("supervised") else "unsup-SimCSE"
-    if config.get("method") == MethodName.MOCOSE:
+    if config.get("method") == "mocose":
         return "MoCoSE"
     repetition = bool(config.get("repetition", True))
     momentum = float(config.get("queue_multiple", 2.5)) > 0

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import torch
 
-from stsbench.train.methods import Views
+from stsbench.train.methods.views import Views
 
 
 def prefetch_depth(device: str) -> int:

@@ -14,7 +14,7 @@ What a graph needs, and so what ``--cuda-graph`` asks of a run:
 - no host work inside the step: the learning rate is a device tensor the step reads, AdamW runs fused and
   capturable (its step count on the device; ``--optimizer hf-adamw``: its foreach form, capturable too), the finiteness check is recorded on the device (as without
   the graph, :class:`~stsbench.train.step.FiniteWatch`);
-- state of fixed shape, updated in place (:meth:`~stsbench.train.methods.Method.make_static`): a queue
+- state of fixed shape, updated in place (:meth:`~stsbench.train.methods.base.Method.make_static`): a queue
   turns into a ring once full (until then, steps run eagerly: a few steps at the start, and after each of
   ESimCSE's per-epoch queue resets), MoCoSE's changing EMA decay is a device tensor filled before each
   step;
@@ -36,7 +36,8 @@ import math
 import torch
 
 from stsbench.errors import StsbenchError
-from stsbench.train.methods import Method, Views
+from stsbench.train.methods.base import Method
+from stsbench.train.methods.views import Views
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.step import FiniteWatch, Parts, Precision, train_step
 

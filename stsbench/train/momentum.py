@@ -1,67 +1,12 @@
-"""Momentum contrast: EMA copies, FIFO queues of their embeddings, MoCoSE's EMA schedule and FGSM step.
+"""Momentum contrast's parts, for any method: EMA updates, FIFO queues of embeddings, the traceable distance.
 
-ESimCSE Sec. 3.2 (momentum encoder + queue) and MoCoSE Sec. 3 (EMA target branch + queue, FGSM).
+ESimCSE Sec. 3.2 (momentum encoder + queue) and MoCoSE Sec. 3 (EMA target branch + queue, eq. 4).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
-
-
-def cosine_decay(step: int, total: int, start: float, end: float) -> float:
-    """MoCoSE's EMA decay eta at ``step`` of ``total``: ``start`` at step 0, ``end`` at the last, a cosine between.
-
-        eta(t) = end - (end - start) * (cos(pi * t / T) + 1) / 2
-
-    Sec. 4.1: 0.75 -> 0.95 over the run (``schedule: run``). The official code's schedule is another one:
-    :func:`official_mocose_decay`, whose length is a constant 15,000 steps, not the run.
-    """
-    t = min(max(step, 0), total) / max(1, total)
-    return end - (end - start) * (math.cos(math.pi * t) + 1.0) / 2.0
-
-
-OFFICIAL_EMA_STEPS = 15000  # xbdxwyh/mocose mocose.py:34, EMA(total_step=15000)
-
-
-def official_mocose_decay(step: int, start: float, length: int = OFFICIAL_EMA_STEPS) -> float:
-    """The official MoCoSE EMA decay after ``step`` updates (xbdxwyh/mocose ``mocose.py:41-43``).
-
-        eta(t) = 1 - (1 - d) * (cos(pi * t / 15000) + 1) / 2
-
-    A cosine from d towards 1 over a fixed 15,000 steps, whatever the run's length (a 1M-sentence epoch at
-    batch 256 is 3,906 steps, where eta = 0.79 for d = 0.75). Not clamped, as there: past ``length`` eta
-    falls again.
-    """
-    return 1.0 - (1.0 - start) * (math.cos(math.pi * step / max(1, length)) + 1.0) / 2.0
-
-
-EMA_SCHEDULES = ("run", "steps", "fixed")
-
-
-def mocose_decay(step: int, *, schedule: str, total: int, start: float, end: float, length: int) -> float:
-    """MoCoSE's eta after optimizer step ``step`` under ``schedule``.
-
-    - ``run``: the paper's cosine from ``start`` to ``end`` over the run's ``total`` steps (Sec. 4.1);
-    - ``steps``: a cosine from ``start`` to ``end`` over a fixed ``length`` steps, unclamped; with end = 1
-      and length 15,000 this is the official code's schedule (:func:`official_mocose_decay`);
-    - ``fixed``: ``start`` throughout (the paper's traceable distance 14.67 = 1/(1-0.85) + 512/64 is a fixed
-      0.85).
-    """
-    if schedule == "run":
-        return cosine_decay(step, total, start, end)
-    if schedule == "steps":
-        return end - (end - start) * (math.cos(math.pi * step / max(1, length)) + 1.0) / 2.0
-    if schedule == "fixed":
-        return start
-    raise ValueError(f"unknown EMA schedule {schedule!r}; choose from {', '.join(EMA_SCHEDULES)}")
-
-
-def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
-    """MoCoSE eq. (1): x' = x + epsilon * sign(grad_x L); the step is a constant (no gradient through it)."""
-    return x + epsilon * grad.detach().sign()
 
 
 @torch.no_grad()
@@ -172,3 +117,8 @@ class EmbeddingQueue:
         self.size = int(state["size"])
         items = state["items"]
         self.items, self.static = (None if items is None else items.to(device)), False
+
+
+def traceable_distance(decay: float, queue: int, batch: int) -> float:
+    """MoCoSE eq. (4), for any EMA encoder with a queue: d_trace = 1 / (1 - eta) + queue_size / batch_size (steps back to the oldest key)."""
+    return 1.0 / (1.0 - decay) + queue / batch

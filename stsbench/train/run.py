@@ -34,7 +34,8 @@ from stsbench.train.data import batch_rows
 from stsbench.train.evaluate import DevSet, TestSets, dev_spearman, sts_test_average
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
-from stsbench.train.methods import Method, Views, build_method
+from stsbench.train.methods.base import Method, build_method
+from stsbench.train.methods.views import Views
 from stsbench.train.model import ContrastiveEncoder, load_backbone
 from stsbench.train.schedule import batches_per_epoch
 from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
@@ -96,13 +97,12 @@ def compile_model(
     """``--compile``: torch.compile the backbone's forward in place; returns ``model``.
 
     In place, the state dict keeps its names, so checkpoints and resumes are as without it. The
-    method's frozen encoders (ESimCSE's momentum encoder, MoCoSE's target) are compiled too when given.
+    method's frozen encoders (:meth:`~stsbench.train.methods.base.Method.frozen_modules`) are compiled too.
     Compiled kernels pay off with static shapes (``--pad-to-max-length``, one length bucket); with
     shapes that change every batch torch recompiles for new lengths, then marks them dynamic.
     """
     if cfg.compile:
-        frozen = [getattr(method, name, None) for name in ("momentum_encoder", "target_encoder")]
-        for encoder in [model, *(e for e in frozen if e is not None)]:
+        for encoder in [model, *(method.frozen_modules() if method is not None else [])]:
             encoder.backbone.compile()
     return model
 

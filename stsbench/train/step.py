@@ -16,7 +16,8 @@ from collections.abc import Callable
 import torch
 
 from stsbench.errors import StsbenchError
-from stsbench.train.methods import Method, Views
+from stsbench.train.methods.base import Method
+from stsbench.train.methods.views import Views
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.optim import make_optimizer  # noqa: F401  (its home is optim; importable here too)
 

@@ -21,7 +21,6 @@ _WHERE = {
     "METHODS": "methods",
     "OPTIONS": "load",
     "REQUIRED": "resolve",
-    "MethodName": "methods",
     "MethodSpec": "methods",
     "Option": "load",
     "ResolvedConfig": "resolve",
@@ -37,14 +36,11 @@ _WHERE = {
     "load_yaml": "load",
     "make_config": "load",
     "option": "fields",
-    "parse_slices": "method_options",
     "resume_conflicts": "resolve",
-    "traceable_distance": "method_options",
 }
 __all__ = [
     "BOOKKEEPING",
     "METHODS",
-    "MethodName",
     "MethodSpec",
     "OPTIONS",
     "Option",
@@ -62,9 +58,7 @@ __all__ = [
     "load_yaml",
     "make_config",
     "option",
-    "parse_slices",
     "resume_conflicts",
-    "traceable_distance",
 ]
 
 
@@ -90,8 +84,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from stsbench.train.config.fields import option
     from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config
-    from stsbench.train.config.method_options import parse_slices, traceable_distance
-    from stsbench.train.config.methods import METHODS, MethodName, MethodSpec, find_method
+    from stsbench.train.config.methods import METHODS, MethodSpec, find_method
     from stsbench.train.config.options import TrainConfig
     from stsbench.train.config.resolve import (
         BOOKKEEPING,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -31,22 +30,11 @@ if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
 
 
-class MethodName(str, Enum):
-    """The built-in methods' names as constants (``MethodName.MOCOSE == "mocose"``); the list is :data:`METHODS`."""
-
-    SIMCSE = "simcse"
-    ESIMCSE = "esimcse"
-    MOCOSE = "mocose"
-
-    __str__ = str.__str__  # "mocose" in messages and f-strings, as a plugin's plain name
-    __format__ = str.__format__
-
-
 @dataclass(frozen=True)
 class MethodSpec:
     """A training method: what the config, the CLI, the resolution and ``build_method`` read of it.
 
-    ``method``: its :class:`~stsbench.train.methods.Method` subclass or ``"module:attr"``; ``options``: the
+    ``method``: its :class:`~stsbench.train.methods.base.Method` subclass or ``"module:attr"``; ``options``: the
     option groups (pydantic models of ``option(...)`` fields) it takes beyond the common ones, which may be
     shared with other methods; ``defaults``: its paper's values where they differ from the fields' defaults;
     ``supervised``: the class that trains on ``sent0,sent1[,hard_neg]`` CSV files (None: one sentence a
@@ -81,10 +69,11 @@ class MethodSpec:
 
 
 METHODS: Registry[MethodSpec] = Registry("method", entry_points="stsbench.methods")
-"""Every training method by name: the built-ins (their specs in :mod:`.method_options`), then plugins."""
-METHODS.register(MethodName.SIMCSE.value, "stsbench.train.config.method_options:SIMCSE")
-METHODS.register(MethodName.ESIMCSE.value, "stsbench.train.config.method_options:ESIMCSE")
-METHODS.register(MethodName.MOCOSE.value, "stsbench.train.config.method_options:MOCOSE")
+"""Every training method by name: the built-ins (their specs in ``stsbench/train/methods/*_options.py``), then plugins."""
+# the built-ins, one line each: a method's spec is in its options module beside its class
+METHODS.register("simcse", "stsbench.train.methods.simcse_options:SPEC")
+METHODS.register("esimcse", "stsbench.train.methods.esimcse_options:SPEC")
+METHODS.register("mocose", "stsbench.train.methods.mocose_options:SPEC")
 
 
 def method_specs() -> list[MethodSpec]:

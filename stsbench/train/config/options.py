@@ -3,7 +3,7 @@
 :class:`TrainConfig` is a frozen pydantic model, validated on construction, from Python, YAML or the CLI
 alike. Its fields come in groups: the options every method has (:class:`CommonOptions`,
 :class:`SelectionOptions`, here) and those of some methods only, the option groups of the registered methods
-(:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in :mod:`.method_options`). Each method's
+(:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in ``train/methods/<name>_options.py``). Each method's
 :class:`~stsbench.train.config.methods.MethodSpec` says which groups it takes and where its paper's defaults
 differ from SimCSE's; a config refuses options of another method and gets its method's defaults.
 Defaults are SimCSE's unsupervised BERT-base settings (Gao et al., 2021, ``run_unsup_example.sh``),

@@ -10,13 +10,12 @@ import torch
 from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
 from stsbench.train.augment import Repetition
-from stsbench.train.config.method_options import esimcse_queue_size, traceable_distance
-from stsbench.train.config.methods import MethodName
 from stsbench.train.data import tokenize
-from stsbench.train.methods.simcse import Method
+from stsbench.train.methods.base import Method
+from stsbench.train.methods.esimcse_options import queue_size
 from stsbench.train.methods.views import Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder
-from stsbench.train.momentum import EmbeddingQueue, ema_update
+from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
 if TYPE_CHECKING:
     from stsbench.train.config import TrainConfig
@@ -43,7 +42,7 @@ class OnlineMLPKeys:
 class ESimCSE(Method):
     """ESimCSE: a repeated positive view (Sec. 3.1) and momentum contrast with a queue (Sec. 3.2, eq. 7)."""
 
-    name = MethodName.ESIMCSE.value
+    name = "esimcse"
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)
@@ -52,7 +51,7 @@ class ESimCSE(Method):
             self.repetition = Repetition.for_tokenizer(
                 tokenizer, cfg.repetition_kind, cfg.dup_rate, cfg.repetition_sampling
             )
-        self.queue = EmbeddingQueue(esimcse_queue_size(cfg, distributed.world_size()))
+        self.queue = EmbeddingQueue(queue_size(cfg, distributed.world_size()))
         self.momentum_encoder: ContrastiveEncoder | None = None
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
         # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP
@@ -131,6 +130,10 @@ class ESimCSE(Method):
             keys = encode_bucketed(momentum, views.anchor, self.cfg.length_buckets)
         # global: every process's keys, one queue alike everywhere; process: its own keys (official)
         self.queue.push(distributed.gather(keys) if self.cfg.queue_scope == "global" else keys)
+
+    def frozen_modules(self) -> list[ContrastiveEncoder]:
+        """The momentum encoder (when there is a queue to fill)."""
+        return [] if self.momentum_encoder is None else [self.momentum_encoder]
 
     def static_ready(self) -> bool:
         """Static once the queue is full (at once without momentum contrast)."""

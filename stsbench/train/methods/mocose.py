@@ -4,21 +4,74 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from stsbench.train import distributed
-from stsbench.train.config.method_options import parse_slices, traceable_distance
-from stsbench.train.config.methods import MethodName
-from stsbench.train.methods.simcse import Method
+from stsbench.train.methods.base import Method
+from stsbench.train.methods.mocose_options import parse_slices
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
-from stsbench.train.momentum import EmbeddingQueue, ema_update, fgsm, mocose_decay
+from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
 if TYPE_CHECKING:
     from stsbench.train.config import TrainConfig
+
+
+def cosine_decay(step: int, total: int, start: float, end: float) -> float:
+    """MoCoSE's EMA decay eta at ``step`` of ``total``: ``start`` at step 0, ``end`` at the last, a cosine between.
+
+        eta(t) = end - (end - start) * (cos(pi * t / T) + 1) / 2
+
+    Sec. 4.1: 0.75 -> 0.95 over the run (``schedule: run``). The official code's schedule is another one:
+    :func:`official_mocose_decay`, whose length is a constant 15,000 steps, not the run.
+    """
+    t = min(max(step, 0), total) / max(1, total)
+    return end - (end - start) * (math.cos(math.pi * t) + 1.0) / 2.0
+
+
+OFFICIAL_EMA_STEPS = 15000  # xbdxwyh/mocose mocose.py:34, EMA(total_step=15000)
+
+
+def official_mocose_decay(step: int, start: float, length: int = OFFICIAL_EMA_STEPS) -> float:
+    """The official MoCoSE EMA decay after ``step`` updates (xbdxwyh/mocose ``mocose.py:41-43``).
+
+        eta(t) = 1 - (1 - d) * (cos(pi * t / 15000) + 1) / 2
+
+    A cosine from d towards 1 over a fixed 15,000 steps, whatever the run's length (a 1M-sentence epoch at
+    batch 256 is 3,906 steps, where eta = 0.79 for d = 0.75). Not clamped, as there: past ``length`` eta
+    falls again.
+    """
+    return 1.0 - (1.0 - start) * (math.cos(math.pi * step / max(1, length)) + 1.0) / 2.0
+
+
+EMA_SCHEDULES = ("run", "steps", "fixed")
+
+
+def mocose_decay(step: int, *, schedule: str, total: int, start: float, end: float, length: int) -> float:
+    """MoCoSE's eta after optimizer step ``step`` under ``schedule``.
+
+    - ``run``: the paper's cosine from ``start`` to ``end`` over the run's ``total`` steps (Sec. 4.1);
+    - ``steps``: a cosine from ``start`` to ``end`` over a fixed ``length`` steps, unclamped; with end = 1
+      and length 15,000 this is the official code's schedule (:func:`official_mocose_decay`);
+    - ``fixed``: ``start`` throughout (the paper's traceable distance 14.67 = 1/(1-0.85) + 512/64 is a fixed
+      0.85).
+    """
+    if schedule == "run":
+        return cosine_decay(step, total, start, end)
+    if schedule == "steps":
+        return end - (end - start) * (math.cos(math.pi * step / max(1, length)) + 1.0) / 2.0
+    if schedule == "fixed":
+        return start
+    raise ValueError(f"unknown EMA schedule {schedule!r}; choose from {', '.join(EMA_SCHEDULES)}")
+
+
+def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """MoCoSE eq. (1): x' = x + epsilon * sign(grad_x L); the step is a constant (no gradient through it)."""
+    return x + epsilon * grad.detach().sign()
 
 
 def head(hidden_config, layers: int, last: str) -> nn.Sequential:
@@ -78,10 +131,10 @@ class MoCoSE(Method):
       enter the loss undetached, the target projection trains and is EMA'd, the gradient through the frozen
       target encoder reaches the online word embeddings: ``mocose.py:126-131`` with the notebook's freezing
       of target encoder and pooler only);
-    - ``ema_schedule``: ``run``, ``steps`` or ``fixed`` (:func:`stsbench.train.momentum.mocose_decay`).
+    - ``ema_schedule``: ``run``, ``steps`` or ``fixed`` (:func:`mocose_decay`).
     """
 
-    name = MethodName.MOCOSE.value
+    name = "mocose"
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)
@@ -278,6 +331,10 @@ class MoCoSE(Method):
         if self.start_count > self.cfg.queue_size:
             self.queue.push(self.start_items[-self.cfg.queue_size :])
             self.start_items, self.start_count = None, None
+
+    def frozen_modules(self) -> list[ContrastiveEncoder]:
+        """The target encoder."""
+        return [self.target_encoder]
 
     def static_ready(self) -> bool:
         """Static once the queue is full (K_start random keys and each step's keys fill it)."""

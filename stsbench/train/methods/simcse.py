@@ -1,222 +1,30 @@
-"""SimCSE (Gao et al., 2021): the base :class:`Method` (unsup) and sup SimCSE."""
+"""SimCSE (Gao et al., 2021): unsup SimCSE (the base method's views and loss) and sup SimCSE."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import nn
 
-from stsbench.train import distributed
-from stsbench.train.config.methods import MethodName
-from stsbench.train.data import mlm_mask, pad, tokenize
-from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
-from stsbench.train.methods.views import Tokens, Views, encode_views
-from stsbench.train.model import ContrastiveEncoder, bert_init_
-from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
+from stsbench.train.data import tokenize
+from stsbench.train.losses import SupervisedInfoNCE
+from stsbench.train.methods.base import Method
+from stsbench.train.methods.views import Views
 
-if TYPE_CHECKING:  # the config is built from every method's options: a method module must not need it
+if TYPE_CHECKING:
+    import torch
+
     from stsbench.train.config import TrainConfig
+    from stsbench.train.model import ContrastiveEncoder
 
 
-def join_views(views: list[Tokens], pad_id: int) -> Tokens:
-    """Stack padded views (B_i, T_i) into one batch (sum B_i, max T_i), padding the shorter ones."""
-    width = max(v["input_ids"].shape[1] for v in views)
+class SimCSE(Method):
+    """Unsup SimCSE: each sentence twice through the encoder, dropout the only noise, InfoNCE (eq. 2)."""
 
-    def widen(t: torch.Tensor, fill: int) -> torch.Tensor:
-        return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=fill)
-
-    return {k: torch.cat([widen(v[k], pad_id if k == "input_ids" else 0) for v in views]) for k in views[0]}
+    name = "simcse"
 
 
-def load_pretrained_lm_head(lm_head: nn.Module, backbone_path) -> bool:
-    """Load the backbone's pretrained MLM head (``cls.predictions``) into ``lm_head``, as SimCSE's ``train.py:371-373``.
-
-    Returns False (and leaves ``lm_head`` as it is) when the checkpoint has no MLM head weights.
-    """
-    from transformers import BertForPreTraining
-
-    try:
-        pretrained, info = BertForPreTraining.from_pretrained(backbone_path, output_loading_info=True)
-    except Exception:  # not a BERT checkpoint: no head of this shape to load
-        return False
-    if any(k.startswith("cls.predictions") for k in info["missing_keys"]):
-        return False
-    lm_head.load_state_dict(pretrained.cls.predictions.state_dict())
-    return True
-
-
-class Method(nn.Module):
-    """Base of every method: unsup SimCSE's augmentation (the sentence twice) and InfoNCE; subclasses change either.
-
-    A method is built by :meth:`build` (what :func:`stsbench.train.methods.build_method` calls for the
-    config's ``method``); it gives the loop its views (:meth:`make_views`), its loss (:meth:`loss`) and its
-    state's hooks (:meth:`after_step`, ...).
-    """
-
-    name = MethodName.SIMCSE.value
-    state_per_process = False  # True where each process's extra_state differs (checkpoints keep them all)
-
-    def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.tokenizer = tokenizer
-        self.criterion: nn.Module = InfoNCE(cfg.temperature)
-        self.mlm_loss = None
-        if cfg.mlm_weight > 0:
-            from transformers.models.bert.modeling_bert import BertLMPredictionHead
-
-            self.mlm_loss = MLMLoss(BertLMPredictionHead(hidden_config))
-        # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
-        self.mlm_views = cfg.mlm_views
-        self.mlm_head_init = cfg.mlm_head_init
-        self.noise: nn.Module | None = None
-        p = cfg.gaussian_dropout_p
-        if p > 0:
-            self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
-        elif cfg.gaussian_noise_std > 0:
-            self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
-
-    @classmethod
-    def build(
-        cls, cfg: TrainConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
-    ) -> Method:
-        """The method for ``cfg``: its state attached to ``model``, its new layers initialised, on ``model``'s device.
-
-        ``generator`` draws every initialisation, in this order: :meth:`attach`, then :meth:`init_new_layers`.
-        """
-        config = model.backbone.config
-        method = cls(cfg, tokenizer, config)
-        method.attach(model, generator)
-        method.init_new_layers(generator, config.initializer_range)
-        if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
-            method.mlm_head_loaded = load_pretrained_lm_head(
-                method.mlm_loss.lm_head, model.backbone.name_or_path
-            )
-        return method.to(next(model.parameters()).device)
-
-    def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
-        """Make the state built from the online encoder (a momentum encoder), before the new layers' initialisation."""
-
-    def init_new_layers(self, generator: torch.Generator | None, std: float) -> None:
-        """BERT-initialise the layers the method adds (the MLM head)."""
-        if self.mlm_loss is not None:
-            bert_init_(self.mlm_loss, std, generator)
-
-    # -- augmentation ------------------------------------------------------------------------------------
-    def pad(self, seqs: list[list[int]], static_length: int | None = None) -> Tokens:
-        """Pad a view: to its longest row by default, or to a fixed length with ``--pad-to-max-length``.
-
-        The longest row is SimCSE's collator, and the default: fewer padded tokens a step. A fixed length
-        with ``--pad-to-max-length``: one shape every step, which ``--compile`` and CUDA graphs need. That
-        length is ``max_length``, or ``static_length`` for a view that can be longer (ESimCSE's repeated
-        positive: :meth:`~stsbench.train.augment.Repetition.longest`).
-        """
-        fixed = (static_length or self.cfg.max_length) if self.cfg.pad_to_max_length else None
-        return pad(seqs, self.tokenizer.pad_token_id, fixed)
-
-    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
-        """Tokenize the batch; the positive view is the anchor itself (dropout does the rest)."""
-        enc = tokenize(self.tokenizer, [r[0] for r in rows], self.cfg.max_length)
-        anchor = self.pad(enc["input_ids"])
-        return Views(anchor, None, None, self._mlm(anchor, rng))
-
-    def _mlm(
-        self, anchor: Tokens, rng: np.random.Generator, others: list[Tokens] | None = None
-    ) -> tuple[Tokens, torch.Tensor] | None:
-        """The masked input and its labels: every view (``others``; unsup SimCSE: the anchor twice) or the anchor."""
-        if self.mlm_loss is None:
-            return None
-        if self.mlm_views == "all":
-            anchor = join_views([anchor, *(others or [anchor])], self.tokenizer.pad_token_id)
-        specials = torch.tensor(self.tokenizer.all_special_ids)
-        special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)
-        ids, labels = mlm_mask(anchor["input_ids"], special, self.tokenizer, self.cfg.mlm_probability, rng)
-        return {**anchor, "input_ids": ids}, labels
-
-    # -- loss ------------------------------------------------------------------------------------------
-    def pooled(self, model: ContrastiveEncoder, views: list[Tokens]) -> list[torch.Tensor]:
-        """Training embeddings of ``views``, each (B_global, H): Gaussian dropout or noise if asked, then gathered."""
-        out = encode_views(model, views, self.cfg.length_buckets)
-        if self.noise is not None:  # the Gaussian-dropout variant: on every view's embeddings, training only
-            out = [self.noise(h) for h in out]
-        return [distributed.gather_with_grad(h) for h in out]
-
-    def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
-        """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch."""
-        positive = views.positive if views.positive is not None else views.anchor
-        h, h_pos = self.pooled(model, [views.anchor, positive])
-        return self.criterion(h, h_pos)
-
-    def loss(
-        self, model: ContrastiveEncoder, views: Views
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
-        """Return what to back-propagate for one batch, and the parts for the log.
-
-        The parts are detached tensors on the device (no host sync in the step; the loop reads them once a
-        log interval). ``parts["loss"]`` is the loss itself in float64: contrastive + w * mlm, the same
-        arithmetic as on Python floats, so the logged figure is what it was when the parts were synced each
-        step. The returned tensor scales the (global) contrastive loss by the number of processes under
-        ``ddp_gradient: global`` (:func:`stsbench.train.distributed.loss_scale`, 1 for one process).
-        """
-        contrastive = self.contrastive_loss(model, views)
-        parts: dict[str, torch.Tensor | float] = {"contrastive": contrastive.detach()}
-        loss = contrastive * distributed.loss_scale(self.cfg.ddp_gradient)
-        logged = contrastive.detach().double()
-        if self.mlm_loss is not None and views.mlm is not None:
-            masked, labels = views.mlm
-            mlm = self.mlm_loss(model.encode_tokens(masked).last_hidden_state, labels)
-            parts["mlm"] = mlm.detach()
-            loss = loss + self.cfg.mlm_weight * mlm
-            logged = logged + self.cfg.mlm_weight * mlm.detach().double()
-        return loss, {"loss": logged, **parts}
-
-    # -- state ----------------------------------------------------------------------------------------
-    def start(self, total_steps: int) -> None:
-        """Run once before training with the run's number of steps (schedules that span the run)."""
-
-    def traceable_distance(self, global_batch: int) -> float | dict[str, float] | None:
-        """MoCoSE eq. (4) for a method with an EMA encoder and a queue; None without them."""
-        return None
-
-    def on_epoch_start(self, epoch: int) -> None:
-        """Run before the first batch of each epoch."""
-
-    def before_step(self, model: ContrastiveEncoder, views: Views) -> None:
-        """Run after the backward pass, before the optimizer step: the weights are still those the loss saw."""
-
-    def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
-        """Run after each optimizer step (EMA and queue updates live here)."""
-
-    # -- static state (--cuda-graph: a step replayed from a graph runs no Python) ------------------
-    def static_ready(self) -> bool:
-        """Whether the state can take its static form now (a queue must be full first)."""
-        return True
-
-    def make_static(self) -> None:
-        """Hold the state in fixed tensors updated in place, so that one captured step serves every step.
-
-        From here on :meth:`after_step` writes into those tensors and reads what changes step to step
-        from device tensors that :meth:`static_step_begin` fills on the host, outside the graph.
-        """
-
-    def static_step_begin(self) -> dict[str, float]:
-        """Before a static step (replayed or eager): fill its device inputs; return its host-known log parts."""
-        return {}
-
-    def static_step_end(self) -> None:
-        """After a static step: the host-side bookkeeping that :meth:`after_step` does in the growing form."""
-
-    def extra_state(self) -> dict:
-        """State that is not a parameter or buffer (the queue), for checkpoints."""
-        return {}
-
-    def load_extra_state(self, state: dict, device: torch.device | str) -> None:
-        """Restore :meth:`extra_state`."""
-
-
-class SupSimCSE(Method):
+class SupSimCSE(SimCSE):
     """Sup SimCSE: (sent0, sent1[, hard_neg]) rows, all views in one forward, hard negatives weighted."""
 
     name = "sup-simcse"

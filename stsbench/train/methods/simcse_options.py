@@ -1,0 +1,15 @@
+"""SimCSE's options and spec (what the config reads, without torch): the class is in :mod:`.simcse`."""
+
+from __future__ import annotations
+
+from stsbench.train.config.methods import MethodSpec
+from stsbench.train.config.shared_options import NoiseOptions
+
+SPEC = MethodSpec(
+    "simcse",
+    "SimCSE",
+    "stsbench.train.methods.simcse:SimCSE",
+    (NoiseOptions,),
+    supervised="stsbench.train.methods.simcse:SupSimCSE",
+    about="unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV",
+)
