@@ -210,6 +210,22 @@ class Registry(Generic[T]):
         """Every entry, loaded (imports every target)."""
         return [(name, self.get(name)) for name in self.names()]
 
+    def specs(self, kind: type) -> list[T]:
+        """Every entry, loaded and checked: a ``kind`` whose ``name`` is the name it is registered under.
+
+        A plugin's entry point that names something else is refused in one line naming it.
+        """
+        out = []
+        for name in self.names():
+            spec = self.get(name)
+            if not isinstance(spec, kind) or getattr(spec, "name", None) != name:
+                raise StsbenchError(
+                    f"the {self.what} {name!r} in the registry (entry point group {self.entry_points}) is "
+                    f"{spec!r}, not a {kind.__name__} named {name!r}"
+                )
+            out.append(spec)
+        return out
+
 
 @cache
 def packaged_files(what: str, package: str) -> Registry[Path]:

@@ -14,7 +14,7 @@ import torch
 from test_train_graph import SENTENCES
 
 from stsbench.data.training import read_train_file
-from stsbench.train.augment import Repetition
+from stsbench.train.augment.repetition import Repetition
 from stsbench.train.config import make_config
 from stsbench.train.data import batch_rows
 from stsbench.train.graph import StaticSteps

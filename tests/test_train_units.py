@@ -12,7 +12,7 @@ from helpers import build_tiny_bert
 from torch import nn
 
 from stsbench.errors import StsbenchError
-from stsbench.train import augment as A
+from stsbench.train.augment import repetition as A
 from stsbench.train.config import TrainConfig, effective_queue_size, finalize, make_config
 from stsbench.train.losses import InfoNCE, MLMLoss, SupervisedInfoNCE
 from stsbench.train.methods.base import build_method

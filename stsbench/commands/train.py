@@ -18,7 +18,7 @@ from stsbench.train.config import OPTIONS, Option, help_for
 from stsbench.train.config.methods import method_labels
 
 FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
-REPEATABLE = ("report_to",)  # given several times, or once comma-separated
+REPEATABLE = ("report_to", "augment")  # given several times, or once comma-separated
 
 
 def _parameter(opt: Option) -> inspect.Parameter:

@@ -39,7 +39,8 @@ class MethodSpec:
     shared with other methods; ``defaults``: its paper's values where they differ from the fields' defaults;
     ``supervised``: the class that trains on ``sent0,sent1[,hard_neg]`` CSV files (None: one sentence a
     line only); ``queue_size(cfg, processes)``: the negatives it queues at most (None: no queue); ``about``:
-    what ``--method NAME`` trains on, for ``--help``.
+    what ``--method NAME`` trains on, for ``--help``; ``augment_views``: the views an ``--augment``
+    augmentation may target (one sentence a line; () refuses every one).
     """
 
     name: str
@@ -50,6 +51,7 @@ class MethodSpec:
     supervised: Any = None
     queue_size: Callable[[TrainConfig, int], int] | None = None
     about: str = ""
+    augment_views: tuple[str, ...] = ("anchor", "positive", "both")  # the views --augment may target
 
     def accepts(self, name: str) -> bool:
         """Whether option ``name`` belongs to this method (options of no method's group belong to all)."""
@@ -78,16 +80,7 @@ METHODS.register("mocose", "stsbench.train.methods.mocose_options:SPEC")
 
 def method_specs() -> list[MethodSpec]:
     """Every registered method's spec, loaded and checked (a plugin's target must be a spec of its own name)."""
-    out = []
-    for name in METHODS.names():
-        spec = METHODS.get(name)
-        if not isinstance(spec, MethodSpec) or spec.name != name:
-            raise StsbenchError(
-                f"the method {name!r} in the registry (entry point group {METHODS.entry_points}) is "
-                f"{spec!r}, not a MethodSpec named {name!r}"
-            )
-        out.append(spec)
-    return out
+    return METHODS.specs(MethodSpec)
 
 
 def find_method(name: object) -> MethodSpec | None:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
+from stsbench.train.augment.registry import AUGMENTATIONS, augment_names, augmentation_specs
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -127,6 +128,12 @@ class CommonOptions(BaseModel):
         ge=0,
         lt=1,
     )
+    augment: str = option(
+        "none",
+        "Augmentations added to the views, by name from the augmentation registry, applied in this order "
+        "within each stage (text, tokens, embeddings); each targets the views its entry declares (none: "
+        "the method's own views only; docs/extending.md lists how to add one).",
+    )
     temperature: float = option(0.05, "Softmax temperature tau of the InfoNCE loss.", gt=0)
     # a name, not a Literal: the registry's, plugins included (stsbench.poolers), checked by _registered_pooler
     pooler: str | None = option(
@@ -188,6 +195,13 @@ class CommonOptions(BaseModel):
     def _path_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, Path) else value
 
+    @field_validator("augment", mode="before")
+    @classmethod
+    def _augmentations(cls, value: Any) -> Any:
+        from stsbench.train.augment.registry import parse_augment
+
+        return parse_augment(value) if isinstance(value, str | list | tuple) else value
+
     @field_validator("pooler")
     @classmethod
     def _registered_pooler(cls, value: str | None) -> str | None:
@@ -248,21 +262,29 @@ class SelectionOptions(BaseModel):
         return parse_report_to(value) if isinstance(value, str | list | tuple) else value
 
 
+AUGMENTATION_OF: dict[str, str] = {}  # an augmentation's option -> the augmentation's name (method_groups fills it)
+
+
 def method_groups() -> tuple[type[BaseModel], ...]:
-    """Every method's option groups, each once, in registration order; a field declared twice is refused."""
+    """Every method's option groups, then every augmentation's, each once; a field declared twice is refused."""
     owner = dict.fromkeys((*CommonOptions.model_fields, *SelectionOptions.model_fields), "the common options")
     groups: list[type[BaseModel]] = []
-    for spec in method_specs():
-        for group in spec.options:
+    # an augmentation's options are every method's, checked by TrainConfig._augment_options
+    sources = [(f"method {m.name!r}", None, m.options) for m in method_specs()]
+    sources += [(f"augmentation {a.name!r}", a.name, a.options) for a in augmentation_specs()]
+    for who, augmentation, options in sources:
+        for group in options:
             if group in groups:
                 continue
             for name in group.model_fields:
                 if name in owner:
                     raise StsbenchError(
-                        f"method {spec.name!r}: option {name!r} of {group.__name__} is already one of "
-                        f"{owner[name]}; give it another name"
+                        f"{who}: option {name!r} of {group.__name__} is already one of {owner[name]}; give it "
+                        "another name"
                     )
                 owner[name] = group.__name__
+                if augmentation is not None:
+                    AUGMENTATION_OF[name] = augmentation
             groups.append(group)
     return tuple(groups)
 
@@ -311,6 +333,28 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
                 f"use with {' or '.join(f'--method {s.name}' for s in them)}"
             )
         return data
+
+    @model_validator(mode="after")
+    def _augmentations_fit(self) -> TrainConfig:
+        """Each --augment fits the method's views; an augmentation's option is given with the augmentation."""
+        used = augment_names(self.augment)
+        spec = find_method(self.method)
+        takes = spec.augment_views if spec is not None else ("anchor", "positive", "online", "target", "both")
+        problems = [
+            f"--augment {name}: it augments the {AUGMENTATIONS[name].views} view(s), and {spec.label} takes "
+            f"augmentations of {', '.join(takes) or 'no view'}; drop it, or train a method that takes it"
+            for name in used
+            if AUGMENTATIONS[name].views not in takes
+        ]
+        problems += [
+            f"{flag(name)} is an option of the augmentation {AUGMENTATION_OF[name]}; add --augment "
+            f"{AUGMENTATION_OF[name]}, or drop {flag(name)}"
+            for name in sorted(self.model_fields_set & AUGMENTATION_OF.keys())
+            if AUGMENTATION_OF[name] not in used and getattr(self, name) != type(self).model_fields[name].default
+        ]
+        if problems:
+            raise StsbenchError(problems[0])
+        return self
 
     @model_validator(mode="after")
     def _method_defaults(self) -> TrainConfig:

@@ -21,6 +21,8 @@ from torch import nn
 
 from stsbench.errors import StsbenchError
 from stsbench.train import distributed
+from stsbench.train.augment.base import Augmentation
+from stsbench.train.augment.build import build_augmentations
 from stsbench.train.config.methods import METHODS
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss
@@ -89,6 +91,7 @@ class Method(nn.Module):
     """
 
     name = "method"  # a subclass's registry name (run metadata)
+    augmentable_views: tuple[str, ...] = ("anchor", "positive", "both")  # --augment's (its spec's, at most)
     state_per_process = False  # True where each process's extra_state differs (checkpoints keep them all)
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
@@ -110,6 +113,14 @@ class Method(nn.Module):
             self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
+        self.augmentations = [*self.own_augmentations(), *build_augmentations(cfg, tokenizer)]
+        refused = [a for a in self.augmentations if a.views not in self.augmentable_views]
+        if refused:  # the config checked the method's spec; here a class that takes fewer (sentence pairs)
+            can = ", ".join(self.augmentable_views) or "no view"
+            raise StsbenchError(
+                f"--augment {refused[0].name}: it augments the {refused[0].views} view(s), and {self.name} "
+                f"takes augmentations of {can}; drop it, or train a method that takes it"
+            )
 
     @classmethod
     def build(
@@ -143,17 +154,62 @@ class Method(nn.Module):
 
         The longest row is SimCSE's collator, and the default: fewer padded tokens a step. A fixed length
         with ``--pad-to-max-length``: one shape every step, which ``--compile`` and CUDA graphs need. That
-        length is ``max_length``, or ``static_length`` for a view that can be longer (ESimCSE's repeated
-        positive: :meth:`~stsbench.train.augment.Repetition.longest`).
+        length is ``max_length``, or ``static_length`` for a view that can be longer (a tokens-stage
+        augmentation's :meth:`~stsbench.train.augment.base.TokenAugmentation.longest`).
         """
         fixed = (static_length or self.cfg.max_length) if self.cfg.pad_to_max_length else None
         return pad(seqs, self.tokenizer.pad_token_id, fixed)
 
+    def own_augmentations(self) -> list[Augmentation]:
+        """The augmentations the method itself makes its views with (ESimCSE: repetition), before ``--augment``'s."""
+        return []
+
+    def augments(self, view: str) -> bool:
+        """Whether any augmentation of the run targets ``view`` (``anchor`` or ``positive``)."""
+        return any(a.targets(view) for a in self.augmentations)
+
+    def view(
+        self, texts: list[str], view: str, row_ids: np.ndarray, rng: np.random.Generator, tokens: dict | None
+    ) -> Tokens:
+        """``view``'s padded tokens: the text and tokens stages of the augmentations that target it, in order.
+
+        ``tokens``: the batch's tokenization, reused where no text augmentation changed the texts.
+        """
+        augs = [a for a in self.augmentations if a.targets(view)]
+        for aug in augs:
+            if aug.stage == "text":
+                texts = aug.texts(texts, rng)
+        on_tokens = [a for a in augs if a.stage == "tokens"]
+        if tokens is None or any(a.stage == "text" for a in augs):
+            offsets = any(a.needs_offsets for a in on_tokens)
+            tokens = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=offsets)
+        if not on_tokens:
+            return self.pad(tokens["input_ids"])
+        offsets = tokens.get("offset_mapping") or [None] * len(texts)
+        seqs, specials = tokens["input_ids"], tokens["special_tokens_mask"]
+        marks = set(self.tokenizer.all_special_ids)
+        out = []
+        for i, (ids, special) in enumerate(zip(seqs, specials, strict=True)):
+            where = offsets[i]
+            for aug in on_tokens:  # a later augmentation sees the ids an earlier one made (no offsets then)
+                ids, special, where = aug.tokens(ids, special, where, rng, int(row_ids[i])), None, None
+                special = [int(t in marks) for t in ids]
+            out.append(ids)
+        longest = self.cfg.max_length
+        for aug in on_tokens:
+            longest = aug.longest(longest)
+        return self.pad(out, longest)
+
     def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
-        """Tokenize the batch; the positive view is the anchor itself (dropout does the rest)."""
-        enc = tokenize(self.tokenizer, [r[0] for r in rows], self.cfg.max_length)
-        anchor = self.pad(enc["input_ids"])
-        return Views(anchor, None, None, self._mlm(anchor, rng))
+        """Tokenize the batch; the positive view is the anchor itself (dropout does the rest) unless augmented."""
+        texts = [r[0] for r in rows]
+        needs_offsets = any(a.stage == "tokens" and a.needs_offsets for a in self.augmentations)
+        tokens = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=needs_offsets)
+        anchor = self.view(texts, "anchor", row_ids, rng, tokens)
+        if not self.augments("positive"):
+            return Views(anchor, None, None, self._mlm(anchor, rng))
+        positive = self.view(texts, "positive", row_ids, rng, tokens)
+        return Views(anchor, positive, None, self._mlm(anchor, rng, [positive]))
 
     def _mlm(
         self, anchor: Tokens, rng: np.random.Generator, others: list[Tokens] | None = None
@@ -176,10 +232,35 @@ class Method(nn.Module):
             out = [self.noise(h) for h in out]
         return [distributed.gather_with_grad(h) for h in out]
 
+    def view_inputs(self, model: ContrastiveEncoder, views: Views) -> list[Tokens]:
+        """The model inputs of (anchor, positive): the embeddings-stage augmentations applied to those they target.
+
+        With one, both views go in as ``inputs_embeds`` (the word embeddings of their ids: the same numbers as
+        the ids), so that views of one shape still join in one forward pass.
+        """
+        anchor = views.anchor
+        positive = views.positive if views.positive is not None else views.anchor
+        on_embeddings = [a for a in self.augmentations if a.stage == "embeddings"]
+        if not on_embeddings:
+            return [anchor, positive]
+        out = []
+        for name, batch in (("anchor", anchor), ("positive", positive)):
+            words = model.backbone.get_input_embeddings()(batch["input_ids"])
+            batch = {**{k: v for k, v in batch.items() if k != "input_ids"}, "inputs_embeds": words}
+            for aug in on_embeddings:
+                if aug.targets(name):
+                    batch = aug.embeddings(model, batch)
+            out.append(batch)
+        if any("position_ids" in b for b in out):  # one view's shuffled positions: the other's in order
+            for b in out:
+                if "position_ids" not in b:
+                    rows, width = b["attention_mask"].shape
+                    b["position_ids"] = torch.arange(width, device=b["attention_mask"].device).expand(rows, width)
+        return out
+
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch."""
-        positive = views.positive if views.positive is not None else views.anchor
-        h, h_pos = self.pooled(model, [views.anchor, positive])
+        h, h_pos = self.pooled(model, self.view_inputs(model, views))
         return self.criterion(h, h_pos)
 
     def loss(

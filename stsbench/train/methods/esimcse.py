@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import torch
 
 from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
-from stsbench.train.augment import Repetition
-from stsbench.train.data import tokenize
+from stsbench.train.augment.base import Augmentation
+from stsbench.train.augment.build import build_augmentation
 from stsbench.train.methods.base import Method
 from stsbench.train.methods.esimcse_options import queue_size
 from stsbench.train.methods.views import Views, encode_bucketed
@@ -46,11 +45,6 @@ class ESimCSE(Method):
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)
-        self.repetition = None
-        if cfg.repetition:
-            self.repetition = Repetition.for_tokenizer(
-                tokenizer, cfg.repetition_kind, cfg.dup_rate, cfg.repetition_sampling
-            )
         self.queue = EmbeddingQueue(queue_size(cfg, distributed.world_size()))
         self.momentum_encoder: ContrastiveEncoder | None = None
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
@@ -58,35 +52,18 @@ class ESimCSE(Method):
         self.momentum_mlp = cfg.momentum_mlp
         self.momentum_update = cfg.momentum_update
 
+    def own_augmentations(self) -> list[Augmentation]:
+        """The positive view repeats words or sub-words (the registry's ``repetition``), unless --no-repetition."""
+        return [build_augmentation("repetition", self.cfg, self.tokenizer)] if self.cfg.repetition else []
+
     def attach(self, model: ContrastiveEncoder, generator: torch.Generator | None = None) -> None:
         """Build the momentum encoder from the online one (only when there is a queue to fill)."""
         if self.queue.size > 0:
             self.momentum_encoder = model.momentum_copy(self.cfg.momentum_init == "random", generator)
 
-    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
-        """Anchor x_i as tokenized; positive x_i+ with repeated (or inserted) tokens."""
-        if self.repetition is None:
-            return super().make_views(rows, row_ids, rng)
-        texts = [r[0] for r in rows]
-        enc = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=self.repetition.needs_offsets)
-        offsets = enc.get("offset_mapping") or [None] * len(texts)
-        repeated = []
-        for i, (ids, special) in enumerate(zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)):
-            # official: one fixed draw per sentence for the whole run; paper: a fresh draw each batch
-            r = (
-                np.random.default_rng([self.cfg.seed, int(row_ids[i]), 2])
-                if self.cfg.repetition_sampling == "official"
-                else rng
-            )
-            repeated.append(self.repetition.apply(ids, special, offsets[i], r))
-        anchor = self.pad(enc["input_ids"])
-        positive = self.pad(repeated, self.repetition.longest(self.cfg.max_length))
-        return Views(anchor, positive, None, self._mlm(anchor, rng, [positive]))
-
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (7): in-batch positives h_j+ plus the queued momentum embeddings as negatives."""
-        positive = views.positive if views.positive is not None else views.anchor
-        h, h_pos = self.pooled(model, [views.anchor, positive])
+        h, h_pos = self.pooled(model, self.view_inputs(model, views))
         return self.criterion(h, h_pos, self.queue.negatives())
 
     def traceable_distance(self, global_batch: int) -> float | None:

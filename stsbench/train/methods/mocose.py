@@ -74,7 +74,7 @@ def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
     return x + epsilon * grad.detach().sign()
 
 
-def head(hidden_config, layers: int, last: str) -> nn.Sequential:
+def branch_head(hidden_config, layers: int, last: str) -> nn.Sequential:
     """MoCoSE's projection (``last="norm"``) or predictor (``last="tanh"``): ``layers`` dense layers of size H.
 
     Each but the last is dense + LayerNorm + dropout; the last is dense + LayerNorm + dropout (projection)
@@ -135,11 +135,12 @@ class MoCoSE(Method):
     """
 
     name = "mocose"
+    augmentable_views: tuple[str, ...] = ()  # its branches see one view (its spec refuses --augment)
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)
-        self.projection = head(hidden_config, cfg.projection_layers, "norm")
-        self.predictor = head(hidden_config, cfg.predictor_layers, "tanh")
+        self.projection = branch_head(hidden_config, cfg.projection_layers, "norm")
+        self.predictor = branch_head(hidden_config, cfg.predictor_layers, "tanh")
         self.queue = EmbeddingQueue(cfg.queue_size)
         # queue_start official (mocose.py): K random entries and a counter from K_start until it passes K;
         # meanwhile the negatives come from this buffer, which may hold more than K (:meth:`negatives`)

@@ -123,4 +123,5 @@ SPEC = MethodSpec(
     # MoCoSE Sec. 4.1: weight decay 1e-6; a dev evaluation every 100 steps
     {"weight_decay": 1e-6, "eval_steps": 100},
     queue_size=queue_size,
+    augment_views=(),  # its branches see one view, FGSM-attacked; augmentations of a branch: issue 39
 )

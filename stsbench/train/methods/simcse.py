@@ -28,6 +28,7 @@ class SupSimCSE(SimCSE):
     """Sup SimCSE: (sent0, sent1[, hard_neg]) rows, all views in one forward, hard negatives weighted."""
 
     name = "sup-simcse"
+    augmentable_views: tuple[str, ...] = ()  # sentence pairs: its views are the rows' columns
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)

@@ -61,8 +61,8 @@ def encode_views(
     Views of one padded length are joined (SimCSE's (B, 2, T) -> (2B, T) trick), others are encoded one
     by one (no padding to the longest); either way in ``buckets`` length groups (:func:`encode_bucketed`).
     """
-    sizes = [len(v["input_ids"]) for v in views]
-    if all(v["input_ids"].shape[1] == views[0]["input_ids"].shape[1] for v in views):
+    sizes = [len(v["attention_mask"]) for v in views]  # a view may come as inputs_embeds (no input_ids)
+    if all(v["attention_mask"].shape[1] == views[0]["attention_mask"].shape[1] for v in views):
         joined = {k: torch.cat([v[k] for v in views], dim=0) for k in views[0]}
         return list(encode_bucketed(model, joined, buckets).split(sizes, dim=0))
     return [encode_bucketed(model, v, buckets) for v in views]

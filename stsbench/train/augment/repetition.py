@@ -1,4 +1,4 @@
-"""ESimCSE's positive view: lengthen a sentence without changing its meaning (Wu et al., 2022, Sec. 3.1, 5.3).
+"""Repetition (tokens stage): lengthen a sentence without changing its meaning (ESimCSE, Wu et al., 2022, Sec. 3.1).
 
 A sentence's content tokens (never [CLS], [SEP], padding) are grouped into units: each sub-word
 (``subword``) or each whitespace word (``word``, ``stopword``, ``mask``). ``dup_len`` units are drawn and
@@ -14,7 +14,9 @@ How many, by ``sampling``:
   count including the special tokens, positions 1..L-2 (the content tokens); drawn once per sentence before
   training, so every epoch sees the same view. randrange(0) would raise for L < 4; there dup_len is 0.
 
-dup_len never exceeds N (a one-word sentence can only repeat its word once).
+dup_len never exceeds N (a one-word sentence can only repeat its word once). ESimCSE's positive view is this
+augmentation (its options ``repetition_kind``, ``dup_rate``, ``repetition_sampling``); ``--augment repetition``
+adds it to another method's positive view with their defaults.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from stsbench.train.augment.base import TokenAugmentation
+from stsbench.train.augment.registry import AugmentationSpec
 
 # common English function words (the paper does not list its stop-words)
 STOP_WORDS = (
@@ -157,3 +162,38 @@ class Repetition:
         if len(out) > self.max_tokens:  # only with very long --max-length: keep the closing special token
             out = out[: self.max_tokens - 1] + [out[-1]]
         return out
+
+
+class RepetitionAugmentation(TokenAugmentation):
+    """The registry's ``repetition``: :class:`Repetition` with the run's options, on the positive view."""
+
+    def __init__(self, cfg, tokenizer) -> None:
+        super().__init__(cfg, tokenizer)
+        self.sampling = getattr(cfg, "repetition_sampling", "paper")
+        self.seed = cfg.seed
+        self.repetition = Repetition.for_tokenizer(
+            tokenizer,
+            getattr(cfg, "repetition_kind", "subword"),
+            getattr(cfg, "dup_rate", 0.32),
+            self.sampling,
+        )
+        self.needs_offsets = self.repetition.needs_offsets
+
+    def tokens(self, ids, special, offsets, rng, row) -> list[int]:
+        """Official sampling: one fixed draw per sentence for the whole run; paper: a fresh draw each batch."""
+        if self.sampling == "official":
+            rng = np.random.default_rng([self.seed, int(row), 2])
+        return self.repetition.apply(ids, special, offsets, rng)
+
+    def longest(self, length: int) -> int:
+        """:meth:`Repetition.longest`."""
+        return self.repetition.longest(length)
+
+
+SPEC = AugmentationSpec(
+    "repetition",
+    "tokens",
+    "stsbench.train.augment.repetition:RepetitionAugmentation",
+    views="positive",
+    about="ESimCSE's word or sub-word repetition (its repetition options)",
+)

@@ -1,0 +1,81 @@
+"""The three kinds of augmentation (:mod:`.registry` says what each stage is); a method applies them to its views.
+
+A subclass overrides the one call of its stage. Every augmentation is built once per run as
+``cls(cfg, tokenizer)`` (``cfg``: the run's resolved config, where its options are), with :attr:`views` (the
+views it targets) set from its spec; a method applies it in :meth:`~stsbench.train.methods.base.Method.make_views`
+(text, tokens) or before encoding (embeddings).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from stsbench.train.model import ContrastiveEncoder
+
+    Tokens = dict[str, torch.Tensor]
+
+
+class Augmentation:
+    """Base of the three stages: built from the run's config and tokenizer."""
+
+    stage = ""
+    name = ""  # its registry name (set when built)
+    views = "positive"  # the views it targets (set from its spec when built)
+
+    def __init__(self, cfg: Any, tokenizer: Any) -> None:
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+
+    def targets(self, view: str) -> bool:
+        """Whether it augments ``view`` (``anchor``/``online`` or ``positive``/``target``)."""
+        return self.views == "both" or self.views == view
+
+
+class TextAugmentation(Augmentation):
+    """String to string, before tokenization."""
+
+    stage = "text"
+
+    def texts(self, texts: list[str], rng: np.random.Generator) -> list[str]:
+        """The augmented texts of a batch (one per text, in order)."""
+        raise NotImplementedError
+
+
+class TokenAugmentation(Augmentation):
+    """Token ids to token ids, after tokenization and truncation, before padding."""
+
+    stage = "tokens"
+    needs_offsets = False  # whether :meth:`tokens` reads character offsets (word-level units)
+
+    def tokens(
+        self,
+        ids: list[int],
+        special: list[int],
+        offsets: list[tuple[int, int]] | None,
+        rng: np.random.Generator,
+        row: int,
+    ) -> list[int]:
+        """One sentence's augmented ids; ``special`` marks its special tokens, ``row`` is its corpus row."""
+        raise NotImplementedError
+
+    def longest(self, length: int) -> int:
+        """The most tokens :meth:`tokens` can make of ``length`` (``--pad-to-max-length`` pads to it)."""
+        return length
+
+
+class EmbeddingAugmentation(Augmentation):
+    """On a view's input embeddings (or position ids) inside the forward pass."""
+
+    stage = "embeddings"
+
+    def embeddings(self, model: ContrastiveEncoder, batch: Tokens) -> Tokens:
+        """The view's model inputs, changed: ``inputs_embeds`` (B, T, H) given, and may be changed, ``position_ids``.
+
+        ``batch`` holds ``inputs_embeds`` (the word embeddings of its ids) and ``attention_mask``; draw with
+        torch's generator (seeded by the run).
+        """
+        raise NotImplementedError

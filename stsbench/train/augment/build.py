@@ -1,0 +1,37 @@
+"""A run's ``--augment`` augmentations, built from the registry (what a method's views apply)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stsbench.errors import StsbenchError
+from stsbench.train.augment.base import (
+    Augmentation,
+    EmbeddingAugmentation,
+    TextAugmentation,
+    TokenAugmentation,
+)
+from stsbench.train.augment.registry import AUGMENTATIONS, augment_names
+
+BASES = {"text": TextAugmentation, "tokens": TokenAugmentation, "embeddings": EmbeddingAugmentation}
+
+
+def build_augmentation(name: str, cfg: Any, tokenizer: Any) -> Augmentation:
+    """The augmentation ``name`` for a run: its class built as ``cls(cfg, tokenizer)``, the spec's views set."""
+    spec = AUGMENTATIONS[name]
+    cls = spec.augmentation_class()
+    base = BASES[spec.stage]
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise StsbenchError(
+            f"augmentation {name!r}: its class {cls!r} is not a {base.__name__} (its stage is {spec.stage})"
+        )
+    aug = cls(cfg, tokenizer)
+    aug.name, aug.views = spec.name, spec.views
+    return aug
+
+
+def build_augmentations(cfg: Any, tokenizer: Any) -> list[Augmentation]:
+    """The config's ``augment`` augmentations, in order (none: [])."""
+    return [
+        build_augmentation(name, cfg, tokenizer) for name in augment_names(getattr(cfg, "augment", "none"))
+    ]
