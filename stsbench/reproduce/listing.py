@@ -64,21 +64,18 @@ def registry_cells() -> list[str]:
 
 
 def _steps(run: Run) -> int | None:
-    """One seed's optimizer steps: ``max_steps``, or epochs over the corpus' known size (None: unknown)."""
+    """One seed's optimizer steps, as the plan counts them, from the corpus' known size (None: unknown)."""
     from stsbench.data.corpora import CORPORA
     from stsbench.reproduce.plan import run_config
-    from stsbench.train.schedule import batches_per_epoch
+    from stsbench.train.schedule import run_steps
 
     config = run_config(run, None)
-    if config.get("max_steps"):
-        return int(config["max_steps"])
     lines = config.get("train_lines")
     if lines is None:
         name = CORPORA.canonical(str(config.get("train_file", "")))
         lines = getattr(CORPORA.get(name), "lines", None) if name else None
-    if lines is None:
-        return None
-    return int(config.get("epochs", 1)) * batches_per_epoch(int(lines), int(config.get("batch_size", 64)))
+    epochs, batch = int(config.get("epochs", 1)), int(config.get("batch_size", 64))
+    return run_steps(config.get("max_steps"), epochs, lines, batch)
 
 
 def cost(recipe: Recipe) -> dict[str, float | None]:

@@ -190,13 +190,13 @@ def train_step(
     the numbers are also logged changes none of them).
     """
     from stsbench.train.config import make_config
-    from stsbench.train.schedule import batches_per_epoch
+    from stsbench.train.schedule import run_steps
 
     folder = seed_folder(out, run.name, seed)
     options = run_config(run, data_dir)
     cfg = make_config({**options, "seed": seed, "output": str(folder)})
     corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
-    total = cfg.max_steps or (cfg.epochs * batches_per_epoch(lines, cfg.batch_size) if lines else None)
+    total = run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size)
     dev = task_files(["STSBenchmark"], data_dir, "dev")
     keys = _keys(
         {

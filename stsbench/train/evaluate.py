@@ -7,7 +7,7 @@ So the trainer's dev figure is the one ``stsbench run --mode dev --tasks STSBenc
 The test sets are for ``stsbench run`` on the saved checkpoint, except with ``select_on: sts-test``: MoCoSE's
 official code keeps the checkpoint with the best mean of the seven STS test sets (``evalModel`` in its
 mocose_tools.py: each task's Spearman x100 printed to two decimals, then averaged), never our default, and every
-figure of a run selected so is marked (:data:`TEST_SELECTION`).
+figure of a run selected so is marked in the report ("[selected on the STS test sets]").
 """
 
 from __future__ import annotations
@@ -85,9 +85,6 @@ def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
     """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
     table = _embedded(model, dev.tokenizer, dev.texts, dev.batch_size, device)
     return float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
-
-
-TEST_SELECTION = "selected on the seven STS test sets (MoCoSE's official evalModel), not on STS-B dev"
 
 
 @dataclass

@@ -35,3 +35,10 @@ def batches_per_epoch(n: int, batch_size: int, world: int = 1) -> int:
         return per_epoch
     full, rest = divmod(n, batch_size)
     return full + (1 if rest >= 2 else 0)
+
+
+def run_steps(max_steps: int | None, epochs: int, lines: int | None, batch_size: int) -> int | None:
+    """A run's optimizer steps on one process: ``max_steps``, else ``epochs`` over ``lines`` rows (None: unknown)."""
+    if max_steps:
+        return int(max_steps)
+    return epochs * batches_per_epoch(lines, batch_size) if lines else None

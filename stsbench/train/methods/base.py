@@ -77,9 +77,10 @@ class Method(nn.Module):
     A method is built by :meth:`build` (what :func:`build_method` calls for the config's ``method``); the
     loop asks it for everything that differs between methods and never tests which one it is:
 
-    - views: :meth:`make_views` (tokenize, the method's own augmentations, pad); the run's augmentations
-      (``--augment``, :mod:`stsbench.train.augment`) join in through :meth:`text_views`, :meth:`token_views`
-      and :meth:`embedding_views`;
+    - views: :meth:`make_views` (tokenize, the augmentations, pad): the method's own
+      (:meth:`own_augmentations`, ESimCSE's repetition) and the run's (``--augment``, the registry of
+      :mod:`stsbench.train.augment.registry`), text and tokens stages in :meth:`view`, embeddings stage in
+      :meth:`view_inputs`;
     - loss: :meth:`loss` (the contrastive part: :meth:`contrastive_loss`);
     - momentum parts and queues: :meth:`attach` (an EMA copy, :meth:`~stsbench.train.model.ContrastiveEncoder.momentum_copy`),
       :meth:`before_step`, :meth:`after_step` (:func:`~stsbench.train.momentum.ema_update`,
