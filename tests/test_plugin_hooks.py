@@ -92,7 +92,7 @@ class Toy(Method):
         self.queue.load_state_dict(state["queue"], device)
 
 
-SPEC = MethodSpec("toy", "Toy", "toy_plugin:Toy", (ToyOptions,))
+SPEC = MethodSpec("toy", "Toy", "toy_plugin:Toy", (ToyOptions,), {"lr": 1e-4})
 '''
 
 AUGMENT = '''
@@ -106,7 +106,7 @@ import torch
 from pydantic import BaseModel
 
 from stsbench.train.augment.base import EmbeddingAugmentation, TextAugmentation, TokenAugmentation
-from stsbench.train.augment.registry import AugmentationSpec
+from stsbench.train.config.augmentations import AugmentationSpec
 from stsbench.train.config.fields import option
 
 
@@ -216,6 +216,8 @@ def test_a_toy_momentum_method_trains_two_steps(plugin, files, tmp_path):
     steps = [r for r in log if r["event"] == "train"]
     assert [r["queued"] for r in steps] == [0.0, 4.0]  # the first step's keys are the second's negatives
     assert all(r["loss"] == r["loss"] for r in steps)  # finite
+    saved = json.loads((tmp_path / "toy" / "stsbench.json").read_text())["training"]
+    assert (saved["method"], saved["toy_queue"], saved["lr"]) == ("toy", 4, 1e-4)  # its option, its default
 
 
 def test_the_toy_methods_static_form_runs_the_steps_a_graph_replays(plugin, files, tmp_path):
@@ -229,32 +231,17 @@ def test_the_toy_methods_static_form_runs_the_steps_a_graph_replays(plugin, file
     assert result["calls"]["after_step"] == 4 and result["calls"]["views"] == 4 and len(result["losses"]) == 4
 
 
-@pytest.mark.parametrize(
-    "names", ["toy-text", "toy-tokens", "toy-embeddings", "toy-text,toy-tokens,toy-embeddings"]
-)
-def test_a_toy_augmentation_at_each_stage_trains_two_steps(plugin, files, tmp_path, names):
+def test_a_toy_augmentation_at_each_stage_trains_two_steps(plugin, files, tmp_path):
+    """All three in one run, the embeddings one with an option of its own."""
+    names = "toy-text,toy-tokens,toy-embeddings"
     log = tmp_path / "augment.log"
-    done = run(plugin, two_steps(files, tmp_path / "aug", "--method", "simcse", "--augment", names), log)
+    args = ("--method", "simcse", "--augment", names, "--toy-cutoff", "0.5")
+    done = run(plugin, two_steps(files, tmp_path / "aug", *args), log)
     assert done.returncode == 0, done.stderr
-    ran = set(log.read_text().split())
-    assert ran == {name.removeprefix("toy-") for name in names.split(",")}
+    assert set(log.read_text().split()) == {"text", "tokens", "embeddings"}  # each stage ran
     saved = json.loads((tmp_path / "aug" / "stsbench.json").read_text())["training"]
-    assert saved["augment"] == names
+    assert (saved["augment"], saved["toy_cutoff"]) == (names, 0.5)
     assert len([r for r in train_log(tmp_path / "aug") if r["event"] == "train"]) == 2
-
-
-def test_an_augmentations_option_reaches_it_and_is_refused_without_it(plugin, files, tmp_path):
-    log = tmp_path / "augment.log"
-    args = ("--method", "simcse", "--augment", "toy-embeddings", "--toy-cutoff", "0.5")
-    done = run(plugin, two_steps(files, tmp_path / "a", *args), log)
-    assert done.returncode == 0, done.stderr
-    assert json.loads((tmp_path / "a" / "stsbench.json").read_text())["training"]["toy_cutoff"] == 0.5
-    alone = run(plugin, two_steps(files, tmp_path / "b", "--method", "simcse", "--toy-cutoff", "0.5"))
-    assert alone.returncode == 2 and "Traceback" not in alone.stderr
-    assert "--toy-cutoff is an option of the augmentation toy-embeddings" in alone.stderr
-    assert len(alone.stderr.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
-    shown = " ".join(run(plugin, ["-m", "stsbench", "train", "--help"]).stdout.split())
-    assert "--toy-cutoff" in shown and "--augment" in shown
 
 
 def test_augmentations_are_refused_in_one_line(plugin, files, tmp_path):
@@ -265,3 +252,9 @@ def test_augmentations_are_refused_in_one_line(plugin, files, tmp_path):
     assert views.returncode == 2 and "Traceback" not in views.stderr
     assert "--augment toy-text" in views.stderr and len(views.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "b" / "stsbench.json").exists()
+    alone = run(plugin, two_steps(files, tmp_path / "c", "--method", "simcse", "--toy-cutoff", "0.5"))
+    assert alone.returncode == 2 and "Traceback" not in alone.stderr
+    assert "--toy-cutoff is an option of the augmentation toy-embeddings" in alone.stderr
+    assert len(alone.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+    shown = " ".join(run(plugin, ["-m", "stsbench", "train", "--help"]).stdout.split())
+    assert "--toy-cutoff" in shown and "--augment" in shown

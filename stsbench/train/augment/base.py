@@ -1,4 +1,6 @@
-"""The three kinds of augmentation (:mod:`.registry` says what each stage is); a method applies them to its views.
+"""The three kinds of augmentation; a method applies them to its views.
+
+:mod:`stsbench.train.config.augmentations` says what each stage is.
 
 A subclass overrides the one call of its stage. Every augmentation is built once per run as
 ``cls(cfg, tokenizer)`` (``cfg``: the run's resolved config, where its options are), with :attr:`views` (the
@@ -50,6 +52,7 @@ class TokenAugmentation(Augmentation):
 
     stage = "tokens"
     needs_offsets = False  # whether :meth:`tokens` reads character offsets (word-level units)
+    before_truncation = False  # True: on the whole sentence, before it is cut to --max-length
 
     def tokens(
         self,

@@ -11,13 +11,17 @@ from stsbench.train.augment.base import (
     TextAugmentation,
     TokenAugmentation,
 )
-from stsbench.train.augment.registry import AUGMENTATIONS, augment_names
+from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
 
 BASES = {"text": TextAugmentation, "tokens": TokenAugmentation, "embeddings": EmbeddingAugmentation}
 
 
-def build_augmentation(name: str, cfg: Any, tokenizer: Any) -> Augmentation:
-    """The augmentation ``name`` for a run: its class built as ``cls(cfg, tokenizer)``, the spec's views set."""
+def build_augmentation(name: str, cfg: Any, tokenizer: Any, views: str = "declared") -> Augmentation:
+    """The augmentation ``name`` for a run: its class built as ``cls(cfg, tokenizer)``, its views set.
+
+    ``views``: the views it acts on, its spec's (``declared``: a method's own augmentation, as ESimCSE's
+    repetition) or those given (``--augment-views``).
+    """
     spec = AUGMENTATIONS[name]
     cls = spec.augmentation_class()
     base = BASES[spec.stage]
@@ -26,12 +30,12 @@ def build_augmentation(name: str, cfg: Any, tokenizer: Any) -> Augmentation:
             f"augmentation {name!r}: its class {cls!r} is not a {base.__name__} (its stage is {spec.stage})"
         )
     aug = cls(cfg, tokenizer)
-    aug.name, aug.views = spec.name, spec.views
+    aug.name, aug.views = spec.name, spec.views if views == "declared" else views
     return aug
 
 
 def build_augmentations(cfg: Any, tokenizer: Any) -> list[Augmentation]:
-    """The config's ``augment`` augmentations, in order (none: [])."""
-    return [
-        build_augmentation(name, cfg, tokenizer) for name in augment_names(getattr(cfg, "augment", "none"))
-    ]
+    """The config's ``augment`` augmentations, in order (none: []), on its ``augment_views``."""
+    views = getattr(cfg, "augment_views", "declared")
+    names = augment_names(getattr(cfg, "augment", "none"))
+    return [build_augmentation(name, cfg, tokenizer, views) for name in names]

@@ -17,6 +17,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _WHERE = {
+    "AUGMENTATIONS": "augmentations",
+    "AugmentationSpec": "augmentations",
     "BOOKKEEPING": "resolve",
     "METHODS": "methods",
     "OPTIONS": "load",
@@ -39,6 +41,8 @@ _WHERE = {
     "resume_conflicts": "resolve",
 }
 __all__ = [
+    "AUGMENTATIONS",
+    "AugmentationSpec",
     "BOOKKEEPING",
     "METHODS",
     "MethodSpec",
@@ -82,6 +86,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from stsbench.train.config.augmentations import AUGMENTATIONS, AugmentationSpec
     from stsbench.train.config.fields import option
     from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config
     from stsbench.train.config.methods import METHODS, MethodSpec, find_method

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
-from stsbench.train.augment.registry import AUGMENTATIONS, augment_names, augmentation_specs
+from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names, augmentation_specs
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -134,6 +134,12 @@ class CommonOptions(BaseModel):
         "within each stage (text, tokens, embeddings); each targets the views its entry declares (none: "
         "the method's own views only; docs/extending.md lists how to add one).",
     )
+    augment_views: Literal["declared", "anchor", "positive", "both"] = option(
+        "declared",
+        "The views --augment's augmentations act on: each the ones its entry declares (declared; SimCSE "
+        "Table 2's: the positive x+, the paper being silent), or these for all (both: x and x+, each drawn on "
+        "its own).",
+    )
     temperature: float = option(0.05, "Softmax temperature tau of the InfoNCE loss.", gt=0)
     # a name, not a Literal: the registry's, plugins included (stsbench.poolers), checked by _registered_pooler
     pooler: str | None = option(
@@ -198,7 +204,7 @@ class CommonOptions(BaseModel):
     @field_validator("augment", mode="before")
     @classmethod
     def _augmentations(cls, value: Any) -> Any:
-        from stsbench.train.augment.registry import parse_augment
+        from stsbench.train.config.augmentations import parse_augment
 
         return parse_augment(value) if isinstance(value, str | list | tuple) else value
 
@@ -338,13 +344,17 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
     def _augmentations_fit(self) -> TrainConfig:
         """Each --augment fits the method's views; an augmentation's option is given with the augmentation."""
         used = augment_names(self.augment)
+
+        def views(name: str) -> str:
+            return AUGMENTATIONS[name].views if self.augment_views == "declared" else self.augment_views
+
         spec = find_method(self.method)
         takes = spec.augment_views if spec is not None else ("anchor", "positive", "online", "target", "both")
         problems = [
-            f"--augment {name}: it augments the {AUGMENTATIONS[name].views} view(s), and {spec.label} takes "
+            f"--augment {name}: it augments the {views(name)} view(s), and {spec.label} takes "
             f"augmentations of {', '.join(takes) or 'no view'}; drop it, or train a method that takes it"
             for name in used
-            if AUGMENTATIONS[name].views not in takes
+            if views(name) not in takes
         ]
         problems += [
             f"{flag(name)} is an option of the augmentation {AUGMENTATION_OF[name]}; add --augment "
@@ -352,6 +362,11 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
             for name in sorted(self.model_fields_set & AUGMENTATION_OF.keys())
             if AUGMENTATION_OF[name] not in used and getattr(self, name) != type(self).model_fields[name].default
         ]
+        if used and getattr(self, "fixed_dropout_mask", False):
+            problems.append(
+                f"--fixed-dropout-mask: one mask for both views needs them to be the same tokens, and --augment "
+                f"{','.join(used)} makes them differ; drop one of the two"
+            )
         if problems:
             raise StsbenchError(problems[0])
         return self

@@ -1,4 +1,4 @@
-"""Option groups that several methods take: the Gaussian-dropout variant (SimCSE's and ESimCSE's specs name it).
+"""Option groups that several methods take: the Gaussian-dropout variant and one dropout mask for both views.
 
 A method's own options live in its options module (``stsbench/train/methods/<name>_options.py``); a group here
 is one that more than one method takes. Nothing here imports the config or torch.
@@ -33,3 +33,16 @@ class NoiseOptions(BaseModel):
     gaussian_dropout_std: float = option(
         0.1, "Gaussian dropout: std of the replacing draws (the report: 0.1).", ge=0
     )
+
+
+class FixedMaskOptions(BaseModel):
+    """SimCSE Table 4's "Fixed 0.1": both views through one dropout mask."""
+
+    model_config = _STRICT
+
+    fixed_dropout_mask: bool = option(
+        False,
+        "One dropout mask for both views (SimCSE Table 4's 'Fixed 0.1'): each sentence is encoded once and its "
+        "embedding is both x and x+; only where the two views are the same tokens.",
+    )
+

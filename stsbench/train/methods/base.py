@@ -34,6 +34,13 @@ if TYPE_CHECKING:  # the config is built from every method's options: a method m
     from stsbench.train.config import ResolvedConfig, TrainConfig
 
 
+def truncate(ids: list[int], length: int | None, specials: set[int]) -> list[int]:
+    """Cut a tokenized sentence to ``length`` as the tokenizer does: its closing special token kept."""
+    if length is None or len(ids) <= length:
+        return ids
+    return ids[: length - 1] + ids[-1:] if ids[-1] in specials else ids[:length]
+
+
 def build_method(
     cfg: ResolvedConfig, tokenizer, model: ContrastiveEncoder, generator: torch.Generator | None = None
 ) -> Method:
@@ -79,7 +86,7 @@ class Method(nn.Module):
 
     - views: :meth:`make_views` (tokenize, the augmentations, pad): the method's own
       (:meth:`own_augmentations`, ESimCSE's repetition) and the run's (``--augment``, the registry of
-      :mod:`stsbench.train.augment.registry`), text and tokens stages in :meth:`view`, embeddings stage in
+      :mod:`stsbench.train.config.augmentations`), text and tokens stages in :meth:`view`, embeddings stage in
       :meth:`view_inputs`;
     - loss: :meth:`loss` (the contrastive part: :meth:`contrastive_loss`);
     - momentum parts and queues: :meth:`attach` (an EMA copy, :meth:`~stsbench.train.model.ContrastiveEncoder.momentum_copy`),
@@ -115,6 +122,13 @@ class Method(nn.Module):
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
         self.augmentations = [*self.own_augmentations(), *build_augmentations(cfg, tokenizer)]
+        self.fixed_mask = bool(getattr(cfg, "fixed_dropout_mask", False))
+        if self.fixed_mask and (self.augmentations or not self.augmentable_views):
+            made = ", ".join(a.name for a in self.augmentations) or "its rows' columns"
+            raise StsbenchError(
+                f"--fixed-dropout-mask: one mask for both views needs them to be the same tokens, and {self.name}'s "
+                f"differ ({made}); drop --fixed-dropout-mask, or the augmentation (ESimCSE: --no-repetition)"
+            )
         refused = [a for a in self.augmentations if a.views not in self.augmentable_views]
         if refused:  # the config checked the method's spec; here a class that takes fewer (sentence pairs)
             can = ", ".join(self.augmentable_views) or "no view"
@@ -174,28 +188,35 @@ class Method(nn.Module):
     ) -> Tokens:
         """``view``'s padded tokens: the text and tokens stages of the augmentations that target it, in order.
 
-        ``tokens``: the batch's tokenization, reused where no text augmentation changed the texts.
+        Tokens-stage augmentations that act on the whole sentence (``before_truncation``: crop, word deletion) run
+        first, on the sentence tokenized without a length limit, which is then cut to ``--max-length`` as the
+        tokenizer cuts (its closing special token kept); the others run after, in their order. ``tokens``: the
+        batch's tokenization, reused where no augmentation needs another.
         """
         augs = [a for a in self.augmentations if a.targets(view)]
         for aug in augs:
             if aug.stage == "text":
                 texts = aug.texts(texts, rng)
-        on_tokens = [a for a in augs if a.stage == "tokens"]
-        if tokens is None or any(a.stage == "text" for a in augs):
+        on_tokens = sorted((a for a in augs if a.stage == "tokens"), key=lambda a: not a.before_truncation)
+        whole = any(a.before_truncation for a in on_tokens)
+        if tokens is None or whole or any(a.stage == "text" for a in augs):
             offsets = any(a.needs_offsets for a in on_tokens)
-            tokens = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=offsets)
+            tokens = tokenize(self.tokenizer, texts, None if whole else self.cfg.max_length, offsets=offsets)
         if not on_tokens:
             return self.pad(tokens["input_ids"])
         offsets = tokens.get("offset_mapping") or [None] * len(texts)
-        seqs, specials = tokens["input_ids"], tokens["special_tokens_mask"]
         marks = set(self.tokenizer.all_special_ids)
         out = []
-        for i, (ids, special) in enumerate(zip(seqs, specials, strict=True)):
-            where = offsets[i]
+        for i, (ids, special) in enumerate(
+            zip(tokens["input_ids"], tokens["special_tokens_mask"], strict=True)
+        ):
+            where, cut = offsets[i], not whole
             for aug in on_tokens:  # a later augmentation sees the ids an earlier one made (no offsets then)
-                ids, special, where = aug.tokens(ids, special, where, rng, int(row_ids[i])), None, None
+                if not cut and not aug.before_truncation:
+                    ids, cut = truncate(ids, self.cfg.max_length, marks), True
+                ids, where = aug.tokens(ids, special, where, rng, int(row_ids[i])), None
                 special = [int(t in marks) for t in ids]
-            out.append(ids)
+            out.append(ids if cut else truncate(ids, self.cfg.max_length, marks))
         longest = self.cfg.max_length
         for aug in on_tokens:
             longest = aug.longest(longest)
@@ -256,13 +277,25 @@ class Method(nn.Module):
             for b in out:
                 if "position_ids" not in b:
                     rows, width = b["attention_mask"].shape
-                    b["position_ids"] = torch.arange(width, device=b["attention_mask"].device).expand(rows, width)
+                    b["position_ids"] = torch.arange(width, device=b["attention_mask"].device).expand(
+                        rows, width
+                    )
         return out
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
-        """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch."""
-        h, h_pos = self.pooled(model, self.view_inputs(model, views))
-        return self.criterion(h, h_pos)
+        """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch (one, used twice: ``fixed_dropout_mask``)."""
+        return self.criterion(*self.pair(model, views))
+
+    def pair(self, model: ContrastiveEncoder, views: Views) -> list[torch.Tensor]:
+        """(h, h+): the two views' training embeddings; with ``fixed_dropout_mask`` the one encoding, twice.
+
+        Encoding once and using the output twice is one dropout mask for both views, exactly (SimCSE Table 4's
+        "Fixed 0.1"), at half the cost.
+        """
+        if self.fixed_mask:
+            (h,) = self.pooled(model, self.view_inputs(model, views)[:1])
+            return [h, h]
+        return self.pooled(model, self.view_inputs(model, views))
 
     def loss(
         self, model: ContrastiveEncoder, views: Views

@@ -63,7 +63,7 @@ class ESimCSE(Method):
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (7): in-batch positives h_j+ plus the queued momentum embeddings as negatives."""
-        h, h_pos = self.pooled(model, self.view_inputs(model, views))
+        h, h_pos = self.pair(model, views)
         return self.criterion(h, h_pos, self.queue.negatives())
 
     def traceable_distance(self, global_batch: int) -> float | None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
 from stsbench.train.config.methods import MethodSpec
-from stsbench.train.config.shared_options import NoiseOptions
+from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
@@ -81,6 +81,6 @@ SPEC = MethodSpec(
     "esimcse",
     "ESimCSE",
     "stsbench.train.methods.esimcse:ESimCSE",
-    (NoiseOptions, ESimCSEOptions),
+    (NoiseOptions, FixedMaskOptions, ESimCSEOptions),
     queue_size=queue_size,
 )

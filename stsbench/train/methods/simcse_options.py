@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from stsbench.train.config.methods import MethodSpec
-from stsbench.train.config.shared_options import NoiseOptions
+from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
 
 SPEC = MethodSpec(
     "simcse",
     "SimCSE",
     "stsbench.train.methods.simcse:SimCSE",
-    (NoiseOptions,),
+    (NoiseOptions, FixedMaskOptions),
     supervised="stsbench.train.methods.simcse:SupSimCSE",
     about="unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV",
 )

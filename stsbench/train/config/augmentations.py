@@ -74,6 +74,9 @@ class AugmentationSpec:
 AUGMENTATIONS: Registry[AugmentationSpec] = Registry("augmentation", entry_points="stsbench.augmentations")
 """Every augmentation by name: the built-ins, then plugins."""
 AUGMENTATIONS.register("repetition", "stsbench.train.augment.repetition:SPEC")
+AUGMENTATIONS.register("crop", "stsbench.train.augment.deletion:CROP")
+AUGMENTATIONS.register("word-deletion", "stsbench.train.augment.deletion:WORD_DELETION")
+AUGMENTATIONS.register("delete-one-word", "stsbench.train.augment.deletion:DELETE_ONE_WORD")
 
 
 def augmentation_specs() -> list[AugmentationSpec]:
