@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
-from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names, augmentation_specs
+from stsbench.train.config.augmentations import AUGMENTATIONS, TARGETS, augment_names, augmentation_specs
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -349,7 +349,7 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
             return AUGMENTATIONS[name].views if self.augment_views == "declared" else self.augment_views
 
         spec = find_method(self.method)
-        takes = spec.augment_views if spec is not None else ("anchor", "positive", "online", "target", "both")
+        takes = spec.augment_views if spec is not None else TARGETS
         problems = [
             f"--augment {name}: it augments the {views(name)} view(s), and {spec.label} takes "
             f"augmentations of {', '.join(takes) or 'no view'}; drop it, or train a method that takes it"
