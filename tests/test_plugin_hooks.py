@@ -134,7 +134,7 @@ class DropLast(TokenAugmentation):
 
 
 class Cutoff(EmbeddingAugmentation):
-    def embeddings(self, model, batch):
+    def embeddings(self, model, batch, special):
         mark("embeddings")
         x = batch["inputs_embeds"]
         keep = (torch.rand(x.shape[-1], device=x.device) >= self.cfg.toy_cutoff).to(x.dtype)

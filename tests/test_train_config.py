@@ -47,7 +47,9 @@ def other_value(name: str):
     if opt.kind is float:
         return 0.5 if not default else default / 2
     known = {"queue_slice": "0:256", "device": "cpu", "report_to": "wandb", "pooler": "avg_top2"}
-    known["augment"] = "repetition,crop,word-deletion"  # the entries whose options the test sets
+    known["batch_buckets"] = "3:8"
+    # the entries whose options the test sets
+    known["augment"] = "repetition,crop,word-deletion,token-cutoff,feature-cutoff"
     return known.get(name, f"some-{name}")
 
 
@@ -84,11 +86,11 @@ def test_help_shows_the_choices_and_the_method_defaults():
     out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
-        len(choices) == 22
+        len(choices) == 24
     )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
     # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude;
     # the second fidelity pass 2: optimizer, momentum_update; issue 36 took pooler's (a registry name, plugins too);
-    # issue 37 added select_on, issue 39 augment_views
+    # issue 37 added select_on, issue 39 augment_views, embedding_augment_tokens and batch_bucket_unit
     assert "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package" in out
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
@@ -114,11 +116,14 @@ def test_every_flag_reaches_its_field(monkeypatch, method):
     spec = METHODS[method]
     values = {n: other_value(n) for n in OPTIONS if n != "method" and spec.accepts(n)}
     values["method"] = method
-    if method == "mocose":  # its spec takes no --augment (a refusal: test_plugin_hooks.py), so no entry's options
+    if method == "mocose":  # its spec takes embeddings-stage entries only (test_augment_cutoff.py)
+        from stsbench.train.config.augmentations import AUGMENTATIONS
         from stsbench.train.config.options import AUGMENTATION_OF
 
-        for name in ["augment", *AUGMENTATION_OF]:
-            values.pop(name, None)
+        values["augment"] = "token-cutoff,feature-cutoff"
+        for name, owners in AUGMENTATION_OF.items():
+            if all(AUGMENTATIONS[a].stage != "embeddings" for a in owners):
+                values.pop(name, None)
     # one mask for both views is refused with an augmentation (test_fixed_mask.py): its flag alone, below
     fixed = values.pop("fixed_dropout_mask", None)
     if method == "esimcse":  # the data as a dataset, exclusive with the train file: its three flags instead
@@ -238,6 +243,12 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "crop_rate": 0.1,  # issue 39's augmentations' options, and SimCSE Table 4's one mask
         "word_deletion_rate": 0.1,
         "fixed_dropout_mask": False,
+        "token_cutoff_rate": 0.1,  # MoCoSE Table 5's embeddings-stage entries, and Table 6(a)'s width
+        "feature_cutoff_rate": 0.01,
+        "embedding_augment_tokens": "content",
+        "out_size": None,
+        "batch_buckets": None,  # ESimCSE COLING Table 6's buc_len
+        "batch_bucket_unit": "words",
         "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
     }
     # issue 27's tracking options, whose defaults log nowhere

@@ -128,6 +128,10 @@ def copy_backbone_pooler_(mlp: MLP, backbone: nn.Module) -> None:
         mlp.dense.bias.copy_(dense.bias)
 
 
+# backbones whose position ids start at padding_idx + 1 (transformers' create_position_ids_from_input_ids)
+POSITIONS_AFTER_PADDING = ("roberta", "xlm-roberta", "camembert", "longformer")
+
+
 class ContrastiveEncoder(nn.Module):
     """Backbone + pooler: ``forward`` gives training embeddings, :meth:`sentence_embedding` evaluated ones.
 
@@ -161,6 +165,12 @@ class ContrastiveEncoder(nn.Module):
             copy_backbone_pooler_(self.mlp, self.backbone)
         else:
             bert_init_(self.mlp, self.backbone.config.initializer_range, generator)
+
+    def position_ids(self, rows: int, width: int, device: torch.device | str) -> torch.Tensor:
+        """(rows, width): the position ids the backbone gives a batch in order (RoBERTa's start after padding)."""
+        config = self.backbone.config
+        start = config.pad_token_id + 1 if getattr(config, "model_type", "") in POSITIONS_AFTER_PADDING else 0
+        return (torch.arange(width, device=device) + start).expand(rows, width)
 
     def encode_tokens(self, batch: dict[str, torch.Tensor], hidden_states: bool = False):
         """Run the backbone on a padded batch (``input_ids``, ``attention_mask``, ``token_type_ids``)."""

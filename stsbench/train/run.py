@@ -30,14 +30,13 @@ from stsbench.train.config import (
     finalize,
     resume_conflicts,
 )
-from stsbench.train.data import batch_rows
+from stsbench.train.data import BatchOrder, length_buckets_of
 from stsbench.train.evaluate import DevSet, TestSets, dev_spearman, sts_test_average
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods.base import Method, build_method
 from stsbench.train.methods.views import Views
 from stsbench.train.model import ContrastiveEncoder, load_backbone
-from stsbench.train.schedule import batches_per_epoch
 from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
 from stsbench.train.tracking import Trackers
 
@@ -124,6 +123,7 @@ class Run:
     dev: DevSet | None  # rank 0 alone evaluates
     tests: TestSets | None  # select_on: sts-test (rank 0)
     per_epoch: int
+    order: BatchOrder  # which rows make each batch (shuffled, or within length buckets)
     total: int
     meta: dict[str, Any]  # what every exported checkpoint's stsbench.json holds
     watch: FiniteWatch
@@ -192,7 +192,12 @@ def setup(
     dev = DevSet.load(data_dir, tokenizer, cfg.eval_batch_size) if ctx.main else None
     on_tests = ctx.main and cfg.select_on == "sts-test"
     tests = TestSets.load(data_dir, tokenizer, cfg.eval_batch_size) if on_tests else None
-    per_epoch = batches_per_epoch(len(data), cfg.batch_size, ctx.world)
+    buckets = None
+    if cfg.batch_buckets is not None:  # ESimCSE COLING Table 6: every batch from one bucket of lengths
+        texts = [row[0] for row in data.rows]
+        buckets = length_buckets_of(texts, cfg.batch_buckets, cfg.batch_bucket_unit, tokenizer)
+    order = BatchOrder(len(data), cfg.batch_size, ctx.world, buckets)
+    per_epoch = order.per_epoch
     total = cfg.max_steps or cfg.epochs * per_epoch
     method.start(total)
     net = None
@@ -214,6 +219,8 @@ def setup(
         "processes": ctx.world,
         "global_batch_size": cfg.batch_size * ctx.world,
     }
+    if buckets is not None:  # what the buckets hold, as measured on this corpus
+        meta["batch_buckets"] = {"spec": cfg.batch_buckets, "unit": cfg.batch_bucket_unit, "sizes": order.sizes()}
     distance = method.traceable_distance(cfg.batch_size * ctx.world)
     if distance is not None:
         meta["traceable_distance"] = distance
@@ -231,6 +238,7 @@ def setup(
         dev=dev,
         tests=tests,
         per_epoch=per_epoch,
+        order=order,
         total=total,
         meta=meta,
         watch=FiniteWatch(device),
@@ -280,15 +288,7 @@ def batch_views(run: Run, step: int) -> Views:
     """
     cfg, ctx = run.cfg, run.ctx
     epoch, index = divmod(step, run.per_epoch)
-    rows = batch_rows(
-        run.data,
-        seed=cfg.seed,
-        epoch=epoch,
-        index=index,
-        batch_size=cfg.batch_size,
-        rank=ctx.rank,
-        world=ctx.world,
-    )
+    rows = run.order.rows(cfg.seed, epoch, index, ctx.rank)
     rng = np.random.default_rng([cfg.seed, epoch, index, 1] + ([ctx.rank] if ctx.world > 1 else []))
     return run.method.make_views([run.data.rows[i] for i in rows], rows, rng)
 

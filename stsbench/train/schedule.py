@@ -42,3 +42,27 @@ def run_steps(max_steps: int | None, epochs: int, lines: int | None, batch_size:
     if max_steps:
         return int(max_steps)
     return epochs * batches_per_epoch(lines, batch_size) if lines else None
+
+
+def parse_buckets(spec: str) -> list[int]:
+    """``--batch-buckets``: ``"8"`` -> ``[8]`` (lengths <= 8, > 8), ``"3:8"`` -> ``[3, 4, 5, 6, 7]`` (<= 3, 4, ..., >= 8).
+
+    ESimCSE COLING Table 6: two coarse buckets split at buc_len (3 to 8), or the fine-grained {<= 3, 4, 5, 6, 7,
+    >= 8} ("3~8"). A sentence goes to the bucket numbered by how many edges lie below its length.
+    """
+    text = spec.strip()
+    try:
+        if ":" in text:
+            low, high = (int(p) for p in text.split(":"))
+            edges = list(range(low, high))
+        else:
+            edges = [int(text)]
+    except ValueError:
+        raise StsbenchError(
+            f"--batch-buckets {spec!r}: expected N (two buckets, <= N and > N) or A:B (<= A, A+1, ..., >= B), "
+            "whole numbers, e.g. 8 or 3:8"
+        ) from None
+    if not edges or edges[0] < 0:
+        raise StsbenchError(f"--batch-buckets {spec!r}: need 0 <= N, or 0 <= A < B")
+    return edges
+

@@ -75,10 +75,11 @@ class EmbeddingAugmentation(Augmentation):
 
     stage = "embeddings"
 
-    def embeddings(self, model: ContrastiveEncoder, batch: Tokens) -> Tokens:
+    def embeddings(self, model: ContrastiveEncoder, batch: Tokens, special: torch.Tensor) -> Tokens:
         """The view's model inputs, changed: ``inputs_embeds`` (B, T, H) given, and may be changed, ``position_ids``.
 
-        ``batch`` holds ``inputs_embeds`` (the word embeddings of its ids) and ``attention_mask``; draw with
-        torch's generator (seeded by the run).
+        ``batch`` holds ``inputs_embeds`` (the word embeddings of its ids, after any FGSM step) and
+        ``attention_mask``, and ``position_ids`` once an earlier augmentation set them; ``special``: (B, T)
+        bool, True at its special tokens and padding. Draw with torch's generator (seeded by the run).
         """
         raise NotImplementedError

@@ -77,6 +77,9 @@ AUGMENTATIONS.register("repetition", "stsbench.train.augment.repetition:SPEC")
 AUGMENTATIONS.register("crop", "stsbench.train.augment.deletion:CROP")
 AUGMENTATIONS.register("word-deletion", "stsbench.train.augment.deletion:WORD_DELETION")
 AUGMENTATIONS.register("delete-one-word", "stsbench.train.augment.deletion:DELETE_ONE_WORD")
+AUGMENTATIONS.register("token-cutoff", "stsbench.train.augment.cutoff_options:TOKEN_CUTOFF")
+AUGMENTATIONS.register("feature-cutoff", "stsbench.train.augment.cutoff_options:FEATURE_CUTOFF")
+AUGMENTATIONS.register("position-shuffle", "stsbench.train.augment.cutoff_options:POSITION_SHUFFLE")
 
 
 def augmentation_specs() -> list[AugmentationSpec]:

@@ -26,7 +26,13 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
-from stsbench.train.config.augmentations import AUGMENTATIONS, TARGETS, augment_names, augmentation_specs
+from stsbench.train.config.augmentations import (
+    AUGMENTATIONS,
+    STAGES,
+    TARGETS,
+    augment_names,
+    augmentation_specs,
+)
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -116,6 +122,16 @@ class CommonOptions(BaseModel):
         "(default: 4 on CPU, 1 = SimCSE's single pass on GPU; the choice is saved in the run's resolution).",
         ge=1,
     )
+    batch_buckets: str | None = option(
+        None,
+        "Draw every batch from one bucket of sentence lengths (ESimCSE COLING Table 6's buc_len): N for two "
+        "buckets (<= N, > N), A:B for <= A, A+1, ..., >= B (Table 6's 3~8: 3:8); default: no buckets.",
+    )
+    batch_bucket_unit: Literal["words", "tokens"] = option(
+        "words",
+        "--batch-buckets' sentence length: whitespace words (our reading; the paper does not say) or the "
+        "tokenizer's word-pieces, special tokens excluded.",
+    )
     pad_to_max_length: bool = option(
         False,
         "Pad every view to --max-length (static shapes, for --compile and CUDA graphs) instead of to the "
@@ -134,11 +150,11 @@ class CommonOptions(BaseModel):
         "within each stage (text, tokens, embeddings); each targets the views its entry declares (none: "
         "the method's own views only; docs/extending.md lists how to add one).",
     )
-    augment_views: Literal["declared", "anchor", "positive", "both"] = option(
+    augment_views: Literal["declared", "anchor", "positive", "online", "target", "both"] = option(
         "declared",
         "The views --augment's augmentations act on: each the ones its entry declares (declared; SimCSE "
-        "Table 2's: the positive x+, the paper being silent), or these for all (both: x and x+, each drawn on "
-        "its own).",
+        "Table 2's: the positive x+, the paper being silent), or these for all (both: x and x+, or a momentum "
+        "method's online and target branches, each drawn on its own).",
     )
     temperature: float = option(0.05, "Softmax temperature tau of the InfoNCE loss.", gt=0)
     # a name, not a Literal: the registry's, plugins included (stsbench.poolers), checked by _registered_pooler
@@ -208,6 +224,18 @@ class CommonOptions(BaseModel):
 
         return parse_augment(value) if isinstance(value, str | list | tuple) else value
 
+    @field_validator("batch_buckets", mode="before")
+    @classmethod
+    def _buckets(cls, value: Any) -> Any:
+        from stsbench.train.schedule import parse_buckets
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str):
+            parse_buckets(value)  # a bad spec: one line
+            return value.strip()
+        return value
+
     @field_validator("pooler")
     @classmethod
     def _registered_pooler(cls, value: str | None) -> str | None:
@@ -220,6 +248,8 @@ class CommonOptions(BaseModel):
         for name in ("train_split", "text_column"):
             if getattr(self, name) is not None and not self.train_dataset:
                 raise StsbenchError(f"{flag(name)} reads a --train-dataset; give one, or drop {flag(name)}")
+        if self.batch_bucket_unit != "words" and self.batch_buckets is None:
+            raise StsbenchError("--batch-bucket-unit sets --batch-buckets' length; give --batch-buckets, or drop it")
         return self
 
 
@@ -268,7 +298,8 @@ class SelectionOptions(BaseModel):
         return parse_report_to(value) if isinstance(value, str | list | tuple) else value
 
 
-AUGMENTATION_OF: dict[str, str] = {}  # an augmentation's option -> the augmentation's name (method_groups fills it)
+# an augmentation's option -> the names of the augmentations that take it (method_groups fills it)
+AUGMENTATION_OF: dict[str, tuple[str, ...]] = {}
 
 
 def method_groups() -> tuple[type[BaseModel], ...]:
@@ -281,6 +312,9 @@ def method_groups() -> tuple[type[BaseModel], ...]:
     for who, augmentation, options in sources:
         for group in options:
             if group in groups:
+                if augmentation is not None:  # a group several augmentations share (a flavour of theirs)
+                    for name in group.model_fields:
+                        AUGMENTATION_OF[name] = (*AUGMENTATION_OF.get(name, ()), augmentation)
                 continue
             for name in group.model_fields:
                 if name in owner:
@@ -290,7 +324,7 @@ def method_groups() -> tuple[type[BaseModel], ...]:
                     )
                 owner[name] = group.__name__
                 if augmentation is not None:
-                    AUGMENTATION_OF[name] = augmentation
+                    AUGMENTATION_OF[name] = (augmentation,)
             groups.append(group)
     return tuple(groups)
 
@@ -356,11 +390,19 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
             for name in used
             if views(name) not in takes
         ]
+        stages = spec.augment_stages if spec is not None else STAGES
         problems += [
-            f"{flag(name)} is an option of the augmentation {AUGMENTATION_OF[name]}; add --augment "
-            f"{AUGMENTATION_OF[name]}, or drop {flag(name)}"
+            f"--augment {name}: a {AUGMENTATIONS[name].stage}-stage augmentation, and {spec.label} takes "
+            f"{' and '.join(stages)}-stage ones; drop it, or train a method that takes it"
+            for name in used
+            if AUGMENTATIONS[name].stage not in stages
+        ]
+        problems += [
+            f"{flag(name)} is an option of the augmentation{'s' if len(AUGMENTATION_OF[name]) > 1 else ''} "
+            f"{' or '.join(AUGMENTATION_OF[name])}; add --augment {AUGMENTATION_OF[name][0]}, or drop {flag(name)}"
             for name in sorted(self.model_fields_set & AUGMENTATION_OF.keys())
-            if AUGMENTATION_OF[name] not in used and getattr(self, name) != type(self).model_fields[name].default
+            if not set(AUGMENTATION_OF[name]) & set(used)
+            and getattr(self, name) != type(self).model_fields[name].default
         ]
         if used and getattr(self, "fixed_dropout_mask", False):
             problems.append(

@@ -262,25 +262,34 @@ class Method(nn.Module):
         """
         anchor = views.anchor
         positive = views.positive if views.positive is not None else views.anchor
-        on_embeddings = [a for a in self.augmentations if a.stage == "embeddings"]
-        if not on_embeddings:
+        if not any(a.stage == "embeddings" for a in self.augmentations):
             return [anchor, positive]
-        out = []
-        for name, batch in (("anchor", anchor), ("positive", positive)):
-            words = model.backbone.get_input_embeddings()(batch["input_ids"])
-            batch = {**{k: v for k, v in batch.items() if k != "input_ids"}, "inputs_embeds": words}
-            for aug in on_embeddings:
-                if aug.targets(name):
-                    batch = aug.embeddings(model, batch)
-            out.append(batch)
+        out = [self.embed(model, anchor, "anchor"), self.embed(model, positive, "positive")]
         if any("position_ids" in b for b in out):  # one view's shuffled positions: the other's in order
             for b in out:
                 if "position_ids" not in b:
                     rows, width = b["attention_mask"].shape
-                    b["position_ids"] = torch.arange(width, device=b["attention_mask"].device).expand(
-                        rows, width
-                    )
+                    b["position_ids"] = model.position_ids(rows, width, b["attention_mask"].device)
         return out
+
+    def embed(
+        self, model: ContrastiveEncoder, tokens: Tokens, view: str, words: torch.Tensor | None = None
+    ) -> Tokens:
+        """``view``'s model inputs as ``inputs_embeds``, with the embeddings-stage augmentations that target it.
+
+        ``words``: its word embeddings where the method made them (MoCoSE: after FGSM); else those of its ids.
+        """
+        ids = tokens["input_ids"]
+        if words is None:
+            words = model.backbone.get_input_embeddings()(ids)
+        batch = {**{k: v for k, v in tokens.items() if k != "input_ids"}, "inputs_embeds": words}
+        augs = [a for a in self.augmentations if a.stage == "embeddings" and a.targets(view)]
+        if augs:
+            marks = torch.tensor(self.tokenizer.all_special_ids, device=ids.device)
+            special = (tokens["attention_mask"] == 0) | torch.isin(ids, marks)
+            for aug in augs:
+                batch = aug.embeddings(model, batch, special)
+        return batch
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (2) on (h, h+) = two dropout-noised encodings of the batch (one, used twice: ``fixed_dropout_mask``)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from stsbench.errors import StsbenchError
 from stsbench.train import distributed
 from stsbench.train.methods.base import Method
 from stsbench.train.methods.mocose_options import parse_slices
@@ -74,20 +75,22 @@ def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
     return x + epsilon * grad.detach().sign()
 
 
-def branch_head(hidden_config, layers: int, last: str) -> nn.Sequential:
-    """MoCoSE's projection (``last="norm"``) or predictor (``last="tanh"``): ``layers`` dense layers of size H.
+def branch_head(hidden_config, layers: int, last: str, size: int, out: int) -> nn.Sequential:
+    """MoCoSE's projection (``last="norm"``) or predictor (``last="tanh"``): ``layers`` dense layers.
 
-    Each but the last is dense + LayerNorm + dropout; the last is dense + LayerNorm + dropout (projection)
-    or dense + tanh (predictor), as in the official code. 0 layers: the identity.
+    Each but the last is dense ``size`` -> ``size`` + LayerNorm + dropout; the last is dense ``size`` -> ``out``
+    + LayerNorm + dropout (projection) or + tanh (predictor), as the official ``ProjectionLayer`` and ``MLP``
+    (``mocose.py:51-100``): the projection maps the hidden size H to ``out_size`` D, the predictor keeps D.
+    0 layers: the identity.
     """
-    size = hidden_config.hidden_size
     eps = getattr(hidden_config, "layer_norm_eps", 1e-12)
     p = getattr(hidden_config, "hidden_dropout_prob", 0.1)
     mods: list[nn.Module] = []
     for i in range(layers):
-        mods.append(nn.Linear(size, size))
+        width = out if i == layers - 1 else size
+        mods.append(nn.Linear(size, width))
         if i < layers - 1 or last == "norm":
-            mods += [nn.LayerNorm(size, eps=eps), nn.Dropout(p)]
+            mods += [nn.LayerNorm(width, eps=eps), nn.Dropout(p)]
         else:
             mods.append(nn.Tanh())
     return nn.Sequential(*mods)
@@ -135,18 +138,25 @@ class MoCoSE(Method):
     """
 
     name = "mocose"
-    augmentable_views: tuple[str, ...] = ()  # its branches see one view (its spec refuses --augment)
+    augmentable_views: tuple[str, ...] = ("online", "target", "both")  # embeddings-stage ones (its spec)
 
     def __init__(self, cfg: TrainConfig, tokenizer, hidden_config) -> None:
         super().__init__(cfg, tokenizer, hidden_config)
-        self.projection = branch_head(hidden_config, cfg.projection_layers, "norm")
-        self.predictor = branch_head(hidden_config, cfg.predictor_layers, "tanh")
+        hidden = hidden_config.hidden_size
+        # D: the projection's output, the predictor's width and the queue's (official config.out_size)
+        self.hidden = cfg.out_size or hidden
+        if cfg.projection_layers == 0 and self.hidden != hidden:
+            raise StsbenchError(
+                f"--out-size {self.hidden}: the projection maps the hidden size {hidden} to it, and "
+                "--projection-layers is 0; give the projection a layer, or drop --out-size"
+            )
+        self.projection = branch_head(hidden_config, cfg.projection_layers, "norm", hidden, self.hidden)
+        self.predictor = branch_head(hidden_config, cfg.predictor_layers, "tanh", self.hidden, self.hidden)
         self.queue = EmbeddingQueue(cfg.queue_size)
         # queue_start official (mocose.py): K random entries and a counter from K_start until it passes K;
         # meanwhile the negatives come from this buffer, which may hold more than K (:meth:`negatives`)
         self.start_items: torch.Tensor | None = None
         self.start_count: int | None = None
-        self.hidden = hidden_config.hidden_size  # projection and predictor keep the size H
         self.slices = parse_slices(cfg.queue_slice, cfg.queue_size) if cfg.queue_slice else None
         self.target_encoder: ContrastiveEncoder | None = None
         self.target_projection: nn.Module | None = None
@@ -158,6 +168,12 @@ class MoCoSE(Method):
         self.key_gradient = cfg.key_gradient
         self.ema_schedule = cfg.ema_schedule
         self.ema_schedule_steps = cfg.ema_schedule_steps
+        if self.target_view == "clean" and self.augments("target"):
+            raise StsbenchError(
+                f"--augment {next(a.name for a in self.augmentations if a.targets('target'))}: it augments the "
+                "target branch, and --target-view clean gives that branch the sentence unaugmented; use "
+                "--target-view augmented, or --augment-views online"
+            )
 
     @classmethod
     def build(
@@ -252,8 +268,8 @@ class MoCoSE(Method):
         target = self.target_encoder.train(augmented)
         projection = self.target_projection.train(augmented)
         batch = anchor
-        if augmented and x is not None:
-            batch = {**{k: v for k, v in anchor.items() if k != "input_ids"}, "inputs_embeds": x}
+        if augmented and x is not None:  # with the embeddings-stage augmentations of the target branch
+            batch = self.embed(model or target, anchor, "target", words=x)
         shared = augmented and model is not None and self.cfg.target_embeddings == "shared"
         with shared_embeddings(target, model if shared else None):
             if self.key_gradient == "official":
@@ -265,7 +281,12 @@ class MoCoSE(Method):
         return distributed.gather(k)
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
-        """Eq. (3) with the FGSM view of eq. (1) on the online branch (and on the augmented target view)."""
+        """Eq. (3) with the FGSM view of eq. (1) on the online branch (and on the augmented target view).
+
+        The embeddings-stage augmentations (``--augment token-cutoff`` ...) act on each branch's input
+        embeddings after the FGSM step, drawn afresh for each branch, as the official embedding layer does on
+        each of its calls; the FGSM gradient is that of the unaugmented views.
+        """
         anchor = views.anchor
         negatives = self.negatives()
         rest = {k: v for k, v in anchor.items() if k != "input_ids"}
@@ -281,7 +302,7 @@ class MoCoSE(Method):
                 keys = None  # both views are attacked (Alg. 1 line 3); official keys keep their graph
         if keys is None:
             keys = self.keys(anchor, x, model)
-        q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": x}))
+        q = distributed.gather_with_grad(self.online(model, self.embed(model, anchor, "online", words=x)))
         self._keys = keys.detach()
         return self.criterion(q, keys, negatives)
 

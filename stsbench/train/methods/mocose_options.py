@@ -22,6 +22,13 @@ class MoCoSEOptions(BaseModel):
 
     projection_layers: int = option(1, "MoCoSE: projection layers of both branches (Table 4: 1).", ge=0)
     predictor_layers: int = option(2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", ge=0)
+    out_size: int | None = option(
+        None,
+        "MoCoSE: width D of the projection's output, the predictor and the queued keys (the official "
+        "config.out_size; Table 6(a)'s 'prediction dimension'); default: the backbone's hidden size. The "
+        "encoder's pooled embedding, which evaluation reads, keeps the hidden size.",
+        ge=1,
+    )
     ema_decay_start: float = option(
         0.75,
         "MoCoSE: EMA decay eta of the target branch at the first step, ramped by a cosine.",
@@ -123,5 +130,7 @@ SPEC = MethodSpec(
     # MoCoSE Sec. 4.1: weight decay 1e-6; a dev evaluation every 100 steps
     {"weight_decay": 1e-6, "eval_steps": 100},
     queue_size=queue_size,
-    augment_views=(),  # its branches see one view, FGSM-attacked; augmentations of a branch: issue 39
+    # its branches see one sentence, FGSM-attacked: the embeddings stage augments a branch (MoCoSE Table 5)
+    augment_views=("online", "target", "both"),
+    augment_stages=("embeddings",),
 )
