@@ -49,7 +49,7 @@ def other_value(name: str):
     known = {"queue_slice": "0:256", "device": "cpu", "report_to": "wandb", "pooler": "avg_top2"}
     known["batch_buckets"] = "3:8"
     # the entries whose options the test sets
-    known["augment"] = "repetition,crop,word-deletion,token-cutoff,feature-cutoff"
+    known["augment"] = "repetition,crop,word-deletion,mlm,token-cutoff,feature-cutoff"
     return known.get(name, f"some-{name}")
 
 
@@ -249,6 +249,7 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "out_size": None,
         "batch_buckets": None,  # ESimCSE COLING Table 6's buc_len
         "batch_bucket_unit": "words",
+        "mlm_replace_rate": 0.15,  # SimCSE Table 2's MLM
         "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
     }
     # issue 27's tracking options, whose defaults log nowhere

@@ -32,6 +32,9 @@ class Augmentation:
         self.cfg = cfg
         self.tokenizer = tokenizer
 
+    def prepare(self, model: ContrastiveEncoder) -> None:
+        """Once the model is built, before training: load what it needs of it (the MLM ones: its LM head)."""
+
     def targets(self, view: str) -> bool:
         """Whether it augments ``view`` (``anchor``/``online`` or ``positive``/``target``)."""
         return self.views == "both" or self.views == view
@@ -64,6 +67,20 @@ class TokenAugmentation(Augmentation):
     ) -> list[int]:
         """One sentence's augmented ids; ``special`` marks its special tokens, ``row`` is its corpus row."""
         raise NotImplementedError
+
+    def batch(
+        self,
+        seqs: list[list[int]],
+        specials: list[list[int]],
+        offsets: list[list[tuple[int, int]] | None],
+        rng: np.random.Generator,
+        rows: list[int],
+    ) -> list[list[int]]:
+        """The batch's augmented ids, sentence by sentence with :meth:`tokens`; override to work on all at once."""
+        return [
+            self.tokens(ids, special, where, rng, row)
+            for ids, special, where, row in zip(seqs, specials, offsets, rows, strict=True)
+        ]
 
     def longest(self, length: int) -> int:
         """The most tokens :meth:`tokens` can make of ``length`` (``--pad-to-max-length`` pads to it)."""

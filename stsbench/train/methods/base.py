@@ -48,7 +48,10 @@ def build_method(
     cls = METHODS[cfg.method].method_class(cfg.supervised)
     if not (isinstance(cls, type) and issubclass(cls, Method)):
         raise StsbenchError(f"method {cfg.method!r}: its class {cls!r} is not a subclass of Method")
-    return cls.build(cfg, tokenizer, model, generator)
+    method = cls.build(cfg, tokenizer, model, generator)
+    for aug in method.augmentations:  # e.g. the MLM augmentations' frozen masked LM (refused without its head)
+        aug.prepare(model)
+    return method
 
 
 def join_views(views: list[Tokens], pad_id: int) -> Tokens:
@@ -204,19 +207,17 @@ class Method(nn.Module):
             tokens = tokenize(self.tokenizer, texts, None if whole else self.cfg.max_length, offsets=offsets)
         if not on_tokens:
             return self.pad(tokens["input_ids"])
-        offsets = tokens.get("offset_mapping") or [None] * len(texts)
+        where = tokens.get("offset_mapping") or [None] * len(texts)
         marks = set(self.tokenizer.all_special_ids)
-        out = []
-        for i, (ids, special) in enumerate(
-            zip(tokens["input_ids"], tokens["special_tokens_mask"], strict=True)
-        ):
-            where, cut = offsets[i], not whole
-            for aug in on_tokens:  # a later augmentation sees the ids an earlier one made (no offsets then)
-                if not cut and not aug.before_truncation:
-                    ids, cut = truncate(ids, self.cfg.max_length, marks), True
-                ids, where = aug.tokens(ids, special, where, rng, int(row_ids[i])), None
-                special = [int(t in marks) for t in ids]
-            out.append(ids if cut else truncate(ids, self.cfg.max_length, marks))
+        seqs, specials, cut = list(tokens["input_ids"]), list(tokens["special_tokens_mask"]), not whole
+        rows = [int(r) for r in row_ids]
+        for aug in on_tokens:  # on the whole batch; a later one sees the ids an earlier one made (no offsets)
+            if not cut and not aug.before_truncation:
+                seqs, cut = [truncate(ids, self.cfg.max_length, marks) for ids in seqs], True
+                specials = [[int(t in marks) for t in ids] for ids in seqs]
+            seqs, where = aug.batch(seqs, specials, where, rng, rows), [None] * len(seqs)
+            specials = [[int(t in marks) for t in ids] for ids in seqs]
+        out = seqs if cut else [truncate(ids, self.cfg.max_length, marks) for ids in seqs]
         longest = self.cfg.max_length
         for aug in on_tokens:
             longest = aug.longest(longest)
