@@ -23,7 +23,14 @@ ROWS = [("a man is playing a guitar .",), ("the cat sleeps on the warm mat .",),
 
 def _save_with_head(path, tokenizer, kind: str = "bert", head: bool = True):
     """A tiny masked LM whose head predicts ``winner`` at every mask ([SEP] scored higher still)."""
-    from transformers import BertConfig, BertForMaskedLM, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        BertModel,
+        RobertaConfig,
+        RobertaForMaskedLM,
+        RobertaModel,
+    )
 
     torch.manual_seed(0)
     sizes = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
@@ -127,3 +134,25 @@ def test_roberta_lm_head_is_read_and_its_absence_refused(tmp_path, tokenizer):
     assert lm.fill([ids])[0][2] == winner
     with pytest.raises(StsbenchError, match="--augment mlm: tiny-roberta has no pretrained MLM head"):
         FrozenMaskedLM(str(without), "tiny-roberta", tokenizer, "cpu", "--augment mlm")
+
+
+def test_the_mlm_objective_of_a_roberta_takes_its_pretrained_lm_head(tmp_path, tokenizer):
+    """SimCSE's --do_mlm on RoBERTa: RobertaLMHead, loaded from the checkpoint's lm_head (models.py:343)."""
+    from transformers import RobertaModel
+    from transformers.models.roberta.modeling_roberta import RobertaLMHead
+
+    from stsbench.train.config import TrainConfig, finalize
+    from stsbench.train.methods.base import build_method
+    from stsbench.train.model import ContrastiveEncoder
+
+    path = tmp_path / "roberta-mlm"
+    _save_with_head(path, tokenizer, "roberta")
+    cfg = finalize(TrainConfig(method="simcse", batch_size=3, mlm_weight=0.1), False)
+    model = ContrastiveEncoder(RobertaModel.from_pretrained(path), "cls", True)
+    method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
+    head = method.mlm_loss.lm_head
+    assert isinstance(head, RobertaLMHead) and method.mlm_head_loaded
+    assert float(head.bias[tokenizer.convert_tokens_to_ids("banana")]) == 1e4  # the rigged pretrained bias
+    _save_with_head(tmp_path / "roberta", tokenizer, "roberta", head=False)
+    model = ContrastiveEncoder(RobertaModel.from_pretrained(tmp_path / "roberta"), "cls", True)
+    assert not build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2)).mlm_head_loaded

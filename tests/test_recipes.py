@@ -48,7 +48,7 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
     for analysis in recipe.analyses:
         assert analysis.name in ANALYSES
     if recipe.flavour in ("paper", "official"):  # supervised SimCSE and the report's layer: one setting each
-        single = ("simcse-sup-bert-base",)
+        single = ("simcse-sup-bert-base", "simcse-sup-roberta-base", "simcse-sup-roberta-large")
         assert all(
             r.config.endswith(f"-{recipe.flavour}") or "gaussian" in r.config or r.config in single
             for r in recipe.runs

@@ -64,20 +64,43 @@ def join_views(views: list[Tokens], pad_id: int) -> Tokens:
     return {k: torch.cat([widen(v[k], pad_id if k == "input_ids" else 0) for v in views]) for k in views[0]}
 
 
-def load_pretrained_lm_head(lm_head: nn.Module, backbone_path) -> bool:
-    """Load the backbone's pretrained MLM head (``cls.predictions``) into ``lm_head``, as SimCSE's ``train.py:371-373``.
+# SimCSE's MLM head by backbone type (official simcse/models.py:284, 343), and where a pretraining checkpoint
+# holds it: BERT's under cls.predictions (train.py:371-373 loads it by hand), RoBERTa's under lm_head (loaded by
+# name: RobertaForCL's attribute is the checkpoint's); other types take BERT's head, as stsbench did before
+LM_HEADS = {
+    "bert": ("transformers.models.bert.modeling_bert:BertLMPredictionHead", "cls.predictions"),
+    "roberta": ("transformers.models.roberta.modeling_roberta:RobertaLMHead", "lm_head"),
+}
+
+
+def lm_head_kind(hidden_config) -> str:
+    """``roberta`` for a RoBERTa backbone, else ``bert``."""
+    return "roberta" if getattr(hidden_config, "model_type", "") == "roberta" else "bert"
+
+
+def make_lm_head(hidden_config) -> nn.Module:
+    """A new MLM head of the backbone's kind (BERT's, or RoBERTa's for a RoBERTa)."""
+    from stsbench.registry import load_target
+
+    return load_target(LM_HEADS[lm_head_kind(hidden_config)][0])(hidden_config)
+
+
+def load_pretrained_lm_head(lm_head: nn.Module, backbone_path, kind: str = "bert") -> bool:
+    """Load the backbone's pretrained MLM head into ``lm_head``, as official SimCSE does (:data:`LM_HEADS`).
 
     Returns False (and leaves ``lm_head`` as it is) when the checkpoint has no MLM head weights.
     """
-    from transformers import BertForPreTraining
+    from transformers import AutoModelForMaskedLM
 
+    where = LM_HEADS[kind][1]
     try:
-        pretrained, info = BertForPreTraining.from_pretrained(backbone_path, output_loading_info=True)
-    except Exception:  # not a BERT checkpoint: no head of this shape to load
+        pretrained, info = AutoModelForMaskedLM.from_pretrained(backbone_path, output_loading_info=True)
+        head = pretrained.get_submodule(where)
+    except Exception:  # no masked-LM class for this checkpoint, or no head of this kind in it
         return False
-    if any(k.startswith("cls.predictions") for k in info["missing_keys"]):
+    if any(k.startswith(where) for k in info["missing_keys"]):
         return False
-    lm_head.load_state_dict(pretrained.cls.predictions.state_dict())
+    lm_head.load_state_dict(head.state_dict())
     return True
 
 
@@ -111,10 +134,9 @@ class Method(nn.Module):
         self.tokenizer = tokenizer
         self.criterion: nn.Module = InfoNCE(cfg.temperature)
         self.mlm_loss = None
+        self.lm_head_kind = lm_head_kind(hidden_config)
         if cfg.mlm_weight > 0:
-            from transformers.models.bert.modeling_bert import BertLMPredictionHead
-
-            self.mlm_loss = MLMLoss(BertLMPredictionHead(hidden_config))
+            self.mlm_loss = MLMLoss(make_lm_head(hidden_config))
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
         self.mlm_views = cfg.mlm_views
         self.mlm_head_init = cfg.mlm_head_init
@@ -154,7 +176,7 @@ class Method(nn.Module):
         method.init_new_layers(generator, config.initializer_range)
         if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
             method.mlm_head_loaded = load_pretrained_lm_head(
-                method.mlm_loss.lm_head, model.backbone.name_or_path
+                method.mlm_loss.lm_head, model.backbone.name_or_path, method.lm_head_kind
             )
         return method.to(next(model.parameters()).device)
 
