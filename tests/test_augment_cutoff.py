@@ -153,11 +153,7 @@ def test_mocose_branches_take_the_embeddings_stage(files, tmp_path, monkeypatch)
     assert [v for v, _ in seen] == ["online"]  # the target branch left alone
 
 
-def test_mocose_refuses_what_it_cannot_apply():
-    with pytest.raises(
-        StsbenchError, match="--augment crop: a tokens-stage augmentation, and MoCoSE takes embeddings"
-    ):
-        TrainConfig(method="mocose", augment="crop", augment_views="both")
+def test_views_and_options_that_do_not_fit_are_refused():
     with pytest.raises(StsbenchError, match="--augment token-cutoff: it augments the online view"):
         TrainConfig(method="simcse", augment="token-cutoff", augment_views="online")
     with pytest.raises(
@@ -191,3 +187,28 @@ def test_out_size_sets_the_width_of_projection_predictor_and_queue(files, tmp_pa
     assert model.sentence_embedding(_views(method).anchor).shape[1] == hidden  # evaluation reads the encoder
     with pytest.raises(StsbenchError, match="--out-size 24: .* --projection-layers is 0"):
         _built(files, tmp_path / "none", out_size=24, projection_layers=0)
+
+
+def test_a_discretely_augmented_target_encodes_its_own_tokens(files, tmp_path, monkeypatch):
+    """Official mocose.py:393-402: the text augmentations rewrite the target's input; it encodes its own tokens."""
+    model, method = _built(files, tmp_path, augment="crop", augment_views="target", crop_rate=0.5)
+    views = _views(method)
+    assert views.positive is not None
+    online, target = views.anchor["attention_mask"].sum(1), views.positive["attention_mask"].sum(1)
+    assert (target < online).all()  # the crop's half of the content word-pieces, on the target only
+    seen = []
+    real = type(method).keys
+
+    def spy(self, anchor, x=None, model=None):
+        seen.append((anchor["attention_mask"].sum(1).tolist(), None if x is None else tuple(x.shape)))
+        return real(self, anchor, x, model)
+
+    monkeypatch.setattr(type(method), "keys", spy)
+    loss, _ = method.loss(model, views)
+    assert torch.isfinite(loss)
+    width = views.positive["input_ids"].shape
+    assert seen == [(target.tolist(), (*width, model.backbone.config.hidden_size))]
+    model, attacked = _built(files, tmp_path / "fgsm", augment="crop", augment_views="target", fgsm_epsilon=5e-9)
+    assert torch.isfinite(attacked.loss(model, _views(attacked))[0])  # FGSM on the online view alone
+    _, online_only = _built(files, tmp_path / "online", augment="crop", augment_views="online")
+    assert _views(online_only).positive is None  # the target reads the online view, as without augmentation

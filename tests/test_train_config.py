@@ -116,14 +116,6 @@ def test_every_flag_reaches_its_field(monkeypatch, method):
     spec = METHODS[method]
     values = {n: other_value(n) for n in OPTIONS if n != "method" and spec.accepts(n)}
     values["method"] = method
-    if method == "mocose":  # its spec takes embeddings-stage entries only (test_augment_cutoff.py)
-        from stsbench.train.config.augmentations import AUGMENTATIONS
-        from stsbench.train.config.options import AUGMENTATION_OF
-
-        values["augment"] = "token-cutoff,feature-cutoff"
-        for name, owners in AUGMENTATION_OF.items():
-            if all(AUGMENTATIONS[a].stage != "embeddings" for a in owners):
-                values.pop(name, None)
     # one mask for both views is refused with an augmentation (test_fixed_mask.py): its flag alone, below
     fixed = values.pop("fixed_dropout_mask", None)
     if method == "esimcse":  # the data as a dataset, exclusive with the train file: its three flags instead

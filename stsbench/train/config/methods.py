@@ -25,7 +25,6 @@ from pydantic import BaseModel
 
 from stsbench.errors import StsbenchError
 from stsbench.registry import Registry, load_target
-from stsbench.train.config.augmentations import STAGES
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
@@ -41,8 +40,7 @@ class MethodSpec:
     ``supervised``: the class that trains on ``sent0,sent1[,hard_neg]`` CSV files (None: one sentence a
     line only); ``queue_size(cfg, processes)``: the negatives it queues at most (None: no queue); ``about``:
     what ``--method NAME`` trains on, for ``--help``; ``augment_views``: the views an ``--augment``
-    augmentation may target (one sentence a line; () refuses every one); ``augment_stages``: the stages it
-    applies (:data:`~stsbench.train.config.augmentations.STAGES`).
+    augmentation may target (one sentence a line; () refuses every one).
     """
 
     name: str
@@ -54,7 +52,6 @@ class MethodSpec:
     queue_size: Callable[[TrainConfig, int], int] | None = None
     about: str = ""
     augment_views: tuple[str, ...] = ("anchor", "positive", "both")  # the views --augment may target
-    augment_stages: tuple[str, ...] = STAGES  # the stages of the augmentations it applies
 
     def accepts(self, name: str) -> bool:
         """Whether option ``name`` belongs to this method (options of no method's group belong to all)."""

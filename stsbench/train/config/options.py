@@ -26,13 +26,7 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from stsbench.encoders.pooling import POOLERS, check_pooler
 from stsbench.errors import StsbenchError
-from stsbench.train.config.augmentations import (
-    AUGMENTATIONS,
-    STAGES,
-    TARGETS,
-    augment_names,
-    augmentation_specs,
-)
+from stsbench.train.config.augmentations import AUGMENTATIONS, TARGETS, augment_names, augmentation_specs
 from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -389,13 +383,6 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
             f"augmentations of {', '.join(takes) or 'no view'}; drop it, or train a method that takes it"
             for name in used
             if views(name) not in takes
-        ]
-        stages = spec.augment_stages if spec is not None else STAGES
-        problems += [
-            f"--augment {name}: a {AUGMENTATIONS[name].stage}-stage augmentation, and {spec.label} takes "
-            f"{' and '.join(stages)}-stage ones; drop it, or train a method that takes it"
-            for name in used
-            if AUGMENTATIONS[name].stage not in stages
         ]
         problems += [
             f"{flag(name)} is an option of the augmentation{'s' if len(AUGMENTATION_OF[name]) > 1 else ''} "

@@ -7,11 +7,13 @@ import copy
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import nn
 
 from stsbench.errors import StsbenchError
 from stsbench.train import distributed
+from stsbench.train.data import tokenize
 from stsbench.train.methods.base import Method
 from stsbench.train.methods.mocose_options import parse_slices
 from stsbench.train.methods.views import Tokens, Views, encode_bucketed
@@ -280,20 +282,44 @@ class MoCoSE(Method):
                 k = projection(encode_bucketed(target, batch, self.cfg.length_buckets))
         return distributed.gather(k)
 
+    def make_views(self, rows: list[tuple[str, ...]], row_ids: np.ndarray, rng: np.random.Generator) -> Views:
+        """The online branch's tokens, and the target's own where a text- or tokens-stage augmentation targets it.
+
+        Official ``mocose.py:393-402``: the nlpaug augmentations rewrite the target branch's input only; the
+        target then encodes its own tokens (through the online embedding layer, as ever). Without one, the
+        target reads the online branch's word embeddings (after FGSM): ``views.positive`` is None.
+        """
+        texts = [r[0] for r in rows]
+        needs_offsets = any(a.stage == "tokens" and a.needs_offsets for a in self.augmentations)
+        tokens = tokenize(self.tokenizer, texts, self.cfg.max_length, offsets=needs_offsets)
+        online = self.view(texts, "online", row_ids, rng, tokens)
+        own = any(a.stage in ("text", "tokens") and a.targets("target") for a in self.augmentations)
+        return Views(online, self.view(texts, "target", row_ids, rng, tokens) if own else None, None, None)
+
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """Eq. (3) with the FGSM view of eq. (1) on the online branch (and on the augmented target view).
 
         The embeddings-stage augmentations (``--augment token-cutoff`` ...) act on each branch's input
         embeddings after the FGSM step, drawn afresh for each branch, as the official embedding layer does on
-        each of its calls; the FGSM gradient is that of the unaugmented views.
+        each of its calls; the FGSM gradient is that of the unaugmented views. A target with tokens of its own
+        (a text- or tokens-stage augmentation) is not attacked: the gradient is the online view's, of other
+        tokens (the official code adds it position by position all the same; at 5e-9 it is inert either way).
         """
-        anchor = views.anchor
+        anchor, own = views.anchor, views.positive
         negatives = self.negatives()
         rest = {k: v for k, v in anchor.items() if k != "input_ids"}
-        x = model.backbone.get_input_embeddings()(anchor["input_ids"])  # (B, T, H)
+        words = model.backbone.get_input_embeddings()
+        x = words(anchor["input_ids"])  # (B, T, H)
+
+        def target_keys(attacked: torch.Tensor) -> torch.Tensor:
+            """The keys: of the online view (after FGSM), or of the target's own tokens, never attacked."""
+            if own is None:
+                return self.keys(anchor, attacked, model)
+            return self.keys(own, words(own["input_ids"]), model)
+
         keys = None
         if self.cfg.fgsm_epsilon > 0:
-            keys = self.keys(anchor, x.detach(), model)
+            keys = target_keys(x.detach())
             probe = x.detach().requires_grad_(True)
             q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": probe}))
             (grad,) = torch.autograd.grad(self.criterion(q, keys.detach(), negatives), probe)
@@ -301,7 +327,7 @@ class MoCoSE(Method):
             if self.target_view == "augmented" or self.key_gradient == "official":
                 keys = None  # both views are attacked (Alg. 1 line 3); official keys keep their graph
         if keys is None:
-            keys = self.keys(anchor, x, model)
+            keys = target_keys(x)
         q = distributed.gather_with_grad(self.online(model, self.embed(model, anchor, "online", words=x)))
         self._keys = keys.detach()
         return self.criterion(q, keys, negatives)

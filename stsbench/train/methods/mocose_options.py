@@ -130,7 +130,7 @@ SPEC = MethodSpec(
     # MoCoSE Sec. 4.1: weight decay 1e-6; a dev evaluation every 100 steps
     {"weight_decay": 1e-6, "eval_steps": 100},
     queue_size=queue_size,
-    # its branches see one sentence, FGSM-attacked: the embeddings stage augments a branch (MoCoSE Table 5)
+    # a branch's augmentations (MoCoSE Table 5): text and tokens stages make the target its own view (the
+    # official nlpaug ones: the target only), the embeddings stage acts on either branch's input embeddings
     augment_views=("online", "target", "both"),
-    augment_stages=("embeddings",),
 )
