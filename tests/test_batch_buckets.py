@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from helpers import train_config
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import TrainConfig, make_config
+from stsbench.train.config import TrainConfig
 from stsbench.train.data import BatchOrder, length_buckets_of, sentence_lengths
 from stsbench.train.schedule import batches_per_epoch, parse_buckets
 
@@ -92,19 +93,7 @@ def test_a_bucketed_training_draws_its_batches_from_one_bucket(files, tmp_path, 
 
     monkeypatch.setattr(loop, "batch_views", spy)
     out = tmp_path / "run"
-    cfg = make_config(
-        {
-            "method": "simcse",
-            "model": str(files / "tiny"),
-            "train_file": str(files / "train.txt"),
-            "output": str(out),
-            "data_dir": str(files / "data"),
-            "batch_size": 4,
-            "max_steps": 4,
-            "eval_steps": 4,
-            "batch_buckets": "10",
-        }
-    )
+    cfg = train_config(files, out, method="simcse", max_steps=4, eval_steps=4, batch_buckets="10")
     loop.train(cfg, show_progress=False)
     assert len(drawn) == 4
     for texts in drawn:

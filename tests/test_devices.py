@@ -25,7 +25,7 @@ def test_cuda_without_cuda_is_one_line():
         pick_device("cuda:0")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.cuda
 def test_a_gpu_index_past_the_visible_ones_is_refused():
     with pytest.raises(StsbenchError, match="there is no such GPU"):
         check_device(f"cuda:{torch.cuda.device_count()}")

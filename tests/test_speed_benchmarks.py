@@ -152,3 +152,15 @@ def test_train_speed_runs_on_cpu_with_a_tiny_model(tmp_path):
     assert "failed" not in text
     # fp32 on CPU: the new loop's first losses equal the pre-issue-19 step's to the bit
     assert "| simcse | fp32 | 0 | 0 | holds |" in text and "| esimcse | fp32 | 0 | 0 | holds |" in text
+
+
+def test_isolated_rows_each_run_in_a_process_of_their_own(tmp_path):
+    """--isolate (on CUDA by default): a row that breaks its process (a failed graph capture) breaks no other."""
+    out = tmp_path / "speed.md"
+    cmd = [sys.executable, str(BENCH / "train_speed.py"), "--device", "cpu", "--tiny-shape", "--steps", "2"]
+    cmd += ["--warmup", "1", "--check-steps", "0", "--methods", "simcse", "--threads", "1", "--no-baseline"]
+    cmd += ["--modes", "eager", "--isolate", "yes", "--markdown", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "simcse fp32 eager: own process" in done.stderr and "(own process) ..." in done.stderr
+    assert "| simcse | fp32 | eager | " in out.read_text() and "failed" not in out.read_text()

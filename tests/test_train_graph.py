@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import make_config
@@ -92,7 +91,7 @@ def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+@pytest.mark.cuda
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize(
     "method",

@@ -220,7 +220,7 @@ def test_esimcse_static_steps_take_the_official_optimizer_and_order(tiny_bert, d
         assert torch.equal(a, b)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+@pytest.mark.cuda
 def test_graphed_official_esimcse_steps_equal_eager_steps(tiny_bert, data_dir, tmp_path):
     """hf-adamw's capturable update and the before-step momentum update replayed from a graph: the eager losses."""
     losses = eager_and_graphed_losses(

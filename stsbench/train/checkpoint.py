@@ -133,27 +133,43 @@ def finish_export(out: Path) -> None:
     shutil.rmtree(ready)
 
 
-def rng_states() -> dict[str, Any]:
-    """Python, numpy and torch (CPU and CUDA) generator states."""
+def rng_states(device: torch.device | str = "cpu") -> dict[str, Any]:
+    """Python, numpy and torch generator states: the CPU's, and on a CUDA ``device`` that device's alone.
+
+    Each process of a distributed run saves its own (``rng_per_rank``) for the GPU it trains on:
+    ``get_rng_state_all`` would make every process open a context on every GPU of the node.
+    """
     np_state = np.random.get_state()
     states = {
         "python": random.getstate(),
         "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]],
         "torch": torch.get_rng_state(),
     }
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
+    device = torch.device(device)
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        states["cuda"] = torch.cuda.get_rng_state(index)
+        states["cuda_device"] = index
     return states
 
 
-def set_rng_states(states: dict[str, Any]) -> None:
-    """Restore :func:`rng_states`."""
+def set_rng_states(states: dict[str, Any], device: torch.device | str = "cpu") -> None:
+    """Restore :func:`rng_states`: on a CUDA ``device``, that device's generator.
+
+    A checkpoint saved before issue 41 holds every GPU's state; the device's own is taken from it.
+    """
     random.setstate(tuple(x if not isinstance(x, list) else tuple(x) for x in states["python"]))
     np_state = states["numpy"]
     np.random.set_state((np_state[0], np.asarray(np_state[1], dtype=np.uint32), *np_state[2:]))
     torch.set_rng_state(states["torch"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
+    device = torch.device(device)
+    if "cuda" not in states or device.type != "cuda":
+        return
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    saved = states["cuda"]
+    if isinstance(saved, list | tuple):  # get_rng_state_all's, one per GPU (checkpoints before issue 41)
+        saved = saved[index]
+    torch.cuda.set_rng_state(saved, index)
 
 
 def save_state(out: Path, state: dict[str, Any]) -> None:

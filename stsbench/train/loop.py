@@ -59,7 +59,7 @@ from stsbench.train.run import (
     setup,
 )
 from stsbench.train.schedule import linear_lr
-from stsbench.train.step import NonFiniteLoss, Parts, Precision, host_values, train_step
+from stsbench.train.step import NonFiniteLoss, Parts, Precision, host_values, tf32, train_step
 from stsbench.train.tracking import Trackers, check_installed, open_trackers
 
 # what benchmarks and tests import from here
@@ -143,20 +143,21 @@ def train(
                 views = batches.get(run.step)
                 lr = linear_lr(run.step, run.total, peak=cfg.lr, warmup_steps=cfg.warmup_steps)
                 tick = time.perf_counter()
-                if graphed is not None:
-                    loss, parts = graphed(views, lr=lr, step=run.step + 1)
-                else:
-                    loss, parts = train_step(
-                        run.model,
-                        run.method,
-                        run.optimizer,
-                        views,
-                        lr=lr,
-                        max_grad_norm=cfg.max_grad_norm,
-                        net=run.net,
-                        precision=run.precision,
-                        watch=(run.watch, run.step + 1),
-                    )
+                with tf32(cfg.tf32):  # the step alone: evaluations and the rest compute in fp32
+                    if graphed is not None:
+                        loss, parts = graphed(views, lr=lr, step=run.step + 1)
+                    else:
+                        loss, parts = train_step(
+                            run.model,
+                            run.method,
+                            run.optimizer,
+                            views,
+                            lr=lr,
+                            max_grad_norm=cfg.max_grad_norm,
+                            net=run.net,
+                            precision=run.precision,
+                            watch=(run.watch, run.step + 1),
+                        )
                 run.step += 1
                 if cfg.compile and run.step == first + 1:
                     run.write(compile_record(run.step, time.perf_counter() - tick))

@@ -37,7 +37,7 @@ from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods.base import Method, build_method
 from stsbench.train.methods.views import Views
 from stsbench.train.model import ContrastiveEncoder, load_backbone
-from stsbench.train.step import FiniteWatch, Precision, decay_groups, make_optimizer, use_tf32
+from stsbench.train.step import FiniteWatch, Precision, check_tf32, decay_groups, make_optimizer
 from stsbench.train.tracking import Trackers
 
 
@@ -167,7 +167,7 @@ def setup(
     """Output folder, threads, seeds, model, method, optimizer, dev set, the run's length; DDP if several."""
     device = ctx.device
     precision = Precision(cfg.precision, device)
-    use_tf32(cfg.tf32, device)
+    check_tf32(cfg.tf32, device)  # TF32 itself is on around each training step only (loop.py)
     if cfg.cuda_graph:
         problems = graph_problems(
             device=device,
@@ -278,7 +278,8 @@ def restore(run: Run) -> None:
     run.step, run.best_dev, run.best_step = state["step"], state["best_dev_spearman"], state["best_step"]
     run.best = state.get("best_selection", run.best_dev)
     run.elapsed_before = state["wall_seconds"]
-    ckpt.set_rng_states(state["rng_per_rank"][run.ctx.rank] if "rng_per_rank" in state else state["rng"])
+    states = state["rng_per_rank"][run.ctx.rank] if "rng_per_rank" in state else state["rng"]
+    ckpt.set_rng_states(states, run.device)
 
 
 def batch_views(run: Run, step: int) -> Views:
@@ -329,7 +330,7 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
 
 def save_resumable(run: Run) -> None:
     """Write ``DIR/last``: everything :func:`restore` needs to go on bit for bit (every process's RNGs)."""
-    rngs = distributed.all_objects(ckpt.rng_states())
+    rngs = distributed.all_objects(ckpt.rng_states(run.device))
     extras = distributed.all_objects(run.method.extra_state()) if run.method.state_per_process else None
     if not run.ctx.main:
         return

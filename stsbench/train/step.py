@@ -53,17 +53,31 @@ class Precision:
         return torch.autocast(self.device_type, dtype=self.dtype)
 
 
-def use_tf32(enabled: bool, device: str) -> None:
-    """``--tf32``: let fp32 matmuls and convolutions on CUDA run on TF32 tensor cores (10-bit mantissa).
+def check_tf32(enabled: bool, device: str) -> None:
+    """``--tf32`` needs a CUDA device: refused in one line elsewhere."""
+    if enabled and torch.device(device).type != "cuda":
+        raise StsbenchError(f"--tf32 needs a CUDA device; on {device} train without it")
 
-    Off by default: SimCSE's runs are fp32 (or fp16), and TF32 changes every figure at the 1e-3 level.
+
+@contextlib.contextmanager
+def tf32(enabled: bool):
+    """``--tf32`` within the block: fp32 matmuls and convolutions on CUDA run on TF32 tensor cores (10-bit mantissa).
+
+    Off by default: SimCSE's runs are fp32 (or fp16), and TF32 changes every figure at the 1e-3 level. The loop
+    holds it around the training step alone (a CUDA graph captured inside keeps its TF32 kernels), so that the
+    dev evaluation and everything after training compute in full fp32; torch's two switches are process-wide,
+    so they are set on entry and put back as they were on exit.
     """
     if not enabled:
+        yield
         return
-    if torch.device(device).type != "cuda":
-        raise StsbenchError(f"--tf32 needs a CUDA device; on {device} train without it")
+    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
 
 def decay_groups(

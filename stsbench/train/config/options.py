@@ -198,7 +198,10 @@ class CommonOptions(BaseModel):
     compile: bool = option(
         False, "torch.compile the backbone; the first step's time, compilation included, is logged apart."
     )
-    tf32: bool = option(False, "Let fp32 matmuls on CUDA use TF32 tensor cores (CUDA only).")
+    tf32: bool = option(
+        False,
+        "Let fp32 matmuls on CUDA use TF32 tensor cores during the training steps (CUDA only; evaluations fp32).",
+    )
     cuda_graph: bool = option(
         False,
         "Replay each step (forward, backward, clip, AdamW, EMA and queue) from one CUDA graph: one CUDA "
@@ -243,7 +246,9 @@ class CommonOptions(BaseModel):
             if getattr(self, name) is not None and not self.train_dataset:
                 raise StsbenchError(f"{flag(name)} reads a --train-dataset; give one, or drop {flag(name)}")
         if self.batch_bucket_unit != "words" and self.batch_buckets is None:
-            raise StsbenchError("--batch-bucket-unit sets --batch-buckets' length; give --batch-buckets, or drop it")
+            raise StsbenchError(
+                "--batch-bucket-unit sets --batch-buckets' length; give --batch-buckets, or drop it"
+            )
         return self
 
 

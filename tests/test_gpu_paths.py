@@ -1,0 +1,110 @@
+"""The GPU paths' parts a CPU can check (issue 41, part A): RNG state per device, TF32 scope, no skipped GPU test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import train_config
+
+from stsbench.train import checkpoint as ckpt
+from stsbench.train.step import tf32
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+TESTS = Path(__file__).resolve().parent
+
+
+class FakeCuda:
+    """torch.cuda's generator calls on a machine with four GPUs, recorded; get_rng_state_all must not be called."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.set: list[tuple[int, int]] = []
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: 2)
+        monkeypatch.setattr(
+            torch.cuda, "get_rng_state", lambda device=None: torch.tensor([100 + int(device)])
+        )
+        monkeypatch.setattr(
+            torch.cuda,
+            "set_rng_state",
+            lambda state, device=None: self.set.append((int(state[0]), int(device))),
+        )
+
+        def every_gpu(*_a, **_k):
+            raise AssertionError("every GPU's generator read: a context on each GPU from each process")
+
+        monkeypatch.setattr(torch.cuda, "get_rng_state_all", every_gpu)
+        monkeypatch.setattr(torch.cuda, "set_rng_state_all", every_gpu)
+
+
+def test_each_process_saves_and_restores_its_own_gpus_generator(monkeypatch):
+    cuda = FakeCuda(monkeypatch)
+    states = ckpt.rng_states("cuda:1")
+    assert int(states["cuda"][0]) == 101 and states["cuda_device"] == 1
+    assert int(ckpt.rng_states("cuda")["cuda"][0]) == 102  # "cuda": the current device
+    assert "cuda" not in ckpt.rng_states("cpu")  # a CPU run saves no GPU state, GPU or not
+    ckpt.set_rng_states(states, "cuda:1")
+    old = {**states, "cuda": [torch.tensor([200 + i]) for i in range(4)]}  # a checkpoint of every GPU's
+    ckpt.set_rng_states(old, "cuda:3")
+    ckpt.set_rng_states(states, "cpu")
+    assert cuda.set == [(101, 1), (203, 3)]
+
+
+def test_tf32_is_on_inside_the_scope_and_put_back_after():
+    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    with tf32(True):
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+    with tf32(False):
+        assert torch.backends.cuda.matmul.allow_tf32 == before[0]
+
+
+def test_the_loop_holds_tf32_around_the_step_alone(files, tmp_path, monkeypatch):
+    """--tf32: the training steps on TF32, the dev evaluations in fp32 (on a CPU the switches change nothing)."""
+    import stsbench.train.loop as loop
+    import stsbench.train.run as run
+
+    seen: dict[str, set] = {"step": set(), "eval": set()}
+    step, evaluate = loop.train_step, run.dev_spearman
+
+    def spy_step(*a, **k):
+        seen["step"].add(torch.backends.cuda.matmul.allow_tf32)
+        return step(*a, **k)
+
+    def spy_eval(*a, **k):
+        seen["eval"].add(torch.backends.cuda.matmul.allow_tf32)
+        return evaluate(*a, **k)
+
+    monkeypatch.setattr(loop, "train_step", spy_step)
+    monkeypatch.setattr(run, "dev_spearman", spy_eval)
+    monkeypatch.setattr(run, "check_tf32", lambda enabled, device: None)  # --tf32 is refused on a CPU
+    loop.train(
+        train_config(files, tmp_path / "out", tf32=True, max_steps=4, eval_steps=2), show_progress=False
+    )
+    assert seen == {"step": {True}, "eval": {False}}
+    assert not torch.backends.cuda.matmul.allow_tf32
+
+
+def test_the_gpu_suite_fails_a_cuda_test_that_skips(tmp_path):
+    """STSBENCH_REQUIRE_CUDA=1 (benchmarks/gpu_suite.sh): a cuda test that skips fails; without it, it skips."""
+    for name in ("conftest.py", "helpers.py"):
+        shutil.copy(TESTS / name, tmp_path / name)
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\n\n@pytest.mark.cuda\ndef test_gpu():\n    pytest.skip('no GPU after all')\n"
+    )
+    ini = ["-p", "no:cacheprovider", "-o", "markers=cuda: gpu", "-q", str(tmp_path / "test_skips.py")]
+    env = {**os.environ, "STSBENCH_REQUIRE_CUDA": "1", "PYTHONPATH": str(tmp_path)}
+    required = subprocess.run(
+        [sys.executable, "-m", "pytest", *ini], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert required.returncode == 1 and "skipped on the GPU run" in required.stdout, required.stdout[-2000:]
+    env.pop("STSBENCH_REQUIRE_CUDA")
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", *ini], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert plain.returncode == 0 and "1 skipped" in plain.stdout, plain.stdout[-2000:]
