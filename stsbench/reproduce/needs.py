@@ -115,11 +115,31 @@ def model_missing(name: str) -> str | None:
     )
 
 
+def augmentation_models(config: dict) -> dict[str, str]:
+    """The models a training's augmentations load (their specs' ``model_options``): name -> the option."""
+    from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
+
+    names: dict[str, str] = {}
+    for augmentation in augment_names(str(config.get("augment") or "none")):
+        for option in AUGMENTATIONS[augmentation].model_options:
+            value = config.get(option)
+            if value is None:  # the option at its default: the field's
+                from stsbench.train.config.options import TrainConfig
+
+                value = TrainConfig.model_fields[option].default
+            names.update({n.strip(): option for n in str(value).split(",") if n.strip()})
+    return names
+
+
 def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     readers: dict[str, list[str]] = {}
+    options: dict[str, str] = {}  # an augmentation's model -> the option that names it
     for step in steps:
         if step.kind == "train" and step.model:
             readers.setdefault(step.model, []).append(step.id)
+            for name, option in augmentation_models(step.config).items():  # back-translation's translators
+                readers.setdefault(name, []).append(step.id)
+                options[name] = option
         elif step.kind in ("evaluate", "analysis"):
             model = _arg(step, "--model")
             if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
@@ -127,6 +147,8 @@ def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     needs = []
     for name, ids in readers.items():
         how = model_missing(name)
+        if how is not None and name in options:
+            how = how.replace("set the run's `model:` to its folder", f"set the run's `{options[name]}:` to its folder")
         if how is not None:
             needs.append(Need("model", name, how, tuple(ids)))
     return needs

@@ -33,6 +33,7 @@ from stsbench.errors import RunFailed
 from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import check_torch, distributed
+from stsbench.train.augment.build import check_augmentations
 from stsbench.train.batches import Batches, prefetch_depth
 from stsbench.train.config import TrainConfig, check_complete, finalize
 from stsbench.train.graph import GraphedStep
@@ -105,6 +106,7 @@ def train(
     check_torch(torch.__version__)  # an older torch failed steps in, on an API it lacks
     check_complete(cfg)
     check_installed(cfg.report_to)  # a missing tracker library is one line before anything loads
+    check_augmentations(cfg)  # an augmentation's library or model missing: one line, nothing written
     data = load_train_data(cfg)  # a corpus name resolved in the data folder, its first train_lines lines
     cfg = finalize(cfg, data.supervised, data.identity)  # a new record: the caller's config is not changed
     backbone_path, data_dir = resolve_backbone(cfg.model), resolve_data_dir(cfg.data_dir)

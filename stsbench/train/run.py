@@ -199,6 +199,7 @@ def setup(
     order = BatchOrder(len(data), cfg.batch_size, ctx.world, buckets)
     per_epoch = order.per_epoch
     total = cfg.max_steps or cfg.epochs * per_epoch
+    augment_corpus(method, data, order, total, cfg.seed, ctx)
     method.start(total)
     net = None
     if ctx.world > 1:
@@ -244,6 +245,20 @@ def setup(
         watch=FiniteWatch(device),
         started=started,
     )
+
+
+def augment_corpus(method: Method, data: TrainData, order: BatchOrder, total: int, seed: int, ctx) -> None:
+    """Text augmentations computed once per sentence: every sentence this process will read, before step 1."""
+    texts = [a for a in method.augmentations if a.stage == "text"]
+    if not texts:
+        return
+    rows: set[int] = set()
+    for step in range(total):
+        epoch, index = divmod(step, order.per_epoch)
+        rows.update(int(r) for r in order.rows(seed, epoch, index, ctx.rank))
+    sentences = [data.rows[r][0] for r in sorted(rows)]
+    for aug in texts:
+        aug.corpus(sentences)
 
 
 def check_resumable(saved: dict, cfg: ResolvedConfig) -> None:

@@ -32,6 +32,10 @@ class Augmentation:
         self.cfg = cfg
         self.tokenizer = tokenizer
 
+    @classmethod
+    def check(cls, cfg: Any) -> None:
+        """Before anything is written: what it needs is on this machine (a library, a model), else one line."""
+
     def prepare(self, model: ContrastiveEncoder) -> None:
         """Once the model is built, before training: load what it needs of it (the MLM ones: its LM head)."""
 
@@ -44,6 +48,13 @@ class TextAugmentation(Augmentation):
     """String to string, before tokenization."""
 
     stage = "text"
+
+    def corpus(self, texts: list[str]) -> int:
+        """Before the first step: every sentence the run will read; returns how many it computed.
+
+        An augmentation computed once per sentence (the nlpaug ones) does it here, in the main process.
+        """
+        return 0
 
     def texts(self, texts: list[str], rng: np.random.Generator) -> list[str]:
         """The augmented texts of a batch (one per text, in order)."""

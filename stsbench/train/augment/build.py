@@ -39,3 +39,9 @@ def build_augmentations(cfg: Any, tokenizer: Any) -> list[Augmentation]:
     views = getattr(cfg, "augment_views", "declared")
     names = augment_names(getattr(cfg, "augment", "none"))
     return [build_augmentation(name, cfg, tokenizer, views) for name in names]
+
+
+def check_augmentations(cfg: Any) -> None:
+    """What the config's augmentations need is on this machine (one line if not): before anything is written."""
+    for name in augment_names(getattr(cfg, "augment", "none")):
+        AUGMENTATIONS[name].augmentation_class().check(cfg)

@@ -41,7 +41,8 @@ NONE = "none"
 class AugmentationSpec:
     """An augmentation: its class, its stage, the views it targets, its option groups, a line for ``--help``.
 
-    ``augmentation``: a :class:`~stsbench.train.augment.base.Augmentation` subclass or ``"module:attr"``.
+    ``augmentation``: a :class:`~stsbench.train.augment.base.Augmentation` subclass or ``"module:attr"``;
+    ``model_options``: its options that name models (``reproduce`` checks those are here before it starts).
     """
 
     name: str
@@ -50,6 +51,7 @@ class AugmentationSpec:
     views: str = "positive"
     options: tuple[type[BaseModel], ...] = ()
     about: str = ""
+    model_options: tuple[str, ...] = ()  # its options naming models it loads (comma-separated): reproduce's checks
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
@@ -79,6 +81,8 @@ AUGMENTATIONS.register("word-deletion", "stsbench.train.augment.deletion:WORD_DE
 AUGMENTATIONS.register("delete-one-word", "stsbench.train.augment.deletion:DELETE_ONE_WORD")
 AUGMENTATIONS.register("mlm", "stsbench.train.augment.mlm_options:MLM")
 AUGMENTATIONS.register("mask-fill", "stsbench.train.augment.mlm_options:MASK_FILL")
+AUGMENTATIONS.register("typos", "stsbench.train.augment.text_options:TYPOS")
+AUGMENTATIONS.register("back-translation", "stsbench.train.augment.text_options:BACK_TRANSLATION")
 AUGMENTATIONS.register("token-cutoff", "stsbench.train.augment.cutoff_options:TOKEN_CUTOFF")
 AUGMENTATIONS.register("feature-cutoff", "stsbench.train.augment.cutoff_options:FEATURE_CUTOFF")
 AUGMENTATIONS.register("position-shuffle", "stsbench.train.augment.cutoff_options:POSITION_SHUFFLE")

@@ -1,0 +1,65 @@
+"""The options and registry entries of the nlpaug text augmentations (no torch, no nlpaug): classes in :mod:`.text`.
+
+MoCoSE Table 5's text-level rows (Cao et al., 2022, Sec. 4.1: "several text-level methods from the nlpaug
+toolkit"); the official code builds them in ``MoCoSEModel.__init__`` (``mocose.py:293-306``) and applies them to
+the target branch's input only. They need the ``augment`` extra (``pip install 'stsbench[augment]'``: nlpaug and
+sacremoses), imported only when chosen.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.fields import option
+
+
+class TextInputOptions(BaseModel):
+    """What the nlpaug augmentations are given: the sentence, or the official code's word-pieces."""
+
+    text_augment_input: Literal["text", "wordpieces"] = option(
+        "text",
+        "typos, back-translation: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
+        "spaces, '##' kept, as the official code rebuilds it from the batch's ids (wordpieces: mocose.py:179-193).",
+    )
+
+
+class TyposOptions(BaseModel):
+    """MoCoSE Table 5's typos."""
+
+    typos_dict: str | None = option(
+        None,
+        "typos: the misspelling dictionary (nlpaug's format: a word, then its misspellings, one line each); "
+        "default nlpaug's own spelling_en.txt, which the official naw.SpellingAug() reads.",
+    )
+
+
+class BackTranslationOptions(BaseModel):
+    """MoCoSE Table 5's back-translation."""
+
+    back_translation_models: str = option(
+        "facebook/wmt19-en-de,facebook/wmt19-de-en",
+        "back-translation: the two translation models, there and back, as hub ids or local folders "
+        "(official: facebook/wmt19-en-de and facebook/wmt19-de-en).",
+    )
+
+
+TYPOS = AugmentationSpec(
+    "typos",
+    "text",
+    "stsbench.train.augment.text:Typos",
+    views="target",
+    options=(TyposOptions, TextInputOptions),
+    about="MoCoSE Table 5's typos (nlpaug's SpellingAug)",
+)
+BACK_TRANSLATION = AugmentationSpec(
+    "back-translation",
+    "text",
+    "stsbench.train.augment.text:BackTranslation",
+    views="target",
+    options=(BackTranslationOptions, TextInputOptions),
+    about="MoCoSE Table 5's back-translation en -> de -> en (nlpaug's BackTranslationAug)",
+    model_options=("back_translation_models",),
+)

@@ -1,0 +1,173 @@
+"""MoCoSE Table 5's nlpaug text augmentations (issue 39): typos and back-translation on tiny offline models."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+from helpers import run_cli_process, train_config
+
+from stsbench.errors import StsbenchError
+from stsbench.train.config import TrainConfig, make_config
+from stsbench.train.run import build
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+pytest.importorskip("nlpaug")  # the augment extra (in dev: CI has it)
+
+ROWS = [("a man is playing a guitar .",), ("the cat sleeps on the warm mat .",), ("it rains today .",)]
+WORDS = "a man is playing guitar the cat sleeps on warm mat it rains today ein mann spielt gitarre die katze".split()
+
+
+@pytest.fixture(scope="module")
+def translators(tmp_path_factory):
+    """Two tiny random FSMT models (en->de, de->en) with a word-level vocabulary: built offline, no hub."""
+    from transformers import FSMTConfig, FSMTForConditionalGeneration, FSMTTokenizer
+
+    root = tmp_path_factory.mktemp("fsmt")
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for w in WORDS + list("abcdefghijklmnopqrstuvwxyz."):
+        vocab.setdefault(f"{w}</w>", len(vocab))
+    folders = []
+    for seed, name in enumerate(("en-de", "de-en")):
+        path = root / name
+        path.mkdir()
+        for file in ("vocab-src.json", "vocab-tgt.json"):
+            (path / file).write_text(json.dumps(vocab))
+        (path / "merges.txt").write_text("")
+        FSMTTokenizer(
+            langs=["en", "de"],
+            src_vocab_file=str(path / "vocab-src.json"),
+            tgt_vocab_file=str(path / "vocab-tgt.json"),
+            merges_file=str(path / "merges.txt"),
+        ).save_pretrained(path)
+        torch.manual_seed(seed)
+        sizes = dict(encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2)
+        config = FSMTConfig(
+            langs=["en", "de"],
+            src_vocab_size=len(vocab),
+            tgt_vocab_size=len(vocab),
+            d_model=16,
+            encoder_ffn_dim=32,
+            decoder_ffn_dim=32,
+            max_position_embeddings=64,
+            max_length=12,
+            num_beams=1,
+            **sizes,
+        )
+        FSMTForConditionalGeneration(config).save_pretrained(path)
+        folders.append(str(path))
+    return ",".join(folders)
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _built(files, tmp_path, **options):
+    cfg = make_config(
+        {
+            "model": str(files / "tiny"),
+            "train_file": str(files / "train.txt"),
+            "output": str(tmp_path / "out"),
+            "batch_size": 3,
+            "method": "mocose",
+            "fgsm_epsilon": 0.0,
+            **options,
+        }
+    )
+    model, tokenizer, method, _ = build(cfg, files / "tiny", "cpu")
+    return model.train(), tokenizer, method
+
+
+def _texts(tokenizer, view) -> list[str]:
+    return [
+        tokenizer.decode(ids[mask.bool()], skip_special_tokens=True)
+        for ids, mask in zip(view["input_ids"], view["attention_mask"], strict=True)
+    ]
+
+
+def test_typos_misspell_the_target_branch_from_the_dictionary_given(files, tmp_path, cache):
+    typos = tmp_path / "typos.txt"
+    typos.write_text("playing plaaying\nsleeps sleeeps\nrains raains\n")
+    model, tokenizer, method = _built(files, tmp_path, augment="typos", typos_dict=str(typos))
+    (aug,) = method.augmentations
+    states = (random.getstate(), np.random.get_state()[1].copy(), torch.get_rng_state())
+    assert aug.corpus([r[0] for r in ROWS]) == 3
+    assert random.getstate() == states[0] and np.array_equal(np.random.get_state()[1], states[1])
+    assert torch.equal(torch.get_rng_state(), states[2])  # the training's generators are left as they were
+    views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
+    online, target = _texts(tokenizer, views.anchor), _texts(tokenizer, views.positive)
+    assert online == [tokenizer.decode(tokenizer(r[0])["input_ids"], skip_special_tokens=True) for r in ROWS]
+    assert target == ["a man is plaaying a guitar.", "the cat sleeeps on the warm mat.", "it raains today."]
+    # computed once: another run with this seed reads the cache; the copies are the same
+    _, _, again = _built(files, tmp_path / "again", augment="typos", typos_dict=str(typos))
+    assert again.augmentations[0].corpus([r[0] for r in ROWS]) == 0
+    assert again.augmentations[0].done == aug.done
+    assert len(list(cache.glob("augment/typos-*/texts.json"))) == 1
+
+
+def test_the_official_input_is_the_word_pieces_joined_by_spaces(files, tmp_path, cache):
+    _, _, method = _built(files, tmp_path, augment="typos", text_augment_input="wordpieces")
+    assert method.augmentations[0].given("an unaffable man .") == "an una ##ffa ##ble man ."
+
+
+def test_back_translation_runs_there_and_back_on_local_models(files, tmp_path, cache, translators):
+    model, tokenizer, method = _built(
+        files, tmp_path, augment="back-translation", back_translation_models=translators
+    )
+    (aug,) = method.augmentations
+    assert aug.corpus([r[0] for r in ROWS]) == 3
+    views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
+    target = _texts(tokenizer, views.positive)
+    assert target != [r[0] for r in ROWS] and all(isinstance(t, str) and t for t in target)
+    assert torch.isfinite(method.loss(model, views)[0])
+
+
+def test_a_missing_model_or_library_is_one_line_before_anything_is_written(
+    files, tmp_path, cache, monkeypatch
+):
+    out = tmp_path / "run"
+    args = ["train", "--method", "mocose", "--model", files / "tiny", "--train-file", files / "train.txt"]
+    args += ["--augment", "back-translation", "--output", out, "--max-steps", "2", "--quiet"]
+    done = run_cli_process(args, env={"HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 2 and not out.exists(), done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "facebook/wmt19-en-de is not on this machine" in line
+    assert "--back-translation-models THERE,BACK" in line
+    import stsbench.train.augment.text as text
+
+    def absent(who):
+        raise StsbenchError(f"--augment {who} needs nlpaug, which is not installed; {text.EXTRA}")
+
+    monkeypatch.setattr(text, "require_nlpaug", absent)
+    with pytest.raises(
+        StsbenchError, match=r"--augment typos needs nlpaug, .*pip install 'stsbench\[augment\]'"
+    ):
+        text.Typos.check(TrainConfig(method="mocose", augment="typos"))
+
+
+def test_a_mocose_run_with_typos_trains(files, tmp_path, cache):
+    from stsbench.train.loop import train
+
+    cfg = train_config(files, tmp_path / "out", method="mocose", augment="typos", max_steps=2, eval_steps=2)
+    assert train(cfg, show_progress=False).steps == 2
+    from stsbench.train.data import BatchOrder
+
+    lines = [line for line in (files / "train.txt").read_text().splitlines() if line.strip()]
+    read = {lines[r] for i in range(2) for r in BatchOrder(len(lines), 4).rows(cfg.seed, 0, i)}
+    assert len(json.loads(next(cache.glob("augment/typos-*/texts.json")).read_text())) == len(read)
+
+
+def test_reproduce_knows_the_models_an_augmentation_loads():
+    from stsbench.reproduce.needs import augmentation_models
+
+    assert augmentation_models({"augment": "back-translation"}) == {
+        "facebook/wmt19-en-de": "back_translation_models",
+        "facebook/wmt19-de-en": "back_translation_models",
+    }
+    assert augmentation_models({"augment": "typos,crop"}) == {} == augmentation_models({})
