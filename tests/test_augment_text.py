@@ -62,6 +62,67 @@ def translators(tmp_path_factory):
     return ",".join(folders)
 
 
+@pytest.fixture(scope="module")
+def masked_lm(tmp_path_factory):
+    """A tiny random RoBERTa masked LM with a byte-level BPE trained on the wiki head's first lines: offline."""
+    from helpers import DATA
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
+
+    path = tmp_path_factory.mktemp("roberta") / "tiny-roberta"
+    lines = (DATA / "wiki" / "wiki1m_head.txt").read_text(encoding="utf-8").splitlines()[:2000]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        lines, vocab_size=600, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
+    path.mkdir()
+    bpe.save_model(str(path))
+    merges = [
+        tuple(line.split()) for line in (path / "merges.txt").read_text().splitlines()[1:] if line.strip()
+    ]
+    tokenizer = RobertaTokenizer(vocab=json.loads((path / "vocab.json").read_text()), merges=merges)
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=130,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    RobertaForMaskedLM(config).save_pretrained(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("action", ["insert", "substitute"])
+def test_synonyms_from_a_masked_lm_insert_or_substitute_words(files, tmp_path, cache, masked_lm, action):
+    _, tokenizer, method = _built(
+        files, tmp_path, augment="synonyms", synonym_model=masked_lm, synonym_action=action
+    )
+    (aug,) = method.augmentations
+    assert aug.corpus([r[0] for r in ROWS]) == 3
+    out = [aug.done[r[0]] for r in ROWS]
+    assert out != [r[0] for r in ROWS]
+    if (
+        action == "insert"
+    ):  # every word kept, in order, with new ones between (nlpaug's aug_p 0.3, at least one)
+        for text, new in zip((r[0] for r in ROWS), out, strict=True):
+            words, got = text.split(), new.split()
+            assert len(got) > len(words) and all(w in got for w in words), (text, new)
+    # one seed a sentence: computed again from nothing, the same copies
+    _, _, again = _built(
+        files, tmp_path / "again", augment="synonyms", synonym_model=masked_lm, synonym_action=action
+    )
+    (fresh,) = again.augmentations
+    fresh.cache_folder = lambda: tmp_path / "elsewhere"  # not the cache: compute
+    assert fresh.corpus([r[0] for r in ROWS][::-1]) == 3 and [fresh.done[r[0]] for r in ROWS] == out
+
+
 @pytest.fixture()
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))

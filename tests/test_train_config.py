@@ -49,7 +49,9 @@ def other_value(name: str):
     known = {"queue_slice": "0:256", "device": "cpu", "report_to": "wandb", "pooler": "avg_top2"}
     known["batch_buckets"] = "3:8"
     # the entries whose options the test sets
-    known["augment"] = "repetition,crop,word-deletion,mlm,token-cutoff,feature-cutoff,typos,back-translation"
+    known["augment"] = (
+        "repetition,crop,word-deletion,mlm,token-cutoff,feature-cutoff,typos,back-translation,synonyms"
+    )
     return known.get(name, f"some-{name}")
 
 
@@ -86,11 +88,11 @@ def test_help_shows_the_choices_and_the_method_defaults():
     out = " ".join(CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "250"}).output.split())
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
-        len(choices) == 25
+        len(choices) == 26
     )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
     # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude;
     # the second fidelity pass 2: optimizer, momentum_update; issue 36 took pooler's (a registry name, plugins too);
-    # issue 37 added select_on, issue 39 augment_views, embedding_augment_tokens, batch_bucket_unit and text_augment_input
+    # issue 37 added select_on, issue 39 augment_views, embedding_augment_tokens, batch_bucket_unit, text_augment_input and synonym_action
     assert "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package" in out
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
@@ -245,6 +247,8 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "typos_dict": None,  # MoCoSE Table 5's text augmentations
         "back_translation_models": "facebook/wmt19-en-de,facebook/wmt19-de-en",
         "text_augment_input": "text",
+        "synonym_model": "roberta-base",
+        "synonym_action": "substitute",
         "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
     }
     # issue 27's tracking options, whose defaults log nowhere

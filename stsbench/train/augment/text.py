@@ -244,3 +244,44 @@ class BackTranslation(NlpaugText):
     def make(self, naw: Any) -> Any:
         there, back = self.models()
         return naw.BackTranslationAug(from_model_name=str(there), to_model_name=str(back), device=self.device)
+
+
+def transformers5_shim(naw: Any) -> None:
+    """Make nlpaug 1.1.11's masked LMs work on transformers 5: their two token/id lookups, by the public API.
+
+    nlpaug calls the slow tokenizer's ``_convert_token_to_id`` and ``_convert_id_to_token`` unless the tokenizer's
+    class name says "Fast"; transformers 5 has one tokenizer class a model, without those private methods
+    (``AttributeError``). ``convert_tokens_to_ids`` and ``convert_ids_to_tokens`` give the same ids and tokens.
+    Nothing else of nlpaug is changed.
+    """
+    import nlpaug.model.lang_models as nml
+
+    for model in (nml.Roberta, nml.Bert, nml.DistilBert):  # the masked LMs ContextualWordEmbsAug may load
+        model.token2id = lambda self, token: self.tokenizer.convert_tokens_to_ids(token)
+        model.id2token = lambda self, _id: self.tokenizer.convert_ids_to_tokens(_id)
+
+
+class Synonyms(NlpaugText):
+    """``synonyms``: nlpaug's ``ContextualWordEmbsAug``, words a masked language model proposes.
+
+    Its defaults (aug_p 0.3, 1 to 10 words, top_k 100), substituting or inserting; each sentence from its own seed.
+    """
+
+    entry = "synonyms"
+
+    def models(self) -> list[Path]:
+        return [model_folder(self.cfg.synonym_model, self.entry, "--synonym-model DIR")]
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), "action": self.cfg.synonym_action}
+
+    def make(self, naw: Any) -> Any:
+        (folder,) = self.models()
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        transformers5_shim(naw)
+        return naw.ContextualWordEmbsAug(
+            model_path=str(folder),
+            model_type=config.get("model_type", ""),
+            action=self.cfg.synonym_action,
+            device=self.device,
+        )

@@ -21,7 +21,7 @@ class TextInputOptions(BaseModel):
 
     text_augment_input: Literal["text", "wordpieces"] = option(
         "text",
-        "typos, back-translation: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
+        "typos, back-translation, synonyms: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
         "spaces, '##' kept, as the official code rebuilds it from the batch's ids (wordpieces: mocose.py:179-193).",
     )
 
@@ -46,6 +46,21 @@ class BackTranslationOptions(BaseModel):
     )
 
 
+class SynonymOptions(BaseModel):
+    """MoCoSE Table 5's synonyms from a masked language model."""
+
+    synonym_model: str = option(
+        "roberta-base",
+        "synonyms: the masked language model that proposes the words, a hub id or a local folder (official: "
+        "roberta-base).",
+    )
+    synonym_action: Literal["substitute", "insert"] = option(
+        "substitute",
+        "synonyms: replace words (substitute: the paper's 'synonym replace') or insert new ones (insert: the "
+        "official naw.ContextualWordEmbsAug(action='insert'), mocose.py:299).",
+    )
+
+
 TYPOS = AugmentationSpec(
     "typos",
     "text",
@@ -62,4 +77,13 @@ BACK_TRANSLATION = AugmentationSpec(
     options=(BackTranslationOptions, TextInputOptions),
     about="MoCoSE Table 5's back-translation en -> de -> en (nlpaug's BackTranslationAug)",
     model_options=("back_translation_models",),
+)
+SYNONYMS = AugmentationSpec(
+    "synonyms",
+    "text",
+    "stsbench.train.augment.text:Synonyms",
+    views="target",
+    options=(SynonymOptions, TextInputOptions),
+    about="MoCoSE Table 5's synonym replace (roberta-base; nlpaug's ContextualWordEmbsAug)",
+    model_options=("synonym_model",),
 )
