@@ -123,6 +123,50 @@ def test_synonyms_from_a_masked_lm_insert_or_substitute_words(files, tmp_path, c
     assert fresh.corpus([r[0] for r in ROWS][::-1]) == 3 and [fresh.done[r[0]] for r in ROWS] == out
 
 
+@pytest.fixture(scope="module")
+def xlnet(tmp_path_factory):
+    """A tiny random XLNet language model with a unigram tokenizer trained on the wiki head: offline."""
+    from helpers import DATA
+    from tokenizers import SentencePieceUnigramTokenizer
+    from transformers import XLNetConfig, XLNetLMHeadModel, XLNetTokenizer
+
+    path = tmp_path_factory.mktemp("xlnet") / "tiny-xlnet"
+    lines = (DATA / "wiki" / "wiki1m_head.txt").read_text(encoding="utf-8").splitlines()[:2000]
+    unigram = SentencePieceUnigramTokenizer()
+    specials = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
+    unigram.train_from_iterator(lines, vocab_size=800, special_tokens=specials, unk_token="<unk>")
+    vocab = [(piece, score) for piece, score in json.loads(unigram.to_str())["model"]["vocab"]]
+    tokenizer = XLNetTokenizer(vocab=vocab)
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = XLNetConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        n_layer=1,
+        n_head=2,
+        d_inner=64,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    XLNetLMHeadModel(config).save_pretrained(path)
+    return str(path)
+
+
+def test_paraphrase_appends_what_the_language_model_writes(files, tmp_path, cache, xlnet):
+    _, _, method = _built(files, tmp_path, augment="paraphrase", paraphrase_model=xlnet)
+    (aug,) = method.augmentations
+    sentence = ROWS[2][0]
+    assert aug.corpus([sentence]) == 1
+    out = aug.done[sentence]
+    assert (
+        out.startswith(sentence + " ") and len(out) > len(sentence) + 1
+    )  # the sentence, then the continuation
+    aug.cache_folder = lambda: tmp_path / "elsewhere"  # computed again, from nothing: the same continuation
+    aug.done.clear()
+    assert aug.corpus([sentence]) == 1 and aug.done[sentence] == out
+
+
 @pytest.fixture()
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))

@@ -50,7 +50,7 @@ def other_value(name: str):
     known["batch_buckets"] = "3:8"
     # the entries whose options the test sets
     known["augment"] = (
-        "repetition,crop,word-deletion,mlm,token-cutoff,feature-cutoff,typos,back-translation,synonyms"
+        "repetition,crop,word-deletion,mlm,token-cutoff,feature-cutoff,typos,back-translation,synonyms,paraphrase"
     )
     return known.get(name, f"some-{name}")
 
@@ -249,6 +249,7 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "text_augment_input": "text",
         "synonym_model": "roberta-base",
         "synonym_action": "substitute",
+        "paraphrase_model": "xlnet-base-cased",
         "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
     }
     # issue 27's tracking options, whose defaults log nowhere

@@ -247,7 +247,7 @@ class BackTranslation(NlpaugText):
 
 
 def transformers5_shim(naw: Any) -> None:
-    """Make nlpaug 1.1.11's masked LMs work on transformers 5: their two token/id lookups, by the public API.
+    """Make nlpaug 1.1.11's language models work on transformers 5: their two token/id lookups, by the public API.
 
     nlpaug calls the slow tokenizer's ``_convert_token_to_id`` and ``_convert_id_to_token`` unless the tokenizer's
     class name says "Fast"; transformers 5 has one tokenizer class a model, without those private methods
@@ -256,7 +256,7 @@ def transformers5_shim(naw: Any) -> None:
     """
     import nlpaug.model.lang_models as nml
 
-    for model in (nml.Roberta, nml.Bert, nml.DistilBert):  # the masked LMs ContextualWordEmbsAug may load
+    for model in (nml.Roberta, nml.Bert, nml.DistilBert, nml.XlNet):  # the models the two augmenters load
         model.token2id = lambda self, token: self.tokenizer.convert_tokens_to_ids(token)
         model.id2token = lambda self, _id: self.tokenizer.convert_ids_to_tokens(_id)
 
@@ -285,3 +285,36 @@ class Synonyms(NlpaugText):
             action=self.cfg.synonym_action,
             device=self.device,
         )
+
+
+class Paraphrase(NlpaugText):
+    """``paraphrase``: nlpaug's ``ContextualWordEmbsForSentenceAug``, a continuation written after the sentence.
+
+    nlpaug's "paraphrase" with XLNet (its defaults: top_k 50, up to 30 tokens until a sentence ends) keeps the
+    sentence and appends a generated one, which is what the official code (``mocose.py:303``) gave the target branch.
+    nlpaug hands the XLNet tokenizer's ``convert_tokens_to_string`` one string of the generated pieces, which the
+    slow sentencepiece tokenizer joined as characters; transformers 5's asks for a list, so a string gets that
+    same join (the pieces' "▁" made spaces) and a list the tokenizer's own.
+    """
+
+    entry = "paraphrase"
+
+    def models(self) -> list[Path]:
+        return [model_folder(self.cfg.paraphrase_model, self.entry, "--paraphrase-model DIR")]
+
+    def make(self, naw: Any) -> Any:
+        import nlpaug.augmenter.sentence as nas
+
+        (folder,) = self.models()
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        transformers5_shim(naw)
+        kind = "gpt2" if config.get("model_type") == "gpt2" else "xlnet"
+        aug = nas.ContextualWordEmbsForSentenceAug(model_path=str(folder), model_type=kind, device=self.device)
+        tokenizer = aug.model.tokenizer
+        join = tokenizer.convert_tokens_to_string
+
+        def pieces_to_text(tokens: Any) -> str:
+            return tokens.replace("\u2581", " ").strip() if isinstance(tokens, str) else join(tokens)
+
+        tokenizer.convert_tokens_to_string = pieces_to_text
+        return aug

@@ -21,7 +21,7 @@ class TextInputOptions(BaseModel):
 
     text_augment_input: Literal["text", "wordpieces"] = option(
         "text",
-        "typos, back-translation, synonyms: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
+        "typos, back-translation, synonyms, paraphrase: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
         "spaces, '##' kept, as the official code rebuilds it from the batch's ids (wordpieces: mocose.py:179-193).",
     )
 
@@ -61,6 +61,16 @@ class SynonymOptions(BaseModel):
     )
 
 
+class ParaphraseOptions(BaseModel):
+    """MoCoSE Table 5's paraphrase."""
+
+    paraphrase_model: str = option(
+        "xlnet-base-cased",
+        "paraphrase: the XLNet (or GPT-2) language model that writes the continuation, a hub id or a local folder "
+        "(official: xlnet-base-cased).",
+    )
+
+
 TYPOS = AugmentationSpec(
     "typos",
     "text",
@@ -86,4 +96,13 @@ SYNONYMS = AugmentationSpec(
     options=(SynonymOptions, TextInputOptions),
     about="MoCoSE Table 5's synonym replace (roberta-base; nlpaug's ContextualWordEmbsAug)",
     model_options=("synonym_model",),
+)
+PARAPHRASE = AugmentationSpec(
+    "paraphrase",
+    "text",
+    "stsbench.train.augment.text:Paraphrase",
+    views="target",
+    options=(ParaphraseOptions, TextInputOptions),
+    about="MoCoSE Table 5's paraphrasing (xlnet-base-cased; nlpaug's ContextualWordEmbsForSentenceAug)",
+    model_options=("paraphrase_model",),
 )

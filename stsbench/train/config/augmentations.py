@@ -84,6 +84,7 @@ AUGMENTATIONS.register("mask-fill", "stsbench.train.augment.mlm_options:MASK_FIL
 AUGMENTATIONS.register("typos", "stsbench.train.augment.text_options:TYPOS")
 AUGMENTATIONS.register("back-translation", "stsbench.train.augment.text_options:BACK_TRANSLATION")
 AUGMENTATIONS.register("synonyms", "stsbench.train.augment.text_options:SYNONYMS")
+AUGMENTATIONS.register("paraphrase", "stsbench.train.augment.text_options:PARAPHRASE")
 AUGMENTATIONS.register("token-cutoff", "stsbench.train.augment.cutoff_options:TOKEN_CUTOFF")
 AUGMENTATIONS.register("feature-cutoff", "stsbench.train.augment.cutoff_options:FEATURE_CUTOFF")
 AUGMENTATIONS.register("position-shuffle", "stsbench.train.augment.cutoff_options:POSITION_SHUFFLE")
