@@ -80,7 +80,13 @@ def masked_lm(tmp_path_factory):
     merges = [
         tuple(line.split()) for line in (path / "merges.txt").read_text().splitlines()[1:] if line.strip()
     ]
-    tokenizer = RobertaTokenizer(vocab=json.loads((path / "vocab.json").read_text()), merges=merges)
+    try:  # transformers 5: one tokenizer class, built from the vocabulary and merges themselves
+        tokenizer = RobertaTokenizer(vocab=json.loads((path / "vocab.json").read_text()), merges=merges)
+    except TypeError:  # transformers 4 (the floors): the fast tokenizer reads the two files
+        from transformers import RobertaTokenizerFast
+
+        files = {"vocab_file": str(path / "vocab.json"), "merges_file": str(path / "merges.txt")}
+        tokenizer = RobertaTokenizerFast(**files)
     tokenizer.save_pretrained(path)
     torch.manual_seed(0)
     config = RobertaConfig(
@@ -136,7 +142,12 @@ def xlnet(tmp_path_factory):
     specials = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
     unigram.train_from_iterator(lines, vocab_size=800, special_tokens=specials, unk_token="<unk>")
     vocab = [(piece, score) for piece, score in json.loads(unigram.to_str())["model"]["vocab"]]
-    tokenizer = XLNetTokenizer(vocab=vocab)
+    try:  # transformers 5: built from the pieces and their scores
+        tokenizer = XLNetTokenizer(vocab=vocab)
+    except (TypeError, ImportError):  # transformers 4 (the floors): the slow one reads a sentencepiece model
+        from transformers import XLNetTokenizerFast
+
+        tokenizer = XLNetTokenizerFast(tokenizer_object=unigram._tokenizer)
     tokenizer.save_pretrained(path)
     torch.manual_seed(0)
     config = XLNetConfig(
