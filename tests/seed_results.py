@@ -77,11 +77,46 @@ def _train_run(method: str, seed: int, dest: Path) -> None:
     (dest / "train_log.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def make_seed_results(root: Path) -> Path:
-    """Write the folder under ``root`` (results of 6 checkpoints and the backbone, 6 training runs)."""
+ALIGN = {"simcse": 0.20, "esimcse": 0.30}  # l_align of seed 2; seeds 1 and 3: -/+ 0.01
+LD_GT, LD_LE = 0.16, 0.18  # mean |cos - g'| of every task's LD > 3 and LD <= 3 pairs, seed 2; seeds: -/+ 0.01
+
+
+def analysis_value(base: float, seed: int) -> float:
+    """An analysis figure of seed ``seed``: ``base`` + (-0.01, 0, +0.01)."""
+    return base + 0.01 * OFFSETS[SEEDS.index(seed)]
+
+
+def _analysis_result(method: str, seed: int, stem: str) -> dict:
+    source = FIXTURE / "analyses" / "runs__simcse-tiny" / "avg" / f"{stem.replace('tokens', 'words')}.json"
+    data = json.loads(source.read_text("utf-8"))
+    name = f"/runs/seeds/{method}/seed-{seed}"
+    data["model"].update(name=name, path=name, fingerprint=hashlib.md5(name.encode()).hexdigest())
+    r = data["result"]
+    if stem == "align_uniform_dev":
+        r["alignment"] = analysis_value(ALIGN[method], seed)
+    else:  # length bias in tokens: every task's groups set, so Avg. is the same figure
+        r["unit"] = data["config"]["unit"] = "tokens"
+        for d in r["datasets"]:
+            for g, base in zip(d["threshold_groups"], (LD_LE, LD_GT), strict=True):
+                g["mean_abs_diff"] = analysis_value(base, seed)
+        for a, base in zip(r["average"], (None, LD_LE, LD_GT), strict=True):
+            if base is not None:
+                a["mean_abs_diff"] = analysis_value(base, seed)
+    return data
+
+
+def make_seed_results(root: Path, analyses: bool = False) -> Path:
+    """Write the folder under ``root`` (results of 6 checkpoints and the backbone, 6 training runs).
+
+    ``analyses``: also each checkpoint's alignment/uniformity (:data:`ALIGN`) and length bias in tokens
+    (:data:`LD_GT`, :data:`LD_LE`) under ``analyses/``.
+    """
     root.mkdir(parents=True, exist_ok=True)
     for method in METHODS:
         for seed in SEEDS:
+            for stem in ("align_uniform_dev", "length_bias_tokens") if analyses else ():
+                folder = root / "analyses" / f"{method}__seed-{seed}" / "avg"
+                _write(folder / f"{stem}.json", _analysis_result(method, seed, stem))
             for task in TASKS:
                 _write(
                     root / f"{method}__seed-{seed}" / "avg" / "test" / f"{task}.json",

@@ -20,6 +20,7 @@ from stsbench.errors import StsbenchError
 
 LB, GEO, REP = "stsbench.analyses.length_bias", "stsbench.analyses.geometry", "stsbench.analyses.repetition"
 TABLES, FIGURES = "stsbench.analyses.tables", "stsbench.analyses.figures"
+NUMBERS = "stsbench.analyses.numbers"
 log = logging.getLogger("stsbench")
 STSB = "STSBenchmark"
 Split = Literal["train", "dev", "test"]
@@ -92,6 +93,8 @@ class LengthBias(Analysis):
         f"{TABLES}:length_bias_table7",
     )  # ESimCSE arXiv Table 1, COLING Table 7
     draw = f"{FIGURES}:length_bias_figure"
+    number_builder = f"{NUMBERS}:length_bias_numbers"
+    published_builder = f"{NUMBERS}:length_bias_published"
 
     def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
         """The report's two tables, then each model's finer buckets."""
@@ -195,6 +198,8 @@ class RepetitionProbe(Analysis):
 
     table_builders = (f"{TABLES}:repetition_table",)
     draw = f"{FIGURES}:repetition_figure"
+    number_builder = f"{NUMBERS}:repetition_numbers"
+    published_builder = f"{NUMBERS}:repetition_published"
 
 
 class _StsbSplit(Analysis):
@@ -252,6 +257,7 @@ class AlignUniform(_StsbSplit):
 
     table_builders = (f"{TABLES}:align_uniform_table",)
     draw = f"{FIGURES}:align_uniform_figure"
+    number_builder = f"{NUMBERS}:align_uniform_numbers"
 
 
 @dataclass(frozen=True)
@@ -291,3 +297,4 @@ class Spectrum(_StsbSplit):
 
     table_builders = (f"{TABLES}:spectrum_table",)
     draw = f"{FIGURES}:spectrum_figure"
+    number_builder = f"{NUMBERS}:spectrum_numbers"

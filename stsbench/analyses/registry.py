@@ -44,6 +44,22 @@ def option(default: Any, help: str) -> Any:  # noqa: A002 - typer's and click's 
 
 
 @dataclasses.dataclass(frozen=True)
+class Number:
+    """One figure of an analysis result, placed as the report's table over seeds shows it.
+
+    ``row`` and ``column`` mirror the paper's table (``|cos - g'| x100, LD <= 3`` x ``STS12``); the value is at
+    the scale the tables print (x100 where the paper prints x100), unrounded; None where undefined (a group
+    without pairs). ``headline``: drawn in the figure of each seed's value.
+    """
+
+    row: str
+    column: str
+    value: float | None
+    decimals: int = 2
+    headline: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class NoOptions:
     """The config of an analysis without options of its own."""
 
@@ -73,6 +89,13 @@ class Analysis(ABC):
     # :meth:`tables` / :meth:`figure`
     table_builders: ClassVar[tuple[Callable[[str, dict[str, Any]], Any] | str, ...]] = ()
     draw: ClassVar[Callable[[dict[str, Any], Path], list[Path]] | str | None] = None
+    # a result's figures as :class:`Number` rows (the report's table over seeds): ``result -> [Number]``;
+    # none: the report shows each seed's checkpoint in the tables above instead
+    number_builder: ClassVar[Callable[[Any], list[Number]] | str | None] = None
+    # a result against a published analysis entry: ``(result, entry) -> {column: (measured, published)} | str``,
+    # both in points (x100 where the paper prints a fraction), or why they are not comparable (what
+    # ``published check`` judges); none: no entry of this analysis is checked
+    published_builder: ClassVar[Callable[[Any, Any], dict[str, tuple[float, float]] | str] | str | None] = None
 
     def prepare(self, config: Any) -> Any:
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
@@ -118,6 +141,19 @@ class Analysis(ABC):
     def figure(self, results: dict[str, Any], stem: Path) -> list[Path]:
         """Draw ``{label: result}`` to ``stem.png`` and ``stem.svg``; return the files (none without ``draw``)."""
         return [] if self.draw is None else load_target(self.draw)(results, stem)
+
+    def numbers(self, result: Any) -> list[Number]:
+        """The result's figures for the table over seeds (none without ``number_builder``)."""
+        return [] if self.number_builder is None else load_target(self.number_builder)(result)
+
+    def published_figures(self, result: Any, entry: Any) -> dict[str, tuple[float, float]] | str:
+        """``{column: (measured on result, published)}`` for the columns of a published entry, both in points.
+
+        A string says why ``result`` cannot be held against ``entry`` (another unit, threshold or row).
+        """
+        if self.published_builder is None:
+            return f"the {self.name} analysis is not compared with published tables"
+        return load_target(self.published_builder)(result, entry)
 
     def result_class(self) -> type:
         """The result dataclass (``result_type`` imported when named as a string)."""

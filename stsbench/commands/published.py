@@ -105,7 +105,9 @@ def check(
     ] = "0.05",
     model: Annotated[
         str | None,
-        typer.Option(help="Only results of this model name (a cell: the group of seeds, by name, method or folder)."),
+        typer.Option(
+            help="Only results of this model name (a cell: the group of seeds, by name, method or folder)."
+        ),
     ] = None,
     pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
     mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
@@ -126,8 +128,13 @@ def check(
     from stsbench.errors import StsbenchError
     from stsbench.published.cells import is_cell_check
     from stsbench.published.check import CheckFailed, check_results
+    from stsbench.published.registry import load_registry
     from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
 
+    entry = load_registry().get(against)
+    if entry is not None and entry.kind == "analysis":
+        _check_analysis(results, against, tolerance, difference, model)
+        return
     if not against.startswith(MTEB_RESULTS_PREFIX) and is_cell_check(against):
         _check_cells(results, against, tolerance, difference, model)
         return
@@ -143,6 +150,81 @@ def check(
     _print_comparison(comparison)
     if not comparison.passed:
         raise CheckFailed(f"check failed: {comparison.summary()}")
+
+
+def _check_analysis(
+    results: Path, against: str, tolerance: str, difference: float | None, model: str | None
+) -> None:
+    """An analysis table's row against the analyses under ``results``: one group of seeds, or one checkpoint.
+
+    ``--tolerance seeds``: each figure's verdict over the seeds (:func:`stsbench.analyses.check.check_analysis`);
+    a number: one checkpoint's figures within it of the published ones (several seeds: use seeds).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from stsbench.analyses.check import check_analysis
+    from stsbench.commands._console import table_console
+    from stsbench.commands.run import seed_spread
+    from stsbench.errors import StsbenchError
+    from stsbench.published.check import CheckFailed
+    from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, verdict_cells
+
+    seeds = tolerance.strip().lower() == "seeds"
+    allowed = 0.0 if seeds else _tolerance(tolerance)
+    if not seeds and difference is not None:
+        raise StsbenchError(
+            "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
+        )
+    c = check_analysis(results, against, model, DIFFERENCE if difference is None else difference)
+    if not seeds and len(c.seeds) > 1:
+        raise StsbenchError(
+            f"{c.model} has {len(c.seeds)} seeds under {results}: judge them with --tolerance seeds"
+        )
+    e = c.entry
+    console = table_console()
+    console.print(
+        f"[bold]{escape(c.model)}[/bold], {len(c.seeds)} checkpoint(s) of {e.analysis}, vs [bold]{e.key}[/bold] "
+        f"({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}'); figures in points",
+        soft_wrap=True,
+        highlight=False,
+    )
+    table = Table()
+    columns = (
+        "figure",
+        "mean ± std (n)",
+        "95% interval",
+        "published",
+        "mean − published",
+        "p",
+        "MDE",
+        "verdict",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("figure", "verdict") else "right")
+    failed = []
+    for r in c.rows:
+        s, v = r.seeds, r.verdict
+        interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
+        status = (
+            v.status
+            if seeds
+            else ("missing" if v.diff is None else "within" if abs(v.diff) <= allowed else "off")
+        )
+        if status not in (REPRODUCED, "within"):
+            failed.append(f"{r.task} {status}")
+        style = "green" if status in (REPRODUCED, "within") else "bold red"
+        spread = "-" if s is None else seed_spread(s)
+        table.add_row(
+            r.task, spread, interval, f"{r.published:.2f}", *verdict_cells(v), f"[{style}]{status}[/{style}]"
+        )
+    console.print(table)
+    console.print(f"results: {', '.join(c.files)} under {results}", highlight=False, soft_wrap=True)
+    if failed:
+        what = c.summary() if seeds else f"{', '.join(failed)} (tolerance {allowed:g})"
+        raise CheckFailed(f"check failed: {what}")
+    what = c.summary() if seeds else f"every figure of {e.key} within {allowed:g}"
+    console.print(f"[green]PASS[/green]: {what}", highlight=False)
 
 
 def _check_seeds(results: Path, against: str, difference: float | None, **filters: str | None) -> None:
@@ -250,7 +332,9 @@ def _check_cells(
     for v in rep.verdicts:
         if seeds:
             style = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(v.status, "bold red")
-            table.add_row(v.task, spread(v), e.format(v.published), *verdict_cells(v), f"[{style}]{v.status}[/{style}]")
+            table.add_row(
+                v.task, spread(v), e.format(v.published), *verdict_cells(v), f"[{style}]{v.status}[/{style}]"
+            )
             if v.status not in (REPRODUCED, NOT_CHECKED):
                 failed.append(f"{v.task}: {v.status}")
             continue
@@ -261,7 +345,9 @@ def _check_cells(
         else:
             status = "OK" if abs(v.mean - v.published) <= allowed + EPS else "FAIL"
         if status in ("MISSING", "FAIL"):
-            failed.append(f"{v.task}: {status}" + (f" ({v.mean - v.published:+.2f})" if v.mean is not None else ""))
+            failed.append(
+                f"{v.task}: {status}" + (f" ({v.mean - v.published:+.2f})" if v.mean is not None else "")
+            )
         measured = "-" if v.mean is None else f"{v.mean:.2f}"
         delta = "-" if v.mean is None else f"{v.mean - v.published:+.2f}"
         style = STATUS_STYLE.get(status, "dim")

@@ -96,7 +96,7 @@ class Baseline(BaseModel):
 class Analysis(BaseModel):
     """An analysis of the registry on some checkpoints, with its options.
 
-    On ``runs`` (default: all) at ``seeds`` (default: the first of each run), and on the baseline if asked;
+    On ``runs`` (default: all) at ``seeds`` (default: every seed of each run), and on the baseline if asked;
     ``corpus`` fills an analysis' corpus option (resolved in the data folder as a training corpus).
     """
 

@@ -18,7 +18,15 @@ from stsbench.analyses.registry import Analysis, all_analyses, find_analysis
 from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
 from stsbench.published.seed_check import DIFFERENCE
-from stsbench.reports import ablations, provenance, reproduction, seed_differences, spread, training
+from stsbench.reports import (
+    ablations,
+    analysis_seeds,
+    provenance,
+    reproduction,
+    seed_differences,
+    spread,
+    training,
+)
 from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
 from stsbench.reports.figures import training_curves_figure
@@ -156,7 +164,12 @@ def _scores(coll: Collection, models: list[Model], kind: str, results: Sequence[
 
 
 def _analysis(
-    coll: Collection, models: list[Model], analysis: Analysis, results: Sequence[str], figs: _Figures
+    coll: Collection,
+    models: list[Model],
+    groups: list[SeedGroup],
+    analysis: Analysis,
+    results: Sequence[str],
+    figs: _Figures,
 ) -> Section:
     name, title = analysis.name, analysis.title
     records = coll.analyses_of(name)
@@ -169,11 +182,25 @@ def _analysis(
         section.paragraphs.append(
             f"{MARK} The results of {who} were {modified_text(f for r in modified for f in _modified(r))}."
         )
-    for variant, labelled in by_variant(records, models).items():
-        section.tables += analysis.tables(variant, labelled)
-        paths = analysis.figure(labelled, figs.folder / variant)
-        if paths:
-            section.figures.append(figs.add(f"{title} ({variant})", paths))
+    for variant in sorted({r.variant for r in records}):
+        ours = [r for r in records if r.variant == variant]
+        found = analysis_seeds.seeded(ours, groups) if analysis.number_builder is not None else []
+        in_groups = {m.key for f in found for m in f.group.models}
+        single = [r for r in ours if r.model.fingerprint not in in_groups]
+        for labelled in by_variant(single, models).values():  # checkpoints without seeds: the paper's layout
+            section.tables += analysis.tables(variant, labelled)
+            paths = analysis.figure(labelled, figs.folder / variant)
+            if paths:
+                section.figures.append(figs.add(f"{title} ({variant})", paths))
+        if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
+            section.tables.append(analysis_seeds.seeds_table(analysis, variant, found))
+            figs.written.append(
+                analysis_seeds.write_seed_values(analysis, found, figs.folder / analysis_seeds.csv_name(variant))
+            )
+            points = analysis_seeds.headline_points(analysis, found)
+            if points:
+                paths = spread.seed_points_figure(points, figs.folder / f"{variant}_seeds")
+                section.figures.append(figs.add(f"{title} ({variant}): each seed, the mean and its 95% interval", paths))
     return section
 
 
@@ -332,7 +359,7 @@ def build_report(
         *([_reproduction(reps, difference)] if against else []),
         *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
-        *[_analysis(coll, models, a, results, figs) for a in all_analyses()],
+        *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
         *_training(coll, models, groups, results, figs),
         _provenance(coll, models),
     ]

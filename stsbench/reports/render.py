@@ -159,7 +159,7 @@ def write_report(
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
-        if stale.suffix in (".png", ".svg") and stale.resolve() not in kept:
+        if stale.suffix in (".png", ".svg", ".csv") and stale.resolve() not in kept:
             stale.unlink()
     md = atomic_write_text(out / "report.md", render_markdown(report))
     page = atomic_write_text(out / "report.html", render_html(report))

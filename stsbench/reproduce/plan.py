@@ -288,7 +288,11 @@ def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
 
 
 def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir: Path) -> list[Step]:
-    """Each analysis on each checkpoint it names (default: the first seed of every run) and the baseline."""
+    """Each analysis on each checkpoint it names (default: every seed of every run) and the baseline.
+
+    Every seed by default, so that an analysis' figures come with their spread over seeds as the scores do
+    (the report's analysis sections: mean, std and the 95% interval over seeds).
+    """
     from stsbench.analyses.registry import get_analysis
 
     steps = []
@@ -307,7 +311,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         for run in recipe.runs:
             if a.runs is not None and run.name not in a.runs:
                 continue
-            for seed in a.seeds or run.seeds[:1]:
+            for seed in a.seeds or run.seeds:
                 if seed in run.seeds:
                     train = trains[f"train/{run.name}/seed-{seed}"]
                     models.append((f"{run.name}/seed-{seed}", str(train.folder), train))

@@ -1,0 +1,155 @@
+"""``stsbench published check`` on an analysis table: a published analysis row against the seeds' analyses.
+
+The registry's analysis tables (ESimCSE arXiv Table 1, COLING Tables 1, 7 and 8) are judged as score tables
+are: each published figure against the seeds' figures by :func:`stsbench.published.seed_check.verdict` (the
+95% t-interval over seeds, the one-sample p, the smallest difference the seeds detect), so that "ESimCSE
+shrinks the length-bias gap" is held against seeds, not one checkpoint.
+
+The seeds are the analysis results under a results folder of checkpoints ``OUT/seed-<s>`` (the layout
+``stsbench train --seeds`` and ``stsbench reproduce`` write; a recipe runs each analysis on every seed); a
+checkpoint outside that layout is a group of one (no interval: inconclusive). The measured figure of a
+column comes from the analysis' registry entry
+(:meth:`~stsbench.analyses.registry.Analysis.published_figures`), which also refuses, in one line, a result
+measured otherwise than the paper (ESimCSE counts length differences in tokens, with a threshold of 3).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from stsbench.analyses.registry import all_analyses, get_analysis
+from stsbench.errors import StsbenchError
+from stsbench.progress import plural
+from stsbench.published.registry import Entry, get_entry
+from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, SeedRow, check_difference
+from stsbench.results.folder import ANALYSIS_KIND, AnalysisRecord, read_folder
+from stsbench.results.portable import same_path
+from stsbench.results.seeds import LEVEL, summary_dict
+
+_SEED = re.compile(r"seed-(\d+)")
+
+
+@dataclass(frozen=True)
+class AnalysisComparison:
+    """One group of checkpoints' analyses against one published analysis row: a :class:`SeedRow` per column."""
+
+    entry: Entry
+    model: str  # the seeds' folder (or the one checkpoint) as the results record it
+    seeds: tuple[int | None, ...]
+    files: tuple[str, ...]  # the results files read, relative to the results folder
+    rows: tuple[SeedRow, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Every published figure reproduced."""
+        return all(r.verdict.status == REPRODUCED for r in self.rows)
+
+    def summary(self) -> str:
+        """One line: how many figures are reproduced, and the others with their verdict."""
+        seeds = plural(len(self.seeds), "seed")
+        done = [r.task for r in self.rows if r.verdict.status == REPRODUCED]
+        others = [f"{r.task} {r.verdict.status}" for r in self.rows if r.verdict.status != REPRODUCED]
+        head = (
+            f"{len(done)} of {plural(len(self.rows), 'figure')} of {self.entry.key} reproduced over {seeds}"
+        )
+        return head + (f"; {', '.join(others)}" if others else "")
+
+
+def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
+    """(the seeds' folder, the seed) of a checkpoint ``OUT/seed-<s>``; (the checkpoint, None) otherwise."""
+    path = PurePosixPath(rec.model.path or rec.model.name)
+    m = _SEED.fullmatch(path.name)
+    return (str(path.parent), int(m.group(1))) if m else (str(path), None)
+
+
+def _records(results_dir: Path, analysis: str) -> list[AnalysisRecord]:
+    types = {a.name: a.result_class() for a in all_analyses()}
+    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
+    return [r for r in coll.analyses if r.analysis == analysis]
+
+
+def check_analysis(
+    results_dir: Path,
+    key: str,
+    model: str | None = None,
+    difference: float = DIFFERENCE,
+    level: float = LEVEL,
+) -> AnalysisComparison:
+    """Judge published analysis row ``key`` on the analyses under ``results_dir`` (one group of seeds).
+
+    ``model``: the seeds' folder (or one checkpoint) as the results record it, needed when the folder holds
+    several. A folder without this analysis, results not comparable with the paper's, or several groups
+    without ``model`` are one line each.
+    """
+    difference = check_difference(difference)
+    entry = get_entry(key)
+    if entry.kind != "analysis" or not entry.analysis:
+        raise StsbenchError(f"{key} is a table of task scores, not of an analysis")
+    analysis = get_analysis(entry.analysis)
+    records = _records(results_dir, analysis.name)
+    if not records:
+        raise StsbenchError(
+            f"no {analysis.name} results under {results_dir}; make them with "
+            f"`{analysis.make.replace('RESULTS', str(results_dir))}`"
+        )
+    groups: dict[str, list[tuple[int | None, AnalysisRecord, dict[str, tuple[float, float]]]]] = {}
+    refused: list[str] = []
+    for rec in records:
+        figures = analysis.published_figures(rec.result, entry)
+        if isinstance(figures, str):
+            refused.append(f"{rec.path}: {figures}")
+            continue
+        folder, seed = _group(rec)
+        groups.setdefault(folder, []).append((seed, rec, figures))
+    if model is not None:
+        groups = {k: v for k, v in groups.items() if _named(k, model, v)}
+    if not groups:
+        why = (
+            f" ({refused[0]}{f'; and {len(refused) - 1} more' if len(refused) > 1 else ''})"
+            if refused
+            else ""
+        )
+        name = f" of {model}" if model else ""
+        raise StsbenchError(
+            f"no {analysis.name} result{name} under {results_dir} is comparable with {key}{why}"
+        )
+    if len(groups) > 1:
+        raise StsbenchError(
+            f"{results_dir} holds {analysis.name} results of {len(groups)} models or seed folders "
+            f"({', '.join(sorted(groups))}); pick one with --model"
+        )
+    folder, found = next(iter(groups.items()))
+    found.sort(key=lambda x: (x[0] is None, x[0] or 0, x[1].path))
+    return AnalysisComparison(
+        entry,
+        folder,
+        tuple(s for s, _, _ in found),
+        tuple(r.path for _, r, _ in found),
+        _rows(entry, [f for _, _, f in found], difference, level),
+    )
+
+
+def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, Any]]) -> bool:
+    """``model`` names the group: its folder, or (a checkpoint) its model name, as recorded or typed now."""
+    rec = found[0][1]
+    base = Path(rec.path).parent
+    return any(same_path(x, model, base) for x in (folder, rec.model.name)) or folder.endswith(f"/{model}")
+
+
+def _rows(
+    entry: Entry, seeds: list[dict[str, tuple[float, float]]], difference: float, level: float
+) -> tuple[SeedRow, ...]:
+    rows = []
+    for column, printed in entry.values.items():
+        pairs = [s[column] for s in seeds if column in s]
+        if not pairs:  # no seed measured it: missing (the published figure as printed)
+            rows.append(SeedRow(column, float(printed), None, True, difference, level))
+            continue
+        published = pairs[0][1]
+        values = [m for m, _ in pairs]
+        rows.append(SeedRow(column, published, summary_dict(values), True, difference, level))
+    return tuple(rows)

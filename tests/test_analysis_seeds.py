@@ -1,0 +1,152 @@
+"""Analyses over seeds: every seed analysed by default, the report's mean ± std and interval, `check` on analysis rows."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+from seed_results import ALIGN, LD_GT, LD_LE, SEEDS, analysis_value, make_seed_results
+
+T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    return make_seed_results(tmp_path_factory.mktemp("analysis-seeds") / "results", analyses=True)
+
+
+@pytest.fixture(scope="module")
+def built(results, tmp_path_factory) -> tuple[Path, str]:
+    from stsbench.reports.render import write_report
+
+    out = tmp_path_factory.mktemp("analysis-seeds-report")
+    write_report(results, out, "analysis seeds", "stsbench report (test)")
+    return out, (out / "report.md").read_text(encoding="utf-8")
+
+
+def _table(md: str, title: str) -> list[list[str]]:
+    body = md.split(f"### {title}\n")[1].split("\n- ")[0]
+    return [
+        [c.strip() for c in ln.strip("|").split(" | ")] for ln in body.splitlines() if ln.startswith("| ")
+    ]
+
+
+def test_a_length_bias_result_as_numbers(results):
+    from stsbench.analyses.registry import get_analysis
+    from stsbench.reports import collect
+
+    records = collect(results).analyses
+    (rec,) = [
+        r
+        for r in records
+        if r.variant == "length_bias_tokens" and r.model.name == "/runs/seeds/simcse/seed-1"
+    ]
+    numbers = get_analysis("length_bias").numbers(rec.result)
+    by = {(n.row, n.column): n for n in numbers}
+    gt = analysis_value(LD_GT, 1) * 100
+    le = analysis_value(LD_LE, 1) * 100
+    assert by[("|cos - g'| x100, LD > 3", "STS12")].value == pytest.approx(gt)
+    assert by[("|cos - g'| x100, LD <= 3", "Avg.")].value == pytest.approx(le)
+    assert by[("gap (LD <= 3 minus LD > 3)", "Avg.")].value == pytest.approx(le - gt)
+    assert [n.row for n in numbers if n.headline] == [
+        "|cos - g'| x100, LD > 3",
+        "|cos - g'| x100, LD <= 3",
+        "gap (LD <= 3 minus LD > 3)",
+    ]
+    rho = by[("Spearman x100, LD <= 3", "STS12")].value
+    assert rho == pytest.approx(rec.result.datasets[0].threshold_groups[0].spearman * 100)
+
+
+def test_the_report_summarises_each_figure_over_seeds_with_the_score_tables_function(built):
+    from stsbench.stats.seeds import seed_summary
+
+    out, md = built
+    rows = _table(md, "Alignment and uniformity over seeds (align_uniform_dev)")
+    assert rows[0] == ["model", "figure", "l_align", "l_uniform"]
+    simcse = next(r for r in rows if r[0] == "unsup-SimCSE (n=3)")
+    values = [analysis_value(ALIGN["simcse"], s) for s in SEEDS]
+    s = seed_summary(values)
+    assert simcse[2] == f"{s.mean:.4f} ± {s.std:.4f}" == "0.2000 ± 0.0100"
+    interval = rows[rows.index(simcse) + 1]
+    half = T_975_DF2 * 0.01 / math.sqrt(3)
+    assert interval[0] == "↳ 95% interval over seeds"
+    assert interval[2] == f"[{s.low:.4f}, {s.high:.4f}]" == f"[{0.2 - half:.4f}, {0.2 + half:.4f}]"
+    # the per-checkpoint layout is kept for models without seeds only: no row per seed here
+    assert "simcse/seed-1" not in md.split("## Alignment and uniformity")[1].split("## ")[0].split("```")[0]
+    gap = next(r for r in _table(md, "Length bias over seeds (length_bias_tokens)") if r[1].startswith("gap"))
+    assert gap[-1] == "2.00 ± 0.00"  # LD <= 3 minus LD > 3, x100: 18 - 16 on every seed
+
+
+def test_every_seed_value_is_written_beside_the_figures_and_drawn(built):
+    out, md = built
+    with (out / "figures" / "align_uniform_dev_seeds.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    align = [r for r in rows if r["column"] == "l_align" and r["group"] == "ESimCSE (n=3)"]
+    assert [int(r["seed"]) for r in align] == list(SEEDS)
+    assert [float(r["value"]) for r in align] == pytest.approx(
+        [analysis_value(ALIGN["esimcse"], s) for s in SEEDS]
+    )
+    assert (out / "figures" / "align_uniform_dev_seeds.svg").is_file()
+    assert "figures/length_bias_tokens_seeds.svg" in md
+    assert "`align_uniform_dev_seeds.csv` beside the figures" in md
+
+
+def test_check_judges_an_analysis_row_over_the_seeds(results, capsys):
+    code, out, err = run_cli(
+        [
+            "check",
+            "--results",
+            results,
+            "--against",
+            "esimcse-coling/table1/length-diff-gt-3",
+            "--tolerance",
+            "seeds",
+            "--model",
+            "simcse",
+            "--difference",
+            "5",
+        ],
+        capsys,
+    )
+    # LD > 3: 16.00 ± 1.00 over 3 seeds, published 16.34: inside, MDE 3.10 < 5: reproduced
+    assert code == 0, err
+    assert "16.00 ± 1.00 (3)" in out and "16.34" in out and "reproduced" in out and "PASS" in out
+    code, out, err = run_cli(
+        ["check", "--results", results, "--against", "esimcse-coling/table7/simcse-ld-gt-3",
+         "--tolerance", "seeds", "--model", "simcse"],
+        capsys,
+    )  # fmt: skip
+    assert code == 1 and "not reproduced" in out and "STS12 not reproduced" in err and "Traceback" not in err
+
+
+def test_check_on_analyses_refuses_in_one_line(results, tmp_path, capsys):
+    def check(*args: object) -> tuple[int, str]:
+        code, _, err = run_cli(["check", "--results", *args], capsys)
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        return code, err
+
+    code, err = check(results, "--against", "esimcse-coling/table7/simcse-ld-gt-3", "--tolerance", "seeds")
+    assert code == 2 and "pick one with --model" in err and "/runs/seeds/esimcse" in err
+    code, err = check(results, "--against", "esimcse-coling/table8/simcse", "--tolerance", "seeds")
+    assert code == 2 and "no repetition_probe results" in err and "stsbench repetition-probe" in err
+    code, err = check(results, "--against", "esimcse-coling/table1/length-diff-gt-3", "--model", "simcse")
+    assert code == 2 and "3 seeds" in err and "--tolerance seeds" in err
+    words = tmp_path / "words"
+    make_seed_results(words, analyses=True)
+    for path in words.glob("analyses/*/avg/length_bias_tokens.json"):
+        path.write_text(path.read_text().replace('"tokens"', '"words"'))
+    code, err = check(words, "--against", "esimcse-coling/table1/length-diff-gt-3", "--tolerance", "seeds")
+    assert code == 2 and "counts length differences in tokens" in err and "--unit tokens" in err
+
+
+def test_a_recipe_analyses_every_seed_by_default(tmp_path):
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan
+
+    plan = build_plan(load_recipe("cpu-mini"), tmp_path)
+    ids = [s.id for s in plan.steps if s.kind == "analysis" and s.id.startswith("analysis/3-align_uniform/")]
+    assert ids == [f"analysis/3-align_uniform/{r}/seed-{s}" for r in (
+        "simcse", "esimcse", "esimcse-wr-only", "esimcse-mc-only", "mocose") for s in range(1, 6)]  # fmt: skip
