@@ -142,6 +142,40 @@ def test_check_on_analyses_refuses_in_one_line(results, tmp_path, capsys):
     assert code == 2 and "counts length differences in tokens" in err and "--unit tokens" in err
 
 
+def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path):
+    from stsbench.reports.claims import load_claims
+    from stsbench.reports.render import write_report
+
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(
+        "- {kind: difference, better: unsup-SimCSE, worse: ESimCSE, published: 1.13,\n"
+        '   figure: "length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.", text: "ESimCSE shrinks the gap"}\n'
+    )
+    files = write_report(results, tmp_path / "out", "t", "stsbench report (test)", claims=load_claims(claims))
+    (judged,) = files.report.claims
+    (statement,) = judged.statements
+    # per seed, SimCSE's gap x100 is 2.0 and ESimCSE's 0.5, 1.0, 1.5: paired differences 1.5, 1.0, 0.5
+    assert (
+        statement.diff == pytest.approx(1.0) and statement.n == (3, 3) and statement.test.startswith("paired")
+    )
+
+
+def test_a_claim_on_analysis_results_a_recipe_does_not_make_is_refused(tmp_path):
+    from stsbench.errors import StsbenchError
+    from stsbench.recipes import load_recipe
+
+    text = Path("stsbench/recipes/cpu-mini.yaml").read_text().replace("{unit: tokens}", "{unit: words}")
+    (tmp_path / "r.yaml").write_text(text.replace("name: cpu-mini", "name: r", 1))
+    with pytest.raises(
+        StsbenchError, match="reads length_bias_tokens results, which the recipe's analyses do not"
+    ):
+        load_recipe(tmp_path / "r.yaml")
+    bad = text.replace("length_bias_tokens:gap", "no_such_analysis_x:gap")
+    (tmp_path / "b.yaml").write_text(bad.replace("name: cpu-mini", "name: b", 1))
+    with pytest.raises(StsbenchError, match="is not the results of an analysis with figures"):
+        load_recipe(tmp_path / "b.yaml")
+
+
 def test_a_recipe_analyses_every_seed_by_default(tmp_path):
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import build_plan

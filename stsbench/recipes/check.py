@@ -19,11 +19,18 @@ def check_recipe(recipe: Recipe) -> None:
         get_entry(key)
     for address in recipe.unreproducible:  # a row or a cell, as --list accounts for them
         get_cell(address)
-    if recipe.claims:  # each claim's figure a registered task (or best-dev, Avg.)
-        from stsbench.reports.claims import with_task_figure
+    if recipe.claims:  # each claim's figure a registered task (or best-dev, Avg.), or an analysis' it runs
+        from stsbench.reports.claims import analysis_figure, with_task_figure
 
+        made = analysis_stems(recipe)
         for i, claim in enumerate(recipe.claims, start=1):
             with_task_figure(claim, f"claims: claim {i}")
+            parsed = analysis_figure(claim.figure)
+            if parsed is not None and parsed[0] not in made:
+                raise StsbenchError(
+                    f"claims: claim {i}: figure {claim.figure!r} reads {parsed[0]} results, which the recipe's "
+                    f"analyses do not make (they make: {', '.join(made) or 'none'})"
+                )
     for run in recipe.runs:
         try:
             check_run(run)
@@ -31,6 +38,18 @@ def check_recipe(recipe: Recipe) -> None:
             raise StsbenchError(f"run {run.name}: {exc}") from None
     for analysis in recipe.analyses:
         check_analysis(analysis.name, analysis.options, with_corpus=analysis.corpus is not None)
+
+
+def analysis_stems(recipe: Recipe) -> list[str]:
+    """The results file stems the recipe's analyses write (``length_bias_tokens``, ``align_uniform_dev``)."""
+    from stsbench.analyses.registry import get_analysis
+
+    stems = []
+    for a in recipe.analyses:
+        analysis = get_analysis(a.name)
+        variant = analysis.variant(analysis.make_config(**a.options))
+        stems.append(f"{analysis.name}_{variant}" if variant else analysis.name)
+    return list(dict.fromkeys(stems))
 
 
 def run_options(run: Run, seed: int, output: str) -> dict[str, Any]:

@@ -351,7 +351,7 @@ def build_report(
     seeded = has_seeds(groups)
     base = baseline_group(groups, baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, against, difference)
-    judged = claims_module.judge_claims(claims, coll.tasks, groups) if claims else []
+    judged = claims_module.judge_claims(claims, coll.tasks, groups, coll.analyses) if claims else []
     figs = _Figures(Path(figures_dir), figures_prefix)
     sections = [
         _scores(coll, models, "sts", results),

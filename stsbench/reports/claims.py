@@ -3,8 +3,9 @@
 A claims file is a YAML list of claims (:mod:`stsbench.stats.claims`: argmax, ordering, difference, gap, plateau,
 collapse), each naming the report's groups as its settings, as ``--against GROUP=KEY`` names them (a method, a
 group's name, or its seeds' folder: a recipe's run name), and the figure it is about (a task's score in a mode, or
-``best-dev``, the training's own best STS-B dev Spearman, ``Avg.``, the papers' mean of the seven STS tasks, or
-``Transfer Avg.``, the mean of the seven transfer tasks).
+``best-dev``, the training's own best STS-B dev Spearman, ``Avg.``, the papers' mean of the seven STS tasks,
+``Transfer Avg.``, the mean of the seven transfer tasks, or an analysis figure ``VARIANT:ROW:COLUMN``, a row and
+column of the report's table over seeds, e.g. ``length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.``).
 Each group gives one figure per seed, keyed by the seed its training ran with, so that two groups trained on the
 same seeds are compared seed by seed.
 """
@@ -20,7 +21,7 @@ from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
 from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
-from stsbench.reports.collect import TaskRecord
+from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
@@ -30,14 +31,46 @@ TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transf
 VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
 
 
+def analysis_figure(figure: str) -> tuple[str, str, str] | None:
+    """``(variant, row, column)`` of an analysis figure ``VARIANT:ROW:COLUMN``; None for any other figure.
+
+    ``length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.`` is ESimCSE Table 7's gap, per seed, in the length-bias
+    results in tokens: a row and a column of the analysis' figures (:meth:`Analysis.numbers`, the rows and
+    columns of the report's table over seeds).
+    """
+    parts = figure.split(":")
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        return None
+    variant, row, column = (p.strip() for p in parts)
+    return variant, row, column
+
+
+def _analysis_of(variant: str) -> Any:
+    """The registered analysis whose results a variant (``length_bias_tokens``) is a file stem of; None if none."""
+    from stsbench.analyses.registry import all_analyses
+
+    found = [a for a in all_analyses() if variant == a.name or variant.startswith(f"{a.name}_")]
+    return max(found, key=lambda a: len(a.name)) if found else None
+
+
 def with_task_figure(claim: Claim, where: str) -> Claim:
     """``claim`` with its figure's task by its registered name (``STS-B``: ``STSBenchmark``); one line otherwise.
 
-    ``best-dev``, ``Avg.`` and ``Transfer Avg.`` are kept; a task set or an unknown name is refused, naming ``where``.
+    ``best-dev``, ``Avg.``, ``Transfer Avg.`` and an analysis figure (:func:`analysis_figure`, of an analysis
+    that has figures) are kept; a task set or an unknown name is refused, naming ``where``.
     """
     from stsbench.tasks.registry import task_names
 
     if claim.figure in (BEST_DEV, AVG, TRANSFER_AVG):
+        return claim
+    parsed = analysis_figure(claim.figure)
+    if parsed is not None:
+        analysis = _analysis_of(parsed[0])
+        if analysis is None or analysis.number_builder is None:
+            raise StsbenchError(
+                f"{where}: figure {claim.figure!r}: {parsed[0]!r} is not the results of an analysis with figures "
+                "(VARIANT:ROW:COLUMN, e.g. 'length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.')"
+            )
         return claim
     try:
         tasks = task_names([claim.figure])
@@ -83,23 +116,42 @@ def claim_figure(claim: Claim) -> Figure:
     return Figure("task", (claim.figure,), mode)
 
 
-def seed_figures(records: Sequence[TaskRecord], group: SeedGroup, claim: Claim) -> dict[int, float]:
+def seed_figures(
+    records: Sequence[TaskRecord], group: SeedGroup, claim: Claim, analyses: Sequence[AnalysisRecord] = ()
+) -> dict[int, float]:
     """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0).
 
     The cells' rule (:func:`stsbench.published.cells.seed_values`) on the group's figures: a claim and a cell
-    about the same figure read the same numbers.
+    about the same figure read the same numbers. An analysis figure: each seed's value of that row and column
+    among the analysis' figures of its ``analyses`` records of the variant (the report's table over seeds).
     """
-    return seed_values(claim_figure(claim), *group_figures(records, group))
+    parsed = analysis_figure(claim.figure)
+    if parsed is None:
+        return seed_values(claim_figure(claim), *group_figures(records, group))
+    variant, row, column = parsed
+    analysis = _analysis_of(variant)
+    out: dict[int, float] = {}
+    for model, seed in zip(group.models, group.seeds, strict=True):
+        for rec in (r for r in analyses if r.variant == variant and r.model.fingerprint == model.key):
+            value = next(
+                (n.value for n in analysis.numbers(rec.result) if (n.row, n.column) == (row, column)), None
+            )
+            if value is not None:
+                out[seed if isinstance(seed, int) else 0] = value
+    return out
 
 
 def judge_claims(
-    claims: Sequence[Claim], records: Sequence[TaskRecord], groups: Sequence[SeedGroup]
+    claims: Sequence[Claim],
+    records: Sequence[TaskRecord],
+    groups: Sequence[SeedGroup],
+    analyses: Sequence[AnalysisRecord] = (),
 ) -> list[ClaimResult]:
     """Each claim judged on its groups' figures (an unknown group is one line, before anything is drawn)."""
     results = []
     for claim in claims:
         scores = {
-            name: seed_figures(records, named_group(groups, name, f"a claim names {name!r}"), claim)
+            name: seed_figures(records, named_group(groups, name, f"a claim names {name!r}"), claim, analyses)
             for name in claim.settings()
         }
         results.append(judge(claim, scores))
