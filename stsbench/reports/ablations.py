@@ -456,6 +456,30 @@ def _without_seed(run: TrainRun) -> TrainRun:
     return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})
 
 
+Grid = tuple[int, tuple[str, str, list[SeedGroup]]]  # (k, (field, field, groups)): the k-th grid
+Sweep = tuple[int, tuple[str, list[SeedGroup]]]  # (k, (field, groups)): the k-th one-field sweep
+
+
+def seed_sweeps(groups: Sequence[SeedGroup]) -> tuple[list[Grid], list[Sweep]]:
+    """The grids and one-field sweeps of groups of seeds, numbered as their tables.
+
+    A sweep whose settings all lie in a grid is left to the grid's table.
+    """
+    rows = [g for g in groups if g.runs]
+    stand_in = {id(row): _without_seed(row.runs[0]) for row in rows}
+    back = {id(stand_in[id(row)]): row for row in rows}
+    seeded = list(stand_in.values())
+    grids = grid_groups(seeded)
+    in_grid = {id(r) for _, _, g in grids for r in g}
+    grid_rows = [(k, (a, b, [back[id(r)] for r in g])) for k, (a, b, g) in enumerate(grids, 1)]
+    sweeps = [
+        (k, (f, [back[id(r)] for r in g]))
+        for k, (f, g) in enumerate(sweep_groups(seeded), 1)
+        if f != "seed" and not all(id(r) in in_grid for r in g)  # a grid's rows and columns: in its table
+    ]
+    return grid_rows, sweeps
+
+
 def ablation_tables(
     runs: list[TrainRun],
     models: list[Model],
@@ -482,18 +506,9 @@ def ablation_tables(
     found = component_groups([stand_in[id(row)] for row in rows])
     tables = [component_table([back[id(r)] for r in g], records, k) for k, g in enumerate(found, 1)]
     if over_seeds:
-        seeded = [stand_in[id(row)] for row in rows if isinstance(row, SeedGroup)]
-        grids = grid_groups(seeded)
-        in_grid = {id(r) for _, _, g in grids for r in g}
-        swept = sweep_groups(seeded)
-        tables += [
-            grid_table(a, b, [back[id(r)] for r in g], records, k) for k, (a, b, g) in enumerate(grids, 1)
-        ]
-        tables += [
-            sweep_seeds_table(f, [back[id(r)] for r in g], records, k)
-            for k, (f, g) in enumerate(swept, 1)
-            if f != "seed" and not all(id(r) in in_grid for r in g)  # a grid's rows and columns: in its table
-        ]
+        grids, swept = seed_sweeps(groups)
+        tables += [grid_table(a, b, g, records, k) for k, (a, b, g) in grids]
+        tables += [sweep_seeds_table(f, g, records, k) for k, (f, g) in swept]
         return tables
     tables += [sweep_table(f, g, models, records, k) for k, (f, g) in enumerate(sweep_groups(runs), 1)]
     return tables

@@ -25,6 +25,7 @@ from stsbench.reports import (
     reproduction,
     seed_differences,
     spread,
+    sweep_figures,
     training,
 )
 from stsbench.reports import claims as claims_module
@@ -237,7 +238,25 @@ def _training(
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
         abl.paragraphs.append(missing("ablations", results))
+    if has_seeds(groups):
+        _sweep_figures(coll, groups, abl, figs)
     return [curves, abl]
+
+
+def _sweep_figures(coll: Collection, groups: list[SeedGroup], section: Section, figs: _Figures) -> None:
+    """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure."""
+    grids, sweeps = ablations.seed_sweeps(groups)
+    drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
+    drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
+    for stem, name, series, gs in drawn:
+        data = sweep_figures.write_rows(
+            sweep_figures.sweep_rows(name, gs, coll.tasks, series or None), figs.folder / f"{stem}.csv"
+        )
+        figs.written.append(data)
+        method = gs[0].method or gs[0].name
+        title = f"{method}: against {name}" + (f", a line per {series}" if series else "")
+        paths = sweep_figures.sweep_figure(data, figs.folder / stem, name, series, title)
+        section.figures.append(figs.add(f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)", paths))
 
 
 def _seeds(

@@ -1,0 +1,113 @@
+"""Figures from sweeps: a figure against the swept setting, seeds as points, the mean and its interval, from a CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from seed_results import OFFSETS, SEEDS, make_seed_results
+
+T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
+
+
+def _csv(path: Path, rows: list[dict]) -> Path:
+    from stsbench.reports.sweep_figures import COLUMNS
+
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: row.get(c, "") for c in COLUMNS})
+    return path
+
+
+def test_a_batch_size_sweep_is_drawn_against_the_setting_with_the_seed_interval(tmp_path):
+    from stsbench.reports.sweep_figures import DEV, draw_sweep, sweep_figure
+
+    # ESimCSE arXiv Figure 2's axes: STS-B dev against the batch size; seeds at mean -1, 0, +1
+    means = {32: 80.0, 64: 82.0, 128: 81.0}
+    rows = [
+        {"setting": str(b), "seed": str(s), "best_dev": repr(m + OFFSETS[SEEDS.index(s)]), "published": ""}
+        for b, m in means.items()
+        for s in SEEDS
+    ]
+    rows[0]["published"], rows[0]["published_key"] = "84.0", "esimcse-arxiv/figure2#batch=32"
+    data = _csv(tmp_path / "sweep.csv", rows)
+    fig = draw_sweep(data, "batch_size", title="ESimCSE: against batch_size")
+    ours, published = fig.axes
+    assert ours.get_xlabel() == "batch_size" and ours.get_ylabel() == DEV
+    mean_line = ours.lines[0]
+    assert list(mean_line.get_xdata()) == [32, 64, 128] and list(mean_line.get_ydata()) == [80.0, 82.0, 81.0]
+    band = ours.collections[0].get_paths()[0].vertices[:, 1]  # the 95% t-interval over 3 seeds
+    half = T_975_DF2 / 3**0.5
+    assert band.min() == pytest.approx(80.0 - half) and band.max() == pytest.approx(82.0 + half)
+    assert published.get_ylabel() == "published: esimcse-arxiv/figure2"  # an axis of its own: another model
+    assert list(published.lines[0].get_ydata()) == [84.0]
+    paths = sweep_figure(data, tmp_path / "sweep", "batch_size")
+    assert sorted(p.suffix for p in paths) == [".png", ".svg"]
+    assert sweep_figure(data, tmp_path / "again", "batch_size")[1].read_bytes() == paths[1].read_bytes()
+
+
+def test_a_grid_draws_a_line_per_value_of_its_second_field(tmp_path):
+    from stsbench.reports.sweep_figures import draw_sweep
+
+    # MoCoSE Figure 13's axes: a figure against the queue size, a line per initial queue size
+    rows = [
+        {
+            "setting": str(q),
+            "series": str(init),
+            "seed": str(s),
+            "best_dev": repr(70.0 + q / 1000 + init / 100 + s),
+        }
+        for q in (512, 1024, 4096)
+        for init in (64, 256)
+        for s in SEEDS
+    ]
+    fig = draw_sweep(_csv(tmp_path / "grid.csv", rows), "queue_size", "queue_init")
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax.get_xlabel() == "queue_size" and labels == ["64", "256"]
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    """The seeds fixture plus a second ESimCSE group, identical but for dup_rate 0.16 (the first has 0.32)."""
+    root = make_seed_results(tmp_path_factory.mktemp("sweep") / "results")
+    for seed in SEEDS:
+        src, dest = (
+            root / "train" / "esimcse" / f"seed-{seed}",
+            root / "train" / "esimcse-dup" / f"seed-{seed}",
+        )
+        shutil.copytree(src, dest)
+        meta = json.loads((dest / "stsbench.json").read_text())
+        meta["training"].update(dup_rate=0.16, output=f"/runs/seeds/esimcse-dup/seed-{seed}")
+        (dest / "stsbench.json").write_text(json.dumps(meta))
+        lines = []
+        for line in (dest / "train_log.jsonl").read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("event") == "start":
+                rec["config"].update(dup_rate=0.16, output=f"/runs/seeds/esimcse-dup/seed-{seed}")
+            if rec.get("event") == "end":
+                rec["best_dev_spearman"] -= 0.01
+            lines.append(json.dumps(rec))
+        (dest / "train_log.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tmp_path):
+    from stsbench.reports.render import write_report
+
+    write_report(swept, tmp_path, "sweep", "stsbench report (test)")
+    md = (tmp_path / "report.md").read_text()
+    (data,) = (tmp_path / "figures").glob("sweep_dup_rate_*.csv")
+    with data.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["setting"], r["seed"]) for r in rows] == [(d, str(s)) for d in ("0.16", "0.32") for s in SEEDS]
+    dev = {(r["setting"], r["seed"]): float(r["best_dev"]) for r in rows}
+    assert dev[("0.32", "2")] - dev[("0.16", "2")] == pytest.approx(1.0)  # the fixture's 0.01 x100
+    published = {r["setting"]: r["published"] for r in rows}
+    assert float(published["0.32"]) == 84.85 and float(published["0.16"]) == 82.01  # arXiv Table 9's cells
+    assert data.with_suffix(".svg").is_file() and f"data: `{data.name}`" in md
