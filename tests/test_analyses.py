@@ -543,9 +543,9 @@ class Clash(Plug):
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
-        ("plug = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
-        ("other = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
-        ("plug = plugmod", "plug plug length_bias,repetition_probe,align_uniform,spectrum,plug"),
+        ("plug = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
+        ("other = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
+        ("plug = plugmod", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
         ("clash = plugmod:Clash", "takes the name or command of the analysis 'spectrum'"),
     ],
 )

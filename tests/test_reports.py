@@ -21,13 +21,21 @@ SECTIONS = [
     "Repetition probe",
     "Alignment and uniformity",
     "Singular-value spectra",
+    "Cosine density by gold score",
     "Training curves",
     "Ablations",
     "Provenance",
     "Skipped files",
 ]
 TINY = "stsbench-report-fixtures__tiny-bert"
-FIGURES = ["length_bias_words", "repetition_probe", "align_uniform_dev", "spectrum_test", "training_curves"]
+FIGURES = [
+    "length_bias_words",
+    "repetition_probe",
+    "align_uniform_dev",
+    "spectrum_test",
+    "cosine_density_all",
+    "training_curves",
+]
 
 
 def _report(results: Path, out: Path, cwd: Path | None = None) -> tuple[str, object]:

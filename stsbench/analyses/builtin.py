@@ -1,9 +1,9 @@
-"""The four built-in analyses as registry entries (see :mod:`stsbench.analyses.registry`).
+"""The five built-in analyses as registry entries (see :mod:`stsbench.analyses.registry`).
 
 Each class names its command, options (a frozen dataclass: the CLI's flags come from its fields), the data
 files it reads (they go into provenance), its compute function, result type, the report's tables and its
 figure. The numbers come from :mod:`~stsbench.analyses.length_bias`, :mod:`~stsbench.analyses.geometry`
-and :mod:`~stsbench.analyses.repetition`; those modules (numpy, scipy, pandas) are imported when an
+:mod:`~stsbench.analyses.repetition` and :mod:`~stsbench.analyses.density`; those modules (numpy, scipy, pandas) are imported when an
 analysis runs, named as ``"module:attribute"`` here, so building the CLI stays fast.
 """
 
@@ -19,6 +19,7 @@ from stsbench.analyses.registry import Analysis, option, register_analysis
 from stsbench.errors import StsbenchError
 
 LB, GEO, REP = "stsbench.analyses.length_bias", "stsbench.analyses.geometry", "stsbench.analyses.repetition"
+DENSITY = "stsbench.analyses.density"
 TABLES, FIGURES = "stsbench.analyses.tables", "stsbench.analyses.figures"
 NUMBERS = "stsbench.analyses.numbers"
 log = logging.getLogger("stsbench")
@@ -298,3 +299,63 @@ class Spectrum(_StsbSplit):
     table_builders = (f"{TABLES}:spectrum_table",)
     draw = f"{FIGURES}:spectrum_figure"
     number_builder = f"{NUMBERS}:spectrum_numbers"
+
+
+@dataclass(frozen=True)
+class CosineDensityConfig:
+    """Options of ``stsbench cosine-density``."""
+
+    split: Literal["all", "train", "dev", "test"] = option(
+        "all", "STS-B split; all: train, dev and test together."
+    )
+
+
+@register_analysis
+class CosineDensity(Analysis):
+    """The density of predicted cosines by gold-score group on STS-B (SimCSE Figure 4)."""
+
+    name = "cosine_density"
+    command = "cosine-density"
+    title = "Cosine density by gold score"
+    describe = "cosine-density results"
+    make = "stsbench cosine-density --model MODEL --output RESULTS/analyses"
+    help = "Density of cosine similarities by gold-score group on STS-B (SimCSE Fig. 4)."
+    config_type = CosineDensityConfig
+    result_type = f"{DENSITY}:CosineDensityResult"
+
+    def data_files(
+        self, config: CosineDensityConfig, data_dir: Path | None, prepared: Any
+    ) -> tuple[Path, list[Path]]:
+        """The STS-B file of the split, or of each split."""
+        from stsbench.analyses.common import pair_files
+        from stsbench.analyses.density import SPLITS
+
+        root = Path(data_dir or ".")
+        splits = SPLITS if config.split == "all" else (config.split,)
+        return root, [f for s in splits for f in pair_files(root, STSB, s)]
+
+    def variant(self, config: CosineDensityConfig) -> str:
+        """The split."""
+        return config.split
+
+    def record(self, config: CosineDensityConfig) -> dict[str, Any]:
+        """The task beside the options."""
+        return {"task": STSB, **super().record(config)}
+
+    def compute(
+        self,
+        encoder: Any,
+        config: CosineDensityConfig,
+        *,
+        data_dir: Path | None,
+        prepared: Any,
+        batch_size: int,
+    ) -> Any:
+        """:func:`stsbench.analyses.density.cosine_density`."""
+        from stsbench.analyses.density import cosine_density
+
+        return cosine_density(encoder, data_dir, config.split, STSB, batch_size)
+
+    table_builders = (f"{TABLES}:density_table",)
+    draw = f"{FIGURES}:density_figure"
+    number_builder = f"{NUMBERS}:density_numbers"

@@ -1,4 +1,4 @@
-"""Figures of the four analyses, one or several models each (matplotlib Agg; PNG and SVG).
+"""Figures of the built-in analyses, one or several models each (matplotlib Agg; PNG and SVG).
 
 Pure functions of the typed results: ``{label: result}`` in, files out. SVG ids are salted with a fixed
 string and dates are left out, so the same numbers give the same files.
@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.analyses.common import short_name
+from stsbench.analyses.density import CosineDensityResult
 from stsbench.analyses.geometry import RANK_TOL, AlignUniformResult, SpectrumResult
 from stsbench.analyses.length_bias import LengthBiasResult
 from stsbench.analyses.repetition import RepetitionResult
@@ -174,5 +175,32 @@ def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[
         fontsize=8,
     )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[Path]:
+    """SimCSE Fig. 4: per model, the density of cosine by gold-score group, the groups stacked up the y-axis."""
+    plt = _plt()
+    n = len(results)
+    fig, axes = plt.subplots(1, n, figsize=(3.2 * n + 0.6, 3.4), sharex=True, squeeze=False)
+    first = next(iter(results.values()))
+    for ax, (label, r) in zip(axes.flat, results.items(), strict=True):
+        top = max((max(g.density) for g in r.groups if g.density), default=1.0)
+        for k, g in enumerate(r.groups):
+            if g.density is None:
+                continue
+            curve = [k + 0.9 * v / top for v in g.density]
+            ax.fill_between(r.grid, k, curve, alpha=0.6)
+            ax.plot(r.grid, curve, color="black", linewidth=0.6)
+        ax.set_yticks(range(len(r.groups)), [g.label for g in r.groups])
+        ax.set_title(label, fontsize=8)
+        ax.set_xlabel("cosine similarity")
+        ax.set_xlim(-1.0, 1.0)
+    axes.flat[0].set_ylabel("gold score group")
+    fig.suptitle(
+        f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score",
+        fontsize=9,
+    )
     fig.tight_layout()
     return save(fig, stem)

@@ -137,3 +137,13 @@ def spectrum_numbers(result: Any) -> list[Number]:
         Number(row, "mean cos (random pairs)", result.avg_cosine_random_pairs, 4),
         Number(row, "mean cos (all pairs)", result.avg_cosine_all_pairs, 4),
     ]
+
+
+def density_numbers(result: Any) -> list[Number]:
+    """Each gold group's mean cosine, and the spread between the highest- and lowest-rated groups' means."""
+    row = f"mean cosine, {short_name(result.task)} {result.split}"
+    out = [Number(row, f"gold {g.label}", g.mean, 3) for g in result.groups]
+    first, last = result.groups[0].mean, result.groups[-1].mean
+    gap = None if first is None or last is None else last - first
+    label = f"gold {result.groups[-1].label} minus gold {result.groups[0].label}"
+    return [*out, Number(row, label, gap, 3, headline=True)]

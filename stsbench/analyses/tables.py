@@ -206,3 +206,26 @@ def length_bias_buckets_table(variant: str, label: str, result: Any) -> Table:
         columns,
         rows,
     )
+
+
+def density_table(variant: str, results: dict[str, Any]) -> Table:
+    """Per model and gold-score group: pairs, mean cosine and its quartiles (SimCSE Fig. 4's numbers)."""
+    first = next(iter(results.values()))
+    columns = ["model", *[f"gold {g.label}" for g in first.groups], "pairs"]
+    rows = []
+    for label, r in results.items():
+        cells = [
+            DASH
+            if g.mean is None
+            else f"{fmt(g.mean, 3)} [{fmt(g.quartiles[0], 2)}, {fmt(g.quartiles[2], 2)}]"
+            for g in r.groups
+        ]
+        rows.append([label, *cells, " / ".join(str(g.n_pairs) for g in r.groups)])
+    notes = [
+        f"Cosine of the {first.n_pairs} {short_name(first.task)} pairs ({first.split}) by gold score: the mean, "
+        "then the first and third quartiles, per group (gold 0 to 1, 1 excluded, ... 4 to 5, 5 included); pairs "
+        "per group in the last column. SimCSE Figure 4 draws these groups' densities."
+    ]
+    return make_table(
+        variant, f"Cosine by gold score ({short_name(first.task)} {first.split})", columns, rows, notes
+    )

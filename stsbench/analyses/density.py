@@ -1,0 +1,122 @@
+"""The density of predicted cosines by gold-score group: SimCSE Figure 4.
+
+SimCSE (Gao et al. 2021, Figure 4) draws, for STS-B sentence pairs divided into five groups by their gold rating
+(0-1, 1-2, 2-3, 3-4, 4-5), the density of the model's cosine similarity in each group: a good encoder keeps the
+groups apart (higher ratings, higher cosines) while spreading the low-rated pairs. Here the groups are the
+half-open intervals [0, 1), [1, 2), [2, 3), [3, 4) and [4, 5] of the gold score; each group's cosines are
+summarised (pairs, mean, std, quartiles) and their density is estimated by a Gaussian kernel (scipy's
+``gaussian_kde``, Scott's bandwidth) on a fixed grid of :data:`GRID` points over [-1, 1], stored in the result so
+that the figure redraws from the results file alone. The split is an option: ``all`` (train, dev and test
+together, the whole of STS-B) by default, as the paper's "STS-B pairs"; ``train``, ``dev`` or ``test`` alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stsbench import metrics
+from stsbench.data.sts import Pairs, load_pairs
+from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
+
+SPLITS = ("train", "dev", "test")
+GROUP_EDGES = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+GRID = 201  # density points over [-1, 1]
+
+
+@dataclass
+class DensityGroup:
+    """One gold-score group: its pairs' cosines summarised and their density on the grid."""
+
+    label: str  # "0-1" ... "4-5"
+    lo: float
+    hi: float  # the last group includes it
+    n_pairs: int
+    mean: float | None
+    std: float | None
+    quartiles: list[float] | None  # 25%, 50%, 75%
+    density: (
+        list[float] | None
+    )  # on :attr:`CosineDensityResult.grid`; None with fewer than 2 distinct cosines
+
+
+@dataclass
+class CosineDensityResult:
+    """The five groups of one model on one STS-B split (or all of them)."""
+
+    task: str
+    split: str  # train | dev | test | all
+    n_pairs: int
+    grid: list[float]
+    bandwidth: str
+    groups: list[DensityGroup]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON."""
+        return asdict(self)
+
+
+def _group(label: str, lo: float, hi: float, cosines: np.ndarray, grid: np.ndarray) -> DensityGroup:
+    n = len(cosines)
+    if n == 0:
+        return DensityGroup(label, lo, hi, 0, None, None, None, None)
+    density = None
+    if n > 1 and np.ptp(cosines) > 0:
+        from scipy.stats import gaussian_kde
+
+        density = [float(v) for v in gaussian_kde(cosines, bw_method="scott")(grid)]
+    q = np.quantile(cosines, [0.25, 0.5, 0.75])
+    std = float(cosines.std(ddof=1)) if n > 1 else None
+    return DensityGroup(label, lo, hi, n, float(cosines.mean()), std, [float(v) for v in q], density)
+
+
+def density_from_table(pairs: Pairs, table: EmbeddingTable, split: str) -> CosineDensityResult:
+    """The five groups' cosine densities of ``pairs`` (gold on its own 0-5 scale) from embeddings in ``table``."""
+    cosines = metrics.cosine_pairs(table[pairs.sent1], table[pairs.sent2])
+    gold = np.asarray(pairs.gold, dtype=np.float64)
+    grid = np.linspace(-1.0, 1.0, GRID)
+    groups = []
+    for k, (lo, hi) in enumerate(zip(GROUP_EDGES, GROUP_EDGES[1:], strict=False)):
+        last = k == len(GROUP_EDGES) - 2
+        mask = (gold >= lo) & ((gold <= hi) if last else (gold < hi))
+        groups.append(_group(f"{lo:g}-{hi:g}", lo, hi, cosines[mask], grid))
+    return CosineDensityResult(
+        pairs.name, split, len(pairs.gold), [float(v) for v in grid], "scott (scipy gaussian_kde)", groups
+    )
+
+
+def _joined(parts: Sequence[Pairs], name: str) -> Pairs:
+    first = parts[0]
+    return Pairs(
+        name,
+        [s for p in parts for s in p.sent1],
+        [s for p in parts for s in p.sent2],
+        np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts]),
+        [s for p in parts for s in p.subset],
+        first.scale,
+    )
+
+
+def load_split(data_dir: Path, task: str, split: str) -> Pairs:
+    """``split`` of ``task``, or every split of it joined (``all``)."""
+    if split != "all":
+        return load_pairs(data_dir, task, split)
+    return _joined([load_pairs(data_dir, task, s) for s in SPLITS], task)
+
+
+def cosine_density(
+    encoder: Encoder,
+    data_dir: Path,
+    split: str = "all",
+    task: str = "STSBenchmark",
+    batch_size: int = 128,
+    show_progress: bool = True,
+) -> CosineDensityResult:
+    """SimCSE Figure 4's densities for ``encoder`` on STS-B ``split`` (through the cache)."""
+    pairs = load_split(data_dir, task, split)
+    table = embed_table(encoder, [*pairs.sent1, *pairs.sent2], batch_size, show_progress)
+    return density_from_table(pairs, table, split)
