@@ -184,3 +184,27 @@ def test_a_recipe_analyses_every_seed_by_default(tmp_path):
     ids = [s.id for s in plan.steps if s.kind == "analysis" and s.id.startswith("analysis/3-align_uniform/")]
     assert ids == [f"analysis/3-align_uniform/{r}/seed-{s}" for r in (
         "simcse", "esimcse", "esimcse-wr-only", "esimcse-mc-only", "mocose") for s in range(1, 6)]  # fmt: skip
+
+
+def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, monkeypatch):
+    from seed_results import MEAN, value
+
+    from stsbench.analyses import figures
+    from stsbench.reports import align_map
+
+    out, md = built
+    data = out / "figures" / "align_uniform_dev_map.csv"
+    with data.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6 and {r["group"] for r in rows} == {"unsup-SimCSE (n=3)", "ESimCSE (n=3)"}
+    first = next(r for r in rows if r["checkpoint"] == "esimcse/seed-1")
+    avg = round(sum(round(value("esimcse", t, 1), 2) for t in MEAN) / 7, 2)
+    assert float(first["sts_avg"]) == pytest.approx(avg) and float(first["l_align"]) == pytest.approx(0.29)
+    assert "as SimCSE Figure 3 (data: `align_uniform_dev_map.csv`)" in md
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda fig, stem: drawn.append(fig) or [])
+    align_map.map_figure(data, out / "again")
+    ax, colorbar = drawn[0].axes
+    # SimCSE Figure 3: l_uniform across, l_align up, the colour the STS Avg.
+    assert ax.get_xlabel() == r"$\ell_{uniform}$" and ax.get_ylabel() == r"$\ell_{align}$"
+    assert colorbar.get_ylabel() == "STS Avg. (7 test sets)" and "not produced here" in ax.get_title()

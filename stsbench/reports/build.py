@@ -20,6 +20,7 @@ from stsbench.progress import plural
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports import (
     ablations,
+    align_map,
     analysis_seeds,
     provenance,
     reproduction,
@@ -201,8 +202,30 @@ def _analysis(
             points = analysis_seeds.headline_points(analysis, found)
             if points:
                 paths = spread.seed_points_figure(points, figs.folder / f"{variant}_seeds")
-                section.figures.append(figs.add(f"{title} ({variant}): each seed, the mean and its 95% interval", paths))
+                caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
+                section.figures.append(figs.add(caption, paths))
+        if name == "align_uniform":
+            _align_map(coll, ours, groups, variant, section, figs)
     return section
+
+
+def _align_map(
+    coll: Collection,
+    records: list[AnalysisRecord],
+    groups: list[SeedGroup],
+    variant: str,
+    section: Section,
+    figs: _Figures,
+) -> None:
+    """SimCSE Figure 3's map of the checkpoints with an STS Avg., from the CSV written beside it."""
+    rows = align_map.map_rows(records, coll.tasks, groups)
+    if not rows:
+        return
+    data = align_map.write_rows(rows, figs.folder / f"{variant}_map.csv")
+    figs.written.append(data)
+    paths = align_map.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
+    caption = f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
+    section.figures.append(figs.add(caption, paths))
 
 
 def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
