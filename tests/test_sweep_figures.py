@@ -111,3 +111,42 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
     published = {r["setting"]: r["published"] for r in rows}
     assert float(published["0.32"]) == 84.85 and float(published["0.16"]) == 82.01  # arXiv Table 9's cells
     assert data.with_suffix(".svg").is_file() and f"data: `{data.name}`" in md
+
+
+def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
+    from stsbench.reports.collect import TrainRun
+    from stsbench.reports.sweep_figures import DISTANCE, draw_sweep, logged_distance, varies_in_distance
+
+    # MoCoSE Figures 2 and 3's axis: the distance 1 / (1 - decay) + queue / batch each EMA decay sets
+    rows = [
+        {
+            "setting": str(d),
+            "seed": str(s),
+            "best_dev": repr(80.0 + s),
+            "traceable_distance": repr(1 / (1 - d) + 8),
+        }
+        for d in (0.5, 0.85, 0.99)
+        for s in SEEDS
+    ]
+    data = _csv(tmp_path / "ema.csv", rows)
+    from stsbench.reports.sweep_figures import COLUMNS
+
+    as_rows = [[r.get(c, "") for c in COLUMNS] for r in rows]
+    assert varies_in_distance(as_rows) and not varies_in_distance([r[:7] + ["10.0", ""] for r in as_rows])
+    (ax,) = draw_sweep(data, "ema_decay_start", x="traceable_distance").axes
+    assert ax.get_xlabel() == DISTANCE
+    assert list(ax.lines[0].get_xdata()) == pytest.approx([10.0, 1 / 0.15 + 8, 108.0])
+    # the distance a run logged: a fixed weight's, or a ramped one's at its final weight, flagged
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for logged, expected in (
+        ({"start": 14.67, "end": 14.67}, (14.67, False)),
+        ({"start": 10.0, "end": 108.0}, (108.0, True)),
+        (None, (None, False)),
+    ):
+        start = {"event": "start", **({"traceable_distance": logged} if logged else {})}
+        (folder / "train_log.jsonl").write_text(json.dumps(start) + "\n")
+        run = TrainRun(
+            "run", "run", {}, "mocose", (), None, None, None, None, None, None, None, None, False, str(folder)
+        )
+        assert logged_distance(run) == expected

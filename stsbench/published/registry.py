@@ -257,7 +257,8 @@ def load_registry() -> dict[str, Entry]:
     """Every published entry, by key, in file and table order."""
     registry: dict[str, Entry] = {}
     files = sorted(
-        (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml")), key=lambda f: f.name
+        (f for f in resources.files(__package__).iterdir() if f.name.endswith(".yaml") and f.name != FIGURES),
+        key=lambda f: f.name,
     )
     for f in files:
         data = parse_yaml(f.read_text(encoding="utf-8"), f"published registry {f.name}", RegistryError)
@@ -270,6 +271,7 @@ def load_registry() -> dict[str, Entry]:
 
 # a key naming a published file of one's own: FILE.yaml#TABLE/ROW (or FILE.yaml alone for a one-row file)
 FILE_SUFFIXES = (".yaml", ".yml")
+FIGURES = "figures.yaml"  # the figures' registry (stsbench.published.figures), not a paper's tables
 FILE_SCHEMA_DOC = "docs/published.md"
 
 

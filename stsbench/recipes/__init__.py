@@ -130,6 +130,9 @@ class Recipe(BaseModel):
     runs: tuple[Run, ...] = Field(min_length=1)
     baseline: Baseline | None = None
     analyses: tuple[Analysis, ...] = ()
+    # the papers' figures it regenerates (stsbench.published.figures keys, e.g. mocose/figure8), each drawn by the
+    # report from the recipe's runs or analyses (checked when the recipe loads)
+    figures: tuple[str, ...] = ()
     report: Report
     notes: tuple[str, ...] = ()
     # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report

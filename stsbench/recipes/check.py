@@ -31,6 +31,8 @@ def check_recipe(recipe: Recipe) -> None:
                     f"claims: claim {i}: figure {claim.figure!r} reads {parsed[0]} results, which the recipe's "
                     f"analyses do not make (they make: {', '.join(made) or 'none'})"
                 )
+    for key in recipe.figures:
+        check_figure(recipe, key)
     for run in recipe.runs:
         try:
             check_run(run)
@@ -38,6 +40,37 @@ def check_recipe(recipe: Recipe) -> None:
             raise StsbenchError(f"run {run.name}: {exc}") from None
     for analysis in recipe.analyses:
         check_analysis(analysis.name, analysis.options, with_corpus=analysis.corpus is not None)
+
+
+# what a figure's renderer draws from: an analysis the recipe runs (and the STS tasks it evaluates)
+RENDERER_ANALYSIS = {"spectrum": "spectrum", "align-map": "align_uniform", "cosine-density": "cosine_density"}
+MOMENTUM_METHODS = ("mocose", "esimcse")  # the methods with a traceable distance
+
+
+def check_figure(recipe: Recipe, key: str) -> None:
+    """A figure the recipe names: in the registry, in scope, drawn, and drawn from what the recipe makes."""
+    from stsbench.published.figures import get_figure
+
+    fig = get_figure(key)
+    where = f"figures: {key}"
+    if fig.out_of_scope or not fig.drawn:
+        raise StsbenchError(f"{where}: stsbench does not draw it ({fig.out_of_scope or fig.missing})")
+    if fig.renderer in ("sweep", "grid"):
+        swept = {option for r in recipe.runs if r.sweep_of is not None for option in r.point}
+        if fig.setting not in swept:
+            raise StsbenchError(
+                f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
+                f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
+            )
+    if fig.renderer == "distance":
+        methods = {r.method for r in recipe.runs if r.sweep_of is not None}
+        if not methods & set(MOMENTUM_METHODS):
+            raise StsbenchError(f"{where}: drawn against the traceable distance: the recipe sweeps no MoCoSE/ESimCSE")
+    analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
+    if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
+        raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
+    if fig.renderer == "align-map" and not any(r.evaluate is not None for r in recipe.runs):
+        raise StsbenchError(f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks")
 
 
 def analysis_stems(recipe: Recipe) -> list[str]:

@@ -272,12 +272,18 @@ def _sweep_figures(coll: Collection, groups: list[SeedGroup], section: Section, 
     drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
     drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
     for stem, name, series, gs in drawn:
-        data = sweep_figures.write_rows(
-            sweep_figures.sweep_rows(name, gs, coll.tasks, series or None), figs.folder / f"{stem}.csv"
-        )
+        rows = sweep_figures.sweep_rows(name, gs, coll.tasks, series or None)
+        data = sweep_figures.write_rows(rows, figs.folder / f"{stem}.csv")
         figs.written.append(data)
         method = gs[0].method or gs[0].name
         title = f"{method}: against {name}" + (f", a line per {series}" if series else "")
+        if sweep_figures.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
+            what = f"{method}: against the maximum traceable distance each {name} sets"
+            paths = sweep_figures.sweep_figure(
+                data, figs.folder / f"{stem}_distance", name, series, what, x="traceable_distance"
+            )
+            caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
+            section.figures.append(figs.add(caption, paths))
         paths = sweep_figures.sweep_figure(data, figs.folder / stem, name, series, title)
         section.figures.append(figs.add(f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)", paths))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,13 +24,43 @@ from typing import Any
 
 from stsbench.files import atomic_write_text
 from stsbench.reports import ablations
-from stsbench.reports.collect import TaskRecord
+from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.seeds import SeedGroup
 from stsbench.reports.training import kept_dev, show_value
+from stsbench.results.runs import TRAIN_LOG
 
-COLUMNS = ("setting", "series", "seed", "best_dev", "sts_avg", "published", "published_key")
+COLUMNS = (
+    "setting", "series", "seed", "best_dev", "sts_avg", "published", "published_key", "traceable_distance",
+    "distance_ramped",
+)  # fmt: skip
+DISTANCE = "maximum traceable distance"
 DEV = "STS-B dev Spearman x100 (kept checkpoint)"
 AVG = "STS test Avg. (7 tasks)"
+
+
+def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
+    """The run's maximum traceable distance as its log's start record gives it (MoCoSE eq. 4), and whether ramped.
+
+    A ramped EMA weight has a distance at each step: the final weight's is returned, flagged (the papers' distance
+    needs a fixed weight). None for a method without one, or a log without it.
+    """
+    log = Path(run.folder) / TRAIN_LOG
+    if not log.is_file():
+        return None, False
+    with log.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("event") != "start":
+                continue
+            value = record.get("traceable_distance")
+            if isinstance(value, dict):
+                start, end = value.get("start"), value.get("end")
+                return (None if end is None else float(end)), start != end
+            return (None if value is None else float(value)), False
+    return None, False
 
 
 def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) -> list[list[str]]:
@@ -40,6 +71,7 @@ def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) ->
         one = SeedGroup(group.name, group.method, (model,))
         avg = ablations.sts_averages(one, records)
         dev = kept_dev(run)
+        distance, ramped = logged_distance(run)
         out.append(
             [
                 show_value(value),
@@ -49,6 +81,8 @@ def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) ->
                 repr(avg[0]) if avg else "",
                 repr(pub[1]) if pub else "",
                 pub[0] if pub else "",
+                "" if distance is None else repr(distance),
+                "yes" if ramped else "",
             ]
         )
     return out
@@ -74,17 +108,26 @@ def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
     return atomic_write_text(path, buffer.getvalue())
 
 
-def sweep_figure(data: Path, stem: Path, setting: str, series: str = "", title: str = "") -> list[Path]:
+def sweep_figure(
+    data: Path, stem: Path, setting: str, series: str = "", title: str = "", x: str = "setting"
+) -> list[Path]:
     """Draw the sweep in ``data`` (a CSV of :data:`COLUMNS`) to ``stem``.png/.svg (:func:`draw_sweep`)."""
     from stsbench.analyses import figures as afig
 
-    return afig.save(draw_sweep(data, setting, series, title), stem)
+    return afig.save(draw_sweep(data, setting, series, title, x), stem)
 
 
-def draw_sweep(data: Path, setting: str, series: str = "", title: str = "") -> Any:
+def varies_in_distance(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether the sweep's settings have logged traceable distances that differ (a figure against it means something)."""
+    k = COLUMNS.index("traceable_distance")
+    return all(r[k] for r in rows) and len({r[k] for r in rows}) > 1
+
+
+def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: str = "setting") -> Any:
     """The matplotlib figure of the sweep in ``data``: one panel per figure measured, the published last.
 
-    x: the setting, on a numeric axis where every setting is a number (else in file order); y: STS-B dev
+    x: the setting (or ``x``, another column: ``traceable_distance``), on a numeric axis where every value is a
+    number (else in file order); y: STS-B dev
     (and the STS test Avg. where the seeds have it); a line per series (a grid's second field); the paper's
     cells, where the registry has them, in a panel of their own.
     """
@@ -93,9 +136,9 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "") -> A
     from stsbench.analyses import figures as afig
     from stsbench.reports.spread import _sns, seed_interval
 
-    frame = pd.read_csv(data, dtype={"setting": str, "series": str}, keep_default_na=False)
-    numeric = all(_is_number(v) for v in frame["setting"])
-    frame["x"] = frame["setting"].astype(float) if numeric else frame["setting"]
+    frame = pd.read_csv(data, dtype=str, keep_default_na=False)
+    numeric = all(_is_number(v) for v in frame[x])
+    frame["x"] = frame[x].astype(float) if numeric else frame[x]
     panels = [(c, label) for c, label in (("best_dev", DEV), ("sts_avg", AVG)) if (frame[c] != "").any()]
     keys = sorted({k.split("#")[0] for k in frame["published_key"] if k})
     if keys:  # the paper's figures on an axis of their own: another model, another scale
@@ -133,11 +176,17 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "") -> A
                     linestyle="none",
                 )  # fmt: skip
                 sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=0.08, zorder=3)
-            ax.set_xlabel(setting)
+            ax.set_xlabel(DISTANCE if x == "traceable_distance" else setting)
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
+        ramped = x == "traceable_distance" and (frame["distance_ramped"] == "yes").any()
         fig.suptitle(
             (f"{title}\n" if title else "")
+            + (
+                "the EMA weight ramps: each distance is at the final weight, not one the run kept throughout\n"
+                if ramped
+                else ""
+            )
             + f"each seed (dots); mean and its 95% t-interval over seeds ({n.min()}-{n.max()} seeds a setting)",
             fontsize=9,
         )

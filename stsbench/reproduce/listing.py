@@ -111,7 +111,8 @@ def summary(recipe: Recipe) -> dict[str, Any]:
         "tables": tables,
         "cells": made,
         "unreproducible": unreproducible(recipe),
-        "figures": sorted({a.name for a in recipe.analyses}),
+        "figures": list(recipe.figures),
+        "analyses": sorted({a.name for a in recipe.analyses}),
         "claims": [c.text or c.kind for c in recipe.claims],
         "trainings": sum(len(r.seeds) for r in recipe.runs),
         "cost_hours": cost(recipe),
@@ -128,6 +129,25 @@ def hours_text(value: float | None) -> str:
     return (
         "unknown" if value is None else f"{value:,.1f} h" if value >= 0.1 else f"{math.ceil(value * 60)} min"
     )
+
+
+def _figures_lines(found: list[dict[str, Any]]) -> list[str]:
+    """The papers' experimental figures (stsbench.published.figures): the recipes that draw each, or what is missing."""
+    from stsbench.published.figures import load_figures
+
+    by: dict[str, list[str]] = {}
+    for s in found:
+        for key in s["figures"]:
+            by.setdefault(key, []).append(s["name"])
+    lines = ["", "## The papers' figures", "", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
+    for key, f in load_figures().items():
+        if f.out_of_scope:
+            drawn = f"out of scope: {f.out_of_scope}"
+        else:
+            drawn = f"`{f.renderer}`" + (f" ({f.setting})" if f.setting else "") if f.drawn else f"missing: {f.missing}"
+        recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
+        lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
+    return lines
 
 
 def markdown(found: list[dict[str, Any]] | None = None) -> str:
@@ -151,6 +171,7 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
             f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
             f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
         )
+    lines += _figures_lines(found)
     lines += [
         "",
         "## Cells no built-in recipe produces",
