@@ -208,3 +208,33 @@ def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, mo
     # SimCSE Figure 3: l_uniform across, l_align up, the colour the STS Avg.
     assert ax.get_xlabel() == r"$\ell_{uniform}$" and ax.get_ylabel() == r"$\ell_{align}$"
     assert colorbar.get_ylabel() == "STS Avg. (7 test sets)" and "not produced here" in ax.get_title()
+
+
+def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(results, tmp_path, capsys):
+    from stsbench.reports.claims import load_claims
+    from stsbench.reports.render import write_report
+
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(
+        '- {kind: difference, better: ESimCSE, worse: unsup-SimCSE, figure: "align_uniform_dev:STS-B dev:l_align",\n'
+        "   paper_figure: simcse/figure3, text: ESimCSE aligns worse here}\n"
+    )
+    out = tmp_path / "out"
+    write_report(
+        results, out, "t", "stsbench report (test)", claims=load_claims(claims),
+        figures=["simcse/figure3", "mocose/figure7"],
+    )  # fmt: skip
+    md = (out / "report.md").read_text()
+    block = md.split("## SimCSE Figure 3\n")[1].split("\n## ")[0]
+    assert "*$\\ell_{\\rm align}$ - $\\ell_{\\rm uniform}$ plot of models based on BERT_{base}." in block
+    assert "The paper's claim: \"Pre-trained embeddings have good alignment but poor uniformity" in block
+    # ESimCSE's l_align is 0.30 against 0.20 on every seed: the claimed direction holds
+    assert "Judged here: ESimCSE aligns worse here — **supported** (Claims)." in block
+    assert "](figures/align_uniform_dev_map.svg)" in block
+    spectra = md.split("## MoCoSE Figure 7\n")[1].split("\n## ")[0]
+    assert "Not drawn in this report: none of its results are under the report's folders." in spectra
+    code, _, err = run_cli(
+        ["report", "--results", results, "--out", tmp_path / "x", "--figures", "simcse/fig3"], capsys
+    )
+    assert code == 2 and "unknown figure 'simcse/fig3'; did you mean simcse/figure3" in err
+    assert not (tmp_path / "x" / "report.md").exists()

@@ -34,6 +34,7 @@ FIGURES = [
     "align_uniform_dev",
     "spectrum_test",
     "cosine_density_all",
+    "align_uniform_dev_map",
     "training_curves",
 ]
 

@@ -217,6 +217,7 @@ def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path
     assert plan.step("report").args == (
         *("report", "--results", f"{rel}/results", "--out", rel, "--title", CPU_MINI_TITLE),
         *("--claims", f"{rel}/claims.yaml"),  # its Table 7 claims, judged whatever verdict says
+        *("--figures", "simcse/figure3", "--figures", "simcse/figure4", "--figures", "mocose/figure7"),
         *("--banner", CPU_MINI_BANNER),  # a mini recipe's: on every table and figure
     )  # as the report prints it: the given --out, no option at its default, no --against (verdict: false)
     assert plan.out == tmp_path / rel

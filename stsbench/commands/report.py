@@ -83,6 +83,16 @@ def report_cmd(
             "paper's ('all-MiniLM-L6-v2, 50 steps: not the paper's setting'); a mini recipe's report has one.",
         ),
     ] = None,
+    figure: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--figures",
+            metavar="KEY",
+            help="A paper's figure the results regenerate (`mocose/figure8`; repeat for several; docs/recipes-list.md "
+            "lists them): a section under the paper's number and caption, with its claim's verdict and the report's "
+            "figures that draw it.",
+        ),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -101,10 +111,13 @@ def report_cmd(
 
     check_writable_dir(out, "--out")
     from stsbench.progress import plural
+    from stsbench.published.figures import get_figure
     from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import parse_against
 
+    for key in figure or ():
+        get_figure(key)  # an unknown key: one line, before anything is written
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
@@ -120,6 +133,7 @@ def report_cmd(
         notes=note or (),
         claims=judged,
         banner=banner,
+        figures=figure or (),
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

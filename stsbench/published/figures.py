@@ -23,6 +23,14 @@ from stsbench.errors import StsbenchError
 from stsbench.files import parse_yaml
 
 FIGURES_FILE = "figures.yaml"
+# a paper's name as a report's heading gives it ("MoCoSE Figure 8")
+PAPER_NAMES = {
+    "esimcse-arxiv": "ESimCSE (arXiv)",
+    "esimcse-coling": "ESimCSE (COLING)",
+    "mocose": "MoCoSE",
+    "simcse": "SimCSE",
+    "gaussian-dropout": "SimCSE with Gaussian dropout (CS224N report)",
+}
 RENDERERS = ("sweep", "grid", "distance", "dev-curves", "spectrum", "align-map", "cosine-density")
 _KEYS = {
     "paper", "id", "figure", "caption", "shows", "x", "y", "claim", "numbers", "source", "ref_only",

@@ -22,6 +22,7 @@ from stsbench.reports import (
     ablations,
     align_map,
     analysis_seeds,
+    paper_figures,
     provenance,
     reproduction,
     seed_differences,
@@ -332,6 +333,22 @@ def _seeds(
     return section
 
 
+def _paper_figures(
+    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
+) -> list[Section]:
+    """A section per paper figure: number, caption, claim and verdict, and the report's figures that draw it."""
+    from stsbench.published.figures import PAPER_NAMES
+
+    drawn = [
+        paper_figures.Drawn(f.title, f.svg.rsplit("/", 1)[-1], f) for section in sections for f in section.figures
+    ]
+    out = []
+    for entry, lines, mine in paper_figures.blocks(keys, drawn, [v for v in verdicts if v[0]]):
+        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
+        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=list(mine)))
+    return out
+
+
 def _reproduction(reps: list[Reproduction], difference: float) -> Section:
     """The published rows named by ``--against``, each beside its group, a verdict per cell."""
     section = Section("reproduction", "Reproduction", [reproduction.rule(difference)])
@@ -377,6 +394,7 @@ def build_report(
     out: Path | None = None,
     claims: Sequence[Claim] = (),
     banner: str | None = None,
+    figures: Sequence[str] = (),
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
@@ -411,6 +429,10 @@ def build_report(
         *_training(coll, models, groups, results, figs),
         _provenance(coll, models),
     ]
+    if figures:  # each paper figure under its number and caption, after the claims (or the scores)
+        verdicts = [(c.paper_figure, r.text or r.kind, r.verdict) for c, r in zip(claims, judged, strict=True)]
+        at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
+        sections[at:at] = _paper_figures(figures, sections, verdicts)
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [f"`{w}`" for w in coll.warnings] or [
         f"None: every file under {under(results)} was read."

@@ -121,6 +121,7 @@ def write_report(
     notes: Sequence[str] = (),
     claims: Sequence[Claim] = (),
     banner: str | None = None,
+    figures: Sequence[str] = (),
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -131,7 +132,8 @@ def write_report(
     none is given). ``strict``: results folders holding nothing to report are an error, before anything is
     written. ``notes``: lines in bold under the opening paragraph. ``claims``: a table's claims
     (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
-    ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting").
+    ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting"). ``figures``:
+    the papers' figures the results regenerate (:mod:`stsbench.published.figures` keys), each a section.
     """
     out = Path(out)
     coll = collect(results)
@@ -156,6 +158,7 @@ def write_report(
         out=out,
         claims=claims,
         banner=banner,
+        figures=figures,
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):

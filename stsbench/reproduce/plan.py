@@ -401,6 +401,8 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
             args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
     if recipe.claims:  # written by prepare() beside the results
         args += ["--claims", str(out / CLAIMS_FILE)]
+    for key in recipe.figures:  # the papers' figures it regenerates, each under its number and caption
+        args += ["--figures", key]
     if kept:
         args += ["--note", kept_note(kept)]
     if recipe.omitted:  # reproduce --runs/--seeds: the report says what this subset leaves out

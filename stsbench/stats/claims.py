@@ -54,6 +54,9 @@ class _Claim(BaseModel):
     # (the seven STS tasks' mean) or ``Transfer Avg.`` (the seven transfer tasks')
     figure: str = "STSBenchmark"
     mode: Literal["test", "fasttest", "dev"] = "test"
+    # the paper's figure the claim is read from (a key of stsbench.published.figures, e.g. mocose/figure8): the
+    # report gives its verdict under that figure too
+    paper_figure: str | None = None
 
     def settings(self) -> tuple[str, ...]:
         """Every setting the claim names, in its order."""
