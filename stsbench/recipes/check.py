@@ -47,6 +47,17 @@ RENDERER_ANALYSIS = {"spectrum": "spectrum", "align-map": "align_uniform", "cosi
 MOMENTUM_METHODS = ("mocose", "esimcse")  # the methods with a traceable distance
 
 
+def varied_options(recipe: Recipe) -> set[str]:
+    """The training options whose value differs between the recipe's runs (a sweep's, or runs set apart by hand)."""
+    options = {str(k).replace("-", "_") for r in recipe.runs for k in (*r.overrides, *r.point)}
+    values = {
+        name: {repr({**r.overrides, **r.point}.get(name, {**r.overrides, **r.point}.get(name.replace("_", "-"))))
+               for r in recipe.runs}
+        for name in options
+    }  # fmt: skip
+    return {name for name, seen in values.items() if len(seen) > 1}
+
+
 def check_figure(recipe: Recipe, key: str) -> None:
     """A figure the recipe names: in the registry, in scope, drawn, and drawn from what the recipe makes."""
     from stsbench.published.figures import get_figure
@@ -56,7 +67,7 @@ def check_figure(recipe: Recipe, key: str) -> None:
     if fig.out_of_scope or not fig.drawn:
         raise StsbenchError(f"{where}: stsbench does not draw it ({fig.out_of_scope or fig.missing})")
     if fig.renderer in ("sweep", "grid"):
-        swept = {option for r in recipe.runs if r.sweep_of is not None for option in r.point}
+        swept = varied_options(recipe)
         if fig.setting not in swept:
             raise StsbenchError(
                 f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
