@@ -64,7 +64,7 @@ def test_the_list_gives_each_recipes_figures_and_the_docs_each_figure():
     from stsbench.reproduce.listing import markdown, summary
 
     s = summary(load_recipe("mocose-ema-paper"))
-    assert s["figures"] == ["mocose/figure8", "mocose/figure2"] and s["analyses"] == []
+    assert s["figures"] == ["mocose/figure8", "mocose/figure2", "mocose/figure4"] and s["analyses"] == ["align_uniform"]
     md = markdown([s])
     assert "| `mocose/figure8` |" in md and "`sweep` (ema_decay_start) | `mocose-ema-paper` |" in md
     assert "| `gaussian-dropout/figure1` |" in md and "out of scope" in md
@@ -103,8 +103,42 @@ def test_every_drawn_figure_is_regenerated_by_some_recipe():
 
     named = {key for name in recipe_names() for key in load_recipe(name).figures}
     drawn = {f.key for f in experimental_figures() if f.drawn}
-    assert named == drawn and len(drawn) == 14
-    # the two left: SimCSE Figure 2 needs alignment/uniformity logged during training, MoCoSE Figure 4 its renderer
-    assert {f.key for f in experimental_figures() if not f.drawn} == {"simcse/figure2", "mocose/figure4"}
+    assert named == drawn and len(drawn) == 15
+    # the one left: SimCSE Figure 2 needs alignment and uniformity logged during training
+    assert {f.key for f in experimental_figures() if not f.drawn} == {"simcse/figure2"}
     # MoCoSE Figure 9 is drawn from runs set apart by hand (the augmentations), not a sweep: still checked
     assert "mocose/figure9" in load_recipe("mocose-fgsm-paper").figures
+
+
+def test_the_distance_to_a_point_against_the_traceable_distance(tmp_path, monkeypatch):
+    """MoCoSE Figure 4's axes on synthetic rows, and the point's option refused in one line when malformed."""
+    from stsbench.errors import StsbenchError
+    from stsbench.reports import align_distance
+    from stsbench.reports.sweep_figures import DISTANCE
+
+    rows = []
+    for mtd in (10.0, 14.67, 28.0):
+        for seed in (1, 2, 3):
+            a, u = 0.2 + seed / 100, -3.8 + mtd / 100
+            da, du = a - 0.0, u + 4.0
+            rows.append(
+                [
+                    "x",
+                    str(seed),
+                    repr(mtd),
+                    repr(a),
+                    repr(u),
+                    repr(abs(da) + abs(du)),
+                    repr((da**2 + du**2) ** 0.5),
+                ]
+            )
+    data = align_distance.write_rows(rows, tmp_path / "d.csv")
+    (ax,) = align_distance.draw_distance(data, (0.0, -4.0)).axes
+    assert ax.get_xlabel() == DISTANCE and ax.get_ylabel() == "distance of (l_align, l_uniform) to (0, -4)"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["L1 distance", "L2 distance"]
+    l1 = ax.lines[0].get_ydata()
+    assert l1[0] == pytest.approx(0.22 + 0.3)  # mean over seeds at MTD 10: align 0.22, uniform -3.7
+    assert align_distance.parse_point("0.1,-3.9") == (0.1, -3.9)
+    for bad in ("0", "a,b", "1,2,3", "nan,1"):
+        with pytest.raises(StsbenchError, match="--align-point"):
+            align_distance.parse_point(bad)

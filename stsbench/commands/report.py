@@ -93,6 +93,15 @@ def report_cmd(
             "figures that draw it.",
         ),
     ] = None,
+    align_point: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--align-point",
+            metavar="ALIGN,UNIFORM",
+            help="The fixed point MoCoSE Figure 4 measures (l_align, l_uniform) from (default 0,-4: perfect "
+            "alignment, uniform on the sphere; the paper does not give its own).",
+        ),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -112,12 +121,14 @@ def report_cmd(
     check_writable_dir(out, "--out")
     from stsbench.progress import plural
     from stsbench.published.figures import get_figure
+    from stsbench.reports.align_distance import parse_point
     from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import parse_against
 
     for key in figure or ():
         get_figure(key)  # an unknown key: one line, before anything is written
+    point = parse_point(align_point) if align_point is not None else None
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
@@ -134,6 +145,7 @@ def report_cmd(
         claims=judged,
         banner=banner,
         figures=figure or (),
+        align_point=point,
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -5,7 +5,8 @@ number as the paper prints it, the caption (verbatim; empty where the text only 
 what it shows and its axes, the claim the text makes from it and any number the text gives (MoCoSE's best
 traceable distance, 14.67), where it was read (``source``), and how stsbench draws it: a ``renderer`` of the
 report (``sweep``: a figure against the swept setting, with ``setting`` the option; ``grid``; ``distance``:
-against MoCoSE's maximum traceable distance; ``dev-curves``: STS-B dev during training; ``spectrum``;
+against MoCoSE's maximum traceable distance; ``align-distance``: (l_align, l_uniform)'s distance to a point
+against it; ``dev-curves``: STS-B dev during training; ``spectrum``;
 ``align-map``: SimCSE Figure 3's map; ``cosine-density``: SimCSE Figure 4), or what it still lacks
 (``missing``), or why it is out of stsbench's scope (``out_of_scope``). Recipes name the figures they regenerate
 (``figures:``, checked against this registry when a recipe loads); ``reproduce --list`` lists them.
@@ -31,7 +32,9 @@ PAPER_NAMES = {
     "simcse": "SimCSE",
     "gaussian-dropout": "SimCSE with Gaussian dropout (CS224N report)",
 }
-RENDERERS = ("sweep", "grid", "distance", "dev-curves", "spectrum", "align-map", "cosine-density")
+RENDERERS = (
+    "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",
+)  # fmt: skip
 _KEYS = {
     "paper", "id", "figure", "caption", "shows", "x", "y", "claim", "numbers", "source", "ref_only",
     "out_of_scope", "renderer", "setting", "missing", "notes",

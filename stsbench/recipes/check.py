@@ -43,7 +43,12 @@ def check_recipe(recipe: Recipe) -> None:
 
 
 # what a figure's renderer draws from: an analysis the recipe runs (and the STS tasks it evaluates)
-RENDERER_ANALYSIS = {"spectrum": "spectrum", "align-map": "align_uniform", "cosine-density": "cosine_density"}
+RENDERER_ANALYSIS = {
+    "spectrum": "spectrum",
+    "align-map": "align_uniform",
+    "align-distance": "align_uniform",
+    "cosine-density": "cosine_density",
+}
 MOMENTUM_METHODS = ("mocose", "esimcse")  # the methods with a traceable distance
 
 
@@ -73,7 +78,7 @@ def check_figure(recipe: Recipe, key: str) -> None:
                 f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
                 f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
             )
-    if fig.renderer == "distance":
+    if fig.renderer in ("distance", "align-distance"):
         methods = {r.method for r in recipe.runs if r.sweep_of is not None}
         if not methods & set(MOMENTUM_METHODS):
             raise StsbenchError(f"{where}: drawn against the traceable distance: the recipe sweeps no MoCoSE/ESimCSE")

@@ -20,6 +20,7 @@ from stsbench.progress import plural
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports import (
     ablations,
+    align_distance,
     align_map,
     analysis_seeds,
     paper_figures,
@@ -236,7 +237,12 @@ def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
 
 
 def _training(
-    coll: Collection, models: list[Model], groups: list[SeedGroup], results: Sequence[str], figs: _Figures
+    coll: Collection,
+    models: list[Model],
+    groups: list[SeedGroup],
+    results: Sequence[str],
+    figs: _Figures,
+    point: tuple[float, float] = align_distance.POINT,
 ) -> list[Section]:
     if not coll.runs:
         return [
@@ -263,11 +269,17 @@ def _training(
     if not found:
         abl.paragraphs.append(missing("ablations", results))
     if has_seeds(groups):
-        _sweep_figures(coll, groups, abl, figs)
+        _sweep_figures(coll, groups, abl, figs, point)
     return [curves, abl]
 
 
-def _sweep_figures(coll: Collection, groups: list[SeedGroup], section: Section, figs: _Figures) -> None:
+def _sweep_figures(
+    coll: Collection,
+    groups: list[SeedGroup],
+    section: Section,
+    figs: _Figures,
+    point: tuple[float, float] = align_distance.POINT,
+) -> None:
     """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure."""
     grids, sweeps = ablations.seed_sweeps(groups)
     drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
@@ -285,6 +297,7 @@ def _sweep_figures(coll: Collection, groups: list[SeedGroup], section: Section, 
             )
             caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
             section.figures.append(figs.add(caption, paths))
+            _align_distance(coll, name, gs, stem, section, figs, point)
         paths = sweep_figures.sweep_figure(data, figs.folder / stem, name, series, title)
         section.figures.append(figs.add(f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)", paths))
 
@@ -331,6 +344,32 @@ def _seeds(
         title = f"STS test: difference to {base.name} over seeds, Welch 95% intervals" if base else ""
         section.figures.append(figs.add(title, figure))
     return section
+
+
+def _align_distance(
+    coll: Collection,
+    name: str,
+    groups: list[SeedGroup],
+    stem: str,
+    section: Section,
+    figs: _Figures,
+    point: tuple[float, float],
+) -> None:
+    """MoCoSE Figure 4: the sweep's (l_align, l_uniform) distance to ``point`` against its traceable distance."""
+    records = coll.analyses_of("align_uniform")
+    variants = sorted({r.variant for r in records})
+    if not variants:
+        return
+    ours = [r for r in records if r.variant == variants[0]]
+    rows = align_distance.distance_rows(name, groups, ours, point)
+    if not rows:
+        return
+    data = align_distance.write_rows(rows, figs.folder / f"{stem}_align_distance.csv")
+    figs.written.append(data)
+    title = f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
+    paths = align_distance.distance_figure(data, figs.folder / f"{stem}_align_distance", point, title)
+    caption = f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
+    section.figures.append(figs.add(caption, paths))
 
 
 def _paper_figures(
@@ -395,6 +434,7 @@ def build_report(
     claims: Sequence[Claim] = (),
     banner: str | None = None,
     figures: Sequence[str] = (),
+    align_point: tuple[float, float] = align_distance.POINT,
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections (nothing else is written).
 
@@ -426,7 +466,7 @@ def build_report(
         *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
         *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
-        *_training(coll, models, groups, results, figs),
+        *_training(coll, models, groups, results, figs, align_point),
         _provenance(coll, models),
     ]
     if figures:  # each paper figure under its number and caption, after the claims (or the scores)

@@ -36,7 +36,9 @@ def matches(entry: FigureEntry, name: str) -> bool:
     if r == "grid":
         return stem.startswith("grid_") and setting in stem and not stem.endswith("_distance")
     if r == "distance":
-        return stem.endswith("_distance")
+        return stem.endswith("_distance") and not stem.endswith("_align_distance")
+    if r == "align-distance":
+        return stem.endswith("_align_distance")
     if r == "dev-curves":
         return stem in ("dev_curves_seeds", "training_curves")
     if r == "spectrum":

@@ -122,6 +122,7 @@ def write_report(
     claims: Sequence[Claim] = (),
     banner: str | None = None,
     figures: Sequence[str] = (),
+    align_point: tuple[float, float] | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -134,6 +135,7 @@ def write_report(
     (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
     ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting"). ``figures``:
     the papers' figures the results regenerate (:mod:`stsbench.published.figures` keys), each a section.
+    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform), default (0, -4).
     """
     out = Path(out)
     coll = collect(results)
@@ -159,6 +161,7 @@ def write_report(
         claims=claims,
         banner=banner,
         figures=figures,
+        **({"align_point": align_point} if align_point is not None else {}),
     )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
