@@ -238,3 +238,49 @@ def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(res
     )
     assert code == 2 and "unknown figure 'simcse/fig3'; did you mean simcse/figure3" in err
     assert not (tmp_path / "x" / "report.md").exists()
+
+
+def test_one_checkpoint_gets_a_bootstrap_interval_over_pairs(tmp_path, capsys):
+    import json
+
+    from test_analyses import _mock_pairs
+
+    from stsbench.analyses.length_bias import length_bias_from_table, word_count
+    from stsbench.analyses.tables import BOOTSTRAP_ROW, length_bias_table7
+
+    pairs, table = _mock_pairs()
+    r = length_bias_from_table([pairs, pairs], table, word_count)
+    iv = r.bootstrap["intervals"]
+    assert set(iv) == {"LD <= 3 Avg.", "LD > 3 Avg.", "gap"} and r.bootstrap["replicates"] == 1000
+    le, gt = (next(a.mean_abs_diff for a in r.average if a.label == g) * 100 for g in ("<=3", ">3"))
+    assert (
+        iv["LD <= 3 Avg."][0] <= le <= iv["LD <= 3 Avg."][1]
+        and iv["LD > 3 Avg."][0] <= gt <= iv["LD > 3 Avg."][1]
+    )
+    assert iv["gap"][0] <= le - gt <= iv["gap"][1]
+    assert length_bias_from_table([pairs, pairs], table, word_count).bootstrap == r.bootstrap  # seeded
+    rows = length_bias_table7("words", {"one": r}).frame.values.tolist()
+    assert rows[-1][0] == BOOTSTRAP_ROW and rows[-1][-1] == f"[{iv['gap'][0]:.2f}, {iv['gap'][1]:.2f}]"
+    # check on one released checkpoint: the published Avg. against that interval, labelled as the pairs'
+    one = make_seed_results(tmp_path / "r", analyses=True)
+    for path in (one / "analyses").glob("*/avg/length_bias_tokens.json"):
+        if path.parent.parent.name != "simcse__seed-1":
+            path.unlink()
+    path = one / "analyses" / "simcse__seed-1" / "avg" / "length_bias_tokens.json"
+    data = json.loads(path.read_text())
+    data["result"]["bootstrap"] = {"intervals": {"LD > 3 Avg.": [14.9, 15.4]}, "replicates": 1000, "seed": 0}
+    path.write_text(json.dumps(data))
+    code, out, err = run_cli(
+        [
+            "check",
+            "--results",
+            one,
+            "--against",
+            "esimcse-coling/table1/length-diff-gt-3",
+            "--tolerance",
+            "seeds",
+        ],
+        capsys,
+    )
+    assert code == 1 and "[14.90, 15.40] (pairs)" in out and "16.34" in out, err
+    assert "outside the checkpoint's 95% bootstrap interval over pairs" in err

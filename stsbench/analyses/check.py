@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,7 +25,7 @@ from stsbench.analyses.registry import all_analyses, get_analysis
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.published.registry import Entry, get_entry
-from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, SeedRow, check_difference
+from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, SeedRow, check_difference, inside_interval
 from stsbench.results.folder import ANALYSIS_KIND, AnalysisRecord, read_folder
 from stsbench.results.portable import same_path
 from stsbench.results.seeds import LEVEL, summary_dict
@@ -42,6 +42,13 @@ class AnalysisComparison:
     seeds: tuple[int | None, ...]
     files: tuple[str, ...]  # the results files read, relative to the results folder
     rows: tuple[SeedRow, ...]
+    # one checkpoint: per column, its bootstrap interval over pairs where the result holds one
+    pair_intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def outside_pairs(self, row: SeedRow) -> bool | None:
+        """One checkpoint: the published figure outside its bootstrap interval over pairs (None: no interval)."""
+        iv = self.pair_intervals.get(row.task) if len(self.seeds) == 1 else None
+        return None if iv is None else not inside_interval(row.published, *iv)
 
     @property
     def passed(self) -> bool:
@@ -56,7 +63,13 @@ class AnalysisComparison:
         head = (
             f"{len(done)} of {plural(len(self.rows), 'figure')} of {self.entry.key} reproduced over {seeds}"
         )
-        return head + (f"; {', '.join(others)}" if others else "")
+        outside = [r.task for r in self.rows if self.outside_pairs(r)]
+        pairs = (
+            f"; {', '.join(outside)} outside the checkpoint's 95% bootstrap interval over pairs"
+            if outside
+            else ""
+        )
+        return head + (f"; {', '.join(others)}" if others else "") + pairs
 
 
 def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
@@ -96,7 +109,7 @@ def check_analysis(
             f"no {analysis.name} results under {results_dir}; make them with "
             f"`{analysis.make.replace('RESULTS', str(results_dir))}`"
         )
-    groups: dict[str, list[tuple[int | None, AnalysisRecord, dict[str, tuple[float, float]]]]] = {}
+    groups: dict[str, list[tuple[int | None, AnalysisRecord, dict[str, tuple]]]] = {}
     refused: list[str] = []
     for rec in records:
         figures = analysis.published_figures(rec.result, entry)
@@ -124,12 +137,14 @@ def check_analysis(
         )
     folder, found = next(iter(groups.items()))
     found.sort(key=lambda x: (x[0] is None, x[0] or 0, x[1].path))
+    intervals = {c: v[2] for c, v in found[0][2].items() if v[2]} if len(found) == 1 else {}
     return AnalysisComparison(
         entry,
         folder,
         tuple(s for s, _, _ in found),
         tuple(r.path for _, r, _ in found),
         _rows(entry, [f for _, _, f in found], difference, level),
+        intervals,
     )
 
 
@@ -141,7 +156,7 @@ def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, A
 
 
 def _rows(
-    entry: Entry, seeds: list[dict[str, tuple[float, float]]], difference: float, level: float
+    entry: Entry, seeds: list[dict[str, tuple]], difference: float, level: float
 ) -> tuple[SeedRow, ...]:
     rows = []
     for column, printed in entry.values.items():
@@ -150,6 +165,6 @@ def _rows(
             rows.append(SeedRow(column, float(printed), None, True, difference, level))
             continue
         published = pairs[0][1]
-        values = [m for m, _ in pairs]
+        values = [p[0] for p in pairs]
         rows.append(SeedRow(column, published, summary_dict(values), True, difference, level))
     return tuple(rows)

@@ -114,6 +114,9 @@ class LengthBiasResult:
     spearman_over: str  # which pairs a task's Spearman is computed over
     datasets: list[DatasetLengthBias]
     average: list[GroupAverage]  # ``all``, then the two threshold groups
+    # one checkpoint's uncertainty: the percentile interval of the two groups' Avg. and of their gap (x100) over
+    # bootstrap resamples of the pairs within each task's group (:func:`bootstrap_averages`); None in older files
+    bootstrap: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""
@@ -207,6 +210,52 @@ def tokenizer_counter(model_path: str) -> Callable[[Sequence[str]], np.ndarray]:
     return count
 
 
+BOOTSTRAP_REPLICATES = 1000
+BOOTSTRAP_SEED = 0
+
+
+def bootstrap_averages(
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    labels: Sequence[str],
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """The 95% percentile interval (x100) of each threshold group's Avg. and of their gap, pairs resampled.
+
+    ``groups``: per task, ``(|cos - g'| of each pair, the pair's threshold group index)``. Each resample draws
+    every task's pairs with replacement within each group (a group keeps its size, as the figure conditions on
+    it), recomputes each group's mean per task, the Avg. over the tasks where the group has pairs, and the gap
+    (first group minus second). One checkpoint's interval: it says how much the pairs move the figure, not the
+    training's seed.
+    """
+    from stsbench.stats.bootstrap import percentile_interval, resample_counts
+
+    rng = np.random.default_rng(seed)
+    sums: list[list[np.ndarray]] = [[] for _ in labels]
+    for absdiff, index in groups:
+        counts = resample_counts(index, replicates, rng)
+        for k in range(len(labels)):
+            mask = index == k
+            if mask.any():
+                sums[k].append(counts[:, mask] @ absdiff[mask] / mask.sum())
+    averages = [np.mean(s, axis=0) * 100 if s else None for s in sums]
+    intervals: dict[str, list[float]] = {}
+    for label, avg in zip(labels, averages, strict=True):
+        if avg is not None:  # "<=3" -> "LD <= 3 Avg."
+            spaced = label.replace("<=", "<= ") if label.startswith("<=") else label.replace(">", "> ")
+            intervals[f"LD {spaced} Avg."] = list(percentile_interval(avg, level))
+    if all(a is not None for a in averages[:2]):
+        intervals["gap"] = list(percentile_interval(averages[0] - averages[1], level))
+    return {
+        "replicates": replicates,
+        "seed": seed,
+        "level": level,
+        "resampled": "pairs, with replacement, within each task's length-difference group",
+        "intervals": intervals,  # x100
+    }
+
+
 def length_bias_from_table(
     datasets: list[Pairs],
     table: EmbeddingTable,
@@ -218,13 +267,16 @@ def length_bias_from_table(
 ) -> LengthBiasResult:
     """Length bias of every dataset from embeddings already in ``table``."""
     parsed = parse_buckets(buckets)
-    threshold_buckets(threshold)  # validates before any work
+    groups = threshold_buckets(threshold)  # validates before any work
     out = []
+    resampled = []
     for pairs in datasets:
         sims = metrics.cosine_pairs(table[pairs.sent1], table[pairs.sent2])
-        out.append(
-            analyse_pairs(pairs, sims, count(pairs.sent1), count(pairs.sent2), threshold, parsed, split)
-        )
+        len1, len2 = count(pairs.sent1), count(pairs.sent2)
+        out.append(analyse_pairs(pairs, sims, len1, len2, threshold, parsed, split))
+        absdiff = np.abs(sims - metrics.normalise_gold(np.asarray(pairs.gold, dtype=np.float64), pairs.scale))
+        index = metrics.bucket_of(np.abs(np.asarray(len1) - np.asarray(len2)), [(b.lo, b.hi) for b in groups])
+        resampled.append((absdiff, index))
     average = [_average("all", [d.overall for d in out])]
     average += [
         _average(g.label, [d.threshold_groups[k] for d in out]) for k, g in enumerate(out[0].threshold_groups)
@@ -236,6 +288,7 @@ def length_bias_from_table(
         "every pair of the task's subsets concatenated (SentEval's 'all')",
         out,
         average,
+        bootstrap_averages(resampled, [b.label for b in groups]),
     )
 
 

@@ -6,11 +6,12 @@ Two pure functions per analysis, named by its registry entry (``number_builder``
   out as the paper's table (row x column), at the tables' scale, unrounded. Over the seeds of a run each
   ``(row, column)`` is one value per seed, summarised by :func:`stsbench.stats.seeds.seed_summary` as the
   score tables are.
-- ``<analysis>_published(result, entry)``: ``{column: (measured, published)}`` for the columns a published entry
+- ``<analysis>_published(result, entry)``: ``{column: (measured, published, interval)}`` for the columns a published entry
   of the registry prints, both in points (x100 where the paper prints a fraction, as ESimCSE arXiv Table 1
   does, so that a difference that matters is one number), or a line saying why this result cannot be held
   against it: ESimCSE counts length differences in tokens with a threshold of 3, so a result in words or with
-  another threshold is another measurement.
+  another threshold is another measurement. ``interval``: the checkpoint's bootstrap interval over pairs, where
+  the result holds one (a length bias' Avg.), else None: what one released checkpoint is judged by.
 """
 
 from __future__ import annotations
@@ -61,18 +62,25 @@ def length_bias_numbers(result: Any) -> list[Number]:
     return out
 
 
+Interval = tuple[float, float] | None  # one checkpoint's bootstrap interval over pairs, in points; None: none
+
+
 def _pairs(
-    measured: dict[str, float | None], entry: Any, scale: float = 1.0
-) -> dict[str, tuple[float, float]]:
-    """``{column: (measured x scale, published x scale)}`` for the entry's columns measured here."""
+    measured: dict[str, float | None],
+    entry: Any,
+    scale: float = 1.0,
+    intervals: dict[str, Interval] | None = None,
+) -> dict[str, tuple[float, float, Interval]]:
+    """``{column: (measured x scale, published x scale, interval)}`` for the entry's columns measured here."""
+    intervals = intervals or {}
     return {
-        c: (v * scale, float(entry.values[c]) * scale)
+        c: (v * scale, float(entry.values[c]) * scale, intervals.get(c))
         for c, v in measured.items()
         if v is not None and c in entry.values
     }
 
 
-def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, float]] | str:
+def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, float, Interval]] | str:
     """ESimCSE arXiv Table 1 (a task's Spearman, a fraction), COLING Table 1 (Avg.) and Table 7 (per task, Avg.)."""
     if result.unit != PUBLISHED_UNIT or result.threshold != PUBLISHED_THRESHOLD:
         return (
@@ -96,10 +104,12 @@ def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, flo
         return f"{entry.key} is not a row of a length difference <= 3 or > 3"
     label = result.datasets[0].threshold_groups[k].label
     avg = _x100(next(a for a in result.average if a.label == label).mean_abs_diff)
+    found = (getattr(result, "bootstrap", None) or {}).get("intervals", {}).get(f"LD {_ld(label)} Avg.")
+    interval = tuple(found) if found else None
     if entry.key.startswith("esimcse-coling/table1/"):
-        return _pairs({"Avg. Similarity Diff": avg}, entry)
+        return _pairs({"Avg. Similarity Diff": avg}, entry, intervals={"Avg. Similarity Diff": interval})
     values = {d.task: _x100(d.threshold_groups[k].mean_abs_diff) for d in result.datasets}
-    return _pairs({**values, AVG: avg}, entry)
+    return _pairs({**values, AVG: avg}, entry, intervals={AVG: interval})
 
 
 def repetition_numbers(result: Any) -> list[Number]:
@@ -112,7 +122,7 @@ def repetition_numbers(result: Any) -> list[Number]:
     ]
 
 
-def repetition_published(result: Any, entry: Any) -> dict[str, tuple[float, float]] | str:
+def repetition_published(result: Any, entry: Any) -> dict[str, tuple[float, float, Interval]] | str:
     """COLING Table 8's Sim<q,s1> and Sim<q,s2> (x100): the sample may differ from the paper's 100 queries."""
     return _pairs({"Sim<q,s1>": result.mean_sim_q_s1, "Sim<q,s2>": result.mean_sim_q_s2}, entry)
 

@@ -92,10 +92,10 @@ class Analysis(ABC):
     # a result's figures as :class:`Number` rows (the report's table over seeds): ``result -> [Number]``;
     # none: the report shows each seed's checkpoint in the tables above instead
     number_builder: ClassVar[Callable[[Any], list[Number]] | str | None] = None
-    # a result against a published analysis entry: ``(result, entry) -> {column: (measured, published)} | str``,
-    # both in points (x100 where the paper prints a fraction), or why they are not comparable (what
-    # ``published check`` judges); none: no entry of this analysis is checked
-    published_builder: ClassVar[Callable[[Any, Any], dict[str, tuple[float, float]] | str] | str | None] = None
+    # a result against a published analysis entry: ``(result, entry) -> {column: (measured, published, interval)}
+    # | str``, in points (x100 where the paper prints a fraction; interval: one checkpoint's bootstrap interval
+    # over pairs, or None), or why they are not comparable (what ``check`` judges); none: no entry is checked
+    published_builder: ClassVar[Callable[[Any, Any], dict[str, tuple] | str] | str | None] = None
 
     def prepare(self, config: Any) -> Any:
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
@@ -146,8 +146,8 @@ class Analysis(ABC):
         """The result's figures for the table over seeds (none without ``number_builder``)."""
         return [] if self.number_builder is None else load_target(self.number_builder)(result)
 
-    def published_figures(self, result: Any, entry: Any) -> dict[str, tuple[float, float]] | str:
-        """``{column: (measured on result, published)}`` for the columns of a published entry, both in points.
+    def published_figures(self, result: Any, entry: Any) -> dict[str, tuple] | str:
+        """``{column: (measured on result, published, interval)}`` for the columns of a published entry, in points.
 
         A string says why ``result`` cannot be held against ``entry`` (another unit, threshold or row).
         """

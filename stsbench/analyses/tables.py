@@ -90,12 +90,23 @@ def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
                 d = by_task.get(x)
                 cells.append(fmt(d.threshold_groups[idx].mean_abs_diff, scale=100) if d else DASH)
             rows.append([label, group, *cells, fmt(shown[idx]), g])
+        if r.bootstrap:  # one checkpoint: how much its pairs move the Avg. and the gap
+            iv = r.bootstrap["intervals"]
+            span = [_span(iv.get(f"LD > {t} Avg.")), _span(iv.get(f"LD <= {t} Avg."))]
+            avg_cell = f"> {t}: {span[0]}; <= {t}: {span[1]}"
+            rows.append([BOOTSTRAP_ROW, "", *[DASH] * len(tasks), avg_cell, _span(iv.get("gap"))])
     notes = [
         f"Mean |cos(u, v) - g'| x100 with the gold score normalised to [0, 1] (STS: g / 5, SICK-R: (g - 1) / 4); "
         f"LD: length difference in {first.unit}; Avg. over the datasets where the group has pairs. Lower is closer. "
         f"gap: Avg. of LD <= {t} minus Avg. of LD > {t} (the paper: SimCSE 1.84, ESimCSE 0.71; a smaller gap is a "
         "smaller length bias).",
     ]
+    if any(r.bootstrap for r in results.values()):
+        notes.append(
+            f"{BOOTSTRAP_ROW}: the percentile interval of each group's Avg. and of the gap over 1,000 resamples of "
+            "the pairs within each task's group (seed 0): what the test pairs move a checkpoint's figure by, not "
+            "what a training seed does (the table over seeds gives that)."
+        )
     if t == 3:
         notes.append(
             "Published: esimcse-coling/table7/* (BERT-base, token lengths"
@@ -108,6 +119,13 @@ def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
         rows,
         notes,
     )
+
+
+BOOTSTRAP_ROW = "↳ 95% bootstrap interval over pairs (one checkpoint)"
+
+
+def _span(interval: list[float] | None) -> str:
+    return DASH if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
 def repetition_table(variant: str, results: dict[str, Any]) -> Table:

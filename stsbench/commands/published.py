@@ -206,11 +206,16 @@ def _check_analysis(
     for r in c.rows:
         s, v = r.seeds, r.verdict
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
+        pairs = c.pair_intervals.get(r.task) if len(c.seeds) == 1 else None
+        if pairs is not None:  # one checkpoint: the interval its test pairs give, labelled so
+            interval = f"[{pairs[0]:.2f}, {pairs[1]:.2f}] (pairs)"
         status = (
             v.status
             if seeds
             else ("missing" if v.diff is None else "within" if abs(v.diff) <= allowed else "off")
         )
+        if seeds and c.outside_pairs(r):
+            status = "outside the pairs' interval"
         if status not in (REPRODUCED, "within"):
             failed.append(f"{r.task} {status}")
         style = "green" if status in (REPRODUCED, "within") else "bold red"
@@ -219,6 +224,13 @@ def _check_analysis(
             r.task, spread, interval, f"{r.published:.2f}", *verdict_cells(v), f"[{style}]{status}[/{style}]"
         )
     console.print(table)
+    if c.pair_intervals and len(c.seeds) == 1:
+        console.print(
+            "one checkpoint: '(pairs)' is its 95% bootstrap interval over the test pairs (what the pairs move the "
+            "figure by, not a training seed); outside it, the published figure is not this checkpoint's",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(f"results: {', '.join(c.files)} under {results}", highlight=False, soft_wrap=True)
     if failed:
         what = c.summary() if seeds else f"{', '.join(failed)} (tolerance {allowed:g})"
