@@ -188,12 +188,20 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
             "Mini scale: all-MiniLM-L6-v2, 50 steps of 64 sentences from wiki1m's first 11,914 lines; "
             "5 seeds a setting: not the paper's setting."
         )
+        figures = ["simcse/figure3", "simcse/figure4", "mocose/figure7"]  # the recipe's, under their numbers
         command = shlex.join(
             ["stsbench", "report", "--results", f"{rel}/results", "--out", str(rel), "--title", title]
-            + ["--claims", f"{rel}/claims.yaml", "--banner", banner]
+            + ["--claims", f"{rel}/claims.yaml", *[a for f in figures for a in ("--figures", f)]]
+            + ["--banner", banner]
         )
         write_report(
-            rel / "results", rel, title, command, claims=load_claims(rel / "claims.yaml"), banner=banner
+            rel / "results",
+            rel,
+            title,
+            command,
+            claims=load_claims(rel / "claims.yaml"),
+            banner=banner,
+            figures=figures,
         )
     finally:
         os.chdir(old)
