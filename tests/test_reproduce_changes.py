@@ -176,7 +176,7 @@ def _stands(printed: str) -> dict[str, str]:
 def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean, tmp_path, capsys, monkeypatch):
     recipe = tiny / "tiny.yaml"
     logs = {p.name: p.read_text() for p in (clean / "logs").glob("*.log")}
-    assert len(logs) == 5 and all(logs.values()), logs  # not --quiet: each step's log holds its output
+    assert len(logs) == 6 and all(logs.values()), logs  # not --quiet: each step's log holds its output
     assert "best STS-B dev Spearman" in logs["train__simcse__seed-1.log"]
     out = _copy(clean, tmp_path / "o")
     seed_one = (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns
@@ -190,6 +190,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
         "train/simcse/seed-2": "to run",
         "evaluate/simcse": "to run",  # it reads seed 2
         "analysis/1-align_uniform/simcse/seed-1": "to run",
+        "analysis/1-align_uniform/simcse/seed-2": "to run",  # after its training
         "report": "to run",
     }
 
