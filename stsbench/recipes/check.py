@@ -54,13 +54,11 @@ MOMENTUM_METHODS = ("mocose", "esimcse")  # the methods with a traceable distanc
 
 def varied_options(recipe: Recipe) -> set[str]:
     """The training options whose value differs between the recipe's runs (a sweep's, or runs set apart by hand)."""
-    options = {str(k).replace("-", "_") for r in recipe.runs for k in (*r.overrides, *r.point)}
-    values = {
-        name: {repr({**r.overrides, **r.point}.get(name, {**r.overrides, **r.point}.get(name.replace("_", "-"))))
-               for r in recipe.runs}
-        for name in options
-    }  # fmt: skip
-    return {name for name, seen in values.items() if len(seen) > 1}
+    settings = [
+        {str(k).replace("-", "_"): v for k, v in {**r.overrides, **r.point}.items()} for r in recipe.runs
+    ]
+    names = {name for s in settings for name in s}
+    return {name for name in names if len({repr(s.get(name)) for s in settings}) > 1}
 
 
 def check_figure(recipe: Recipe, key: str) -> None:
@@ -81,12 +79,16 @@ def check_figure(recipe: Recipe, key: str) -> None:
     if fig.renderer in ("distance", "align-distance"):
         methods = {r.method for r in recipe.runs if r.sweep_of is not None}
         if not methods & set(MOMENTUM_METHODS):
-            raise StsbenchError(f"{where}: drawn against the traceable distance: the recipe sweeps no MoCoSE/ESimCSE")
+            raise StsbenchError(
+                f"{where}: drawn against the traceable distance: the recipe sweeps no MoCoSE/ESimCSE"
+            )
     analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
     if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
         raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
     if fig.renderer == "align-map" and not any(r.evaluate is not None for r in recipe.runs):
-        raise StsbenchError(f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks")
+        raise StsbenchError(
+            f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks"
+        )
 
 
 def analysis_stems(recipe: Recipe) -> list[str]:
@@ -144,7 +146,9 @@ def _check_published(run: Run, address: str) -> None:
 
     entry, column = get_cell(address)
     if entry.kind != "scores":
-        raise StsbenchError(f"{entry.key} is an analysis table: name it in the recipe's published, not a run's")
+        raise StsbenchError(
+            f"{entry.key} is an analysis table: name it in the recipe's published, not a run's"
+        )
     columns = [column] if column is not None else list(entry.values)
     for col in columns:  # what the seeds must have for each cell (stsbench.published.cells.figure_of)
         figure = figure_of(entry, col)

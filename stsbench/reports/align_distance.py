@@ -11,17 +11,15 @@ is drawn from that file: the mean over seeds of each distance with its 95% t-int
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.files import atomic_write_text
 from stsbench.reports import ablations
 from stsbench.reports.collect import AnalysisRecord
+from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import SeedGroup
 from stsbench.reports.sweep_figures import DISTANCE, logged_distance
 from stsbench.reports.training import show_value
@@ -66,11 +64,7 @@ def distance_rows(
 
 def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
     """The rows under :data:`COLUMNS`, atomically."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    return atomic_write_text(path, buffer.getvalue())
+    return write_csv(path, COLUMNS, rows)
 
 
 def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> Any:

@@ -10,15 +10,13 @@ CSV beside the figure first (:data:`COLUMNS`) and the figure is drawn from that 
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stsbench.files import atomic_write_text
 from stsbench.reports.ablations import sts_averages
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
+from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import SeedGroup
 
 COLUMNS = ("group", "checkpoint", "seed", "l_uniform", "l_align", "sts_avg")
@@ -45,11 +43,7 @@ def map_rows(
 
 def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
     """The rows under :data:`COLUMNS`, atomically."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    return atomic_write_text(path, buffer.getvalue())
+    return write_csv(path, COLUMNS, rows)
 
 
 def draw_map(data: Path, title: str = "") -> Any:

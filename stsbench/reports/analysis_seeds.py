@@ -12,16 +12,14 @@ and the headline figures are drawn seed by seed with their mean and interval
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, Number
-from stsbench.files import atomic_write_text
 from stsbench.reports.collect import AnalysisRecord
+from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import LEVEL, TEST_SELECTED, SeedGroup
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -123,16 +121,13 @@ def csv_name(variant: str) -> str:
 
 def write_seed_values(analysis: Analysis, found: Sequence[SeededResults], path: Path) -> Path:
     """Every seed's value of every figure (:data:`CSV_COLUMNS`), unrounded; atomically."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for f in found:
-        for seed, checkpoint, result in f.seeds:
-            for n in analysis.numbers(result):
-                writer.writerow(
-                    [f.label, seed, checkpoint, n.row, n.column, "" if n.value is None else repr(n.value)]
-                )
-    return atomic_write_text(path, buffer.getvalue())
+    rows = (
+        [f.label, seed, checkpoint, n.row, n.column, "" if n.value is None else repr(n.value)]
+        for f in found
+        for seed, checkpoint, result in f.seeds
+        for n in analysis.numbers(result)
+    )
+    return write_csv(path, CSV_COLUMNS, rows)
 
 
 def headline_points(analysis: Analysis, found: Sequence[SeededResults]) -> list[tuple[str, str, float]]:

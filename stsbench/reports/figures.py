@@ -6,10 +6,23 @@ dpi, ``svg.hashsalt`` fixed, no date or software in the metadata, so the same re
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from stsbench.analyses import figures as afig
+from stsbench.files import atomic_write_text
 from stsbench.reports.collect import TrainRun
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+    """A figure's data beside it: ``columns`` then ``rows``, one line each, written atomically."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return atomic_write_text(path, buffer.getvalue())
 
 
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
