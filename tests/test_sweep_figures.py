@@ -150,3 +150,15 @@ def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
             "run", "run", {}, "mocose", (), None, None, None, None, None, None, None, None, False, str(folder)
         )
         assert logged_distance(run) == expected
+
+
+def test_a_sweep_of_named_settings_draws_the_same_bytes_twice(tmp_path):
+    from stsbench.reports.sweep_figures import sweep_figure
+
+    # on/off (SimCSE Table 4's Fixed 0.1): a categorical axis, the seeds as points without random jitter
+    rows = [
+        {"setting": v, "seed": str(s), "best_dev": repr(87.0 + s / 10)} for v in ("off", "on") for s in SEEDS
+    ]
+    data = _csv(tmp_path / "mask.csv", rows)
+    first = sweep_figure(data, tmp_path / "a", "fixed_dropout_mask")[1].read_bytes()
+    assert sweep_figure(data, tmp_path / "b", "fixed_dropout_mask")[1].read_bytes() == first

@@ -14,17 +14,15 @@ another model (BERT-base) and often another figure (MoCoSE Table 3 is an STS tes
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stsbench.files import atomic_write_text
 from stsbench.reports import ablations
 from stsbench.reports.collect import TaskRecord, TrainRun
+from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import SeedGroup
 from stsbench.reports.training import kept_dev, show_value
 from stsbench.results.runs import TRAIN_LOG
@@ -101,11 +99,7 @@ def sweep_rows(
 
 def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
     """The rows under :data:`COLUMNS`, atomically."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    return atomic_write_text(path, buffer.getvalue())
+    return write_csv(path, COLUMNS, rows)
 
 
 def sweep_figure(
@@ -175,7 +169,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
                     capsize=0.2, palette="colorblind" if hue else None, color=None if hue else "black",
                     linestyle="none",
                 )  # fmt: skip
-                sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=0.08, zorder=3)
+                sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=False, zorder=3)
             ax.set_xlabel(DISTANCE if x == "traceable_distance" else setting)
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
