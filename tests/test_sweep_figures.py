@@ -114,8 +114,8 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
 
 
 def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
-    from stsbench.reports.collect import TrainRun
     from stsbench.reports.sweep_figures import DISTANCE, draw_sweep, logged_distance, varies_in_distance
+    from stsbench.results.runs import load_train_run
 
     # MoCoSE Figures 2 and 3's axis: the distance 1 / (1 - decay) + queue / batch each EMA decay sets
     rows = [
@@ -144,11 +144,11 @@ def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
         ({"start": 10.0, "end": 108.0}, (108.0, True)),
         (None, (None, False)),
     ):
-        start = {"event": "start", **({"traceable_distance": logged} if logged else {})}
+        start = {"event": "start", "config": {"method": "mocose"}}
+        start.update({"traceable_distance": logged} if logged else {})
         (folder / "train_log.jsonl").write_text(json.dumps(start) + "\n")
-        run = TrainRun(
-            "run", "run", {}, "mocose", (), None, None, None, None, None, None, None, None, False, str(folder)
-        )
+        run, warnings = load_train_run(folder, "run")
+        assert run is not None and not warnings
         assert logged_distance(run) == expected
 
 

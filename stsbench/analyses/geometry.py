@@ -4,7 +4,8 @@ Alignment and uniformity as Wang & Isola (2020) define them and SimCSE (Fig. 2, 
 use them on STS-B: alignment over the pairs with gold > 4, uniformity over all pairs of distinct
 sentences, here the unique sentences (both columns) of the chosen split. Spectra as SimCSE's appendix
 and MoCoSE Fig. 7: singular values of the matrix of the unique STS-B sentence embeddings, divided by
-the largest, raw and after centring.
+the largest, raw and after centring. The alignment/uniformity computation itself is
+:mod:`stsbench.tasks.align_uniform`, shared with the trainer's dev evaluations (their logged trajectories).
 """
 
 from __future__ import annotations
@@ -17,65 +18,13 @@ from typing import Any
 import numpy as np
 
 from stsbench import metrics
-from stsbench.data.sts import Pairs, load_pairs
-from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table, unique_texts
+from stsbench.data.sts import load_pairs
+from stsbench.encoders.base import Encoder, embed_table, unique_texts
 from stsbench.errors import StsbenchError
+from stsbench.tasks.align_uniform import SENTENCE_SET, AlignUniformResult, align_uniform_from_table
 
-SENTENCE_SET = "the unique sentences of both columns of the split, in file order"
 # singular values below this share of the largest are float32 round-off, not directions the model uses
 RANK_TOL = 1e-6
-
-
-@dataclass
-class AlignUniformResult:
-    """l_align and l_uniform (lower is better for both) and the pairs behind them."""
-
-    task: str
-    split: str
-    alignment: float  # mean ||f(x) - f(x+)||^2 over positive pairs, f L2-normalised
-    uniformity: float  # log mean exp(-2 ||f(x) - f(y)||^2) over distinct sentence pairs
-    positive_threshold: float  # a pair is positive when gold > this
-    n_positive_pairs: int
-    n_sentences: int
-    n_uniformity_pairs: int  # n (n - 1) / 2
-    sentence_set: str = SENTENCE_SET
-    alpha: float = 2.0
-    t: float = 2.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return asdict(self)
-
-
-def align_uniform_from_table(
-    pairs: Pairs, table: EmbeddingTable, split: str, positive_threshold: float = 4.0
-) -> AlignUniformResult:
-    """Alignment over ``gold > positive_threshold`` pairs, uniformity over the split's unique sentences."""
-    pos = np.flatnonzero(pairs.gold > positive_threshold)
-    if len(pos) == 0:
-        raise StsbenchError(
-            f"{pairs.name} {split} has no pair with gold > {positive_threshold:g} for alignment; "
-            "lower --positive-threshold or pick another split"
-        )
-    sents = unique_texts([pairs.sent1, pairs.sent2])
-    if len(sents) < 2:
-        raise StsbenchError(
-            f"{pairs.name} {split} has fewer than 2 distinct sentences; uniformity needs pairs"
-        )
-    a = table[[pairs.sent1[i] for i in pos]]
-    b = table[[pairs.sent2[i] for i in pos]]
-    n = len(sents)
-    return AlignUniformResult(
-        pairs.name,
-        split,
-        metrics.alignment(a, b),
-        metrics.uniformity(table[sents]),
-        positive_threshold,
-        len(pos),
-        n,
-        n * (n - 1) // 2,
-    )
-
 
 def align_uniform(
     encoder: Encoder,

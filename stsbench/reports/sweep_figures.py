@@ -14,7 +14,6 @@ another model (BERT-base) and often another figure (MoCoSE Table 3 is an STS tes
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +24,6 @@ from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import SeedGroup
 from stsbench.reports.training import kept_dev, show_value
-from stsbench.results.runs import TRAIN_LOG
 
 COLUMNS = (
     "setting", "series", "seed", "best_dev", "sts_avg", "published", "published_key", "traceable_distance",
@@ -42,23 +40,11 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
     A ramped EMA weight has a distance at each step: the final weight's is returned, flagged (the papers' distance
     needs a fixed weight). None for a method without one, or a log without it.
     """
-    log = Path(run.folder) / TRAIN_LOG
-    if not log.is_file():
-        return None, False
-    with log.open(encoding="utf-8") as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if record.get("event") != "start":
-                continue
-            value = record.get("traceable_distance")
-            if isinstance(value, dict):
-                start, end = value.get("start"), value.get("end")
-                return (None if end is None else float(end)), start != end
-            return (None if value is None else float(value)), False
-    return None, False
+    value = run.traceable_distance
+    if isinstance(value, dict):
+        start, end = value.get("start"), value.get("end")
+        return (None if end is None else float(end)), start != end
+    return (None if value is None else float(value)), False
 
 
 def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) -> list[list[str]]:

@@ -44,6 +44,11 @@ class TrainRun:
     folder: str = ""  # the run folder as read (what a relative ``output`` is relative to)
     # the hidden dropout the backbone trained with (``dropout``, else the backbone's own; None: not recorded)
     backbone_dropout: float | None = None
+    # MoCoSE's maximum traceable distance (eq. 4) as the start record gives it: a number, or for a ramped EMA
+    # weight ``{"start": d0, "end": d1}``; None for a method without one
+    traceable_distance: float | dict[str, float] | None = None
+    # (step, l_align, l_uniform) of each dev evaluation's STS-B dev embeddings (logs before they were kept: none)
+    trajectory: tuple[tuple[int, float | None, float | None], ...] = ()
 
     @property
     def resolved_config(self) -> dict[str, Any]:
@@ -125,6 +130,11 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         for r in records
         if r.get("event") == "eval" and isinstance(r.get("step"), int)
     )
+    trajectory = tuple(
+        (int(r["step"]), r.get("alignment"), r.get("uniformity"))
+        for r in records
+        if r.get("event") == "eval" and isinstance(r.get("step"), int) and "alignment" in r
+    )
     selected = [
         (int(r["step"]), r.get("dev_spearman"))
         for r in records
@@ -152,5 +162,7 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         backbone_dropout=(meta.get("resolution") or {}).get(
             "backbone_dropout", (start or {}).get("backbone_dropout")
         ),
+        traceable_distance=(start or {}).get("traceable_distance"),
+        trajectory=trajectory,
     )
     return run, warnings

@@ -8,6 +8,10 @@ The test sets are for ``stsbench run`` on the saved checkpoint, except with ``se
 official code keeps the checkpoint with the best mean of the seven STS test sets (``evalModel`` in its
 mocose_tools.py: each task's Spearman x100 printed to two decimals, then averaged), never our default, and every
 figure of a run selected so is marked in the report ("[selected on the STS test sets]").
+
+Each dev evaluation also measures alignment and uniformity on the embeddings it has just encoded
+(:func:`stsbench.tasks.align_uniform.align_uniform_from_table`, the function ``stsbench align-uniform`` runs on a
+checkpoint): the training log's trajectory (SimCSE Figure 2), for the cost of the arithmetic alone.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import torch
 from stsbench.encoders.base import embed_table
 from stsbench.encoders.hf import HFEncoder
 from stsbench.encoders.resolve import ModelSpec
+from stsbench.tasks.align_uniform import align_uniform_from_table
 from stsbench.tasks.base import Mode, Task
 from stsbench.tasks.registry import resolve_tasks
 
@@ -81,10 +86,23 @@ def _embedded(model, tokenizer, texts: list[str], batch_size: int, device: torch
         model.train(was_training)
 
 
-def dev_spearman(model, dev: DevSet, device: torch.device | str) -> float:
-    """Return the cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients)."""
+@dataclass(frozen=True)
+class DevScores:
+    """One dev evaluation: the selection score and the geometry of the same embeddings."""
+
+    spearman: float  # cosine Spearman, in [-1, 1]
+    alignment: float  # l_align over the gold > 4 pairs (SimCSE Fig. 2's y)
+    uniformity: float  # l_uniform over the unique sentences (its x)
+
+
+def dev_scores(model, dev: DevSet, device: torch.device | str) -> DevScores:
+    """The cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients), and l_align, l_uniform."""
     table = _embedded(model, dev.tokenizer, dev.texts, dev.batch_size, device)
-    return float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
+    spearman = float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
+    geometry = align_uniform_from_table(dev.data, table, "dev")
+    return DevScores(spearman, geometry.alignment, geometry.uniformity)
+
+
 
 
 @dataclass

@@ -61,15 +61,27 @@ def train_record(
 
 
 def eval_record(
-    *, step: int, score: float, best: bool, time: float, sts_test_avg: float | None = None
+    *,
+    step: int,
+    score: float,
+    best: bool,
+    time: float,
+    sts_test_avg: float | None = None,
+    alignment: float | None = None,
+    uniformity: float | None = None,
 ) -> dict[str, Any]:
     """STS-B dev Spearman after step ``step``; ``best``: it was kept as the checkpoint.
 
     ``sts_test_avg``: the mean of the seven STS test sets, what ``select_on: sts-test`` kept it by.
+    ``alignment``, ``uniformity``: l_align and l_uniform of the same STS-B dev embeddings (``stsbench
+    align-uniform --split dev`` on the checkpoint of that step); null when not finite.
     """
     record = {"event": "eval", "step": step, "dev_spearman": score, "best": best, "time": time}
     if sts_test_avg is not None:
         record["sts_test_avg"] = sts_test_avg
+    if alignment is not None or uniformity is not None:
+        record["alignment"] = finite_or_none(alignment)
+        record["uniformity"] = finite_or_none(uniformity)
     return record
 
 

@@ -31,7 +31,7 @@ from stsbench.train.config import (
     resume_conflicts,
 )
 from stsbench.train.data import BatchOrder, length_buckets_of
-from stsbench.train.evaluate import DevSet, TestSets, dev_spearman, sts_test_average
+from stsbench.train.evaluate import DevSet, TestSets, dev_scores, sts_test_average
 from stsbench.train.graph import graph_problems
 from stsbench.train.log import TrainLog, eval_record, finite_or_none
 from stsbench.train.methods.base import Method, build_method
@@ -318,7 +318,8 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
     """
     if not run.ctx.main:
         return None
-    dev = dev_spearman(run.model, run.dev, run.device)
+    scores = dev_scores(run.model, run.dev, run.device)
+    dev = scores.spearman
     tests = sts_test_average(run.model, run.tests, run.device) if run.tests is not None else None
     score = dev if tests is None else tests
     previous = run.best if run.best is not None else -math.inf
@@ -331,7 +332,17 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
         ckpt.export_model(
             run.out, model=run.model, tokenizer=run.tokenizer, eval_pooler=eval_pooler(run.cfg), meta=extra
         )
-    run.write(eval_record(step=run.step, score=dev, best=improved, time=run.elapsed(), sts_test_avg=tests))
+    run.write(
+        eval_record(
+            step=run.step,
+            score=dev,
+            best=improved,
+            time=run.elapsed(),
+            sts_test_avg=tests,
+            alignment=scores.alignment,
+            uniformity=scores.uniformity,
+        )
+    )
     on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
     note = (
         f"{on}best, saved"

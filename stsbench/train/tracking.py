@@ -4,7 +4,7 @@ The loop logs through one small interface, :class:`Tracker`; each integration is
 (``torch.utils.tensorboard.SummaryWriter``, ``wandb``, ``trackio``), none reads or writes another's files.
 Every record that reaches ``train_log.jsonl`` reaches the trackers through :func:`scalars`, so each sink
 gets the same series: ``train/loss``, ``train/lr``, ``train/<part>`` (contrastive, mlm, grad_norm, MoCoSE's
-ema_decay...), ``eval/dev_spearman``; the resolved config at the start, the best dev score at the end.
+ema_decay...), ``eval/dev_spearman``, ``eval/alignment``, ``eval/uniformity``; the resolved config at the start, the best dev score at the end.
 
 Where each writes: TensorBoard ``OUTPUT/tensorboard/`` (``tensorboard --logdir`` over a ``--seeds`` or
 ``reproduce`` folder shows one run per seed folder); W&B ``OUTPUT/wandb/`` (online or ``WANDB_MODE=offline``,
@@ -87,7 +87,7 @@ def scalars(record: dict[str, Any]) -> dict[str, float]:
     if event == "train":
         prefix = "train/"
     elif event == "eval":
-        return _finite({"eval/dev_spearman": record.get("dev_spearman")})
+        return _finite({f"eval/{k}": record.get(k) for k in ("dev_spearman", "alignment", "uniformity")})
     else:
         return {}
     return _finite(

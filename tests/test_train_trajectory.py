@@ -1,0 +1,52 @@
+"""Alignment and uniformity logged at each dev evaluation: the analysis of the checkpoint saved at that step."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import train_config
+
+from stsbench.train.loop import train
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.mark.parametrize("method", ["simcse", "mocose"])
+def test_logged_alignment_and_uniformity_are_the_analysis_of_the_saved_checkpoint(files, tmp_path, method):
+    from stsbench.analyses.geometry import align_uniform
+    from stsbench.encoders.load import load_encoder
+    from stsbench.results.runs import load_train_run
+
+    out = tmp_path / "run"
+    cfg = train_config(files, out, method=method, max_steps=4, eval_steps=2)
+    train(cfg, show_progress=False)
+    records = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    evals = [r for r in records if r["event"] == "eval"]
+    assert [r["step"] for r in evals] == [0, 2, 4]  # the backbone, then every eval_steps
+    assert all(0 < r["alignment"] <= 4 and -4 <= r["uniformity"] < 0 for r in evals)
+    assert len({(r["alignment"], r["uniformity"]) for r in evals}) == 3  # the weights moved, and so did they
+    # the checkpoint kept at its step, through `stsbench align-uniform --split dev`'s function and encoder
+    meta = json.loads((out / "stsbench.json").read_text())
+    (kept,) = [r for r in evals if r["step"] == meta["step"]]
+    encoder = load_encoder(str(out), device="cpu", use_cache=False)
+    analysed = align_uniform(
+        encoder, files / "data", "dev", batch_size=cfg.eval_batch_size, show_progress=False
+    )
+    assert analysed.n_positive_pairs > 0
+    assert (kept["alignment"], kept["uniformity"]) == (analysed.alignment, analysed.uniformity)
+    # what the reports read: the trajectory in step order, and the traceable distance MoCoSE logs beside it
+    run, warnings = load_train_run(out, "run")
+    assert run is not None and not warnings
+    assert run.trajectory == tuple((r["step"], r["alignment"], r["uniformity"]) for r in evals)
+    assert (run.traceable_distance is not None) is (method == "mocose")
+
+
+def test_a_log_written_before_trajectories_reads_with_none(tmp_path):
+    from stsbench.results.runs import load_train_run
+
+    start = {"event": "start", "step": 0, "config": {"method": "simcse"}}
+    old_eval = {"event": "eval", "step": 10, "dev_spearman": 0.8, "best": True}
+    (tmp_path / "train_log.jsonl").write_text(json.dumps(start) + "\n" + json.dumps(old_eval) + "\n")
+    run, warnings = load_train_run(tmp_path, "run")
+    assert run is not None and not warnings and run.trajectory == () and run.curve == ((10, 0.8),)
