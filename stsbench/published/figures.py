@@ -34,6 +34,7 @@ PAPER_NAMES = {
 }
 RENDERERS = (
     "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",
+    "trajectory",
 )  # fmt: skip
 _KEYS = {
     "paper", "id", "figure", "caption", "shows", "x", "y", "claim", "numbers", "source", "ref_only",

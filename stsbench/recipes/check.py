@@ -85,6 +85,8 @@ def check_figure(recipe: Recipe, key: str) -> None:
     analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
     if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
         raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
+    if fig.renderer == "trajectory" and not recipe.runs:
+        raise StsbenchError(f"{where}: drawn from the training logs' dev evaluations: the recipe trains no run")
     if fig.renderer == "align-map" and not any(r.evaluate is not None for r in recipe.runs):
         raise StsbenchError(
             f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks"

@@ -30,6 +30,7 @@ from stsbench.reports import (
     spread,
     sweep_figures,
     training,
+    trajectories,
 )
 from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
@@ -264,6 +265,7 @@ def _training(
         labels = training.labelled_runs(coll.runs, models)
         figure = training_curves_figure(labels, figs.folder / "training_curves")
         curves.figures.append(figs.add("STS-B dev Spearman during training", figure))
+    _trajectories(coll, models, groups, curves, figs)
     found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups)
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
@@ -271,6 +273,30 @@ def _training(
     if has_seeds(groups):
         _sweep_figures(coll, groups, abl, figs, point)
     return [curves, abl]
+
+
+def _trajectories(
+    coll: Collection, models: list[Model], groups: list[SeedGroup], section: Section, figs: _Figures
+) -> None:
+    """SimCSE Figure 2: (l_uniform, l_align) at each dev evaluation the runs logged, from a CSV beside it."""
+    labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
+    rows = trajectories.trajectory_rows(groups, coll.runs, labels)
+    if not rows:
+        return
+    data = trajectories.write_rows(rows, figs.folder / "align_uniform_trajectories.csv")
+    figs.written.append(data)
+    paths = trajectories.trajectory_figure(data, figs.folder / "align_uniform_trajectories")
+    caption = (
+        "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
+        f"(logged by the trainer; data: `{data.name}`)"
+    )
+    section.figures.append(figs.add(caption, paths))
+    section.paragraphs.append(
+        "The trajectories are the trainer's own: at each dev evaluation it measures l_align (pairs with gold > 4) "
+        "and l_uniform (the unique sentences) on the STS-B dev embeddings it has just encoded, the numbers "
+        "`stsbench align-uniform --split dev` gives for the checkpoint of that step. A group of seeds is drawn "
+        "as its mean point at each step, each seed's path faint behind it."
+    )
 
 
 def _sweep_figures(

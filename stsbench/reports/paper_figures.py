@@ -47,6 +47,8 @@ def matches(entry: FigureEntry, name: str) -> bool:
         return stem.startswith("align_uniform_") and stem.endswith("_map")
     if r == "cosine-density":
         return stem.startswith("cosine_density_")
+    if r == "trajectory":
+        return stem == "align_uniform_trajectories"
     return False
 
 
