@@ -27,6 +27,7 @@ from stsbench.reports import (
     provenance,
     reproduction,
     seed_differences,
+    spectra,
     spread,
     sweep_figures,
     training,
@@ -192,7 +193,8 @@ def _analysis(
         found = analysis_seeds.seeded(ours, groups) if analysis.number_builder is not None else []
         in_groups = {m.key for f in found for m in f.group.models}
         single = [r for r in ours if r.model.fingerprint not in in_groups]
-        for labelled in by_variant(single, models).values():  # checkpoints without seeds: the paper's layout
+        singles = by_variant(single, models)
+        for labelled in singles.values():  # checkpoints without seeds: the paper's layout
             section.tables += analysis.tables(variant, labelled)
             paths = analysis.figure(labelled, figs.folder / variant)
             if paths:
@@ -207,9 +209,29 @@ def _analysis(
                 paths = spread.seed_points_figure(points, figs.folder / f"{variant}_seeds")
                 caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
                 section.figures.append(figs.add(caption, paths))
+        if name == "spectrum" and found:
+            _spectra(found, singles.get(variant, {}), variant, section, figs)
         if name == "align_uniform":
             _align_map(coll, ours, groups, variant, section, figs)
     return section
+
+
+def _spectra(
+    found: Sequence[analysis_seeds.SeededResults],
+    singles: dict[str, object],
+    variant: str,
+    section: Section,
+    figs: _Figures,
+) -> None:
+    """MoCoSE Figure 7 over seeds: each group's mean spectrum and its seeds' spread, the backbone beside."""
+    data = spectra.write_rows(spectra.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv")
+    figs.written.append(data)
+    paths = spectra.spectra_figure(data, figs.folder / f"{variant}_groups", variant)
+    caption = (
+        f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as MoCoSE "
+        f"Figure 7 (data: `{data.name}`)"
+    )
+    section.figures.append(figs.add(caption, paths))
 
 
 def _align_map(
