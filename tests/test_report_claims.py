@@ -72,3 +72,27 @@ def test_a_bad_claims_file_is_one_line_before_anything_is_written(results, tmp_p
     code, _, err = run_cli(args, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
     assert not (tmp_path / "rep" / "report.md").exists()
+
+
+def test_a_collapse_is_judged_on_each_seeds_last_dev_evaluation(results, tmp_path, capsys):
+    """MoCoSE Figures 5-6: final-dev, the STS-B dev Spearman x100 of the run's last evaluation, seed by seed."""
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seeds import seed_groups
+
+    groups = {g.method: g for g in seed_groups(find_models(collect(results)))}
+    last = [round([v for _, v in r.curve if v is not None][-1] * 100, 2) for r in groups["ESimCSE"].runs]
+    high, low = max(last) + 1, min(last) - 1
+    claims = [
+        {"kind": "collapse", "settings": ["esimcse"], "below": high, "figure": "final-dev"},
+        {"kind": "collapse", "settings": ["esimcse"], "below": low, "figure": "final-dev"},
+    ]
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
+    args = ["report", "--results", results, "--out", tmp_path / "rep", "--claims", tmp_path / "claims.yaml"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    judged = json.loads((tmp_path / "rep" / "reproduction.json").read_text())["claims"]
+    (below,) = judged[0]["statements"]
+    assert below["diff"] == pytest.approx(high - sum(last) / len(last)) and below["n"] == [3]
+    assert judged[1]["verdict"] != "supported"  # every seed ended above the bound
+    assert "last STS-B dev (training)" in (tmp_path / "rep" / "report.md").read_text()

@@ -3,7 +3,8 @@
 A claims file is a YAML list of claims (:mod:`stsbench.stats.claims`: argmax, ordering, difference, gap, plateau,
 collapse), each naming the report's groups as its settings, as ``--against GROUP=KEY`` names them (a method, a
 group's name, or its seeds' folder: a recipe's run name), and the figure it is about (a task's score in a mode, or
-``best-dev``, the training's own best STS-B dev Spearman, ``Avg.``, the papers' mean of the seven STS tasks,
+``best-dev``, the training's own best STS-B dev Spearman, ``final-dev``, its last dev evaluation's (what a
+collapse is read from: MoCoSE Figures 5-6), ``Avg.``, the papers' mean of the seven STS tasks,
 ``Transfer Avg.``, the mean of the seven transfer tasks, or an analysis figure ``VARIANT:ROW:COLUMN``, a row and
 column of the report's table over seeds, e.g. ``length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.``).
 Each group gives one figure per seed, keyed by the seed its training ran with, so that two groups trained on the
@@ -19,7 +20,7 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
-from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, seed_values
+from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, as_reported, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
@@ -28,6 +29,7 @@ from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transfer tasks' accuracy
+FINAL_DEV = "final-dev"  # a claim's figure: the STS-B dev Spearman x100 of the training's last evaluation
 VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
 
 
@@ -56,12 +58,12 @@ def _analysis_of(variant: str) -> Any:
 def with_task_figure(claim: Claim, where: str) -> Claim:
     """``claim`` with its figure's task by its registered name (``STS-B``: ``STSBenchmark``); one line otherwise.
 
-    ``best-dev``, ``Avg.``, ``Transfer Avg.`` and an analysis figure (:func:`analysis_figure`, of an analysis
-    that has figures) are kept; a task set or an unknown name is refused, naming ``where``.
+    ``best-dev``, ``final-dev``, ``Avg.``, ``Transfer Avg.`` and an analysis figure (:func:`analysis_figure`, of
+    an analysis that has figures) are kept; a task set or an unknown name is refused, naming ``where``.
     """
     from stsbench.tasks.registry import task_names
 
-    if claim.figure in (BEST_DEV, AVG, TRANSFER_AVG):
+    if claim.figure in (BEST_DEV, FINAL_DEV, AVG, TRANSFER_AVG):
         return claim
     parsed = analysis_figure(claim.figure)
     if parsed is not None:
@@ -125,6 +127,8 @@ def seed_figures(
     about the same figure read the same numbers. An analysis figure: each seed's value of that row and column
     among the analysis' figures of its ``analyses`` records of the variant (the report's table over seeds).
     """
+    if claim.figure == FINAL_DEV:
+        return final_devs(group)
     parsed = analysis_figure(claim.figure)
     if parsed is None:
         return seed_values(claim_figure(claim), *group_figures(records, group))
@@ -138,6 +142,16 @@ def seed_figures(
             )
             if value is not None:
                 out[seed if isinstance(seed, int) else 0] = value
+    return out
+
+
+def final_devs(group: SeedGroup) -> dict[int, float]:
+    """``{seed: STS-B dev x100 at the run's last logged evaluation}`` of the group's trained models."""
+    out: dict[int, float] = {}
+    for i, (model, seed) in enumerate(zip(group.models, group.seeds, strict=True)):
+        curve = [v for _, v in model.run.curve if v is not None] if model.run is not None else []
+        if curve:
+            out[seed if isinstance(seed, int) else i] = as_reported(curve[-1])
     return out
 
 
@@ -159,7 +173,9 @@ def judge_claims(
 
 
 def _figure(result: ClaimResult) -> str:
-    return "best STS-B dev (training)" if result.figure == BEST_DEV else result.figure
+    if result.figure == BEST_DEV:
+        return "best STS-B dev (training)"
+    return "last STS-B dev (training)" if result.figure == FINAL_DEV else result.figure
 
 
 def claims_table(results: Sequence[ClaimResult]) -> Table:
