@@ -34,6 +34,8 @@ class SeededResults:
 
     group: SeedGroup
     seeds: tuple[tuple[Any, str, Any], ...]
+    # each seed's ``Analysis.numbers``, in the order of ``seeds``, read once (:func:`seeded`)
+    numbers: tuple[tuple[Number, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -43,8 +45,13 @@ class SeededResults:
         )
 
 
-def seeded(records: Sequence[AnalysisRecord], groups: Sequence[SeedGroup]) -> list[SeededResults]:
-    """The groups with two or more analysed seeds among ``records`` (one analysis, one variant), in group order."""
+def seeded(
+    records: Sequence[AnalysisRecord], groups: Sequence[SeedGroup], analysis: Analysis
+) -> list[SeededResults]:
+    """The groups with two or more analysed seeds among ``records`` (one analysis, one variant), in group order.
+
+    Each seed's figures (``analysis.numbers``) are read here, once, for the table, the CSV and the figure.
+    """
     found = []
     for g in groups:
         keys = [m.key for m in g.models]
@@ -57,15 +64,15 @@ def seeded(records: Sequence[AnalysisRecord], groups: Sequence[SeedGroup]) -> li
             seeds = tuple(
                 (g.seeds[keys.index(k)], g.models[keys.index(k)].label, r.result) for k, r in by_model.items()
             )
-            found.append(SeededResults(g, seeds))
+            found.append(SeededResults(g, seeds, tuple(tuple(analysis.numbers(r)) for _, _, r in seeds)))
     return found
 
 
-def _numbers(analysis: Analysis, found: SeededResults) -> dict[tuple[str, str], tuple[Number, list[float]]]:
+def _numbers(found: SeededResults) -> dict[tuple[str, str], tuple[Number, list[float]]]:
     """``(row, column) -> (its first Number, one value per seed that has it)``, in the analysis' order."""
     out: dict[tuple[str, str], tuple[Number, list[float]]] = {}
-    for _, _, result in found.seeds:
-        for n in analysis.numbers(result):
+    for numbers in found.numbers:
+        for n in numbers:
             first, values = out.setdefault((n.row, n.column), (n, []))
             if n.value is not None:
                 values.append(n.value)
@@ -87,7 +94,7 @@ def seeds_table(analysis: Analysis, variant: str, found: Sequence[SeededResults]
     """Per group and figure row: mean ± std over the seeds per column, then the 95% interval row."""
     if not found:
         return None
-    blocks = [(f, _numbers(analysis, f)) for f in found]
+    blocks = [(f, _numbers(f)) for f in found]
     columns = list(dict.fromkeys(c for _, nums in blocks for _, c in nums))
     rows = []
     for f, nums in blocks:
@@ -119,25 +126,25 @@ def csv_name(variant: str) -> str:
     return f"{variant}_seeds.csv"
 
 
-def write_seed_values(analysis: Analysis, found: Sequence[SeededResults], path: Path) -> Path:
+def write_seed_values(found: Sequence[SeededResults], path: Path) -> Path:
     """Every seed's value of every figure (:data:`CSV_COLUMNS`), unrounded; atomically."""
     rows = (
         [f.label, seed, checkpoint, n.row, n.column, "" if n.value is None else repr(n.value)]
         for f in found
-        for seed, checkpoint, result in f.seeds
-        for n in analysis.numbers(result)
+        for (seed, checkpoint, _), numbers in zip(f.seeds, f.numbers, strict=True)
+        for n in numbers
     )
     return write_csv(path, CSV_COLUMNS, rows)
 
 
-def headline_points(analysis: Analysis, found: Sequence[SeededResults]) -> list[tuple[str, str, float]]:
+def headline_points(found: Sequence[SeededResults]) -> list[tuple[str, str, float]]:
     """(group label, figure, value) of every seed's headline figures: the seed figure's points."""
     points = []
     for f in found:
-        for _, _, result in f.seeds:
+        for numbers in f.numbers:
             points += [
                 (f.label, f"{n.row}: {n.column}", n.value)
-                for n in analysis.numbers(result)
+                for n in numbers
                 if n.headline and n.value is not None
             ]
     return points

@@ -190,7 +190,7 @@ def _analysis(
         )
     for variant in sorted({r.variant for r in records}):
         ours = [r for r in records if r.variant == variant]
-        found = analysis_seeds.seeded(ours, groups) if analysis.number_builder is not None else []
+        found = analysis_seeds.seeded(ours, groups, analysis) if analysis.number_builder is not None else []
         in_groups = {m.key for f in found for m in f.group.models}
         single = [r for r in ours if r.model.fingerprint not in in_groups]
         singles = by_variant(single, models)
@@ -202,9 +202,9 @@ def _analysis(
         if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
             section.tables.append(analysis_seeds.seeds_table(analysis, variant, found))
             figs.written.append(
-                analysis_seeds.write_seed_values(analysis, found, figs.folder / analysis_seeds.csv_name(variant))
+                analysis_seeds.write_seed_values(found, figs.folder / analysis_seeds.csv_name(variant))
             )
-            points = analysis_seeds.headline_points(analysis, found)
+            points = analysis_seeds.headline_points(found)
             if points:
                 paths = spread.seed_points_figure(points, figs.folder / f"{variant}_seeds")
                 caption = f"{title} ({variant}): each seed, the mean and its 95% interval"

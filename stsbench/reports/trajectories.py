@@ -22,6 +22,7 @@ from stsbench.reports.seeds import SeedGroup
 
 COLUMNS = ("group", "seed", "step", "l_uniform", "l_align")
 ARROWS = 12  # arrowheads a line at most
+MARKED = 60  # a line of more points is drawn without a marker at each
 
 
 def trajectory_rows(
@@ -94,7 +95,8 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
         path = mean_path(mine)
         xs, ys = path["l_uniform"].tolist(), path["l_align"].tolist()
         name = f"{group} (mean of {len(seeds)} seeds)" if len(seeds) > 1 else group
-        ax.plot(xs, ys, color=colour, marker="o", markersize=3, linewidth=1.2, label=name)
+        marker = "o" if len(xs) <= MARKED else None  # a whole epoch every 10 steps: a line, not 1,500 dots
+        ax.plot(xs, ys, color=colour, marker=marker, markersize=3, linewidth=1.2, label=name)
         _arrows(ax, xs, ys, colour)
         if path.index[0] == 0:
             ax.scatter([xs[0]], [ys[0]], marker="s", s=40, color=colour, zorder=3)
