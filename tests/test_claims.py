@@ -93,6 +93,22 @@ def test_paired_when_the_seeds_are_shared_welch_otherwise():
     assert other.test == "Welch" and other.p == pytest.approx(welch.pvalue) and other.verdict == "inconclusive"
 
 
+def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_figure():
+    """A released checkpoint or the backbone (seed 0, one figure no seed varies): a one-sample t test."""
+    claim = CLAIM.validate_python({"kind": "difference", "better": "backbone", "worse": "a"})
+    a = {1: 0.20, 2: 0.22, 3: 0.21}
+    (one,) = judge(claim, {"backbone": {0: 0.25}, "a": a}).statements
+    expected = stats.ttest_1samp([0.25 - v for v in a.values()], 0.0)
+    assert one.test == "one-sample t against a model not trained here" and one.n == (1, 3)
+    assert one.diff == pytest.approx(0.04) and one.p == pytest.approx(expected.pvalue)
+    assert one.verdict == "supported"
+    (other,) = judge(claim, {"backbone": {0: 0.15}, "a": a}).statements  # the other way: contradicted
+    assert other.verdict == "contradicted" and other.diff == pytest.approx(-0.06)
+    # a trained run of one seed is no constant: still fewer than 2 seeds
+    (single,) = judge(claim, {"backbone": {7: 0.25}, "a": a}).statements
+    assert single.verdict == "inconclusive" and single.missing == "fewer than 2 seeds: backbone"
+
+
 def test_holm_within_a_claim_and_the_claim_follows_its_statements():
     claim = CLAIM.validate_python({"kind": "ordering", "order": ["a", "b", "c"]})
     rng = np.random.default_rng(0)

@@ -161,10 +161,12 @@ class Recipe(BaseModel):
                 raise ValueError(f"analysis {a.name} names runs {unknown}, not among {names}")
             if a.baseline and self.baseline is None:
                 raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
+        baseline = [self.baseline.model] if self.baseline is not None else []  # a claim against the backbone
         for i, claim in enumerate(self.claims, start=1):
-            unknown = [s for s in claim.settings() if s not in names]
+            unknown = [s for s in claim.settings() if s not in names + baseline]
             if unknown:
-                raise ValueError(f"claim {i} names {unknown}, not among the runs {names}")
+                also = f" or the baseline {baseline[0]!r}" if baseline else ""
+                raise ValueError(f"claim {i} names {unknown}, not among the runs {names}{also}")
         from stsbench.published.registry import split_cell
 
         for r in self.runs:

@@ -10,7 +10,9 @@ seeds' figures of each setting it names (``{setting: {seed: figure}}``) by one r
   an equivalence (``|A - B| < margin``) for each pair of a plateau; a bound (``A < threshold``) for each setting
   of a collapse;
 - each statement is tested over seeds: a paired t test when its settings were trained on the same seeds, Welch's
-  test otherwise (a gap: the per-seed gaps where each pair shares its seeds, else Satterthwaite's combination);
+  test otherwise, a one-sample t test against a model not trained here (a released checkpoint or the backbone:
+  one figure, seed 0, that no seed varies) (a gap: the per-seed gaps where each pair shares its seeds, else
+  Satterthwaite's combination);
   a bound by a one-sample t test; an equivalence by TOST (two one-sided tests at the margin), and its opposite
   (a difference significantly beyond the margin) by the one-sided test on the side the estimate lies;
 - Holm's correction within the claim, alpha 0.05: a statement is *supported* when significant in its claimed
@@ -236,12 +238,25 @@ def _combination(parts: Sequence[tuple[float, np.ndarray]], test: str) -> Estima
     return Estimate(diff, se, df, test, tuple(x.size for _, x in parts))
 
 
+def _fixed(x: dict[int, float]) -> float | None:
+    """The figure of a model not trained here (one figure under seed 0: no seed to vary it), else None."""
+    return x[0] if set(x) == {0} else None
+
+
 def _difference(a: dict[int, float], b: dict[int, float]) -> Estimate | None:
-    """mean(a) - mean(b): paired over the shared seeds when both have the same seeds, else Welch."""
+    """mean(a) - mean(b): paired over the shared seeds when both have the same seeds, else Welch.
+
+    Against a model not trained here (:func:`_fixed`: a released checkpoint, the backbone) the other side's seeds
+    are tested against its one figure, a constant (one-sample t).
+    """
     if _paired(a, b):
         seeds = sorted(a)
         d = np.array([a[s] - b[s] for s in seeds])
         return _one_sample(d, "paired t", (len(a), len(b)))
+    fa, fb = _fixed(a), _fixed(b)
+    if (fa is None) != (fb is None):
+        x = np.array(list(a.values())) - fb if fb is not None else fa - np.array(list(b.values()))
+        return _one_sample(x, "one-sample t against a model not trained here", (len(a), len(b)))
     return _combination([(1.0, np.array(list(a.values()))), (-1.0, np.array(list(b.values())))], "Welch")
 
 
