@@ -71,6 +71,10 @@ def test_without_buckets_the_order_is_the_epoch_shuffle():
 
     order = BatchOrder(30, 8)
     assert order.per_epoch == 4 and np.array_equal(order.rows(1, 0, 1), epoch_order(30, 1, 0)[8:16])
+    # drawn once an epoch: every (seed, epoch), in any order of reads, is still that epoch's shuffle
+    for seed, epoch, index, rank in [(1, 1, 0, 0), (1, 0, 2, 0), (2, 0, 2, 0), (2, 0, 0, 1), (1, 1, 3, 0)]:
+        expected = epoch_order(30, seed, epoch)[(index + rank) * 8 : (index + rank + 1) * 8]
+        assert np.array_equal(order.rows(seed, epoch, index, rank), expected)
 
 
 def test_too_few_rows_for_a_bucketed_batch_is_one_line():

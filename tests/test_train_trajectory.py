@@ -50,3 +50,23 @@ def test_a_log_written_before_trajectories_reads_with_none(tmp_path):
     (tmp_path / "train_log.jsonl").write_text(json.dumps(start) + "\n" + json.dumps(old_eval) + "\n")
     run, warnings = load_train_run(tmp_path, "run")
     assert run is not None and not warnings and run.trajectory == () and run.curve == ((10, 0.8),)
+
+
+def test_a_dev_file_without_a_positive_pair_trains_and_logs_no_trajectory(files, tmp_path):
+    """Not STS-B's own dev (every gold at most 4): no alignment to log, the selection on the Spearman as ever."""
+    data = tmp_path / "data"
+    dev = data / "downstream" / "STS" / "STSBenchmark"
+    dev.mkdir(parents=True)
+    lines = (files / "data" / "downstream" / "STS" / "STSBenchmark" / "sts-dev.csv").read_text().splitlines()
+    rows = [line.split("\t") for line in lines]
+    (dev / "sts-dev.csv").write_text(
+        "".join("\t".join([*r[:4], f"{min(float(r[4]), 4.0):.3f}", *r[5:]]) + "\n" for r in rows)
+    )
+    out = tmp_path / "run"
+    train(
+        train_config(files, out, method="simcse", max_steps=2, eval_steps=2, data_dir=str(data)),
+        show_progress=False,
+    )
+    evals = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines() if '"eval"' in x]
+    assert [r["step"] for r in evals] == [0, 2] and all("alignment" not in r for r in evals)
+    assert json.loads((out / "stsbench.json").read_text())["step"] == 2

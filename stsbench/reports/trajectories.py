@@ -94,7 +94,7 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
                 ax.plot(one["l_uniform"], one["l_align"], color=colour, alpha=0.25, linewidth=0.8)
         path = mean_path(mine)
         xs, ys = path["l_uniform"].tolist(), path["l_align"].tolist()
-        name = f"{group} (mean of {len(seeds)} seeds)" if len(seeds) > 1 else group
+        name = group if len(seeds) < 2 or "(n=" in group else f"{group} (n={len(seeds)})"
         marker = "o" if len(xs) <= MARKED else None  # a whole epoch every 10 steps: a line, not 1,500 dots
         ax.plot(xs, ys, color=colour, marker=marker, markersize=3, linewidth=1.2, label=name)
         _arrows(ax, xs, ys, colour)
@@ -106,8 +106,9 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
     gap = min((b - a for a, b in zip(steps, steps[1:], strict=False)), default=0)
     every = f"a point every {gap} steps" if gap else "one point"
     ax.set_title(
-        (title + "\n" if title else "") + f"STS-B dev at each dev evaluation ({every}; square: step 0; "
-        "arrows: training direction; lower is better on both)",
+        (title + "\n" if title else "")
+        + f"STS-B dev at each dev evaluation ({every}; square: step 0; arrows: training direction;\n"
+        "lower is better on both; a group of seeds: its mean path, each seed faint)",
         fontsize=8,
     )
     ax.grid(alpha=0.3)

@@ -40,8 +40,8 @@ constant every reader checks); the paths are built by :mod:`stsbench.results.sto
 - training run (``stsbench train --output DIR``): ``DIR/stsbench.json``, ``kind`` :data:`RUN_KIND` (the
   evaluation pooler, ``training``: the config, ``queue_size``...), and ``DIR/train_log.jsonl``, one record a
   line by ``event``: ``start`` (``kind`` :data:`TRAIN_LOG_KIND`, ``schema_version``, ``config``,
-  ``total_steps``, ``train_rows``), ``eval`` (``step``, ``dev_spearman``, ``best``; ``alignment`` and ``uniformity`` of the same STS-B dev
-  embeddings since they were logged), ``end`` (``step``,
+  ``total_steps``, ``train_rows``), ``eval`` (``step``, ``dev_spearman``, ``best``; ``alignment`` and
+  ``uniformity`` of the same STS-B dev embeddings since they were logged), ``end`` (``step``,
   ``best_step``, ``best_dev_spearman``, ``wall_seconds``) and per-step ``train`` records; read by
   :mod:`stsbench.results.runs`. A record or file without ``kind`` and ``schema_version`` (written before
   they were added) reads as this kind, version 1.

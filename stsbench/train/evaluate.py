@@ -25,6 +25,7 @@ import torch
 from stsbench.encoders.base import embed_table
 from stsbench.encoders.hf import HFEncoder
 from stsbench.encoders.resolve import ModelSpec
+from stsbench.errors import StsbenchError
 from stsbench.tasks.align_uniform import align_uniform_from_table
 from stsbench.tasks.base import Mode, Task
 from stsbench.tasks.registry import resolve_tasks
@@ -91,18 +92,23 @@ class DevScores:
     """One dev evaluation: the selection score and the geometry of the same embeddings."""
 
     spearman: float  # cosine Spearman, in [-1, 1]
-    alignment: float  # l_align over the gold > 4 pairs (SimCSE Fig. 2's y)
-    uniformity: float  # l_uniform over the unique sentences (its x)
+    alignment: float | None  # l_align over the gold > 4 pairs (SimCSE Fig. 2's y); None: no such pair
+    uniformity: float | None  # l_uniform over the unique sentences (its x)
 
 
 def dev_scores(model, dev: DevSet, device: torch.device | str) -> DevScores:
-    """The cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients), and l_align, l_uniform."""
+    """The cosine Spearman on STS-B dev with the eval pooler (eval mode, no gradients), and l_align, l_uniform.
+
+    A dev file without a pair above gold 4 (not STS-B's own) has no alignment: the evaluation logs none, and
+    selects on the Spearman as ever.
+    """
     table = _embedded(model, dev.tokenizer, dev.texts, dev.batch_size, device)
     spearman = float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
-    geometry = align_uniform_from_table(dev.data, table, "dev")
+    try:
+        geometry = align_uniform_from_table(dev.data, table, "dev")
+    except StsbenchError:
+        return DevScores(spearman, None, None)
     return DevScores(spearman, geometry.alignment, geometry.uniformity)
-
-
 
 
 @dataclass
