@@ -70,7 +70,7 @@ def test_the_loop_holds_tf32_around_the_step_alone(files, tmp_path, monkeypatch)
     import stsbench.train.run as run
 
     seen: dict[str, set] = {"step": set(), "eval": set()}
-    step, evaluate = loop.train_step, run.dev_spearman
+    step, evaluate = loop.train_step, run.dev_scores
 
     def spy_step(*a, **k):
         seen["step"].add(torch.backends.cuda.matmul.allow_tf32)
@@ -81,7 +81,7 @@ def test_the_loop_holds_tf32_around_the_step_alone(files, tmp_path, monkeypatch)
         return evaluate(*a, **k)
 
     monkeypatch.setattr(loop, "train_step", spy_step)
-    monkeypatch.setattr(run, "dev_spearman", spy_eval)
+    monkeypatch.setattr(run, "dev_scores", spy_eval)
     monkeypatch.setattr(run, "check_tf32", lambda enabled, device: None)  # --tf32 is refused on a CPU
     loop.train(
         train_config(files, tmp_path / "out", tf32=True, max_steps=4, eval_steps=2), show_progress=False
