@@ -114,6 +114,20 @@ def test_the_report_draws_the_logged_trajectories_under_the_papers_caption(tmp_p
     assert {r["seed"] for r in rows} == {str(s) for s in SEEDS} and len({r["group"] for r in rows}) >= 2
     assert all(float(r["l_align"]) == pytest.approx(0.2 + int(r["step"]) / 1000) for r in rows)
     assert data.with_suffix(".svg").is_file() and f"data: `{data.name}`" in md
+    # the dev curves (MoCoSE Figures 5-6's renderer) are drawn from the CSV beside them too, one row per evaluation
+    with (out / "figures" / "dev_curves_seeds.csv").open() as f:
+        dev = list(csv.DictReader(f))
+    logged = [
+        json.loads(x)
+        for x in (root / "train" / "esimcse" / "seed-2" / "train_log.jsonl").read_text().splitlines()
+    ]
+    evals = [(str(r["step"]), r["dev_spearman"] * 100) for r in logged if r.get("event") == "eval"]
+    mine = [
+        (r["step"], float(r["dev_spearman_x100"]))
+        for r in dev
+        if r["seed"] == "2" and r["group"].startswith("ESimCSE")
+    ]
+    assert mine == evals and "data: `dev_curves_seeds.csv`" in md
     # under the paper's number and caption, and the drawing found by the renderer the registry names
     assert "Figure 2" in md and "visualize checkpoints every 10 training steps" in md
     section = md[md.index("visualize checkpoints every 10 training steps") :]

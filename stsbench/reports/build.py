@@ -35,12 +35,13 @@ from stsbench.reports import (
 )
 from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
-from stsbench.reports.figures import training_curves_figure
+from stsbench.reports.figures import training_curves_figure, write_csv
 from stsbench.reports.models import Model, by_variant, find_models
 from stsbench.reports.reproduction import Reproduction, Target
 from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import (
     BASELINE,
+    DEV_COLUMNS,
     SIGNIFICANT,
     SeedGroup,
     baseline_group,
@@ -275,9 +276,11 @@ def _training(
     curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
     if has_seeds(groups):
         labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-        rows = dev_points(groups, coll.runs, labels)
-        figure = spread.dev_curves_figure(rows, figs.folder / "dev_curves_seeds")
-        curves.figures.append(figs.add("STS-B dev Spearman during training, mean over seeds", figure))
+        data = write_csv(figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels))
+        figs.written.append(data)
+        figure = spread.dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
+        caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
+        curves.figures.append(figs.add(caption, figure))
         curves.paragraphs.append(
             "A group of seeds is drawn as the mean of its seeds' STS-B dev Spearman at each evaluation step, "
             "the band the 95% t-interval of that mean (n seeds, as the tables' intervals); a run without "

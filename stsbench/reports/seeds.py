@@ -244,16 +244,21 @@ def seed_points(
     return rows
 
 
-def dev_points(
-    groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, str]
-) -> list[tuple[str, int, float]]:
-    """(group label, step, STS-B dev x100) of every evaluation of every run, groups in report order.
+DEV_COLUMNS = ("group", "seed", "step", "dev_spearman_x100")
+
+
+def dev_points(groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, str]) -> list[list[str]]:
+    """(group label, seed, step, STS-B dev x100) of every evaluation of every run, groups in report order.
 
     A run whose checkpoint was not evaluated (so is in no group) comes last, named by ``labels[run.path]``.
+    Rows of text for the CSV beside the dev curves (:data:`DEV_COLUMNS`), which the figure is drawn from.
     """
     ordered = [(g.label, r) for g in groups for r in g.runs]
     seen = {id(r) for _, r in ordered}
     ordered += [(labels.get(r.path, r.name), r) for r in runs if id(r) not in seen]
     return [
-        (label, step, value * 100) for label, run in ordered for step, value in run.curve if value is not None
+        [label, "" if run.config.get("seed") is None else str(run.config["seed"]), str(step), repr(value * 100)]
+        for label, run in ordered
+        for step, value in run.curve
+        if value is not None
     ]

@@ -114,6 +114,15 @@ def dev_curves_figure(curves: Sequence[tuple[str, int, float]], stem: Path) -> l
     return afig.save(fig, stem)
 
 
+def dev_curves_from_csv(data: Path, stem: Path) -> list[Path]:
+    """:func:`dev_curves_figure` of the rows of the CSV beside it (:data:`stsbench.reports.seeds.DEV_COLUMNS`)."""
+    import pandas as pd
+
+    frame = pd.read_csv(data, dtype={"group": str, "seed": str}, keep_default_na=False)
+    rows = zip(frame["group"], frame["step"].astype(int), frame["dev_spearman_x100"].astype(float), strict=True)
+    return dev_curves_figure(list(rows), stem)
+
+
 def forest_plot(differences: Sequence[Difference], path: Path, xlabel: str = "difference") -> list[Path]:
     """A forest plot: one row per (label, difference, low, high, significant), top to bottom, zero marked.
 
