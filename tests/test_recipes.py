@@ -200,6 +200,23 @@ def test_a_recipes_claims_name_its_runs_and_a_task(tmp_path):
             load_recipe(str(tmp_path / "bad.yaml"))
 
 
+def test_a_recipes_report_baseline_names_a_run_or_a_method_and_a_claim_may_name_its_baseline_model(tmp_path):
+    """report --baseline finds a group by a run's name or a method's (a run's label is neither): at load time."""
+    from stsbench.recipes import load_recipe
+
+    text = (Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "mocose-collapse-mini.yaml").read_text()
+    for given, ok in (("symmetric", True), ("MoCoSE", True), ("MoCoSE, EMA 0, no predictor", False)):
+        (tmp_path / "r.yaml").write_text(text.replace("  baseline: symmetric", f"  baseline: {given}"))
+        if ok:
+            assert load_recipe(str(tmp_path / "r.yaml")).report.baseline == given
+        else:
+            with pytest.raises(StsbenchError, match="names no run and no method: give a run's name"):
+                load_recipe(str(tmp_path / "r.yaml"))
+    # the backbone beside the trained models in a claim (MoCoSE Figure 7: BERT-base's spectrum)
+    (claim,) = [c for c in load_recipe("mocose-paper").claims if c.kind == "argmax"]
+    assert "bert-base-uncased" in claim.settings()
+
+
 SWEEP = """\
 name: sweep-test
 title: a sweep

@@ -161,6 +161,14 @@ class Recipe(BaseModel):
                 raise ValueError(f"analysis {a.name} names runs {unknown}, not among {names}")
             if a.baseline and self.baseline is None:
                 raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
+        if self.report is not None:  # what `report --baseline` finds a group by: a run's name or a method's
+            from stsbench.reports.models import METHOD_ORDER
+
+            if self.report.baseline not in names and self.report.baseline not in METHOD_ORDER:
+                raise ValueError(
+                    f"report.baseline {self.report.baseline!r} names no run and no method: give a run's name "
+                    f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}) or one of {', '.join(METHOD_ORDER)}"
+                )
         baseline = [self.baseline.model] if self.baseline is not None else []  # a claim against the backbone
         for i, claim in enumerate(self.claims, start=1):
             unknown = [s for s in claim.settings() if s not in names + baseline]
