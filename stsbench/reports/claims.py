@@ -198,7 +198,8 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
         rows,
         notes=[
             "Each claim expands to statements tested over seeds (paired t where the settings share their seeds, "
-            "Welch otherwise; TOST for a plateau), Holm within the claim, alpha 0.05; supported when all its "
+            "Welch otherwise, one-sample t against a model not trained here; TOST for a plateau), Holm within the "
+            "claim, alpha 0.05; supported when all its "
             "statements are, contradicted when one is (docs/uncertainty.md, Claims). P(best): how often each "
             "setting has the highest mean when its seeds are resampled (2,000 times): a description, not a test."
         ],
