@@ -17,6 +17,7 @@ comparison from :func:`stsbench.stats.tests.holm`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,18 +248,27 @@ def seed_points(
 DEV_COLUMNS = ("group", "seed", "step", "dev_spearman_x100")
 
 
-def dev_points(groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, str]) -> list[list[str]]:
-    """(group label, seed, step, STS-B dev x100) of every evaluation of every run, groups in report order.
+def labelled_seed_runs(
+    groups: Sequence[SeedGroup], runs: Sequence[TrainRun], labels: Mapping[str, str]
+) -> list[tuple[str, str, TrainRun]]:
+    """(group label, seed as text, run) of every run, groups in report order: what the figures from logs draw.
 
     A run whose checkpoint was not evaluated (so is in no group) comes last, named by ``labels[run.path]``.
-    Rows of text for the CSV beside the dev curves (:data:`DEV_COLUMNS`), which the figure is drawn from.
     """
     ordered = [(g.label, r) for g in groups for r in g.runs]
     seen = {id(r) for _, r in ordered}
     ordered += [(labels.get(r.path, r.name), r) for r in runs if id(r) not in seen]
+    return [(label, "" if r.config.get("seed") is None else str(r.config["seed"]), r) for label, r in ordered]
+
+
+def dev_points(groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, str]) -> list[list[str]]:
+    """(group label, seed, step, STS-B dev x100) of every evaluation of every run (:func:`labelled_seed_runs`).
+
+    Rows of text for the CSV beside the dev curves (:data:`DEV_COLUMNS`), which the figure is drawn from.
+    """
     return [
-        [label, "" if run.config.get("seed") is None else str(run.config["seed"]), str(step), repr(value * 100)]
-        for label, run in ordered
+        [label, seed, str(step), repr(value * 100)]
+        for label, seed, run in labelled_seed_runs(groups, runs, labels)
         for step, value in run.curve
         if value is not None
     ]

@@ -18,7 +18,7 @@ from typing import Any
 
 from stsbench.reports.collect import TrainRun
 from stsbench.reports.figures import write_csv
-from stsbench.reports.seeds import SeedGroup
+from stsbench.reports.seeds import SeedGroup, labelled_seed_runs
 
 COLUMNS = ("group", "seed", "step", "l_uniform", "l_align")
 ARROWS = 12  # arrowheads a line at most
@@ -30,20 +30,15 @@ def trajectory_rows(
 ) -> list[list[str]]:
     """(group, seed, step, l_uniform, l_align) of every logged evaluation, groups in report order.
 
-    A run in no group (its checkpoint not evaluated) comes last under ``labels[run.path]``; a run whose log has
-    no trajectory (written before they were logged) gives no rows.
+    The runs as :func:`~stsbench.reports.seeds.labelled_seed_runs` orders and names them; a run whose log has no
+    trajectory (written before they were logged) gives no rows.
     """
-    ordered = [(g.label, r) for g in groups for r in g.runs]
-    seen = {id(r) for _, r in ordered}
-    ordered += [(labels.get(r.path, r.name), r) for r in runs if id(r) not in seen]
-    rows = []
-    for label, run in ordered:
-        seed = run.config.get("seed")
-        for step, align, uniform in run.trajectory:
-            if align is None or uniform is None:
-                continue
-            rows.append([label, "" if seed is None else str(seed), str(step), repr(uniform), repr(align)])
-    return rows
+    return [
+        [label, seed, str(step), repr(uniform), repr(align)]
+        for label, seed, run in labelled_seed_runs(groups, runs, labels)
+        for step, align, uniform in run.trajectory
+        if align is not None and uniform is not None
+    ]
 
 
 def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
