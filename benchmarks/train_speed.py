@@ -20,7 +20,9 @@ precision (:data:`flops.PEAKS`; on CPU the measured fp32 matmul rate).
 The baseline (:mod:`official_step`) is unsup SimCSE as the official code runs it (HF BertModel + MLP, fp16
 autocast with a GradScaler, padding to the batch's longest, a host read of the loss each step) on the same
 sentences. The loss check trains the first ``--check-steps`` steps twice from the same seed, through
-today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints the largest difference.
+today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints the largest difference. Below
+fp32 it also trains the old step in fp32: the largest difference bf16 makes to the old step's losses is the
+spread, and the two steps in bf16 may differ by at most twice it (each a bf16 rounding of the same fp32 step).
 """
 
 from __future__ import annotations
@@ -280,30 +282,43 @@ def time_official(args, model_dir: Path, data) -> Run:
     return run
 
 
-def loss_check(method: str, precision: str, args, model_dir: Path, data) -> tuple[float, list[float]]:
-    """Largest |loss difference| over the first ``--check-steps`` steps: today's loop vs the pre-issue-19 step."""
-    losses = []
-    for legacy in (False, True):
-        cfg, model, m, optimizer, amp = build(method, precision, "eager", args, model_dir, data)
-        if legacy:
-            optimizer = plain_adamw(optimizer)
-        got = []
-        for step in range(args.check_steps):
-            rows, rng = batch(data, cfg, step)
-            views = m.make_views([data.rows[i] for i in rows], rows, rng).to(args.device)
-            lr = linear_lr(step, args.warmup + args.steps, cfg.lr, cfg.warmup_steps)
-            step_fn = legacy_train_step if legacy else loop.train_step
-            loss = step_fn(model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp)
-            got.append(loss if legacy else loss[0])
-        losses.append([float(x) for x in got])
-        del model, m, optimizer
-    new, old = losses
-    return max(abs(a - b) for a, b in zip(new, old, strict=True)), new
+def check_losses(method: str, precision: str, legacy: bool, args, model_dir: Path, data) -> list[float]:
+    """The first ``--check-steps`` losses of today's loop (or the pre-issue-19 step) at ``precision``."""
+    cfg, model, m, optimizer, amp = build(method, precision, "eager", args, model_dir, data)
+    if legacy:
+        optimizer = plain_adamw(optimizer)
+    got = []
+    for step in range(args.check_steps):
+        rows, rng = batch(data, cfg, step)
+        views = m.make_views([data.rows[i] for i in rows], rows, rng).to(args.device)
+        lr = linear_lr(step, args.warmup + args.steps, cfg.lr, cfg.warmup_steps)
+        step_fn = legacy_train_step if legacy else loop.train_step
+        loss = step_fn(model, m, optimizer, views, lr=lr, max_grad_norm=cfg.max_grad_norm, precision=amp)
+        got.append(loss if legacy else loss[0])
+    del model, m, optimizer
+    return [float(x) for x in got]
 
 
-def parse_args() -> argparse.Namespace:
-    cuda = torch.cuda.is_available()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def max_gap(a: list[float], b: list[float]) -> float:
+    return max(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+def loss_check(method: str, precision: str, args, model_dir: Path, data) -> tuple[float, float | None]:
+    """Today's loop against the pre-issue-19 step over the first ``--check-steps`` steps, same seed and batches.
+
+    Returns the largest |loss difference| and, below fp32, the spread that precision itself causes: the
+    largest |loss difference| between the old step at ``precision`` and at fp32 (what the bound is set from).
+    """
+    new = check_losses(method, precision, False, args, model_dir, data)
+    old = check_losses(method, precision, True, args, model_dir, data)
+    spread = None
+    if precision not in ("fp32", "tf32"):
+        spread = max_gap(old, check_losses(method, "fp32", True, args, model_dir, data))
+    return max_gap(new, old), spread
+
+
+def backbone_arguments(ap: argparse.ArgumentParser, cuda: bool) -> None:
+    """--device, the backbone (--model or a random shape, --tokenizer) and --data-dir: shared with epoch_speed.py."""
     ap.add_argument("--device", default="cuda" if cuda else "cpu", help="cuda, cuda:1 or cpu")
     ap.add_argument(
         "--model", default="all-MiniLM-L6-v2", help="backbone folder or name (without a --*-shape)"
@@ -317,8 +332,15 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--data-dir",
         type=Path,
-        help="folder holding wiki/wiki1m_head.txt (default: $STSBENCH_DATA, else ../shared/data)",
+        help="folder holding wiki/wiki1m_head.txt, and downstream/ for dev evaluations (default: "
+        "$STSBENCH_DATA, else ../shared/data)",
     )
+
+
+def parse_args() -> argparse.Namespace:
+    cuda = torch.cuda.is_available()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    backbone_arguments(ap, cuda)
     ap.add_argument("--train-file", type=Path, help="default: DATA_DIR/wiki/wiki1m_head.txt")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--max-length", type=int, default=32)
@@ -410,6 +432,16 @@ def run_header(args) -> dict[str, str]:
     }
 
 
+def prepared(args: argparse.Namespace):
+    """``--threads`` set, and the train file read: its rows, or the one-line error and exit."""
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        return read_train_file(args.train_file)
+    except StsbenchError as exc:
+        sys.exit(f"error: {exc}")
+
+
 def row_in_child(method: str, precision: str, mode: str) -> Run:
     """One timed row in a fresh process (``--isolate``): this script's arguments, with ``--row``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -432,16 +464,11 @@ def row_in_child(method: str, precision: str, mode: str) -> Run:
 
 def main() -> None:
     args = parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    try:
-        data = read_train_file(args.train_file)
-    except StsbenchError as exc:
-        sys.exit(f"error: {exc}")
+    data = prepared(args)
     methods = [m for m in args.methods.split(",") if m]
     modes = [m for m in args.modes.split(",") if m]
     runs: list[Run] = []
-    checks: list[tuple[str, str, float | None, str | None]] = []
+    checks: list[tuple[str, str, float | None, float | None, str | None]] = []
     header = run_header(args)
 
     def write() -> str:  # after every row: a run cut short by a time limit still leaves its table
@@ -496,8 +523,13 @@ def main() -> None:
             for method in methods:
                 label = f"loss check {method} {precision}"
                 got, error = guarded(label, loss_check, method, precision, args, model_dir, data)
-                checks.append((method, precision, got[0] if got else None, error))
-                print(f"[train_speed]   max abs loss difference {checks[-1][2]}", file=sys.stderr, flush=True)
+                gap, spread = got if got else (None, None)
+                checks.append((method, precision, gap, spread, error))
+                print(
+                    f"[train_speed]   max abs loss difference {gap}, {precision} vs fp32 spread {spread}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 write()
         if "graph" in modes:
             timed_rows("graph", args.precisions)

@@ -108,3 +108,28 @@ def test_the_gpu_suite_fails_a_cuda_test_that_skips(tmp_path):
         [sys.executable, "-m", "pytest", *ini], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert plain.returncode == 0 and "1 skipped" in plain.stdout, plain.stdout[-2000:]
+
+
+def test_the_gpu_suite_runs_its_epoch_part_on_a_cpu_dry_run(tmp_path):
+    """Part B's epoch call, shrunk to a tiny BERT on the CPU: gpu_suite.sh's plumbing, its table in $OUT."""
+    from stsbench.encoders.resolve import embedded_model_path
+
+    root = TESTS.parent
+    env = {
+        **os.environ,
+        "OUT": str(tmp_path / "out"),
+        "PYTHON": sys.executable,
+        "DEVICE": "cpu",
+        "TRAIN_SHAPE": "--tiny-shape",
+        "EPOCH_ARGS": "--lines 64 --batch-size 32 --eval-steps 2 --official-steps 1 --official-warmup 1 --threads 1",
+        "WHEELS": str(tmp_path / "no-wheels"),
+    }
+    data = os.environ.get("STSBENCH_DATA") or str(root.parent / "shared" / "data")
+    cmd = ["bash", str(root / "benchmarks" / "gpu_suite.sh"), str(embedded_model_path()), data]
+    done = subprocess.run([*cmd, "epoch"], capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    table = (tmp_path / "out" / "epoch_speed.md").read_text()
+    assert "2 steps over wiki1m_head.txt's 11,914 lines cycled to 64" in table and table in done.stdout
+    assert "== epoch exited with 0 ==" in (tmp_path / "out" / "env.txt").read_text()
+    wrong = subprocess.run([*cmd, "epochs"], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert wrong.returncode == 1 and "unknown part epochs (tests, eval, train, epoch)" in wrong.stderr

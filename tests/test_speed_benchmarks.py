@@ -115,11 +115,44 @@ def test_cpu_floor_line_and_report():
         "command": "c",
     }
     text = report(
-        header=header, args=args, config=config, runs=runs, checks=[("simcse", "fp32", 0.0, None)], peak=peak
+        header=header,
+        args=args,
+        config=config,
+        runs=runs,
+        checks=[("simcse", "fp32", 0.0, None, None)],
+        peak=peak,
     )
     assert "| simcse | fp32 | eager | 100.00 | 10.0 | 10,000 | 0.005 | 50.0% |" in text
     assert "| mocose | fp32 | eager | failed: Boom: x |" in text
-    assert "| simcse | fp32 | 0 | 0 | holds |" in text
+    assert "| simcse | fp32 | 0 |  | 0 | holds |" in text
+
+
+def test_the_bf16_loss_bound_is_twice_the_measured_spread():
+    """#41: the bf16 check's limit comes from the fp32-vs-bf16 spread of the old step in the same run."""
+    args = Namespace(
+        device="cuda",
+        batch_size=64,
+        max_length=32,
+        steps=3,
+        warmup=1,
+        train_file=Path("w.txt"),
+        check_steps=20,
+    )
+    config = Namespace(num_hidden_layers=12, hidden_size=768)
+    header = dict.fromkeys(("shape", "device", "torch", "transformers", "date", "command"), "x")
+    checks = [
+        ("simcse", "bf16", 0.00187, 0.0011, None),  # within 2 x 0.0011
+        ("esimcse", "bf16", 0.00245, 0.0010, None),  # beyond 2 x 0.0010
+        ("mocose", "bf16", 0.001, None, None),  # the fp32 run failed: no bound to judge by
+        ("simcse", "fp32", 0.0004, None, None),
+        ("mocose", "fp32", None, None, "Boom"),
+    ]
+    text = report(header=header, args=args, config=config, runs=[], checks=checks, peak=H100)
+    assert "| simcse | bf16 | 0.00187 | 0.0011 | 0.0022 | holds |" in text
+    assert "| esimcse | bf16 | 0.00245 | 0.001 | 0.002 | FAILS |" in text
+    assert "| mocose | bf16 | 0.001 |  | n/a | no spread measured |" in text
+    assert "| simcse | fp32 | 0.0004 |  | 0.001 | holds |" in text
+    assert "| mocose | fp32 | failed: Boom | | | |" in text
 
 
 def test_train_speed_runs_on_cpu_with_a_tiny_model(tmp_path):
@@ -151,7 +184,7 @@ def test_train_speed_runs_on_cpu_with_a_tiny_model(tmp_path):
         assert f"| {name} | fp32 | eager | " in text
     assert "failed" not in text
     # fp32 on CPU: the new loop's first losses equal the pre-issue-19 step's to the bit
-    assert "| simcse | fp32 | 0 | 0 | holds |" in text and "| esimcse | fp32 | 0 | 0 | holds |" in text
+    assert "| simcse | fp32 | 0 |  | 0 | holds |" in text and "| esimcse | fp32 | 0 |  | 0 | holds |" in text
 
 
 def test_isolated_rows_each_run_in_a_process_of_their_own(tmp_path):
@@ -164,3 +197,46 @@ def test_isolated_rows_each_run_in_a_process_of_their_own(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "simcse fp32 eager: own process" in done.stderr and "(own process) ..." in done.stderr
     assert "| simcse | fp32 | eager | " in out.read_text() and "failed" not in out.read_text()
+
+
+def test_split_log_parts_the_epoch_by_its_records():
+    from epoch_speed import split_log
+
+    from stsbench.errors import StsbenchError
+
+    records = [
+        {"event": "start", "total": 4},
+        {"event": "eval", "step": 0, "time": 3.0, "dev_spearman": 0.1},
+        {"event": "compile", "step": 1, "seconds": 2.0},
+        {"event": "train", "step": 2, "time": 6.0},
+        {"event": "eval", "step": 2, "time": 7.5, "dev_spearman": 0.2},
+        {"event": "train", "step": 4, "time": 9.0},
+        {"event": "eval", "step": 4, "time": 9.5, "dev_spearman": 0.3},
+        {"event": "end", "step": 4, "wall_seconds": 10.0, "best_dev_spearman": 0.3},
+    ]
+    got = split_log(records)
+    assert (
+        got["start_s"] == 3.0 and got["evals"] == 2 and got["eval_s"] == 2.0 and got["eval_median_s"] == 1.0
+    )
+    assert (got["steps"], got["wall"], got["first_step_s"], got["best_dev"]) == (4, 10.0, 2.0, 0.3)
+    with pytest.raises(StsbenchError, match="no end record"):
+        split_log(records[:-1])
+    with pytest.raises(StsbenchError, match="no train record"):
+        split_log([r for r in records if r.get("step") != 4 or r["event"] != "train"])
+
+
+def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
+    """#41 part B's epoch, shrunk: `stsbench train` in its own process, split by its log, beside the official step."""
+    out = tmp_path / "epoch.md"
+    cmd = [sys.executable, str(BENCH / "epoch_speed.py"), "--device", "cpu", "--tiny-shape", "--lines", "96"]
+    cmd += ["--batch-size", "32", "--eval-steps", "2", "--official-steps", "2", "--official-warmup", "1"]
+    cmd += ["--threads", "1", "--markdown", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = out.read_text()
+    assert text.strip() in done.stdout
+    assert "3 steps over wiki1m_head.txt's 11,914 lines cycled to 96" in text
+    assert "of which 2 dev evaluations" in text  # after steps 2 and 3 (the last)
+    assert "official-style steps alone x 3" in text and "judged on an H100" in text
+    bad = subprocess.run([*cmd[:2], "--lines", "10"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--lines must be at least --batch-size" in bad.stderr
