@@ -9,6 +9,8 @@ Rows, in this order:
 - stsbench in this process: cold cache (model load included), warm cache (the same call again), and a cold run
   at the opt-in ``--extra-dtype`` (its own cache entries, since the dtype is part of the key).
 - `stsbench run` CLI, warm cache: a new process reading the cache the rows above filled.
+- with ``--explain`` (default on CUDA): one more cold CLI run under ``python -X importtime``, its seconds split
+  into imports (by package) and the rest, to explain a cold run that misses its goal.
 - the oracle: SimCSE evaluation.py's batcher over the same Hugging Face weights with the model's declared
   pooling (all-MiniLM-L6-v2: masked mean, L2-normalised, max length 256), on the same device; on CUDA the
   fork runs unpatched (its ``.cuda()`` calls), as in SimCSE's own runs.
@@ -40,9 +42,14 @@ COLD_GOAL_S = 8.0  # issue 41: a cold STS suite in at most 8 s end to end on the
 CPU_FIGURES = "72.37,80.60,75.59,85.39,78.99,82.03,77.15"  # all-MiniLM-L6-v2, float32, this repo's CPU run
 
 
-def cli(args, cache: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[float, dict[str, float]]:
-    """`stsbench run` (plus ``extra`` options) in a new process: wall seconds (process start included), figures."""
-    cmd = [sys.executable, "-m", "stsbench", "run", "--model", args.model, "--data-dir", str(args.data_dir)]
+def cli(
+    args, cache: Path, out: Path, extra: tuple[str, ...] = (), flags: tuple[str, ...] = ()
+) -> tuple[float, dict[str, float], str]:
+    """`stsbench run` (plus ``extra`` options) in a new process: wall seconds (process start included), figures
+    and its stderr. ``flags``: the interpreter's own (``-X importtime``).
+    """
+    cmd = [sys.executable, *flags, "-m", "stsbench", "run", "--model", args.model]
+    cmd += ["--data-dir", str(args.data_dir)]
     cmd += ["--cache-dir", str(cache), "--output", str(out), "-q", "--format", "json"]
     cmd += ["--device", args.device, "--batch-size", str(args.batch_size), *extra]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
@@ -52,7 +59,46 @@ def cli(args, cache: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[floa
     if done.returncode != 0:
         raise SystemExit(f"error: {' '.join(cmd)} failed:\n{done.stderr.strip()[-2000:]}")
     scores = json.loads(done.stdout.strip().splitlines()[-1])["scores"]
-    return took, {t: float(scores[t]) for t in STS_NAMES}
+    return took, {t: float(scores[t]) for t in STS_NAMES}, done.stderr
+
+
+def import_seconds(stderr: str) -> tuple[float, dict[str, float]]:
+    """``-X importtime``'s report: seconds of all top-level imports, and per root package, largest first.
+
+    Its lines read ``import time: self [us] | cumulative | name``, a nested import indented two more spaces;
+    the top-level ones (one space before the name) hold everything beneath them in their cumulative time.
+    """
+    total, roots = 0.0, {}
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line[len("import time:") :].split("|", 2)
+        if name.startswith("  ") or not name.strip():  # nested (or empty)
+            continue
+        seconds = int(cumulative) / 1e6
+        total += seconds
+        root = name.strip().split(".")[0]
+        roots[root] = roots.get(root, 0.0) + seconds
+    return total, dict(sorted(roots.items(), key=lambda item: -item[1]))
+
+
+def explain_cold(args, tmp: Path) -> list[str]:
+    """A second cold CLI run under ``-X importtime``: the imports' share of its seconds, by package."""
+    secs, _, stderr = cli(args, tmp / "explain-cache", tmp / "out-explain", flags=("-X", "importtime"))
+    total, roots = import_seconds(stderr)
+    lines = [
+        "",
+        "Where the cold CLI run's seconds go: a second cold run (empty cache) under `python -X importtime`",
+        "",
+        "| part | seconds |",
+        "|---|---:|",
+        f"| the process, end to end | {secs:.2f} |",
+        f"| imports (top-level modules, cumulative) | {total:.2f} |",
+        *(f"| &nbsp;&nbsp;{name} | {s:.2f} |" for name, s in list(roots.items())[:8]),
+        f"| everything else: interpreter start, model load, device set-up, encoding, scoring, intervals "
+        f"| {secs - total:.2f} |",
+    ]
+    return lines
 
 
 def in_process(args, cache: Path, **kw):
@@ -91,11 +137,19 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--expect", default=CPU_FIGURES, help="the 7 figures to compare with, comma-separated")
     ap.add_argument("--no-oracle", action="store_true", help="skip the SentEval fork")
+    ap.add_argument(
+        "--explain",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a second cold CLI run under -X importtime, its seconds split into imports and the rest "
+        "(default: on CUDA)",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     args = ap.parse_args()
     if "cuda" in args.device and not cuda:
         ap.error("--device cuda, but torch sees no CUDA device")
     args.batch_size = args.batch_size or (1024 if "cuda" in args.device else 128)
+    args.explain = "cuda" in args.device if args.explain is None else args.explain
     return args
 
 
@@ -106,7 +160,7 @@ def main() -> None:
     rows: list[tuple[str, float, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cold_cache, cache = Path(tmp) / "cold-cache", Path(tmp) / "cache"
-        secs, scores = cli(args, cold_cache, Path(tmp) / "out-cold")
+        secs, scores, _ = cli(args, cold_cache, Path(tmp) / "out-cold")
         rows.append(("`stsbench run` CLI, cold cache (new process, process start included)", secs, scores))
         secs, cold = in_process(args, cache)
         rows.append(("stsbench, cold cache (in process)", secs, scores_of(cold)))
@@ -116,8 +170,9 @@ def main() -> None:
             secs, low = in_process(args, cache, dtype=args.extra_dtype)
             label = f"stsbench, cold cache, `--dtype {args.extra_dtype}` (opt-in)"
             rows.append((label, secs, scores_of(low)))
-        secs, scores = cli(args, cache, Path(tmp) / "out-warm")
+        secs, scores, _ = cli(args, cache, Path(tmp) / "out-warm")
         rows.append(("`stsbench run` CLI, warm cache (new process)", secs, scores))
+        explained = explain_cold(args, Path(tmp)) if args.explain else []
     oracle, oracle_s = None, None
     if not args.no_oracle:
         info = load_encoder(args.model, use_cache=False).info
@@ -129,6 +184,7 @@ def main() -> None:
         oracle = run_oracle_sts(batcher, STS_NAMES, "test", args.data_dir, cpu="cuda" not in args.device)
         oracle_s = time.perf_counter() - t
     text = table(args, rows, oracle, oracle_s, expect, cold.results[0].config["n_sentences"])
+    text += "\n".join(["", *explained]) if explained else ""
     print(text)
     if args.markdown:
         atomic_write_text(args.markdown, text + "\n")

@@ -62,12 +62,14 @@ from $OUT (env.txt, *_speed.md, cuda_tests.log). Carry for calls 2-5:
   [".gpu/m2", ".gpu/data", ".gpu/shared", ".gpu/wheels"]
   1. carry [".gpu/m1"]
      command: mkdir -p /tmp/minilm && cp -r .gpu/m1/. /tmp/minilm/ && ls -la /tmp/minilm
-  2. the cuda tests (none may skip), then the cold STS suite against SentEval's
+  2. the cuda tests (none may skip), then the cold STS suite against SentEval's (with a second cold run under
+     -X importtime: where its seconds go)
      command: cp -r .gpu/m2/. /tmp/minilm/ && STSBENCH_SHARED=$PWD/.gpu/shared bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data tests eval
-  3. eager and graphed steps of the three methods beside the official-style step, and the bf16 loss bound
-     command: cp -r .gpu/m2/. /tmp/minilm/ && TRAIN_TIMEOUT=570 TRAIN_ARGS="--precisions bf16 --check-precisions bf16 --modes eager,graph" bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data train
+  3. eager and graphed steps of the three methods beside the official-style step, each profiled for 10 steps
+     more, and the bf16 loss bound
+     command: cp -r .gpu/m2/. /tmp/minilm/ && TRAIN_TIMEOUT=570 TRAIN_ARGS="--precisions bf16 --check-precisions bf16 --modes eager,graph --profile-steps 10" bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data train
   4. compiled and compiled+graphed steps of the three methods beside the official-style step
-     command: cp -r .gpu/m2/. /tmp/minilm/ && TRAIN_TIMEOUT=570 TRAIN_ARGS="--precisions bf16 --compile-precisions bf16 --modes compiled-graph,compiled --check-steps 0" bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data train
+     command: cp -r .gpu/m2/. /tmp/minilm/ && TRAIN_TIMEOUT=570 TRAIN_ARGS="--precisions bf16 --compile-precisions bf16 --modes compiled-graph,compiled --check-steps 0 --profile-steps 10" bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data train
   5. one wiki1m-sized epoch (15,625 steps, dev every 125) beside the official-style step x 15,625
      command: cp -r .gpu/m2/. /tmp/minilm/ && EPOCH_TIMEOUT=570 bash benchmarks/gpu_suite.sh /tmp/minilm .gpu/data epoch
 EOF

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 
 from flops import PEAKS, TFLOP
+from speed_profile import profile_lines
 
 # issue 19, acceptance 1, on an H100 (scaled by the peak of another GPU)
 LIMIT_MS = {
@@ -126,6 +127,7 @@ def report(*, header: dict, args, config, runs, checks, peak) -> str:
         "--cuda-graph, compiled = --compile, compiled-graph = both, each with --pad-to-max-length. baseline: official-style unsup SimCSE step "
         "(benchmarks/official_step.py).",
     ]
+    lines += profile_lines(runs)
     accepted = acceptance(runs, peak, cuda)
     if accepted:
         where = "" if cuda else " (the GPU budgets and ratios are judged on a GPU; here for reference)"

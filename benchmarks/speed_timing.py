@@ -26,6 +26,7 @@ class Run:
     tokens: list[int] = field(default_factory=list)  # the batch's non-padding tokens, once per sentence
     flops: list[float] = field(default_factory=list)
     error: str | None = None
+    profile: dict | None = None  # --profile-steps: speed_profile.summarize's dict
 
 
 class Clock:
@@ -112,6 +113,11 @@ def progress(run: Run) -> None:
         )
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as a table cell: its type and the first line of its message."""
+    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:150]}"
+
+
 def guarded(label: str, fn, *a):
     """Run ``fn``; on failure print the traceback and return the one-line reason (the suite goes on)."""
     print(f"[train_speed] {label} ...", file=sys.stderr, flush=True)
@@ -120,7 +126,7 @@ def guarded(label: str, fn, *a):
     except Exception as exc:  # a failing row (compile, memory) must not cost the rest of the run
         if not isinstance(exc, StsbenchError):  # a refusal says all in its one line
             traceback.print_exc()
-        return None, f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:150]}"
+        return None, one_line(exc)
     finally:
         gc.collect()
         if torch.cuda.is_available():

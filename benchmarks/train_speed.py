@@ -23,6 +23,8 @@ sentences. The loss check trains the first ``--check-steps`` steps twice from th
 today's loop and through the pre-issue-19 step (:mod:`legacy_step`), and prints the largest difference. Below
 fp32 it also trains the old step in fp32: the largest difference bf16 makes to the old step's losses is the
 spread, and the two steps in bf16 may differ by at most twice it (each a bf16 rounding of the same fp32 step).
+``--profile-steps N`` runs N more steps of each row under torch.profiler (:mod:`speed_profile`): wall time a
+step against the device's busy time, kernels a step, and the busy time by kind, to explain a missed goal.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from flops import cpu_matmul_rate, gpu_peak, step_flops  # noqa: E402
 from legacy_step import legacy_train_step, plain_adamw  # noqa: E402
 from official_step import OfficialStep  # noqa: E402
+from speed_profile import profiled  # noqa: E402
 from speed_report import report  # noqa: E402
-from speed_timing import Clock, Run, guarded, progress, set_tf32, sync, views_source  # noqa: E402
+from speed_timing import Clock, Run, guarded, one_line, progress, set_tf32, sync, views_source  # noqa: E402
 
 from stsbench.data.training import read_train_file  # noqa: E402
 from stsbench.errors import StsbenchError  # noqa: E402
@@ -165,44 +168,53 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
         queue = getattr(m, "queue", None)
         fill = 0 if queue is None or queue.size <= 0 else -(-(queue.size - len(queue)) // cfg.batch_size)
         warmup = max(warmup, fill + GraphedStep.EAGER + 1)
-    total = warmup + args.steps
+    timed_end = warmup + args.steps
+    total = timed_end + args.profile_steps  # the profiled steps come after the timed ones
     optimizer_ms = time_optimizer_steps(optimizer) if torch.device(args.device).type == "cpu" else None
     plan = [batch(data, cfg, step) for step in range(total)]
-    run.tokens = [sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[warmup:]]
+    run.tokens = [
+        sentence_tokens(m.tokenizer, data, rows, cfg.max_length) for rows, _ in plan[warmup:timed_end]
+    ]
     clock = Clock(args.device)
 
     def make(step: int):
         rows, rng = plan[step]
         return m.make_views([data.rows[i] for i in rows], rows, rng)
 
+    def one_step(source, step: int):
+        """What the loop does per batch; returns the views."""
+        views = source.get(step)
+        lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
+        if graphed is not None:
+            loss, _ = graphed(views, lr=lr, step=step + 1)
+        else:
+            checks = {"watch": (watch, step + 1)} if watch is not None else {}
+            loss, _ = loop.train_step(
+                model,
+                m,
+                optimizer,
+                views,
+                lr=lr,
+                max_grad_norm=cfg.max_grad_norm,
+                precision=amp,
+                **checks,
+            )
+        if (step + 1) % args.log_steps == 0:  # the loop's one read per log interval
+            if watch is not None:
+                watch.check()
+            float(loss)
+        return views
+
     with views_source(make, stop=total, device=args.device) as source:
-        for step in range(total):
+        for step in range(timed_end):
             if step in (0, warmup):
                 sync(args.device)
             started = time.perf_counter()
-            if step >= warmup:
+            timed = step >= warmup
+            if timed:
                 clock.start()
-            views = source.get(step)
-            lr = linear_lr(step, total, cfg.lr, cfg.warmup_steps)
-            if graphed is not None:
-                loss, _ = graphed(views, lr=lr, step=step + 1)
-            else:
-                checks = {"watch": (watch, step + 1)} if watch is not None else {}
-                loss, _ = loop.train_step(
-                    model,
-                    m,
-                    optimizer,
-                    views,
-                    lr=lr,
-                    max_grad_norm=cfg.max_grad_norm,
-                    precision=amp,
-                    **checks,
-                )
-            if (step + 1) % args.log_steps == 0:  # the loop's one read per log interval
-                if watch is not None:
-                    watch.check()
-                float(loss)
-            if step >= warmup:
+            views = one_step(source, step)
+            if timed:
                 clock.stop()
                 pos = views.positive if views.positive is not None else views.anchor
                 widths = (views.anchor["input_ids"].shape[1], pos["input_ids"].shape[1])
@@ -211,9 +223,16 @@ def time_stsbench(method: str, precision: str, mode: str, args, model_dir: Path,
             if step == 0:
                 sync(args.device)
                 run.first_s = time.perf_counter() - started
-    run.ms = clock.ms()
+        run.ms = clock.ms()
+        if args.profile_steps:  # after the timing: a profiler that fails costs the profile, not the row
+            try:
+                with profiled(args.device, args.profile_steps) as run.profile:
+                    for step in range(timed_end, total):
+                        one_step(source, step)
+            except Exception as exc:
+                run.profile = {"error": one_line(exc)}
     if optimizer_ms:  # the optimizer's own share of the timed steps (CPU: the wall clock, no queued kernels)
-        own = float(np.median(optimizer_ms[-args.steps :]))
+        own = float(np.median(optimizer_ms[warmup:timed_end]))
         print(
             f"{method} {precision} {mode}: optimizer {getattr(cfg, 'optimizer', 'torch-adamw')} step {own:.1f} ms "
             f"(median), {100 * own / float(np.median(run.ms)):.1f}% of the median step",
@@ -366,6 +385,12 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="baseline tokenises up front (official datasets.map), pads per step",
     )
+    ap.add_argument(
+        "--profile-steps",
+        type=int,
+        default=0,
+        help="profile this many more steps a row after its timed ones (torch.profiler): where the time goes",
+    )
     ap.add_argument("--check-steps", type=int, default=20, help="loss check steps (0: none)")
     ap.add_argument("--check-precisions", default="fp32,bf16" if cuda else "fp32")
     ap.add_argument("--threads", type=int, help="torch CPU threads")
@@ -393,6 +418,8 @@ def parse_args() -> argparse.Namespace:
         ap.error(f"--modes: {', '.join(sorted(unknown))} unknown; use {', '.join(MODES)}")
     if args.warmup < 1 or args.steps < 1:
         ap.error("--warmup and --steps must be at least 1")
+    if args.profile_steps < 0:
+        ap.error("--profile-steps must be 0 (no profile) or more")
     if torch.device(args.device).type == "cuda" and not cuda:
         ap.error("--device cuda, but torch sees no CUDA device")
     data_dir = args.data_dir or Path(os.environ.get("STSBENCH_DATA") or SHARED / "data")

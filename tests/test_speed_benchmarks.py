@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from argparse import Namespace
@@ -192,11 +193,53 @@ def test_isolated_rows_each_run_in_a_process_of_their_own(tmp_path):
     out = tmp_path / "speed.md"
     cmd = [sys.executable, str(BENCH / "train_speed.py"), "--device", "cpu", "--tiny-shape", "--steps", "2"]
     cmd += ["--warmup", "1", "--check-steps", "0", "--methods", "simcse", "--threads", "1", "--no-baseline"]
-    cmd += ["--modes", "eager", "--isolate", "yes", "--markdown", str(out)]
+    cmd += ["--modes", "eager", "--isolate", "yes", "--markdown", str(out), "--profile-steps", "2"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "simcse fp32 eager: own process" in done.stderr and "(own process) ..." in done.stderr
-    assert "| simcse | fp32 | eager | " in out.read_text() and "failed" not in out.read_text()
+    text = out.read_text()
+    assert "| simcse | fp32 | eager | " in text and "failed" not in text
+    # --profile-steps: the child's profile came back with its row (#41: a missed goal comes with its profile)
+    assert "Profiles: 2 more steps a row" in text
+    assert re.search(r"\| simcse \| fp32 \| eager \| [\d.]+ \| [\d.]+ \| \d+% \| \d+ \|", text)
+    assert "- simcse fp32 eager: `aten::" in text
+
+
+def test_profile_summary_counts_overlapping_kernels_once():
+    from speed_profile import busy_us, kind
+
+    assert busy_us([(0, 10), (5, 12), (20, 25), (21, 22)]) == 17
+    assert busy_us([]) == 0
+    assert kind("sm90_xmma_gemm_bf16bf16_bf16f32") == "matmul" and kind("aten::addmm") == "matmul"
+    assert kind("pytorch_flash::flash_fwd_kernel") == "attention"
+    assert kind("multi_tensor_apply_kernel<FusedAdamMathFunctor>") == "optimizer"
+    assert kind("vectorized_layer_norm_kernel") == "normalisation"
+    assert kind("triton_poi_fused_gelu_0") == "other"
+
+
+def test_a_failed_profile_keeps_its_row_and_says_why():
+    from speed_profile import profile_lines
+
+    ok = timed("simcse", "bf16", "graph", 12.0)
+    ok.profile = {
+        "steps": 10,
+        "device": "cuda",
+        "wall_ms": 12.0,
+        "busy_ms": 10.5,
+        "launches": 410.0,
+        "kinds": {"matmul": 6.0, "attention": 1.0, "other": 3.5},
+        "top": [["sm90_xmma_gemm", 4.0, 60.0]],
+    }
+    bad = timed("esimcse", "bf16", "graph", 15.0)
+    bad.profile = {"error": "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"}
+    text = "\n".join(profile_lines([ok, bad]))
+    row = "| simcse | bf16 | graph | 12.00 | 10.50 | 88% | 410 | 1.00 | 6.00 | 0.00 | 0.00 | 0.00 | 3.50 |"
+    assert row in text
+    assert "| esimcse | bf16 | graph | profile failed: RuntimeError: CUPTI_ERROR_NOT_INITIALIZED |" in text
+    assert "- simcse bf16 graph: `sm90_xmma_gemm` 4.00 (60)" in text
+    only_bad = "\n".join(profile_lines([bad]))
+    assert "Profile of esimcse bf16 graph failed: RuntimeError" in only_bad
+    assert profile_lines([timed("mocose", "bf16", "graph", 13.0)]) == []
 
 
 def test_split_log_parts_the_epoch_by_its_records():
@@ -240,3 +283,29 @@ def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
     assert "official-style steps alone x 3" in text and "judged on an H100" in text
     bad = subprocess.run([*cmd[:2], "--lines", "10"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--lines must be at least --batch-size" in bad.stderr
+
+
+def test_import_seconds_reads_the_interpreters_importtime_report():
+    """eval_speed.py --explain: the cold run's imports, from `python -X importtime`'s own lines."""
+    from eval_speed import import_seconds
+
+    report = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |        100 |   _io",
+            "import time:       300 |        400 | encodings",
+            "import time:       200 |        200 |     torch._C",
+            "import time:       500 |       1500 |   torch.nn",
+            "import time:      1000 |       2500 | torch",
+            "import time:       700 |        700 | torch.cuda",
+            "a line of the program's own",
+        ]
+    )
+    total, roots = import_seconds(report)
+    assert total == pytest.approx(0.0036) and roots == pytest.approx({"torch": 0.0032, "encodings": 0.0004})
+    assert list(roots) == ["torch", "encodings"]
+    real = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import json"], capture_output=True, text=True, check=True
+    )
+    total, roots = import_seconds(real.stderr)
+    assert "json" in roots and 0 < roots["json"] <= total
