@@ -22,7 +22,9 @@ test -f "$MODEL_DIR/model.safetensors" || { echo "error: no $MODEL_DIR/model.saf
 test -d "$DATA_DIR/downstream/STS" || { echo "error: no $DATA_DIR/downstream/STS" >&2; exit 2; }
 test -d "$SHARED_DIR/reference/senteval" || { echo "error: no $SHARED_DIR/reference/senteval" >&2; exit 2; }
 
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>"$(git rev-parse --git-path info/exclude)"
+exclude=$(git rev-parse --git-path info/exclude)  # a fresh clone may have no info/ folder
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
 rm -rf .gpu && mkdir -p .gpu/m1 .gpu/m2 .gpu/data/downstream .gpu/shared/reference
 for half in m1 m2; do
   find "$MODEL_DIR" -maxdepth 1 -type f ! -name model.safetensors ! -name '*.md' -exec cp {} ".gpu/$half/" \;

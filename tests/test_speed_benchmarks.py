@@ -309,3 +309,28 @@ def test_import_seconds_reads_the_interpreters_importtime_report():
     )
     total, roots = import_seconds(real.stderr)
     assert "json" in roots and 0 < roots["json"] <= total
+
+
+def test_loss_check_measures_the_spread_from_the_old_step_in_fp32(monkeypatch):
+    """Below fp32 the check trains the old step a third time, in fp32; its gap to the old bf16 losses is the spread."""
+    import train_speed
+
+    losses = {
+        ("bf16", False): [1.0, 2.0, 3.0],  # today's loop in bf16
+        ("bf16", True): [1.001, 2.0, 2.998],  # the old step in bf16
+        ("fp32", True): [1.0005, 2.0015, 2.999],  # the old step in fp32
+    }
+    calls = []
+
+    def fake(method, precision, legacy, *rest):
+        calls.append((precision, legacy))
+        return losses[precision, legacy]
+
+    monkeypatch.setattr(train_speed, "check_losses", fake)
+    gap, spread = train_speed.loss_check("simcse", "bf16", None, None, None)
+    assert gap == pytest.approx(0.002) and spread == pytest.approx(0.0015)
+    assert calls == [("bf16", False), ("bf16", True), ("fp32", True)]
+    calls.clear()
+    losses["fp32", False] = [1.0, 2.0, 3.0]
+    assert train_speed.loss_check("simcse", "fp32", None, None, None) == (pytest.approx(0.0015), None)
+    assert calls == [("fp32", False), ("fp32", True)]  # fp32: no third run
