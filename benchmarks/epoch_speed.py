@@ -135,6 +135,7 @@ def split_log(records: list[dict]) -> dict:
         "evals": len(evals),
         "eval_s": sum(costs),
         "eval_median_s": statistics.median(costs) if costs else 0.0,
+        "eval_max_s": max(costs, default=0.0),
         "first_step_s": compiled,
         "best_dev": end.get("best_dev_spearman"),
     }
@@ -176,7 +177,7 @@ def report(args, *, head_lines: int, wall: float, split: dict, official, command
         f"| **stsbench epoch, end to end** (new process: start, imports, model load, every step, evaluation and save) | **{wall:.1f} s** |",
         f"| of which before the run's clock starts (interpreter start, imports, the options) | {wall - split['wall']:.1f} s |",
         f"| of which the run's set-up (reading the corpus, model, optimizer) and the backbone's dev evaluation before step 1 | {split['start_s']:.1f} s |",
-        f"| of which {split['evals']} dev evaluations, after steps, each best checkpoint kept (median {split['eval_median_s']:.2f} s) | {split['eval_s']:.1f} s |",
+        f"| of which {split['evals']} dev evaluations, after steps, each best checkpoint kept (median {split['eval_median_s']:.2f} s, slowest {split['eval_max_s']:.2f} s: with `--compile` the first recompiles for evaluation) | {split['eval_s']:.1f} s |",
         f"| of which the {steps:,} steps and the resumable state every {args.save_steps} steps | {inside:.1f} s ({inside / steps * 1e3:.2f} ms a step) |",
     ]
     if first is not None:

@@ -262,6 +262,7 @@ def test_split_log_parts_the_epoch_by_its_records():
         got["start_s"] == 3.0 and got["evals"] == 2 and got["eval_s"] == 2.0 and got["eval_median_s"] == 1.0
     )
     assert (got["steps"], got["wall"], got["first_step_s"], got["best_dev"]) == (4, 10.0, 2.0, 0.3)
+    assert got["eval_max_s"] == 1.5
     with pytest.raises(StsbenchError, match="no end record"):
         split_log(records[:-1])
     with pytest.raises(StsbenchError, match="no train record"):
