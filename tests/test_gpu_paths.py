@@ -133,3 +133,29 @@ def test_the_gpu_suite_runs_its_epoch_part_on_a_cpu_dry_run(tmp_path):
     assert "== epoch exited with 0 ==" in (tmp_path / "out" / "env.txt").read_text()
     wrong = subprocess.run([*cmd, "epochs"], capture_output=True, text=True, env=env, cwd=root, timeout=120)
     assert wrong.returncode == 1 and "unknown part epochs (tests, eval, train, epoch)" in wrong.stderr
+
+
+def test_dev_evaluation_runs_the_eager_forward_of_a_compiled_backbone(files, tokenizer):
+    """#41: under --compile the dev evaluation ran the compiled backbone, which compiled an inference graph per
+    batch shape and then marked lengths and batch size dynamic, so the training step was traced with symbolic
+    shapes (three recompilations in a 6-step CPU run). It runs the eager forward now; the compiled call stays."""
+    from helpers import build_tiny_bert
+
+    from stsbench.train.evaluate import DevSet, dev_scores
+    from stsbench.train.model import ContrastiveEncoder
+
+    model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "cls", True)
+    dev = DevSet.load(files / "data", tokenizer)
+    plain = dev_scores(model, dev, "cpu")
+    calls = []
+
+    def compiled(*args, **kwargs):  # what nn.Module.compile puts there: preferred by __call__
+        calls.append(1)
+        return model.backbone._call_impl(*args, **kwargs)
+
+    model.backbone._compiled_call_impl = compiled
+    assert dev_scores(model, dev, "cpu") == plain  # the same eager arithmetic
+    assert calls == [] and model.backbone._compiled_call_impl is compiled  # put back for training
+    ids = tokenizer(["a man plays a guitar ."], return_tensors="pt")
+    model.backbone(input_ids=ids["input_ids"], attention_mask=ids["attention_mask"])
+    assert calls == [1]

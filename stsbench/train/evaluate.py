@@ -16,6 +16,8 @@ checkpoint): the training log's trajectory (SimCSE Figure 2), for the cost of th
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,13 +78,34 @@ class DevSet:
         return cls(task, data, list(dict.fromkeys(task.texts(data))), tokenizer, batch_size)
 
 
+@contextlib.contextmanager
+def eager_forward(model: torch.nn.Module) -> Iterator[None]:
+    """Within the block the modules ``--compile`` compiled in place run their own (eager) forward.
+
+    ``nn.Module.compile`` keeps the compiled call in ``_compiled_call_impl``, which ``__call__`` prefers. An
+    evaluation through it compiled an inference graph at every new batch shape and then marked the lengths and
+    batch size dynamic, so that the training step, compiled after the evaluation before step 1, was traced with
+    symbolic shapes (on a CPU: three recompilations in a 6-step run, none now). Evaluation runs in eager mode,
+    as ``stsbench run`` runs the exported checkpoint, and the compiled step keeps its static shapes.
+    """
+    held = [(m, m._compiled_call_impl) for m in model.modules() if getattr(m, "_compiled_call_impl", None)]
+    for module, _ in held:
+        module._compiled_call_impl = None
+    try:
+        yield
+    finally:
+        for module, compiled in held:
+            module._compiled_call_impl = compiled
+
+
 def _embedded(model, tokenizer, texts: list[str], batch_size: int, device: torch.device | str):
-    """The eval embeddings of ``texts`` (eval mode, no gradients), the model's mode restored after."""
+    """The eval embeddings of ``texts`` (eval mode, no gradients, eager), the model's mode restored after."""
     was_training = model.training
     model.eval()
     try:
         encoder = TrainingEncoder(model, tokenizer, device)
-        return embed_table(encoder, texts, batch_size=batch_size, show_progress=False)
+        with eager_forward(model):
+            return embed_table(encoder, texts, batch_size=batch_size, show_progress=False)
     finally:
         model.train(was_training)
 
