@@ -11,7 +11,7 @@
 #   .gpu/m2    tokenizer and config files + the second half
 #   .gpu/data  the STS data and the training text;  .gpu/shared/reference/senteval  the SentEval fork
 #   .gpu/wheels  pydantic & co. for the GPU image's Python 3.12 (pip download; needs the package index)
-# and prints the two device calls to make, back to back (the machine stays warm for 30 s after a call).
+# and prints the five device calls to make, back to back (the machine stays warm for 30 s after a call).
 set -euo pipefail
 
 PY=${PYTHON:-python}
