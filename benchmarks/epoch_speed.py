@@ -25,8 +25,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -73,7 +75,13 @@ def parse_args() -> argparse.Namespace:
         "--official-warmup", type=int, default=10, help="official-style steps first, untimed (>= 1)"
     )
     ap.add_argument("--threads", type=int, help="torch CPU threads (here and in the training process)")
-    ap.add_argument("--timeout", type=float, help="seconds the training process may take (default: none)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds the training process may take (default: none); past it the run is stopped and reported "
+        "from its log so far, with the epoch projected from it (a device call has a hard limit: a goal missed "
+        "by far still comes back as a table)",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the report here")
     args = ap.parse_args()
     if args.lines < args.batch_size:
@@ -111,16 +119,24 @@ def train_command(args, backbone: Path, train_file: Path, out: Path) -> list[str
     return cmd + shlex.split(args.train_args)
 
 
-def split_log(records: list[dict]) -> dict:
+def split_log(records: list[dict], *, finished: bool = True) -> dict:
     """The run's wall seconds split by its log: set-up, dev evaluations (with the checkpoint kept), the steps.
 
     With ``--log-steps`` equal to ``--eval-steps`` every dev record follows a train record of the same step, so
     an evaluation's cost is the time between the two. The run's clock starts before the model is built: the
     time to the record of the evaluation before step 1 (``--eval-at-start``) is set-up and that evaluation.
+    ``finished=False``: a run stopped before its end record, split up to its last record (``steps``: the last
+    logged step, ``wall``: the run's clock at its last record, ``total_steps``: what the run set out to do).
     """
     end = next((r for r in records if r.get("event") == "end"), None)
-    if end is None:
+    if end is None and finished:
         raise StsbenchError("the run's log has no end record: it did not finish")
+    total = next((r.get("total_steps") for r in records if r.get("event") == "start"), None)
+    ended = end is not None
+    if end is None:
+        trained = [r["step"] for r in records if r.get("event") == "train"]
+        clock = max((r["time"] for r in records if "time" in r), default=0.0)
+        end = {"step": trained[-1] if trained else 0, "wall_seconds": clock}
     logged = {r["step"]: r["time"] for r in records if r.get("event") == "train"}
     evals = [r for r in records if r.get("event") == "eval" and r["step"] > 0]
     costs = [r["time"] - logged[r["step"]] for r in evals if r["step"] in logged]
@@ -137,8 +153,27 @@ def split_log(records: list[dict]) -> dict:
         "eval_median_s": statistics.median(costs) if costs else 0.0,
         "eval_max_s": max(costs, default=0.0),
         "first_step_s": compiled,
-        "best_dev": end.get("best_dev_spearman"),
+        "best_dev": end.get("best_dev_spearman", max((r["dev_spearman"] for r in evals), default=None)),
+        "total_steps": total if total is not None else end["step"],
+        "finished": ended,
     }
+
+
+def projected(split: dict, *, before_clock: float, eval_steps: int) -> float | None:
+    """A stopped run's epoch, projected from its log: the time before its clock and its set-up as measured,
+    an evaluation every ``eval_steps`` steps (and after the last) at the median one's cost, every step at the
+    mean step time so far. None before a step was logged."""
+    steps = split["steps"]
+    if steps == 0:
+        return None
+    per_step = (split["wall"] - split["start_s"] - split["eval_s"]) / steps
+    total = split["total_steps"]
+    return (
+        before_clock
+        + split["start_s"]
+        + math.ceil(total / eval_steps) * split["eval_median_s"]
+        + total * per_step
+    )
 
 
 def device_name(device: str) -> str:
@@ -151,10 +186,16 @@ def report(args, *, head_lines: int, wall: float, split: dict, official, command
     import transformers
 
     steps = split["steps"]
+    # 0: stopped before its start record
+    epoch_steps = split["total_steps"] or math.ceil(args.lines / args.batch_size)
     inside = split["wall"] - split["start_s"] - split["eval_s"]
+    stopped = not split["finished"]
+    projection = (
+        projected(split, before_clock=wall - split["wall"], eval_steps=args.eval_steps) if stopped else None
+    )
     first = split["first_step_s"]
     official_ms = statistics.median(official.ms) if official is not None and official.ms else None
-    official_s = official_ms * steps / 1e3 if official_ms is not None else None
+    official_s = official_ms * epoch_steps / 1e3 if official_ms is not None else None
     shape = (
         "BERT-base shape, random weights"
         if args.bert_base_shape
@@ -164,9 +205,18 @@ def report(args, *, head_lines: int, wall: float, split: dict, official, command
     )
     lines = [
         f"One epoch of unsup SimCSE, {shape}, batch {args.batch_size}, max length {args.max_length}: "
-        f"{steps:,} steps over wiki1m_head.txt's {head_lines:,} lines cycled to {args.lines:,}, STS-B dev every "
+        f"{epoch_steps:,} steps over wiki1m_head.txt's {head_lines:,} lines cycled to {args.lines:,}, STS-B dev every "
         f"{args.eval_steps} steps",
         "",
+        *(
+            [
+                f"**Stopped at --timeout {args.timeout:g} s after {steps:,} of {epoch_steps:,} steps** (the last "
+                "logged step): the rows below are the run so far, and the epoch is projected from them.",
+                "",
+            ]
+            if stopped
+            else []
+        ),
         f"- device: {device_name(args.device)}; torch {torch.__version__}, transformers {transformers.__version__}",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- command: `python {' '.join(shlex.quote(a) for a in sys.argv)}`",
@@ -174,28 +224,51 @@ def report(args, *, head_lines: int, wall: float, split: dict, official, command
         "",
         "| quantity | value |",
         "|---|---:|",
-        f"| **stsbench epoch, end to end** (new process: start, imports, model load, every step, evaluation and save) | **{wall:.1f} s** |",
+        f"| **stsbench epoch, end to end** (new process: start, imports, model load, every step, evaluation and save) | **{wall:.1f} s** |"
+        if not stopped
+        else f"| **stsbench epoch, stopped at the timeout** (new process: start, imports, model load, the steps so far) | **{wall:.1f} s** |",
         f"| of which before the run's clock starts (interpreter start, imports, the options) | {wall - split['wall']:.1f} s |",
         f"| of which the run's set-up (reading the corpus, model, optimizer) and the backbone's dev evaluation before step 1 | {split['start_s']:.1f} s |",
         f"| of which {split['evals']} dev evaluations, after steps, each best checkpoint kept (median {split['eval_median_s']:.2f} s, slowest {split['eval_max_s']:.2f} s: with `--compile` the first recompiles for evaluation) | {split['eval_s']:.1f} s |",
-        f"| of which the {steps:,} steps and the resumable state every {args.save_steps} steps | {inside:.1f} s ({inside / steps * 1e3:.2f} ms a step) |",
+        f"| of which the {steps:,} steps and the resumable state every {args.save_steps} steps | {inside:.1f} s"
+        + (f" ({inside / steps * 1e3:.2f} ms a step) |" if steps else " |"),
     ]
+    if stopped:
+        lines.append(
+            f"| **the epoch projected** (set-up as measured, {math.ceil(epoch_steps / args.eval_steps)} evaluations at the "
+            f"median, {epoch_steps:,} steps at the mean so far) | **{projection:.1f} s** |"
+            if projection is not None
+            else "| the epoch projected | no step was logged before the timeout |"
+        )
     if first is not None:
         lines.append(f"| among them the first step, compilation included | {first:.1f} s |")
     if official_ms is not None:
         lines += [
             f"| official-style step ({official.precision}), median of {len(official.ms)} on the head's batches | {official_ms:.2f} ms |",
-            f"| official-style steps alone x {steps:,} (no start-up, evaluation or saving) | {official_s:.1f} s |",
-            f"| **official-style steps alone / stsbench's whole epoch** | **{official_s / wall:.2f}x** |",
+            f"| official-style steps alone x {epoch_steps:,} (no start-up, evaluation or saving) | {official_s:.1f} s |",
         ]
+        if not stopped:
+            lines.append(
+                f"| **official-style steps alone / stsbench's whole epoch** | **{official_s / wall:.2f}x** |"
+            )
+        elif projection is not None:
+            lines.append(
+                f"| **official-style steps alone / stsbench's projected epoch** | **{official_s / projection:.2f}x** |"
+            )
     best = split["best_dev"]
     lines += [
         "",
-        f"best STS-B dev Spearman of the run: {best * 100:.2f}" if best is not None else "no dev score",
+        f"best STS-B dev Spearman of the run{' so far' if stopped else ''}: {best * 100:.2f}"
+        if best is not None
+        else "no dev score",
     ]
     h100 = torch.device(args.device).type == "cuda" and "H100" in device_name(args.device)
     full = args.lines == WIKI1M_LINES and args.batch_size == 64
-    verdict = "holds" if wall <= GOAL_S else "FAILS"
+    verdict = "holds" if wall <= GOAL_S and not stopped else "FAILS"
+    if stopped:
+        verdict += f" (stopped at the timeout after {wall:.1f} s" + (
+            f"; projected {projection:.1f} s)" if projection is not None else ")"
+        )
     if h100 and full:
         lines += [
             "",
@@ -222,21 +295,34 @@ def main() -> None:
         command = train_command(args, backbone, tmp / "wiki_cycled.txt", tmp / "run")
         print(f"[epoch_speed] {' '.join(shlex.quote(a) for a in command)}", file=sys.stderr, flush=True)
         started = time.perf_counter()
+        # its own process group: at the timeout the run goes with every process it started (compile workers)
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            _, stderr = proc.communicate(timeout=args.timeout)
+            finished = True
         except subprocess.TimeoutExpired:
-            sys.exit(f"error: the epoch ran past --timeout {args.timeout:g} s")
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, stderr = proc.communicate()
+            finished = False
         wall = time.perf_counter() - started
-        if done.returncode != 0:
+        if finished and proc.returncode != 0:
             sys.exit(
-                f"error: the epoch's `stsbench train` exited {done.returncode}: {done.stderr.strip()[-2000:]}"
+                f"error: the epoch's `stsbench train` exited {proc.returncode}: {stderr.strip()[-2000:]}"
             )
         log = tmp / "run" / "train_log.jsonl"
-        records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        records = (
+            [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            if log.exists()
+            else []
+        )
         try:
-            split = split_log(records)
+            split = split_log(records, finished=finished)
         except StsbenchError as exc:
             sys.exit(f"error: {exc}")
+        if not finished:
+            print(f"[epoch_speed] stopped at --timeout {args.timeout:g} s", file=sys.stderr, flush=True)
         print(f"[epoch_speed] epoch {wall:.1f} s; official-style step ...", file=sys.stderr, flush=True)
         timing = argparse.Namespace(
             warmup=args.official_warmup,

@@ -248,7 +248,7 @@ def test_split_log_parts_the_epoch_by_its_records():
     from stsbench.errors import StsbenchError
 
     records = [
-        {"event": "start", "total": 4},
+        {"event": "start", "total_steps": 4},
         {"event": "eval", "step": 0, "time": 3.0, "dev_spearman": 0.1},
         {"event": "compile", "step": 1, "seconds": 2.0},
         {"event": "train", "step": 2, "time": 6.0},
@@ -263,10 +263,45 @@ def test_split_log_parts_the_epoch_by_its_records():
     )
     assert (got["steps"], got["wall"], got["first_step_s"], got["best_dev"]) == (4, 10.0, 2.0, 0.3)
     assert got["eval_max_s"] == 1.5
+    assert got["finished"] and got["total_steps"] == 4
     with pytest.raises(StsbenchError, match="no end record"):
         split_log(records[:-1])
     with pytest.raises(StsbenchError, match="no train record"):
         split_log([r for r in records if r.get("step") != 4 or r["event"] != "train"])
+
+
+def test_a_stopped_epoch_is_split_up_to_its_last_record_and_projected():
+    """gpu_suite's epoch part stops the run before the device call's limit: what it did, and the epoch from it."""
+    from epoch_speed import projected, split_log
+    from epoch_speed import report as epoch_report
+
+    records = [
+        {"event": "start", "step": 0, "total_steps": 8},
+        {"event": "eval", "step": 0, "time": 3.0, "dev_spearman": 0.1},
+        {"event": "train", "step": 2, "time": 6.0},
+        {"event": "eval", "step": 2, "time": 7.5, "dev_spearman": 0.2},
+        {"event": "train", "step": 4, "time": 9.0},
+    ]
+    got = split_log(records, finished=False)
+    assert not got["finished"] and (got["steps"], got["total_steps"], got["wall"]) == (4, 8, 9.0)
+    assert (got["evals"], got["eval_s"], got["best_dev"]) == (1, 1.5, 0.2)
+    # 2 s before the run's clock, 3 s set-up, 4 evaluations (steps 2, 4, 6, 8) at 1.5 s, 8 steps at 4.5 / 4 s
+    assert projected(got, before_clock=2.0, eval_steps=2) == pytest.approx(2.0 + 3.0 + 6.0 + 9.0)
+    args = Namespace(
+        bert_base_shape=False, tiny_shape=True, model=None, batch_size=32, max_length=32, lines=256,
+        eval_steps=2, save_steps=500, device="cpu", timeout=11.0,
+    )  # fmt: skip
+    official = Namespace(ms=[10.0, 12.0, 14.0], precision="fp32")
+    text = epoch_report(args, head_lines=11914, wall=11.0, split=got, official=official, command=["python", "-m"])
+    assert "**Stopped at --timeout 11 s after 4 of 8 steps**" in text
+    assert "stsbench epoch, stopped at the timeout" in text and "| **20.0 s** |" in text
+    assert "official-style steps alone x 8" in text and "stsbench's projected epoch** | **0.00x**" in text
+    assert "whole epoch" not in text
+    nothing = split_log(records[:1], finished=False)
+    assert nothing["steps"] == 0 and projected(nothing, before_clock=1.0, eval_steps=2) is None
+    assert "no step was logged before the timeout" in epoch_report(
+        args, head_lines=11914, wall=11.0, split=nothing, official=None, command=["python"]
+    )
 
 
 def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
@@ -284,6 +319,12 @@ def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
     assert "official-style steps alone x 3" in text and "judged on an H100" in text
     bad = subprocess.run([*cmd[:2], "--lines", "10"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--lines must be at least --batch-size" in bad.stderr
+    # past --timeout the run (its process group) is stopped and the table still comes back, from its log so far
+    stopped = subprocess.run([*cmd, "--timeout", "0.5"], capture_output=True, text=True, timeout=300)
+    assert stopped.returncode == 0, stopped.stderr[-3000:]
+    text = out.read_text()
+    assert "**Stopped at --timeout 0.5 s after 0 of 3 steps**" in text
+    assert "no step was logged before the timeout" in text and "official-style steps alone x 3" in text
 
 
 def test_import_seconds_reads_the_interpreters_importtime_report():
