@@ -84,21 +84,21 @@ def summarize(events, *, steps: int, wall_s: float, cuda: bool) -> dict:
     """Per step: wall ms, busy ms, kernels (CUDA) or operators (CPU), busy ms by kind, the top names."""
     from torch.autograd import DeviceType
 
-    if cuda:
-        work = [e for e in events if e.device_type == DeviceType.CUDA]
-        spans = [(e.time_range.start, e.time_range.end) for e in work]
-        own = {id(e): e.time_range.end - e.time_range.start for e in work}
-        busy = busy_us(spans)
+    if cuda:  # (name, microseconds) of each kernel
+        kernels = [e for e in events if e.device_type == DeviceType.CUDA]
+        work = [(e.name, e.time_range.end - e.time_range.start) for e in kernels]
+        busy = busy_us([(e.time_range.start, e.time_range.end) for e in kernels])
     else:  # operators' own time (children excluded), so that nothing is counted twice
-        work = [e for e in events if e.device_type == DeviceType.CPU and not e.is_user_annotation]
-        own = {id(e): e.self_cpu_time_total for e in work}
-        busy = sum(own.values())
+        ops = [e for e in events if e.device_type == DeviceType.CPU and not e.is_user_annotation]
+        work = [(e.name, e.self_cpu_time_total) for e in ops]
+        busy = sum(us for _, us in work)
     by_kind: dict[str, float] = {}
     by_name: dict[str, list[float]] = {}
-    for e in work:
-        by_kind[kind(e.name)] = by_kind.get(kind(e.name), 0.0) + own[id(e)]
-        entry = by_name.setdefault(e.name, [0.0, 0])
-        entry[0] += own[id(e)]
+    for name, us in work:
+        label = kind(name)
+        by_kind[label] = by_kind.get(label, 0.0) + us
+        entry = by_name.setdefault(name, [0.0, 0])
+        entry[0] += us
         entry[1] += 1
     top = sorted(by_name.items(), key=lambda item: -item[1][0])[:TOP]
     return {
