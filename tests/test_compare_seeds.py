@@ -45,7 +45,7 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
     direct = tmp_path / "direct"
     code, table, err = _compare(capsys, simcse, esimcse, extra=(*common, "--output", str(direct)))
     assert code == 0, err
-    assert "esimcse vs simcse" in table and "p Welch" in table and "2 vs 2 seeds" in table
+    assert "esimcse vs simcse" in table and "against δ = 0.5" in table and "2 vs 2 seeds" in table
     # every seed was evaluated as `stsbench run` evaluates it, and the aggregate written where it writes it
     [agg] = direct.glob(f"{model_slug(str(simcse))}/*/dev/seeds.json")
     pooler = json.loads(agg.read_text())["pooler"]
@@ -93,7 +93,9 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
     assert [s["seeds"] for s in from_folders["sides"]] == [2, 2]
     rows = from_folders["comparisons"][0]["tasks"]
     assert list(rows) == ["STSBenchmark", "SICKRelatedness", "Avg."]
-    assert rows["Avg."]["p_bootstrap_holm"] is None and rows["STSBenchmark"]["p_bootstrap_holm"] is not None
+    # over seeds, the one rule: paired on the seeds both share (1, 2), 2 seeds: undecided whatever the spread
+    assert all(r["p_bootstrap_holm"] is None and r["design"] == "paired" for r in rows.values())
+    assert all(r["decision"] == "undecided" and r["note"].startswith("fewer than 3 seeds") for r in rows.values())
 
 
 def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, mock_data, tmp_path, capsys):

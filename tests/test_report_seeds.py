@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from stsbench.tabular import DASH
 from helpers import run_cli
 from seed_results import MEAN, SEEDS, make_seed_results, value
 
@@ -87,42 +89,28 @@ def test_published_figure_inside_or_outside_the_seed_interval(built):
     assert (esimcse[4], esimcse[7], esimcse[-1]) == ("no", "no", "yes")
 
 
-def test_difference_to_the_baseline_with_welch_interval_and_holm_mark(built):
-    from scipy import stats
-
+def test_difference_to_the_baseline_paired_on_shared_seeds_against_delta(built):
+    """The two methods share seeds 1-3 and each seed's offset: paired, the differences have no spread at all."""
     _, md = built
     rows = _rows(md, "STS: difference to unsup-SimCSE over seeds")
     diff = _row(rows, "ESimCSE (n=3) − unsup-SimCSE (n=3)")
-    p_row = _row(rows, "↳ p (Welch, Holm-adjusted)")
-    a = {t: [value("esimcse", t, s) for s in SEEDS] for t in ("STS12", "STS13")}
-    b = {t: [value("simcse", t, s) for s in SEEDS] for t in ("STS12", "STS13")}
-    p = {t: stats.ttest_ind(a[t], b[t], equal_var=False).pvalue for t in a}
-    assert p["STS12"] < p["STS13"] < 0.05  # both below 0.05 before the correction
-    # Welch with equal variances and n: df 4, se sqrt(2/3)
-    half = stats.t.ppf(0.975, 4) * math.sqrt(2 / 3)
-    assert diff[2] == f"+5.00 [+{5 - half:.2f}, +{5 + half:.2f}]*"
-    # Holm over the 7 tasks: 7 p(STS12) < 0.05 keeps the mark, 6 p(STS13) > 0.05 drops it
-    assert p_row[2] == f"{7 * p['STS12']:.3f}" and p_row[3] == f"{6 * p['STS13']:.3f}"
-    assert diff[3].startswith("+2.50 [") and not diff[3].endswith("*")
-    assert diff[4] == f"+0.00 [-{half:.2f}, +{half:.2f}]" and p_row[4] == "1.000"
-    # Avg. is outside the family: its own Welch p, said to be uncorrected
-    avg = [[round(sum(value(m, t, s) for t in MEAN) / 7, 2) for s in SEEDS] for m in ("esimcse", "simcse")]
-    p_avg = stats.ttest_ind(*avg, equal_var=False).pvalue
-    assert p_row[-1] == f"{p_avg:.3f} (uncorrected)" and not diff[-1].endswith("*")
-    # the true difference 3 + 3 seeds find with 80% power: (t_0.975 + t_0.8 on df 4) x se
-    mdd = (stats.t.ppf(0.975, 4) + stats.t.ppf(0.8, 4)) * math.sqrt(2 / 3)
-    assert _row(rows, "↳ smallest detectable difference (80% power)")[2] == f"{mdd:.2f}"
-    assert (
-        "after Holm's correction across the tasks of a comparison; Avg., a function of them, is outside" in md
-    )
+    words = _row(rows, "↳ against δ = 0.50")
+    p_row = _row(rows, "↳ p (two-sided, of no difference)")
+    # Welch would see std 1.00 on each side (p 0.0036 on STS12, 0.037 on STS13); paired on the shared seeds the
+    # gaps are exact: the interval is the point, read against δ
+    assert diff[2] == "+5.00 [+5.00, +5.00]*" and diff[3] == "+2.50 [+2.50, +2.50]*"
+    assert words[2] == "a difference that matters, no spread over seeds"
+    assert diff[4] == "+0.00 [+0.00, +0.00]" and words[4] == "none that matters, no spread over seeds"
+    assert p_row[2] == DASH and diff[-1].startswith("+1.07 [")  # Avg.: the mean of the unrounded figures
+    assert "paired on the seeds the two groups share" in md
 
 
 def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
-    """The report's differences over seeds and `stsbench compare` on the same seeds: the same Holm p per task."""
+    """The report's differences over seeds and `stsbench compare` on the same seeds: one rule, the same words."""
     from stsbench.metrics import simcse_average
     from stsbench.reports import collect
     from stsbench.reports.models import find_models
-    from stsbench.reports.seed_differences import seed_differences
+    from stsbench.reports.seed_differences import seed_differences, significant
     from stsbench.reports.seeds import seed_groups
     from stsbench.results.seeds import build_aggregate, write_aggregate
     from stsbench.results.sides import side_from_seeds
@@ -137,16 +125,17 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
         per_seed = {}
         for s in SEEDS:
             scores = {t: value(method, t, s) for t in MEAN}
+            raw = {**scores, "Avg.": sum(scores.values()) / len(scores)}  # what `run` stores beside: unrounded
             scores["Avg."] = simcse_average(list(scores.values()))
-            per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores}
+            per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores, "raw": raw}
         agg = build_aggregate(f"/runs/seeds/{method}", "avg", "test", per_seed)
         sides.append(side_from_seeds(write_aggregate(tmp_path, agg), method))
     [compared] = compare_sides(sides).comparisons
     for row in compared.rows:
-        d, p = report.cells[row.task]
-        assert d.diff == pytest.approx(row.diff) and p.p == pytest.approx(row.p_bootstrap), row.task
-        assert p.holm == (None if row.task == "Avg." else pytest.approx(row.p_bootstrap_holm)), row.task
-        assert (p.deciding <= 0.05) == row.significant, row.task
+        iv, decision = report.cells[row.task]
+        assert [round(x, 4) for x in (iv.diff, iv.low, iv.high)] == [row.diff, row.low, row.high]  # compare rounds to 4
+        assert row.design == iv.design == "paired" and row.decision == decision.outcome, row.task
+        assert significant((iv, decision)) == row.significant, row.task
     assert [r.task for r in compared.rows] == list(report.cells)
 
 

@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 
 from stsbench.errors import StsbenchError
-from stsbench.stats.seeds import seed_difference, seed_summary
+from stsbench.stats import decide
+from stsbench.stats.seeds import seed_summary
 
 
 def test_seed_summary_is_scipys_t_interval():
@@ -27,14 +28,14 @@ def test_one_seed_has_no_spread_and_bad_input_is_one_line():
         with pytest.raises(StsbenchError, match=msg) as err:
             seed_summary(values)
         assert "\n" not in str(err.value)
-    with pytest.raises(StsbenchError, match="at least 2 seeds per side"):
-        seed_difference([1.0], [2.0, 3.0])
 
 
-def test_seed_difference_is_welchs_test():
+def test_the_one_rules_welch_is_welchs_test():
     a = [76.1, 75.4, 76.8, 75.9, 76.3]
     b = [75.0, 75.9, 74.6, 75.2]
-    d = seed_difference(a, b)
+    d = decide.difference(dict(enumerate(a)), {10 + i: v for i, v in enumerate(b)})  # disjoint seeds: Welch
+    assert d.design == "Welch"
+    assert decide.difference({1: 1.0}, {2: 2.0, 3: 3.0}) is None  # one seed: no spread to estimate
     ref = stats.ttest_ind(a, b, equal_var=False)
     assert d.p == pytest.approx(ref.pvalue)
     va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
@@ -48,20 +49,20 @@ def test_seed_difference_is_welchs_test():
         assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
     half = stats.t.ppf(0.975, welch_df) * np.sqrt(va + vb)
     assert (d.low, d.high) == (pytest.approx(d.diff - half), pytest.approx(d.diff + half))
-    assert d.diff == pytest.approx(np.mean(a) - np.mean(b)) and (d.n_a, d.n_b) == (5, 4)
+    assert d.diff == pytest.approx(np.mean(a) - np.mean(b)) and d.n == (5, 4)
     # 80% power at the minimum detectable difference: noncentral t with delta = mdd / se
     t_crit = stats.t.ppf(0.975, d.df)
-    nc = d.min_detectable / d.se
+    nc = d.mdd / d.se
     power = stats.nct.sf(t_crit, d.df, nc) + stats.nct.cdf(-t_crit, d.df, nc)
     assert power == pytest.approx(0.8, abs=0.02)
-    same = seed_difference(a, a)
+    same = decide.welch([(1.0, a), (-1.0, a)])
     assert same.diff == 0 and same.p == pytest.approx(1.0)
-    flat = seed_difference([1.0, 1.0], [1.0, 1.0])
-    assert flat.p == 1.0 and flat.low == flat.high == 0.0
+    flat = decide.welch([(1.0, [1.0, 1.0]), (-1.0, [1.0, 1.0])])
+    assert flat.p is None and flat.low == flat.high == 0.0 and not flat.spread
 
 
 def test_more_seeds_detect_smaller_differences():
     rng = np.random.default_rng(0)
-    few = seed_difference(rng.normal(0, 1, 3), rng.normal(0, 1, 3))
-    many = seed_difference(rng.normal(0, 1, 30), rng.normal(0, 1, 30))
-    assert many.min_detectable < few.min_detectable
+    few = decide.welch([(1.0, rng.normal(0, 1, 3)), (-1.0, rng.normal(0, 1, 3))])
+    many = decide.welch([(1.0, rng.normal(0, 1, 30)), (-1.0, rng.normal(0, 1, 30))])
+    assert many.mdd < few.mdd

@@ -53,43 +53,43 @@ def print_result(result: CompareResult) -> None:
             highlight=False,
         )
         table = Table()
-        for col in (
-            "task",
-            comp.reference,
-            comp.other,
-            "diff",
-            f"{pct} interval",
-            "p Welch" if comp.rows and comp.rows[0].n_seeds else "p boot",
-            "p Williams",
-            "p Holm",
-            "MDE 80%",
-            "n",
-        ):
+        seeds = bool(comp.rows and comp.rows[0].n_seeds)
+        middle = ("p", "design", f"against δ = {comp.rows[0].delta:g}") if seeds else ("p boot", "p Williams", "p Holm")
+        for col in ("task", comp.reference, comp.other, "diff", f"{pct} interval", *middle, "MDE 80%", "n"):
             table.add_column(col, justify="left" if col == "task" else "right", no_wrap=True)
         for r in comp.rows:
             mark = "*" if r.significant else ""
+            cells = (
+                (_p(r.p_bootstrap), r.design or "", (r.decision or "") + (f" ({r.note})" if r.note else ""))
+                if seeds
+                else (_p(r.p_bootstrap), _p(r.p_williams), _p(r.p_bootstrap_holm))
+            )
             table.add_row(
                 r.task,
                 f"{r.reference:.2f}",
                 f"{r.other:.2f}",
                 f"{r.diff:+.2f}{mark}",
                 f"[{r.low:+.2f}, {r.high:+.2f}]",
-                _p(r.p_bootstrap),
-                _p(r.p_williams),
-                _p(r.p_bootstrap_holm),
+                *cells,
                 f"{r.min_detectable_difference:.2f}",
                 f"{r.n_pairs} pairs" if r.n_seeds is None else f"{r.n_seeds[0]} vs {r.n_seeds[1]} seeds",
             )
         console.print(table)
     over_seeds = any(s.seeds is not None for s in result.sides)
-    how = (
-        "Welch's t over the seeds' figures (the figures are the seed means)"
-        if over_seeds
-        else f"paired bootstrap over the same pairs, B={result.bootstrap}, seed {result.seed}"
-    )
+    if over_seeds:
+        how = (
+            "over the seeds' unrounded figures (the figures are the seed means): paired on the seeds both sides "
+            "share, Welch where they share none; the interval read against δ, the difference that matters (a "
+            "difference that matters: outside ±δ, marked *; none that matters: inside; undecided otherwise; "
+            "fewer than 3 seeds: undecided; docs/uncertainty.md, One rule)"
+        )
+    else:
+        how = (
+            f"paired bootstrap over the same pairs, B={result.bootstrap}, seed {result.seed}; p Holm: Holm's "
+            f"correction {FAMILY}; * p Holm < 0.05 (Avg.: its own p < 0.05)"
+        )
     console.print(
-        f"{how}; p Holm: Holm's correction {FAMILY}; * p Holm < 0.05 (Avg.: its own p < 0.05); "
-        f"MDE 80%: the smallest difference these {'seeds' if over_seeds else 'pairs'} detect at 80% power.",
+        f"{how}; MDE 80%: the smallest difference these {'seeds' if over_seeds else 'pairs'} detect at 80% power.",
         highlight=False,
         soft_wrap=True,
     )

@@ -35,12 +35,17 @@ class SeedsRun:
     left_out: list[str] = field(default_factory=list)  # unfinished seeds, one note each
 
 
-def seed_scores(result: RunResult) -> dict[str, float]:
-    """A seed's figures by task, with ``Avg.`` (``STS Avg.`` and ``Transfer Avg.`` when both kinds ran)."""
-    scores: dict[str, float] = {r.task: r.reported for r in result.results}
+def seed_scores(result: RunResult, raw: bool = False) -> dict[str, float]:
+    """A seed's figures by task, with ``Avg.`` (``STS Avg.`` and ``Transfer Avg.`` when both kinds ran).
+
+    ``raw``: the unrounded figures (:attr:`TaskResult.raw`), the Avg. their plain mean: what tests read.
+    """
+    figure = (lambda r: r.raw) if raw else (lambda r: r.reported)
+    scores: dict[str, float] = {r.task: figure(r) for r in result.results}
     kinds = [k for k in ("sts", "transfer") if any(r.task_type == k for r in result.results)]
     for kind in kinds:
-        avg = simcse_average([r.reported for r in result.results if r.task_type == kind])
+        values = [figure(r) for r in result.results if r.task_type == kind]
+        avg = (sum(values) / len(values) if values else None) if raw else simcse_average(values)
         label = AVG if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} {AVG}"
         if avg is not None:
             scores[label] = avg
@@ -124,7 +129,10 @@ def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", *
             f"the seeds of {folder} evaluate with different poolers ({', '.join(poolers)}); pass --pooler"
         )
     first = next(iter(results.values()))
-    per_seed = {s: {"model": r.model, "scores": seed_scores(r)} for s, r in results.items()}
+    per_seed = {
+        s: {"model": r.model, "scores": seed_scores(r), "raw": seed_scores(r, raw=True)}
+        for s, r in results.items()
+    }
     aggregate = build_aggregate(folder, first.pooler, first.mode, per_seed)
     modified = {
         str(s): sorted({f for t in r.results for f in t.provenance.data_modified or ()})

@@ -7,7 +7,7 @@ each of its cells. What a cell's figure is, per seed (:func:`figure_of`):
 - on a dev-split table (every one in the registry is STS-B dev), ``STSBenchmark`` and each setting column of a
   sweep (``p=0.1``, ``dup_rate=0.32``, ``64``): the training's own best STS-B dev Spearman x100, what the papers
   report for a dev-selected checkpoint (no extra evaluation step); a model not trained here: its dev result;
-- ``Avg.``: the mean of the row's task figures (SimCSE's rounding), or, for an Avg.-only row or a sweep's setting
+- ``Avg.``: the mean of the row's task figures (unrounded: a verdict is tested on raw figures), or, for an Avg.-only row or a sweep's setting
   column on a test table, of the tasks the registry's ``avg_of`` names (an *assumption* where
   ``avg_of_assumed``: the paper does not say what it averaged);
 - ``Avg. transfer`` (SimCSE's Table 9): the mean of the seven transfer tasks' dev accuracy (SentEval's devacc);
@@ -25,7 +25,6 @@ from typing import Literal
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.metrics import simcse_average
 from stsbench.published.registry import TASK_REGISTRY, TRANSFER_TASKS, Entry, get_cell
 
 BEST_DEV = "best-dev"
@@ -118,7 +117,9 @@ def seed_values(
 ) -> dict[int, float]:
     """``{seed: figure}``: each seed's figure for ``figure`` from its task figures and its training's best dev.
 
-    ``best_devs``: x100. A seed lacking a task of an average has no figure. A best-dev figure falls back to the
+    ``best_devs``: x100. Figures unrounded (what tests read): an average is the plain mean of its tasks' figures
+    (printed tables round, as SimCSE does; a test never reads the rounded one). A seed lacking a task of an
+    average has no figure. A best-dev figure falls back to the
     seeds' STS-B dev results where no training is known (a model not trained here).
     """
     if figure.kind == BEST_DEV and best_devs:
@@ -128,7 +129,7 @@ def seed_values(
         for mode in figure.modes:
             values = [found.get((t, mode)) for t in figure.tasks]
             if figure.kind == "avg":
-                avg = simcse_average(values)
+                avg = None if not values or None in values else sum(values) / len(values)  # type: ignore[arg-type]
                 if avg is not None:
                     out[seed] = avg
                     break

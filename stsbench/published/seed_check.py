@@ -1,23 +1,21 @@
 """The reproduction verdict over seeds, and ``stsbench check --tolerance seeds``, which applies it to a seed aggregate.
 
-:func:`verdict` is the one function that decides whether a published figure is reproduced by a set of seeds; the
-report's Reproduction section (:mod:`stsbench.reports.reproduction`) and ``check --tolerance seeds`` both call it,
-so they cannot disagree. With ``n`` seeds' figures (mean ``m``, sample std ``s``, ``se = s/√n``, ``df = n - 1``),
-the 95% t-interval ``m ± t · se`` and ``MDE = (t_{0.975, df} + t_{0.80, df}) · se`` (the smallest true difference
-from the published figure these seeds detect with 80% power, :func:`~stsbench.stats.tests.min_detectable_difference`):
+:func:`verdict` decides whether a published figure is reproduced by a set of seeds; the report's Reproduction
+section (:mod:`stsbench.reports.reproduction`) and ``check --tolerance seeds`` both call it, so they cannot
+disagree. It is stsbench's one decision rule (:func:`stsbench.stats.decide.reproduction`) on the seeds' unrounded
+figures: the 95% t-interval of ``mean - published`` over ``n`` seeds, read against the difference that matters
+(δ, :data:`DIFFERENCE` points, ``--difference`` or a recipe's ``delta``):
 
-- *not reproduced*: the published figure lies outside the interval (so the one-sample t test of ``m`` against
-  it has p < 0.05); the difference ``m - published`` and that p are given, however small the difference is;
-- *reproduced*: inside the interval, and ``MDE <= difference``, the difference that matters (:data:`DIFFERENCE`
-  points, ``--difference``): a difference that large would have been seen;
-- *inconclusive*: inside the interval but ``MDE > difference`` (the seeds are too few or too spread to tell
-  the difference that matters from none), or one seed (no interval, no MDE);
+- *reproduced*: the interval lies inside ±δ;
+- *not reproduced*: it lies entirely outside ±δ (a difference smaller than δ is never "not reproduced");
+- *inconclusive*: otherwise, and always with fewer than three seeds (the smallest detectable difference shown);
 - ``missing``: no seed has the task; ``not checked``: an Avg. over other tasks than the published row's (an Avg.
   of two tasks is another number than the paper's Avg. of seven).
 
-Inside means ``low - EPS <= published <= high + EPS`` (:func:`inside_interval`; the figures have 2 decimals).
-``check --tolerance seeds`` reads the seed aggregate that ``stsbench run --model OUT`` writes for a seeds
-folder (:mod:`stsbench.results.seeds`); it passes when every checked row is reproduced. Pure, no printing.
+Each verdict carries its margin, how far the deciding end of the interval lies from ±δ. ``check --tolerance
+seeds`` reads the seed aggregate that ``stsbench run --model OUT`` writes for a seeds folder
+(:mod:`stsbench.results.seeds`), its unrounded figures where it stores them; it passes when every checked row
+is reproduced. Pure, no printing.
 """
 
 from __future__ import annotations
@@ -31,24 +29,24 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
-from stsbench.published.check import EPS, check_split, comparable_tasks
+from stsbench.published.check import check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
 from stsbench.results.portable import output_of, same_path
-from stsbench.results.seeds import LEVEL, SEEDS_FILE
+from stsbench.results.seeds import LEVEL, SEEDS_FILE, tested_values
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 MISSING = "missing"
 NOT_CHECKED = "not checked"
-DIFFERENCE = 1.0  # points (Spearman or accuracy x100): the difference from a published figure that matters
+DIFFERENCE = 1.0  # points (Spearman or accuracy x100): stsbench.stats.decide.CELL_DELTA, the cells' δ
 POWER = 0.8  # of the MDE
 
 
 def inside_interval(published: float, low: float, high: float) -> bool:
-    """``low <= published <= high`` up to :data:`EPS` (2-decimal figures): the one test of "inside"."""
-    return low - EPS <= published <= high + EPS
+    """``low <= published <= high``: a figure inside an interval (described beside a verdict, never deciding it)."""
+    return low <= published <= high
 
 
 def check_difference(difference: float) -> float:
@@ -75,6 +73,11 @@ class Verdict:
     mde: float | None = None  # smallest difference the seeds detect (80% power); None for one seed
     difference: float = DIFFERENCE  # the difference that matters
     level: float = LEVEL
+    margin: float | None = (
+        None  # how far the deciding end of (mean - published)'s interval lies from ±difference
+    )
+    nearest: str | None = None  # inconclusive: the outcome it is nearest to
+    note: str | None = None  # fewer than 3 seeds; no spread over seeds
 
     @property
     def n(self) -> int:
@@ -104,6 +107,9 @@ class Verdict:
             "mde": self.mde,
             "power": POWER,
             "difference": self.difference,
+            "margin": self.margin,
+            "nearest": self.nearest,
+            "note": self.note,
         }
 
 
@@ -115,11 +121,11 @@ def verdict(
     level: float = LEVEL,
     checked: bool = True,
 ) -> Verdict:
-    """Decide whether the seeds' ``values`` (one figure per seed, units of ``published``) reproduce it (see above)."""
-    from scipy import stats  # only where seeds are judged (plain `check` and `run` stay without scipy.stats)
-
+    """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it."""
+    from stsbench.stats import (
+        decide,
+    )  # scipy: only where seeds are judged (plain `check` and `run` stay without)
     from stsbench.stats.seeds import seed_summary
-    from stsbench.stats.tests import min_detectable_difference
 
     difference = check_difference(difference)
     values = tuple(float(v) for v in values)
@@ -131,19 +137,24 @@ def verdict(
     base = dict(values=values, mean=s.mean, std=s.std, low=s.low, high=s.high, diff=s.mean - published)
     if not checked:
         return Verdict(task, published, NOT_CHECKED, **base, difference=difference, level=level)
-    if s.n == 1:  # no spread, so no interval and no detectable difference: nothing can be concluded
-        return Verdict(task, published, INCONCLUSIVE, **base, difference=difference, level=level)
-    se = s.std / math.sqrt(s.n)
-    if se == 0.0:  # every seed the same figure: the difference is exact
-        p, mde = (1.0 if abs(base["diff"]) <= EPS else 0.0), 0.0
-    else:
-        p = float(2 * stats.t.sf(abs(base["diff"]) / se, s.n - 1))
-        mde = min_detectable_difference(se, alpha=1 - level, power=POWER, df=s.n - 1)
-    if not inside_interval(published, s.low, s.high):
-        status = NOT_REPRODUCED
-    else:
-        status = REPRODUCED if mde <= difference + EPS else INCONCLUSIVE
-    return Verdict(task, published, status, **base, p=p, mde=mde, difference=difference, level=level)
+    iv = decide.one_sample(values, published, level)
+    if iv is None:  # one seed: no spread, so no interval and no detectable difference
+        note = f"one seed: at most {INCONCLUSIVE}"
+        return Verdict(task, published, INCONCLUSIVE, **base, difference=difference, level=level, note=note)
+    d = decide.reproduction(iv, difference)
+    return Verdict(
+        task,
+        published,
+        d.outcome,
+        **base,
+        p=iv.p,
+        mde=iv.mdd,
+        difference=difference,
+        level=level,
+        margin=d.margin,
+        nearest=d.nearest,
+        note=d.note,
+    )
 
 
 @dataclass(frozen=True)
@@ -152,14 +163,14 @@ class SeedRow:
 
     task: str
     published: float
-    seeds: dict[str, Any] | None  # the aggregate's row: values, mean, std, n, low, high
+    seeds: dict[str, Any] | None  # the aggregate's row: values, mean, std, n, low, high (and raw: unrounded)
     checked: bool = True  # False: an Avg. over other tasks than the published one's
     difference: float = DIFFERENCE
     level: float = LEVEL
     verdict: Verdict = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        values = [] if self.seeds is None else self.seeds["values"]
+        values = [] if self.seeds is None else tested_values(self.seeds)
         decided = verdict(self.task, self.published, values, self.difference, self.level, self.checked)
         object.__setattr__(self, "verdict", decided)
 
@@ -195,24 +206,28 @@ class SeedComparison:
         difference = self.rows[0].difference if self.rows else DIFFERENCE
         if self.passed:
             return (
-                f"all {plural(n, 'figure')} of {self.entry.key} inside the 95% interval over {seeds}, each "
-                f"reproduced (the seeds detect a difference of {difference:.2f} points: MDE at 80% power below it)"
+                f"all {plural(n, 'figure')} of {self.entry.key} reproduced over {seeds}: each 95% interval of "
+                f"the difference from the published figure inside ±{difference:.2f} points"
             )
         parts = []
-        outside = [r.verdict for r in self.rows if r.status == "outside"]
+        outside = [r.verdict for r in self.rows if r.verdict.status == NOT_REPRODUCED]
         if outside:
-            diffs = "; ".join(f"{v.task} {v.diff:+.2f}, p {_p(v.p)}" for v in outside)
+            diffs = "; ".join(f"{v.task} {v.diff:+.2f}" for v in outside)
             parts.append(
-                f"{', '.join(v.task for v in outside)} outside the 95% interval over {seeds}: "
-                f"not reproduced ({diffs})"
+                f"{', '.join(v.task for v in outside)} not reproduced: the 95% interval over {seeds} lies beyond "
+                f"±{difference:.2f} points ({diffs})"
             )
-        wide = [r.verdict for r in self.rows if r.status == "inside" and r.verdict.status == INCONCLUSIVE]
+        wide = [
+            r.verdict for r in self.rows if r.verdict.status == INCONCLUSIVE and r.verdict.low is not None
+        ]
         if wide:
-            mdes = ", ".join(f"{v.task} {v.mde:.2f}" for v in wide)
+            spans = ", ".join(
+                f"{v.task} [{v.low - v.published:+.2f}, {v.high - v.published:+.2f}]" for v in wide
+            )
             parts.append(
-                f"{', '.join(v.task for v in wide)} inconclusive: inside the 95% interval, but the {seeds} detect "
-                f"only differences above the {difference:.2f} that matters (MDE at 80% power: {mdes}); train more "
-                "seeds, or pass the --difference that matters"
+                f"{', '.join(v.task for v in wide)} inconclusive: the 95% interval over {seeds} reaches across "
+                f"±{difference:.2f} points ({spans}), or fewer than 3 seeds; train more seeds, or pass the "
+                "--difference that matters"
             )
         for status, what in (
             ("no interval", "without an interval (one seed: train more)"),

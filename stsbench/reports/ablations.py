@@ -29,7 +29,6 @@ from stsbench.published.registry import STS_TASKS, get_entry, load_registry
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
 from stsbench.reports.seeds import (
-    ALPHA,
     SIGNIFICANT,
     SeedGroup,
     average_values,
@@ -40,8 +39,8 @@ from stsbench.reports.seeds import (
 )
 from stsbench.reports.training import dev_at_start, kept_dev, run_label, show_value
 from stsbench.results.labels import last_part
-from stsbench.stats.seeds import seed_difference, seed_summary
-from stsbench.stats.tests import holm
+from stsbench.stats import decide
+from stsbench.stats.seeds import seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 from stsbench.train.config import BOOKKEEPING, OPTIONS
 
@@ -202,26 +201,31 @@ def _summary(values: Iterable[float | None], n: int) -> str:
     return mean_std(seed_summary(kept), n) if kept else DASH
 
 
+def _raw_devs(row: Row) -> dict[int, float]:
+    """``{seed: the kept checkpoint's STS-B dev Spearman x100, unrounded}`` of a row's runs (what tests read)."""
+    out = {}
+    for i, run in enumerate(_runs(row)):
+        if run.best_dev_spearman is not None and math.isfinite(run.best_dev_spearman):
+            seed = run.config.get("seed")
+            out[seed if isinstance(seed, int) else i] = run.best_dev_spearman * 100
+    return out
+
+
 def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
-    """Each row's gain over the SimCSE row: Welch over seeds (``*``: Holm across the rows), else a difference."""
+    """Each row's gain over the SimCSE row: its interval over seeds by the one rule (``*``: it matters), else a difference."""
     simcse = next((r for r in rows if _method(r) == "unsup-SimCSE"), None)
     if simcse is None:
         return {}
     if not over_seeds:
         return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
-    devs = {id(r): _finite(map(kept_dev, _runs(r))) for r in rows}
-    base = devs[id(simcse)]
-    found = {
-        id(r): seed_difference(devs[id(r)], base)
-        for r in rows
-        if r is not simcse and len(devs[id(r)]) > 1 and len(base) > 1
-    }
-    adjusted = dict(zip(found, holm([d.p for d in found.values()]), strict=True))
-    return {
-        k: f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]"
-        + SIGNIFICANT * (adjusted[k] <= ALPHA)
-        for k, d in found.items()
-    }
+    base = _raw_devs(simcse)
+    out = {}
+    for r in rows:
+        iv = decide.difference(_raw_devs(r), base) if r is not simcse else None
+        if iv is not None:
+            mark = SIGNIFICANT * (decide.two_sided(iv, decide.DELTA).outcome == decide.MATTERS)
+            out[id(r)] = f"{fmt_delta(iv.diff)} [{fmt_delta(iv.low)}, {fmt_delta(iv.high)}]{mark}"
+    return out
 
 
 def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> Table:
@@ -229,7 +233,7 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
 
     One row per group of seeds (a run without seeds, or whose checkpoint was not evaluated, is a group of one).
     With a group of several seeds the cells are mean ± std over the seeds, each row is followed by its 95%
-    interval, and a gain is the difference of the seed means with Welch's interval (between groups of two
+    interval, and a gain is the difference of the seed means with its interval by the one rule (between groups of two
     seeds or more); without, each cell is the run's own figure and a gain the plain difference.
     """
     over_seeds = any(isinstance(r, SeedGroup) and r.n > 1 for r in rows)
@@ -275,8 +279,10 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
         return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, out, notes)
     notes = [
         "STS-B dev Spearman x100, mean ± std over each group's seeds: before training (the backbone) and of "
-        "each seed's kept checkpoint. Gain: the difference of the seed means to the SimCSE group with Welch's "
-        f"95% interval; {SIGNIFICANT}: significant at 5% after Holm's correction across the rows. Published: "
+        "each seed's kept checkpoint. Gain: the difference of the seed means to the SimCSE group on unrounded "
+        "figures with its 95% interval (paired on shared seeds, Welch for disjoint ones); "
+        f"{SIGNIFICANT}: the interval lies beyond ±{decide.DELTA:g} points, a difference that matters "
+        "(docs/uncertainty.md, One rule). Published: "
         "esimcse-arxiv/table6/* (BERT-base, 1M wiki sentences). STS test Avg.: over the seeds' checkpoints.",
         settings_note,
     ]

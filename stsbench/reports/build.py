@@ -250,7 +250,9 @@ def _align_map(
     data = align_map.write_rows(rows, figs.folder / f"{variant}_map.csv")
     figs.written.append(data)
     paths = align_map.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
-    caption = f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
+    caption = (
+        f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
+    )
     section.figures.append(figs.add(caption, paths))
 
 
@@ -276,7 +278,9 @@ def _training(
     curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
     if has_seeds(groups):
         labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-        data = write_csv(figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels))
+        data = write_csv(
+            figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels)
+        )
         figs.written.append(data)
         figure = spread.dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
         caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
@@ -350,7 +354,9 @@ def _sweep_figures(
             section.figures.append(figs.add(caption, paths))
             _align_distance(coll, name, gs, stem, section, figs, point)
         paths = sweep_figures.sweep_figure(data, figs.folder / stem, name, series, title)
-        section.figures.append(figs.add(f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)", paths))
+        section.figures.append(
+            figs.add(f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)", paths)
+        )
 
 
 def _seeds(
@@ -360,9 +366,9 @@ def _seeds(
     section = Section("seeds", "Seeds")
     section.paragraphs.append(
         "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
-        "move a figure as much as a method can; a difference to the baseline counts here only where Welch's "
-        f"test over the seeds finds it after Holm's correction across tasks (the Avg., a function of them, on its "
-        f"own p, uncorrected; marked {SIGNIFICANT})."
+        "move a figure as much as a method can; a difference to the baseline counts here only where its 95% "
+        "interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond the "
+        f"difference that matters (marked {SIGNIFICANT}; docs/uncertainty.md, One rule)."
     )
     if base is None:
         section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
@@ -392,7 +398,7 @@ def _seeds(
         figure = spread.forest_plot(
             forest, figs.folder / "sts_seed_differences", "difference (Spearman x100)"
         )
-        title = f"STS test: difference to {base.name} over seeds, Welch 95% intervals" if base else ""
+        title = f"STS test: difference to {base.name} over seeds, 95% intervals" if base else ""
         section.figures.append(figs.add(title, figure))
     return section
 
@@ -417,7 +423,9 @@ def _align_distance(
         return
     data = align_distance.write_rows(rows, figs.folder / f"{stem}_align_distance.csv")
     figs.written.append(data)
-    title = f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
+    title = (
+        f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
+    )
     paths = align_distance.distance_figure(data, figs.folder / f"{stem}_align_distance", point, title)
     caption = f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
     section.figures.append(figs.add(caption, paths))
@@ -430,7 +438,9 @@ def _paper_figures(
     from stsbench.published.figures import PAPER_NAMES
 
     drawn = [
-        paper_figures.Drawn(f.title, f.svg.rsplit("/", 1)[-1], f) for section in sections for f in section.figures
+        paper_figures.Drawn(f.title, f.svg.rsplit("/", 1)[-1], f)
+        for section in sections
+        for f in section.figures
     ]
     out = []
     for entry, lines, mine in paper_figures.blocks(keys, drawn, [v for v in verdicts if v[0]]):
@@ -451,7 +461,7 @@ def _claims(judged: list[ClaimResult]) -> Section:
     section = Section("claims", "Claims")
     section.paragraphs = [
         "Each claim of the table, judged on the groups' figures seed by seed by the rule of docs/uncertainty.md "
-        "(Claims): what the seeds here say of it, whatever the paper's verdict."
+        "(One rule): what the seeds here say of it, whatever the paper's verdict."
     ]
     section.tables = [claims_module.claims_table(judged), claims_module.statements_table(judged)]
     return section
@@ -521,7 +531,9 @@ def build_report(
         _provenance(coll, models),
     ]
     if figures:  # each paper figure under its number and caption, after the claims (or the scores)
-        verdicts = [(c.paper_figure, r.text or r.kind, r.verdict) for c, r in zip(claims, judged, strict=True)]
+        verdicts = [
+            (c.paper_figure, r.text or r.kind, r.verdict) for c, r in zip(claims, judged, strict=True)
+        ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
         sections[at:at] = _paper_figures(figures, sections, verdicts)
     skipped = Section("skipped", "Skipped files")

@@ -20,17 +20,18 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
-from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, as_reported, seed_values
+from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
+from stsbench.stats.decide import DELTA
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transfer tasks' accuracy
 FINAL_DEV = "final-dev"  # a claim's figure: the STS-B dev Spearman x100 of the training's last evaluation
-VERDICT_ORDER = ("supported", "contradicted", "inconclusive")
+VERDICT_ORDER = ("supported", "contradicted", "no difference that matters", "inconclusive")
 
 
 def analysis_figure(figure: str) -> tuple[str, str, str] | None:
@@ -146,12 +147,12 @@ def seed_figures(
 
 
 def final_devs(group: SeedGroup) -> dict[int, float]:
-    """``{seed: STS-B dev x100 at the run's last logged evaluation}`` of the group's trained models."""
+    """``{seed: STS-B dev x100 at the run's last logged evaluation}`` (unrounded) of the group's trained models."""
     out: dict[int, float] = {}
     for i, (model, seed) in enumerate(zip(group.models, group.seeds, strict=True)):
         curve = [v for _, v in model.run.curve if v is not None] if model.run is not None else []
         if curve:
-            out[seed if isinstance(seed, int) else i] = as_reported(curve[-1])
+            out[seed if isinstance(seed, int) else i] = curve[-1] * 100
     return out
 
 
@@ -160,15 +161,19 @@ def judge_claims(
     records: Sequence[TaskRecord],
     groups: Sequence[SeedGroup],
     analyses: Sequence[AnalysisRecord] = (),
+    delta: float = DELTA,
 ) -> list[ClaimResult]:
-    """Each claim judged on its groups' figures (an unknown group is one line, before anything is drawn)."""
+    """Each claim judged on its groups' unrounded figures (an unknown group is one line, before anything is drawn).
+
+    A group with no training run (a released checkpoint, the backbone) is a model not trained here: one fixed
+    figure. ``delta``: the recipe's difference that matters, where a claim gives none.
+    """
     results = []
     for claim in claims:
-        scores = {
-            name: seed_figures(records, named_group(groups, name, f"a claim names {name!r}"), claim, analyses)
-            for name in claim.settings()
-        }
-        results.append(judge(claim, scores))
+        found = {name: named_group(groups, name, f"a claim names {name!r}") for name in claim.settings()}
+        scores = {name: seed_figures(records, g, claim, analyses) for name, g in found.items()}
+        fixed = [name for name, g in found.items() if not g.runs]
+        results.append(judge(claim, scores, fixed=fixed, delta=delta))
     return results
 
 
@@ -178,8 +183,20 @@ def _figure(result: ClaimResult) -> str:
     return "last STS-B dev (training)" if result.figure == FINAL_DEV else result.figure
 
 
+def _margin(margin: float | None, nearest: str | None = None) -> str:
+    if margin is None:
+        return DASH
+    return f"{margin:+.2f}" + (f" from {nearest}" if nearest and margin < 0 else "")
+
+
+def _delta(r: ClaimResult) -> str:
+    if r.delta is None:
+        return "bound"
+    return fmt(r.delta) + (f" ({r.delta_reason})" if r.delta_reason else "")
+
+
 def claims_table(results: Sequence[ClaimResult]) -> Table:
-    """One row per claim: what it says, its figure, its verdict, and how often each setting was best."""
+    """One row per claim: what it says, its figure, δ, its verdict and margin, and how often each setting was best."""
     rows = []
     for i, r in enumerate(results, start=1):
         best = DASH
@@ -190,27 +207,52 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
             for v in VERDICT_ORDER
             if any(s.verdict == v for s in r.statements)
         )
-        rows.append([str(i), r.text or r.kind, r.kind, _figure(r), f"**{r.verdict}**", counts, best])
+        rows.append(
+            [
+                str(i),
+                r.text or r.kind,
+                r.kind,
+                _figure(r),
+                _delta(r),
+                f"**{r.verdict}**",
+                _margin(r.margin),
+                counts,
+                best,
+            ]
+        )
+    verdicts = ", ".join(
+        f"{sum(r.verdict == v for r in results)} {v}"
+        for v in VERDICT_ORDER
+        if any(r.verdict == v for r in results)
+    )
     return make_table(
         "claim-verdicts",
         "Claims and their verdicts",
-        ["#", "claim", "kind", "figure", "verdict", "statements", "P(best)"],
+        ["#", "claim", "kind", "figure", "δ", "verdict", "margin", "statements", "P(best)"],
         rows,
         notes=[
-            "Each claim expands to statements tested over seeds (paired t where the settings share their seeds, "
-            "Welch otherwise, one-sample t against a model not trained here; TOST for a plateau), Holm within the "
-            "claim, alpha 0.05; supported when all its "
-            "statements are, contradicted when one is (docs/uncertainty.md, Claims). P(best): how often each "
-            "setting has the highest mean when its seeds are resampled (2,000 times): a description, not a test."
+            f"{len(results)} claims judged: {verdicts}. "
+            "Each claim expands to statements, each an interval over seeds of its difference on unrounded figures "
+            "(paired on the seeds the settings share, Welch for disjoint seeds, one-sample against a model not "
+            "trained here), read against δ, the difference that matters: A > B is supported when the 95% interval "
+            "lies above 0 and not inside ±δ, contradicted when it lies below -δ (Holm over the claim's statements), "
+            "no difference that matters inside ±δ; fewer than 3 seeds is at most inconclusive. A claim is "
+            "contradicted when one statement is, supported (or no difference that matters) when all are "
+            "(docs/uncertainty.md, One rule). Margin: how far the deciding end of an interval lies from its "
+            "threshold (negative: how far an inconclusive one is from a decision). P(best): how often each "
+            "setting has the highest mean when its seeds are resampled (2,000 times, paired settings jointly, "
+            "ties split): a description, not a test."
         ],
     )
 
 
 def statements_table(results: Sequence[ClaimResult]) -> Table:
-    """One row per statement: its test, difference, p before and after Holm, MDE and verdict."""
+    """One row per statement: its design, difference and 95% interval, p, Holm's p, MDE, margin and verdict."""
     rows = []
     for i, r in enumerate(results, start=1):
         for s in r.statements:
+            span = DASH if s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
+            notes = "; ".join(x for x in (s.missing, s.note) if x)
             rows.append(
                 [
                     str(i),
@@ -218,22 +260,38 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
                     s.test or DASH,
                     "/".join(str(n) for n in s.n),
                     fmt(s.diff),
+                    span,
                     f"{s.p:.3g}" if s.p is not None else DASH,
                     f"{s.p_holm:.3g}" if s.p_holm is not None else DASH,
                     fmt(s.min_detectable),
-                    s.verdict + (f" ({s.missing})" if s.missing else ""),
+                    _margin(s.margin, s.nearest),
+                    s.verdict + (f" ({notes})" if notes else ""),
                 ]
             )
     notes = [
-        "diff: the measured difference, positive in the claimed direction (a bound: threshold - mean; a plateau: "
-        "the first setting - the second); MDE: the smallest difference the test detects with 80% power, before Holm."
+        "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
+        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p: two-sided, of a "
+        "zero difference; p (Holm): of the contradiction, within the claim; MDE: the smallest difference the "
+        "seeds detect with 80% power."
     ]
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
     return make_table(
         "claim-statements",
         "Claims, statement by statement",
-        ["#", "statement", "test", "seeds", "diff", "p", "p (Holm)", "MDE", "verdict"],
+        [
+            "#",
+            "statement",
+            "test",
+            "seeds",
+            "diff",
+            "95% interval",
+            "p",
+            "p (Holm)",
+            "MDE",
+            "margin",
+            "verdict",
+        ],
         rows,
         notes=notes,
         right=("seeds", "p", "p (Holm)"),

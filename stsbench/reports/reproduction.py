@@ -22,7 +22,7 @@ from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.published.cells import BEST_DEV, TaskFigures, as_reported, is_cell_check, seed_values
+from stsbench.published.cells import BEST_DEV, TaskFigures, is_cell_check, seed_values
 from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks
 from stsbench.published.registry import Entry, get_cell, split_cell
@@ -181,7 +181,7 @@ def reproduce(
     kind = _kind(entry)
     published = comparable_tasks(entry)
     mode = next((m for m in modes_of(records, group, kind) if comparable(entry, kind, m)), None)
-    values = task_values(records, group, kind, mode) if mode else {}
+    values = task_values(records, group, kind, mode, raw=True) if mode else {}
     modified = {
         (t, m) for (key, m, t) in modified_data(records, kind) if key in {x.key for x in group.models}
     }
@@ -191,7 +191,7 @@ def reproduce(
         cells.append(replace(v, status=NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
     if AVG in entry.values:
         averaged = TASKS_OF[kind]
-        avgs = average_values(records, group, kind, mode, averaged) if mode else []
+        avgs = average_values(records, group, kind, mode, averaged, raw=True) if mode else []
         v = verdict(AVG, entry.values[AVG], avgs, difference, checked=set(published) == set(averaged))
         bad = any(t in averaged for t, m in modified if m == mode)
         cells.append(replace(v, status=NOT_COMPARABLE) if bad and v.values and v.status != NOT_CHECKED else v)
@@ -201,7 +201,7 @@ def reproduce(
 def group_figures(
     records: Sequence[TaskRecord], group: SeedGroup
 ) -> tuple[dict[int, TaskFigures], dict[int, float]]:
-    """Each seed's task figures ``{(task, mode): reported}`` and its training's best dev x100.
+    """Each seed's unrounded task figures ``{(task, mode): raw}`` and its training's best dev x100, unrounded.
 
     A model not trained here is seed 0; a result run twice counts with its last, in path order.
     """
@@ -211,9 +211,9 @@ def group_figures(
     for rec in records:
         r = rec.result
         if r.model.fingerprint in by_model:
-            tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.reported
+            tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.raw
     best = {
-        seed: as_reported(m.run.best_dev_spearman)
+        seed: m.run.best_dev_spearman * 100
         for seed, m in zip(seeds, group.models, strict=True)
         if m.run is not None and m.run.best_dev_spearman is not None
     }
@@ -233,7 +233,9 @@ def reproduce_cells(
     verdicts = []
     for c in found:
         values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
-        verdicts.append(verdict(c.column, c.published, list(values.values()), difference, checked=c.figure is not None))
+        verdicts.append(
+            verdict(c.column, c.published, list(values.values()), difference, checked=c.figure is not None)
+        )
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:
@@ -282,7 +284,9 @@ def reproduction_table(rep: Reproduction) -> Table:
     for v in rep.verdicts:
         published = e.format(v.published) + (SELECTION_MARK if e.selection else "")
         cells = verdict_cells(v, DASH)
-        rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, v.status])
+        margin = DASH if v.margin is None else f"{v.margin:+.2f}"
+        status = v.status + (f" ({v.note})" if v.note else "")
+        rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, margin, status])
     columns = [
         "cell" if rep.address else "task",
         "mean ± std (n)",
@@ -291,6 +295,7 @@ def reproduction_table(rep: Reproduction) -> Table:
         "mean − published",
         "p",
         "MDE 80%",
+        "margin",
         "verdict",
     ]
     mode = f"{rep.mode} results" if rep.mode else f"no results comparable with its {e.split} split"
@@ -304,7 +309,7 @@ def reproduction_table(rep: Reproduction) -> Table:
         notes.append(f"Compared with {rep.compared_with}.")
     asked = rep.address or e.key
     title = f"{rep.group.label} vs {asked}"
-    right = tuple(columns[1:7])
+    right = tuple(columns[1:8])
     return make_table(f"reproduction_{asked}", title, columns, rows, notes, right)
 
 
@@ -319,13 +324,14 @@ def rule(difference: float) -> str:
     """The verdicts in words, for the section's paragraph."""
     return (
         "Each published figure beside the mean over seeds of the group that reproduces it, and the verdict "
-        "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`): "
-        "*reproduced*: the published figure lies inside the 95% t-interval over seeds and the seeds detect a "
-        f"difference of {difference:.2f} points (MDE 80%: the smallest difference a two-sided test at 0.05 finds "
-        "with 80% power, at most that); *not reproduced*: outside the interval (p: the one-sample t test of the "
-        "mean against the published figure, below 0.05); *inconclusive*: inside, but the seeds detect only larger "
-        "differences than that (or one seed: no interval); *not comparable*: computed on modified data. An Avg. "
-        "is judged only where the seeds' Avg. is over the row's tasks."
+        "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`, on the "
+        "one rule of docs/uncertainty.md): the 95% t-interval of mean − published over the seeds' unrounded "
+        f"figures read against the difference that matters, δ = {difference:.2f} points. *reproduced*: the "
+        "interval lies inside ±δ; *not reproduced*: it lies entirely outside ±δ; *inconclusive*: otherwise, and "
+        "with fewer than 3 seeds whatever the spread (MDE 80%: the smallest difference the seeds detect); *not "
+        "comparable*: computed on modified data. Margin: how far the deciding end of the interval lies from ±δ "
+        "(negative: how far an inconclusive one is from a verdict). An Avg. is judged only where the seeds' Avg. "
+        "is over the row's tasks."
     )
 
 

@@ -167,33 +167,70 @@ def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
     return None
 
 
-def task_values(records: list[TaskRecord], group: SeedGroup, kind: str, mode: str) -> dict[str, list[float]]:
-    """``{task: [reported, one per seed that has it]}`` of one group, one task type and mode.
+def task_seed_values(
+    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, raw: bool = True
+) -> dict[str, dict[int, float]]:
+    """``{task: {seed: figure}}`` of one group, one task type and mode; ``raw``: unrounded (what tests read).
 
-    A model with two results of one task (a folder copied or run twice) counts once, with its last result in
-    path order: a result run again is not another seed.
+    A seed is its training's seed (a model not trained here: its place in the group). A model with two results
+    of one task (a folder copied or run twice) counts once, with its last result in path order: a result run
+    again is not another seed.
     """
-    keys = [m.key for m in group.models]
+    keys = {
+        m.key: s if isinstance(s, int) else i
+        for i, (m, s) in enumerate(zip(group.models, group.seeds, strict=True))
+    }
     out: dict[str, dict[int, float]] = {}
     for rec in records:
         r = rec.result
         if r.task_type == kind and r.mode == mode and r.model.fingerprint in keys:
-            out.setdefault(r.task, {})[keys.index(r.model.fingerprint)] = r.reported
-    return {t: [v for _, v in sorted(vs.items())] for t, vs in out.items()}
+            out.setdefault(r.task, {})[keys[r.model.fingerprint]] = r.raw if raw else r.reported
+    return {t: dict(sorted(vs.items())) for t, vs in out.items()}
+
+
+def task_values(
+    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, raw: bool = False
+) -> dict[str, list[float]]:
+    """``{task: [figure, one per seed that has it]}`` (:func:`task_seed_values`; as printed unless ``raw``)."""
+    return {t: list(vs.values()) for t, vs in task_seed_values(records, group, kind, mode, raw).items()}
+
+
+def average_seed_values(
+    records: list[TaskRecord],
+    group: SeedGroup,
+    kind: str,
+    mode: str,
+    tasks: tuple[str, ...],
+    raw: bool = True,
+) -> dict[int, float]:
+    """``{seed: Avg.}`` for the seeds that have every task.
+
+    ``raw``: the plain mean of the unrounded figures (what tests read); else SimCSE's mean of the rounded figures,
+    rounded (what tables print).
+    """
+    per = task_seed_values(records, group, kind, mode, raw)
+    seeds = sorted({s for vs in per.values() for s in vs})
+    out = {}
+    for seed in seeds:
+        values = [per.get(t, {}).get(seed) for t in tasks]
+        if raw:
+            if values and all(v is not None for v in values):
+                out[seed] = sum(values) / len(values)  # type: ignore[arg-type]
+        elif (avg := simcse_average(values)) is not None:
+            out[seed] = avg
+    return out
 
 
 def average_values(
-    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, tasks: tuple[str, ...]
+    records: list[TaskRecord],
+    group: SeedGroup,
+    kind: str,
+    mode: str,
+    tasks: tuple[str, ...],
+    raw: bool = False,
 ) -> list[float]:
-    """Each seed's Avg. (SimCSE's mean of the rounded figures), for the seeds that have every task."""
-    out = []
-    for model in group.models:
-        single = SeedGroup(group.name, group.method, (model,))
-        values = task_values(records, single, kind, mode)
-        avg = simcse_average([(values.get(t) or [None])[0] for t in tasks])
-        if avg is not None:
-            out.append(avg)
-    return out
+    """Each seed's Avg. (:func:`average_seed_values`; SimCSE's rounded mean unless ``raw``)."""
+    return list(average_seed_values(records, group, kind, mode, tasks, raw).values())
 
 
 def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str]:

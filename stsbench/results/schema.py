@@ -91,7 +91,9 @@ class Provenance:
     timings: dict[
         str, float
     ]  # seconds: ``encode`` (this run's whole encoding pass), ``evaluate``; ignored when comparing
-    command: str | None = None  # the command line that produced it, when run from the CLI (paths made relative)
+    command: str | None = (
+        None  # the command line that produced it, when run from the CLI (paths made relative)
+    )
     # data_files that differ from the canonical SentEval files (``stsbench/data/manifest.json``): path -> how
     # (a run with --allow-modified-data); None: every file the manifest lists is canonical. Files the manifest
     # does not list (a user's own task data) have no canonical version and are never named here.
@@ -140,6 +142,26 @@ class TaskResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""
         return asdict(self)
+
+    @property
+    def raw(self) -> float:
+        """``reported`` before its rounding: the raw correlation x100 (accuracies: as SentEval gives them).
+
+        What every test over seeds reads (docs/uncertainty.md, "One rule"): a figure rounded to two decimals
+        turns differences below 0.01 into a few quantised values. Falls back to ``reported`` where ``scores``
+        has no raw figure for ``metric``.
+        """
+        s = self.scores
+        try:
+            if self.metric == "spearman_all":
+                return float(s["aggregate"]["spearman"]["all"]) * 100
+            if self.metric.endswith("_spearman"):
+                return float(s[self.metric.removesuffix("_spearman")]["spearman"]) * 100
+            if self.metric in ("test_acc", "dev_acc"):
+                return float(s[self.metric])
+        except (KeyError, TypeError, ValueError):
+            pass
+        return float(self.reported)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TaskResult:

@@ -96,8 +96,9 @@ def build_aggregate(
 ) -> dict[str, Any]:
     """The seed aggregate: per task (and Avg.) the seeds' values, mean, std, n, low, high (units of ``reported``).
 
-    ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}}``. A task every seed has is summarised;
-    the seeds must have the same tasks.
+    ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}, "raw": {task: unrounded}}``. A task every
+    seed has is summarised (``values``: the figures as printed, two decimals, with their mean, std and interval;
+    ``raw``: the unrounded ones, which tests read); the seeds must have the same tasks.
     """
     seeds = sorted(per_seed)
     names = list(per_seed[seeds[0]]["scores"])
@@ -108,6 +109,9 @@ def build_aggregate(
                 "evaluate every seed on the same tasks"
             )
     tasks = {t: summary_dict([per_seed[s]["scores"][t] for s in seeds]) for t in names}
+    for t, row in tasks.items():  # the unrounded figures beside the displayed ones: what tests read
+        if all(t in per_seed[s].get("raw", {}) for s in seeds):
+            row["raw"] = [per_seed[s]["raw"][t] for s in seeds]
     return {
         "kind": SEED_AGGREGATE_KIND,
         "schema_version": SCHEMA_VERSION,
@@ -121,6 +125,11 @@ def build_aggregate(
         # the version of each task that scored the seeds (this stsbench's: they were just evaluated)
         "task_versions": {t: task_version(t) for t in names if t in TASKS},
     }
+
+
+def tested_values(row: Mapping[str, Any]) -> list[float]:
+    """The figures a test over seeds reads from an aggregate's row: ``raw`` (unrounded), else ``values``."""
+    return list(row.get("raw") or row["values"])
 
 
 def write_aggregate(output: Path, aggregate: Mapping[str, Any]) -> Path:

@@ -20,7 +20,7 @@ from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_f
 from stsbench.results.labels import base_label
 from stsbench.results.pairs import read_pairs
 from stsbench.results.schema import TASK_KIND
-from stsbench.results.seeds import read_aggregate
+from stsbench.results.seeds import read_aggregate, tested_values
 from stsbench.stats.compare import Side
 from stsbench.tasks.names import task_names
 
@@ -42,10 +42,12 @@ def side_from_aggregate(data: dict[str, Any], source: str, where: Path | str) ->
     sts = [t for t in _task_order([t for t in rows if t != AVG]) if t in task_names("sts")]
     if not sts:
         raise StsbenchError(f"{where}: the seed aggregate has no STS task; run the seeds with --tasks sts")
-    values = {t: [float(v) for v in rows[t]["values"]] for t in sts}
+    values = {t: [float(v) for v in tested_values(rows[t])] for t in sts}  # unrounded where stored
     if AVG in rows:
-        values[AVG] = [float(v) for v in rows[AVG]["values"]]
-    else:  # transfer tasks ran too: the STS Avg. of each seed, as SimCSE prints it
+        values[AVG] = [float(v) for v in tested_values(rows[AVG])]
+    elif all("raw" in rows[t] for t in sts):  # transfer tasks ran too: the plain mean of the raw figures
+        values[AVG] = [sum(values[t][i] for t in sts) / len(sts) for i in range(len(values[sts[0]]))]
+    else:  # an aggregate written before raw figures: each seed's STS Avg. as SimCSE prints it
         values[AVG] = [simcse_average([values[t][i] for t in sts]) for i in range(len(values[sts[0]]))]
     return Side(
         label=base_label(str(data["model"])),
@@ -58,6 +60,7 @@ def side_from_aggregate(data: dict[str, Any], source: str, where: Path | str) ->
         data_files={},
         pairs={},
         seeds=values,
+        seed_ids=[int(s) for s in data["seeds"]],
     )
 
 

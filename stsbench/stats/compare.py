@@ -9,16 +9,16 @@ and for Avg.:
   subsets; every task jointly for Avg.), :func:`stsbench.stats.bootstrap.paired_bootstrap`;
 - Williams' test for two dependent correlations that share the gold scores (Williams 1959; used for MT
   metrics by Graham & Baldwin 2014), on the Spearman correlations: r(gold, A), r(gold, B), r(A, B);
-- both p-values Holm-adjusted across the tasks of one comparison; Avg., a function of them, is outside the
+- over pairs, both p-values Holm-adjusted across the tasks of one comparison; Avg., a function of them, is outside the
   family and keeps its own p (:func:`stsbench.stats.tests.holm_over_tasks`, the report's rule too);
 - the smallest difference these pairs could detect at 80% power and the test's level, from the bootstrap
   standard error of the difference.
 
 A side may also be the seed aggregate of several training seeds (``stsbench run`` on a ``train --seeds``
-folder, ``seeds.json``): two such sides are compared over seeds instead (Welch's t on
-the seeds' figures, :func:`stsbench.stats.seeds.seed_difference`, with its interval, p, Holm and the
-difference the seeds could detect), as the seed-to-seed spread, not the pairs, is then what a difference
-must beat.
+folder, ``seeds.json``): two such sides are compared over seeds instead, by stsbench's one decision rule
+(:mod:`stsbench.stats.decide`: the seeds' unrounded figures, paired on the seeds both share, Welch where they
+share none, the interval read against the difference that matters), as the seed-to-seed spread, not the pairs,
+is then what a difference must beat.
 
 Sides must be comparable: the same mode, the same tasks, the same data files (sha256 in provenance) and the
 same pairs in the same order (gold, subset and index of each pair in the sidecars); anything else is refused
@@ -35,8 +35,8 @@ import numpy as np
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import simcse_average, spearman
+from stsbench.stats import decide
 from stsbench.stats.bootstrap import PairSet, paired_bootstrap
-from stsbench.stats.seeds import seed_difference
 from stsbench.stats.tests import FamilyP, holm_over_tasks, min_detectable_difference, williams
 
 MIXED = (  # the refusal of seeds against one model, whichever form each side takes
@@ -58,7 +58,8 @@ class Side:
     figures: dict[str, float]  # task -> its reported figure, in the results' task order
     data_files: dict[str, dict[str, str]]  # task -> the checksums of the data it was scored on
     pairs: dict[str, PairSet]  # task -> per-pair data from the sidecar
-    seeds: dict[str, list[float]] | None = None  # seed aggregate: task (and Avg.) -> per-seed figures
+    seeds: dict[str, list[float]] | None = None  # seed aggregate: task (and Avg.) -> per-seed figures, unrounded
+    seed_ids: list[int] | None = None  # the seed each of those figures is of (what pairs two sides' seeds)
 
     @property
     def n_seeds(self) -> int | None:
@@ -88,10 +89,17 @@ class TaskComparison:
     min_detectable_difference: float  # at 80% power and the test's level
     n_pairs: int | None  # None for a comparison over seeds
     n_seeds: list[int] | None = None  # [reference, other] for a comparison over seeds
+    # over seeds, the one rule (stsbench.stats.decide): its design and its two-sided words against delta
+    design: str | None = None
+    decision: str | None = None
+    note: str | None = None  # fewer than 3 seeds, no spread over seeds
+    delta: float | None = None
 
     @property
     def significant(self) -> bool:
-        """Whether the Holm-adjusted bootstrap p (Avg.: its own p) is below 0.05."""
+        """Over pairs: the Holm-adjusted bootstrap p (Avg.: its own p) below 0.05; over seeds: it matters."""
+        if self.decision is not None:
+            return self.decision == decide.MATTERS
         return FamilyP(self.p_bootstrap, self.p_bootstrap_holm).deciding < 0.05
 
 
@@ -235,14 +243,28 @@ def compare_pair(
     return out
 
 
-def compare_seeds(ref: Side, other: Side, *, level: float) -> Comparison:
-    """Welch over seeds of ``other`` against ``ref`` on every task and Avg. (figures: the seed means)."""
+def _by_seed(side: Side, task: str) -> dict[int, float]:
+    values = side.seeds[task]  # type: ignore[index]
+    ids = side.seed_ids if side.seed_ids and len(side.seed_ids) == len(values) else list(range(len(values)))
+    return dict(zip(ids, values, strict=True))
+
+
+def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide.DELTA) -> Comparison:
+    """``other`` against ``ref`` over seeds on every task and Avg. by the one rule (figures: the seed means).
+
+    Paired on the seeds both sides share, Welch where they share none; each difference's interval read against
+    ``delta`` (:func:`stsbench.stats.decide.two_sided`).
+    """
     assert ref.seeds is not None and other.seeds is not None
-    diffs = {t: seed_difference(other.seeds[t], ref.seeds[t], level=level) for t in [*ref.tasks, AVG]}
-    family = holm_over_tasks({t: d.p for t, d in diffs.items()})
     out = Comparison(ref.label, other.label)
     for task in [*ref.tasks, AVG]:
-        d = diffs[task]
+        d = decide.difference(_by_seed(other, task), _by_seed(ref, task), level=level)
+        if d is None:
+            raise StsbenchError(
+                f"{task}: a comparison over seeds needs at least 2 seeds a side ({len(ref.seeds[task])} and "
+                f"{len(other.seeds[task])}); train more seeds"
+            )
+        decision = decide.two_sided(d, delta)
         out.rows.append(
             TaskComparison(
                 task=task,
@@ -251,13 +273,17 @@ def compare_seeds(ref: Side, other: Side, *, level: float) -> Comparison:
                 diff=round(d.diff, 4),
                 low=round(d.low, 4),
                 high=round(d.high, 4),
-                p_bootstrap=family[task].p,
-                p_bootstrap_holm=family[task].holm,
+                p_bootstrap=1.0 if d.p is None else d.p,
+                p_bootstrap_holm=None,
                 p_williams=None,
                 p_williams_holm=None,
-                min_detectable_difference=round(d.min_detectable, 4),
+                min_detectable_difference=round(d.mdd or 0.0, 4),
                 n_pairs=None,
-                n_seeds=[d.n_b, d.n_a],
+                n_seeds=[d.n[1], d.n[0]],
+                design=d.design,
+                decision=decision.outcome,
+                note=decision.note,
+                delta=delta,
             )
         )
     return out
