@@ -109,6 +109,14 @@ class Analysis(BaseModel):
     corpus: CorpusRef | None = None
 
 
+class Delta(BaseModel):
+    """A difference that matters (δ) and why: the recipe's, for its claims or its cells (docs/uncertainty.md)."""
+
+    model_config = _STRICT
+    value: float = Field(gt=0)  # in the figure's units (points on x100 figures)
+    reason: str = Field(min_length=1)  # one line: why that difference matters here
+
+
 class Report(BaseModel):
     """The report: its title and the group the others are compared with (``stsbench report --baseline``)."""
 
@@ -137,6 +145,10 @@ class Recipe(BaseModel):
     notes: tuple[str, ...] = ()
     # the table's claims (stsbench.stats.claims), their settings the runs' names: judged in the report
     claims: tuple[Claim, ...] = ()
+    # the difference that matters for the claims without their own `delta` (default 0.5 points on x100 figures),
+    # and for the published cells (default 1.0 point), each with its reason (stsbench.stats.decide)
+    delta: Delta | None = None
+    cell_delta: Delta | None = None
     # published rows or cells (KEY or KEY#COLUMN) of the recipe's tables that no built-in recipe can produce, each
     # with its reason (UNREPRODUCIBLE): `reproduce --list` accounts for every cell of every table this way
     unreproducible: dict[str, Unreproducible] = {}
@@ -171,6 +183,11 @@ class Recipe(BaseModel):
                 )
         baseline = [self.baseline.model] if self.baseline is not None else []  # a claim against the backbone
         for i, claim in enumerate(self.claims, start=1):
+            if claim.figure.count(":") == 2 and claim.delta is None and claim.kind not in ("plateau", "collapse"):
+                raise ValueError(
+                    f"claim {i} is on the analysis figure {claim.figure!r}, in that analysis' units: give it a "
+                    "delta (the difference that matters there) and a one-line delta_reason"
+                )
             unknown = [s for s in claim.settings() if s not in names + baseline]
             if unknown:
                 also = f" or the baseline {baseline[0]!r}" if baseline else ""

@@ -348,8 +348,14 @@ CLAIMS_FILE = "claims.yaml"  # OUT/claims.yaml: the recipe's claims, which the r
 
 
 def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
-    """The recipe's claims as the claims file holds them."""
-    return [c.model_dump(by_alias=True) for c in recipe.claims]
+    """The recipe's claims as the claims file holds them, the recipe's δ on those without their own."""
+    out = []
+    for c in recipe.claims:
+        data = c.model_dump(by_alias=True)
+        if recipe.delta is not None and c.delta is None and c.kind not in ("plateau", "collapse"):
+            data.update(delta=recipe.delta.value, delta_reason=f"the recipe's: {recipe.delta.reason}")
+        out.append(data)
+    return out
 
 
 def published_files(recipe: Recipe) -> dict[str, str | None]:
@@ -401,6 +407,8 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
             args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
     if recipe.claims:  # written by prepare() beside the results
         args += ["--claims", str(out / CLAIMS_FILE)]
+    if recipe.cell_delta is not None:  # the recipe's difference that matters for its cells
+        args += ["--difference", f"{recipe.cell_delta.value:g}"]
     for key in recipe.figures:  # the papers' figures it regenerates, each under its number and caption
         args += ["--figures", key]
     if kept:

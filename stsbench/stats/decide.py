@@ -56,6 +56,7 @@ DELTA = (
 )
 CELL_DELTA = 1.0  # points: the difference from a published figure that matters
 BEST_DRAWS = 2000
+ROUND_OFF = 1e-12  # relative: a spread below this times the figures' size is float round-off, not seeds
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -141,14 +142,28 @@ def _array(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return x
 
 
+def _no_float_noise(se: float, scale: float) -> float:
+    """``se``, or 0 where it is float round-off of figures of size ``scale`` (78.60 - 78.61 is not exactly -0.01)."""
+    return 0.0 if se <= ROUND_OFF * max(1.0, scale) else se
+
+
 def one_sample(
-    values: Sequence[float] | np.ndarray, against: float = 0.0, level: float = LEVEL, design: str = ONE_SAMPLE
+    values: Sequence[float] | np.ndarray,
+    against: float = 0.0,
+    level: float = LEVEL,
+    design: str = ONE_SAMPLE,
+    scale: float = 0.0,
 ) -> Interval | None:
-    """mean(values) - against, t-interval on n - 1 df; None below two values (no spread to estimate)."""
+    """mean(values) - against, t-interval on n - 1 df; None below two values (no spread to estimate).
+
+    ``scale``: the size of the figures the values were computed from (differences of figures near 78: 78), below
+    which a spread is float round-off (:data:`ROUND_OFF`), not seeds.
+    """
     x = _array(values)
     if x.size < 2:
         return None
-    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    scale = max(scale, float(np.abs(x).max()), abs(against))
+    se = _no_float_noise(float(x.std(ddof=1) / math.sqrt(x.size)), scale)
     return _interval(
         float(x.mean()) - against, se, x.size - 1, level, design=design, n=(x.size,), used=x.size
     )
@@ -162,7 +177,7 @@ def welch(
     if any(x.size < 2 for _, x in xs):
         return None
     v = [x.var(ddof=1) / x.size for _, x in xs]
-    se = math.sqrt(sum(v))
+    se = _no_float_noise(math.sqrt(sum(v)), max(float(np.abs(x).max()) for _, x in xs))
     denominator = sum(vi**2 / (x.size - 1) for vi, (_, x) in zip(v, xs, strict=True))
     df = sum(v) ** 2 / denominator if denominator > 0 else float(sum(x.size - 1 for _, x in xs))
     diff = float(sum(sign * x.mean() for sign, x in xs))
@@ -187,7 +202,7 @@ def difference(
         return Interval(d, 0.0, 1.0, d, d, FIXED, (1, 1), 0, (), level)
     if fa or fb:
         x, c, sign = (list(b.values()), _only(a), -1.0) if fa else (list(a.values()), _only(b), 1.0)
-        est = one_sample(np.array(x) - c, 0.0, level)
+        est = one_sample(np.array(x) - c, 0.0, level, scale=max(abs(c), *map(abs, x)))
         if est is None:
             return None
         n = (1, len(x)) if fa else (len(x), 1)
@@ -195,7 +210,8 @@ def difference(
     shared = sorted(set(a) & set(b))
     if shared:
         left = tuple(sorted(set(a) ^ set(b)))
-        est = one_sample([a[s] - b[s] for s in shared], 0.0, level)
+        scale = max(abs(v) for v in (*a.values(), *b.values()))
+        est = one_sample([a[s] - b[s] for s in shared], 0.0, level, scale=scale)
         if est is None:
             return None
         return _interval(
@@ -229,7 +245,8 @@ def gap(
     if shared:
         every = set().union(*(set(x) for _, x in trained))
         per = [sum(sign * x[s] for sign, x in trained) + const for s in shared]
-        est = one_sample(per, 0.0, level)
+        scale = max(abs(v) for _, x in trained for v in x.values())
+        est = one_sample(per, 0.0, level, scale=scale)
         if est is None:
             return None
         left = tuple(sorted(every - set(shared)))
