@@ -143,14 +143,20 @@ def test_check_on_analyses_refuses_in_one_line(results, tmp_path, capsys):
 
 
 def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path):
+    from stsbench.errors import StsbenchError
     from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
 
     claims = tmp_path / "claims.yaml"
     claims.write_text(
         "- {kind: difference, better: unsup-SimCSE, worse: ESimCSE, published: 1.13,\n"
-        '   figure: "length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.", text: "ESimCSE shrinks the gap"}\n'
+        '   figure: "length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.", text: "ESimCSE shrinks the gap",\n'
+        "   delta: 0.5, delta_reason: x100 like the STS figures}\n"
     )
+    without = tmp_path / "without.yaml"  # an analysis figure has its own units: its claim must say its delta
+    without.write_text(claims.read_text().replace(",\n   delta: 0.5, delta_reason: x100 like the STS figures}", "}"))
+    with pytest.raises(StsbenchError, match="is an analysis figure, in that analysis' units: give the claim a delta"):
+        load_claims(without)
     files = write_report(results, tmp_path / "out", "t", "stsbench report (test)", claims=load_claims(claims))
     (judged,) = files.report.claims
     (statement,) = judged.statements
@@ -158,6 +164,7 @@ def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path)
     assert (
         statement.diff == pytest.approx(1.0) and statement.n == (3, 3) and statement.test.startswith("paired")
     )
+    assert judged.delta == 0.5 and judged.delta_reason == "x100 like the STS figures"
 
 
 def test_a_claim_on_analysis_results_a_recipe_does_not_make_is_refused(tmp_path):
@@ -217,7 +224,7 @@ def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(res
     claims = tmp_path / "claims.yaml"
     claims.write_text(
         '- {kind: difference, better: ESimCSE, worse: unsup-SimCSE, figure: "align_uniform_dev:STS-B dev:l_align",\n'
-        "   paper_figure: simcse/figure3, text: ESimCSE aligns worse here}\n"
+        "   paper_figure: simcse/figure3, text: ESimCSE aligns worse here, delta: 0.05, delta_reason: a test's}\n"
     )
     out = tmp_path / "out"
     write_report(

@@ -193,19 +193,20 @@ def test_bootstrap_is_seeded(two):
     assert np.isfinite(r1["comparisons"][0]["tasks"]["Avg."]["low"])
 
 
-def _aggregate(out: Path, name: str, values: dict[str, list[float]]) -> Path:
+def _aggregate(out: Path, name: str, values: dict[str, list[float]], first: int = 1) -> Path:
     from stsbench.results.seeds import build_aggregate, write_aggregate
 
-    seeds = range(1, len(next(iter(values.values()))) + 1)
+    seeds = range(first, len(next(iter(values.values()))) + first)
     per_seed = {
-        s: {"model": f"/runs/{name}/seed-{s}", "scores": {t: v[s - 1] for t, v in values.items()}}
+        s: {"model": f"/runs/{name}/seed-{s}", "scores": {t: v[s - first] for t, v in values.items()}}
         for s in seeds
     }
     return write_aggregate(out, build_aggregate(f"/runs/{name}", "avg", "test", per_seed)).parent
 
 
-def test_seed_aggregates_compare_over_seeds_with_welch_and_holm(tmp_path, capsys):
-    from scipy.stats import ttest_ind
+def test_seed_aggregates_compare_over_seeds_by_the_one_rule(tmp_path, capsys):
+    """Paired on the seeds both aggregates share, Welch for disjoint ones; the interval read against δ 0.5."""
+    from scipy.stats import ttest_ind, ttest_rel
 
     a = {"STS12": [70.1, 70.5, 69.8, 70.3, 70.0], "STSBenchmark": [80.0, 80.4, 79.9, 80.2, 80.1]}
     b = {"STS12": [71.0, 71.4, 70.9, 71.3, 71.2], "STSBenchmark": [80.1, 80.3, 79.8, 80.3, 80.0]}
@@ -215,15 +216,21 @@ def test_seed_aggregates_compare_over_seeds_with_welch_and_holm(tmp_path, capsys
     code, out, err = run_cli(["compare", str(fa), str(fb), "--format", "json"], capsys)
     assert code == 0, err
     rows = json.loads(out)["comparisons"][0]["tasks"]
-    p12 = ttest_ind(b["STS12"], a["STS12"], equal_var=False).pvalue
-    pb = ttest_ind(b["STSBenchmark"], a["STSBenchmark"], equal_var=False).pvalue
-    assert rows["STS12"]["p_bootstrap"] == pytest.approx(p12)
+    assert rows["STS12"]["design"] == "paired" and rows["STS12"]["p_bootstrap"] == pytest.approx(
+        ttest_rel(b["STS12"], a["STS12"]).pvalue
+    )
     assert rows["STS12"]["diff"] == pytest.approx(np.mean(b["STS12"]) - np.mean(a["STS12"]))
-    assert rows["STS12"]["p_bootstrap_holm"] == pytest.approx(min(1, 2 * min(p12, pb)))
+    assert rows["STS12"]["decision"] == "a difference that matters" and rows["STS12"]["low"] > 0.5
+    assert rows["STSBenchmark"]["decision"] == "none that matters"
     assert rows["STS12"]["n_seeds"] == [5, 5] and rows["STS12"]["p_williams"] is None
-    assert rows["STS12"]["min_detectable_difference"] > 0
+    assert rows["STS12"]["p_bootstrap_holm"] is None and rows["STS12"]["min_detectable_difference"] > 0
     code, out, err = run_cli(["compare", str(fa), str(fb)], capsys)
-    assert code == 0 and "Welch" in out and "5 vs 5 seeds" in out
+    assert code == 0 and "paired" in out and "5 vs 5 seeds" in out and "a difference that matters" in out
+    fc = _aggregate(tmp_path / "c", "esimcse", b, first=11)  # seeds 11-15: none shared with 1-5
+    code, out, err = run_cli(["compare", str(fa), str(fc), "--format", "json"], capsys)
+    rows = json.loads(out)["comparisons"][0]["tasks"]
+    assert rows["STS12"]["design"] == "Welch"
+    assert rows["STS12"]["p_bootstrap"] == pytest.approx(ttest_ind(b["STS12"], a["STS12"], equal_var=False).pvalue)
 
 
 def test_a_seed_aggregate_against_one_model_is_refused(tmp_path, two, capsys):

@@ -1,4 +1,4 @@
-"""``stsbench report`` on runs that differ only in their seed: groups, mean ± std, Welch + Holm, published-in-interval."""
+"""``stsbench report`` on runs that differ only in their seed: groups, mean ± std, the one rule's differences."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from stsbench.tabular import DASH
 from helpers import run_cli
 from seed_results import MEAN, SEEDS, make_seed_results, value
+
+from stsbench.tabular import DASH
 
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
 

@@ -282,6 +282,7 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
 @pytest.mark.slow  # the shared clean run: two 6-step trainings, STS-B dev, the report
 def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clean):
     from stsbench.published.seed_check import verdict
+    from stsbench.results.schema import TaskResult
 
     recipe = tiny / "tiny.yaml"
     key = "esimcse-arxiv/table4/unsup-simcse-bert-base"  # STS-B dev, as the run is evaluated
@@ -302,8 +303,8 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     for task, published in entry.values.items():
         if task == "Avg.":
             continue
-        values = [
-            json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())["reported"]
+        values = [  # unrounded: what the verdict tests (the results file's raw correlation x100)
+            TaskResult.from_dict(json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())).raw
             for s in (1, 2)
         ]
         assert cells[task]["verdict"] == verdict(task, published, values).status, task

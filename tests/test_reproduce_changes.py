@@ -314,11 +314,17 @@ def test_a_recipe_held_against_a_published_file_of_ones_own(tiny, tmp_path, caps
 
 
 def test_the_recipes_claims_reach_its_report(clean):
-    """tiny.yaml's claim: written beside the results, judged over the two seeds in the report and its JSON."""
+    """tiny.yaml's claim: written beside the results, judged over the two seeds in the report and its JSON.
+
+    Two seeds are fewer than the rule's three: at most inconclusive, however far below 90 both lie, and it says so.
+    """
     import yaml
 
     claims = yaml.safe_load((clean / "claims.yaml").read_text())
     assert [c["kind"] for c in claims] == ["collapse"] and claims[0]["figure"] == "best-dev"
     (judged,) = json.loads((clean / "reproduction.json").read_text())["claims"]
-    assert judged["verdict"] == "supported" and judged["statements"][0]["n"] == [2]
-    assert "| 1 | far below 90 | collapse | best STS-B dev (training) | **supported** |" in (clean / "report.md").read_text()
+    (statement,) = judged["statements"]
+    assert judged["verdict"] == "inconclusive" and statement["n"] == [2] and statement["nearest"] == "supported"
+    assert statement["note"] == "fewer than 3 seeds (2): at most inconclusive" and statement["low"] > 0
+    md = (clean / "report.md").read_text()
+    assert "| 1 | far below 90 | collapse | best STS-B dev (training) | bound | **inconclusive** |" in md

@@ -93,6 +93,14 @@ def print_result(result: CompareResult) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    for side in (s for s in result.sides if s.rounded):
+        console.print(
+            f"Note: {escape(side.label)}'s seed aggregate holds its figures at two decimals only (written before "
+            "stsbench stored raw ones beside them): differences below 0.01 are tested as rounded; `stsbench run "
+            "--model OUT` on its seeds folder writes the raw figures.",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def compare_cmd(

@@ -183,11 +183,6 @@ class Recipe(BaseModel):
                 )
         baseline = [self.baseline.model] if self.baseline is not None else []  # a claim against the backbone
         for i, claim in enumerate(self.claims, start=1):
-            if claim.figure.count(":") == 2 and claim.delta is None and claim.kind not in ("plateau", "collapse"):
-                raise ValueError(
-                    f"claim {i} is on the analysis figure {claim.figure!r}, in that analysis' units: give it a "
-                    "delta (the difference that matters there) and a one-line delta_reason"
-                )
             unknown = [s for s in claim.settings() if s not in names + baseline]
             if unknown:
                 also = f" or the baseline {baseline[0]!r}" if baseline else ""

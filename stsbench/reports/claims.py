@@ -60,7 +60,7 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
     """``claim`` with its figure's task by its registered name (``STS-B``: ``STSBenchmark``); one line otherwise.
 
     ``best-dev``, ``final-dev``, ``Avg.``, ``Transfer Avg.`` and an analysis figure (:func:`analysis_figure`, of
-    an analysis that has figures) are kept; a task set or an unknown name is refused, naming ``where``.
+    an analysis that has figures, with the claim's own ``delta``: other units than the default's) are kept; a task set or an unknown name is refused, naming ``where``.
     """
     from stsbench.tasks.registry import task_names
 
@@ -73,6 +73,11 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
             raise StsbenchError(
                 f"{where}: figure {claim.figure!r}: {parsed[0]!r} is not the results of an analysis with figures "
                 "(VARIANT:ROW:COLUMN, e.g. 'length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.')"
+            )
+        if claim.delta is None and claim.kind not in ("plateau", "collapse"):
+            raise StsbenchError(
+                f"{where}: figure {claim.figure!r} is an analysis figure, in that analysis' units: give the claim "
+                "a delta (the difference that matters there) and a one-line delta_reason"
             )
         return claim
     try:

@@ -61,6 +61,7 @@ def side_from_aggregate(data: dict[str, Any], source: str, where: Path | str) ->
         pairs={},
         seeds=values,
         seed_ids=[int(s) for s in data["seeds"]],
+        rounded=not all("raw" in rows[t] for t in sts),
     )
 
 

@@ -60,6 +60,7 @@ class Side:
     pairs: dict[str, PairSet]  # task -> per-pair data from the sidecar
     seeds: dict[str, list[float]] | None = None  # seed aggregate: task (and Avg.) -> per-seed figures, unrounded
     seed_ids: list[int] | None = None  # the seed each of those figures is of (what pairs two sides' seeds)
+    rounded: bool = False  # an aggregate written before raw figures: its seeds' figures at two decimals only
 
     @property
     def n_seeds(self) -> int | None:

@@ -46,6 +46,7 @@ import numpy as np
 from scipy import stats
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.tests import min_detectable_difference
 
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA
 LEVEL = 1 - ALPHA
@@ -120,8 +121,7 @@ class Interval:
         """The smallest true difference a two-sided test at ALPHA detects with 80% power; None without a spread."""
         if not self.spread:
             return None
-        q = stats.t(self.df)
-        return float((q.ppf(1 - (1 - self.level) / 2) + q.ppf(POWER)) * self.se)
+        return min_detectable_difference(self.se, alpha=1 - self.level, power=POWER, df=self.df)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""

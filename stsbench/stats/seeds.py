@@ -7,14 +7,13 @@ bounds the mean. A difference between settings, and every verdict on it, is :mod
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.decide import one_sample
 
 
 @dataclass(frozen=True)
@@ -53,6 +52,5 @@ def seed_summary(values: Sequence[float], level: float = 0.95) -> SeedSummary:
     n, mean = x.size, float(x.mean())
     if n == 1:
         return SeedSummary(mean, None, 1, None, None)
-    std = float(x.std(ddof=1))
-    half = float(stats.t.ppf((1 + level) / 2, n - 1)) * std / math.sqrt(n)
-    return SeedSummary(mean, std, n, mean - half, mean + half)
+    iv = one_sample(x, 0.0, level)  # the one t-interval of stsbench (stsbench.stats.decide)
+    return SeedSummary(mean, float(x.std(ddof=1)), n, iv.low, iv.high)
