@@ -255,14 +255,20 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert state["recipe"] == "cpu-mini" and state["sessions"]
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     assert sorted(state["steps"]) == sorted(s.id for s in plan.steps)
-    # the keys and code where this test runs (a training's resolved config names its corpus by path): all done
-    # but the report, which this rerun must then run alone
+    # the keys where this test runs (a training's resolved config names its corpus by path), the code each step
+    # was done by: all done but the report, by earlier code (the edition was re-judged with --keep-changed), so
+    # this rerun keeps them and runs the report alone, which names them
+    recorded = state["steps"]
     state["steps"] = {
-        s.id: {"status": "done", "key": s.key, "code": s.code} for s in plan.steps if s.kind != "report"
+        s.id: {"status": "done", "key": s.key, "code": recorded[s.id]["code"]}
+        for s in plan.steps
+        if s.kind != "report"
     }
+    assert all(r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]])
     save_state(out, state)
     # in this process: the report step it starts is the command whose output is compared
-    code, out_text, err = run_cli(["reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}"], capsys)
+    args = ["reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}", "--keep-changed"]
+    code, out_text, err = run_cli(args, capsys)
     assert code == 0, out_text + err
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done

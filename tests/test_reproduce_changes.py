@@ -252,6 +252,13 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # nothing changed now: nothing runs
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
     assert _train_logs(out) == trained
+    # the report's code changes (a new decision rule): --keep-changed makes the report again, nothing else
+    monkeypatch.setattr(plan_module, "code_of", lambda kind: real(kind) + ("-edited" if kind == "report" else ""))
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
+    assert code == reproduce_status(out), err
+    state = _state(out)
+    assert state["sessions"][-1]["steps_run"] == 1 and state["steps"]["report"]["code"].endswith("-edited")
+    assert _train_logs(out) == trained
 
 
 def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_path, monkeypatch):

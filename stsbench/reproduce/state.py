@@ -127,9 +127,12 @@ def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") ->
     settings and code, finished is kept (a kill after it finished), resumable resumes, started starts again;
     with other settings (or none recorded) a used folder is trained again from the start (``--overwrite``).
     A step done by other code is run again (``changed="rerun"``) or kept (``"keep"``: a training begun by
-    other code then goes on from its saved state).
+    other code then goes on from its saved state; the report is made again all the same, on today's code, and
+    names the steps kept).
     """
     found = classify(step, record)
+    if found == "changed" and changed == "keep" and step.kind == "report":
+        return ("run", ())  # kept steps are read by today's report, which names them: never an old report kept
     if found == "done" or (found == "changed" and changed == "keep" and step.kind != "train"):
         return ("skip", ())
     if step.kind != "train":
