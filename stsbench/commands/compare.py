@@ -142,7 +142,8 @@ def compare_cmd(
     """Compare models on the STS tasks: paired-bootstrap intervals, Williams' test, Holm, power.
 
     The first source is the reference; each other is compared with it on the same pairs. Seeds are compared
-    over seeds instead (Welch's t): seed aggregates of `stsbench run --model OUT`, or the OUT folders of
+    over seeds instead, by the one rule (paired on shared seeds, Welch for disjoint ones, against the
+    difference that matters: docs/uncertainty.md): seed aggregates of `stsbench run --model OUT`, or the OUT folders of
     `stsbench train --seeds` themselves, whose seeds are evaluated first through the embedding cache (a folder
     with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """

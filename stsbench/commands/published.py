@@ -115,8 +115,8 @@ def check(
         float | None,
         typer.Option(
             help="With --tolerance seeds: the difference from a published figure that matters (points, default "
-            "1.0). Inside the interval is 'reproduced' only where the seeds detect a difference this large "
-            "(MDE at 80% power), else 'inconclusive' (docs/uncertainty.md)."
+            "1.0): 'reproduced' where the 95% interval of the difference from it lies inside ±this, 'not "
+            "reproduced' where it lies entirely outside, else 'inconclusive' (docs/uncertainty.md, One rule)."
         ),
     ] = None,
 ) -> None:
@@ -260,19 +260,20 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
         table.add_column(col, justify=justify)
     table.add_column("published", justify="right")
     table.add_column("status")
-    for col in ("mean − published", "p", "MDE"):
+    for col in ("mean − published", "p", "MDE", "margin"):
         table.add_column(col, justify="right")
     table.add_column("verdict")
     for r in c.rows:
         s = r.seeds
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
-        style = {"inside": "green", NOT_CHECKED: "dim"}.get(r.status, "bold red")
+        style = {"inside": "green", NOT_CHECKED: "dim"}.get(r.status, "yellow")  # a description, not the verdict
         spread = "-" if s is None else seed_spread(s)
         cells = verdict_cells(r.verdict)
         vstyle = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(r.verdict.status, "bold red")
         status = f"[{style}]{r.status}[/{style}]"
         verdict = f"[{vstyle}]{r.verdict.status}[/{vstyle}]"
-        table.add_row(r.task, spread, interval, e.format(r.published), status, *cells, verdict)
+        margin = "-" if r.verdict.margin is None else f"{r.verdict.margin:+.2f}"
+        table.add_row(r.task, spread, interval, e.format(r.published), status, *cells, margin, verdict)
     console = table_console()
     console.print(heading, soft_wrap=True, highlight=False)
     console.print(table)

@@ -33,7 +33,8 @@ def report_cmd(
         typer.Option(
             "--baseline",
             help="Method (or group of seeds, by its folder) that groups of seeds are compared with: "
-            "the difference of the seed means, Welch's 95% interval, a mark where significant after Holm.",
+            "the difference of the seed means with its 95% interval (paired on shared seeds), a mark where it "
+            "lies beyond the difference that matters.",
         ),
     ] = "unsup-SimCSE",
     against: Annotated[
@@ -51,8 +52,9 @@ def report_cmd(
         float,
         typer.Option(
             "--difference",
-            help="The difference from a published figure that matters (points): inside the 95% interval over "
-            "seeds is 'reproduced' only where the seeds detect a difference this large, else 'inconclusive'.",
+            help="The difference from a published figure that matters (points): 'reproduced' where the 95% "
+            "interval over seeds of the difference from it lies inside ±this, 'not reproduced' where it lies "
+            "entirely outside, else 'inconclusive' (docs/uncertainty.md, One rule).",
         ),
     ] = 1.0,
     claims: Annotated[

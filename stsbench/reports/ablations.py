@@ -13,7 +13,7 @@ The training file is compared by its name and row count, not its path (a relativ
 or another machine's, name the same corpus).
 
 Runs that differ only in their seed (:mod:`stsbench.reports.seeds`) are one row of a component table: mean ±
-std over the seeds, the gain over the SimCSE group with Welch's interval; without seeds each run is a row of
+std over the seeds, the gain over the SimCSE group with its interval by the one rule; without seeds each run is a row of
 its own (a group of one), its gain a plain difference. The sweeps compare runs one by one and, when runs come
 in seeds, leave out ``seed`` (the Seeds section shows each seed).
 """

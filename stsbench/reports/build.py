@@ -52,6 +52,7 @@ from stsbench.reports.seeds import (
 )
 from stsbench.results.portable import portable
 from stsbench.stats.claims import Claim, ClaimResult
+from stsbench.stats.decide import DELTA
 from stsbench.tabular import Table
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
@@ -396,7 +397,10 @@ def _seeds(
         section.figures.append(figs.add("STS test: each seed, the mean and its 95% interval", figure))
     if forest:
         figure = spread.forest_plot(
-            forest, figs.folder / "sts_seed_differences", "difference (Spearman x100)"
+            forest,
+            figs.folder / "sts_seed_differences",
+            "difference (Spearman x100)",
+            f"beyond ±{DELTA:g}, the difference that matters",
         )
         title = f"STS test: difference to {base.name} over seeds, 95% intervals" if base else ""
         section.figures.append(figs.add(title, figure))

@@ -11,8 +11,7 @@ Every table of the report is over these groups: a model without seeds (or with o
 cells the figures as measured; a group of several seeds shows ``mean ± std`` (:func:`mean_std`) and the 95%
 interval over seeds (:func:`interval`). Statistics over seeds (a seed is one draw of the training's randomness)
 come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-interval of the mean; a group against the
-baseline group: the difference of the means, Welch's interval and p; Holm's correction over the tasks of one
-comparison from :func:`stsbench.stats.tests.holm`.
+baseline group: the difference of the means and its interval by the one rule (:mod:`stsbench.stats.decide`).
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ TEST_SELECTED = (
     " [selected on the STS test sets]"  # a group trained with select_on: sts-test (never our default)
 )
 LEVEL = 0.95
-ALPHA = 0.05  # the mark: Holm-adjusted p <= ALPHA
 SIGNIFICANT = "*"  # the mark
 
 

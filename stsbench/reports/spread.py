@@ -123,10 +123,15 @@ def dev_curves_from_csv(data: Path, stem: Path) -> list[Path]:
     return dev_curves_figure(list(rows), stem)
 
 
-def forest_plot(differences: Sequence[Difference], path: Path, xlabel: str = "difference") -> list[Path]:
-    """A forest plot: one row per (label, difference, low, high, significant), top to bottom, zero marked.
+def forest_plot(
+    differences: Sequence[Difference],
+    path: Path,
+    xlabel: str = "difference",
+    filled: str = "significant after Holm's correction",
+) -> list[Path]:
+    """A forest plot: one row per (label, difference, low, high, marked), top to bottom, zero marked.
 
-    A significant row is drawn filled, the others hollow. Writes ``<path>.png`` and ``<path>.svg`` (a
+    A marked row is drawn filled, the others hollow; ``filled`` says what the mark means (the title). Writes ``<path>.png`` and ``<path>.svg`` (a
     ``.png``/``.svg`` suffix of ``path`` is replaced) and returns them. ``stsbench compare`` draws its
     intervals with it; the report its differences over seeds.
     """
@@ -148,6 +153,6 @@ def forest_plot(differences: Sequence[Difference], path: Path, xlabel: str = "di
         ax.set_yticklabels([r[0] for r in rows], fontsize=7)
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.set_xlabel(xlabel)
-        ax.set_title("95% intervals; filled: significant after Holm's correction", fontsize=8)
+        ax.set_title(f"95% intervals; filled: {filled}", fontsize=8)
         fig.tight_layout()
     return afig.save(fig, stem)
