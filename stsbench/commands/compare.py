@@ -78,7 +78,8 @@ def print_result(result: CompareResult) -> None:
     over_seeds = any(s.seeds is not None for s in result.sides)
     if over_seeds:
         how = (
-            "over the seeds' unrounded figures (the figures are the seed means): paired on the seeds both sides "
+            "over the seeds' figures, unrounded where the aggregate stores them (the figures are the seed means): "
+            "paired on the seeds both sides "
             "share, Welch where they share none; the interval read against δ, the difference that matters (a "
             "difference that matters: outside ±δ, marked *; none that matters: inside; undecided otherwise; "
             "fewer than 3 seeds: undecided; docs/uncertainty.md, One rule)"
