@@ -476,6 +476,11 @@ def _one_table(**row: object) -> dict:
         (lambda d: d["paper"].update(year="2022a"), "p.yaml paper: 'year' must be an integer"),
         (lambda d: d["tables"][0]["rows"][0].update(values=[1.0]), "row 'r': values must be numbers"),
         (lambda d: d["tables"][0].update(rows={"id": "r"}), "'rows' must be a list of rows"),
+        # ids as YAML reads them unquoted (issue 51.8): `id: off` became the row t1/False
+        (lambda d: d["tables"][0]["rows"][0].update(id=False),
+         "p.yaml table 't1' row: id False was read as a boolean (YAML reads unquoted yes/no/on/off/true/false so); quote it"),
+        (lambda d: d["tables"][0].update(id=3), "p.yaml: id 3 was read as a number, not text; quote it"),
+        (lambda d: d["paper"].update(id=True), "p.yaml paper: id True was read as a boolean"),
     ],
 )  # fmt: skip
 def test_a_published_file_with_an_unknown_key_or_a_bad_value_is_refused_naming_it(edit, message) -> None:
@@ -575,6 +580,20 @@ def _own_file(path: Path, values: dict[str, float]) -> Path:
     }
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def test_an_unquoted_yaml_boolean_id_is_refused_on_the_command_line(results: Path, tmp_path: Path, capsys) -> None:
+    """A row written `id: off` in one's own file: one line saying to quote it, never a row `t1/False`."""
+    from helpers import run_cli
+
+    own = _own_file(tmp_path / "good.yaml", dict(MTEB))
+    own.write_text(own.read_text(encoding="utf-8").replace("id: minilm", "id: off"), encoding="utf-8")
+    code, _, err = run_cli(["check", "--results", results, "--against", f"{own}#t1/off"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "id False was read as a boolean" in err and "quote it" in err and "t1/False" not in err
+    own.write_text(own.read_text(encoding="utf-8").replace("id: off", "id: 'off'"), encoding="utf-8")
+    code, out, err = run_cli(["check", "--results", results, "--against", f"{own}#t1/off"], capsys)
+    assert code == 0 and "good/t1/off" not in err, err
 
 
 def test_check_against_a_published_file_of_ones_own(results: Path, tmp_path: Path, capsys) -> None:

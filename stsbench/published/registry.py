@@ -144,6 +144,21 @@ def _need(obj: dict[str, Any], name: str, where: str) -> Any:
     return obj[name]
 
 
+def _id(obj: dict[str, Any], where: str) -> str:
+    """An ``id`` (a paper's, a table's, a row's) as written: text, or a ``RegistryError`` saying how to quote it.
+
+    YAML reads an unquoted ``off``, ``yes`` or ``true`` as a boolean and ``3`` as a number: turned back into
+    text they would be ``False`` or another spelling, and a cell address would no longer name the row.
+    """
+    value = _need(obj, "id", where)
+    if isinstance(value, str):
+        return value
+    what = "a boolean (YAML reads unquoted yes/no/on/off/true/false so)" if isinstance(value, bool) else (
+        "a number, not text" if isinstance(value, (int, float)) else f"a {type(value).__name__}, not text"
+    )
+    raise RegistryError(f"published registry {where}: id {value!r} was read as {what}; quote it, e.g. id: 'off'")
+
+
 def _number(value: Any, name: str, where: str) -> int:
     """An integer key's value (``year``, ``decimals``), or a ``RegistryError`` naming it."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -165,7 +180,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
     data = _known(data, "file", filename)
     p = _known(_need(data, "paper", filename), "paper", f"{filename} paper")
     paper = Paper(
-        slug=str(_need(p, "id", filename)),
+        slug=_id(p, f"{filename} paper"),
         title=str(_need(p, "title", filename)),
         citation=str(_need(p, "citation", filename)),
         source=str(_need(p, "source", filename)),
@@ -181,7 +196,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
         raise RegistryError(f"published registry {filename}: 'tables' must be a list of tables")
     for t in tables:
         t = _known(t, "table", f"{filename} table")
-        tid = str(_need(t, "id", filename))
+        tid = _id(t, filename)
         where = f"{filename} table '{tid}'"
         kind, split = t.get("kind", "scores"), t.get("split")
         if kind not in ("scores", "analysis") or split not in ("test", "dev", None):
@@ -191,7 +206,7 @@ def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
             raise RegistryError(f"published registry {where}: 'rows' must be a list of rows")
         for r in rows:
             r = _known(r, "row", f"{where} row")
-            rid = str(_need(r, "id", where))
+            rid = _id(r, f"{where} row")
             selection = r.get("selection", t.get("selection"))
             if selection is not None and selection not in SELECTIONS:
                 raise RegistryError(
