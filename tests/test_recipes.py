@@ -308,3 +308,22 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
         ["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--runs", "dup", "--data-dir", str(SHARED_DATA)], capsys
     )
     assert code == 0 and "left out: runs not run (--runs): heads." in out
+
+
+@pytest.mark.parametrize("figure", ["Avg.", "STS-B"])
+def test_a_claim_on_a_figure_the_recipe_never_measures_is_refused_when_it_loads(tmp_path, capsys, figure):
+    """Issue 51.4: `figure: Avg.` on runs with `evaluate: null` passed the dry run and judged 0 of 0 seeds."""
+    from helpers import run_cli
+
+    from stsbench.errors import StsbenchError
+    from stsbench.recipes import load_recipe
+
+    text = Path("stsbench/recipes/esimcse-dup-rate-mini.yaml").read_text(encoding="utf-8")
+    assert "figure: best-dev," in text
+    bad = text.replace("name: esimcse-dup-rate-mini", "name: mine", 1).replace("figure: best-dev,", f"figure: {figure},")
+    (tmp_path / "mine.yaml").write_text(bad, encoding="utf-8")
+    with pytest.raises(StsbenchError, match=r"claim 1: figure .* \(test\) of run dup-rate.dup_rate-0.08 is never measured \(evaluate: null"):
+        load_recipe(tmp_path / "mine.yaml")
+    code, _, err = run_cli(["reproduce", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "o"), "--dry-run"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "best-dev, final-dev" in err, err
+    load_recipe("esimcse-dup-rate-mini")  # its own claim, on best-dev, every training measures

@@ -24,7 +24,7 @@ def check_recipe(recipe: Recipe) -> None:
 
         made = analysis_stems(recipe)
         for i, claim in enumerate(recipe.claims, start=1):
-            with_task_figure(claim, f"claims: claim {i}")
+            check_measured(recipe, with_task_figure(claim, f"claims: claim {i}"), i)
             parsed = analysis_figure(claim.figure)
             if parsed is not None and parsed[0] not in made:
                 raise StsbenchError(
@@ -40,6 +40,38 @@ def check_recipe(recipe: Recipe) -> None:
             raise StsbenchError(f"run {run.name}: {exc}") from None
     for analysis in recipe.analyses:
         check_analysis(analysis.name, analysis.options, with_corpus=analysis.corpus is not None)
+
+
+def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
+    """Refuse a claim on a task figure (a task, ``Avg.``, ``Transfer Avg.``) that a run it names never measures.
+
+    ``best-dev`` and ``final-dev`` every training measures; an analysis figure is checked against the analyses.
+    """
+    from stsbench.average import AVG
+    from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
+    from stsbench.reports.claims import FINAL_DEV, TRANSFER_AVG, analysis_figure
+    from stsbench.tasks.registry import task_names
+
+    if claim.figure in ("best-dev", FINAL_DEV) or analysis_figure(claim.figure) is not None:
+        return
+    needed = {AVG: STS_TASKS, TRANSFER_AVG: TRANSFER_TASKS}.get(claim.figure, (claim.figure,))
+    modes = ("dev",) if claim.mode == "dev" else ("test", "fasttest")
+    names = {r.name: r for r in recipe.runs}
+    for setting in claim.settings():
+        run = names.get(setting)
+        if run is None:  # the baseline's model: evaluated as the recipe's baseline says
+            continue
+        ev = run.evaluate
+        tasks = set(task_names(list(ev.tasks))) if ev is not None and ev.mode in modes else set()
+        lacking = [t for t in needed if t not in tasks]
+        if lacking:
+            what = "evaluate: null" if ev is None else f"evaluate: {', '.join(ev.tasks)} in {ev.mode}"
+            raise StsbenchError(
+                f"claims: claim {i}: figure {claim.figure!r} ({claim.mode}) of run {setting} is never measured "
+                f"({what}; it lacks {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}): evaluate the "
+                f"run on them ({'sts' if set(needed) <= set(STS_TASKS) else 'transfer'}, mode {modes[0]}), or "
+                "judge a figure every training measures (best-dev, final-dev)"
+            )
 
 
 # what a figure's renderer draws from: an analysis the recipe runs (and the STS tasks it evaluates)
