@@ -327,3 +327,21 @@ def test_a_claim_on_a_figure_the_recipe_never_measures_is_refused_when_it_loads(
     code, _, err = run_cli(["reproduce", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "o"), "--dry-run"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "best-dev, final-dev" in err, err
     load_recipe("esimcse-dup-rate-mini")  # its own claim, on best-dev, every training measures
+
+
+def test_a_withheld_verdict_says_why(tmp_path, capsys):
+    """Issue 51.13: the dry run said 'set beside, no verdict' without saying why; a recipe must say it."""
+    from helpers import run_cli
+
+    from stsbench.errors import StsbenchError
+    from stsbench.recipes import load_recipe
+
+    text = Path("stsbench/recipes/simcse-dropout-mini.yaml").read_text(encoding="utf-8")
+    reason = load_recipe("simcse-dropout-mini").verdict_reason
+    assert reason and "read from seminar slides" in reason
+    code, out, err = run_cli(["reproduce", "simcse-dropout-mini", "--out", str(tmp_path / "o"), "--dry-run"], capsys)
+    assert code == 0 and f"published cells (set beside, no verdict: {reason}):" in out.replace("\n", " "), out + err
+    bare = "\n".join(ln for ln in text.splitlines() if not ln.startswith("verdict_reason:"))
+    (tmp_path / "bare.yaml").write_text(bare.replace("name: simcse-dropout-mini", "name: bare", 1), encoding="utf-8")
+    with pytest.raises(StsbenchError, match="verdict: false needs a verdict_reason"):
+        load_recipe(tmp_path / "bare.yaml")

@@ -407,7 +407,7 @@ def _dry_run(plan, changed: str, strict: bool, parallel: int, gpus: int) -> None
     for e in estimates(plan, this_device(parallel, gpus)):
         source = f"  ({'; '.join(e.sources)})" if e.sources else ""
         say(f"  {e.device}: {duration(e.seconds)}{source}")
-    judged = "with a verdict" if recipe.verdict else "set beside, no verdict"
+    judged = "with a verdict" if recipe.verdict else f"set beside, no verdict: {recipe.verdict_reason}"
     say(f"published cells ({judged}):")
     for key in recipe.published:
         entry = get_entry(key)

@@ -135,6 +135,7 @@ class Recipe(BaseModel):
     description: str = ""
     published: tuple[str, ...] = ()  # the registry rows it reproduces (or sets beside, without verdict)
     verdict: bool = True  # False: the runs differ from the papers' (backbone, length): shown, not judged
+    verdict_reason: str | None = None  # with verdict: false, why (one line): the dry run says it
     runs: tuple[Run, ...] = Field(min_length=1)
     baseline: Baseline | None = None
     analyses: tuple[Analysis, ...] = ()
@@ -161,6 +162,12 @@ class Recipe(BaseModel):
         from stsbench.recipes.sweeps import expand
 
         return expand(data)
+
+    @model_validator(mode="after")
+    def _verdict_reason(self) -> Recipe:
+        if not self.verdict and not (self.verdict_reason or "").strip():
+            raise ValueError("verdict: false needs a verdict_reason: one line saying why its cells are not judged")
+        return self
 
     @model_validator(mode="after")
     def _names(self) -> Recipe:
