@@ -285,11 +285,13 @@ def test_a_training_run_copied_with_another_log_is_refused(results, tmp_path):
     assert len(collect([evals, runs, other]).runs) == 6
 
 
-def test_strict_refuses_an_empty_selection(tmp_path, capsys):
+def test_an_empty_selection_is_refused_with_or_without_strict(tmp_path, capsys):
+    """Issue 51.5: without --strict an empty folder gave exit 0 and a report of empty sections."""
     empty = tmp_path / "empty"
     empty.mkdir()
+    (empty / "notes.txt").write_text("not a result")  # a wrong folder: files, none of them results
     out = tmp_path / "report"
-    code, _, err = run_cli(["report", "--results", empty, "--out", out, "--strict"], capsys)
-    assert code == 1 and "nothing to report under" in err and "(--strict)" in err and not out.exists()
-    code, _, err = run_cli(["report", "--results", empty, "--out", out], capsys)
-    assert code == 0 and "Not in this report" in (out / "report.md").read_text(encoding="utf-8")
+    for extra in (["--strict"], []):
+        code, _, err = run_cli(["report", "--results", empty, "--out", out, *extra], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "nothing to report under" in err, err
+        assert not out.exists()  # nothing written

@@ -108,8 +108,8 @@ def report_cmd(
         bool,
         typer.Option(
             "--strict",
-            help="Exit with status 1 when a file was skipped (the report is still written); nothing to report "
-            "under the --results folders is an error.",
+            help="Exit with status 1 when a file was skipped (the report is still written). Nothing to report "
+            "under the --results folders is an error either way (exit 2, nothing written).",
         ),
     ] = False,
 ) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stsbench.errors import Negative
+from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import Report, build_report
@@ -130,8 +130,9 @@ def write_report(
     holds exactly what the report links. ``baseline``: the method (or group) the groups of seeds are
     compared with. ``against``: published rows to reproduce; their verdicts (``difference``: the difference
     that matters) are the Reproduction section and ``out/reproduction.json`` (an earlier one is removed when
-    none is given). ``strict``: results folders holding nothing to report are an error, before anything is
-    written. ``notes``: lines in bold under the opening paragraph. ``claims``: a table's claims
+    none is given). Results folders holding nothing to report are an error, before anything is written
+    (``strict`` is the command's: a file that cannot be read then gives exit 1). ``notes``: lines in bold
+    under the opening paragraph. ``claims``: a table's claims
     (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
     ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting"). ``figures``:
     the papers' figures the results regenerate (:mod:`stsbench.published.figures` keys), each a section.
@@ -139,10 +140,10 @@ def write_report(
     """
     out = Path(out)
     coll = collect(results)
-    if strict and coll.empty:  # the answer is no (exit 1), as for a skipped file
-        raise Negative(
-            f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs "
-            "(--strict); check the --results folders"
+    if coll.empty:  # a report of empty sections says nothing: refused before anything is written (#51.5)
+        raise StsbenchError(
+            f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs; "
+            "give the --results folder that `stsbench run`, the analyses or `stsbench train` wrote"
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
     given = " ".join(f"--results {f}" for f in folders)
