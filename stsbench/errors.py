@@ -80,7 +80,18 @@ def os_error_line(exc: OSError) -> str | None:
 
 
 def validation_line(exc: Any) -> str:
-    """A pydantic ``ValidationError`` as one line: its first error, ``loc.of.it: message``."""
+    """A pydantic ``ValidationError`` as one line: its first error, ``loc.of.it: message``, in stsbench's words.
+
+    An unknown key and a missing one are said as such (pydantic's "Extra inputs are not permitted" and "Field
+    required" name neither), and a validator's own message loses pydantic's "Value error, " prefix.
+    """
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    return f"{loc + ': ' if loc else ''}{err['msg']}"
+    parts = [str(p) for p in err["loc"]]
+    loc = ".".join(parts)
+    kind, msg = err.get("type"), str(err["msg"]).removeprefix("Value error, ")
+    if kind == "extra_forbidden" and parts:
+        where = ".".join(parts[:-1])
+        return f"{where + ': ' if where else ''}unknown key {parts[-1]!r}; remove it or check its spelling"
+    if kind == "missing" and parts:
+        return f"{loc}: missing; this key is required"
+    return f"{loc + ': ' if loc else ''}{msg}"

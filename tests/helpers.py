@@ -252,7 +252,7 @@ def tiny_recipes(root: Path, recipes: dict[str, dict]) -> Path:
         text = _TINY_RECIPE.format(
             name=opts["name"],
             title=opts["title"],
-            verdict=f"published: [{key}]\n" if key else "verdict: false\n",
+            verdict=f"published: [{key}]\n" if key else "verdict: false\nverdict_reason: a tiny test run\n",
             model=root / "tiny",
             train=root / "train.txt",
             steps=opts["steps"],

@@ -132,7 +132,7 @@ def test_a_user_recipe_is_a_file_and_bad_names_are_one_line(tmp_path):
     with pytest.raises(StsbenchError, match=r"seeds repeat"):
         load_recipe(bad)
     bad.write_text(text + "colour: blue\n")
-    with pytest.raises(StsbenchError, match=r"colour: Extra inputs are not permitted"):
+    with pytest.raises(StsbenchError, match=r"unknown key 'colour'; remove it or check its spelling"):
         load_recipe(bad)
     bad.write_text(
         text.replace(
@@ -223,6 +223,7 @@ title: a sweep
 flavour: mini
 published: [esimcse-arxiv/table9/dup-rate, mocose/table4/proj-1]
 verdict: false
+verdict_reason: a test sweep
 runs:
   - name: dup
     label: ESimCSE

@@ -62,7 +62,11 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     [
         ("- {kind: argmax, best: a, among: [a, b]}\n", "a claim names 'a': no group of this report"),
         ("- {kind: difference, better: simcse, worse: esimcse, figure: STS99}\n", "claim 1: figure 'STS99'"),
-        ("- {kind: plateau, settings: [simcse, esimcse]}\n", "claim 1: plateau.margin: Field required"),
+        # #51.9: every figure a claim reads is a choice, the nearest named (task names alone were listed)
+        ("- {kind: difference, better: simcse, worse: esimcse, figure: best-devv}\n",
+         "figure 'best-devv' is not a figure a claim reads; did you mean 'best-dev'? choose from best-dev, final-dev"),
+        ("- {kind: difference, better: simcse, worse: esimcse, figure: Avg}\n", "did you mean 'Avg.'?"),
+        ("- {kind: plateau, settings: [simcse, esimcse]}\n", "claim 1: plateau.margin: missing; this key is required"),
         ("- {kind: peak}\n", "claim 1"),
         ("kind: argmax\n", "a claims file is a YAML list"),
         ("- [\n", "not valid YAML"),

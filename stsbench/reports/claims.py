@@ -82,11 +82,26 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
         return claim
     try:
         tasks = task_names([claim.figure])
-    except StsbenchError as exc:
-        raise StsbenchError(f"{where}: figure {claim.figure!r}: {exc}") from None
+    except StsbenchError:
+        raise StsbenchError(f"{where}: figure {claim.figure!r} is not a figure a claim reads; {_choices(claim.figure)}") from None
     if len(tasks) != 1:
         raise StsbenchError(f"{where}: figure {claim.figure!r} names {len(tasks)} tasks; give one")
     return claim.model_copy(update={"figure": tasks[0]})
+
+
+def _choices(figure: str) -> str:
+    """The figures a claim may read, the nearest to ``figure`` first (#51.9: task names alone were listed)."""
+    import difflib
+
+    from stsbench.tasks.registry import TASKS
+
+    named = [BEST_DEV, FINAL_DEV, AVG, TRANSFER_AVG, *TASKS.names()]
+    near = difflib.get_close_matches(figure, named, n=1, cutoff=0.5)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    return (
+        f"{hint}choose from {', '.join(named[:4])}, a task ({', '.join(named[4:])}) or an analysis figure "
+        "VARIANT:ROW:COLUMN (e.g. 'length_bias_tokens:gap (LD <= 3 minus LD > 3):Avg.')"
+    )
 
 
 def parse_claims(data: Any, where: str) -> list[Claim]:
