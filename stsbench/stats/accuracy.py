@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.decide import one_sample
 
 
 def _z(level: float) -> float:
@@ -44,7 +45,5 @@ def fold_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, 
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.shape[0] < 2 or not np.isfinite(v).all():
         raise StsbenchError(f"an interval over folds needs at least 2 finite fold values, got {list(values)}")
-    k = v.shape[0]
-    half = float(stats.t.ppf((1 + level) / 2, k - 1) * v.std(ddof=1) / math.sqrt(k))
-    mean = float(v.mean())
-    return mean - half, mean + half
+    iv = one_sample(v, 0.0, level)  # the one t-interval of stsbench (stsbench.stats.decide)
+    return iv.low, iv.high

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stsbench.stats import decide
 from stsbench.stats.decide import ALPHA, CONTRADICTED, DELTA, INCONCLUSIVE, Decision, Interval
+from stsbench.stats.tests import holm
 
 Verdict = Literal["supported", "contradicted", "no difference that matters", "inconclusive"]
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
@@ -286,7 +287,7 @@ def judge(
         text, iv = _estimate(claim, parts, values, fixed)
         rows.append((parts, text, iv, None if iv is None else _decision(claim, iv, d)))
     decided = [dec for _, _, iv, dec in rows if dec is not None and not iv.few]
-    adjusted = iter(decide.holm([dec.p if dec.p is not None else 1.0 for dec in decided]))
+    adjusted = iter(holm([dec.p if dec.p is not None else 1.0 for dec in decided]))
     statements = []
     for parts, text, iv, dec in rows:
         n = tuple(len(values[p]) if p not in fixed else 1 for p in parts)

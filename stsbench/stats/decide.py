@@ -347,17 +347,6 @@ def two_sided(iv: Interval, delta: float) -> Decision:
     return _read(iv, regions, UNDECIDED)
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input order (the family: one claim's statements)."""
-    m = len(pvalues)
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda k: pvalues[k])):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 def combine(outcomes: Sequence[str]) -> str:
     """A claim from its statements: contradicted if any is, supported (or no difference) if all are."""
     found = set(outcomes)
