@@ -111,7 +111,13 @@ def reproduce_command(
         ),
     ] = False,
     format_: Annotated[
-        str, typer.Option("--format", help="With --list: table (default) or json.", show_default=False)
+        str,
+        typer.Option(
+            "--format",
+            help="With --list: table (default) or json; with --status: table (default) or line, the one line an "
+            "edition's README carries.",
+            show_default=False,
+        ),
     ] = "table",
     data_dir: DataDirOpt = None,
 ) -> None:
@@ -128,8 +134,13 @@ def reproduce_command(
     if list_:
         _list(target, format_)
         return
+    if status:
+        if format_ not in ("table", "line"):
+            raise StsbenchError(f"--format {format_!r} with --status: give table or line")
+        _status(Path(out or target), str(out or target), line=format_ == "line")
+        return
     if format_ != "table":
-        raise StsbenchError("--format applies to --list")
+        raise StsbenchError("--format applies to --list and --status")
     if target is None:
         raise StsbenchError("give a recipe (a built-in name or a file; stsbench reproduce --list lists them)")
     if rerun_changed and keep_changed:
@@ -137,9 +148,6 @@ def reproduce_command(
     if strict and not dry_run:
         raise StsbenchError("--strict applies to --dry-run; a run always refuses what is missing before it starts")
     changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
-    if status:
-        _status(Path(out or target))
-        return
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import build_plan
     from stsbench.train.tracking import check_installed, parse_report_to
@@ -321,11 +329,11 @@ def _verdict(out: Path) -> None:
         raise Negative(f"not reproduced: {listed} (the report's Reproduction section: {out / 'report.md'})")
 
 
-def _status(out: Path) -> None:
+def _status(out: Path, given: str, line: bool = False) -> None:
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
     from stsbench.reproduce.state import STATE_FILE, load_state, recorded_changed
-    from stsbench.reproduce.view import session_lines, table
+    from stsbench.reproduce.view import session_lines, status_line, table
 
     if not (out / STATE_FILE).is_file():
         raise StsbenchError(
@@ -333,6 +341,9 @@ def _status(out: Path) -> None:
         )
     state = load_state(out)
     changed = recorded_changed(state, out)
+    if line:  # the line an edition's README carries, which tests/test_editions.py compares with this output
+        print(status_line(state, changed, given))  # noqa: T201 - the command's output, for a README
+        return
     console = table_console()
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
     console.print(table(state, order, frozenset(changed), out=out))

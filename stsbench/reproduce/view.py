@@ -82,6 +82,25 @@ def counts(state: dict[str, Any]) -> str:
     return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
 
 
+def status_line(state: dict[str, Any], changed: list[str] | frozenset[str], where: str) -> str:
+    """``--status`` as the one line an edition's README carries: how many steps, how many current, which not.
+
+    ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`).
+    """
+    records = state.get("steps", {})
+    done = [i for i, r in records.items() if r.get("status") == "done"]
+    current = [i for i in done if i not in changed]
+    parts = [f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")]
+    if changed:
+        parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
+    others: dict[str, int] = {}
+    for r in records.values():
+        if r.get("status") != "done":
+            others[r.get("status", "queued")] = others.get(r.get("status", "queued"), 0) + 1
+    parts += [f"{n} {s}" for s, n in others.items()]
+    return f"`stsbench reproduce {where} --status` ({len(records)} steps): {'; '.join(parts)}."
+
+
 def table(
     state: dict[str, Any],
     steps: list[str] | None = None,

@@ -1,0 +1,33 @@
+"""Each checked-in edition's README carries the status line `reproduce --status --format line` prints (#51.12).
+
+An edition whose steps were done by earlier code says so ("done, changed code" is a true status); a README that
+says "current" where the command says otherwise fails here. `python scripts/edition_status.py` rewrites them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+EDITIONS = sorted(p.parent.name for p in (ROOT / "reports").glob("*/reproduce.json"))
+MARKER = "<!-- status: `stsbench reproduce reports/{} --status --format line` writes the next line -->"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_readme_carries_the_status_the_command_prints(edition, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli(["reproduce", f"reports/{edition}", "--status", "--format", "line"], capsys)
+    assert code == 0 and out.strip().startswith(f"`stsbench reproduce reports/{edition} --status` ("), err
+    lines = (ROOT / "reports" / edition / "README.md").read_text(encoding="utf-8").split("\n")
+    marker = MARKER.format(edition)
+    assert marker in lines, f"reports/{edition}/README.md has no status marker"
+    carried = lines[lines.index(marker) + 1]
+    assert carried == f"Status: {out.strip()}", "run `python scripts/edition_status.py` and commit the READMEs"
+
+
+def test_a_bad_status_format_is_one_line(capsys):
+    code, _, err = run_cli(["reproduce", "reports/mocose-ema-mini", "--status", "--format", "json"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "give table or line" in err
