@@ -101,13 +101,22 @@ def as_reported(value: float) -> float:
 def simcse_average(values: Sequence[float | None]) -> float | None:
     """SimCSE's Avg. column: the mean of the figures as printed (already rounded), rounded to 2 decimals.
 
-    SimCSE ``evaluation.py`` averages its ``"%.2f"`` task strings. Every table, check and summary of stsbench
-    takes its Avg. here. None when there are no figures or one is missing (an Avg. over fewer tasks is another
-    number than the paper's).
+    SimCSE ``evaluation.py`` averages its ``"%.2f"`` task strings. Every table and summary of stsbench prints
+    its Avg. from here (a test over seeds reads :func:`raw_average`). None when there are no figures or one is
+    missing (an Avg. over fewer tasks is another number than the paper's).
+    """
+    avg = raw_average(values)
+    return None if avg is None else round(avg, 2)
+
+
+def raw_average(values: Sequence[float | None]) -> float | None:
+    """The plain mean of unrounded figures: the Avg. every test over seeds reads (docs/uncertainty.md, One rule).
+
+    None when there are no figures or one is missing, as :func:`simcse_average`.
     """
     if not values or any(v is None for v in values):
         return None
-    return round(sum(values) / len(values), 2)  # type: ignore[arg-type]
+    return sum(values) / len(values)  # type: ignore[arg-type]
 
 
 # --- analyses: length bias, alignment/uniformity, spectra --------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import RunResult, evaluate
-from stsbench.metrics import simcse_average
+from stsbench.metrics import raw_average, simcse_average
 from stsbench.results.runs import RUN_META
 from stsbench.results.schema import SEED_RUNS_KIND
 from stsbench.results.seeds import SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate
@@ -45,7 +45,7 @@ def seed_scores(result: RunResult, raw: bool = False) -> dict[str, float]:
     kinds = [k for k in ("sts", "transfer") if any(r.task_type == k for r in result.results)]
     for kind in kinds:
         values = [figure(r) for r in result.results if r.task_type == kind]
-        avg = (sum(values) / len(values) if values else None) if raw else simcse_average(values)
+        avg = raw_average(values) if raw else simcse_average(values)
         label = AVG if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} {AVG}"
         if avg is not None:
             scores[label] = avg

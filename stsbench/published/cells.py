@@ -25,6 +25,7 @@ from typing import Literal
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.metrics import raw_average
 from stsbench.published.registry import TASK_REGISTRY, TRANSFER_TASKS, Entry, get_cell
 
 BEST_DEV = "best-dev"
@@ -129,7 +130,7 @@ def seed_values(
         for mode in figure.modes:
             values = [found.get((t, mode)) for t in figure.tasks]
             if figure.kind == "avg":
-                avg = None if not values or None in values else sum(values) / len(values)  # type: ignore[arg-type]
+                avg = raw_average(values)
                 if avg is not None:
                     out[seed] = avg
                     break

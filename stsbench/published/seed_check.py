@@ -122,9 +122,8 @@ def verdict(
     checked: bool = True,
 ) -> Verdict:
     """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it."""
-    from stsbench.stats import (
-        decide,
-    )  # scipy: only where seeds are judged (plain `check` and `run` stay without)
+    # scipy: only where seeds are judged (plain `check` and `run` stay without)
+    from stsbench.stats import decide
     from stsbench.stats.seeds import seed_summary
 
     difference = check_difference(difference)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.metrics import simcse_average
+from stsbench.metrics import raw_average, simcse_average
 from stsbench.reports.collect import Collection, TaskRecord, TrainRun
 from stsbench.reports.models import METHOD_ORDER, Model
 from stsbench.results.labels import last_part
@@ -210,11 +210,8 @@ def average_seed_values(
     seeds = sorted({s for vs in per.values() for s in vs})
     out = {}
     for seed in seeds:
-        values = [per.get(t, {}).get(seed) for t in tasks]
-        if raw:
-            if values and all(v is not None for v in values):
-                out[seed] = sum(values) / len(values)  # type: ignore[arg-type]
-        elif (avg := simcse_average(values)) is not None:
+        avg = (raw_average if raw else simcse_average)([per.get(t, {}).get(seed) for t in tasks])
+        if avg is not None:
             out[seed] = avg
     return out
 

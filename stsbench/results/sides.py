@@ -15,7 +15,7 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.encoders.prompts import prompt_suffix
 from stsbench.errors import StsbenchError
-from stsbench.metrics import simcse_average
+from stsbench.metrics import raw_average, simcse_average
 from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_folder, seed_aggregates
 from stsbench.results.labels import base_label
 from stsbench.results.pairs import read_pairs
@@ -46,7 +46,7 @@ def side_from_aggregate(data: dict[str, Any], source: str, where: Path | str) ->
     if AVG in rows:
         values[AVG] = [float(v) for v in tested_values(rows[AVG])]
     elif all("raw" in rows[t] for t in sts):  # transfer tasks ran too: the plain mean of the raw figures
-        values[AVG] = [sum(values[t][i] for t in sts) / len(sts) for i in range(len(values[sts[0]]))]
+        values[AVG] = [raw_average([values[t][i] for t in sts]) for i in range(len(values[sts[0]]))]
     else:  # an aggregate written before raw figures: each seed's STS Avg. as SimCSE prints it
         values[AVG] = [simcse_average([values[t][i] for t in sts]) for i in range(len(values[sts[0]]))]
     return Side(
