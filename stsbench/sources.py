@@ -1,10 +1,10 @@
-"""Digests of stsbench's own source files, read as bytes, nothing imported: what keys a cache on its code.
+"""Digests of stsbench's own source files, read and parsed, nothing imported: what keys a cache on its code.
 
 A cache that outlives a change of the code that filled it answers with the old code's figures: edit the ``avg``
 pooler and a warm embedding cache still gave the old vectors. So every cache and every reproduce step is keyed
 by the sha256 of the source files that compute it (and, where they matter, torch's and transformers' major.minor),
-as the task cache already was (:mod:`stsbench.evaluation.task_cache`). Files are read as bytes from the package
-folder, never imported: a warm ``stsbench run`` stays fast and loads no torch.
+as the task cache already was (:mod:`stsbench.evaluation.task_cache`). Files are read from the package folder,
+never imported: a warm ``stsbench run`` stays fast and loads no torch.
 
 What each key covers (:data:`ENTRIES`): the static import closure of the module(s) that compute that output.
 The closure follows every ``import`` and ``from ... import`` of an ``stsbench`` module in a file, those inside
@@ -16,6 +16,12 @@ its own bytes count where it is imported, for the version, but not what it impor
 ``__init__.py`` defines ``__getattr__`` (PEP 562: names imported on first use) reaches each of its modules that
 a string in it names by its short name (``train/config``'s ``"options"``, ``"load"``, ``"resolve"``).
 The embedding key (:data:`EMBEDDING_FILES`) names its files instead: it is computed on every warm run.
+
+A file counts by what it *is* (:func:`tree_text`): its syntax tree with comments, docstrings and other bare
+strings left out, walked canonically (node types and their non-empty fields, sorted), never its bytes nor
+``ast.dump`` (whose text differs between Python 3.11, 3.12 and 3.13). A comment or docstring edit keeps every key;
+a changed constant, name or statement moves it. :func:`code_digest` with ``form="bytes"`` is the digest as
+stsbench computed it before (#51), which reproduce's one migration of recorded steps compares with.
 """
 
 from __future__ import annotations
@@ -138,38 +144,149 @@ def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
     return sorted(set(seen.values()))
 
 
-def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
-    """sha256 over each file's path (relative to ``root``) and bytes."""
+# the statements a body opens with that only document it: a docstring, and any other bare string statement
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_bare_string(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _walk(node: object, out: list[str]) -> None:
+    """Append the canonical text of ``node`` (see :func:`tree_text`) to ``out``."""
+    if isinstance(node, ast.AST):
+        out.append(type(node).__name__ + "(")
+        for name in sorted(node._fields):
+            value = getattr(node, name, None)
+            if value is None or (isinstance(value, list) and not value):
+                continue  # absent, or a field a later Python added empty (type_params)
+            if isinstance(value, list) and (name == "body" or name == "orelse" or name == "finalbody"):
+                value = [v for v in value if not _is_bare_string(v)] or [
+                    ast.Pass()
+                ]  # only a docstring: `pass`
+            out.append(name + "=")
+            _walk(value, out)
+        out.append(")")
+    elif isinstance(node, list):
+        out.append("[")
+        for item in node:
+            _walk(item, out)
+            out.append(",")
+        out.append("]")
+    else:  # a constant's value, an identifier, an operator's flag
+        out.append(f"{type(node).__name__}:{node!r};")
+
+
+def tree_text(source: str | bytes, filename: str = "<source>") -> str:
+    """The canonical text of ``source``'s syntax tree: what a file of code is, without its comments and docs.
+
+    Node types and each non-empty field in sorted order, bare strings (docstrings) left out of every body, no
+    line numbers: the same text on every supported Python for the same code (``tests/test_sources.py`` pins a
+    golden digest, and checks it on each other interpreter it finds).
+    """
+    out: list[str] = []
+    _walk(ast.parse(source, filename=filename), out)
+    return "".join(out)
+
+
+TREES_FILE = "code-trees.json"  # in the cache folder: a source file's bytes' sha256 -> its tree's sha256
+_trees: dict[str, str] = {}
+_trees_read: list[Path] = []  # the cache file read into _trees, once per process
+
+
+def _trees_file() -> Path | None:
+    try:
+        from stsbench.paths import default_cache_dir
+
+        return default_cache_dir() / TREES_FILE
+    except ImportError:  # this module read on its own (another interpreter's check): no cache
+        return None
+
+
+def _tree_sha(data: bytes, name: str) -> bytes:
+    """sha256 of ``data``'s canonical tree, memoised on disk by the bytes' sha256 (a warm run parses nothing).
+
+    Keyed by content, not by path: the same bytes are the same tree on every supported Python.
+    """
+    import json
+
+    where = _trees_file()
+    if where is not None and where not in _trees_read:
+        _trees_read.append(where)
+        try:
+            stored = json.loads(where.read_text(encoding="utf-8"))
+            _trees.update({k: v for k, v in stored.items() if isinstance(v, str)} if isinstance(stored, dict) else {})
+        except (OSError, ValueError):
+            pass  # none yet, or damaged: parsed again
+    raw = hashlib.sha256(data).hexdigest()
+    if raw not in _trees:
+        _trees[raw] = hashlib.sha256(tree_text(data, name).encode("utf-8")).hexdigest()
+        if where is not None:
+            _save_trees(where)
+    return bytes.fromhex(_trees[raw])
+
+
+def _save_trees(where: Path) -> None:
+    """Write the memo atomically; a cache folder that cannot be written only costs the next run its parsing."""
+    import json
+    import os
+    import tempfile
+
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(_trees, fh)
+        os.replace(tmp, where)
+    except OSError:
+        pass
+
+
+def file_sha(path: Path, form: str = "tree") -> bytes:
+    """sha256 of one source file: of its canonical tree (:func:`tree_text`) or, ``form="bytes"``, its bytes."""
+    data = path.read_bytes()
+    return hashlib.sha256(data).digest() if form == "bytes" else _tree_sha(data, str(path))
+
+
+def files_digest(files: Iterable[Path], root: Path | None = None, form: str = "tree") -> str:
+    """sha256 over each file's path (relative to ``root``) and what it is (:func:`file_sha`)."""
     root = root or ROOT
     h = hashlib.sha256()
     for f in sorted(files):
         h.update(f"{f.relative_to(root).as_posix()}\0".encode())
-        h.update(hashlib.sha256(f.read_bytes()).digest())
+        h.update(file_sha(f, form))
     return h.hexdigest()
 
 
-def source_digest(*relpaths: str, root: Path | None = None) -> str:
+def source_digest(*relpaths: str, root: Path | None = None, form: str = "tree") -> str:
     """sha256 of the named files and folders under ``root`` (a folder: every ``.py`` below it)."""
     root = root or ROOT
     files: set[Path] = set()
     for rel in relpaths:
         path = root / rel
         files.update(path.rglob("*.py") if path.is_dir() else [path])
-    return files_digest(files, root)
+    return files_digest(files, root, form)
 
 
-def code_digest(kind: str, root: Path | None = None) -> str:
+def code_digest(kind: str, root: Path | None = None, form: str = "tree") -> str:
     """The digest of the code that computes an output of ``kind`` (:data:`ENTRIES`; ``embedding`` too).
 
-    ``root``: the package folder to read (default :data:`ROOT`, this one).
+    ``root``: the package folder to read (default :data:`ROOT`, this one). ``form``: ``tree`` (what the code
+    is) or ``bytes``, the form before #51, kept for the migration of recorded reproduce steps.
     """
     if kind == "embedding":
-        return source_digest(*EMBEDDING_FILES, root=root)
+        return source_digest(*EMBEDDING_FILES, root=root, form=form)
     try:
         entries = ENTRIES[kind]
     except KeyError:
-        raise ValueError(f"no code digest for {kind!r}; known: {', '.join([*ENTRIES, 'embedding'])}") from None
-    return files_digest(closure(entries, root), root)
+        raise ValueError(
+            f"no code digest for {kind!r}; known: {', '.join([*ENTRIES, 'embedding'])}"
+        ) from None
+    return files_digest(closure(entries, root), root, form)
 
 
 def library_versions(names: Iterable[str] = ("torch", "transformers")) -> dict[str, str]:

@@ -31,3 +31,35 @@ def test_the_readme_carries_the_status_the_command_prints(edition, monkeypatch, 
 def test_a_bad_status_format_is_one_line(capsys):
     code, _, err = run_cli(["reproduce", "reports/mocose-ema-mini", "--status", "--format", "json"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "give table or line" in err
+
+
+@pytest.mark.parametrize("spelling", ["relative", "absolute", "link"])
+def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(spelling, tmp_path, monkeypatch):
+    """#51.2: each edition's reproduce.json replanned against ../shared/data, as the README's command runs it on a
+    fresh clone (no run folders: no weights are checked in), has no step to run, however the folder is spelt."""
+    import copy
+    import json
+    import os
+
+    from helpers import DATA
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.state import classify, planned
+
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    monkeypatch.chdir(ROOT)
+    data = {"relative": Path(os.path.relpath(DATA, ROOT)), "absolute": DATA.resolve(), "link": tmp_path / "d"}
+    if spelling == "link":
+        data["link"].symlink_to(DATA.resolve(), target_is_directory=True)
+    for edition in EDITIONS:
+        folder = Path("reports") / edition
+        state = json.loads((folder / "reproduce.json").read_text(encoding="utf-8"))
+        recipe = load_recipe(state["recipe"])
+        if state.get("subset"):
+            recipe = recipe.subset(state["subset"]["runs"], state["subset"]["seeds"])
+        plan, _ = planned(recipe, folder, data[spelling], copy.deepcopy(state), "keep")
+        stands = {s.id: classify(s, state["steps"].get(s.id)) for s in plan.steps}
+        assert set(stands) == set(state["steps"]), edition
+        to_run = [i for i, found in stands.items() if found == "run"]
+        assert not to_run, f"{edition}: {len(to_run)} step(s) to run, e.g. {to_run[0]}"

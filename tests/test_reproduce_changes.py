@@ -166,9 +166,80 @@ os.fsync = _full
 """
 
 
-def _stands(printed: str) -> dict[str, str]:
-    """Each step of a dry run and where it stands (its line's last words)."""
-    return {ln.split()[0]: ln.rsplit("  ", 1)[1] for ln in printed.splitlines() if ln.startswith("  ") and "  [" in ln}
+def _stands(printed: str, why: bool = False) -> dict[str, str]:
+    """Each step of a dry run and where it stands (its line's last words; ``why``: with the reason after them)."""
+    lines = [ln for ln in printed.splitlines() if ln.startswith("  ") and "  [" in ln]
+    found = {ln.split()[0]: ln.rsplit("  ", 1)[1] for ln in lines}
+    return found if why else {k: v.split(" (", 1)[0] for k, v in found.items()}
+
+
+def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_it_would_run(
+    tiny, clean, tmp_path, capsys, monkeypatch
+):
+    """#51.1: the corpus' and data files' absolute paths were in the keys: another spelling retrained all."""
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    every = {s: "done" for s in _stands(run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)[1])}
+    assert len(every) == 6
+    moved = tmp_path / "elsewhere" / "data"
+    shutil.copytree(DATA / "downstream" / "STS" / "STSBenchmark", moved / "downstream" / "STS" / "STSBenchmark")
+    (tmp_path / "link").symlink_to(moved, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    for data in (moved, tmp_path / "link", Path("elsewhere/data"), Path("elsewhere/../elsewhere/data")):
+        for where in (out, Path("o")):
+            code, printed, err = run_cli(["reproduce", recipe, "--out", where, "--dry-run", "--data-dir", data], capsys)
+            assert code == 0 and _stands(printed) == every, (data, where, printed, err)
+    code, _, err = run_cli(["reproduce", recipe, "--out", "o", "--data-dir", "link"], capsys)  # a real rerun
+    assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--format", "line", "--data-dir", "link"], capsys)
+    assert "6 done and current" in printed and "again" not in printed, printed
+
+    # what is in a data file is the key: an edit of STS-B dev retrains, and the dry run says why
+    dev = moved / "downstream" / "STS" / "STSBenchmark" / "sts-dev.csv"
+    dev.write_text("".join(dev.read_text().splitlines(keepends=True)[:-1]))  # one pair fewer
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", "o", "--dry-run", "--data-dir", moved], capsys)
+    stands = _stands(printed, why=True)
+    changed = "to run (its key changed: data file downstream/STS/STSBenchmark/sts-dev.csv)"
+    assert stands["train/simcse/seed-1"] == changed
+    assert stands["evaluate/simcse"] == changed[:-1] + ", a step it reads)"
+    assert stands["report"].startswith("to run (it reads train/simcse/seed-1 and 4 more, which runs)")
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--data-dir", moved], capsys)  # the status says so too
+    assert code == 0 and "6 done step(s) would run again" in printed and "done, to run again" in printed
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--format", "line", "--data-dir", moved], capsys)
+    assert "0 done and current; 6 to run again (train/simcse/seed-1: its key changed: data file" in printed
+
+
+def test_a_record_keyed_before_51_is_migrated_once_and_moves_no_step(tiny, clean, tmp_path, capsys):
+    """A record keyed the old way (absolute paths, code as bytes) for today's inputs is the same step."""
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan
+
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    plan = build_plan(load_recipe(recipe), out, DATA)
+    state = _state(out)
+    for step in plan.steps:  # as the code before #51 recorded them
+        record = state["steps"][step.id]
+        assert record["key"] == step.key and record["code"] == step.code
+        record.update(key=step.previous_key, code=step.previous_code)
+        record.pop("parts", None)
+    state["steps"]["evaluate/simcse"]["code"] = "other code, before #51"
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    stands = _stands(printed, why=True)
+    assert code == 0 and stands.pop("evaluate/simcse") == "changed code", printed
+    assert stands.pop("report") == "to run (its key changed: the report's options)"  # it would name the kept step
+    assert set(stands.values()) == {"done"}
+    assert json.loads((out / "reproduce.json").read_text()) == state  # a dry run writes nothing
+    code, printed, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
+    assert code == reproduce_status(out), err
+    assert "report: runs again: its key changed: the report's options" in printed  # it names the step kept
+    after = _state(out)
+    assert after["sessions"][-1]["steps_run"] == 1  # the report, which names the step kept
+    for step in plan.steps[:-1]:  # the report's key now holds the name of the step kept
+        assert after["steps"][step.id]["key"] == step.key and after["steps"][step.id]["parts"] == step.parts
+    assert after["steps"]["evaluate/simcse"]["code"] == "other code, before #51"  # changed stays changed
+    assert after["steps"]["train/simcse/seed-1"]["code"] == plan.step("train/simcse/seed-1").code
 
 
 @pytest.mark.slow  # one copy of the shared tiny reproduction through five reruns: ~90 s on 2 cores
@@ -221,7 +292,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
 
     # the evaluation's code changes: the rerun stops until told which
     real = plan_module.code_of
-    monkeypatch.setattr(plan_module, "code_of", lambda kind: real(kind) + ("-edited" if kind == "evaluate" else ""))
+    monkeypatch.setattr(plan_module, "code_of", lambda kind, form="tree": real(kind, form) + ("-edited" if kind == "evaluate" else ""))
     before = (out / "reproduce.json").read_bytes()
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
@@ -253,7 +324,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
     assert _train_logs(out) == trained
     # the report's code changes (a new decision rule): --keep-changed makes the report again, nothing else
-    monkeypatch.setattr(plan_module, "code_of", lambda kind: real(kind) + ("-edited" if kind == "report" else ""))
+    monkeypatch.setattr(plan_module, "code_of", lambda kind, form="tree": real(kind, form) + ("-edited" if kind == "report" else ""))
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
     assert code == reproduce_status(out), err
     state = _state(out)
@@ -335,3 +406,21 @@ def test_the_recipes_claims_reach_its_report(clean):
     assert statement["note"] == "fewer than 3 seeds (2): at most inconclusive" and statement["low"] > 0
     md = (clean / "report.md").read_text()
     assert "| 1 | far below 90 | collapse | best STS-B dev (training) | bound | **inconclusive** |" in md
+
+
+def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_them(tiny, clean, tmp_path, capsys):
+    """#51.2: an edition is checked in without OUT/runs/ (no weights): its trainings are done (their logs are
+    copied under results/train/), and a step that reads a training's weights trains it again first."""
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    shutil.rmtree(out / "runs")
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    assert code == 0 and set(_stands(printed).values()) == {"done"}, printed
+    shutil.rmtree(out / "results" / "analyses" / "simcse__seed-1")
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    stands = _stands(printed, why=True)
+    assert stands["train/simcse/seed-1"] == "to run (a step that reads its weights runs, and they are not kept here)"
+    assert stands["analysis/1-align_uniform/simcse/seed-1"].startswith("to run (")
+    # the evaluation reads seed 1, which runs: it runs, and reads seed 2's weights, which are not kept either
+    assert stands["evaluate/simcse"] == "to run (it reads train/simcse/seed-1 and 1 more, which runs)"
+    assert stands["train/simcse/seed-2"] == stands["train/simcse/seed-1"]

@@ -28,14 +28,14 @@ def _append(path: Path, text: str) -> None:
 
 def test_a_kinds_digest_follows_its_files_and_no_others(package):
     before = {k: sources.code_digest(k, package) for k in ("train", "evaluate", "report", "bootstrap", "embedding")}
-    _append(package / "reports" / "render.py", "\n# an edit of the report's code\n")
+    _append(package / "reports" / "render.py", "\nEDITED = 1  # an edit of the report's code\n")
     after = {k: sources.code_digest(k, package) for k in before}
     assert after["report"] != before["report"]
     assert {k: v for k, v in after.items() if k != "report"} == {k: v for k, v in before.items() if k != "report"}
-    _append(package / "encoders" / "pooling.py", "\n# an edit of a built-in pooler's module\n")
+    _append(package / "encoders" / "pooling.py", "\nEDITED = 1  # an edit of a built-in pooler's module\n")
     assert sources.code_digest("embedding", package) != before["embedding"]
     assert sources.code_digest("train", package) != before["train"]  # the trainer pools too
-    _append(package / "stats" / "bootstrap.py", "\n# an edit of the resampling\n")
+    _append(package / "stats" / "bootstrap.py", "\nEDITED = 1  # an edit of the resampling\n")
     assert sources.code_digest("bootstrap", package) != before["bootstrap"]
     with pytest.raises(ValueError, match="no code digest for 'nope'"):
         sources.code_digest("nope", package)
@@ -102,7 +102,7 @@ def test_the_train_key_covers_the_training_config_and_the_embedding_key_what_map
 )
 def test_the_embedding_key_follows_the_files_that_map_a_text_to_a_vector(package, edited, changes):
     before = sources.code_digest("embedding", package)
-    _append(package / edited, "\n# an edit\n")
+    _append(package / edited, "\nEDITED = 1\n")
     assert (sources.code_digest("embedding", package) != before) is changes
 
 
@@ -122,7 +122,7 @@ def test_the_bootstrap_replicates_key_follows_the_code_that_draws(package, monke
     key = intervals._replicates_key("STS12", pairs, 100, 1)
     monkeypatch.setattr(sources, "ROOT", package)
     assert intervals._replicates_key("STS12", pairs, 100, 1) == key  # the same bytes: the same key
-    _append(package / "stats" / "bootstrap.py", "\n# resampled otherwise\n")
+    _append(package / "stats" / "bootstrap.py", "\nEDITED = 1  # resampled otherwise\n")
     assert intervals._replicates_key("STS12", pairs, 100, 1) != key  # it was __version__'s, unchanged by edits
 
 
@@ -173,3 +173,96 @@ def test_the_docs_name_the_files_each_key_covers():
     assert named == {Path(f).name for f in sources.EMBEDDING_FILES}
     for module in sources.ENTRIES["bootstrap"]:
         assert f"`stsbench/{module.split('.', 1)[1].replace('.', '/')}.py`" in section
+
+
+GOLDEN_SOURCE = '''"""A module's docstring."""
+import os  # a comment
+
+RATE = 0.5
+
+
+class Thing:
+    """A class's docstring."""
+
+    size: int = 3
+
+    def double(self, x, *args, scale=2, **kw):
+        "A function's docstring."
+        if x is None:
+            return f"{x!r:>4}" + b"raw".decode()
+        return [y * scale for y in args if y] or {k: v for k, v in kw.items()}
+
+
+async def later(t):
+    async with t as u:
+        await u
+    return lambda: ...
+'''
+# the digest of GOLDEN_SOURCE's canonical tree: a change of the walk changes every recorded reproduce step's
+# code, so it changes here first, on purpose, with a migration (#51.1)
+GOLDEN_DIGEST = "8a5f5ee732052cd6acb0f68f7b9b91459c11371cc4c347ca117e3e33bb9a8774"
+
+
+def _tree_sha(source: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(sources.tree_text(source).encode()).hexdigest()
+
+
+def test_the_code_digest_is_the_tree_pinned_by_a_golden_digest():
+    assert _tree_sha(GOLDEN_SOURCE) == GOLDEN_DIGEST
+    documented = GOLDEN_SOURCE.replace("A class's docstring.", "Reworded, at length.\n\n    Another paragraph.")
+    documented = documented.replace("# a comment", "# another comment") + "\n# a closing comment\n"
+    assert _tree_sha(documented) == GOLDEN_DIGEST  # comments and docstrings are not what the code is
+    assert _tree_sha(GOLDEN_SOURCE.replace("RATE = 0.5", "RATE = 0.25")) != GOLDEN_DIGEST  # a constant is
+    assert _tree_sha(GOLDEN_SOURCE.replace("scale=2", "scale=3")) != GOLDEN_DIGEST
+    assert _tree_sha(GOLDEN_SOURCE.replace("return lambda: ...", "return lambda: None")) != GOLDEN_DIGEST
+
+
+def test_a_docstring_or_comment_edit_keeps_a_kinds_digest_and_a_constant_moves_it(package):
+    before = sources.code_digest("report", package)
+    render = package / "reports" / "render.py"
+    text = render.read_text()
+    render.write_text(text.replace('"""', '"""Reworded. ', 1) + "\n# a comment\n")
+    assert sources.code_digest("report", package) == before
+    assert sources.code_digest("report", package, form="bytes") != sources.code_digest("report", form="bytes")
+    render.write_text(text + "\nEDITED = 1\n")
+    assert sources.code_digest("report", package) != before
+
+
+def _other_pythons() -> list[Path]:
+    """The other supported interpreters this machine has (pyenv's, or on PATH): 3.10 and newer."""
+    import shutil as sh
+    import subprocess
+
+    found = []
+    for version in ("3.10", "3.12", "3.13", "3.14"):
+        if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+            continue
+        pyenv = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*/bin/python{version}"))
+        for where in [*pyenv, sh.which(f"python{version}")]:  # a pyenv shim of a version not selected fails
+            if where and subprocess.run([where, "-c", "pass"], capture_output=True).returncode == 0:
+                found.append(Path(where))
+                break
+    return found
+
+
+def test_the_tree_digest_is_the_same_on_every_supported_python(tmp_path):
+    import subprocess
+
+    pythons = _other_pythons()
+    if not pythons:
+        pytest.skip("no other supported Python on this machine (3.10, 3.12, 3.13)")
+    (tmp_path / "golden.py").write_text(GOLDEN_SOURCE)
+    script = (
+        "import hashlib, importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('sources', {str(Path(sources.__file__))!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "print(hashlib.sha256(m.tree_text(open(sys.argv[1], 'rb').read()).encode()).hexdigest())\n"
+        f"print(m.code_digest('report'))\n"
+    )
+    for python in pythons:
+        golden = tmp_path / "golden.py"
+        done = subprocess.run([python, "-c", script, golden], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [GOLDEN_DIGEST, sources.code_digest("report")], python

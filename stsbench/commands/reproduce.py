@@ -137,7 +137,9 @@ def reproduce_command(
     if status:
         if format_ not in ("table", "line"):
             raise StsbenchError(f"--format {format_!r} with --status: give table or line")
-        _status(Path(out or target), str(out or target), line=format_ == "line")
+        from stsbench.commands._reproduce_show import status as show_status
+
+        show_status(Path(out or target), str(out or target), line=format_ == "line", data_dir=data_dir)
         return
     if format_ != "table":
         raise StsbenchError("--format applies to --list and --status")
@@ -149,7 +151,6 @@ def reproduce_command(
         raise StsbenchError("--strict applies to --dry-run; a run always refuses what is missing before it starts")
     changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.plan import build_plan
     from stsbench.train.tracking import check_installed, parse_report_to
 
     trackers = parse_report_to(report_to)
@@ -160,10 +161,13 @@ def reproduce_command(
     folder = out if out is not None else Path(recipe.name)
     _check_out(folder, recipe.name)
     if dry_run:
-        _dry_run(build_plan(recipe, folder, data_dir, trackers), changed, strict, parallel, gpus)
+        from stsbench.commands._reproduce_show import dry_run as show_dry_run
+
+        show_dry_run(recipe, folder, data_dir, trackers, changed, strict, parallel, gpus)
         return
     options = dict(_key_value(o) for o in executor_option or [])
-    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed)
+    source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None
+    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source)
 
 
 def _list(target: str | None, format_: str) -> None:
@@ -248,7 +252,7 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask") -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None) -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import RunFailed
@@ -256,26 +260,30 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     from stsbench.output_lock import output_lock
     from stsbench.reproduce.executors import make_executor
     from stsbench.reproduce.needs import missing, refuse_missing
-    from stsbench.reproduce.plan import build_plan
     from stsbench.reproduce.scheduler import run_plan
-    from stsbench.reproduce.state import changed_steps, initial_actions, load_state
+    from stsbench.reproduce.state import load_state, planned, why_run
     from stsbench.reproduce.view import Display, counts, session_lines
 
     check_writable_dir(out, "--out")
+    console = table_console()
     with output_lock(out, "--out"):
-        plan = build_plan(recipe, out, data_dir, report_to)
-        state = load_state(plan.out)
+        state = load_state(Path(out).expanduser())
+        # records keyed before #51 are rewritten once in today's form (saved with the state as it runs)
+        plan, actions = planned(recipe, out, data_dir, state, changed, report_to)
         _refuse_changed(plan, state, changed)
-        actions = initial_actions(plan, state, changed)
-        kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
-        if kept:  # --keep-changed: the report names them
-            plan = build_plan(recipe, out, data_dir, report_to, kept)
-            actions = initial_actions(plan, state, changed)
         to_run = [i for i, (action, _) in actions.items() if action == "run"]
         refuse_missing(missing(plan, to_run))  # before any step starts: one line, what and how to get it
         engine = make_executor(executor, out=plan.out, parallel=parallel, options=options)
+        for sid in to_run:  # a step done before that runs again says why first
+            record = state["steps"].get(sid)
+            if record and record.get("status") == "done":
+                why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
+                console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
         state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
-        console = table_console()
+        state["recipe_file"] = source  # a recipe file, for --status to replan (a built-in is found by name)
+        # --runs/--seeds, so that --status replans the same subset
+        seeds_run = sorted({s for r in recipe.runs for s in r.seeds})
+        state["subset"] = {"runs": [r.name for r in recipe.runs], "seeds": seeds_run} if recipe.omitted else None
         display = Display(console, [s.id for s in plan.steps], plan.out)
         try:
             state = run_plan(plan, state, engine, started=started, gpus=gpus, changed=changed, show=display)
@@ -327,107 +335,6 @@ def _verdict(out: Path) -> None:
     if cells:
         listed = ", ".join(cells[:3]) + (f" and {len(cells) - 3} more" if len(cells) > 3 else "")
         raise Negative(f"not reproduced: {listed} (the report's Reproduction section: {out / 'report.md'})")
-
-
-def _status(out: Path, given: str, line: bool = False) -> None:
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
-    from stsbench.reproduce.state import STATE_FILE, load_state, recorded_changed
-    from stsbench.reproduce.view import session_lines, status_line, table
-
-    if not (out / STATE_FILE).is_file():
-        raise StsbenchError(
-            f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
-        )
-    state = load_state(out)
-    changed = recorded_changed(state, out)
-    if line:  # the line an edition's README carries, which tests/test_editions.py compares with this output
-        print(status_line(state, changed, given))  # noqa: T201 - the command's output, for a README
-        return
-    console = table_console()
-    order = [i for i in state.get("order", []) if i in state["steps"]] or None
-    console.print(table(state, order, frozenset(changed), out=out))
-    for line in session_lines(state):
-        console.print(line, highlight=False)
-    if changed:  # reported, not refused: the folder is read as it stands
-        console.print(
-            f"{len(changed)} done step(s) ran with other stsbench code (or libraries) than this one; "
-            "a rerun asks --rerun-changed or --keep-changed",
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
-def _dry_run(plan, changed: str, strict: bool, parallel: int, gpus: int) -> None:  # noqa: ANN001
-    """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells."""
-    from collections import Counter
-
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
-    from stsbench.published.registry import get_entry
-    from stsbench.reproduce.cost import duration, estimates, this_device
-    from stsbench.reproduce.needs import missing
-    from stsbench.reproduce.state import STATE_FILE, classify, initial_actions, load_state
-
-    console = table_console()
-
-    def say(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
-
-    recipe = plan.recipe
-    trains = [s for s in plan.steps if s.kind == "train"]
-    say(f"{recipe.name}: {recipe.title}")
-    say(f"into {plan.out} (data: {plan.data_dir})")
-    say(f"runs ({len(trains)} trainings):")
-    for run in recipe.runs:
-        steps = sorted({s.total_steps for s in trains if s.id.startswith(f"train/{run.name}/")}, key=str)
-        against = f", held against {run.published}" if run.published else ""
-        say(
-            f"  {run.name}: {run.method}, config {run.config}, seeds {','.join(map(str, run.seeds))}, "
-            f"{'/'.join('unknown' if s is None else f'{s:,}' for s in steps)} steps each{against}"
-        )
-    for line in recipe.omitted:  # --runs/--seeds
-        say(f"  left out: {line}")
-    kinds = Counter(s.kind for s in plan.steps)
-    say("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)")
-    state = load_state(plan.out) if (plan.out / STATE_FILE).is_file() else {"steps": {}}
-    actions = initial_actions(plan, state, "keep" if changed == "ask" else changed)
-    stands = {}
-    for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
-        found = classify(s, state["steps"].get(s.id))
-        if found != "changed":
-            found = "done" if actions[s.id][0] == "skip" else "resume" if found == "resume" else "run"
-        stands[s.id] = found
-    words = {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
-    for s in plan.steps:
-        after = f"  after {len(s.deps)}" if s.deps else ""
-        say(f"  {s.id}  [{s.key[:12]}]{after}  {words[stands[s.id]]}")
-    found = Counter(words[v] for v in stands.values())
-    say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
-    if found["changed code"]:
-        hint = {"ask": "the run stops until --rerun-changed or --keep-changed says which", "rerun": "run again"}
-        say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
-    needs = missing(plan, [i for i, v in stands.items() if v != "done"])
-    if needs:
-        say(f"missing here ({len(needs)}):")
-        for need in needs:
-            say(f"  {need.line()}")
-    else:
-        say("missing here: nothing (data, corpora and models found)")
-    say("estimated training time (steps x measured step time):")
-    for e in estimates(plan, this_device(parallel, gpus)):
-        source = f"  ({'; '.join(e.sources)})" if e.sources else ""
-        say(f"  {e.device}: {duration(e.seconds)}{source}")
-    judged = "with a verdict" if recipe.verdict else f"set beside, no verdict: {recipe.verdict_reason}"
-    say(f"published cells ({judged}):")
-    for key in recipe.published:
-        entry = get_entry(key)
-        cells = ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items())  # table's precision
-        # soft_wrap: a citation is one line however long (a pipe's 200 columns cut it mid-reference)
-        say(f"  {key}: {cells}")
-        say(f"    {entry.cite}")
-    if strict and needs:
-        raise StsbenchError(f"{len(needs)} input(s) missing here (--strict): {needs[0].line()}")
 
 
 def register(app: typer.Typer) -> None:

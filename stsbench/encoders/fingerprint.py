@@ -16,7 +16,7 @@ EMBEDDING_LIBRARIES = ("torch", "transformers", "sentence-transformers")
 def embedding_code(pooler: str | None) -> dict[str, str]:
     """What the code that maps a (model, text) to a vector is, for the embedding key.
 
-    The sha256 of stsbench's encoding sources (:data:`stsbench.sources.EMBEDDING_FILES`, read as bytes: the
+    The sha256 of stsbench's encoding sources (:data:`stsbench.sources.EMBEDDING_FILES`, their syntax trees: the
     built-in poolers among them), the libraries' major.minor, and for a pooler another package registered
     (``stsbench.poolers`` entry points) the source of its function. An edited pooler, encoder or library
     version is a new key: a warm cache never answers with the vectors of other code.

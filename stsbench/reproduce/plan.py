@@ -8,26 +8,50 @@ Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train 
 itself (``report.md``, ``report.html``, ``figures/``). The report's command names ``OUT`` as it was given
 (relative stays relative), since the report prints that command.
 
-A step's ``key`` is the sha256 of the settings and data that determine its output: for a training run its
-resolved config, the sha256 of its corpus and of STS-B dev; for the other steps their options, the data files
-they read and the keys of the steps they read from, so that a change reaches every step downstream of it and no
-other. Its ``code`` is the digest of the stsbench source files that compute it (:func:`stsbench.sources.code_digest`,
-read as bytes, nothing imported), and for a training run torch's and transformers' major.minor too: a step done
-with other code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``).
+A step's ``key`` is the sha256 of what determines its output (:mod:`stsbench.reproduce.keys`): for a training run
+its resolved options, its corpus' name and digest and STS-B dev's; for the other steps their options, the data
+files they read (under their names relative to the data folder) and the keys of the steps they read from, so
+that a change reaches every step downstream of it and no other, and where the data folder or the reproduction
+lies changes none. Its ``code`` is what the stsbench code that computes it is (:func:`stsbench.sources.code_digest`,
+nothing imported), and for a training run torch's and transformers' major.minor too: a step done with other
+code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from stsbench.errors import StsbenchError
 from stsbench.recipes import Recipe, Run
+from stsbench.reproduce.keys import (
+    NEUTRAL_DEFAULTS,
+    Keys,
+    code_of,
+    corpus_entry,
+    digest,
+    key_config,
+    make_keys,
+    named_digests,
+    path_digests,
+    train_code,
+)
+from stsbench.reproduce.report_step import CLAIMS_FILE, claims_data, kept_note, report_keys
+
+__all__ = [
+    "NEUTRAL_DEFAULTS",
+    "Plan",
+    "Step",
+    "build_plan",
+    "code_of",
+    "digest",
+    "key_config",
+    "kept_note",
+    "report_step",
+    "train_code",
+]
 
 Kind = Literal["train", "evaluate", "analysis", "report"]
 KINDS: tuple[Kind, ...] = ("train", "evaluate", "analysis", "report")
@@ -51,6 +75,11 @@ class Step:
     # the key as stsbench 0.1.0 computed it (the version in the key, no code recorded): a record made then
     # with this key has this step's settings, and only its code is unknown
     legacy_key: str = ""
+    # the key and code as stsbench computed them before #51 (absolute paths, code as bytes): a record made
+    # then with this key is this step, rewritten once in today's form (stsbench.reproduce.state.migrated)
+    previous_key: str = ""
+    previous_code: str = ""
+    parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
 
 
 @dataclass(frozen=True)
@@ -76,22 +105,6 @@ class Plan:
         return found
 
 
-def digest(obj: Any) -> str:
-    """sha256 of ``obj`` as canonical JSON (sorted keys; paths as strings)."""
-    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def file_digests(files: Iterable[Path]) -> dict[str, str | None]:
-    """sha256 of each file (the data folder's cached ones, :func:`stsbench.data.integrity.file_sha256s`); None if absent."""
-    from stsbench.data.integrity import file_sha256s
-
-    files = sorted(set(files))
-    present = [f for f in files if f.is_file()]
-    sums = file_sha256s(present)
-    return {str(f): sums.get(f) for f in files}
-
-
 def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     """The data files ``tasks`` read in ``mode``."""
     from stsbench.tasks.registry import get_task
@@ -99,38 +112,16 @@ def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
 
 
-LEGACY_VERSION = "0.1.0"  # what keys held before the code had a digest of its own
-
-
-def _keys(material: dict[str, Any], legacy: dict[str, Any] | None = None) -> dict[str, str]:
-    """``key`` of ``material`` (the settings and data) and ``legacy_key``, as 0.1.0 keyed it.
-
-    ``legacy``: what differs in 0.1.0's material (the keys of the steps read, which were legacy keys too).
-    """
-    old = {**material, **(legacy or {}), "stsbench": LEGACY_VERSION}
-    return {"key": digest(material), "legacy_key": digest(old)}
-
-
-@cache
-def code_of(kind: str) -> str:
-    """The digest of the code that computes a step of ``kind`` (a training's: with torch's, transformers').
-
-    Computed once per process: the code a process plans with is the code it was started with.
-    """
-    from stsbench.sources import code_digest, library_versions
-
-    if kind != "train":
-        return code_digest(kind)
-    return digest({"code": code_digest(kind), "libraries": library_versions()})
-
-
-def train_code(pooler: str | None) -> str:
-    """A training's code: the trainer's, and a plugin pooler's own source (``stsbench.poolers``)."""
-    from stsbench.encoders.pooling import POOLERS, pooler_source
-
-    if pooler is None or pooler in POOLERS:
-        return code_of("train")
-    return digest({"code": code_of("train"), "pooler": pooler_source(pooler)})
+def _keys(keys: Keys, code: str, previous_code: str) -> dict[str, Any]:
+    """A :class:`Step`'s key fields from ``keys`` and its code in both forms."""
+    return dict(
+        key=keys.key,
+        legacy_key=keys.legacy_key,
+        previous_key=keys.previous_key,
+        parts=keys.parts,
+        code=code,
+        previous_code=previous_code,
+    )
 
 
 def seed_folder(out: Path, run: str, seed: int) -> Path:
@@ -167,20 +158,6 @@ def _corpus(train_file: str, lines: int | None, data_dir: Path) -> tuple[Path, i
         return path, sum(1 for _ in fh)
 
 
-# options added after reproductions were recorded, at the value that trains as before: left out of a training's
-# key there, so that a reproduction made before the option existed stays current (its code digest still moves)
-NEUTRAL_DEFAULTS: dict[str, Any] = {"select_on": "stsb-dev", "augment": "none", "augment_views": "declared"}
-
-
-def key_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The options that key a training: all but where it writes, its data folder and the neutral defaults."""
-    return {
-        k: v
-        for k, v in config.items()
-        if k not in ("output", "data_dir") and not (k in NEUTRAL_DEFAULTS and NEUTRAL_DEFAULTS[k] == v)
-    }
-
-
 def train_step(
     recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path, report_to: str | None = None
 ) -> Step:
@@ -198,13 +175,19 @@ def train_step(
     corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
     total = run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size)
     dev = task_files(["STSBenchmark"], data_dir, "dev")
-    keys = _keys(
+    keys = make_keys(
         {
             "kind": "train",
             "config": key_config(cfg.to_dict()),
-            "corpus": {"file": file_digests([corpus]), "lines": cfg.train_lines},
-            "data": list(file_digests(dev).values()),
-        }
+            "corpus": corpus_entry(corpus, data_dir, cfg.train_lines),
+            "data": named_digests(dev, data_dir),
+        },
+        {
+            "kind": "train",
+            "config": key_config(cfg.to_dict(), previous=True),
+            "corpus": {"file": path_digests([corpus]), "lines": cfg.train_lines},
+            "data": list(path_digests(dev).values()),
+        },
     )
     config_file = out / "configs" / f"{run.name}.yaml"
     # not --quiet: the step's log holds its output (what it trained, each evaluation, where it saved)
@@ -215,9 +198,7 @@ def train_step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        keys["key"],
-        legacy_key=keys["legacy_key"],
-        code=train_code(cfg.pooler),
+        **_keys(keys, train_code(cfg.pooler), train_code(cfg.pooler, "bytes")),
         folder=folder,
         total_steps=total,
         model=cfg.model,
@@ -237,21 +218,18 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
     assert run.evaluate is not None
     tasks = task_names(list(run.evaluate.tasks))
     files = task_files(tasks, data_dir, run.evaluate.mode)
-    keys = _keys(
-        {
-            "kind": "evaluate",
-            "tasks": tasks,
-            "mode": run.evaluate.mode,
-            "data": list(file_digests(files).values()),
-            "deps": [t.key for t in trains],
-        },
+    material = {"kind": "evaluate", "tasks": tasks, "mode": run.evaluate.mode}
+    keys = make_keys(
+        {**material, "data": named_digests(files, data_dir), "deps": [t.key for t in trains]},
+        {**material, "data": list(path_digests(files).values()), "deps": [t.previous_key for t in trains]},
         {"deps": [t.legacy_key for t in trains]},
     )
     model = str(out / "runs" / run.name)
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", run.evaluate.mode)
     args += ("--output", str(out / "results"), *_data_flag(data_dir))
     deps = tuple(t.id for t in trains)
-    return Step(f"evaluate/{run.name}", "evaluate", args, **keys, code=code_of("evaluate"), deps=deps)
+    code = _keys(keys, code_of("evaluate"), code_of("evaluate", "bytes"))
+    return Step(f"evaluate/{run.name}", "evaluate", args, **code, deps=deps)
 
 
 def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
@@ -262,18 +240,19 @@ def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
     tasks = task_names(list(recipe.baseline.evaluate.tasks))
     mode = recipe.baseline.evaluate.mode
     files = task_files(tasks, data_dir, mode)
-    keys = _keys(
-        {
-            "kind": "evaluate",
-            "model": recipe.baseline.model,
-            "tasks": tasks,
-            "mode": mode,
-            "data": list(file_digests(files).values()),
-        }
+    material = {"kind": "evaluate", "model": recipe.baseline.model, "tasks": tasks, "mode": mode}
+    keys = make_keys(
+        {**material, "data": named_digests(files, data_dir)},
+        {**material, "data": list(path_digests(files).values())},
     )
     args = ("run", "--model", recipe.baseline.model, "--tasks", ",".join(tasks), "--mode", mode)
     args += ("--output", str(out / "results"), *_data_flag(data_dir))
-    return Step("evaluate/baseline", "evaluate", args, **keys, code=code_of("evaluate"))
+    return Step(
+        "evaluate/baseline",
+        "evaluate",
+        args,
+        **_keys(keys, code_of("evaluate"), code_of("evaluate", "bytes")),
+    )
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
@@ -300,10 +279,12 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         analysis = get_analysis(a.name)
         options = dict(a.options)
         inputs: dict[str, Any] = {}
+        previous: dict[str, Any] = {}
         if a.corpus is not None:
             corpus, _ = _corpus(a.corpus.name, a.corpus.lines, data_dir)
             options["corpus"] = str(corpus)
-            inputs["corpus"] = file_digests([corpus])
+            inputs["corpus"] = corpus_entry(corpus, data_dir)
+            previous["corpus"] = path_digests([corpus])
         flags = _option_flags(options)
         if analysis.uses_data_dir:
             flags += _data_flag(data_dir)
@@ -318,57 +299,18 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         if a.baseline and recipe.baseline is not None:
             models.append(("baseline", recipe.baseline.model, None))
         for label, model, train in models:
-            keys = _keys(
-                {
-                    "kind": "analysis",
-                    "name": a.name,
-                    "options": a.options,
-                    "inputs": inputs,
-                    "model": train.key if train is not None else model,
-                },
+            material = {"kind": "analysis", "name": a.name, "options": a.options}
+            keys = make_keys(
+                {**material, "inputs": inputs, "model": train.key if train is not None else model},
+                {**material, "inputs": previous, "model": train.previous_key if train is not None else model},
                 {"model": train.legacy_key} if train is not None else None,
             )
             args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
             deps = (train.id,) if train is not None else ()
             step_id = f"analysis/{i}-{a.name}/{label}"
-            steps.append(Step(step_id, "analysis", args, **keys, code=code_of("analysis"), deps=deps))
+            code = _keys(keys, code_of("analysis"), code_of("analysis", "bytes"))
+            steps.append(Step(step_id, "analysis", args, **code, deps=deps))
     return steps
-
-
-def kept_note(kept: Sequence[str]) -> str:
-    """The report's note naming the steps kept with ``--keep-changed`` (computed by other code than the rest)."""
-    names = ", ".join(kept[:6]) + (f" and {len(kept) - 6} more" if len(kept) > 6 else "")
-    return (
-        f"Mixed code: {len(kept)} step(s) were kept from earlier stsbench code than the rest "
-        f"(stsbench reproduce --keep-changed): {names}."
-    )
-
-
-CLAIMS_FILE = "claims.yaml"  # OUT/claims.yaml: the recipe's claims, which the report step judges
-
-
-def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
-    """The recipe's claims as the claims file holds them, the recipe's δ on those without their own."""
-    out = []
-    for c in recipe.claims:
-        data = c.model_dump(by_alias=True)
-        if recipe.delta is not None and c.delta is None and c.kind not in ("plateau", "collapse"):
-            data.update(delta=recipe.delta.value, delta_reason=f"the recipe's: {recipe.delta.reason}")
-        out.append(data)
-    return out
-
-
-def published_files(recipe: Recipe) -> dict[str, str | None]:
-    """The sha256 of each published file of one's own the recipe's runs are held against (None: not there)."""
-    from stsbench.published.registry import file_key
-
-    found: dict[str, str | None] = {}
-    for address in (a for run in recipe.runs for a in run.addresses):
-        in_file = file_key(address)
-        if in_file is not None:
-            path = Path(in_file[0]).expanduser()
-            found[in_file[0]] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-    return found
 
 
 def mini_banner(recipe: Recipe) -> str | None:
@@ -392,40 +334,12 @@ def mini_banner(recipe: Recipe) -> str | None:
 def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
-    ``out`` as the user gave it: the report prints the command it was made with. Only the options that
-    differ from the report's defaults are passed, so that the command reads as one typed by hand.
-    ``kept``: the steps kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code
-    versions silently).
+    ``out`` as the user gave it (:func:`stsbench.reproduce.report_step.report_keys`); ``kept``: the steps kept
+    with ``--keep-changed``, which the report names.
     """
-    from stsbench.reports.seeds import BASELINE
-
-    args = ["report", "--results", str(out / "results"), "--out", str(out), "--title", recipe.report.title]
-    if recipe.report.baseline != BASELINE:
-        args += ["--baseline", recipe.report.baseline]
-    if recipe.verdict:
-        for run in recipe.runs:
-            args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
-    if recipe.claims:  # written by prepare() beside the results
-        args += ["--claims", str(out / CLAIMS_FILE)]
-    if recipe.cell_delta is not None:  # the recipe's difference that matters for its cells
-        args += ["--difference", f"{recipe.cell_delta.value:g}"]
-    for key in recipe.figures:  # the papers' figures it regenerates, each under its number and caption
-        args += ["--figures", key]
-    if kept:
-        args += ["--note", kept_note(kept)]
-    if recipe.omitted:  # reproduce --runs/--seeds: the report says what this subset leaves out
-        args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
-    banner = mini_banner(recipe)
-    if banner:
-        args += ["--banner", banner]
-    material: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.key for s in before]}
-    if recipe.claims:
-        material["claims"] = claims_data(recipe)
-    files = published_files(recipe)
-    if files:  # a published file of one's own: edited, the report is made again
-        material["published_files"] = files
-    keys = _keys(material, {"deps": [s.legacy_key for s in before]})
-    return Step("report", "report", tuple(args), **keys, code=code_of("report"), deps=tuple(s.id for s in before))
+    args, keys = report_keys(recipe, before, out, kept, mini_banner(recipe))
+    code = _keys(keys, code_of("report"), code_of("report", "bytes"))
+    return Step("report", "report", tuple(args), **code, deps=tuple(s.id for s in before))
 
 
 def build_plan(
@@ -489,8 +403,14 @@ def prepare(plan: Plan, step: Step) -> None:
         if plan.recipe.claims:
             import yaml
 
-            atomic_write_text(plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False))
+            atomic_write_text(
+                plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False)
+            )
 
         for source, copy in training_copies(plan):  # with their paths relative to the copy (issue 36.10)
+            if not source.is_file() and copy.is_file():
+                continue  # a finished run whose folder (weights) is not kept: its copy is what the report reads
+            if not source.is_file():
+                raise StsbenchError(f"{source} is missing, and no copy of it under {copy.parent}; train the run again")
             copy.parent.mkdir(parents=True, exist_ok=True)
             copy_training_file(source, copy)

@@ -103,9 +103,9 @@ def run_plan(
         if step.folder is not None:
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
         if actions[step.id][0] == "skip":
-            rec.update(status="done", key=step.key)
+            rec.update(status="done", key=step.key, parts=step.parts)
         else:
-            rec.update(status="queued", key=step.key, error=None, progress=None)
+            rec.update(status="queued", key=step.key, parts=step.parts, error=None, progress=None)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
     running: dict[str, tuple[Handle, float, int]] = {}
     intervals: list[tuple[float, float]] = []

@@ -55,6 +55,34 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
+def migrated(step: Step, record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``record`` in today's form, where it was keyed before #51 (absolute paths, code as bytes).
+
+    A record whose key is ``step``'s previous key for today's inputs is rewritten with today's key and parts,
+    and with today's code where it ran today's code in the old form.
+
+    Any other record is returned as it is (a record keyed otherwise is another step's, or other settings').
+    """
+    if record is None or not step.previous_key or record.get("key") != step.previous_key:
+        return record
+    new = {**record, "key": step.key, "parts": step.parts}
+    if record.get("code") == step.previous_code:
+        new["code"] = step.code
+    return new
+
+
+def migrate_state(plan: Plan, state: dict[str, Any]) -> list[str]:
+    """Rewrite in place the records of ``state`` keyed before #51 (:func:`migrated`); their step ids."""
+    moved = []
+    for step in plan.steps:
+        record = state["steps"].get(step.id)
+        new = migrated(step, record)
+        if new is not record:
+            state["steps"][step.id] = new
+            moved.append(step.id)
+    return moved
+
+
 def same_settings(step: Step, record: dict[str, Any] | None) -> bool:
     """Whether ``record`` was made with ``step``'s settings and data (its key, or 0.1.0's key for it)."""
     if record is None:
@@ -68,7 +96,10 @@ def classify(step: Step, record: dict[str, Any] | None) -> str:
     ``done`` (same settings and code, finished), ``changed`` (same settings, done or begun by other code),
     ``resume`` (a training begun by this code, to go on from its saved state), ``run`` (never run, settings
     changed, or a step that did not finish and starts again).
+    A finished training whose weights are not kept (a checked-in edition: its logs are copied under
+    ``results/train/``) is done until a step that reads its weights runs (:func:`initial_actions`).
     """
+    record = migrated(step, record)
     if not same_settings(step, record):
         return "run"
     assert record is not None
@@ -77,7 +108,9 @@ def classify(step: Step, record: dict[str, Any] | None) -> str:
 
         assert step.folder is not None
         found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
-        if found == "new":
+        if found == "new" and record.get("status") == "done" and results_kept(step):
+            found = "finished"
+        elif found == "new":
             return "run"
         if record.get("code") != step.code:
             return "changed"
@@ -85,6 +118,62 @@ def classify(step: Step, record: dict[str, Any] | None) -> str:
     if record.get("status") != "done" or outputs_gone(step):
         return "run"
     return "changed" if record.get("code") != step.code else "done"
+
+
+def results_kept(step: Step) -> bool:
+    """Whether a training is kept without its weights (a reproduction published without ``OUT/runs/``).
+
+    True where ``OUT/runs/`` is absent altogether (a checked-in edition) and the training's copied log under
+    ``OUT/results/train/`` says the run finished.
+
+    One seed's folder deleted by hand, others there, is a training to run again, not weights left out.
+    """
+    from stsbench.train.status import run_status
+
+    if step.folder is None:
+        return False
+    out = step.folder.parent.parent.parent  # OUT/runs/<run>/seed-<s>
+    if (out / "runs").exists():
+        return False
+    return run_status(out / "results" / "train" / step.folder.relative_to(out / "runs")) == "finished"
+
+
+def weights_gone(step: Step) -> bool:
+    """Whether a training's run folder (its weights) is absent: what reads the weights needs it trained again."""
+    from stsbench.train.status import run_status
+
+    return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
+
+
+def why_run(step: Step, record: dict[str, Any] | None, actions: dict[str, tuple[str, tuple[str, ...]]]) -> str:
+    """Why ``step`` runs (again) given its earlier ``record``: which part of its key changed, what is gone.
+
+    Empty for a step that never ran. ``actions``: every step's action (a step runs when one it reads runs).
+    """
+    from stsbench.reproduce.keys import changed_parts
+
+    if not record:
+        return ""
+    record = migrated(step, record)
+    assert record is not None
+    reads = [d for d in step.deps if actions.get(d, ("skip",))[0] == "run"]
+    runs = f"it reads {reads[0]}" + (f" and {len(reads) - 1} more" if len(reads) > 1 else "") + ", which runs" if reads else ""
+    if not same_settings(step, record):
+        parts = changed_parts(record.get("parts"), step.parts)
+        if parts == ["a step it reads"] and reads:
+            return runs
+        if parts:
+            return "its key changed: " + ", ".join(parts)
+        return "its settings or data changed (recorded before stsbench named a key's parts)"
+    if step.kind == "train" and weights_gone(step):
+        if results_kept(step) and record.get("status") == "done":
+            return "a step that reads its weights runs, and they are not kept here"
+        return "its run folder is gone"
+    if record.get("status") == "done" and outputs_gone(step):
+        return "its output was deleted"
+    if record.get("status") not in (None, "done"):
+        return f"it was {record.get('status')} last time"
+    return runs if reads else ""
 
 
 def outputs_gone(step: Step) -> bool:
@@ -142,7 +231,9 @@ def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") ->
     assert step.folder is not None
     status = run_status(step.folder)
     if found == "changed" and changed == "keep":
-        return ("skip", ()) if status == "finished" else ("run", continue_flags(status))
+        if status == "finished" or (status == "new" and results_kept(step)):  # kept, weights or not
+            return ("skip", ())
+        return ("run", continue_flags(status))
     if found == "resume":
         return ("run", continue_flags(status))
     return ("run", ()) if status == "new" else ("run", ("--overwrite",))
@@ -157,21 +248,23 @@ def recorded_changed(state: dict[str, Any], out: Path | None = None) -> list[str
     """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
 
     Read from the state alone (no plan is built), for ``--status``; a training's pooler, whose plugin source
-    joins its code, from the options file its run trained with (``OUT/configs/<run>.yaml``).
+    joins its code, from the options file its run trained with (``OUT/configs/<run>.yaml``). A record not yet
+    migrated (:func:`migrated`) holds its code as bytes: today's code in that form is current too.
     """
     from stsbench.reproduce.plan import code_of, train_code
 
-    codes: dict[str, str] = {}
+    codes: dict[str, tuple[str, str]] = {}
     found = []
     for sid, rec in state.get("steps", {}).items():
         kind = rec.get("kind")
         if rec.get("status") != "done" or kind is None:
             continue
         if kind == "train" and out is not None:
-            want = train_code(_pooler_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml"))
+            pooler = _pooler_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml")
+            want = (train_code(pooler), train_code(pooler, "bytes"))
         else:
-            want = codes.setdefault(kind, code_of(kind))
-        if rec.get("code") != want:
+            want = codes.setdefault(kind, (code_of(kind), code_of(kind, "bytes")))
+        if rec.get("code") not in want:
             found.append(sid)
     return found
 
@@ -191,13 +284,51 @@ def initial_actions(
     plan: Plan, state: dict[str, Any], changed: str = "rerun"
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each step's action: a step runs when its own decision says so or any step it reads runs."""
-    actions: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for step in plan.steps:  # in order: a step's deps come before it
-        action = decide(step, state["steps"].get(step.id), changed)
-        if action[0] == "skip" and any(actions[d][0] == "run" for d in step.deps):
-            action = ("run", ())
-        actions[step.id] = action
-    return actions
+    forced: set[str] = set()  # trainings whose weights are not kept, read by a step that runs
+    while True:
+        actions: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for step in plan.steps:  # in order: a step's deps come before it
+            action = ("run", ()) if step.id in forced else decide(step, state["steps"].get(step.id), changed)
+            if action[0] == "skip" and any(actions[d][0] == "run" for d in step.deps):
+                action = ("run", ())
+            actions[step.id] = action
+        need = {
+            d
+            for s in plan.steps
+            if s.kind in ("evaluate", "analysis") and actions[s.id][0] == "run"
+            for d in s.deps
+            if actions[d][0] == "skip" and weights_gone(plan.step(d))
+        }
+        if need <= forced:
+            return actions
+        forced |= need
+
+
+def planned(
+    recipe: Any,
+    out: Path,
+    data_dir: str | Path | None,
+    state: dict[str, Any],
+    changed: str,
+    report_to: str | None = None,
+) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
+    """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
+
+    Records keyed before #51 are migrated in ``state`` (:func:`migrate_state`; the caller saves it, or reads a
+    copy). With ``changed="keep"``, the steps kept from other code are named by the report, whose key then
+    holds their names (:func:`stsbench.reproduce.plan.kept_note`).
+    """
+    from stsbench.reproduce.plan import build_plan
+
+    plan = build_plan(recipe, out, data_dir, report_to)
+    migrate_state(plan, state)
+    actions = initial_actions(plan, state, changed)
+    kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
+    if kept:
+        plan = build_plan(recipe, out, data_dir, report_to, kept)
+        migrate_state(plan, state)  # the report, keyed with the names of the steps kept
+        actions = initial_actions(plan, state, changed)
+    return plan, actions
 
 
 def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:

@@ -52,14 +52,25 @@ def train_progress(record: dict[str, Any], out: str | Path = ".") -> str:
 CODE_CHANGED = "changed code"  # shown beside a done step computed by other code than this stsbench's
 
 
+AGAIN = "done, to run again"  # a done step a rerun would run again (its key changed, its output is gone)
+
+
 def row(
-    step_id: str, record: dict[str, Any], now: float | None = None, changed: bool = False, out: str | Path = "."
+    step_id: str,
+    record: dict[str, Any],
+    now: float | None = None,
+    changed: bool = False,
+    out: str | Path = ".",
+    again: str | None = None,
 ) -> tuple[str, str, str]:
     """(step, status, detail) of one step; ``changed``: it was computed by other code than this stsbench's.
 
-    ``out``: the reproduction's folder (a training's progress is read from its run folder in it).
+    ``out``: the reproduction's folder (a training's progress is read from its run folder in it). ``again``:
+    why a rerun would run this done step again.
     """
     status = record.get("status", "queued")
+    if again and status == "done":
+        return step_id, AGAIN, again
     if changed and status == "done":
         return step_id, f"done, {CODE_CHANGED}", "ran with other stsbench code (--rerun-changed, --keep-changed)"
     detail = ""
@@ -82,17 +93,28 @@ def counts(state: dict[str, Any]) -> str:
     return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
 
 
-def status_line(state: dict[str, Any], changed: list[str] | frozenset[str], where: str) -> str:
+def status_line(
+    state: dict[str, Any],
+    changed: list[str] | frozenset[str],
+    where: str,
+    again: dict[str, str] | None = None,
+) -> str:
     """``--status`` as the one line an edition's README carries: how many steps, how many current, which not.
 
-    ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`).
+    ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`);
+    ``again``: the done steps a rerun would run again, and why.
     """
     records = state.get("steps", {})
-    done = [i for i, r in records.items() if r.get("status") == "done"]
+    again = again or {}
+    done = [i for i, r in records.items() if r.get("status") == "done" and i not in again]
     current = [i for i in done if i not in changed]
+    changed = [i for i in changed if i not in again]
     parts = [f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")]
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
+    if again:
+        first = next(iter(again))
+        parts.append(f"{len(again)} to run again ({first}: {again[first]})")
     others: dict[str, int] = {}
     for r in records.values():
         if r.get("status") != "done":
@@ -106,6 +128,7 @@ def table(
     steps: list[str] | None = None,
     changed: frozenset[str] = frozenset(),
     out: str | Path = ".",
+    again: dict[str, str] | None = None,
 ) -> Any:
     """A rich table of every step (the plan's order when ``steps`` is given); ``changed``: steps of other code.
 
@@ -123,9 +146,10 @@ def table(
         "running": "cyan",
         "interrupted": "yellow",
         f"done, {CODE_CHANGED}": "yellow",
+        AGAIN: "yellow",
     }
     for sid in steps or list(records):
-        sid_, status, detail = row(sid, records[sid], changed=sid in changed, out=out)
+        sid_, status, detail = row(sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid))
         shown.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
     return shown
 

@@ -47,7 +47,7 @@ def _replicates_key(task: str, pairs: PairScores, bootstrap: int, seed: int) -> 
     """What determines a task's bootstrap replicates: the pairs as scored, B, the seed and the code that draws.
 
     The code is the sources of :mod:`stsbench.stats.bootstrap`, of this module (which feeds it the pairs) and of
-    what they import, read as bytes (:func:`stsbench.sources.code_digest`): an edit draws the replicates anew
+    what they import, as syntax trees (:func:`stsbench.sources.code_digest`): an edit draws the replicates anew
     (the version string, unchanged across edits, kept them).
     """
     from stsbench.sources import code_digest

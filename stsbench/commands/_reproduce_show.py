@@ -1,0 +1,144 @@
+"""What ``stsbench reproduce`` shows without running anything: ``--status`` and ``--dry-run``.
+
+``--status``: where a reproduction stands, and which done steps a rerun would run again and why. ``--dry-run``:
+the plan, where each step stands and why it would run, what is missing here, the cost, the published cells.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: ANN001
+    """The done steps a rerun would run again, and why (which part of its key changed, what is gone).
+
+    Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
+    this data folder; where it cannot be replanned (a recipe file gone), none is named.
+    """
+    import copy
+
+    from stsbench.errors import StsbenchError
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.state import planned, why_run
+
+    try:
+        source = state.get("recipe_file")
+        recipe = load_recipe(source if source and Path(source).is_file() else state["recipe"])
+        if state.get("subset"):
+            recipe = recipe.subset(state["subset"]["runs"], state["subset"]["seeds"])
+        trial = copy.deepcopy(state)
+        plan, actions = planned(recipe, out, data_dir, trial, "keep")
+    except (StsbenchError, KeyError, TypeError):
+        return {}
+    found = {}
+    for step in plan.steps:
+        record = trial["steps"].get(step.id)
+        if record and record.get("status") == "done" and actions[step.id][0] == "run":
+            found[step.id] = why_run(step, record, actions) or "a step it reads runs"
+    return found
+
+
+def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  # noqa: ANN001
+    from stsbench.commands._console import table_console
+    from stsbench.errors import StsbenchError
+    from stsbench.reproduce.state import STATE_FILE, load_state, recorded_changed
+    from stsbench.reproduce.view import session_lines, status_line, table
+
+    if not (out / STATE_FILE).is_file():
+        raise StsbenchError(
+            f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
+        )
+    state = load_state(out)
+    changed = recorded_changed(state, out)
+    again = again_steps(out, state, data_dir)
+    if line:  # the line an edition's README carries, which tests/test_editions.py compares with this output
+        print(status_line(state, changed, given, again))  # noqa: T201 - the command's output, for a README
+        return
+    console = table_console()
+    order = [i for i in state.get("order", []) if i in state["steps"]] or None
+    console.print(table(state, order, frozenset(changed), out=out, again=again))
+    for line in session_lines(state):
+        console.print(line, highlight=False)
+    if changed:  # reported, not refused: the folder is read as it stands
+        console.print(
+            f"{len(changed)} done step(s) ran with other stsbench code (or libraries) than this one; "
+            "a rerun asks --rerun-changed or --keep-changed",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if again:
+        console.print(f"{len(again)} done step(s) would run again (the detail says why)", highlight=False)
+
+
+def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int) -> None:  # noqa: ANN001
+    """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells."""
+    from collections import Counter
+
+    from stsbench.commands._console import table_console
+    from stsbench.errors import StsbenchError
+    from stsbench.published.registry import get_entry
+    from stsbench.reproduce.cost import duration, estimates, this_device
+    from stsbench.reproduce.needs import missing
+    from stsbench.reproduce.state import STATE_FILE, classify, load_state, planned, why_run
+
+    console = table_console()
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    where = Path(out).expanduser()
+    state = load_state(where) if (where / STATE_FILE).is_file() else {"steps": {}}
+    # as the run would plan it (the steps it would keep named by the report), the state read, never written
+    plan, actions = planned(recipe, out, data_dir, state, "keep" if changed == "ask" else changed, report_to)
+    trains = [s for s in plan.steps if s.kind == "train"]
+    say(f"{recipe.name}: {recipe.title}")
+    say(f"into {plan.out} (data: {plan.data_dir})")
+    say(f"runs ({len(trains)} trainings):")
+    for run in recipe.runs:
+        steps = sorted({s.total_steps for s in trains if s.id.startswith(f"train/{run.name}/")}, key=str)
+        against = f", held against {run.published}" if run.published else ""
+        say(
+            f"  {run.name}: {run.method}, config {run.config}, seeds {','.join(map(str, run.seeds))}, "
+            f"{'/'.join('unknown' if s is None else f'{s:,}' for s in steps)} steps each{against}"
+        )
+    for line in recipe.omitted:  # --runs/--seeds
+        say(f"  left out: {line}")
+    kinds = Counter(s.kind for s in plan.steps)
+    say("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)")
+    stands = {}
+    for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
+        found = classify(s, state["steps"].get(s.id))
+        if found != "changed":
+            found = "done" if actions[s.id][0] == "skip" else "resume" if found == "resume" else "run"
+        stands[s.id] = found
+    words = {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
+    for s in plan.steps:
+        after = f"  after {len(s.deps)}" if s.deps else ""
+        why = why_run(s, state["steps"].get(s.id), actions) if stands[s.id] in ("run", "resume") else ""
+        say(f"  {s.id}  [{s.key[:12]}]{after}  {words[stands[s.id]]}" + (f" ({why})" if why else ""))
+    found = Counter(words[v] for v in stands.values())
+    say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
+    if found["changed code"]:
+        hint = {"ask": "the run stops until --rerun-changed or --keep-changed says which", "rerun": "run again"}
+        say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
+    needs = missing(plan, [i for i, v in stands.items() if v != "done"])
+    if needs:
+        say(f"missing here ({len(needs)}):")
+        for need in needs:
+            say(f"  {need.line()}")
+    else:
+        say("missing here: nothing (data, corpora and models found)")
+    say("estimated training time (steps x measured step time):")
+    for e in estimates(plan, this_device(parallel, gpus)):
+        source = f"  ({'; '.join(e.sources)})" if e.sources else ""
+        say(f"  {e.device}: {duration(e.seconds)}{source}")
+    judged = "with a verdict" if recipe.verdict else f"set beside, no verdict: {recipe.verdict_reason}"
+    say(f"published cells ({judged}):")
+    for key in recipe.published:
+        entry = get_entry(key)
+        cells = ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items())  # table's precision
+        # soft_wrap: a citation is one line however long (a pipe's 200 columns cut it mid-reference)
+        say(f"  {key}: {cells}")
+        say(f"    {entry.cite}")
+    if strict and needs:
+        raise StsbenchError(f"{len(needs)} input(s) missing here (--strict): {needs[0].line()}")
