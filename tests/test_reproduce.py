@@ -16,11 +16,12 @@ from helpers import (
     DATA,
     ROOT,
     assert_same_report,
-    folder_bytes,
+    folder_digests,
     reproduce_status,
     reproduce_step,
     reproduction_figures,
     run_cli,
+    same_files,
     tiny_folder,
     tiny_reproduction,
 )
@@ -272,17 +273,12 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert code == 0, out_text + err
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
-    made, kept = folder_bytes(out), folder_bytes(CHECKED_IN)
-    for name in ("README.md", "reproduce.json", ".gitignore", "timings.log"):
-        kept.pop(name, None)
-    made = {
-        k: v for k, v in made.items() if not k.startswith(("runs/", "logs/", "reproduce.json", ".stsbench."))
-    }
-    assert sorted(made) == sorted(kept)  # results/train/ is the report step's copy of each run's logs
-    assert {k: v for k, v in made.items() if k.startswith("results/")} == {
-        k: v for k, v in kept.items() if k.startswith("results/")
-    }
-    assert_same_report(made, kept)
+    # results/train/ is the report step's copy of each run's logs, equal whatever matplotlib draws; the rest is the report
+    made, kept = ({k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, CHECKED_IN))
+    differs = same_files(made, kept)
+    assert not differs, differs
+    skip = ("README.md", "reproduce.json", ".gitignore", "timings.log", "runs/", "logs/", ".stsbench.")
+    assert_same_report(out, CHECKED_IN, skip=lambda k: k.startswith(skip))
 
 
 @pytest.mark.slow  # the shared clean run: two 6-step trainings, STS-B dev, the report

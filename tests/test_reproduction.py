@@ -203,7 +203,7 @@ def _split(results: Path, tmp_path: Path) -> tuple[Path, Path]:
     return evals, runs
 
 
-def test_report_merges_several_results_folders(results, tmp_path, capsys):
+def test_report_merges_several_results_folders(results, tmp_path, capsys, monkeypatch):
     from stsbench.reports.collect import collect
     from stsbench.reports.models import find_models
     from stsbench.reports.seeds import seed_groups
@@ -222,6 +222,7 @@ def test_report_merges_several_results_folders(results, tmp_path, capsys):
     shutil.copytree(evals / "simcse__seed-1", extra / "simcse__seed-1")
     assert len(collect([evals, runs, extra]).tasks) == 49
     out = tmp_path / "report"
+    monkeypatch.chdir(tmp_path)  # the working folder the absolute folders are named relative to
     code, _, err = run_cli(
         [
             "report",
@@ -240,8 +241,8 @@ def test_report_merges_several_results_folders(results, tmp_path, capsys):
     )
     assert code == 0, err
     md = (out / "report.md").read_text(encoding="utf-8")
-    # absolute folders named relative to the report's folder: no machine path in the report
-    assert "6 training runs under `../results`, `../runs` and `../extra`" in md and "unsup-SimCSE (n=3)" in md
+    # absolute folders named relative to the working folder (the same text whatever --out): no machine path
+    assert "6 training runs under `results`, `runs` and `extra`" in md and "unsup-SimCSE (n=3)" in md
 
 
 @pytest.mark.parametrize("what", ["figures", "data files (sha256)"])

@@ -511,12 +511,14 @@ def build_report(
     reproduce (a Reproduction section, only when given), judged with ``difference``, the difference that
     matters (:func:`stsbench.published.seed_check.verdict`). Raises ``StsbenchError`` for a ``baseline`` that
     is neither a method nor a group, or a target without its group, before any figure is drawn. ``out``: the
-    report's folder, that an absolute results folder is named relative to (:mod:`stsbench.results.portable`).
+    report's folder (an absolute results folder is named relative to the working folder, never to ``out``, so that
+    a report's text does not depend on where it is written: :mod:`stsbench.results.portable`).
     ``claims``: a table's claims, judged on the groups of seeds (a Claims section; an unknown group is an error
     before any figure is drawn). ``banner``: a line set first under every table and in every figure's title (a
     mini edition's backbone, steps and corpus: "not the paper's setting"), and in bold at the top.
     """
-    results = tuple(portable(f, out) for f in coll.folders) if out is not None else coll.folders
+    # an absolute results folder named relative to the working folder: the same text whatever --out (#51.14)
+    results = tuple(portable(f, ".") for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
     groups = report_groups(coll, models)
     seeded = has_seeds(groups)

@@ -147,7 +147,8 @@ def write_report(
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
     given = " ".join(f"--results {f}" for f in folders)
-    command = portable_command(command or f"stsbench report {given} --out {out}", out)
+    # its absolute paths relative to the working folder, not to --out: the text is the same wherever it is written
+    command = portable_command(command or f"stsbench report {given} --out {out}", ".")
     name = title or f"stsbench report: {out.resolve().name}"
     report = build_report(
         coll,
