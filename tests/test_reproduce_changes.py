@@ -424,3 +424,48 @@ def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_the
     # the evaluation reads seed 1, which runs: it runs, and reads seed 2's weights, which are not kept either
     assert stands["evaluate/simcse"] == "to run (it reads train/simcse/seed-1 and 1 more, which runs)"
     assert stands["train/simcse/seed-2"] == stands["train/simcse/seed-1"]
+
+
+def test_a_trainings_files_are_sealed_and_an_edit_or_a_deletion_is_named(tiny, clean, tmp_path, capsys):
+    """#51.7: an edited `end` record was accepted and a deleted stsbench.json left the step done."""
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    sealed = _state(out)["steps"]["train/simcse/seed-1"]["files"]
+    assert sorted(sealed) == [
+        "results/train/simcse/seed-1/stsbench.json",
+        "results/train/simcse/seed-1/train_log.jsonl",
+        "runs/simcse/seed-1/stsbench.json",
+        "runs/simcse/seed-1/train_log.jsonl",
+    ]
+    log = out / "runs" / "simcse" / "seed-1" / "train_log.jsonl"
+    lines = log.read_text().splitlines()
+    end = json.loads(lines[-1])
+    assert end["event"] == "end"
+    log.write_text("\n".join([*lines[:-1], json.dumps({**end, "best_dev_spearman": 0.9056})]) + "\n")
+    (out / "results" / "train" / "simcse" / "seed-2" / "stsbench.json").unlink()
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    stands = _stands(printed, why=True)
+    assert stands["train/simcse/seed-1"] == "to run (its file runs/simcse/seed-1/train_log.jsonl changed since it finished)"
+    assert stands["train/simcse/seed-2"] == "to run (its file results/train/simcse/seed-2/stsbench.json is missing)"
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert code == 0 and "6 to run again (train/simcse/seed-1: its file runs/simcse/seed-1/train_log.jsonl" in printed
+
+
+def test_a_training_finished_before_seals_reads_unverified_until_the_next_run_seals_it(tiny, clean, tmp_path, capsys):
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    state = _state(out)
+    for record in state["steps"].values():
+        record.pop("files", None)
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(["reproduce", out, "--status"], capsys)
+    assert code == 0 and printed.count("done, unverified") == 2, printed
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert "6 done and current; 2 of them unverified" in printed
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    assert set(_stands(printed).values()) == {"done"}  # unverified is never "to run"
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
+    assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
+    assert len(_state(out)["steps"]["train/simcse/seed-2"]["files"]) == 4  # sealed by that run
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert "unverified" not in printed

@@ -19,7 +19,7 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
 
     from stsbench.errors import StsbenchError
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.state import planned, why_run
+    from stsbench.reproduce.state import classify, planned, why_run
 
     try:
         source = state.get("recipe_file")
@@ -33,6 +33,8 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
     found = {}
     for step in plan.steps:
         record = trial["steps"].get(step.id)
+        if record and classify(step, record) == "changed":
+            continue  # shown as changed code: the rerun asks --rerun-changed or --keep-changed
         if record and record.get("status") == "done" and actions[step.id][0] == "run":
             found[step.id] = why_run(step, record, actions) or "a step it reads runs"
     return found

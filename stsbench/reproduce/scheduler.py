@@ -18,6 +18,7 @@ from typing import Any
 from stsbench.errors import Interrupted, StsbenchError
 from stsbench.reproduce.executors import Executor, Handle, Job, Resources
 from stsbench.reproduce.plan import Plan, Step, prepare
+from stsbench.reproduce.seals import seal
 from stsbench.reproduce.state import initial_actions, log_path, save_state, session_record
 from stsbench.results.portable import portable
 
@@ -104,6 +105,8 @@ def run_plan(
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
         if actions[step.id][0] == "skip":
             rec.update(status="done", key=step.key, parts=step.parts)
+            if step.folder is not None and "files" not in rec:  # finished before its files were sealed: once
+                seal(rec, step.folder, plan.out)
         else:
             rec.update(status="queued", key=step.key, parts=step.parts, error=None, progress=None)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
@@ -136,6 +139,9 @@ def run_plan(
                     unfit.append(step.id)
                     continue
                 prepare(plan, step)  # a training's options file, the report's copies of the training logs
+                if step.kind == "report":  # the copies the report reads, sealed in each training's record
+                    for train in (s for s in plan.steps if s.folder is not None):
+                        seal(records[train.id], train.folder, plan.out, copies_only=True)
                 batch.append(job)
             if batch:
                 for job in batch:
@@ -167,6 +173,8 @@ def run_plan(
                 rec.update(ended=now, returncode=code, seconds=round(now - t0, 3))
                 if code == 0:
                     rec.update(status="done", error=None)
+                    if steps[sid].folder is not None:  # a training's results files, sealed as it finished
+                        seal(rec, steps[sid].folder, plan.out)
                 else:
                     rec.update(status="failed", error=first_error(log_path(plan.out, sid), offset, code))
                 changed = True

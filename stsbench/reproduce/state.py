@@ -21,6 +21,7 @@ from typing import Any
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.reproduce.plan import Plan, Step
+from stsbench.reproduce.seals import damage
 
 STATE_FILE = "reproduce.json"
 KIND = "stsbench-reproduce"
@@ -112,12 +113,20 @@ def classify(step: Step, record: dict[str, Any] | None) -> str:
             found = "finished"
         elif found == "new":
             return "run"
+        if record.get("status") == "done" and damage(record, _out_of(step)):  # a sealed file gone or edited
+            return "run"
         if record.get("code") != step.code:
             return "changed"
         return "done" if found == "finished" else "resume"
     if record.get("status") != "done" or outputs_gone(step):
         return "run"
     return "changed" if record.get("code") != step.code else "done"
+
+
+def _out_of(step: Step) -> Path:
+    """A training's reproduction folder (``OUT/runs/<run>/seed-<s>``)."""
+    assert step.folder is not None
+    return step.folder.parent.parent.parent
 
 
 def results_kept(step: Step) -> bool:
@@ -165,6 +174,8 @@ def why_run(step: Step, record: dict[str, Any] | None, actions: dict[str, tuple[
         if parts:
             return "its key changed: " + ", ".join(parts)
         return "its settings or data changed (recorded before stsbench named a key's parts)"
+    if step.kind == "train" and record.get("status") == "done" and damage(record, _out_of(step)):
+        return damage(record, _out_of(step))
     if step.kind == "train" and weights_gone(step):
         if results_kept(step) and record.get("status") == "done":
             return "a step that reads its weights runs, and they are not kept here"

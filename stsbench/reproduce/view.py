@@ -68,9 +68,13 @@ def row(
     ``out``: the reproduction's folder (a training's progress is read from its run folder in it). ``again``:
     why a rerun would run this done step again.
     """
+    from stsbench.reproduce.seals import UNVERIFIED, unverified
+
     status = record.get("status", "queued")
     if again and status == "done":
         return step_id, AGAIN, again
+    if unverified(record) and not changed:
+        return step_id, f"done, {UNVERIFIED}", "finished before stsbench sealed its files: the next run seals them"
     if changed and status == "done":
         return step_id, f"done, {CODE_CHANGED}", "ran with other stsbench code (--rerun-changed, --keep-changed)"
     detail = ""
@@ -112,6 +116,11 @@ def status_line(
     parts = [f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")]
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
+    from stsbench.reproduce.seals import UNVERIFIED, unverified
+
+    loose = [i for i in done if unverified(records[i])]
+    if loose:
+        parts.append(f"{len(loose)} of them {UNVERIFIED} (files not sealed yet: the next run seals them)")
     if again:
         first = next(iter(again))
         parts.append(f"{len(again)} to run again ({first}: {again[first]})")
@@ -147,6 +156,7 @@ def table(
         "interrupted": "yellow",
         f"done, {CODE_CHANGED}": "yellow",
         AGAIN: "yellow",
+        "done, unverified": "yellow",
     }
     for sid in steps or list(records):
         sid_, status, detail = row(sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid))
