@@ -138,7 +138,7 @@ def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> A
     from stsbench.errors import StsbenchError
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe_load, in C where built
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""

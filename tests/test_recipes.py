@@ -277,7 +277,7 @@ def test_a_sweep_and_a_grid_are_runs_named_by_their_settings_each_held_against_i
         ("#dup_rate={dup_rate}", "#dup_rate=0.3", "has no column 'dup_rate=0.3'"),
         ("overrides: {max_steps: 5}", "overrides: {max_steps: 5, dup_rate: 0.1}", "swept and also in its overrides"),
         ("    evaluate: null\n", "    evaluate: null\n    sweep_of: x\n", "filled by sweep or grid"),
-        ("option: predictor_layers,", "option: predictor_layer,", "unknown training option 'predictor_layer'"),
+        ("option: predictor_layers,", "option: predictor_layer,", "run heads: its sweep's option 'predictor_layer' is not a training option; did you mean predictor_layers?"),
     ):
         (tmp_path / "bad.yaml").write_text(SWEEP.replace(old, new, 1))
         with pytest.raises(StsbenchError, match=re.escape(words)):
@@ -303,6 +303,10 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
     assert note.startswith("A subset of recipe sweep-test: runs not run (--runs): heads.") and "seeds not run" in note
     with pytest.raises(StsbenchError, match="no run or sweep of sweep-test has that name"):
         recipe.subset(["nope"])
+    with pytest.raises(StsbenchError) as raised:  # #51.9: the nearest run, and the runs a sweep expands to
+        recipe.subset(["dup.dup_rate-0.3"])
+    assert "did you mean dup.dup_rate-0.32?" in str(raised.value)
+    assert "its runs: dup (a sweep: dup.dup_rate-0.08, dup.dup_rate-0.32); heads" in str(raised.value)
     code, _, err = run_cli(["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--seeds", "1,x"], capsys)
     assert code == 2 and "whole numbers" in err
     code, out, _ = run_cli(
@@ -346,3 +350,11 @@ def test_a_withheld_verdict_says_why(tmp_path, capsys):
     (tmp_path / "bare.yaml").write_text(bare.replace("name: simcse-dropout-mini", "name: bare", 1), encoding="utf-8")
     with pytest.raises(StsbenchError, match="verdict: false needs a verdict_reason"):
         load_recipe(tmp_path / "bare.yaml")
+
+
+def test_a_misspelt_sweep_option_is_blamed_on_the_sweep_with_the_nearest_option(tmp_path):
+    """#51.9: it was blamed on a claim naming the sweep's runs, or on one expanded run."""
+    (tmp_path / "r.yaml").write_text(SWEEP.replace("option: dup_rate", "option: dup_rat"))
+    with pytest.raises(StsbenchError) as raised:
+        load_recipe(str(tmp_path / "r.yaml"))
+    assert "run dup: its sweep's option 'dup_rat' is not a training option; did you mean dup_rate?" in str(raised.value)

@@ -70,3 +70,28 @@ def test_every_built_in_recipe_plans_a_dry_run(tmp_path, capsys):
         )
         assert code == 0, (name, err)
         assert out.startswith(f"{name}: ") and "estimated training time" in out, name
+
+
+def test_the_list_reads_recipes_not_the_trainer_and_wraps_to_the_terminal():
+    """#51.11: the list took ~20 s (1,552 parses of the same configs, scipy and pandas for a recipe's claims) and
+    printed 200 columns whatever the terminal; it imports no torch, scipy or pandas and fits COLUMNS."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.argv = ['stsbench', 'reproduce', '--list']\n"
+        "from stsbench.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'scipy', 'pandas', 'matplotlib'})\n"
+        "print('IMPORTED', heavy)\n"
+    )
+    env = {**os.environ, "COLUMNS": "80"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "IMPORTED []"
+    assert max(len(line) for line in lines) <= 80
+    text = " ".join(lines)
+    assert "counted apart from cells, so it may exceed them" in text and "cpu-mini" in text

@@ -469,3 +469,20 @@ def test_a_training_finished_before_seals_reads_unverified_until_the_next_run_se
     assert len(_state(out)["steps"]["train/simcse/seed-2"]["files"]) == 4  # sealed by that run
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
     assert "unverified" not in printed
+
+
+@pytest.mark.slow  # a subset's rerun on a copy of the tiny reproduction (its evaluation and report): ~40 s
+def test_a_subsets_report_shows_the_subset_and_says_once_what_it_leaves_out(tiny, clean, tmp_path, capsys):
+    """#51.3: a report made for --seeds 1 on a folder holding both seeds said seed 2 was "not run" and drew it."""
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    whole = (out / "report.md").read_text()
+    assert "simcse/seed-2" in whole and "(n=2)" in whole
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--seeds", "1"], capsys)
+    assert code == reproduce_status(out), err
+    part = (out / "report.md").read_text()
+    assert part.count("**A subset of recipe tiny: seeds not run (--seeds): 2.**") == 1  # once, under its title
+    assert "simcse/seed-2" not in part and "seed-2" not in part and "(n=2)" not in part, part
+    assert "| simcse/seed-1 |" in part  # one seed: its own rows, no group over seeds
+    args = _state(out)["steps"]["report"]
+    assert args["status"] == "done"

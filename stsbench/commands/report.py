@@ -104,6 +104,19 @@ def report_cmd(
             "alignment, uniform on the sphere; the paper does not give its own).",
         ),
     ] = None,
+    runs: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            "--runs",
+            metavar="NAME[,NAME]",
+            help="Only these training runs (their folder names; results of no training, a baseline, are kept): "
+            "every table, figure and claim of the report is of them (reproduce --runs passes it).",
+        ),
+    ] = None,
+    seeds: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option("--seeds", metavar="S[,S]", help="Only these seeds of the training runs (e.g. 1,2)."),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -118,6 +131,7 @@ def report_cmd(
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
     the rest of the report is written and the exit status is 0 (1 with --strict).
     """
+    from stsbench.errors import StsbenchError
     from stsbench.files import check_writable_dir
 
     check_writable_dir(out, "--out")
@@ -134,6 +148,11 @@ def report_cmd(
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
+    names = [n.strip() for n in runs.split(",") if n.strip()] if runs is not None else None
+    try:
+        numbers = [int(s) for s in seeds.split(",") if s.strip()] if seeds is not None else None
+    except ValueError:
+        raise StsbenchError(f"--seeds {seeds!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
     files = write_report(
         results,
         out,
@@ -148,6 +167,8 @@ def report_cmd(
         banner=banner,
         figures=figure or (),
         align_point=point,
+        runs=names,
+        seeds=numbers,
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -184,26 +184,43 @@ def _list(target: str | None, format_: str) -> None:
     if format_ == "json":
         typer.echo(json.dumps(found, indent=2))
         return
+    import shutil
+    import textwrap
+
+    from rich.console import Console
     from rich.table import Table
 
-    from stsbench.commands._console import table_console
-
-    table = Table()
-    for col in ("recipe", "flavour", "tables", "cells", "unreproducible", "claims", "trainings", "cost"):
-        table.add_column(col, justify="right" if col in ("cells", "unreproducible", "claims", "trainings") else "left")
+    # the terminal's width (COLUMNS, else the terminal's, else 100 columns when piped)
+    width = shutil.get_terminal_size((100, 24)).columns
+    rows = []
     for s in found:
-        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items())
-        table.add_row(
-            s["name"],
-            s["flavour"],
-            ", ".join(s["tables"]),
-            str(len(s["cells"])),
-            str(len(s["unreproducible"])),
-            str(len(s["claims"])),
-            str(s["trainings"]),
-            hours or "unknown",
-        )
-    table_console().print(table)
+        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
+        counts = [str(len(s["cells"])), str(len(s["unreproducible"])), str(len(s["claims"])), str(s["trainings"])]
+        rows.append((s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours))
+    if width < 160:  # a table of eight columns would fold every name: a block per recipe, wrapped
+        for name, flavour, tables, cells, unrepr, claims, trainings, hours in rows:
+            head = f"{name} ({flavour}): {cells} cells, {unrepr} unreproducible, {claims} claims, "
+            head += f"{trainings} trainings; cost {hours}"
+            typer.echo(textwrap.fill(head, width, subsequent_indent="    ", break_on_hyphens=False))
+            typer.echo(textwrap.fill(f"tables: {tables}", width, initial_indent="  ", subsequent_indent="    "))
+        typer.echo(textwrap.fill(LIST_FOOTER, width))
+        return
+    table = Table(caption=LIST_FOOTER, caption_justify="left")
+    for col in ("recipe", "flavour", "tables", "cells", "unreproducible", "claims", "trainings", "cost"):
+        number = col in ("cells", "unreproducible", "claims", "trainings")
+        table.add_column(col, justify="right" if number else "left", no_wrap=number or col == "recipe")
+    for row in rows:
+        table.add_row(*row)
+    Console(width=width).print(table)
+
+
+LIST_FOOTER = (
+    "cells: the published cells the recipe's runs are held against (a verdict, or set beside); unreproducible: "
+    "cells of its tables that no built-in recipe can produce, each with a reason (--format json lists them), "
+    "counted apart from cells, so it may exceed them; claims: the papers' claims it judges; trainings: runs x "
+    "seeds; cost: training time on each device with a measured step time (steps x step time; evaluations and "
+    "analyses not counted: the dry run counts them)."
+)
 
 
 def _subset(recipe, runs: str | None, seeds: str | None):  # noqa: ANN001, ANN202

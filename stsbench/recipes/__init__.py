@@ -222,8 +222,18 @@ class Recipe(BaseModel):
             names = {r.name for r in self.runs}
             unknown = [n for n in runs if n not in names and n not in sweeps]
             if unknown:
-                known = ", ".join([*sweeps, *(r.name for r in self.runs if r.sweep_of is None)])
-                raise StsbenchError(f"--runs {unknown[0]}: no run or sweep of {self.name} has that name; its: {known}")
+                import difflib
+
+                every = [*sweeps, *names]
+                near = difflib.get_close_matches(unknown[0], every, n=1, cutoff=0.6)
+                hint = f"did you mean {near[0]}? " if near else ""
+                known = "; ".join(
+                    [f"{n} (a sweep: {', '.join(m.name for m in members)})" for n, members in sweeps.items()]
+                    + [r.name for r in self.runs if r.sweep_of is None]
+                )
+                raise StsbenchError(
+                    f"--runs {unknown[0]}: no run or sweep of {self.name} has that name; {hint}its runs: {known}"
+                )
             wanted = {m.name for n in runs for m in sweeps.get(n, ())} | set(runs)
             chosen = [r for r in chosen if r.name in wanted]
             left = [r.name for r in self.runs if r.name not in wanted]
@@ -314,7 +324,7 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     path = recipe_file(name_or_path)
     where = str(name_or_path) if path.parent != Path(str(resources.files(__name__))) else path.stem
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise StsbenchError(

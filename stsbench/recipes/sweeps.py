@@ -43,6 +43,21 @@ def point_name(base: str, point: dict[str, Any]) -> str:
     return _UNSAFE.sub("_", ".".join(parts))
 
 
+def _check_option(name: str, option: Any) -> None:
+    """Refuse a swept option that is not a training option, naming the nearest one.
+
+    #51.9: a misspelt one was blamed on a claim naming the sweep's runs, or on its published template.
+    """
+    import difflib
+
+    from stsbench.train.config import OPTIONS
+
+    if option not in OPTIONS:
+        near = difflib.get_close_matches(str(option), list(OPTIONS), n=1)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise ValueError(f"run {name}: its sweep's option {option!r} is not a training option{hint}")
+
+
 def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
     name = run.get("name", "?")
     if "sweep" in run and "grid" in run:
@@ -59,6 +74,7 @@ def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
             raise ValueError(
                 f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}"
             )
+        _check_option(name, axis["option"])
         values = axis["values"]
         if not isinstance(values, list) or len(values) < 2:
             raise ValueError(f"run {name}: {axis['option']} needs two values or more, got {values!r}")

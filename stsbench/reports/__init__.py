@@ -11,7 +11,20 @@ Notebooks call the same functions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from stsbench.reports.collect import Collection, collect
-from stsbench.tabular import Table, to_html, to_markdown
+
+if TYPE_CHECKING:
+    from stsbench.tabular import Table, to_html, to_markdown
 
 __all__ = ["Collection", "Table", "collect", "to_html", "to_markdown"]
+
+
+def __getattr__(name: str) -> Any:
+    """The tables (:mod:`stsbench.tabular`, which loads pandas) on first use: a recipe's check reads this package."""
+    if name in ("Table", "to_html", "to_markdown"):
+        from stsbench import tabular
+
+        return getattr(tabular, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

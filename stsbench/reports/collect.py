@@ -9,6 +9,8 @@ the report modules.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +31,57 @@ __all__ = ["AnalysisRecord", "AverageRecord", "Collection", "TaskRecord", "Train
 def analysis_types() -> dict[str, type]:
     """``{analysis name: result type}`` from the analysis registry."""
     return {a.name: a.result_class() for a in all_analyses()}
+
+
+_SEED_FOLDER = re.compile(r"^(?P<run>.+)__seed-(?P<seed>\d+)$")
+
+
+def _run_and_seed(path: str) -> tuple[str, int | None] | None:
+    """The training run (and seed) a results path belongs to, None for one of no training (a baseline).
+
+    ``<run>__seed-<s>/...`` (a seed's results), ``analyses/<run>__seed-<s>/...``, ``train/<run>/seed-<s>/...``
+    (the report's copies of a training's logs) and ``runs__<run>/...`` (a run's seed aggregate: no one seed).
+    """
+    parts = path.split("/")
+    if parts[0] == "analyses" and len(parts) > 1:
+        parts = parts[1:]
+    if parts[0] == "train" and len(parts) > 2 and parts[2].startswith("seed-") and parts[2][5:].isdigit():
+        return parts[1], int(parts[2][5:])
+    if parts[0].startswith("runs__"):
+        return parts[0][len("runs__") :], None
+    found = _SEED_FOLDER.match(parts[0])
+    return (found["run"], int(found["seed"])) if found else None
+
+
+def only(coll: Collection, runs: Sequence[str] | None, seeds: Sequence[int] | None) -> Collection:
+    """``coll`` with only the training runs ``runs`` and their seeds ``seeds`` (None: all).
+
+    Results of no training (a baseline) are kept; a run's seed aggregate goes with a seed filter (it pools
+    every seed).
+
+    ``report --runs/--seeds``: a report of a subset judges and shows that subset, every table and figure
+    (#51.3: a subset's report said the rest was "not run" and still drew it).
+    """
+    if runs is None and seeds is None:
+        return coll
+
+    def kept(path: str) -> bool:
+        found = _run_and_seed(path)
+        if found is None:
+            return True
+        run, seed = found
+        if runs is not None and run not in runs:
+            return False
+        return seeds is None or (seed is not None and seed in seeds)
+
+    return dataclasses.replace(
+        coll,
+        tasks=[r for r in coll.tasks if kept(r.path)],
+        analyses=[r for r in coll.analyses if kept(r.path)],
+        runs=[r for r in coll.runs if kept(r.path)],
+        averages=[r for r in coll.averages if kept(r.path)],
+        run_dirs=[d for d in coll.run_dirs if kept(d)],
+    )
 
 
 def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False) -> Collection:

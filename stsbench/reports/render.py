@@ -18,7 +18,7 @@ from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import Report, build_report
-from stsbench.reports.collect import collect
+from stsbench.reports.collect import collect, only
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
@@ -123,6 +123,8 @@ def write_report(
     banner: str | None = None,
     figures: Sequence[str] = (),
     align_point: tuple[float, float] | None = None,
+    runs: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -139,7 +141,7 @@ def write_report(
     ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform), default (0, -4).
     """
     out = Path(out)
-    coll = collect(results)
+    coll = only(collect(results), runs, seeds)  # a subset's report shows that subset, every table and figure
     if coll.empty:  # a report of empty sections says nothing: refused before anything is written (#51.5)
         raise StsbenchError(
             f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs; "

@@ -77,8 +77,10 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
         args += ["--figures", key]
     if kept:
         args += ["--note", kept_note(kept)]
-    if recipe.omitted:  # reproduce --runs/--seeds: the report says what this subset leaves out
+    if recipe.omitted:  # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
         args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
+        args += ["--runs", ",".join(r.name for r in recipe.runs)]
+        args += ["--seeds", ",".join(map(str, sorted({s for r in recipe.runs for s in r.seeds})))]
     if banner:
         args += ["--banner", banner]
     return args

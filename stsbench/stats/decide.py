@@ -43,10 +43,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from stsbench.errors import StsbenchError
 from stsbench.stats.tests import min_detectable_difference
+
+
+def _t():  # noqa: ANN202
+    """The t distribution (scipy's), imported when first used: loading a recipe (its claims) needs no scipy."""
+    from scipy import stats
+
+    return stats.t
+
 
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA
 LEVEL = 1 - ALPHA
@@ -114,7 +121,7 @@ class Interval:
     @property
     def p(self) -> float | None:
         """Two-sided p of a zero difference; None without a spread (the interval is the point)."""
-        return float(2 * stats.t.sf(abs(self.diff) / self.se, self.df)) if self.spread else None
+        return float(2 * _t().sf(abs(self.diff) / self.se, self.df)) if self.spread else None
 
     @property
     def mdd(self) -> float | None:
@@ -129,7 +136,7 @@ class Interval:
 
 
 def _interval(diff: float, se: float, df: float, level: float, **rest: Any) -> Interval:
-    half = float(stats.t.ppf((1 + level) / 2, df)) * se if se > 0 else 0.0
+    half = float(_t().ppf((1 + level) / 2, df)) * se if se > 0 else 0.0
     return Interval(
         float(diff), float(se), float(df), float(diff) - half, float(diff) + half, level=level, **rest
     )
@@ -300,7 +307,7 @@ def _p_beyond(iv: Interval, threshold: float, below: bool) -> float:
     if not iv.spread:
         return 0.0 if (iv.diff < threshold if below else iv.diff > threshold) else 1.0
     t = (iv.diff - threshold) / iv.se
-    return float(min(1.0, 2 * (stats.t.cdf(t, iv.df) if below else stats.t.sf(t, iv.df))))
+    return float(min(1.0, 2 * (_t().cdf(t, iv.df) if below else _t().sf(t, iv.df))))
 
 
 def directional(iv: Interval, delta: float) -> Decision:

@@ -9,8 +9,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 
@@ -43,6 +41,8 @@ def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
             return 0.0, 1.0
         raise StsbenchError("Williams' test is undefined for these correlations (zero variance)")
     t = num / den
+    from scipy import stats
+
     return t, float(2 * stats.t.sf(abs(t), n - 3))
 
 
@@ -117,5 +117,7 @@ def min_detectable_difference(
         raise StsbenchError(f"the standard error must be >= 0, got {se}")
     if df is not None and not df > 0:
         raise StsbenchError(f"degrees of freedom must be > 0, got {df}")
+    from scipy import stats
+
     dist = stats.norm if df is None else stats.t(df)
     return float((dist.ppf(1 - alpha / 2) + dist.ppf(power)) * se)
