@@ -31,6 +31,7 @@ import hashlib
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 
@@ -119,9 +120,25 @@ def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 
 @cache
 def _parsed(path: Path, size: int, mtime_ns: int, module: str) -> frozenset[str]:
-    """The stsbench modules ``path`` imports (memoised by its size and mtime: parsed once per process)."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
-    return frozenset(_names(tree, module, path.name == "__init__.py"))
+    """The stsbench modules ``path`` imports: memoised by size and mtime in a process, on disk by content."""
+    return _analysed(path.read_bytes(), str(path), module)[0]
+
+
+def _analysed(data: bytes, name: str, module: str) -> tuple[frozenset[str], str]:
+    """The stsbench modules a file imports and its tree's sha256, from one parse (none where memoised)."""
+    raw = hashlib.sha256(data).hexdigest()
+    memo = _memo()
+    imports, tree = memo.get(f"imports:{module}:{raw}"), memo.get(f"tree:{raw}")
+    if isinstance(imports, list) and isinstance(tree, str):
+        return frozenset(imports), tree
+    parsed = ast.parse(data, filename=name)
+    found = _names(parsed, module, Path(name).name == "__init__.py")
+    out: list[str] = []
+    _walk(parsed, out)
+    tree = hashlib.sha256("".join(out).encode("utf-8")).hexdigest()
+    memo.update({f"imports:{module}:{raw}": sorted(found), f"tree:{raw}": tree})
+    _MEMO_STATE["dirty"] = True
+    return frozenset(found), tree
 
 
 def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
@@ -141,6 +158,7 @@ def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
             continue
         st = path.stat()
         frontier.extend(_parsed(path, st.st_size, st.st_mtime_ns, module) - seen.keys())
+    _save_memo()
     return sorted(set(seen.values()))
 
 
@@ -193,54 +211,64 @@ def tree_text(source: str | bytes, filename: str = "<source>") -> str:
     return "".join(out)
 
 
-TREES_FILE = "code-trees.json"  # in the cache folder: a source file's bytes' sha256 -> its tree's sha256
-_trees: dict[str, str] = {}
-_trees_read: list[Path] = []  # the cache file read into _trees, once per process
+MEMO_FILE = "code-memo.json"  # in the cache folder: per source file's bytes' sha256, its tree's and its imports
+_MEMO: dict[str, Any] = {}
+_MEMO_STATE: dict[str, Any] = {"read": None, "dirty": False}
 
 
-def _trees_file() -> Path | None:
+def _memo_file() -> Path | None:
     try:
         from stsbench.paths import default_cache_dir
 
-        return default_cache_dir() / TREES_FILE
+        return default_cache_dir() / MEMO_FILE
     except ImportError:  # this module read on its own (another interpreter's check): no cache
         return None
 
 
-def _tree_sha(data: bytes, name: str) -> bytes:
-    """sha256 of ``data``'s canonical tree, memoised on disk by the bytes' sha256 (a warm run parses nothing).
+def _memo() -> dict[str, Any]:
+    """The memo of parsed files, read from the cache folder once per process (a warm process parses nothing).
 
-    Keyed by content, not by path: the same bytes are the same tree on every supported Python.
+    Keyed by content, not by path: the same bytes are the same tree, and import the same modules, on every
+    supported Python. A damaged or absent file is parsed again.
     """
     import json
 
-    where = _trees_file()
-    if where is not None and where not in _trees_read:
-        _trees_read.append(where)
+    where = _memo_file()
+    if where is not None and _MEMO_STATE["read"] != where:
+        _MEMO_STATE["read"] = where
         try:
             stored = json.loads(where.read_text(encoding="utf-8"))
-            _trees.update({k: v for k, v in stored.items() if isinstance(v, str)} if isinstance(stored, dict) else {})
+            _MEMO.update(stored if isinstance(stored, dict) else {})
         except (OSError, ValueError):
-            pass  # none yet, or damaged: parsed again
+            pass
+    return _MEMO
+
+
+def _tree_sha(data: bytes, name: str) -> bytes:
+    """sha256 of ``data``'s canonical tree (:func:`tree_text`), memoised by the bytes' sha256."""
     raw = hashlib.sha256(data).hexdigest()
-    if raw not in _trees:
-        _trees[raw] = hashlib.sha256(tree_text(data, name).encode("utf-8")).hexdigest()
-        if where is not None:
-            _save_trees(where)
-    return bytes.fromhex(_trees[raw])
+    memo = _memo()
+    if not isinstance(memo.get(f"tree:{raw}"), str):
+        memo[f"tree:{raw}"] = hashlib.sha256(tree_text(data, name).encode("utf-8")).hexdigest()
+        _MEMO_STATE["dirty"] = True
+    return bytes.fromhex(memo[f"tree:{raw}"])
 
 
-def _save_trees(where: Path) -> None:
-    """Write the memo atomically; a cache folder that cannot be written only costs the next run its parsing."""
+def _save_memo() -> None:
+    """Write the memo atomically when it grew; a cache folder that cannot be written only costs parsing."""
     import json
     import os
     import tempfile
 
+    where = _memo_file()
+    if where is None or not _MEMO_STATE["dirty"]:
+        return
+    _MEMO_STATE["dirty"] = False
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(_trees, fh)
+            json.dump(_MEMO, fh)
         os.replace(tmp, where)
     except OSError:
         pass
@@ -259,6 +287,7 @@ def files_digest(files: Iterable[Path], root: Path | None = None, form: str = "t
     for f in sorted(files):
         h.update(f"{f.relative_to(root).as_posix()}\0".encode())
         h.update(file_sha(f, form))
+    _save_memo()
     return h.hexdigest()
 
 
