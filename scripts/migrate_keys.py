@@ -19,8 +19,14 @@ import copy
 import os
 from pathlib import Path
 
-from stsbench.recipes import load_recipe
-from stsbench.reproduce.state import STATE_FILE, load_state, planned, recorded_changed, save_state
+from stsbench.reproduce.state import (
+    STATE_FILE,
+    load_state,
+    planned,
+    recorded_changed,
+    recorded_recipe,
+    save_state,
+)
 from stsbench.reproduce.view import status_line
 
 
@@ -34,9 +40,7 @@ def migrate(folder: Path, data_dir: Path) -> tuple[str, str, int]:
     """Rewrite ``folder``'s state in today's keys; its status line before and after, and how many moved."""
     state = load_state(folder)
     before = status_line(state, recorded_changed(state, folder), str(folder))
-    recipe = load_recipe(state["recipe"])
-    if state.get("subset"):
-        recipe = recipe.subset(state["subset"]["runs"], state["subset"]["seeds"])
+    recipe = recorded_recipe(state)
     best: tuple[int, dict] | None = None
     for out in spellings(folder):
         for data in spellings(data_dir):

@@ -133,9 +133,7 @@ def _analysed(data: bytes, name: str, module: str) -> tuple[frozenset[str], str]
         return frozenset(imports), tree
     parsed = ast.parse(data, filename=name)
     found = _names(parsed, module, Path(name).name == "__init__.py")
-    out: list[str] = []
-    _walk(parsed, out)
-    tree = hashlib.sha256("".join(out).encode("utf-8")).hexdigest()
+    tree = hashlib.sha256(_canonical(parsed).encode("utf-8")).hexdigest()
     memo.update({f"imports:{module}:{raw}": sorted(found), f"tree:{raw}": tree})
     _MEMO_STATE["dirty"] = True
     return frozenset(found), tree
@@ -206,8 +204,12 @@ def tree_text(source: str | bytes, filename: str = "<source>") -> str:
     line numbers: the same text on every supported Python for the same code (``tests/test_sources.py`` pins a
     golden digest, and checks it on each other interpreter it finds).
     """
+    return _canonical(ast.parse(source, filename=filename))
+
+
+def _canonical(tree: ast.AST) -> str:
     out: list[str] = []
-    _walk(ast.parse(source, filename=filename), out)
+    _walk(tree, out)
     return "".join(out)
 
 
@@ -257,19 +259,15 @@ def _tree_sha(data: bytes, name: str) -> bytes:
 def _save_memo() -> None:
     """Write the memo atomically when it grew; a cache folder that cannot be written only costs parsing."""
     import json
-    import os
-    import tempfile
 
     where = _memo_file()
     if where is None or not _MEMO_STATE["dirty"]:
         return
     _MEMO_STATE["dirty"] = False
+    from stsbench.files import atomic_write_bytes  # importable wherever _memo_file() is
+
     try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(_MEMO, fh)
-        os.replace(tmp, where)
+        atomic_write_bytes(where, json.dumps(_MEMO).encode("utf-8"))
     except OSError:
         pass
 

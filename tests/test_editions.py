@@ -43,8 +43,7 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
 
     from helpers import DATA
 
-    from stsbench.recipes import load_recipe
-    from stsbench.reproduce.state import classify, planned
+    from stsbench.reproduce.state import classify, planned, recorded_recipe
 
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
@@ -55,10 +54,7 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
     for edition in EDITIONS:
         folder = Path("reports") / edition
         state = json.loads((folder / "reproduce.json").read_text(encoding="utf-8"))
-        recipe = load_recipe(state["recipe"])
-        if state.get("subset"):
-            recipe = recipe.subset(state["subset"]["runs"], state["subset"]["seeds"])
-        plan, _ = planned(recipe, folder, data[spelling], copy.deepcopy(state), "keep")
+        plan, _ = planned(recorded_recipe(state), folder, data[spelling], copy.deepcopy(state), "keep")
         stands = {s.id: classify(s, state["steps"].get(s.id)) for s in plan.steps}
         assert set(stands) == set(state["steps"]), edition
         to_run = [i for i, found in stands.items() if found == "run"]

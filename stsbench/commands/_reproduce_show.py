@@ -18,14 +18,10 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
     import copy
 
     from stsbench.errors import StsbenchError
-    from stsbench.recipes import load_recipe
-    from stsbench.reproduce.state import classify, planned, why_run
+    from stsbench.reproduce.state import classify, planned, recorded_recipe, why_run
 
     try:
-        source = state.get("recipe_file")
-        recipe = load_recipe(source if source and Path(source).is_file() else state["recipe"])
-        if state.get("subset"):
-            recipe = recipe.subset(state["subset"]["runs"], state["subset"]["seeds"])
+        recipe = recorded_recipe(state)
         trial = copy.deepcopy(state)
         plan, actions = planned(recipe, out, data_dir, trial, "keep")
     except (StsbenchError, KeyError, TypeError):

@@ -373,6 +373,11 @@ def build_plan(
     return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
 
 
+def training_copy(folder: Path, out: Path) -> Path:
+    """Where the report step copies a training's logs: ``OUT/results/train/<run>/seed-<s>/``."""
+    return out / "results" / "train" / folder.relative_to(out / "runs")
+
+
 def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
     """``(source, copy)`` of each training run's ``stsbench.json`` and ``train_log.jsonl``, the report's inputs.
 
@@ -384,7 +389,7 @@ def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
     pairs = []
     for step in plan.steps:
         if step.kind == "train" and step.folder is not None:
-            copy = plan.out / "results" / "train" / step.folder.relative_to(plan.out / "runs")
+            copy = training_copy(step.folder, plan.out)
             pairs += [(step.folder / name, copy / name) for name in (RUN_META, TRAIN_LOG)]
     return pairs
 

@@ -12,28 +12,26 @@ Weights are not sealed (hundreds of MB, and a reproduction may be shared without
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
+
+from stsbench.files import sha256_file
 
 UNVERIFIED = "unverified"  # a done training whose files were never sealed (finished before #51.7)
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def training_files(folder: Path, out: Path) -> list[Path]:
     """A training's results files: its run folder's and their copies under ``OUT/results/train/`` (those there)."""
+    from stsbench.reproduce.plan import training_copy
     from stsbench.results.runs import RUN_META, TRAIN_LOG
 
-    copy = out / "results" / "train" / folder.relative_to(out / "runs")
+    copy = training_copy(folder, out)
     return [f for base in (folder, copy) for f in (base / RUN_META, base / TRAIN_LOG) if f.is_file()]
 
 
 def digests(files: list[Path], out: Path) -> dict[str, str]:
     """``{path relative to OUT: sha256}`` of ``files``."""
-    return {f.relative_to(out).as_posix(): _sha(f) for f in files}
+    return {f.relative_to(out).as_posix(): sha256_file(f) for f in files}
 
 
 def seal(record: dict[str, Any], folder: Path, out: Path, copies_only: bool = False) -> None:
@@ -64,7 +62,7 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
             continue
         if not path.is_file():
             return f"its file {rel} is missing"
-        if _sha(path) != sha:
+        if sha256_file(path) != sha:
             return f"its file {rel} changed since it finished"
     return ""
 

@@ -137,14 +137,13 @@ def results_kept(step: Step) -> bool:
 
     One seed's folder deleted by hand, others there, is a training to run again, not weights left out.
     """
+    from stsbench.reproduce.plan import training_copy
     from stsbench.train.status import run_status
 
     if step.folder is None:
         return False
-    out = step.folder.parent.parent.parent  # OUT/runs/<run>/seed-<s>
-    if (out / "runs").exists():
-        return False
-    return run_status(out / "results" / "train" / step.folder.relative_to(out / "runs")) == "finished"
+    out = _out_of(step)
+    return not (out / "runs").exists() and run_status(training_copy(step.folder, out)) == "finished"
 
 
 def weights_gone(step: Step) -> bool:
@@ -174,8 +173,9 @@ def why_run(step: Step, record: dict[str, Any] | None, actions: dict[str, tuple[
         if parts:
             return "its key changed: " + ", ".join(parts)
         return "its settings or data changed (recorded before stsbench named a key's parts)"
-    if step.kind == "train" and record.get("status") == "done" and damage(record, _out_of(step)):
-        return damage(record, _out_of(step))
+    damaged = damage(record, _out_of(step)) if step.kind == "train" and record.get("status") == "done" else ""
+    if damaged:
+        return damaged
     if step.kind == "train" and weights_gone(step):
         if results_kept(step) and record.get("status") == "done":
             return "a step that reads its weights runs, and they are not kept here"
@@ -313,6 +313,19 @@ def initial_actions(
         if need <= forced:
             return actions
         forced |= need
+
+
+def recorded_recipe(state: dict[str, Any]) -> Any:
+    """The recipe a recorded ``state`` was run from, on the subset it was given (``--runs``/``--seeds``).
+
+    Its recipe file where that is still there, else the built-in of that name; one line where none loads.
+    """
+    from stsbench.recipes import load_recipe
+
+    source = state.get("recipe_file")
+    recipe = load_recipe(source if source and Path(source).is_file() else state["recipe"])
+    subset = state.get("subset")
+    return recipe.subset(subset["runs"], subset["seeds"]) if subset else recipe
 
 
 def planned(
