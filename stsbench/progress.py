@@ -119,3 +119,9 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
 def plural(n: int, noun: str, many: str | None = None) -> str:
     """``1 file``, ``2 files`` (``many`` for irregular plurals)."""
     return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
+def seeds_a_setting(least: int, most: int) -> str:
+    """``3 seeds a setting``, ``2-3 seeds a setting``, ``1 seed a setting``."""
+    n = str(least) if least == most else f"{least}-{most}"
+    return f"{n} seed{'s' * (n != '1')} a setting"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -115,9 +116,13 @@ def test_missing_sections_name_their_command(tmp_path):
         "Singular-value spectra": "`stsbench spectrum --model MODEL --output results/analyses`",
         "Training curves": "`stsbench train --config configs/simcse-minilm-cpu.yaml --output results/train/NAME`",
     }
+    # no empty section: each is one line of the closing "Not in this report", after what the report does show
+    absent = md.split("\n## Not in this report\n")[1].split("\n## ")[0]
+    assert md.index("\n## STS tasks\n") < md.index("\n## Not in this report\n") < md.index("\n## Skipped files\n")
     for title, line in expected.items():
-        body = md.split(f"\n## {title}\n")[1].split("\n## ")[0]
-        assert body.strip().startswith("Not in this report:") and line in body, title
+        assert f"\n## {title}\n" not in md and f"- [{title}]" not in md, title
+        assert re.search(rf"^{re.escape(title)}: .*{re.escape(line)}", absent, re.M), title
+    assert "Not in this report:" not in md
     assert not (tmp_path / "out" / "figures").exists() or not list((tmp_path / "out" / "figures").iterdir())
 
 

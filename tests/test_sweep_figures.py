@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 from seed_results import OFFSETS, SEEDS, make_seed_results
 
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
@@ -38,7 +39,9 @@ def test_a_batch_size_sweep_is_drawn_against_the_setting_with_the_seed_interval(
     data = _csv(tmp_path / "sweep.csv", rows)
     fig = draw_sweep(data, "batch_size", title="ESimCSE: against batch_size")
     ours, published = fig.axes
-    assert ours.get_xlabel() == "batch_size" and ours.get_ylabel() == DEV
+    assert (
+        ours.get_xlabel() == "batch size" and ours.get_ylabel() == DEV
+    )  # the option's label, the paper's words
     mean_line = ours.lines[0]
     assert list(mean_line.get_xdata()) == [32, 64, 128] and list(mean_line.get_ydata()) == [80.0, 82.0, 81.0]
     band = ours.collections[0].get_paths()[0].vertices[:, 1]  # the 95% t-interval over 3 seeds
@@ -69,7 +72,7 @@ def test_a_grid_draws_a_line_per_value_of_its_second_field(tmp_path):
     fig = draw_sweep(_csv(tmp_path / "grid.csv", rows), "queue_size", "queue_init")
     (ax,) = fig.axes
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert ax.get_xlabel() == "queue_size" and labels == ["64", "256"]
+    assert ax.get_xlabel() == "queue size" and labels == ["64", "256"]
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +165,65 @@ def test_a_sweep_of_named_settings_draws_the_same_bytes_twice(tmp_path):
     data = _csv(tmp_path / "mask.csv", rows)
     first = sweep_figure(data, tmp_path / "a", "fixed_dropout_mask")[1].read_bytes()
     assert sweep_figure(data, tmp_path / "b", "fixed_dropout_mask")[1].read_bytes() == first
+
+
+def test_axes_and_titles_read_the_papers_words_and_the_seeds_once(tmp_path):
+    from stsbench.reports.sweep_figures import draw_sweep
+
+    # MoCoSE Table 3 / Figure 8: STS against the "EMA decay weight", not the option's name ema_decay_start
+    rows = [
+        {"setting": str(w), "seed": str(s), "best_dev": repr(80.0 + s)} for w in (0.5, 0.9) for s in SEEDS
+    ]
+    fig = draw_sweep(_csv(tmp_path / "ema.csv", rows), "ema_decay_start")
+    assert fig.axes[0].get_xlabel() == "EMA decay weight"
+    title = fig._suptitle.get_text()
+    assert "(3 seeds a setting)" in title and "3-3" not in title
+    fewer = _csv(tmp_path / "fewer.csv", rows[:-1])  # the last setting lost a seed
+    assert "(2-3 seeds a setting)" in draw_sweep(fewer, "ema_decay_start")._suptitle.get_text()
+    # an option without a label (or one not a training option) keeps its name
+    assert draw_sweep(fewer, "temperature").axes[0].get_xlabel() == "temperature"
+
+
+def test_every_option_a_built_in_recipe_sweeps_has_a_label_in_its_definition():
+    from stsbench.recipes import load_recipe, recipe_names
+    from stsbench.train.config import OPTIONS
+
+    swept = {
+        o for name in recipe_names() for run in load_recipe(name).runs if run.sweep_of for o in run.point
+    }
+    assert swept  # the recipes sweep something
+    assert {o for o in swept if not OPTIONS[o].label} == set()
+
+
+def test_the_banner_belongs_to_the_results_and_the_images_carry_it(swept, tmp_path):
+    from PIL import Image
+
+    from stsbench.reports.render import write_report
+    from stsbench.results.scale import write_scale
+
+    results = tmp_path / "results"
+    shutil.copytree(swept, results)
+    banner = "Mini scale: tiny, 3 steps: not the paper's setting."
+    write_scale(results, banner)  # as reproduce writes it beside a mini recipe's results
+    write_report(results, tmp_path / "by-hand", "by hand", "stsbench report (by hand, no --banner)")
+    md = (tmp_path / "by-hand" / "report.md").read_text()
+    assert md.split("\n\n")[1] == f"**{banner}**"  # first under the title
+    figures = [line for line in md.splitlines() if line.startswith("![")]
+    assert figures and all(f"[{banner}]" in line for line in figures)  # every figure's caption
+    for png in (tmp_path / "by-hand" / "figures").glob("*.png"):  # and the image files themselves
+        assert Image.open(png).text["Description"] == banner, png.name
+        assert banner in png.with_suffix(".svg").read_text(), png.name
+    # given again on the command line, it is said once; another one is added to it
+    write_report(results, tmp_path / "again", "again", "stsbench report", banner=banner)
+    assert (tmp_path / "again" / "report.md").read_text().split("\n\n")[1] == f"**{banner}**"
+    write_report(results, tmp_path / "more", "more", "stsbench report", banner="also: 2 seeds only")
+    assert (tmp_path / "more" / "report.md").read_text().split("\n\n")[1] == f"**{banner}; also: 2 seeds only**"
+
+
+def test_a_broken_scale_file_is_named_in_one_line(swept, tmp_path, capsys):
+    results = tmp_path / "results"
+    shutil.copytree(swept, results)
+    (results / "scale.json").write_text("{", encoding="utf-8")
+    code, out, err = run_cli(["report", "--results", results, "--out", tmp_path / "out"], capsys)
+    assert code == 2 and "scale.json: not readable JSON" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "report.md").exists()

@@ -95,6 +95,18 @@ def components_used(run: TrainRun) -> tuple[bool, bool]:
     return bool(run.config.get("repetition", True)), float(run.config.get("queue_multiple", 2.5)) > 0
 
 
+def option_words(name: str) -> str:
+    """A training option as the papers name it (its definition's label: ``EMA decay weight``), else its name."""
+    option = OPTIONS.get(name)
+    return (option.label if option is not None else None) or name
+
+
+def titled(kind: str, name: str, method: str) -> str:
+    """``Ablation: EMA decay weight (MoCoSE, ema_decay_start)``: the option's label, its name where they differ."""
+    words = option_words(name)
+    return f"{kind}: {words} ({method}{'' if words == name else f', {name}'})"
+
+
 def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
     rep, mom = components_used(run)
@@ -337,7 +349,8 @@ def sweep_seeds_table(
     reports); STS test Avg.: over the seeds whose checkpoints were evaluated on the seven tasks. Published: the
     paper's cell of that setting (``KEY#COLUMN``), where the registry has the sweep.
     """
-    columns = [name, "best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)", "published", "cell"]
+    columns = [option_words(name), "best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)"]
+    columns += ["published", "cell"]
     out = []
     for g in rows:
         runs = g.runs
@@ -362,7 +375,7 @@ def sweep_seeds_table(
         "over seeds. Published: the paper's cell for that setting (BERT-base in the papers).",
         _other_settings(_without_seed(rows[0].runs[0]), (name,)),
     ]
-    title = f"Sweep over seeds: {name} ({method})"
+    title = titled("Sweep over seeds", name, method)
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
 
 
@@ -370,7 +383,7 @@ def sweep_table(
     name: str, group: list[TrainRun], models: list[Model], records: list[TaskRecord], n: int
 ) -> Table:
     """One field varied, everything else equal: STS-B dev per value (published ESimCSE row where there is one)."""
-    columns = ["run", name, "best dev", "at step", "STS test Avg.", "published dev", "published key"]
+    columns = ["run", option_words(name), "best dev", "at step", "STS test Avg.", "published dev", "published key"]
     rows = []
     for r in group:
         v = settings(r)[name]
@@ -391,7 +404,8 @@ def sweep_table(
         f"{method} runs identical but for {name}; STS-B dev Spearman x100 of each kept checkpoint.",
         _other_settings(group[0], (name,)),
     ]
-    return make_table(f"ablation_{name}_{n}", f"Ablation: {name} ({method})", columns, rows, notes)
+    title = titled("Ablation", name, method)
+    return make_table(f"ablation_{name}_{n}", title, columns, rows, notes)
 
 
 def grid_groups(runs: list[TrainRun]) -> list[tuple[str, str, list[TrainRun]]]:

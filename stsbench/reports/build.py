@@ -145,7 +145,24 @@ def missing(key: str, results: str | Sequence[str]) -> str:
     make, describe = (analysis.make, analysis.describe) if analysis else (MAKE[key], DESCRIBE[key])
     first = results if isinstance(results, str) else results[0]
     command = make.replace("RESULTS", first.rstrip("/") or ".")
-    return f"Not in this report: no {describe} under {under(results, 'or')}. Make them with `{command}`."
+    return f"{ABSENT}no {describe} under {under(results, 'or')}. Make them with `{command}`."
+
+
+ABSENT = "Not in this report: "  # a section of nothing but this line is listed at the end, not shown
+
+
+def _absent_last(sections: list[Section]) -> list[Section]:
+    """Sections with nothing in them left out, each named in one closing "Not in this report" section."""
+    empty = [
+        s
+        for s in sections
+        if not s.tables and not s.figures and [p[: len(ABSENT)] for p in s.paragraphs] == [ABSENT]
+    ]
+    if not empty:
+        return sections
+    shown = [s for s in sections if all(s is not e for e in empty)]
+    lines = [f"{s.title}: {s.paragraphs[0][len(ABSENT) :]}" for s in empty]
+    return [*shown, Section("absent", "Not in this report", lines)]
 
 
 class _Figures:
@@ -345,9 +362,10 @@ def _sweep_figures(
         data = sweep_figures.write_rows(rows, figs.folder / f"{stem}.csv")
         figs.written.append(data)
         method = gs[0].method or gs[0].name
-        title = f"{method}: against {name}" + (f", a line per {series}" if series else "")
+        words = ablations.option_words(name)
+        title = f"{method}: against {words}" + (f", a line per {ablations.option_words(series)}" if series else "")
         if sweep_figures.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
-            what = f"{method}: against the maximum traceable distance each {name} sets"
+            what = f"{method}: against the maximum traceable distance each {words} sets"
             paths = sweep_figures.sweep_figure(
                 data, figs.folder / f"{stem}_distance", name, series, what, x="traceable_distance"
             )
@@ -542,6 +560,7 @@ def build_report(
         ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
         sections[at:at] = _paper_figures(figures, sections, verdicts)
+    sections = _absent_last(sections)
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [f"`{w}`" for w in coll.warnings] or [
         f"None: every file under {under(results)} was read."

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stsbench.analyses.figures import stamped
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
@@ -22,6 +23,7 @@ from stsbench.reports.collect import collect, only
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
+from stsbench.results.scale import read_banners
 from stsbench.stats.claims import Claim
 from stsbench.tabular import to_html, to_markdown
 
@@ -148,25 +150,28 @@ def write_report(
             "give the --results folder that `stsbench run`, the analyses or `stsbench train` wrote"
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
+    # the scale the results were made at is theirs: kept however the report is made (#51.6)
+    banner = "; ".join(dict.fromkeys([*read_banners(coll.folders), *([banner] if banner else [])])) or None
     given = " ".join(f"--results {f}" for f in folders)
     # its absolute paths relative to the working folder, not to --out: the text is the same wherever it is written
     command = portable_command(command or f"stsbench report {given} --out {out}", ".")
     name = title or f"stsbench report: {out.resolve().name}"
-    report = build_report(
-        coll,
-        out / FIGURES,
-        name,
-        command,
-        baseline=baseline,
-        against=against,
-        difference=difference,
-        notes=notes,
-        out=out,
-        claims=claims,
-        banner=banner,
-        figures=figures,
-        **({"align_point": align_point} if align_point is not None else {}),
-    )
+    with stamped(banner):  # every image carries the banner itself
+        report = build_report(
+            coll,
+            out / FIGURES,
+            name,
+            command,
+            baseline=baseline,
+            against=against,
+            difference=difference,
+            notes=notes,
+            out=out,
+            claims=claims,
+            banner=banner,
+            figures=figures,
+            **({"align_point": align_point} if align_point is not None else {}),
+        )
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg", ".csv") and stale.resolve() not in kept:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stsbench.progress import seeds_a_setting
 from stsbench.reports import ablations
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.figures import write_csv
@@ -156,7 +157,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
                     linestyle="none",
                 )  # fmt: skip
                 sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=False, zorder=3)
-            ax.set_xlabel(DISTANCE if x == "traceable_distance" else setting)
+            ax.set_xlabel(DISTANCE if x == "traceable_distance" else ablations.option_words(setting))
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
         ramped = x == "traceable_distance" and (frame["distance_ramped"] == "yes").any()
@@ -167,7 +168,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
                 if ramped
                 else ""
             )
-            + f"each seed (dots); mean and its 95% t-interval over seeds ({n.min()}-{n.max()} seeds a setting)",
+            + f"each seed (dots); mean and its 95% t-interval over seeds ({seeds_a_setting(n.min(), n.max())})",
             fontsize=9,
         )
         fig.tight_layout()

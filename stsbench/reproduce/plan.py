@@ -326,9 +326,10 @@ def mini_banner(recipe: Recipe) -> str | None:
         text = f"{c.get('model')}, {steps} of {c.get('batch_size')} sentences from {corpus}{lines}"
         if text not in found:
             found.append(text)
+    from stsbench.progress import seeds_a_setting
+
     seeds = sorted({len(r.seeds) for r in recipe.runs})
-    n = "-".join(map(str, (seeds[0], seeds[-1])) if len(seeds) > 1 else map(str, seeds))
-    return f"Mini scale: {'; '.join(found)}; {n} seeds a setting: not the paper's setting."
+    return f"Mini scale: {'; '.join(found)}; {seeds_a_setting(seeds[0], seeds[-1])}: not the paper's setting."
 
 
 def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
@@ -404,6 +405,11 @@ def prepare(plan: Plan, step: Step) -> None:
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     elif step.kind == "report":
         from stsbench.results.portable import copy_training_file
+        from stsbench.results.scale import write_scale
+
+        banner = mini_banner(plan.recipe)
+        if banner and not plan.recipe.omitted:  # the whole recipe's scale, kept with its results (a subset's is not)
+            write_scale(plan.out / "results", banner)
 
         if plan.recipe.claims:
             import yaml

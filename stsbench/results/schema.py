@@ -76,6 +76,7 @@ TRAIN_LOG_KIND = "stsbench.train_log"
 SEED_RUNS_KIND = "stsbench.seed_runs"
 SEED_AGGREGATE_KIND = "stsbench.seed_aggregate"
 AVERAGE_KIND = "stsbench.sts_average"
+SCALE_KIND = "stsbench.scale"  # ``scale.json``: the scale the results were made at (a mini recipe's banner)
 
 
 @dataclass

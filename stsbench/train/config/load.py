@@ -31,6 +31,12 @@ class Option:
     methods: tuple[str, ...] | None  # the methods it belongs to; None: every method
     group: str  # "ESimCSE options": the labels of the methods it belongs to, for --help panels
     short: str | None = None
+    label: str | None = None  # the option in the paper's words, for figure axes and titles
+
+    @property
+    def shown(self) -> str:
+        """How figures and tables name it: its label, else its name (``EMA decay weight``, ``temperature``)."""
+        return self.label or self.name
 
     @property
     def flag(self) -> str:
@@ -55,6 +61,7 @@ def _option(name: str) -> Option:
         methods=tuple(str(s.name) for s in owners(name)) if group else None,
         group=f"{' or '.join(s.label for s in owners(name))} options" if group else "Options",
         short=describe.extra(info, "short"),
+        label=describe.extra(info, "label"),
     )
 
 

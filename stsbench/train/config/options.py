@@ -87,6 +87,7 @@ class CommonOptions(BaseModel):
         "Sentences a batch (in-batch negatives: at least 2).",
         why="leaves no in-batch negatives; use at least 2 (the papers use 64)",
         ge=2,
+        label="batch size",
     )
     lr: float = option(3e-5, "Peak learning rate (AdamW), decayed linearly to 0.", gt=0)
     warmup_steps: int = option(0, "Linear warm-up steps before the decay.", ge=0)
@@ -120,6 +121,7 @@ class CommonOptions(BaseModel):
         None,
         "Draw every batch from one bucket of sentence lengths (ESimCSE COLING Table 6's buc_len): N for two "
         "buckets (<= N, > N), A:B for <= A, A+1, ..., >= B (Table 6's 3~8: 3:8); default: no buckets.",
+        label="buc_len",
     )
     batch_bucket_unit: Literal["words", "tokens"] = option(
         "words",
@@ -137,6 +139,7 @@ class CommonOptions(BaseModel):
         "Set the backbone's hidden and attention dropout (default: the backbone's, 0.1 for BERT).",
         ge=0,
         lt=1,
+        label="dropout rate p",
     )
     augment: str = option(
         "none",
@@ -166,7 +169,10 @@ class CommonOptions(BaseModel):
     hard_negative_weight: float = option(
         0.0, "Sup SimCSE: added to the hard negative's logit (SimCSE's w).", ge=0
     )
-    mlm_weight: float = option(0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).", ge=0)
+    mlm_weight: float = option(
+        0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).", ge=0,
+        label="MLM weight λ",
+    )
     mlm_probability: float = option(0.15, "Masking rate of the MLM loss.", gt=0, lt=1)
     mlm_views: Literal["all", "anchor"] = option(
         "all",

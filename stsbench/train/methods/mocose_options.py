@@ -20,14 +20,21 @@ class MoCoSEOptions(BaseModel):
 
     model_config = _STRICT
 
-    projection_layers: int = option(1, "MoCoSE: projection layers of both branches (Table 4: 1).", ge=0)
-    predictor_layers: int = option(2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", ge=0)
+    projection_layers: int = option(
+        1, "MoCoSE: projection layers of both branches (Table 4: 1).", ge=0,
+        label="projection layers",
+    )
+    predictor_layers: int = option(
+        2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", ge=0,
+        label="predictor layers",
+    )
     out_size: int | None = option(
         None,
         "MoCoSE: width D of the projection's output, the predictor and the queued keys (the official "
         "config.out_size; Table 6(a)'s 'prediction dimension'); default: the backbone's hidden size. The "
         "encoder's pooled embedding, which evaluation reads, keeps the hidden size.",
         ge=1,
+        label="embedding dimension",
     )
     ema_decay_start: float = option(
         0.75,
@@ -35,6 +42,7 @@ class MoCoSEOptions(BaseModel):
         why="is outside [0, 1) (eq. 2)",
         ge=0,
         lt=1,
+        label="EMA decay weight",
     )
     ema_decay_end: float = option(
         0.95,
@@ -70,9 +78,13 @@ class MoCoSEOptions(BaseModel):
     fgsm_epsilon: float = option(
         5e-9, "MoCoSE: FGSM step on the online branch's input embeddings (eq. 1; 0: off).", ge=0
     )
-    queue_size: int = option(512, "MoCoSE: negative queue size K (global across processes).", ge=0)
+    queue_size: int = option(
+        512, "MoCoSE: negative queue size K (global across processes).", ge=0,
+        label="queue size",
+    )
     queue_start_size: int = option(
-        128, "MoCoSE: random entries the queue starts from (K_start; Table 7).", ge=0
+        128, "MoCoSE: random entries the queue starts from (K_start; Table 7).", ge=0,
+        label="initial queue size",
     )
     queue_start: Literal["random", "batches", "official"] = option(
         "random",
@@ -85,6 +97,7 @@ class MoCoSEOptions(BaseModel):
         None,
         "MoCoSE: the queue positions that join the loss, newest first, as START:END[,START:END] "
         "(Table 8: 256:768; default: all).",
+        label="queue slice",
     )
 
     @model_validator(mode="after")
