@@ -120,3 +120,19 @@ PromptNameOpt = _text_option(
     "A prompt the model stores (config_sentence_transformers.json 'prompts'), by name; "
     "default: the model's default_prompt_name, if it has one.",
 )
+
+
+def runs_and_seeds(runs: str | None, seeds: str | None) -> tuple[list[str] | None, list[int] | None]:
+    """``--runs a,b`` and ``--seeds 1,2`` as lists (None: not given); a bad seed or an empty list is one line."""
+    from stsbench.errors import StsbenchError
+
+    names = [n.strip() for n in runs.split(",") if n.strip()] if runs is not None else None
+    numbers = None
+    if seeds is not None:
+        try:
+            numbers = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError:
+            raise StsbenchError(f"--seeds {seeds!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
+    if names == [] or numbers == []:
+        raise StsbenchError("--runs and --seeds need at least one name or seed")
+    return names, numbers

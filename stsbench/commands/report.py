@@ -131,7 +131,7 @@ def report_cmd(
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
     the rest of the report is written and the exit status is 0 (1 with --strict).
     """
-    from stsbench.errors import StsbenchError
+    from stsbench.commands._options import runs_and_seeds
     from stsbench.files import check_writable_dir
 
     check_writable_dir(out, "--out")
@@ -148,11 +148,7 @@ def report_cmd(
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
     command = shlex.join(["stsbench", *sys.argv[1:]])
-    names = [n.strip() for n in runs.split(",") if n.strip()] if runs is not None else None
-    try:
-        numbers = [int(s) for s in seeds.split(",") if s.strip()] if seeds is not None else None
-    except ValueError:
-        raise StsbenchError(f"--seeds {seeds!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
+    names, numbers = runs_and_seeds(runs, seeds)
     files = write_report(
         results,
         out,

@@ -225,20 +225,11 @@ LIST_FOOTER = (
 
 def _subset(recipe, runs: str | None, seeds: str | None):  # noqa: ANN001, ANN202
     """``--runs``/``--seeds``: the recipe on those (:meth:`stsbench.recipes.Recipe.subset`); bad seeds: one line."""
-    from stsbench.errors import StsbenchError
+    from stsbench.commands._options import runs_and_seeds
 
     if runs is None and seeds is None:
         return recipe
-    names = [n.strip() for n in runs.split(",") if n.strip()] if runs is not None else None
-    numbers = None
-    if seeds is not None:
-        try:
-            numbers = [int(s) for s in seeds.split(",") if s.strip()]
-        except ValueError:
-            raise StsbenchError(f"--seeds {seeds!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
-    if names == [] or numbers == []:
-        raise StsbenchError("--runs and --seeds need at least one name or seed")
-    return recipe.subset(names, numbers)
+    return recipe.subset(*runs_and_seeds(runs, seeds))
 
 
 def _key_value(text: str) -> tuple[str, str]:
