@@ -28,7 +28,6 @@ from helpers import (
 
 from stsbench.published.registry import get_entry
 from stsbench.recipes import load_recipe, recipe_names
-from stsbench.reproduce.cost import STEP_TIMES
 from stsbench.reproduce.plan import build_plan, training_copies
 from stsbench.reproduce.state import busy_seconds
 
@@ -63,38 +62,15 @@ def test_dry_run_of_every_built_in_recipe_lists_runs_cost_and_published_cells(na
     plan = build_plan(recipe, tmp_path / "o")
     for step in plan.steps:
         assert f"  {step.id}  [{step.key[:12]}]" in out
-    assert "estimated training time" in out
-    assert re.search(r"^  .+: (\d+(\.\d)? (h|min|s)|unknown)", out.split("estimated training time")[1], re.M)
+    assert "estimated time, one step at a time" in out
+    after = out.split("estimated time, one step at a time")[1]
+    assert re.search(r"^  counted: \d+ trainings: ", after, re.M)
+    assert re.search(r"^  .+: (at least )?(\d+(\.\d)? (h|min|s)|unknown)", after, re.M)
     for key in recipe.published:
         entry = get_entry(key)  # every key it names exists
         assert f"  {key}: " + ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items()) in out
         assert f"\n    {entry.cite}\n" in out  # the citation on one line, however long
     assert not (tmp_path / "o").exists()  # a dry run writes nothing
-
-
-def test_the_estimate_is_steps_times_the_measured_step_time(tmp_path):
-    from stsbench.reproduce.cost import estimates
-
-    recipe = load_recipe("esimcse-official")
-    (h100,) = [e for e in estimates(build_plan(recipe.subset(runs=["simcse", "esimcse"]), tmp_path)) if e.device == "H100"]
-    # 5 seeds x 15,625 steps (10^6 lines / 64) of SimCSE and of ESimCSE, the H100 rows' ms
-    assert h100.seconds == pytest.approx(5 * 15625 * (43.73 + 91.42) / 1000)
-    # BERT-large and RoBERTa have no measured step time: the whole recipe's estimate is unknown, not a guess
-    (whole,) = [e for e in estimates(build_plan(recipe, tmp_path)) if e.device == "H100"]
-    assert whole.seconds is None
-    cpu = build_plan(load_recipe("cpu-mini"), tmp_path)
-    (est,) = estimates(cpu)
-    assert est.device == "CPU, 1 thread" and est.seconds == pytest.approx(
-        5 * 50 * (3818.01 + 3 * 4804.19 + 4431.92) / 1000
-    )
-
-
-def test_the_step_times_are_the_benchmarks_rows():
-    for row in STEP_TIMES:
-        path = ROOT / row.source.split(" ")[0]
-        table = path.read_text(encoding="utf-8").split("\n\n")[2]  # the first measured table
-        pattern = rf"^\| {row.method} \| \w+ \| eager \| {row.ms:.2f} \|"
-        assert re.search(pattern, table, re.M), (row, path)
 
 
 def test_keys_change_with_what_determines_them_and_reach_the_steps_after(tiny, tmp_path):
@@ -294,6 +270,9 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     assert args[at : at + 2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
     assert args[at + 2 : at + 4] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
     assert args[at + 4] == "--banner" and args[at + 5].endswith("not the paper's setting.")  # a mini recipe
+    from stsbench.results.scale import read_banners
+
+    assert read_banners([clean / "results"]) == [args[at + 5]]  # kept with the results: any report of them has it
     out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from stsbench.analyses import DEFAULT_BUCKETS
-from stsbench.analyses.registry import Analysis, option, register_analysis
+from stsbench.analyses.registry import Analysis, Encodes, option, register_analysis
 from stsbench.errors import StsbenchError
 
 LB, GEO, REP = "stsbench.analyses.length_bias", "stsbench.analyses.geometry", "stsbench.analyses.repetition"
@@ -67,6 +67,12 @@ class LengthBias(Analysis):
         from stsbench.analyses.common import LENGTH_TASKS, pair_files
 
         return root, [f for t in LENGTH_TASKS for f in pair_files(root, t, "test")]
+
+    def encodes(self, config: LengthBiasConfig) -> Encodes:
+        """The seven test sets."""
+        from stsbench.analyses.common import LENGTH_TASKS
+
+        return Encodes(splits=tuple((t, "test") for t in LENGTH_TASKS))
 
     def variant(self, config: LengthBiasConfig) -> str:
         """``words`` or ``tokens``."""
@@ -176,6 +182,10 @@ class RepetitionProbe(Analysis):
         source = Path(config.triples if config.triples is not None else config.corpus)  # type: ignore[arg-type]
         return source.parent, [source]
 
+    def encodes(self, config: RepetitionConfig) -> Encodes:
+        """Each triple's query and its two candidates: at most ``3 n`` sentences."""
+        return Encodes(sentences=3 * config.n)
+
     def record(self, config: RepetitionConfig) -> dict[str, Any]:
         """``triples`` is stored as ``triples_from``."""
         rec = super().record(config)
@@ -211,6 +221,10 @@ class _StsbSplit(Analysis):
         from stsbench.analyses.common import pair_files
 
         return Path(data_dir or "."), pair_files(Path(data_dir or "."), STSB, config.split)
+
+    def encodes(self, config: Any) -> Encodes:
+        """The STS-B split."""
+        return Encodes(splits=((STSB, config.split),))
 
     def variant(self, config: Any) -> str:
         """The split."""
@@ -333,6 +347,13 @@ class CosineDensity(Analysis):
         root = Path(data_dir or ".")
         splits = SPLITS if config.split == "all" else (config.split,)
         return root, [f for s in splits for f in pair_files(root, STSB, s)]
+
+    def encodes(self, config: CosineDensityConfig) -> Encodes:
+        """The STS-B split, or each split."""
+        from stsbench.analyses.density import SPLITS
+
+        splits = SPLITS if config.split == "all" else (config.split,)
+        return Encodes(splits=tuple((STSB, s) for s in splits))
 
     def variant(self, config: CosineDensityConfig) -> str:
         """The split."""

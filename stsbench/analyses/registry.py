@@ -60,6 +60,18 @@ class Number:
 
 
 @dataclasses.dataclass(frozen=True)
+class Encodes:
+    """What one model's run of an analysis encodes, as reproduce's cost estimate counts it.
+
+    ``splits``: the pair data ``(task, split)`` it reads; ``sentences``: how many others. Sentences an
+    evaluation of the model has encoded come from the embedding cache.
+    """
+
+    splits: tuple[tuple[str, str], ...] = ()
+    sentences: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
 class NoOptions:
     """The config of an analysis without options of its own."""
 
@@ -104,6 +116,10 @@ class Analysis(ABC):
     def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
         """The folder provenance paths are relative to, and the files read (their sha256 is recorded)."""
         return Path(data_dir or "."), []
+
+    def encodes(self, config: Any) -> Encodes | None:
+        """What one model's run encodes (:class:`Encodes`); None (the default): not known, the estimate says so."""
+        return None
 
     def variant(self, config: Any) -> str | None:
         """Return the option that selects the data (``words``, ``dev``).

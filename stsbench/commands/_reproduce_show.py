@@ -76,6 +76,7 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
     from stsbench.errors import StsbenchError
     from stsbench.published.registry import get_entry
     from stsbench.reproduce.cost import duration, estimates, this_device
+    from stsbench.reproduce.counts import count
     from stsbench.reproduce.needs import missing
     from stsbench.reproduce.state import STATE_FILE, classify, load_state, planned, why_run
 
@@ -126,10 +127,21 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
             say(f"  {need.line()}")
     else:
         say("missing here: nothing (data, corpora and models found)")
-    say("estimated training time (steps x measured step time):")
-    for e in estimates(plan, this_device(parallel, gpus)):
-        source = f"  ({'; '.join(e.sources)})" if e.sources else ""
-        say(f"  {e.device}: {duration(e.seconds)}{source}")
+    counts = count(plan)
+    say("estimated time, one step at a time (counted parts x measured unit times, a cold embedding cache):")
+    say(f"  counted: {counts.line()}")
+    for e in estimates(plan, this_device(parallel, gpus), counts):
+        parts = ", ".join(f"{name} {duration(s)}" for name, s in e.parts.items())
+        total = duration(e.seconds)
+        if e.missing and e.seconds is not None:
+            total = f"at least {total}"
+        say(f"  {e.device}: {total}" + (f" ({parts})" if parts else ""))
+        if e.missing:
+            say(f"    no measured time on it for: {', '.join(e.missing)}")
+        if e.sources:
+            say(f"    from {'; '.join(e.sources)}")
+        if parallel > 1 and e.device.endswith("(this run)") and e.seconds is not None:
+            say(f"    with --parallel {parallel}: about {duration(e.seconds / parallel)} wall at best")
     judged = "with a verdict" if recipe.verdict else f"set beside, no verdict: {recipe.verdict_reason}"
     say(f"published cells ({judged}):")
     for key in recipe.published:
