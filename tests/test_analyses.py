@@ -515,7 +515,10 @@ def test_toy_analysis_registers_once_and_reaches_cli_results_and_report(toy, tmp
     files = write_report(tmp_path / "results", tmp_path / "report", "toy", "stsbench report (test)")
     md = files.markdown.read_text(encoding="utf-8")
     assert "\n## Toy norms\n" in md and "| model | toy mean norm |" in md
-    assert md.index("## Singular-value spectra") < md.index("## Toy norms") < md.index("## Training curves")
+    # among the analyses' sections; the built-in ones without results are each a line of the closing list
+    absent = md.split("\n## Not in this report\n")[1]
+    assert absent.index("\nSingular-value spectra: ") < absent.index("\nTraining curves: ")  # in report order
+    assert md.index("## Toy norms") < md.index("## Provenance") < md.index("## Not in this report")
 
 
 PLUGIN = """
