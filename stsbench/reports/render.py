@@ -23,7 +23,7 @@ from stsbench.reports.collect import collect, only
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
-from stsbench.results.scale import read_banners
+from stsbench.results.scale import report_banner
 from stsbench.stats.claims import Claim
 from stsbench.tabular import to_html, to_markdown
 
@@ -151,7 +151,7 @@ def write_report(
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
     # the scale the results were made at is theirs: kept however the report is made (#51.6)
-    banner = "; ".join(dict.fromkeys([*read_banners(coll.folders), *([banner] if banner else [])])) or None
+    banner = report_banner(coll.folders, banner)
     given = " ".join(f"--results {f}" for f in folders)
     # its absolute paths relative to the working folder, not to --out: the text is the same wherever it is written
     command = portable_command(command or f"stsbench report {given} --out {out}", ".")

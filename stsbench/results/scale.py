@@ -45,3 +45,8 @@ def read_banners(folders: Iterable[str | Path]) -> list[str]:
         if banner not in found:
             found.append(banner)
     return found
+
+
+def report_banner(folders: Iterable[str | Path], given: str | None = None) -> str | None:
+    """The banner a report of ``folders`` carries: theirs, then ``given`` (``--banner``) where it adds to them."""
+    return "; ".join(dict.fromkeys([*read_banners(folders), *([given] if given else [])])) or None
