@@ -150,7 +150,7 @@ def write_report(
             "give the --results folder that `stsbench run`, the analyses or `stsbench train` wrote"
         )
     folders = [results] if isinstance(results, (str, Path)) else list(results)
-    # the scale the results were made at is theirs: kept however the report is made (#51.6)
+    # the scale the results were made at is theirs: kept however the report is made
     banner = report_banner(coll.folders, banner)
     given = " ".join(f"--results {f}" for f in folders)
     # its absolute paths relative to the working folder, not to --out: the text is the same wherever it is written
