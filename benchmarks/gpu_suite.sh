@@ -35,6 +35,12 @@ MODEL_DIR=$(cd "$1" && pwd) || { echo "error: model folder $1 not found" >&2; ex
 DATA_DIR=$(cd "$2" && pwd) || { echo "error: data folder $2 not found" >&2; exit 2; }
 shift 2
 PARTS=${*:-tests eval train epoch}
+for part in $PARTS; do  # a misspelt part is said at once, before a minute of environment checks
+  case $part in
+    tests | eval | train | epoch) ;;
+    *) echo "error: unknown part $part (tests, eval, train, epoch)" >&2; exit 2 ;;
+  esac
+done
 DEVICE=${DEVICE:-cuda}
 if [ ! -f "$MODEL_DIR/model.safetensors" ] && compgen -G "$MODEL_DIR/model.safetensors.part-*" >/dev/null; then
   # the halves gpu_stage.sh made; both must have arrived (the sha256 says so)
@@ -65,8 +71,10 @@ export STSBENCH_CACHE
 # bytecode: an installed stsbench and its dependencies have theirs (pip compiles at install), but the GPU image
 # and the unpacked wheels above do not, and a fresh copy of the tree neither; without it about 7 s of the cold
 # eval process went to compiling sources (H100, 2026-11-23). A writable pycache prefix, filled by the untimed
-# import check below, gives every timed process the bytecode an installed package has.
-PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$(mktemp -d)}
+# import check below, gives every timed process the bytecode an installed package has. Set empty, it is left
+# empty: Python then reads and writes the usual __pycache__ folders (a venv that has its bytecode already, as
+# tests/test_gpu_paths.py's dry run on CPU has).
+PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX-$(mktemp -d)}
 export PYTHONPYCACHEPREFIX
 
 {
@@ -148,10 +156,6 @@ for part in $PARTS; do
         --timeout "${EPOCH_RUN_TIMEOUT:-$(( ${EPOCH_TIMEOUT:-540} - 90 ))}" ${EPOCH_ARGS:-} \
         2>&1 | tee "$OUT/epoch_speed.log"
       rc=${PIPESTATUS[0]}
-      ;;
-    *)
-      echo "unknown part $part (tests, eval, train, epoch)" >&2
-      rc=2
       ;;
   esac
   echo "== $part exited with $rc ==" | tee -a "$OUT/env.txt"

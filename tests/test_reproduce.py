@@ -179,7 +179,6 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
     assert reproduction_figures(out) == reproduction_figures(clean) and reproduction_figures(out)
 
 
-CHECKED_IN = ROOT / "reports" / "cpu-mini-replication"
 CPU_MINI_TITLE = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"
 CPU_MINI_BANNER = (
     "Mini scale: all-MiniLM-L6-v2, 50 steps of 64 sentences from wiki1m's first 11,914 lines; 5 seeds a setting: "
@@ -210,26 +209,24 @@ def test_the_report_step_is_the_command_that_made_the_checked_in_report(tmp_path
     assert len(copies) == 2 * 25
 
 
-def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
-    tmp_path, monkeypatch, capsys
-):
-    """The checked-in folder as reproduce leaves it after training, evaluating and analysing: its report step
-    (the only step left) rewrites the checked-in report byte for byte (figures: under the versions that drew)."""
+def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_path, monkeypatch, capsys):
+    """A checked-in edition's folder as reproduce leaves it after training (and evaluating and analysing): its
+    report step (the only step left) rewrites the checked-in report byte for byte (figures: under the versions
+    that drew). mocose-collapse-mini's, the edition with the cheapest report; cpu-mini's report step is the
+    command tests/test_reports.py regenerates its report with (test_the_report_step_is_the_command_...)."""
     from stsbench.reproduce.state import load_state, save_state
 
+    edition, recipe = ROOT / "reports" / "mocose-collapse-mini", "mocose-collapse-mini"
     monkeypatch.chdir(tmp_path)
-    out = tmp_path / "reports" / CHECKED_IN.name
-    shutil.copytree(CHECKED_IN / "results", out / "results", ignore=shutil.ignore_patterns("train"))
-    shutil.copy(CHECKED_IN / "reproduce.json", out / "reproduce.json")
-    for log in (CHECKED_IN / "results" / "train").rglob(
-        "train_log.jsonl"
-    ):  # the runs, as trained into OUT/runs
-        run = out / "runs" / log.parent.relative_to(CHECKED_IN / "results" / "train")
-        shutil.copytree(log.parent, run)
-    plan = build_plan(load_recipe("cpu-mini"), Path("reports") / CHECKED_IN.name)
+    out = tmp_path / "reports" / edition.name
+    shutil.copytree(edition / "results", out / "results", ignore=shutil.ignore_patterns("train"))
+    shutil.copy(edition / "reproduce.json", out / "reproduce.json")
+    for log in (edition / "results" / "train").rglob("train_log.jsonl"):  # the runs, as trained into OUT/runs
+        shutil.copytree(log.parent, out / "runs" / log.parent.relative_to(edition / "results" / "train"))
+    plan = build_plan(load_recipe(recipe), Path("reports") / edition.name)
     state = load_state(out)
-    # the checked-in folder is cpu-mini's, every step of it done by `stsbench reproduce` on the machine it ran on
-    assert state["recipe"] == "cpu-mini" and state["sessions"]
+    # the checked-in folder is the recipe's, every step of it done by `stsbench reproduce` on the machine it ran on
+    assert state["recipe"] == recipe and state["sessions"]
     assert {r["status"] for r in state["steps"].values()} == {"done"}
     assert sorted(state["steps"]) == sorted(s.id for s in plan.steps)
     # the keys where this test runs (a training's resolved config names its corpus by path), the code each step
@@ -244,17 +241,17 @@ def test_reproduce_regenerates_the_checked_in_replication_from_its_trained_runs(
     assert all(r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]])
     save_state(out, state)
     # in this process: the report step it starts is the command whose output is compared
-    args = ["reproduce", "cpu-mini", "--out", f"reports/{CHECKED_IN.name}", "--keep-changed"]
+    args = ["reproduce", recipe, "--out", f"reports/{edition.name}", "--keep-changed"]
     code, out_text, err = run_cli(args, capsys)
     assert code == 0, out_text + err
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
     # results/train/ is the report step's copy of each run's logs, equal whatever matplotlib draws; the rest is the report
-    made, kept = ({k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, CHECKED_IN))
+    made, kept = ({k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, edition))
     differs = same_files(made, kept)
     assert not differs, differs
     skip = ("README.md", "reproduce.json", ".gitignore", "timings.log", "runs/", "logs/", ".stsbench.")
-    assert_same_report(out, CHECKED_IN, skip=lambda k: k.startswith(skip))
+    assert_same_report(out, edition, skip=lambda k: k.startswith(skip))
 
 
 @pytest.mark.slow  # the shared clean run: two 6-step trainings, STS-B dev, the report

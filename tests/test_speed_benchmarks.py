@@ -319,12 +319,8 @@ def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
     assert "official-style steps alone x 3" in text and "judged on an H100" in text
     bad = subprocess.run([*cmd[:2], "--lines", "10"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--lines must be at least --batch-size" in bad.stderr
-    # past --timeout the run (its process group) is stopped and the table still comes back, from its log so far
-    stopped = subprocess.run([*cmd, "--timeout", "0.5"], capture_output=True, text=True, timeout=300)
-    assert stopped.returncode == 0, stopped.stderr[-3000:]
-    text = out.read_text()
-    assert "**Stopped at --timeout 0.5 s after 0 of 3 steps**" in text
-    assert "no step was logged before the timeout" in text and "official-style steps alone x 3" in text
+    # past --timeout the run (its process group) is stopped and the table still comes back, from its log so far:
+    # tests/test_gpu_paths.py's dry run of the GPU suite's epoch part, which stops its run so
 
 
 def test_import_seconds_reads_the_interpreters_importtime_report():
