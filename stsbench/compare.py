@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stsbench.encoders.resolve import _looks_like_path, is_model_dir
+from stsbench.encoders.resolve import is_model_dir, looks_like_path
 from stsbench.errors import StsbenchError
 from stsbench.results.labels import unique_label
 from stsbench.results.seeds import is_seeds_folder
@@ -79,7 +79,7 @@ def load_sides(
             found.append("seeds")
         elif path.is_dir() and not is_model_dir(path):  # a checkpoint is evaluated, not read as results
             found.append(side_from_folder(path, mode=mode, source=src))
-        elif not path.exists() and _looks_like_path(src):  # a mistyped folder, not a hub id: say so first
+        elif not path.exists() and looks_like_path(src):  # a mistyped folder, not a hub id: say so first
             raise StsbenchError(
                 f"{src}: no such folder; pass the --output folder of `stsbench run` (or a part of it, such as "
                 "<output>/<model>/<pooler>/<mode>), a `stsbench train --seeds` folder or a model"

@@ -21,7 +21,8 @@ A file counts by what it *is* (:func:`tree_text`): its syntax tree with comments
 strings left out, walked canonically (node types and their non-empty fields, sorted), never its bytes nor
 ``ast.dump`` (whose text differs between Python 3.11, 3.12 and 3.13). A comment or docstring edit keeps every key;
 a changed constant, name or statement moves it. :func:`code_digest` with ``form="bytes"`` is the digest as
-stsbench computed it before (#51), which reproduce's one migration of recorded steps compares with.
+stsbench computed it before it read syntax trees, which reproduce's one migration of recorded steps compares
+with.
 """
 
 from __future__ import annotations
@@ -303,7 +304,7 @@ def code_digest(kind: str, root: Path | None = None, form: str = "tree") -> str:
     """The digest of the code that computes an output of ``kind`` (:data:`ENTRIES`; ``embedding`` too).
 
     ``root``: the package folder to read (default :data:`ROOT`, this one). ``form``: ``tree`` (what the code
-    is) or ``bytes``, the form before #51, kept for the migration of recorded reproduce steps.
+    is) or ``bytes``, the earlier form, kept for the migration of recorded reproduce steps.
     """
     if kind == "embedding":
         return source_digest(*EMBEDDING_FILES, root=root, form=form)

@@ -15,7 +15,7 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1:
     os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
-from helpers import DATA, SENTENCES, make_tiny_bert  # noqa: E402
+from helpers import DATA, make_tiny_bert, make_train_files, tiny_folder, tiny_reproduction  # noqa: E402
 
 REQUIRE_CUDA = os.environ.get("STSBENCH_REQUIRE_CUDA") == "1"  # the GPU suite's run of the cuda tests
 
@@ -48,29 +48,7 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> Path:
     """The trainer tests' tiny BERT (``tiny``, BERT's init), a train file, an NLI csv and a 40-pair STS-B dev."""
-    import numpy as np
-
-    root = tmp_path_factory.mktemp("train")
-    make_tiny_bert(root / "tiny", max_positions=128, init_range=0.02)
-    rng = np.random.default_rng(0)
-    lines = [
-        f"{SENTENCES[i % 12]} {SENTENCES[(i * 5 + 1) % 12]}" if i % 3 else SENTENCES[i % 12]
-        for i in range(30)
-    ]
-    (root / "train.txt").write_text("\n".join(lines) + "\n")
-    rows = ["sent0,sent1,hard_neg"] + [
-        f'"{SENTENCES[i]}","{SENTENCES[(i + 1) % 12]}","{SENTENCES[(i + 6) % 12]}"' for i in range(12)
-    ]
-    (root / "nli.csv").write_text("\n".join(rows) + "\n")
-    sts = root / "data" / "downstream" / "STS" / "STSBenchmark"
-    sts.mkdir(parents=True)
-    dev = [
-        f"main-captions\tMSRvid\t2012test\t{i:04d}\t{rng.uniform(0, 5):.3f}\t{SENTENCES[i % 12]}\t"
-        f"{SENTENCES[(i * 7 + 3) % 12]}"
-        for i in range(40)
-    ]
-    (sts / "sts-dev.csv").write_text("\n".join(dev) + "\n")
-    return root
+    return make_train_files(tmp_path_factory.mktemp("train"))
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -118,3 +96,18 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 6 steps, an
+    analysis, judged against a published row): the session's one (:func:`helpers.tiny_folder`)."""
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    return tiny_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def clean(tiny, tmp_path_factory) -> Path:
+    """``tiny.yaml`` reproduced without interruption, once for the session (:func:`helpers.tiny_reproduction`)."""
+    return tiny_reproduction(tmp_path_factory)

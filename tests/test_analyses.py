@@ -13,107 +13,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import CountingEncoder, make_data_dir, mock_pairs, table_of
 
 from stsbench.analyses import geometry, length_bias, repetition
 from stsbench.analyses.common import LENGTH_TASKS, pair_files
 from stsbench.analyses.registry import Analysis, get_analysis, option, register_analysis, unregister_analysis
-from stsbench.data.sts import STS_SUBSETS, Pairs
-from stsbench.encoders.base import EmbeddingTable, EncoderInfo
+from stsbench.data.sts import Pairs
+from stsbench.encoders.base import EncoderInfo
 from stsbench.errors import StsbenchError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# --- fakes -------------------------------------------------------------------------------------------------
-
-
-class CountingEncoder:
-    """Deterministic bag-of-words vectors (blake2b buckets); counts every text it is asked to encode."""
-
-    def __init__(self, dim: int = 16) -> None:
-        self.dim = dim
-        self.encoded = 0
-        self.info = EncoderInfo("fake", "/nonexistent", f"fake-{dim}", "avg", None, "float32", "fake")
-
-    def encode(self, texts, batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
-        self.encoded += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.split():
-                out[i, hashlib.blake2b(w.encode(), digest_size=2).digest()[0] % self.dim] += 1.0
-            out[i, 0] += 0.1  # no zero rows
-        return out
-
-
-def table_of(mapping: dict[str, list[float]]) -> EmbeddingTable:
-    return EmbeddingTable(list(mapping), np.array(list(mapping.values()), dtype=np.float32))
-
-
-WORDS = "the a cat dog sat ran on mat park big small red blue house tree car road".split()
-
-
-def _sentence(rng: np.random.Generator, n: int) -> str:
-    return " ".join(rng.choice(WORDS, size=n))
-
-
-def make_data_dir(root: Path, pairs_per_file: int = 6, equal_lengths_stsb: bool = False) -> Path:
-    """A SentEval-shaped folder: every STS12-16 subset, STS-B and SICK test (+ STS-B dev) with random text."""
-    rng = np.random.default_rng(0)
-
-    def pair(i: int, equal: bool = False) -> tuple[str, str]:
-        n1 = 3 + i % 4
-        n2 = n1 if equal else n1 + (i * 3) % 9
-        return _sentence(rng, n1), _sentence(rng, n2)
-
-    for task, subsets in STS_SUBSETS.items():
-        folder = root / "downstream" / "STS" / f"{task}-en-test"
-        folder.mkdir(parents=True)
-        for sub in subsets:
-            ps = [pair(i) for i in range(pairs_per_file)]
-            (folder / f"STS.input.{sub}.txt").write_text("".join(f"{a}\t{b}\n" for a, b in ps))
-            (folder / f"STS.gs.{sub}.txt").write_text(
-                "".join(f"{i % 6 * 0.9:.1f}\n" for i in range(pairs_per_file))
-            )
-    stsb = root / "downstream" / "STS" / "STSBenchmark"
-    stsb.mkdir(parents=True)
-    for split, n in (("test", 12), ("dev", 10)):
-        rows = []
-        for i in range(n):
-            a, b = pair(i, equal=equal_lengths_stsb)
-            rows.append(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{i % 6 * 0.95:.2f}\t{a}\t{b}\n")
-        (stsb / f"sts-{split}.csv").write_text("".join(rows))
-    sick = root / "downstream" / "SICK"
-    sick.mkdir(parents=True)
-    lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"]
-    for i in range(10):
-        a, b = pair(i)
-        lines.append(f"{i}\t{a}\t{b}\t{1 + i % 5 * 0.9:.1f}\tNEUTRAL\n")
-    (sick / "SICK_test_annotated.txt").write_text("".join(lines))
-    return root
-
-
 # --- length bias -------------------------------------------------------------------------------------------
 
 
-def _mock_pairs(scale=(0.0, 5.0)) -> tuple[Pairs, EmbeddingTable]:
-    # length differences 0, 3, 4, 1, 3, 7 (words); cosines set directly by 2-d unit vectors at the given angle
-    s1 = ["a", "a b c d", "a", "a b", "x y z w", "q"]
-    s2 = ["b", "e", "b c d e f", "c", "v", "r s t u v w o p"]
-    cos = [0.9, 0.5, 0.1, 0.8, 0.3, -0.2]
-    vecs = {}
-    for a, b, c in zip(s1, s2, cos, strict=True):
-        vecs[a] = [1.0, 0.0]
-        vecs[b] = [c, math.sqrt(1 - c * c)]
-    gold = (
-        np.array([4.5, 2.0, 1.0, 5.0, 2.5, 0.0])
-        if scale == (0.0, 5.0)
-        else np.array([4.6, 2.6, 1.8, 5.0, 3.0, 1.0])
-    )
-    return Pairs("MOCK", s1, s2, gold, ["x"] * 6, scale), table_of(vecs)
-
-
 def test_threshold_groups_membership_and_hand_numbers():
-    pairs, table = _mock_pairs()
+    pairs, table = mock_pairs()
     r = length_bias.length_bias_from_table([pairs], table, length_bias.word_count, threshold=3)
     d = r.datasets[0]
     le, gt = d.threshold_groups
@@ -134,7 +50,7 @@ def test_threshold_groups_membership_and_hand_numbers():
 
 
 def test_sick_normalisation_and_buckets():
-    pairs, table = _mock_pairs(scale=(1.0, 5.0))
+    pairs, table = mock_pairs(scale=(1.0, 5.0))
     r = length_bias.length_bias_from_table([pairs], table, length_bias.word_count, buckets="0,1-3,4+")
     d = r.datasets[0]
     assert d.gold_normalisation == "(g - 1) / 4"
@@ -402,10 +318,10 @@ def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
 
 
 def test_labels_name_pooler_only_when_models_differ_in_it():
-    from stsbench.analyses.runner import _labelled
+    from stsbench.results.labels import labelled
 
-    assert list(_labelled([("a", "avg", 1), ("b", "avg", 2)])) == ["a", "b"]
-    assert list(_labelled([("a", "avg", 1), ("b", "cls", 2), ("a", "avg", 3)])) == [
+    assert list(labelled([("a", "avg", 1), ("b", "avg", 2)])) == ["a", "b"]
+    assert list(labelled([("a", "avg", 1), ("b", "cls", 2), ("a", "avg", 3)])) == [
         "a (avg)",
         "b (cls)",
         "a (avg) #2",

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import mock_pairs, run_cli
 from seed_results import ALIGN, LD_GT, LD_LE, SEEDS, analysis_value, make_seed_results
 
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
@@ -250,12 +250,10 @@ def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(res
 def test_one_checkpoint_gets_a_bootstrap_interval_over_pairs(tmp_path, capsys):
     import json
 
-    from test_analyses import _mock_pairs
-
     from stsbench.analyses.length_bias import length_bias_from_table, word_count
     from stsbench.analyses.tables import BOOTSTRAP_ROW, length_bias_table7
 
-    pairs, table = _mock_pairs()
+    pairs, table = mock_pairs()
     r = length_bias_from_table([pairs, pairs], table, word_count)
     iv = r.bootstrap["intervals"]
     assert set(iv) == {"LD <= 3 Avg.", "LD > 3 Avg.", "gap"} and r.bootstrap["replicates"] == 1000

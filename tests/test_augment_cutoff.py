@@ -1,4 +1,4 @@
-"""MoCoSE Table 5's embeddings-stage augmentations and Table 6(a)'s width (issue 39).
+"""MoCoSE Table 5's embeddings-stage augmentations and Table 6(a)'s width.
 
 Token cut-off, feature cut-off and position shuffle in both flavours (official: every position, one shuffle a
 batch; content: each sentence's content word-pieces), MoCoSE's branches taking them, and ``--out-size``.

@@ -1,4 +1,4 @@
-"""SimCSE Table 2's crop, word deletion and delete-one-word (issue 39), on a tiny batch, and in the views."""
+"""SimCSE Table 2's crop, word deletion and delete-one-word, on a tiny batch, and in the views."""
 
 from __future__ import annotations
 

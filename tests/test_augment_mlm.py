@@ -1,4 +1,4 @@
-"""SimCSE Table 2's MLM replacement and ESimCSE's inserting masked prediction (issue 39).
+"""SimCSE Table 2's MLM replacement and ESimCSE's inserting masked prediction.
 
 Both predict with a frozen copy of the backbone's own pretraining checkpoint (encoder + LM head): tiny BERTs and
 RoBERTas saved with and without their LM head, built offline, whose head is rigged so that one known word-piece

@@ -1,4 +1,4 @@
-"""MoCoSE Table 5's nlpaug text augmentations (issue 39): typos and back-translation on tiny offline models."""
+"""MoCoSE Table 5's nlpaug text augmentations: typos and back-translation on tiny offline models."""
 
 from __future__ import annotations
 
@@ -280,10 +280,10 @@ def test_a_mocose_run_with_typos_trains(files, tmp_path, cache):
 
 
 def test_reproduce_knows_the_models_an_augmentation_loads():
-    from stsbench.reproduce.needs import augmentation_models
+    from stsbench.reproduce.needs import extra_models
 
-    assert augmentation_models({"augment": "back-translation"}) == {
+    assert extra_models({"augment": "back-translation"}) == {
         "facebook/wmt19-en-de": "back_translation_models",
         "facebook/wmt19-de-en": "back_translation_models",
     }
-    assert augmentation_models({"augment": "typos,crop"}) == {} == augmentation_models({})
+    assert extra_models({"augment": "typos,crop"}) == {} == extra_models({})

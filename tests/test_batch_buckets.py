@@ -1,4 +1,4 @@
-"""ESimCSE COLING Table 6's buc_len (issue 39): every batch drawn from one bucket of sentence lengths."""
+"""ESimCSE COLING Table 6's buc_len: every batch drawn from one bucket of sentence lengths."""
 
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ from helpers import run_cli
 from stsbench.errors import StsbenchError
 from stsbench.published.cells import cells, figure_of, is_cell_check
 from stsbench.published.registry import get_cell, get_entry, split_cell
+from stsbench.recipes import load_recipe
 from stsbench.reports.reproduction import Target, check_cells, parse_against
+from stsbench.results.recipe_runs import write_recipe_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"
@@ -165,6 +167,7 @@ def test_a_dev_sweep_over_seeds_is_one_row_per_setting_and_its_claim_is_judged(t
         meta["training"]["dup_rate"] = 0.32
         (folder / "stsbench.json").write_text(json.dumps(meta))
     assert low.is_dir()
+    write_recipe_runs(results, load_recipe("esimcse-dup-rate-mini"))  # its runs' cells, as reproduce keeps them
     claims = tmp_path / "claims.yaml"
     claims.write_text(
         "- {kind: argmax, best: dup-rate.dup_rate-0.32, among: [dup-rate.dup_rate-0.16, dup-rate.dup_rate-0.32],"
@@ -233,7 +236,7 @@ def test_a_group_selected_on_the_test_sets_says_so_wherever_it_is_shown(tmp_path
 
 def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_path):
     """Two fields x two values x two seeds of training runs alone: one grid table, no sweep tables beside."""
-    from stsbench.reports.build import build_report
+    from stsbench.reports.build import ReportSpec, build_report
     from stsbench.reports.collect import collect
 
     results = tmp_path / "results"
@@ -247,7 +250,7 @@ def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_pat
                 meta = json.loads(meta_path.read_text())
                 meta["training"].update(dup_rate=rate, queue_multiple=multiple)
                 meta_path.write_text(json.dumps(meta))
-    report = build_report(collect(results), tmp_path / "figures", "t", "stsbench report")
+    report = build_report(collect(results), ReportSpec("t", "stsbench report"), tmp_path / "figures")
     tables = {t.title: t for s in report.sections for t in s.tables}
     grid = tables["Grid over seeds: dup_rate x queue_multiple (ESimCSE)"]
     assert list(grid.frame.columns)[1:] == ["1", "2.5"]
@@ -256,19 +259,16 @@ def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_pat
     assert not any(title.startswith("Sweep over seeds") for title in tables)
 
 
-def test_a_sweeps_setting_is_set_beside_its_papers_cell_and_v1_says_its_setup_differs():
-    from stsbench.reports.ablations import published_sweep_cell
+def test_a_runs_cell_is_the_first_it_is_held_against_with_a_figure_and_the_note_cites_its_version():
+    from stsbench.reports.published_cells import cited, published_cell, published_figure
 
-    def run(method: str, **config):  # what published_sweep_cell reads of a training run
-        return type("Run", (), {"method": method, "config": config})()
-
-    assert published_sweep_cell("dup_rate", 0.32, run("esimcse")) == (
-        "esimcse-arxiv/table9/dup-rate#dup_rate=0.32",
-        84.85,
-    )
-    assert published_sweep_cell("ema_decay_start", 0.85, run("mocose", ema_schedule="fixed"))[1] == 76.49
-    assert published_sweep_cell("ema_decay_start", 0.85, run("mocose", ema_schedule="run")) is None  # a ramp
-    v1 = published_sweep_cell("batch_size", 64, run("simcse", supervised=True))
-    assert v1 == ("simcse/table8/batch-size#64 (v1, setup differs)", 85.6)
-    assert published_sweep_cell("dropout", 0.0, run("simcse"))[0].endswith("#p=0.0 (v1, setup differs)")
-    assert published_sweep_cell("dropout", 0.3, run("simcse")) is None
+    run = type("Run", (), {"path": "train/dup.dup_rate-0.32/seed-1"})()  # what published_cell reads of a run
+    cells = {"dup.dup_rate-0.32": ["esimcse-arxiv/table9/dup-rate#dup_rate=0.32"]}
+    assert published_cell(run, cells) == ("esimcse-arxiv/table9/dup-rate#dup_rate=0.32", 84.85)
+    assert published_cell(run, {}) is None and published_cell(run, {"other": ["mocose/table6b/batch-64"]}) is None
+    assert published_figure("mocose/table3/ema-decay#ema=0.85") == 76.49  # a cell: its figure
+    assert published_figure("mocose/table6b/batch-64") == 77.25  # a row: its Avg.
+    assert published_figure("esimcse-arxiv/table11/queue-2.5x") == 84.85  # a dev row: its STS-B figure
+    note = cited(["simcse/table8/batch-size#64", "simcse/table4/dropout-p#p=0.1"])
+    assert note.count("SimCSE: Simple Contrastive") == 1 and "arXiv:2104.08821v1" in note  # the version read
+    assert note.endswith("Table 8, Table 4")

@@ -1,4 +1,4 @@
-"""Cold start (issue 28): a warm `stsbench run` imports none of the heavy stack, names are refused before it,
+"""Cold start: a warm `stsbench run` imports none of the heavy stack, names are refused before it,
 poolers are a registry, and `stsbench <command>` imports the module of that command only."""
 
 from __future__ import annotations
@@ -11,23 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import HEAVY, run_cli_watching
 
 import stsbench
 from stsbench.encoders import pooling
 from stsbench.registry import Registry
 
-# what a run on cached embeddings must not import (transformers and sentence-transformers pull torch; the
-# report stack pulls matplotlib, pandas and seaborn; scipy.stats costs a third of torch)
-HEAVY = (
-    "torch",
-    "transformers",
-    "sentence_transformers",
-    "matplotlib",
-    "pandas",
-    "seaborn",
-    "scipy.stats",
-    "sklearn",
-)
 # what a warm run must not import either: each is a fixed cost of every start (pydantic: typer 0.29 validates
 # every option through it, hence pyproject's typer<0.29; numpy.ma: np.quantile's np.unique imports it, where
 # `import numpy` does not already (numpy 1.x does); importlib.metadata is read for the results' library
@@ -42,26 +31,6 @@ def _startup_watch() -> tuple[str, ...]:
 
 
 PAIRS = 40  # lines kept of each STS file: every subset keeps enough distinct scores for its interval
-
-
-def _cli(args: list[str], watch: tuple[str, ...] = HEAVY) -> tuple[int, str, str, list[str]]:
-    """``stsbench ARGS`` in a new interpreter: exit code, stdout, stderr, and which ``watch`` modules it imported."""
-    code = (
-        "import json, sys\n"
-        f"sys.argv = ['stsbench', *{[str(a) for a in args]!r}]\n"
-        "from stsbench.cli import main\n"
-        "code = 0\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as exc:\n"
-        "    code = exc.code\n"
-        f"heavy = [m for m in {watch!r} if m in sys.modules]\n"
-        "print(json.dumps({'code': code, 'heavy': heavy}), file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    *err, last = done.stderr.strip().splitlines() or [""]
-    status = json.loads(last)
-    return status["code"], done.stdout, "\n".join(err), status["heavy"]
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +57,7 @@ def test_a_warm_run_imports_no_torch_and_gives_the_cold_figures(sts_data, tiny_b
         str(tiny_bert), "sts", pooler="avg", data_dir=sts_data, cache_dir=cache, allow_modified_data=True
     )
     assert len(cold.results) == 7
-    code, stdout, stderr, heavy = _cli(
+    code, stdout, stderr, heavy = run_cli_watching(
         ["run", "--model", tiny_bert, "--pooler", "avg", "--tasks", "sts", "--data-dir", sts_data]
         + ["--cache-dir", cache, "--output", out, "--allow-modified-data", "--format", "json", "-q"],
         watch=HEAVY + _startup_watch(),
@@ -112,7 +81,7 @@ def test_a_warm_run_imports_no_torch_and_gives_the_cold_figures(sts_data, tiny_b
     ],
 )
 def test_a_bad_name_is_one_line_before_any_heavy_import(args):
-    code, stdout, stderr, heavy = _cli(args)
+    code, stdout, stderr, heavy = run_cli_watching(args)
     assert code == 2 and stdout == ""
     assert len(stderr.splitlines()) == 1 and stderr.startswith("error: ")
     assert heavy == []

@@ -7,8 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
-from test_train_seeds import train_seed
+from helpers import run_cli, train_seed
 
 from stsbench.results.labels import model_slug
 from stsbench.results.seeds import write_seed_runs

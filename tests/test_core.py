@@ -325,7 +325,7 @@ def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
 
 @pytest.mark.parametrize("order", ["default first", "explicit first"])
 def test_warm_cache_gives_the_no_cache_vectors_for_every_pooler(tmp_path, order):
-    """Issue 14: an explicit pooler on a normalising model once shared the default run's cache key."""
+    """An explicit pooler on a normalising model once shared the default run's cache key."""
     from stsbench.encoders import POOLERS
 
     model = "sentence-transformers/all-MiniLM-L6-v2"

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_analyses import CountingEncoder, make_data_dir, table_of
+from helpers import CountingEncoder, make_data_dir, table_of
 
 from stsbench.data.sts import Pairs
 

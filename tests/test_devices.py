@@ -1,4 +1,4 @@
-"""``--device`` that torch does not know or cannot use here: one line, exit 2, before a model loads (issue 23)."""
+"""``--device`` that torch does not know or cannot use here: one line, exit 2, before a model loads."""
 
 from __future__ import annotations
 

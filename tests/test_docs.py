@@ -1,4 +1,4 @@
-"""The documentation covers the whole surface: every command and every public function is in docs/ (issue 24)."""
+"""The documentation covers the whole surface: every command and every public function is in docs/."""
 
 from __future__ import annotations
 

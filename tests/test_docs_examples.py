@@ -1,4 +1,4 @@
-"""The docs are checked (#36.5): marked examples run, every documented command line parses, JSON shapes are real.
+"""The docs are checked: marked examples run, every documented command line parses, JSON shapes are real.
 
 - A fenced block after a line ``<!-- run -->`` (docs/development.md) runs here: its ``$ stsbench ...`` lines in
   process, on tiny substitutes (a tiny random-init BERT in place of the embedded all-MiniLM-L6-v2, the data folder
@@ -19,55 +19,12 @@ import json
 import re
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, make_tiny_bert
+from helpers import ROOT, Block, fenced_blocks, make_tiny_bert
 
-MARK = "<!-- run -->"
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
-
-
-@dataclass(frozen=True)
-class Block:
-    """A fenced code block: where it is, its info string, its text, and whether ``<!-- run -->`` marks it."""
-
-    page: Path
-    line: int  # 1-based line of the opening fence
-    end: int  # 1-based line of the closing fence
-    info: str
-    body: str
-    marked: bool
-
-    @property
-    def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
-
-
-def fenced_blocks(page: Path) -> list[Block]:
-    """The page's fenced blocks (```), each with whether the line before its fence is the run marker."""
-    lines = page.read_text(encoding="utf-8").splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        fence = re.match(r"^\s*(`{3,})(.*)$", lines[i])
-        if not fence:
-            i += 1
-            continue
-        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1)))
-        marked = i > 0 and lines[i - 1].strip() == MARK
-        body = "\n".join(lines[i + 1 : end])
-        blocks.append(Block(page, i + 1, end + 1, fence.group(2).strip(), body, marked))
-        i = end + 1
-    return blocks
-
-
-def block_after(page: Path, mark: str) -> str:
-    """The body of the one fenced block of ``page`` whose fence follows a ``mark`` line (``<!-- recipe -->``)."""
-    lines = page.read_text(encoding="utf-8").splitlines()
-    blocks = [b for b in fenced_blocks(page) if lines[b.line - 2].strip() == mark]
-    assert len(blocks) == 1, f"{page.name}: one block after {mark}, found {len(blocks)}"
-    return blocks[0].body
 
 
 def marked_blocks() -> list[Block]:

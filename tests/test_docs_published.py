@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import ROOT, run_cli
-from test_docs_examples import block_after
+from helpers import MTEB, ROOT, block_after, run_cli, write_result
 
 PAGE = ROOT / "docs" / "published.md"
 MARK = "<!-- published-file -->"
@@ -26,8 +25,6 @@ def test_the_tables_name_every_key_the_registry_reads():
 
 
 def test_the_pages_file_checks_results_as_the_page_says(tmp_path: Path, capsys, monkeypatch):
-    from test_published import MTEB, write_result
-
     monkeypatch.chdir(tmp_path)
     Path("my-numbers.yaml").write_text(page_file(), encoding="utf-8")
     for task, value in MTEB.items():

@@ -1,4 +1,4 @@
-"""docs/recipes.md (#36.11): its recipe runs through ``stsbench reproduce``, and its tables name every recipe key."""
+"""docs/recipes.md: its recipe runs through ``stsbench reproduce``, and its tables name every recipe key."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import sys
 
 import pytest
 import yaml
-from helpers import DATA, ROOT, tiny_folder
-from test_docs_examples import block_after
+from helpers import DATA, ROOT, block_after, tiny_folder
 
 PAGE = ROOT / "docs" / "recipes.md"
 MARK = "<!-- recipe -->"

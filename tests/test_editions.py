@@ -1,4 +1,4 @@
-"""Each checked-in edition's README carries the status line `reproduce --status --format line` prints (#51.12).
+"""Each checked-in edition's README carries the status line `reproduce --status --format line` prints.
 
 An edition whose steps were done by earlier code says so ("done, changed code" is a true status); a README that
 says "current" where the command says otherwise fails here. `python scripts/edition_status.py` rewrites them.
@@ -35,7 +35,7 @@ def test_a_bad_status_format_is_one_line(capsys):
 
 @pytest.mark.parametrize("spelling", ["relative", "absolute", "link"])
 def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(spelling, tmp_path, monkeypatch):
-    """#51.2: each edition's reproduce.json replanned against ../shared/data, as the README's command runs it on a
+    """Each edition's reproduce.json replanned against ../shared/data, as the README's command runs it on a
     fresh clone (no run folders: no weights are checked in), has no step to run, however the folder is spelt."""
     import copy
     import json

@@ -1,4 +1,4 @@
-"""The README's Python examples run offline as written (#27, acceptance 4); ``stsbench.model_path``."""
+"""The README's Python examples run offline as written; ``stsbench.model_path``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one line a failed step or seed is shown with is its worker's first real error, not torchrun's banner (#36.1d).
+"""The one line a failed step or seed is shown with is its worker's first real error, not torchrun's banner.
 
 ``fixtures/torchrun/*.log`` are real outputs (stdout and stderr together, as a step's log holds them) of
 ``python -m stsbench.train.lifeline torch.distributed.run --standalone --nproc_per_node=2 ...`` under torch

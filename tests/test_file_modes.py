@@ -1,4 +1,4 @@
-"""Files stsbench writes get the mode the umask gives, as a plain ``open`` would (issue 23).
+"""Files stsbench writes get the mode the umask gives, as a plain ``open`` would.
 
 Atomic writes go through ``mkstemp``, whose file is 0600: results, sidecars, reports and cache shards were
 unreadable to colleagues and web servers on a shared machine while checkpoints were 0644.

@@ -1,4 +1,4 @@
-"""SimCSE Table 4's "Fixed 0.1" (issue 39): one dropout mask for both views, as one encoding used twice."""
+"""SimCSE Table 4's "Fixed 0.1": one dropout mask for both views, as one encoding used twice."""
 
 from __future__ import annotations
 

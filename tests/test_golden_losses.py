@@ -1,4 +1,4 @@
-"""The first 20 fp32 CPU losses of every built-in method and config, pinned before the methods refactor (#38).
+"""The first 20 fp32 CPU losses of every built-in method and config, pinned before the methods refactor.
 
 Each packaged BERT-base config (SimCSE, ESimCSE and MoCoSE in their paper and official flavours, supervised
 SimCSE) trains 20 steps of batch 4 on the tiny BERT of the trainer tests, one thread; its logged losses must equal
@@ -114,15 +114,9 @@ def record(root: Path) -> dict:
 
     import torch
     import transformers
-    from conftest import (
-        files as files_fixture,  # the trainer tests' tiny BERT and files, as pytest builds them
-    )
+    from helpers import make_train_files  # the trainer tests' tiny BERT and files, as the fixture builds them
 
-    class _Factory:  # what the fixture asks of pytest's tmp_path_factory
-        def mktemp(self, name: str) -> Path:
-            return Path(tempfile.mkdtemp(prefix=name, dir=root))
-
-    folder = files_fixture.__wrapped__(_Factory())
+    folder = make_train_files(Path(tempfile.mkdtemp(prefix="train", dir=root)))
     return {
         "recorded_with": {"torch": torch.__version__, "transformers": transformers.__version__},
         "losses": {c: losses(c, folder, Path(tempfile.mkdtemp(dir=root)) / "run") for c in CONFIGS},

@@ -1,4 +1,4 @@
-"""The GPU paths' parts a CPU can check (issue 41, part A): RNG state per device, TF32 scope, no skipped GPU test."""
+"""The GPU paths' parts a CPU can check: RNG state per device, TF32 scope, no skipped GPU test."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_the_gpu_suite_runs_its_epoch_part_on_a_cpu_dry_run(tmp_path):
 
 
 def test_dev_evaluation_runs_the_eager_forward_of_a_compiled_backbone(files, tokenizer):
-    """#41: under --compile the dev evaluation ran the compiled backbone, which compiled an inference graph per
+    """Under --compile the dev evaluation ran the compiled backbone, which compiled an inference graph per
     batch shape and then marked lengths and batch size dynamic, so the training step was traced with symbolic
     shapes (three recompilations in a 6-step CPU run). It runs the eager forward now; the compiled call stays."""
     from helpers import build_tiny_bert

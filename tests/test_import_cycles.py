@@ -1,4 +1,4 @@
-"""No import cycle at any depth in stsbench (issue 38): every module, not only between top-level packages.
+"""No import cycle at any depth in stsbench: every module, not only between top-level packages.
 
 What counts (grimp builds the graph from the sources, nothing is imported): every ``import`` in a module, at its
 top or inside a function, except those under ``if TYPE_CHECKING:`` (they never run); and importing ``a.b.c``

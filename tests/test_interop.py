@@ -1,4 +1,4 @@
-"""The public Python API on live models, and the trainer's dev score through the evaluation path (issue 17)."""
+"""The public Python API on live models, and the trainer's dev score through the evaluation path."""
 
 from __future__ import annotations
 
@@ -190,14 +190,14 @@ MINILM_CLI = [
 def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_give_its_numbers(
     data_dir, tmp_path, capsys, monkeypatch
 ):
-    """CI's published-numbers check (issues 7 and 17), moved from a stage of ``.ci/run`` into the suite, where it
+    """CI's published-numbers check, moved from a stage of ``.ci/run`` into the suite, where it
     runs beside other tests: the cold 7-task ``stsbench run`` of the embedded model by name, ``check`` against
     MTEB's published row, then its export in MTEB's layout read back by mteb and checked against the run.
 
-    Then issue 17's acceptance 1 on the same vectors: a ``SentenceTransformer`` of the folder gives the CLI's seven
+    Then the Python objects on the same vectors: a ``SentenceTransformer`` of the folder gives the CLI's seven
     figures from the CLI's cache (the folder's key, :mod:`stsbench.encoders.origin`: it encodes nothing), and
     encodes STS16 itself to the CLI's figure; a raw ``AutoModel`` + tokenizer encodes STS-B and SICK-R itself.
-    (Until issue 24 the object encoded all seven tasks again into a cache of its own: 100 s of CI for vectors the
+    (The object once encoded all seven tasks again into a cache of its own: 100 s of CI for vectors the
     origin check already proves are the folder's.)"""
     from importlib.util import find_spec
 

@@ -1,4 +1,4 @@
-"""A built-in method is its two files (issue 38): nothing else in stsbench names what is specific to it.
+"""A built-in method is its two files: nothing else in stsbench names what is specific to it.
 
 A method's files are ``stsbench/train/methods/<name>.py`` (its class) and ``<name>_options.py`` (its spec and
 option groups), with its configs (``stsbench/configs/<name>-*.yaml``). Every other module of the package: imports

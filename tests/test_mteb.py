@@ -1,4 +1,4 @@
-"""MTEB both ways (issue 17, acceptance 4): `export-mteb` writes MTEB's results layout, `check` reads one back."""
+"""MTEB both ways: `export-mteb` writes MTEB's results layout, `check` reads one back."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Task and pooler names: the spellings stsbench prints are accepted, a typo gets the nearest name, and both
-are refused before torch imports (issue 23)."""
+are refused before torch imports."""
 
 from __future__ import annotations
 

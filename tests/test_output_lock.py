@@ -19,9 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
-from test_train_runs import config
-from test_train_seeds import one_error_line, train_args
+from helpers import one_error_line, run_cli, train_args, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.output_lock import HOLDER_FILE, LOCK_FILE, output_lock
@@ -94,7 +92,9 @@ def test_resume_beside_a_training_run_is_refused(files, tmp_path, one_thread):
                 subprocess.run([sys.executable, "-m", "stsbench", *args], capture_output=True, text=True)
             )
 
-    cfg = config(files, out, method="simcse", max_steps=4, eval_steps=2, save_steps=2, eval_at_start=False)
+    cfg = train_config(
+        files, out, method="simcse", max_steps=4, eval_steps=2, save_steps=2, eval_at_start=False
+    )
     train(cfg, show_progress=False, on_step=beside)
     proc = seen[0]
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

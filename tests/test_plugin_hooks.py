@@ -1,4 +1,4 @@
-"""Issue 38's acceptance 2: a method and augmentations from another package, touching no stsbench file.
+"""A method and augmentations from another package, touching no stsbench file.
 
 A temporary package installs, by entry points only, a toy method that uses every hook a built-in method uses
 (its own views, a momentum encoder it EMA-updates, a queue of that encoder's keys, the static form a CUDA graph
@@ -37,6 +37,7 @@ class ToyOptions(BaseModel):
 
     toy_decay: float = option(0.9, "Toy: EMA decay of the momentum encoder.", ge=0, lt=1)
     toy_queue: int = option(8, "Toy: queued keys.", ge=0)
+    toy_teacher: str | None = option(None, "Toy: a model folder whose config it loads (a stand-in teacher).")
 
 
 class Toy(Method):
@@ -47,6 +48,10 @@ class Toy(Method):
         self.queue = EmbeddingQueue(cfg.toy_queue)
         self.momentum = None
         self.calls = {"views": 0, "after_step": 0, "make_static": 0}
+        if cfg.toy_teacher:  # a model it loads beside its backbone: reproduce checks it is here before it starts
+            from transformers import AutoConfig
+
+            self.teacher = AutoConfig.from_pretrained(cfg.toy_teacher)
 
     def attach(self, model, generator=None):
         self.momentum = model.momentum_copy()  # a frozen EMA copy of the online encoder
@@ -92,7 +97,10 @@ class Toy(Method):
         self.queue.load_state_dict(state["queue"], device)
 
 
-SPEC = MethodSpec("toy", "Toy", "toy_plugin:Toy", (ToyOptions,), {"lr": 1e-4})
+SPEC = MethodSpec(
+    "toy", "Toy", "toy_plugin:Toy", (ToyOptions,), {"lr": 1e-4}, traceable_distance=True,
+    model_options=("toy_teacher",),
+)
 '''
 
 AUGMENT = '''
@@ -258,3 +266,56 @@ def test_augmentations_are_refused_in_one_line(plugin, files, tmp_path):
     assert len(alone.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
     shown = " ".join(run(plugin, ["-m", "stsbench", "train", "--help"]).stdout.split())
     assert "--toy-cutoff" in shown and "--augment" in shown
+
+
+RECIPE = """name: toy-reproduction
+title: "A toy method and a toy augmentation, reproduced"
+flavour: mini
+verdict: false
+verdict_reason: a plugin's run, no published row
+runs:
+  - name: toy
+    method: toy
+    config: {config}
+    overrides: {{model: {files}/tiny, train_file: {files}/train.txt, train_lines: null, max_steps: 2, eval_steps: 2,
+                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false, toy_queue: 4,
+                toy_teacher: {teacher}}}
+    seeds: [1]
+    evaluate: null
+  - name: shout
+    method: simcse
+    config: simcse-minilm-cpu
+    overrides: {{model: {files}/tiny, train_file: {files}/train.txt, train_lines: null, max_steps: 2, eval_steps: 2,
+                batch_size: 4, eval_batch_size: 64, lr: 1.0e-3, eval_at_start: false, augment: toy-text}}
+    seeds: [1]
+    evaluate: null
+report:
+  title: "A toy method and a toy augmentation, reproduced"
+"""
+
+
+@pytest.mark.slow  # reproduce's processes (two trainings, a report): ~40 s; the floors job leaves orchestration out
+def test_a_toy_method_and_augmentation_are_reproduced_and_reported_under_their_own_names(plugin, files, tmp_path):
+    """A one-run recipe of the plugins': the dry run checks the model the method loads, the report names both."""
+    recipe, out, config = tmp_path / "toy.yaml", tmp_path / "out", tmp_path / "toy-config.yaml"
+    config.write_text("method: toy\nmax_length: 32\n")  # the plugin's config of its own, by its path
+    recipe.write_text(RECIPE.format(files=files, teacher=tmp_path / "no-teacher", config=config))
+    args = ["-m", "stsbench", "reproduce", str(recipe), "--out", str(out), "--data-dir", str(files / "data")]
+    dry = run(plugin, [*args, "--dry-run"])
+    assert dry.returncode == 0 and "no-teacher is not a model folder" in dry.stdout, dry.stdout  # before a run
+    refused = run(plugin, args)
+    assert refused.returncode == 2 and "no-teacher" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (out / "runs").exists()
+    recipe.write_text(RECIPE.format(files=files, teacher=files / "tiny", config=config))
+    log = tmp_path / "augment.log"
+    done = run(plugin, args, log)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    saved = json.loads((out / "runs" / "toy" / "seed-1" / "stsbench.json").read_text())["training"]
+    assert (saved["method"], saved["toy_teacher"]) == ("toy", str(files / "tiny"))
+    assert set(log.read_text().split()) == {"text"}  # the augmentation ran in the other run's training
+    report = (out / "report.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| train/toy/seed-1 | "))  # training table
+    assert row.split(" | ")[1] == "Toy", report  # its own name, not another method's (ESimCSE, as it was)
+    assert not [line for line in report.splitlines() if "| ESimCSE |" in line or "| toy |" in line]
+    (command,) = [line for line in report.splitlines() if line.startswith("| train/shout/seed-1 | stsbench train")]
+    assert "--augment toy-text" in command  # the augmentation under its own name, in the run's command

@@ -1,4 +1,4 @@
-"""Files hold no machine paths (#36.10): paths relative to the folder written into, the data folder by its name.
+"""Files hold no machine paths: paths relative to the folder written into, the data folder by its name.
 
 Every file that ``stsbench run``, the analyses and ``stsbench report`` write under a ``tmp_path`` is grepped for
 the test session's temporary folder (where the model, the data and the output all are); what is recorded

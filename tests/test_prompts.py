@@ -1,4 +1,4 @@
-"""Prompts (#27): sentence-transformers' semantics, the cache key, the results' record, the labels, the errors."""
+"""Prompts: sentence-transformers' semantics, the cache key, the results' record, the labels, the errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SENTENCES, run_cli
+from helpers import SENTENCES, run_cli, run_cli_watching
 
 import stsbench
 from stsbench.errors import StsbenchError
@@ -217,13 +217,11 @@ def test_an_analysis_records_the_prompt_and_labels_with_it(st_model, mock_data, 
 
 def test_a_warm_prompted_run_imports_no_torch(st_model, mock_data, tmp_path, capsys):
     """The prompt is read from the folder's JSON: a run on cached vectors still loads none of the heavy stack."""
-    from test_cold_start import _cli
-
     args = _args(st_model, mock_data, tmp_path / "out", tmp_path / "cache", "--prompt-name", "query")
     args.append("--allow-modified-data")  # the new interpreter does not take the mock data as canonical
     code, cold, err = run_cli(args, capsys)
     assert code == 0, err
-    code, warm, err, heavy = _cli(args)
+    code, warm, err, heavy = run_cli_watching(args)
     assert code == 0, err
     assert heavy == [] and json.loads(warm)["scores"] == json.loads(cold)["scores"]
 

@@ -11,20 +11,18 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from helpers import MTEB, write_result
 from typer.testing import CliRunner
 
 from stsbench.average import AVG
 from stsbench.cli import app
 from stsbench.errors import StsbenchError
-from stsbench.files import atomic_write_json
 from stsbench.published.check import CheckFailed, check_results
 from stsbench.published.registry import TASKS, Entry, get_entry, load_registry
-from stsbench.results.schema import ModelInfo, Provenance, TaskResult
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = REPO.parent / "shared" / "seeds"
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
-MTEB = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.59, "STS15": 85.39, "STS16": 78.99, "STSBenchmark": 82.03}
 ENV = {"COLUMNS": "200"}  # rich wraps at 80 columns when not on a terminal
 
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds not beside the checkout")
@@ -269,29 +267,6 @@ def test_published_list_and_show() -> None:
 # --- check ---
 
 
-def write_result(
-    root: Path,
-    task: str,
-    reported: float,
-    model: str = "all-MiniLM-L6-v2",
-    pooler: str = "avg",
-    mode: str = "test",
-) -> Path:
-    result = TaskResult(
-        task=task,
-        task_type="sts",
-        mode=mode,
-        reported=reported,
-        metric="spearman_all",
-        scores={"all": {"spearman": reported / 100}},
-        model=ModelInfo(model, f"/models/{model}", "f" * 16, pooler, 256, "float32", "sentence-transformers"),
-        config={"seed": 1111},
-        provenance=Provenance("0.1.0", None, "2024-01-01T00:00:00Z", {}, "cpu", {}, {"encode": 1.0}),
-        n_pairs=10,
-    )
-    return atomic_write_json(root / model / pooler / mode / f"{task}.json", result.to_dict())
-
-
 @pytest.fixture
 def results(tmp_path: Path) -> Path:
     root = tmp_path / "results"
@@ -476,7 +451,7 @@ def _one_table(**row: object) -> dict:
         (lambda d: d["paper"].update(year="2022a"), "p.yaml paper: 'year' must be an integer"),
         (lambda d: d["tables"][0]["rows"][0].update(values=[1.0]), "row 'r': values must be numbers"),
         (lambda d: d["tables"][0].update(rows={"id": "r"}), "'rows' must be a list of rows"),
-        # ids as YAML reads them unquoted (issue 51.8): `id: off` became the row t1/False
+        # ids as YAML reads them unquoted: `id: off` became the row t1/False
         (lambda d: d["tables"][0]["rows"][0].update(id=False),
          "p.yaml table 't1' row: id False was read as a boolean (YAML reads unquoted yes/no/on/off/true/false so); quote it"),
         (lambda d: d["tables"][0].update(id=3), "p.yaml: id 3 was read as a number, not text; quote it"),
@@ -502,7 +477,7 @@ def test_a_published_file_with_an_unknown_key_or_a_bad_value_is_refused_naming_i
     ],
 )
 def test_a_broken_published_file_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, text, message) -> None:
-    """Every command that reads the registry says which file is broken, in one line (issue 36.12)."""
+    """Every command that reads the registry says which file is broken, in one line."""
     from helpers import run_cli
 
     from stsbench.published import registry
@@ -536,7 +511,7 @@ def test_registry_refuses_an_unknown_selection() -> None:
 
 
 def test_every_row_cites_a_publication_and_no_local_file() -> None:
-    """#25 acceptance 6: paper, venue or arXiv id, year, version and table on every row; no ../shared path."""
+    """Paper, venue or arXiv id, year, version and table on every row; no ../shared path."""
     registry = load_registry()
     for e in registry.values():
         p = e.paper
@@ -597,7 +572,7 @@ def test_an_unquoted_yaml_boolean_id_is_refused_on_the_command_line(results: Pat
 
 
 def test_check_against_a_published_file_of_ones_own(results: Path, tmp_path: Path, capsys) -> None:
-    """FILE.yaml#TABLE/ROW (issue 37.4): passes, fails with exit 1, and a bad file or row is one line, exit 2."""
+    """FILE.yaml#TABLE/ROW: passes, fails with exit 1, and a bad file or row is one line, exit 2."""
     from helpers import run_cli
 
     own = _own_file(tmp_path / "mine.yaml", dict(MTEB))

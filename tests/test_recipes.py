@@ -1,4 +1,4 @@
-"""Recipes as data (#25): every built-in one validates, names only what exists, and cpu-mini is what was run."""
+"""Recipes as data: every built-in one validates, names only what exists, and cpu-mini is what was run."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_a_user_recipe_is_a_file_and_bad_names_are_one_line(tmp_path):
 
 
 def test_a_wheel_holds_every_config_and_recipe_and_no_shared_path(tmp_path):
-    """#25 acceptance 6: `pip wheel --no-deps .` packages the configs, the recipes and the published registry."""
+    """`pip wheel --no-deps .` packages the configs, the recipes and the published registry."""
     subprocess.run(
         [
             sys.executable,
@@ -303,7 +303,7 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
     assert note.startswith("A subset of recipe sweep-test: runs not run (--runs): heads.") and "seeds not run" in note
     with pytest.raises(StsbenchError, match="no run or sweep of sweep-test has that name"):
         recipe.subset(["nope"])
-    with pytest.raises(StsbenchError) as raised:  # #51.9: the nearest run, and the runs a sweep expands to
+    with pytest.raises(StsbenchError) as raised:  # the nearest run, and the runs a sweep expands to
         recipe.subset(["dup.dup_rate-0.3"])
     assert "did you mean dup.dup_rate-0.32?" in str(raised.value)
     assert "its runs: dup (a sweep: dup.dup_rate-0.08, dup.dup_rate-0.32); heads" in str(raised.value)
@@ -317,7 +317,7 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
 
 @pytest.mark.parametrize("figure", ["Avg.", "STS-B"])
 def test_a_claim_on_a_figure_the_recipe_never_measures_is_refused_when_it_loads(tmp_path, capsys, figure):
-    """Issue 51.4: `figure: Avg.` on runs with `evaluate: null` passed the dry run and judged 0 of 0 seeds."""
+    """`figure: Avg.` on runs with `evaluate: null` once passed the dry run and judged 0 of 0 seeds."""
     from helpers import run_cli
 
     from stsbench.errors import StsbenchError
@@ -335,7 +335,7 @@ def test_a_claim_on_a_figure_the_recipe_never_measures_is_refused_when_it_loads(
 
 
 def test_a_withheld_verdict_says_why(tmp_path, capsys):
-    """Issue 51.13: the dry run said 'set beside, no verdict' without saying why; a recipe must say it."""
+    """The dry run once said 'set beside, no verdict' without saying why; a recipe must say it."""
     from helpers import run_cli
 
     from stsbench.errors import StsbenchError
@@ -353,7 +353,7 @@ def test_a_withheld_verdict_says_why(tmp_path, capsys):
 
 
 def test_a_misspelt_sweep_option_is_blamed_on_the_sweep_with_the_nearest_option(tmp_path):
-    """#51.9: it was blamed on a claim naming the sweep's runs, or on one expanded run."""
+    """It was once blamed on a claim naming the sweep's runs, or on one expanded run."""
     (tmp_path / "r.yaml").write_text(SWEEP.replace("option: dup_rate", "option: dup_rat"))
     with pytest.raises(StsbenchError) as raised:
         load_recipe(str(tmp_path / "r.yaml"))

@@ -73,8 +73,8 @@ def test_every_built_in_recipe_plans_a_dry_run(tmp_path, capsys):
 
 
 def test_the_list_reads_recipes_not_the_trainer_and_wraps_to_the_terminal():
-    """#51.11: the list took ~20 s (1,552 parses of the same configs, scipy and pandas for a recipe's claims) and
-    printed 200 columns whatever the terminal; it imports no torch, scipy or pandas and fits COLUMNS."""
+    """The list once took ~20 s (1,552 parses of the same configs, scipy and pandas for a recipe's claims) and
+    printed 200 columns whatever the terminal; now it imports no torch, scipy or pandas and fits COLUMNS."""
     import os
     import subprocess
     import sys

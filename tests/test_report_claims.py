@@ -1,4 +1,4 @@
-"""``stsbench report --claims``: a table's claims judged over the report's groups of seeds (issue 37)."""
+"""``stsbench report --claims``: a table's claims judged over the report's groups of seeds."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     [
         ("- {kind: argmax, best: a, among: [a, b]}\n", "a claim names 'a': no group of this report"),
         ("- {kind: difference, better: simcse, worse: esimcse, figure: STS99}\n", "claim 1: figure 'STS99'"),
-        # #51.9: every figure a claim reads is a choice, the nearest named (task names alone were listed)
+        # every figure a claim reads is a choice, the nearest named (task names alone were listed)
         ("- {kind: difference, better: simcse, worse: esimcse, figure: best-devv}\n",
          "figure 'best-devv' is not a figure a claim reads; did you mean 'best-dev'? choose from best-dev, final-dev"),
         ("- {kind: difference, better: simcse, worse: esimcse, figure: Avg}\n", "did you mean 'Avg.'?"),

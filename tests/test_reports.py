@@ -92,7 +92,7 @@ def test_measured_published_and_delta_rows(built):
         "| ↳ published: ESimCSE-BERT-base | esimcse-arxiv/table7/esimcse-bert-base | 73.40 |"
     )
     assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
-    # the dup_rate sweep: both runs, with ESimCSE arXiv Table 9's values beside
+    # the dup_rate sweep: both runs, each beside the Table 9 cell the fixture's recipe_runs.json holds it against
     sweep = md.split("### Ablation: dup_rate (ESimCSE)")[1].split("###")[0]
     assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in sweep
     assert "| esimcse-tiny | 0.32 |" in sweep and "| 84.85 | esimcse-arxiv/table9/dup-rate#dup_rate=0.32 |" in sweep
@@ -171,7 +171,7 @@ def test_checkpoint_files_in_a_run_folder_are_not_warned_about(tmp_path):
 
 
 def test_a_reports_text_does_not_depend_on_where_it_is_written(built, tmp_path):
-    """Written again, the report is the same byte for byte, wherever its folder lies. #51.14: a clone under the
+    """Written again, the report is the same byte for byte, wherever its folder lies. A clone under the
     temporary folder, beside the output folders (as `mktemp -d` makes one): the results folder was named relative
     to each output folder (`../../clone/...`, `../../../clone/...`). `built` is written from this clone's root."""
     clone = tmp_path / "clone"

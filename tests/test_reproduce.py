@@ -1,4 +1,4 @@
-"""``stsbench reproduce`` (#25): the plan and its keys, --dry-run of every recipe, errors, rerun and resume."""
+"""``stsbench reproduce``: the plan and its keys, --dry-run of every recipe, errors, rerun and resume."""
 
 from __future__ import annotations
 
@@ -22,29 +22,12 @@ from helpers import (
     reproduction_figures,
     run_cli,
     same_files,
-    tiny_folder,
-    tiny_reproduction,
 )
 
 from stsbench.published.registry import get_entry
 from stsbench.recipes import load_recipe, recipe_names
 from stsbench.reproduce.plan import build_plan, training_copies
 from stsbench.reproduce.state import busy_seconds
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    """A folder with a tiny BERT, a 30-line train file and ``tiny.yaml`` (one run, two seeds, 6 steps, an
-    analysis, judged against a published row): the session's one (:func:`helpers.tiny_folder`)."""
-    if not (DATA / "downstream").is_dir():
-        pytest.skip(f"shared data not found at {DATA}")
-    return tiny_folder(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def clean(tiny, tmp_path_factory) -> Path:
-    """``tiny.yaml`` reproduced without interruption, once for the session's tests (:func:`helpers.tiny_reproduction`)."""
-    return tiny_reproduction(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""``stsbench reproduce`` when the code changed (#36.4), what it needs and lacks (#36.7), and under faults (#36.12).
+"""``stsbench reproduce`` when the code changed, what it needs and lacks, and under faults.
 
 Each test works on a copy of the session's tiny reproduction (:func:`helpers.tiny_reproduction`), so that its
 own reruns, edits and deletions touch nothing another test reads.
@@ -15,21 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, reproduce_status, run_cli, tiny_folder, tiny_reproduction
+from helpers import DATA, reproduce_status, run_cli
 
 from stsbench.reproduce import plan as plan_module
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    if not (DATA / "downstream").is_dir():
-        pytest.skip(f"shared data not found at {DATA}")
-    return tiny_folder(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def clean(tiny, tmp_path_factory) -> Path:
-    return tiny_reproduction(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -176,7 +164,7 @@ def _stands(printed: str, why: bool = False) -> dict[str, str]:
 def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_it_would_run(
     tiny, clean, tmp_path, capsys, monkeypatch
 ):
-    """#51.1: the corpus' and data files' absolute paths were in the keys: another spelling retrained all."""
+    """The corpus' and data files' absolute paths were once in the keys: another spelling retrained all."""
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     every = {s: "done" for s in _stands(run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)[1])}
@@ -209,7 +197,7 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
     assert "0 done and current; 6 to run again (train/simcse/seed-1: its key changed: data file" in printed
 
 
-def test_a_record_keyed_before_51_is_migrated_once_and_moves_no_step(tiny, clean, tmp_path, capsys):
+def test_a_record_keyed_the_old_way_is_migrated_once_and_moves_no_step(tiny, clean, tmp_path, capsys):
     """A record keyed the old way (absolute paths, code as bytes) for today's inputs is the same step."""
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import build_plan
@@ -218,12 +206,12 @@ def test_a_record_keyed_before_51_is_migrated_once_and_moves_no_step(tiny, clean
     out = _copy(clean, tmp_path / "o")
     plan = build_plan(load_recipe(recipe), out, DATA)
     state = _state(out)
-    for step in plan.steps:  # as the code before #51 recorded them
+    for step in plan.steps:  # as recorded when keys held absolute paths and the code's bytes
         record = state["steps"][step.id]
         assert record["key"] == step.key and record["code"] == step.code
         record.update(key=step.previous_key, code=step.previous_code)
         record.pop("parts", None)
-    state["steps"]["evaluate/simcse"]["code"] = "other code, before #51"
+    state["steps"]["evaluate/simcse"]["code"] = "other code, before the migration"
     (out / "reproduce.json").write_text(json.dumps(state))
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     stands = _stands(printed, why=True)
@@ -238,7 +226,8 @@ def test_a_record_keyed_before_51_is_migrated_once_and_moves_no_step(tiny, clean
     assert after["sessions"][-1]["steps_run"] == 1  # the report, which names the step kept
     for step in plan.steps[:-1]:  # the report's key now holds the name of the step kept
         assert after["steps"][step.id]["key"] == step.key and after["steps"][step.id]["parts"] == step.parts
-    assert after["steps"]["evaluate/simcse"]["code"] == "other code, before #51"  # changed stays changed
+    # changed stays changed
+    assert after["steps"]["evaluate/simcse"]["code"] == "other code, before the migration"
     assert after["steps"]["train/simcse/seed-1"]["code"] == plan.step("train/simcse/seed-1").code
 
 
@@ -409,7 +398,7 @@ def test_the_recipes_claims_reach_its_report(clean):
 
 
 def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_them(tiny, clean, tmp_path, capsys):
-    """#51.2: an edition is checked in without OUT/runs/ (no weights): its trainings are done (their logs are
+    """An edition is checked in without OUT/runs/ (no weights): its trainings are done (their logs are
     copied under results/train/), and a step that reads a training's weights trains it again first."""
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
@@ -427,7 +416,7 @@ def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_the
 
 
 def test_a_trainings_files_are_sealed_and_an_edit_or_a_deletion_is_named(tiny, clean, tmp_path, capsys):
-    """#51.7: an edited `end` record was accepted and a deleted stsbench.json left the step done."""
+    """An edited `end` record was once accepted and a deleted stsbench.json left the step done."""
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     sealed = _state(out)["steps"]["train/simcse/seed-1"]["files"]
@@ -473,7 +462,7 @@ def test_a_training_finished_before_seals_reads_unverified_until_the_next_run_se
 
 @pytest.mark.slow  # a subset's rerun on a copy of the tiny reproduction (its evaluation and report): ~40 s
 def test_a_subsets_report_shows_the_subset_and_says_once_what_it_leaves_out(tiny, clean, tmp_path, capsys):
-    """#51.3: a report made for --seeds 1 on a folder holding both seeds said seed 2 was "not run" and drew it."""
+    """A report for --seeds 1 on a folder holding both seeds once said seed 2 was "not run" and drew it."""
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     whole = (out / "report.md").read_text()

@@ -1,4 +1,4 @@
-"""``reproduce --gpus K`` on the local executor (#36.1): a request that can never fit is refused before anything
+"""``reproduce --gpus K`` on the local executor: a request that can never fit is refused before anything
 runs, a job waits for its GPUs and never starts with all of them visible, and the scheduler never waits forever."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The reproduction verdict (#25): the report's Reproduction section and ``check --tolerance seeds`` agree cell by cell.
+"""The reproduction verdict: the report's Reproduction section and ``check --tolerance seeds`` agree cell by cell.
 
 The results folder is the seed fixture (tests/seed_results.py: unsup-SimCSE and ESimCSE, 3 seeds each, their
 training runs) with SimCSE's figures set around arXiv Table 7's unsup-SimCSE row so that each verdict occurs, and
@@ -287,7 +287,7 @@ def test_a_training_run_copied_with_another_log_is_refused(results, tmp_path):
 
 
 def test_an_empty_selection_is_refused_with_or_without_strict(tmp_path, capsys):
-    """Issue 51.5: without --strict an empty folder gave exit 0 and a report of empty sections."""
+    """Without --strict an empty folder once gave exit 0 and a report of empty sections."""
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "notes.txt").write_text("not a result")  # a wrong folder: files, none of them results

@@ -1,7 +1,7 @@
 """The one reader of results folders (:mod:`stsbench.results.folder`) behind check, compare, report and export-mteb.
 
 One rule for hidden files and training-run folders for all four; check and compare refuse results scored by
-another version of a task; none of the commands that only read results imports torch (issue 28, acceptance 3).
+another version of a task; none of the commands that only read results imports torch.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_commands_that_read_results_import_no_torch(results, tmp_path):
     """check, compare (on results), report, published, reproduce's dry run and status, and export-mteb.
 
     Each in a fresh interpreter's fork. reproduce --dry-run and --status read the checked-in reproduction (its
-    trainings' folders are read for how far they got: issue 36.7's dry run had come to import torch for it).
+    trainings' folders are read for how far they got: the dry run had once come to import torch for it).
     """
     has_mteb = importlib.util.find_spec("mteb") is not None
     replication = ROOT / "reports" / "cpu-mini-replication"

@@ -1,4 +1,4 @@
-"""Robust runs (issue 15): `check` on the natural results folder, output preflight, interrupts, a shared
+"""Robust runs: `check` on the natural results folder, output preflight, interrupts, a shared
 cache, progress lines in logs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from counting_encoder import CountingEncoder, sentences, vectors_of
-from helpers import run_cli
+from helpers import MTEB, run_cli, write_result
 
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
 MTEB_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark"]
@@ -40,7 +40,7 @@ def test_check_on_the_natural_folder_after_run_and_length_bias(
     assert code == 0, err
     assert "PASS" in out and out.count(" OK") == 6
     summary = next(line for line in out.splitlines() if line.startswith("compared "))
-    # recorded relative to the results folder (issue 36.10), shown from the working folder
+    # recorded relative to the results folder, shown from the working folder
     assert f"compared 6 task results of {os.path.relpath(tiny_bert)}/avg/test" in summary
     assert "skipped 1 analysis file" in summary and "left out" not in summary
     # a second run (another pooler) in the same folder: refused unless filtered, and the summary says so
@@ -439,9 +439,9 @@ def test_align_uniform_figure_names_close_models_in_a_legend_not_over_each_other
 
 def test_html_tables_wrap_headers_and_never_break_a_word_in_two():
     """Wide tables (length bias: two columns a model) fit by wrapping headers; cells break between words."""
-    from stsbench.reports.render import _env
+    from importlib import resources
 
-    css = _env().loader.get_source(_env(), "report.html.j2")[0]
+    css = resources.files("stsbench.reports").joinpath("templates", "report.html.j2").read_text(encoding="utf-8")
     th = re.search(r"^th \{([^}]*)\}", css, re.M).group(1)
     assert "white-space: normal" in th
     assert "overflow-wrap: anywhere" not in css  # "float3 / 2": anywhere lets a table squeeze a word apart
@@ -468,8 +468,6 @@ def test_batch_writer_writes_on_its_timer_and_leaves_one_shard(tmp_path):
 
 def test_check_skips_training_run_folders_and_names_what_it_left_out(tmp_path):
     """A results folder that also holds `stsbench train` outputs (as the checked-in report's does)."""
-    from test_published import MTEB, write_result
-
     from stsbench.published.check import check_results
 
     for task, value in MTEB.items():

@@ -1,4 +1,4 @@
-"""``stsbench run --format json``: one shape whatever the task mix (#27, acceptance 4)."""
+"""``stsbench run --format json``: one shape whatever the task mix."""
 
 from __future__ import annotations
 

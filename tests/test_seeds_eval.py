@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_cli
-from test_train_seeds import train_args, train_seed
+from helpers import run_cli, train_args, train_seed
 
 from stsbench.results.labels import model_slug
 from stsbench.results.seeds import build_aggregate, write_aggregate

@@ -1,4 +1,4 @@
-"""Per-pair sidecars, the intervals of every figure, and `stsbench run --bootstrap` (issue 18)."""
+"""Per-pair sidecars, the intervals of every figure, and `stsbench run --bootstrap`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``stsbench reproduce --executor slurm`` on a real one-node Slurm cluster (#25 acceptance 3).
+"""``stsbench reproduce --executor slurm`` on a real one-node Slurm cluster.
 
 The cluster is ``scripts/slurm-local.sh``'s: CI starts it before the tests (``.ci/run``, which stops it at the
 end); otherwise the fixture starts one in a temporary folder and stops it. Where it cannot start (no root, no

@@ -1,4 +1,4 @@
-"""Caches keyed by the code that fills them (#36.4): :mod:`stsbench.sources` and the keys built on it."""
+"""Caches keyed by the code that fills them: :mod:`stsbench.sources` and the keys built on it."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ async def later(t):
     return lambda: ...
 '''
 # the digest of GOLDEN_SOURCE's canonical tree: a change of the walk changes every recorded reproduce step's
-# code, so it changes here first, on purpose, with a migration (#51.1)
+# code, so it changes here first, on purpose, with a migration of the recorded steps
 GOLDEN_DIGEST = "8a5f5ee732052cd6acb0f68f7b9b91459c11371cc4c347ca117e3e33bb9a8774"
 
 

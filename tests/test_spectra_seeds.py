@@ -46,8 +46,13 @@ def test_a_groups_spectrum_is_its_seeds_geometric_mean_with_their_band(tmp_path)
 
 def test_the_report_draws_the_groups_spectra_under_mocose_figure_7():
     from stsbench.published.figures import get_figure
+    from stsbench.reports.layout import FigureOut
     from stsbench.reports.paper_figures import matches
 
     entry = get_figure("mocose/figure7")
-    assert matches(entry, "spectrum_test_groups.svg") and matches(entry, "spectrum_test.svg")
-    assert not matches(entry, "spectrum_test_seeds.svg")
+    groups = FigureOut("g", "figures/spectrum_test_groups.svg", "", "analysis-groups", "spectrum")
+    one = FigureOut("c", "figures/spectrum_test.svg", "", "analysis", "spectrum")
+    seeds = FigureOut("s", "figures/spectrum_test_seeds.svg", "", "analysis-seeds", "spectrum")
+    assert matches(entry, groups) and matches(entry, one) and not matches(entry, seeds)
+    # a file named like a spectrum is not one: what a figure draws is its tags, never its name
+    assert not matches(entry, FigureOut("x", "figures/spectrum_test.svg", "", "analysis", "length_bias"))

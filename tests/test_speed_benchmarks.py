@@ -1,4 +1,4 @@
-"""The arithmetic behind issue 19's speed benchmarks (MFU, peaks, acceptance lines) and a tiny train_speed run."""
+"""The arithmetic behind the speed benchmarks (MFU, peaks, acceptance lines) and a tiny train_speed run."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def bert_base():
     return BertConfig()
 
 
-def test_bert_base_step_flops_match_the_issue(bert_base):
-    # issue 19: "about 2.1 TFLOP (forward and backward over 2 x 64 x 32 tokens through 85M non-embedding params)"
+def test_a_bert_base_step_is_about_2_1_tflop(bert_base):
+    # about 2.1 TFLOP: forward and backward over 2 x 64 x 32 tokens through 85M non-embedding params
     assert matrix_params(bert_base) == 12 * (4 * 768 * 768 + 2 * 768 * 3072) == 84_934_656
     simcse = step_flops("simcse", bert_base, 64, (32, 32))
     assert 2.09e12 < simcse < 2.13e12
@@ -129,7 +129,7 @@ def test_cpu_floor_line_and_report():
 
 
 def test_the_bf16_loss_bound_is_twice_the_measured_spread():
-    """#41: the bf16 check's limit comes from the fp32-vs-bf16 spread of the old step in the same run."""
+    """The bf16 check's limit comes from the fp32-vs-bf16 spread of the old step in the same run."""
     args = Namespace(
         device="cuda",
         batch_size=64,
@@ -184,7 +184,7 @@ def test_train_speed_runs_on_cpu_with_a_tiny_model(tmp_path):
     for name in ("simcse", "esimcse", "official"):
         assert f"| {name} | fp32 | eager | " in text
     assert "failed" not in text
-    # fp32 on CPU: the new loop's first losses equal the pre-issue-19 step's to the bit
+    # fp32 on CPU: the new loop's first losses equal the old step's to the bit
     assert "| simcse | fp32 | 0 |  | 0 | holds |" in text and "| esimcse | fp32 | 0 |  | 0 | holds |" in text
 
 
@@ -199,7 +199,7 @@ def test_isolated_rows_each_run_in_a_process_of_their_own(tmp_path):
     assert "simcse fp32 eager: own process" in done.stderr and "(own process) ..." in done.stderr
     text = out.read_text()
     assert "| simcse | fp32 | eager | " in text and "failed" not in text
-    # --profile-steps: the child's profile came back with its row (#41: a missed goal comes with its profile)
+    # --profile-steps: the child's profile came back with its row (a missed goal comes with its profile)
     assert "Profiles: 2 more steps a row" in text
     assert re.search(r"\| simcse \| fp32 \| eager \| [\d.]+ \| [\d.]+ \| \d+% \| \d+ \|", text)
     assert "- simcse fp32 eager: `aten::" in text
@@ -305,7 +305,7 @@ def test_a_stopped_epoch_is_split_up_to_its_last_record_and_projected():
 
 
 def test_epoch_speed_runs_a_small_epoch_on_cpu(tmp_path):
-    """#41 part B's epoch, shrunk: `stsbench train` in its own process, split by its log, beside the official step."""
+    """The epoch benchmark, shrunk: `stsbench train` in its own process, split by its log, beside the official step."""
     out = tmp_path / "epoch.md"
     cmd = [sys.executable, str(BENCH / "epoch_speed.py"), "--device", "cpu", "--tiny-shape", "--lines", "96"]
     cmd += ["--batch-size", "32", "--eval-steps", "2", "--official-steps", "2", "--official-warmup", "1"]

@@ -1,4 +1,4 @@
-"""A task added by another package (issue 24): one Python file and a 10-pair data folder, registered through an
+"""A task added by another package: one Python file and a 10-pair data folder, registered through an
 entry point, runs in ``stsbench run``, shows in ``stsbench check`` and in a report, and is refused by ``check``
 once its version changes.
 
@@ -194,7 +194,7 @@ def test_plugin_task_runs(plugin):
     (path,) = plugin["out"].glob("**/ToySTS.json")
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert (saved["reported"], saved["n_pairs"], saved["task_version"]) == (EXPECTED, 10, 1)
-    # outside the data folder: recorded relative to the folder the run wrote into, its --output (issue 36.10)
+    # outside the data folder: recorded relative to the folder the run wrote into, its --output
     data = Path(os.path.relpath(plugin["site"] / "toy_sts_data" / "test.tsv", plugin["out"])).as_posix()
     assert data == "../site/toy_sts_data/test.tsv"
     assert list(saved["provenance"]["data_files"]) == [data] and not saved["provenance"]["data_modified"]

@@ -1,4 +1,4 @@
-"""The torch floor pyproject declares is the one the trainer checks, and an older torch is one line (#36.2).
+"""The torch floor pyproject declares is the one the trainer checks, and an older torch is one line.
 
 pyproject said torch>=2.2 while the trainer calls torch.amp.GradScaler("cuda") (2.3) and the CPU kernel of
 torch._fused_adamw_ (2.4): a user with torch 2.2 or 2.3 got an AttributeError or a missing-kernel error steps

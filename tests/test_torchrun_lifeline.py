@@ -1,6 +1,6 @@
 """A K-GPU training step, started as ``reproduce``'s local executor starts it (torchrun), lives and dies with it.
 
-Issue 36.1(b): every such step killed itself at start: its workers were told to follow the reproduce process,
+Every such step once killed itself at start: its workers were told to follow the reproduce process,
 whose PID was not their parent's (torchrun's). Here two processes on CPU with gloo (what ``--gpus 2`` starts,
 without the GPUs), through :meth:`LocalExecutor.submit` and ``Job.command()``, finish a few steps; and
 ``kill -9`` of the process that started them still ends torchrun and its workers.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_train_runs import config
+from helpers import train_config
 from typer.testing import CliRunner
 
 from stsbench.errors import StsbenchError
@@ -89,10 +89,12 @@ def test_help_shows_the_choices_and_the_method_defaults():
     choices = [o.choices for o in OPTIONS.values() if o.choices]
     assert (
         len(choices) == 26
-    )  # issue 16 added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init, momentum_mlp, ema_schedule,
-    # target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope, weight_decay_exclude;
-    # the second fidelity pass 2: optimizer, momentum_update; issue 36 took pooler's (a registry name, plugins too);
-    # issue 37 added select_on, issue 39 augment_views, embedding_augment_tokens, batch_bucket_unit, text_augment_input and synonym_action
+    )  # the first fidelity pass added 12: mlm_views, mlm_head_init, pooler_activation, pooler_init,
+    # momentum_mlp, ema_schedule, target_view, key_gradient, target_embeddings, ddp_gradient, queue_scope,
+    # weight_decay_exclude;
+    # the second fidelity pass 2: optimizer, momentum_update; the pooler registry took pooler's (plugins too);
+    # then select_on, and the augmentations augment_views, embedding_augment_tokens, batch_bucket_unit,
+    # text_augment_input and synonym_action
     assert "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package" in out
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
@@ -157,7 +159,7 @@ BAD = [
     ),
     ({"method": "mocose", "queue_slice": "768:256"}, "--queue-slice '768:256': need 0 <= START < END"),
     ({"method": "mocose", "gaussian_noise_std": 0.1}, "--gaussian-noise-std: SimCSE or ESimCSE option"),
-    # 1 is allowed: the official schedule's end (issue 16)
+    # 1 is allowed: the official schedule's end
     ({"method": "mocose", "ema_decay_end": 1.5}, r"--ema-decay-end 1.5 is outside \[0, 1\] \(eq. 2\)"),
     ({"method": "simcse", "dup_rate": 0.1}, "--dup-rate: ESimCSE option, not for SimCSE"),
 ]
@@ -213,8 +215,8 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     now = again.to_dict()
     assert {k: now[k] for k in saved} == saved  # every key, every value
     newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph", "train_lines"}  # options added after this run
-    newer |= {"train_dataset", "train_split", "text_column"}  # issue 27's
-    fidelity = {  # issue 16's options: what the run did, which is not always today's default
+    newer |= {"train_dataset", "train_split", "text_column"}  # --train-dataset's
+    fidelity = {  # the first fidelity pass's options: what the run did, which is not always today's default
         "target_view": "clean",
         "mlm_views": "anchor",
         "mlm_head_init": "random",
@@ -232,9 +234,9 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "weight_decay_exclude": "none",
         "optimizer": "torch-adamw",  # the second fidelity pass's: their defaults are what stsbench did
         "momentum_update": "after-step",
-        "augment": "none",  # issue 38's augmentation registry: nothing added by default
-        "augment_views": "declared",  # issue 39's
-        "crop_rate": 0.1,  # issue 39's augmentations' options, and SimCSE Table 4's one mask
+        "augment": "none",  # the augmentation registry: nothing added by default
+        "augment_views": "declared",  # the augmentations'
+        "crop_rate": 0.1,  # the augmentations' options, and SimCSE Table 4's one mask
         "word_deletion_rate": 0.1,
         "fixed_dropout_mask": False,
         "token_cutoff_rate": 0.1,  # MoCoSE Table 5's embeddings-stage entries, and Table 6(a)'s width
@@ -250,9 +252,9 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
         "synonym_model": "roberta-base",
         "synonym_action": "substitute",
         "paraphrase_model": "xlnet-base-cased",
-        "select_on": "stsb-dev",  # issue 37's: MoCoSE's official test-set selection on offer, never the default
+        "select_on": "stsb-dev",  # MoCoSE's official test-set selection on offer, never the default
     }
-    # issue 27's tracking options, whose defaults log nowhere
+    # --report-to's tracking options, whose defaults log nowhere
     tracking = {"report_to": "none", "tracking_project": "stsbench", "run_group": None, "run_name": None}
     assert set(now) - set(saved) == newer | set(fidelity) | set(tracking) and not any(now[k] for k in newer)
     assert {k: now[k] for k in tracking} == tracking
@@ -263,9 +265,9 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
 
 
 def test_one_bookkeeping_list_for_resume_and_reports():
-    from stsbench.reports import ablations
+    from stsbench.reports import run_settings
 
-    assert ablations.BOOKKEEPING is BOOKKEEPING and "length_buckets" not in BOOKKEEPING
+    assert run_settings.BOOKKEEPING is BOOKKEEPING and "length_buckets" not in BOOKKEEPING
     run = finalize(TrainConfig(**BASE, method="simcse"), False).on_device("cpu")
     saved = run.to_dict()
     assert resume_conflicts(saved, finalize(run.config.replace(log_steps=1), False).on_device("cpu")) == []
@@ -305,7 +307,7 @@ def test_run_saves_the_same_config_with_and_without_cuda(files, tmp_path, monkey
             monkeypatch.setattr(
                 ResolvedConfig, "on_device", lambda self, d, w=1, device=device: real(self, device, w)
             )
-        cfg = config(files, tmp_path / name, max_steps=2, eval_at_start=False)
+        cfg = train_config(files, tmp_path / name, max_steps=2, eval_at_start=False)
         before = cfg.to_dict()
         train(cfg, show_progress=False)
         assert cfg.to_dict() == before  # the caller's config is not changed by the run

@@ -1,4 +1,4 @@
-"""--train-dataset (#27): training rows from a `datasets` dataset equal the same lines from a text file."""
+"""--train-dataset: training rows from a `datasets` dataset equal the same lines from a text file."""
 
 from __future__ import annotations
 

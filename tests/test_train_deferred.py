@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny_bert
-from test_train_runs import config
+from helpers import build_tiny_bert, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
@@ -70,7 +69,7 @@ def test_nan_between_log_points_still_names_its_step_and_never_reaches_a_checkpo
     with pytest.raises(
         StsbenchError, match=r"the loss is nan at step 5 \(epoch 1\).*best checkpoint \(step 3\)"
     ):
-        train(config(files, out, method="simcse", save_steps=3, log_steps=4), show_progress=False)
+        train(train_config(files, out, method="simcse", save_steps=3, log_steps=4), show_progress=False)
     assert json.loads((out / "stsbench.json").read_text())["step"] == 3
     assert json.loads((out / "last" / "progress.json").read_text())["step"] == 3
     assert all(torch.isfinite(v).all() for v in weights(out).values() if v.is_floating_point())
@@ -92,15 +91,16 @@ def test_nan_gradient_norm_is_named_with_its_step(files, tmp_path, monkeypatch):
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", flaky)
     out = tmp_path / "inf"
     with pytest.raises(StsbenchError, match=r"the gradient norm is inf at step 2 .*no checkpoint yet"):
-        train(config(files, out, method="simcse", log_steps=5, eval_at_start=False), show_progress=False)
+        cfg = train_config(files, out, method="simcse", log_steps=5, eval_at_start=False)
+        train(cfg, show_progress=False)
     assert records(out)[-1] == {"event": "nonfinite", "step": 2, "what": "the gradient norm", "value": "inf"}
 
 
 def test_logged_losses_and_weights_do_not_depend_on_the_log_interval(files, tmp_path):
     """Logging every 3rd step (one device read per 3 steps) logs what logging every step logs at those steps."""
     kw = {"method": "esimcse", "mlm_weight": 0.1}  # contrastive + MLM parts, grad_norm
-    every = train(config(files, tmp_path / "every", **kw, log_steps=1), show_progress=False)
-    third = train(config(files, tmp_path / "third", **kw, log_steps=3), show_progress=False)
+    every = train(train_config(files, tmp_path / "every", **kw, log_steps=1), show_progress=False)
+    third = train(train_config(files, tmp_path / "third", **kw, log_steps=3), show_progress=False)
     assert every.steps == third.steps == 8
 
     def train_records(out):
@@ -131,8 +131,8 @@ def test_pad_to_max_length_gives_one_shape_and_the_same_losses(tokenizer, files,
         assert views.positive is None or views.positive["input_ids"].shape[1] >= 16
     # a run without dropout: the padded positions are masked out, so the losses agree to float rounding
     kw = {"method": "simcse", "max_steps": 3, "dropout": 0.0, "length_buckets": 1, "max_length": 24}
-    train(config(files, tmp_path / "longest", **kw), show_progress=False)
-    train(config(files, tmp_path / "padded", **kw, pad_to_max_length=True), show_progress=False)
+    train(train_config(files, tmp_path / "longest", **kw), show_progress=False)
+    train(train_config(files, tmp_path / "padded", **kw, pad_to_max_length=True), show_progress=False)
     la = [r["loss"] for r in records(tmp_path / "longest") if r["event"] == "train"]
     lb = [r["loss"] for r in records(tmp_path / "padded") if r["event"] == "train"]
     # Other shapes may round differently or not at all (they agree bit for bit on one thread with today's
@@ -143,7 +143,7 @@ def test_pad_to_max_length_gives_one_shape_and_the_same_losses(tokenizer, files,
 
 def test_tf32_needs_cuda(files, tmp_path):
     with pytest.raises(StsbenchError, match="--tf32 needs a CUDA device"):
-        train(config(files, tmp_path / "tf32", method="simcse", tf32=True), show_progress=False)
+        train(train_config(files, tmp_path / "tf32", method="simcse", tf32=True), show_progress=False)
 
 
 @pytest.mark.slow  # about a minute of inductor compilation on one CPU thread
@@ -151,7 +151,7 @@ def test_compile_on_cpu_trains_logs_its_compile_time_and_saves_plain_names(files
     """ESimCSE: the online backbone and the momentum encoder compiled, three steps, evaluated and saved."""
     out = tmp_path / "compiled"
     started = time.perf_counter()
-    cfg = config(
+    cfg = train_config(
         files, out, method="esimcse", max_steps=3, compile=True, pad_to_max_length=True, max_length=24
     )
     result = train(cfg, show_progress=False)
@@ -209,7 +209,7 @@ def test_runs_with_views_made_ahead_equal_runs_without_and_resume_bit_identicall
     files, tmp_path, monkeypatch
 ):
     kw = {"epochs": 2, "save_steps": 2, "queue_reset_each_epoch": True, "mlm_weight": 0.1, "log_steps": 1}
-    plain = train(config(files, tmp_path / "plain", **kw), show_progress=False)
+    plain = train(train_config(files, tmp_path / "plain", **kw), show_progress=False)
     asked = []
     monkeypatch.setattr("stsbench.train.loop.prefetch_depth", lambda device: asked.append(device) or 2)
 
@@ -218,8 +218,8 @@ def test_runs_with_views_made_ahead_equal_runs_without_and_resume_bit_identicall
             raise Killed
 
     with pytest.raises(Killed):
-        train(config(files, tmp_path / "ahead", **kw), show_progress=False, on_step=kill)
-    resumed = train(config(files, tmp_path / "ahead", **kw), resume=True, show_progress=False)
+        train(train_config(files, tmp_path / "ahead", **kw), show_progress=False, on_step=kill)
+    resumed = train(train_config(files, tmp_path / "ahead", **kw), resume=True, show_progress=False)
     assert asked == ["cpu", "cpu"]  # both runs made their views in the thread
     assert resumed.steps == plain.steps == 16 and resumed.dev_curve == plain.dev_curve
     a, b = weights(tmp_path / "plain"), weights(tmp_path / "ahead")

@@ -1,7 +1,7 @@
-"""Issue 16: each behaviour where the paper and the official code part, checked against its source.
+"""Each behaviour where the paper and the official code part, checked against its source.
 
-Each test fails on stsbench's behaviour before the issue (the clean MoCoSE target, the run-long EMA ramp,
-SimCSE's random tanh pooler, the copied momentum encoder with its own MLP, a random MLM head on the anchor
+Each test fails on stsbench's behaviour before this fidelity pass (the clean MoCoSE target, the run-long EMA
+ramp, SimCSE's random tanh pooler, the copied momentum encoder with its own MLP, a random MLM head on the anchor
 only, additive noise called Gaussian dropout).
 """
 
@@ -247,7 +247,7 @@ def test_train_on_a_sentence_transformers_backbone_records_and_evaluates_its_dec
     assert given.pooler == "cls"
 
 
-# -- precision and gradients (issue 16) -------------------------------------------------------------------
+# -- precision and gradients ------------------------------------------------------------------------------
 def test_mocose_shared_target_embeddings_read_the_online_embedding_layer(tokenizer):
     # official mocose.py:507-514: v_target = self.online_embeddings(...), position/type/LayerNorm included
     views = None

@@ -2,68 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from helpers import eager_and_graphed_losses, graph_config
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import make_config
 from stsbench.train.graph import graph_problems
 from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-SENTENCES = [
-    "a man is playing a guitar .",
-    "the cat sleeps on the warm mat .",
-    "stocks fell sharply on monday after the report .",
-    "two dogs run across the green field .",
-    "she plays the piano every evening .",
-    "scientists discovered a new species of frog .",
-]
-
-
-def _config(tiny_bert, data_dir, tmp_path, **kw):
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    train_file = tmp_path / "train.txt"
-    train_file.write_text(
-        "\n".join(f"{s} {SENTENCES[(i + 2) % 6]}" for i, s in enumerate(SENTENCES * 4)) + "\n"
-    )
-    opts = {
-        "method": "simcse",
-        "model": str(tiny_bert),
-        "train_file": str(train_file),
-        "output": str(tmp_path / "out"),
-        "data_dir": str(data_dir),
-        "batch_size": 4,
-        "eval_steps": 100,
-        "save_steps": 100,
-        "eval_batch_size": 64,
-        **kw,
-    }
-    return make_config(opts)
-
-
-def eager_and_graphed_losses(tiny_bert, data_dir, tmp_path, **kw) -> dict[bool, list[float]]:
-    """16 dropout-free CUDA steps run eagerly (False) and replayed from a CUDA graph (True): each run's losses."""
-    losses = {}
-    for graph in (False, True):
-        cfg = _config(
-            tiny_bert,
-            data_dir,
-            tmp_path / str(graph),
-            cuda_graph=graph,
-            pad_to_max_length=True,
-            device="cuda",
-            dropout=0.0,
-            max_steps=16,
-            log_steps=1,
-            **kw,
-        )
-        train(cfg, show_progress=False)
-        log = (tmp_path / str(graph) / "out" / "train_log.jsonl").read_text().splitlines()
-        losses[graph] = [json.loads(x)["loss"] for x in log if json.loads(x)["event"] == "train"]
-    return losses
 
 
 def test_graph_problems_name_every_missing_condition():
@@ -85,7 +31,7 @@ def test_graph_problems_name_every_missing_condition():
 
 
 def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_dir, tmp_path):
-    cfg = _config(tiny_bert, data_dir, tmp_path, cuda_graph=True, pad_to_max_length=True, device="cpu")
+    cfg = graph_config(tiny_bert, data_dir, tmp_path, cuda_graph=True, pad_to_max_length=True, device="cpu")
     with pytest.raises(StsbenchError, match=r"--cuda-graph needs a CUDA device \(not cpu\)"):
         train(cfg, show_progress=False)
     assert not (tmp_path / "out").exists()

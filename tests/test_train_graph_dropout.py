@@ -1,4 +1,4 @@
-"""Dropout under ``--cuda-graph`` (issue 41), written for a GPU: skipped without one, required by the GPU suite.
+"""Dropout under ``--cuda-graph``, written for a GPU: skipped without one, required by the GPU suite.
 
 SimCSE's positive pair is dropout noise, so a replayed graph must draw fresh masks every replay, different ones
 for the two views, at the rate p; and a replay must compute what an eager step computes from the same generator

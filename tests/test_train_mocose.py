@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny_bert
-from test_train_runs import config
+from helpers import build_tiny_bert, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, finalize, make_config
@@ -180,7 +179,7 @@ def test_reduced_precision_needs_cuda(files, tmp_path):
     with pytest.raises(StsbenchError, match="--precision bf16 needs a CUDA device"):
         Precision("bf16", "cpu")
     with pytest.raises(StsbenchError, match="--precision fp16 needs a CUDA device; on cpu train with fp32"):
-        train(config(files, tmp_path / "run", precision="fp16", device="cpu"), show_progress=False)
+        train(train_config(files, tmp_path / "run", precision="fp16", device="cpu"), show_progress=False)
     assert not (tmp_path / "run").exists()  # refused before anything is written
 
 
@@ -189,7 +188,9 @@ def test_mocose_run_logs_traceable_distance_and_saves_an_evaluable_checkpoint(fi
 
     from stsbench.train.loop import train
 
-    cfg = config(files, tmp_path / "run", method="mocose", queue_size=8, queue_start_size=2, max_steps=4)
+    cfg = train_config(
+        files, tmp_path / "run", method="mocose", queue_size=8, queue_start_size=2, max_steps=4
+    )
     result = train(cfg, show_progress=False)
     log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
     start = log[0]

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import Killed, eager_and_graphed_losses, loop_or_static_steps, train_config, weights
 from official_reference import TrainerAdamW
-from test_train_graph import eager_and_graphed_losses
-from test_train_static import _steps
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import load_yaml, make_config
@@ -211,8 +210,8 @@ def test_an_unknown_optimizer_is_one_line(tmp_path):
 def test_esimcse_static_steps_take_the_official_optimizer_and_order(tiny_bert, data_dir, tmp_path, opts):
     # the static form (what --cuda-graph replays) with either momentum order: the loop's steps bit for bit
     opts = {"method": "esimcse", "queue_multiple": 1.5, "momentum_mlp": "online", **opts}
-    growing = _steps(tiny_bert, data_dir, tmp_path / "growing", False, 8, **opts)
-    static = _steps(tiny_bert, data_dir, tmp_path / "static", True, 8, **opts)
+    growing = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "growing", False, 8, **opts)
+    static = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "static", True, 8, **opts)
     assert static[0] == growing[0]
     assert torch.equal(static[3], growing[3])
     assert static[4].queue.static
@@ -221,7 +220,7 @@ def test_esimcse_static_steps_take_the_official_optimizer_and_order(tiny_bert, d
 
 
 @pytest.mark.cuda
-def test_graphed_official_esimcse_steps_equal_eager_steps(tiny_bert, data_dir, tmp_path):
+def test_graphed_official_esimcse_steps_equal_eagerloop_or_static_steps(tiny_bert, data_dir, tmp_path):
     """hf-adamw's capturable update and the before-step momentum update replayed from a graph: the eager losses."""
     losses = eager_and_graphed_losses(
         tiny_bert, data_dir, tmp_path, method="esimcse", optimizer="hf-adamw", momentum_update="before-step"
@@ -247,20 +246,18 @@ def test_graphed_official_esimcse_steps_equal_eager_steps(tiny_bert, data_dir, t
 )
 def test_killed_and_resumed_official_runs_end_with_the_same_weights(files, tmp_path, kw):
     # the HF AdamW's state (its step counts), the pre-step momentum order and the official queue start resume
-    from test_train_runs import Killed, config, weights
-
     from stsbench.train.loop import train
 
     kw = {"max_steps": 5, **kw}
-    train(config(files, tmp_path / "full", **kw), show_progress=False)
+    train(train_config(files, tmp_path / "full", **kw), show_progress=False)
 
     def kill(step):
         if step == 3:
             raise Killed
 
     with pytest.raises(Killed):
-        train(config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
-    train(config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
+        train(train_config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
+    train(train_config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
     a, b = weights(tmp_path / "full"), weights(tmp_path / "cut")
     assert a.keys() == b.keys()
     for k in a:

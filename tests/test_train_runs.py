@@ -9,29 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import SENTENCES, run_cli_process, train_config
+from helpers import SENTENCES, Killed, run_cli_process, train_config, weights
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
 from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-config = train_config
-
-
-def weights(out: Path) -> dict[str, torch.Tensor]:
-    state = torch.load(out / "last" / "state.pt", weights_only=True)
-    return {
-        **{f"model.{k}": v for k, v in state["model"].items()},
-        **{f"method.{k}": v for k, v in state["method"].items()},
-        "queue": state["method_extra"]["queue"]["items"],
-    }
-
-
-class Killed(Exception):
-    pass
 
 
 def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
@@ -43,7 +27,7 @@ def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
     """
     # ESimCSE with everything that has state: repetition, momentum encoder, queue reset per epoch, MLM head
     kw = {"epochs": 2, "save_steps": 2, "queue_reset_each_epoch": True, "mlm_weight": 0.1}
-    full = train(config(files, tmp_path / "full", **kw), show_progress=False)
+    full = train(train_config(files, tmp_path / "full", **kw), show_progress=False)
     assert full.steps == 16  # 30 rows / 4 = 7 full batches + one of 2, twice
 
     def kill(step):
@@ -51,9 +35,9 @@ def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
             raise Killed
 
     with pytest.raises(Killed):
-        train(config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
+        train(train_config(files, tmp_path / "cut", **kw), show_progress=False, on_step=kill)
     assert json.loads((tmp_path / "cut" / "last" / "progress.json").read_text())["step"] == 6
-    resumed = train(config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
+    resumed = train(train_config(files, tmp_path / "cut", **kw), resume=True, show_progress=False)
     assert resumed.steps == 16
     a, b = weights(tmp_path / "full"), weights(tmp_path / "cut")
     assert a.keys() == b.keys() and any(k.startswith("method.momentum_encoder") for k in a)
@@ -63,7 +47,7 @@ def test_killed_and_resumed_run_ends_with_the_same_weights(files, tmp_path):
     log = [json.loads(x) for x in (tmp_path / "cut" / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if r["event"] == "train"] == list(range(1, 17))  # no step logged twice
     with pytest.raises(StsbenchError, match="other options than the saved run"):
-        train(config(files, tmp_path / "cut", **{**kw, "lr": 1e-4}), resume=True, show_progress=False)
+        train(train_config(files, tmp_path / "cut", **{**kw, "lr": 1e-4}), resume=True, show_progress=False)
 
 
 def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(files, tmp_path, monkeypatch):
@@ -78,7 +62,7 @@ def test_nan_loss_stops_with_step_and_keeps_last_good_checkpoint(files, tmp_path
     monkeypatch.setattr(losses.InfoNCE, "forward", flaky)
     out = tmp_path / "nan"
     with pytest.raises(StsbenchError, match=r"the loss is nan at step 5 .*best checkpoint \(step 3\)") as err:
-        train(config(files, out, method="simcse", save_steps=3), show_progress=False)
+        train(train_config(files, out, method="simcse", save_steps=3), show_progress=False)
     assert "\n" not in str(err.value)
     assert err.value.exit_code == 3  # a run that failed, not bad usage (docs/commands.md, exit codes)
     assert json.loads((out / "stsbench.json").read_text())["step"] == 3
@@ -113,7 +97,7 @@ def test_saved_checkpoint_is_what_was_trained(files, tmp_path, method, train_fil
     from stsbench.train.model import resolve_backbone
 
     out = tmp_path / "run"
-    cfg = config(
+    cfg = train_config(
         files,
         out,
         method=method,
@@ -149,16 +133,16 @@ def test_user_errors_are_one_line(files, tmp_path):
     cases.append(({"train_file": str(tmp_path / "empty.txt")}, "holds no sentences"))
     for kw, msg in cases:
         with pytest.raises(StsbenchError, match=msg) as err:
-            train(config(files, tmp_path / "o", **kw), show_progress=False)
+            train(train_config(files, tmp_path / "o", **kw), show_progress=False)
         assert "\n" not in str(err.value)
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "notes.txt").write_text("mine")
     with pytest.raises(StsbenchError, match="not empty; pass --resume"):
-        train(config(files, tmp_path / "used"), show_progress=False)
+        train(train_config(files, tmp_path / "used"), show_progress=False)
     with pytest.raises(StsbenchError, match="no stsbench run wrote"):
-        train(config(files, tmp_path / "used"), overwrite=True, show_progress=False)
+        train(train_config(files, tmp_path / "used"), overwrite=True, show_progress=False)
     with pytest.raises(StsbenchError, match="esimcse trains on one sentence a line"):
-        train(config(files, tmp_path / "o2", train_file=str(files / "nli.csv")), show_progress=False)
+        train(train_config(files, tmp_path / "o2", train_file=str(files / "nli.csv")), show_progress=False)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -240,7 +224,7 @@ def test_test_set_selection_keeps_the_best_mean_of_the_seven_sts_test_sets(files
     from stsbench.tasks.registry import resolve_tasks
 
     out = tmp_path / "run"
-    cfg = config(files, out, method="simcse", max_steps=4, eval_steps=2, data_dir=str(mock_data))
+    cfg = train_config(files, out, method="simcse", max_steps=4, eval_steps=2, data_dir=str(mock_data))
     train(cfg.replace(select_on="sts-test"), show_progress=False)
     records = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["event"] == "eval"]
@@ -265,7 +249,8 @@ def test_a_run_records_the_dropout_its_backbone_trains_with(files, tmp_path):
 
     runs = {}
     for name, dropout in (("unset", None), ("set", 0.2)):
-        train(config(files, tmp_path / name, method="simcse", max_steps=1, dropout=dropout), show_progress=False)
+        cfg = train_config(files, tmp_path / name, method="simcse", max_steps=1, dropout=dropout)
+        train(cfg, show_progress=False)
         runs[name] = load_train_run(tmp_path / name, name)[0]
     assert runs["unset"].config["dropout"] is None and runs["unset"].backbone_dropout == pytest.approx(0.1)
     assert runs["set"].config["dropout"] == 0.2 and runs["set"].backbone_dropout == pytest.approx(0.2)

@@ -9,55 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_cli
+from helpers import one_error_line, run_cli, train_args
 
 from stsbench.train.seeds import failure_line, parse_seeds
-
-
-def train_args(files: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "train",
-        "--method",
-        "simcse",
-        "--model",
-        str(files / "tiny"),
-        "--train-file",
-        str(files / "train.txt"),
-        "--data-dir",
-        str(files / "data"),
-        "--output",
-        str(out),
-        "--batch-size",
-        "4",
-        "--max-steps",
-        "2",
-        "--eval-steps",
-        "2",
-        "--eval-batch-size",
-        "16",
-        "--no-eval-at-start",
-        "--lr",
-        "1e-3",
-        "--threads",
-        "1",
-        *extra,
-    ]
-
-
-def train_seed(files: Path, folder: Path, seed: int, method: str = "simcse") -> None:
-    """One seed trained in this process with :func:`train_args`' options, into ``folder`` (``OUT/seed-<s>``)."""
-    from test_train_runs import config
-
-    from stsbench.train.loop import train
-
-    opts = {"max_steps": 2, "eval_steps": 2, "eval_at_start": False, "lr": 1e-3, "seed": seed}
-    train(config(files, folder, method=method, **opts), show_progress=False)
-
-
-def one_error_line(code: int, err: str, status: int = 2) -> str:
-    lines = [ln for ln in err.strip().splitlines() if ln.startswith("error:")]
-    assert code == status and len(lines) == 1, err
-    return lines[0]
 
 
 def killing_python(tmp_path: Path, seed: int) -> str:

@@ -11,17 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_train_graph import SENTENCES
+from helpers import loop_or_static_steps
 
-from stsbench.data.training import read_train_file
 from stsbench.train.augment.repetition import Repetition
-from stsbench.train.config import make_config
-from stsbench.train.data import batch_rows
-from stsbench.train.graph import StaticSteps
 from stsbench.train.momentum import EmbeddingQueue, ema_update
-from stsbench.train.run import build, seed_everything
-from stsbench.train.schedule import batches_per_epoch
-from stsbench.train.step import FiniteWatch, Precision, train_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -87,61 +80,6 @@ def test_no_repeated_view_is_longer_than_the_padded_length(tokenizer, kind, samp
             assert len(out) <= repetition.longest(max_length)
 
 
-def _steps(tiny_bert, data_dir, tmp_path, static: bool, steps: int, **opts):
-    """``steps`` training steps of the loop's kind (static: through :class:`StaticSteps`), their losses and state."""
-    train_file = tmp_path / "train.txt"
-    tmp_path.mkdir(parents=True)
-    train_file.write_text("\n".join(SENTENCES * 4) + "\n")  # 6 full batches an epoch
-    cfg = make_config(
-        {
-            "model": str(tiny_bert),
-            "train_file": str(train_file),
-            "output": str(tmp_path / "out"),
-            "data_dir": str(data_dir),
-            "batch_size": 4,
-            "pad_to_max_length": True,
-            "length_buckets": 1,
-            "max_length": 16,
-            **opts,
-        }
-    )
-    seed_everything(cfg.seed)
-    model, _, method, optimizer = build(cfg, tiny_bert, "cpu")
-    method.start(steps)
-    watch = FiniteWatch("cpu")
-    static_steps = StaticSteps(
-        model, method, optimizer, max_grad_norm=cfg.max_grad_norm, precision=Precision(), watch=watch
-    )
-    data = read_train_file(train_file)
-    losses, parts_seen, shapes = [], [], set()
-    for step in range(steps):
-        epoch, index = divmod(step, batches_per_epoch(len(data), cfg.batch_size))
-        if index == 0:
-            method.on_epoch_start(epoch)
-        rows = batch_rows(data, seed=cfg.seed, epoch=epoch, index=index, batch_size=cfg.batch_size)
-        rng = np.random.default_rng([cfg.seed, epoch, index, 1])
-        views = method.make_views([data.rows[i] for i in rows], rows, rng)
-        shapes.add(tuple(t["input_ids"].shape for t in (views.anchor, views.positive) if t is not None))
-        lr = cfg.lr * (1 - step / steps)
-        if static:
-            loss, parts = static_steps(views, lr=lr, step=step + 1)
-        else:
-            loss, parts = train_step(
-                model,
-                method,
-                optimizer,
-                views,
-                lr=lr,
-                max_grad_norm=cfg.max_grad_norm,
-                watch=(watch, step + 1),
-            )
-        losses.append(float(loss))
-        parts_seen.append({k: float(v) for k, v in parts.items()})
-    watch.check()
-    queue = method.queue.negatives()
-    return losses, parts_seen, shapes, queue, method, model
-
-
 @pytest.mark.parametrize(
     "opts",
     [
@@ -158,8 +96,8 @@ def _steps(tiny_bert, data_dir, tmp_path, static: bool, steps: int, **opts):
 )
 def test_esimcse_static_steps_are_the_loops_steps_bit_for_bit(tiny_bert, data_dir, tmp_path, opts):
     """The ring queue and the fixed-length repeated view change nothing: the same losses, queue and weights."""
-    growing = _steps(tiny_bert, data_dir, tmp_path / "growing", False, 12, **opts)
-    static = _steps(tiny_bert, data_dir, tmp_path / "static", True, 12, **opts)
+    growing = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "growing", False, 12, **opts)
+    static = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "static", True, 12, **opts)
     assert static[0] == growing[0]
     assert static[1] == growing[1]
     assert (
@@ -189,11 +127,11 @@ def test_esimcse_static_steps_are_the_loops_steps_bit_for_bit(tiny_bert, data_di
     ],
     ids=["paper", "official-slices", "no-heads"],
 )
-def test_mocose_static_steps_follow_the_loops_steps(tiny_bert, data_dir, tmp_path, opts):
+def test_mocose_static_steps_follow_the_loopsloop_or_static_steps(tiny_bert, data_dir, tmp_path, opts):
     """Ring queue and a device-tensor eta: the loop's losses, log parts and queue up to EMA rounding."""
     opts = {"method": "mocose", "queue_size": 12, "queue_start_size": 4, **opts}
-    growing = _steps(tiny_bert, data_dir, tmp_path / "growing", False, 10, **opts)
-    static = _steps(tiny_bert, data_dir, tmp_path / "static", True, 10, **opts)
+    growing = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "growing", False, 10, **opts)
+    static = loop_or_static_steps(tiny_bert, data_dir, tmp_path / "static", True, 10, **opts)
     assert static[0][:3] == growing[0][:3]  # the queue fills in two steps: identical until the ring starts
     np.testing.assert_allclose(static[0], growing[0], rtol=1e-5)
     for a, b in zip(static[1], growing[1], strict=True):

@@ -1,4 +1,4 @@
-"""--report-to (#27): the same loss and dev-score series in TensorBoard, W&B (offline) and trackio as in train_log.jsonl."""
+"""--report-to: the same loss and dev-score series in TensorBoard, W&B (offline) and trackio as in train_log.jsonl."""
 
 from __future__ import annotations
 

@@ -356,7 +356,7 @@ def test_config_yaml_then_cli_override(tmp_path):
 
 
 def test_shipped_configs_load_with_the_paper_settings():
-    packaged = Path(__file__).resolve().parents[1] / "stsbench" / "configs"  # package data since #25
+    packaged = Path(__file__).resolve().parents[1] / "stsbench" / "configs"  # package data
     configs = sorted(packaged.glob("*.yaml"))
     assert len(configs) >= 3
     for path in configs:

@@ -79,14 +79,15 @@ def test_a_seed_missing_a_step_leaves_that_step_off_the_mean(tmp_path):
 
 def test_the_report_puts_the_trajectories_under_simcse_figure_2(tmp_path):
     from stsbench.published.figures import get_figure
+    from stsbench.reports.layout import FigureOut
     from stsbench.reports.paper_figures import matches
 
     entry = get_figure("simcse/figure2")
     assert entry.renderer == "trajectory" and entry.x == "l_uniform" and entry.y == "l_align"
-    assert matches(entry, "align_uniform_trajectories.svg")
-    assert not matches(entry, "align_uniform_dev_map.svg") and not matches(
-        get_figure("simcse/figure3"), "align_uniform_trajectories.svg"
-    )
+    drawn = FigureOut("t", "figures/align_uniform_trajectories.svg", "", "trajectory")
+    the_map = FigureOut("m", "figures/align_uniform_dev_map.svg", "", "align-map", "align_uniform")
+    assert matches(entry, drawn) and not matches(entry, the_map)  # by the tags it was drawn with
+    assert not matches(get_figure("simcse/figure3"), drawn) and matches(get_figure("simcse/figure3"), the_map)
 
 
 def test_the_report_draws_the_logged_trajectories_under_the_papers_caption(tmp_path):

@@ -20,7 +20,8 @@ from stsbench.analyses.length_bias import LengthBiasResult
 from stsbench.analyses.repetition import RepetitionResult
 
 
-def _plt():
+def pyplot():
+    """Matplotlib's pyplot on the Agg backend, with the fixed SVG hash salt that makes figures the same bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -66,7 +67,7 @@ def save(fig, stem: Path) -> list[Path]:
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=150, bbox_inches="tight", metadata=meta)
         out.append(atomic_write_bytes(stem.with_name(f"{stem.name}.{fmt}"), buf.getvalue()))
-    _plt().close(fig)
+    pyplot().close(fig)
     return out
 
 
@@ -96,7 +97,7 @@ def _x100(v: float | None) -> float | None:
 
 def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list[Path]:
     """One panel per dataset (Spearman x100 by length-difference bucket) and one of Table 7's averages."""
-    plt = _plt()
+    plt = pyplot()
     labels = list(results)
     first = next(iter(results.values()))
     n = len(first.datasets) + 1
@@ -138,7 +139,7 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
 
 def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> list[Path]:
     """Place models on the l_align-l_uniform plane (SimCSE Fig. 2/3); lower-left is better."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 3.6 + 0.15 * len(results)))
     markers = "osD^vP*Xhp<>"
     for k, (label, r) in enumerate(results.items()):
@@ -160,7 +161,7 @@ def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> 
 
 def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path]:
     """Singular values / largest on a log scale, uncentred and centred (MoCoSE Fig. 7)."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4), sharey=True)
     for ax, which in zip(axes, ("uncentred", "centred"), strict=True):
         for label, r in results.items():
@@ -184,7 +185,7 @@ def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path
 
 def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[Path]:
     """Mean sim(q, s1) and sim(q, s2) x100 per model (ESimCSE Table 8), the difference written above."""
-    plt = _plt()
+    plt = pyplot()
     labels = list(results)
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(labels), 3.4))
     x = np.arange(len(labels))
@@ -209,7 +210,7 @@ def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[
 
 def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[Path]:
     """SimCSE Fig. 4: per model, the density of cosine by gold-score group, the groups stacked up the y-axis."""
-    plt = _plt()
+    plt = pyplot()
     n = len(results)
     fig, axes = plt.subplots(1, n, figsize=(3.2 * n + 0.6, 3.4), sharex=True, squeeze=False)
     first = next(iter(results.values()))

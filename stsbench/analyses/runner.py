@@ -19,8 +19,7 @@ from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
 from stsbench.encoders.prompts import prompt_suffix
-from stsbench.results.labels import base_label
-from stsbench.results.labels import labelled as _labelled  # the name tests know
+from stsbench.results.labels import base_label, labelled
 from stsbench.results.schema import AnalysisResult
 
 
@@ -134,7 +133,7 @@ def run_analysis(
             run.files.append(atomic_write_json(path, portable_result(envelope.to_dict(), output, data_root)))
             run.files += analysis.extra_files(result, path)
         done.append((base_label(given) + prompt_suffix(info.prompt, info.prompt_name), info.pooler, result))
-    run.results = _labelled(done)
+    run.results = labelled(done)
     if output is not None:
         run.files += analysis.figure(run.results, figure_path(output, stem, list(run.results)))
     return run

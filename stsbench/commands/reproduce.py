@@ -276,7 +276,8 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     console = table_console()
     with output_lock(out, "--out"):
         state = load_state(Path(out).expanduser())
-        # records keyed before #51 are rewritten once in today's form (saved with the state as it runs)
+        # records keyed in the previous form (absolute paths, code as bytes) are rewritten once in today's
+        # form (saved with the state as it runs)
         plan, actions = planned(recipe, out, data_dir, state, changed, report_to)
         _refuse_changed(plan, state, changed)
         to_run = [i for i, (action, _) in actions.items() if action == "run"]

@@ -66,12 +66,12 @@ def model_path(name: str, revision: str | None = None) -> str:
     return str(resolve_model(name, revision).path)
 
 
-def _looks_like_path(name: str) -> bool:
-    # hub ids are ``name`` or ``org/name``; anything else that does not exist is a mistyped path
+def looks_like_path(name: str) -> bool:
+    """Whether ``name``, which does not exist, is a mistyped path (hub ids are ``name`` or ``org/name``)."""
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
 
 
-def _download(repo_id: str, revision: str | None = None) -> Path:
+def download(repo_id: str, revision: str | None = None) -> Path:
     """A hub model at ``revision`` (branch, tag or commit; default ``main``), from the local cache when offline.
 
     Else a snapshot download. The folder returned is ``.../snapshots/<commit>``: the resolved commit is its name,
@@ -122,10 +122,10 @@ def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
             path = candidate.resolve()
         elif candidate.exists():
             raise StsbenchError(f"model path {name} is a file; pass the model's folder")
-        elif _looks_like_path(name):
+        elif looks_like_path(name):
             raise StsbenchError(f"model path {name} does not exist; check the path or use a hub id")
         else:
-            path = _download(name, revision)
+            path = download(name, revision)
     if not is_model_dir(path):
         raise StsbenchError(f"{path} is not a model folder (no config.json or modules.json)")
     check_model_folder(path)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.registry import Registry, packaged_files
-from stsbench.stats.claims import Claim
+from stsbench.stats.claims import Claim, fewest_listed
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 # why a published cell no built-in recipe produces cannot be, the closed set (docs/recipes.md): a baseline the paper
@@ -56,7 +56,7 @@ class Run(BaseModel):
     model_config = _STRICT
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a folder name
     method: str
-    config: str  # a packaged config (stsbench/configs/)
+    config: str  # a packaged config (stsbench/configs/), or a YAML file's path (a plugin method's config)
     overrides: dict[str, Any] = {}  # training options over the config's (keys as in the YAML configs)
     seeds: tuple[int, ...] = Field(min_length=1)
     corpus: CorpusRef | None = None  # the config's train_file (and train_lines) otherwise
@@ -71,6 +71,13 @@ class Run(BaseModel):
     # filled by a sweep or grid (stsbench.recipes.sweeps), never written: the run it expands from, its settings
     sweep_of: str | None = None
     point: dict[str, Any] = {}
+
+    @property
+    def config_file(self) -> Path:
+        """Its config's file: an existing YAML file as given, else the packaged config of that name."""
+        from stsbench.configs import find_config
+
+        return find_config(self.config)
 
     @property
     def addresses(self) -> tuple[str, ...]:
@@ -284,14 +291,14 @@ def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
     have = [s for s in claim.settings() if s in names]
     if len(have) == len(claim.settings()):
         return claim
-    lists = {"argmax": ("among", 2), "ordering": ("order", 2), "plateau": ("settings", 2), "collapse": ("settings", 1)}
-    if claim.kind not in lists or len(have) < lists[claim.kind][1]:
+    kind = type(claim)
+    if kind.LISTS is None or len(have) < fewest_listed(kind):
         return None
     if claim.kind == "argmax" and claim.best not in names:
         return None
     data = claim.model_dump(by_alias=True)
-    data[lists[claim.kind][0]] = have
-    return type(claim).model_validate(data)
+    data[kind.LISTS] = have
+    return kind.model_validate(data)
 
 
 def _builtin() -> Registry[Path]:

@@ -81,7 +81,6 @@ RENDERER_ANALYSIS = {
     "align-distance": "align_uniform",
     "cosine-density": "cosine_density",
 }
-MOMENTUM_METHODS = ("mocose", "esimcse")  # the methods with a traceable distance
 
 
 def varied_options(recipe: Recipe) -> set[str]:
@@ -109,11 +108,12 @@ def check_figure(recipe: Recipe, key: str) -> None:
                 f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
             )
     if fig.renderer in ("distance", "align-distance"):
-        methods = {r.method for r in recipe.runs if r.sweep_of is not None}
-        if not methods & set(MOMENTUM_METHODS):
-            raise StsbenchError(
-                f"{where}: drawn against the traceable distance: the recipe sweeps no MoCoSE/ESimCSE"
-            )
+        from stsbench.train.config.methods import find_method, method_specs
+
+        swept = [find_method(r.method) for r in recipe.runs if r.sweep_of is not None]
+        if not any(spec is not None and spec.traceable_distance for spec in swept):
+            traced = " or ".join(s.label for s in method_specs() if s.traceable_distance)
+            raise StsbenchError(f"{where}: drawn against the traceable distance: the recipe sweeps no {traced}")
     analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
     if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
         raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
@@ -148,13 +148,12 @@ def run_options(run: Run, seed: int, output: str) -> dict[str, Any]:
 
 def check_run(run: Run) -> None:
     """Method, packaged config (of that method), training options and values, corpus, tasks, published row."""
-    from stsbench.configs import config_path
     from stsbench.data.corpora import CORPORA
     from stsbench.train.config import OPTIONS, load_yaml, make_config
     from stsbench.train.config.methods import METHODS
 
     method = METHODS.check(run.method)
-    config = load_yaml(config_path(run.config))
+    config = load_yaml(run.config_file)
     if config.get("method") != method:
         raise StsbenchError(f"config {run.config} trains {config.get('method')}, not {method}")
     options = run_options(run, run.seeds[0], "RUN")
@@ -165,7 +164,7 @@ def check_run(run: Run) -> None:
             raise StsbenchError(f"unknown training option {name!r}{hint}")
     if run.corpus is not None:
         CORPORA.check(run.corpus.name)
-    cfg = make_config(options, config_path(run.config))
+    cfg = make_config(options, run.config_file)
     if cfg.method != method:  # an override may not change what the config trains
         raise StsbenchError(f"overrides change the method to {cfg.method}")
     for address in run.addresses:

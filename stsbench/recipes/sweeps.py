@@ -29,7 +29,6 @@ from typing import Any
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _EXPANDED = ("sweep_of", "point")  # what the expansion fills in a run: never written by hand
-_LISTS = ("among", "order", "settings")  # a claim's fields that list settings
 
 
 def shown(value: Any) -> str:
@@ -46,7 +45,7 @@ def point_name(base: str, point: dict[str, Any]) -> str:
 def _check_option(name: str, option: Any) -> None:
     """Refuse a swept option that is not a training option, naming the nearest one.
 
-    #51.9: a misspelt one was blamed on a claim naming the sweep's runs, or on its published template.
+    Refused here, a misspelt option is not blamed on a claim naming the sweep's runs or on its published template.
     """
     import difflib
 
@@ -165,8 +164,10 @@ def expand(data: Any) -> Any:
 def _claim_with_members(claim: Any, members: dict[str, list[str]]) -> Any:
     if not isinstance(claim, dict):
         return claim
+    from stsbench.stats.claims import listing_fields
+
     out = dict(claim)
-    for field in _LISTS:
+    for field in listing_fields():
         if isinstance(out.get(field), list):
             out[field] = [m for s in out[field] for m in members.get(s, [s])]
     return out

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.reports import ablations
+from stsbench.reports import run_settings
 from stsbench.reports.collect import AnalysisRecord
 from stsbench.reports.figures import write_csv
 from stsbench.reports.seeds import SeedGroup
@@ -46,7 +46,7 @@ def distance_rows(
     """One row per seed of the sweep's groups that has an alignment/uniformity result and a logged distance."""
     rows = []
     for g in groups:
-        value = ablations.settings(g.runs[0])[name]
+        value = run_settings.settings(g.runs[0])[name]
         for model, run in zip(g.models, g.runs, strict=True):
             mine = [r for r in records if r.model.fingerprint == model.key]
             distance, _ = logged_distance(run)
@@ -72,13 +72,13 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
     import pandas as pd
 
     from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import _sns, seed_interval
+    from stsbench.reports.spread import seaborn_module, seed_interval
 
     frame = pd.read_csv(data)
     long = frame.melt(id_vars=["traceable_distance", "seed"], value_vars=["l1", "l2"], var_name="norm")
     long["norm"] = long["norm"].map({"l1": "L1 distance", "l2": "L2 distance"})
-    sns = _sns()
-    plt = afig._plt()
+    sns = seaborn_module()
+    plt = afig.pyplot()
     with sns.axes_style("whitegrid"):
         fig, ax = plt.subplots(figsize=(5.4, 3.6))
         sns.lineplot(

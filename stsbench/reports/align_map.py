@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stsbench.reports.ablations import sts_averages
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.figures import write_csv
+from stsbench.reports.run_settings import sts_averages
 from stsbench.reports.seeds import SeedGroup
 
 COLUMNS = ("group", "checkpoint", "seed", "l_uniform", "l_align", "sts_avg")
@@ -52,7 +52,7 @@ def draw_map(data: Path, title: str = "") -> Any:
 
     from stsbench.analyses import figures as afig
 
-    plt = afig._plt()
+    plt = afig.pyplot()
     frame = pd.read_csv(data, dtype={"group": str, "checkpoint": str, "seed": str}, keep_default_na=False)
     fig, ax = plt.subplots(figsize=(5.6, 4.4))
     low, high = frame["sts_avg"].min(), frame["sts_avg"].max()

@@ -2,7 +2,7 @@
 
 Kept apart from :mod:`stsbench.reports.claims` (which judges claims on a report's groups and loads the report's
 tables, pandas among them) so that loading a recipe, as ``reproduce --list`` does for every built-in one, reads
-no table code (#51.11).
+no table code (listing the recipes took about 20 s when it did).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def analysis_figure(figure: str) -> tuple[str, str, str] | None:
     return variant, row, column
 
 
-def _analysis_of(variant: str) -> Any:
+def analysis_of(variant: str) -> Any:
     """The registered analysis whose results a variant (``length_bias_tokens``) is a file stem of; None if none."""
     from stsbench.analyses.registry import all_analyses
 
@@ -52,7 +52,7 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
         return claim
     parsed = analysis_figure(claim.figure)
     if parsed is not None:
-        analysis = _analysis_of(parsed[0])
+        analysis = analysis_of(parsed[0])
         if analysis is None or analysis.number_builder is None:
             raise StsbenchError(
                 f"{where}: figure {claim.figure!r}: {parsed[0]!r} is not the results of an analysis with figures "
@@ -74,7 +74,7 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
 
 
 def _choices(figure: str) -> str:
-    """The figures a claim may read, the nearest to ``figure`` first (#51.9: task names alone were listed)."""
+    """The figures a claim may read, the nearest to ``figure`` first (every kind, not the task names alone)."""
     import difflib
 
     from stsbench.tasks.registry import TASKS

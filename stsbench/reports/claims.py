@@ -25,8 +25,8 @@ from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.claim_figures import (
     FINAL_DEV,
     TRANSFER_AVG,
-    _analysis_of,
     analysis_figure,
+    analysis_of,
     with_task_figure,
 )
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
@@ -89,7 +89,7 @@ def seed_figures(
     if parsed is None:
         return seed_values(claim_figure(claim), *group_figures(records, group))
     variant, row, column = parsed
-    analysis = _analysis_of(variant)
+    analysis = analysis_of(variant)
     out: dict[int, float] = {}
     for model, seed in zip(group.models, group.seeds, strict=True):
         for rec in (r for r in analyses if r.variant == variant and r.model.fingerprint == model.key):

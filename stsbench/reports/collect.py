@@ -60,7 +60,7 @@ def only(coll: Collection, runs: Sequence[str] | None, seeds: Sequence[int] | No
     every seed).
 
     ``report --runs/--seeds``: a report of a subset judges and shows that subset, every table and figure
-    (#51.3: a subset's report said the rest was "not run" and still drew it).
+    (never "not run" for the runs it leaves out, nor drawn).
     """
     if runs is None and seeds is None:
         return coll

@@ -27,7 +27,7 @@ def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Sequence[object
 
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
     """STS-B dev Spearman x100 against the training step, one line per run; the kept checkpoint circled."""
-    plt = afig._plt()  # Agg backend and the fixed SVG hash salt
+    plt = afig.pyplot()  # Agg backend and the fixed SVG hash salt
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, run in curves.items():
         points = [(s, v * 100) for s, v in run.curve if v is not None]

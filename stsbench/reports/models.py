@@ -19,7 +19,7 @@ from stsbench.results.folder import model_location, name_in_folder
 from stsbench.results.labels import base_label, unique_label
 from stsbench.results.schema import ModelInfo
 
-# ESimCSE's components (Sec. 3): which of them a run used, named as the papers' ablation rows
+# the order of the papers' ablation rows (the methods' run labels, :func:`method_of`); other methods after them
 METHOD_ORDER = (
     "unsup-SimCSE",
     "sup-SimCSE",
@@ -50,25 +50,15 @@ class Model:
 
 
 def method_of(config: dict[str, Any]) -> str:
-    """Name a training config by the method and ESimCSE components it used.
+    """What reports call a training config's run.
 
-    ``word repetition only`` is ESimCSE with ``queue_multiple 0`` (no momentum contrast); ``momentum
-    contrast only`` is ESimCSE with ``--no-repetition`` (dropout views, the queue kept): the "+ word
-    repetition" and "+ momentum contrast" rows of ESimCSE's ablation (arXiv Tables 6-7, COLING Table 4).
+    Its method's answer (:meth:`~stsbench.train.config.methods.MethodSpec.run_label`: ``unsup-SimCSE``, ESimCSE's
+    component rows); the method's name where no method of that name is registered.
     """
-    if config.get("method") == "simcse":
-        return "sup-SimCSE" if config.get("supervised") else "unsup-SimCSE"
-    if config.get("method") == "mocose":
-        return "MoCoSE"
-    repetition = bool(config.get("repetition", True))
-    momentum = float(config.get("queue_multiple", 2.5)) > 0
-    if repetition and momentum:
-        return "ESimCSE"
-    if repetition:
-        return "word repetition only"
-    if momentum:
-        return "momentum contrast only"
-    return "ESimCSE, neither component"
+    from stsbench.train.config.methods import find_method
+
+    spec = find_method(config.get("method"))
+    return spec.run_label(config) if spec is not None else str(config.get("method") or "unknown method")
 
 
 def method_rank(method: str | None) -> int:

@@ -95,7 +95,7 @@ def models_table(models: list[Model], coll: Collection | None = None) -> Table:
     notes = [
         "fingerprint: the embedding-cache key (weights, config, tokenizer, pooler, max length, dtype, prompt, and "
         "the encoding code: stsbench's encoding sources and the torch, transformers and sentence-transformers "
-        "versions; before 2026-11-24 a version number of that code)."
+        "versions; in results of earlier stsbench versions, a version number of that code)."
     ]
     return make_table("provenance_models", "Models", columns, rows, notes + why_apart(models, coll))
 

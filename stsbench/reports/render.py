@@ -1,4 +1,4 @@
-"""Render a :class:`~stsbench.reports.build.Report` as ``report.md`` and a self-contained ``report.html``.
+"""Render a :class:`~stsbench.reports.layout.Report` as ``report.md`` and a self-contained ``report.html``.
 
 The templates (``templates/*.j2``) only loop; every string they print is made here or in the table and
 section builders. ``report.md`` links the figures' SVG files beside it; ``report.html`` inlines them as
@@ -18,8 +18,9 @@ from stsbench.analyses.figures import stamped
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.published.seed_check import DIFFERENCE
-from stsbench.reports.build import Report, build_report
+from stsbench.reports.build import ReportSpec, build_report
 from stsbench.reports.collect import collect, only
+from stsbench.reports.layout import Report
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
@@ -144,7 +145,7 @@ def write_report(
     """
     out = Path(out)
     coll = only(collect(results), runs, seeds)  # a subset's report shows that subset, every table and figure
-    if coll.empty:  # a report of empty sections says nothing: refused before anything is written (#51.5)
+    if coll.empty:  # a report of empty sections says nothing: refused before anything is written
         raise StsbenchError(
             f"nothing to report under {', '.join(coll.folders)}: no task results, analyses or training runs; "
             "give the --results folder that `stsbench run`, the analyses or `stsbench train` wrote"
@@ -157,21 +158,19 @@ def write_report(
     command = portable_command(command or f"stsbench report {given} --out {out}", ".")
     name = title or f"stsbench report: {out.resolve().name}"
     with stamped(banner):  # every image carries the banner itself
-        report = build_report(
-            coll,
-            out / FIGURES,
+        spec = ReportSpec(
             name,
             command,
-            baseline=baseline,
-            against=against,
-            difference=difference,
-            notes=notes,
-            out=out,
-            claims=claims,
-            banner=banner,
-            figures=figures,
+            baseline,
+            tuple(against),
+            difference,
+            tuple(notes),
+            tuple(claims),
+            banner,
+            tuple(figures),
             **({"align_point": align_point} if align_point is not None else {}),
         )
+        report = build_report(coll, spec, out / FIGURES, out=out)
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg", ".csv") and stale.resolve() not in kept:

@@ -61,12 +61,12 @@ def draw_spectra(data: Path, title: str = "") -> Any:
     import numpy as np
 
     from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import _ordered, _palette
+    from stsbench.reports.spread import ordered, palette
 
-    plt = afig._plt()
+    plt = afig.pyplot()
     frame = read_curves(data)
-    groups = _ordered(frame["group"])
-    colours = _palette(groups)
+    groups = ordered(frame["group"])
+    colours = palette(groups)
     fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.6), sharey=True)
     for ax, which in zip(axes, WHICH, strict=True):
         for group in groups:

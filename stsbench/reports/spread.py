@@ -27,19 +27,22 @@ def seed_interval(values: Sequence[float]) -> tuple[float, float]:
     return (s.mean, s.mean) if s.low is None else (s.low, s.high)
 
 
-def _sns():
-    afig._plt()  # Agg backend and the fixed SVG hash salt
+def seaborn_module():
+    """seaborn, imported after matplotlib's set-up (:func:`stsbench.analyses.figures.pyplot`)."""
+    afig.pyplot()  # Agg backend and the fixed SVG hash salt
     import seaborn as sns
 
     return sns
 
 
-def _palette(labels: list[str]) -> dict[str, tuple[float, float, float]]:
-    sns = _sns()
+def palette(labels: list[str]) -> dict[str, tuple[float, float, float]]:
+    """A colour per label (seaborn's colorblind palette, in the labels' order)."""
+    sns = seaborn_module()
     return dict(zip(labels, sns.color_palette("colorblind", len(labels)), strict=False))
 
 
-def _ordered(values: Sequence[str]) -> list[str]:
+def ordered(values: Sequence[str]) -> list[str]:
+    """The distinct values, in the order they first appear."""
     return list(dict.fromkeys(values))
 
 
@@ -50,13 +53,13 @@ def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> 
     """
     import pandas as pd
 
-    sns = _sns()
-    plt = afig._plt()
+    sns = seaborn_module()
+    plt = afig.pyplot()
     data = pd.DataFrame(list(points), columns=["group", "task", "value"])
-    groups, tasks = _ordered(data["group"]), _ordered(data["task"])
+    groups, tasks = ordered(data["group"]), ordered(data["task"])
     cols = min(4, len(tasks))
     rows = -(-len(tasks) // cols)
-    palette = _palette(groups)
+    colours = palette(groups)
     with sns.axes_style("whitegrid"):
         fig, axes = plt.subplots(
             rows,
@@ -73,7 +76,7 @@ def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> 
                 markersize=4, linestyle="none", linewidth=1.0, capsize=0.3,
             )  # fmt: skip
             sns.stripplot(
-                **common, hue="group", hue_order=groups, palette=palette, jitter=False, size=5, alpha=0.7,
+                **common, hue="group", hue_order=groups, palette=colours, jitter=False, size=5, alpha=0.7,
                 linewidth=0.5, edgecolor="white", legend=False, zorder=3,
             )  # fmt: skip
             ax.set_title(task, fontsize=9)
@@ -94,14 +97,14 @@ def dev_curves_figure(curves: Sequence[tuple[str, int, float]], stem: Path) -> l
     """
     import pandas as pd
 
-    sns = _sns()
-    plt = afig._plt()
+    sns = seaborn_module()
+    plt = afig.pyplot()
     data = pd.DataFrame(list(curves), columns=["group", "step", "value"])
-    groups = _ordered(data["group"])
+    groups = ordered(data["group"])
     with sns.axes_style("whitegrid"):
         fig, ax = plt.subplots(figsize=(6.4, 3.8))
         sns.lineplot(
-            data=data, x="step", y="value", hue="group", hue_order=groups, palette=_palette(groups),
+            data=data, x="step", y="value", hue="group", hue_order=groups, palette=palette(groups),
             estimator="mean", errorbar=seed_interval, marker=".", ax=ax,
         )  # fmt: skip
         ax.set_xlabel("training step")
@@ -140,8 +143,8 @@ def forest_plot(
         raise StsbenchError("forest plot: no differences to draw; give at least one (label, diff, low, high)")
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".png", ".svg") else path
-    sns = _sns()
-    plt = afig._plt()
+    sns = seaborn_module()
+    plt = afig.pyplot()
     with sns.axes_style("whitegrid"):
         fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(rows)))
         ys = list(range(len(rows)))[::-1]

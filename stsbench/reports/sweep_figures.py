@@ -3,7 +3,7 @@
 The papers draw their sweeps (ESimCSE arXiv Figure 2: batch size; MoCoSE Figures 8, 10, 11: EMA decay,
 embedding dimension, initial queue size; Figure 13: queue size x initial size) as a curve of one figure against
 the setting. Here every group of seeds of a sweep (or of a grid, one line per value of its second field: the
-groups the Ablations tables compare, :func:`stsbench.reports.ablations.seed_sweeps`) gives one point per seed:
+groups the Ablations tables compare, :func:`stsbench.reports.sweep_tables.seed_sweeps`) gives one point per seed:
 its kept checkpoint's STS-B dev Spearman x100 (the training's own best, what a dev sweep reports) and, where
 the seeds were evaluated on the seven STS test sets, their Avg. The rows go to a CSV first (:data:`COLUMNS`),
 and the figure is drawn from that file (:func:`sweep_figure`), so that it re-renders from the data beside it;
@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.progress import seeds_a_setting
-from stsbench.reports import ablations
+from stsbench.reports import run_settings
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.figures import write_csv
+from stsbench.reports.published_cells import Cells, published_cell
 from stsbench.reports.seeds import SeedGroup
 from stsbench.reports.training import kept_dev, show_value
 
@@ -48,13 +49,13 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
     return (None if value is None else float(value)), False
 
 
-def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) -> list[list[str]]:
-    value = ablations.settings(group.runs[0])[name]
-    pub = ablations.published_sweep_cell(name, value, group.runs[0])
+def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells) -> list[list[str]]:
+    value = run_settings.settings(group.runs[0])[name]
+    pub = published_cell(group.runs[0], cells)
     out = []
     for model, run in zip(group.models, group.runs, strict=True):
         one = SeedGroup(group.name, group.method, (model,))
-        avg = ablations.sts_averages(one, records)
+        avg = run_settings.sts_averages(one, records)
         dev = kept_dev(run)
         distance, ramped = logged_distance(run)
         out.append(
@@ -74,13 +75,21 @@ def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str) ->
 
 
 def sweep_rows(
-    name: str, groups: Sequence[SeedGroup], records: list[TaskRecord], series: str | None = None
+    name: str,
+    groups: Sequence[SeedGroup],
+    records: list[TaskRecord],
+    series: str | None = None,
+    cells: Cells | None = None,
 ) -> list[list[str]]:
-    """The CSV rows of a one-field sweep over groups of seeds (``series``: a grid's second field, by group)."""
+    """The CSV rows of a one-field sweep over groups of seeds.
+
+    ``series``: a grid's second field, by group; ``cells``: the runs' published cells
+    (:func:`stsbench.reports.published_cells.report_cells`).
+    """
     rows = []
-    for g in sorted(groups, key=lambda g: ablations._sort_value(ablations.settings(g.runs[0])[name])):
-        label = show_value(ablations.settings(g.runs[0])[series]) if series else ""
-        rows += _row(name, g, records, label)
+    for g in sorted(groups, key=lambda g: run_settings.sort_value(run_settings.settings(g.runs[0])[name])):
+        label = show_value(run_settings.settings(g.runs[0])[series]) if series else ""
+        rows += _row(name, g, records, label, cells or {})
     return rows
 
 
@@ -115,7 +124,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
     import pandas as pd
 
     from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import _sns, seed_interval
+    from stsbench.reports.spread import seaborn_module, seed_interval
 
     frame = pd.read_csv(data, dtype=str, keep_default_na=False)
     numeric = all(_is_number(v) for v in frame[x])
@@ -124,8 +133,8 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
     keys = sorted({k.split("#")[0] for k in frame["published_key"] if k})
     if keys:  # the paper's figures on an axis of their own: another model, another scale
         panels.append(("published", f"published: {', '.join(keys)}"))
-    sns = _sns()
-    plt = afig._plt()
+    sns = seaborn_module()
+    plt = afig.pyplot()
     with sns.axes_style("whitegrid"):
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
         for ax, (column, label) in zip(axes.flat, panels, strict=True):
@@ -157,7 +166,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
                     linestyle="none",
                 )  # fmt: skip
                 sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=False, zorder=3)
-            ax.set_xlabel(DISTANCE if x == "traceable_distance" else ablations.option_words(setting))
+            ax.set_xlabel(DISTANCE if x == "traceable_distance" else run_settings.option_words(setting))
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
         ramped = x == "traceable_distance" and (frame["distance_ramped"] == "yes").any()

@@ -72,17 +72,17 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
     import pandas as pd
 
     from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import _ordered, _palette
+    from stsbench.reports.spread import ordered, palette
 
-    plt = afig._plt()
+    plt = afig.pyplot()
     frame = pd.read_csv(data, dtype={"group": str, "seed": str}, keep_default_na=False)
-    groups = _ordered(frame["group"])
-    colours = _palette(groups)
+    groups = ordered(frame["group"])
+    colours = palette(groups)
     fig, ax = plt.subplots(figsize=(6.0, 4.6))
     for group in groups:
         mine = frame[frame["group"] == group]
         colour = colours[group]
-        seeds = _ordered(mine["seed"])
+        seeds = ordered(mine["seed"])
         if len(seeds) > 1:
             for seed in seeds:
                 one = mine[mine["seed"] == seed].sort_values("step")

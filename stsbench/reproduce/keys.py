@@ -1,4 +1,4 @@
-"""What keys a reproduce step: what its inputs *are*, never where they lie (#51.1).
+"""What keys a reproduce step: what its inputs *are*, never where they lie.
 
 A step's ``key`` is the sha256 of its material: the settings, the data files' digests under their names
 relative to the data folder (a corpus by its name and digest), the keys of the steps it reads, and for the
@@ -6,11 +6,11 @@ report its arguments with the reproduction's folder written ``OUT``. The same da
 a relative path, as its absolute path or through a link, or moved elsewhere, gives the same keys. A step's
 ``code`` is what the code that computes it is (:func:`stsbench.sources.code_digest`: syntax trees, not bytes).
 
-Each key is also computed the two ways earlier stsbench did, for records made then: ``previous_key`` (before
-#51: files under their absolute paths, the report's folders as given, the code's bytes in ``previous_code``)
-and ``legacy_key`` (0.1.0: the version in the key, no code recorded). A record whose key is the previous one
-for today's inputs is the same step: it is rewritten once in the new form (:func:`stsbench.reproduce.state.
-migrated`), its code too where the code is today's in the old form.
+Each key is also computed the two ways earlier stsbench did, for records made then: ``previous_key`` (the
+previous form: files under their absolute paths, the report's folders as given, the code's bytes in
+``previous_code``) and ``legacy_key`` (0.1.0: the version in the key, no code recorded). A record whose key is
+the previous one for today's inputs is the same step: it is rewritten once in the new form
+(:func:`stsbench.reproduce.state.migrated`), its code too where the code is today's in the old form.
 
 Each record also keeps its key's ``parts`` (a digest per field of the material, per option of a training's
 config), so that a step that runs again can say which part changed (:func:`changed_parts`).
@@ -55,7 +55,7 @@ def named_digests(files: Iterable[Path], data_dir: Path) -> dict[str, str | None
 
 
 def path_digests(files: Iterable[Path]) -> dict[str, str | None]:
-    """``{path as planned: sha256}``: how keys held data files before #51 (for :attr:`Keys.previous_key`)."""
+    """``{path as planned: sha256}``: data files as the old form held them (:attr:`Keys.previous_key`)."""
     return {str(f): sha for f, sha in _sha256s(files).items()}
 
 
@@ -67,7 +67,7 @@ def corpus_entry(path: Path, data_dir: Path, lines: int | None = None) -> dict[s
 
 @dataclass(frozen=True)
 class Keys:
-    """A step's key in today's form, as before #51 and as 0.1.0 computed it, and the parts of today's."""
+    """A step's key in today's form, in the previous one, as 0.1.0 computed it, and the parts of today's."""
 
     key: str
     previous_key: str
@@ -78,7 +78,7 @@ class Keys:
 def make_keys(
     material: dict[str, Any], previous: dict[str, Any], legacy: dict[str, Any] | None = None
 ) -> Keys:
-    """The keys of ``material`` (today's form) and ``previous`` (the same inputs as keyed before #51).
+    """The keys of ``material`` (today's form) and ``previous`` (the same inputs keyed in the previous form).
 
     ``legacy``: what differs in 0.1.0's material from ``previous`` (the keys of the steps read, which were
     legacy keys too).
@@ -137,7 +137,7 @@ def key_config(config: dict[str, Any], previous: bool = False) -> dict[str, Any]
     """The options that key a training: all but where it writes, its data folder and the neutral defaults.
 
     Today's form leaves out ``train_file`` too (the corpus is keyed by its name and digest); ``previous``: the
-    form before #51, which held it as written.
+    previous form, which held it as written.
     """
     dropped = ("output", "data_dir") if previous else ("output", "data_dir", "train_file")
     return {
@@ -151,8 +151,8 @@ def key_config(config: dict[str, Any], previous: bool = False) -> dict[str, Any]
 def code_of(kind: str, form: str = "tree") -> str:
     """The digest of the code that computes a step of ``kind`` (a training's: with torch's, transformers').
 
-    ``form="bytes"``: as stsbench computed it before #51 (for the migration). Computed once per process: the
-    code a process plans with is the code it was started with.
+    ``form="bytes"``: as stsbench computed it before it read syntax trees (for the migration). Computed once
+    per process: the code a process plans with is the code it was started with.
     """
     from stsbench.sources import code_digest, library_versions
 

@@ -92,12 +92,12 @@ def model_missing(name: str) -> str | None:
 
     A hub id not in the local cache is missing only while the hub is out of reach (the run would download it).
     """
-    from stsbench.encoders.resolve import _looks_like_path, is_embedded
+    from stsbench.encoders.resolve import is_embedded, looks_like_path
 
     if is_embedded(name):
         return None
     path = Path(name).expanduser()
-    if path.exists() or _looks_like_path(name):
+    if path.exists() or looks_like_path(name):
         ok = (path / "config.json").is_file() or (path / "modules.json").is_file()
         return None if ok else f"{path} is not a model folder (no config.json or modules.json); check the path"
     from huggingface_hub import try_to_load_from_cache
@@ -115,19 +115,25 @@ def model_missing(name: str) -> str | None:
     )
 
 
-def augmentation_models(config: dict) -> dict[str, str]:
-    """The models a training's augmentations load (their specs' ``model_options``): name -> the option."""
+def extra_models(config: dict) -> dict[str, str]:
+    """The models a training loads beside its backbone, name -> the option that names it.
+
+    Its method's and its augmentations' (their specs' ``model_options``).
+    """
     from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
+    from stsbench.train.config.methods import find_method
 
+    spec = find_method(config.get("method"))
+    options = [*(spec.model_options if spec is not None else ())]
+    options += [o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options]
     names: dict[str, str] = {}
-    for augmentation in augment_names(str(config.get("augment") or "none")):
-        for option in AUGMENTATIONS[augmentation].model_options:
-            value = config.get(option)
-            if value is None:  # the option at its default: the field's
-                from stsbench.train.config.options import TrainConfig
+    for option in dict.fromkeys(options):
+        value = config.get(option)
+        if value is None:  # the option at its default: the field's
+            from stsbench.train.config.options import TrainConfig
 
-                value = TrainConfig.model_fields[option].default
-            names.update({n.strip(): option for n in str(value).split(",") if n.strip()})
+            value = TrainConfig.model_fields[option].default
+        names.update({n.strip(): option for n in str(value or "").split(",") if n.strip()})
     return names
 
 
@@ -137,7 +143,7 @@ def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     for step in steps:
         if step.kind == "train" and step.model:
             readers.setdefault(step.model, []).append(step.id)
-            for name, option in augmentation_models(step.config).items():  # back-translation's translators
+            for name, option in extra_models(step.config).items():  # a method's, back-translation's translators
                 readers.setdefault(name, []).append(step.id)
                 options[name] = option
         elif step.kind in ("evaluate", "analysis"):

@@ -75,8 +75,8 @@ class Step:
     # the key as stsbench 0.1.0 computed it (the version in the key, no code recorded): a record made then
     # with this key has this step's settings, and only its code is unknown
     legacy_key: str = ""
-    # the key and code as stsbench computed them before #51 (absolute paths, code as bytes): a record made
-    # then with this key is this step, rewritten once in today's form (stsbench.reproduce.state.migrated)
+    # the key and code in the form stsbench computed them before (absolute paths, code as bytes): a record
+    # made then with this key is this step, rewritten once in today's form (stsbench.reproduce.state.migrated)
     previous_key: str = ""
     previous_code: str = ""
     parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
@@ -131,12 +131,11 @@ def seed_folder(out: Path, run: str, seed: int) -> Path:
 
 def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
     """The options every seed of ``run`` trains with: the packaged config's, its overrides and corpus."""
-    from stsbench.configs import config_path
     from stsbench.recipes.check import run_options
     from stsbench.train.config import load_yaml
 
     options = {k: v for k, v in run_options(run, 0, "").items() if k not in ("seed", "output")}
-    merged = {**load_yaml(config_path(run.config)), **options}
+    merged = {**load_yaml(run.config_file), **options}
     if data_dir is not None:
         merged["data_dir"] = str(data_dir)
     return {k: v for k, v in merged.items() if v is not None}
@@ -405,8 +404,10 @@ def prepare(plan: Plan, step: Step) -> None:
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     elif step.kind == "report":
         from stsbench.results.portable import copy_training_file
+        from stsbench.results.recipe_runs import write_recipe_runs
         from stsbench.results.scale import write_scale
 
+        write_recipe_runs(plan.out / "results", plan.recipe)  # its runs' sweeps and published cells, for the report
         banner = mini_banner(plan.recipe)
         if banner and not plan.recipe.omitted:  # the whole recipe's scale, kept with its results (a subset's is not)
             write_scale(plan.out / "results", banner)
@@ -418,7 +419,7 @@ def prepare(plan: Plan, step: Step) -> None:
                 plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False)
             )
 
-        for source, copy in training_copies(plan):  # with their paths relative to the copy (issue 36.10)
+        for source, copy in training_copies(plan):  # with their paths relative to the copy
             if not source.is_file() and copy.is_file():
                 continue  # a finished run whose folder (weights) is not kept: its copy is what the report reads
             if not source.is_file():

@@ -99,7 +99,7 @@ def run_plan(
     refuse_unfittable(plan, actions, executor, gpus)
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
-        # paths relative to the reproduction's folder, which may be moved or copied (issue 36.10)
+        # paths relative to the reproduction's folder, which may be moved or copied
         rec.update(kind=step.kind, deps=list(step.deps), log=portable(log_path(plan.out, step.id), plan.out))
         if step.folder is not None:
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)

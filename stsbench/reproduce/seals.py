@@ -1,7 +1,7 @@
 """A training's results files, sealed by their digests in the state and verified whenever reproduce reads them.
 
 An evaluation's results carry a per-pair sidecar that catches an edit; a training's did not: an edited ``end``
-record of ``train_log.jsonl`` was accepted, and a deleted ``stsbench.json`` left the step done (#51.7). Now a
+record of ``train_log.jsonl`` was accepted, and a deleted ``stsbench.json`` left the step done. Now a
 training's record holds ``files``: the sha256 of its run folder's ``stsbench.json`` and ``train_log.jsonl``,
 recorded when it finishes, and of the report's copies of them under ``results/train/``, recorded when the report
 step copies them (paths relative to the reproduction's folder). A file missing or changed since makes the
@@ -17,7 +17,7 @@ from typing import Any
 
 from stsbench.files import sha256_file
 
-UNVERIFIED = "unverified"  # a done training whose files were never sealed (finished before #51.7)
+UNVERIFIED = "unverified"  # a done training whose files were never sealed (it finished before seals)
 
 
 def training_files(folder: Path, out: Path) -> list[Path]:
@@ -68,5 +68,5 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
 
 
 def unverified(record: dict[str, Any] | None) -> bool:
-    """Whether a done training's record holds no sealed files (it finished before #51.7)."""
+    """Whether a done training's record holds no sealed files (it finished before seals were kept)."""
     return bool(record) and record.get("kind") == "train" and record.get("status") == "done" and "files" not in record

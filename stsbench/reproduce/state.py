@@ -57,7 +57,7 @@ def log_path(out: Path, step_id: str) -> Path:
 
 
 def migrated(step: Step, record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``record`` in today's form, where it was keyed before #51 (absolute paths, code as bytes).
+    """``record`` in today's form, where it was keyed in the previous form (absolute paths, code as bytes).
 
     A record whose key is ``step``'s previous key for today's inputs is rewritten with today's key and parts,
     and with today's code where it ran today's code in the old form.
@@ -73,7 +73,7 @@ def migrated(step: Step, record: dict[str, Any] | None) -> dict[str, Any] | None
 
 
 def migrate_state(plan: Plan, state: dict[str, Any]) -> list[str]:
-    """Rewrite in place the records of ``state`` keyed before #51 (:func:`migrated`); their step ids."""
+    """Rewrite in place the records of ``state`` in the previous form (:func:`migrated`); their step ids."""
     moved = []
     for step in plan.steps:
         record = state["steps"].get(step.id)
@@ -338,9 +338,10 @@ def planned(
 ) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
     """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
 
-    Records keyed before #51 are migrated in ``state`` (:func:`migrate_state`; the caller saves it, or reads a
-    copy). With ``changed="keep"``, the steps kept from other code are named by the report, whose key then
-    holds their names (:func:`stsbench.reproduce.plan.kept_note`).
+    Records keyed in the previous form (absolute paths, code as bytes) are migrated in ``state``
+    (:func:`migrate_state`; the caller saves it, or reads a copy). With ``changed="keep"``, the steps kept
+    from other code are named by the report, whose key then holds their names
+    (:func:`stsbench.reproduce.plan.kept_note`).
     """
     from stsbench.reproduce.plan import build_plan
 

@@ -36,6 +36,7 @@ from stsbench.results.runs import TRAIN_LOG, TrainRun, load_train_run
 from stsbench.results.schema import (
     ANALYSIS_KIND,
     AVERAGE_KIND,
+    RECIPE_RUNS_KIND,
     SCALE_KIND,
     SEED_AGGREGATE_KIND,
     SEED_RUNS_KIND,
@@ -50,7 +51,7 @@ from stsbench.results.store import OtherKind, Unreadable, read_json, result_from
 from stsbench.tasks.registry import TASKS, task_version
 
 # summaries beside the results, passed over silently: a run's average_sts.json (when not read), the seed files
-SUMMARY_KINDS = (AVERAGE_KIND, SEED_RUNS_KIND, SEED_AGGREGATE_KIND, SCALE_KIND)
+SUMMARY_KINDS = (AVERAGE_KIND, SEED_RUNS_KIND, SEED_AGGREGATE_KIND, SCALE_KIND, RECIPE_RUNS_KIND)
 ALL_KINDS = (TASK_KIND, ANALYSIS_KIND, AVERAGE_KIND)
 
 

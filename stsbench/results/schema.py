@@ -77,6 +77,7 @@ SEED_RUNS_KIND = "stsbench.seed_runs"
 SEED_AGGREGATE_KIND = "stsbench.seed_aggregate"
 AVERAGE_KIND = "stsbench.sts_average"
 SCALE_KIND = "stsbench.scale"  # ``scale.json``: the scale the results were made at (a mini recipe's banner)
+RECIPE_RUNS_KIND = "stsbench.recipe_runs"  # ``recipe_runs.json``: the runs a recipe declares (stsbench.results.recipe_runs)
 
 
 @dataclass

@@ -28,7 +28,7 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -62,6 +62,10 @@ class _Claim(BaseModel):
             raise ValueError("delta needs a delta_reason: one line saying why that difference matters")
         return self
 
+    # the field that lists the claim's settings (a sweep's name there stands for its runs; a subset keeps those it
+    # has, at least the field's min_length); None: a kind whose settings are named one by one
+    LISTS: ClassVar[str | None] = None
+
     def settings(self) -> tuple[str, ...]:
         """Every setting the claim names, in its order."""
         raise NotImplementedError
@@ -74,6 +78,7 @@ class _Claim(BaseModel):
 class Argmax(_Claim):
     """``best`` is above every other setting of ``among``: statements best > X."""
 
+    LISTS = "among"
     kind: Literal["argmax"]
     best: str
     among: tuple[str, ...] = Field(min_length=2)
@@ -94,6 +99,7 @@ class Argmax(_Claim):
 class Ordering(_Claim):
     """``order`` from the highest to the lowest: statements order[i] > order[i+1]."""
 
+    LISTS = "order"
     kind: Literal["ordering"]
     order: tuple[str, ...] = Field(min_length=2)
 
@@ -136,6 +142,7 @@ class Gap(_Claim):
 class Plateau(_Claim):
     """Every pair of ``settings`` within ``margin`` of each other (an equivalence per pair; the margin is its δ)."""
 
+    LISTS = "settings"
     kind: Literal["plateau"]
     settings_: tuple[str, ...] = Field(alias="settings", min_length=2)
     margin: float = Field(gt=0)
@@ -150,6 +157,7 @@ class Plateau(_Claim):
 class Collapse(_Claim):
     """Each of ``settings`` below ``below`` (the figure the paper calls a collapse): statements X < threshold."""
 
+    LISTS = "settings"
     kind: Literal["collapse"]
     settings_: tuple[str, ...] = Field(alias="settings", min_length=1)
     below: float
@@ -163,6 +171,18 @@ class Collapse(_Claim):
 
 Claim = Annotated[Argmax | Ordering | Difference | Gap | Plateau | Collapse, Field(discriminator="kind")]
 AnyClaim = Argmax | Ordering | Difference | Gap | Plateau | Collapse
+KINDS: tuple[type[_Claim], ...] = get_args(AnyClaim)
+
+
+def listing_fields() -> tuple[str, ...]:
+    """The fields, over every claim kind, that list settings (:attr:`_Claim.LISTS`)."""
+    return tuple(dict.fromkeys(k.LISTS for k in KINDS if k.LISTS))
+
+
+def fewest_listed(kind: type[_Claim]) -> int:
+    """How many settings ``kind``'s listing field needs at least (its ``min_length``)."""
+    field = next(f for name, f in kind.model_fields.items() if (f.alias or name) == kind.LISTS)
+    return next(m.min_length for m in field.metadata if getattr(m, "min_length", None) is not None)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Significance tests for comparing models: Williams' test, Holm's correction, the detectable difference.
 
-The module is named ``tests`` by the contract of issue 18; it holds statistical tests, not pytest tests.
+The module's name, ``tests``, is part of the public API; it holds statistical tests, not pytest tests.
 """
 
 from __future__ import annotations

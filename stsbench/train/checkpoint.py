@@ -156,7 +156,7 @@ def rng_states(device: torch.device | str = "cpu") -> dict[str, Any]:
 def set_rng_states(states: dict[str, Any], device: torch.device | str = "cpu") -> None:
     """Restore :func:`rng_states`: on a CUDA ``device``, that device's generator.
 
-    A checkpoint saved before issue 41 holds every GPU's state; the device's own is taken from it.
+    A checkpoint saved by earlier stsbench holds every GPU's state; the device's own is taken from it.
     """
     random.setstate(tuple(x if not isinstance(x, list) else tuple(x) for x in states["python"]))
     np_state = states["numpy"]
@@ -167,7 +167,7 @@ def set_rng_states(states: dict[str, Any], device: torch.device | str = "cpu") -
         return
     index = device.index if device.index is not None else torch.cuda.current_device()
     saved = states["cuda"]
-    if isinstance(saved, list | tuple):  # get_rng_state_all's, one per GPU (checkpoints before issue 41)
+    if isinstance(saved, list | tuple):  # get_rng_state_all's, one per GPU (older checkpoints)
         saved = saved[index]
     torch.cuda.set_rng_state(saved, index)
 

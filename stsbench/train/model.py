@@ -11,14 +11,10 @@ from torch import nn
 
 from stsbench.encoders.folder import check_model_folder, check_vocabulary
 from stsbench.encoders.pooling import needs_hidden_states, pool
+from stsbench.encoders.resolve import looks_like_path
 from stsbench.errors import StsbenchError
 
 EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
-
-
-def _looks_like_path(name: str) -> bool:
-    # hub ids are ``name`` or ``org/name``; anything else that does not exist is a mistyped path
-    return name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/") or "\\" in name
 
 
 def resolve_backbone(name: str) -> Path | str:
@@ -40,7 +36,7 @@ def resolve_backbone(name: str) -> Path | str:
         return path.resolve()
     if path.exists():
         raise StsbenchError(f"backbone {name} is a file; pass the model's folder")
-    if _looks_like_path(name):
+    if looks_like_path(name):
         raise StsbenchError(f"backbone path {name} does not exist; check --model")
     from huggingface_hub import hf_hub_download
 

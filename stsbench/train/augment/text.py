@@ -48,13 +48,13 @@ def require_nlpaug(who: str) -> Any:
 
 def model_folder(name: str, who: str, flag: str) -> Path:
     """A local folder, or a hub id found in the local hub cache (offline) or fetched: else one line."""
-    from stsbench.encoders.resolve import _download
+    from stsbench.encoders.resolve import download
 
     path = Path(name).expanduser()
     if path.is_dir():
         return path.resolve()
     try:
-        return _download(name)
+        return download(name)
     except StsbenchError as exc:
         raise StsbenchError(
             f"--augment {who}: the model {name} is not on this machine ({str(exc).split('(', 1)[-1].split(')')[0]}); "

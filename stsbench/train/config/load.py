@@ -89,7 +89,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
     path = find_config(path)
     st = path.stat()
-    # parsed once per process and file version: listing the recipes read the same configs 1,552 times (#51.11)
+    # parsed once per process and file version: listing the recipes read the same configs 1,552 times without it
     return copy.deepcopy(_load_yaml(path, st.st_size, st.st_mtime_ns))
 
 

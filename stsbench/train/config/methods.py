@@ -41,6 +41,13 @@ class MethodSpec:
     line only); ``queue_size(cfg, processes)``: the negatives it queues at most (None: no queue); ``about``:
     what ``--method NAME`` trains on, for ``--help``; ``augment_views``: the views an ``--augment``
     augmentation may target (one sentence a line; () refuses every one).
+
+    What reports, checks and dry runs ask of a method, it answers here: ``variant(config)``: what reports call
+    a run of it (the papers' row names: ``unsup-SimCSE``, ``word repetition only``; None: :attr:`label`);
+    ``components(config)``: the paper's components the run used, by name (an ablation table's columns);
+    ``traceable_distance``: its runs log MoCoSE's maximum traceable distance (a momentum target), which figures
+    draw against; ``model_options``: its options that name models it loads, which ``reproduce`` checks are
+    here before it starts.
     """
 
     name: str
@@ -52,6 +59,18 @@ class MethodSpec:
     queue_size: Callable[[TrainConfig, int], int] | None = None
     about: str = ""
     augment_views: tuple[str, ...] = ("anchor", "positive", "both")  # the views --augment may target
+    variant: Callable[[Mapping[str, Any]], str] | None = None
+    components: Callable[[Mapping[str, Any]], dict[str, bool]] | None = None
+    traceable_distance: bool = False
+    model_options: tuple[str, ...] = ()
+
+    def run_label(self, config: Mapping[str, Any]) -> str:
+        """What reports call a run of this method with ``config`` (its saved options)."""
+        return self.variant(config) if self.variant is not None else self.label
+
+    def used(self, config: Mapping[str, Any]) -> dict[str, bool]:
+        """The paper's components a run with ``config`` used, by name (none for a method without components)."""
+        return self.components(config) if self.components is not None else {}
 
     def accepts(self, name: str) -> bool:
         """Whether option ``name`` belongs to this method (options of no method's group belong to all)."""

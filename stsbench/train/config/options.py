@@ -2,7 +2,7 @@
 
 :class:`TrainConfig` is a frozen pydantic model, validated on construction, from Python, YAML or the CLI
 alike. Its fields come in groups: the options every method has (:class:`CommonOptions`,
-:class:`SelectionOptions`, here) and those of some methods only, the option groups of the registered methods
+:class:`~stsbench.train.config.shared_options.SelectionOptions`) and those of some methods only, the option groups of the registered methods
 (:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in ``train/methods/<name>_options.py``). Each method's
 :class:`~stsbench.train.config.methods.MethodSpec` says which groups it takes and where its paper's defaults
 differ from SimCSE's; a config refuses options of another method and gets its method's defaults.
@@ -31,6 +31,7 @@ from stsbench.train.config.describe import flag, one_line
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
 from stsbench.train.config.methods import METHODS, MethodSpec, find_method, method_choices, method_specs
+from stsbench.train.config.shared_options import SelectionOptions
 
 __all__ = ["GROUP_OF", "CommonOptions", "SelectionOptions", "TrainConfig", "owners"]
 
@@ -258,51 +259,6 @@ class CommonOptions(BaseModel):
         return self
 
 
-class SelectionOptions(BaseModel):
-    """Model selection and bookkeeping: every method's options."""
-
-    model_config = _STRICT
-
-    eval_steps: int = option(
-        125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best.", ge=1
-    )
-    eval_at_start: bool = option(True, "Also evaluate the backbone before training (logged, never selected).")
-    select_on: Literal["stsb-dev", "sts-test"] = option(
-        "stsb-dev",
-        "What keeps the best checkpoint: stsb-dev (SimCSE, ESimCSE and our default) or sts-test, the mean of the "
-        "seven STS test sets (MoCoSE's official code; its figures are then marked as selected on the test sets).",
-    )
-    eval_batch_size: int = option(128, "Batch size of the dev evaluation.", ge=1)
-    save_steps: int | None = option(
-        None, "Save the resumable state every N steps (default: eval_steps).", ge=1
-    )
-    log_steps: int = option(10, "Append loss and lr to train_log.jsonl every N steps.", ge=1)
-    device: str | None = option(None, "cpu, cuda, cuda:1 (default: cuda if available, else cpu).")
-    threads: int | None = option(
-        None, "CPU threads for torch (default: torch's; 1 is faster on a busy machine).", ge=1
-    )
-    report_to: str = option(
-        "none",
-        "Also log loss, its parts, lr and dev scores to these trackers: none, tensorboard, wandb, trackio "
-        "(several: comma-separated or the flag repeated; pip install 'stsbench[tracking]').",
-    )
-    tracking_project: str = option("stsbench", "The W&B and trackio project the run logs to.")
-    run_group: str | None = option(
-        None,
-        "The W&B and trackio group of the run (default: none; --seeds: OUTPUT's name and the method).",
-    )
-    run_name: str | None = option(
-        None, "The W&B and trackio run name (default: the output folder's name, under its group)."
-    )
-
-    @field_validator("report_to", mode="before")
-    @classmethod
-    def _trackers(cls, value: Any) -> Any:
-        from stsbench.train.tracking import parse_report_to
-
-        return parse_report_to(value) if isinstance(value, str | list | tuple) else value
-
-
 # an augmentation's option -> the names of the augmentations that take it (method_groups fills it)
 AUGMENTATION_OF: dict[str, tuple[str, ...]] = {}
 
@@ -441,15 +397,16 @@ class TrainConfig(SelectionOptions, *reversed(METHOD_GROUPS), CommonOptions):  #
             for n, v in saved.items()
             if n in fields and (spec is None or spec.accepts(n) or v != fields[n].default)
         }
-        # a run saved before issue 16 ran these behaviours, whatever today's defaults
+        # a run saved before the view options existed ran these behaviours, whatever today's defaults
         before = {
-            n: v for n, v in BEFORE_ISSUE_16.items() if n not in saved and (spec is None or spec.accepts(n))
+            n: v for n, v in BEFORE_VIEW_OPTIONS.items() if n not in saved and (spec is None or spec.accepts(n))
         }
         return cls(**before, **keep)
 
 
-# what stsbench did before the options of issue 16 existed, where today's default differs (for old saved runs)
-BEFORE_ISSUE_16: dict[str, Any] = {
+# what stsbench did before the options of its views (target view and embeddings, MLM views and head) existed,
+# where today's default differs: a run saved before them is read as it ran
+BEFORE_VIEW_OPTIONS: dict[str, Any] = {
     "target_view": "clean",
     "target_embeddings": "target",
     "mlm_views": "anchor",

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from stsbench.errors import StsbenchError
 from stsbench.train.config.describe import flag
 from stsbench.train.config.methods import find_method
-from stsbench.train.config.options import BEFORE_ISSUE_16, TrainConfig
+from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig
 
 REQUIRED = ("method", "model", "train_file", "output")
 # The one list of the fields that do not change what is computed (or only where files are): a resumed run
@@ -233,12 +233,13 @@ def finalize(
 def resume_conflicts(saved: Mapping[str, Any], run: ResolvedConfig) -> list[str]:
     """The fields (not bookkeeping) whose saved value differs from ``run``'s: a resume must refuse them.
 
-    An option newer than the saved run was at its default there (issue 16's: at what stsbench did before). Runs saved before the resolution record
-    hold the ``length_buckets`` they used: such a saved value is compared with the one this run resolves to.
+    An option newer than the saved run was at its default there (the view options: at what stsbench did before
+    them). Runs saved before the resolution record hold the ``length_buckets`` they used: such a saved value is
+    compared with the one this run resolves to.
     """
     fields = TrainConfig.model_fields
     spec = find_method(saved.get("method"))
-    before = {k: v for k, v in BEFORE_ISSUE_16.items() if spec is None or spec.accepts(k)}
+    before = {k: v for k, v in BEFORE_VIEW_OPTIONS.items() if spec is None or spec.accepts(k)}
     saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **before, **saved}
     now = run.to_dict()
     if saved.get("length_buckets") is not None and now.get("length_buckets") is None:

@@ -1,12 +1,15 @@
-"""Option groups that several methods take: the Gaussian-dropout variant and one dropout mask for both views.
+"""Option groups beside the common ones: selection and bookkeeping, Gaussian dropout, one mask for both views.
 
-A method's own options live in its options module (``stsbench/train/methods/<name>_options.py``); a group here
+Model selection and bookkeeping are every method's; the Gaussian-dropout variant and one dropout mask for both
+views are several methods'. A method's own options live in its options module (``stsbench/train/methods/<name>_options.py``); a group here
 is one that more than one method takes. Nothing here imports the config or torch.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any, Literal
+
+from pydantic import BaseModel, field_validator
 
 from stsbench.train.config.fields import STRICT as _STRICT
 from stsbench.train.config.fields import option
@@ -46,3 +49,47 @@ class FixedMaskOptions(BaseModel):
         "embedding is both x and x+; only where the two views are the same tokens.",
     )
 
+
+class SelectionOptions(BaseModel):
+    """Model selection and bookkeeping: every method's options."""
+
+    model_config = _STRICT
+
+    eval_steps: int = option(
+        125, "Evaluate on STS-B dev every N steps (and after the last step); keep the best.", ge=1
+    )
+    eval_at_start: bool = option(True, "Also evaluate the backbone before training (logged, never selected).")
+    select_on: Literal["stsb-dev", "sts-test"] = option(
+        "stsb-dev",
+        "What keeps the best checkpoint: stsb-dev (SimCSE, ESimCSE and our default) or sts-test, the mean of the "
+        "seven STS test sets (MoCoSE's official code; its figures are then marked as selected on the test sets).",
+    )
+    eval_batch_size: int = option(128, "Batch size of the dev evaluation.", ge=1)
+    save_steps: int | None = option(
+        None, "Save the resumable state every N steps (default: eval_steps).", ge=1
+    )
+    log_steps: int = option(10, "Append loss and lr to train_log.jsonl every N steps.", ge=1)
+    device: str | None = option(None, "cpu, cuda, cuda:1 (default: cuda if available, else cpu).")
+    threads: int | None = option(
+        None, "CPU threads for torch (default: torch's; 1 is faster on a busy machine).", ge=1
+    )
+    report_to: str = option(
+        "none",
+        "Also log loss, its parts, lr and dev scores to these trackers: none, tensorboard, wandb, trackio "
+        "(several: comma-separated or the flag repeated; pip install 'stsbench[tracking]').",
+    )
+    tracking_project: str = option("stsbench", "The W&B and trackio project the run logs to.")
+    run_group: str | None = option(
+        None,
+        "The W&B and trackio group of the run (default: none; --seeds: OUTPUT's name and the method).",
+    )
+    run_name: str | None = option(
+        None, "The W&B and trackio run name (default: the output folder's name, under its group)."
+    )
+
+    @field_validator("report_to", mode="before")
+    @classmethod
+    def _trackers(cls, value: Any) -> Any:
+        from stsbench.train.tracking import parse_report_to
+
+        return parse_report_to(value) if isinstance(value, str | list | tuple) else value

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -82,10 +83,36 @@ def queue_size(cfg: TrainConfig, world: int = 1) -> int:
     return int(cfg.queue_multiple * cfg.batch_size * (world if cfg.queue_scope == "global" else 1))
 
 
+def components_of(config: Mapping[str, Any]) -> dict[str, bool]:
+    """The components a run used (an option it lacks, saved before it existed, at its default)."""
+    fields = ESimCSEOptions.model_fields
+    repetition = config.get("repetition", fields["repetition"].default)
+    queue = config.get("queue_multiple", fields["queue_multiple"].default)
+    return {"word repetition": bool(repetition), "momentum contrast": float(queue) > 0}
+
+
+def ablation_row(config: Mapping[str, Any]) -> str:
+    """A run's row in ESimCSE's ablation (arXiv Tables 6-7, COLING Table 4).
+
+    ``word repetition only`` is ESimCSE with ``queue_multiple 0``; ``momentum contrast only`` with
+    ``--no-repetition`` (dropout views, the queue kept).
+    """
+    used = components_of(config)
+    repetition, momentum = used["word repetition"], used["momentum contrast"]
+    if repetition and momentum:
+        return "ESimCSE"
+    if repetition:
+        return "word repetition only"
+    return "momentum contrast only" if momentum else "ESimCSE, neither component"
+
+
 SPEC = MethodSpec(
     "esimcse",
     "ESimCSE",
     "stsbench.train.methods.esimcse:ESimCSE",
     (NoiseOptions, FixedMaskOptions, ESimCSEOptions),
     queue_size=queue_size,
+    variant=ablation_row,
+    components=components_of,
+    traceable_distance=True,
 )

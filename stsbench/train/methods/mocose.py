@@ -131,7 +131,7 @@ class MoCoSE(Method):
 
     - ``target_view``: ``augmented`` (paper Sec. 3 and Alg. 1 line 3, and the official ``mocose.py:507-514``:
       the target sees the online word embeddings after FGSM, with dropout on) or ``clean`` (eval mode, the
-      sentence's own tokens through the target's embeddings: stsbench before issue 16);
+      sentence's own tokens through the target's embeddings: stsbench before the view options);
     - ``key_gradient``: ``stop`` (paper: the target branch truncates the gradient) or ``official`` (keys
       enter the loss undetached, the target projection trains and is EMA'd, the gradient through the frozen
       target encoder reaches the online word embeddings: ``mocose.py:126-131`` with the notebook's freezing

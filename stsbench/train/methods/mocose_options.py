@@ -146,4 +146,5 @@ SPEC = MethodSpec(
     # a branch's augmentations (MoCoSE Table 5): text and tokens stages make the target its own view (the
     # official nlpaug ones: the target only), the embeddings stage acts on either branch's input embeddings
     augment_views=("online", "target", "both"),
+    traceable_distance=True,  # 1 / (1 - EMA weight) + queue / batch (eq. 4)
 )

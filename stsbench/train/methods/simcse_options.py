@@ -12,4 +12,5 @@ SPEC = MethodSpec(
     (NoiseOptions, FixedMaskOptions),
     supervised="stsbench.train.methods.simcse:SupSimCSE",
     about="unsup from a text file, sup from a sent0,sent1[,hard_neg] CSV",
+    variant=lambda config: "sup-SimCSE" if config.get("supervised") else "unsup-SimCSE",
 )
