@@ -88,3 +88,15 @@ def test_the_runs_file_keeps_a_subsets_runs_beside_the_others_and_refuses_a_malf
     (tmp_path / RECIPE_RUNS_FILE).write_text("{")
     with pytest.raises(StsbenchError, match="not readable JSON"):
         read_recipe_runs([tmp_path])
+
+
+def test_another_cell_for_a_run_is_another_report(tmp_path):
+    """The report step's key reads the cells the recipe holds its runs against, even without a verdict."""
+    from stsbench.reproduce.plan import build_plan
+
+    recipe = load_recipe("simcse-trajectory-mini")  # verdict: false, its cells set beside
+    before = build_plan(recipe, tmp_path / "out").step("report").key
+    runs = [r.model_copy(update={"published": "simcse/table4/dropout-p#p=0.2"}) if r.name == "no-dropout" else r
+            for r in recipe.runs]  # fmt: skip
+    after = build_plan(recipe.model_copy(update={"runs": runs}), tmp_path / "out").step("report").key
+    assert before != after

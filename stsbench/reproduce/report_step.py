@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stsbench.reproduce.keys import Keys, make_keys
+from stsbench.results.recipe_runs import declared_runs
 
 if TYPE_CHECKING:
     from stsbench.recipes import Recipe
@@ -94,8 +95,9 @@ def report_keys(
 ) -> tuple[list[str], Keys]:
     """The report step's command (``out`` as the user gave it: the report prints it) and its keys.
 
-    Its key reads the same arguments with the folder written ``OUT``. ``kept``: the steps kept with
-    ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
+    Its key reads the same arguments with the folder written ``OUT``, and the cells the recipe holds its runs
+    against (which the report reads from ``results/recipe_runs.json``, whatever the verdict). ``kept``: the steps
+    kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
     """
     args = report_args(recipe, out, kept, banner)
     material: dict[str, Any] = {
@@ -106,6 +108,8 @@ def report_keys(
     previous: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.previous_key for s in before]}
     if recipe.claims:
         material["claims"] = previous["claims"] = claims_data(recipe)
+    # the cells the report sets beside the runs' settings (results/recipe_runs.json): another cell, another report
+    material["runs"] = [{"name": r.name, "published": list(r.published)} for r in declared_runs(recipe)]
     files = published_files(recipe)
     if files:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {Path(f).name: sha for f, sha in files.items()}
