@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny_bert, train_config
+from helpers import Killed, build_tiny_bert, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train import losses
@@ -199,10 +199,6 @@ def test_views_made_ahead_in_a_thread_are_each_steps_own(tokenizer):
         ahead.get(0)
         with pytest.raises(ValueError, match="bad row"):
             ahead.get(1)
-
-
-class Killed(Exception):
-    pass
 
 
 def test_runs_with_views_made_ahead_equal_runs_without_and_resume_bit_identically(

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, run_cli_process
+from helpers import Killed, run_cli, run_cli_process
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
@@ -249,10 +249,6 @@ def test_seeds_are_grouped_and_each_logs_its_own_series(files, tmp_path, capsys,
         saved = json.loads((folder / "stsbench.json").read_text())["training"]
         assert saved["run_group"] == "sweep/simcse"
     assert losses[0] != losses[1]  # two seeds, two series
-
-
-class Killed(Exception):
-    pass
 
 
 @pytest.mark.usefixtures("one_thread")
