@@ -18,10 +18,16 @@ TOY = '''
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel
 
-from stsbench.train.config import MethodSpec, option
+from stsbench.train.config import MethodSpec, TrainConfig, option
 from stsbench.train.methods.base import Method
+
+if os.environ.get("TOY_IMPORTED"):  # the test of when a plugin runs: this module's import leaves a mark
+    with open(os.environ["TOY_IMPORTED"], "a") as mark:
+        mark.write(f"imported with TrainConfig {TrainConfig.__name__}\\n")
 
 
 class ToyOptions(BaseModel):
@@ -58,6 +64,35 @@ def stsbench(plugin: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "stsbench", *args], env=env, capture_output=True, text=True, timeout=600
     )
+
+
+# importing the config, and naming every public name of it, runs no plugin; building a config does
+IMPORTS = """
+import importlib, pkgutil, sys
+import stsbench.train.config as config
+for module in pkgutil.iter_modules(config.__path__):
+    importlib.import_module(f"stsbench.train.config.{module.name}")
+from stsbench.train.config import TrainConfig, MethodSpec, option, make_config, finalize
+print("after import:", open(sys.argv[1]).read() if __import__("os").path.exists(sys.argv[1]) else "nothing")
+cfg = TrainConfig(method="toy", model="m", toy_scale=2.0)
+print("after a config:", open(sys.argv[1]).read().strip(), cfg.toy_scale, cfg.lr)
+"""
+
+
+def test_importing_the_config_runs_no_plugin_and_a_plugin_may_import_the_config(plugin, tmp_path):
+    mark = tmp_path / "mark"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]),
+        "TOY_IMPORTED": str(mark),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORTS, str(mark)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert "after import: nothing" in out.stdout
+    # the plugin's module imported TrainConfig at its top, while the config read the plugins
+    assert "after a config: imported with TrainConfig TrainConfig 2.0 0.0001" in out.stdout
 
 
 def test_a_plugin_method_is_in_the_cli_and_its_option_only_for_it(plugin):

@@ -115,7 +115,7 @@ from pydantic import BaseModel
 
 from stsbench.train.augment.base import EmbeddingAugmentation, TextAugmentation, TokenAugmentation
 from stsbench.train.config.augmentations import AugmentationSpec
-from stsbench.train.config.fields import option
+from stsbench.options import option
 
 
 class CutoffOptions(BaseModel):

@@ -19,6 +19,7 @@ from stsbench.train.config import (
     TrainConfig,
     finalize,
     make_config,
+    option_fields,
     resume_conflicts,
 )
 
@@ -68,14 +69,14 @@ def cli_args(values: dict) -> list[str]:
 
 def test_every_field_has_its_flag_with_type_choices_help_and_no_default():
     params = train_params()
-    assert set(TrainConfig.model_fields) <= set(params)
+    assert set(option_fields()) <= set(params)
     run_options = {"config", "resume", "overwrite", "quiet", "seeds", "parallel"}
-    assert set(params) - set(TrainConfig.model_fields) == run_options
-    for name, info in TrainConfig.model_fields.items():
+    assert set(params) - set(option_fields()) == run_options
+    for name in option_fields():
         p, opt = params[name], OPTIONS[name]
         assert p.opts[0] == "--" + name.replace("_", "-"), name
         assert p.default is None, name  # not given: YAML and the method's defaults decide
-        assert info.description in p.help, name
+        assert opt.help in p.help, name
         if opt.kind is bool:
             assert p.secondary_opts == ["--no-" + name.replace("_", "-")], name
     assert OPTIONS["method"].choices == ("simcse", "esimcse", "mocose") == tuple(METHODS)
@@ -328,7 +329,7 @@ def test_every_bound_refuses_with_a_line_that_names_its_flag():
     import annotated_types
 
     checked = 0
-    for name, info in TrainConfig.model_fields.items():
+    for name, info in option_fields().items():
         method = next(s.name for s in METHODS.values() if s.accepts(name))
         for bound in info.metadata:
             step = 1 if OPTIONS[name].kind is int else 0.5
@@ -343,3 +344,23 @@ def test_every_bound_refuses_with_a_line_that_names_its_flag():
             assert "\n" not in str(err.value)
             checked += 1
     assert checked >= 30
+
+
+def _saved_configs() -> list[Path]:
+    return sorted([*ROOT.glob("reports/*/**/stsbench.json"), *ROOT.glob("tests/fixtures/**/stsbench.json")])
+
+
+def test_every_saved_run_s_config_reads_as_a_train_config_with_its_values():
+    """The training block of every checked-in run folder (the editions', the old-run fixture) is a TrainConfig
+    whose options hold the values saved; what the data decided (FROM_DATA) is the resolution's, not compared."""
+    import json
+
+    from stsbench.train.config.resolve import FROM_DATA
+
+    paths = _saved_configs()
+    assert len(paths) > 100 and any("fixtures" in str(p) for p in paths)
+    for path in paths:
+        saved = json.loads(path.read_text(encoding="utf-8"))["training"]
+        now = TrainConfig.from_dict(saved).to_dict()
+        differs = sorted(k for k in saved if k in now and k not in FROM_DATA and saved[k] != now[k])
+        assert not differs, f"{path}: {differs}"

@@ -10,13 +10,15 @@ analysis runs, named as ``"module:attribute"`` here, so building the CLI stays f
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
 
+from pydantic.dataclasses import dataclass
+
 from stsbench.analyses import DEFAULT_BUCKETS
-from stsbench.analyses.registry import Analysis, Encodes, option, register_analysis
+from stsbench.analyses.registry import Analysis, Encodes, register_analysis
 from stsbench.errors import StsbenchError
+from stsbench.options import option
 
 LB, GEO, REP = "stsbench.analyses.length_bias", "stsbench.analyses.geometry", "stsbench.analyses.repetition"
 DENSITY = "stsbench.analyses.density"
@@ -35,7 +37,7 @@ class LengthBiasConfig:
     unit: Literal["words", "tokens"] = option(
         "words", "Length in words of the tokenized text, or model tokens."
     )
-    threshold: int = option(3, "Groups: difference <= T and > T.")
+    threshold: int = option(3, "Groups: difference <= T and > T.", ge=0)
     buckets: str = option(DEFAULT_BUCKETS, "Finer buckets of the length difference.")
 
 
@@ -128,10 +130,10 @@ class RepetitionConfig:
     """Options of ``stsbench repetition-probe``."""
 
     corpus: Optional[Path] = option(None, "Sentences, one a line (e.g. wiki1m_for_simcse.txt).")  # noqa: UP045 - typer
-    n: int = option(100, "Number of queries (triples).")
+    n: int = option(100, "Number of queries (triples).", ge=1)
     seed: int = option(1111, "Random seed.")
-    min_overlap: float = option(0.13, "Lowest overlap of a candidate.")
-    max_overlap: float = option(0.17, "Highest overlap of a candidate.")
+    min_overlap: float = option(0.13, "Lowest overlap of a candidate.", ge=0, le=1)
+    max_overlap: float = option(0.17, "Highest overlap of a candidate.", ge=0, le=1)
     overlap: Literal["candidate", "jaccard"] = option(
         "candidate", "candidate: share of s1's words found in q; jaccard: word sets."
     )
@@ -280,7 +282,7 @@ class SpectrumConfig:
     """Options of ``stsbench spectrum``."""
 
     split: Split = option("test", SPLIT_HELP)
-    random_pairs: int = option(10000, "Random pairs for the mean cosine.")
+    random_pairs: int = option(10000, "Random pairs for the mean cosine.", ge=1)
     seed: int = option(1111, "Random seed.")
 
 
@@ -296,11 +298,6 @@ class Spectrum(_StsbSplit):
     help = "Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."
     config_type = SpectrumConfig
     result_type = f"{GEO}:SpectrumResult"
-
-    def prepare(self, config: SpectrumConfig) -> None:
-        """Option errors before any model loads."""
-        if config.random_pairs < 1:
-            raise StsbenchError(f"--random-pairs must be at least 1 (got {config.random_pairs})")
 
     def compute(
         self, encoder: Any, config: SpectrumConfig, *, data_dir: Path | None, prepared: Any, batch_size: int

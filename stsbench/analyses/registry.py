@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from stsbench.errors import StsbenchError
+from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
 from stsbench.registry import Registry, load_target
 
 BUILTIN = "stsbench.analyses.builtin"
@@ -36,11 +37,6 @@ ANALYSES: Registry[type[Analysis]] = Registry(
 )
 _instances: dict[type, Analysis] = {}
 A = TypeVar("A", bound="type[Analysis]")
-
-
-def option(default: Any, help: str) -> Any:  # noqa: A002 - typer's and click's name for it
-    """A config field with its CLI help; the flag is ``--`` + the field name with ``-`` for ``_``."""
-    return dataclasses.field(default=default, metadata={"help": help})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +88,9 @@ class Analysis(ABC):
     describe: ClassVar[str]  # "length-bias results": what a report without them says is missing
     make: ClassVar[str]  # the command that makes them (RESULTS: the report's --results folder)
     help: ClassVar[str]  # the command's one-line help
-    config_type: ClassVar[type] = NoOptions  # a frozen dataclass; fields made with :func:`option`
+    # a frozen dataclass (pydantic's, or a standard one read through pydantic); fields made with
+    # :func:`stsbench.options.option`, their bounds checked as a training option's are
+    config_type: ClassVar[type] = NoOptions
     # a dataclass with ``to_dict()``: the results file's ``result`` (or its ``"module:Name"``)
     result_type: ClassVar[type | str]
     uses_data_dir: ClassVar[bool] = True  # reads SentEval's data folder (gets ``--data-dir``)
@@ -176,14 +174,21 @@ class Analysis(ABC):
         return load_target(self.result_type)
 
     def make_config(self, **options: Any) -> Any:
-        """Build the config from keyword options; an unknown one is a one-line error."""
-        known = {f.name for f in dataclasses.fields(self.config_type)}
-        unknown = sorted(set(options) - known)
+        """Build the config from keyword options, validated; an unknown option or a bad value is a one-line error."""
+        from pydantic import TypeAdapter, ValidationError
+
+        from stsbench.options import fields_of, one_line
+
+        fields = fields_of(self.config_type)
+        unknown = sorted(set(options) - set(fields))
         if unknown:
             raise StsbenchError(
-                f"{self.name} has no option {', '.join(unknown)}; its options: {', '.join(sorted(known)) or 'none'}"
+                f"{self.name} has no option {', '.join(unknown)}; its options: {', '.join(sorted(fields)) or 'none'}"
             )
-        return self.config_type(**options)
+        try:
+            return TypeAdapter(self.config_type).validate_python(options)
+        except ValidationError as exc:
+            raise StsbenchError(f"{self.command}: {one_line(exc, fields)}") from None
 
 
 def _check_class(cls: Any) -> None:

@@ -2,27 +2,26 @@
 
 The commands are generated from :mod:`stsbench.analyses.registry`: the options shared by every analysis
 (models, data and cache folders, pooler, device, batch size, output) are defined once here, each
-analysis' own options come from the fields of its config type (flag ``--<field-name>``, the field's
-default and help, a ``Literal`` as a choice). Per model: ``<output>/<model>/<pooler>/<analysis>.json``
+analysis' own options come from the fields of its config type through the one CLI generator
+(:mod:`stsbench.commands._generate`: flag ``--<field-name>``, the field's default and help, a ``Literal`` as a
+choice). Per model: ``<output>/<model>/<pooler>/<analysis>.json``
 (and any extra file of the analysis); per command: ``<output>/figures/<analysis>__<models>.{png,svg}``;
 the report's tables of the numbers are printed with rich.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import shlex
 import sys
-import typing
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from stsbench.analyses.registry import Analysis, all_analyses
+from stsbench.commands._generate import parameter
 from stsbench.commands._options import (
     AllowModifiedDataOpt,
     BatchSizeOpt,
@@ -57,19 +56,6 @@ COMMON = [
 ]
 
 
-def _option(field: dataclasses.Field, tp: Any) -> tuple[Any, Any, Callable[[Any], Any]]:
-    """Return ``(annotation, default, to_config)`` of one config field.
-
-    A ``Literal`` becomes a str Enum (choices in ``--help``) and back.
-    """
-    default, convert = field.default, (lambda v: v)
-    if typing.get_origin(tp) is typing.Literal:
-        tp = Enum(field.name.title().replace("_", ""), {v: v for v in typing.get_args(tp)}, type=str)
-        default, convert = tp(default), (lambda v: v.value)
-    flag = typer.Option(f"--{field.name.replace('_', '-')}", help=field.metadata.get("help"))
-    return Annotated[tp, flag], default, convert
-
-
 def show(analysis: Analysis, stem: str, results: dict[str, Any]) -> None:
     """Print the report's tables of ``{label: result}`` with rich, each followed by its notes."""
     from rich.console import Console
@@ -91,19 +77,17 @@ def show(analysis: Analysis, stem: str, results: dict[str, Any]) -> None:
 
 def make_command(analysis: Analysis) -> Callable[..., None]:
     """Build the typer command of ``analysis``: the shared options plus one per config field."""
-    hints = typing.get_type_hints(analysis.config_type)
+    from stsbench.options import fields_of
+
     shared = [MODELS, *([DATA_DIR, ALLOW_MODIFIED] if analysis.uses_data_dir else []), *COMMON]
     taken = {name for name, _, _ in shared}
-    own, convert = [], {}
-    for field in dataclasses.fields(analysis.config_type):
-        if field.name in taken:
-            raise TypeError(f"analysis {analysis.name}: option {field.name!r} is one every analysis has")
-        annotation, default, convert[field.name] = _option(field, hints[field.name])
-        own.append((field.name, annotation, default))
-    params = [
-        inspect.Parameter(name, KW, annotation=annotation, default=default)
-        for name, annotation, default in [shared[0], *own, *shared[1:]]
-    ]
+    fields = fields_of(analysis.config_type)
+    for name in fields:
+        if name in taken:
+            raise TypeError(f"analysis {analysis.name}: option {name!r} is one every analysis has")
+    own = [parameter(name, info, default=info.default) for name, info in fields.items()]
+    first, *rest = (inspect.Parameter(name, KW, annotation=a, default=d) for name, a, d in shared)
+    params = [first, *own, *rest]
 
     def command(**kw: Any) -> None:
         from stsbench.analyses.runner import LoadOptions, run_analysis
@@ -114,7 +98,7 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         check_prompt_options(kw["prompt"], kw["prompt_name"])
         # every output location is checked before any model loads (one line, exit 2)
         check_outputs(output=kw["output"], cache_dir=kw["cache_dir"], use_cache=not kw["no_cache"])
-        config = analysis.make_config(**{name: convert[name](kw[name]) for name in convert})
+        config = analysis.make_config(**{name: kw[name] for name in fields})
         load = LoadOptions(
             pooler=kw["pooler"],
             max_length=kw["max_length"],

@@ -10,11 +10,12 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from stsbench.train.config import OPTIONS, Option, help_for
+from stsbench.commands._generate import parameter
+from stsbench.train.config import OPTIONS, Option, help_for, option_fields
 from stsbench.train.config.methods import method_labels
 
 FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
@@ -22,23 +23,17 @@ REPEATABLE = ("report_to", "augment")  # given several times, or once comma-sepa
 
 
 def _parameter(opt: Option) -> inspect.Parameter:
-    """One config field as a typer option: ``--flag/--no-flag`` for booleans, choices for Literals."""
-    if opt.kind is bool:
-        decls = [f"{opt.flag}/--no-{opt.flag[2:]}"]
-    else:
-        decls = [opt.flag, *([opt.short] if opt.short else [])]
-    info = typer.Option(
-        *decls,
-        help=help_for(opt.name),
+    """One config field as a typer option, through the one generator; not given (None): YAML and defaults decide."""
+    return parameter(
+        opt.name,
+        option_fields()[opt.name],
+        default=None,
+        help_text=help_for(opt.name),
+        choices=opt.choices,
+        panel=None if opt.group == "Options" else opt.group,
+        repeatable=opt.name in REPEATABLE,
         show_default=False,
-        rich_help_panel=None if opt.group == "Options" else opt.group,
-        **({"metavar": "NAME[,NAME]"} if opt.name in REPEATABLE else {}),
     )
-    kind = Literal[opt.choices] if opt.choices else opt.kind  # a Literal: typer shows and checks the choices
-    if opt.name in REPEATABLE:
-        kind = list[kind]  # type: ignore[valid-type]
-    annotation = Annotated[Optional[kind], info]  # noqa: UP045 - typer needs Optional on 3.10
-    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
 
 def _fixed(name: str, annotation: Any, default: Any) -> inspect.Parameter:

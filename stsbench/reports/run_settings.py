@@ -19,7 +19,7 @@ from stsbench.reports.models import Model
 from stsbench.reports.seeds import SeedGroup, average_values
 from stsbench.reports.training import show_value
 from stsbench.results.labels import last_part
-from stsbench.train.config import BOOKKEEPING, OPTIONS
+from stsbench.train.config import BOOKKEEPING, train_options
 from stsbench.train.config.methods import find_method
 
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
@@ -38,7 +38,7 @@ COMPONENT_FIELDS = ("method", "repetition")
 
 def _other_methods_fields(method: str) -> set[str]:
     """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
-    return {n for n, o in OPTIONS.items() if o.methods and method not in o.methods}
+    return {n for n, o in train_options().items() if o.methods and method not in o.methods}
 
 def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(word repetition, momentum contrast) as the run used them: its method's answer (none: both off)."""
@@ -48,7 +48,7 @@ def components_used(run: TrainRun) -> tuple[bool, bool]:
 
 def option_words(name: str) -> str:
     """A training option as the papers name it (its definition's label: ``EMA decay weight``), else its name."""
-    option = OPTIONS.get(name)
+    option = train_options().get(name)
     return (option.label if option is not None else None) or name
 
 def titled(kind: str, name: str, method: str) -> str:

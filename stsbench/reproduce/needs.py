@@ -130,9 +130,9 @@ def extra_models(config: dict) -> dict[str, str]:
     for option in dict.fromkeys(options):
         value = config.get(option)
         if value is None:  # the option at its default: the field's
-            from stsbench.train.config.options import TrainConfig
+            from stsbench.train.config.groups import option_fields
 
-            value = TrainConfig.model_fields[option].default
+            value = option_fields()[option].default
         names.update({n.strip(): option for n in str(value or "").split(",") if n.strip()})
     return names
 

@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from stsbench.options import option
 from stsbench.train.config.augmentations import AugmentationSpec
-from stsbench.train.config.fields import option
 
 
 class EmbeddingTokensOptions(BaseModel):

@@ -21,10 +21,10 @@ import math
 import numpy as np
 from pydantic import BaseModel
 
+from stsbench.options import option
 from stsbench.train.augment.base import TokenAugmentation
 from stsbench.train.augment.repetition import group_units
 from stsbench.train.config.augmentations import AugmentationSpec
-from stsbench.train.config.fields import option
 
 
 class CropOptions(BaseModel):

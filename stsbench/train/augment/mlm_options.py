@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from stsbench.options import option
 from stsbench.train.config.augmentations import AugmentationSpec
-from stsbench.train.config.fields import option
 
 
 class MLMReplaceOptions(BaseModel):

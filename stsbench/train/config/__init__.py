@@ -6,9 +6,10 @@ defaults. ``TrainConfig(...)`` from Python gets the same defaults and the same v
 and the device decide is a separate record (:class:`TrainResolution`), so the config is machine-independent.
 The methods are :data:`METHODS` (:mod:`.methods`), one :class:`MethodSpec` each.
 
-Names load on first use: the method registry, ``option`` and the built-in option groups without building
-:class:`TrainConfig`, whose fields come from every method's groups (plugins' included), so that a method
-plugin's module can import them while the config is built, and a method name is checked before torch loads.
+Names load on first use, and importing any of them runs no plugin: :class:`TrainConfig`'s own fields are the
+options every method has, a method's options are a sub-model its spec owns (:mod:`.groups`), and the
+registries' plugins are read the first time a config is built or an option looked up. A method plugin's
+module may import anything here; a method name is checked before torch loads.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ _WHERE = {
     "help_for": "load",
     "load_yaml": "load",
     "make_config": "load",
-    "option": "fields",
+    "option": "stsbench.options",
+    "option_fields": "groups",
+    "options_model": "groups",
+    "owners": "groups",
     "resume_conflicts": "resolve",
+    "train_options": "load",
 }
 __all__ = [
     "AUGMENTATIONS",
@@ -62,7 +67,11 @@ __all__ = [
     "load_yaml",
     "make_config",
     "option",
+    "option_fields",
+    "options_model",
+    "owners",
     "resume_conflicts",
+    "train_options",
 ]
 
 
@@ -70,13 +79,8 @@ def __getattr__(name: str) -> Any:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    except AttributeError:  # its module is being imported: TrainConfig, while the methods' specs load
-        raise ImportError(
-            f"{__name__}.{name} is not built yet: it is built from every method's option groups, so a method "
-            "plugin's module may import it under TYPE_CHECKING only"
-        ) from None
+    module = where if where.startswith("stsbench.") else f"{__name__}.{where}"
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
@@ -86,9 +90,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from stsbench.options import option
     from stsbench.train.config.augmentations import AUGMENTATIONS, AugmentationSpec
-    from stsbench.train.config.fields import option
-    from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config
+    from stsbench.train.config.groups import option_fields, options_model, owners
+    from stsbench.train.config.load import OPTIONS, Option, help_for, load_yaml, make_config, train_options
     from stsbench.train.config.methods import METHODS, MethodSpec, find_method
     from stsbench.train.config.options import TrainConfig
     from stsbench.train.config.resolve import (

@@ -7,16 +7,17 @@ validation as ``TrainConfig(...)`` from Python; a refusal names the file a bad v
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from stsbench import options as describe
 from stsbench.errors import StsbenchError
-from stsbench.train.config import describe
-from stsbench.train.config.methods import METHODS
-from stsbench.train.config.options import GROUP_OF, TrainConfig, owners
+from stsbench.train.config.groups import option_fields, option_groups, owners
+from stsbench.train.config.methods import METHODS, method_choices
+from stsbench.train.config.options import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,15 @@ class Option:
 
 
 def _option(name: str) -> Option:
-    info = TrainConfig.model_fields[name]
-    group = GROUP_OF.get(name)
+    info = option_fields()[name]
+    group = option_groups().group_of.get(name)
+    method = name == "method"  # its choices are the registry's (plugins' included), not a Literal's
     return Option(
         name=name,
         kind=describe.kind(info),
         default=info.default,
-        help=info.description or "",
-        choices=describe.choices(info),
+        help=f"{method_choices()}." if method else info.description or "",
+        choices=tuple(METHODS.names()) if method else describe.choices(info),
         methods=tuple(str(s.name) for s in owners(name)) if group else None,
         group=f"{' or '.join(s.label for s in owners(name))} options" if group else "Options",
         short=describe.extra(info, "short"),
@@ -65,12 +67,21 @@ def _option(name: str) -> Option:
     )
 
 
-OPTIONS: dict[str, Option] = {name: _option(name) for name in TrainConfig.model_fields}
+@cache
+def train_options() -> dict[str, Option]:
+    """Every training option (every registered method's and augmentation's, read on first use), by name."""
+    return {name: _option(name) for name in option_fields()}
+
+
+def __getattr__(name: str) -> Any:  # OPTIONS: built on first use, as the config's groups are
+    if name == "OPTIONS":
+        return train_options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def help_for(name: str) -> str:
     """Return the help text of option ``name`` with its default(s), for the CLI."""
-    opt = OPTIONS[name]
+    opt = train_options()[name]
     if opt.default is None:
         return opt.help
     shown = [("on" if opt.default else "off") if isinstance(opt.default, bool) else str(opt.default)]
@@ -98,7 +109,9 @@ def _load_yaml(path: Path, size: int, mtime_ns: int) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(
+            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -110,7 +123,7 @@ def _load_yaml(path: Path, size: int, mtime_ns: int) -> dict[str, Any]:
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
-        if name not in OPTIONS:
+        if name not in train_options():
             raise StsbenchError(
                 f"{path}: unknown option {key!r}; see `stsbench train --help` for the options"
             )
@@ -132,7 +145,7 @@ def make_config(cli: dict[str, Any], config_file: str | Path | None = None) -> T
             given[name] = value
             sources[name] = "command line"
     try:
-        cfg = TrainConfig.model_validate(given)
+        cfg = TrainConfig.model_validate(given, context={"sources": sources})
     except ValidationError as exc:
         raise StsbenchError(describe.one_line(exc, TrainConfig, sources)) from None
     check_complete(cfg)

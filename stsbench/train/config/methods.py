@@ -10,9 +10,8 @@ the registry. Another package adds a method under the ``stsbench.methods`` entry
     [project.entry-points."stsbench.methods"]
     toy = "my_package.toy:SPEC"
 
-Entry points are read when the config is first built (``import stsbench.train.config``), as its fields
-come from every method's option groups: the module holding a spec must not import ``TrainConfig`` at run
-time (under ``TYPE_CHECKING`` it may).
+Entry points are read when a config is first built or an option first looked up, never at import: the
+module holding a spec may import :class:`~stsbench.train.config.options.TrainConfig` as any module may.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config.describe import flag
+from stsbench.options import flag
+from stsbench.train.config.groups import option_fields
 from stsbench.train.config.methods import find_method
 from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig
 
@@ -140,14 +141,14 @@ class ResolvedConfig:
             raise AttributeError(name)
         if name in ResolvedConfig._RESOLVED:
             return getattr(self.resolution, name)
-        if name in TrainConfig.model_fields:
+        if name in option_fields():
             return getattr(self.config, name)
         if name in TrainResolution.model_fields:
             return getattr(self.resolution, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name not in TrainConfig.model_fields:
+        if name not in option_fields():
             raise AttributeError(f"{name} is not a training option")
         new = finalize(
             self.config.replace(**{name: value}), self.resolution.supervised, corpus=self.resolution.corpus
@@ -237,7 +238,7 @@ def resume_conflicts(saved: Mapping[str, Any], run: ResolvedConfig) -> list[str]
     them). Runs saved before the resolution record hold the ``length_buckets`` they used: such a saved value is
     compared with the one this run resolves to.
     """
-    fields = TrainConfig.model_fields
+    fields = option_fields()
     spec = find_method(saved.get("method"))
     before = {k: v for k, v in BEFORE_VIEW_OPTIONS.items() if spec is None or spec.accepts(k)}
     saved = {**{k: f.default for k, f in fields.items() if k not in saved}, **before, **saved}

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
-from stsbench.train.config.fields import STRICT as _STRICT
-from stsbench.train.config.fields import option
+from stsbench.options import STRICT as _STRICT
+from stsbench.options import option
 
 
 class NoiseOptions(BaseModel):

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from stsbench.train.config.fields import STRICT as _STRICT
-from stsbench.train.config.fields import option
+from stsbench.options import STRICT as _STRICT
+from stsbench.options import option
 from stsbench.train.config.methods import MethodSpec
 from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
 

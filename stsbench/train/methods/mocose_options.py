@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, model_validator
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config.fields import STRICT as _STRICT
-from stsbench.train.config.fields import option
+from stsbench.options import STRICT as _STRICT
+from stsbench.options import option
 from stsbench.train.config.methods import MethodSpec
 
 if TYPE_CHECKING:

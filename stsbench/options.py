@@ -1,7 +1,10 @@
-"""What a config field is, read from its pydantic declaration: its flag, type, choices, bounds; refusals as one line.
+"""Options, declared once: ``option(...)`` for training and analysis options alike, and what a field is.
 
-The CLI builds its options from these (:mod:`stsbench.commands.train`), and a pydantic ``ValidationError``
-becomes the one-line message a user sees (:func:`one_line`), the same from Python, YAML and the CLI.
+A training option group (a pydantic model) and an analysis' config (a pydantic dataclass) declare each field
+with :func:`option`: its default, help, bounds and the paper's words for it. The one CLI generator
+(:mod:`stsbench.commands._generate`) reads a field's flag, type, choices and help from here, and a pydantic
+``ValidationError`` becomes the one-line message a user sees (:func:`one_line`), the same from Python, YAML and
+the CLI.
 """
 
 from __future__ import annotations
@@ -12,8 +15,29 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import annotated_types
-from pydantic import BaseModel, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
+
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)  # a training option group's model config
+
+
+def option(
+    default: Any,
+    help_text: str,
+    *,
+    short: str | None = None,
+    why: str | None = None,
+    label: str | None = None,
+    **bounds: Any,
+) -> Any:
+    """A config field: default, help, bounds (``ge``, ``gt``, ``lt``, ``le``); ``why``: the refusal's reason.
+
+    ``short``: the flag's short form (``-m``); ``label``: the option in the paper's words (``EMA decay
+    weight``), for figure axes and titles.
+    """
+    extra = {k: v for k, v in (("short", short), ("why", why), ("label", label)) if v}
+    return Field(default, description=help_text, json_schema_extra=extra or None, **bounds)
+
 
 _BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 
@@ -84,21 +108,40 @@ def _either(values: tuple[str, ...]) -> str:
     return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
 
 
-def one_line(exc: ValidationError, model: type[BaseModel], sources: Mapping[str, str] | None = None) -> str:
-    """The first error of ``exc`` as the line the CLI shows; ``sources``: where each option came from."""
+def one_line(
+    exc: ValidationError, fields: Mapping[str, FieldInfo] | Any, sources: Mapping[str, str] | None = None
+) -> str:
+    """The first error of ``exc`` as the line the CLI shows; ``sources``: where each option came from.
+
+    ``fields``: the fields by name, or the model whose they are (its ``model_fields``).
+    """
     error = exc.errors()[0]
     name = str(error["loc"][0]) if error["loc"] else ""
     value = error.get("input")
     where = (sources or {}).get(name)
     prefix = f"{where}: " if where else ""
-    info = model.model_fields.get(name)
+    info = (fields if isinstance(fields, Mapping) else fields.model_fields).get(name)
     if error["type"] == "extra_forbidden" or info is None:
         return f"{prefix}unknown option {name!r}; see `stsbench train --help` for the options"
-    if error["type"] == "literal_error":
-        return f"{prefix}unknown {name.replace('_', ' ')} {value!r}; choose {_either(choices(info) or ())}"
+    if error["type"] in ("literal_error", "unknown_choice"):  # a Literal's, or a registry's names (its ctx)
+        allowed = (error.get("ctx") or {}).get("choices") or choices(info) or ()
+        return f"{prefix}unknown {name.replace('_', ' ')} {value!r}; choose {_either(tuple(allowed))}"
     if error["type"] in _BOUND_ERRORS:
         why = extra(info, "why")
         return f"{flag(name)} {value} {why}" if why else f"{flag(name)} must be {bounds(info)}"
     if value is None:
         return f"{prefix}option {name} cannot be empty"
     return f"{prefix}option {name} must be {kind(info).__name__}, got {value!r}"
+
+
+def fields_of(config_type: Any) -> dict[str, FieldInfo]:
+    """The fields of a pydantic model or a dataclass (pydantic's or the standard one's), each as a ``FieldInfo``."""
+    import dataclasses
+
+    if isinstance(getattr(config_type, "model_fields", None), dict):
+        return dict(config_type.model_fields)
+    hints = typing.get_type_hints(config_type)
+    return {
+        f.name: FieldInfo.from_annotated_attribute(hints[f.name], f.default)
+        for f in dataclasses.fields(config_type)
+    }
