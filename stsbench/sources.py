@@ -39,7 +39,12 @@ ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 # Each kind of output and the modules whose closure computes it: the command that makes it and the library
 # functions it calls (reproduce's steps are these commands in a process of their own).
 ENTRIES: dict[str, tuple[str, ...]] = {
-    "train": ("stsbench.commands.train", "stsbench.train.loop", "stsbench.train.seeds"),
+    "train": (
+        "stsbench.commands.train",
+        "stsbench.train.loop",
+        "stsbench.train.seeds",
+        "stsbench.reproduce.seed_runs",  # starts the seeds' processes of `train --seeds`
+    ),
     "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.builtin"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),

@@ -110,28 +110,65 @@ def test_parse_seeds_and_failure_lines():
     assert failure_line(1, ["Traceback", "RuntimeError: boom"]) == "exited with status 1 (RuntimeError: boom)"
 
 
-def test_parallel_processes_share_the_cores_or_take_the_gpus_in_turn(monkeypatch):
+def test_parallel_processes_share_the_cores_on_cpu_and_are_dealt_the_gpus_on_cuda(monkeypatch):
+    """On CPU each of the seeds' processes running at once gets cores / their number threads (``--threads``); on
+    CUDA the executor deals the GPUs visible (tests/test_reproduce_gpus.py: how)."""
     import os
 
     import torch
 
+    from stsbench.reproduce.seed_runs import seed_executor, seed_threads
     from stsbench.train.config import TrainConfig
-    from stsbench.train.seeds import process_settings
+
+    def settings(cfg: TrainConfig, parallel: int, jobs: int) -> tuple[int, int | None]:
+        ex = seed_executor(cfg, parallel=parallel, per_gpu=1, jobs=jobs)
+        assert ex.gpus == []  # on CPU no GPU is handed out
+        return ex.slots, seed_threads(cfg, ex)
 
     cfg = TrainConfig(method="simcse", model="m", train_file="t.txt", output="o")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # visible, but no CUDA: the seeds train on CPU
     cpu = cfg.replace(device="cpu")
-    envs, threads = process_settings(cpu, parallel=4, jobs=5)
-    assert threads == 2 and envs == [{"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}] * 4
-    assert process_settings(cpu, parallel=4, jobs=2)[1] == 4  # two seeds left: two processes, 4 threads each
-    assert process_settings(cpu, parallel=1, jobs=5) == ([{}], None)  # one process: torch's own default
-    assert process_settings(cpu.replace(threads=3), parallel=2, jobs=2) == ([{}, {}], None)  # --threads given
+    assert settings(cpu, parallel=4, jobs=5) == (4, 2)
+    assert settings(cfg, parallel=4, jobs=5) == (4, 2)  # no --device, no CUDA: CPU
+    assert settings(cpu, parallel=4, jobs=2) == (2, 4)  # two seeds left: two processes, 4 threads each
+    assert settings(cpu, parallel=1, jobs=5) == (1, None)  # one process: torch's own default
+    assert settings(cpu.replace(threads=3), parallel=2, jobs=2) == (2, None)  # --threads given: theirs
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert settings(cfg.replace(device="cuda:1"), parallel=2, jobs=2) == (2, None)  # every process on cuda:1
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    envs, threads = process_settings(cfg, parallel=4, jobs=4)
-    assert threads is None and [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["0", "1", "2", "0"]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
-    envs, _ = process_settings(cfg.replace(device="cuda"), parallel=3, jobs=3)
-    assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["5", "7", "5"]
-    assert process_settings(cfg.replace(device="cuda:1"), parallel=2, jobs=2) == ([{}, {}], None)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    ex = seed_executor(cfg.replace(device="cuda"), parallel=4, per_gpu=1, jobs=4)
+    assert ex.gpus == ["0", "1", "2"] and seed_threads(cfg, ex) is None  # CUDA: the GPUs torch counts
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--seeds", "1,2", "--per-gpu", "0"), "Invalid value for '--per-gpu': 0 is not in the range x>=1"),
+        (("--per-gpu", "2"), "--per-gpu shares a GPU among several seeds' processes; give them with --seeds"),
+    ],
+)
+def test_bad_per_gpu_is_one_line(files, tmp_path, capsys, extra, message):
+    code, _, err = run_cli(train_args(files, tmp_path / "o", *extra), capsys)
+    assert message in one_error_line(code, err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_train_seeds_refuses_per_gpu_below_one(tmp_path):
+    from stsbench.errors import StsbenchError
+    from stsbench.reproduce.seed_runs import train_seeds
+    from stsbench.train.config import TrainConfig
+
+    cfg = TrainConfig(method="simcse", model="m", train_file="t.txt", output=str(tmp_path / "o"))
+    with pytest.raises(StsbenchError, match="--per-gpu must be at least 1"):
+        train_seeds(cfg, [1, 2], {}, per_gpu=0)
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_train_key_covers_the_code_that_starts_the_seeds_processes():
+    from stsbench import sources
+
+    train = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["train"])}
+    assert {"train/seeds.py", "reproduce/seed_runs.py", "reproduce/executors.py"} <= train

@@ -65,6 +65,14 @@ def reproduce_command(
             "--parallel", min=1, help="Steps at once (local: each gets cores/N threads, or its own GPU)."
         ),
     ] = 1,
+    per_gpu: Annotated[
+        int,
+        typer.Option(
+            "--per-gpu",
+            min=1,
+            help="Local, with GPUs: N steps' processes share each GPU (default 1: each its own); ignored on CPU.",
+        ),
+    ] = 1,
     gpus: Annotated[
         int,
         typer.Option("--gpus", min=0, help="GPUs per training run; more than 1 trains through torchrun."),
@@ -167,7 +175,8 @@ def reproduce_command(
         return
     options = dict(_key_value(o) for o in executor_option or [])
     source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None
-    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source)
+    _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source,
+         per_gpu)
 
 
 def _list(target: str | None, format_: str) -> None:
@@ -260,7 +269,7 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None) -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None, per_gpu=1) -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import RunFailed
@@ -282,7 +291,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
         _refuse_changed(plan, state, changed)
         to_run = [i for i, (action, _) in actions.items() if action == "run"]
         refuse_missing(missing(plan, to_run))  # before any step starts: one line, what and how to get it
-        engine = make_executor(executor, out=plan.out, parallel=parallel, options=options)
+        engine = make_executor(executor, out=plan.out, parallel=parallel, options=options, per_gpu=per_gpu)
         for sid in to_run:  # a step done before that runs again says why first
             record = state["steps"].get(sid)
             if record and record.get("status") == "done":

@@ -87,7 +87,22 @@ RUN_PARAMETERS = [
             typer.Option(
                 "--parallel",
                 min=1,
-                help="With --seeds: train N seeds at once (CPU: cores/N threads each; CUDA: GPUs round robin).",
+                help="With --seeds: train N seeds at once (CPU: cores/N threads each; CUDA: a GPU each, a seed "
+                "waiting while every GPU is taken).",
+                rich_help_panel="Several seeds",
+            ),
+        ],
+        1,
+    ),
+    _fixed(
+        "per_gpu",
+        Annotated[
+            int,
+            typer.Option(
+                "--per-gpu",
+                min=1,
+                help="With --seeds on CUDA: N seeds' processes share each GPU (default 1: a GPU each); ignored "
+                "on CPU.",
                 rich_help_panel="Several seeds",
             ),
         ],
@@ -104,7 +119,8 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
 
     follow_parent()  # a seed's process of `train --seeds` ends with it (no-op otherwise)
     run = {
-        name: options.pop(name) for name in ("config", "resume", "overwrite", "quiet", "seeds", "parallel")
+        name: options.pop(name)
+        for name in ("config", "resume", "overwrite", "quiet", "seeds", "parallel", "per_gpu")
     }
     for name in REPEATABLE:  # typer gives a list; the config takes "a,b" (checked there)
         if options.get(name) is not None:
@@ -116,6 +132,10 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
         return
     if run["parallel"] != 1:
         raise StsbenchError("--parallel runs several seeds at once; give them with --seeds 1,2,3")
+    if run["per_gpu"] != 1:
+        raise StsbenchError(
+            "--per-gpu shares a GPU among several seeds' processes; give them with --seeds 1,2,3"
+        )
     from stsbench.train.loop import train
 
     result = train(cfg, resume=run["resume"], overwrite=run["overwrite"], show_progress=not run["quiet"])
@@ -129,10 +149,11 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
 
 
 def train_seeds_command(cfg: Any, options: dict[str, Any], run: dict[str, Any]) -> None:
-    """``--seeds``: every seed's run (:mod:`stsbench.train.seeds`), then a table of their best dev scores."""
+    """``--seeds``: every seed's run (:mod:`stsbench.reproduce.seed_runs`), then a table of their best dev scores."""
     from stsbench.errors import RunFailed, StsbenchError
+    from stsbench.reproduce.seed_runs import train_seeds
     from stsbench.train.config import load_yaml
-    from stsbench.train.seeds import parse_seeds, train_seeds
+    from stsbench.train.seeds import parse_seeds
 
     seeds = parse_seeds(run["seeds"])
     if options.get("seed") is not None:
@@ -147,6 +168,7 @@ def train_seeds_command(cfg: Any, options: dict[str, Any], run: dict[str, Any]) 
         seeds,
         given,
         parallel=run["parallel"],
+        per_gpu=run["per_gpu"],
         resume=run["resume"],
         overwrite=run["overwrite"],
         quiet=quiet,

@@ -8,7 +8,9 @@ each has an exit status. Nothing here knows what a step does; the scheduler read
 from its files (``log`` and the run's ``train_log.jsonl``), the same wherever it ran.
 
 The local executor (this module) runs ``slots`` processes at once, each with its share of the CPU threads or
-of the GPUs; a job asking for several GPUs starts through ``torchrun``. Other executors (Slurm through
+of the GPUs; a job asking for several GPUs starts through ``torchrun``. It is also what ``stsbench train --seeds
+--parallel N`` starts its seeds' processes with (:mod:`stsbench.reproduce.seed_runs`), their output read line
+by line (:meth:`LocalExecutor.submit`'s ``on_line``) rather than written to a log. Other executors (Slurm through
 submitit) register in :data:`EXECUTORS` by ``"module:attr"``, so that choosing one imports it alone.
 """
 
@@ -18,8 +20,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +46,7 @@ class Job:
 
     id: str  # the step's id in the plan, e.g. "train/simcse/seed-1"
     args: tuple[str, ...]  # the stsbench command line after "stsbench"
-    log: Path
+    log: Path | None  # None: no log kept; the local executor hands each line to submit's on_line
     cwd: Path
     env: Mapping[str, str] = field(default_factory=dict)  # added to the executor's environment
     resources: Resources = Resources()
@@ -146,14 +149,18 @@ def visible_gpus() -> list[str]:
 
 
 class _Process(Handle):
-    def __init__(self, proc: subprocess.Popen, on_end) -> None:
-        self.proc, self._on_end, self._ended = proc, on_end, False
+    def __init__(self, proc: subprocess.Popen, on_end, reader: _Reader | None = None) -> None:
+        self.proc, self._on_end, self._ended, self._reader = proc, on_end, False, reader
 
     def poll(self) -> int | None:
+        if self._reader is not None and self._reader.is_alive():  # its last lines not yet handed on
+            return None
         code = self.proc.poll()
         if code is not None and not self._ended:
             self._ended = True
             self._on_end()
+            if self._reader is not None and self._reader.error is not None:
+                raise self._reader.error
         return code
 
     def cancel(self) -> None:
@@ -167,21 +174,47 @@ class _Process(Handle):
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        if self._reader is not None:
+            self._reader.join(timeout=5)
         self.poll()
 
     def describe(self) -> str:
         return f"pid {self.proc.pid}"
 
 
+class _Reader(threading.Thread):
+    """Hands each line of a process's output to ``on_line``, from a thread of its own.
+
+    It reads to the end whatever ``on_line`` does, so that the process never blocks on a full pipe; the first
+    exception ``on_line`` raised is kept for :meth:`_Process.poll` to raise once the process has ended.
+    """
+
+    def __init__(self, stream, on_line: Callable[[str], None]) -> None:  # noqa: ANN001
+        super().__init__(daemon=True, name="stsbench-output")
+        self.stream, self.on_line = stream, on_line
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        with self.stream:
+            for raw in self.stream:
+                if self.error is None:
+                    try:
+                        self.on_line(raw.rstrip("\n"))
+                    except Exception as exc:  # noqa: BLE001 - kept and raised by poll, in the caller's thread
+                        self.error = exc
+
+
 class LocalExecutor(Executor):
     """Processes on this machine, ``parallel`` at once.
 
     On CPU each gets cores/parallel threads (``OMP_NUM_THREADS``, which torch follows); with GPUs, each job
-    takes the next free ones of those visible (``CUDA_VISIBLE_DEVICES``), as many as it asks for (one when it asks
+    takes the free ones of those visible (``CUDA_VISIBLE_DEVICES``), as many as it asks for (one when it asks
     for none), and a job asking for more than are free waits; one asking for more than are visible is refused
-    before anything runs (:meth:`never_fits`). Each process is its own process group, so that a
-    terminal's Ctrl-C reaches this process alone and the scheduler stops the jobs in order; each job follows
-    this process (:mod:`stsbench.train.lifeline`), so that ``kill -9`` of it ends them too.
+    before anything runs (:meth:`never_fits`). A GPU is a job's own unless ``per_gpu`` lets that many processes
+    share it (on CPU ``per_gpu`` is ignored); a job takes the least shared GPUs first, in the order visible. Each
+    process is its own process group, so that a terminal's Ctrl-C reaches this process alone and the caller
+    stops the jobs in order; each job follows this process (:mod:`stsbench.train.lifeline`), so that ``kill
+    -9`` of it ends them too.
     """
 
     name = "local"
@@ -193,6 +226,7 @@ class LocalExecutor(Executor):
         parallel: int = 1,
         options: Mapping[str, str] | None = None,
         gpus: Sequence[str] | None = None,
+        per_gpu: int = 1,
     ) -> None:
         if options:
             raise StsbenchError(
@@ -200,10 +234,18 @@ class LocalExecutor(Executor):
             )
         if parallel < 1:
             raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
+        if per_gpu < 1:
+            raise StsbenchError(f"--per-gpu must be at least 1 (processes sharing one GPU), got {per_gpu}")
         self.slots = parallel
+        self.per_gpu = per_gpu
         self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
-        self.free = list(self.gpus)  # those no running job holds
+        self.held = dict.fromkeys(self.gpus, 0)  # GPU -> the running processes it is handed to
         self.threads = max(1, cores() // parallel)
+
+    @property
+    def free(self) -> list[str]:
+        """The GPUs a job may take now (fewer than ``per_gpu`` processes on them), the least shared first."""
+        return sorted((g for g in self.held if self.held[g] < self.per_gpu), key=self.held.__getitem__)
 
     def never_fits(self, job: Job) -> str | None:
         """A job asking for GPUs where none is visible, or for more than are visible."""
@@ -224,31 +266,50 @@ class LocalExecutor(Executor):
         """Whether the GPUs ``job`` asks for are free now (one for a job asking for none); always on CPU."""
         return not self.gpus or len(self.free) >= max(1, job.resources.gpus)
 
-    def submit(self, job: Job) -> Handle:
+    def submit(self, job: Job, on_line: Callable[[str], None] | None = None) -> Handle:
+        """Start ``job``, its output appended to its log, or handed line by line to ``on_line``.
+
+        A job has one of them: a log (reproduce's steps) or, without one, ``on_line`` (``train --seeds``' processes),
+        called from a thread of its own as each line comes; the handle then reports the exit status once every
+        line has been handed on.
+        """
         from stsbench.train.lifeline import child_environment
 
+        if (job.log is None) == (on_line is None):
+            raise ValueError(f"{job.id}: give a job either a log or an on_line to read its output")
         env = {**os.environ, **job.env, **child_environment(), "PYTHONUNBUFFERED": "1"}
         taken: list[str] = []
         if self.gpus:  # a GPU machine: the job takes its GPUs from the free ones (never all of them)
             want = max(1, job.resources.gpus)
-            if want > len(self.free):
-                raise StsbenchError(f"{job.id} asks for {want} GPUs; {len(self.free)} are free")
-            taken, self.free = self.free[:want], self.free[want:]
+            free = self.free
+            if want > len(free):
+                raise StsbenchError(f"{job.id} asks for {want} GPUs; {len(free)} are free")
+            taken = free[:want]
             env["CUDA_VISIBLE_DEVICES"] = ",".join(taken)
         else:
             threads = str(job.resources.cpus or self.threads)
             env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
-        job.log.parent.mkdir(parents=True, exist_ok=True)
-        with job.log.open("ab") as out:
-            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                job.command(),
-                cwd=job.cwd,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return _Process(proc, lambda: self.free.extend(taken))
+        reader = None
+        if job.log is not None:
+            job.log.parent.mkdir(parents=True, exist_ok=True)
+            with job.log.open("ab") as out:
+                proc = self._start(job, env, stdout=out)
+        else:  # text, line by line, as the child flushes them (PYTHONUNBUFFERED)
+            proc = self._start(job, env, stdout=subprocess.PIPE, text=True, errors="replace", bufsize=1)
+            reader = _Reader(proc.stdout, on_line)
+            reader.start()
+        for g in taken:
+            self.held[g] += 1
+        return _Process(proc, lambda: self._release(taken), reader)
+
+    def _start(self, job: Job, env: dict[str, str], **output) -> subprocess.Popen:  # noqa: ANN003
+        return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            job.command(), cwd=job.cwd, env=env, stderr=subprocess.STDOUT, start_new_session=True, **output
+        )
+
+    def _release(self, gpus: Sequence[str]) -> None:
+        for g in gpus:
+            self.held[g] -= 1
 
 
 # name -> "module:attr" of an Executor class, built as cls(out=OUT, parallel=N, options={KEY: VALUE}): the
@@ -260,7 +321,24 @@ EXECUTORS.register("slurm", "stsbench.reproduce.slurm:SlurmExecutor")
 
 
 def make_executor(
-    name: str, *, out: Path, parallel: int = 1, options: Mapping[str, str] | None = None
+    name: str,
+    *,
+    out: Path,
+    parallel: int = 1,
+    options: Mapping[str, str] | None = None,
+    per_gpu: int = 1,
 ) -> Executor:
-    """The executor registered as ``name`` (one line naming the known ones if none)."""
-    return EXECUTORS.get(name)(out=out, parallel=parallel, options=dict(options or {}))
+    """The executor registered as ``name`` (one line naming the known ones if none).
+
+    ``per_gpu`` (processes sharing a GPU) is the local executor's alone: other executors are built without it,
+    and refuse it in one line where it is not 1.
+    """
+    cls = EXECUTORS.get(name)
+    if per_gpu == 1:
+        return cls(out=out, parallel=parallel, options=dict(options or {}))
+    if not issubclass(cls, LocalExecutor):
+        raise StsbenchError(
+            f"--per-gpu shares this machine's GPUs (the local executor); --executor {name} places its jobs "
+            "itself: drop --per-gpu"
+        )
+    return cls(out=out, parallel=parallel, options=dict(options or {}), per_gpu=per_gpu)

@@ -1,43 +1,29 @@
-"""``stsbench train --seeds 1,2,3 [--parallel N]``: one ordinary run per seed into ``OUT/seed-<s>/``.
+"""``stsbench train --seeds 1,2,3``: what each seed's run does, how its process is told, and how it ended.
 
-Every seed is its own ``python -m stsbench train --seed s --output OUT/seed-<s>`` process, so a seed that fails
-(an error, a NaN, a kill) loses nothing of the others. One at a time by default; ``--parallel N`` runs N at
-once: on CPU each gets cores/N threads, on CUDA the GPUs are dealt round robin through
-``CUDA_VISIBLE_DEVICES`` (each process trains on one GPU; a seed is never split over processes). With
-``--resume`` a finished seed (its log ends with the ``end`` record) is kept, one with ``DIR/last`` resumes,
-one that died before its first save starts again, and one never started starts. ``OUT/seeds.json``
-(:func:`stsbench.results.seeds.write_seed_runs`) records the outcome.
-
-This process holds ``OUT``'s lock (:mod:`stsbench.output_lock`) for the whole run and each seed's process that
-of its folder; the seeds' processes end with this one, killed outright included (:mod:`stsbench.train.lifeline`).
-The options they share are ``OUT/seed-options.yaml``, kept there rather than in a temporary folder, which a
-killed process could not remove.
+Every seed is one ordinary run, ``python -m stsbench train --seed s --output OUT/seed-<s>`` in a process of its
+own, so a seed that fails (an error, a NaN, a kill) loses nothing of the others. This module plans the seeds
+(:func:`plan`): with ``--resume`` a finished seed (its log ends with the ``end`` record) is kept, one with
+``DIR/last`` resumes, one that died before its first save starts again, and one never started starts. It
+writes the options they share (``OUT/seed-options.yaml``, :func:`write_options`), says in one line why a
+process failed (:func:`failure_line`) and records the outcome in ``OUT/seeds.json`` (:func:`write_records`).
+The processes are started by the local executor (:mod:`stsbench.reproduce.seed_runs`, a layer above).
 """
 
 from __future__ import annotations
 
-import os
-import queue
 import re
 import signal
-import subprocess
-import sys
-import threading
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
-from stsbench.output_lock import output_lock
 from stsbench.results.runs import TRAIN_LOG, load_train_run
 from stsbench.results.seeds import seed_dir, write_seed_runs
 from stsbench.train.checkpoint import is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
-from stsbench.train.lifeline import child_environment
 from stsbench.train.status import Status, continue_flags, run_status
 
 SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
@@ -203,80 +189,30 @@ def _root_cause(lines: Sequence[str]) -> str | None:
     return f"rank {rank} " + (f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}")
 
 
-def process_settings(cfg: TrainConfig, parallel: int, jobs: int) -> tuple[list[dict[str, str]], int | None]:
-    """Per slot the environment to add (``CUDA_VISIBLE_DEVICES`` on CUDA), and the threads per process on CPU.
+def seed_args(job: SeedJob, config_file: Path, *, threads: int | None, quiet: bool) -> tuple[str, ...]:
+    """The command line after ``stsbench`` of ``job``'s process: the shared options, its seed, folder and flags.
 
-    Slot ``k`` of ``parallel`` takes GPU ``k mod #GPUs``; on CPU each of the processes running at once gets
-    cores / their number threads (none set with one process, or when ``--threads`` is given).
+    ``threads``: the CPU threads it is given (``--threads``), where it shares the cores with other seeds.
     """
-    slots = max(1, min(parallel, jobs))
-    device = cfg.device
-    if device is None or device == "cuda":
-        import torch
-
-        if torch.cuda.is_available():
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            gpus = visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
-            return [{"CUDA_VISIBLE_DEVICES": gpus[k % len(gpus)]} for k in range(slots)], None
-    if device is not None and device != "cpu":  # cuda:N, mps: every process on that device
-        return [{} for _ in range(slots)], None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    threads = None if slots == 1 or cfg.threads is not None else max(1, cores // slots)
-    env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)} if threads else {}
-    return [dict(env) for _ in range(slots)], threads
+    args = ["train", "--config", str(config_file), "--seed", str(job.seed), "--output", str(job.folder)]
+    args += [*job.flags, *(["--threads", str(threads)] if threads else []), *(["--quiet"] if quiet else [])]
+    return tuple(args)
 
 
-def run_jobs(
-    jobs: Sequence[SeedJob],
-    config_file: Path,
-    *,
-    parallel: int,
-    cfg: TrainConfig,
-    quiet: bool,
-    forward: Callable[[int, str], None],
-) -> dict[int, Outcome]:
-    """Run the jobs' processes, ``parallel`` at once; ``forward(seed, line)`` gets each output line."""
-    envs, threads = process_settings(cfg, parallel, len(jobs))
-    slots: queue.Queue[int] = queue.Queue()
-    for k in range(len(envs)):
-        slots.put(k)
-    live: dict[int, subprocess.Popen] = {}
-    lock = threading.Lock()
+def write_options(out: Path, cfg: TrainConfig, given: Mapping[str, Any]) -> Path:
+    """``OUT/seed-options.yaml``: the options as given (``given``: the YAML file's and the flags), but the seed.
 
-    def one(job: SeedJob) -> Outcome:
-        slot = slots.get()
-        try:
-            args = [sys.executable, "-m", "stsbench", "train", "--config", str(config_file)]
-            args += ["--seed", str(job.seed), "--output", str(job.folder), *job.flags]
-            args += [*(["--threads", str(threads)] if threads else []), *(["--quiet"] if quiet else [])]
-            env = {**os.environ, **envs[slot], **child_environment(), "PYTHONUNBUFFERED": "1"}
-            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, bufsize=1
-            )
-            with lock:
-                live[job.seed] = proc
-            tail: deque[str] = deque(maxlen=50)
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                line = raw.rstrip("\n")
-                tail.append(line)
-                forward(job.seed, line)
-            code = proc.wait()
-            return Outcome(job.seed, code, failure_line(code, list(tail)), list(tail))
-        finally:
-            with lock:
-                live.pop(job.seed, None)
-            slots.put(slot)
+    In OUT, not a temporary folder: nothing is left behind when this process is killed outright. Where the
+    run reports to a tracker, the seeds are one group there (``run_group``).
+    """
+    import yaml
 
-    try:
-        with ThreadPoolExecutor(max_workers=len(envs)) as pool:
-            futures = [pool.submit(one, job) for job in jobs]
-            return {o.seed: o for o in (f.result() for f in futures)}
-    finally:  # interrupted: stop what still runs (each saved its state at its last save step)
-        with lock:
-            for proc in live.values():
-                if proc.poll() is None:
-                    proc.terminate()
+    config_file = out / OPTIONS_FILE
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if k not in SHARED_ONLY}
+    if cfg.report_to != "none" and cfg.run_group is None:  # the seeds as one group in W&B and trackio
+        options["run_group"] = f"{out.name}/{cfg.method}"
+    atomic_write_text(config_file, yaml.safe_dump(options, sort_keys=True))
+    return config_file
 
 
 def seed_record(job: SeedJob, outcome: Outcome | None) -> dict[str, Any]:
@@ -294,45 +230,10 @@ def seed_record(job: SeedJob, outcome: Outcome | None) -> dict[str, Any]:
     }
 
 
-def train_seeds(
-    cfg: TrainConfig,
-    seeds: Sequence[int],
-    given: Mapping[str, Any],
-    *,
-    parallel: int = 1,
-    resume: bool = False,
-    overwrite: bool = False,
-    quiet: bool = False,
-    forward: Callable[[int, str], None] = lambda seed, line: None,
+def write_records(
+    out: Path, cfg: TrainConfig, jobs: Sequence[SeedJob], outcomes: Mapping[int, Outcome]
 ) -> tuple[Path, list[dict[str, Any]]]:
-    """Train every seed of ``seeds``, then write ``OUT/seeds.json``.
-
-    ``given``: the options as given (the YAML file's and the flags). Returns the path of ``seeds.json`` and
-    the per-seed records (failed ones included).
-    """
-    import yaml
-
-    if parallel < 1:
-        raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise StsbenchError(
-            "--seeds under torchrun: each seed is its own run; launch one torchrun per seed "
-            "(--seed s --output OUT/seed-<s>)"
-        )
-    out = Path(cfg.output).expanduser()
-    with output_lock(out):  # the seeds' processes lock their own OUT/seed-<s>
-        jobs = plan(out, seeds, cfg, resume=resume, overwrite=overwrite)
-        todo = [j for j in jobs if not j.skip]
-        for j in jobs:
-            if j.skip:
-                forward(j.seed, f"finished already ({j.folder}); kept")
-        # in OUT, not a temporary folder: nothing is left behind when this process is killed outright
-        config_file = out / OPTIONS_FILE
-        options = {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if k not in SHARED_ONLY}
-        if cfg.report_to != "none" and cfg.run_group is None:  # the seeds as one group in W&B and trackio
-            options["run_group"] = f"{out.name}/{cfg.method}"
-        atomic_write_text(config_file, yaml.safe_dump(options, sort_keys=True))
-        outcomes = run_jobs(todo, config_file, parallel=parallel, cfg=cfg, quiet=quiet, forward=forward)
-        records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]
-        training = {k: v for k, v in cfg.to_dict().items() if k not in SHARED_ONLY}
-        return write_seed_runs(out, records, training), records
+    """``OUT/seeds.json`` from every seed's folder and how its process ended; its path and the records."""
+    records = [seed_record(j, outcomes.get(j.seed)) for j in jobs]
+    training = {k: v for k, v in cfg.to_dict().items() if k not in SHARED_ONLY}
+    return write_seed_runs(out, records, training), records
