@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,37 @@ def test_an_unknown_figure_is_one_line_with_the_nearest():
 
     with pytest.raises(StsbenchError, match="unknown figure 'mocose/figure08'; did you mean mocose/figure8"):
         get_figure("mocose/figure08")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda f: f.update(captoin="x"), "figure 'mocose/figure3': unknown figure key 'captoin' (did you mean 'caption'?)"),
+        (lambda f: f.update(renderer="swep"), "figure 'mocose/figure3': renderer must be one of sweep, grid,"),
+        (lambda f: f.update(renderer="grid"), "figure 'mocose/figure3': a grid figure names its setting"),
+        (lambda f: f.pop("renderer"), "figure 'mocose/figure3': without a renderer, say what is missing"),
+        (lambda f: f.update(id="figure2"), "published figures.yaml: duplicate figure mocose/figure2"),
+    ],
+)  # fmt: skip
+def test_a_malformed_figure_is_one_line_naming_it_and_its_key(tmp_path, monkeypatch, edit, message):
+    import yaml
+
+    from stsbench.errors import StsbenchError
+    from stsbench.published import figures
+
+    text = resources.files("stsbench.published").joinpath("figures.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    assert data["figures"][2]["paper"] == "mocose" and data["figures"][2]["id"] == "figure3"
+    edit(data["figures"][2])
+    (tmp_path / "figures.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setattr(figures.resources, "files", lambda package: tmp_path)
+    figures.load_figures.cache_clear()
+    try:
+        with pytest.raises(StsbenchError) as caught:
+            figures.load_figures()
+    finally:
+        figures.load_figures.cache_clear()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def _recipe(tmp_path: Path, base: str, replace: tuple[str, str]) -> Path:

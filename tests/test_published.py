@@ -442,8 +442,9 @@ def _one_table(**row: object) -> dict:
     [
         # a misspelt key was ignored: the row's selection mark silently lost
         (lambda d: d["tables"][0]["rows"][0].update(selectoin="test-sets"),
-         "p.yaml table 't1' row: unknown row key 'selectoin' (did you mean 'selection'?)"),
-        (lambda d: d["tables"][0].update(decimal=1), "p.yaml table: unknown table key 'decimal' (did you mean 'decimals'?)"),
+         "p.yaml table 't1' row 'r': unknown row key 'selectoin' (did you mean 'selection'?)"),
+        (lambda d: d["tables"][0].update(decimal=1),
+         "p.yaml table 't1': unknown table key 'decimal' (did you mean 'decimals'?)"),
         (lambda d: d["paper"].update(doi="10.1/x"), "p.yaml paper: unknown paper key 'doi'; a paper holds id, title"),
         (lambda d: d.update(extra=1), "p.yaml: unknown file key 'extra'"),
         # bad values: a traceback from int() before
@@ -451,10 +452,15 @@ def _one_table(**row: object) -> dict:
         (lambda d: d["paper"].update(year="2022a"), "p.yaml paper: 'year' must be an integer"),
         (lambda d: d["tables"][0]["rows"][0].update(values=[1.0]), "row 'r': values must be numbers"),
         (lambda d: d["tables"][0].update(rows={"id": "r"}), "'rows' must be a list of rows"),
+        # rules between keys: a row's printed_as renders its values; an assumed average says what it averages
+        (lambda d: d["tables"][0]["rows"][0].update(printed_as={"STS13": "7122"}),
+         "row 'r': printed_as names columns not in values: STS13"),
+        (lambda d: d["tables"][0]["rows"][0].update(avg_of_assumed=True),
+         "p.yaml table 't1': row 'r': avg_of_assumed: true needs avg_of (the row's or its table's)"),
         # ids as YAML reads them unquoted: `id: off` became the row t1/False
         (lambda d: d["tables"][0]["rows"][0].update(id=False),
-         "p.yaml table 't1' row: id False was read as a boolean (YAML reads unquoted yes/no/on/off/true/false so); quote it"),
-        (lambda d: d["tables"][0].update(id=3), "p.yaml: id 3 was read as a number, not text; quote it"),
+         "p.yaml table 't1' row 1: id False was read as a boolean (YAML reads unquoted yes/no/on/off/true/false so); quote it"),
+        (lambda d: d["tables"][0].update(id=3), "p.yaml table 1: id 3 was read as a number, not text; quote it"),
         (lambda d: d["paper"].update(id=True), "p.yaml paper: id True was read as a boolean"),
     ],
 )  # fmt: skip
@@ -504,9 +510,12 @@ def test_registry_refuses_an_unknown_selection() -> None:
         "paper": {"id": "p", "title": "t", "citation": "c", "source": "s"},
         "tables": [{"id": "t1", "table": "Table 1", "metric": "m", "selection": "dev-sets", "rows": []}],
     }
-    assert parse_registry_file(data, "p.yaml") == []  # no rows: nothing to mark
-    data["tables"][0]["rows"] = [{"id": "r", "row": "R", "values": {"STS12": 1.0}}]
-    with pytest.raises(ValueError, match="selection must be one of test-sets"):
+    # a table's, even with no row to mark yet
+    with pytest.raises(ValueError, match="table 't1': selection must be one of test-sets, found 'dev-sets'"):
+        parse_registry_file(data, "p.yaml")
+    data["tables"][0]["selection"] = "test-sets"
+    data["tables"][0]["rows"] = [{"id": "r", "row": "R", "values": {"STS12": 1.0}, "selection": "dev-sets"}]
+    with pytest.raises(ValueError, match="p.yaml table 't1' row 'r': selection must be one of test-sets"):
         parse_registry_file(data, "p.yaml")
 
 

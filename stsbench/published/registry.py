@@ -1,13 +1,14 @@
 """The registry of published numbers: one YAML file per paper beside this module, one entry per table row.
 
 A file holds ``paper`` (id, title, citation, source, notes; arxiv, venue, year and the version its tables were
-read from) and ``tables``. A table holds its number as the
-paper prints it, caption, metric, split (``test``/``dev``; absent where the paper does not say), kind
-(``scores``, or ``analysis`` for numbers that are not task scores), decimals (2 unless given), notes and
-``rows``. A row holds an id, the row label (model/method), ``values`` (column -> number, in the paper's column
-order), notes, and ``printed_as`` (column -> the source text's own rendering where it differs from the number
-at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say how its checkpoints were chosen,
-``selection`` (:data:`SELECTIONS`; a row's overrides its table's), where that is not the usual dev-set choice. An entry's key is ``<paper id>/<table id>/<row id>``, or
+read from) and ``tables``; each level is a pydantic model of :mod:`stsbench.published.schema`, which refuses an
+unknown key. A table holds its number as the paper prints it, caption, metric, split (``test``/``dev``; absent
+where the paper does not say), kind (``scores``, or ``analysis`` for numbers that are not task scores), decimals
+(2 unless given), notes and ``rows``. A row holds an id, the row label (model/method), ``values`` (column ->
+number, in the paper's column order), notes, and ``printed_as`` (column -> the source text's own rendering where
+it differs from the number at the table's decimals, e.g. ``"7122"`` for 71.22). A table or a row may say how its
+checkpoints were chosen, ``selection`` (:data:`SELECTIONS`; a row's overrides its table's), where that is not the
+usual dev-set choice. An entry's key is ``<paper id>/<table id>/<row id>``, or
 ``<paper id>/<row id>`` for a table whose id is empty. Columns that are task scores use the tasks' registered
 names (:mod:`stsbench.tasks.registry`). Every row cites a publication: its paper, the version of it the table
 was read from (a table's or row's ``version`` overrides the paper's, e.g. the final paper's table beside the
@@ -22,249 +23,48 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import parse_yaml, read_yaml
+from stsbench.published.records import SELECTIONS, Entry, Kind, Paper, RegistryError, Selection, Split
 from stsbench.tasks.registry import TASK_SETS
 from stsbench.tasks.registry import TASKS as TASK_REGISTRY
+
+__all__ = [  # with what the modules that read the registry import from here (records' and the tasks')
+    "SELECTIONS", "STS_TASKS", "TASKS", "TASK_REGISTRY", "TRANSFER_TASKS", "Entry", "Kind", "Paper", "RegistryError",
+    "Selection", "Split", "file_key", "find_entries", "get_cell", "get_entry", "load_published_file", "load_registry",
+    "parse_registry_file", "split_cell",
+]  # fmt: skip
 
 # the papers' task sets, in their column order: what every Avg. is over (a plugin's task is in neither)
 STS_TASKS = TASK_SETS["sts"]
 TRANSFER_TASKS = TASK_SETS["transfer"]
 TASKS = TASK_REGISTRY  # every task, the plugins' too: ``name in TASKS``, ``list(TASKS)``
 
-Kind = Literal["scores", "analysis"]
-Split = Literal["test", "dev"]
-Selection = Literal["test-sets"]
-# how a published row's checkpoint was chosen, where it was not on a dev set: the mark a report shows
-SELECTIONS: dict[str, str] = {
-    "test-sets": "selected on the test sets by the official code",
-}
+
+def __getattr__(name: str) -> Any:
+    """``KEYS``, the keys each level of a file may hold: the schema's, imported on use (pydantic's import is slow)."""
+    if name == "KEYS":
+        from stsbench.published.schema import KEYS
+
+        return KEYS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True)
-class Paper:
-    """Where a table comes from."""
-
-    slug: str  # the first part of every key, e.g. ``esimcse-arxiv``
-    title: str
-    citation: str  # authors, title, venue, year, arXiv id
-    source: str  # the text the numbers were read from (a publication's text, never a local file)
-    notes: tuple[str, ...] = ()
-    arxiv: str | None = None  # e.g. ``2104.08821``
-    venue: str | None = None  # e.g. ``EMNLP 2021``
-    year: int | None = None
-    version: str | None = None  # the version the tables were read from, e.g. ``arXiv:2104.08821v1``
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One published row: a model or method's numbers in one table of one paper."""
-
-    key: str
-    paper: Paper
-    table: str  # as the paper numbers it, e.g. ``Table 5``
-    caption: str
-    row: str  # the row label (model/method)
-    metric: str  # what the numbers are
-    split: Split | None  # the evaluation split, where the paper says
-    kind: Kind
-    decimals: int
-    values: dict[str, float]  # column -> value, in the paper's order
-    notes: tuple[str, ...] = ()  # the paper's, then the table's, then the row's
-    printed_as: tuple[tuple[str, str], ...] = ()  # (column, the source text's rendering) where garbled
-    selection: Selection | None = None  # how the checkpoint was chosen, where not on a dev set
-    # the publication's version the row was read from (the row's or table's, else the paper's)
-    version: str = ""
-    source: str = ""  # where its numbers were read (the table's, else the paper's)
-    avg_of: tuple[str, ...] = ()  # the tasks an Avg.-only row's or a sweep's figures average (see the docstring)
-    avg_of_assumed: bool = False  # the paper does not say what its average covers: avg_of is our reading
-    analysis: str | None = None  # an analysis table's: the stsbench analysis that computes its figures
-
-    @property
-    def cite(self) -> str:
-        """The row's citation: paper, version, table."""
-        return f"{self.paper.citation}; {self.version or 'version not stated'}; {self.table}"
-
-    @property
-    def selection_note(self) -> str | None:
-        """The mark for :attr:`selection`, e.g. "selected on the test sets by the official code"."""
-        return None if self.selection is None else SELECTIONS[self.selection]
-
-    @property
-    def task_values(self) -> dict[str, float]:
-        """The columns that are task scores (what ``stsbench check`` compares)."""
-        return {c: v for c, v in self.values.items() if TASKS.canonical(c) == c}
-
-    def printed(self, column: str) -> str:
-        """Render a value as the source text shows it."""
-        return dict(self.printed_as).get(column) or self.format(self.values[column])
-
-    def format(self, value: float) -> str:
-        """Render a number at this table's precision."""
-        return f"{value:.{self.decimals}f}"
-
-
-class RegistryError(StsbenchError, ValueError):
-    """A published-numbers file that cannot be read: one line naming the file, the table or row, and the key."""
-
-
-# the keys each level of a registry file may hold (the module docstring says what each is)
-KEYS = {
-    "file": ("paper", "tables"),
-    "paper": ("id", "title", "citation", "source", "notes", "arxiv", "venue", "year", "version"),
-    "table": (
-        *("id", "table", "caption", "metric", "split", "kind", "decimals", "notes", "rows", "selection"),
-        *("version", "source", "avg_of", "avg_of_assumed", "analysis"),
-    ),
-    "row": ("id", "row", "values", "printed_as", "notes", "selection", "version", "avg_of", "avg_of_assumed"),
-}
-
-
-def _known(obj: Any, level: str, where: str) -> dict[str, Any]:
-    """``obj``, a mapping whose keys are all :data:`KEYS`' for ``level``; else a ``RegistryError`` naming the key."""
-    if not isinstance(obj, dict):
-        raise RegistryError(f"published registry {where}: expected a mapping of {level} keys, found {obj!r:.60}")
-    unknown = [k for k in obj if k not in KEYS[level]]
-    if unknown:
-        key = str(unknown[0])
-        near = difflib.get_close_matches(key, KEYS[level], n=1)
-        hint = f" (did you mean '{near[0]}'?)" if near else f"; a {level} holds {', '.join(KEYS[level])}"
-        raise RegistryError(f"published registry {where}: unknown {level} key '{key}'{hint}")
-    return obj
-
-
-def _need(obj: dict[str, Any], name: str, where: str) -> Any:
-    if name not in obj:
-        raise RegistryError(f"published registry {where}: missing '{name}'")
-    return obj[name]
-
-
-def _id(obj: dict[str, Any], where: str) -> str:
-    """An ``id`` (a paper's, a table's, a row's) as written: text, or a ``RegistryError`` saying how to quote it.
-
-    YAML reads an unquoted ``off``, ``yes`` or ``true`` as a boolean and ``3`` as a number: turned back into
-    text they would be ``False`` or another spelling, and a cell address would no longer name the row.
-    """
-    value = _need(obj, "id", where)
-    if isinstance(value, str):
-        return value
-    what = "a boolean (YAML reads unquoted yes/no/on/off/true/false so)" if isinstance(value, bool) else (
-        "a number, not text" if isinstance(value, (int, float)) else f"a {type(value).__name__}, not text"
-    )
-    raise RegistryError(f"published registry {where}: id {value!r} was read as {what}; quote it, e.g. id: 'off'")
-
-
-def _number(value: Any, name: str, where: str) -> int:
-    """An integer key's value (``year``, ``decimals``), or a ``RegistryError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RegistryError(f"published registry {where}: '{name}' must be an integer, found {value!r:.40}")
-    return value
-
-
-def _notes(obj: dict[str, Any]) -> tuple[str, ...]:
-    notes = obj.get("notes") or ()
-    return (notes,) if isinstance(notes, str) else tuple(str(n) for n in notes)
-
-
-def parse_registry_file(data: dict[str, Any], filename: str) -> list[Entry]:
+def parse_registry_file(data: Any, filename: str) -> list[Entry]:
     """Entries from one registry file's parsed YAML (raises :class:`RegistryError` on a malformed file).
 
-    An unknown key at any level is refused (a misspelt ``selection`` would otherwise be ignored silently), as is a
-    value of the wrong type.
+    Validated by :class:`stsbench.published.schema.FileSchema`: an unknown key at any level is refused with the
+    nearest known one (a misspelt ``selection`` would otherwise be ignored silently), as is a value of the wrong
+    type; the line names the file, the table and the row.
     """
-    data = _known(data, "file", filename)
-    p = _known(_need(data, "paper", filename), "paper", f"{filename} paper")
-    paper = Paper(
-        slug=_id(p, f"{filename} paper"),
-        title=str(_need(p, "title", filename)),
-        citation=str(_need(p, "citation", filename)),
-        source=str(_need(p, "source", filename)),
-        notes=_notes(p),
-        arxiv=None if p.get("arxiv") is None else str(p["arxiv"]),
-        venue=None if p.get("venue") is None else str(p["venue"]),
-        year=None if p.get("year") is None else _number(p["year"], "year", f"{filename} paper"),
-        version=None if p.get("version") is None else str(p["version"]),
-    )
-    entries = []
-    tables = _need(data, "tables", filename)
-    if not isinstance(tables, list):
-        raise RegistryError(f"published registry {filename}: 'tables' must be a list of tables")
-    for t in tables:
-        t = _known(t, "table", f"{filename} table")
-        tid = _id(t, filename)
-        where = f"{filename} table '{tid}'"
-        kind, split = t.get("kind", "scores"), t.get("split")
-        if kind not in ("scores", "analysis") or split not in ("test", "dev", None):
-            raise RegistryError(f"published registry {where}: kind must be scores|analysis, split test|dev")
-        rows = _need(t, "rows", where)
-        if not isinstance(rows, list):
-            raise RegistryError(f"published registry {where}: 'rows' must be a list of rows")
-        for r in rows:
-            r = _known(r, "row", f"{where} row")
-            rid = _id(r, f"{where} row")
-            selection = r.get("selection", t.get("selection"))
-            if selection is not None and selection not in SELECTIONS:
-                raise RegistryError(
-                    f"published registry {where} row '{rid}': selection must be one of {', '.join(SELECTIONS)}"
-                )
-            values = _need(r, "values", f"{where} row '{rid}'")
-            if not isinstance(values, dict) or not values or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()
-            ):
-                raise RegistryError(f"published registry {where} row '{rid}': values must be numbers")
-            printed_as = r.get("printed_as") or {}
-            if not isinstance(printed_as, dict):
-                raise RegistryError(f"published registry {where} row '{rid}': printed_as maps columns to text")
-            printed = {str(c): str(s) for c, s in printed_as.items()}
-            if not set(printed) <= set(values):
-                raise RegistryError(f"published registry {where} row '{rid}': printed_as names unknown columns")
-            avg_of = _avg_of(r.get("avg_of", t.get("avg_of")), f"{where} row '{rid}'")
-            assumed = r.get("avg_of_assumed", t.get("avg_of_assumed", False))
-            if not isinstance(assumed, bool) or (assumed and not avg_of):
-                raise RegistryError(f"published registry {where} row '{rid}': avg_of_assumed is true|false, with avg_of")
-            entries.append(
-                Entry(
-                    key="/".join(part for part in (paper.slug, tid, rid) if part),
-                    paper=paper,
-                    table=str(_need(t, "table", where)),
-                    caption=str(t.get("caption", "")),
-                    row=str(_need(r, "row", where)),
-                    metric=str(_need(t, "metric", where)),
-                    split=split,
-                    kind=kind,
-                    decimals=_number(t.get("decimals", 2), "decimals", where),
-                    values={str(c): float(v) for c, v in values.items()},
-                    notes=paper.notes + _notes(t) + _notes(r),
-                    printed_as=tuple(printed.items()),
-                    selection=selection,
-                    version=str(r.get("version") or t.get("version") or paper.version or ""),
-                    source=str(t.get("source") or paper.source),
-                    avg_of=avg_of,
-                    avg_of_assumed=assumed,
-                    analysis=str(t["analysis"]) if t.get("analysis") else None,
-                )
-            )
-    return entries
+    from stsbench.published.schema import FileSchema, validated
 
-
-def _avg_of(value: Any, where: str) -> tuple[str, ...]:
-    """``avg_of`` as task names: a task set's, or the listed tasks; an unknown name is a ``RegistryError``."""
-    if value is None:
-        return ()
-    if isinstance(value, str) and value in TASK_SETS:
-        return tuple(TASK_SETS[value])
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, list) or not names or any(n not in TASK_REGISTRY.names() for n in names):
-        raise RegistryError(
-            f"published registry {where}: avg_of is a task set ({', '.join(TASK_SETS)}) or a list of task names, "
-            f"got {value!r}"
-        )
-    return tuple(names)
+    return validated(FileSchema, data, f"published registry {filename}", RegistryError).entries()
 
 
 @lru_cache(maxsize=1)
