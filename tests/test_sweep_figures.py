@@ -122,7 +122,7 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
     shutil.copytree(swept, recipe)
     runs = [{"name": n, "label": None, "method": "esimcse", "sweep_of": "dup", "point": {"dup_rate": float(v)},
              "published": [f"{table9}{v}"]} for n, v in (("esimcse-dup", "0.16"), ("esimcse", "0.32"))]  # fmt: skip
-    (recipe / RECIPE_RUNS_FILE).write_text(json.dumps({"kind": "stsbench.recipe_runs", "runs": runs}))
+    (recipe / RECIPE_RUNS_FILE).write_text(json.dumps({"kind": "stsbench.recipe_runs", "recipe": "toy", "runs": runs}))
     write_report(recipe, tmp_path / "recipe", "sweep", "stsbench report (test)")
     for out in (tmp_path / "against", tmp_path / "recipe"):
         rows, name = _sweep_rows(out)

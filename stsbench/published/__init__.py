@@ -1,7 +1,24 @@
-"""The papers' and MTEB's published numbers as data (``*.yaml`` here), and checks of results against them."""
+"""The papers' and MTEB's published numbers as data (``*.yaml`` here), and checks of results against them.
+
+Its names load on first use (the registry's module imports the records and schema beside it, which import this
+package: an eager import here would be a cycle).
+"""
 
 from __future__ import annotations
 
-from stsbench.published.registry import Entry, Paper, find_entries, get_entry, load_registry
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["Entry", "Paper", "find_entries", "get_entry", "load_registry"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("stsbench.published.registry"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from stsbench.published.registry import Entry, Paper, find_entries, get_entry, load_registry

@@ -22,9 +22,17 @@ from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.reproduce.plan import Plan, Step
 from stsbench.reproduce.seals import damage
+from stsbench.results.reproduction import (
+    STATE_KIND,
+    ReproduceState,
+    Session,
+    StepRecord,
+    empty_state,
+    read_state,
+)
 
 STATE_FILE = "reproduce.json"
-KIND = "stsbench-reproduce"
+KIND = STATE_KIND  # the file's model: stsbench.results.reproduction.ReproduceState
 
 
 def state_path(out: Path) -> Path:
@@ -32,21 +40,19 @@ def state_path(out: Path) -> Path:
     return Path(out) / STATE_FILE
 
 
-def load_state(out: Path) -> dict[str, Any]:
+def load_state(out: Path) -> ReproduceState:
     """The recorded state of ``out`` (an empty one where none is); one line for a file that is not one."""
     path = state_path(out)
     if not path.is_file():
-        return {"kind": KIND, "steps": {}, "sessions": []}
+        return empty_state()
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise StsbenchError(f"{path} cannot be read ({exc}); remove it to start the plan again") from None
-    if not isinstance(state, dict) or state.get("kind") != KIND:
-        raise StsbenchError(f"{path} is not the state of stsbench reproduce; pass another --out")
-    return state
+    return read_state(path, state)
 
 
-def save_state(out: Path, state: dict[str, Any]) -> None:
+def save_state(out: Path, state: ReproduceState) -> None:
     """Write ``state`` atomically (a reader, or a kill, never sees half a file)."""
     atomic_write_json(state_path(out), state)
 
@@ -56,7 +62,7 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
-def migrated(step: Step, record: dict[str, Any] | None) -> dict[str, Any] | None:
+def migrated(step: Step, record: StepRecord | None) -> StepRecord | None:
     """``record`` in today's form, where it was keyed in the previous form (absolute paths, code as bytes).
 
     A record whose key is ``step``'s previous key for today's inputs is rewritten with today's key and parts,
@@ -72,7 +78,7 @@ def migrated(step: Step, record: dict[str, Any] | None) -> dict[str, Any] | None
     return new
 
 
-def migrate_state(plan: Plan, state: dict[str, Any]) -> list[str]:
+def migrate_state(plan: Plan, state: ReproduceState) -> list[str]:
     """Rewrite in place the records of ``state`` in the previous form (:func:`migrated`); their step ids."""
     moved = []
     for step in plan.steps:
@@ -84,14 +90,14 @@ def migrate_state(plan: Plan, state: dict[str, Any]) -> list[str]:
     return moved
 
 
-def same_settings(step: Step, record: dict[str, Any] | None) -> bool:
+def same_settings(step: Step, record: StepRecord | None) -> bool:
     """Whether ``record`` was made with ``step``'s settings and data (its key, or 0.1.0's key for it)."""
     if record is None:
         return False
     return record.get("key") == step.key or ("code" not in record and record.get("key") == step.legacy_key)
 
 
-def classify(step: Step, record: dict[str, Any] | None) -> str:
+def classify(step: Step, record: StepRecord | None) -> str:
     """Where ``step`` stands against an earlier session's ``record``, before any choice is made.
 
     ``done`` (same settings and code, finished), ``changed`` (same settings, done or begun by other code),
@@ -153,7 +159,7 @@ def weights_gone(step: Step) -> bool:
     return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
 
 
-def why_run(step: Step, record: dict[str, Any] | None, actions: dict[str, tuple[str, tuple[str, ...]]]) -> str:
+def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str, tuple[str, ...]]]) -> str:
     """Why ``step`` runs (again) given its earlier ``record``: which part of its key changed, what is gone.
 
     Empty for a step that never ran. ``actions``: every step's action (a step runs when one it reads runs).
@@ -220,7 +226,7 @@ def _plan_out(step: Step) -> Path | None:
     return None
 
 
-def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
+def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
     """``("skip", ())`` or ``("run", extra flags)`` for ``step`` given its record of an earlier session.
 
     A training run's folder says how far it got (:func:`stsbench.train.status.run_status`): with the same
@@ -250,12 +256,12 @@ def decide(step: Step, record: dict[str, Any] | None, changed: str = "rerun") ->
     return ("run", ()) if status == "new" else ("run", ("--overwrite",))
 
 
-def changed_steps(plan: Plan, state: dict[str, Any]) -> list[Step]:
+def changed_steps(plan: Plan, state: ReproduceState) -> list[Step]:
     """The steps of ``plan`` done (or begun) with other code than this stsbench's, in the plan's order."""
     return [s for s in plan.steps if classify(s, state["steps"].get(s.id)) == "changed"]
 
 
-def recorded_changed(state: dict[str, Any], out: Path | None = None) -> list[str]:
+def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str]:
     """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
 
     Read from the state alone (no plan is built), for ``--status``; a training's pooler, whose plugin source
@@ -292,7 +298,7 @@ def _pooler_of(options: Path) -> str | None:
 
 
 def initial_actions(
-    plan: Plan, state: dict[str, Any], changed: str = "rerun"
+    plan: Plan, state: ReproduceState, changed: str = "rerun"
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each step's action: a step runs when its own decision says so or any step it reads runs."""
     forced: set[str] = set()  # trainings whose weights are not kept, read by a step that runs
@@ -315,7 +321,7 @@ def initial_actions(
         forced |= need
 
 
-def recorded_recipe(state: dict[str, Any]) -> Any:
+def recorded_recipe(state: ReproduceState) -> Any:
     """The recipe a recorded ``state`` was run from, on the subset it was given (``--runs``/``--seeds``).
 
     Its recipe file where that is still there, else the built-in of that name; one line where none loads.
@@ -332,7 +338,7 @@ def planned(
     recipe: Any,
     out: Path,
     data_dir: str | Path | None,
-    state: dict[str, Any],
+    state: ReproduceState,
     changed: str,
     report_to: str | None = None,
 ) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
@@ -367,7 +373,7 @@ def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:
     return total
 
 
-def session_record(started: float, intervals: Sequence[tuple[float, float]]) -> dict[str, Any]:
+def session_record(started: float, intervals: Sequence[tuple[float, float]]) -> Session:
     """The session's wall time and what the orchestration added: the wall time no step was running."""
     ended = time.time()
     wall = ended - started

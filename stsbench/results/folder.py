@@ -42,11 +42,12 @@ from stsbench.results.schema import (
     SEED_RUNS_KIND,
     TASK_KIND,
     AverageResult,
+    JsonObject,
     ModelInfo,
     Provenance,
     TaskResult,
 )
-from stsbench.results.seeds import SEEDS_FILE, read_aggregate
+from stsbench.results.seeds import SEEDS_FILE, SeedAggregate, read_aggregate
 from stsbench.results.store import OtherKind, Unreadable, read_json, result_from_json
 from stsbench.tasks.registry import TASKS, task_version
 
@@ -81,7 +82,7 @@ class AnalysisRecord:
     variant: str  # the file's stem: ``length_bias_words``, ``align_uniform_dev``, ...
     result: Any
     model: ModelInfo
-    config: dict[str, Any]
+    config: JsonObject
     provenance: Provenance
 
 
@@ -370,7 +371,7 @@ def select_run(
     return by_task
 
 
-def seed_aggregates(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+def seed_aggregates(results_dir: Path) -> list[tuple[Path, SeedAggregate]]:
     """Every seed aggregate (``seeds.json`` of ``stsbench run`` on a seeds folder) under ``results_dir``.
 
     The same scan as :func:`read_folder` (hidden files are not read); a malformed aggregate, or one scored by

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+R = TypeVar("R")
 
 
 def slug(text: str) -> str:
@@ -62,7 +65,7 @@ def base_label(name: str) -> str:
     return n
 
 
-def unique_label(label: str, taken: dict[str, Any]) -> str:
+def unique_label(label: str, taken: Mapping[str, object]) -> str:
     """Return ``label``, or ``label #2``, ``#3``... when ``taken`` already has it."""
     first, k = label, 2
     while label in taken:
@@ -70,13 +73,13 @@ def unique_label(label: str, taken: dict[str, Any]) -> str:
     return label
 
 
-def labelled(done: list[tuple[str, str, Any]]) -> dict[str, Any]:
+def labelled(done: list[tuple[str, str, R]]) -> dict[str, R]:
     """Return ``{label: result}`` from ``(label, pooler, result)``.
 
     The pooler joins the label when models differ in it; ``#2`` marks repeats.
     """
     with_pooler = len({p for _, p, _ in done}) > 1
-    out: dict[str, Any] = {}
+    out: dict[str, R] = {}
     for base, pooler, result in done:
         out[unique_label(f"{base} ({pooler})" if with_pooler else base, out)] = result
     return out

@@ -28,6 +28,7 @@ from typing import Any
 from stsbench.errors import StsbenchError
 from stsbench.results.folder import AnalysisRecord, AverageRecord, Collection, TaskRecord, read_folder
 from stsbench.results.runs import TrainRun
+from stsbench.results.schema import JsonObject
 from stsbench.results.store import read_json
 
 Record = TaskRecord | AverageRecord | AnalysisRecord
@@ -53,7 +54,7 @@ def _describe(rec: Record) -> str:
     return f"model {model.name} [{model.fingerprint[:8]}], pooler {model.pooler}, {what}"
 
 
-def _content(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def _content(path: Path) -> tuple[JsonObject, JsonObject]:
     """A result file's figures (every key but ``model`` and ``provenance``) and its data files' checksums."""
     data = read_json(path)
     prov = data.get("provenance") or {}

@@ -15,14 +15,14 @@ import io
 import os
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_npz
 from stsbench.metrics import as_reported, simcse_average, spearman
-from stsbench.results.schema import AverageResult, TaskResult
+from stsbench.results.schema import AverageResult, PairsEntry, TaskResult
 from stsbench.results.store import companion_path, read_result
 from stsbench.tasks.base import PairScores
 
@@ -40,7 +40,7 @@ def pairs_path(result_json: str | os.PathLike[str]) -> Path:
     return companion_path(Path(result_json), SUFFIX)
 
 
-def write_pairs(result_json: str | os.PathLike[str], pairs: PairScores) -> dict[str, Any]:
+def write_pairs(result_json: str | os.PathLike[str], pairs: PairScores) -> PairsEntry:
     """Write the sidecar of the results file ``result_json`` (atomically); returns the result's ``pairs`` entry."""
     arrays = {
         "cosine": np.asarray(pairs.cosine, dtype=np.float64),
@@ -54,7 +54,7 @@ def write_pairs(result_json: str | os.PathLike[str], pairs: PairScores) -> dict[
     return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "n": len(arrays["gold"])}
 
 
-def _sidecar_of(json_path: Path, result: TaskResult) -> tuple[Path, dict[str, Any]]:
+def _sidecar_of(json_path: Path, result: TaskResult) -> tuple[Path, PairsEntry]:
     if result.task_type != "sts":
         raise StsbenchError(
             f"{json_path}: a {result.task_type} task result has no per-pair sidecar (STS only)"

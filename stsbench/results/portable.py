@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, TypeVar
 
+from stsbench.results.schema import JsonObject
+
 PurePathT = TypeVar("PurePathT", bound=PurePath)
 
 # a path that shares nothing but the root with the folder it would be relative to: its last two parts after it
@@ -141,14 +143,16 @@ def portable_command(
     return shlex.join(out)
 
 
-def portable_model(model: Mapping[str, Any], base: str | os.PathLike[str]) -> dict[str, Any]:
+def portable_model(model: Mapping[str, Any], base: str | os.PathLike[str]) -> JsonObject:
     """A results file's ``model`` block with its ``name`` (when a path) and ``path`` :func:`portable`."""
     return {**model, **{k: portable(model.get(k), base) for k in ("name", "path") if k in model}}
 
 
 def portable_provenance(
-    provenance: Mapping[str, Any], base: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
-) -> dict[str, Any]:
+    provenance: Mapping[str, Any],
+    base: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+) -> JsonObject:
     """A ``provenance`` block with its ``command`` and any absolute ``data_files`` key :func:`portable`.
 
     ``data_dir``: the data folder of a command without ``--data-dir`` (the probe's corpus folder).
@@ -166,7 +170,7 @@ def portable_provenance(
 
 def portable_result(
     data: Mapping[str, Any], base: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """A task result's, average's or analysis result's dict with its paths :func:`portable`.
 
     ``base``: the ``--output`` it is written under; the values of ``config`` and of an analysis' ``result``

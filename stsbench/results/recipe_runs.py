@@ -19,10 +19,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from stsbench.errors import StsbenchError
-from stsbench.results.schema import RECIPE_RUNS_KIND, SCHEMA_VERSION
+from stsbench.results.schema import FIRST_VERSION, RECIPE_RUNS_KIND, SCHEMA_VERSION, JsonObject
 
 if TYPE_CHECKING:
     from stsbench.recipes import Recipe
@@ -38,14 +38,25 @@ class DeclaredRun:
     label: str | None
     method: str
     sweep_of: str | None = None  # the sweep or grid it is a point of
-    point: dict[str, Any] = field(default_factory=dict)  # that point's settings
+    point: JsonObject = field(default_factory=dict)  # that point's settings (option -> value)
     published: tuple[str, ...] = ()  # the rows or cells it is held against, the first one first
+
+
+@dataclass(frozen=True)
+class RecipeRuns:
+    """``recipe_runs.json``: the recipe's name and its runs."""
+
+    recipe: str
+    runs: list[DeclaredRun]
+    kind: Literal["stsbench.recipe_runs"] = RECIPE_RUNS_KIND
+    schema_version: int = FIRST_VERSION
 
 
 def declared_runs(recipe: Recipe) -> list[DeclaredRun]:
     """The recipe's runs as the file keeps them."""
     return [
-        DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses)) for r in recipe.runs
+        DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
+        for r in recipe.runs
     ]
 
 
@@ -69,21 +80,17 @@ def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
 
 
 def _read(path: Path) -> list[DeclaredRun]:
+    from stsbench.results.validation import Malformed, validated
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or run reproduce again") from None
     try:
         if not isinstance(data, dict) or data.get("kind") != RECIPE_RUNS_KIND:
-            raise TypeError
-        return [
-            DeclaredRun(
-                str(r["name"]), r.get("label"), str(r["method"]), r.get("sweep_of"), dict(r.get("point") or {}),
-                tuple(str(a) for a in r.get("published") or ()),
-            )  # fmt: skip
-            for r in data["runs"]
-        ]
-    except (TypeError, KeyError, AttributeError, ValueError):
+            raise Malformed("kind")
+        return validated(RecipeRuns, data).runs
+    except Malformed:
         raise StsbenchError(
             f"{path}: not a recipe's runs file (kind {RECIPE_RUNS_KIND!r} with its runs); remove it"
         ) from None

@@ -12,20 +12,54 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from stsbench.errors import StsbenchError
-from stsbench.results.schema import SCALE_KIND, SCHEMA_VERSION
+from stsbench.results.schema import FIRST_VERSION, SCALE_KIND, SCHEMA_VERSION
 
 SCALE_FILE = "scale.json"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """``scale.json``: the banner every report of the results carries."""
+
+    banner: str
+    kind: Literal["stsbench.scale"] = SCALE_KIND
+    schema_version: int = FIRST_VERSION  # a file without the key: the first version
 
 
 def write_scale(results_dir: Path, banner: str) -> Path:
     """Record ``banner`` as the scale of the results under ``results_dir`` (atomic)."""
     from stsbench.files import atomic_write_text
 
-    data = {"kind": SCALE_KIND, "schema_version": SCHEMA_VERSION, "banner": banner}
+    data = {
+        "kind": SCALE_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "banner": banner,
+    }  # this key order: the bytes
     return atomic_write_text(Path(results_dir) / SCALE_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def read_scale(path: Path) -> Scale:
+    """One ``scale.json``, validated; a malformed file is a one-line error."""
+    from stsbench.results.validation import Malformed, validated
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or write it again") from None
+    try:
+        if not isinstance(data, dict) or data.get("kind") != SCALE_KIND:
+            raise Malformed("kind")
+        scale = validated(Scale, data)
+    except Malformed:
+        scale = None
+    if scale is None or not scale.banner.strip():
+        raise StsbenchError(f"{path}: not a scale file (kind {SCALE_KIND!r} with a banner); remove it")
+    return scale
 
 
 def read_banners(folders: Iterable[str | Path]) -> list[str]:
@@ -35,13 +69,7 @@ def read_banners(folders: Iterable[str | Path]) -> list[str]:
         path = Path(folder) / SCALE_FILE
         if not path.is_file():
             continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or write it again") from None
-        banner = data.get("banner") if isinstance(data, dict) and data.get("kind") == SCALE_KIND else None
-        if not isinstance(banner, str) or not banner.strip():
-            raise StsbenchError(f"{path}: not a scale file (kind {SCALE_KIND!r} with a banner); remove it")
+        banner = read_scale(path).banner
         if banner not in found:
             found.append(banner)
     return found

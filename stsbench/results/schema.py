@@ -4,7 +4,9 @@ Paths in these files are never the machine's (:mod:`stsbench.results.portable`):
 the file was written under (a training run's copied files: to their own folder), the data folder by its name.
 
 Each file (or JSON-lines record) carries ``kind`` and ``schema_version`` (:data:`SCHEMA_VERSION`, the one
-constant every reader checks); the paths are built by :mod:`stsbench.results.store`:
+constant every reader checks; a file without it is :data:`FIRST_VERSION`); the paths are built by
+:mod:`stsbench.results.store`. Each kind has one typed definition and one reader, listed with their JSON schemas
+by :mod:`stsbench.results.schemas` (published in ``docs/schema/``):
 
 - task result, ``kind`` :data:`TASK_KIND` (:class:`TaskResult`): ``<output>/<model_slug>/<pooler>/<mode>/<task>.json``
   (a prompted model's ``<model_slug>`` ends in ``+prompt-<8 hex of the prompt>``, its ``model.prompt`` and
@@ -68,7 +70,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from typing_extensions import (  # pydantic reads typing's TypedDict from Python 3.12 only
+    NotRequired,
+    TypedDict,
+)
+
 SCHEMA_VERSION = 1
+FIRST_VERSION = 1  # what a file or record written before it held ``schema_version`` is
 TASK_KIND = "stsbench.task_result"
 ANALYSIS_KIND = "stsbench.analysis_result"
 RUN_KIND = "stsbench.train_run"
@@ -77,7 +85,34 @@ SEED_RUNS_KIND = "stsbench.seed_runs"
 SEED_AGGREGATE_KIND = "stsbench.seed_aggregate"
 AVERAGE_KIND = "stsbench.sts_average"
 SCALE_KIND = "stsbench.scale"  # ``scale.json``: the scale the results were made at (a mini recipe's banner)
-RECIPE_RUNS_KIND = "stsbench.recipe_runs"  # ``recipe_runs.json``: the runs a recipe declares (stsbench.results.recipe_runs)
+RECIPE_RUNS_KIND = (
+    "stsbench.recipe_runs"  # ``recipe_runs.json``: the runs a recipe declares (stsbench.results.recipe_runs)
+)
+
+# A JSON object as ``json.loads`` gives it: a file before it is read into its type, and the blocks whose keys belong
+# to a task, a method or an analysis (``scores``, ``config``), not to the results schema. Every other block is typed.
+JsonObject = dict[str, Any]
+
+
+class Interval(TypedDict):
+    """The 95% interval of a ``reported`` (units of ``reported``) and how it was computed (:mod:`stsbench.tasks.intervals`)."""
+
+    method: str  # ``percentile bootstrap over pairs[, stratified by subset]``, ``wilson binomial``, ``t over k folds``
+    level: float
+    low: float
+    high: float
+    B: NotRequired[int]  # bootstrap resamples
+    seed: NotRequired[int]  # the bootstrap's seed
+    n: NotRequired[int]  # wilson: the sentences scored
+    k: NotRequired[int]  # t: the folds
+
+
+class PairsEntry(TypedDict):
+    """A task result's per-pair sidecar (:mod:`stsbench.results.pairs`): its file name, sha256 and pair count."""
+
+    file: str
+    sha256: str
+    n: int
 
 
 @dataclass
@@ -130,18 +165,18 @@ class TaskResult:
     mode: str  # ``test`` | ``dev`` | ``fasttest``
     reported: float  # the paper's figure: x100 rounded to 2 decimals
     metric: str  # what ``reported`` is: ``spearman_all``, ``test_spearman``, ``test_acc``, ``dev_acc``...
-    scores: dict[str, Any]  # everything behind it (per subset / split / fold), raw correlations in [-1, 1]
+    scores: JsonObject  # everything behind it (per subset / split / fold), raw correlations in [-1, 1]
     model: ModelInfo
-    config: dict[str, Any]  # seed, batch size and every option that changes the outcome
+    config: JsonObject  # seed, batch size and every option that changes the outcome
     provenance: Provenance
     n_pairs: int | None = None
-    pairs: dict[str, Any] | None = None  # STS: the per-pair sidecar, ``{"file", "sha256", "n"}``
-    interval: dict[str, Any] | None = None  # the 95% interval of ``reported`` and how it was computed
+    pairs: PairsEntry | None = None  # STS: the per-pair sidecar, ``{"file", "sha256", "n"}``
+    interval: Interval | None = None  # the 95% interval of ``reported`` and how it was computed
     task_version: int = 1  # the task's version when scored (files written before versions: 1)
     schema_version: int = SCHEMA_VERSION
     kind: str = field(default=TASK_KIND)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON."""
         return asdict(self)
 
@@ -166,7 +201,7 @@ class TaskResult:
         return float(self.reported)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TaskResult:
+    def from_dict(cls, d: JsonObject) -> TaskResult:
         """Inverse of :meth:`to_dict` (raises ``KeyError``/``TypeError`` on a foreign file)."""
         d = dict(d)
         d["model"] = ModelInfo(**d["model"])
@@ -181,14 +216,14 @@ class AverageResult:
     tasks: list[str]  # the STS tasks averaged, in the run's order
     figures: dict[str, float]  # each task's ``reported``, as in its results file
     reported: float  # SimCSE's Avg.: the mean of ``figures``, 2 decimals
-    interval: dict[str, Any]  # every task resampled jointly: method, B, level, seed, low, high
+    interval: Interval  # every task resampled jointly: method, B, level, seed, low, high
     model: ModelInfo
     mode: str
     provenance: Provenance  # data_files: every averaged task's; timings: ``bootstrap`` (seconds)
     schema_version: int = SCHEMA_VERSION
     kind: str = field(default=AVERAGE_KIND)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON."""
         return asdict(self)
 
@@ -202,12 +237,12 @@ class AnalysisResult:
     )
     result: Any  # the analysis' result dataclass (a dict on disk; its keys are documented in its module)
     model: ModelInfo
-    config: dict[str, Any]  # every option that changes the numbers
+    config: JsonObject  # every option that changes the numbers
     provenance: Provenance
     schema_version: int = SCHEMA_VERSION
     kind: str = field(default=ANALYSIS_KIND)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Plain dict for JSON."""
         d = asdict(self)
         if hasattr(self.result, "to_dict"):

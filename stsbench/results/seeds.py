@@ -11,21 +11,83 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.results.labels import model_slug
 from stsbench.results.portable import portable
 from stsbench.results.runs import RUN_META, TRAIN_LOG
-from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND
+from stsbench.results.schema import SCHEMA_VERSION, SEED_AGGREGATE_KIND, SEED_RUNS_KIND, JsonObject
 from stsbench.results.store import check_version, read_json
 from stsbench.tasks.registry import TASKS, task_version
 
 SEEDS_FILE = "seeds.json"
 LEVEL = 0.95
-ROW_KEYS = ("values", "mean", "std", "n", "low", "high")  # a task's row of the aggregate
 _SEED_DIR = re.compile(r"seed-(\d+)")
+
+
+class Summary(TypedDict):
+    """Values over seeds and their summary (:func:`~stsbench.stats.seeds.seed_summary`): a row of an aggregate."""
+
+    values: list[float]  # per seed, in the order of the seeds (an aggregate: as printed, two decimals)
+    mean: float
+    std: float | None  # ddof 1; null with one seed
+    n: int
+    low: float | None  # the 95% t-interval of the mean; null with one seed
+    high: float | None
+    raw: NotRequired[list[float]]  # an aggregate's unrounded figures, what tests read (absent in older files)
+
+
+class BestDevSummary(Summary):
+    """``seeds.json``'s summary of the finished seeds' best dev Spearman."""
+
+    seeds: list[int]
+    level: float
+
+
+class SeedRunEntry(TypedDict):
+    """One seed of ``OUT/seeds.json``."""
+
+    seed: int
+    path: str  # ``seed-<s>``, relative to OUT
+    status: Literal["finished", "failed"]
+    error: str | None  # the failure's one line
+    best_step: int | None
+    best_dev_spearman: float | None  # raw, in [-1, 1]
+    steps: int | None
+
+
+class SeedRuns(TypedDict):
+    """``OUT/seeds.json`` of ``stsbench train --seeds``: every seed's status and the summary of the finished ones."""
+
+    kind: Literal["stsbench.seed_runs"]
+    schema_version: NotRequired[int]
+    seeds: list[int]
+    runs: list[SeedRunEntry]
+    failed: list[int]
+    best_dev_spearman: BestDevSummary | None  # null when no seed finished
+    training: JsonObject  # the options every seed shares (the config less seed and output)
+
+
+class SeedAggregate(TypedDict):
+    """``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json`` of ``stsbench run --model OUT``."""
+
+    kind: Literal["stsbench.seed_aggregate"]
+    schema_version: NotRequired[int]
+    model: str  # OUT as given (relative to the --output in the file)
+    pooler: str
+    mode: str
+    level: float
+    seeds: list[int]
+    models: dict[str, str]  # seed -> the model name of its results
+    tasks: dict[str, Summary]  # per task and Avg., units of ``reported``
+    task_versions: NotRequired[dict[str, int]]  # absent in aggregates written before it: every task version 1
+    data_modified: NotRequired[
+        dict[str, list[str]]
+    ]  # seed -> its data files that differ from the canonical ones
 
 
 def seed_dir(out: Path, seed: int) -> Path:
@@ -56,12 +118,12 @@ def is_seeds_folder(path: str | Path) -> bool:
     return any((d / TRAIN_LOG).is_file() or (d / RUN_META).is_file() for d in seed_dirs(path).values())
 
 
-def summary_dict(values: Sequence[float]) -> dict[str, Any]:
+def summary_dict(values: Sequence[float]) -> Summary:
     """``values`` and their :func:`~stsbench.stats.seeds.seed_summary` (mean, std, n, low, high) as JSON."""
     from stsbench.stats.seeds import seed_summary  # scipy.stats: only where seeds are summarised
 
     s = seed_summary(values, LEVEL)
-    return {"values": list(values), **s.to_dict()}
+    return {"values": list(values), **s.to_dict()}  # type: ignore[typeddict-item]
 
 
 def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapping[str, Any]) -> Path:
@@ -93,7 +155,7 @@ def aggregate_path(output: Path, model: str, pooler: str, mode: str) -> Path:
 
 def build_aggregate(
     model: str, pooler: str, mode: str, per_seed: Mapping[int, Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> SeedAggregate:
     """The seed aggregate: per task (and Avg.) the seeds' values, mean, std, n, low, high (units of ``reported``).
 
     ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}, "raw": {task: unrounded}}``. A task every
@@ -127,46 +189,51 @@ def build_aggregate(
     }
 
 
-def tested_values(row: Mapping[str, Any]) -> list[float]:
+def tested_values(row: Summary | Mapping[str, Any]) -> list[float]:
     """The figures a test over seeds reads from an aggregate's row: ``raw`` (unrounded), else ``values``."""
     return list(row.get("raw") or row["values"])
 
 
-def write_aggregate(output: Path, aggregate: Mapping[str, Any]) -> Path:
+def write_aggregate(output: Path, aggregate: SeedAggregate) -> Path:
     """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
     path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
     return atomic_write_json(path, portable_aggregate(aggregate, output))
 
 
-def portable_aggregate(aggregate: Mapping[str, Any], output: Path) -> dict[str, Any]:
+def portable_aggregate(aggregate: SeedAggregate, output: Path) -> SeedAggregate:
     """The aggregate as its file holds it: the seeds folder and each seed's model name relative to ``output``."""
-    data = dict(aggregate)
+    data = SeedAggregate(**aggregate)
     data["model"] = portable(data["model"], output)
     if isinstance(data.get("models"), Mapping):
         data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
     return data
 
 
-def read_aggregate(path: Path) -> dict[str, Any] | None:
+def read_aggregate(path: Path) -> SeedAggregate | None:
     """A seed aggregate file, validated; None for a JSON file of another kind (one line for a bad one)."""
+    from stsbench.results.validation import Malformed, validated
+
     data = read_json(path)
     if not isinstance(data, dict) or data.get("kind") != SEED_AGGREGATE_KIND:
         return None
     check_version(path, data, "seed aggregate")
-    tasks = data.get("tasks")
-    missing = [k for k in ("model", "pooler", "mode", "seeds", "tasks") if k not in data]
-    if isinstance(tasks, dict):
-        missing += [
-            f"tasks.{t}.{k}"
-            for t, row in tasks.items()
-            for k in ROW_KEYS
-            if not isinstance(row, dict) or k not in row
-        ]
-    elif "tasks" not in missing:
-        missing.append("tasks (an object)")
-    if missing:
+    try:
+        return validated(SeedAggregate, data)
+    except Malformed as exc:
         raise StsbenchError(
-            f"{path}: malformed stsbench seed aggregate (missing {', '.join(missing[:3])}); "
-            "rerun `stsbench run --model OUT` on the seeds folder"
-        )
-    return data
+            f"{path}: malformed stsbench seed aggregate ({exc}); rerun `stsbench run --model OUT` on the seeds folder"
+        ) from None
+
+
+def read_seed_runs(path: Path) -> SeedRuns | None:
+    """``OUT/seeds.json`` of a training's seeds, validated; None for a JSON file of another kind."""
+    from stsbench.results.validation import Malformed, validated
+
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("kind") != SEED_RUNS_KIND:
+        return None
+    check_version(path, data, "seed runs", default=1)
+    try:
+        return validated(SeedRuns, data)
+    except Malformed as exc:
+        raise StsbenchError(f"{path}: malformed stsbench seed runs ({exc}); train the seeds again") from None

@@ -10,7 +10,6 @@ that cannot be read, is malformed or lies about its pairs is one line naming it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from stsbench.average import AVG
 from stsbench.encoders.prompts import prompt_suffix
@@ -20,7 +19,7 @@ from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_f
 from stsbench.results.labels import base_label
 from stsbench.results.pairs import read_pairs
 from stsbench.results.schema import TASK_KIND
-from stsbench.results.seeds import read_aggregate, tested_values
+from stsbench.results.seeds import SeedAggregate, read_aggregate, tested_values
 from stsbench.stats.compare import Side
 from stsbench.tasks.names import task_names
 
@@ -36,7 +35,7 @@ def side_from_seeds(path: Path, source: str) -> Side:
     return side_from_aggregate(data, source, path)
 
 
-def side_from_aggregate(data: dict[str, Any], source: str, where: Path | str) -> Side:
+def side_from_aggregate(data: SeedAggregate, source: str, where: Path | str) -> Side:
     """A side from a seed aggregate (:func:`stsbench.results.seeds.build_aggregate`'s dict) read at ``where``."""
     rows = data["tasks"]
     sts = [t for t in _task_order([t for t in rows if t != AVG]) if t in task_names("sts")]

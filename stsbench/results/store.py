@@ -35,6 +35,7 @@ from stsbench.results.schema import (
     TASK_KIND,
     AnalysisResult,
     AverageResult,
+    JsonObject,
     ModelInfo,
     Provenance,
     TaskResult,
@@ -98,7 +99,9 @@ def library_versions() -> dict[str, str]:
 def device_name(encoder: Encoder | None = None) -> str:
     """``cpu`` or ``cuda:0 (GPU name)``, plus the thread count on CPU; ``cpu`` alone when torch never loaded."""
     dev = getattr(getattr(encoder, "inner", encoder), "device", None)
-    torch = sys.modules.get("torch")  # not imported: nothing ran on torch (every embedding came from the cache)
+    torch = sys.modules.get(
+        "torch"
+    )  # not imported: nothing ran on torch (every embedding came from the cache)
     if torch is None:
         return "cpu"
     if dev and str(dev).startswith("cuda") and torch.cuda.is_available():
@@ -247,7 +250,7 @@ def build_dataclass(cls: type, data: Any) -> Any:
     return cls(**kwargs)
 
 
-def _task(path: Path, data: dict[str, Any]) -> TaskResult:
+def _task(path: Path, data: JsonObject) -> TaskResult:
     check_version(path, data, "results")
     try:
         result = TaskResult.from_dict(data)
@@ -279,7 +282,7 @@ def _bad_fields(result: TaskResult) -> list[str]:
     return bad
 
 
-def _average(path: Path, data: dict[str, Any]) -> AverageResult:
+def _average(path: Path, data: JsonObject) -> AverageResult:
     check_version(path, data, "STS average")
     try:
         return build_dataclass(AverageResult, data)
@@ -287,7 +290,7 @@ def _average(path: Path, data: dict[str, Any]) -> AverageResult:
         raise StsbenchError(f"{path}: malformed stsbench STS average (missing or bad {exc})") from None
 
 
-def _analysis(path: Path, data: dict[str, Any], result_types: Mapping[str, type]) -> AnalysisResult:
+def _analysis(path: Path, data: JsonObject, result_types: Mapping[str, type]) -> AnalysisResult:
     check_version(path, data, "analysis")
     name = data.get("analysis")
     if name not in result_types:
@@ -326,7 +329,7 @@ def load_result(
 
 
 def result_from_json(
-    path: Path, data: dict[str, Any], result_types: Mapping[str, type]
+    path: Path, data: JsonObject, result_types: Mapping[str, type]
 ) -> TaskResult | AnalysisResult | AverageResult:
     """The result a parsed results file of a results kind holds, validated (``path``: for the error line)."""
     kind = data.get("kind")
