@@ -41,17 +41,19 @@ def analyze(
     ``prompt_name``: as :func:`evaluate`'s (prepended to every text; recorded in each result's ``model``).
     """
     from stsbench.analyses.runner import run_analysis
-    from stsbench.encoders import load_encoder
+    from stsbench.encoders.load import build_encoder
+    from stsbench.encoders.options import EncodeOptions
 
-    load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
-    load |= {"prompt": prompt, "prompt_name": prompt_name}
-    encoder = load_encoder(model, cache_dir=cache_dir, use_cache=use_cache, **load)
+    encode = EncodeOptions(
+        pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name,
+        batch_size=batch_size, cache_dir=cache_dir, use_cache=use_cache,
+    )  # fmt: skip
     return run_analysis(
         name,
-        encoders=[encoder],
+        encoders=[build_encoder(model, encode, tokenizer=tokenizer)],
         data_dir=data_dir,
         output=Path(output) if output is not None else None,
-        batch_size=batch_size,
+        encode=encode,  # the encoder is built: the run records the batch size and the maximum length asked for
         command="stsbench.analyze (Python API)",
         **options,
     )

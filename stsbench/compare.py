@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.resolve import is_model_dir, looks_like_path
 from stsbench.errors import StsbenchError
 from stsbench.results.labels import unique_label
@@ -43,25 +44,31 @@ def compare(
 
     ``prompt`` / ``prompt_name`` apply to the models evaluated here (as ``stsbench run --prompt``).
     """
+    encode = EncodeOptions(device=device, prompt=prompt, prompt_name=prompt_name, cache_dir=cache_dir)
+    return compare_sources(
+        sources, encode, bootstrap=bootstrap, seed=seed, mode=mode, data_dir=data_dir, output=output, quiet=quiet
+    )
+
+
+def compare_sources(
+    sources: list[str],
+    encode: EncodeOptions,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 1111,
+    mode: str | None = None,
+    data_dir: Path | None = None,
+    output: Path = Path("results"),
+    quiet: bool = False,
+) -> CompareResult:
+    """:func:`compare` with how the models and seeds evaluated here are loaded as one :class:`EncodeOptions`."""
     require_two(sources)
-    sides = load_sides(
-        sources, mode=mode, data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, quiet=quiet,
-        prompt=prompt, prompt_name=prompt_name,
-    )  # fmt: skip
+    sides = load_sides(sources, encode, mode=mode, data_dir=data_dir, output=output, quiet=quiet)
     return compare_sides(sides, bootstrap=bootstrap, seed=seed)
 
 
 def load_sides(
-    sources: list[str],
-    *,
-    mode: str | None,
-    data_dir: Path | None,
-    output: Path,
-    cache_dir: Path | None,
-    device: str | None,
-    quiet: bool,
-    prompt: str | None = None,
-    prompt_name: str | None = None,
+    sources: list[str], encode: EncodeOptions, *, mode: str | None, data_dir: Path | None, output: Path, quiet: bool
 ) -> list[Side]:
     """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
 
@@ -90,14 +97,12 @@ def load_sides(
     for src, seeds in zip(sources[1:], over_seeds[1:], strict=True):
         if seeds != over_seeds[0]:
             raise StsbenchError(f"{src} vs {sources[0]}: {MIXED}")
-    if (prompt is not None or prompt_name is not None) and "model" not in found:
+    if encode.prompted and "model" not in found:
         raise StsbenchError("--prompt and --prompt-name apply to models evaluated here; no source is a model")
-    if (prompt is not None or prompt_name is not None) and "seeds" in found:
+    if encode.prompted and "seeds" in found:
         raise StsbenchError("--prompt and --prompt-name apply to models, not to seeds folders; drop them")
 
-    options = dict(
-        data_dir=data_dir, output=output, cache_dir=cache_dir, device=device, show_progress=not quiet
-    )
+    options = {"data_dir": data_dir, "output": output, "show_progress": not quiet}
     sides: list[Side] = []
     taken: dict[str, Side] = {}
     # models and seeds are evaluated with run's own intervals: the results written under --output are the
@@ -106,13 +111,12 @@ def load_sides(
         if what == "seeds":
             from stsbench.evaluation.seeds import run_seeds
 
-            done = run_seeds(src, "sts", mode or "test", **options)
+            done = run_seeds(src, "sts", mode or "test", encode, **options)
             side = side_from_aggregate(done.aggregate, src, done.path or src)
         elif what == "model":
-            from stsbench.evaluation.run import evaluate as run
+            from stsbench.evaluation.run import evaluate_model
 
-            prompted = {"prompt": prompt, "prompt_name": prompt_name}
-            path = run(src, "sts", mode or "test", **options, **prompted).paths[0].parent
+            path = evaluate_model(src, "sts", mode or "test", encode, **options).paths[0].parent
             side = side_from_folder(path, mode=mode or "test", source=src)
         else:
             side = what

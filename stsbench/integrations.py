@@ -1,7 +1,10 @@
 """stsbench's exact scores inside other trainers: a sentence-transformers evaluator and a Hugging Face callback.
 
-Imported on its own (``from stsbench.integrations import ...``), never by ``import stsbench``. Both score through :func:`stsbench.evaluate` (the tasks, tokenisation, pooling and Spearman of ``stsbench run``),
-by default STS-B dev, as SimCSE selects checkpoints. Neither caches: the weights change between evaluations.
+Imported on its own (``from stsbench.integrations import ...``), never by ``import stsbench``. Both score as
+:func:`stsbench.evaluate` does (:func:`~stsbench.evaluation.run.evaluate_model`: the tasks, tokenisation, pooling
+and Spearman of ``stsbench run``), by default STS-B dev, as SimCSE selects checkpoints. Neither caches
+(``use_cache=False`` in their :class:`~stsbench.encoders.options.EncodeOptions`): the weights change between
+evaluations.
 
 - :func:`sentence_transformers_evaluator` builds an evaluator (a subclass of ``BaseEvaluator`` in
   sentence-transformers 6.x, ``SentenceEvaluator`` before) to pass as ``evaluator=`` to its trainer.
@@ -19,17 +22,16 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from stsbench.encoders.options import EncodeOptions
 from stsbench.errors import StsbenchError
 
 
-def _scores(model, *, tasks, mode, data_dir, batch_size, **load) -> dict[str, float]:
-    """``{task: reported figure}`` for the model as it is now (:func:`stsbench.evaluate` restores train mode)."""
-    from stsbench.api import evaluate
+def _scores(model, encode: EncodeOptions, *, tasks, mode, data_dir, tokenizer=None) -> dict[str, float]:
+    """``{task: reported figure}`` for the model as it is now (the evaluation restores train mode)."""
+    from stsbench.evaluation.run import evaluate_model
 
     # the figures only: no intervals at every evaluation step of a training run
-    run = evaluate(
-        model, tasks, mode, data_dir=data_dir, use_cache=False, batch_size=batch_size, bootstrap=0, **load
-    )
+    run = evaluate_model(model, tasks, mode, encode, tokenizer=tokenizer, data_dir=data_dir, bootstrap=0)
     return {r.task: r.reported for r in run.results}
 
 
@@ -64,7 +66,8 @@ def sentence_transformers_evaluator(
             self.primary_metric = None
 
         def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1):
-            scores = _scores(model, tasks=tasks, mode=mode, data_dir=data_dir, batch_size=batch_size)
+            encode = EncodeOptions(batch_size=batch_size, use_cache=False)
+            scores = _scores(model, encode, tasks=tasks, mode=mode, data_dir=data_dir)
             metrics = {f"{task}_{mode}": value for task, value in scores.items()}
             self.primary_metric = next(iter(metrics))
             metrics = self.prefix_name_to_metrics(metrics, self.name)
@@ -107,8 +110,8 @@ class STSBenchCallback(TrainerCallback):
             raise StsbenchError(f"eval_steps must be >= 1, got {eval_steps}")
         self.tokenizer = tokenizer
         self.eval_steps = eval_steps
-        self.tasks, self.mode, self.pooler = tasks, mode, pooler
-        self.data_dir, self.batch_size, self.encoder_of = data_dir, batch_size, encoder_of
+        self.tasks, self.mode, self.data_dir, self.encoder_of = tasks, mode, data_dir, encoder_of
+        self.encode = EncodeOptions(pooler=pooler, batch_size=batch_size, use_cache=False)
         self.trainer = None
         self.history: list[tuple[int, dict[str, float]]] = []
 
@@ -126,12 +129,11 @@ class STSBenchCallback(TrainerCallback):
             raise StsbenchError("STSBenchCallback needs its trainer: add it with callback.attach(trainer)")
         scores = _scores(
             self.encoder_of(model),
+            self.encode,
             tasks=self.tasks,
             mode=self.mode,
             data_dir=self.data_dir,
-            batch_size=self.batch_size,
             tokenizer=self.tokenizer,
-            pooler=self.pooler,
         )
         self.history.append((state.global_step, scores))
         self.trainer.log({f"stsbench/{task}_{self.mode}": value for task, value in scores.items()})

@@ -245,7 +245,7 @@ def test_cli_all_four_with_a_fake_model(tmp_path, monkeypatch, capsys):
     corpus = _corpus(tmp_path, ["a b c d e f g", "a x y z u v w", "b q r s t o p", "h i j k l m n"])
     inner = CountingEncoder()
     monkeypatch.setattr(
-        stsbench.encoders, "load_encoder", lambda name, **kw: CachedEncoder(inner, tmp_path / "c")
+        stsbench.encoders, "build_encoder", lambda name, *a, **kw: CachedEncoder(inner, tmp_path / "c")
     )
     out = tmp_path / "out"
     modified = "--allow-modified-data"  # make_data_dir's random text is not the canonical data
@@ -412,7 +412,7 @@ def test_toy_analysis_registers_once_and_reaches_cli_results_and_report(toy, tmp
 
     data = make_data_dir(tmp_path / "data")
     enc = CountingEncoder()
-    monkeypatch.setattr(stsbench.encoders, "load_encoder", lambda name, **kw: enc)
+    monkeypatch.setattr(stsbench.encoders, "build_encoder", lambda name, *a, **kw: enc)
     out = tmp_path / "results" / "analyses"
     args = ["toy-norm", "--model", "fake", "--data-dir", str(data), "--allow-modified-data", "--scale", "3"]
     args += ["--output", str(out)]

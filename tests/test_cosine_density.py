@@ -81,7 +81,7 @@ def test_the_command_end_to_end_and_a_bad_split(tmp_path, monkeypatch, capsys):
     data = make_data_dir(tmp_path / "data")
     inner = CountingEncoder()
     monkeypatch.setattr(
-        stsbench.encoders, "load_encoder", lambda name, **kw: CachedEncoder(inner, tmp_path / "c")
+        stsbench.encoders, "build_encoder", lambda name, *a, **kw: CachedEncoder(inner, tmp_path / "c")
     )
     out = tmp_path / "out"
     argv = ["stsbench", "cosine-density", "--split", "test", "--data-dir", str(data), "--allow-modified-data"]

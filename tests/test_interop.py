@@ -430,3 +430,13 @@ def test_other_sentence_transformer_stacks_run_through_its_encode_keyed_by_their
     a, b = stsbench.as_encoder(by_max), stsbench.as_encoder(by_sqrt)
     assert a.info.kind == "sentence-transformers-full-live" and a.info.fingerprint != b.info.fingerprint
     np.testing.assert_allclose(a.encode(SENTENCES), by_max.encode(SENTENCES), atol=1e-6)
+
+
+def test_analyze_records_the_maximum_length_it_was_given(data_dir, tmp_path):
+    """The results file records what the encoder was asked for, as the analysis commands' do (it read None)."""
+    run = stsbench.analyze(
+        "align_uniform", stsbench.MockEncoder(dim=8), data_dir=data_dir, use_cache=False, max_length=16,
+        output=tmp_path, batch_size=32,
+    )  # fmt: skip
+    record = json.loads(next(p for p in run.files if p.suffix == ".json").read_text(encoding="utf-8"))
+    assert record["config"]["max_length"] == 16 and record["config"]["batch_size"] == 32

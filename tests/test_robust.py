@@ -111,8 +111,8 @@ def test_writing_commands_check_their_output_first(command, bad, tiny_bert, tmp_
     def no_model(*args, **kwargs):
         raise AssertionError("a model was loaded before the output was checked")
 
-    monkeypatch.setattr(stsbench.encoders, "load_encoder", no_model)
-    monkeypatch.setattr("stsbench.evaluation.run.load_encoder", no_model)
+    monkeypatch.setattr(stsbench.encoders, "build_encoder", no_model)
+    monkeypatch.setattr("stsbench.evaluation.run.build_encoder", no_model)
     monkeypatch.setattr("stsbench.train.loop.train", no_model)
     afile = tmp_path / "afile"
     afile.write_text("not a folder\n")

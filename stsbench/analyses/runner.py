@@ -18,22 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.prompts import prompt_suffix
 from stsbench.results.labels import base_label, labelled
 from stsbench.results.schema import AnalysisResult
-
-
-@dataclass
-class LoadOptions:
-    """How every model of a run is loaded (the CLI's common options)."""
-
-    pooler: str | None = None
-    max_length: int | None = None
-    device: str | None = None
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    prompt: str | None = None  # prepended to every text (stsbench.encoders.prompts)
-    prompt_name: str | None = None  # a prompt the model stores, by name
 
 
 class TimedEncoder:
@@ -64,16 +52,16 @@ class AnalysisRun:
     files: list[Path] = field(default_factory=list)  # every file written
 
 
-def _encoders(models: Sequence[str], encoders: Sequence[Any], load: LoadOptions) -> Iterator[tuple[str, Any]]:
+def _encoders(
+    models: Sequence[str], encoders: Sequence[Any], encode: EncodeOptions
+) -> Iterator[tuple[str, Any]]:
     """``(name given, encoder)``; each named model is loaded only when its turn comes."""
     from stsbench import encoders as loader
 
     for enc in encoders:
         yield enc.info.name, enc
     for name in models:
-        kw = {"pooler": load.pooler, "max_length": load.max_length, "device": load.device}
-        kw |= {"prompt": load.prompt, "prompt_name": load.prompt_name}
-        yield name, loader.load_encoder(name, **kw, cache_dir=load.cache_dir, use_cache=load.use_cache)
+        yield name, loader.build_encoder(name, encode)
 
 
 def run_analysis(
@@ -84,8 +72,7 @@ def run_analysis(
     config: Any = None,
     data_dir: Path | None = None,
     output: Path | None = None,
-    load: LoadOptions | None = None,
-    batch_size: int = 128,
+    encode: EncodeOptions | None = None,
     command: str | None = None,
     allow_modified_data: bool = False,
     **options: Any,
@@ -93,7 +80,7 @@ def run_analysis(
     """Run analysis ``name`` over ``models`` (names to load) and ``encoders`` (already built).
 
     ``config`` is the analysis' config object, else it is built from ``options`` (unknown ones are a
-    one-line error). With ``output``, each model's results file (with provenance), the analysis' extra
+    one-line error). ``encode``: how the named models are loaded, and the batch size every model encodes with. With ``output``, each model's results file (with provenance), the analysis' extra
     files and the comparison figure are written; the returned :class:`AnalysisRun` lists them. Data files
     that differ from the canonical ones are refused before any model loads unless ``allow_modified_data``
     (then each record's ``provenance.data_modified`` names them).
@@ -105,7 +92,7 @@ def run_analysis(
     from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
 
     analysis = get_analysis(name)
-    load = load or LoadOptions()
+    encode = encode or EncodeOptions()
     config = config if config is not None else analysis.make_config(**options)
     prepared = analysis.prepare(config)  # option errors and shared inputs, before any model loads
     root = resolve_data_dir(data_dir) if analysis.uses_data_dir else None
@@ -113,13 +100,13 @@ def run_analysis(
     check_data(data_root, files, allow_modified_data)
     variant = analysis.variant(config)
     stem = f"{analysis.name}_{variant}" if variant else analysis.name
-    record = {**analysis.record(config), "batch_size": batch_size, "max_length": load.max_length}
+    record = {**analysis.record(config), "batch_size": encode.batch_size, "max_length": encode.max_length}
     run = AnalysisRun(analysis, stem, {})
     done: list[tuple[str, str, Any]] = []  # (label, pooler, result)
-    for given, inner in _encoders(models, encoders, load):
+    for given, inner in _encoders(models, encoders, encode):
         enc = TimedEncoder(inner)
         t0 = time.perf_counter()
-        result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=batch_size)
+        result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=encode.batch_size)
         total = time.perf_counter() - t0
         timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
         prov = make_provenance(data_root, files, timings, command, encoder=inner)

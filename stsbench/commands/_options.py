@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from stsbench.encoders.options import EncodeOptions
 
 ModelOpt = Annotated[
     str,
@@ -120,6 +124,27 @@ PromptNameOpt = _text_option(
     "A prompt the model stores (config_sentence_transformers.json 'prompts'), by name; "
     "default: the model's default_prompt_name, if it has one.",
 )
+
+
+def encode_options(given: Mapping[str, Any]) -> EncodeOptions:
+    """The :class:`~stsbench.encoders.options.EncodeOptions` that a command's shared options above say.
+
+    ``given``: the command's keywords (``locals()`` of the command, or its ``**kw``); the fields named as
+    EncodeOptions names them are read, ``no_cache`` as ``use_cache``, a :class:`Dtype` as its value; one the
+    command lacks keeps its default. ``--prompt`` with ``--prompt-name`` is refused here, before anything loads.
+    """
+    from dataclasses import fields
+
+    from stsbench.encoders.options import EncodeOptions
+    from stsbench.encoders.prompts import check_prompt_options
+
+    values = {f.name: given[f.name] for f in fields(EncodeOptions) if f.name in given}
+    if "no_cache" in given:
+        values["use_cache"] = not given["no_cache"]
+    if isinstance(values.get("dtype"), Dtype):
+        values["dtype"] = values["dtype"].value
+    check_prompt_options(values.get("prompt"), values.get("prompt_name"))
+    return EncodeOptions(**values)
 
 
 def runs_and_seeds(runs: str | None, seeds: str | None) -> tuple[list[str] | None, list[int] | None]:

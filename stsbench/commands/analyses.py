@@ -35,6 +35,7 @@ from stsbench.commands._options import (
     PoolerOpt,
     PromptNameOpt,
     PromptOpt,
+    encode_options,
 )
 
 DEFAULT_OUTPUT = Path("results/analyses")
@@ -90,32 +91,21 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
     params = [first, *own, *rest]
 
     def command(**kw: Any) -> None:
-        from stsbench.analyses.runner import LoadOptions, run_analysis
+        from stsbench.analyses.runner import run_analysis
         from stsbench.encoders import EMBEDDED_DEFAULT
-        from stsbench.encoders.prompts import check_prompt_options
         from stsbench.files import check_outputs
 
-        check_prompt_options(kw["prompt"], kw["prompt_name"])
+        encode = encode_options(kw)  # the COMMON options on loading and encoding; a prompt clash refused here
         # every output location is checked before any model loads (one line, exit 2)
-        check_outputs(output=kw["output"], cache_dir=kw["cache_dir"], use_cache=not kw["no_cache"])
+        check_outputs(output=kw["output"], cache_dir=encode.cache_dir, use_cache=encode.use_cache)
         config = analysis.make_config(**{name: kw[name] for name in fields})
-        load = LoadOptions(
-            pooler=kw["pooler"],
-            max_length=kw["max_length"],
-            device=kw["device"],
-            cache_dir=kw["cache_dir"],
-            use_cache=not kw["no_cache"],
-            prompt=kw["prompt"],
-            prompt_name=kw["prompt_name"],
-        )
         run = run_analysis(
             analysis.name,
             models=kw["model"] or [EMBEDDED_DEFAULT],
             config=config,
             data_dir=kw.get("data_dir"),
             output=kw["output"],
-            load=load,
-            batch_size=kw["batch_size"],
+            encode=encode,
             command=shlex.join(["stsbench", *sys.argv[1:]]),
             allow_modified_data=kw.get("allow_modified_data", False),
         )

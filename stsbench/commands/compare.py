@@ -16,6 +16,7 @@ from stsbench.commands._options import (
     PromptNameOpt,
     PromptOpt,
     SeedOpt,
+    encode_options,
 )
 
 if TYPE_CHECKING:
@@ -148,27 +149,23 @@ def compare_cmd(
     `stsbench train --seeds` themselves, whose seeds are evaluated first through the embedding cache (a folder
     with a seed not trained to its kept checkpoint is refused). Seeds against one model are refused.
     """
-    from stsbench.compare import compare, require_two
-    from stsbench.encoders.prompts import check_prompt_options
+    from stsbench.compare import compare_sources, require_two
 
     require_two(sources)
-    check_prompt_options(prompt, prompt_name)
+    encode = encode_options(locals())  # cache folder, device and prompt of the models evaluated here
     if plot is not None:
         from stsbench.files import check_writable_dir
 
         check_writable_dir(plot.parent if str(plot.parent) else Path(), "--plot's folder")
-    result = compare(
+    result = compare_sources(
         sources,
+        encode,
         bootstrap=bootstrap,
         seed=seed,
         mode=mode,
         data_dir=data_dir,
         output=output,
-        cache_dir=cache_dir,
-        device=device,
         quiet=quiet or fmt is Format.json,
-        prompt=prompt,
-        prompt_name=prompt_name,
     )
     if plot is not None:
         from stsbench.reports.spread import forest_plot

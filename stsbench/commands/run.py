@@ -29,6 +29,7 @@ from stsbench.commands._options import (
     PromptNameOpt,
     PromptOpt,
     SeedOpt,
+    encode_options,
 )
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT
 from stsbench.tasks.base import Mode
@@ -203,31 +204,22 @@ def register(app: typer.Typer) -> None:
         prompt_name: PromptNameOpt = None,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
-        from stsbench.encoders.prompts import check_prompt_options
         from stsbench.files import check_outputs
         from stsbench.tasks.names import task_names
 
         task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
-        check_prompt_options(prompt, prompt_name)
-        check_outputs(output=output, cache_dir=cache_dir, use_cache=not no_cache)
-        from stsbench.evaluation.run import evaluate
+        encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
+        check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
+        from stsbench.evaluation.run import evaluate_model
         from stsbench.results.seeds import is_seeds_folder
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         options = dict(
             data_dir=data_dir,
-            pooler=pooler,
-            max_length=max_length,
-            batch_size=batch_size,
-            device=device,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
             output=output,
             seed=seed,
             show_progress=not quiet,
             command=command,
-            dtype=dtype.value,
-            revision=revision,
             bootstrap=bootstrap,
             allow_modified_data=allow_modified_data,
         )
@@ -235,12 +227,12 @@ def register(app: typer.Typer) -> None:
             from stsbench.errors import StsbenchError
             from stsbench.evaluation.seeds import run_seeds
 
-            if prompt is not None or prompt_name is not None:  # the seeds' aggregate is filed by model only
+            if encode.prompted:  # the seeds' aggregate is filed by model only
                 raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
 
-            show_seeds(run_seeds(model, tasks, mode.value, **options), fmt)
+            show_seeds(run_seeds(model, tasks, mode.value, encode, **options), fmt)
             return
-        result = evaluate(model, tasks, mode.value, **options, prompt=prompt, prompt_name=prompt_name)
+        result = evaluate_model(model, tasks, mode.value, encode, **options)
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return

@@ -11,6 +11,7 @@ import importlib
 __all__ = [
     "EMBEDDED_DEFAULT",
     "EmbeddingTable",
+    "EncodeOptions",
     "Encoder",
     "EncoderInfo",
     "embed_table",
@@ -20,10 +21,12 @@ __all__ = [
 _LAZY = {
     "EMBEDDED_DEFAULT": "stsbench.encoders.resolve",
     "EmbeddingTable": "stsbench.encoders.base",
+    "EncodeOptions": "stsbench.encoders.options",
     "Encoder": "stsbench.encoders.base",
     "EncoderInfo": "stsbench.encoders.base",
     "embed_table": "stsbench.encoders.base",
     "load_encoder": "stsbench.encoders.load",
+    "build_encoder": "stsbench.encoders.load",
     "choose_pooler": "stsbench.encoders.load",
     "SIMCSE_DEFAULT_POOLER": "stsbench.encoders.load",
     "POOLERS": "stsbench.encoders.pooling",

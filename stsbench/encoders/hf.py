@@ -16,6 +16,7 @@ from stsbench.encoders.folder import (
     read_config,
     transformer_dir,
 )
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.pooling import needs_hidden_states, pool
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
@@ -79,35 +80,28 @@ def check_finite(vectors: np.ndarray, texts: Sequence[str], name: str) -> np.nda
 class HFEncoder:
     """A ``transformers`` model plus one of SimCSE's poolers (also runs Transformer+Pooling ST models)."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        pooler: str,
-        max_length: int | None,
-        fingerprint: str,
-        device: str | None = None,
-        dtype: str = "float32",
-        prompt: str | None = None,
-        prompt_name: str | None = None,
-    ) -> None:
+    def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
+        """``options`` as resolved for ``spec``: its pooler chosen, its length, its prompt's text."""
+        if options.pooler is None:
+            raise ValueError("HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)")
         self.spec = spec
-        self.pooler = pooler
-        self.max_length = max_length
-        self.device = device
-        self.dtype = dtype
+        self.pooler = options.pooler
+        self.max_length = options.max_length
+        self.device = options.device
+        self.dtype = options.dtype
+        prompt = options.prompt
         self.prompt = prompt or ""  # prepended to every text, pooled with it (include_prompt, the default)
         self.info = EncoderInfo(
             spec.name,
             str(spec.path),
             fingerprint,
-            pooler,
-            max_length,
-            dtype,
+            self.pooler,
+            self.max_length,
+            self.dtype,
             spec.kind,
             {"normalize": spec.normalize},
             prompt or None,
-            prompt_name if prompt else None,
+            options.prompt_name if prompt else None,
         )
         self._model = None
         self._tokenizer = None
@@ -266,20 +260,12 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
 class SentenceTransformerEncoder:
     """Module stacks stsbench does not run itself go through sentence-transformers."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        fingerprint: str,
-        device: str | None = None,
-        max_length: int | None = None,
-        dtype: str = "float32",
-        prompt: str | None = None,
-        prompt_name: str | None = None,
-    ) -> None:
+    def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
+        """``options`` as resolved for ``spec`` (its prompt's text chosen); the pooler is the declared modules."""
         self.spec = spec
-        self.device = device
-        self.dtype = dtype
+        self.device = options.device
+        self.dtype = options.dtype
+        prompt = options.prompt
         # "" rather than None: sentence-transformers would apply the model's default prompt to None, and
         # stsbench.encoders.prompts has already chosen it (or not)
         self.prompt = prompt or ""
@@ -288,14 +274,14 @@ class SentenceTransformerEncoder:
             str(spec.path),
             fingerprint,
             "declared",
-            max_length or spec.max_length,
-            dtype,
+            options.max_length or spec.max_length,
+            self.dtype,
             spec.kind,
             {"modules": spec.declared.get("modules", [])},
             prompt or None,
-            prompt_name if prompt else None,
+            options.prompt_name if prompt else None,
         )
-        self.max_length = max_length
+        self.max_length = options.max_length
         self._model = None
         self.n_encoded = 0
 

@@ -27,6 +27,7 @@ import numpy as np
 from stsbench.encoders.base import Encoder, EncoderInfo
 from stsbench.encoders.fingerprint import embedding_code, tokenizer_state
 from stsbench.encoders.hf import HFEncoder, check_finite, pick_device
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.prompts import choose_prompt, stored_prompts
 from stsbench.encoders.resolve import ModelSpec
@@ -75,27 +76,25 @@ def _name_of(model, name: str | None) -> str:
 def live_hf_encoder(
     model,
     tokenizer,
+    options: EncodeOptions,
     *,
-    pooler: str | None = None,
-    max_length: int | None = None,
     normalize: bool = False,
     lower: bool = False,
     name: str | None = None,
-    device: str | None = None,
     kind: str = "hf-live",
-    prompt: str | None = None,
-    prompt_name: str | None = None,
     memo: dict[str, str] | None = None,
 ) -> HFEncoder:
     """:class:`HFEncoder` around a loaded ``transformers`` model and tokenizer (SimCSE's default pooler ``cls``).
 
-    ``prompt`` is the text to prepend (already chosen: :func:`stsbench.encoders.prompts.choose_prompt`).
+    ``options.prompt`` is the text to prepend (already chosen: :func:`stsbench.encoders.prompts.choose_prompt`);
+    the dtype is the model's own.
     """
     import inspect
 
     from stsbench.encoders.origin import folder_fingerprint
 
-    pooler = check_pooler(pooler or "cls")
+    pooler = check_pooler(options.pooler or "cls")
+    max_length, prompt = options.max_length, options.prompt
     if tokenizer is None:
         raise StsbenchError("a transformers model needs its tokenizer: pass tokenizer=AutoTokenizer...")
     param = next(model.parameters(), None)
@@ -111,16 +110,8 @@ def live_hf_encoder(
     same = {"max_length": max_length, "normalize": normalize, "lower": lower, "dtype": dtype}
     fp = folder_fingerprint(model, tokenizer, pooler=pooler, prompt=prompt, memo=memo, **same)
     spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
-    enc = HFEncoder(
-        spec,
-        pooler=pooler,
-        max_length=max_length,
-        fingerprint=fp or weights_fingerprint(model, tokenizer, settings),
-        device=device,
-        dtype=dtype,
-        prompt=prompt,
-        prompt_name=prompt_name,
-    )
+    key = fp or weights_fingerprint(model, tokenizer, settings)
+    enc = HFEncoder(spec, replace(options, pooler=pooler, dtype=dtype), fingerprint=key)
     enc.info = EncoderInfo(
         spec.name,
         "(in memory)",
@@ -133,6 +124,7 @@ def live_hf_encoder(
         enc.info.prompt,
         enc.info.prompt_name,
     )
+    device = options.device
     enc.device = str(param.device) if param is not None and device is None else pick_device(device)
     enc._tokenizer = tokenizer
     enc._model = model.to(enc.device).eval()
@@ -236,8 +228,25 @@ def as_encoder(
     ``prompt_name`` is looked up in a ``SentenceTransformer``'s ``prompts`` (a transformers model: in the
     stored prompts of the folder it was loaded from); ``hash_memo`` memoises the file hashes of that folder.
     """
+    options = EncodeOptions(
+        pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name
+    )
+    return live_encoder(model, tokenizer, options, name=name, fingerprint=fingerprint, hash_memo=hash_memo)
+
+
+def live_encoder(
+    model,
+    tokenizer,
+    options: EncodeOptions,
+    *,
+    name: str | None = None,
+    fingerprint: str | None = None,
+    hash_memo: dict[str, str] | None = None,
+) -> Encoder:
+    """:func:`as_encoder` with its keywords as one :class:`EncodeOptions` (its dtype and cache unused here)."""
+    pooler, max_length, prompt, prompt_name = options.pooler, options.max_length, options.prompt, options.prompt_name
     if isinstance(model, Encoder):
-        if prompt is None and prompt_name is None:
+        if not options.prompted:
             return model
         text, chosen = choose_prompt({}, None, prompt, prompt_name, model.info.name)
         wrapped = ObjectEncoder(model, prompt=text, prompt_name=chosen)  # prepends the prompt to its texts
@@ -254,30 +263,28 @@ def as_encoder(
         text, chosen = choose_prompt(
             prompts, getattr(model, "default_prompt_name", None), prompt, prompt_name, where
         )
-        asked = {"prompt": text, "prompt_name": chosen, "memo": hash_memo, "device": device}
+        asked = replace(options, prompt=text, prompt_name=chosen)
         native = _st_native(model)
         if native is not None and pooler is None:
             st_pooler, normalize = native
             return live_hf_encoder(
                 model[0].auto_model,
                 model[0].tokenizer,
-                pooler=st_pooler,
-                max_length=max_length or model.max_seq_length,
+                replace(asked, pooler=st_pooler, max_length=max_length or model.max_seq_length),
                 normalize=normalize,
                 lower=bool(getattr(model[0], "do_lower_case", False)),
                 name=name or _name_of(model[0].auto_model, None),
                 kind="sentence-transformers-live",
-                **asked,
+                memo=hash_memo,
             )
         if pooler is not None:
             return live_hf_encoder(
                 model[0].auto_model,
                 model[0].tokenizer,
-                pooler=pooler,
-                max_length=max_length,
+                asked,
                 name=name,
                 kind="sentence-transformers-live",
-                **asked,
+                memo=hash_memo,
             )
         # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
         stack = [
@@ -309,15 +316,7 @@ def as_encoder(
         stored = stored_prompts(folder) if folder is not None else ({}, None)
         text, chosen = choose_prompt(*stored, prompt, prompt_name, _name_of(model, name))
         return live_hf_encoder(
-            model,
-            tokenizer,
-            pooler=pooler,
-            max_length=max_length,
-            name=name,
-            device=device,
-            prompt=text,
-            prompt_name=chosen,
-            memo=hash_memo,
+            model, tokenizer, replace(options, prompt=text, prompt_name=chosen), name=name, memo=hash_memo
         )
     if callable(getattr(model, "encode", None)):
         text, chosen = choose_prompt({}, None, prompt, prompt_name, name or type(model).__name__)

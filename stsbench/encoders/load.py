@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stsbench.encoders.base import Encoder
 from stsbench.encoders.folder import clamp_max_length
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.resolve import ModelSpec, resolve_model
 from stsbench.errors import StsbenchError
@@ -66,52 +67,61 @@ def load_encoder(
     ``prompt`` / ``prompt_name``: the text prepended to every sentence, or the name of one the model stores
     (:mod:`stsbench.encoders.prompts`); it keys the cache and is recorded with the results.
     """
+    options = EncodeOptions(
+        pooler=pooler,
+        max_length=max_length,
+        device=device,
+        dtype=dtype,
+        prompt=prompt,
+        prompt_name=prompt_name,
+        revision=revision,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+    )
+    return build_encoder(model, options, tokenizer=tokenizer)
+
+
+def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
+    """:func:`load_encoder` with its keywords as one :class:`EncodeOptions` (``batch_size`` is the caller's)."""
     from stsbench.encoders.cache import CachedEncoder
     from stsbench.encoders.fingerprint import fingerprint
     from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
     from stsbench.encoders.prompts import check_prompt_options, choose_prompt, stored_prompts
     from stsbench.files import atomic_write_text
 
-    check_prompt_options(prompt, prompt_name)
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    memo, memo_path = _hash_memo(root if use_cache else None)
+    check_prompt_options(options.prompt, options.prompt_name)
+    root = Path(options.cache_dir) if options.cache_dir is not None else default_cache_dir()
+    memo, memo_path = _hash_memo(root if options.use_cache else None)
     before = dict(memo)
     if not isinstance(model, (str, Path)):
-        from stsbench.encoders.live import as_encoder
+        from stsbench.encoders.live import live_encoder
 
-        live = as_encoder(
-            model,
-            tokenizer,
-            pooler=pooler,
-            max_length=max_length,
-            device=device,
-            prompt=prompt,
-            prompt_name=prompt_name,
-            hash_memo=memo,  # a live model still equal to its folder is keyed by the folder's files
-        )
+        # a live model still equal to its folder is keyed by the folder's files
+        live = live_encoder(model, tokenizer, options, hash_memo=memo)
         if memo_path is not None and memo != before:
             atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
-        return CachedEncoder(live, root) if use_cache and live.info.fingerprint else live
-    spec = resolve_model(str(model), revision)
-    text, name = choose_prompt(*stored_prompts(spec.path), prompt, prompt_name, spec.name)
-    chosen = choose_pooler(spec, pooler)
+        return CachedEncoder(live, root) if options.use_cache and live.info.fingerprint else live
+    spec = resolve_model(str(model), options.revision)
+    text, name = choose_prompt(*stored_prompts(spec.path), options.prompt, options.prompt_name, spec.name)
+    chosen = choose_pooler(spec, options.pooler)
     if chosen != "declared" and not (spec.path / "config.json").is_file():
         raise StsbenchError(
             f"{spec.path} has no config.json at its root; drop --pooler to use its declared modules"
         )
-    if chosen != "declared" and (spec.kind != "sentence-transformers" or pooler is not None):
+    if chosen != "declared" and (spec.kind != "sentence-transformers" or options.pooler is not None):
         # An explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates. The spec must be final
         # before the fingerprint is taken: it hashes `normalize`, so raw and normalised vectors get two keys.
         spec = replace(spec, normalize=False)
+    max_length = options.max_length
     if max_length is not None:
         max_length = clamp_max_length(spec.path, max_length)  # before the fingerprint: it keys the cache
     length = max_length if max_length is not None else spec.max_length
-    fp = fingerprint(spec, chosen, length, dtype, memo, prompt=text)
+    fp = fingerprint(spec, chosen, length, options.dtype, memo, prompt=text)
     if memo_path is not None and memo != before:
         atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
-    common = {"fingerprint": fp, "device": device, "dtype": dtype, "prompt": text, "prompt_name": name}
+    resolved = replace(options, pooler=chosen, max_length=max_length, prompt=text, prompt_name=name)
     if chosen == "declared":
-        enc: Encoder = SentenceTransformerEncoder(spec, max_length=max_length, **common)
+        enc: Encoder = SentenceTransformerEncoder(spec, resolved, fingerprint=fp)
     else:
-        enc = HFEncoder(spec, pooler=chosen, max_length=length, **common)
-    return CachedEncoder(enc, root) if use_cache else enc
+        enc = HFEncoder(spec, replace(resolved, max_length=length), fingerprint=fp)
+    return CachedEncoder(enc, root) if options.use_cache else enc

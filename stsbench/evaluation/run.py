@@ -1,7 +1,9 @@
 """The evaluation run: load every task's data, encode all their sentences once, score, write results.
 
-:func:`evaluate` is the one entry point (``stsbench run``, ``stsbench.evaluate`` and the seeds run call it);
-:func:`evaluate_encoder` scores an encoder already built.
+:func:`evaluate` is the one entry point (``stsbench.evaluate``); it gathers its keywords on how the model is
+loaded and encoded into an :class:`~stsbench.encoders.options.EncodeOptions` and calls :func:`evaluate_model`,
+which ``stsbench run``, ``stsbench compare`` and the seeds run call with theirs. :func:`evaluate_encoder` scores
+an encoder already built.
 
 With ``output``, each task's results file (and an STS task's per-pair sidecar) is written as soon as the task
 is scored, with its interval; once the last STS task is scored, the STS Avg. with its interval (each task's
@@ -21,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from stsbench.data.integrity import check_data
-from stsbench.encoders import Encoder, load_encoder
-from stsbench.encoders.base import EmbeddingTable, unique_texts
+from stsbench.encoders.base import EmbeddingTable, Encoder, unique_texts
+from stsbench.encoders.load import build_encoder
+from stsbench.encoders.options import EncodeOptions
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.task_cache import load_task
 from stsbench.files import to_json
@@ -46,6 +49,7 @@ from stsbench.tasks.intervals import average_interval, check_bootstrap, sts_inte
 from stsbench.tasks.registry import resolve_tasks
 
 log = logging.getLogger(__name__)
+API_COMMAND = "stsbench.evaluate (Python API)"  # what provenance records of a run no command started
 
 
 @dataclass
@@ -296,7 +300,10 @@ def evaluate(
     prompt: str | None = None,
     prompt_name: str | None = None,
 ) -> RunResult:
-    """Score ``model`` on ``tasks`` as ``stsbench run`` does (it calls this); public as ``stsbench.evaluate``.
+    """Score ``model`` on ``tasks`` as ``stsbench run`` does; public as ``stsbench.evaluate``.
+
+    The keywords on how the model is loaded and encoded become one :class:`EncodeOptions`, passed to
+    :func:`evaluate_model` (which ``stsbench run`` calls with its options').
 
     ``model``: a name, hub id or folder (as ``--model``); a ``transformers`` model with its ``tokenizer``
     (pooler default ``cls``, SimCSE's); a ``SentenceTransformer`` (its own pooling unless ``pooler`` is given);
@@ -313,17 +320,39 @@ def evaluate(
     each result (see :mod:`stsbench.encoders.prompts`).
     Nothing heavy is imported before the data is checked, nor at all when every embedding is in the cache.
     """
+    encode = EncodeOptions(
+        pooler=pooler, max_length=max_length, device=device, dtype=dtype, prompt=prompt, prompt_name=prompt_name,
+        revision=revision, batch_size=batch_size, cache_dir=cache_dir, use_cache=use_cache,
+    )  # fmt: skip
+    return evaluate_model(
+        model, tasks, mode, encode, tokenizer=tokenizer, data_dir=data_dir, output=output, seed=seed,
+        show_progress=show_progress, bootstrap=bootstrap, allow_modified_data=allow_modified_data, command=command,
+    )  # fmt: skip
+
+
+def evaluate_model(
+    model: Any,
+    tasks: str | list[str],
+    mode: str,
+    encode: EncodeOptions,
+    *,
+    tokenizer: Any = None,
+    data_dir: Path | None = None,
+    output: Path | None = None,
+    seed: int = 1111,
+    show_progress: bool = False,
+    bootstrap: int = 1000,
+    allow_modified_data: bool = False,
+    command: str | None = API_COMMAND,
+) -> RunResult:
+    """:func:`evaluate` with how the model is loaded and encoded as one :class:`EncodeOptions`."""
     check_bootstrap(bootstrap)  # before a model loads
     mode = Mode(mode)
     task_list, root = resolve_tasks(tasks), resolve_data_dir(data_dir)
     check_task_data(task_list, mode, root, allow_modified_data)
 
-    load = {"pooler": pooler, "max_length": max_length, "device": device, "tokenizer": tokenizer}
-    load |= {"prompt": prompt, "prompt_name": prompt_name}
     was_training = getattr(model, "training", False) is True  # before loading: that puts it in eval mode
-    encoder = load_encoder(
-        model, cache_dir=cache_dir, use_cache=use_cache, dtype=dtype, revision=revision, **load
-    )
+    encoder = build_encoder(model, encode, tokenizer=tokenizer)
     try:
         result = evaluate_encoder(
             encoder,
@@ -331,7 +360,7 @@ def evaluate(
             mode,
             root,
             seed=seed,
-            batch_size=batch_size,
+            batch_size=encode.batch_size,
             show_progress=show_progress,
             output=Path(output) if output is not None else None,
             command=command,

@@ -1,8 +1,8 @@
 """``stsbench run --model OUT`` on a seeds folder: evaluate every finished seed, then the seed aggregate.
 
-Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluation.run.evaluate`, its results
-written as usual under ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds' values,
-mean, std, n and 95% t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json``
+Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluation.run.evaluate_model`,
+its results written as usual under ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds'
+values, mean, std, n and 95% t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json``
 (:mod:`stsbench.results.seeds`). A seed that has not finished training is left out, and named.
 """
 
@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.average import AVG
+from stsbench.encoders.options import EncodeOptions
 from stsbench.errors import StsbenchError
-from stsbench.evaluation.run import RunResult, evaluate
+from stsbench.evaluation.run import RunResult, evaluate_model
 from stsbench.metrics import raw_average, simcse_average
 from stsbench.results.runs import RUN_META
 from stsbench.results.schema import SEED_RUNS_KIND
@@ -112,8 +113,13 @@ def _seed_records(out: Path) -> dict[int, dict[str, Any]]:
     return {r["seed"]: r for r in runs if isinstance(r, dict) and isinstance(r.get("seed"), int)}
 
 
-def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", **options: Any) -> SeedsRun:
-    """Evaluate every finished seed of ``folder`` (``options``: :func:`stsbench.evaluation.run.evaluate`'s) and aggregate."""
+def run_seeds(
+    folder: str, tasks: str | list[str], mode: str, encode: EncodeOptions, **options: Any
+) -> SeedsRun:
+    """Evaluate every finished seed of ``folder`` and aggregate.
+
+    ``encode`` and ``options`` are :func:`stsbench.evaluation.run.evaluate_model`'s, the same for every seed.
+    """
     seeds, left_out = finished_seeds(folder)
     for note in left_out:
         log.warning("%s (finish it with stsbench train ... --seeds ... --resume)", note)
@@ -122,7 +128,7 @@ def run_seeds(folder: str, tasks: str | list[str] = "sts", mode: str = "test", *
             f"{folder} holds no seed that finished training; finish them with "
             f"`stsbench train ... --seeds ... --output {folder} --resume`"
         )
-    results = {s: evaluate(name, tasks, mode, **options) for s, name in seeds.items()}
+    results = {s: evaluate_model(name, tasks, mode, encode, **options) for s, name in seeds.items()}
     poolers = sorted({r.pooler for r in results.values()})
     if len(poolers) > 1:
         raise StsbenchError(

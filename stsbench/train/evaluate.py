@@ -26,6 +26,7 @@ import torch
 
 from stsbench.encoders.base import embed_table
 from stsbench.encoders.hf import HFEncoder
+from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 from stsbench.tasks.align_uniform import align_uniform_from_table
@@ -39,13 +40,8 @@ class TrainingEncoder(HFEncoder):
     def __init__(self, model, tokenizer, device: torch.device | str) -> None:
         # no truncation unless asked (SentEval), never past the position embeddings: HFEncoder's rule
         limit = getattr(model.backbone.config, "max_position_embeddings", None)
-        super().__init__(
-            ModelSpec("training", Path(), "train", model.pooler),
-            pooler=model.pooler,
-            max_length=limit,
-            fingerprint="",
-            device=str(device),
-        )
+        options = EncodeOptions(pooler=model.pooler, max_length=limit, device=str(device))
+        super().__init__(ModelSpec("training", Path(), "train", model.pooler), options, fingerprint="")
         self._model = model
         self._tokenizer = tokenizer
         self._types = True  # ContrastiveEncoder drops the type ids itself for models without segments
