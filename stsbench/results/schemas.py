@@ -83,6 +83,13 @@ def json_schemas() -> dict[str, JsonObject]:
     return {k.name: json_schema(k.type(), k.name) for k in KINDS}
 
 
+def pydantic_version() -> str:
+    """Pydantic's ``major.minor``: the schemas' wording is its (another version may word the same rules otherwise)."""
+    from importlib.metadata import version
+
+    return ".".join(version("pydantic").split(".")[:2])
+
+
 def page() -> str:
     """``docs/results-schema.md``."""
     rows = "\n".join(
@@ -100,7 +107,8 @@ reads task results and averages without pydantic, by the same dataclasses). Each
 `schema_version`; a file written before it had `schema_version` reads as version 1, and keys a definition does not
 name are kept (a newer file still reads). What each key means: `stsbench/results/schema.py`.
 
-The JSON schemas below are generated from the definitions (`TypeAdapter(definition).json_schema()`); a test
+The JSON schemas below are generated from the definitions (`TypeAdapter(definition).json_schema()`, pydantic
+{pydantic_version()}: another version may word the same rules otherwise); a test
 validates every file of the checked-in editions under `reports/` against them. Validate a file of yours with any
 JSON-schema validator, e.g. `python -m jsonschema -i FILE docs/schema/task_result.json` (a `train_log.jsonl`: each
 line against `train_log_record.json`).
