@@ -1,9 +1,11 @@
 """Every training option, typed: its default (the paper's), its bounds, its help text, the methods it belongs to.
 
 :class:`TrainConfig` is a frozen pydantic model, validated on construction, from Python, YAML or the CLI
-alike. Its fields come in groups: the options every method has (:class:`CommonOptions`,
-:class:`~stsbench.train.config.shared_options.SelectionOptions`) and those of some methods only, the option groups of the registered methods
-(:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in ``train/methods/<name>_options.py``). Each method's
+alike. Its own fields are the options every method has (:class:`CommonOptions`,
+:class:`~stsbench.train.config.shared_options.SelectionOptions`); those of some methods only, the option groups of
+the registered methods (:data:`~stsbench.train.config.methods.METHODS`; the built-ins' in
+``train/methods/<name>_options.py``), are its sub-model ``method_options``, built for its method on first use
+(:mod:`~stsbench.train.config.groups`), read and given flat all the same. Each method's
 :class:`~stsbench.train.config.methods.MethodSpec` says which groups it takes and where its paper's defaults
 differ from SimCSE's; a config refuses options of another method and gets its method's defaults.
 Defaults are SimCSE's unsupervised BERT-base settings (Gao et al., 2021, ``run_unsup_example.sh``),
