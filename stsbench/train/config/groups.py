@@ -29,11 +29,10 @@ class Groups:
     """Every method's option groups, then every augmentation's, each once; what each option belongs to."""
 
     groups: tuple[type[BaseModel], ...]
+    of_methods: frozenset[type[BaseModel]]  # the groups some method takes (the others: augmentations' only)
     group_of: Mapping[str, type[BaseModel]]  # an option of a method's or an augmentation's group -> the group
     augmentation_of: Mapping[str, tuple[str, ...]]  # an augmentation's option -> the augmentations taking it
-    fields: Mapping[
-        str, FieldInfo
-    ]  # every option, in the saved config's order: common, the groups, selection
+    fields: Mapping[str, FieldInfo]  # every option, in the saved config's order: common, the groups, selection
 
 
 def _gather() -> Groups:
@@ -66,7 +65,8 @@ def _gather() -> Groups:
         **SelectionOptions.model_fields,
     }
     group_of = {name: group for group in groups for name in group.model_fields}
-    return Groups(tuple(groups), group_of, augmentation_of, fields)
+    of_methods = frozenset(g for m in method_specs() for g in m.options)
+    return Groups(tuple(groups), of_methods, group_of, augmentation_of, fields)
 
 
 @cache
@@ -90,16 +90,12 @@ def options_model(method: str | None) -> type[BaseModel]:
     """The sub-model of ``method``'s own options: its groups and every augmentation's (None: every group)."""
     found = option_groups()
     spec = METHODS.get(method) if method is not None else None
-    mine = [g for g in found.groups if spec is None or g in spec.options or not _a_method_group(g)]
+    mine = [g for g in found.groups if spec is None or g in spec.options or g not in found.of_methods]
     label = spec.label if spec is not None else "Any method"
     name = "".join(ch for ch in label.title() if ch.isalnum()) + "MethodOptions"
     if not mine:
         return create_model(name, __base__=_Empty)
     return create_model(name, __base__=tuple(reversed(mine)))
-
-
-def _a_method_group(group: type[BaseModel]) -> bool:
-    return any(group in spec.options for spec in method_specs())
 
 
 class _Empty(BaseModel):
