@@ -14,7 +14,9 @@ setting's std s) and, for cells, *one-sample* (each seed's std s). The true diff
 ±2δ, ±4δ. A claim of one statement is judged exactly so by ``claims.judge`` (Holm over one statement changes
 nothing); the script calls the decide functions directly for speed.
 
-A *wrong decisive outcome* is: directional, supported where the truth is <= 0, contradicted where it is > -δ,
+A *wrong decisive outcome* is: directional, a direction shown (supported, by more or less than δ or not) where
+the truth is <= 0, "by more than δ" where it is <= δ/2, "by less than δ" where it is >= 2δ, a reversal (by less
+than δ or not) where it is >= 0, "reversed, by less than δ" where it is <= -2δ, contradicted where it is > -δ,
 no difference that matters where |truth| >= 2δ; plateau, supported where |truth| >= 2δ, contradicted where the
 truth is 0; cell, not reproduced where the truth is 0, reproduced where |truth| >= 2δ. Each cell's wrong rate
 must stay within alpha + 3·sqrt(alpha(1 - alpha)/draws) (alpha = ``decide.ALPHA``); a cell above it is marked
@@ -45,10 +47,7 @@ TRUTHS = (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)  # in units of δ
 DESIGNS = (decide.PAIRED, decide.WELCH)
 BASE = 80.0  # the figure B (or the published one) sits at, in points; the rule only sees differences
 KINDS: dict[str, tuple[float, tuple[str, ...]]] = {  # δ and the outcomes, decisive first
-    "directional": (
-        decide.DELTA,
-        (decide.SUPPORTED, decide.CONTRADICTED, decide.NO_DIFFERENCE, decide.INCONCLUSIVE),
-    ),
+    "directional": (decide.DELTA, decide.VERDICTS),
     "plateau": (decide.DELTA, (decide.SUPPORTED, decide.CONTRADICTED, decide.INCONCLUSIVE)),
     "cell": (decide.CELL_DELTA, (decide.REPRODUCED, decide.NOT_REPRODUCED, decide.INCONCLUSIVE)),
 }
@@ -61,10 +60,13 @@ def bound(draws: int, alpha: float = decide.ALPHA) -> float:
 
 def wrong_outcomes(kind: str, truth: float) -> tuple[str, ...]:
     """The decisive outcomes that are wrong for ``kind`` at a true difference of ``truth`` (in units of δ)."""
-    if kind == "directional":
-        wrong = [decide.SUPPORTED] if truth <= 0 else []
+    if kind == "directional":  # a direction shown the wrong way, a size shown wrong, a reversal that is none
+        wrong = list(decide.DIRECTIONS) if truth <= 0 else [decide.SUPPORTED_MORE] if truth <= 0.5 else []
+        wrong += [decide.REVERSED, decide.REVERSED_LESS] if truth >= 0 else []
         wrong += [decide.CONTRADICTED] if truth > -1 else []
-        return tuple(wrong + ([decide.NO_DIFFERENCE] if abs(truth) >= 2 else []))
+        wrong += [decide.SUPPORTED_LESS] if truth >= 2 else []
+        wrong += [decide.REVERSED_LESS] if truth <= -2 else []
+        return tuple(dict.fromkeys(wrong + ([decide.NO_DIFFERENCE] if abs(truth) >= 2 else [])))
     if kind == "plateau":
         return ((decide.SUPPORTED,) if abs(truth) >= 2 else ()) + (
             (decide.CONTRADICTED,) if truth == 0 else ()

@@ -107,11 +107,11 @@ def test_check_judges_an_analysis_row_over_the_seeds(results, capsys):
             "--model",
             "simcse",
             "--difference",
-            "5",
+            "6",
         ],
         capsys,
     )
-    # LD > 3: 16.00 ± 1.00 over 3 seeds, published 16.34: inside, MDE 3.10 < 5: reproduced
+    # LD > 3: 16.00 ± 1.00 over 3 seeds, published 16.34 of one run: -0.34 ± 4.97 inside ±6: reproduced
     assert code == 0, err
     assert "16.00 ± 1.00 (3)" in out and "16.34" in out and "reproduced" in out and "PASS" in out
     code, out, err = run_cli(
@@ -162,7 +162,7 @@ def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path)
     (statement,) = judged.statements
     # per seed, SimCSE's gap x100 is 2.0 and ESimCSE's 0.5, 1.0, 1.5: paired differences 1.5, 1.0, 0.5
     assert (
-        statement.diff == pytest.approx(1.0) and statement.n == (3, 3) and statement.test.startswith("paired")
+        statement.diff == pytest.approx(1.0) and statement.interval.n == (3, 3) and statement.test.startswith("paired")
     )
     assert judged.delta == 0.5 and judged.delta_reason == "x100 like the STS figures"
 
@@ -236,7 +236,7 @@ def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(res
     assert "*$\\ell_{\\rm align}$ - $\\ell_{\\rm uniform}$ plot of models based on BERT_{base}." in block
     assert "The paper's claim: \"Pre-trained embeddings have good alignment but poor uniformity" in block
     # ESimCSE's l_align is 0.30 against 0.20 on every seed: the claimed direction holds
-    assert "Judged here: ESimCSE aligns worse here — **supported** (Claims)." in block
+    assert "Judged here: ESimCSE aligns worse here — **supported, by more than δ** (Claims)." in block
     assert "](figures/align_uniform_dev_map.svg)" in block
     spectra = md.split("## MoCoSE Figure 7\n")[1].split("\n## ")[0]
     assert "Not drawn in this report: none of its results are under the report's folders." in spectra

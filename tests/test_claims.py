@@ -75,7 +75,8 @@ def test_the_rule_on_simulated_seeds(kind, paired):
     rng = np.random.default_rng(37)
     for case, means in cases.items():
         sd = 3.0 if (kind, case) == ("plateau", "null") else SD
-        verdicts = [judge(claim, simulate(means, paired, sd, rng)).verdict for _ in range(DRAWS)]
+        # the direction's word without its size ("supported, by more than δ" is supported)
+        verdicts = [judge(claim, simulate(means, paired, sd, rng)).verdict.split(",")[0] for _ in range(DRAWS)]
         if case == "null":
             wrong = sum(v in WRONG_AT_NULL for v in verdicts) if kind != "plateau" else verdicts.count("contradicted")
             assert stats.binomtest(wrong, DRAWS, 0.05, alternative="greater").pvalue > 0.01, (case, wrong)
@@ -89,12 +90,12 @@ def test_paired_when_the_seeds_are_shared_welch_otherwise():
     shared = judge(claim, {"a": a, "b": {s: v - 1.0 for s, v in a.items()}}).statements[0]
     assert shared.test == "paired t" and shared.diff == pytest.approx(1.0)
     # the same gap on every seed, unrounded: the seeds did not move it; the interval is the point, read against δ
-    assert shared.p is None and shared.low == shared.high == pytest.approx(1.0)
-    assert shared.verdict == "supported" and shared.note == "no spread over seeds"
+    assert shared.interval.p is None and shared.low == shared.high == pytest.approx(1.0)
+    assert shared.outcome == "supported, by more than δ" and shared.note == "no spread over seeds"
     assert shared.margin == pytest.approx(0.5)  # its upper end 1.0 lies 0.5 beyond δ
     other = judge(claim, {"a": a, "b": {4: 79.5, 5: 80.5, 6: 81.5}}).statements[0]
     welch = stats.ttest_ind(list(a.values()), [79.5, 80.5, 81.5], equal_var=False)
-    assert other.test == "Welch" and other.p == pytest.approx(welch.pvalue) and other.verdict == "inconclusive"
+    assert other.test == "Welch" and other.interval.p == pytest.approx(welch.pvalue) and other.outcome == "inconclusive"
 
 
 def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_figure():
@@ -103,17 +104,17 @@ def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_f
     a = {1: 20.0, 2: 22.0, 3: 21.0}
     (one,) = judge(claim, {"backbone": {7: 25.0}, "a": a}, fixed=["backbone"], delta=1.0).statements
     expected = stats.ttest_1samp([25.0 - v for v in a.values()], 0.0)
-    assert one.test == "one-sample t" and one.n == (1, 3)
-    assert one.diff == pytest.approx(4.0) and one.p == pytest.approx(expected.pvalue)
+    assert one.test == "one-sample t" and one.interval.n == (1, 3)
+    assert one.diff == pytest.approx(4.0) and one.interval.p == pytest.approx(expected.pvalue)
     low, high = expected.confidence_interval(0.95) if hasattr(expected, "confidence_interval") else (one.low, one.high)
     assert (one.low, one.high) == (pytest.approx(low), pytest.approx(high))
-    assert one.verdict == "supported"
+    assert one.outcome == "supported, by more than δ"  # its interval above δ = 1
     (other,) = judge(claim, {"backbone": {0: 15.0}, "a": a}, fixed=["backbone"], delta=1.0).statements
-    assert other.verdict == "contradicted" and other.diff == pytest.approx(-6.0)
+    assert other.outcome == "contradicted" and other.diff == pytest.approx(-6.0)
     # unflagged, a real one-seed training run (seed 0 or any other) is no constant: fewer than 2 seeds
     for seed in (0, 7):
         (single,) = judge(claim, {"backbone": {seed: 25.0}, "a": a}).statements
-        assert single.verdict == "inconclusive" and single.missing == "fewer than 2 seeds: backbone"
+        assert single.outcome == "inconclusive" and single.note == "fewer than 2 seeds: backbone"
 
 
 def test_holm_within_a_claim_and_the_claim_follows_its_statements():
@@ -127,7 +128,7 @@ def test_holm_within_a_claim_and_the_claim_follows_its_statements():
         se = (s.high - s.diff) / stats.t.ppf(0.975, 4)
         ps.append(min(1.0, 2 * stats.t.cdf((s.diff + 0.5) / se, 4)))
     assert [s.p_holm for s in result.statements] == pytest.approx([min(1, 2 * p) if p == min(ps) else max(p, 2 * min(ps)) for p in ps])
-    assert [s.verdict for s in result.statements] == ["supported", "contradicted"]  # a > b; b < c
+    assert [s.outcome for s in result.statements] == ["supported, by more than δ", "contradicted"]  # a > b; b < c
     assert result.verdict == "contradicted" and result.delta == 0.5
     assert set(result.best_probability) == {"a", "b", "c"} and result.best_probability["a"] > 0.9
 
@@ -136,7 +137,7 @@ def test_missing_seeds_make_a_claim_inconclusive_and_say_so():
     claim = CLAIM.validate_python({"kind": "argmax", "best": "a", "among": ["a", "b", "c"]})
     result = judge(claim, {"a": {1: 80.0, 2: 81.0}, "b": {1: 70.0}, "c": {}})
     assert result.verdict == "inconclusive" and result.missing == ("c",)
-    assert [s.missing for s in result.statements] == ["fewer than 2 seeds: b", "fewer than 2 seeds: c"]
+    assert [s.note for s in result.statements] == ["fewer than 2 seeds: b", "fewer than 2 seeds: c"]
     assert result.best_probability is None
 
 
@@ -149,7 +150,7 @@ def test_a_plateau_is_an_equivalence_at_its_margin():
     d = np.array([a[s] - b[s] for s in a])
     half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
     assert (st.low, st.high) == (pytest.approx(d.mean() - half), pytest.approx(d.mean() + half))
-    assert st.test == "paired t" and st.verdict == "supported" and result.delta == 1.0
+    assert st.test == "paired t" and st.outcome == "supported" and result.delta == 1.0
     assert st.margin == pytest.approx(min(st.low + 1, 1 - st.high))
 
 

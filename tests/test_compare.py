@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import run_cli
+from scipy import stats
 
 from stsbench.encoders.mock import MockEncoder
 from stsbench.errors import StsbenchError
@@ -216,12 +217,17 @@ def test_seed_aggregates_compare_over_seeds_by_the_one_rule(tmp_path, capsys):
     code, out, err = run_cli(["compare", str(fa), str(fb), "--format", "json"], capsys)
     assert code == 0, err
     rows = json.loads(out)["comparisons"][0]["tasks"]
-    assert rows["STS12"]["design"] == "paired" and rows["STS12"]["p_bootstrap"] == pytest.approx(
-        ttest_rel(b["STS12"], a["STS12"]).pvalue
-    )
+    sts12 = rows["STS12"]["seeds"]  # the one record of the verdict over seeds
+    # two-decimal aggregates (no raw figures): each figure's resolution 0.01 adds 2 x 0.01²/12 to the paired variance
+    d = np.subtract(b["STS12"], a["STS12"])
+    t = d.mean() / np.sqrt((d.var(ddof=1) + 2 * 0.01**2 / 12) / 5)
+    assert sts12["design"] == "paired" and sts12["p_zero"] == pytest.approx(2 * stats.t.sf(abs(t), 4))
+    assert sts12["p_zero"] == pytest.approx(ttest_rel(b["STS12"], a["STS12"]).pvalue, rel=0.01)
+    assert "two-decimal" in sts12["note"]
     assert rows["STS12"]["diff"] == pytest.approx(np.mean(b["STS12"]) - np.mean(a["STS12"]))
-    assert rows["STS12"]["decision"] == "a difference that matters" and rows["STS12"]["low"] > 0.5
-    assert rows["STSBenchmark"]["decision"] == "none that matters"
+    assert sts12["outcome"] == "a difference that matters" and rows["STS12"]["low"] > 0.5
+    assert rows["STSBenchmark"]["seeds"]["outcome"] == "none that matters"
+    assert rows["STS12"]["p_bootstrap"] is None and sts12["p_holm"] is not None  # Holm over STS12 and STS-B
     assert rows["STS12"]["n_seeds"] == [5, 5] and rows["STS12"]["p_williams"] is None
     assert rows["STS12"]["p_bootstrap_holm"] is None and rows["STS12"]["min_detectable_difference"] > 0
     code, out, err = run_cli(["compare", str(fa), str(fb)], capsys)
@@ -229,8 +235,9 @@ def test_seed_aggregates_compare_over_seeds_by_the_one_rule(tmp_path, capsys):
     fc = _aggregate(tmp_path / "c", "esimcse", b, first=11)  # seeds 11-15: none shared with 1-5
     code, out, err = run_cli(["compare", str(fa), str(fc), "--format", "json"], capsys)
     rows = json.loads(out)["comparisons"][0]["tasks"]
-    assert rows["STS12"]["design"] == "Welch"
-    assert rows["STS12"]["p_bootstrap"] == pytest.approx(ttest_ind(b["STS12"], a["STS12"], equal_var=False).pvalue)
+    assert rows["STS12"]["seeds"]["design"] == "Welch"
+    welch = ttest_ind(b["STS12"], a["STS12"], equal_var=False).pvalue
+    assert rows["STS12"]["seeds"]["p_zero"] == pytest.approx(welch, rel=0.01)  # each side h = 0.01 too
 
 
 def test_a_seed_aggregate_against_one_model_is_refused(tmp_path, two, capsys):

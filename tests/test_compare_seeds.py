@@ -93,8 +93,10 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
     rows = from_folders["comparisons"][0]["tasks"]
     assert list(rows) == ["STSBenchmark", "SICKRelatedness", "Avg."]
     # over seeds, the one rule: paired on the seeds both share (1, 2), 2 seeds: undecided whatever the spread
-    assert all(r["p_bootstrap_holm"] is None and r["design"] == "paired" for r in rows.values())
-    assert all(r["decision"] == "undecided" and r["note"].startswith("fewer than 3 seeds") for r in rows.values())
+    assert all(r["p_bootstrap_holm"] is None and r["seeds"]["design"] == "paired" for r in rows.values())
+    assert all(
+        r["seeds"]["outcome"] == "undecided" and r["seeds"]["note"].startswith("fewer than 3 seeds") for r in rows.values()
+    )
 
 
 def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, mock_data, tmp_path, capsys):

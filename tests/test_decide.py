@@ -35,12 +35,16 @@ def test_unrounded_differences_below_the_rounding_step_are_no_difference_that_ma
     a = {1: 78.6134, 2: 78.5921, 3: 78.6007}
     b = {s: v + d for (s, v), d in zip(a.items(), (-0.0039, -0.0079, -0.0036), strict=True)}
     (st,) = judge(_difference(), {"b": b, "a": a}).statements
-    assert st.p == pytest.approx(0.066, abs=0.002)  # p 0.06 on the raw figures, not 1e-24
-    assert st.verdict == "no difference that matters" and st.margin > 0.48
+    assert st.interval.p == pytest.approx(0.066, abs=0.002)  # p 0.06 on the raw figures, not 1e-24
+    assert st.outcome == "no difference that matters" and st.margin > 0.48
     # the same seeds at two decimals: three identical -0.01 gaps, no spread: still judged against δ, not p = 0
     rounded = {s: round(v, 2) for s, v in b.items()}
-    (flat,) = judge(_difference(), {"b": {1: 78.60, 2: 78.58, 3: 78.59}, "a": {1: 78.61, 2: 78.59, 3: 78.60}}).statements
-    assert flat.p is None and flat.note == "no spread over seeds" and flat.verdict == "no difference that matters"
+    # the same seeds at two decimals: three identical -0.01 gaps; judged with their resolution (h 0.01), not p = 0
+    flat_scores = {"b": {1: 78.60, 2: 78.58, 3: 78.59}, "a": {1: 78.61, 2: 78.59, 3: 78.60}}
+    (flat,) = judge(_difference(), flat_scores, resolution=decide.STORED).statements
+    assert flat.interval.spread and flat.outcome == "no difference that matters"
+    (bare,) = judge(_difference(), flat_scores).statements  # taken as raw: the point, a reversal below δ
+    assert bare.note == "no spread over seeds" and bare.outcome == "reversed, by less than δ"
     assert rounded  # the raw figures are what the report reads (test_raw_figures_are_what_tests_read)
 
 
@@ -70,7 +74,7 @@ def test_two_seeds_with_one_gap_are_inconclusive_not_p_zero():
     """Two seeds whose rounded difference is 0.25 on both: was contradicted at p = 0 (claim B > A the other way)."""
     scores = {"b": {1: 80.00, 2: 80.25}, "a": {1: 80.25, 2: 80.50}}
     (st,) = judge(_difference(), scores).statements
-    assert st.verdict == "inconclusive" and st.p is None and st.note.startswith("fewer than 3 seeds (2)")
+    assert st.outcome == "inconclusive" and st.interval.p is None and st.note.startswith("fewer than 3 seeds (2)")
 
 
 @pytest.mark.parametrize("gap", [0.49, 0.51])
@@ -78,32 +82,32 @@ def test_a_plateau_on_two_seeds_does_not_flip_at_its_margin(gap):
     """Margin 0.5, two seeds: was supported at 0.49 and contradicted at 0.51; both inconclusive now."""
     claim = CLAIM.validate_python({"kind": "plateau", "settings": ["a", "b"], "margin": 0.5})
     result = judge(claim, {"a": {1: 80.0, 2: 81.0}, "b": {1: 80.0 + gap, 2: 81.0 + gap}})
-    assert result.verdict == "inconclusive" and result.statements[0].p is None
+    assert result.verdict == "inconclusive" and result.statements[0].interval.few
 
 
 def test_no_spread_on_three_seeds_is_the_point_against_delta():
     """With three seeds the seeds did not move the figure: the interval is the point, compared with δ."""
-    for gap, outcome in ((0.3, "no difference that matters"), (0.8, "supported"), (-0.8, "contradicted")):
+    for gap, outcome in ((0.3, decide.SUPPORTED_LESS), (0.8, decide.SUPPORTED_MORE), (-0.8, "contradicted")):
         (st,) = judge(_difference(), {"b": {s: 70 + s + gap for s in (1, 2, 3)}, "a": {s: 70.0 + s for s in (1, 2, 3)}}).statements
-        assert (st.verdict, st.low, st.high, st.note) == (outcome, pytest.approx(gap), pytest.approx(gap), "no spread over seeds")
+        assert (st.outcome, st.low, st.high, st.note) == (outcome, pytest.approx(gap), pytest.approx(gap), "no spread over seeds")
 
 
 # 3. No size -------------------------------------------------------------------------------------------------
 
 
-def test_a_significant_difference_below_delta_is_no_difference_that_matters():
-    """Five shared seeds, B above A by 0.003-0.005: "A > B" was contradicted at p 3e-4."""
+def test_a_significant_difference_below_delta_is_a_reversal_by_less_than_delta():
+    """Five shared seeds, B above A by 0.003-0.005: "A > B" was contradicted at p 3e-4, then "no difference"."""
     a = {s: 70 + 0.3 * s for s in range(1, 6)}
     b = {s: a[s] + d for s, d in zip(a, (0.003, 0.004, 0.005, 0.0035, 0.0045), strict=True)}
     (st,) = judge(_difference("a", "b"), {"a": a, "b": b}).statements
-    assert st.p == pytest.approx(3.5e-4, rel=0.05)  # significant, and tiny
-    assert st.verdict == "no difference that matters"
+    assert st.interval.p == pytest.approx(3.5e-4, rel=0.05)  # significant, and tiny
+    assert st.outcome == "reversed, by less than δ"
 
 
 def test_a_cell_within_delta_is_reproduced():
     """Seeds 79.45-79.60 against a published 79.1, δ 1.0: was "not reproduced" (the interval missed 79.1)."""
     v = verdict("STSBenchmark", 79.1, [79.45, 79.50, 79.55, 79.60])
-    assert v.status == "reproduced" and v.diff == pytest.approx(0.425) and v.margin == pytest.approx(1 - (v.high - 79.1))
+    assert v.status == "reproduced" and v.diff == pytest.approx(0.425) and v.margin == pytest.approx(1 - v.decision.high)
 
 
 # 4. One design in one report --------------------------------------------------------------------------------
@@ -122,12 +126,12 @@ def test_claims_cells_tables_and_compare_read_one_interval():
     cell = decide.two_sided(iv, decide.DELTA)
     side = lambda x: Side("x", "x", "x", "", "avg", "test", {}, {}, {}, {"STS12": list(x.values()), "Avg.": list(x.values())}, [1, 2, 3])  # noqa: E731
     row = compare_seeds(side(a), side(b), level=0.95).rows[0]
-    assert st.test == "paired t" and iv.design == row.design == "paired"
+    assert st.test == "paired t" and iv.design == row.seeds.interval.design == "paired"
     assert (st.low, st.high) == (pytest.approx(iv.low), pytest.approx(iv.high))
     assert (row.low, row.high) == (pytest.approx(iv.low, abs=1e-4), pytest.approx(iv.high, abs=1e-4))
     # paired, the seeds' shared 0.4-point spread does not hide a 0.01 difference: the interval is narrow
-    assert iv.high - iv.low < 0.1 and cell.outcome == row.decision == "none that matters"
-    assert st.verdict == "no difference that matters"
+    assert iv.high - iv.low < 0.1 and cell.outcome == row.seeds.outcome == "none that matters"
+    assert st.outcome == "no difference that matters"
 
 
 # 5. Smaller ones --------------------------------------------------------------------------------------------
@@ -136,21 +140,25 @@ def test_claims_cells_tables_and_compare_read_one_interval():
 def test_a_model_not_trained_here_is_flagged_not_found_by_seed_zero():
     a = {1: 80.1, 2: 80.4, 3: 80.2}
     (trained,) = judge(_difference("a", "x"), {"a": a, "x": {0: 79.0}}).statements  # a real --seed 0 run
-    assert trained.verdict == "inconclusive" and trained.missing == "fewer than 2 seeds: x"
+    assert trained.outcome == "inconclusive" and trained.note == "fewer than 2 seeds: x"
     (fixed,) = judge(_difference("a", "x"), {"a": a, "x": {0: 79.0}}, fixed=["x"]).statements
-    assert fixed.test == "one-sample t" and fixed.verdict == "supported"
+    assert fixed.test == "one-sample t" and fixed.outcome in decide.DIRECTIONS
 
 
-def test_a_failed_seed_leaves_the_design_paired_on_the_shared_seeds():
-    """+0.28 on every shared seed, seed 3 failed for one setting: Welch over unequal sets said -0.13."""
+def test_a_failed_seed_makes_the_design_partly_paired_and_honest():
+    """+0.28 on every shared seed, seed 3 failed for one setting: Welch over unequal sets said -0.13 as if exact.
+
+    The partly-overlapping t (Derrick, Toher & White 2017) reads every seed: its estimate is the means' difference,
+    its standard error what the shared seeds' covariance leaves, so the wide seed effect makes it inconclusive.
+    """
     a = {1: 80.0, 2: 81.0, 3: 82.2, 4: 80.5}
     b = {1: 80.28, 2: 81.28, 4: 80.78}
     welch = np.mean(list(b.values())) - np.mean(list(a.values()))
     assert welch == pytest.approx(-0.145)  # what ignoring the pairing estimates here: the wrong sign
     iv = decide.difference(b, a)
-    assert iv.design == "paired" and iv.diff == pytest.approx(0.28) and iv.left_out == (3,)
+    assert iv.design == "partly paired" and iv.diff == pytest.approx(welch) and iv.used == 3 and iv.low < 0.28 < iv.high
     (st,) = judge(_difference(), {"b": b, "a": a}).statements
-    assert st.note == "no spread over seeds; seeds 3 left out (not shared)"
+    assert st.outcome == "inconclusive" and st.test == "partly paired t"
 
 
 def test_best_probability_splits_ties_and_resamples_paired_settings_jointly():
@@ -199,6 +207,6 @@ def test_the_ema_editions_give_one_verdict_with_a_wide_margin():
         judged.append(judge(claim, scores))
     assert {r.verdict for r in judged} == {"no difference that matters"}
     # every statement decided the same way in each edition, each far inside ±δ: the noise moves a margin by 0.002
-    assert all(s.verdict == "no difference that matters" for r in judged for s in r.statements)
+    assert all(s.outcome == "no difference that matters" for r in judged for s in r.statements)
     margins = [r.margin for r in judged]
     assert min(margins) > 0.45 and max(margins) - min(margins) < 0.005

@@ -462,6 +462,14 @@ def _one_table(**row: object) -> dict:
          "p.yaml table 't1' row 1: id False was read as a boolean (YAML reads unquoted yes/no/on/off/true/false so); quote it"),
         (lambda d: d["tables"][0].update(id=3), "p.yaml table 1: id 3 was read as a number, not text; quote it"),
         (lambda d: d["paper"].update(id=True), "p.yaml paper: id True was read as a boolean"),
+        # how many runs a figure is: a mean of runs or the best of them, on one level never both
+        (lambda d: d["tables"][0].update(runs=5, best_of=3),
+         "p.yaml table 't1': runs: 5 and best_of: 3 exclude each other (a figure is the mean of k runs or the best of K)"),
+        (lambda d: d["tables"][0]["rows"][0].update(runs=1, best_of=10),
+         "p.yaml table 't1' row 'r': runs: 1 and best_of: 10 exclude each other"),
+        (lambda d: d["tables"][0]["rows"][0].update(runs=0), "p.yaml table 't1' row 'r': 'runs' must be at least 1, found 0"),
+        (lambda d: d["tables"][0].update(best_of=1), "p.yaml table 't1': 'best_of' must be at least 2, found 1"),
+        (lambda d: d["tables"][0].update(runs=True), "p.yaml table 't1': 'runs' must be an integer, found True"),
     ],
 )  # fmt: skip
 def test_a_published_file_with_an_unknown_key_or_a_bad_value_is_refused_naming_it(edit, message) -> None:
@@ -501,6 +509,93 @@ def test_a_broken_published_file_is_one_line_and_exit_2(tmp_path, monkeypatch, c
             assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
     finally:
         registry.load_registry.cache_clear()
+
+
+def test_runs_and_best_of_load_and_a_row_without_either_takes_its_tables() -> None:
+    """``runs``/``best_of`` on a table and its rows; a row giving either key gives the whole answer."""
+    from stsbench.published.registry import parse_registry_file
+
+    def row(rid: str, **keys: object) -> dict:
+        return {"id": rid, "row": rid, "values": {"STS12": 1.0}, **keys}
+
+    data = _one_table(values={"STS12": 1.0})
+    assert [(e.runs, e.best_of) for e in parse_registry_file(data, "p.yaml")] == [(1, None)]  # the default
+    data["tables"] = [
+        {"id": "mean", "table": "Table 1", "metric": "m", "runs": 5,
+         "rows": [row("a"), row("b", best_of=3), row("c", runs=2)]},
+        {"id": "best", "table": "Table 2", "metric": "m", "best_of": 10,
+         "rows": [row("a"), row("b", runs=1), row("c", best_of=None)]},
+    ]  # fmt: skip
+    got = {e.key: (e.runs, e.best_of) for e in parse_registry_file(data, "p.yaml")}
+    assert got == {
+        "p/mean/a": (5, None), "p/mean/b": (1, 3), "p/mean/c": (2, None),
+        "p/best/a": (1, 10), "p/best/b": (1, None), "p/best/c": (1, None),
+    }  # fmt: skip
+
+
+# The tables whose paper says how many runs a figure is: (paper, table) -> (runs, best_of, the paper's words, which
+# the table's notes quote). Every other shipped row keeps the default (runs 1, no best_of): SimCSE's slides, MoCoSE
+# (Table 1's "our best model" gives no count) and MTEB say nothing countable.
+_ESIMCSE_TRAINING = (
+    "we evaluate the model every 125 training steps on the development set of STS-B and keep the best checkpoint "
+    "for the final evaluation on test sets"
+)
+_ARXIV_BASELINES = "we download the officially published model checkpoints"
+_ARXIV_ABLATIONS = (
+    "We only change one hyperparameter at a time. All results use our ESimCSE-BERT_{base} model"
+)
+_COLING_BASELINES = "results from official published model by (Gao et al., 2021)"
+_COLING_ABLATIONS = (
+    "All results are compared on BERTbase scale models and are evaluated on the development set of STS-B unless "
+    "otherwise specified"
+)
+RUN_COUNTS: dict[tuple[str, str], tuple[int, int | None, tuple[str, ...]]] = {
+    ("esimcse-arxiv", "table1"): (1, None, ("with the unsup-SimCSE-BERT_{base} model published by (Gao et al., 2021)",)),
+    **{("esimcse-arxiv", t): (1, None, (_ESIMCSE_TRAINING, _ARXIV_BASELINES)) for t in ("table4", "table5", "table6", "table7")},
+    **{("esimcse-arxiv", f"table{i}"): (1, None, (_ARXIV_ABLATIONS, "keep the best checkpoint for the final evaluation")) for i in range(8, 12)},
+    ("esimcse-coling", "table1"): (1, None, ("with the SimCSE-BERTbase model published by (Gao et al., 2021)",)),
+    **{("esimcse-coling", t): (1, None, (_ESIMCSE_TRAINING, _COLING_BASELINES)) for t in ("table3", "table4")},
+    **{("esimcse-coling", t): (1, None, (_COLING_ABLATIONS, "keep the best checkpoint for the final evaluation")) for t in ("table5", "table6", "table9", "table10")},
+    ("esimcse-coling", "table7"): (1, None, ("the SimCSE-BERTbase model published by (Gao et al., 2021)", "keep the best checkpoint")),
+}  # fmt: skip
+
+
+def _table_of(entry: Entry) -> tuple[str, str]:
+    parts = entry.key.split("/")
+    return entry.paper.slug, parts[1] if len(parts) == 3 else ""
+
+
+def test_each_table_whose_paper_counts_its_runs_carries_the_count_and_quotes_it() -> None:
+    import yaml
+
+    shipped = resources.files("stsbench.published")
+    given = {
+        (data["paper"]["id"], t["id"]): t
+        for f in shipped.iterdir()
+        if f.name.endswith(".yaml") and f.name != "figures.yaml"
+        for data in [yaml.safe_load(f.read_text(encoding="utf-8"))]
+        for t in data["tables"]
+    }
+    for table, (runs, best_of, quotes) in RUN_COUNTS.items():
+        t = given[table]  # set on the table, not left to the default
+        said = {k: t[k] for k in ("runs", "best_of") if k in t}
+        assert said == ({"runs": runs} if best_of is None else {"best_of": best_of}), table
+        for quote in quotes:
+            assert any(quote in note for note in t["notes"]), (table, quote)
+    for e in load_registry().values():
+        runs, best_of, _ = RUN_COUNTS.get(_table_of(e), (1, None, ()))
+        assert (e.runs, e.best_of) == (runs, best_of), e.key
+
+
+@needs_seeds
+def test_the_run_counts_quote_the_papers_words() -> None:
+    def plain(text: str) -> str:  # the seeds' line breaks, hyphenation and curly apostrophes undone
+        return re.sub(r"\s+", " ", re.sub(r"-\n", "", text).replace("’", "'"))
+
+    for (paper, table), (_, _, quotes) in RUN_COUNTS.items():
+        text = plain("\n".join(seed_lines(SEED_OF_PAPER[paper])))
+        for quote in quotes:
+            assert plain(quote) in text, (paper, table, quote)
 
 
 def test_registry_refuses_an_unknown_selection() -> None:

@@ -37,7 +37,7 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     assert code == 0, err
     state = json.loads((tmp_path / "rep" / "reproduction.json").read_text())
     claims = state["claims"]
-    assert [c["verdict"] for c in claims[:3]] == ["supported", "contradicted", "supported"]
+    assert [c["verdict"] for c in claims[:3]] == ["supported, by more than δ", "contradicted", "supported"]
     (one,) = claims[0]["statements"]
     assert one["test"] == "paired t" and one["diff"] == pytest.approx(ESIMCSE_GAIN["STS12"]) and one["n"] == [3, 3]
     assert claims[0]["published"] == 5.0 and claims[2]["figure"] == "STSBenchmark"  # the alias resolved
@@ -48,11 +48,11 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     mean = sum(dev["ESimCSE"]) / 3 - sum(dev["unsup-SimCSE"]) / 3
     assert best["diff"] == pytest.approx(mean) and set(claims[3]["best_probability"]) == {"simcse", "esimcse"}
     (avg,) = claims[4]["statements"]  # each seed's Avg.: the plain mean of its seven unrounded figures
-    assert claims[4]["verdict"] == "supported" and avg["diff"] == pytest.approx(7.5 / 7, abs=0.01)
+    assert claims[4]["verdict"] == "supported, by more than δ" and avg["diff"] == pytest.approx(7.5 / 7, abs=0.01)
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "## Claims" in md and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | 0.50 | **supported** |" in md
+    assert "## Claims" in md and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | 0.50 | **supported, by more than δ** |" in md
     assert "| 2 | simcse > esimcse | paired t | 3/3 | -2.50 |" in md
-    assert "5 claims judged: 4 supported, 1 contradicted." in md  # the report says how many it judges
+    assert "5 claims judged: 3 supported, by more than δ; 1 supported; 1 contradicted." in md  # the report says how many it judges
     assert claims[1]["margin"] == pytest.approx(-0.5 - claims[1]["statements"][0]["high"])  # beyond -δ by this
     assert "Claim 1: the paper reports a difference of 5.00." in md
 

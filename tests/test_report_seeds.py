@@ -10,8 +10,6 @@ import pytest
 from helpers import run_cli
 from seed_results import MEAN, SEEDS, make_seed_results, value
 
-from stsbench.tabular import DASH
-
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
 
 
@@ -95,13 +93,13 @@ def test_difference_to_the_baseline_paired_on_shared_seeds_against_delta(built):
     rows = _rows(md, "STS: difference to unsup-SimCSE over seeds")
     diff = _row(rows, "ESimCSE (n=3) − unsup-SimCSE (n=3)")
     words = _row(rows, "↳ against δ = 0.50")
-    p_row = _row(rows, "↳ p (two-sided, of no difference)")
+    p_row = _row(rows, "↳ p (beyond ±δ), Holm over the tasks")
     # Welch would see std 1.00 on each side (p 0.0036 on STS12, 0.037 on STS13); paired on the shared seeds the
     # gaps are exact: the interval is the point, read against δ
     assert diff[2] == "+5.00 [+5.00, +5.00]*" and diff[3] == "+2.50 [+2.50, +2.50]*"
     assert words[2] == "a difference that matters, no spread over seeds"
     assert diff[4] == "+0.00 [+0.00, +0.00]" and words[4] == "none that matters, no spread over seeds"
-    assert p_row[2] == DASH and diff[-1].startswith("+1.07 [")  # Avg.: the mean of the unrounded figures
+    assert p_row[2] == "<0.001" and diff[-1].startswith("+1.07 [")  # no spread: the point beyond δ, p 0
     assert "paired on the seeds the two groups share" in md
 
 
@@ -132,10 +130,12 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
         sides.append(side_from_seeds(write_aggregate(tmp_path, agg), method))
     [compared] = compare_sides(sides).comparisons
     for row in compared.rows:
-        iv, decision = report.cells[row.task]
+        decision = report.cells[row.task]
+        iv = decision.interval
         assert [round(x, 4) for x in (iv.diff, iv.low, iv.high)] == [row.diff, row.low, row.high]  # compare rounds to 4
-        assert row.design == iv.design == "paired" and row.decision == decision.outcome, row.task
-        assert significant((iv, decision)) == row.significant, row.task
+        assert row.seeds.interval.design == iv.design == "paired" and row.seeds.outcome == decision.outcome, row.task
+        assert row.seeds.p_holm == decision.p_holm, row.task  # one family, Holm over the same tasks
+        assert significant(decision) == row.significant, row.task
     assert [r.task for r in compared.rows] == list(report.cells)
 
 
@@ -240,3 +240,28 @@ def test_a_result_evaluated_twice_is_not_another_seed(results, tmp_path):
     rows = [list(r) for r in score_table(coll.tasks, find_models(coll), "sts").frame.itertuples(index=False)]
     simcse = _row(rows, "unsup-SimCSE (n=3)")  # still 3 seeds, not 4 figures
     assert simcse[2] == f"{MEAN['STS12']:.2f} ± 1.00"
+
+
+def test_a_seed_key_never_collides_with_another_models_seed():
+    from types import SimpleNamespace
+
+    from stsbench.errors import StsbenchError
+    from stsbench.reports.ablations import _raw_devs
+    from stsbench.reports.reproduction import group_figures
+    from stsbench.reports.seeds import SeedGroup, seed_ids
+
+    assert seed_ids([3, 1, 0]) == [3, 1, 0]  # seeds 1 and 0 are seeds, not places
+    assert seed_ids([None]) == [0] and seed_ids([None, None]) == [0, 1]  # no seed anywhere: places
+    with pytest.raises(StsbenchError, match=r"seeds \[3, None\]: a group mixes trained models with and"):
+        seed_ids([3, None])  # the second model's place, 1, could be a seed of the group
+
+    def model(key: str, seed: int | None, dev: float) -> SimpleNamespace:
+        run = SimpleNamespace(config={"seed": seed}, best_dev_spearman=dev)
+        return SimpleNamespace(key=key, run=run)
+
+    group = SeedGroup("g", None, (model("a", 1, 0.80), model("b", 0, 0.82)))  # seed 1 at place 0
+    assert group.seed_ids == [1, 0]
+    assert group_figures([], group)[1] == {1: pytest.approx(80.0), 0: pytest.approx(82.0)}
+    assert _raw_devs(group) == {1: pytest.approx(80.0), 0: pytest.approx(82.0)}
+    with pytest.raises(StsbenchError, match="with and without an int seed"):
+        group_figures([], SeedGroup("g", None, (model("a", 1, 0.80), model("b", None, 0.82))))

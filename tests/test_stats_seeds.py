@@ -30,6 +30,11 @@ def test_one_seed_has_no_spread_and_bad_input_is_one_line():
         assert "\n" not in str(err.value)
 
 
+def _welch(a, b):
+    """Welch over seeds: two settings on disjoint seeds."""
+    return decide.difference(dict(enumerate(a)), {1000 + i: v for i, v in enumerate(b)})
+
+
 def test_the_one_rules_welch_is_welchs_test():
     a = [76.1, 75.4, 76.8, 75.9, 76.3]
     b = [75.0, 75.9, 74.6, 75.2]
@@ -55,14 +60,14 @@ def test_the_one_rules_welch_is_welchs_test():
     nc = d.mdd / d.se
     power = stats.nct.sf(t_crit, d.df, nc) + stats.nct.cdf(-t_crit, d.df, nc)
     assert power == pytest.approx(0.8, abs=0.02)
-    same = decide.welch([(1.0, a), (-1.0, a)])
+    same = _welch(a, a)
     assert same.diff == 0 and same.p == pytest.approx(1.0)
-    flat = decide.welch([(1.0, [1.0, 1.0]), (-1.0, [1.0, 1.0])])
+    flat = _welch([1.0, 1.0], [1.0, 1.0])
     assert flat.p is None and flat.low == flat.high == 0.0 and not flat.spread
 
 
 def test_more_seeds_detect_smaller_differences():
     rng = np.random.default_rng(0)
-    few = decide.welch([(1.0, rng.normal(0, 1, 3)), (-1.0, rng.normal(0, 1, 3))])
-    many = decide.welch([(1.0, rng.normal(0, 1, 30)), (-1.0, rng.normal(0, 1, 30))])
+    few = _welch(rng.normal(0, 1, 3), rng.normal(0, 1, 3))
+    many = _welch(rng.normal(0, 1, 30), rng.normal(0, 1, 30))
     assert many.mdd < few.mdd

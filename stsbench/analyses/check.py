@@ -25,10 +25,11 @@ from stsbench.analyses.registry import all_analyses, get_analysis
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.published.registry import Entry, get_entry
-from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, SeedRow, check_difference, inside_interval
+from stsbench.published.seed_check import SeedRow, check_difference, inside_interval
 from stsbench.results.folder import ANALYSIS_KIND, AnalysisRecord, read_folder
 from stsbench.results.portable import same_path
 from stsbench.results.seeds import LEVEL, summary_dict
+from stsbench.stats.decide import CELL_DELTA, REPRODUCED
 
 _SEED = re.compile(r"seed-(\d+)")
 
@@ -89,7 +90,7 @@ def check_analysis(
     results_dir: Path,
     key: str,
     model: str | None = None,
-    difference: float = DIFFERENCE,
+    difference: float = CELL_DELTA,
     level: float = LEVEL,
 ) -> AnalysisComparison:
     """Judge published analysis row ``key`` on the analyses under ``results_dir`` (one group of seeds).

@@ -55,14 +55,20 @@ def print_result(result: CompareResult) -> None:
         )
         table = Table()
         seeds = bool(comp.rows and comp.rows[0].n_seeds)
-        middle = ("p", "design", f"against δ = {comp.rows[0].delta:g}") if seeds else ("p boot", "p Williams", "p Holm")
+        delta = f"against δ = {comp.rows[0].seeds.delta:g}" if seeds else ""
+        middle = ("p (|d| > δ)", "p Holm", "design", delta) if seeds else ("p boot", "p Williams", "p Holm")
         for col in ("task", comp.reference, comp.other, "diff", f"{pct} interval", *middle, "MDE 80%", "n"):
             table.add_column(col, justify="left" if col == "task" else "right", no_wrap=True)
         for r in comp.rows:
             mark = "*" if r.significant else ""
             cells = (
-                (_p(r.p_bootstrap), r.design or "", (r.decision or "") + (f" ({r.note})" if r.note else ""))
-                if seeds
+                (
+                    _p(r.seeds.p),
+                    "-" if r.seeds.p_holm is None else _p(r.seeds.p_holm),
+                    r.seeds.interval.design,
+                    r.seeds.outcome + (f" ({note})" if (note := _shown(r.seeds.note)) else ""),
+                )
+                if seeds and r.seeds
                 else (_p(r.p_bootstrap), _p(r.p_williams), _p(r.p_bootstrap_holm))
             )
             table.add_row(
@@ -80,10 +86,11 @@ def print_result(result: CompareResult) -> None:
     if over_seeds:
         how = (
             "over the seeds' figures, unrounded where the aggregate stores them (the figures are the seed means): "
-            "paired on the seeds both sides "
-            "share, Welch where they share none; the interval read against δ, the difference that matters (a "
-            "difference that matters: outside ±δ, marked *; none that matters: inside; undecided otherwise; "
-            "fewer than 3 seeds: undecided; docs/uncertainty.md, One rule)"
+            "paired on the seeds both sides share (partly paired where they share some, Welch where they share "
+            "fewer than 3 or have no seed ids); the interval read against δ, the difference that matters (a "
+            "difference that matters: outside ±δ; none that matters: inside; undecided otherwise; fewer than 3 "
+            f"seeds: undecided); * needs Holm too: p (|d| > δ) = 2·sf((|d| - δ)/se, df), Holm {FAMILY}, below "
+            "0.05 (docs/uncertainty.md, One rule)"
         )
     else:
         how = (
@@ -98,11 +105,18 @@ def print_result(result: CompareResult) -> None:
     for side in (s for s in result.sides if s.rounded):
         console.print(
             f"Note: {escape(side.label)}'s seed aggregate holds its figures at two decimals only (written before "
-            "stsbench stored raw ones beside them): differences below 0.01 are tested as rounded; `stsbench run "
-            "--model OUT` on its seeds folder writes the raw figures.",
+            "stsbench stored raw ones beside them): each is judged with a resolution of 0.01 (its variance "
+            "h²/12 added); `stsbench run --model OUT` on its seeds folder writes the raw figures.",
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _shown(note: str | None) -> str | None:
+    """A row's note without the two-decimal one, which the table's own Note says once a side."""
+    from stsbench.stats.decide import ROUNDED
+
+    return "; ".join(n for n in (note or "").split("; ") if n and n != ROUNDED) or None
 
 
 def compare_cmd(

@@ -168,7 +168,8 @@ def _check_analysis(
     from stsbench.commands.run import seed_spread
     from stsbench.errors import StsbenchError
     from stsbench.published.check import CheckFailed
-    from stsbench.published.seed_check import DIFFERENCE, REPRODUCED, verdict_cells
+    from stsbench.published.seed_check import verdict_cells
+    from stsbench.stats.decide import CELL_DELTA, REPRODUCED
 
     seeds = tolerance.strip().lower() == "seeds"
     allowed = 0.0 if seeds else _tolerance(tolerance)
@@ -176,7 +177,7 @@ def _check_analysis(
         raise StsbenchError(
             "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
         )
-    c = check_analysis(results, against, model, DIFFERENCE if difference is None else difference)
+    c = check_analysis(results, against, model, CELL_DELTA if difference is None else difference)
     if not seeds and len(c.seeds) > 1:
         raise StsbenchError(
             f"{c.model} has {len(c.seeds)} seeds under {results}: judge them with --tolerance seeds"
@@ -247,9 +248,10 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
     from stsbench.commands._console import table_console
     from stsbench.commands.run import seed_spread
     from stsbench.published.check import CheckFailed
-    from stsbench.published.seed_check import DIFFERENCE, NOT_CHECKED, REPRODUCED, check_seeds, verdict_cells
+    from stsbench.published.seed_check import check_seeds, verdict_cells
+    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
 
-    c = check_seeds(results, against, **filters, difference=DIFFERENCE if difference is None else difference)
+    c = check_seeds(results, against, **filters, difference=CELL_DELTA if difference is None else difference)
     e, agg = c.entry, c.aggregate
     heading = (
         f"[bold]{escape(agg['model'])}/{agg['pooler']}/{agg['mode']}[/bold], {len(agg['seeds'])} seeds, vs "
@@ -266,7 +268,9 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
     for r in c.rows:
         s = r.seeds
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
-        style = {"inside": "green", NOT_CHECKED: "dim"}.get(r.status, "yellow")  # a description, not the verdict
+        style = {"inside": "green", NOT_CHECKED: "dim"}.get(
+            r.status, "yellow"
+        )  # a description, not the verdict
         spread = "-" if s is None else seed_spread(s)
         cells = verdict_cells(r.verdict)
         vstyle = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(r.verdict.status, "bold red")
@@ -315,14 +319,15 @@ def _check_cells(
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
     from stsbench.published.check import EPS, CheckFailed
-    from stsbench.published.seed_check import DIFFERENCE, NOT_CHECKED, REPRODUCED, verdict_cells
+    from stsbench.published.seed_check import verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
+    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
 
     seeds = tolerance.strip().lower() == "seeds"
     allowed = 0.0 if seeds else _tolerance(tolerance)
     if allowed < 0:
         raise StsbenchError(f"--tolerance must be >= 0, got {allowed}")
-    rep = check_cells(results, against, DIFFERENCE if difference is None else difference, model)
+    rep = check_cells(results, against, CELL_DELTA if difference is None else difference, model)
     n = max((v.n for v in rep.verdicts), default=0)
     if not seeds and n > 1:
         raise StsbenchError(

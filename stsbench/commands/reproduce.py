@@ -338,7 +338,7 @@ def _verdict(out: Path) -> None:
     import json
 
     from stsbench.errors import Negative
-    from stsbench.published.seed_check import NOT_REPRODUCED
+    from stsbench.stats.decide import NOT_REPRODUCED
 
     path = out / "reproduction.json"
     if not path.is_file():

@@ -19,7 +19,8 @@ The seeds' figures of a cell go to :func:`stsbench.published.seed_check.verdict`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,10 +28,29 @@ from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import raw_average
 from stsbench.published.registry import TASK_REGISTRY, TRANSFER_TASKS, Entry, get_cell
+from stsbench.tasks.registry import task_kind
 
 BEST_DEV = "best-dev"
 # (task, mode) -> figure, for one seed
 TaskFigures = Mapping[tuple[str, str], float]
+
+
+# How many examples score a transfer task's accuracy: its test set, the whole dataset for the cross-validated MR,
+# CR, SUBJ and MPQA (tests/test_decide_second.py counts them in the data): its figure moves in steps of 100/N.
+SCORED = {"MR": 10662, "CR": 3775, "SUBJ": 10000, "MPQA": 10606, "SST2": 1821, "TREC": 500, "MRPC": 1725}
+
+
+def resolution(tasks: Sequence[str], rounded: bool = False) -> float:
+    """The resolution h of a figure over ``tasks`` (one task, or their average), docs/uncertainty.md.
+
+    100/N for a transfer accuracy, 0 for a raw correlation; an average's h² is the mean of its parts' over their
+    count; ``rounded``: a figure stored at two decimals (h 0.01 more).
+    """
+    from stsbench.stats.decide import STORED, average_resolution
+
+    h = average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
+    return math.hypot(h, STORED) if rounded else h
+
 
 
 @dataclass(frozen=True)
@@ -53,8 +73,24 @@ class Figure:
 
     @property
     def modes(self) -> tuple[str, ...]:
-        """The result modes that give this figure: test, else fasttest (the same figures); or dev."""
-        return ("test", "fasttest") if self.mode == "test" else ("dev",)
+        """The result modes that give this figure (:func:`result_modes`)."""
+        return result_modes(self.mode, self.tasks)
+
+
+def result_modes(split: str | None, tasks: Iterable[str]) -> tuple[str, ...]:
+    """The result modes a published figure over ``tasks`` on ``split`` may be read from, preferred first.
+
+    ``dev``: dev results. ``test``: test results, and for STS tasks fasttest ones too (fasttest changes only
+    the transfer classifier's settings: an STS figure is the same in both); a transfer task, or an average over
+    one, test only (its fasttest figure is another protocol's). The modes given are one protocol, so the seeds of a
+    cell read from several of them are comparable. Any other split: none.
+    """
+    if split == "dev":
+        return ("dev",)
+    if split != "test":
+        return ()
+    sts = all(t in TASK_REGISTRY and task_kind(t) == "sts" for t in tasks)
+    return ("test", "fasttest") if sts else ("test",)
 
 
 # the training's own best STS-B dev Spearman x100 (falling back to STS-B dev results for a model not trained here)
@@ -121,7 +157,9 @@ def seed_values(
     ``best_devs``: x100. Figures unrounded (what tests read): an average is the plain mean of its tasks' figures
     (printed tables round, as SimCSE does; a test never reads the rounded one). A seed lacking a task of an
     average has no figure. A best-dev figure falls back to the
-    seeds' STS-B dev results where no training is known (a model not trained here).
+    seeds' STS-B dev results where no training is known (a model not trained here). Each seed's figure is read
+    from the first of :attr:`Figure.modes` it has: one protocol for every seed (a transfer test figure never
+    from fasttest results).
     """
     if figure.kind == BEST_DEV and best_devs:
         return dict(best_devs)

@@ -10,6 +10,7 @@ from stsbench.average import AVG
 from stsbench.errors import Negative, StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
+from stsbench.published.cells import result_modes
 from stsbench.published.registry import Entry, Paper, get_entry
 from stsbench.results.folder import Measured, load_results, select_run
 from stsbench.results.mteb_layout import (
@@ -147,8 +148,12 @@ def comparable_tasks(entry: Entry) -> dict[str, float]:
 
 
 def check_split(entry: Entry, mode: str, results_dir: Path) -> None:
-    """Refuse results of ``mode`` against a row of the other split (dev numbers against test results)."""
-    if entry.split is not None and (entry.split == "dev") != (mode == "dev"):
+    """Refuse results of a ``mode`` the row's figures may not be read from (:func:`.cells.result_modes`).
+
+    Dev numbers against test results, test numbers against dev ones, a transfer test row against fasttest ones.
+    """
+    tasks = tuple(entry.task_values) or entry.avg_of
+    if entry.split is not None and mode not in result_modes(entry.split, tasks):
         raise StsbenchError(
             f"{entry.key} has {entry.split}-split numbers but the results under {results_dir} were run "
             f"in {mode} mode; rerun with --mode {'dev' if entry.split == 'dev' else 'test'} "

@@ -71,6 +71,8 @@ class Entry:
     ] = ()  # the tasks an Avg.-only row's or a sweep's figures average (see the docstring)
     avg_of_assumed: bool = False  # the paper does not say what its average covers: avg_of is our reading
     analysis: str | None = None  # an analysis table's: the stsbench analysis that computes its figures
+    runs: int = 1  # the published figure is the mean of this many runs (1: a single run, the default)
+    best_of: int | None = None  # the published figure is the best (or dev-selected) of this many runs
 
     @property
     def cite(self) -> str:

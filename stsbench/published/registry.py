@@ -16,7 +16,10 @@ first preprint's) and where the numbers were read (``source``, a table's overrid
 whose figures are averages without task columns (an ``Avg.``-only row, a sweep's settings) says what the average
 covers, ``avg_of`` (a task set, ``sts`` or ``transfer``, or a list of tasks), and ``avg_of_assumed: true`` where
 the paper does not say and the registry reads it so (shown as an assumption wherever the cell is judged). An
-analysis table names the stsbench analysis that computes its figures (``analysis: length_bias``).
+analysis table names the stsbench analysis that computes its figures (``analysis: length_bias``). A table or a row
+says how many runs a figure is where the paper does: ``runs: k``, the mean of k runs (1, a single run, unless
+given), or ``best_of: K``, the best (or dev-selected) of K runs, never both on one level; a row that gives either
+takes neither from its table (``Entry.runs``, ``Entry.best_of``).
 """
 
 from __future__ import annotations

@@ -77,6 +77,17 @@ Id = Annotated[str, BeforeValidator(_text_id)]
 Notes = Annotated[tuple[str, ...], BeforeValidator(_notes)]  # a note, or a list of notes
 AvgOf = Annotated[tuple[str, ...], BeforeValidator(_avg_of)]
 Text = Annotated[str, Field(min_length=1)]
+Runs = Annotated[StrictInt, Field(ge=1)]  # the published figure is the mean of this many runs
+BestOf = Annotated[StrictInt, Field(ge=2)]  # the figure is the best (or dev-selected) of this many runs
+
+
+def _runs_or_best_of(level: RowSchema | TableSchema) -> None:
+    """A level says either ``runs`` or ``best_of``: a figure is a mean of runs or the best of them, not both."""
+    if "runs" in level.model_fields_set and level.best_of is not None:
+        raise ValueError(
+            f"runs: {level.runs} and best_of: {level.best_of} exclude each other (a figure is the mean of k runs "
+            "or the best of K); give one"
+        )
 
 
 class _Level(BaseModel):
@@ -106,11 +117,13 @@ class RowSchema(_Level):
     values: Annotated[dict[str, float], BeforeValidator(_numbers)]
     printed_as: Annotated[dict[str, str], BeforeValidator(lambda v: {} if v is None else v)] = {}
     notes: Notes = ()
-    # these four: the table's where the row does not give its own (RowSchema.inherit)
+    # these: the table's where the row does not give its own (RowSchema.inherit, RowSchema.run_count)
     selection: Selection | None = None
     version: str | None = None
     avg_of: AvgOf = ()
     avg_of_assumed: StrictBool = False
+    runs: Runs = 1
+    best_of: BestOf | None = None
 
     @model_validator(mode="after")
     def _printed_columns(self) -> RowSchema:
@@ -119,9 +132,19 @@ class RowSchema(_Level):
             raise ValueError(f"printed_as names columns not in values: {', '.join(stray)}")
         return self
 
+    @model_validator(mode="after")
+    def _one_run_count(self) -> RowSchema:
+        _runs_or_best_of(self)
+        return self
+
     def inherit(self, table: TableSchema, name: str) -> Any:
         """The row's ``name`` where it gives one (even null), else its table's."""
         return getattr(self if name in self.model_fields_set else table, name)
+
+    def run_count(self, table: TableSchema) -> dict[str, Any]:
+        """``runs`` and ``best_of``: the row's where it gives either key, else its table's (one answer, two keys)."""
+        own = self if self.model_fields_set & {"runs", "best_of"} else table
+        return {"runs": own.runs, "best_of": own.best_of}
 
 
 class TableSchema(_Level):
@@ -141,6 +164,13 @@ class TableSchema(_Level):
     avg_of: AvgOf = ()
     avg_of_assumed: StrictBool = False
     analysis: str | None = None
+    runs: Runs = 1
+    best_of: BestOf | None = None
+
+    @model_validator(mode="after")
+    def _one_run_count(self) -> TableSchema:
+        _runs_or_best_of(self)
+        return self
 
     @model_validator(mode="after")
     def _assumed_with_avg_of(self) -> TableSchema:
@@ -181,6 +211,7 @@ class FileSchema(_Level):
                 avg_of=r.inherit(t, "avg_of"),
                 avg_of_assumed=r.inherit(t, "avg_of_assumed"),
                 analysis=t.analysis or None,
+                **r.run_count(t),
             )
             for t in self.tables
             for r in t.rows
@@ -254,6 +285,7 @@ _SAID = {
     "string_too_short": "'{name}' is empty",
     "bool_type": "{name} is true or false, found {found}",
     "literal_error": "{name} must be one of {choices}, found {found}",
+    "greater_than_equal": "'{name}' must be at least {ge}, found {found}",
 }
 
 
@@ -286,8 +318,9 @@ def _line(err: Any, model: type[_Level], data: Any, where: str) -> str:
     elif kind == "value_error":
         text = str(err["msg"]).removeprefix("Value error, ")
     elif kind in _SAID:
-        choices = ", ".join(re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
-        text = _SAID[kind].format(name=name, found=found, choices=choices)
+        ctx = err.get("ctx") or {}
+        choices = ", ".join(re.findall(r"'([^']*)'", str(ctx.get("expected", ""))))
+        text = _SAID[kind].format(name=name, found=found, choices=choices, ge=ctx.get("ge"))
     else:
         text = f"{'.'.join(map(str, rest)) or model.LEVEL}: {err['msg']}, found {found}"
     return f"{where}: {text}"

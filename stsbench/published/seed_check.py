@@ -3,8 +3,9 @@
 :func:`verdict` decides whether a published figure is reproduced by a set of seeds; the report's Reproduction
 section (:mod:`stsbench.reports.reproduction`) and ``check --tolerance seeds`` both call it, so they cannot
 disagree. It is stsbench's one decision rule (:func:`stsbench.stats.decide.reproduction`) on the seeds' unrounded
-figures: the 95% t-interval of ``mean - published`` over ``n`` seeds, read against the difference that matters
-(δ, :data:`DIFFERENCE` points, ``--difference`` or a recipe's ``delta``):
+figures (:func:`stsbench.stats.decide.cell`): the 95% t-interval of ``mean - published`` over ``n`` seeds, widened
+for a published figure of few runs (the registry's ``runs``, ``best_of``) and for the figures' resolution, read
+against the difference that matters (δ, :data:`CELL_DELTA` points, ``--difference`` or a recipe's ``delta``):
 
 - *reproduced*: the interval lies inside ±δ;
 - *not reproduced*: it lies entirely outside ±δ (a difference smaller than δ is never "not reproduced");
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,22 @@ from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
 from stsbench.results.portable import output_of, same_path
 from stsbench.results.seeds import LEVEL, SEEDS_FILE, tested_values
-
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
-INCONCLUSIVE = "inconclusive"
-MISSING = "missing"
-NOT_CHECKED = "not checked"
-DIFFERENCE = 1.0  # points (Spearman or accuracy x100): stsbench.stats.decide.CELL_DELTA, the cells' δ
-POWER = 0.8  # of the MDE
+from stsbench.stats.decide import (
+    CELL_DELTA,
+    INCONCLUSIVE,
+    MISSING,
+    NOT_CHECKED,
+    NOT_REPRODUCED,
+    POWER,
+    REPRODUCED,
+    ROUNDED,
+    Decision,
+    capped,
+    cell,
+    check_delta,
+    noted,
+    unmeasured,
+)
 
 
 def inside_interval(published: float, low: float, high: float) -> bool:
@@ -51,33 +60,39 @@ def inside_interval(published: float, low: float, high: float) -> bool:
 
 def check_difference(difference: float) -> float:
     """The difference that matters, refused in one line unless a positive finite number."""
-    if not (isinstance(difference, (int, float)) and math.isfinite(difference) and difference > 0):
-        raise StsbenchError(f"--difference must be a positive number of points, got {difference!r}")
-    return float(difference)
+    return check_delta(difference, "--difference")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One published figure against its seeds' figures: the statistics behind the verdict and the verdict."""
+    """One published figure against its seeds' figures: their summary and the one record of the verdict."""
 
     task: str
     published: float
-    status: str  # REPRODUCED | NOT_REPRODUCED | INCONCLUSIVE | MISSING | NOT_CHECKED
+    decision: Decision
     values: tuple[float, ...] = ()  # one per seed
     mean: float | None = None
     std: float | None = None  # sample std (ddof 1); None for one seed
-    low: float | None = None  # the 95% t-interval of the mean; None for one seed
+    low: float | None = None  # the 95% t-interval of the mean (a description); None for one seed
     high: float | None = None
-    diff: float | None = None  # mean - published
-    p: float | None = None  # two-sided one-sample t test of mean = published; None for one seed
-    mde: float | None = None  # smallest difference the seeds detect (80% power); None for one seed
-    difference: float = DIFFERENCE  # the difference that matters
     level: float = LEVEL
-    margin: float | None = (
-        None  # how far the deciding end of (mean - published)'s interval lies from ±difference
+
+    status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
+    diff = property(
+        lambda self: self.decision.diff if self.decision.interval else self._raw_diff, doc="m - P."
     )
-    nearest: str | None = None  # inconclusive: the outcome it is nearest to
-    note: str | None = None  # fewer than 3 seeds; no spread over seeds
+    p = property(lambda self: self.decision.p, doc="The two-sided p of m = P.")
+    mde = property(
+        lambda self: self.decision.mdd, doc="The smallest difference the seeds detect (80% power)."
+    )
+    margin = property(lambda self: self.decision.margin, doc="How far the deciding end lies from ±δ.")
+    nearest = property(lambda self: self.decision.nearest, doc="Inconclusive: the outcome it is nearest to.")
+    note = property(lambda self: self.decision.note, doc="Fewer than 3 seeds, one run, no spread, ...")
+    difference = property(lambda self: self.decision.delta or CELL_DELTA, doc="δ.")
+
+    @property
+    def _raw_diff(self) -> float | None:
+        return None if self.mean is None else self.mean - self.published
 
     @property
     def n(self) -> int:
@@ -89,71 +104,60 @@ class Verdict:
         """The published figure inside the interval; None without an interval."""
         return None if self.low is None else inside_interval(self.published, self.low, self.high)
 
+    def with_status(self, status: str) -> Verdict:
+        """The same figures under another word (not comparable: computed on modified data)."""
+        return replace(self, decision=replace(self.decision, outcome=status))
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON (the verdict under ``verdict``)."""
-        return {
-            "task": self.task,
-            "published": self.published,
-            "verdict": self.status,
-            "values": list(self.values),
-            "n": self.n,
-            "mean": self.mean,
-            "std": self.std,
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "diff": self.diff,
-            "p": self.p,
-            "mde": self.mde,
-            "power": POWER,
-            "difference": self.difference,
-            "margin": self.margin,
-            "nearest": self.nearest,
-            "note": self.note,
-        }
+        """Plain dict for JSON: the cell, its seeds' summary, and the decision's fields."""
+        out = self.decision.to_dict()
+        out.update(task=self.task, published=self.published, verdict=self.status, values=list(self.values))
+        out.update(n=self.n, mean=self.mean, std=self.std, low=self.low, high=self.high, level=self.level)
+        return {**out, "diff": self.diff, "difference": self.difference, "power": POWER}
 
 
 def verdict(
     task: str,
     published: float,
     values: Sequence[float],
-    difference: float = DIFFERENCE,
+    difference: float = CELL_DELTA,
     level: float = LEVEL,
     checked: bool = True,
+    *,
+    runs: int = 1,
+    best_of: int | None = None,
+    resolution: float | None = None,
 ) -> Verdict:
-    """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it."""
-    # scipy: only where seeds are judged (plain `check` and `run` stay without)
-    from stsbench.stats import decide
-    from stsbench.stats.seeds import seed_summary
+    """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it.
+
+    ``runs``/``best_of``: how many runs the published figure is (the registry's); ``resolution``: the figures'
+    h, by default the task's (:func:`stsbench.tasks.registry.resolution`).
+    """
+    from stsbench.published.cells import resolution as task_resolution
 
     difference = check_difference(difference)
+    h = task_resolution([task]) if resolution is None else resolution
     values = tuple(float(v) for v in values)
-    if not values:
-        return Verdict(
-            task, published, NOT_CHECKED if not checked else MISSING, difference=difference, level=level
-        )
-    s = seed_summary(values, level)
-    base = dict(values=values, mean=s.mean, std=s.std, low=s.low, high=s.high, diff=s.mean - published)
-    if not checked:
-        return Verdict(task, published, NOT_CHECKED, **base, difference=difference, level=level)
-    iv = decide.one_sample(values, published, level)
-    if iv is None:  # one seed: no spread, so no interval and no detectable difference
-        note = f"one seed: at most {INCONCLUSIVE}"
-        return Verdict(task, published, INCONCLUSIVE, **base, difference=difference, level=level, note=note)
-    d = decide.reproduction(iv, difference)
-    return Verdict(
-        task,
-        published,
-        d.outcome,
-        **base,
-        p=iv.p,
-        mde=iv.mdd,
-        difference=difference,
-        level=level,
-        margin=d.margin,
-        nearest=d.nearest,
-        note=d.note,
+    finite = tuple(v for v in values if math.isfinite(v))
+    if not values or not checked:
+        word = NOT_CHECKED if not checked else MISSING
+        base = _described(finite, level) if values else {}
+        return Verdict(task, published, unmeasured(word, task, delta=difference), values, **base, level=level)
+    dec = cell(
+        finite, published, difference, runs=runs, best_of=best_of, resolution=h, what=task, level=level
     )
+    if len(finite) < len(values):
+        dec = capped(dec, f"{len(values) - len(finite)} seed figures not finite")
+    return Verdict(task, published, dec, values, **_described(finite, level), level=level)
+
+
+def _described(values: Sequence[float], level: float) -> dict[str, Any]:
+    from stsbench.stats.seeds import seed_summary
+
+    if not values:
+        return {}
+    s = seed_summary(values, level)
+    return dict(mean=s.mean, std=s.std, low=s.low, high=s.high)
 
 
 @dataclass(frozen=True)
@@ -164,13 +168,32 @@ class SeedRow:
     published: float
     seeds: dict[str, Any] | None  # the aggregate's row: values, mean, std, n, low, high (and raw: unrounded)
     checked: bool = True  # False: an Avg. over other tasks than the published one's
-    difference: float = DIFFERENCE
+    difference: float = CELL_DELTA
     level: float = LEVEL
+    runs: int = 1  # how many runs the published figure is (the registry's)
+    best_of: int | None = None
+    over: tuple[str, ...] = ()  # the tasks an Avg. averages (its resolution's)
     verdict: Verdict = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
+        from stsbench.published.cells import resolution
+
         values = [] if self.seeds is None else tested_values(self.seeds)
-        decided = verdict(self.task, self.published, values, self.difference, self.level, self.checked)
+        rounded = self.seeds is not None and not self.seeds.get("raw")  # written before raw figures were kept
+        over = self.over or (self.task,)
+        decided = verdict(
+            self.task,
+            self.published,
+            values,
+            self.difference,
+            self.level,
+            self.checked,
+            runs=self.runs,
+            best_of=self.best_of,
+            resolution=resolution(over, rounded),
+        )
+        if rounded and decided.decision.interval is not None:
+            decided = replace(decided, decision=noted(decided.decision, ROUNDED))
         object.__setattr__(self, "verdict", decided)
 
     @property
@@ -199,10 +222,10 @@ class SeedComparison:
         return all(r.verdict.status in (REPRODUCED, NOT_CHECKED) for r in self.rows)
 
     def summary(self) -> str:
-        """One line: passed, or which rows are not reproduced, inconclusive or missing."""
+        """One line: passed, or which rows are not reproduced, inconclusive or missing (never a δ to choose after)."""
         n = sum(r.checked for r in self.rows)
         seeds = plural(len(self.aggregate["seeds"]), "seed")
-        difference = self.rows[0].difference if self.rows else DIFFERENCE
+        difference = self.rows[0].difference if self.rows else CELL_DELTA
         if self.passed:
             return (
                 f"all {plural(n, 'figure')} of {self.entry.key} reproduced over {seeds}: each 95% interval of "
@@ -225,8 +248,7 @@ class SeedComparison:
             )
             parts.append(
                 f"{', '.join(v.task for v in wide)} inconclusive: the 95% interval over {seeds} reaches across "
-                f"±{difference:.2f} points ({spans}), or fewer than 3 seeds; train more seeds, or pass the "
-                "--difference that matters"
+                f"±{difference:.2f} points ({spans}), or fewer than 3 seeds: train more seeds"
             )
         for status, what in (
             ("no interval", "without an interval (one seed: train more)"),
@@ -270,7 +292,7 @@ def check_seeds(
     model: str | None = None,
     pooler: str | None = None,
     mode: str | None = None,
-    difference: float = DIFFERENCE,
+    difference: float = CELL_DELTA,
 ) -> SeedComparison:
     """Compare the one seed aggregate under ``results_dir`` (after the filters) with published entry ``key``.
 
@@ -300,9 +322,14 @@ def check_seeds(
         )
     check_split(entry, agg["mode"], results_dir)
     level = float(agg.get("level", LEVEL))
-    rows = [SeedRow(t, v, agg["tasks"].get(t), True, difference, level) for t, v in published.items()]
+    runs = {"runs": entry.runs, "best_of": entry.best_of}
+    rows = [SeedRow(t, v, agg["tasks"].get(t), True, difference, level, **runs) for t, v in published.items()]
     if AVG in entry.values and AVG in agg["tasks"]:
-        averaged = {t for t in agg["tasks"] if not t.endswith(AVG)}  # "Avg.", "STS Avg.", "Transfer Avg."
-        same = averaged == set(published)
-        rows.append(SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], same, difference, level))
+        averaged = tuple(
+            t for t in agg["tasks"] if not t.endswith(AVG)
+        )  # "Avg.", "STS Avg.", "Transfer Avg."
+        same = set(averaged) == set(published)
+        rows.append(
+            SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], same, difference, level, **runs, over=averaged)
+        )
     return SeedComparison(entry, path, agg, tuple(rows))

@@ -48,6 +48,7 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
     ``best-dev`` and ``final-dev`` every training measures; an analysis figure is checked against the analyses.
     """
     from stsbench.average import AVG
+    from stsbench.published.cells import result_modes
     from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
     from stsbench.reports.claim_figures import FINAL_DEV, TRANSFER_AVG, analysis_figure
     from stsbench.tasks.registry import task_names
@@ -55,7 +56,7 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
     if claim.figure in ("best-dev", FINAL_DEV) or analysis_figure(claim.figure) is not None:
         return
     needed = {AVG: STS_TASKS, TRANSFER_AVG: TRANSFER_TASKS}.get(claim.figure, (claim.figure,))
-    modes = ("dev",) if claim.mode == "dev" else ("test", "fasttest")
+    modes = result_modes("dev" if claim.mode == "dev" else "test", needed)
     names = {r.name: r for r in recipe.runs}
     for setting in claim.settings():
         run = names.get(setting)
@@ -113,12 +114,16 @@ def check_figure(recipe: Recipe, key: str) -> None:
         swept = [find_method(r.method) for r in recipe.runs if r.sweep_of is not None]
         if not any(spec is not None and spec.traceable_distance for spec in swept):
             traced = " or ".join(s.label for s in method_specs() if s.traceable_distance)
-            raise StsbenchError(f"{where}: drawn against the traceable distance: the recipe sweeps no {traced}")
+            raise StsbenchError(
+                f"{where}: drawn against the traceable distance: the recipe sweeps no {traced}"
+            )
     analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
     if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
         raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
     if fig.renderer == "trajectory" and not recipe.runs:
-        raise StsbenchError(f"{where}: drawn from the training logs' dev evaluations: the recipe trains no run")
+        raise StsbenchError(
+            f"{where}: drawn from the training logs' dev evaluations: the recipe trains no run"
+        )
     if fig.renderer == "align-map" and not any(r.evaluate is not None for r in recipe.runs):
         raise StsbenchError(
             f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks"

@@ -30,7 +30,15 @@ from stsbench.reports.run_settings import (
     sts_averages,
     without_seed,
 )
-from stsbench.reports.seeds import SIGNIFICANT, SeedGroup, has_seeds, interval, mean_std, seed_groups
+from stsbench.reports.seeds import (
+    SIGNIFICANT,
+    SeedGroup,
+    has_seeds,
+    interval,
+    mean_std,
+    seed_groups,
+    seed_ids,
+)
 from stsbench.reports.sweep_tables import (
     grid_table,
     seed_sweeps,
@@ -65,9 +73,11 @@ COMPONENT_COLUMNS = (
     "STS test Avg.",
 )
 
+
 def _compatible(a: TrainRun, b: TrainRun) -> bool:
     sa, sb = settings(a), settings(b)
     return shared(a) == shared(b) and all(sa[k] == sb[k] for k in sa.keys() & sb.keys())
+
 
 def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
     """Groups of compatible runs that use at least two different combinations of ESimCSE's components."""
@@ -83,31 +93,38 @@ def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
             groups.append([run])
     return [g for g in groups if len({method_of(r.config) for r in g}) > 1]
 
+
 def _gain(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
+
 
 # a component table's row: a group of seeds, or a run whose checkpoint was not evaluated
 Row = SeedGroup | TrainRun
 
+
 def _runs(row: Row) -> list[TrainRun]:
     return row.runs if isinstance(row, SeedGroup) else [row]
 
+
 def _method(row: Row) -> str:
     return method_of(_runs(row)[0].config)
+
 
 def _summary(values: Iterable[float | None], n: int) -> str:
     """Mean ± std of the finite ``values`` (one value as it is), or a dash."""
     kept = finite(values)
     return mean_std(seed_summary(kept), n) if kept else DASH
 
+
 def _raw_devs(row: Row) -> dict[int, float]:
     """``{seed: the kept checkpoint's STS-B dev Spearman x100, unrounded}`` of a row's runs (what tests read)."""
+    runs = _runs(row)
     out = {}
-    for i, run in enumerate(_runs(row)):
-        if run.best_dev_spearman is not None and math.isfinite(run.best_dev_spearman):
-            seed = run.config.get("seed")
-            out[seed if isinstance(seed, int) else i] = run.best_dev_spearman * 100
+    for seed, run in zip(seed_ids([r.config.get("seed") for r in runs]), runs, strict=True):
+        if run.best_dev_spearman is not None or run.curve:  # NaN: collapsed (0 for the rule, named)
+            out[seed] = math.nan if run.best_dev_spearman is None else run.best_dev_spearman * 100
     return out
+
 
 def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
     """Each row's gain over the SimCSE row: its interval over seeds by the one rule (``*``: it matters), else a difference."""
@@ -116,14 +133,23 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         return {}
     if not over_seeds:
         return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
-    base = _raw_devs(simcse)
-    out = {}
+    base = decide.finite_seeds(_raw_devs(simcse), dev=True)[0]
+    gains = {}
     for r in rows:
-        iv = decide.difference(_raw_devs(r), base) if r is not simcse else None
+        iv = (
+            decide.difference(decide.finite_seeds(_raw_devs(r), dev=True)[0], base)
+            if r is not simcse
+            else None
+        )
         if iv is not None:
-            mark = SIGNIFICANT * (decide.two_sided(iv, decide.DELTA).outcome == decide.MATTERS)
-            out[id(r)] = f"{fmt_delta(iv.diff)} [{fmt_delta(iv.low)}, {fmt_delta(iv.high)}]{mark}"
-    return out
+            gains[id(r)] = decide.two_sided(iv, decide.DELTA, _method(r))
+    # one family: the gains of one table, Holm over them (docs/uncertainty.md, Families)
+    marked = dict(zip(gains, decide.family(list(gains.values())), strict=True))
+    return {
+        k: f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{SIGNIFICANT * decide.marked(d)}"
+        for k, d in marked.items()
+    }
+
 
 def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> Table:
     """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's.
@@ -178,13 +204,14 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
         "STS-B dev Spearman x100, mean ± std over each group's seeds: before training (the backbone) and of "
         "each seed's kept checkpoint. Gain: the difference of the seed means to the SimCSE group on unrounded "
         "figures with its 95% interval (paired on shared seeds, Welch for disjoint ones); "
-        f"{SIGNIFICANT}: the interval lies beyond ±{decide.DELTA:g} points, a difference that matters "
-        "(docs/uncertainty.md, One rule). Published: "
+        f"{SIGNIFICANT}: the interval lies beyond ±{decide.DELTA:g} points, a difference that matters, and Holm "
+        "over the table's gains agrees (docs/uncertainty.md, One rule). Published: "
         "esimcse-arxiv/table6/* (BERT-base, 1M wiki sentences). STS test Avg.: over the seeds' checkpoints.",
         settings_note,
     ]
     title = "Ablation over seeds: ESimCSE's components"
     return make_table(f"ablation_components_seeds_{n}", title, columns, out, notes, right=tuple(columns[4:]))
+
 
 def ablation_tables(
     runs: list[TrainRun],

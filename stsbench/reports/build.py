@@ -15,7 +15,8 @@ from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, all_analyses
 from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
-from stsbench.published.seed_check import DIFFERENCE
+from stsbench.published.cells import result_modes
+from stsbench.published.registry import STS_TASKS
 from stsbench.reports import (
     align_distance,
     align_map,
@@ -55,7 +56,7 @@ from stsbench.reports.seeds import (
 from stsbench.reports.training_sections import training_sections
 from stsbench.results.portable import portable
 from stsbench.stats.claims import Claim, ClaimResult
-from stsbench.stats.decide import DELTA
+from stsbench.stats.decide import CELL_DELTA, DELTA
 
 
 def _scores(coll: Collection, models: list[Model], kind: str, results: Sequence[str]) -> Section:
@@ -167,7 +168,8 @@ def _seeds(
         "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
         "move a figure as much as a method can; a difference to the baseline counts here only where its 95% "
         "interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond the "
-        f"difference that matters (marked {SIGNIFICANT}; docs/uncertainty.md, One rule)."
+        f"difference that matters and Holm over the tasks agrees (marked {SIGNIFICANT}; docs/uncertainty.md, One "
+        "rule)."
     )
     if base is None:
         section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
@@ -179,20 +181,22 @@ def _seeds(
         forest += [
             (
                 f"{d.group.name}: {short_name(task)}",
-                c[0].diff,
-                c[0].low,
-                c[0].high,
+                c.diff,
+                c.low,
+                c.high,
                 seed_differences.significant(c),
             )
             for d in diffs
-            if kind == "sts" and d.mode in ("test", "fasttest")
+            if kind == "sts" and d.mode in result_modes("test", STS_TASKS)
             for task, c in d.cells.items()
             if c is not None
         ]
     points = seed_points(coll.tasks, groups, "sts")
     if points:
         figure = spread.seed_points_figure(points, figs.folder / "sts_seeds")
-        section.figures.append(figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points"))
+        section.figures.append(
+            figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
+        )
     if forest:
         figure = spread.forest_plot(
             forest,
@@ -269,7 +273,7 @@ class ReportSpec:
     command: str
     baseline: str = BASELINE
     against: Sequence[Target] = ()
-    difference: float = DIFFERENCE
+    difference: float = CELL_DELTA
     notes: Sequence[str] = ()
     claims: Sequence[Claim] = ()
     banner: str | None = None
@@ -278,7 +282,11 @@ class ReportSpec:
 
 
 def build_report(
-    coll: Collection, spec: ReportSpec, figures_dir: Path, figures_prefix: str = "figures", out: Path | None = None
+    coll: Collection,
+    spec: ReportSpec,
+    figures_dir: Path,
+    figures_prefix: str = "figures",
+    out: Path | None = None,
 ) -> Report:
     """Draw every figure into ``figures_dir`` and lay out the sections of ``spec`` (nothing else is written).
 
@@ -289,7 +297,13 @@ def build_report(
     :mod:`stsbench.results.portable`).
     """
     title, command, baseline, against = spec.title, spec.command, spec.baseline, spec.against
-    difference, notes, claims, banner, figures = spec.difference, spec.notes, spec.claims, spec.banner, spec.figures
+    difference, notes, claims, banner, figures = (
+        spec.difference,
+        spec.notes,
+        spec.claims,
+        spec.banner,
+        spec.figures,
+    )
     # an absolute results folder named relative to the working folder: the same text whatever --out
     results = tuple(portable(f, ".") for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
@@ -306,12 +320,15 @@ def build_report(
         *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
         *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
-        *training_sections(coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point),
+        *training_sections(
+            coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point
+        ),
         _provenance(coll, models),
     ]
     if figures:  # each paper figure under its number and caption, after the claims (or the scores)
         verdicts = [
-            (c.paper_figure, r.text or r.kind, r.verdict) for c, r in zip(claims, judged, strict=True)
+            (c.paper_figure, r.text or r.kind, r.verdict + (f" ({r.qualifier})" if r.qualifier else ""))
+            for c, r in zip(claims, judged, strict=True)
         ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
         sections[at:at] = _paper_figures(figures, sections, verdicts)

@@ -13,6 +13,7 @@ same seeds are compared seed by seed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from typing import Any
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
-from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, seed_values
+from stsbench.progress import plural
+from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, resolution, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.claim_figures import (
     FINAL_DEV,
@@ -33,10 +35,8 @@ from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
-from stsbench.stats.decide import DELTA
+from stsbench.stats.decide import ALPHA, DELTA, VERDICTS, false_contradiction
 from stsbench.tabular import DASH, Table, fmt, make_table
-
-VERDICT_ORDER = ("supported", "contradicted", "no difference that matters", "inconclusive")
 
 
 def parse_claims(data: Any, where: str) -> list[Claim]:
@@ -66,7 +66,7 @@ def claim_figure(claim: Claim) -> Figure:
     """The figure a claim is about, as the cell rule names figures (:class:`stsbench.published.cells.Figure`)."""
     if claim.figure == BEST_DEV:  # a claim's figure: the training's own best STS-B dev Spearman x100
         return BEST_DEV_FIGURE
-    mode = "dev" if claim.mode == "dev" else "test"  # test: fasttest's figures where a seed has no test ones
+    mode = "dev" if claim.mode == "dev" else "test"  # test: read as Figure.modes says (STS: fasttest too)
     if claim.figure == AVG:  # the papers' Avg.: the mean of the seven STS figures as printed
         return Figure("avg", STS_TASKS, mode)
     if claim.figure == TRANSFER_AVG:  # the transfer tables' Avg.: the mean of the seven accuracies
@@ -91,23 +91,24 @@ def seed_figures(
     variant, row, column = parsed
     analysis = analysis_of(variant)
     out: dict[int, float] = {}
-    for model, seed in zip(group.models, group.seeds, strict=True):
+    for model, seed in zip(group.models, group.seed_ids, strict=True):
         for rec in (r for r in analyses if r.variant == variant and r.model.fingerprint == model.key):
             value = next(
                 (n.value for n in analysis.numbers(rec.result) if (n.row, n.column) == (row, column)), None
             )
             if value is not None:
-                out[seed if isinstance(seed, int) else 0] = value
+                out[seed] = value
     return out
 
 
 def final_devs(group: SeedGroup) -> dict[int, float]:
     """``{seed: STS-B dev x100 at the run's last logged evaluation}`` (unrounded) of the group's trained models."""
     out: dict[int, float] = {}
-    for i, (model, seed) in enumerate(zip(group.models, group.seeds, strict=True)):
-        curve = [v for _, v in model.run.curve if v is not None] if model.run is not None else []
+    for model, seed in zip(group.models, group.seed_ids, strict=True):
+        # the last evaluation, NaN included (a dev Spearman logged null: constant embeddings, a collapse)
+        curve = [math.nan if v is None else v for _, v in model.run.curve] if model.run is not None else []
         if curve:
-            out[seed if isinstance(seed, int) else i] = curve[-1] * 100
+            out[seed] = curve[-1] * 100
     return out
 
 
@@ -128,7 +129,8 @@ def judge_claims(
         found = {name: named_group(groups, name, f"a claim names {name!r}") for name in claim.settings()}
         scores = {name: seed_figures(records, g, claim, analyses) for name, g in found.items()}
         fixed = [name for name, g in found.items() if not g.runs]
-        results.append(judge(claim, scores, fixed=fixed, delta=delta))
+        h = resolution(claim_figure(claim).tasks) if analysis_figure(claim.figure) is None else 0.0
+        results.append(judge(claim, scores, fixed=fixed, delta=delta, resolution=h))
     return results
 
 
@@ -157,10 +159,10 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
         best = DASH
         if r.best_probability:
             best = ", ".join(f"{s} {p:.2f}" for s, p in r.best_probability.items())
-        counts = ", ".join(
-            f"{sum(s.verdict == v for s in r.statements)} {v}"
-            for v in VERDICT_ORDER
-            if any(s.verdict == v for s in r.statements)
+        counts = "; ".join(
+            f"{sum(s.outcome == v for s in r.statements)} {v}"
+            for v in VERDICTS
+            if any(s.outcome == v for s in r.statements)
         )
         rows.append(
             [
@@ -169,15 +171,15 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
                 r.kind,
                 _figure(r),
                 _delta(r),
-                f"**{r.verdict}**",
+                f"**{r.verdict}**" + (f" ({r.qualifier})" if r.qualifier else ""),
                 _margin(r.margin),
                 counts,
                 best,
             ]
         )
-    verdicts = ", ".join(
+    verdicts = "; ".join(
         f"{sum(r.verdict == v for r in results)} {v}"
-        for v in VERDICT_ORDER
+        for v in VERDICTS
         if any(r.verdict == v for r in results)
     )
     return make_table(
@@ -186,17 +188,22 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
         ["#", "claim", "kind", "figure", "δ", "verdict", "margin", "statements", "P(best)"],
         rows,
         notes=[
-            f"{len(results)} claims judged: {verdicts}. "
+            f"{plural(len(results), 'claim')} judged: {verdicts}. If every one were true, or reversed by less than "
+            f"δ, the chance that at least one shows a false contradiction is at most "
+            f"{false_contradiction(len(results)):.2f} (each at most {ALPHA / 2:g}). "
             "Each claim expands to statements, each an interval over seeds of its difference on unrounded figures "
-            "(paired on the seeds the settings share, Welch for disjoint seeds, one-sample against a model not "
-            "trained here), read against δ, the difference that matters: A > B is supported when the 95% interval "
-            "lies above 0 and not inside ±δ, contradicted when it lies below -δ (Holm over the claim's statements), "
-            "no difference that matters inside ±δ; fewer than 3 seeds is at most inconclusive. A claim is "
-            "contradicted when one statement is, supported (or no difference that matters) when all are "
-            "(docs/uncertainty.md, One rule). Margin: how far the deciding end of an interval lies from its "
-            "threshold (negative: how far an inconclusive one is from a decision). P(best): how often each "
-            "setting has the highest mean when its seeds are resampled (2,000 times, paired settings jointly, "
-            "ties split): a description, not a test."
+            "(paired on the seeds the settings share, partly paired or Welch otherwise, one-sample against a model "
+            "not trained here), read against δ, the difference that matters: A > B is supported, by more than δ "
+            "(the interval above δ), supported (above 0, reaching δ), supported, by less than δ (above 0, below "
+            "δ), no difference that matters (inside ±δ, across 0), reversed, by less than δ, reversed, "
+            "contradicted (below -δ, Holm over the claim's statements), inconclusive otherwise; fewer than 3 seeds "
+            "is at most inconclusive. A claim is contradicted when one statement is, takes its statements' word "
+            "when they share one, is supported when every statement's direction is shown (which by more or less "
+            "than δ said beside it), inconclusive otherwise (docs/uncertainty.md, One rule). Margin: how far the "
+            "deciding end of an interval lies from its threshold (negative: how far an inconclusive one is from "
+            "a decision). P(best): how likely each setting has the highest mean, drawn from the seeds' t "
+            "distributions (20,000 draws, settings on shared seeds through their residual variance, ties "
+            "split): a description, not a test."
         ],
     )
 
@@ -207,27 +214,29 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     for i, r in enumerate(results, start=1):
         for s in r.statements:
             span = DASH if s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
-            notes = "; ".join(x for x in (s.missing, s.note) if x)
+            seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
+            tested = s.interval is not None and not s.interval.few
             rows.append(
                 [
                     str(i),
-                    s.statement,
+                    s.what,
                     s.test or DASH,
-                    "/".join(str(n) for n in s.n),
+                    seeds,
                     fmt(s.diff),
                     span,
-                    f"{s.p:.3g}" if s.p is not None else DASH,
+                    f"{s.p:.3g}" if s.p is not None and tested else DASH,
                     f"{s.p_holm:.3g}" if s.p_holm is not None else DASH,
-                    fmt(s.min_detectable),
+                    fmt(s.mdd),
                     _margin(s.margin, s.nearest),
-                    s.verdict + (f" ({notes})" if notes else ""),
+                    s.outcome + (f" ({s.note})" if s.note else ""),
                 ]
             )
     notes = [
         "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
-        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p: two-sided, of a "
-        "zero difference; p (Holm): of the contradiction, within the claim; MDE: the smallest difference the "
-        "seeds detect with 80% power."
+        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p (its test): of what the "
+        "verdict tests against (A > B: a contradiction, diff < -δ; a plateau: |diff| > δ; a bound: above it), "
+        "one-sided, doubled; p (Holm): that p Holm-adjusted within the claim (a contradiction needs it below "
+        "0.05); MDE: the smallest difference the seeds detect with 80% power."
     ]
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
@@ -241,7 +250,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
             "seeds",
             "diff",
             "95% interval",
-            "p",
+            "p (its test)",
             "p (Holm)",
             "MDE",
             "margin",
@@ -249,7 +258,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
         ],
         rows,
         notes=notes,
-        right=("seeds", "p", "p (Holm)"),
+        right=("seeds", "p (its test)", "p (Holm)"),
     )
 
 

@@ -17,7 +17,6 @@ from typing import Any
 from stsbench.analyses.figures import stamped
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
-from stsbench.published.seed_check import DIFFERENCE
 from stsbench.reports.build import ReportSpec, build_report
 from stsbench.reports.collect import collect, only
 from stsbench.reports.layout import Report
@@ -26,6 +25,7 @@ from stsbench.reports.seeds import BASELINE
 from stsbench.results.portable import portable_command
 from stsbench.results.scale import report_banner
 from stsbench.stats.claims import Claim
+from stsbench.stats.decide import CELL_DELTA
 from stsbench.tabular import to_html, to_markdown
 
 FIGURES = "figures"
@@ -119,7 +119,7 @@ def write_report(
     command: str | None = None,
     baseline: str = BASELINE,
     against: Sequence[Target] = (),
-    difference: float = DIFFERENCE,
+    difference: float = CELL_DELTA,
     strict: bool = False,
     notes: Sequence[str] = (),
     claims: Sequence[Claim] = (),

@@ -10,35 +10,24 @@ is a one-line error asking for ``GROUP=KEY``.
 
 Each published task (and the Avg., where the seeds' Avg. is over the row's tasks) gets the verdict of
 :func:`stsbench.published.seed_check.verdict`, the function ``stsbench check --tolerance seeds`` calls, on the
-group's figures (one per seed) in the first mode comparable with the row (test, then fasttest, then dev).
+group's figures (one per seed) in the first mode comparable with the row (test, then STS's fasttest; or dev).
 A cell whose figures were computed on modified data is ``not comparable``, as ``check`` refuses such seeds.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.published.cells import BEST_DEV, TaskFigures, is_cell_check, seed_values
+from stsbench.published.cells import BEST_DEV, TaskFigures, is_cell_check, resolution, seed_values
 from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks
 from stsbench.published.registry import Entry, get_cell, split_cell
-from stsbench.published.seed_check import (
-    DIFFERENCE,
-    INCONCLUSIVE,
-    MISSING,
-    NOT_CHECKED,
-    NOT_REPRODUCED,
-    POWER,
-    REPRODUCED,
-    Verdict,
-    check_difference,
-    verdict,
-    verdict_cells,
-)
+from stsbench.published.seed_check import Verdict, check_difference, verdict, verdict_cells
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.scores import (
     SELECTION_MARK,
@@ -56,12 +45,21 @@ from stsbench.reports.seeds import (
     task_values,
 )
 from stsbench.results.labels import last_part
+from stsbench.stats.decide import (
+    CELL_DELTA,
+    CELL_VERDICTS,
+    NOT_CHECKED,
+    NOT_COMPARABLE,
+    POWER,
+    RULE_VERSION,
+    finite_seeds,
+    noted,
+)
 from stsbench.stats.seeds import SeedSummary
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.tasks.registry import short_name, task_kind
 
-NOT_COMPARABLE = "not comparable"  # a cell over results on modified data
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, MISSING, NOT_COMPARABLE)  # the summary's columns
+VERDICTS = tuple(v for v in CELL_VERDICTS if v != NOT_CHECKED)  # the summary's columns
 REPRODUCTION_KIND = "stsbench.reproduction"
 
 
@@ -174,7 +172,7 @@ def _kind(entry: Entry) -> str:
 
 
 def reproduce(
-    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = DIFFERENCE
+    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = CELL_DELTA
 ) -> Reproduction:
     """Every published figure of ``entry`` against ``group``'s seeds (see the module docstring)."""
     difference = check_difference(difference)
@@ -186,15 +184,19 @@ def reproduce(
         (t, m) for (key, m, t) in modified_data(records, kind) if key in {x.key for x in group.models}
     }
     cells = []
+    runs = {"runs": entry.runs, "best_of": entry.best_of}
     for task, pub in published.items():
-        v = verdict(task, pub, values.get(task, []), difference)
-        cells.append(replace(v, status=NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
+        v = verdict(task, pub, values.get(task, []), difference, **runs)
+        cells.append(v.with_status(NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
     if AVG in entry.values:
         averaged = TASKS_OF[kind]
         avgs = average_values(records, group, kind, mode, averaged, raw=True) if mode else []
-        v = verdict(AVG, entry.values[AVG], avgs, difference, checked=set(published) == set(averaged))
+        checked = set(published) == set(averaged)
+        v = verdict(
+            AVG, entry.values[AVG], avgs, difference, checked=checked, resolution=resolution(averaged), **runs
+        )
         bad = any(t in averaged for t, m in modified if m == mode)
-        cells.append(replace(v, status=NOT_COMPARABLE) if bad and v.values and v.status != NOT_CHECKED else v)
+        cells.append(v.with_status(NOT_COMPARABLE) if bad and v.values and v.status != NOT_CHECKED else v)
     return Reproduction(entry, group, mode, tuple(cells), difference)
 
 
@@ -203,25 +205,26 @@ def group_figures(
 ) -> tuple[dict[int, TaskFigures], dict[int, float]]:
     """Each seed's unrounded task figures ``{(task, mode): raw}`` and its training's best dev x100, unrounded.
 
-    A model not trained here is seed 0; a result run twice counts with its last, in path order.
+    Seeds keyed by :attr:`SeedGroup.seed_ids` (a model not trained here: 0); a result run twice counts with its
+    last, in path order.
     """
-    seeds = [s if isinstance(s, int) else i for i, s in enumerate(group.seeds)]
+    seeds = group.seed_ids
     by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
     tasks: dict[int, dict[tuple[str, str], float]] = {}
     for rec in records:
         r = rec.result
         if r.model.fingerprint in by_model:
             tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.raw
-    best = {
-        seed: m.run.best_dev_spearman * 100
+    best = {  # a run whose every evaluation was NaN (collapsed from the start) has no best: NaN
+        seed: math.nan if m.run.best_dev_spearman is None else m.run.best_dev_spearman * 100
         for seed, m in zip(seeds, group.models, strict=True)
-        if m.run is not None and m.run.best_dev_spearman is not None
+        if m.run is not None and (m.run.best_dev_spearman is not None or m.run.curve)
     }
     return dict(tasks), best
 
 
 def reproduce_cells(
-    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = DIFFERENCE
+    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = CELL_DELTA
 ) -> Reproduction:
     """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.cells`).
 
@@ -233,9 +236,15 @@ def reproduce_cells(
     verdicts = []
     for c in found:
         values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
-        verdicts.append(
-            verdict(c.column, c.published, list(values.values()), difference, checked=c.figure is not None)
+        note = None
+        if c.figure is not None and c.figure.kind == BEST_DEV:  # a collapsed training's NaN dev Spearman: 0
+            values, note, _ = finite_seeds(values, dev=True)
+        h = resolution(c.figure.tasks) if c.figure is not None else 0.0
+        runs = {"runs": c.entry.runs, "best_of": c.entry.best_of, "resolution": h}
+        v = verdict(
+            c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
         )
+        verdicts.append(replace(v, decision=noted(v.decision, note)))
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:
@@ -248,7 +257,7 @@ def reproductions(
     records: list[TaskRecord],
     groups: Sequence[SeedGroup],
     targets: Sequence[Target],
-    difference: float = DIFFERENCE,
+    difference: float = CELL_DELTA,
 ) -> list[Reproduction]:
     """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`).
 
@@ -326,7 +335,10 @@ def rule(difference: float) -> str:
         "Each published figure beside the mean over seeds of the group that reproduces it, and the verdict "
         "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`, on the "
         "one rule of docs/uncertainty.md): the 95% t-interval of mean − published over the seeds' unrounded "
-        f"figures read against the difference that matters, δ = {difference:.2f} points. *reproduced*: the "
+        "figures, widened for a published figure of k runs ((m − P) ± t·s·√(1/n + 1/k), k = 1 unless the registry "
+        "says how many runs it is, assuming the paper's seed spread equals ours; a best-of-K figure against "
+        "m + s·e_K) and for the figures' resolution (a transfer accuracy moves in steps of 100/N: s² + h²/12), "
+        f"read against the difference that matters, δ = {difference:.2f} points. *reproduced*: the "
         "interval lies inside ±δ; *not reproduced*: it lies entirely outside ±δ; *inconclusive*: otherwise, and "
         "with fewer than 3 seeds whatever the spread (MDE 80%: the smallest difference the seeds detect); *not "
         "comparable*: computed on modified data. Margin: how far the deciding end of the interval lies from ±δ "
@@ -347,6 +359,7 @@ def reproduction_json(
     out = {
         "kind": REPRODUCTION_KIND,
         "schema_version": 1,
+        "rule": RULE_VERSION,  # stsbench.stats.decide's: what a verdict meant when it was made
         "difference": difference,
         "level": LEVEL,
         "power": POWER,
@@ -354,11 +367,12 @@ def reproduction_json(
     }
     if claims:
         out["claims"] = [c.to_dict() for c in claims]
+    out["deltas"] = {"cells": difference, "claims": sorted({c.delta for c in claims if c.delta is not None})}
     return out
 
 
 def check_cells(
-    results_dir: Any, address: str, difference: float = DIFFERENCE, group: str | None = None
+    results_dir: Any, address: str, difference: float = CELL_DELTA, group: str | None = None
 ) -> Reproduction:
     """``stsbench check`` of a cell, or a row without task columns: the one group of seeds under ``results_dir``.
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from stsbench.published.cells import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model
@@ -36,9 +37,11 @@ MOMENTUM_FIELDS = (
 
 COMPONENT_FIELDS = ("method", "repetition")
 
+
 def _other_methods_fields(method: str) -> set[str]:
     """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
     return {n for n, o in train_options().items() if o.methods and method not in o.methods}
+
 
 def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(word repetition, momentum contrast) as the run used them: its method's answer (none: both off)."""
@@ -46,15 +49,18 @@ def components_used(run: TrainRun) -> tuple[bool, bool]:
     used = spec.used(run.config) if spec is not None else {}
     return used.get("word repetition", False), used.get("momentum contrast", False)
 
+
 def option_words(name: str) -> str:
     """A training option as the papers name it (its definition's label: ``EMA decay weight``), else its name."""
     option = train_options().get(name)
     return (option.label if option is not None else None) or name
 
+
 def titled(kind: str, name: str, method: str) -> str:
     """``Ablation: EMA decay weight (MoCoSE, ema_decay_start)``: the option's label, its name where they differ."""
     words = option_words(name)
     return f"{kind}: {words} ({method}{'' if words == name else f', {name}'})"
+
 
 def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
@@ -70,37 +76,44 @@ def settings(run: TrainRun) -> dict[str, Any]:
         out["train_file"] = f"{last_part(str(out['train_file']))} ({run.train_rows} rows)"
     return out
 
+
 def shared(run: TrainRun) -> dict[str, Any]:
     """:func:`settings` without any ESimCSE field: what every method has."""
     return {k: v for k, v in settings(run).items() if k not in REPETITION_FIELDS + MOMENTUM_FIELDS}
+
 
 def sort_value(v: Any) -> tuple[int, Any]:
     """A setting's sort key: numbers by value before every other value, by its text."""
     return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
 
+
 def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
     """The STS test Avg. (7 tasks, SimCSE's rounding) of each checkpoint of ``group`` measured on every task.
 
-    Test results where any seed has them, else fasttest (the same figures).
+    Test results where any seed has them, else fasttest (the same figures: :func:`result_modes`).
     """
-    for mode in ("test", "fasttest"):
+    for mode in result_modes("test", STS_TASKS):
         found = average_values(records, group, "sts", mode, STS_TASKS)
         if found:
             return found
     return []
+
 
 def sts_average(run: TrainRun, models: list[Model], records: list[TaskRecord]) -> float | None:
     """The STS test Avg. of the run's checkpoint, when every task was measured (:func:`sts_averages`)."""
     found = sts_averages(SeedGroup("", None, tuple(m for m in models if m.run is run)), records)
     return found[0] if found else None
 
+
 def finite(values: Iterable[float | None]) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
+
 
 def other_settings(run: TrainRun, varied: tuple[str, ...]) -> str:
     """A sweep's or grid's note: every setting of ``run`` but the ``varied`` ones."""
     same = {k: v for k, v in settings(run).items() if k not in varied}
     return "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + "."
+
 
 def without_seed(run: TrainRun) -> TrainRun:
     return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})

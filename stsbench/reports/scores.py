@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from stsbench.analyses.common import short_name
 from stsbench.average import AVG
 from stsbench.data.integrity import MARK, modified_note
+from stsbench.published.cells import result_modes
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
 from stsbench.published.seed_check import inside_interval
 from stsbench.reports.collect import TaskRecord
@@ -71,10 +72,8 @@ def published_for(model: Model, kind: str) -> list[Entry]:
 
 
 def comparable(entry: Entry, kind: str, mode: str) -> bool:
-    """A published test row compares with test results (and, for STS, fasttest: the same numbers)."""
-    if entry.split == "test":
-        return mode == "test" or (kind == "sts" and mode == "fasttest")
-    return entry.split == "dev" and mode == "dev"
+    """A published row compares with results of the modes its figures may be read from (:func:`result_modes`)."""
+    return mode in result_modes(entry.split, TASKS_OF[kind])
 
 
 def published_rows(

@@ -4,7 +4,8 @@
   seed means on unrounded figures with its 95% interval, the design following the seeds (paired on the seeds the
   two groups share, Welch for disjoint ones), read against δ by the one rule's two-sided words
   (:func:`stsbench.stats.decide.two_sided`: a difference that matters, none that matters, undecided);
-- :func:`difference_table`: those differences as a table, ``*`` where the difference matters.
+- :func:`difference_table`: those differences as a table, ``*`` where the difference matters by its interval and
+  by Holm over the tasks of p(|diff| > δ) (:func:`stsbench.stats.decide.family`; the Avg. outside the family).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from dataclasses import dataclass
 
 from stsbench.analyses.common import short_name
 from stsbench.average import AVG
+from stsbench.published.cells import resolution
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.scores import TASKS_OF, mode_label, present_tasks
 from stsbench.reports.seeds import SIGNIFICANT, SeedGroup, average_seed_values, modes_of, task_seed_values
 from stsbench.stats import decide
-from stsbench.stats.decide import DELTA, MATTERS, Decision, Interval
+from stsbench.stats.decide import DELTA, Decision
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 
@@ -27,12 +29,12 @@ class GroupDifference:
 
     group: SeedGroup
     mode: str
-    cells: dict[str, tuple[Interval, Decision] | None]  # task or Avg. -> (interval of group - base, decision)
+    cells: dict[str, Decision | None]  # task or Avg. -> group - base, its interval and decision
 
 
-def significant(cell: tuple[Interval, Decision] | None) -> bool:
-    """Whether a difference gets the mark: its interval lies entirely beyond ±δ (a difference that matters)."""
-    return cell is not None and cell[1].outcome == MATTERS
+def significant(cell: Decision | None) -> bool:
+    """Whether a difference gets the mark: it matters by its interval and by Holm over the tasks."""
+    return cell is not None and decide.marked(cell)
 
 
 def seed_differences(
@@ -47,27 +49,34 @@ def seed_differences(
         for mode in modes_of(records, g, kind):
             a, b = (task_seed_values(records, x, kind, mode) for x in (g, base))
             a[AVG], b[AVG] = (average_seed_values(records, x, kind, mode, TASKS_OF[kind]) for x in (g, base))
-            cells: dict[str, tuple[Interval, Decision] | None] = {}
+            cells: dict[str, Decision | None] = {}
             for t in [*present, AVG]:
-                iv = decide.difference(a.get(t, {}), b.get(t, {})) if a.get(t) and b.get(t) else None
-                cells[t] = None if iv is None else (iv, decide.two_sided(iv, delta))
+                h = resolution(TASKS_OF[kind] if t == AVG else [t])
+                iv = (
+                    decide.difference(a.get(t, {}), b.get(t, {}), resolution=h)
+                    if a.get(t) and b.get(t)
+                    else None
+                )
+                cells[t] = None if iv is None else decide.two_sided(iv, delta, t)
+            tasks = [t for t in present if cells.get(t) is not None]
+            cells.update(zip(tasks, decide.family([cells[t] for t in tasks]), strict=True))
             if any(c is not None for c in cells.values()):
                 out.append(GroupDifference(g, mode, cells))
     return out
 
 
-def _diff_cell(cell: tuple[Interval, Decision] | None) -> str:
-    if cell is None:
+def _diff_cell(d: Decision | None) -> str:
+    if d is None:
         return DASH
-    d, mark = cell[0], SIGNIFICANT if significant(cell) else ""
+    mark = SIGNIFICANT if significant(d) else ""
     return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{mark}"
 
 
-def _decision_cell(cell: tuple[Interval, Decision] | None) -> str:
-    if cell is None:
+def _decision_cell(dec: Decision | None) -> str:
+    if dec is None:
         return DASH
-    iv, dec = cell
-    words = dec.outcome + ("" if iv.design == decide.PAIRED else f" ({iv.design})")
+    design = dec.interval.design
+    words = dec.outcome + ("" if design == decide.PAIRED else f" ({design})")
     return words + (f", {dec.note}" if dec.note else "")
 
 
@@ -91,26 +100,30 @@ def difference_table(
         rows.append([f"↳ against δ = {fmt(delta)}", "", *[_decision_cell(c) for c in d.cells.values()]])
         rows.append(
             [
-                "↳ p (two-sided, of no difference)",
+                "↳ p (beyond ±δ), Holm over the tasks",
                 "",
-                *[DASH if c is None else p_value(c[0].p) for c in d.cells.values()],
+                *[
+                    DASH if c is None else p_value(c.p_holm if c.p_holm is not None else c.p)
+                    for c in d.cells.values()
+                ],
             ]
         )
         rows.append(
             [
                 "↳ smallest detectable difference (80% power)",
                 "",
-                *[DASH if c is None else fmt(c[0].mdd) for c in d.cells.values()],
+                *[DASH if c is None else fmt(c.mdd) for c in d.cells.values()],
             ]
         )
     noun = "Spearman x100" if kind == "sts" else "accuracy x100"
     notes = [
         f"Difference of the seed means ({noun}, group − {base.name}, unrounded figures) with its 95% interval over "
         "seeds: paired on the seeds the two groups share, Welch where they share none (said beside the words). "
-        f"Read against δ = {fmt(delta)} points, the difference that matters: {SIGNIFICANT} and 'a difference "
-        "that matters' where the interval lies entirely beyond ±δ, 'none that matters' where it lies inside ±δ, "
-        "'undecided' otherwise; fewer than 3 seeds is undecided whatever the spread (docs/uncertainty.md, One "
-        "rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
+        f"Read against δ = {fmt(delta)} points, the difference that matters: 'a difference that matters' where "
+        "the interval lies entirely beyond ±δ, 'none that matters' where it lies inside ±δ, 'undecided' otherwise; "
+        f"fewer than 3 seeds is undecided whatever the spread. {SIGNIFICANT} needs Holm too: p (|d| > δ) = "
+        "2·sf((|d| - δ)/se, df), Holm over the tasks below 0.05, the Avg. its own p, outside the family; the "
+        "printed interval is not adjusted (docs/uncertainty.md, One rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
         "at 5%; a difference below it is untested, not absent.",
     ]
     title = f"{kind.upper()}: difference to {base.name} over seeds"

@@ -74,6 +74,30 @@ class SeedGroup:
         """Each model's training seed."""
         return [m.run.config.get("seed") if m.run else None for m in self.models]
 
+    @property
+    def seed_ids(self) -> list[int]:
+        """Each model's key in ``{seed: figure}`` (:func:`seed_ids`)."""
+        return seed_ids(self.seeds)
+
+
+def seed_ids(seeds: Sequence[Any]) -> list[int]:
+    """The keys in ``{seed: figure}`` of models with these training seeds: each seed; with none at all, each place.
+
+    A place could equal a seed of the same group (seeds ``[3, None]`` would key the second 1), so a group that
+    mixes models with and without an int seed is refused (one line); a group none of whose models has one (a
+    model not trained here: 0) is keyed by place. Two models of one seed share its key (a run again is not
+    another seed).
+    """
+    seeded = [isinstance(s, int) and not isinstance(s, bool) for s in seeds]
+    if all(seeded):
+        return list(seeds)
+    if not any(seeded):
+        return list(range(len(seeds)))
+    raise StsbenchError(
+        f"seeds {list(seeds)}: a group mixes trained models with and without an int seed; "
+        "give each of its runs' config a seed"
+    )
+
 
 def seed_key(run: TrainRun, pooler: str) -> str:
     """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
@@ -170,14 +194,11 @@ def task_seed_values(
 ) -> dict[str, dict[int, float]]:
     """``{task: {seed: figure}}`` of one group, one task type and mode; ``raw``: unrounded (what tests read).
 
-    A seed is its training's seed (a model not trained here: its place in the group). A model with two results
-    of one task (a folder copied or run twice) counts once, with its last result in path order: a result run
-    again is not another seed.
+    A seed is its training's seed (a model not trained here: its place in the group; :func:`seed_ids`). A model
+    with two results of one task (a folder copied or run twice) counts once, with its last result in path order:
+    a result run again is not another seed.
     """
-    keys = {
-        m.key: s if isinstance(s, int) else i
-        for i, (m, s) in enumerate(zip(group.models, group.seeds, strict=True))
-    }
+    keys = {m.key: s for m, s in zip(group.models, group.seed_ids, strict=True)}
     out: dict[str, dict[int, float]] = {}
     for rec in records:
         r = rec.result
@@ -257,16 +278,17 @@ def interval(s: SeedSummary | None) -> str:
 def seed_points(
     records: list[TaskRecord], groups: list[SeedGroup], kind: str
 ) -> list[tuple[str, str, float]]:
-    """(group label, task, value) of every seed of the groups of seeds, test (or fasttest) results; Avg. last."""
+    """(group label, task, value) of every seed of the groups of seeds, test (STS: or fasttest) results; Avg. last."""
     from stsbench.analyses.common import short_name
     from stsbench.average import AVG
+    from stsbench.published.cells import result_modes
     from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 
     tasks = STS_TASKS if kind == "sts" else TRANSFER_TASKS
     rows: list[tuple[str, str, float]] = []
     for task in [*tasks, AVG]:
         for g in (g for g in groups if g.n > 1):
-            mode = next((m for m in modes_of(records, g, kind) if m in ("test", "fasttest")), None)
+            mode = next((m for m in modes_of(records, g, kind) if m in result_modes("test", tasks)), None)
             if mode is None:
                 continue
             if task == AVG:

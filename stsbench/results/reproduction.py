@@ -87,6 +87,8 @@ class ReproductionFile(TypedDict):
 
     kind: Literal["stsbench.reproduction"]
     schema_version: NotRequired[int]
+    rule: NotRequired[int]  # the decision rule's version (stsbench.stats.decide.RULE_VERSION)
+    deltas: NotRequired[dict[str, float | list[float]]]  # every δ used: the cells' and the claims'
     difference: float  # δ, the difference that matters
     level: float
     power: float

@@ -24,9 +24,8 @@ jointly, ties split).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -36,8 +35,8 @@ from stsbench.stats import decide
 from stsbench.stats.decide import ALPHA, CONTRADICTED, DELTA, INCONCLUSIVE, Decision, Interval
 from stsbench.stats.tests import holm
 
-Verdict = Literal["supported", "contradicted", "no difference that matters", "inconclusive"]
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
+DEV_FIGURES = ("best-dev", "final-dev")  # a training's own STS-B dev Spearman: NaN is a collapse (0)
 
 
 class _Claim(BaseModel):
@@ -186,59 +185,33 @@ def fewest_listed(kind: type[_Claim]) -> int:
 
 
 @dataclass(frozen=True)
-class StatementResult:
-    """One statement: its interval over seeds, its outcome (after Holm's correction within the claim), its margin."""
-
-    statement: str  # "p=0.1 > p=0.2", "|a - b| < 0.5", "ema=0.5 < 60"
-    verdict: str  # supported | contradicted | no difference that matters | inconclusive
-    diff: float | None  # the measured difference (claimed > 0; a bound: threshold - mean; a plateau: a - b)
-    low: float | None  # its 95% interval
-    high: float | None
-    p: float | None  # two-sided p of a zero difference (None: no spread over seeds, or untested)
-    p_holm: float | None  # Holm-adjusted p of the contradiction within the claim
-    test: str | None  # paired, Welch, one-sample
-    n: tuple[int, ...]
-    min_detectable: float | None  # 80% power at alpha
-    margin: float | None = None  # how far the deciding end of the interval lies from its threshold
-    nearest: str | None = None  # an inconclusive statement: the outcome it is nearest to
-    note: str | None = None  # fewer than 3 seeds; no spread over seeds; seeds left out; Holm withheld
-    missing: str | None = None  # why it could not be tested
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
 class ClaimResult:
-    """A claim's verdict, its statements, and the probability each setting is best (argmax, ordering)."""
+    """A claim's verdict, its statements and the probability each setting is best (argmax, ordering).
+
+    Each statement is the one record of a verdict, :class:`~stsbench.stats.decide.Decision`.
+    """
 
     kind: str
     text: str
     verdict: str
-    statements: tuple[StatementResult, ...]
+    statements: tuple[Decision, ...]
     figure: str = ""
     best_probability: dict[str, float] | None = None
     published: float | None = None  # a difference's published size
     missing: tuple[str, ...] = field(default_factory=tuple)  # settings with no seeds
     delta: float | None = None  # the difference that matters it was judged with (a collapse: none)
     delta_reason: str | None = None
-    margin: float | None = None  # the verdict's margin (see :func:`claim_margin`)
+    margin: float | None = None  # the verdict's margin (:func:`stsbench.stats.decide.combine`)
+    qualifier: str | None = None  # a supported claim: which statements by more, which by less than δ
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON (reproduction.json)."""
-        out = asdict(self)
-        out["statements"] = [s.to_dict() for s in self.statements]
-        return out
+        out = {k: v for k, v in asdict(self).items() if k != "statements"}
+        return {**out, "statements": [s.to_dict() for s in self.statements]}
 
 
 def _values(scores: Scores, setting: str) -> dict[int, float]:
-    return {int(k): float(v) for k, v in (scores.get(setting) or {}).items() if math.isfinite(float(v))}
-
-
-def _design(iv: Interval) -> str:
-    words = {decide.PAIRED: "paired t", decide.WELCH: "Welch", decide.ONE_SAMPLE: "one-sample t"}
-    return words.get(iv.design, iv.design)
+    return {int(k): float(v) for k, v in (scores.get(setting) or {}).items()}
 
 
 def claim_delta(claim: AnyClaim, default: float = DELTA) -> float | None:
@@ -250,41 +223,36 @@ def claim_delta(claim: AnyClaim, default: float = DELTA) -> float | None:
     return claim.delta if claim.delta is not None else default
 
 
-def claim_margin(verdict: str, statements: tuple[StatementResult, ...]) -> float | None:
-    """A claim's margin: the smallest of its statements' (the largest of the contradicting ones if contradicted)."""
-    margins = [s.margin for s in statements if s.margin is not None]
-    if verdict == CONTRADICTED:
-        return max(
-            (s.margin for s in statements if s.verdict == CONTRADICTED and s.margin is not None), default=None
-        )
-    return min(margins) if margins and len(margins) == len(statements) else None
-
-
 def _estimate(
-    claim: AnyClaim, parts: tuple[str, ...], values: dict[str, dict[int, float]], fixed: Collection[str]
+    claim: AnyClaim,
+    parts: tuple[str, ...],
+    values: dict[str, dict[int, float]],
+    fixed: Collection[str],
+    h: float,
 ) -> tuple[str, Interval | None]:
     vs = [values[p] for p in parts]
     flags = tuple(p in fixed for p in parts)
     if isinstance(claim, Collapse):  # claimed: below the threshold, i.e. threshold - mean > 0
-        iv = decide.one_sample([claim.below - v for v in vs[0].values()]) if not flags[0] else None
         if flags[0]:
             x = claim.below - decide._only(vs[0])
-            iv = Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
-        return f"{parts[0]} < {claim.below:g}", iv
+            return f"{parts[0]} < {claim.below:g}", Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
+        return f"{parts[0]} < {claim.below:g}", decide.one_sample(
+            [claim.below - v for v in vs[0].values()], resolution=h
+        )
     if isinstance(claim, Gap):
-        return f"({parts[0]} - {parts[1]}) > ({parts[2]} - {parts[3]})", decide.gap(vs, flags)
-    iv = decide.difference(vs[0], vs[1], (flags[0], flags[1]))
+        return f"({parts[0]} - {parts[1]}) > ({parts[2]} - {parts[3]})", decide.gap(vs, flags, resolution=h)
+    iv = decide.difference(vs[0], vs[1], (flags[0], flags[1]), resolution=h)
     if isinstance(claim, Plateau):
         return f"|{parts[0]} - {parts[1]}| < {claim.margin:g}", iv
     return f"{parts[0]} > {parts[1]}", iv
 
 
-def _decision(claim: AnyClaim, iv: Interval, delta: float | None) -> Decision:
+def _decision(claim: AnyClaim, iv: Interval, delta: float | None, text: str) -> Decision:
     if isinstance(claim, Collapse):
-        return decide.bound(iv)
+        return decide.bound(iv, text)
     if isinstance(claim, Plateau):
-        return decide.equivalence(iv, claim.margin)
-    return decide.directional(iv, delta)  # type: ignore[arg-type]
+        return decide.equivalence(iv, claim.margin, text)
+    return decide.directional(iv, delta, text)  # type: ignore[arg-type]
 
 
 def judge(
@@ -293,69 +261,41 @@ def judge(
     alpha: float = ALPHA,
     fixed: Collection[str] = (),
     delta: float = DELTA,
+    resolution: float = 0.0,
 ) -> ClaimResult:
     """``claim`` judged on ``scores`` (``{setting: {seed: figure}}``, unrounded) by the one rule (module docstring).
 
     ``fixed``: the settings that are models not trained here (one figure each); ``delta``: the recipe's δ, used
-    where the claim gives none.
+    where the claim gives none; ``resolution``: the figures' h (docs/uncertainty.md). Non-finite figures (:func:`stsbench.stats.decide.finite_seeds`): a NaN dev
+    Spearman (``best-dev``, ``final-dev``) enters as 0, named; any other caps the statements reading it.
     """
     d = claim_delta(claim, delta)
-    values = {s: _values(scores, s) for s in claim.settings()}
+    values, why = {}, {}
+    for s in claim.settings():
+        values[s], note, cap = decide.finite_seeds(_values(scores, s), claim.figure in DEV_FIGURES)
+        if note:
+            why[s] = (f"{s}: {note}", cap)
     missing = tuple(s for s, v in values.items() if not v)
     rows = []
     for parts in claim.statements():
-        text, iv = _estimate(claim, parts, values, fixed)
-        rows.append((parts, text, iv, None if iv is None else _decision(claim, iv, d)))
-    decided = [dec for _, _, iv, dec in rows if dec is not None and not iv.few]
-    adjusted = iter(holm([dec.p if dec.p is not None else 1.0 for dec in decided]))
-    statements = []
-    for parts, text, iv, dec in rows:
-        n = tuple(len(values[p]) if p not in fixed else 1 for p in parts)
-        if iv is None or dec is None:  # no interval: fewer than two seeds on a trained side
+        text, iv = _estimate(claim, parts, values, fixed, resolution)
+        if iv is None:  # no interval: fewer than two seeds on a trained side
             short = ", ".join(p for p in parts if len(values[p]) < 2 and p not in fixed)
-            statements.append(
-                StatementResult(
-                    text,
-                    INCONCLUSIVE,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    n,
-                    None,
-                    missing=f"fewer than 2 seeds: {short}",
-                )
-            )
-            continue
-        p_holm = next(adjusted) if not iv.few else None
-        outcome, note = dec.outcome, dec.note
-        if outcome == CONTRADICTED and p_holm is not None and p_holm >= alpha:
-            outcome = INCONCLUSIVE
-            note = f"contradicted by its own interval, not after Holm over {len(decided)} statements"
-        if iv.left_out:
-            left = "seeds " + ", ".join(str(s) for s in iv.left_out) + " left out (not shared)"
-            note = f"{note}; {left}" if note else left
-        statements.append(
-            StatementResult(
-                text,
-                outcome,
-                iv.diff,
-                iv.low,
-                iv.high,
-                iv.p,
-                p_holm,
-                _design(iv),
-                n,
-                iv.mdd,
-                dec.margin,
-                dec.nearest,
-                note,
-            )
-        )
-    done = tuple(statements)
-    overall = decide.combine([r.verdict for r in done])
+            rows.append(decide.unmeasured(INCONCLUSIVE, text, f"fewer than 2 seeds: {short}", d))
+        else:
+            rows.append(_decision(claim, iv, d, text))
+    tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not dec.interval.few]
+    for i, p in zip(tested, holm([rows[i].p if rows[i].p is not None else 1.0 for i in tested]), strict=True):
+        rows[i] = replace(rows[i], p_holm=p)
+        if rows[i].outcome == CONTRADICTED and p >= alpha:
+            why_not = f"contradicted by its own interval, not after Holm over {len(tested)} statements"
+            rows[i] = replace(rows[i], outcome=INCONCLUSIVE, nearest=CONTRADICTED, margin=None)
+            rows[i] = decide.noted(rows[i], why_not)
+    for i, (parts, dec) in enumerate(zip(claim.statements(), rows, strict=True)):
+        for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
+            rows[i] = dec = decide.capped(dec, note) if cap else decide.noted(dec, note)
+    done = tuple(rows)
+    overall, margin, qualifier = decide.combine(done, alpha)
     best = None
     if isinstance(claim, Argmax | Ordering) and not missing:
         best = decide.best_probability(values, claim.settings(), tuple(fixed))
@@ -372,5 +312,6 @@ def judge(
         missing,
         d,
         reason,
-        claim_margin(overall, done),
+        margin,
+        qualifier,
     )

@@ -58,7 +58,9 @@ class Side:
     figures: dict[str, float]  # task -> its reported figure, in the results' task order
     data_files: dict[str, dict[str, str]]  # task -> the checksums of the data it was scored on
     pairs: dict[str, PairSet]  # task -> per-pair data from the sidecar
-    seeds: dict[str, list[float]] | None = None  # seed aggregate: task (and Avg.) -> per-seed figures, unrounded
+    seeds: dict[str, list[float]] | None = (
+        None  # seed aggregate: task (and Avg.) -> per-seed figures, unrounded
+    )
     seed_ids: list[int] | None = None  # the seed each of those figures is of (what pairs two sides' seeds)
     rounded: bool = False  # an aggregate written before raw figures: its seeds' figures at two decimals only
 
@@ -83,24 +85,23 @@ class TaskComparison:
     diff: float  # other - reference
     low: float
     high: float
-    p_bootstrap: float
+    p_bootstrap: float | None  # over pairs; None over seeds (the decision's p)
     p_bootstrap_holm: float | None  # None for Avg.
     p_williams: float | None  # None for Avg. (not one correlation)
     p_williams_holm: float | None
     min_detectable_difference: float  # at 80% power and the test's level
     n_pairs: int | None  # None for a comparison over seeds
     n_seeds: list[int] | None = None  # [reference, other] for a comparison over seeds
-    # over seeds, the one rule (stsbench.stats.decide): its design and its two-sided words against delta
-    design: str | None = None
-    decision: str | None = None
-    note: str | None = None  # fewer than 3 seeds, no spread over seeds
-    delta: float | None = None
+    seeds: decide.Decision | None = None  # over seeds: the one rule's record (two-sided, against δ)
 
     @property
     def significant(self) -> bool:
-        """Over pairs: the Holm-adjusted bootstrap p (Avg.: its own p) below 0.05; over seeds: it matters."""
-        if self.decision is not None:
-            return self.decision == decide.MATTERS
+        """Over pairs: the Holm-adjusted bootstrap p (Avg.: its own p) below 0.05; over seeds: it matters.
+
+        Over seeds, by its interval and by Holm over the tasks of p(|diff| > δ) (the Avg. outside the family).
+        """
+        if self.seeds is not None:
+            return decide.marked(self.seeds)
         return FamilyP(self.p_bootstrap, self.p_bootstrap_holm).deciding < 0.05
 
 
@@ -117,8 +118,13 @@ class Comparison:
         return {
             "reference": self.reference,
             "model": self.other,
-            "tasks": {r.task: {k: v for k, v in asdict(r).items() if k != "task"} for r in self.rows},
+            "tasks": {r.task: _row(r) for r in self.rows},
         }
+
+
+def _row(r: TaskComparison) -> dict:
+    out = {k: v for k, v in asdict(r).items() if k not in ("task", "seeds")}
+    return out if r.seeds is None else {**out, "seeds": r.seeds.to_dict()}
 
 
 @dataclass
@@ -138,7 +144,8 @@ class CompareResult:
             "method": {
                 "interval": f"paired percentile bootstrap over pairs ({self.level:.0%}), stratified by subset",
                 "p_bootstrap": "two-sided, from the paired bootstrap distribution of the difference (over "
-                "seeds: Welch's t test's p)",
+                "seeds: none; each row's seeds record holds the rule's decision and its p of |diff| > δ, Holm "
+                "over the tasks)",
                 "p_williams": "Williams' test of two dependent correlations sharing the gold scores (df n-3)",
                 "holm": "Holm step-down over the tasks of each comparison (Avg. excluded)",
                 "min_detectable_difference": f"at {self.power:.0%} power, from the bootstrap standard error",
@@ -246,45 +253,66 @@ def compare_pair(
 
 def _by_seed(side: Side, task: str) -> dict[int, float]:
     values = side.seeds[task]  # type: ignore[index]
-    ids = side.seed_ids if side.seed_ids and len(side.seed_ids) == len(values) else list(range(len(values)))
-    return dict(zip(ids, values, strict=True))
+    return dict(zip(side.seed_ids, values, strict=True))  # type: ignore[arg-type]
+
+
+def _apart(side: Side, task: str, key: int) -> dict[int, float]:
+    """A side's figures keyed apart from any other side's (no seed ids: nothing to pair on)."""
+    return {key * 1_000_000 + i: v for i, v in enumerate(side.seeds[task])}  # type: ignore[index]
 
 
 def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide.DELTA) -> Comparison:
     """``other`` against ``ref`` over seeds on every task and Avg. by the one rule (figures: the seed means).
 
-    Paired on the seeds both sides share, Welch where they share none; each difference's interval read against
-    ``delta`` (:func:`stsbench.stats.decide.two_sided`).
+    Paired on the seeds both sides share (both need seed ids; without them Welch, said), each difference's
+    interval read against ``delta`` (:func:`stsbench.stats.decide.two_sided`); the `*` of a task needs Holm over
+    the tasks too (:func:`stsbench.stats.decide.family`), the Avg. outside the family.
     """
     assert ref.seeds is not None and other.seeds is not None
     out = Comparison(ref.label, other.label)
+    ids = all(s.seed_ids and len(s.seed_ids) == len(next(iter(s.seeds.values()))) for s in (ref, other))
+    rounded = ref.rounded or other.rounded
+    rows = {}
     for task in [*ref.tasks, AVG]:
-        d = decide.difference(_by_seed(other, task), _by_seed(ref, task), level=level)
+        a, b = (
+            (_by_seed(other, task), _by_seed(ref, task))
+            if ids
+            else (_apart(other, task, 1), _apart(ref, task, 2))
+        )
+        # STS figures: raw correlations (h 0), or two-decimal ones in an old aggregate (h 0.01 each)
+        h = (
+            0.0
+            if not rounded
+            else decide.average_resolution([decide.STORED] * (len(ref.tasks) if task == AVG else 1))
+        )
+        d = decide.difference(a, b, level=level, resolution=h)
         if d is None:
             raise StsbenchError(
                 f"{task}: a comparison over seeds needs at least 2 seeds a side ({len(ref.seeds[task])} and "
                 f"{len(other.seeds[task])}); train more seeds"
             )
-        decision = decide.two_sided(d, delta)
+        dec = decide.two_sided(d, delta, task)
+        dec = decide.noted(dec, None if ids else "no seed ids: not paired")
+        rows[task] = decide.noted(dec, decide.ROUNDED if rounded else None)
+    tasks = [t for t in rows if t != AVG]
+    rows.update(zip(tasks, decide.family([rows[t] for t in tasks]), strict=True))
+    for task, dec in rows.items():
         out.rows.append(
             TaskComparison(
                 task=task,
                 reference=round(float(np.mean(ref.seeds[task])), 2),
                 other=round(float(np.mean(other.seeds[task])), 2),
-                diff=round(d.diff, 4),
-                low=round(d.low, 4),
-                high=round(d.high, 4),
-                p_bootstrap=1.0 if d.p is None else d.p,
+                diff=round(dec.diff, 4),
+                low=round(dec.low, 4),
+                high=round(dec.high, 4),
+                p_bootstrap=None,
                 p_bootstrap_holm=None,
                 p_williams=None,
                 p_williams_holm=None,
-                min_detectable_difference=round(d.mdd or 0.0, 4),
+                min_detectable_difference=round(dec.mdd or 0.0, 4),
                 n_pairs=None,
-                n_seeds=[d.n[1], d.n[0]],
-                design=d.design,
-                decision=decision.outcome,
-                note=decision.note,
-                delta=delta,
+                n_seeds=[dec.interval.n[1], dec.interval.n[0]],
+                seeds=dec,
             )
         )
     return out
