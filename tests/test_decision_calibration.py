@@ -1,4 +1,4 @@
-"""benchmarks/decision_calibration.py on a reduced grid: the rule's wrong decisive outcomes stay within their bound."""
+"""benchmarks/decision_calibration.py on a reduced grid: every outcome that can be wrong is counted, within bound."""
 
 from __future__ import annotations
 
@@ -16,101 +16,110 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 import decision_calibration as cal  # noqa: E402
 
-DRAWS = 200
-TRUTHS = (0.0, 0.5, -1.0, 2.0, -2.0, 4.0, -4.0)
-RIGHT = {  # the outcome a true difference of ±4δ must get
-    ("directional", 4.0): decide.DIRECTIONS,  # the direction shown (its size or not)
-    ("directional", -4.0): decide.CONTRADICTED,
-    ("plateau", 4.0): decide.CONTRADICTED,
-    ("plateau", -4.0): decide.CONTRADICTED,
-    ("cell", 4.0): decide.NOT_REPRODUCED,
-    ("cell", -4.0): decide.NOT_REPRODUCED,
-}
+FEW, MANY = 200, 2000
 
 
 @pytest.fixture(scope="module")
 def rows():
-    return cal.calibrate(tuple(cal.KINDS), (2, 5), (0.5,), TRUTHS, cal.DESIGNS, DRAWS, seed=0)
+    return cal.calibrate(reduced=True, seed=0, few=FEW, many=MANY)
 
 
-def test_the_grid_is_complete(rows):
-    # directional and plateau: two designs; cells: one-sample only
-    assert len(rows) == (2 * 2 + 2 * 2 + 1 * 2) * len(TRUTHS)
-    assert {r["design"] for r in rows if r["kind"] == "cell"} == {decide.ONE_SAMPLE}
+def test_the_reduced_grid_has_every_kind_design_and_law(rows):
+    assert {r["kind"] for r in rows} == set(cal.RIGHT)
+    designs = {r["design"] for r in rows}
+    assert {"paired ρ 0.5", "paired ρ 0.9", "disjoint", "partly 1/5", "partly 3/5"} <= designs
+    assert {"against exact", "against one run", "against best of 5"} <= designs
+    assert {r["law"] for r in rows} == {"normal", "quantised", "outliers", "collapsed"}
     for r in rows:
-        assert sum(r["rates"].values()) == pytest.approx(1.0)
+        assert sum(r["rates"].values()) == pytest.approx(1.0) and r["draws"] in (FEW, MANY)
 
 
-def test_wrong_rates_within_the_bound(rows):
-    limit = decide.ALPHA + 3 * (decide.ALPHA * (1 - decide.ALPHA) / DRAWS) ** 0.5
-    assert cal.bound(DRAWS) == pytest.approx(limit)
-    judged = [r for r in rows if r["wrong"] is not None]
-    assert len(judged) > len(rows) // 2
-    above = [r for r in judged if r["wrong"] > limit]
-    assert not above, above
-    assert all(r["ok"] for r in rows)
+def test_every_counted_scenario_is_within_its_bound_under_normal_and_quantised_figures(rows):
+    """The rule holds its bound for normal and quantised figures; under two non-normal laws it does not.
+
+    Seeds that collapse at random (20% NaN, entering as 0): a t-interval over three or five seeds that happened
+    not to collapse cannot see the collapses. Heavy outliers (10% of seeds 5 std low) against a published figure:
+    the skewed mean of five seeds misses on one side more often than 2.5%. Both are measured limitations of the
+    rule (docs/uncertainty.md, Calibration), asserted here so that a change to them is seen.
+    """
+    counted = [r for r in rows if r["status"] != "nothing can be wrong"]
+    assert len(counted) > 0.9 * len(rows)
+    above = [r for r in counted if r["status"] == "ABOVE BOUND"]
+    assert {(r["kind"], r["law"]) for r in above} == {("collapse", "collapsed"), ("cell", "outliers")}, above
+    assert all(r["status"] == "ok" for r in counted if r["law"] in ("normal", "quantised"))
+    for r in counted:
+        assert (r["worst"] <= r["bound"]) == (r["status"] == "ok")
+        assert r["bound"] == pytest.approx(cal.bound(r["draws"], cal.nominal(r["kind"])))
 
 
-def test_two_seeds_are_never_decisive(rows):
-    few = [r for r in rows if r["n"] == 2]
-    assert few and all(r["few"] for r in few)
-    for r in few:
-        assert r["rates"][decide.INCONCLUSIVE] == 1.0, r
+def test_where_nothing_can_be_wrong_is_listed_apart(rows):
+    apart = [r for r in rows if r["status"] == "nothing can be wrong"]
+    assert apart and all(not any(r["wrong"].values()) or r["n"] < decide.MIN_SEEDS for r in apart)
+    text = cal.markdown(rows, "head")
+    assert f"## Where nothing can be wrong ({len(apart)} scenarios, listed apart, not counted as passing)" in text
+
+
+def test_near_the_nominal_level_the_larger_sample_decides(rows):
+    near = [r for r in rows if r["draws"] == MANY]
+    assert near and all(r["status"] != "nothing can be wrong" for r in near)
+
+
+def test_wrong_outcomes_count_at_the_truth_equal_to_delta():
+    d = 0.5
+    at = cal.wrong_outcomes("directional", d, d)
+    assert decide.SUPPORTED_MORE in at[cal.HIGH] and {decide.SUPPORTED_LESS, decide.NO_DIFFERENCE} <= set(at[cal.LOW])
+    zero = cal.wrong_outcomes("directional", 0.0, d)
+    assert set(zero[cal.HIGH]) == set(decide.DIRECTIONS)
+    assert set(zero[cal.LOW]) == {decide.REVERSED, decide.REVERSED_LESS, decide.CONTRADICTED}
+    assert cal.wrong_outcomes("directional", -d, d)[cal.LOW] == (decide.CONTRADICTED,)
+    assert cal.wrong_outcomes("cell", 1.0, 1.0)[""] == (decide.REPRODUCED, decide.NOT_REPRODUCED)
+    assert cal.wrong_outcomes("plateau", -0.5, 0.5)[""] == (decide.SUPPORTED, decide.CONTRADICTED)
+    assert cal.wrong_outcomes("collapse", 0.0, 0.5)[""] == (decide.SUPPORTED, decide.CONTRADICTED)
+    assert cal.wrong_outcomes("family", 0.5, 0.5)[""] == ("*",) and cal.wrong_outcomes("family", 1.0, 0.5)[""] == ()
+    assert cal.nominal("directional") == 0.025 and cal.nominal("cell") == 0.05
 
 
 def test_a_large_effect_is_decided_right(rows):
-    for (kind, truth), outcome in RIGHT.items():
-        for r in rows:
-            if r["kind"] == kind and r["truth"] == truth and r["n"] == 5:
-                words = outcome if isinstance(outcome, tuple) else (outcome,)
-                assert sum(r["rates"].get(w, 0.0) for w in words) >= 0.9, r
+    for r in rows:
+        if r["n"] == 5 and r["law"] == "normal" and abs(r["truth"]) == 4 and r["power"] is not None:
+            assert r["power"] >= 0.9, (r["kind"], r["design"], r["truth"], r["rates"])
 
 
-def test_wrong_outcomes_follow_the_brief():
-    d = cal.wrong_outcomes
-    assert set(d("directional", 0.0)) == {*decide.DIRECTIONS, decide.REVERSED, decide.REVERSED_LESS, decide.CONTRADICTED}
-    assert set(d("directional", -1.0)) == set(decide.DIRECTIONS)
-    assert set(d("directional", 2.0)) == {
-        decide.REVERSED, decide.REVERSED_LESS, decide.CONTRADICTED, decide.SUPPORTED_LESS, decide.NO_DIFFERENCE
-    }
-    assert d("plateau", 0.0) == (decide.CONTRADICTED,)
-    assert d("plateau", 1.0) == ()
-    assert d("plateau", -2.0) == (decide.SUPPORTED,)
-    assert d("cell", 0.0) == (decide.NOT_REPRODUCED,)
-    assert d("cell", -0.5) == ()
-    assert d("cell", 4.0) == (decide.REPRODUCED,)
-
-
-@pytest.mark.parametrize("design", [decide.PAIRED, decide.WELCH])
+@pytest.mark.parametrize("design", ["paired ρ 0.5", "partly 2/5", "disjoint"])
 def test_the_script_decides_as_claims_judge(design):
-    # a claim of one statement: Holm over one statement changes nothing, so the direct calls are judge's verdict
+    """A claim of one statement: Holm over one statement changes nothing, so the direct calls are judge's verdict."""
     rng = np.random.default_rng(1)
-    a, b = cal._draw(rng, design, 4, 0.5, 0.6, 40)
-    seeds_b = range(4) if design == decide.PAIRED else range(4, 8)
-    for kind, claim in [
-        ("directional", Difference(kind="difference", better="A", worse="B")),
-        ("plateau", Plateau(kind="plateau", settings=("A", "B"), margin=decide.DELTA)),
-    ]:
-        got = cal._outcomes(kind, design, a, b, decide.DELTA)
-        for i, outcome in enumerate(got):
-            scores = {"A": dict(enumerate(a[i])), "B": dict(zip(seeds_b, b[i], strict=True))}
-            assert judge(claim, scores).verdict == outcome
-        assert len(set(got)) > 1  # the draws reach more than one outcome
+    got = set()
+    for _ in range(30):
+        a, b = cal._pair(rng, cal._ids(design, 5), cal._rho(design), 0.5, 0.6, "normal")
+        for claim, read in [
+            (Difference(kind="difference", better="A", worse="B"), decide.directional),
+            (Plateau(kind="plateau", settings=("A", "B"), margin=decide.DELTA), decide.equivalence),
+        ]:
+            outcome = read(decide.difference(a, b), decide.DELTA).outcome
+            assert judge(claim, {"A": a, "B": b}).verdict == outcome
+            got.add(outcome)
+    assert len(got) > 2  # the draws reach more than one outcome
 
 
-def test_main_writes_the_table(tmp_path, capsys):
+def test_quantised_truth_is_the_quantised_figures_mean():
+    rng = np.random.default_rng(3)
+    t = cal.quantised_truth(0.5, 0.05, rng, size=100_000)  # 80.6 + noise against 80.1 + noise on a 0.2 grid
+    assert t == pytest.approx(0.5, abs=0.01)
+    assert cal.quantised_truth(0.05, 0.01, rng, size=20_000) != pytest.approx(0.05, abs=0.01)  # rounding moves it
+
+
+def test_main_writes_the_tables(tmp_path, capsys):
     out = tmp_path / "calibration.md"
-    code = cal.main(["--draws", "20", "--n", "3", "--std", "0.5", "--kinds", "cell", "--out", str(out)])
+    code = cal.main(["--reduced", "--kinds", "family", "--draws", "50", "--out", str(out)])
     assert code == 0
     text = out.read_text()
-    assert text == capsys.readouterr().out.rstrip("\n") + "\n"
-    assert "## cell (δ = 1 points)" in text and "**Summary**: 9 cells, 0 above the bound" in text
-    assert "bound 0.1962" in text and not list(tmp_path.glob(".*.tmp"))
+    assert text.startswith("# Operating characteristics") and "## Per kind, design, law and n" in text
+    assert "**Summary**: 5 scenarios; 3 counted, 0 above their bound; 2 where nothing can be wrong" in text
+    assert "**Summary**" in capsys.readouterr().out and not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize(
-    "argv", [["--n", "x"], ["--n", "1,3"], ["--std", "0"], ["--kinds", "nope"], ["--seed", "-1"]]
-)
+@pytest.mark.parametrize("argv", [["--kinds", "nope"], ["--seed", "-1"], ["--draws", "0"], ["--draws", "x"]])
 def test_bad_options_in_process(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         cal.main(argv)
@@ -126,6 +135,5 @@ def test_bad_option_on_the_command_line():
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 2
-    assert proc.stdout == ""
+    assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "--draws" in proc.stderr, proc.stderr

@@ -36,7 +36,7 @@ TaskFigures = Mapping[tuple[str, str], float]
 
 
 # How many examples score a transfer task's accuracy: its test set, the whole dataset for the cross-validated MR,
-# CR, SUBJ and MPQA (tests/test_decide_second.py counts them in the data): its figure moves in steps of 100/N.
+# CR, SUBJ and MPQA (tests/test_verdicts_second.py counts them in the data): its figure moves in steps of 100/N.
 SCORED = {"MR": 10662, "CR": 3775, "SUBJ": 10000, "MPQA": 10606, "SST2": 1821, "TREC": 500, "MRPC": 1725}
 
 
@@ -50,7 +50,6 @@ def resolution(tasks: Sequence[str], rounded: bool = False) -> float:
 
     h = average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
     return math.hypot(h, STORED) if rounded else h
-
 
 
 @dataclass(frozen=True)

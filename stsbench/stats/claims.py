@@ -262,12 +262,15 @@ def judge(
     fixed: Collection[str] = (),
     delta: float = DELTA,
     resolution: float = 0.0,
+    describe: bool = True,
 ) -> ClaimResult:
     """``claim`` judged on ``scores`` (``{setting: {seed: figure}}``, unrounded) by the one rule (module docstring).
 
     ``fixed``: the settings that are models not trained here (one figure each); ``delta``: the recipe's δ, used
-    where the claim gives none; ``resolution``: the figures' h (docs/uncertainty.md). Non-finite figures (:func:`stsbench.stats.decide.finite_seeds`): a NaN dev
-    Spearman (``best-dev``, ``final-dev``) enters as 0, named; any other caps the statements reading it.
+    where the claim gives none; ``resolution``: the figures' h (docs/uncertainty.md); ``describe``: draw P(best)
+    (a description: the calibration, judging thousands of claims, leaves it out). Non-finite figures
+    (:func:`stsbench.stats.decide.finite_seeds`): a NaN dev Spearman (``best-dev``, ``final-dev``) enters as 0,
+    named; any other caps the statements reading it.
     """
     d = claim_delta(claim, delta)
     values, why = {}, {}
@@ -297,7 +300,7 @@ def judge(
     done = tuple(rows)
     overall, margin, qualifier = decide.combine(done, alpha)
     best = None
-    if isinstance(claim, Argmax | Ordering) and not missing:
+    if describe and isinstance(claim, Argmax | Ordering) and not missing:
         best = decide.best_probability(values, claim.settings(), tuple(fixed))
     published = claim.published if isinstance(claim, Difference) else None
     reason = claim.delta_reason if claim.delta is not None else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,21 @@ from stsbench.errors import StsbenchError
 from stsbench.stats.tests import holm, min_detectable_difference
 
 
-def _t():  # noqa: ANN202
-    """The t distribution (scipy's), imported when first used: loading a recipe (its claims) needs no scipy."""
-    from scipy import stats
+def _cdf(t: float, df: float) -> float:
+    """Student's t CDF: scipy.special.stdtr, what scipy.stats.t.cdf calls (100x faster for one value).
 
-    return stats.t
+    Imported when first used: loading a recipe (its claims) needs no scipy.
+    """
+    from scipy.special import stdtr
+
+    return float(stdtr(df, t))
+
+
+def _ppf(q: float, df: float) -> float:
+    """Student's t quantile: scipy.special.stdtrit, what scipy.stats.t.ppf calls."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, q))
 
 
 RULE_VERSION = 2  # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families
@@ -137,7 +148,7 @@ class Interval:
     @property
     def p(self) -> float | None:
         """Two-sided p of a zero difference; None without a spread (the interval is the point)."""
-        return float(2 * _t().sf(abs(self.diff) / self.se, self.df)) if self.spread else None
+        return 2 * _cdf(-abs(self.diff) / self.se, self.df) if self.spread else None
 
     @property
     def mdd(self) -> float | None:
@@ -148,7 +159,7 @@ class Interval:
 
 
 def _interval(diff: float, se: float, df: float, level: float = LEVEL, **rest: Any) -> Interval:
-    half = float(_t().ppf((1 + level) / 2, df)) * se if se > 0 else 0.0
+    half = _ppf((1 + level) / 2, df) * se if se > 0 else 0.0
     return Interval(
         float(diff), float(se), float(df), float(diff) - half, float(diff) + half, level=level, **rest
     )
@@ -404,7 +415,7 @@ def _p_beyond(iv: Interval, threshold: float, below: bool) -> float:
     if not iv.spread:
         return 0.0 if (iv.diff < threshold if below else iv.diff > threshold) else 1.0
     t = (iv.diff - threshold) / iv.se
-    return float(min(1.0, 2 * (_t().cdf(t, iv.df) if below else _t().sf(t, iv.df))))
+    return min(1.0, 2 * _cdf(t if below else -t, iv.df))
 
 
 def directional(iv: Interval, delta: float, what: str = "") -> Decision:
@@ -466,7 +477,7 @@ def p_matters(iv: Interval, delta: float) -> float:
     """The p of "the difference matters": 2 · sf((|d| - δ)/se, df), capped at 1 (the family's `*` reads it)."""
     if not iv.spread:
         return 0.0 if abs(iv.diff) > delta else 1.0
-    return float(min(1.0, 2 * _t().sf((abs(iv.diff) - delta) / iv.se, iv.df)))
+    return min(1.0, 2 * _cdf(-(abs(iv.diff) - delta) / iv.se, iv.df))
 
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
@@ -540,6 +551,7 @@ def capped(dec: Decision, why: str) -> Decision:
 # -- a published cell -------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=64)
 def expected_max(k: int) -> float:
     """e_K: the expected maximum of K standard normals (numerical integration)."""
     from scipy import integrate, stats
@@ -581,7 +593,7 @@ def cell(
         iv = replace(iv, diff=iv.diff + shift, low=iv.low + shift, high=iv.high + shift)
         notes.append(f"against the mean + s·e_{best_of} ({shift:+.3f})")
     s = iv.se / math.sqrt(1 / x.size + 1 / k)
-    floor = float(_t().ppf((1 + level) / 2, x.size - 1)) * s * math.sqrt(1 / k)
+    floor = _ppf((1 + level) / 2, x.size - 1) * s * math.sqrt(1 / k)
     if floor >= delta:
         notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (t·s/√k {floor:.2f} ≥ δ)")
     return reproduction(iv, delta, what, "; ".join(notes) or None)
