@@ -17,6 +17,9 @@ sys.path.insert(0, str(BENCH))
 import decision_calibration as cal  # noqa: E402
 
 FEW, MANY = 200, 2000
+# the reduced grid takes 25 s: it runs in the main test job, not again at the dependency floors, where
+# tests/test_verdicts_second.py and tests/test_decide.py check the rule's functions themselves
+grid = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +27,7 @@ def rows():
     return cal.calibrate(reduced=True, seed=0, few=FEW, many=MANY)
 
 
+@grid
 def test_the_reduced_grid_has_every_kind_design_and_law(rows):
     assert {r["kind"] for r in rows} == set(cal.RIGHT)
     designs = {r["design"] for r in rows}
@@ -34,6 +38,7 @@ def test_the_reduced_grid_has_every_kind_design_and_law(rows):
         assert sum(r["rates"].values()) == pytest.approx(1.0) and r["draws"] in (FEW, MANY)
 
 
+@grid
 def test_every_counted_scenario_is_within_its_bound_under_normal_and_quantised_figures(rows):
     """The rule holds its bound for normal and quantised figures; under two non-normal laws it does not.
 
@@ -52,6 +57,7 @@ def test_every_counted_scenario_is_within_its_bound_under_normal_and_quantised_f
         assert r["bound"] == pytest.approx(cal.bound(r["draws"], cal.nominal(r["kind"])))
 
 
+@grid
 def test_where_nothing_can_be_wrong_is_listed_apart(rows):
     apart = [r for r in rows if r["status"] == "nothing can be wrong"]
     assert apart and all(not any(r["wrong"].values()) or r["n"] < decide.MIN_SEEDS for r in apart)
@@ -59,6 +65,7 @@ def test_where_nothing_can_be_wrong_is_listed_apart(rows):
     assert f"## Where nothing can be wrong ({len(apart)} scenarios, listed apart, not counted as passing)" in text
 
 
+@grid
 def test_near_the_nominal_level_the_larger_sample_decides(rows):
     near = [r for r in rows if r["draws"] == MANY]
     assert near and all(r["status"] != "nothing can be wrong" for r in near)
@@ -79,6 +86,7 @@ def test_wrong_outcomes_count_at_the_truth_equal_to_delta():
     assert cal.nominal("directional") == 0.025 and cal.nominal("cell") == 0.05
 
 
+@grid
 def test_a_large_effect_is_decided_right(rows):
     for r in rows:
         if r["n"] == 5 and r["law"] == "normal" and abs(r["truth"]) == 4 and r["power"] is not None:
