@@ -135,9 +135,8 @@ RIGHT = {  # the right decisive outcome at t = 0 and ±4δ, for the power column
 # -- drawing seeds ------------------------------------------------------------------------------------------------
 
 
-def _law(
-    x: np.ndarray, rng: np.random.Generator, law: str, std: float, outliers: np.ndarray | None
-) -> np.ndarray:
+def _law(x: np.ndarray, law: str, std: float, outliers: np.ndarray | None) -> np.ndarray:
+    """Figures under ``law``: the seeds marked in ``outliers`` 5 std low; quantised onto the 0.2 grid."""
     if law == "outliers" and outliers is not None:
         x = x - 5 * std * outliers
     if law == "quantised":
@@ -158,8 +157,8 @@ def _pair(
         a[s] = z[s][0]
     for s in ids[1]:
         b[s] = rho * z[s][0] + math.sqrt(1 - rho**2) * z[s][1] if s in a else z[s][2]
-    fa = _law(BASE + diff + std * np.array(list(a.values())), rng, law, std, np.array([bad[s] for s in a]))
-    fb = _law(BASE + std * np.array(list(b.values())), rng, law, std, np.array([bad[s] for s in b]))
+    fa = _law(BASE + diff + std * np.array(list(a.values())), law, std, np.array([bad[s] for s in a]))
+    fb = _law(BASE + std * np.array(list(b.values())), law, std, np.array([bad[s] for s in b]))
     return dict(zip(a, fa.tolist(), strict=True)), dict(zip(b, fb.tolist(), strict=True))
 
 
@@ -187,7 +186,8 @@ def quantised_truth(diff: float, std: float, rng: np.random.Generator, size: int
 # -- the scenarios ------------------------------------------------------------------------------------------------
 
 
-def _directional(sc: Scenario) -> None:
+def _two_settings(sc: Scenario, read: Callable[[decide.Interval, float], decide.Decision]) -> None:
+    """A and B drawn by the scenario's design and law, their difference read by ``read`` (A > B, or a plateau)."""
     h = GRID if sc.law == "quantised" else 0.0
     ids, rho = _ids(sc.design, sc.n), _rho(sc.design)
 
@@ -196,7 +196,7 @@ def _directional(sc: Scenario) -> None:
         for _ in range(draws):
             a, b = _pair(rng, ids, rho, sc.std, sc.truth * sc.delta, sc.law)
             iv = decide.difference(a, b, resolution=h)
-            out.append(decide.INCONCLUSIVE if iv is None else decide.directional(iv, sc.delta).outcome)
+            out.append(decide.INCONCLUSIVE if iv is None else read(iv, sc.delta).outcome)
         return out
 
     sc.run = run
@@ -238,20 +238,6 @@ def _claim(sc: Scenario, k: int) -> None:
     sc.run = run
 
 
-def _plateau(sc: Scenario) -> None:
-    ids, rho = _ids(sc.design, sc.n), _rho(sc.design)
-
-    def run(rng: np.random.Generator, draws: int) -> list[str]:
-        out = []
-        for _ in range(draws):
-            a, b = _pair(rng, ids, rho, sc.std, sc.truth * sc.delta, sc.law)
-            iv = decide.difference(a, b)
-            out.append(decide.INCONCLUSIVE if iv is None else decide.equivalence(iv, sc.delta).outcome)
-        return out
-
-    sc.run = run
-
-
 def _collapse(sc: Scenario) -> None:
     """A collapse's bound on final-dev: t = bound - mean; with NaN seeds, the mean counts them as 0."""
     claim = Collapse(kind="collapse", settings=("x",), below=60.0, figure="final-dev")
@@ -277,10 +263,7 @@ def _cell(sc: Scenario, published: str) -> None:
         out = []
         for _ in range(draws):
             x = BASE + sc.truth * sc.delta + sc.std * rng.standard_normal(sc.n)
-            if sc.law == "outliers":
-                x = x - 5 * sc.std * (rng.random(sc.n) < 0.1)
-            if sc.law == "quantised":
-                x = np.round(x / GRID) * GRID
+            x = _law(x, sc.law, sc.std, rng.random(sc.n) < 0.1 if sc.law == "outliers" else None)
             if published == "exact":
                 p, runs, best = BASE - (0.5 * sc.std if sc.law == "outliers" else 0.0), math.inf, None
             elif published == "one run":
@@ -366,11 +349,11 @@ def grid(reduced: bool = False) -> list[Scenario]:
 
 def _prepare(sc: Scenario, rng: np.random.Generator) -> None:
     if sc.kind == "directional":
-        (_gap if sc.design.startswith("gap") else _directional)(sc)
+        _gap(sc) if sc.design.startswith("gap") else _two_settings(sc, decide.directional)
     elif sc.kind == "claim":
         _claim(sc, int(sc.design.split()[0]))
     elif sc.kind == "plateau":
-        _plateau(sc)
+        _two_settings(sc, decide.equivalence)
     elif sc.kind == "collapse":
         _collapse(sc)
     elif sc.kind == "cell":

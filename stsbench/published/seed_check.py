@@ -79,7 +79,8 @@ class Verdict:
 
     status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
     diff = property(
-        lambda self: self.decision.diff if self.decision.interval else self._raw_diff, doc="m - P."
+        lambda self: self.decision.diff if self.decision.interval else self._raw_diff,
+        doc="m - P (against a best-of-K figure: m + s·e_K - P, the decision's).",
     )
     p = property(lambda self: self.decision.p, doc="The two-sided p of m = P.")
     mde = property(
@@ -131,7 +132,7 @@ def verdict(
     """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it.
 
     ``runs``/``best_of``: how many runs the published figure is (the registry's); ``resolution``: the figures'
-    h, by default the task's (:func:`stsbench.tasks.registry.resolution`).
+    h, by default the task's (:func:`stsbench.published.cells.resolution`).
     """
     from stsbench.published.cells import resolution as task_resolution
 

@@ -205,16 +205,23 @@ def one_sample(
     )
 
 
+def _satterthwaite(v: Sequence[float], dfs: Sequence[float], fallback: float) -> tuple[float, float]:
+    """The standard error of a sum of independent estimates of variances ``v`` on ``dfs`` df, and its df.
+
+    ``fallback``: the df where every variance is 0 (no interval width then depends on it).
+    """
+    denominator = sum(vi**2 / d for vi, d in zip(v, dfs, strict=True))
+    return math.sqrt(sum(v)), sum(v) ** 2 / denominator if denominator > 0 else float(fallback)
+
+
 def _welch(parts: Sequence[tuple[float, np.ndarray, float]], level: float, n: tuple[int, ...]) -> Interval:
     """sum(sign * mean) over independent samples (sign, values, resolution), Satterthwaite's df."""
     scale = max(float(np.abs(x).max()) for _, x, _ in parts)
     v = [_var(x, h, scale) / x.size for _, x, h in parts]
-    denominator = sum(vi**2 / (x.size - 1) for vi, (_, x, _) in zip(v, parts, strict=True))
-    df = sum(v) ** 2 / denominator if denominator > 0 else float(sum(x.size - 1 for _, x, _ in parts))
+    dfs = [x.size - 1 for _, x, _ in parts]
+    se, df = _satterthwaite(v, dfs, sum(dfs))
     diff = float(sum(sign * x.mean() for sign, x, _ in parts))
-    return _interval(
-        diff, math.sqrt(sum(v)), df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts)
-    )
+    return _interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts))
 
 
 def _partly(
@@ -228,8 +235,7 @@ def _partly(
     r = float(np.corrcoef([a[s] for s in shared], [b[s] for s in shared])[0, 1]) if nc > 1 else 0.0
     r = 0.0 if not math.isfinite(r) else r
     se2 = max(v1 / n1 + v2 / n2 - 2 * r * math.sqrt(v1 * v2) * nc / (n1 * n2), 0.0)
-    w1, w2 = v1 / n1, v2 / n2
-    gamma = (w1 + w2) ** 2 / (w1**2 / (n1 - 1) + w2**2 / (n2 - 1)) if w1 + w2 > 0 else n1 + n2 - 2
+    gamma = _satterthwaite([v1 / n1, v2 / n2], [n1 - 1, n2 - 1], n1 + n2 - 2)[1]  # Welch's df
     na, nb = n1 - nc, n2 - nc
     df = (nc - 1) + (gamma - nc + 1) / (na + nb + 2 * nc) * (na + nb)
     return _interval(
@@ -279,14 +285,11 @@ def _combine(
     parts: Sequence[tuple[float, Interval]], const: float, n: tuple[int, ...], level: float
 ) -> Interval:
     """sum(sign * estimate) + const over independent estimates, Satterthwaite's df."""
-    v = [iv.se**2 for _, iv in parts]
-    denominator = sum(vi**2 / iv.df for vi, (_, iv) in zip(v, parts, strict=True))
-    df = sum(v) ** 2 / denominator if denominator > 0 else float(min(iv.df for _, iv in parts))
+    dfs = [iv.df for _, iv in parts]
+    se, df = _satterthwaite([iv.se**2 for _, iv in parts], dfs, min(dfs))
     diff = sum(sign * iv.diff for sign, iv in parts) + const
     design = parts[0][1].design if len({iv.design for _, iv in parts}) == 1 else WELCH
-    return _interval(
-        diff, math.sqrt(sum(v)), df, level, design=design, n=n, used=min(iv.used for _, iv in parts)
-    )
+    return _interval(diff, se, df, level, design=design, n=n, used=min(iv.used for _, iv in parts))
 
 
 def gap(
@@ -587,12 +590,11 @@ def cell(
     notes = (
         [f"the published figure is one run{f' (the best of {best_of})' if best_of else ''}"] if k == 1 else []
     )
+    s = iv.se / math.sqrt(1 / x.size + 1 / k)  # the seeds' spread, h²/12 included
     if best_of:
-        s = iv.se / math.sqrt(1 / x.size + 1)
         shift = s * expected_max(best_of)
         iv = replace(iv, diff=iv.diff + shift, low=iv.low + shift, high=iv.high + shift)
         notes.append(f"against the mean + s·e_{best_of} ({shift:+.3f})")
-    s = iv.se / math.sqrt(1 / x.size + 1 / k)
     floor = _ppf((1 + level) / 2, x.size - 1) * s * math.sqrt(1 / k)
     if floor >= delta:
         notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (t·s/√k {floor:.2f} ≥ δ)")
@@ -668,15 +670,16 @@ def best_probability(
         cov = np.eye(k) * sigma2 / n
     else:
         cov = np.zeros((k, k))
-        dfs = []
         for i, a in enumerate(trained):
-            for j, b in enumerate(trained):
+            x = np.array(list(scores[a].values()))
+            cov[i, i] = x.var(ddof=1) / x.size if x.size > 1 else 0.0
+            for j in range(i + 1, k):  # the shared seeds' covariance of the two means
+                b = trained[j]
                 shared = sorted(set(scores[a]) & set(scores[b]))
                 if len(shared) > 1:
                     c = np.cov([scores[a][q] for q in shared], [scores[b][q] for q in shared])[0, 1]
-                    cov[i, j] = c * len(shared) / (len(scores[a]) * len(scores[b])) if i != j else 0.0
-            x = np.array(list(scores[a].values()))
-            cov[i, i] = x.var(ddof=1) / x.size if x.size > 1 else 0.0
+                    cov[i, j] = cov[j, i] = c * len(shared) / (len(scores[a]) * len(scores[b]))
+        dfs = []
         for i, a in enumerate(trained):
             dfs += [iv.df for b in trained[i + 1 :] if (iv := difference(scores[a], scores[b])) and iv.spread]
             if (fixed or k == 1) and len(scores[a]) > 1:
@@ -690,10 +693,10 @@ def best_probability(
         scale = np.sqrt(df / rng.chisquare(df, size=(draws, 1))) if math.isfinite(df) and df > 0 else 1.0
         drawn = mean + z * scale
         for j, s in enumerate(trained):
-            means[:, settings.index(s)] = drawn[:, j]
-    for s in settings:
+            means[:, list(settings).index(s)] = drawn[:, j]
+    for j, s in enumerate(settings):
         if s in fixed:
-            means[:, list(settings).index(s)] = _only(scores[s])
+            means[:, j] = _only(scores[s])
     top = means.max(axis=1, keepdims=True)
     tied = np.isclose(means, top, rtol=0.0, atol=1e-12)
     share = tied / tied.sum(axis=1, keepdims=True)
