@@ -79,7 +79,9 @@ def test_the_resolution_of_a_transfer_task_and_of_an_average():
     from stsbench.published.cells import SCORED, resolution
 
     assert resolution(["TREC"]) == pytest.approx(0.2) and resolution(["STS12"]) == 0.0
-    assert resolution(["TREC", "MR"]) == pytest.approx(math.sqrt((0.2**2 + (100 / 10662) ** 2) / 2) / math.sqrt(2))
+    assert resolution(["TREC", "MR"]) == pytest.approx(
+        math.sqrt((0.2**2 + (100 / 10662) ** 2) / 2) / math.sqrt(2)
+    )
     assert resolution(["STS12"], rounded=True) == pytest.approx(0.01)
     assert set(SCORED) == {"MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"}
 
@@ -120,6 +122,18 @@ def test_c11_collapsed_seeds_enter_as_zero_named():
     assert result.verdict == "inconclusive"
     assert (st.low, st.high) == (pytest.approx(-36.5, abs=0.05), pytest.approx(66.0, abs=0.05))
     assert "seeds 1, 2 collapsed: NaN -> 0" in st.note
+
+
+def test_c11_a_mix_of_collapsed_and_trained_seeds_caps_the_statement():
+    """One NaN among five tight seeds far above the bound: the 0 would not move the t-interval off "contradicted"
+    enough to matter on every draw, and no few seeds bound a mixed law's mean (docs/calibration.md): capped."""
+    claim = Collapse(kind="collapse", settings=("ema=0",), below=20.0, figure="final-dev")
+    mixed = judge(claim, {"ema=0": {1: math.nan, 2: 75.2, 3: 75.3, 4: 75.1, 5: 75.2, 6: 75.3, 7: 75.2}})
+    (st,) = mixed.statements
+    assert mixed.verdict == "inconclusive" and st.nearest == "contradicted"
+    assert "seed 1 collapsed: NaN -> 0, 1 of 7 (a mix of collapsed and trained)" in st.note
+    every = judge(claim, {"ema=0": {1: math.nan, 2: math.nan, 3: math.nan}})
+    assert every.verdict == "supported" and "seeds 1, 2, 3 collapsed: NaN -> 0" in every.statements[0].note
 
 
 def test_c11_another_non_finite_figure_caps_the_statement_and_names_the_seed():
@@ -217,12 +231,17 @@ def test_c4_a_shown_reversal_is_reversed():
     assert st.outcome == result.verdict == "reversed"
 
 
-@pytest.mark.parametrize(("n", "std", "word"), [(5, 0.2014, "supported"), (20, 0.1923, "supported, by less than δ")])
+@pytest.mark.parametrize(
+    ("n", "std", "word"), [(5, 0.2014, "supported"), (20, 0.1923, "supported, by less than δ")]
+)
 def test_c6_the_same_effect_stays_supported_as_seeds_are_added(n, std, word):
     """+0.3: supported at five noisy seeds ([0.05, 0.55]); at twenty ([0.21, 0.39]) it was "no difference"."""
     a = _exact(80.0, 1.0, n)
     b = [v - d for v, d in zip(a, _exact(0.3, std, n), strict=True)]
-    result = judge(_claim(kind="difference", better="a", worse="b"), {"a": dict(enumerate(a, 1)), "b": dict(enumerate(b, 1))})
+    result = judge(
+        _claim(kind="difference", better="a", worse="b"),
+        {"a": dict(enumerate(a, 1)), "b": dict(enumerate(b, 1))},
+    )
     (st,) = result.statements
     assert st.outcome == result.verdict == word and st.low > 0
 
@@ -260,7 +279,10 @@ def test_c13_a_single_run_published_figure_is_not_an_exact_mean():
     """Ten seeds 78.0 ± 0.4 against a published 79.3: was not reproduced, [-1.59, -1.01]."""
     v = verdict("STSBenchmark", 79.3, _exact(78.0, 0.4, 10))
     assert v.status == "inconclusive"
-    assert (v.decision.low, v.decision.high) == (pytest.approx(-2.25, abs=0.005), pytest.approx(-0.35, abs=0.005))
+    assert (v.decision.low, v.decision.high) == (
+        pytest.approx(-2.25, abs=0.005),
+        pytest.approx(-0.35, abs=0.005),
+    )
     exact = verdict("STSBenchmark", 79.3, _exact(78.0, 0.4, 10), runs=10**9)
     assert exact.status == "not reproduced"
 
@@ -387,7 +409,13 @@ def test_the_verdict_words_and_defaults_are_written_only_in_decide():
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in WORDS:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in DEFAULTS and node.value is not None:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} {t.id} = {ast.unparse(node.value)}")
@@ -404,7 +432,11 @@ def test_one_record_holds_an_interval_and_its_decision():
     for path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-            fields = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+            fields = {
+                s.target.id
+                for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
             if fields & DECISION_FIELDS:
                 found.append(f"{path.relative_to(ROOT)}:{cls.name}")
     allowed = {"stsbench/stats/claims.py:ClaimResult", "stsbench/stats/claims.py:Plateau"}

@@ -133,16 +133,16 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         return {}
     if not over_seeds:
         return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
-    base = decide.finite_seeds(_raw_devs(simcse), dev=True)[0]
+    base, base_why, base_cap = decide.finite_seeds(_raw_devs(simcse), dev=True)
     gains = {}
-    for r in rows:
-        iv = (
-            decide.difference(decide.finite_seeds(_raw_devs(r), dev=True)[0], base)
-            if r is not simcse
-            else None
-        )
-        if iv is not None:
-            gains[id(r)] = decide.two_sided(iv, decide.DELTA, _method(r))
+    for r in (r for r in rows if r is not simcse):
+        values, why, cap = decide.finite_seeds(_raw_devs(r), dev=True)
+        iv = decide.difference(values, base)
+        if iv is not None:  # a mix of collapsed and trained seeds on either side: at most inconclusive
+            d = decide.two_sided(iv, decide.DELTA, _method(r))
+            gains[id(r)] = (
+                decide.capped(d, why if cap else f"unsup-SimCSE: {base_why}") if cap or base_cap else d
+            )
     # one family: the gains of one table, Holm over them (docs/uncertainty.md, Families)
     marked = dict(zip(gains, decide.family(list(gains.values())), strict=True))
     return {

@@ -52,6 +52,7 @@ from stsbench.stats.decide import (
     NOT_COMPARABLE,
     POWER,
     RULE_VERSION,
+    capped,
     finite_seeds,
     noted,
 )
@@ -236,15 +237,15 @@ def reproduce_cells(
     verdicts = []
     for c in found:
         values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
-        note = None
+        note, cap = None, False
         if c.figure is not None and c.figure.kind == BEST_DEV:  # a collapsed training's NaN dev Spearman: 0
-            values, note, _ = finite_seeds(values, dev=True)
+            values, note, cap = finite_seeds(values, dev=True)
         h = resolution(c.figure.tasks) if c.figure is not None else 0.0
         runs = {"runs": c.entry.runs, "best_of": c.entry.best_of, "resolution": h}
         v = verdict(
             c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
         )
-        verdicts.append(replace(v, decision=noted(v.decision, note)))
+        verdicts.append(replace(v, decision=(capped if cap else noted)(v.decision, note)))
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:

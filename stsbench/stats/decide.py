@@ -527,7 +527,9 @@ def finite_seeds(values: Mapping[int, float], dev: bool) -> tuple[dict[int, floa
     """The seeds' figures a test reads, what was done to non-finite ones, and whether they cap the verdict.
 
     A NaN dev Spearman (``dev``: best-dev, final-dev) is a collapsed training (constant embeddings): it enters as
-    0, named. Any other non-finite figure is left out and caps every statement that reads it at inconclusive.
+    0, named. Where some seeds collapsed and others trained, the set mixes two laws whose mean no few seeds can
+    bound (docs/uncertainty.md, "Collapsed and departing seeds"): the 0s stay in the figures shown and cap every
+    statement that reads them at inconclusive. Any other non-finite figure is left out and caps likewise.
     """
     bad = sorted(s for s, v in values.items() if not math.isfinite(float(v)))
     if not bad:
@@ -535,10 +537,16 @@ def finite_seeds(values: Mapping[int, float], dev: bool) -> tuple[dict[int, floa
     seeds = ", ".join(str(s) for s in bad)
     word = "seed" if len(bad) == 1 else "seeds"
     if dev and all(math.isnan(float(values[s])) for s in bad):
+        mixed = len(bad) < len(values)
         return (
             {s: 0.0 if s in bad else float(v) for s, v in values.items()},
-            f"{word} {seeds} collapsed: NaN -> 0",
-            False,
+            f"{word} {seeds} collapsed: NaN -> 0"
+            + (
+                f", {len(bad)} of {len(values)} (a mix of collapsed and trained): at most {INCONCLUSIVE}"
+                if mixed
+                else ""
+            ),
+            mixed,
         )
     kept = {s: float(v) for s, v in values.items() if s not in bad}
     return kept, f"{word} {seeds} not finite: at most {INCONCLUSIVE}", True
