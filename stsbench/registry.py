@@ -133,6 +133,22 @@ class Registry(Generic[T]):
                     f"failed to load: {exc}"
                 ) from None
 
+    def plugin(self, name: str) -> dict[str, Any] | None:
+        """What the plugin entry ``name`` is, for a key (:func:`stsbench.sources.module_identity`).
+
+        None for a built-in entry or a name not registered (a path where a corpus name may stand).
+        """
+        key = self.canonical(name)
+        if key is None:
+            return None
+        target = self._loaded.get(key, self._targets[key])
+        module = target.split(":")[0] if isinstance(target, str) else getattr(target, "__module__", None)
+        if not isinstance(module, str) or module.split(".")[0] == "stsbench":
+            return None
+        from stsbench.sources import module_identity
+
+        return module_identity(module)
+
     def names(self) -> list[str]:
         """Every registered name, in registration order (built-ins first)."""
         self._load_plugins()

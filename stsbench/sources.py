@@ -20,9 +20,7 @@ The embedding key (:data:`EMBEDDING_FILES`) names its files instead: it is compu
 A file counts by what it *is* (:func:`tree_text`): its syntax tree with comments, docstrings and other bare
 strings left out, walked canonically (node types and their non-empty fields, sorted), never its bytes nor
 ``ast.dump`` (whose text differs between Python 3.11, 3.12 and 3.13). A comment or docstring edit keeps every key;
-a changed constant, name or statement moves it. :func:`code_digest` with ``form="bytes"`` is the digest as
-stsbench computed it before it read syntax trees, which reproduce's one migration of recorded steps compares
-with.
+a changed constant, name or statement moves it.
 """
 
 from __future__ import annotations
@@ -48,7 +46,10 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.builtin"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
-    "bootstrap": ("stsbench.stats.bootstrap", "stsbench.tasks.intervals"),  # the draw, and the call that feeds it
+    "bootstrap": (
+        "stsbench.stats.bootstrap",
+        "stsbench.tasks.intervals",
+    ),  # the draw, and the call that feeds it
 }
 # What maps a (model, text) to a vector: the encoders that run a model (hf.py; live.py for one in memory), the
 # poolers, prompts, the reading of a folder's declared settings (normalisation, lower-casing, the maximum length:
@@ -65,6 +66,24 @@ EMBEDDING_FILES = (
     "encoders/resolve.py",
 )
 
+# The package files each kind's modules load at run time (beside its code: an edit is other code), relative to the
+# package. The published registries are not here: they are report input, in the report step's key.
+# tests/test_keys_inputs.py holds every package file either here, in the report's key or read at plan time.
+PACKAGE_DATA: dict[str, tuple[str, ...]] = {
+    "train": ("data/manifest.json",),
+    "evaluate": ("data/manifest.json",),
+    "analysis": ("data/manifest.json",),
+    "report": ("reports/templates",),
+}
+PUBLISHED_DATA = "published"  # every *.yaml there: the papers' figures the report sets beside the runs
+# The libraries each kind runs on, by major.minor (a release that changes a figure changes one of those)
+_MODELS = ("torch", "transformers", "tokenizers", "sentence-transformers", "numpy", "scipy")
+LIBRARIES: dict[str, tuple[str, ...]] = {
+    "train": ("torch", "transformers", "tokenizers", "numpy"),
+    "evaluate": _MODELS,
+    "analysis": _MODELS,
+    "report": ("numpy", "scipy", "pandas", "matplotlib", "seaborn", "jinja2"),
+}
 
 # Files whose bytes count but whose imports are not followed: the package's __init__ (the version; its imports
 # are the public API's re-exports) and this module (its ENTRIES name modules it never imports).
@@ -113,7 +132,11 @@ def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{a.name}" for a in node.names)  # `from pkg import module`
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("stsbench."):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("stsbench.")
+        ):
             found.add(node.value.split(":", 1)[0])
         stack.extend(ast.iter_child_nodes(node))
     if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
@@ -219,9 +242,17 @@ def _canonical(tree: ast.AST) -> str:
     return "".join(out)
 
 
-MEMO_FILE = "code-memo.json"  # in the cache folder: per source file's bytes' sha256, its tree's and its imports
+MEMO_FILE = (
+    "code-memo.json"  # in the cache folder: per source file's bytes' sha256, its tree's and its imports
+)
 _MEMO: dict[str, Any] = {}
 _MEMO_STATE: dict[str, Any] = {"read": None, "dirty": False}
+
+
+@cache
+def _digester() -> str:
+    """sha256 of this file's bytes: the code that fills the memo, which versions it."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def _memo_file() -> Path | None:
@@ -237,7 +268,8 @@ def _memo() -> dict[str, Any]:
     """The memo of parsed files, read from the cache folder once per process (a warm process parses nothing).
 
     Keyed by content, not by path: the same bytes are the same tree, and import the same modules, on every
-    supported Python. A damaged or absent file is parsed again.
+    supported Python. A damaged or absent file is parsed again, and so is a memo another version of this module
+    (:func:`_digester`) wrote: discarded whole, so a warm machine and a cold one digest alike.
     """
     import json
 
@@ -246,7 +278,8 @@ def _memo() -> dict[str, Any]:
         _MEMO_STATE["read"] = where
         try:
             stored = json.loads(where.read_text(encoding="utf-8"))
-            _MEMO.update(stored if isinstance(stored, dict) else {})
+            if isinstance(stored, dict) and stored.get("digester") == _digester():
+                _MEMO.update(stored)
         except (OSError, ValueError):
             pass
     return _MEMO
@@ -273,53 +306,51 @@ def _save_memo() -> None:
     from stsbench.files import atomic_write_bytes  # importable wherever _memo_file() is
 
     try:
-        atomic_write_bytes(where, json.dumps(_MEMO).encode("utf-8"))
+        atomic_write_bytes(where, json.dumps({**_MEMO, "digester": _digester()}).encode("utf-8"))
     except OSError:
         pass
 
 
-def file_sha(path: Path, form: str = "tree") -> bytes:
-    """sha256 of one source file: of its canonical tree (:func:`tree_text`) or, ``form="bytes"``, its bytes."""
-    data = path.read_bytes()
-    return hashlib.sha256(data).digest() if form == "bytes" else _tree_sha(data, str(path))
+def file_sha(path: Path) -> bytes:
+    """sha256 of one source file's canonical tree (:func:`tree_text`)."""
+    return _tree_sha(path.read_bytes(), str(path))
 
 
-def files_digest(files: Iterable[Path], root: Path | None = None, form: str = "tree") -> str:
+def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
     """sha256 over each file's path (relative to ``root``) and what it is (:func:`file_sha`)."""
     root = root or ROOT
     h = hashlib.sha256()
     for f in sorted(files):
         h.update(f"{f.relative_to(root).as_posix()}\0".encode())
-        h.update(file_sha(f, form))
+        h.update(file_sha(f))
     _save_memo()
     return h.hexdigest()
 
 
-def source_digest(*relpaths: str, root: Path | None = None, form: str = "tree") -> str:
+def source_digest(*relpaths: str, root: Path | None = None) -> str:
     """sha256 of the named files and folders under ``root`` (a folder: every ``.py`` below it)."""
     root = root or ROOT
     files: set[Path] = set()
     for rel in relpaths:
         path = root / rel
         files.update(path.rglob("*.py") if path.is_dir() else [path])
-    return files_digest(files, root, form)
+    return files_digest(files, root)
 
 
-def code_digest(kind: str, root: Path | None = None, form: str = "tree") -> str:
+def code_digest(kind: str, root: Path | None = None) -> str:
     """The digest of the code that computes an output of ``kind`` (:data:`ENTRIES`; ``embedding`` too).
 
-    ``root``: the package folder to read (default :data:`ROOT`, this one). ``form``: ``tree`` (what the code
-    is) or ``bytes``, the earlier form, kept for the migration of recorded reproduce steps.
+    ``root``: the package folder to read (default :data:`ROOT`, this one).
     """
     if kind == "embedding":
-        return source_digest(*EMBEDDING_FILES, root=root, form=form)
+        return source_digest(*EMBEDDING_FILES, root=root)
     try:
         entries = ENTRIES[kind]
     except KeyError:
         raise ValueError(
             f"no code digest for {kind!r}; known: {', '.join([*ENTRIES, 'embedding'])}"
         ) from None
-    return files_digest(closure(entries, root), root, form)
+    return files_digest(closure(entries, root), root)
 
 
 def library_versions(names: Iterable[str] = ("torch", "transformers")) -> dict[str, str]:
@@ -334,3 +365,73 @@ def library_versions(names: Iterable[str] = ("torch", "transformers")) -> dict[s
             version = "absent"
         out[name] = ".".join(version.split("+")[0].split(".")[:2])
     return out
+
+
+def distribution_version(name: str) -> str:
+    """An installed distribution's version (its metadata, nothing imported); ``absent`` where it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _data_files(rel: str) -> dict[str, Path]:
+    """``{name: file}`` of a :data:`PACKAGE_DATA` entry (a file, or every file of a folder), named from ``rel``."""
+    path = ROOT / rel
+    if not path.is_dir():
+        return {rel: path}
+    found = (f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+    return {f"{rel}/{f.relative_to(path).as_posix()}": f for f in sorted(found)}
+
+
+def package_data_digest(kind: str) -> str:
+    """sha256 over the package files :data:`PACKAGE_DATA` names for ``kind`` (their names and bytes)."""
+    h = hashlib.sha256()
+    for name, f in (item for rel in PACKAGE_DATA.get(kind, ()) for item in _data_files(rel).items()):
+        h.update(f"{name}\0".encode())
+        h.update(hashlib.sha256(f.read_bytes()).digest() if f.is_file() else b"absent")
+    return h.hexdigest()
+
+
+def published_digest() -> dict[str, str]:
+    """``{file: sha256}`` of every published registry and the figures' registry (``published/*.yaml``)."""
+    return {
+        f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted((ROOT / PUBLISHED_DATA).glob("*.yaml"))
+    }
+
+
+def module_identity(module: str) -> dict[str, Any]:
+    """A plugin's code as a key holds it: its top-level package's files (syntax trees), its distribution and version.
+
+    Every ``.py`` file of the package counts, so an edit to a helper its entry calls moves the digest too. Found
+    without importing it (``importlib.util.find_spec`` of a top-level name imports nothing).
+    """
+    import importlib.util
+    from importlib import metadata
+
+    top = module.split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    files: dict[str, Path] = {}  # name relative to the package -> file
+    if spec is not None and spec.submodule_search_locations:
+        for loc in map(Path, spec.submodule_search_locations):
+            files.update({f.relative_to(loc).as_posix(): f for f in loc.rglob("*.py")})
+    elif spec is not None and spec.origin and spec.origin.endswith(".py"):
+        files = {Path(spec.origin).name: Path(spec.origin)}
+    h = hashlib.sha256()
+    for rel, f in sorted(files.items()):
+        h.update(f"{rel}\0".encode())
+        h.update(file_sha(f))
+    dists = metadata.packages_distributions().get(top, [])
+    name = dists[0] if dists else None
+    return {
+        "module": top,
+        "distribution": name,
+        "version": distribution_version(name) if name else None,
+        "code": h.hexdigest() if files else None,
+    }

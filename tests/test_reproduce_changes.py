@@ -38,23 +38,6 @@ def _train_logs(out: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("train_log.jsonl")}
 
 
-def test_a_record_of_stsbench_0_1_0_keeps_its_settings_and_only_its_code_is_unknown(tiny, tmp_path):
-    """0.1.0 keyed a step on its version and recorded no code: such a record is 'changed', not 'settings changed'."""
-    from stsbench.recipes import load_recipe
-    from stsbench.reproduce.plan import build_plan, digest
-    from stsbench.reproduce.state import classify
-
-    plan = build_plan(load_recipe(tiny / "tiny.yaml"), tmp_path / "o", DATA)
-    (tmp_path / "o").mkdir()
-    (tmp_path / "o" / "report.md").write_text("# a report\n")  # its output is there
-    report = plan.step("report")
-    legacy = {"status": "done", "key": report.legacy_key}
-    assert classify(report, legacy) == "changed"
-    assert classify(report, {**legacy, "key": digest("other settings")}) == "run"
-    assert classify(report, {"status": "done", "key": report.key, "code": report.code}) == "done"
-    assert classify(report, {"status": "done", "key": report.key, "code": "other"}) == "changed"
-
-
 def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(tiny, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub out of reach, as on these machines
     text = (tiny / "tiny.yaml").read_text()
@@ -197,42 +180,16 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
     assert "0 done and current; 6 to run again (train/simcse/seed-1: its key changed: data file" in printed
 
 
-def test_a_record_keyed_the_old_way_is_migrated_once_and_moves_no_step(tiny, clean, tmp_path, capsys):
-    """A record keyed the old way (absolute paths, code as bytes) for today's inputs is the same step."""
-    from stsbench.recipes import load_recipe
-    from stsbench.reproduce.plan import build_plan
+def _edit_code(monkeypatch, edited: str) -> None:
+    """The code of steps of kind ``edited`` as if edited (what plans and ``--status`` read)."""
+    from stsbench.reproduce import keys
 
-    recipe = tiny / "tiny.yaml"
-    out = _copy(clean, tmp_path / "o")
-    plan = build_plan(load_recipe(recipe), out, DATA)
-    state = _state(out)
-    for step in plan.steps:  # as recorded when keys held absolute paths and the code's bytes
-        record = state["steps"][step.id]
-        assert record["key"] == step.key and record["code"] == step.code
-        record.update(key=step.previous_key, code=step.previous_code)
-        record.pop("parts", None)
-    state["steps"]["evaluate/simcse"]["code"] = "other code, before the migration"
-    (out / "reproduce.json").write_text(json.dumps(state))
-    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
-    stands = _stands(printed, why=True)
-    assert code == 0 and stands.pop("evaluate/simcse") == "changed code", printed
-    assert stands.pop("report") == "to run (its key changed: the report's options)"  # it would name the kept step
-    assert set(stands.values()) == {"done"}
-    assert json.loads((out / "reproduce.json").read_text()) == state  # a dry run writes nothing
-    code, printed, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
-    assert code == reproduce_status(out), err
-    assert "report: runs again: its key changed: the report's options" in printed  # it names the step kept
-    after = _state(out)
-    assert after["sessions"][-1]["steps_run"] == 1  # the report, which names the step kept
-    for step in plan.steps[:-1]:  # the report's key now holds the name of the step kept
-        assert after["steps"][step.id]["key"] == step.key and after["steps"][step.id]["parts"] == step.parts
-    # changed stays changed
-    assert after["steps"]["evaluate/simcse"]["code"] == "other code, before the migration"
-    assert after["steps"]["train/simcse/seed-1"]["code"] == plan.step("train/simcse/seed-1").code
+    real = keys.code_of.__wrapped__ if hasattr(keys.code_of, "__wrapped__") else keys.code_of
+    fake = lambda kind: real(kind) + ("-edited" if kind == edited else "")  # noqa: E731
+    monkeypatch.setattr(keys, "code_of", fake)
+    monkeypatch.setattr(plan_module, "code_of", fake)
 
 
-@pytest.mark.slow  # one copy of the shared tiny reproduction through five reruns: ~90 s on 2 cores
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean, tmp_path, capsys, monkeypatch):
     recipe = tiny / "tiny.yaml"
     logs = {p.name: p.read_text() for p in (clean / "logs").glob("*.log")}
@@ -280,8 +237,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     trained = _train_logs(out)
 
     # the evaluation's code changes: the rerun stops until told which
-    real = plan_module.code_of
-    monkeypatch.setattr(plan_module, "code_of", lambda kind, form="tree": real(kind, form) + ("-edited" if kind == "evaluate" else ""))
+    _edit_code(monkeypatch, "evaluate")
     before = (out / "reproduce.json").read_bytes()
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
@@ -313,7 +269,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
     assert _train_logs(out) == trained
     # the report's code changes (a new decision rule): --keep-changed makes the report again, nothing else
-    monkeypatch.setattr(plan_module, "code_of", lambda kind, form="tree": real(kind, form) + ("-edited" if kind == "report" else ""))
+    _edit_code(monkeypatch, "report")
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--keep-changed"], capsys)
     assert code == reproduce_status(out), err
     state = _state(out)
@@ -326,7 +282,7 @@ def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_pat
 
     from stsbench.encoders.pooling import POOLER_REGISTRY
 
-    assert plan_module.train_code("avg") == plan_module.train_code(None) == plan_module.code_of("train")
+    assert plan_module.train_code({"pooler": "avg"}) == plan_module.train_code({}) == plan_module.code_of("train")
     monkeypatch.syspath_prepend(str(tmp_path))
     codes = []
     for scale in (1, 2):  # the plugin's module edited between two plans
@@ -335,7 +291,7 @@ def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_pat
         importlib.invalidate_caches()
         POOLER_REGISTRY.register("toy-plugin", importlib.import_module("toy_plugin").toy)
         try:
-            codes.append(plan_module.train_code("toy-plugin"))
+            codes.append(plan_module.train_code({"pooler": "toy-plugin"}))
         finally:
             POOLER_REGISTRY.unregister("toy-plugin")
     assert codes[0] != codes[1] and plan_module.code_of("train") not in codes
@@ -440,7 +396,27 @@ def test_a_trainings_files_are_sealed_and_an_edit_or_a_deletion_is_named(tiny, c
     assert code == 0 and "6 to run again (train/simcse/seed-1: its file runs/simcse/seed-1/train_log.jsonl" in printed
 
 
-def test_a_training_finished_before_seals_reads_unverified_until_the_next_run_seals_it(tiny, clean, tmp_path, capsys):
+def test_every_output_a_later_step_reads_is_sealed_and_a_damaged_one_is_named(tiny, clean, tmp_path, capsys):
+    """B11: an evaluation's and an analysis' results were read unverified, and one seeds.json (or any analysis JSON)
+    made a step done: an edited seed result, a deleted aggregate or analysis file now runs the step again."""
+    recipe = tiny / "tiny.yaml"
+    out = _copy(clean, tmp_path / "o")
+    steps = _state(out)["steps"]
+    evaluated, analysed = steps["evaluate/simcse"]["files"], steps["analysis/1-align_uniform/simcse/seed-2"]["files"]
+    assert any(f.startswith("results/simcse__seed-1/") for f in evaluated)
+    assert any(f.startswith("results/runs__simcse/") for f in evaluated)
+    assert sorted(analysed) and all(f.startswith("results/analyses/simcse__seed-2/") for f in analysed), analysed
+    one = out / next(f for f in evaluated if f.startswith("results/simcse__seed-2/") and f.endswith(".json"))
+    one.write_text(one.read_text().replace('"spearman', '"spearman_edited', 1))  # one seed's result edited
+    (out / next(iter(analysed))).unlink()
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
+    stands = _stands(printed, why=True)
+    assert stands["evaluate/simcse"] == f"to run (its file {one.relative_to(out).as_posix()} changed since it finished)"
+    assert stands["analysis/1-align_uniform/simcse/seed-2"].startswith("to run (its file results/analyses/simcse__seed-2/")
+    assert stands["analysis/1-align_uniform/simcse/seed-1"] == "done" and stands["train/simcse/seed-2"] == "done"
+
+
+def test_a_step_finished_before_seals_reads_unverified_until_the_next_run_seals_it(tiny, clean, tmp_path, capsys):
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     state = _state(out)
@@ -448,14 +424,17 @@ def test_a_training_finished_before_seals_reads_unverified_until_the_next_run_se
         record.pop("files", None)
     (out / "reproduce.json").write_text(json.dumps(state))
     code, printed, _ = run_cli(["reproduce", out, "--status"], capsys)
-    assert code == 0 and printed.count("done, unverified") == 2, printed
+    assert code == 0 and printed.count("done, unverified") == 6, printed
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
-    assert "6 done and current; 2 of them unverified" in printed
+    assert "6 done and current; 6 of them unverified" in printed
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     assert set(_stands(printed).values()) == {"done"}  # unverified is never "to run"
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
-    assert len(_state(out)["steps"]["train/simcse/seed-2"]["files"]) == 4  # sealed by that run
+    steps = _state(out)["steps"]
+    assert len(steps["train/simcse/seed-2"]["files"]) == 4  # sealed by that run
+    assert "results/runs__simcse/avg/dev/seeds.json" in steps["evaluate/simcse"]["files"]
+    assert steps["report"]["files"].keys() == {"report.md"}
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
     assert "unverified" not in printed
 

@@ -23,7 +23,7 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
     try:
         recipe = recorded_recipe(state)
         trial = copy.deepcopy(state)
-        plan, actions = planned(recipe, out, data_dir, trial, "keep")
+        plan, actions = planned(recipe, out, data_dir, trial, "keep", gpus=state.get("gpus", 0))
     except (StsbenchError, KeyError, TypeError):
         return {}
     found = {}
@@ -88,7 +88,9 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
     where = Path(out).expanduser()
     state = load_state(where) if (where / STATE_FILE).is_file() else {"steps": {}}
     # as the run would plan it (the steps it would keep named by the report), the state read, never written
-    plan, actions = planned(recipe, out, data_dir, state, "keep" if changed == "ask" else changed, report_to)
+    plan, actions = planned(
+        recipe, out, data_dir, state, "keep" if changed == "ask" else changed, report_to, gpus
+    )
     trains = [s for s in plan.steps if s.kind == "train"]
     say(f"{recipe.name}: {recipe.title}")
     say(f"into {plan.out} (data: {plan.data_dir})")

@@ -285,9 +285,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     console = table_console()
     with output_lock(out, "--out"):
         state = load_state(Path(out).expanduser())
-        # records keyed in the previous form (absolute paths, code as bytes) are rewritten once in today's
-        # form (saved with the state as it runs)
-        plan, actions = planned(recipe, out, data_dir, state, changed, report_to)
+        plan, actions = planned(recipe, out, data_dir, state, changed, report_to, gpus)
         _refuse_changed(plan, state, changed)
         to_run = [i for i, (action, _) in actions.items() if action == "run"]
         refuse_missing(missing(plan, to_run))  # before any step starts: one line, what and how to get it
@@ -297,7 +295,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
             if record and record.get("status") == "done":
                 why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
                 console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
-        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
+        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor, gpus=gpus)
         state["recipe_file"] = source  # a recipe file, for --status to replan (a built-in is found by name)
         # --runs/--seeds, so that --status replans the same subset
         seeds_run = sorted({s for r in recipe.runs for s in r.seeds})

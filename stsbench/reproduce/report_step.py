@@ -43,17 +43,26 @@ def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
     return out
 
 
-def published_files(recipe: Recipe) -> dict[str, str | None]:
-    """The sha256 of each published file of one's own the recipe's runs are held against (None: not there)."""
+def own_files(recipe: Recipe) -> dict[str, Path]:
+    """The published files of one's own the recipe's runs are held against: ``{path as the key names it: file}``.
+
+    The key names a file by its path relative to the recipe's folder (where the recipe reads it from), so that
+    ``mine/a/table.yaml`` and ``mine/b/table.yaml`` are two files and the reproduction keys the same anywhere.
+    """
     from stsbench.published.registry import file_key
 
-    found: dict[str, str | None] = {}
+    found: dict[str, Path] = {}
     for address in (a for run in recipe.runs for a in run.addresses):
         in_file = file_key(address)
         if in_file is not None:
             path = Path(in_file[0]).expanduser()
-            found[in_file[0]] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            found[_relative(path, recipe)] = path
     return found
+
+
+def _relative(path: Path, recipe: Recipe) -> str:
+    folder = Path(recipe.folder) if recipe.folder else None
+    return path.relative_to(folder).as_posix() if folder and path.is_relative_to(folder) else path.as_posix()
 
 
 def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str | None = None) -> list[str]:
@@ -78,7 +87,9 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
         args += ["--figures", key]
     if kept:
         args += ["--note", kept_note(kept)]
-    if recipe.omitted:  # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
+    if (
+        recipe.omitted
+    ):  # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
         args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
         args += ["--runs", ",".join(r.name for r in recipe.runs)]
         args += ["--seeds", ",".join(map(str, sorted({s for r in recipe.runs for s in r.seeds})))]
@@ -93,25 +104,41 @@ OUT = Path("OUT")  # the reproduction's folder as the report's key writes it: wh
 def report_keys(
     recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = (), banner: str | None = None
 ) -> tuple[list[str], Keys]:
-    """The report step's command (``out`` as the user gave it: the report prints it) and its keys.
+    """The report step's command (``out`` as the user gave it: the report prints it) and its key.
 
-    Its key reads the same arguments with the folder written ``OUT``, and the cells the recipe holds its runs
-    against (which the report reads from ``results/recipe_runs.json``, whatever the verdict). ``kept``: the steps
-    kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
+    Its key reads the same arguments with the folder written ``OUT`` and one's own published files named from the
+    recipe's folder, the claims, the cells the recipe holds its runs against (which the report reads from
+    ``results/recipe_runs.json``, whatever the verdict), every published registry (``stsbench/published/*.yaml``:
+    the report may set any of its rows beside the runs) and one's own published files by content. ``kept``: the
+    steps kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
     """
+    from stsbench.published.registry import file_key
+    from stsbench.sources import published_digest
+
     args = report_args(recipe, out, kept, banner)
+
+    def portable(arg: str) -> str:  # run=/abs/mine/table.yaml#row -> run=mine/table.yaml#row
+        run, eq, address = arg.partition("=")
+        in_file = file_key(address) if eq else None
+        return f"{run}={_relative(Path(in_file[0]), recipe)}#{in_file[1]}" if in_file else arg
+
     material: dict[str, Any] = {
         "kind": "report",
-        "args": report_args(recipe, OUT, kept, banner),
+        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner)],
         "deps": [s.key for s in before],
+        "published": published_digest(),
     }
-    previous: dict[str, Any] = {"kind": "report", "args": args, "deps": [s.previous_key for s in before]}
     if recipe.claims:
-        material["claims"] = previous["claims"] = claims_data(recipe)
+        material["claims"] = claims_data(recipe)
     # the cells the report sets beside the runs' settings (results/recipe_runs.json): another cell, another report
-    material["runs"] = [{"name": r.name, "published": list(r.published)} for r in declared_runs(recipe)]
-    files = published_files(recipe)
+    material["runs"] = [
+        {"name": r.name, "published": [portable(f"x={c}")[2:] for c in r.published]}
+        for r in declared_runs(recipe)
+    ]
+    files = own_files(recipe)
     if files:  # a published file of one's own: edited, the report is made again
-        material["published_files"] = {Path(f).name: sha for f, sha in files.items()}
-        previous["published_files"] = files
-    return args, make_keys(material, previous, {"deps": [s.legacy_key for s in before]})
+        material["published_files"] = {
+            name: hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else None
+            for name, f in files.items()
+        }
+    return args, make_keys(material)

@@ -105,8 +105,8 @@ def run_plan(
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
         if actions[step.id][0] == "skip":
             rec.update(status="done", key=step.key, parts=step.parts)
-            if step.folder is not None and "files" not in rec:  # finished before its files were sealed: once
-                seal(rec, step.folder, plan.out)
+            if "files" not in rec:  # finished before its files were sealed: sealed once, as they are
+                seal(rec, step, plan.out)
         else:
             rec.update(status="queued", key=step.key, parts=step.parts, error=None, progress=None)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
@@ -141,7 +141,7 @@ def run_plan(
                 prepare(plan, step)  # a training's options file, the report's copies of the training logs
                 if step.kind == "report":  # the copies the report reads, sealed in each training's record
                     for train in (s for s in plan.steps if s.folder is not None):
-                        seal(records[train.id], train.folder, plan.out, copies_only=True)
+                        seal(records[train.id], train, plan.out, copies_only=True)
                 batch.append(job)
             if batch:
                 for job in batch:
@@ -173,8 +173,7 @@ def run_plan(
                 rec.update(ended=now, returncode=code, seconds=round(now - t0, 3))
                 if code == 0:
                     rec.update(status="done", error=None)
-                    if steps[sid].folder is not None:  # a training's results files, sealed as it finished
-                        seal(rec, steps[sid].folder, plan.out)
+                    seal(rec, steps[sid], plan.out)  # what it wrote, sealed as it finished
                 else:
                     rec.update(status="failed", error=first_error(log_path(plan.out, sid), offset, code))
                 changed = True

@@ -21,7 +21,7 @@ from typing import Any
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.reproduce.plan import Plan, Step
-from stsbench.reproduce.seals import damage
+from stsbench.reproduce.seals import damage, step_files
 from stsbench.results.reproduction import (
     STATE_KIND,
     ReproduceState,
@@ -62,39 +62,9 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
-def migrated(step: Step, record: StepRecord | None) -> StepRecord | None:
-    """``record`` in today's form, where it was keyed in the previous form (absolute paths, code as bytes).
-
-    A record whose key is ``step``'s previous key for today's inputs is rewritten with today's key and parts,
-    and with today's code where it ran today's code in the old form.
-
-    Any other record is returned as it is (a record keyed otherwise is another step's, or other settings').
-    """
-    if record is None or not step.previous_key or record.get("key") != step.previous_key:
-        return record
-    new = {**record, "key": step.key, "parts": step.parts}
-    if record.get("code") == step.previous_code:
-        new["code"] = step.code
-    return new
-
-
-def migrate_state(plan: Plan, state: ReproduceState) -> list[str]:
-    """Rewrite in place the records of ``state`` in the previous form (:func:`migrated`); their step ids."""
-    moved = []
-    for step in plan.steps:
-        record = state["steps"].get(step.id)
-        new = migrated(step, record)
-        if new is not record:
-            state["steps"][step.id] = new
-            moved.append(step.id)
-    return moved
-
-
 def same_settings(step: Step, record: StepRecord | None) -> bool:
-    """Whether ``record`` was made with ``step``'s settings and data (its key, or 0.1.0's key for it)."""
-    if record is None:
-        return False
-    return record.get("key") == step.key or ("code" not in record and record.get("key") == step.legacy_key)
+    """Whether ``record`` was made with ``step``'s settings and data (its key)."""
+    return record is not None and record.get("key") == step.key
 
 
 def classify(step: Step, record: StepRecord | None) -> str:
@@ -106,7 +76,6 @@ def classify(step: Step, record: StepRecord | None) -> str:
     A finished training whose weights are not kept (a checked-in edition: its logs are copied under
     ``results/train/``) is done until a step that reads its weights runs (:func:`initial_actions`).
     """
-    record = migrated(step, record)
     if not same_settings(step, record):
         return "run"
     assert record is not None
@@ -124,7 +93,7 @@ def classify(step: Step, record: StepRecord | None) -> str:
         if record.get("code") != step.code:
             return "changed"
         return "done" if found == "finished" else "resume"
-    if record.get("status") != "done" or outputs_gone(step):
+    if record.get("status") != "done" or outputs_gone(step, record):
         return "run"
     return "changed" if record.get("code") != step.code else "done"
 
@@ -168,50 +137,46 @@ def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str,
 
     if not record:
         return ""
-    record = migrated(step, record)
-    assert record is not None
     reads = [d for d in step.deps if actions.get(d, ("skip",))[0] == "run"]
-    runs = f"it reads {reads[0]}" + (f" and {len(reads) - 1} more" if len(reads) > 1 else "") + ", which runs" if reads else ""
+    runs = (
+        f"it reads {reads[0]}" + (f" and {len(reads) - 1} more" if len(reads) > 1 else "") + ", which runs"
+        if reads
+        else ""
+    )
     if not same_settings(step, record):
         parts = changed_parts(record.get("parts"), step.parts)
         if parts == ["a step it reads"] and reads:
             return runs
-        if parts:
-            return "its key changed: " + ", ".join(parts)
-        return "its settings or data changed (recorded before stsbench named a key's parts)"
-    damaged = damage(record, _out_of(step)) if step.kind == "train" and record.get("status") == "done" else ""
+        return "its key changed: " + ", ".join(parts or ["how stsbench keys a step"])
+    damaged = ""
+    if record.get("status") == "done":
+        out = _out_of(step) if step.kind == "train" else _plan_out(step)
+        damaged = damage(record, out) if out is not None else ""
     if damaged:
         return damaged
     if step.kind == "train" and weights_gone(step):
         if results_kept(step) and record.get("status") == "done":
             return "a step that reads its weights runs, and they are not kept here"
         return "its run folder is gone"
-    if record.get("status") == "done" and outputs_gone(step):
+    if record.get("status") == "done" and outputs_gone(step, record):
         return "its output was deleted"
     if record.get("status") not in (None, "done"):
         return f"it was {record.get('status')} last time"
     return runs if reads else ""
 
 
-def outputs_gone(step: Step) -> bool:
-    """Whether what a done step wrote was deleted by hand (then it runs again, and what reads it).
+def outputs_gone(step: Step, record: StepRecord | None = None) -> bool:
+    """Whether what a done step wrote is no longer as it finished (then it runs again, and what reads it).
 
-    A run's evaluation: its seeds' aggregate (``results/runs__<run>/**/seeds.json``); an analysis of a run's
-    seed: its results folder (``results/analyses/<run>__seed-<s>/``); the report: ``report.md``. (A training
-    run's folder is read by :func:`classify`; the baseline's results are not looked for.)
+    A step's sealed files (:mod:`stsbench.reproduce.seals`) missing or changed; one recorded before seals, none of
+    what its plan names there. (A training run's folder is read by :func:`classify`.)
     """
     out = _plan_out(step)
     if out is None:
         return False
-    parts = step.id.split("/")
-    if step.kind == "report":
-        return not (out / "report.md").is_file()
-    if step.kind == "evaluate" and parts[1] != "baseline":
-        return not any((out / "results" / f"runs__{parts[1]}").glob("**/seeds.json"))
-    if step.kind == "analysis" and len(parts) == 4:  # analysis/<i>-<name>/<run>/seed-<s>
-        folder = out / "results" / "analyses" / f"{parts[2]}__{parts[3]}"
-        return not (folder.is_dir() and any(folder.rglob("*.json")))
-    return False
+    if record and "files" in record:
+        return bool(damage(record, out)) or not record["files"]
+    return not step_files(step, out)
 
 
 def _plan_out(step: Step) -> Path | None:
@@ -238,7 +203,10 @@ def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tup
     """
     found = classify(step, record)
     if found == "changed" and changed == "keep" and step.kind == "report":
-        return ("run", ())  # kept steps are read by today's report, which names them: never an old report kept
+        return (
+            "run",
+            (),
+        )  # kept steps are read by today's report, which names them: never an old report kept
     if found == "done" or (found == "changed" and changed == "keep" and step.kind != "train"):
         return ("skip", ())
     if step.kind != "train":
@@ -264,37 +232,35 @@ def changed_steps(plan: Plan, state: ReproduceState) -> list[Step]:
 def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str]:
     """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
 
-    Read from the state alone (no plan is built), for ``--status``; a training's pooler, whose plugin source
-    joins its code, from the options file its run trained with (``OUT/configs/<run>.yaml``). A record not yet
-    migrated (:func:`migrated`) holds its code as bytes: today's code in that form is current too.
+    Read from the state alone (no plan is built), for ``--status``: a training's plugins (its method, pooler, ...)
+    from the options file its run trained with (``OUT/configs/<run>.yaml``), an evaluation's and an analysis'
+    from the code recorded (a plugin task or analysis moves it, and such a step reads as changed here).
     """
-    from stsbench.reproduce.plan import code_of, train_code
+    from stsbench.reproduce.keys import code_of, train_code
 
-    codes: dict[str, tuple[str, str]] = {}
     found = []
     for sid, rec in state.get("steps", {}).items():
         kind = rec.get("kind")
         if rec.get("status") != "done" or kind is None:
             continue
         if kind == "train" and out is not None:
-            pooler = _pooler_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml")
-            want = (train_code(pooler), train_code(pooler, "bytes"))
+            want = train_code(_options_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml"))
         else:
-            want = codes.setdefault(kind, (code_of(kind), code_of(kind, "bytes")))
-        if rec.get("code") not in want:
+            want = code_of(kind)
+        if rec.get("code") != want:
             found.append(sid)
     return found
 
 
-def _pooler_of(options: Path) -> str | None:
-    """The ``pooler`` of a run's options file (None where it is absent or unreadable)."""
+def _options_of(options: Path) -> dict[str, Any]:
+    """A run's options file (empty where it is absent or unreadable)."""
     import yaml
 
     try:
         loaded = yaml.safe_load(options.read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError):
-        return None
-    return loaded.get("pooler") if isinstance(loaded, dict) else None
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def initial_actions(
@@ -341,23 +307,20 @@ def planned(
     state: ReproduceState,
     changed: str,
     report_to: str | None = None,
+    gpus: int = 0,
 ) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
     """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
 
-    Records keyed in the previous form (absolute paths, code as bytes) are migrated in ``state``
-    (:func:`migrate_state`; the caller saves it, or reads a copy). With ``changed="keep"``, the steps kept
-    from other code are named by the report, whose key then holds their names
-    (:func:`stsbench.reproduce.plan.kept_note`).
+    With ``changed="keep"``, the steps kept from other code are named by the report, whose key then holds their
+    names (:func:`stsbench.reproduce.plan.kept_note`). ``gpus``: what the trainings run on (their key's device).
     """
     from stsbench.reproduce.plan import build_plan
 
-    plan = build_plan(recipe, out, data_dir, report_to)
-    migrate_state(plan, state)
+    plan = build_plan(recipe, out, data_dir, report_to, gpus=gpus)
     actions = initial_actions(plan, state, changed)
     kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
     if kept:
-        plan = build_plan(recipe, out, data_dir, report_to, kept)
-        migrate_state(plan, state)  # the report, keyed with the names of the steps kept
+        plan = build_plan(recipe, out, data_dir, report_to, kept, gpus)  # the report, keyed with their names
         actions = initial_actions(plan, state, changed)
     return plan, actions
 

@@ -80,6 +80,7 @@ class ReproduceState(TypedDict):
     stsbench: NotRequired[str]  # the version that last ran it
     executor: NotRequired[str]
     order: NotRequired[list[str]]  # the plan's step ids, in order
+    gpus: NotRequired[int]  # reproduce --gpus: what its trainings ran on (their keys' device), for --status
 
 
 class ReproductionFile(TypedDict):

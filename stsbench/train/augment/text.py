@@ -13,9 +13,9 @@ the first step every sentence the run will read is augmented (or read from the c
 seed per sentence (drawn from the run's seed and the sentence, python's, numpy's and torch's generators saved and
 put back around it), so a sentence gets the same copy in any batch, order or run with that seed, and training
 draws nothing differently for it. The copies are cached under ``$STSBENCH_CACHE/augment/<augmenter>-<digest>``
-(the digest: augmenter, options, models, seed, nlpaug version), by sentence, so later seeds' or runs' sentences
-are read, not recomputed. The official code augmented each batch afresh in the step; with one epoch every
-sentence is seen once, so the two agree except in the draws themselves.
+(the digest: augmenter, options, a typos dictionary's content, models, seed, nlpaug version, this file's code),
+by sentence, so later seeds' or runs' sentences are read, not recomputed. The official code augmented each batch
+afresh in the step; with one epoch every sentence is seen once, so the two agree except in the draws themselves.
 """
 
 from __future__ import annotations
@@ -133,16 +133,16 @@ class NlpaugText(TextAugmentation):
         return " ".join(self.tokenizer.convert_ids_to_tokens(ids["input_ids"]))
 
     def cache_folder(self) -> Path:
-        import nlpaug
-
         from stsbench.paths import default_cache_dir
+        from stsbench.sources import distribution_version, source_digest
 
         key = {
             "augmenter": self.name,
-            "options": self.options(),
+            "options": self.options(),  # a local file by its content (the typos dictionary)
             "models": [folder_identity(p) for p in self.models()],
             "seed": self.cfg.seed,
-            "nlpaug": nlpaug.__version__,
+            "nlpaug": distribution_version("nlpaug"),
+            "code": source_digest("train/augment/text.py"),  # this file computes the copies (the shim too)
         }
         digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
         return default_cache_dir() / "augment" / f"{self.name}-{digest}"

@@ -21,6 +21,7 @@ _WHERE = {
     "AUGMENTATIONS": "augmentations",
     "AugmentationSpec": "augmentations",
     "BOOKKEEPING": "resolve",
+    "EARLIER": "resolve",
     "METHODS": "methods",
     "OPTIONS": "load",
     "REQUIRED": "resolve",
@@ -49,6 +50,7 @@ __all__ = [
     "AUGMENTATIONS",
     "AugmentationSpec",
     "BOOKKEEPING",
+    "EARLIER",
     "METHODS",
     "MethodSpec",
     "OPTIONS",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
     from stsbench.train.config.resolve import (
         BOOKKEEPING,
+        EARLIER,
         REQUIRED,
         ResolvedConfig,
         TrainResolution,
