@@ -25,7 +25,9 @@ def test_the_readme_carries_the_status_the_command_prints(edition, monkeypatch, 
     marker = MARKER.format(edition)
     assert marker in lines, f"reports/{edition}/README.md has no status marker"
     carried = lines[lines.index(marker) + 1]
-    assert carried == f"Status: {out.strip()}", "run `python scripts/edition_status.py` and commit the READMEs"
+    assert carried == f"Status: {out.strip()}", (
+        "run `python scripts/edition_status.py` and commit the READMEs"
+    )
 
 
 def test_a_bad_status_format_is_one_line(capsys):
@@ -34,7 +36,9 @@ def test_a_bad_status_format_is_one_line(capsys):
 
 
 @pytest.mark.parametrize("spelling", ["relative", "absolute", "link"])
-def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(spelling, tmp_path, monkeypatch):
+def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
+    spelling, tmp_path, monkeypatch
+):
     """Each edition's reproduce.json replanned against ../shared/data, as the README's command runs it on a
     fresh clone (no run folders: no weights are checked in), has no step to run, however the folder is spelt."""
     import copy
@@ -59,3 +63,34 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
         assert set(stands) == set(state["steps"]), edition
         to_run = [i for i, found in stands.items() if found == "run"]
         assert not to_run, f"{edition}: {len(to_run)} step(s) to run, e.g. {to_run[0]}"
+
+
+def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without_one(
+    tmp_path, monkeypatch, capsys
+):
+    """`--status` without --data-dir said "7 to run again (its key changed: the corpus' content, ...)" straight
+    after a finished run: the data was not found. It reads the folder the reproduction recorded (relative to
+    itself), and where no data is found says so in one line with the flag, the steps left as they stand."""
+    import shutil
+
+    monkeypatch.delenv("STSBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./data here
+    code, out, _ = run_cli(
+        ["reproduce", str(ROOT / "reports" / "mocose-collapse-mini"), "--status", "--format", "line"], capsys
+    )
+    assert code == 0 and out.strip().endswith("(7 steps): 7 done and current."), out
+    moved = tmp_path / "moved"
+    shutil.copytree(
+        ROOT / "reports" / "mocose-collapse-mini", moved
+    )  # nothing beside it at ../../../shared/data
+    code, out, _ = run_cli(["reproduce", str(moved), "--status", "--format", "line"], capsys)
+    assert code == 0 and "to run again" not in out and "its key changed" not in out, out
+    assert (
+        "7 done and current; keys not checked: no SentEval data at" in out and "(give --data-dir DIR)." in out
+    )
+    from helpers import DATA
+
+    code, out, _ = run_cli(
+        ["reproduce", str(moved), "--status", "--format", "line", "--data-dir", str(DATA)], capsys
+    )
+    assert out.strip().endswith("(7 steps): 7 done and current."), out

@@ -9,17 +9,42 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def status_data(out: Path, state: dict, data_dir) -> tuple[Path | None, str]:  # noqa: ANN001
+    """The data folder ``--status`` replans on, and the note it prints where there is none.
+
+    ``--data-dir``, else ``$STSBENCH_DATA``, else the one the reproduction recorded (relative to its folder), else
+    ``./data``. A folder without ``downstream/`` is no data: the keys are not checked (never "its key changed"),
+    and the note says which flag gives it.
+    """
+    import os
+
+    from stsbench.paths import DATA_ENV
+
+    recorded = state.get("data_dir")
+    if data_dir is not None or os.environ.get(DATA_ENV) or not recorded:
+        from stsbench.paths import resolve_data_dir
+
+        where = resolve_data_dir(data_dir, must_exist=False)
+    else:
+        where = out / recorded
+    if (where / "downstream").is_dir():
+        return where, ""
+    return None, f"keys not checked: no SentEval data at {where} (give --data-dir DIR)"
+
+
 def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: ANN001
     """The done steps a rerun would run again, and why (which part of its key changed, what is gone).
 
     Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
-    this data folder; where it cannot be replanned (a recipe file gone), none is named.
+    the data folder found (:func:`status_data`); where it cannot be replanned (a recipe file gone), none is named.
     """
     import copy
 
     from stsbench.errors import StsbenchError
     from stsbench.reproduce.state import classify, planned, recorded_recipe, why_run
 
+    if data_dir is None:
+        return {}
     try:
         recipe = recorded_recipe(state)
         trial = copy.deepcopy(state)
@@ -48,9 +73,11 @@ def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  #
         )
     state = load_state(out)
     changed = recorded_changed(state, out)
-    again = again_steps(out, state, data_dir)
+    data, note = status_data(out, state, data_dir)
+    again = again_steps(out, state, data)
     if line:  # the line an edition's README carries, which tests/test_editions.py compares with this output
-        print(status_line(state, changed, given, again))  # noqa: T201 - the command's output, for a README
+        text = status_line(state, changed, given, again)
+        print(f"{text[:-1]}; {note}." if note else text)  # noqa: T201 - the command's output, for a README
         return
     console = table_console()
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
@@ -66,6 +93,8 @@ def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  #
         )
     if again:
         console.print(f"{len(again)} done step(s) would run again (the detail says why)", highlight=False)
+    if note:
+        console.print(note, highlight=False, soft_wrap=True)
 
 
 def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int) -> None:  # noqa: ANN001

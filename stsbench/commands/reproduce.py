@@ -7,6 +7,7 @@ here, its cost and the published cells; ``stsbench reproduce DIR --status`` prin
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -295,7 +296,9 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
             if record and record.get("status") == "done":
                 why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
                 console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
+        data = os.path.relpath(plan.data_dir, plan.out)  # moved with the folder beside it, it is found again
         state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor, gpus=gpus)
+        state.update(data_dir=Path(data).as_posix())
         state["recipe_file"] = source  # a recipe file, for --status to replan (a built-in is found by name)
         # --runs/--seeds, so that --status replans the same subset
         seeds_run = sorted({s for r in recipe.runs for s in r.seeds})

@@ -3,8 +3,8 @@
 ``<cache>/tasks/<key>.parsed``, one file per task and split. The key is a sha256 of all that the parse
 depends on: the task's declaration (its :class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of the
 readers (``stsbench/data/sts.py`` and ``textfile.py``: an edited reader parses again) and the sha256 of each
-file read (cached by path, size and mtime_ns, :func:`stsbench.data.integrity.file_sha256s`, which the data
-check has computed already). The file is a JSON line (key, task name, scale, subset names, the arrays' types
+file read (cached by path, size, mtime_ns, ctime_ns and inode, :func:`stsbench.data.integrity.file_sha256s`,
+which the data check has computed already). The file is a JSON line (key, task name, scale, subset names, the arrays' types
 and lengths), the sha256 of that line and the arrays, then the arrays: the distinct sentences (newline-joined: a
 sentence is tokens joined by single spaces, never a newline), the int32 rows of each pair's two sentences, the
 float64 gold scores, the subset codes.

@@ -81,6 +81,7 @@ class ReproduceState(TypedDict):
     executor: NotRequired[str]
     order: NotRequired[list[str]]  # the plan's step ids, in order
     gpus: NotRequired[int]  # reproduce --gpus: what its trainings ran on (their keys' device), for --status
+    data_dir: NotRequired[str]  # the data folder it ran on, relative to its own folder: what --status replans on
 
 
 class ReproductionFile(TypedDict):
