@@ -13,6 +13,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- status: `stsbench reproduce {where} --status --format line` writes the next line -->"
+VERDICTS = "<!-- verdicts: `python scripts/edition_status.py` writes the next line from reproduction.json -->"
+
+
+def verdicts(edition: Path) -> str | None:
+    """The README's line of verdicts, quoted from ``reproduction.json`` (None where the edition has none)."""
+    import json
+
+    path = edition / "reproduction.json"
+    if not path.is_file():
+        return None
+    found = json.loads(path.read_text(encoding="utf-8"))
+    parts = []
+    for i, c in enumerate(found.get("claims") or [], start=1):
+        word = c["verdict"] + (f" ({c['qualifier']})" if c.get("qualifier") else "")
+        margin = "" if c.get("margin") is None else f", margin {c['margin']:+.3f}"
+        parts.append(f"claim {i} *{word}*{margin}")
+    for t in found.get("targets") or []:
+        counts: dict[str, int] = {}
+        for cell in t["cells"]:
+            counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
+        parts.append(f"{t.get('key') or t.get('address')}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    if not parts:
+        return None
+    return f"Verdicts (quoted from `reproduction.json`, rule {found.get('rule', 1)}): {'; '.join(parts)}."
 
 
 def expected(edition: Path) -> str:
@@ -32,7 +56,7 @@ def carried(readme: Path, where: str) -> tuple[list[str], int]:
 
 
 def main(argv: list[str]) -> int:
-    """Rewrite (or with --check compare) every edition's status line; exit 1 where one differs."""
+    """Rewrite (or with --check compare) every edition's status and verdicts lines; exit 1 where one differs."""
     check = "--check" in argv
     differ = 0
     for state_file in sorted((ROOT / "reports").glob("*/reproduce.json")):
@@ -44,10 +68,16 @@ def main(argv: list[str]) -> int:
             print(f"{readme}: no status marker", file=sys.stderr)  # noqa: T201
             differ += 1
             continue
-        if lines[at] != line:
+        before = list(lines)
+        lines[at] = line
+        said = verdicts(edition)
+        if said is not None and VERDICTS not in lines:  # the verdicts' line, after the status line
+            lines[at + 1 : at + 1] = ["", VERDICTS, said]
+        if said is not None:
+            lines[lines.index(VERDICTS) + 1] = said
+        if lines != before:
             differ += 1
             if not check:
-                lines[at] = line
                 readme.write_text("\n".join(lines), encoding="utf-8")
         print(f"{edition.name}: {line}")  # noqa: T201
     return 1 if check and differ else 0

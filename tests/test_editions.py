@@ -30,6 +30,23 @@ def test_the_readme_carries_the_status_the_command_prints(edition, monkeypatch, 
     )
 
 
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_readme_quotes_its_verdicts_from_reproduction_json(edition):
+    """cpu-mini-replication's README once gave claim 7 margin +0.37 where its report gave +4.61: the line under
+    the verdicts marker is generated from reproduction.json, as the status line is from --status."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from edition_status import VERDICTS, verdicts
+
+    said = verdicts(ROOT / "reports" / edition)
+    lines = (ROOT / "reports" / edition / "README.md").read_text(encoding="utf-8").split("\n")
+    if said is None:
+        assert VERDICTS not in lines
+        return
+    assert VERDICTS in lines and lines[lines.index(VERDICTS) + 1] == said, "run `python scripts/edition_status.py`"
+
+
 def test_a_bad_status_format_is_one_line(capsys):
     code, _, err = run_cli(["reproduce", "reports/mocose-ema-mini", "--status", "--format", "json"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "give table or line" in err

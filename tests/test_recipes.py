@@ -345,7 +345,7 @@ def test_a_withheld_verdict_says_why(tmp_path, capsys):
     reason = load_recipe("simcse-dropout-mini").verdict_reason
     assert reason and "read from seminar slides" in reason
     code, out, err = run_cli(["reproduce", "simcse-dropout-mini", "--out", str(tmp_path / "o"), "--dry-run"], capsys)
-    assert code == 0 and f"published cells (set beside, no verdict: {reason}):" in out.replace("\n", " "), out + err
+    assert code == 0 and f"published cells (no verdict: {reason}):" in out.replace("\n", " "), out + err
     bare = "\n".join(ln for ln in text.splitlines() if not ln.startswith("verdict_reason:"))
     (tmp_path / "bare.yaml").write_text(bare.replace("name: simcse-dropout-mini", "name: bare", 1), encoding="utf-8")
     with pytest.raises(StsbenchError, match="verdict: false needs a verdict_reason"):

@@ -454,3 +454,33 @@ def test_a_subsets_report_shows_the_subset_and_says_once_what_it_leaves_out(tiny
     assert "| simcse/seed-1 |" in part  # one seed: its own rows, no group over seeds
     args = _state(out)["steps"]["report"]
     assert args["status"] == "done"
+
+
+def test_modified_data_is_refused_before_any_step_starts(tiny, tmp_path, capsys):
+    """One byte of STS-B dev changed in a copy: the dry run said "missing here: nothing", the run started and failed
+    both evaluations with exit 3. Now the dry run names it, the run refuses it in one line (exit 2) before anything
+    starts, and --allow-modified-data lets it through, the evaluation and analyses marking what they score."""
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.scheduler import make_job
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA / "downstream" / "STS" / "STSBenchmark", data / "downstream" / "STS" / "STSBenchmark")
+    dev = data / "downstream" / "STS" / "STSBenchmark" / "sts-dev.csv"
+    raw = bytearray(dev.read_bytes())
+    raw[-2] = ord("0") if raw[-2] != ord("0") else ord("1")
+    dev.write_bytes(bytes(raw))
+    recipe, out = tiny / "tiny.yaml", tmp_path / "o"
+    code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run", "--data-dir", data], capsys)
+    assert code == 0 and "modified data 1 file(s) under" in printed and "--allow-modified-data" in printed, printed
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--data-dir", data], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: nothing was started: modified data 1 file(s)") and "sts-dev.csv" in err, err
+    assert not (out / "reproduce.json").exists()  # the state untouched: nothing recorded, nothing run
+    code, printed, _ = run_cli(
+        ["reproduce", recipe, "--out", out, "--dry-run", "--data-dir", data, "--allow-modified-data"], capsys
+    )
+    assert code == 0 and "missing here: nothing" in printed
+    plan = plan_module.build_plan(load_recipe(recipe), out, data)
+    flags = {s.kind: make_job(plan, s, (), 0, allow_modified=True).args for s in plan.steps}
+    assert flags["evaluate"][-1] == flags["analysis"][-1] == "--allow-modified-data"
+    assert "--allow-modified-data" not in flags["train"] + flags["report"]

@@ -97,7 +97,7 @@ def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  #
         console.print(note, highlight=False, soft_wrap=True)
 
 
-def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int) -> None:  # noqa: ANN001
+def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int, allow_modified: bool = False) -> None:  # noqa: ANN001
     """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells."""
     from collections import Counter
 
@@ -151,7 +151,7 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
     if found["changed code"]:
         hint = {"ask": "the run stops until --rerun-changed or --keep-changed says which", "rerun": "run again"}
         say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
-    needs = missing(plan, [i for i, v in stands.items() if v != "done"])
+    needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
     if needs:
         say(f"missing here ({len(needs)}):")
         for need in needs:
@@ -173,7 +173,7 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
             say(f"    from {'; '.join(e.sources)}")
         if parallel > 1 and e.device.endswith("(this run)") and e.seconds is not None:
             say(f"    with --parallel {parallel}: about {duration(e.seconds / parallel)} wall at best")
-    judged = "with a verdict" if recipe.verdict else f"set beside, no verdict: {recipe.verdict_reason}"
+    judged = "with a verdict" if recipe.verdict else f"no verdict: {recipe.verdict_reason}"
     say(f"published cells ({judged}):")
     for key in recipe.published:
         entry = get_entry(key)

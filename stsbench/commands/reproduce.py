@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from stsbench.commands._options import DataDirOpt
+from stsbench.commands._options import AllowModifiedDataOpt, DataDirOpt
 
 TargetArg = Annotated[
     Optional[str],  # noqa: UP045
@@ -129,6 +129,7 @@ def reproduce_command(
         ),
     ] = "table",
     data_dir: DataDirOpt = None,
+    allow_modified_data: AllowModifiedDataOpt = False,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
 
@@ -172,12 +173,12 @@ def reproduce_command(
     if dry_run:
         from stsbench.commands._reproduce_show import dry_run as show_dry_run
 
-        show_dry_run(recipe, folder, data_dir, trackers, changed, strict, parallel, gpus)
+        show_dry_run(recipe, folder, data_dir, trackers, changed, strict, parallel, gpus, allow_modified_data)
         return
     options = dict(_key_value(o) for o in executor_option or [])
     source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None
     _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source,
-         per_gpu)
+         per_gpu, allow_modified_data)
 
 
 def _list(target: str | None, format_: str) -> None:
@@ -185,6 +186,7 @@ def _list(target: str | None, format_: str) -> None:
     import json
 
     from stsbench.errors import StsbenchError
+    from stsbench.progress import plural
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.listing import hours_text, summaries, summary
 
@@ -209,8 +211,8 @@ def _list(target: str | None, format_: str) -> None:
         rows.append((s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours))
     if width < 160:  # a table of eight columns would fold every name: a block per recipe, wrapped
         for name, flavour, tables, cells, unrepr, claims, trainings, hours in rows:
-            head = f"{name} ({flavour}): {cells} cells, {unrepr} unreproducible, {claims} claims, "
-            head += f"{trainings} trainings; cost {hours}"
+            head = f"{name} ({flavour}): {plural(int(cells), 'cell')}, {unrepr} unreproducible, "
+            head += f"{plural(int(claims), 'claim')}, {plural(int(trainings), 'training')}; cost {hours}"
             typer.echo(textwrap.fill(head, width, subsequent_indent="    ", break_on_hyphens=False))
             typer.echo(textwrap.fill(f"tables: {tables}", width, initial_indent="  ", subsequent_indent="    "))
         typer.echo(textwrap.fill(LIST_FOOTER, width))
@@ -270,7 +272,7 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None, per_gpu=1) -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None, per_gpu=1, allow_modified=False) -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import RunFailed
@@ -289,7 +291,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
         plan, actions = planned(recipe, out, data_dir, state, changed, report_to, gpus)
         _refuse_changed(plan, state, changed)
         to_run = [i for i, (action, _) in actions.items() if action == "run"]
-        refuse_missing(missing(plan, to_run))  # before any step starts: one line, what and how to get it
+        refuse_missing(missing(plan, to_run, allow_modified))  # before any step starts: what, and how to get it
         engine = make_executor(executor, out=plan.out, parallel=parallel, options=options, per_gpu=per_gpu)
         for sid in to_run:  # a step done before that runs again says why first
             record = state["steps"].get(sid)
@@ -305,7 +307,10 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
         state["subset"] = {"runs": [r.name for r in recipe.runs], "seeds": seeds_run} if recipe.omitted else None
         display = Display(console, [s.id for s in plan.steps], plan.out)
         try:
-            state = run_plan(plan, state, engine, started=started, gpus=gpus, changed=changed, show=display)
+            state = run_plan(
+                plan, state, engine, started=started, gpus=gpus, changed=changed, show=display,
+                allow_modified=allow_modified,
+            )
         finally:
             display.close()
     for line in session_lines({"sessions": state["sessions"][-1:]}):

@@ -337,8 +337,9 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise StsbenchError(
-            f"{where}{f':{mark.line + 1}' if mark else ''}: not valid YAML; fix the file"
+            f"{where}{f':{mark.line + 1}' if mark else ''}: not valid YAML ({problem}); fix the file"
         ) from None
     if not isinstance(data, dict):
         raise StsbenchError(

@@ -59,6 +59,15 @@ from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA
 
 
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span whatever backticks it holds (CommonMark: a fence longer than any run)."""
+    import re
+
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _scores(coll: Collection, models: list[Model], kind: str, results: Sequence[str]) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
     t = score_table(coll.tasks, models, kind)
@@ -334,13 +343,14 @@ def build_report(
         sections[at:at] = _paper_figures(figures, sections, verdicts)
     sections = absent_last(sections)
     skipped = Section("skipped", "Skipped files")
-    skipped.paragraphs = [f"`{w}`" for w in coll.warnings] or [
+    skipped.paragraphs = [code_span(w) for w in coll.warnings] or [
         f"None: every file under {under(results)} was read."
     ]
     sections.append(skipped)
     intro = [
-        f"Made by `{command}` from {len(coll.tasks)} task results, {len(coll.analyses)} analysis results and "
-        f"{len(coll.runs)} training runs under {under(results)}; {len(models)} models. Figures drawn with "
+        f"Made by `{command}` from {plural(len(coll.tasks), 'task result')}, "
+        f"{plural(len(coll.analyses), 'analysis result')} and {plural(len(coll.runs), 'training run')} under "
+        f"{under(results)}; {plural(len(models), 'model')}. Figures drawn with "
         f"matplotlib {matplotlib_version()}"
         + (f" and seaborn {seaborn_version()}" if seeded else "")
         + ": the same results and version give the same bytes."

@@ -33,6 +33,7 @@ from stsbench.reports.claim_figures import (
 )
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
+from stsbench.reports.scores import delta_digits
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.stats.decide import ALPHA, DELTA, VERDICTS, false_contradiction
@@ -140,10 +141,10 @@ def _figure(result: ClaimResult) -> str:
     return "last STS-B dev (training)" if result.figure == FINAL_DEV else result.figure
 
 
-def _margin(margin: float | None, nearest: str | None = None) -> str:
+def _margin(margin: float | None, nearest: str | None = None, digits: int = 2) -> str:
     if margin is None:
         return DASH
-    return f"{margin:+.2f}" + (f" from {nearest}" if nearest and margin < 0 else "")
+    return f"{margin:+.{digits}f}" + (f" from {nearest}" if nearest and margin < 0 else "")
 
 
 def _delta(r: ClaimResult) -> str:
@@ -172,7 +173,7 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
                 _figure(r),
                 _delta(r),
                 f"**{r.verdict}**" + (f" ({r.qualifier})" if r.qualifier else ""),
-                _margin(r.margin),
+                _margin(r.margin, digits=delta_digits(r.delta)),
                 counts,
                 best,
             ]
@@ -212,8 +213,11 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     """One row per statement: its design, difference and 95% interval, p, Holm's p, MDE, margin and verdict."""
     rows = []
     for i, r in enumerate(results, start=1):
+        d = delta_digits(
+            r.delta
+        )  # one decimal more than δ's: a margin that can be checked against the interval
         for s in r.statements:
-            span = DASH if s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
+            span = DASH if s.low is None else f"[{fmt(s.low, d)}, {fmt(s.high, d)}]"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
             tested = s.interval is not None and not s.interval.few
             rows.append(
@@ -222,12 +226,12 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
                     s.what,
                     s.test or DASH,
                     seeds,
-                    fmt(s.diff),
+                    fmt(s.diff, d),
                     span,
                     f"{s.p:.3g}" if s.p is not None and tested else DASH,
                     f"{s.p_holm:.3g}" if s.p_holm is not None else DASH,
-                    fmt(s.mdd),
-                    _margin(s.margin, s.nearest),
+                    fmt(s.mdd, d),
+                    _margin(s.margin, s.nearest, d),
                     s.outcome + (f" ({s.note})" if s.note else ""),
                 ]
             )

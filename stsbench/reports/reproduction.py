@@ -33,6 +33,7 @@ from stsbench.reports.scores import (
     SELECTION_MARK,
     TASKS_OF,
     comparable,
+    delta_digits,
     modified_data,
     published_for,
 )
@@ -294,7 +295,7 @@ def reproduction_table(rep: Reproduction) -> Table:
     for v in rep.verdicts:
         published = e.format(v.published) + (SELECTION_MARK if e.selection else "")
         cells = verdict_cells(v, DASH)
-        margin = DASH if v.margin is None else f"{v.margin:+.2f}"
+        margin = DASH if v.margin is None else f"{v.margin:+.{delta_digits(rep.difference)}f}"
         status = v.status + (f" ({v.note})" if v.note else "")
         rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, margin, status])
     columns = [

@@ -250,3 +250,17 @@ def per_seed_table(records: list[TaskRecord], groups: list[SeedGroup], kind: str
     noun = "Spearman x100" if kind == "sts" else "accuracy x100"
     notes = [f"{noun} of each seed's kept checkpoint; the groups' rows above are the mean ± std of these."]
     return make_table(f"{kind}_per_seed", f"{kind.upper()}: each seed", columns, rows, notes)
+
+
+def delta_digits(delta: float | None) -> int:
+    """The decimals a figure judged against ``delta`` is printed with: one more than δ's own, at least two.
+
+    δ = 0.5: 2; δ = 0.01: 3 (a margin of +0.01 at two decimals could not be checked against its interval).
+    """
+    import math
+    from decimal import Decimal
+
+    if delta is None or not math.isfinite(delta) or delta <= 0:
+        return 2
+    own = max(0, -Decimal(repr(float(delta))).normalize().as_tuple().exponent)
+    return max(2, own + 1)

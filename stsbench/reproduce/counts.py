@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from stsbench.progress import plural
 from stsbench.reproduce.plan import Plan, Step
 
 
@@ -73,7 +74,9 @@ class Counts:
             f"{n(self.total('saves'))} resumable saves, up to {n(self.total('keeps'))} best checkpoints kept"
         )
         fits = sum(self.transfer.values())
-        evaluations = f"{self.models_evaluated} models evaluated ({n(self.evaluation_sentences)} sentences"
+        evaluations = (
+            f"{plural(self.models_evaluated, 'model')} evaluated ({n(self.evaluation_sentences)} sentences"
+        )
         evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
         analyses = (
             f"{self.analysis_runs} analysis runs ({self.cached_analysis_runs} on cached sentences alone, "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.reproduce.plan import Plan, Step, task_files
+from stsbench.reproduce.plan import Plan, Step
 
 
 @dataclass(frozen=True)
@@ -39,27 +39,36 @@ def _arg(step: Step, flag: str) -> str | None:
     return args[args.index(flag) + 1] if flag in args[:-1] else None
 
 
-def _data_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
-    from stsbench.tasks.registry import task_names
+def _data_needs(plan: Plan, steps: Iterable[Step], allow_modified: bool = False) -> list[Need]:
+    """The SentEval files the steps read that are absent, or that differ from the canonical data."""
+    from stsbench.data.integrity import differences
 
     readers: dict[Path, list[str]] = {}
     for step in steps:
-        files: list[Path] = []
-        if step.kind == "train":
-            files = task_files(["STSBenchmark"], plan.data_dir, "dev")
-        elif step.kind == "evaluate":
-            tasks, mode = _arg(step, "--tasks"), _arg(step, "--mode")
-            files = task_files(task_names((tasks or "").split(",")), plan.data_dir, mode or "test")
-        for f in files:
+        for f in step.data:
             readers.setdefault(f, []).append(step.id)
     absent = {f: ids for f, ids in readers.items() if not f.is_file()}
-    if not absent:
-        return []
-    ids = tuple(dict.fromkeys(i for group in absent.values() for i in group))
-    first = min(absent)
-    name = f"{len(absent)} SentEval file(s) under {plan.data_dir} (e.g. {first.relative_to(plan.data_dir)})"
-    how = f"run `stsbench data download --data-dir {plan.data_dir}`, or pass the folder holding them (--data-dir)"
-    return [Need("data", name, how, ids)]
+    needs = []
+    if absent:
+        ids = tuple(dict.fromkeys(i for group in absent.values() for i in group))
+        first = min(absent)
+        name = (
+            f"{len(absent)} SentEval file(s) under {plan.data_dir} (e.g. {first.relative_to(plan.data_dir)})"
+        )
+        how = f"run `stsbench data download --data-dir {plan.data_dir}`, or pass the folder holding them (--data-dir)"
+        needs.append(Need("data", name, how, ids))
+    if not allow_modified:
+        modified = differences(plan.data_dir, [f for f in readers if f not in absent])
+        if modified:
+            rel, why = next(iter(modified.items()))
+            ids = tuple(dict.fromkeys(i for f, group in readers.items() if f.is_file() for i in group))
+            name = f"{len(modified)} file(s) under {plan.data_dir} (e.g. {rel}: {why})"
+            how = (
+                f"restore them (`stsbench data download --data-dir {plan.data_dir}`; `stsbench data verify` lists "
+                "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
+            )
+            needs.append(Need("modified data", name, how, ids))
+    return needs
 
 
 def _corpus_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
@@ -99,7 +108,9 @@ def model_missing(name: str) -> str | None:
     path = Path(name).expanduser()
     if path.exists() or looks_like_path(name):
         ok = (path / "config.json").is_file() or (path / "modules.json").is_file()
-        return None if ok else f"{path} is not a model folder (no config.json or modules.json); check the path"
+        return (
+            None if ok else f"{path} is not a model folder (no config.json or modules.json); check the path"
+        )
     from huggingface_hub import try_to_load_from_cache
 
     if isinstance(try_to_load_from_cache(name, "config.json"), str):
@@ -125,7 +136,9 @@ def extra_models(config: dict) -> dict[str, str]:
 
     spec = find_method(config.get("method"))
     options = [*(spec.model_options if spec is not None else ())]
-    options += [o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options]
+    options += [
+        o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options
+    ]
     names: dict[str, str] = {}
     for option in dict.fromkeys(options):
         value = config.get(option)
@@ -143,7 +156,9 @@ def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     for step in steps:
         if step.kind == "train" and step.model:
             readers.setdefault(step.model, []).append(step.id)
-            for name, option in extra_models(step.config).items():  # a method's, back-translation's translators
+            for name, option in extra_models(
+                step.config
+            ).items():  # a method's, back-translation's translators
                 readers.setdefault(name, []).append(step.id)
                 options[name] = option
         elif step.kind in ("evaluate", "analysis"):
@@ -154,17 +169,27 @@ def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     for name, ids in readers.items():
         how = model_missing(name)
         if how is not None and name in options:
-            how = how.replace("set the run's `model:` to its folder", f"set the run's `{options[name]}:` to its folder")
+            how = how.replace(
+                "set the run's `model:` to its folder", f"set the run's `{options[name]}:` to its folder"
+            )
         if how is not None:
             needs.append(Need("model", name, how, tuple(ids)))
     return needs
 
 
-def missing(plan: Plan, to_run: Iterable[str] | None = None) -> list[Need]:
-    """What the steps ``to_run`` (default: all) read that is missing here, each with how to get it."""
+def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: bool = False) -> list[Need]:
+    """What the steps ``to_run`` (default: all) read that is missing here, each with how to get it.
+
+    SentEval files that differ from the canonical data count too, unless ``allow_modified``
+    (``--allow-modified-data``): refused before any step starts, not by each evaluation after the trainings.
+    """
     wanted = None if to_run is None else set(to_run)
     steps = [s for s in plan.steps if wanted is None or s.id in wanted]
-    return [*_data_needs(plan, steps), *_corpus_needs(plan, steps), *_model_needs(plan, steps)]
+    return [
+        *_data_needs(plan, steps, allow_modified),
+        *_corpus_needs(plan, steps),
+        *_model_needs(plan, steps),
+    ]
 
 
 def refuse_missing(needs: list[Need]) -> None:
@@ -172,6 +197,7 @@ def refuse_missing(needs: list[Need]) -> None:
     if needs:
         first = needs[0].line()
         more = f"; and {len(needs) - 1} more" if len(needs) > 1 else ""
+        word = "" if needs[0].what == "modified data" else "missing "
         raise StsbenchError(
-            f"nothing was started: missing {first}{more} (`--dry-run` lists what the run needs)"
+            f"nothing was started: {word}{first}{more} (`--dry-run` lists what the run needs)"
         )

@@ -76,6 +76,9 @@ class Step:
     # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.seals: sealed when
     # it finishes); a training's are its run folder's results files
     outputs: tuple[str, ...] = ()
+    data: tuple[Path, ...] = field(
+        default=(), compare=False
+    )  # the SentEval files it reads (keyed by content)
 
 
 @dataclass(frozen=True)
@@ -183,12 +186,13 @@ def train_step(
         **cfg.to_dict(),
         "length_buckets": cfg.length_buckets or default_length_buckets(device, cfg.pad_to_max_length),
     }
+    selection = selection_files(cfg.select_on, data_dir)
     keys = make_keys(
         {
             "kind": "train",
             "config": key_config(resolved),
             "corpus": corpus_entry(corpus, data_dir, cfg.train_lines),
-            "data": named_digests(selection_files(cfg.select_on, data_dir), data_dir),
+            "data": named_digests(selection, data_dir),
         }
     )
     config_file = out / "configs" / f"{run.name}.yaml"
@@ -206,6 +210,7 @@ def train_step(
         model=cfg.model,
         method=cfg.method,
         config=options,
+        data=tuple(selection),
     )
 
 
@@ -228,8 +233,9 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
     deps = tuple(t.id for t in trains)
     folders = [f"runs__{run.name}", *(f"{run.name}__seed-{s}" for s in run.seeds)]
     outputs = tuple(f"results/{d}{prompted}/**/*" for d in folders for prompted in ("", "+*"))
+    code = _keys(keys, task_code(tasks))
     return Step(
-        f"evaluate/{run.name}", "evaluate", args, **_keys(keys, task_code(tasks)), deps=deps, outputs=outputs
+        f"evaluate/{run.name}", "evaluate", args, **code, deps=deps, outputs=outputs, data=tuple(files)
     )
 
 
@@ -259,6 +265,7 @@ def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
         args,
         **_keys(keys, task_code(tasks)),
         outputs=(f"results/{model_slug(recipe.baseline.model)}/**/*",),
+        data=tuple(files),
     )
 
 
@@ -291,6 +298,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             options["corpus"] = str(corpus)
             inputs["corpus"] = corpus_entry(corpus, data_dir)
         flags = _option_flags(options)
+        files: list[Path] = []
         if analysis.uses_data_dir:
             flags += _data_flag(data_dir)
             _, files = analysis.data_files(analysis.make_config(**options), data_dir, None)
@@ -316,7 +324,10 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             deps = (train.id,) if train is not None else ()
             step_id = f"analysis/{i}-{a.name}/{label}"
             outputs = (f"results/analyses/{folder}/*/{stem}.*",)
-            steps.append(Step(step_id, "analysis", args, **_keys(keys, code), deps=deps, outputs=outputs))
+            step = Step(
+                step_id, "analysis", args, **_keys(keys, code), deps=deps, outputs=outputs, data=tuple(files)
+            )
+            steps.append(step)
     return steps
 
 

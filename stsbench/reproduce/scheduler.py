@@ -51,13 +51,16 @@ def refuse_unfittable(plan: Plan, actions: dict[str, Any], executor: Executor, g
                 raise StsbenchError(f"{step.id}: {why}")
 
 
-def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int) -> Job:
-    """The executor's job of ``step`` (its flags added).
+def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int, allow_modified: bool = False) -> Job:
+    """The executor's job of ``step``, its flags added.
 
+    ``allow_modified``: an evaluation's and an analysis' ``--allow-modified-data`` (they mark what they score).
     A training step resumes when started again (preempted, requeued), or starts over when stopped before its
     first save (:meth:`Job.started_again`).
     """
     train = step.kind == "train"
+    if allow_modified and step.kind in ("evaluate", "analysis"):
+        flags = (*flags, "--allow-modified-data")
     return Job(
         id=step.id,
         args=(*step.args, *flags),
@@ -88,6 +91,7 @@ def run_plan(
     gpus: int = 0,
     changed: str = "rerun",
     show: Callable[[dict[str, Any]], None] = lambda state: None,
+    allow_modified: bool = False,
 ) -> dict[str, Any]:
     """Run every step not done; return the state (its ``sessions`` gains this one). Raises on interruption.
 
@@ -134,7 +138,7 @@ def run_plan(
             for step in ready:
                 if free is not None and len(batch) >= free:
                     break
-                job = make_job(plan, step, actions[step.id][1], gpus)
+                job = make_job(plan, step, actions[step.id][1], gpus, allow_modified)
                 if not executor.fits(job):
                     unfit.append(step.id)
                     continue

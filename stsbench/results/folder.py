@@ -118,6 +118,8 @@ class Collection:
 def require_folder(root: str | Path, what: str = "`stsbench run`") -> Path:
     """The folder as a ``Path``; one line when it does not exist."""
     root = Path(root)
+    if root.is_file():
+        raise StsbenchError(f"{root} is a file, not a results folder; pass the folder that holds it: {root.parent}")
     if not root.is_dir():
         raise StsbenchError(f"results folder {root} does not exist; pass the --output of {what}")
     return root

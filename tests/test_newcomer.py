@@ -1,0 +1,73 @@
+"""What a new user's trial found misleading (issue "Reports and status that a newcomer reads right"), each fixed.
+
+Status without a data folder: tests/test_editions.py; modified data before any step: tests/test_reproduce_changes.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from helpers import run_cli
+
+from stsbench.progress import plural
+
+
+def test_counts_are_singular_where_one(monkeypatch, capsys):
+    """ "1 claims", "1 models", "cpu (1 threads)": a count of one reads singular."""
+    code, out, _ = run_cli(["reproduce", "--list", "--format", "json"], capsys)
+    one = next(s["name"] for s in json.loads(out) if len(s["claims"]) == 1)
+    monkeypatch.setenv("COLUMNS", "100")  # the --list blocks, not the wide table
+    code, out, _ = run_cli(["reproduce", "--list"], capsys)
+    assert code == 0 and not re.search(r"\b1 (claims|cells|trainings)\b", out), out
+    head = next(line for line in out.splitlines() if line.startswith(f"{one} ("))
+    assert "1 claim," in head, head
+    assert plural(1, "model") == "1 model" and plural(2, "model") == "2 models"
+
+
+def test_report_of_a_results_file_says_it_is_a_file(tmp_path, capsys):
+    """`report --results FILE` said the folder does not exist."""
+    path = tmp_path / "STS12.json"
+    path.write_text("{}")
+    code, _, err = run_cli(["report", "--results", path, "--out", tmp_path / "rep"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{path} is a file, not a results folder; pass the folder that holds it: {tmp_path}" in err
+
+
+def test_a_malformed_recipe_names_the_parsers_complaint(tmp_path, capsys):
+    """The line number was given, the parser's message not."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntitle: [unclosed\n")
+    code, _, err = run_cli(["reproduce", bad, "--dry-run"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{bad}:3: not valid YAML (did not find expected ',' or ']'); fix the file" in err
+
+
+@pytest.mark.parametrize("text", ["plain", "a `b` c", "`x`", "two ``here``", "```"])
+def test_a_skipped_files_code_span_survives_backticks(text):
+    """A code span broke on backticks in "Skipped files": the fence is longer than any run of them."""
+    import markdown
+
+    from stsbench.reports.build import code_span
+
+    html = markdown.markdown(code_span(text))
+    assert html == f"<p><code>{text}</code></p>", html
+
+
+def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
+    """δ = 0.01 at two decimals: "diff -0.03, [-0.03, -0.02], margin +0.01" could not be checked by hand."""
+    from stsbench.reports.claims import claims_table, statements_table
+    from stsbench.reports.scores import delta_digits
+    from stsbench.stats.claims import Difference, judge
+
+    assert [delta_digits(d) for d in (0.5, 1.0, 0.01, 0.25, None)] == [2, 2, 3, 3, 2]
+    claim = Difference(kind="difference", better="a", worse="b", delta=0.01, delta_reason="the figure's step")
+    a = {1: 80.012, 2: 80.019, 3: 80.016, 4: 80.021}
+    b = {s: v - 0.0262 - 0.001 * s for s, v in a.items()}
+    result = judge(claim, {"a": a, "b": b})
+    row = statements_table([result]).frame.iloc[0]
+    diff, span, margin = row["diff"], row["95% interval"], row["margin"]
+    assert re.fullmatch(r"0\.\d{3}", diff) and re.fullmatch(r"\[0\.\d{3}, 0\.\d{3}\]", span), row
+    assert re.fullmatch(r"[+-]\d\.\d{3}.*", margin), row
+    assert re.fullmatch(r"[+-]\d\.\d{3}", claims_table([result]).frame.iloc[0]["margin"])
