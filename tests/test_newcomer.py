@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from helpers import run_cli
@@ -71,3 +72,23 @@ def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
     assert re.fullmatch(r"0\.\d{3}", diff) and re.fullmatch(r"\[0\.\d{3}, 0\.\d{3}\]", span), row
     assert re.fullmatch(r"[+-]\d\.\d{3}.*", margin), row
     assert re.fullmatch(r"[+-]\d\.\d{3}", claims_table([result]).frame.iloc[0]["margin"])
+
+
+def test_the_dry_run_of_a_finished_reproduction_prices_what_is_left(tmp_path, capsys):
+    """A finished reproduction's dry run printed the whole plan's cost, not what was left."""
+    import shutil
+
+    from helpers import DATA
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "ema"
+    shutil.copytree(root / "reports" / "mocose-collapse-mini", out)
+    args = ["reproduce", "mocose-collapse-mini", "--out", out, "--dry-run", "--data-dir", DATA]
+    code, printed, _ = run_cli(args, capsys)
+    assert code == 0 and "estimated time of what is left: nothing left to run" in printed, printed
+    state = json.loads((out / "reproduce.json").read_text())
+    del state["steps"]["report"]
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(args, capsys)
+    assert "estimated time of what is left (1 of 7 steps)" in printed, printed
+    assert "counted: 0 trainings: " in printed and "; 1 report\n" in printed

@@ -69,7 +69,7 @@ def test_every_built_in_recipe_plans_a_dry_run(tmp_path, capsys):
             ["reproduce", name, "--dry-run", "--out", str(tmp_path / name), "--data-dir", str(DATA)], capsys
         )
         assert code == 0, (name, err)
-        assert out.startswith(f"{name}: ") and "estimated time, one step at a time" in out, name
+        assert out.startswith(f"{name}: ") and "one step at a time (counted parts" in out, name
 
 
 def test_the_list_reads_recipes_not_the_trainer_and_wraps_to_the_terminal():

@@ -45,8 +45,8 @@ def test_dry_run_of_every_built_in_recipe_lists_runs_cost_and_published_cells(na
     plan = build_plan(recipe, tmp_path / "o")
     for step in plan.steps:
         assert f"  {step.id}  [{step.key[:12]}]" in out
-    assert "estimated time, one step at a time" in out
-    after = out.split("estimated time, one step at a time")[1]
+    assert "one step at a time (counted parts" in out
+    after = out.split("one step at a time (counted parts")[1]
     assert re.search(r"^  counted: \d+ trainings: ", after, re.M)
     assert re.search(r"^  .+: (at least )?(\d+(\.\d)? (h|min|s)|unknown)", after, re.M)
     for key in recipe.published:

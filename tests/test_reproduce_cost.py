@@ -143,7 +143,7 @@ def test_the_dry_run_prints_the_counts_and_each_part(capsys):
         ["reproduce", "cpu-mini", "--dry-run", "--data-dir", DATA, "--parallel", "2"], capsys
     )
     assert code == 0, err
-    after = out.split("estimated time, one step at a time")[1]
+    after = out.split("one step at a time (counted parts")[1]
     assert "  counted: 25 trainings: 1,250 optimizer steps, 150 dev evaluations" in after
     line = re.search(r"^  CPU, 1 thread \(this run\): (.+)$", after, re.M).group(1)
     for part in (

@@ -158,10 +158,20 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
             say(f"  {need.line()}")
     else:
         say("missing here: nothing (data, corpora and models found)")
-    counts = count(plan)
-    say("estimated time, one step at a time (counted parts x measured unit times, a cold embedding cache):")
-    say(f"  counted: {counts.line()}")
-    for e in estimates(plan, this_device(parallel, gpus), counts):
+    from dataclasses import replace
+
+    left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
+    counts = count(left)
+    of = f"{len(left.steps)} of {len(plan.steps)} steps" if len(left.steps) < len(plan.steps) else "every step"
+    if not left.steps:
+        say("estimated time of what is left: nothing left to run (every step done and current)")
+    else:
+        say(
+            f"estimated time of what is left ({of}), one step at a time (counted parts x measured unit times, a "
+            "cold embedding cache):"
+        )
+        say(f"  counted: {counts.line()}")
+    for e in estimates(plan, this_device(parallel, gpus), counts) if left.steps else ():
         parts = ", ".join(f"{name} {duration(s)}" for name, s in e.parts.items())
         total = duration(e.seconds)
         if e.missing and e.seconds is not None:

@@ -69,7 +69,7 @@ class Counts:
             return "?" if value is None else f"{value:,}"
 
         trains = (
-            f"{len(self.trainings)} trainings: {n(self.total('steps'))} optimizer steps, "
+            f"{plural(len(self.trainings), 'training')}: {n(self.total('steps'))} optimizer steps, "
             f"{n(self.total('dev_evaluations'))} dev evaluations ({n(self.dev_sentences)} sentences), "
             f"{n(self.total('saves'))} resumable saves, up to {n(self.total('keeps'))} best checkpoints kept"
         )
@@ -79,10 +79,10 @@ class Counts:
         )
         evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
         analyses = (
-            f"{self.analysis_runs} analysis runs ({self.cached_analysis_runs} on cached sentences alone, "
+            f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences alone, "
         )
         analyses += f"{n(self.analysis_sentences)} sentences not cached)"
-        return f"{trains}; {evaluations}; {analyses}; {self.reports} report"
+        return f"{trains}; {evaluations}; {analyses}; {plural(self.reports, 'report')}"
 
 
 def dev_evaluations(steps: int, every: int, at_start: bool) -> int:
@@ -136,7 +136,11 @@ def _training(step: Step, data_dir: Path) -> Training:
 
 
 def count(plan: Plan) -> Counts:
-    """Count what ``plan``'s steps do (:class:`Counts`), from their options and the data folder."""
+    """Count what ``plan``'s steps do (:class:`Counts`), from their options and the data folder.
+
+    ``plan`` may hold some of its recipe's steps (what is left to run): an evaluation done is not counted, and
+    what it encoded is in the cache for the analyses after it.
+    """
     from stsbench.analyses.registry import get_analysis
     from stsbench.tasks.registry import get_task, task_names
 
@@ -147,10 +151,14 @@ def count(plan: Plan) -> Counts:
     evaluated = 0
     specs = [("baseline", plan.recipe.baseline.evaluate, 1)] if plan.recipe.baseline is not None else []
     specs += [(r.name, r.evaluate, len(r.seeds)) for r in plan.recipe.runs if r.evaluate is not None]
-    for label, spec, models in specs:
+    ids = {s.id for s in plan.steps}
+    for label, spec, _models in specs:
         tasks = task_names(list(spec.tasks))
         texts = union_of([task_texts(plan.data_dir, t, spec.mode, False) for t in tasks])
         encoded[label] = texts
+    specs = [s for s in specs if f"evaluate/{s[0]}" in ids]  # those left to run
+    for _label, spec, models in specs:
+        tasks = task_names(list(spec.tasks))
         evaluated += models
         for t in tasks:
             if getattr(get_task(t), "kind", "sts") != "sts":
@@ -195,6 +203,6 @@ def count(plan: Plan) -> Counts:
         runs,
         cached_runs,
         fresh,
-        1,
+        sum(s.kind == "report" for s in plan.steps),
         tuple(dict.fromkeys(unknown)),
     )
