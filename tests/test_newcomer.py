@@ -92,3 +92,12 @@ def test_the_dry_run_of_a_finished_reproduction_prices_what_is_left(tmp_path, ca
     code, printed, _ = run_cli(args, capsys)
     assert "estimated time of what is left (1 of 7 steps)" in printed, printed
     assert "counted: 0 trainings: " in printed and "; 1 report\n" in printed
+
+
+def test_published_show_keeps_a_rows_title_whole_when_piped(capsys):
+    """`published show` wrapped titles into 21-character pieces when piped (the table's width)."""
+    from stsbench.published.registry import get_entry
+
+    e = get_entry("simcse/table4/dropout-p")
+    code, out, _ = run_cli(["published", "show", e.key], capsys)
+    assert code == 0 and f"{e.key}: {e.row}" in out.splitlines(), out

@@ -65,7 +65,7 @@ def published_show(
 
     e = get_entry(key)
     printed = dict(e.printed_as)
-    table = Table(title=f"{e.key}: {e.row}", caption=e.metric)
+    table = Table(caption=e.metric)  # the title on its own line: a table's title wraps to the table's width
     table.add_column("column")
     table.add_column("value", justify="right")
     if printed:
@@ -78,6 +78,7 @@ def published_show(
     console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.source}", highlight=False)
     if e.selection_note:
         console.print(f"model selection: {e.selection_note}", highlight=False)
+    console.print(f"{e.key}: {e.row}", highlight=False, soft_wrap=True)
     console.print(table)
     for note in e.notes:
         console.print(f"- {note}", highlight=False)
