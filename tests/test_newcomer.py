@@ -101,3 +101,26 @@ def test_published_show_keeps_a_rows_title_whole_when_piped(capsys):
     e = get_entry("simcse/table4/dropout-p")
     code, out, _ = run_cli(["published", "show", e.key], capsys)
     assert code == 0 and f"{e.key}: {e.row}" in out.splitlines(), out
+
+
+@pytest.mark.parametrize("edition", ["cpu-mini-replication", "mocose-ema-mini", "simcse-trajectory-mini"])
+def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_once(edition):
+    """The mini-scale banner stood 39 times in mocose-ema-mini's report.md (75 in cpu-mini's), sweep figures were
+    drawn twice (2-2.8 MB of HTML), and the verdicts came after every score table."""
+    root = Path(__file__).resolve().parents[1] / "reports" / edition
+    md = (root / "report.md").read_text(encoding="utf-8")
+    blocks = md.split("\n\n")
+    banner = blocks[1]
+    assert banner.startswith("**Mini scale:") and md.count(banner) == 1
+    found = root / "reproduction.json"  # none where the report judges nothing
+    claims = (json.loads(found.read_text()).get("claims") or []) if found.is_file() else []
+    said = [b for b in blocks[2:] if b.startswith("Verdict: ")]
+    assert len(said) == len(claims) and blocks[2 : 2 + len(said)] == said  # first, before "Made by"
+    for i, (line, claim) in enumerate(zip(said, claims, strict=True), start=1):
+        assert line.startswith(f"Verdict: claim {i}, ") and f"**{claim['verdict']}" in line
+        assert line.endswith("([Claims](#claims)).")
+    images = re.findall(r"^!\[[^\n]*\]\((figures/[^)]+\.svg)\)$", md, flags=re.M)
+    assert images and len(images) == len(set(images)), [i for i in images if images.count(i) > 1]
+    html = (root / "report.html").read_text(encoding="utf-8")
+    if said:
+        assert '(<a href="#claims">Claims</a>)' in html

@@ -298,9 +298,11 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
             if record and record.get("status") == "done":
                 why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
                 console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
-        data = os.path.relpath(plan.data_dir, plan.out)  # moved with the folder beside it, it is found again
         state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor, gpus=gpus)
-        state.update(data_dir=Path(data).as_posix())
+        if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:  # near it: found again once moved
+            state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())
+        else:  # through the root, it would name this machine's folders
+            state.pop("data_dir", None)
         state["recipe_file"] = source  # a recipe file, for --status to replan (a built-in is found by name)
         # --runs/--seeds, so that --status replans the same subset
         seeds_run = sorted({s for r in recipe.runs for s in r.seeds})

@@ -8,7 +8,7 @@ which command makes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from stsbench.analyses.common import short_name
@@ -43,7 +43,7 @@ from stsbench.reports.layout import (
 from stsbench.reports.models import Model, by_variant, find_models
 from stsbench.reports.published_cells import report_cells
 from stsbench.reports.reproduction import Reproduction, Target
-from stsbench.reports.scores import per_seed_table, score_table
+from stsbench.reports.scores import delta_digits, per_seed_table, score_table
 from stsbench.reports.seeds import (
     BASELINE,
     SIGNIFICANT,
@@ -57,6 +57,40 @@ from stsbench.reports.training_sections import training_sections
 from stsbench.results.portable import portable
 from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA
+
+
+def verdict_summary(
+    reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
+) -> list[str]:
+    """One line per published target and per claim, its verdict and a link to the section that shows it."""
+    where = {s.key: f"[{s.title}](#{s.anchor})" for s in sections}
+    lines = []
+    for rep in reps:
+        counts = ", ".join(f"{n} {v}" for v, n in rep.counts().items() if n)
+        asked = rep.address or rep.entry.key
+        lines.append(
+            f"Verdict: {asked} against {rep.group.label}: {counts or 'nothing checked'} ({where['reproduction']})."
+        )
+    for i, r in enumerate(judged, start=1):
+        word = r.verdict + (f" ({r.qualifier})" if r.qualifier else "")
+        margin = "" if r.margin is None else f", margin {r.margin:+.{delta_digits(r.delta)}f}"
+        lines.append(f"Verdict: claim {i}, {r.text or r.kind}: **{word}**{margin} ({where['claims']}).")
+    return lines
+
+
+def once(sections: Sequence[Section]) -> None:
+    """Each figure shown once, where it first appears; a later section that discusses it links there."""
+    first: dict[str, Section] = {}
+    for section in sections:
+        kept = []
+        for fig in section.figures:
+            if fig.svg in first:
+                shown = first[fig.svg]
+                section.paragraphs.append(f"Figure: {fig.title}, shown in [{shown.title}](#{shown.anchor}).")
+            else:
+                first[fig.svg] = section
+                kept.append(fig)
+        section.figures = kept
 
 
 def code_span(text: str) -> str:
@@ -356,11 +390,10 @@ def build_report(
         + ": the same results and version give the same bytes."
     ]
     intro += [f"**{n}**" for n in notes]
-    if banner:
+    intro[0:0] = verdict_summary(reps, judged, sections)  # what it found, first, each linked to its section
+    if banner:  # once, first under the title; each figure's image carries it too (render.stamped)
         intro.insert(0, f"**{banner}**")
-        for section in sections:
-            section.tables = [replace(t, notes=(f"**{banner}**", *t.notes)) for t in section.tables]
-            section.figures = [replace(f, title=f"{f.title} [{banner}]") for f in section.figures]
+    once(sections)
     modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
     if modified:  # at the top: a figure on other data must never pass for the canonical one
         files = [f for r in modified for f in _modified(r)]

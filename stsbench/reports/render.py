@@ -46,11 +46,17 @@ def _env():
     )
 
 
+_LINK = re.compile(r"\[([^\]]+)\]\((#[\w-]+)\)")  # a link to a section of the report
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+
+
 def inline_html(text: str) -> Any:
-    """Escape ``text`` and turn its `code` spans into ``<code>``; returns markup the template keeps."""
+    """Escape ``text``; its `code` spans, **bold** and links to the report's sections as HTML the template keeps."""
     from markupsafe import Markup
 
-    return Markup(_CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False)))
+    out = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False))
+    out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
+    return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
 
 
 def _view(report: Report, for_html: bool) -> dict[str, Any]:
