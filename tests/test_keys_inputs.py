@@ -346,3 +346,23 @@ def test_every_package_file_is_keyed_where_it_is_read():
         if not any(f.is_relative_to(p) for p in planned)
     )
     assert loose == []
+
+
+def test_b10_a_same_size_edit_with_its_mtime_restored_moves_the_keys(world):
+    """A digest was reused where size and mtime matched: an edit of the same size, its mtime set back (`touch -r`,
+    `cp -p`), kept every key."""
+    import os
+    import time
+
+    data, recipe = world
+    r = recipe()
+    before = _plan(r, data)
+    dev = data / "downstream" / "STS" / "STSBenchmark" / "sts-dev.csv"
+    st = dev.stat()
+    raw = bytearray(dev.read_bytes())
+    raw[-2] = ord("0") if raw[-2] != ord("0") else ord("1")  # one digit of the last gold score
+    time.sleep(0.05)  # the kernel's ctime clock is coarse: the edit lands on another tick than the digest
+    dev.write_bytes(bytes(raw))
+    os.utime(dev, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert dev.stat().st_size == st.st_size and dev.stat().st_mtime_ns == st.st_mtime_ns
+    assert {"train/dev/seed-1", "analysis/2-cosine_density/dev/seed-1"} <= _moved(before, _plan(r, data))
