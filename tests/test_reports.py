@@ -84,14 +84,13 @@ def test_every_section_table_and_figure(built):
 def test_measured_published_and_delta_rows(built):
     _, md = built
     lines = md.splitlines()
-    # the ESimCSE run's measured STS12, then arXiv Table 7's ESimCSE-BERT-base row and the delta
+    # the fixture's recipe holds the ESimCSE run against a Table 9 cell alone: its STS row is not set beside arXiv
+    # Table 7's ESimCSE row (matched by method name, nobody named it)
     i = next(k for k, ln in enumerate(lines) if ln.startswith("| esimcse-tiny | ESimCSE |"))
     measured = _reported("runs__esimcse-tiny/avg/test/STS12.json")
     assert lines[i].split(" | ")[2] == f"{measured:.2f}"
-    assert lines[i + 1].startswith(
-        "| ↳ published: ESimCSE-BERT-base | esimcse-arxiv/table7/esimcse-bert-base | 73.40 |"
-    )
-    assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
+    assert not lines[i + 1].startswith("| ↳ published:")
+    assert "esimcse-arxiv/table7/esimcse-bert-base" not in md.split("## STS tasks")[1].split("\n## ")[0]
     # the dup_rate sweep: both runs, each beside the Table 9 cell the fixture's recipe_runs.json holds it against
     sweep = md.split("### Ablation: dup_rate (ESimCSE)")[1].split("###")[0]
     assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in sweep
@@ -99,6 +98,34 @@ def test_measured_published_and_delta_rows(built):
     comp = md.split("### Ablation: ESimCSE's components")[1].split("###")[0]
     order = [ln.split(" | ")[1] for ln in comp.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
     assert order == ["unsup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE"]
+
+
+def test_a_report_without_a_recipe_sets_a_methods_rows_beside_and_says_so(tmp_path):
+    """Results without recipe_runs.json or --against: a method's paper row is matched, each such row saying so."""
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results, ignore=shutil.ignore_patterns("recipe_runs.json", "fasttest"))
+    md, _ = _report(Path("results"), Path("out"), cwd=tmp_path)
+    lines = md.splitlines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("| esimcse-tiny | ESimCSE |"))
+    measured = _reported("runs__esimcse-tiny/avg/test/STS12.json")
+    assert lines[i + 1].startswith(
+        "| ↳ published: ESimCSE-BERT-base (matched by method or name: no recipe or --against names it) "
+        "| esimcse-arxiv/table7/esimcse-bert-base | 73.40 |"
+    )
+    assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
+
+
+def test_a_marker_in_a_published_rows_name_comes_with_its_legend():
+    """cpu-mini's STS table set "unsup-SimCSE-BERT-base ♣" beside SimCSE, and ♣ had no legend."""
+    from stsbench.published.registry import get_entry
+    from stsbench.reports.scores import legends, score_notes
+
+    legend = "Rows marked ♣ are the paper's evaluation of SimCSE's officially released checkpoints."
+    assert legends(get_entry("esimcse-arxiv/table7/unsup-simcse-bert-base")) == [legend]
+    assert legends(get_entry("esimcse-arxiv/table7/esimcse-bert-base")) == []  # no marker, no legend
+    assert legend in score_notes("sts", [], [legend])
+    md = (ROOT / "reports" / "cpu-mini-replication" / "report.md").read_text(encoding="utf-8")
+    assert "unsup-SimCSE-BERT-base ♣" in md and legend in md
 
 
 def test_missing_sections_name_their_command(tmp_path):

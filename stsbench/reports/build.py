@@ -59,6 +59,24 @@ from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA
 
 
+def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
+    """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
+
+    By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
+    tables then match a method's paper rows, and say so.
+    """
+    from stsbench.reports.published_cells import report_cells
+    from stsbench.results.recipe_runs import read_recipe_runs
+
+    if not reps and not read_recipe_runs(coll.folders):
+        return None
+    named = report_cells(coll.folders, reps)
+    for rep in reps:
+        if not rep.group.runs:
+            named.setdefault(rep.group.name, []).append(rep.address or rep.entry.key)
+    return named
+
+
 def verdict_summary(
     reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
 ) -> list[str]:
@@ -102,9 +120,11 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _scores(coll: Collection, models: list[Model], kind: str, results: Sequence[str]) -> Section:
+def _scores(
+    coll: Collection, models: list[Model], kind: str, results: Sequence[str], named: dict[str, list[str]] | None
+) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = score_table(coll.tasks, models, kind)
+    t = score_table(coll.tasks, models, kind, named)
     if t is None:
         return Section(kind, title, [missing(kind, results)])
     return Section(kind, title, tables=[t])
@@ -356,9 +376,10 @@ def build_report(
     reps = reproduction.reproductions(coll.tasks, groups, against, difference)
     judged = claims_module.judge_claims(claims, coll.tasks, groups, coll.analyses) if claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
+    named = compared_with(coll, reps)
     sections = [
-        _scores(coll, models, "sts", results),
-        _scores(coll, models, "transfer", results),
+        _scores(coll, models, "sts", results, named),
+        _scores(coll, models, "transfer", results, named),
         *([_reproduction(reps, difference)] if against else []),
         *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from stsbench.analyses.common import short_name
 from stsbench.average import AVG
@@ -28,6 +28,7 @@ from stsbench.reports.seeds import (
     mean_std,
     modes_of,
     seed_groups,
+    seeds_folder,
     task_values,
 )
 from stsbench.results.labels import last_part
@@ -56,8 +57,20 @@ PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+def named_rows(addresses: Iterable[str], kind: str) -> list[Entry]:
+    """The score rows of ``kind`` the ``addresses`` (a recipe's cells, ``--against``'s rows) name, each once."""
+    from stsbench.published.registry import split_cell
+
+    keys = dict.fromkeys(split_cell(a)[0] for a in addresses)
+    rows = [get_entry(k) for k in keys]
+    return [e for e in rows if e.kind == "scores" and any(t in e.values for t in TASKS_OF[kind])]
+
+
 def published_for(model: Model, kind: str) -> list[Entry]:
-    """Published test rows to set beside ``model``: the same model (by name), else its training method's."""
+    """Published test rows to set beside ``model``: the same model (by name), else its training method's.
+
+    What a report without a recipe or ``--against`` matches (and says so); with either, only what they name.
+    """
     if model.method is not None:
         return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
     names = {last_part(n).lower() for n in model.names or (model.name,)}
@@ -85,21 +98,30 @@ def published_rows(
     avg: float | None,
     marked: list[str],
     intervals: list[tuple[float, float] | None] | None = None,
+    entries: list[Entry] | None = None,
+    legend: list[str] | None = None,
 ) -> list[list[str]]:
     """The rows under a measured row: each published row of ``model``, then Δ measured − published.
 
-    ``marked`` collects the selection notes of the published rows shown (for :func:`score_notes`).
+    ``entries``: the rows named for it (a recipe's, ``--against``'s); None: matched by method or name, and said so.
+    ``marked`` collects the selection notes of the published rows shown, ``legend`` what their markers mean
+    (:func:`score_notes`).
     ``intervals`` (per task of ``present``, then Avg.): the measured 95% interval over seeds; a row then
     says, per task, whether the published figure lies inside it.
     """
     rows = []
-    for entry in published_for(model, kind):
+    matched = entries is None
+    for entry in published_for(model, kind) if matched else entries:
         pub = [entry.values.get(t) for t in present]
         pub_avg = entry.values.get(AVG)
         mark = SELECTION_MARK if entry.selection else ""
         if entry.selection_note and entry.selection_note not in marked:
             marked.append(entry.selection_note)
-        rows.append([f"↳ published: {entry.row}{mark}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
+        for note in legends(entry) if legend is not None else ():
+            if note not in legend:
+                legend.append(note)
+        how = " (matched by method or name: no recipe or --against names it)" if matched else ""
+        rows.append([f"↳ published: {entry.row}{mark}{how}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
         if not comparable(entry, kind, mode):
             rows.append(
                 [
@@ -119,6 +141,12 @@ def published_rows(
             ]
             rows.append(["↳ published inside the 95% seed interval", "", *inside])
     return rows
+
+
+def legends(entry: Entry) -> list[str]:
+    """The notes of ``entry``'s paper that explain a marker its row name carries (``♣``: "Rows marked ♣ are ...")."""
+    marks = [c for c in entry.row if not (c.isalnum() or c.isspace() or c in "-_.,:;()[]/=+'\"&")]
+    return [n for n in entry.notes if any(f"marked {m}" in n for m in marks)]
 
 
 def modified_notes(modified: dict[tuple[str, str, str], list[str]]) -> list[str]:
@@ -144,13 +172,18 @@ def score_title(kind: str) -> str:
     return "MR, CR, SUBJ, MPQA, SST2, TREC, MRPC: accuracy x100"
 
 
-def score_notes(kind: str, marked: list[str]) -> list[str]:
-    """What the STS or transfer table's numbers are; ``marked``: the selection notes of its published rows."""
+def score_notes(kind: str, marked: list[str], legend: Sequence[str] = ()) -> list[str]:
+    """What the STS or transfer table's numbers are.
+
+    ``marked``: the selection notes of its published rows; ``legend``: what the markers in their names mean.
+    """
     return [
         f"{'Spearman x100 (SentEval `all` for STS12-16)' if kind == 'sts' else 'accuracy x100'}; "
         f"Avg. is the mean of the rounded figures over all {len(TASKS_OF[kind])} tasks, {DASH} when one is missing.",
-        "Published rows of a method are the paper's (its backbone is in the row name, e.g. BERT-base); "
-        "a model's own published row is matched by name (MTEB). `stsbench published show KEY` prints one.",
+        "Published rows are those the recipe or --against names for each setting (its backbone is in the row "
+        "name, e.g. BERT-base); without either, a method's paper rows and a model's own (MTEB, by name), said so. "
+        "`stsbench published show KEY` prints one.",
+        *legend,
         *(
             f"{SELECTION_MARK} {note}: the checkpoint that scored best on the test sets themselves; stsbench "
             "selects on STS-B dev."
@@ -184,8 +217,17 @@ def _summaries(
     ]
 
 
-def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts") -> Table | None:
+def score_table(
+    records: list[TaskRecord],
+    models: list[Model],
+    kind: str = "sts",
+    named: Mapping[str, Sequence[str]] | None = None,
+) -> Table | None:
     """One row per (group of seeds, mode), then its published rows and the deltas; None without results.
+
+    ``named``: the addresses a recipe or ``--against`` holds each group against (by its seeds' folder, or its
+    name for a model not trained here): only those rows are set beside it. None (a report of results alone):
+    a method's paper rows and a model's own by name, each row saying it was matched so.
 
     The models are grouped by :func:`~stsbench.reports.seeds.seed_groups`: a group of one (a model not trained
     here, or one seed) is its figures as measured; a group of several seeds is mean ± std (n) over the seeds,
@@ -198,7 +240,14 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
     columns = ["model", "method", *[short_name(t) for t in present], AVG]
     rows: list[list[str]] = []
     marked: list[str] = []  # the selection notes of the published rows shown
+    legend: list[str] = []  # what the markers in their names mean
     modified = modified_data(records, kind)
+
+    def beside(g: SeedGroup) -> list[Entry] | None:
+        if named is None:
+            return None
+        return named_rows(named.get(seeds_folder(g.runs[0]) if g.runs else g.name, ()), kind)
+
     for g in groups:
         for mode in modes_of(records, g, kind):
             sums = _summaries(records, g, kind, mode, present)
@@ -211,15 +260,19 @@ def score_table(records: list[TaskRecord], models: list[Model], kind: str = "sts
                 label = g.label if g.n == 1 else f"{g.name} (n=1)"
                 cells = [fmt(v) + MARK * b for v, b in zip(means, bad, strict=True)]
                 rows.append([mode_label(label, mode), g.method or DASH, *cells])
-                rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked)
+                rows += published_rows(
+                    g.models[0], kind, mode, present, means[:-1], means[-1], marked, None, beside(g), legend
+                )
                 continue
             cells = [mean_std(s, n) + MARK * b for s, b in zip(sums, bad, strict=True)]
             rows.append([mode_label(f"{g.name} (n={n})", mode), g.method or DASH, *cells])
             spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
             rows.append(["↳ 95% interval over seeds", "", *spans])
             bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
-            rows += published_rows(g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds)
-    notes = score_notes(kind, marked) + modified_notes(modified)
+            rows += published_rows(
+                g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds, beside(g), legend
+            )
+    notes = score_notes(kind, marked, legend) + modified_notes(modified)
     if any(r[0].startswith("↳ 95% interval over seeds") for r in rows):
         notes.append(
             "A row `NAME (n=k)`: k training runs identical but for the seed, each cell the mean ± sample std over "
