@@ -124,3 +124,27 @@ def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_o
     html = (root / "report.html").read_text(encoding="utf-8")
     if said:
         assert '(<a href="#claims">Claims</a>)' in html
+
+
+def test_piped_progress_says_again_how_far_a_long_step_is(monkeypatch):
+    """Off a terminal a running step printed "running" once and then nothing for the hour it trained."""
+    import io
+
+    from rich.console import Console
+
+    from stsbench.reproduce import view
+
+    clock = [1000.0]
+    monkeypatch.setattr(view.time, "monotonic", lambda: clock[0])
+    buffer = io.StringIO()
+    shown = view.Display(Console(file=buffer, force_terminal=False, width=200), ["evaluate/x"], every=60)
+    state = {"steps": {"evaluate/x": {"status": "running", "started": 0.0, "kind": "evaluate"}}}
+    shown(state)
+    clock[0] += 30
+    shown(state)  # half a minute: nothing new to say
+    clock[0] += 31
+    shown(state)  # a minute since: said again, with how long so far
+    state["steps"]["evaluate/x"].update(status="done", seconds=95.0, files={})
+    shown(state)
+    lines = buffer.getvalue().splitlines()
+    assert [ln.split(" (")[0] for ln in lines] == ["evaluate/x: running"] * 2 + ["evaluate/x: done"], lines

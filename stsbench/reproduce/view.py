@@ -179,12 +179,17 @@ def session_lines(state: dict[str, Any]) -> list[str]:
 
 
 class Display:
-    """Shows the state as it changes: a live rich table on a terminal, a plain line per change off one."""
+    """Shows the state as it changes: a live rich table on a terminal, a plain line per change off one.
 
-    def __init__(self, console: Any, steps: list[str], out: str | Path = ".") -> None:
-        self.console, self.steps, self.out = console, steps, out
+    Off a terminal (piped, a log file) a running step says again how far it is every ``every`` seconds: a long
+    training once printed "running" and then nothing for an hour.
+    """
+
+    def __init__(self, console: Any, steps: list[str], out: str | Path = ".", every: float = 60.0) -> None:
+        self.console, self.steps, self.out, self.every = console, steps, out, every
         self.live = None
         self.seen: dict[str, str] = {}
+        self.said: dict[str, float] = {}  # a running step -> when its line was last printed
         if console.is_terminal:
             from rich.live import Live
 
@@ -196,10 +201,13 @@ class Display:
                 self.live.start()
             self.live.update(table(state, self.steps, out=self.out))
             return
+        now = time.monotonic()
         for sid in self.steps:
             record = state["steps"][sid]
-            if self.seen.get(sid) != record.get("status"):
+            again = record.get("status") == "running" and now - self.said.get(sid, now) >= self.every
+            if self.seen.get(sid) != record.get("status") or again:
                 self.seen[sid] = record.get("status", "")
+                self.said[sid] = now
                 _, status, detail = row(sid, record, out=self.out)
                 self.console.print(f"{sid}: {status}" + (f" ({detail})" if detail else ""), highlight=False)
 
