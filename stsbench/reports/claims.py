@@ -264,8 +264,3 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
         notes=notes,
         right=("seeds", "p (its test)", "p (Holm)"),
     )
-
-
-def claims_json(results: Sequence[ClaimResult]) -> list[dict[str, Any]]:
-    """The claims for ``reproduction.json``."""
-    return [r.to_dict() for r in results]
