@@ -203,10 +203,8 @@ def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tup
     """
     found = classify(step, record)
     if found == "changed" and changed == "keep" and step.kind == "report":
-        return (
-            "run",
-            (),
-        )  # kept steps are read by today's report, which names them: never an old report kept
+        # kept steps are read by today's report, which names them: never an old report kept
+        return ("run", ())
     if found == "done" or (found == "changed" and changed == "keep" and step.kind != "train"):
         return ("skip", ())
     if step.kind != "train":
