@@ -78,9 +78,7 @@ class Counts:
             f"{plural(self.models_evaluated, 'model')} evaluated ({n(self.evaluation_sentences)} sentences"
         )
         evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
-        analyses = (
-            f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences alone, "
-        )
+        analyses = f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences alone, "
         analyses += f"{n(self.analysis_sentences)} sentences not cached)"
         return f"{trains}; {evaluations}; {analyses}; {plural(self.reports, 'report')}"
 
@@ -151,14 +149,17 @@ def count(plan: Plan) -> Counts:
     evaluated = 0
     specs = [("baseline", plan.recipe.baseline.evaluate, 1)] if plan.recipe.baseline is not None else []
     specs += [(r.name, r.evaluate, len(r.seeds)) for r in plan.recipe.runs if r.evaluate is not None]
+    tasks_of = {label: task_names(list(spec.tasks)) for label, spec, _ in specs}
+    for (
+        label,
+        spec,
+        _models,
+    ) in specs:  # every evaluation's sentences: a done one's are cached for the analyses
+        encoded[label] = union_of([task_texts(plan.data_dir, t, spec.mode, False) for t in tasks_of[label]])
     ids = {s.id for s in plan.steps}
-    for label, spec, _models in specs:
-        tasks = task_names(list(spec.tasks))
-        texts = union_of([task_texts(plan.data_dir, t, spec.mode, False) for t in tasks])
-        encoded[label] = texts
     specs = [s for s in specs if f"evaluate/{s[0]}" in ids]  # those left to run
-    for _label, spec, models in specs:
-        tasks = task_names(list(spec.tasks))
+    for label, spec, models in specs:
+        tasks = tasks_of[label]
         evaluated += models
         for t in tasks:
             if getattr(get_task(t), "kind", "sts") != "sts":

@@ -61,7 +61,7 @@ def _data_needs(plan: Plan, steps: Iterable[Step], allow_modified: bool = False)
         modified = differences(plan.data_dir, [f for f in readers if f not in absent])
         if modified:
             rel, why = next(iter(modified.items()))
-            ids = tuple(dict.fromkeys(i for f, group in readers.items() if f.is_file() for i in group))
+            ids = tuple(dict.fromkeys(i for f, group in readers.items() if f not in absent for i in group))
             name = f"{len(modified)} file(s) under {plan.data_dir} (e.g. {rel}: {why})"
             how = (
                 f"restore them (`stsbench data download --data-dir {plan.data_dir}`; `stsbench data verify` lists "

@@ -298,13 +298,14 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             options["corpus"] = str(corpus)
             inputs["corpus"] = corpus_entry(corpus, data_dir)
         flags = _option_flags(options)
+        config = analysis.make_config(**options)
         files: list[Path] = []
         if analysis.uses_data_dir:
             flags += _data_flag(data_dir)
-            _, files = analysis.data_files(analysis.make_config(**options), data_dir, None)
+            _, files = analysis.data_files(config, data_dir, None)
             inputs["data"] = named_digests(files, data_dir)
         code = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)})
-        variant = analysis.variant(analysis.make_config(**options))
+        variant = analysis.variant(config)
         stem = f"{analysis.name}_{variant}" if variant else analysis.name
         models: list[tuple[str, str, Step | None]] = []
         for run in recipe.runs:

@@ -7,11 +7,11 @@ the published files of one's own it is held against: where the reproduction lies
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stsbench.files import sha256_file
 from stsbench.reproduce.keys import Keys, make_keys
 from stsbench.results.recipe_runs import declared_runs
 
@@ -117,10 +117,15 @@ def report_keys(
 
     args = report_args(recipe, out, kept, banner)
 
-    def portable(arg: str) -> str:  # run=/abs/mine/table.yaml#row -> run=mine/table.yaml#row
+    def keyed(
+        address: str,
+    ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
+        in_file = file_key(address)
+        return f"{_relative(Path(in_file[0]), recipe)}#{in_file[1]}" if in_file else address
+
+    def portable(arg: str) -> str:  # an --against argument, run=ADDRESS
         run, eq, address = arg.partition("=")
-        in_file = file_key(address) if eq else None
-        return f"{run}={_relative(Path(in_file[0]), recipe)}#{in_file[1]}" if in_file else arg
+        return f"{run}={keyed(address)}" if eq else arg
 
     material: dict[str, Any] = {
         "kind": "report",
@@ -132,13 +137,11 @@ def report_keys(
         material["claims"] = claims_data(recipe)
     # the cells the report sets beside the runs' settings (results/recipe_runs.json): another cell, another report
     material["runs"] = [
-        {"name": r.name, "published": [portable(f"x={c}")[2:] for c in r.published]}
-        for r in declared_runs(recipe)
+        {"name": r.name, "published": [keyed(c) for c in r.published]} for r in declared_runs(recipe)
     ]
     files = own_files(recipe)
     if files:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {
-            name: hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else None
-            for name, f in files.items()
+            name: sha256_file(f) if f.is_file() else None for name, f in files.items()
         }
     return args, make_keys(material)
