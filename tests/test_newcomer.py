@@ -148,3 +148,115 @@ def test_piped_progress_says_again_how_far_a_long_step_is(monkeypatch):
     shown(state)
     lines = buffer.getvalue().splitlines()
     assert [ln.split(" (")[0] for ln in lines] == ["evaluate/x: running"] * 2 + ["evaluate/x: done"], lines
+
+
+def test_the_recipes_runs_file_is_written_whole(tmp_path):
+    """recipe_runs.json holds the recipe's runs as they are now: a run left out (--runs) leaves the file."""
+    from stsbench.recipes import load_recipe
+    from stsbench.results.recipe_runs import read_recipe_runs, write_recipe_runs
+
+    recipe = load_recipe("cpu-mini")
+    write_recipe_runs(tmp_path, recipe)
+    assert set(read_recipe_runs([tmp_path])) == {r.name for r in recipe.runs}
+    write_recipe_runs(tmp_path, recipe.subset(runs=["simcse", "mocose"]))
+    assert set(read_recipe_runs([tmp_path])) == {"simcse", "mocose"}
+    # the component table's STS-B dev cells are the recipe's, next to the STS test row
+    assert read_recipe_runs([tmp_path])["simcse"].published == (
+        "esimcse-arxiv/table7/unsup-simcse-bert-base",
+        "esimcse-arxiv/table6/unsup-simcse-bert-base",
+    )
+
+
+def _declare(results: Path, runs: list[dict]) -> None:
+    data = {"kind": "stsbench.recipe_runs", "schema_version": 1, "recipe": "fixture", "runs": runs}
+    (results / "recipe_runs.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def _run(name: str, label: str, method: str, published: list[str], sweep_of=None, point=None) -> dict:
+    return {
+        "name": name,
+        "label": label,
+        "method": method,
+        "sweep_of": sweep_of,
+        "point": point or {},
+        "published": published,
+    }
+
+
+def test_the_report_reads_sweeps_and_cells_from_the_recipe_not_the_configs(tmp_path):
+    """The fixture's two ESimCSE runs differ in dup_rate alone: a sweep by their configs. With a recipe that
+    declares no sweep there is none; the component table's published column is the recipe's cells, else none."""
+    import shutil
+
+    from stsbench.reports.render import write_report
+
+    fixture = Path(__file__).parent / "fixtures" / "report_results" / "results"
+
+    def report(runs: list[dict] | None) -> str:
+        results = tmp_path / f"results-{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(fixture, results, ignore=shutil.ignore_patterns("recipe_runs.json"))
+        if runs is not None:
+            _declare(results, runs)
+        out = results.parent / f"{results.name}-report"
+        write_report(results, out, "fixture", "stsbench report (test)")
+        return (out / "report.md").read_text(encoding="utf-8")
+
+    inferred = report(None)  # no recipe: the sweep found from the settings
+    assert "### Ablation: dup_rate (ESimCSE)" in inferred
+    plain = [
+        _run("simcse-tiny", "unsup-SimCSE", "simcse", ["esimcse-arxiv/table6/unsup-simcse-bert-base"]),
+        _run("esimcse-tiny", "ESimCSE", "esimcse", ["esimcse-arxiv/table6/esimcse-bert-base"]),
+        _run("esimcse-dup0.16-tiny", "ESimCSE at 0.16", "esimcse", []),
+    ]
+    declared = report(plain)  # a recipe declaring no sweep: none, whatever the configs show
+    assert "### Ablation: dup_rate" not in declared
+    comp = declared.split("### Ablation: ESimCSE's components")[1].split("\n### ")[0]
+    assert "| 82.45 |" in comp and "| 84.85 |" in comp  # Table 6's STS-B dev figures, named by the recipe
+    assert ": Table 6." in comp.split("Published:")[1].split("\n")[0]
+    assert "gain over unsup-SimCSE" in comp
+    bare = inferred.split("### Ablation: ESimCSE's components")[1].split("\n### ")[0]
+    assert "| 82.45 |" not in bare and "Published: none" in bare  # no recipe: no paper cell guessed
+
+
+def test_a_groups_name_is_its_recipes_label(tmp_path):
+    """A run's label in its recipe ("unsup-SimCSE, one mask for both views") names its group of seeds."""
+    import shutil
+
+    from seed_results import make_seed_results
+
+    from stsbench.reports import collect
+    from stsbench.reports.models import find_models
+    from stsbench.reports.seeds import report_groups
+
+    results = make_seed_results(tmp_path / "results")
+    coll = collect(results)
+    before = [g.name for g in report_groups(coll, find_models(coll))]
+    assert "unsup-SimCSE" in before
+    _declare(results, [_run("simcse", "unsup-SimCSE, one mask for both views", "simcse", [])])
+    coll = collect(results)
+    groups = report_groups(coll, find_models(coll))
+    assert "unsup-SimCSE, one mask for both views (n=3)" in [g.label for g in groups]
+    assert "ESimCSE (n=3)" in [g.label for g in groups]  # undeclared: its method's name
+    shutil.rmtree(results)
+
+
+def test_no_report_module_keeps_a_paper_row_or_branches_on_a_built_in_method():
+    """#67: the report reads what a run is held against from its recipe, never from a hand map by method name."""
+    import ast
+
+    import stsbench.reports as reports
+    from stsbench.train.config.methods import method_specs
+
+    names = {s.name for s in method_specs()} | {s.label for s in method_specs()}
+    names |= {"unsup-SimCSE", "sup-SimCSE", "word repetition only", "momentum contrast only"}
+    found = []
+    for path in sorted(Path(reports.__file__).parent.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "PUBLISHED_COMPONENTS" not in text and "PUBLISHED_BY_METHOD" not in text, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Compare):
+                consts = [
+                    n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                ]
+                found += [f"{path.name}:{node.lineno} {c.value}" for c in consts if c.value in names]
+    assert found == []

@@ -26,9 +26,34 @@ def results(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(results, tmp_path_factory) -> tuple[Path, str]:
+def named(results, tmp_path_factory) -> Path:
+    """The seeds, each method's group held against its ESimCSE Table 7 row by a recipe's runs file (a report
+    compares only with the rows a recipe or --against names)."""
+    import json
+
+    named = tmp_path_factory.mktemp("named") / "results"
+    shutil.copytree(results, named)
+    rows = {"simcse": ("unsup-SimCSE", "unsup-simcse-bert-base"), "esimcse": ("ESimCSE", "esimcse-bert-base")}
+    runs = [
+        {
+            "name": name,
+            "label": label,
+            "method": name,
+            "sweep_of": None,
+            "point": {},
+            "published": [f"esimcse-arxiv/table7/{row}"],
+        }
+        for name, (label, row) in rows.items()
+    ]
+    data = {"kind": "stsbench.recipe_runs", "schema_version": 1, "recipe": "seeds-fixture", "runs": runs}
+    (named / "recipe_runs.json").write_text(json.dumps(data), encoding="utf-8")
+    return named
+
+
+@pytest.fixture(scope="module")
+def built(named, tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("seed-report")
-    return out, _report(results, out)
+    return out, _report(named, out)
 
 
 def _rows(md: str, section: str) -> list[list[str]]:
@@ -123,7 +148,10 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
         per_seed = {}
         for s in SEEDS:
             scores = {t: value(method, t, s) for t in MEAN}
-            raw = {**scores, "Avg.": sum(scores.values()) / len(scores)}  # what `run` stores beside: unrounded
+            raw = {
+                **scores,
+                "Avg.": sum(scores.values()) / len(scores),
+            }  # what `run` stores beside: unrounded
             scores["Avg."] = simcse_average(list(scores.values()))
             per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores, "raw": raw}
         agg = build_aggregate(f"/runs/seeds/{method}", "avg", "test", per_seed)
@@ -132,14 +160,20 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     for row in compared.rows:
         decision = report.cells[row.task]
         iv = decision.interval
-        assert [round(x, 4) for x in (iv.diff, iv.low, iv.high)] == [row.diff, row.low, row.high]  # compare rounds to 4
-        assert row.seeds.interval.design == iv.design == "paired" and row.seeds.outcome == decision.outcome, row.task
+        assert [round(x, 4) for x in (iv.diff, iv.low, iv.high)] == [
+            row.diff,
+            row.low,
+            row.high,
+        ]  # compare rounds to 4
+        assert row.seeds.interval.design == iv.design == "paired" and row.seeds.outcome == decision.outcome, (
+            row.task
+        )
         assert row.seeds.p_holm == decision.p_holm, row.task  # one family, Holm over the same tasks
         assert significant(decision) == row.significant, row.task
     assert [r.task for r in compared.rows] == list(report.cells)
 
 
-def test_seed_figures_and_byte_identical_regeneration(built, results, tmp_path):
+def test_seed_figures_and_byte_identical_regeneration(built, named, tmp_path):
     out, md = built
     for stem in ("sts_seeds", "sts_seed_differences", "dev_curves_seeds"):
         assert (out / "figures" / f"{stem}.png").stat().st_size > 1000 and f"](figures/{stem}.svg)" in md
@@ -148,8 +182,10 @@ def test_seed_figures_and_byte_identical_regeneration(built, results, tmp_path):
     per_seed = _rows(md, "STS: each seed")
     assert [r[0] for r in per_seed[1:4]] == ["simcse/seed-1", "simcse/seed-2", "simcse/seed-3"]
     assert per_seed[1][3] == f"{value('simcse', 'STS12', 1):.2f}"
-    again = out.parent / f"{out.name}-again"  # beside it: the results folder is named relative to the report's
-    _report(results, again)
+    again = (
+        out.parent / f"{out.name}-again"
+    )  # beside it: the results folder is named relative to the report's
+    _report(named, again)
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert all((out / f).read_bytes() == (again / f).read_bytes() for f in files)

@@ -100,19 +100,34 @@ def test_measured_published_and_delta_rows(built):
     assert order == ["unsup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE"]
 
 
-def test_a_report_without_a_recipe_sets_a_methods_rows_beside_and_says_so(tmp_path):
-    """Results without recipe_runs.json or --against: a method's paper row is matched, each such row saying so."""
+def test_a_report_without_a_recipe_sets_beside_a_trained_model_no_paper_row(tmp_path):
+    """Results without recipe_runs.json or --against: no row is matched by a run's method (#67): ESimCSE's runs get
+    neither Table 7's row in the STS table nor Table 6's cells in the component table, and the notes say why."""
     results = tmp_path / "results"
     shutil.copytree(FIXTURE, results, ignore=shutil.ignore_patterns("recipe_runs.json", "fasttest"))
     md, _ = _report(Path("results"), Path("out"), cwd=tmp_path)
     lines = md.splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("| esimcse-tiny | ESimCSE |"))
-    measured = _reported("runs__esimcse-tiny/avg/test/STS12.json")
-    assert lines[i + 1].startswith(
-        "| ↳ published: ESimCSE-BERT-base (matched by method or name: no recipe or --against names it) "
-        "| esimcse-arxiv/table7/esimcse-bert-base | 73.40 |"
-    )
-    assert lines[i + 2].split(" | ")[2] == f"{measured - 73.40:+.2f}"
+    assert not lines[i + 1].startswith("| ↳ published:")
+    assert "esimcse-arxiv/table7" not in md.split("## STS tasks")[1].split("\n## ")[0]
+    comp = md.split("### Ablation: ESimCSE's components")[1].split("\n### ")[0]
+    assert "Published: none (neither the report's recipe nor --against names an STS-B dev cell" in comp
+    assert "esimcse-arxiv/table6" not in comp
+
+
+def test_a_released_checkpoint_is_matched_by_its_own_name_and_says_so():
+    """A model not trained here, run under a published row's own name, gets that row, labelled as matched."""
+    from stsbench.reports.models import Model
+    from stsbench.reports.scores import published_for
+    from stsbench.results.schema import ModelInfo
+
+    def model(name: str, method: str | None = None) -> Model:
+        info = ModelInfo(name, name, "f" * 16, "avg", None, "float32", "hf")
+        return Model(name, name, "avg", info, None, method, (f"sentence-transformers/{name}",))
+
+    rows = published_for(model("sup-simcse-bert-base"), "sts")
+    assert [e.key for e in rows] and all(e.row.split("/")[-1].lower() == "sup-simcse-bert-base" for e in rows)
+    assert published_for(model("my-encoder"), "sts") == []
 
 
 def test_a_marker_in_a_published_rows_name_comes_with_its_legend():

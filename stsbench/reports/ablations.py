@@ -3,13 +3,14 @@
 Runs are grouped by the settings that differ between them (:mod:`stsbench.reports.run_settings`):
 
 - **components** (ESimCSE arXiv Table 6, COLING Table 4): runs identical in every shared setting that
-  differ in which of ESimCSE's components they use (SimCSE, word repetition only, momentum contrast only,
-  ESimCSE), where the settings of a component agree between the runs that use it;
+  differ in which of a method's components they use (its spec's ``components``: ESimCSE's word repetition and
+  momentum contrast; a method without components uses none: SimCSE), where the settings of a component agree
+  between the runs that use it; beside each row the STS-B dev cell its recipe (or ``--against``) names;
 - **sweeps and grids** (arXiv Tables 8-11, MoCoSE's tables): :mod:`stsbench.reports.sweep_tables`.
 
 Runs that differ only in their seed (:mod:`stsbench.reports.seeds`) are one row of a component table: mean ±
-std over the seeds, the gain over the SimCSE group with its interval by the one rule; without seeds each run is a
-row of its own (a group of one), its gain a plain difference. The sweeps compare runs one by one and, when runs
+std over the seeds, the gain over the group using no component (SimCSE) with its interval by the one rule;
+without seeds each run is a row of its own (a group of one), its gain a plain difference. The sweeps compare runs one by one and, when runs
 come in seeds, leave out ``seed`` (the Seeds section shows each seed).
 """
 
@@ -18,10 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from stsbench.published.registry import get_entry
+from stsbench.published.registry import get_cell
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
-from stsbench.reports.published_cells import Cells
+from stsbench.reports.published_cells import Cells, cited
 from stsbench.reports.run_settings import (
     components_used,
     finite,
@@ -38,8 +39,10 @@ from stsbench.reports.seeds import (
     mean_std,
     seed_groups,
     seed_ids,
+    seeds_folder,
 )
 from stsbench.reports.sweep_tables import (
+    Declared,
     grid_table,
     seed_sweeps,
     sweep_groups,
@@ -51,14 +54,6 @@ from stsbench.stats import decide
 from stsbench.stats.seeds import seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
-# ESimCSE arXiv Table 6 (STS-B dev, BERT-base) by method
-PUBLISHED_COMPONENTS = {
-    "unsup-SimCSE": "esimcse-arxiv/table6/unsup-simcse-bert-base",
-    "word repetition only": "esimcse-arxiv/table6/word-repetition",
-    "momentum contrast only": "esimcse-arxiv/table6/momentum-contrast",
-    "ESimCSE": "esimcse-arxiv/table6/esimcse-bert-base",
-}
-
 # the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)
 COMPONENT_COLUMNS = (
     "run",
@@ -67,7 +62,7 @@ COMPONENT_COLUMNS = (
     "momentum contrast",
     "dev at step 0",
     "best dev",
-    "gain over SimCSE",
+    "gain over the first",  # named for the row using no component (gain over unsup-SimCSE)
     "published dev",
     "published gain",
     "STS test Avg.",
@@ -80,10 +75,12 @@ def _compatible(a: TrainRun, b: TrainRun) -> bool:
 
 
 def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
-    """Groups of compatible runs that use at least two different combinations of ESimCSE's components."""
+    """Groups of compatible runs that use at least two different combinations of components.
+
+    A component is what a method's spec names (:meth:`~stsbench.train.config.methods.MethodSpec.used`); a run of a
+    method without any uses none, and joins the runs whose settings it shares (SimCSE beside ESimCSE's).
+    """
     groups: list[list[TrainRun]] = []
-    # the runs ESimCSE's ablation compares
-    runs = [r for r in runs if r.method in ("simcse", "esimcse")]
     for run in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), r.path)):
         for g in groups:
             if all(_compatible(run, other) for other in g):
@@ -91,7 +88,7 @@ def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
                 break
         else:
             groups.append([run])
-    return [g for g in groups if len({method_of(r.config) for r in g}) > 1]
+    return [g for g in groups if len({components_used(r) for r in g}) > 1]
 
 
 def _gain(a: float | None, b: float | None) -> float | None:
@@ -126,9 +123,26 @@ def _raw_devs(row: Row) -> dict[int, float]:
     return out
 
 
+def _published_dev(row: Row, cells: Cells) -> tuple[str, float] | None:
+    """``(address, figure)``: the first STS-B dev cell the row's runs are held against (a dev row's STS-B figure)."""
+    for address in cells.get(seeds_folder(_runs(row)[0]), ()):
+        entry, column = get_cell(address)
+        if entry.split == "dev" and column in (None, "STSBenchmark") and "STSBenchmark" in entry.values:
+            return address, entry.values["STSBenchmark"]
+    return None
+
+
+def _baseline(rows: Sequence[Row]) -> Row | None:
+    """The row the gains are over: the first using no component (SimCSE beside ESimCSE's), else none."""
+    return next((r for r in rows if not any(components_used(_runs(r)[0]))), None)
+
+
 def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
-    """Each row's gain over the SimCSE row: its interval over seeds by the one rule (``*``: it matters), else a difference."""
-    simcse = next((r for r in rows if _method(r) == "unsup-SimCSE"), None)
+    """Each row's gain over the :func:`_baseline` row: its interval over seeds by the one rule, else a difference.
+
+    ``*``: the interval says the gain matters.
+    """
+    simcse = _baseline(rows)
     if simcse is None:
         return {}
     if not over_seeds:
@@ -141,7 +155,7 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         if iv is not None:  # a mix of collapsed and trained seeds on either side: at most inconclusive
             d = decide.two_sided(iv, decide.DELTA, _method(r))
             gains[id(r)] = (
-                decide.capped(d, why if cap else f"unsup-SimCSE: {base_why}") if cap or base_cap else d
+                decide.capped(d, why if cap else f"{_method(simcse)}: {base_why}") if cap or base_cap else d
             )
     # one family: the gains of one table, Holm over them (docs/uncertainty.md, Families)
     marked = dict(zip(gains, decide.family(list(gains.values())), strict=True))
@@ -151,17 +165,25 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
     }
 
 
-def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> Table:
-    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains over SimCSE beside the paper's.
+def component_table(
+    rows: Sequence[Row], records: list[TaskRecord], n: int, cells: Cells | None = None
+) -> Table:
+    """ESimCSE arXiv Table 6 / COLING Table 4 layout: STS-B dev by component, gains beside the paper's.
 
+    Gains are over the row using no component (SimCSE); the published STS-B dev figures are the cells ``cells``
+    names (a recipe's, ``--against``'s), none where it names none.
     One row per group of seeds (a run without seeds, or whose checkpoint was not evaluated, is a group of one).
     With a group of several seeds the cells are mean ± std over the seeds, each row is followed by its 95%
     interval, and a gain is the difference of the seed means with its interval by the one rule (between groups of two
     seeds or more); without, each cell is the run's own figure and a gain the plain difference.
     """
     over_seeds = any(isinstance(r, SeedGroup) and r.n > 1 for r in rows)
+    base_row = _baseline(rows)
+    first = _method(base_row) if base_row is not None else "a run using no component"
     columns = ["group" if over_seeds else "run", *COMPONENT_COLUMNS[1:]]
-    pub_simcse = get_entry(PUBLISHED_COMPONENTS["unsup-SimCSE"]).values["STSBenchmark"]
+    columns[COMPONENT_COLUMNS.index("gain over the first")] = f"gain over {first}"
+    published = {id(row): _published_dev(row, cells or {}) for row in rows}
+    pub_first = (published.get(id(base_row)) or (None, None))[1]
     gains = _gains(rows, over_seeds)
     runs = [r for row in rows for r in _runs(row)]
     out = []
@@ -169,8 +191,7 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
         seeds = _runs(row)
         size = row.n if isinstance(row, SeedGroup) else 1
         rep, mom = components_used(seeds[0])
-        key = PUBLISHED_COMPONENTS.get(_method(row))
-        pub = get_entry(key).values["STSBenchmark"] if key else None
+        pub = (published[id(row)] or (None, None))[1]
         out.append(
             [
                 row.label if isinstance(row, SeedGroup) else run_label(row, [], runs),
@@ -181,7 +202,7 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
                 _summary(map(kept_dev, seeds), size),
                 gains.get(id(row), DASH),
                 fmt(pub),
-                fmt_delta(_gain(pub, pub_simcse)),
+                fmt_delta(_gain(pub, pub_first)),
                 _summary(sts_averages(row, records) if isinstance(row, SeedGroup) else [], size),
             ]
         )
@@ -189,14 +210,20 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
             devs = finite(map(kept_dev, seeds))
             span = interval(seed_summary(devs) if devs else None)
             out.append(["↳ 95% interval over seeds", "", "", "", "", span, "", "", "", ""])
-    first = _runs(rows[0])[0]
-    same = shared(without_seed(first) if over_seeds else first)  # over seeds, the rows differ in the seed
+    base = _runs(base_row or rows[0])[0]
+    same = shared(without_seed(base) if over_seeds else base)  # over seeds, the rows differ in the seed
     settings_note = "Shared settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + "."
+    addresses = [p[0] for p in published.values() if p]
+    published_note = (
+        f"Published: the STS-B dev cell the recipe (or --against) holds each row against; {cited(addresses)}."
+        if addresses
+        else "Published: none (neither the report's recipe nor --against names an STS-B dev cell for these runs)."
+    )
     if not over_seeds:
         notes = [
             "STS-B dev Spearman x100: before training (the backbone) and of each run's kept checkpoint; gains are "
-            "over the SimCSE run of the same settings. Published: esimcse-arxiv/table6/* (BERT-base, 1M wiki "
-            "sentences). STS test Avg.: the run's checkpoint on the 7 STS tasks, when measured.",
+            f"over the {first} run of the same settings. {published_note} STS test Avg.: the run's checkpoint on "
+            "the 7 STS tasks, when measured.",
             settings_note,
         ]
         return make_table(f"ablation_components_{n}", "Ablation: ESimCSE's components", columns, out, notes)
@@ -205,8 +232,8 @@ def component_table(rows: Sequence[Row], records: list[TaskRecord], n: int) -> T
         "each seed's kept checkpoint. Gain: the difference of the seed means to the SimCSE group on unrounded "
         "figures with its 95% interval (paired on shared seeds, Welch for disjoint ones); "
         f"{SIGNIFICANT}: the interval lies beyond ±{decide.DELTA:g} points, a difference that matters, and Holm "
-        "over the table's gains agrees (docs/uncertainty.md, One rule). Published: "
-        "esimcse-arxiv/table6/* (BERT-base, 1M wiki sentences). STS test Avg.: over the seeds' checkpoints.",
+        f"over the table's gains agrees (docs/uncertainty.md, One rule). {published_note} STS test Avg.: over "
+        "the seeds' checkpoints.",
         settings_note,
     ]
     title = "Ablation over seeds: ESimCSE's components"
@@ -219,6 +246,7 @@ def ablation_tables(
     records: list[TaskRecord],
     groups: Sequence[SeedGroup] | None = None,
     cells: Cells | None = None,
+    declared: Declared | None = None,
 ) -> list[Table]:
     """Every component ablation and every one-field sweep the runs allow, in that order.
 
@@ -226,7 +254,8 @@ def ablation_tables(
     compare the groups of seeds (one run of each stands for it, its seed left out, so that groups of other seeds
     compare; a sweep: a row per setting over its seeds); without, every run is a row of its own. ``groups``: the
     report's groups of seeds (default: those of ``models``); ``cells``: the published cells of the runs
-    (:func:`stsbench.reports.published_cells.report_cells`), set beside a sweep's settings.
+    (:func:`stsbench.reports.published_cells.report_cells`), set beside a sweep's settings; ``declared``: the
+    recipe's runs (``recipe_runs.json``), whose sweeps and grids are the tables' (none: found from the settings).
     """
     groups = list(groups) if groups is not None else seed_groups(models)
     over_seeds = has_seeds(groups)
@@ -239,11 +268,11 @@ def ablation_tables(
         stand_in = {id(row): _runs(row)[0] for row in rows}
     back = {id(stand_in[id(row)]): row for row in rows}
     found = component_groups([stand_in[id(row)] for row in rows])
-    tables = [component_table([back[id(r)] for r in g], records, k) for k, g in enumerate(found, 1)]
+    tables = [component_table([back[id(r)] for r in g], records, k, cells) for k, g in enumerate(found, 1)]
     if over_seeds:
-        grids, swept = seed_sweeps(groups)
+        grids, swept = seed_sweeps(groups, declared)
         tables += [grid_table(a, b, g, records, k) for k, (a, b, g) in grids]
         tables += [sweep_seeds_table(f, g, records, k, cells) for k, (f, g) in swept]
         return tables
-    tables += [sweep_table(f, g, models, records, k, cells) for k, (f, g) in enumerate(sweep_groups(runs), 1)]
+    tables += [sweep_table(f, g, models, records, k, cells) for k, (f, g) in enumerate(sweep_groups(runs, declared), 1)]
     return tables

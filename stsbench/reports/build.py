@@ -49,6 +49,7 @@ from stsbench.reports.seeds import (
     SIGNIFICANT,
     SeedGroup,
     baseline_group,
+    declared_labels,
     has_seeds,
     report_groups,
     seed_points,
@@ -63,7 +64,7 @@ def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, l
     """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
 
     By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
-    tables then match a method's paper rows, and say so.
+    tables then match a model's own rows by name, and say so.
     """
     from stsbench.reports.published_cells import report_cells
     from stsbench.results.recipe_runs import read_recipe_runs
@@ -121,10 +122,14 @@ def code_span(text: str) -> str:
 
 
 def _scores(
-    coll: Collection, models: list[Model], kind: str, results: Sequence[str], named: dict[str, list[str]] | None
+    coll: Collection,
+    models: list[Model],
+    kind: str,
+    results: Sequence[str],
+    named: dict[str, list[str]] | None,
 ) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = score_table(coll.tasks, models, kind, named)
+    t = score_table(coll.tasks, models, kind, named, declared_labels(coll.folders))
     if t is None:
         return Section(kind, title, [missing(kind, results)])
     return Section(kind, title, tables=[t])

@@ -38,23 +38,6 @@ from stsbench.tasks.registry import task_columns
 
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
 SELECTION_MARK = "†"  # a published row whose checkpoint was not chosen on a dev set (Entry.selection)
-# published rows of the method a run trained with (the papers' BERT-base rows); ESimCSE's four come from
-# one table (arXiv Table 7: SimCSE, + word repetition, + momentum contrast, ESimCSE), evaluated alike
-PUBLISHED_BY_METHOD: dict[str, dict[str, tuple[str, ...]]] = {
-    "sts": {
-        "unsup-SimCSE": ("esimcse-arxiv/table7/unsup-simcse-bert-base",),
-        "sup-SimCSE": ("simcse/sts/sup-simcse-bert-base",),
-        "word repetition only": ("esimcse-arxiv/table7/word-repetition",),
-        "momentum contrast only": ("esimcse-arxiv/table7/momentum-contrast",),
-        "ESimCSE": ("esimcse-arxiv/table7/esimcse-bert-base",),
-        "MoCoSE": ("mocose/table1/mocose-bert-base",),
-    },
-    "transfer": {
-        "unsup-SimCSE": ("simcse/transfer/unsup-simcse-bert-base",),
-        "sup-SimCSE": ("simcse/transfer/sup-simcse-bert-base",),
-        "MoCoSE": ("mocose/table2/mocose-bert-base",),
-    },
-}
 
 
 def named_rows(addresses: Iterable[str], kind: str) -> list[Entry]:
@@ -67,12 +50,11 @@ def named_rows(addresses: Iterable[str], kind: str) -> list[Entry]:
 
 
 def published_for(model: Model, kind: str) -> list[Entry]:
-    """Published test rows to set beside ``model``: the same model (by name), else its training method's.
+    """Published test rows to set beside ``model``: the rows of its own name (a released checkpoint's).
 
-    What a report without a recipe or ``--against`` matches (and says so); with either, only what they name.
+    What a report without a recipe or ``--against`` matches (and says so); with either, only what they name. A
+    model trained here matches none: its recipe or ``--against`` says which paper row it is held against.
     """
-    if model.method is not None:
-        return [get_entry(k) for k in PUBLISHED_BY_METHOD[kind].get(model.method, ())]
     names = {last_part(n).lower() for n in model.names or (model.name,)}
     return [
         e
@@ -103,7 +85,7 @@ def published_rows(
 ) -> list[list[str]]:
     """The rows under a measured row: each published row of ``model``, then Δ measured − published.
 
-    ``entries``: the rows named for it (a recipe's, ``--against``'s); None: matched by method or name, and said so.
+    ``entries``: the rows named for it (a recipe's, ``--against``'s); None: matched by name, and said so.
     ``marked`` collects the selection notes of the published rows shown, ``legend`` what their markers mean
     (:func:`score_notes`).
     ``intervals`` (per task of ``present``, then Avg.): the measured 95% interval over seeds; a row then
@@ -120,7 +102,7 @@ def published_rows(
         for note in legends(entry) if legend is not None else ():
             if note not in legend:
                 legend.append(note)
-        how = " (matched by method or name: no recipe or --against names it)" if matched else ""
+        how = " (matched by name: no recipe or --against names it)" if matched else ""
         rows.append([f"↳ published: {entry.row}{mark}{how}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
         if not comparable(entry, kind, mode):
             rows.append(
@@ -222,18 +204,21 @@ def score_table(
     models: list[Model],
     kind: str = "sts",
     named: Mapping[str, Sequence[str]] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Table | None:
     """One row per (group of seeds, mode), then its published rows and the deltas; None without results.
 
+    ``labels``: what the recipe calls each run (:func:`~stsbench.reports.seeds.declared_labels`), the groups' names.
+
     ``named``: the addresses a recipe or ``--against`` holds each group against (by its seeds' folder, or its
     name for a model not trained here): only those rows are set beside it. None (a report of results alone):
-    a method's paper rows and a model's own by name, each row saying it was matched so.
+    a model's own rows by name, each row saying it was matched so.
 
     The models are grouped by :func:`~stsbench.reports.seeds.seed_groups`: a group of one (a model not trained
     here, or one seed) is its figures as measured; a group of several seeds is mean ± std (n) over the seeds,
     the 95% interval over seeds, and whether each published figure lies inside that interval.
     """
-    groups = seed_groups(models)
+    groups = seed_groups(models, labels)
     present = present_tasks(records, groups, kind)
     if not present:
         return None

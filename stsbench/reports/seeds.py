@@ -113,8 +113,12 @@ def seeds_folder(run: TrainRun) -> str:
     return parts[-2] if len(parts) > 1 and parts[-1].startswith("seed-") else parts[-1]
 
 
-def seed_groups(models: list[Model]) -> list[SeedGroup]:
-    """Group ``models`` (in their report order) by :func:`seed_key`; groups keep the order of their first model."""
+def seed_groups(models: list[Model], labels: Mapping[str, str] | None = None) -> list[SeedGroup]:
+    """Group ``models`` (in their report order) by :func:`seed_key`; groups keep the order of their first model.
+
+    A group is named by ``labels`` (its seeds' folder -> the label its recipe gives the run, :func:`declared_labels`),
+    else by its method (with its seeds' folder in brackets where two groups share one), else its model's label.
+    """
     buckets: dict[str, list[Model]] = {}
     for i, m in enumerate(models):
         key = seed_key(m.run, m.pooler) if m.run is not None else f"model {i}"
@@ -125,12 +129,23 @@ def seed_groups(models: list[Model]) -> list[SeedGroup]:
     ]
     methods = [ms[0].method for ms in members]
     groups = []
+    labels = labels or {}
     for ms, method in zip(members, methods, strict=True):
         name = method or ms[0].label
-        if len(ms) > 1 and methods.count(method) > 1:
+        declared = labels.get(seeds_folder(ms[0].run)) if ms[0].run else None
+        if declared:
+            name = declared
+        elif len(ms) > 1 and methods.count(method) > 1:
             name = f"{method} [{seeds_folder(ms[0].run)}]"
         groups.append(SeedGroup(name, method, ms))
     return groups
+
+
+def declared_labels(folders: Sequence[str] | Sequence[Any]) -> dict[str, str]:
+    """Each declared run's label by its seeds' folder (``recipe_runs.json`` in ``folders``; none without one)."""
+    from stsbench.results.recipe_runs import read_recipe_runs
+
+    return {name: run.label for name, run in read_recipe_runs(folders).items() if run.label}
 
 
 TRAINING_ONLY = "training run"  # the ModelInfo kind of a training run no result was computed from
@@ -163,7 +178,7 @@ def training_only(coll: Collection, models: list[Model]) -> list[Model]:
 
 def report_groups(coll: Collection, models: list[Model]) -> list[SeedGroup]:
     """The report's groups of seeds: the evaluated models' and the training runs' alone (:func:`training_only`)."""
-    return seed_groups([*models, *training_only(coll, models)])
+    return seed_groups([*models, *training_only(coll, models)], declared_labels(coll.folders))
 
 
 def _sortable(v: Any) -> tuple[int, Any]:

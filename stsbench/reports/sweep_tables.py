@@ -4,13 +4,16 @@ A sweep: runs equal but for one setting (ESimCSE arXiv Tables 8-11, MoCoSE's swe
 settings whose values form a full grid (MoCoSE Table 4). The published cells are the recipe's, then
 ``--against``'s (:mod:`stsbench.reports.published_cells`).
 
-Without a recipe, which runs form a sweep is found from their settings (:mod:`stsbench.reports.run_settings`);
-over seeds, one run of each group of seeds stands for it, its seed left out.
+Which runs form a sweep or a grid, and at which point each stands, is what their recipe declares
+(``recipe_runs.json``: each run's ``sweep_of`` and ``point``, :func:`declared_sweeps`); only without a recipe is
+it found from their settings (:mod:`stsbench.reports.run_settings`). Over seeds, one run of each group of seeds
+stands for it, its seed left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model, method_of
@@ -26,14 +29,49 @@ from stsbench.reports.run_settings import (
     titled,
     without_seed,
 )
-from stsbench.reports.seeds import SeedGroup, interval, mean_std
+from stsbench.reports.seeds import SeedGroup, interval, mean_std, seeds_folder
 from stsbench.reports.training import kept_dev, run_label, show_value
 from stsbench.stats.seeds import seed_summary
 from stsbench.tabular import DASH, Table, fmt, make_table
 
+if TYPE_CHECKING:
+    from stsbench.results.recipe_runs import DeclaredRun
 
-def sweep_groups(runs: list[TrainRun]) -> list[tuple[str, list[TrainRun]]]:
-    """(field, runs) for each set of runs of the same method and components that differ in one field only."""
+Declared = Mapping[str, "DeclaredRun"]  # a recipe's runs by their seeds' folder (recipe_runs.json)
+
+
+def declared_sweeps(
+    runs: Sequence[TrainRun], declared: Declared
+) -> tuple[list[tuple[str, str, list[TrainRun]]], list[tuple[str, list[TrainRun]]]]:
+    """The grids and one-field sweeps the recipe declares: its runs by ``sweep_of``, ordered by their ``point``.
+
+    A sweep of one field is a sweep, of two a grid; a run the recipe declares in no sweep is in none.
+    """
+    buckets: dict[tuple[str, tuple[str, ...]], list[tuple[TrainRun, Mapping[str, object]]]] = {}
+    for run in runs:
+        found = declared.get(seeds_folder(run))
+        if found is not None and found.sweep_of and found.point:
+            buckets.setdefault((found.sweep_of, tuple(sorted(found.point))), []).append((run, found.point))
+    grids, sweeps = [], []
+    for (_, fields), members in buckets.items():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda m: (tuple(sort_value(m[1][f]) for f in fields), m[0].path))
+        ordered = [run for run, _ in members]
+        if len(fields) == 1:
+            sweeps.append((fields[0], ordered))
+        elif len(fields) == 2:
+            grids.append((fields[0], fields[1], ordered))
+    return grids, sweeps
+
+
+def sweep_groups(runs: list[TrainRun], declared: Declared | None = None) -> list[tuple[str, list[TrainRun]]]:
+    """(field, runs) for each set of runs of the same method and components that differ in one field only.
+
+    With a recipe's runs (``declared``), its sweeps (:func:`declared_sweeps`), not found from the settings.
+    """
+    if declared:
+        return declared_sweeps(runs, declared)[1]
     out = []
     fields = sorted({k for r in runs for k in settings(r)})
     for name in fields:
@@ -48,6 +86,7 @@ def sweep_groups(runs: list[TrainRun]) -> list[tuple[str, list[TrainRun]]]:
             if len({repr(settings(r)[name]) for r in members}) > 1:
                 out.append((name, sorted(members, key=lambda r: (sort_value(settings(r)[name]), r.path))))
     return out
+
 
 def grid_groups(runs: list[TrainRun]) -> list[tuple[str, str, list[TrainRun]]]:
     """(field, field, runs) for each set of runs equal but for two fields whose values form a full grid.
@@ -72,12 +111,14 @@ def grid_groups(runs: list[TrainRun]) -> list[tuple[str, str, list[TrainRun]]]:
                     out.append((a, b, members))
     return out
 
+
 def _published_note(found: Iterable[tuple[str, float] | None]) -> str:
     """A sweep's note on its published column: whose cells they are, or why there are none."""
     addresses = [p[0] for p in found if p]
     if not addresses:
         return "Published: none (neither the report's recipe nor --against names a cell for these settings)."
     return f"Published: the cell the recipe (or --against) holds each setting against; {cited(addresses)}."
+
 
 def sweep_seeds_table(
     name: str, rows: Sequence[SeedGroup], records: list[TaskRecord], n: int, cells: Cells | None = None
@@ -118,6 +159,7 @@ def sweep_seeds_table(
     title = titled("Sweep over seeds", name, method)
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
 
+
 def sweep_table(
     name: str,
     group: list[TrainRun],
@@ -127,7 +169,15 @@ def sweep_table(
     cells: Cells | None = None,
 ) -> Table:
     """One field varied, everything else equal: STS-B dev per value, beside the cell ``cells`` holds it against."""
-    columns = ["run", option_words(name), "best dev", "at step", "STS test Avg.", "published", "published key"]
+    columns = [
+        "run",
+        option_words(name),
+        "best dev",
+        "at step",
+        "STS test Avg.",
+        "published",
+        "published key",
+    ]
     rows = []
     found = [published_cell(r, cells or {}) for r in group]
     for r, pub in zip(group, found, strict=True):
@@ -151,6 +201,7 @@ def sweep_table(
     ]
     title = titled("Ablation", name, method)
     return make_table(f"ablation_{name}_{n}", title, columns, rows, notes)
+
 
 def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRecord], n: int) -> Table:
     """A grid of groups of seeds: ``a`` down, ``b`` across, each cell mean ± std (n) of the groups' figure.
@@ -177,7 +228,11 @@ def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRe
             cells.append(mean_std(seed_summary(found), -1) if found else DASH)
         out.append([show_value(x), *cells])
     method = method_of(groups[0].runs[0].config)
-    what = "STS test Avg. (the seven tasks)" if on_test else "STS-B dev Spearman x100 of each seed's kept checkpoint"
+    what = (
+        "STS test Avg. (the seven tasks)"
+        if on_test
+        else "STS-B dev Spearman x100 of each seed's kept checkpoint"
+    )
     notes = [
         f"{method} groups of seeds identical but for {a} and {b}: each cell the {what}, mean ± std (n seeds).",
         other_settings(without_seed(groups[0].runs[0]), (a, b)),
@@ -185,25 +240,32 @@ def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRe
     title = f"Grid over seeds: {a} x {b} ({method})"
     return make_table(f"ablation_{a}_{b}_grid_{n}", title, columns, out, notes, right=tuple(columns[1:]))
 
+
 Grid = tuple[int, tuple[str, str, list[SeedGroup]]]  # (k, (field, field, groups)): the k-th grid
 
 Sweep = tuple[int, tuple[str, list[SeedGroup]]]  # (k, (field, groups)): the k-th one-field sweep
 
-def seed_sweeps(groups: Sequence[SeedGroup]) -> tuple[list[Grid], list[Sweep]]:
+
+def seed_sweeps(
+    groups: Sequence[SeedGroup], declared: Declared | None = None
+) -> tuple[list[Grid], list[Sweep]]:
     """The grids and one-field sweeps of groups of seeds, numbered as their tables.
 
-    A sweep whose settings all lie in a grid is left to the grid's table.
+    With a recipe's runs (``declared``), those it declares (:func:`declared_sweeps`); without, those their settings
+    show. A sweep whose settings all lie in a grid is left to the grid's table.
     """
     rows = [g for g in groups if g.runs]
     stand_in = {id(row): without_seed(row.runs[0]) for row in rows}
     back = {id(stand_in[id(row)]): row for row in rows}
     seeded = list(stand_in.values())
-    grids = grid_groups(seeded)
+    grids, swept = (
+        declared_sweeps(seeded, declared) if declared else (grid_groups(seeded), sweep_groups(seeded))
+    )
     in_grid = {id(r) for _, _, g in grids for r in g}
     grid_rows = [(k, (a, b, [back[id(r)] for r in g])) for k, (a, b, g) in enumerate(grids, 1)]
     sweeps = [
         (k, (f, [back[id(r)] for r in g]))
-        for k, (f, g) in enumerate(sweep_groups(seeded), 1)
+        for k, (f, g) in enumerate(swept, 1)
         if f != "seed" and not all(id(r) in in_grid for r in g)  # a grid's rows and columns: in its table
     ]
     return grid_rows, sweeps

@@ -23,6 +23,7 @@ from stsbench.reports.layout import Figures, Section, missing
 from stsbench.reports.models import Model
 from stsbench.reports.published_cells import Cells
 from stsbench.reports.seeds import DEV_COLUMNS, SeedGroup, dev_points, has_seeds
+from stsbench.results.recipe_runs import read_recipe_runs
 
 
 def training_sections(
@@ -60,7 +61,8 @@ def training_sections(
         figure = training_curves_figure(labels, figs.folder / "training_curves")
         curves.figures.append(figs.add("STS-B dev Spearman during training", figure, "dev-curves"))
     _trajectories(coll, models, groups, curves, figs)
-    found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells)
+    declared = read_recipe_runs(coll.folders)  # the recipe's sweeps and grids (none: found from the settings)
+    found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
     abl = Section("ablations", "Ablations", tables=found)
     if not found:
         abl.paragraphs.append(missing("ablations", results))
@@ -102,7 +104,7 @@ def _sweep_figures(
     point: tuple[float, float] = align_distance.POINT,
 ) -> None:
     """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure."""
-    grids, sweeps = sweep_tables.seed_sweeps(groups)
+    grids, sweeps = sweep_tables.seed_sweeps(groups, read_recipe_runs(coll.folders))
     drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
     drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
     for stem, name, series, gs in drawn:
@@ -112,7 +114,9 @@ def _sweep_figures(
         figs.written.append(data)
         method = gs[0].method or gs[0].name
         words = run_settings.option_words(name)
-        title = f"{method}: against {words}" + (f", a line per {run_settings.option_words(series)}" if series else "")
+        title = f"{method}: against {words}" + (
+            f", a line per {run_settings.option_words(series)}" if series else ""
+        )
         if sweep_figures.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
             what = f"{method}: against the maximum traceable distance each {words} sets"
             paths = sweep_figures.sweep_figure(

@@ -8,6 +8,7 @@ the published files of one's own it is held against: where the reproduction lies
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,9 +136,10 @@ def report_keys(
     }
     if recipe.claims:
         material["claims"] = claims_data(recipe)
-    # the cells the report sets beside the runs' settings (results/recipe_runs.json): another cell, another report
+    # what the report reads of the recipe's runs (results/recipe_runs.json): their labels, sweeps, points and the
+    # cells set beside them; another label or cell, another report
     material["runs"] = [
-        {"name": r.name, "published": [keyed(c) for c in r.published]} for r in declared_runs(recipe)
+        {**asdict(r), "published": [keyed(c) for c in r.published]} for r in declared_runs(recipe)
     ]
     files = own_files(recipe)
     if files:  # a published file of one's own: edited, the report is made again

@@ -61,20 +61,19 @@ def declared_runs(recipe: Recipe) -> list[DeclaredRun]:
 
 
 def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
-    """Record ``recipe``'s runs with the results under ``results_dir`` (atomic).
+    """Record ``recipe``'s runs with the results under ``results_dir`` (atomic), the file written whole.
 
-    A subset of the recipe (``reproduce --runs``) replaces its own runs' entries and keeps the others'.
+    What the report reads is the recipe's runs as they are now (a subset's, ``reproduce --runs``, its own): a run
+    dropped from the recipe, or left out of this subset, leaves the file.
     """
     from stsbench.files import atomic_write_text
 
     path = Path(results_dir) / RECIPE_RUNS_FILE
-    runs = {r.name: r for r in (_read(path) if path.is_file() else [])}
-    runs.update({r.name: r for r in declared_runs(recipe)})
     data = {
         "kind": RECIPE_RUNS_KIND,
         "schema_version": SCHEMA_VERSION,
         "recipe": recipe.name,
-        "runs": [{**asdict(r), "published": list(r.published)} for r in runs.values()],
+        "runs": [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)],
     }
     return atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
