@@ -160,6 +160,44 @@ def sweep_seeds_table(
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
 
 
+def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cells) -> Table:
+    """Groups of seeds held against a published cell that no sweep, grid or component table shows: a row each.
+
+    What a paper's table sets beside its sweep (SimCSE Table 4's Fixed 0.1 beside its dropout rates), as the recipe
+    names it: STS-B dev of each seed's kept checkpoint, mean ± std (n) and the 95% interval, beside the cell.
+    """
+    columns = [
+        "group",
+        "best dev mean ± std (n)",
+        "95% interval",
+        "STS test Avg. mean ± std (n)",
+        "published",
+        "cell",
+    ]
+    out = []
+    found = [published_cell(g.runs[0], cells) for g in rows]
+    for g, pub in zip(rows, found, strict=True):
+        devs = finite(map(kept_dev, g.runs))
+        avgs = sts_averages(g, records)
+        out.append(
+            [
+                g.name,
+                mean_std(seed_summary(devs), -1) if devs else DASH,
+                interval(seed_summary(devs) if devs else None),
+                mean_std(seed_summary(avgs), -1) if avgs else DASH,
+                fmt(pub[1]) if pub else DASH,
+                pub[0] if pub else DASH,
+            ]
+        )
+    notes = [
+        "Groups of seeds the recipe (or --against) holds against a cell, in no sweep above: STS-B dev Spearman x100 "
+        "of each seed's kept checkpoint, mean ± std (n seeds) and the 95% t-interval over seeds.",
+        _published_note(found),
+    ]
+    title = "Held against a published cell, in no sweep"
+    return make_table("ablation_held_seeds", title, columns, out, notes, right=tuple(columns[1:5]))
+
+
 def sweep_table(
     name: str,
     group: list[TrainRun],
