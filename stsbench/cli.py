@@ -98,6 +98,16 @@ def _interrupted() -> None:
     sys.exit(INTERRUPTED_STATUS)
 
 
+def _suggested(line: str) -> str:
+    """An error line with the nearest known model added where it names a model not found (mistyped)."""
+    try:
+        from stsbench.commands._suggest import with_suggestion
+
+        return with_suggestion(line)
+    except Exception:  # noqa: BLE001 - a hint must never hide the error it adds to
+        return line
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and the exit status of :mod:`stsbench.errors`."""
     show_library_log()
@@ -109,7 +119,7 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except StsbenchError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {_suggested(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()

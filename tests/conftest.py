@@ -9,7 +9,8 @@ from pathlib import Path
 # torch on one thread. With torch's default of a thread per core in each, the cores were oversubscribed and
 # OpenMP's waiting threads spin: in two clean-clone CIs close in time the main tests took 945 s so and 803 s on
 # one thread (the SentEval fork end to end, all tiny ops, 80 s against 25 s). Set before any test imports torch;
-# a process given its own count (the seeds' and reproduce's executors split the cores themselves) keeps it.
+# a process given its own count (the seeds' executor splits the cores itself) keeps it; reproduce's steps take
+# this one thread as the user's OMP_NUM_THREADS.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")

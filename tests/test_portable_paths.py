@@ -8,6 +8,7 @@ relative still leads the readers to the same folders, and files written before (
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -19,13 +20,18 @@ from helpers import ROOT, run_cli
 CHECKED_IN_RUN = ROOT / "reports" / "cpu-mini-replication" / "results" / "train" / "simcse" / "seed-1"
 
 
-def machine_paths(folder: Path, machine: str) -> list[str]:
-    """The files under ``folder`` whose bytes hold ``machine`` (a folder's absolute path)."""
-    return sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*")
-        if p.is_file() and machine.encode() in p.read_bytes()
-    )
+def machine_paths(folder: Path, machine: str, typed: str = "") -> list[str]:
+    """The files under ``folder`` whose bytes hold ``machine`` (a folder's absolute path).
+
+    ``typed``: a command line a report quotes as it was typed (its "Made by" line), left out of the search: the
+    paths a user gave are theirs to see again (an absolute --out named relative read as written elsewhere).
+    """
+
+    def holds(path: Path) -> bool:
+        data = path.read_bytes()
+        return machine.encode() in (data.replace(typed.encode(), b"") if typed else data)
+
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and holds(p))
 
 
 def test_portable_forms():
@@ -76,7 +82,9 @@ def test_run_analyses_and_report_write_no_machine_path(
     written = [p for p in out.rglob("*") if p.is_file()]
     assert {p.name for p in written} >= {"STS12.json", "average_sts.json", "spectrum_test.json", "report.md"}
     assert {p.name for p in written} >= {"repetition_probe.json", "report.html"}
-    assert machine_paths(out, machine) == []
+    typed = f"stsbench report --results {out / 'results'} --out {out}"  # the report's Made by, as typed
+    assert typed in (out / "report.md").read_text()
+    assert machine_paths(out, machine, typed) == []
 
     task = json.loads(next(out.rglob("STS12.json")).read_text())
     assert task["model"]["path"] == f"../../../{tiny_bert.parent.name}/tiny-bert"  # from out/results
@@ -207,10 +215,13 @@ def test_a_reproduction_s_results_and_report_hold_no_machine_path(tmp_path_facto
     out = tmp_path / "moved"
     shutil.copytree(clean, out, ignore=shutil.ignore_patterns("*.safetensors", "*.bin", "last"))
     kept = ["results", "figures", "report.md", "report.html", "reproduce.json"]
+    # the report step's command, quoted as reproduce was given its --out (an absolute one here): the report's own
+    typed = re.search(r"^Made by `([^`]+)`", (out / "report.md").read_text(), re.M).group(1)
+    assert typed.startswith(f"stsbench report --results {clean}/results --out {clean} "), typed
     for machine in (str(tmp_path_factory.getbasetemp()), str(DATA)):
         found = [f"results/{f}" for f in machine_paths(out / "results", machine)]
         found += [f"figures/{f}" for f in machine_paths(out / "figures", machine)]
-        found += [p for p in kept[2:] if machine.encode() in (out / p).read_bytes()]
+        found += [p for p in kept[2:] if machine.encode() in (out / p).read_bytes().replace(typed.encode(), b"")]
         assert found == [], machine
     state = json.loads((out / "reproduce.json").read_text())
     train = state["steps"]["train/simcse/seed-1"]

@@ -68,9 +68,10 @@ def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(tiny
     assert code == 0 and f"SentEval file(s) under {data}" in printed and "stsbench data download" in printed
 
 
-def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(tiny, tmp_path, capsys):
+def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(tiny, tmp_path, capsys, monkeypatch):
     from stsbench.reproduce.executors import cores
 
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # the tests' 1 would be each step's threads
     code, printed, _ = run_cli(["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "o", "--dry-run"], capsys)
     threads = cores()
     here = f"CPU, {threads} thread{'s' * (threads != 1)} (this run): unknown"

@@ -97,8 +97,11 @@ def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  #
         console.print(note, highlight=False, soft_wrap=True)
 
 
-def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int, allow_modified: bool = False) -> None:  # noqa: ANN001
-    """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells."""
+def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int, allow_modified: bool = False, threads: int | None = None) -> None:  # noqa: ANN001
+    """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells.
+
+    ``threads``: each step's CPU threads (``--threads``, ``OMP_NUM_THREADS``), which name the device of this run.
+    """
     from collections import Counter
 
     from stsbench.commands._console import table_console
@@ -171,7 +174,7 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
             "cold embedding cache):"
         )
         say(f"  counted: {counts.line()}")
-    for e in estimates(plan, this_device(parallel, gpus), counts) if left.steps else ():
+    for e in estimates(plan, this_device(parallel, gpus, threads), counts) if left.steps else ():
         parts = ", ".join(f"{name} {duration(s)}" for name, s in e.parts.items())
         total = duration(e.seconds)
         if e.missing and e.seconds is not None:

@@ -129,7 +129,9 @@ def report_cmd(
     """Write OUT/report.md and a self-contained OUT/report.html from the results under RESULTS.
 
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
-    the rest of the report is written and the exit status is 0 (1 with --strict).
+    the rest of the report is written and the exit status is 0 (1 with --strict). Made by uncommitted stsbench
+    code, its Provenance section names the package's files that differ from the commit (a reproduction's report,
+    OUT holding reproduce.json, leaves that to the reproduction's record: each session of it names them).
     """
     from stsbench.commands._options import runs_and_seeds
     from stsbench.files import check_writable_dir
@@ -141,6 +143,8 @@ def report_cmd(
     from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import parse_against
+    from stsbench.results.checkout import checkout
+    from stsbench.results.reproduction import STATE_FILE
 
     for key in figure or ():
         get_figure(key)  # an unknown key: one line, before anything is written
@@ -165,6 +169,8 @@ def report_cmd(
         align_point=point,
         runs=names,
         seeds=numbers,
+        # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
+        checkout=None if (out / STATE_FILE).is_file() else checkout(),
     )
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

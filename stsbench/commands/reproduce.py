@@ -63,9 +63,23 @@ def reproduce_command(
     parallel: Annotated[
         int,
         typer.Option(
-            "--parallel", min=1, help="Steps at once (local: each gets cores/N threads, or its own GPU)."
+            "--parallel",
+            min=1,
+            help="Steps at once (local: each gets cores/N threads unless --threads or OMP_NUM_THREADS says, or "
+            "its own GPU).",
         ),
     ] = 1,
+    threads: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--threads",
+            min=1,
+            help="CPU threads each step gets (its OMP_NUM_THREADS), over the OMP_NUM_THREADS you set; neither: "
+            "cores/--parallel. Slurm: each job asks for N CPUs (else it gets what Slurm gives). A training's "
+            "config that sets threads (the CPU mini configs: 1) keeps its own. Not in any step's key.",
+            show_default=False,
+        ),
+    ] = None,
     per_gpu: Annotated[
         int,
         typer.Option(
@@ -160,6 +174,7 @@ def reproduce_command(
     if strict and not dry_run:
         raise StsbenchError("--strict applies to --dry-run; a run always refuses what is missing before it starts")
     changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
+    threads = step_threads(threads, executor)
     from stsbench.recipes import load_recipe
     from stsbench.train.tracking import check_installed, parse_report_to
 
@@ -173,12 +188,36 @@ def reproduce_command(
     if dry_run:
         from stsbench.commands._reproduce_show import dry_run as show_dry_run
 
-        show_dry_run(recipe, folder, data_dir, trackers, changed, strict, parallel, gpus, allow_modified_data)
+        show_dry_run(
+            recipe, folder, data_dir, trackers, changed, strict, parallel, gpus, allow_modified_data, threads
+        )
         return
     options = dict(_key_value(o) for o in executor_option or [])
     source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None
     _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source,
-         per_gpu, allow_modified_data)
+         per_gpu, allow_modified_data, threads)
+
+
+def step_threads(given: int | None, executor: str) -> int | None:
+    """The CPU threads each step gets: ``--threads``, else (local) the user's ``OMP_NUM_THREADS``, else None.
+
+    None leaves it to the executor: the local one gives each step cores/--parallel, Slurm's what it allocated.
+    On Slurm ``OMP_NUM_THREADS`` is not read: the login shell's setting would become each job's CPU request.
+    A value that is not a positive whole number is one line (exit 2) rather than a share made up.
+    """
+    from stsbench.errors import StsbenchError
+
+    if given is not None or executor.lower() != "local":
+        return given
+    text = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise StsbenchError(
+            f"OMP_NUM_THREADS={text!r}: not a positive whole number; set it to the CPU threads each step "
+            "should use (e.g. OMP_NUM_THREADS=1), unset it, or pass --threads N"
+        )
+    return int(text)
 
 
 def _list(target: str | None, format_: str) -> None:
@@ -272,7 +311,7 @@ def _check_out(out: Path, recipe: str) -> None:
         raise StsbenchError(f"--out {out} is not empty and holds no reproduction; pass a new or empty folder")
 
 
-def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None, per_gpu=1, allow_modified=False) -> None:  # noqa: ANN001
+def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, report_to=None, changed="ask", source=None, per_gpu=1, allow_modified=False, threads=None) -> None:  # noqa: ANN001
     from stsbench import __version__
     from stsbench.commands._console import table_console
     from stsbench.errors import RunFailed
@@ -283,8 +322,10 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     from stsbench.reproduce.scheduler import run_plan
     from stsbench.reproduce.state import load_state, planned, why_run
     from stsbench.reproduce.view import Display, counts, session_lines
+    from stsbench.results.checkout import checkout, session_code
 
     check_writable_dir(out, "--out")
+    code = session_code(checkout())  # on a dirty checkout, the session records what differs from its commit
     console = table_console()
     with output_lock(out, "--out"):
         state = load_state(Path(out).expanduser())
@@ -311,7 +352,7 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
         try:
             state = run_plan(
                 plan, state, engine, started=started, gpus=gpus, changed=changed, show=display,
-                allow_modified=allow_modified,
+                allow_modified=allow_modified, threads=threads, checkout=code,
             )
         finally:
             display.close()

@@ -55,6 +55,7 @@ from stsbench.reports.seeds import (
     seed_points,
 )
 from stsbench.reports.training_sections import training_sections
+from stsbench.results.checkout import Checkout
 from stsbench.results.portable import portable
 from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA
@@ -309,11 +310,12 @@ def _claims(judged: list[ClaimResult]) -> Section:
     return section
 
 
-def _provenance(coll: Collection, models: list[Model]) -> Section:
+def _provenance(coll: Collection, models: list[Model], checkout: Checkout | None = None) -> Section:
     when = provenance.created_range(coll)
     section = Section("provenance", "Provenance")
     if when:
         section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
+    section.paragraphs += provenance.code_lines(checkout, coll)  # none where the report's code is clean
     if models:
         section.tables += [provenance.models_table(models, coll), provenance.commands_table(coll)]
     if coll.runs:
@@ -334,7 +336,8 @@ class ReportSpec:
     ``claims``: a table's claims, judged on the groups of seeds (a Claims section); ``banner``: a line set first
     under every table and in every figure's title (a mini edition's backbone, steps and corpus: "not the paper's
     setting"), and in bold at the top; ``figures``: the papers' figures the results regenerate, each a section;
-    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform).
+    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform); ``checkout``: the stsbench checkout
+    making the report, whose files differing from its commit the Provenance section names (None: nothing said).
     """
 
     title: str
@@ -347,6 +350,7 @@ class ReportSpec:
     banner: str | None = None
     figures: Sequence[str] = ()
     align_point: tuple[float, float] = align_distance.POINT
+    checkout: Checkout | None = None
 
 
 def build_report(
@@ -392,7 +396,7 @@ def build_report(
         *training_sections(
             coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point
         ),
-        _provenance(coll, models),
+        _provenance(coll, models, spec.checkout),
     ]
     if figures:  # each paper figure under its number and caption, after the claims (or the scores)
         verdicts = [

@@ -9,6 +9,7 @@ from typing import Any
 from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, TrainRun
 from stsbench.reports.models import Model, name_label
+from stsbench.results.checkout import Checkout
 from stsbench.tabular import DASH, Table, make_table
 
 EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
@@ -24,6 +25,36 @@ def _records(coll: Collection) -> list[tuple[str, Any, Any, str]]:
 
 def _short(commit: str | None) -> str:
     return (commit or DASH)[:8] + ("-dirty" if commit and commit.endswith("-dirty") else "")
+
+
+def code_lines(checkout: Checkout | None, coll: Collection) -> list[str]:
+    """What the Provenance section says of uncommitted code: nothing where the report's own code is clean.
+
+    Made by a dirty checkout, the report names its package files that differ from its commit, and says of the
+    results recorded as made by uncommitted code (``<sha>-dirty``) that which files differed then was not
+    recorded: for those of the report's own commit, that the files named are the report's, not theirs.
+    """
+    if checkout is None or not checkout.dirty:
+        return []
+    short = _short(checkout.commit)
+    files = ", ".join(f"`{f}`" for f in checkout.differing)
+    lines = [f"This report was made by stsbench {short}-dirty: files differing from {short}: {files}."]
+    dirty = sorted(
+        {p.git_commit for _, _, p, _ in _records(coll) if p.git_commit and p.git_commit.endswith("-dirty")}
+    )
+    mine = f"{checkout.commit}-dirty"
+    others = [_short(c) for c in dirty if c != mine]
+    if mine in dirty:
+        lines.append(
+            f"Results recorded as made by {short}-dirty, the report's commit: the files above are those that differ "
+            "as the report is made; which differed when the results were made was not recorded."
+        )
+    if others:
+        lines.append(
+            f"Results recorded as made by uncommitted code ({', '.join(others)}): which files differed from "
+            f"{'that commit' if len(others) == 1 else 'those commits'} was not recorded when they were made."
+        )
+    return lines
 
 
 def why_apart(models: list[Model], coll: Collection | None) -> list[str]:

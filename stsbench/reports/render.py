@@ -22,7 +22,7 @@ from stsbench.reports.collect import collect, only
 from stsbench.reports.layout import Report
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
-from stsbench.results.portable import portable_command
+from stsbench.results.checkout import Checkout
 from stsbench.results.scale import report_banner
 from stsbench.stats.claims import Claim
 from stsbench.stats.decide import CELL_DELTA
@@ -134,6 +134,7 @@ def write_report(
     align_point: tuple[float, float] | None = None,
     runs: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
+    checkout: Checkout | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -147,7 +148,11 @@ def write_report(
     (:mod:`stsbench.stats.claims`), judged on the groups of seeds in a Claims section and in ``reproduction.json``.
     ``banner``: a line set on every table and figure (a mini edition's "not the paper's setting"). ``figures``:
     the papers' figures the results regenerate (:mod:`stsbench.published.figures` keys), each a section.
-    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform), default (0, -4).
+    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform), default (0, -4). ``command``: the
+    command line the report says it was made by, quoted as typed (its paths as given: an absolute ``--out`` stays
+    absolute). ``checkout``: the stsbench checkout making the report (:func:`stsbench.results.checkout.checkout`);
+    where its package files differ from its commit, the Provenance section names them (None: nothing said, as
+    for a clean one).
     """
     out = Path(out)
     coll = only(collect(results), runs, seeds)  # a subset's report shows that subset, every table and figure
@@ -160,8 +165,8 @@ def write_report(
     # the scale the results were made at is theirs: kept however the report is made
     banner = report_banner(coll.folders, banner)
     given = " ".join(f"--results {f}" for f in folders)
-    # its absolute paths relative to the working folder, not to --out: the text is the same wherever it is written
-    command = portable_command(command or f"stsbench report {given} --out {out}", ".")
+    # quoted as typed: a path made relative to the working folder read as written elsewhere ("--out ../runs/x")
+    command = command or f"stsbench report {given} --out {out}"
     name = title or f"stsbench report: {out.resolve().name}"
     with stamped(banner):  # every image carries the banner itself
         spec = ReportSpec(
@@ -175,6 +180,7 @@ def write_report(
             banner,
             tuple(figures),
             **({"align_point": align_point} if align_point is not None else {}),
+            checkout=checkout,
         )
         report = build_report(coll, spec, out / FIGURES, out=out)
     kept = {p.resolve() for p in report.figures}

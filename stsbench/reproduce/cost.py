@@ -204,16 +204,17 @@ def estimates(plan: Plan, here: str | None = None, counts: Counts | None = None)
     return out or [Estimate("any device", None, ())]
 
 
-def this_device(parallel: int = 1, gpus: int = 0) -> str:
+def this_device(parallel: int = 1, gpus: int = 0, threads: int | None = None) -> str:
     """The device a local run's trainings would use, named as :data:`STEP_TIMES` names devices.
 
-    ``CPU, N thread(s)`` (the cores shared by ``parallel`` steps), or with ``gpus`` the GPU's model as
-    ``nvidia-smi`` names it (``H100``, else its whole name; ``GPU`` without nvidia-smi). No torch is imported.
+    ``CPU, N thread(s)`` (``threads``, else the cores shared by ``parallel`` steps), or with ``gpus`` the GPU's
+    model as ``nvidia-smi`` names it (``H100``, else its whole name; ``GPU`` without nvidia-smi). No torch is
+    imported.
     """
     if gpus <= 0:
         from stsbench.reproduce.executors import cores
 
-        threads = max(1, cores() // max(1, parallel))
+        threads = threads or max(1, cores() // max(1, parallel))
         return f"CPU, {threads} thread{'s' * (threads != 1)}"
     import shutil
     import subprocess

@@ -42,31 +42,46 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
     return failure_line(returncode, lines) or f"exited with status {returncode}"
 
 
-def refuse_unfittable(plan: Plan, actions: dict[str, Any], executor: Executor, gpus: int) -> None:
+def refuse_unfittable(
+    plan: Plan, actions: dict[str, Any], executor: Executor, gpus: int, threads: int | None = None
+) -> None:
     """One line, before anything runs, for a step the executor could never start (more GPUs than it has)."""
     for step in plan.steps:
         if actions[step.id][0] == "run":
-            why = executor.never_fits(make_job(plan, step, (), gpus))
+            why = executor.never_fits(make_job(plan, step, (), gpus, threads=threads))
             if why is not None:
                 raise StsbenchError(f"{step.id}: {why}")
 
 
-def make_job(plan: Plan, step: Step, flags: tuple[str, ...], gpus: int, allow_modified: bool = False) -> Job:
+def make_job(
+    plan: Plan,
+    step: Step,
+    flags: tuple[str, ...],
+    gpus: int,
+    allow_modified: bool = False,
+    threads: int | None = None,
+) -> Job:
     """The executor's job of ``step``, its flags added.
 
     ``allow_modified``: an evaluation's and an analysis' ``--allow-modified-data`` (they mark what they score).
+    ``threads``: the CPU threads the step's process gets (``reproduce --threads``, else the user's
+    ``OMP_NUM_THREADS``): its ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` and the CPUs it asks for (the local executor's
+    share otherwise; a Slurm job's ``cpus_per_task``); None: the executor's own. Never in the step's key or command
+    line: where and how fast a step runs is no input of what it computes.
     A training step resumes when started again (preempted, requeued), or starts over when stopped before its
     first save (:meth:`Job.started_again`).
     """
     train = step.kind == "train"
     if allow_modified and step.kind in ("evaluate", "analysis"):
         flags = (*flags, "--allow-modified-data")
+    env = {} if threads is None else {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     return Job(
         id=step.id,
         args=(*step.args, *flags),
         log=log_path(plan.out, step.id),
         cwd=Path.cwd(),
-        resources=Resources(gpus=gpus if train else min(gpus, 1)),
+        env=env,
+        resources=Resources(gpus=gpus if train else min(gpus, 1), cpus=threads),
         distributed=train,
         resume_args=(*step.args, "--resume") if train else None,
         folder=step.folder if train else None,
@@ -92,15 +107,19 @@ def run_plan(
     changed: str = "rerun",
     show: Callable[[dict[str, Any]], None] = lambda state: None,
     allow_modified: bool = False,
+    threads: int | None = None,
+    checkout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run every step not done; return the state (its ``sessions`` gains this one). Raises on interruption.
 
     ``changed``: what to do with a step done by other code (:func:`stsbench.reproduce.state.decide`): run it
-    again (``rerun``) or keep it (``keep``: its record keeps the code it ran with).
+    again (``rerun``) or keep it (``keep``: its record keeps the code it ran with). ``threads``: each step's
+    CPU threads (:func:`make_job`). ``checkout``: what the session's record adds about the code it runs (a dirty
+    checkout's commit and the files that differ from it: :func:`stsbench.results.checkout.session_code`).
     """
     steps, records = {s.id: s for s in plan.steps}, state["steps"]
     actions = initial_actions(plan, state, changed)
-    refuse_unfittable(plan, actions, executor, gpus)
+    refuse_unfittable(plan, actions, executor, gpus, threads)
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
         # paths relative to the reproduction's folder, which may be moved or copied
@@ -138,7 +157,7 @@ def run_plan(
             for step in ready:
                 if free is not None and len(batch) >= free:
                     break
-                job = make_job(plan, step, actions[step.id][1], gpus, allow_modified)
+                job = make_job(plan, step, actions[step.id][1], gpus, allow_modified, threads)
                 if not executor.fits(job):
                     unfit.append(step.id)
                     continue
@@ -206,7 +225,8 @@ def run_plan(
         for r in records.values():
             if r.get("status") == "queued":
                 r["status"] = "not run"
-        state.setdefault("sessions", []).append({**session_record(started, intervals), "interrupted": True})
+        session = {**session_record(started, intervals), **(checkout or {}), "interrupted": True}
+        state.setdefault("sessions", []).append(session)
         save_state(plan.out, state)
         show(state)
         raise Interrupted(
@@ -217,7 +237,7 @@ def run_plan(
         for s, handler in old.items():
             signal.signal(s, handler)
         executor.close()
-    state.setdefault("sessions", []).append(session_record(started, intervals))
+    state.setdefault("sessions", []).append({**session_record(started, intervals), **(checkout or {})})
     save_state(plan.out, state)
     show(state)
     return state

@@ -23,6 +23,7 @@ from stsbench.files import atomic_write_json
 from stsbench.reproduce.plan import Plan, Step
 from stsbench.reproduce.seals import damage, step_files
 from stsbench.results.reproduction import (
+    STATE_FILE,
     STATE_KIND,
     ReproduceState,
     Session,
@@ -31,7 +32,6 @@ from stsbench.results.reproduction import (
     read_state,
 )
 
-STATE_FILE = "reproduce.json"
 KIND = STATE_KIND  # the file's model: stsbench.results.reproduction.ReproduceState
 
 

@@ -20,6 +20,7 @@ from stsbench.errors import StsbenchError
 from stsbench.results.schema import JsonObject
 
 STATE_KIND = "stsbench-reproduce"
+STATE_FILE = "reproduce.json"  # OUT/reproduce.json: a folder holding one is a reproduction's
 REPRODUCTION_KIND = "stsbench.reproduction"
 Status = Literal["queued", "running", "done", "failed", "interrupted", "skipped", "not run"]
 
@@ -58,6 +59,10 @@ class Session(TypedDict):
     orchestration_share: float | None  # null for a session of no wall time
     steps_run: int
     interrupted: NotRequired[bool]
+    # started on a dirty checkout (stsbench.results.checkout.session_code): the commit as results record it
+    # (<sha>-dirty) and the package's files that differed from it
+    git_commit: NotRequired[str]
+    differing_files: NotRequired[list[str]]
 
 
 class Subset(TypedDict):
