@@ -260,3 +260,17 @@ def test_no_report_module_keeps_a_paper_row_or_branches_on_a_built_in_method():
                 ]
                 found += [f"{path.name}:{node.lineno} {c.value}" for c in consts if c.value in names]
     assert found == []
+
+
+def test_the_dropout_edition_holds_fixed_0_1_beside_its_cell_without_a_sweep_nobody_declared():
+    """simcse-dropout-mini's recipe declares the dropout sweep and a Fixed 0.1 run in none: the report had inferred a
+    `fixed_dropout_mask` sweep from the configs; now the run stands beside its cell under its recipe's label."""
+    root = Path(__file__).resolve().parents[1]
+    md = (root / "reports" / "simcse-dropout-mini" / "report.md").read_text(encoding="utf-8")
+    assert "fixed_dropout_mask (unsup-SimCSE)" not in md and "sweep_fixed_dropout_mask" not in md
+    held = md.split("### Held against a published cell, in no sweep\n")[1].split("\n### ")[0]
+    rows = [ln for ln in held.splitlines() if ln.startswith("| unsup-SimCSE")]
+    assert len(rows) == 1 and rows[0].startswith("| unsup-SimCSE, one mask for both views | ")
+    assert rows[0].endswith("| 45.20 | simcse/table4/dropout-p#Fixed 0.1 |")
+    sweep = md.split("### Sweep over seeds: dropout rate p")[1].split("\n### ")[0]
+    assert sweep.count("simcse/table4/dropout-p#p=") == 6

@@ -133,6 +133,12 @@ def _published_dev(row: Row, cells: Cells) -> tuple[str, float] | None:
     return None
 
 
+def _dev_cell(row: Row, cells: Cells) -> bool:
+    """Whether the first cell the row's runs are held against is a dev one (its best dev compares with it)."""
+    found = published_cell(_runs(row)[0], cells)
+    return found is not None and get_cell(found[0])[0].split == "dev"
+
+
 def _baseline(rows: Sequence[Row]) -> Row | None:
     """The row the gains are over: the first using no component (SimCSE beside ESimCSE's), else none."""
     return next((r for r in rows if not any(components_used(_runs(r)[0]))), None)
@@ -277,8 +283,10 @@ def ablation_tables(
         # the component tables' rows, then the grids' and sweeps'
         shown = {id(back[id(r)]) for g in found for r in g}
         shown |= {id(x) for _, (*_, g) in grids for x in g} | {id(x) for _, (_, g) in swept for x in g}
-        left = [g for g in rows if id(g) not in shown and published_cell(_runs(g)[0], cells or {})]
-        if left:  # held against a cell, in no table above (SimCSE's Fixed 0.1 beside its dropout sweep)
+        left = [g for g in rows if id(g) not in shown and _dev_cell(g, cells or {})]
+        order = list(declared or ())  # the recipe's order of its runs, where it declares them
+        left.sort(key=lambda g: order.index(f) if (f := seeds_folder(_runs(g)[0])) in order else len(order))
+        if left:  # held against a dev cell, in no table above (SimCSE's Fixed 0.1 beside its dropout sweep)
             tables.append(held_table(left, records, cells or {}))
         return tables
     tables += [

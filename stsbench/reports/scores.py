@@ -229,9 +229,12 @@ def score_table(
     modified = modified_data(records, kind)
 
     def beside(g: SeedGroup) -> list[Entry] | None:
+        """The rows named for ``g`` its figures compare with (a dev row named for a dev table is not set here)."""
         if named is None:
             return None
-        return named_rows(named.get(seeds_folder(g.runs[0]) if g.runs else g.name, ()), kind)
+        rows = named_rows(named.get(seeds_folder(g.runs[0]) if g.runs else g.name, ()), kind)
+        modes = modes_of(records, g, kind)
+        return [e for e in rows if any(comparable(e, kind, m) for m in modes)]
 
     for g in groups:
         for mode in modes_of(records, g, kind):

@@ -161,7 +161,7 @@ def sweep_seeds_table(
 
 
 def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cells) -> Table:
-    """Groups of seeds held against a published cell that no sweep, grid or component table shows: a row each.
+    """Groups of seeds held against a published dev cell that no sweep, grid or component table shows: a row each.
 
     What a paper's table sets beside its sweep (SimCSE Table 4's Fixed 0.1 beside its dropout rates), as the recipe
     names it: STS-B dev of each seed's kept checkpoint, mean ± std (n) and the 95% interval, beside the cell.

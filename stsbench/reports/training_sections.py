@@ -19,7 +19,7 @@ from stsbench.reports import (
 )
 from stsbench.reports.collect import Collection
 from stsbench.reports.figures import training_curves_figure, write_csv
-from stsbench.reports.layout import Figures, Section, missing
+from stsbench.reports.layout import ABSENT, Figures, Section, missing, under
 from stsbench.reports.models import Model
 from stsbench.reports.published_cells import Cells
 from stsbench.reports.seeds import DEV_COLUMNS, SeedGroup, dev_points, has_seeds
@@ -64,7 +64,13 @@ def training_sections(
     declared = read_recipe_runs(coll.folders)  # the recipe's sweeps and grids (none: found from the settings)
     found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
     abl = Section("ablations", "Ablations", tables=found)
-    if not found:
+    if not found and declared:  # the recipe says what its sweeps are: none, and no component pair
+        abl.paragraphs.append(
+            f"{ABSENT}no sweep or grid declared by the recipe (`recipe_runs.json` under {under(results, 'or')}: a "
+            "run's `sweep:` or `grid:`), no pair of its runs that differ in ESimCSE's components and no run held "
+            "against a published cell."
+        )
+    elif not found:
         abl.paragraphs.append(missing("ablations", results))
     if has_seeds(groups):
         _sweep_figures(coll, groups, abl, figs, cells, point)
