@@ -73,7 +73,7 @@ def test_every_recipes_sweep_tables_show_the_cells_its_reproduction_judges(tmp_p
     assert swept >= 20 and with_cells >= 20  # the papers' sweep tables: ESimCSE's, MoCoSE's and SimCSE's
 
 
-def test_the_runs_file_keeps_a_subsets_runs_beside_the_others_and_refuses_a_malformed_one(tmp_path):
+def test_the_runs_file_is_the_recipes_runs_as_they_are_and_refuses_a_malformed_one(tmp_path):
     recipe = load_recipe("mocose-ema-mini")
     write_recipe_runs(tmp_path, recipe)
     whole = read_recipe_runs([tmp_path])
@@ -81,7 +81,8 @@ def test_the_runs_file_keeps_a_subsets_runs_beside_the_others_and_refuses_a_malf
     assert whole["ema.ema_decay_start-0.85"].point == {"ema_decay_start": 0.85}
     subset = recipe.model_copy(update={"runs": recipe.runs[:1]})
     write_recipe_runs(tmp_path, subset)
-    assert read_recipe_runs([tmp_path]) == whole  # the subset's run replaced by itself, the others kept
+    # written whole (#67): the subset's runs alone, none left over from the recipe before
+    assert read_recipe_runs([tmp_path]) == {recipe.runs[0].name: whole[recipe.runs[0].name]}
     (tmp_path / RECIPE_RUNS_FILE).write_text(json.dumps({"kind": "stsbench.recipe_runs", "runs": [{}]}))
     with pytest.raises(StsbenchError, match="not a recipe's runs file"):
         read_recipe_runs([tmp_path])

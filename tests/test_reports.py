@@ -85,7 +85,7 @@ def test_measured_published_and_delta_rows(built):
     _, md = built
     lines = md.splitlines()
     # the fixture's recipe holds the ESimCSE run against a Table 9 cell alone: its STS row is not set beside arXiv
-    # Table 7's ESimCSE row (matched by method name, nobody named it)
+    # no Table 7 row: nobody named one for it
     i = next(k for k, ln in enumerate(lines) if ln.startswith("| esimcse-tiny | ESimCSE |"))
     measured = _reported("runs__esimcse-tiny/avg/test/STS12.json")
     assert lines[i].split(" | ")[2] == f"{measured:.2f}"

@@ -5,7 +5,7 @@ that reproduces it (:class:`Target`; on the command line ``--against KEY`` or ``
 is named as :func:`~stsbench.reports.seeds.baseline_group` names one (its method, e.g. ``ESimCSE``, its name, or
 its seeds' folder, e.g. ``esimcse``) or, for a model not trained here, by its label or a name its results were run
 with (``all-MiniLM-L6-v2``). A target without a group takes the one group the score tables set that row beside
-(:func:`~stsbench.reports.scores.published_for`: a method's paper rows, a model's own by name); none or several
+(:func:`~stsbench.reports.scores.published_for`: a model's own rows by name: a released checkpoint's); none or several
 is a one-line error asking for ``GROUP=KEY``.
 
 Each published task (and the Avg., where the seeds' Avg. is over the row's tasks) gets the verdict of

@@ -163,7 +163,7 @@ def score_notes(kind: str, marked: list[str], legend: Sequence[str] = ()) -> lis
         f"{'Spearman x100 (SentEval `all` for STS12-16)' if kind == 'sts' else 'accuracy x100'}; "
         f"Avg. is the mean of the rounded figures over all {len(TASKS_OF[kind])} tasks, {DASH} when one is missing.",
         "Published rows are those the recipe or --against names for each setting (its backbone is in the row "
-        "name, e.g. BERT-base); without either, a method's paper rows and a model's own (MTEB, by name), said so. "
+        "name, e.g. BERT-base); without either, only a model's own rows (MTEB's, by its name), said so. "
         "`stsbench published show KEY` prints one.",
         *legend,
         *(
