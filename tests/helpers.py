@@ -322,12 +322,14 @@ def graph_config(tiny_bert, data_dir, tmp_path, **kw):
     return make_config(opts)
 
 
-def eager_and_graphed_losses(tiny_bert, data_dir, tmp_path, **kw) -> dict[bool, list[float]]:
+def eager_and_graphed_losses(
+    tiny_bert, data_dir, tmp_path, graphs: tuple[bool, ...] = (False, True), **kw
+) -> dict[bool, list[float]]:
     """16 dropout-free CUDA steps run eagerly (False) and replayed from a CUDA graph (True): each run's losses."""
     from stsbench.train.loop import train
 
     losses = {}
-    for graph in (False, True):
+    for graph in graphs:
         cfg = graph_config(
             tiny_bert,
             data_dir,
@@ -646,8 +648,12 @@ def assert_same_report(made: Path, kept: Path, skip: Callable[[str], bool] = lam
     import seaborn
 
     version = re.compile(r"(matplotlib|seaborn) [0-9][0-9A-Za-z.]*")
-    made_md, kept_md = (version.sub(r"\1", (f / "report.md").read_text(encoding="utf-8")) for f in (made, kept))
-    same = made_md == kept_md  # compared apart: pytest's diff of two whole reports is what the message replaces
+    made_md, kept_md = (
+        version.sub(r"\1", (f / "report.md").read_text(encoding="utf-8")) for f in (made, kept)
+    )
+    same = (
+        made_md == kept_md
+    )  # compared apart: pytest's diff of two whole reports is what the message replaces
     assert same, f"report.md differs at {first_difference(made_md, kept_md)}"
     drawn_by = [f"matplotlib {matplotlib.__version__}", f"seaborn {seaborn.__version__}"]
     if not all(name in (kept / "report.md").read_text(encoding="utf-8") for name in drawn_by):

@@ -49,9 +49,54 @@ def test_cuda_graph_on_cpu_is_one_line_before_the_output_folder(tiny_bert, data_
     ids=["simcse", "esimcse", "mocose"],
 )
 def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tmp_path, precision, method):
-    """Without dropout a step is a pure function: the graph's losses and weights are the eager ones."""
+    """Without dropout a step is a pure function: the graph's losses are the eager ones, to what the precision allows.
+
+    fp32: to 1e-5 (the order of a sum). bf16: the eager and the graphed run are each a bf16 rounding of the same
+    fp32 steps, so they may differ by at most twice the spread bf16 itself causes, measured here as the largest
+    |eager bf16 - eager fp32| loss over the same 16 steps: the bound ``benchmarks/train_speed.py``'s loss check
+    sets (issue 68, part 4). A fixed 1e-3 failed MoCoSE on an H100, whose queue carries each step's rounding into
+    the next. The measured spread and gap go to ``$STSBENCH_GPU_OUT/graph_spread.jsonl`` (the GPU call's record).
+    """
     losses = eager_and_graphed_losses(tiny_bert, data_dir, tmp_path, precision=precision, **method)
     eager, graphed = losses[False], losses[True]
     assert len(eager) == len(graphed) == 16
-    tol = 1e-5 if precision == "fp32" else 1e-3
-    assert max(abs(a - b) for a, b in zip(eager, graphed, strict=True)) < tol
+    gap = max(abs(a - b) for a, b in zip(eager, graphed, strict=True))
+    spread = None
+    if precision == "fp32":
+        tol = 1e-5
+    else:
+        fp32 = eager_and_graphed_losses(
+            tiny_bert, data_dir, tmp_path / "fp32", (False,), precision="fp32", **method
+        )
+        spread = max(abs(a - b) for a, b in zip(eager, fp32[False], strict=True))
+        tol = 2 * spread
+    record_spread(method["method"], precision, gap, spread, tol)
+    assert gap <= tol, f"{method['method']} {precision}: graphed - eager {gap:.3g} > {tol:.3g}"
+
+
+def record_spread(method: str, precision: str, gap: float, spread: float | None, tol: float) -> None:
+    """One JSON line of the graph check's figures, where the GPU call asks for them (``STSBENCH_GPU_OUT``)."""
+    import json
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get("STSBENCH_GPU_OUT")
+    if folder:
+        line = {"method": method, "precision": precision, "gap": gap, "spread": spread, "tolerance": tol}
+        with (Path(folder) / "graph_spread.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+
+
+def test_the_graph_checks_figures_are_recorded_where_the_gpu_call_asks(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.delenv("STSBENCH_GPU_OUT", raising=False)
+    record_spread("mocose", "bf16", 0.001, 0.002, 0.004)  # not asked: nothing written anywhere
+    monkeypatch.setenv("STSBENCH_GPU_OUT", str(tmp_path))
+    record_spread("mocose", "bf16", 0.001, 0.002, 0.004)
+    record_spread("simcse", "fp32", 0.0, None, 1e-5)
+    lines = [json.loads(x) for x in (tmp_path / "graph_spread.jsonl").read_text().splitlines()]
+    assert lines == [
+        {"method": "mocose", "precision": "bf16", "gap": 0.001, "spread": 0.002, "tolerance": 0.004},
+        {"method": "simcse", "precision": "fp32", "gap": 0.0, "spread": None, "tolerance": 1e-5},
+    ]
