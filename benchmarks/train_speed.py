@@ -9,6 +9,7 @@ For each method, precision (fp32, tf32, bf16 autocast) and mode it builds stsben
 Modes (:data:`MODES`): eager; graph = ``--cuda-graph`` (the step replayed from one CUDA graph; the steps
 that fill a queue, the eager warm-up and the capture step untimed); compiled = ``--compile``; compiled-graph = both; all
 but eager with every view padded to max length (``--pad-to-max-length``, one length bucket).
+``--compile-methods`` narrows the compiled modes to some methods (a compile takes a minute or so a row).
 A timed step is what the loop does per batch: get the views (tokenised, repeated, padded; from the loop's
 own source, ``stsbench.train.batches``, made ahead in a thread on CUDA where the loop has it, else made in
 the step), move them to the device, forward, loss, backward, clip, AdamW, the method's state update; the
@@ -378,6 +379,11 @@ def parse_args() -> argparse.Namespace:
         default="bf16" if cuda else "fp32",
         help="the precisions the compiled modes run (each compile takes a minute or so)",
     )
+    ap.add_argument(
+        "--compile-methods",
+        help="the methods the compiled modes run (default: --methods; gpu_suite.sh: simcse, the compiled row "
+        "that the epoch runs)",
+    )
     ap.add_argument("--length-buckets", type=int, help="eager rows (default: the loop's, 4 on CPU, 1 on GPU)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the official-style step")
     ap.add_argument(
@@ -508,9 +514,9 @@ def main() -> None:
 
     isolate = args.isolate == "yes" or (args.isolate == "auto" and torch.device(args.device).type == "cuda")
 
-    def timed_rows(mode: str, precisions: str) -> None:
+    def timed_rows(mode: str, precisions: str, which: list[str]) -> None:
         for precision in [p for p in precisions.split(",") if p]:
-            for method in methods:
+            for method in which:
                 if isolate:
                     runs.append(row_in_child(method, precision, mode))
                 else:
@@ -538,7 +544,7 @@ def main() -> None:
         peak = peaks(args, config)
         # quick rows first, compilation (a minute or more a row) last
         if "eager" in modes:
-            timed_rows("eager", args.precisions)
+            timed_rows("eager", args.precisions, methods)
         if not args.no_baseline:
             set_tf32(False)
             run, error = guarded("official-style baseline", time_official, args, model_dir, data)
@@ -559,10 +565,11 @@ def main() -> None:
                 )
                 write()
         if "graph" in modes:
-            timed_rows("graph", args.precisions)
+            timed_rows("graph", args.precisions, methods)
+        compiled = [m for m in (args.compile_methods or args.methods).split(",") if m]
         for mode in ("compiled-graph", "compiled"):  # a minute or more each: last
             if mode in modes:
-                timed_rows(mode, args.compile_precisions)
+                timed_rows(mode, args.compile_precisions, compiled)
     print(write())
 
 

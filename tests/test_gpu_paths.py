@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -110,36 +111,152 @@ def test_the_gpu_suite_fails_a_cuda_test_that_skips(tmp_path):
     assert plain.returncode == 0 and "1 skipped" in plain.stdout, plain.stdout[-2000:]
 
 
-def test_the_gpu_suite_runs_its_epoch_part_on_a_cpu_dry_run(tmp_path):
-    """Part B's epoch call, shrunk to a tiny BERT on the CPU: gpu_suite.sh's plumbing, its table in $OUT. The run
-    is stopped at EPOCH_RUN_TIMEOUT, as a goal missed by far is, and its table still comes back (a whole epoch
-    run of epoch_speed.py is tests/test_speed_benchmarks.py's)."""
-    from stsbench.encoders.resolve import embedded_model_path
+STAND_IN = """import json
+import os
 
+import pytest
+
+
+@pytest.mark.cuda
+def test_stand_in_for_the_cuda_tests():
+    with open(os.path.join(os.environ["STSBENCH_GPU_OUT"], "graph_spread.jsonl"), "a") as f:
+        f.write(json.dumps({"check": "stand-in", "spread": 0.0}) + "\\n")
+
+
+def test_not_marked_cuda():
+    raise AssertionError("the tests part runs the cuda tests alone")
+"""
+PARTS = ("tests", "eval", "train", "check", "epoch")
+TABLES = {
+    "eval": "eval_speed.md",
+    "train": "train_speed.md",
+    "check": "loss_check.md",
+    "epoch": "epoch_speed.md",
+}
+
+
+def stage(tmp_path: Path, **env) -> subprocess.CompletedProcess:
+    """benchmarks/gpu_stage.sh into ``tmp_path/stage`` (no wheels: no package index in the tests)."""
     root = TESTS.parent
     env = {
         **os.environ,
-        "OUT": str(tmp_path / "out"),
+        "PYTHON": sys.executable,
+        "GPU_STAGE": str(tmp_path / "stage"),
+        "STAGE_WHEELS": "none",
+        **env,
+    }
+    cmd = ["bash", str(root / "benchmarks" / "gpu_stage.sh")]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=120)
+
+
+@pytest.mark.slow
+def test_the_whole_gpu_call_runs_on_a_cpu_dry_run(tmp_path):
+    """Issue 68's one device call, shrunk for a CPU: gpu_stage.sh stages the weightless model, the data and the
+    oracle, checks the size and prints one call; that call's command runs every part of gpu_suite.sh in order
+    (a stand-in cuda test, tiny shapes and counts), each under its limit, and every part's table comes back."""
+    import json
+
+    root = TESTS.parent
+    staged = stage(tmp_path)
+    assert staged.returncode == 0, staged.stdout[-3000:] + staged.stderr[-2000:]
+    model = tmp_path / "stage" / "model"
+    assert (model / "config.json").is_file() and (model / "tokenizer.json").is_file()
+    assert not [p.name for p in model.iterdir() if p.name.startswith(("model.safetensors", "pytorch_model"))]
+    assert (tmp_path / "stage" / "shared" / "data" / "wiki" / "wiki1m_head.txt").is_file()
+    assert (tmp_path / "stage" / "shared" / "reference" / "senteval").is_dir()
+    sizes = staged.stdout.split("sizes (MiB):")[1]
+    assert "working tree" in sizes and "total" in sizes and "of 64" in sizes
+    calls = [
+        line.strip() for line in staged.stdout.splitlines() if line.strip().startswith(("carry:", "command:"))
+    ]
+    assert len(calls) == 2, staged.stdout  # one call: its carry and its command
+    carry = json.loads(calls[0].removeprefix("carry:"))
+    assert [Path(c).name for c in carry] == ["model", "shared", "wheels"]
+    command = calls[1].removeprefix("command:").strip()
+    assert command.startswith("bash benchmarks/gpu_suite.sh ") and len(command) <= 2000
+    over = stage(tmp_path, STAGE_LIMIT_MIB="1")
+    error = over.stderr.splitlines()[-1]  # after the warning that tmp_path is outside the checkout
+    assert over.returncode == 2 and error.startswith("error: the call would carry "), over.stderr
+    assert "over the 1 MiB" in error and "error" not in over.stderr.removesuffix(error + "\n")
+
+    # a 1-layer copy of the staged architecture: the eval part draws and encodes it in seconds
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 1}))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for name in ("conftest.py", "helpers.py"):
+        shutil.copy(TESTS / name, tests / name)
+    (tests / "test_stand_in.py").write_text(STAND_IN)
+    parts = list(PARTS)
+    source = (root / "benchmarks" / "eval_speed.py").read_text()
+    if "--random-weights" not in source or "--tasks" not in source:
+        parts.remove("eval")
+        warnings.warn(
+            "the eval part's dry run skipped: benchmarks/eval_speed.py has no --random-weights yet",
+            stacklevel=1,
+        )
+    out = tmp_path / "out"
+    env = {
+        **os.environ,
+        "OUT": str(out),
         "PYTHON": sys.executable,
         "DEVICE": "cpu",
         "TRAIN_SHAPE": "--tiny-shape",
-        "EPOCH_ARGS": "--lines 64 --batch-size 32 --eval-steps 2 --official-steps 1 --official-warmup 1 --threads 1",
-        "WHEELS": str(tmp_path / "no-wheels"),
-        "EPOCH_RUN_TIMEOUT": "0.5",
+        "WHEELS": str(tmp_path / "stage" / "wheels"),
         "PYTHONPYCACHEPREFIX": "",  # this venv's own bytecode: a fresh prefix compiled torch & co. twice (60 s)
+        "TESTS_DIR": str(tests),
+        "EVAL_ARGS": "--tasks STS16 --threads 1 --extra-dtype=",
+        # CPU: fp32; the compiled+graphed row is asked for SimCSE alone (and refused at bf16 on a CPU, in one line)
+        "TRAIN_ARGS": "--precisions fp32 --modes eager,compiled-graph --steps 2 --warmup 1 --batch-size 32 --threads 1",
+        "CHECK_ARGS": "--check-precisions fp32 --check-steps 2 --batch-size 32 --threads 1",
+        "EPOCH_ARGS": "--lines 64 --batch-size 32 --eval-steps 2 --official-steps 1 --official-warmup 1 --threads 1",
+        "EPOCH_RUN_TIMEOUT": "0.5",
     }
-    data = os.environ.get("STSBENCH_DATA") or str(root.parent / "shared" / "data")
-    cmd = ["bash", str(root / "benchmarks" / "gpu_suite.sh"), str(embedded_model_path()), data]
-    done = subprocess.run([*cmd, "epoch"], capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    if parts != list(PARTS):
+        command += " --parts " + ",".join(parts)
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=env, cwd=root, timeout=300
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    table = (tmp_path / "out" / "epoch_speed.md").read_text()
-    assert "2 steps over wiki1m_head.txt's 11,914 lines cycled to 64" in table and table in done.stdout
-    assert "**Stopped at --timeout 0.5 s after 0 of 2 steps**" in table and "official-style steps alone x 2" in table
-    env_txt = (tmp_path / "out" / "env.txt").read_text()
-    assert "== epoch exited with 0 ==" in env_txt
-    wrong = subprocess.run([*cmd, "epoch", "epochs"], capture_output=True, text=True, env=env, cwd=root, timeout=120)
-    assert wrong.returncode == 2 and wrong.stderr == "error: unknown part epochs (tests, eval, train, epoch)\n"
-    assert (tmp_path / "out" / "env.txt").read_text() == env_txt  # said before anything ran
+    env_txt = (out / "env.txt").read_text()
+    assert f"parts: {' '.join(parts)}; limits (s): env 40 + tests 70 + " in env_txt
+    assert parts != list(PARTS) or "eval 80 + train 145 + check 50 + epoch 95 = 480" in env_txt  # the budget
+    ran = [
+        line.split()[1] for line in env_txt.splitlines() if line.startswith("== ") and " exited with " in line
+    ]
+    assert ran == parts, env_txt  # every part, in order of value
+    for part in parts:
+        assert f"== {part} exited with 0 after " in env_txt, env_txt
+    tables = (out / "tables.md").read_text()
+    assert tables in done.stdout and "1 passed, 1 deselected" in tables
+    assert json.loads((out / "graph_spread.jsonl").read_text()) == {"check": "stand-in", "spread": 0.0}
+    for part in parts[1:]:
+        table = (out / TABLES[part]).read_text()
+        assert table in tables, part
+    if "eval" in parts:
+        assert "random weights (seed 0" in (out / "eval_speed.md").read_text()
+    train = (out / "train_speed.md").read_text()
+    assert "| simcse | fp32 | eager |" in train and "| mocose | fp32 | eager |" in train
+    assert "| official |" in train and "2 timed steps a row" in train
+    assert "| simcse | bf16 | compiled-graph | failed" in train and "esimcse | bf16 | compiled" not in train
+    check = (out / "loss_check.md").read_text()
+    assert all(f"| {m} | fp32 | 0 |" in check for m in ("simcse", "esimcse", "mocose")), check
+    epoch = (out / "epoch_speed.md").read_text()
+    assert "**Stopped at --timeout 0.5 s" in epoch and "the epoch projected" in epoch
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["env.txt", "log.txt", "tables.md", "graph_spread.jsonl", *(TABLES[p] for p in parts[1:])]
+    )  # at most 8 files: what a device call brings back
+
+
+def test_the_gpu_suite_refuses_a_misspelt_part_before_it_runs(tmp_path):
+    root = TESTS.parent
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": sys.executable}
+    cmd = ["bash", str(root / "benchmarks" / "gpu_suite.sh"), str(tmp_path), str(tmp_path)]
+    for parts in (["--parts", "epoch,epochs"], ["epoch", "epochs"], ["--parts=tests,epochs"]):
+        wrong = subprocess.run([*cmd, *parts], capture_output=True, text=True, env=env, cwd=root, timeout=60)
+        assert wrong.returncode == 2, wrong.stderr
+        assert wrong.stderr == "error: unknown part epochs (tests, eval, train, check, epoch)\n"
+    assert not (tmp_path / "out").exists()  # said before anything ran
 
 
 def test_dev_evaluation_runs_the_eager_forward_of_a_compiled_backbone(files, tokenizer):
