@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 # A worker per core (pytest-xdist: `-n auto`, CI's `-n 2`): each worker, and every process a test starts, runs
@@ -112,3 +113,17 @@ def tiny(tmp_path_factory) -> Path:
 def clean(tiny, tmp_path_factory) -> Path:
     """``tiny.yaml`` reproduced without interruption, once for the session (:func:`helpers.tiny_reproduction`)."""
     return tiny_reproduction(tmp_path_factory)
+
+
+@pytest.fixture
+def started(monkeypatch) -> list[dict[str, str]]:
+    """The environment of each process the executor starts (the process itself: `stsbench --version`)."""
+    envs: list[dict[str, str]] = []
+    real = subprocess.Popen
+
+    def popen(cmd, **kwargs):
+        envs.append(kwargs["env"])
+        return real(cmd, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    return envs

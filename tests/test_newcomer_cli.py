@@ -78,21 +78,14 @@ def test_reproduce_gives_each_step_the_users_omp_num_threads_unless_threads_says
     assert f"report: {out}/report.md" in printed  # an absolute --out printed as given
 
 
-def test_a_steps_threads_reach_its_process_and_a_slurm_jobs_cpu_request(tmp_path, monkeypatch):
+def test_a_steps_threads_reach_its_process_and_a_slurm_jobs_cpu_request(tmp_path, started):
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.executors import LocalExecutor
     from stsbench.reproduce.plan import build_plan
     from stsbench.reproduce.scheduler import make_job
     from stsbench.reproduce.slurm import _parameters
 
-    envs: list[dict[str, str]] = []
-    real = subprocess.Popen
-
-    def popen(cmd, **kwargs):
-        envs.append(kwargs["env"])
-        return real(cmd, **kwargs)
-
-    monkeypatch.setattr(subprocess, "Popen", popen)
+    envs = started  # each started process' environment (conftest)
     plan = build_plan(load_recipe(RECIPE), tmp_path / "o", DATA)
     step = plan.steps[0]
     job = replace(

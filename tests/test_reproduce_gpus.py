@@ -19,20 +19,6 @@ def _job(name: str, gpus: int, tmp_path: Path) -> Job:
     return Job(name, ("--version",), tmp_path / f"{name}.log", tmp_path, resources=Resources(gpus=gpus))
 
 
-@pytest.fixture
-def started(monkeypatch) -> list[dict[str, str]]:
-    """The environment of each process the executor starts (the process itself: `stsbench --version`)."""
-    envs: list[dict[str, str]] = []
-    real = subprocess.Popen
-
-    def popen(cmd, **kwargs):
-        envs.append(kwargs["env"])
-        return real(cmd, **kwargs)
-
-    monkeypatch.setattr(subprocess, "Popen", popen)
-    return envs
-
-
 def test_a_job_asking_for_more_gpus_than_visible_never_fits(tmp_path):
     two = LocalExecutor(gpus=["0", "1"])
     assert two.never_fits(_job("a", 2, tmp_path)) is None

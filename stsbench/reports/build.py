@@ -128,9 +128,10 @@ def _scores(
     kind: str,
     results: Sequence[str],
     named: dict[str, list[str]] | None,
+    labels: dict[str, str],
 ) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = score_table(coll.tasks, models, kind, named, declared_labels(coll.folders))
+    t = score_table(coll.tasks, models, kind, named, labels)
     if t is None:
         return Section(kind, title, [missing(kind, results)])
     return Section(kind, title, tables=[t])
@@ -379,7 +380,9 @@ def build_report(
     # an absolute results folder named relative to the working folder: the same text whatever --out
     results = tuple(portable(f, ".") for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
-    groups = report_groups(coll, models)
+    # what the recipe calls its runs: the groups' names, in every table
+    labels = declared_labels(coll.folders)
+    groups = report_groups(coll, models, labels)
     seeded = has_seeds(groups)
     base = baseline_group(groups, baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, against, difference)
@@ -387,8 +390,8 @@ def build_report(
     figs = Figures(Path(figures_dir), figures_prefix)
     named = compared_with(coll, reps)
     sections = [
-        _scores(coll, models, "sts", results, named),
-        _scores(coll, models, "transfer", results, named),
+        _scores(coll, models, "sts", results, named, labels),
+        _scores(coll, models, "transfer", results, named, labels),
         *([_reproduction(reps, difference)] if against else []),
         *([_claims(judged)] if claims else []),
         *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),

@@ -176,9 +176,15 @@ def training_only(coll: Collection, models: list[Model]) -> list[Model]:
     return sorted(found, key=lambda m: (method_rank(m.method), m.label))
 
 
-def report_groups(coll: Collection, models: list[Model]) -> list[SeedGroup]:
-    """The report's groups of seeds: the evaluated models' and the training runs' alone (:func:`training_only`)."""
-    return seed_groups([*models, *training_only(coll, models)], declared_labels(coll.folders))
+def report_groups(
+    coll: Collection, models: list[Model], labels: Mapping[str, str] | None = None
+) -> list[SeedGroup]:
+    """The report's groups of seeds: the evaluated models' and the training runs' alone (:func:`training_only`).
+
+    ``labels``: the groups' names by seeds' folder (default: :func:`declared_labels` of the collection's folders).
+    """
+    labels = declared_labels(coll.folders) if labels is None else labels
+    return seed_groups([*models, *training_only(coll, models)], labels)
 
 
 def _sortable(v: Any) -> tuple[int, Any]:

@@ -131,23 +131,11 @@ def sweep_seeds_table(
     """
     columns = [option_words(name), "best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)"]
     columns += ["published", "cell"]
-    out = []
     found = [published_cell(g.runs[0], cells or {}) for g in rows]
-    for g, pub in zip(rows, found, strict=True):
-        runs = g.runs
-        value = settings(runs[0])[name]
-        devs = finite(map(kept_dev, runs))
-        avgs = sts_averages(g, records)
-        out.append(
-            [
-                show_value(value),
-                mean_std(seed_summary(devs), -1) if devs else DASH,
-                interval(seed_summary(devs) if devs else None),
-                mean_std(seed_summary(avgs), -1) if avgs else DASH,
-                fmt(pub[1]) if pub else DASH,
-                pub[0] if pub else DASH,
-            ]
-        )
+    out = [
+        [show_value(settings(g.runs[0])[name]), *_seed_cells(g, records, pub)]
+        for g, pub in zip(rows, found, strict=True)
+    ]
     method = method_of(rows[0].runs[0].config)
     notes = [
         f"{method} groups of seeds identical but for {name}: one row per setting; STS-B dev Spearman x100 of each "
@@ -158,6 +146,19 @@ def sweep_seeds_table(
     ]
     title = titled("Sweep over seeds", name, method)
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
+
+
+def _seed_cells(group: SeedGroup, records: list[TaskRecord], pub: tuple[str, float] | None) -> list[str]:
+    """A group of seeds' row after its first cell: best dev mean ± std (n) and 95% interval, STS test Avg., the cell."""
+    devs = finite(map(kept_dev, group.runs))
+    avgs = sts_averages(group, records)
+    return [
+        mean_std(seed_summary(devs), -1) if devs else DASH,
+        interval(seed_summary(devs) if devs else None),
+        mean_std(seed_summary(avgs), -1) if avgs else DASH,
+        fmt(pub[1]) if pub else DASH,
+        pub[0] if pub else DASH,
+    ]
 
 
 def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cells) -> Table:
@@ -174,21 +175,8 @@ def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cell
         "published",
         "cell",
     ]
-    out = []
     found = [published_cell(g.runs[0], cells) for g in rows]
-    for g, pub in zip(rows, found, strict=True):
-        devs = finite(map(kept_dev, g.runs))
-        avgs = sts_averages(g, records)
-        out.append(
-            [
-                g.name,
-                mean_std(seed_summary(devs), -1) if devs else DASH,
-                interval(seed_summary(devs) if devs else None),
-                mean_std(seed_summary(avgs), -1) if avgs else DASH,
-                fmt(pub[1]) if pub else DASH,
-                pub[0] if pub else DASH,
-            ]
-        )
+    out = [[g.name, *_seed_cells(g, records, pub)] for g, pub in zip(rows, found, strict=True)]
     notes = [
         "Groups of seeds the recipe (or --against) holds against a cell, in no sweep above: STS-B dev Spearman x100 "
         "of each seed's kept checkpoint, mean ± std (n seeds) and the 95% t-interval over seeds.",

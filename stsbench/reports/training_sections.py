@@ -73,7 +73,7 @@ def training_sections(
     elif not found:
         abl.paragraphs.append(missing("ablations", results))
     if has_seeds(groups):
-        _sweep_figures(coll, groups, abl, figs, cells, point)
+        _sweep_figures(coll, groups, abl, figs, cells, declared, point)
     return [curves, abl]
 
 
@@ -107,10 +107,14 @@ def _sweep_figures(
     section: Section,
     figs: Figures,
     cells: Cells,
+    declared: sweep_tables.Declared,
     point: tuple[float, float] = align_distance.POINT,
 ) -> None:
-    """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure."""
-    grids, sweeps = sweep_tables.seed_sweeps(groups, read_recipe_runs(coll.folders))
+    """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure.
+
+    ``declared``: the recipe's runs, whose sweeps and grids these are (none: those the settings show).
+    """
+    grids, sweeps = sweep_tables.seed_sweeps(groups, declared)
     drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
     drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
     for stem, name, series, gs in drawn:
