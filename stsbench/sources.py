@@ -88,6 +88,10 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
 # Files whose bytes count but whose imports are not followed: the package's __init__ (the version; its imports
 # are the public API's re-exports) and this module (its ENTRIES name modules it never imports).
 _NOT_FOLLOWED = ("stsbench", "stsbench.sources")
+# Modules that say where and how a step runs, never what it computes: the executors (local processes, Slurm) that
+# `train --seeds` starts its seeds with. Neither their bytes nor their imports count (a step's key names nothing
+# about where it runs; tests/test_keys_inputs.py edits one and finds every key unchanged).
+_WHERE_IT_RUNS = ("stsbench.reproduce.executors", "stsbench.reproduce.slurm")
 
 
 def _path_of(module: str, root: Path) -> Path | None:
@@ -100,6 +104,16 @@ def _path_of(module: str, root: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def _module_name(text: str) -> bool:
+    """Whether ``text`` names an stsbench module (``"stsbench.tasks.sts:STS12"``): dotted identifiers.
+
+    A prefix test such as ``where.startswith("stsbench.")`` names none (``"stsbench."`` once put the package's
+    ``__init__``, the whole public API, in every training key).
+    """
+    name = text.split(":", 1)[0]
+    return name.startswith("stsbench.") and all(part.isidentifier() for part in name.split("."))
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -132,11 +146,7 @@ def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{a.name}" for a in node.names)  # `from pkg import module`
-        elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and node.value.startswith("stsbench.")
-        ):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _module_name(node.value):
             found.add(node.value.split(":", 1)[0])
         stack.extend(ast.iter_child_nodes(node))
     if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
@@ -175,7 +185,7 @@ def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
     frontier = list(modules)
     while frontier:
         module = frontier.pop()
-        if module in seen:
+        if module in seen or module in _WHERE_IT_RUNS:
             continue
         path = _path_of(module, root)
         if path is None:  # a name imported from a module (a function, a class): not a module itself

@@ -74,7 +74,11 @@ def test_two_seeds_with_one_gap_are_inconclusive_not_p_zero():
     """Two seeds whose rounded difference is 0.25 on both: was contradicted at p = 0 (claim B > A the other way)."""
     scores = {"b": {1: 80.00, 2: 80.25}, "a": {1: 80.25, 2: 80.50}}
     (st,) = judge(_difference(), scores).statements
-    assert st.outcome == "inconclusive" and st.interval.p is None and st.note.startswith("fewer than 3 seeds (2)")
+    assert (
+        st.outcome == "inconclusive"
+        and st.interval.p is None
+        and st.note.startswith("fewer than 3 seeds (2)")
+    )
 
 
 @pytest.mark.parametrize("gap", [0.49, 0.51])
@@ -82,14 +86,21 @@ def test_a_plateau_on_two_seeds_does_not_flip_at_its_margin(gap):
     """Margin 0.5, two seeds: was supported at 0.49 and contradicted at 0.51; both inconclusive now."""
     claim = CLAIM.validate_python({"kind": "plateau", "settings": ["a", "b"], "margin": 0.5})
     result = judge(claim, {"a": {1: 80.0, 2: 81.0}, "b": {1: 80.0 + gap, 2: 81.0 + gap}})
-    assert result.verdict == "inconclusive" and result.statements[0].interval.few
+    assert result.verdict == "inconclusive" and decide.few(result.statements[0].interval)
 
 
 def test_no_spread_on_three_seeds_is_the_point_against_delta():
     """With three seeds the seeds did not move the figure: the interval is the point, compared with δ."""
     for gap, outcome in ((0.3, decide.SUPPORTED_LESS), (0.8, decide.SUPPORTED_MORE), (-0.8, "contradicted")):
-        (st,) = judge(_difference(), {"b": {s: 70 + s + gap for s in (1, 2, 3)}, "a": {s: 70.0 + s for s in (1, 2, 3)}}).statements
-        assert (st.outcome, st.low, st.high, st.note) == (outcome, pytest.approx(gap), pytest.approx(gap), "no spread over seeds")
+        (st,) = judge(
+            _difference(), {"b": {s: 70 + s + gap for s in (1, 2, 3)}, "a": {s: 70.0 + s for s in (1, 2, 3)}}
+        ).statements
+        assert (st.outcome, st.low, st.high, st.note) == (
+            outcome,
+            pytest.approx(gap),
+            pytest.approx(gap),
+            "no spread over seeds",
+        )
 
 
 # 3. No size -------------------------------------------------------------------------------------------------
@@ -107,7 +118,11 @@ def test_a_significant_difference_below_delta_is_a_reversal_by_less_than_delta()
 def test_a_cell_within_delta_is_reproduced():
     """Seeds 79.45-79.60 against a published 79.1, δ 1.0: was "not reproduced" (the interval missed 79.1)."""
     v = verdict("STSBenchmark", 79.1, [79.45, 79.50, 79.55, 79.60])
-    assert v.status == "reproduced" and v.diff == pytest.approx(0.425) and v.margin == pytest.approx(1 - v.decision.high)
+    assert (
+        v.status == "reproduced"
+        and v.diff == pytest.approx(0.425)
+        and v.margin == pytest.approx(1 - v.decision.high)
+    )
 
 
 # 4. One design in one report --------------------------------------------------------------------------------
@@ -124,7 +139,19 @@ def test_claims_cells_tables_and_compare_read_one_interval():
     (st,) = judge(_difference(), {"b": b, "a": a}).statements
     iv = decide.difference(b, a)
     cell = decide.two_sided(iv, decide.DELTA)
-    side = lambda x: Side("x", "x", "x", "", "avg", "test", {}, {}, {}, {"STS12": list(x.values()), "Avg.": list(x.values())}, [1, 2, 3])  # noqa: E731
+    side = lambda x: Side(
+        "x",
+        "x",
+        "x",
+        "",
+        "avg",
+        "test",
+        {},
+        {},
+        {},
+        {"STS12": list(x.values()), "Avg.": list(x.values())},
+        [1, 2, 3],
+    )  # noqa: E731
     row = compare_seeds(side(a), side(b), level=0.95).rows[0]
     assert st.test == "paired t" and iv.design == row.seeds.interval.design == "paired"
     assert (st.low, st.high) == (pytest.approx(iv.low), pytest.approx(iv.high))
@@ -156,7 +183,12 @@ def test_a_failed_seed_makes_the_design_partly_paired_and_honest():
     welch = np.mean(list(b.values())) - np.mean(list(a.values()))
     assert welch == pytest.approx(-0.145)  # what ignoring the pairing estimates here: the wrong sign
     iv = decide.difference(b, a)
-    assert iv.design == "partly paired" and iv.diff == pytest.approx(welch) and iv.used == 3 and iv.low < 0.28 < iv.high
+    assert (
+        iv.design == "partly paired"
+        and iv.diff == pytest.approx(welch)
+        and iv.used == 3
+        and iv.low < 0.28 < iv.high
+    )
     (st,) = judge(_difference(), {"b": b, "a": a}).statements
     assert st.outcome == "inconclusive" and st.test == "partly paired t"
 
@@ -178,7 +210,10 @@ def test_the_interval_is_students():
     iv = decide.one_sample(x)
     ref = stats.ttest_1samp(x, 0.0)
     half = stats.t.ppf(0.975, 4) * np.std(x, ddof=1) / np.sqrt(5)
-    assert iv.p == pytest.approx(ref.pvalue) and (iv.low, iv.high) == (pytest.approx(np.mean(x) - half), pytest.approx(np.mean(x) + half))
+    assert iv.p == pytest.approx(ref.pvalue) and (iv.low, iv.high) == (
+        pytest.approx(np.mean(x) - half),
+        pytest.approx(np.mean(x) + half),
+    )
     with pytest.raises(Exception, match="positive number"):
         decide.check_delta(0)
 
@@ -203,7 +238,9 @@ def test_the_ema_editions_give_one_verdict_with_a_wide_margin():
     assert len(editions) == 3
     judged = []
     for seeds in editions.values():
-        scores = {s: {int(k): sum(v.values()) / len(v) for k, v in by_seed.items()} for s, by_seed in seeds.items()}
+        scores = {
+            s: {int(k): sum(v.values()) / len(v) for k, v in by_seed.items()} for s, by_seed in seeds.items()
+        }
         judged.append(judge(claim, scores))
     assert {r.verdict for r in judged} == {"no difference that matters"}
     # every statement decided the same way in each edition, each far inside ±δ: the noise moves a margin by 0.002

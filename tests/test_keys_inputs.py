@@ -366,3 +366,29 @@ def test_b10_a_same_size_edit_with_its_mtime_restored_moves_the_keys(world):
     os.utime(dev, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert dev.stat().st_size == st.st_size and dev.stat().st_mtime_ns == st.st_mtime_ns
     assert {"train/dev/seed-1", "analysis/2-cosine_density/dev/seed-1"} <= _moved(before, _plan(r, data))
+
+
+def test_the_verdict_rule_and_the_executors_move_no_training_evaluation_or_analysis_key(tmp_path):
+    """#73: editing stats/decide.py (the verdict rule) and an executor moves only the report's code."""
+    root = tmp_path / "stsbench"
+    shutil.copytree(sources.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    kinds = ("train", "evaluate", "analysis", "report")
+    before = {kind: sources.code_digest(kind, root) for kind in kinds}
+    for rel in ("stats/decide.py", "reproduce/executors.py", "reproduce/slurm.py"):
+        with (root / rel).open("a", encoding="utf-8") as f:
+            f.write("\nEDITED_BY_THE_TEST = 1\n")
+    after = {kind: sources.code_digest(kind, root) for kind in kinds}
+    assert {k: after[k] for k in kinds[:3]} == {k: before[k] for k in kinds[:3]}
+    assert after["report"] != before["report"]  # the rule is report code: the edit was seen
+
+
+def test_a_string_ending_in_a_dot_names_no_module(tmp_path):
+    """``where.startswith("stsbench.")`` once put the package's __init__ (the public API) in every training key."""
+    root = tmp_path / "stsbench"
+    (root / "a").mkdir(parents=True)
+    (root / "__init__.py").write_text("from stsbench.a import heavy\n")
+    (root / "a" / "__init__.py").write_text("")
+    (root / "a" / "heavy.py").write_text("X = 1\n")
+    (root / "a" / "entry.py").write_text('def f(where):\n    return where.startswith("stsbench.")\n')
+    found = {p.relative_to(root).as_posix() for p in sources.closure(["stsbench.a.entry"], root)}
+    assert found == {"a/entry.py"}

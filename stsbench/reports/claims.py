@@ -36,7 +36,7 @@ from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.scores import delta_digits
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
-from stsbench.stats.decide import ALPHA, DELTA, VERDICTS, false_contradiction
+from stsbench.stats.decide import ALPHA, DELTA, VERDICTS, false_contradiction, few
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 
@@ -219,7 +219,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
         for s in r.statements:
             span = DASH if s.low is None else f"[{fmt(s.low, d)}, {fmt(s.high, d)}]"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
-            tested = s.interval is not None and not s.interval.few
+            tested = s.interval is not None and not few(s.interval)
             rows.append(
                 [
                     str(i),

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from stsbench.errors import StsbenchError
-from stsbench.stats.decide import one_sample
+from stsbench.stats.seeds import one_sample
 
 
 def _z(level: float) -> float:
@@ -45,5 +45,5 @@ def fold_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, 
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or v.shape[0] < 2 or not np.isfinite(v).all():
         raise StsbenchError(f"an interval over folds needs at least 2 finite fold values, got {list(values)}")
-    iv = one_sample(v, 0.0, level)  # the one t-interval of stsbench (stsbench.stats.decide)
+    iv = one_sample(v, 0.0, level)  # the one t-interval of stsbench (stsbench.stats.seeds)
     return iv.low, iv.high

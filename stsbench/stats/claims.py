@@ -287,7 +287,7 @@ def judge(
             rows.append(decide.unmeasured(INCONCLUSIVE, text, f"fewer than 2 seeds: {short}", d))
         else:
             rows.append(_decision(claim, iv, d, text))
-    tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not dec.interval.few]
+    tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not decide.few(dec.interval)]
     for i, p in zip(tested, holm([rows[i].p if rows[i].p is not None else 1.0 for i in tested]), strict=True):
         rows[i] = replace(rows[i], p_holm=p)
         if rows[i].outcome == CONTRADICTED and p >= alpha:

@@ -32,29 +32,25 @@ from typing import Any
 import numpy as np
 
 from stsbench.errors import StsbenchError
+from stsbench.stats.seeds import (
+    FIXED,
+    LEVEL,
+    ONE_SAMPLE,
+    PAIRED,
+    PARTLY,
+    WELCH,
+    Interval,
+    finite,
+    interval,
+    one_sample,
+    t_cdf,
+    t_ppf,
+    variance,
+)
 from stsbench.stats.tests import holm, min_detectable_difference
 
-
-def _cdf(t: float, df: float) -> float:
-    """Student's t CDF: scipy.special.stdtr, what scipy.stats.t.cdf calls (100x faster for one value).
-
-    Imported when first used: loading a recipe (its claims) needs no scipy.
-    """
-    from scipy.special import stdtr
-
-    return float(stdtr(df, t))
-
-
-def _ppf(q: float, df: float) -> float:
-    """Student's t quantile: scipy.special.stdtrit, what scipy.stats.t.ppf calls."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, q))
-
-
 RULE_VERSION = 2  # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families
-ALPHA = 0.05  # the printed interval's level is 1 - ALPHA
-LEVEL = 1 - ALPHA
+ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
 DELTA = (
@@ -62,7 +58,6 @@ DELTA = (
 )
 CELL_DELTA = 1.0  # points: the difference from a published figure that matters
 BEST_DRAWS = 20000
-ROUND_OFF = 1e-12  # relative: a spread below this times the figures' size is float round-off, not seeds
 STORED = 0.01  # the resolution of a figure stored at two decimals
 
 # a statement A > B, from its interval against δ (docs/uncertainty.md, One rule)
@@ -97,12 +92,6 @@ MATTERS = "a difference that matters"
 NONE_MATTERS = "none that matters"
 UNDECIDED = "undecided"
 
-PAIRED = "paired"
-PARTLY = "partly paired"
-WELCH = "Welch"
-ONE_SAMPLE = "one-sample"
-FIXED = "two models not trained here"
-
 NO_SPREAD = "no spread over seeds"
 ROUNDED = "judged on two-decimal figures (an aggregate written before raw figures were stored)"
 
@@ -121,90 +110,6 @@ def average_resolution(parts: Sequence[float]) -> float:
     return math.sqrt(sum(h * h for h in parts) / len(parts) ** 2) if parts else 0.0
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A difference over seeds (claimed direction positive), its 95% t-interval and how it was estimated."""
-
-    diff: float
-    se: float
-    df: float
-    low: float
-    high: float
-    design: str  # PAIRED | PARTLY | WELCH | ONE_SAMPLE | FIXED
-    n: tuple[int, ...]  # seeds per side, in the statement's order (a model not trained here: 1)
-    used: int  # the seeds the test rests on (paired: the shared ones; Welch: the smaller side)
-    level: float = LEVEL
-
-    @property
-    def few(self) -> bool:
-        """Fewer than :data:`MIN_SEEDS` seeds behind it (a comparison of fixed figures has no seeds: never few)."""
-        return self.design != FIXED and self.used < MIN_SEEDS
-
-    @property
-    def spread(self) -> bool:
-        """Whether the seeds moved the figure at all (a zero spread on unrounded figures: they did not)."""
-        return self.se > 0
-
-    @property
-    def p(self) -> float | None:
-        """Two-sided p of a zero difference; None without a spread (the interval is the point)."""
-        return 2 * _cdf(-abs(self.diff) / self.se, self.df) if self.spread else None
-
-    @property
-    def mdd(self) -> float | None:
-        """The smallest true difference a two-sided test at ALPHA detects with 80% power; None without a spread."""
-        if not self.spread:
-            return None
-        return min_detectable_difference(self.se, alpha=1 - self.level, power=POWER, df=self.df)
-
-
-def _interval(diff: float, se: float, df: float, level: float = LEVEL, **rest: Any) -> Interval:
-    half = _ppf((1 + level) / 2, df) * se if se > 0 else 0.0
-    return Interval(
-        float(diff), float(se), float(df), float(diff) - half, float(diff) + half, level=level, **rest
-    )
-
-
-def _array(values: Sequence[float] | np.ndarray) -> np.ndarray:
-    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
-    if x.ndim != 1 or not np.all(np.isfinite(x)):
-        raise StsbenchError(f"a seed figure is not a finite number ({x.tolist()})")
-    return x
-
-
-def _var(x: np.ndarray, h: float, scale: float) -> float:
-    """The seeds' variance s² + h²/12; a spread below float round-off of figures of size ``scale`` is none."""
-    s2 = float(x.var(ddof=1))
-    if math.sqrt(s2) <= ROUND_OFF * max(1.0, scale):
-        s2 = 0.0
-    return s2 + h * h / 12
-
-
-def one_sample(
-    values: Sequence[float] | np.ndarray,
-    against: float = 0.0,
-    level: float = LEVEL,
-    design: str = ONE_SAMPLE,
-    scale: float = 0.0,
-    resolution: float = 0.0,
-    runs: float = math.inf,
-) -> Interval | None:
-    """mean(values) - against, t-interval on n - 1 df; None below two values (no spread to estimate).
-
-    ``resolution``: h of each value (docs/uncertainty.md); ``runs``: ``against`` is the mean of that many runs
-    with our seeds' spread (a published figure of one run: 1; an exact figure: inf), so the variance of the
-    difference is (s² + h²/12)(1/n + 1/runs). ``scale``: the size of the figures the values were computed from.
-    """
-    x = _array(values)
-    if x.size < 2:
-        return None
-    scale = max(scale, float(np.abs(x).max()), abs(against))
-    se = math.sqrt(_var(x, resolution, scale) * (1 / x.size + 1 / runs))
-    return _interval(
-        float(x.mean()) - against, se, x.size - 1, level, design=design, n=(x.size,), used=x.size
-    )
-
-
 def _satterthwaite(v: Sequence[float], dfs: Sequence[float], fallback: float) -> tuple[float, float]:
     """The standard error of a sum of independent estimates of variances ``v`` on ``dfs`` df, and its df.
 
@@ -217,11 +122,11 @@ def _satterthwaite(v: Sequence[float], dfs: Sequence[float], fallback: float) ->
 def _welch(parts: Sequence[tuple[float, np.ndarray, float]], level: float, n: tuple[int, ...]) -> Interval:
     """sum(sign * mean) over independent samples (sign, values, resolution), Satterthwaite's df."""
     scale = max(float(np.abs(x).max()) for _, x, _ in parts)
-    v = [_var(x, h, scale) / x.size for _, x, h in parts]
+    v = [variance(x, h, scale) / x.size for _, x, h in parts]
     dfs = [x.size - 1 for _, x, _ in parts]
     se, df = _satterthwaite(v, dfs, sum(dfs))
     diff = float(sum(sign * x.mean() for sign, x, _ in parts))
-    return _interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts))
+    return interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts))
 
 
 def _partly(
@@ -231,16 +136,14 @@ def _partly(
     x, y = np.array(list(a.values())), np.array(list(b.values()))
     n1, n2, nc = x.size, y.size, len(shared)
     scale = max(float(np.abs(x).max()), float(np.abs(y).max()))
-    v1, v2 = _var(x, h, scale), _var(y, h, scale)
+    v1, v2 = variance(x, h, scale), variance(y, h, scale)
     r = float(np.corrcoef([a[s] for s in shared], [b[s] for s in shared])[0, 1]) if nc > 1 else 0.0
     r = 0.0 if not math.isfinite(r) else r
     se2 = max(v1 / n1 + v2 / n2 - 2 * r * math.sqrt(v1 * v2) * nc / (n1 * n2), 0.0)
     gamma = _satterthwaite([v1 / n1, v2 / n2], [n1 - 1, n2 - 1], n1 + n2 - 2)[1]  # Welch's df
     na, nb = n1 - nc, n2 - nc
     df = (nc - 1) + (gamma - nc + 1) / (na + nb + 2 * nc) * (na + nb)
-    return _interval(
-        float(x.mean() - y.mean()), math.sqrt(se2), df, level, design=PARTLY, n=(n1, n2), used=nc
-    )
+    return interval(float(x.mean() - y.mean()), math.sqrt(se2), df, level, design=PARTLY, n=(n1, n2), used=nc)
 
 
 def difference(
@@ -265,7 +168,7 @@ def difference(
         if est is None:
             return None
         n = (1, len(x)) if fa else (len(x), 1)
-        return _interval(sign * est.diff, est.se, est.df, level, design=ONE_SAMPLE, n=n, used=len(x))
+        return interval(sign * est.diff, est.se, est.df, level, design=ONE_SAMPLE, n=n, used=len(x))
     shared = sorted(set(a) & set(b))
     if len(a) < 2 or len(b) < 2:
         return None
@@ -277,7 +180,7 @@ def difference(
         return None if est is None else replace(est, design=PAIRED, n=(len(a), len(b)))
     if len(shared) >= MIN_SEEDS:
         return _partly(a, b, shared, resolution, level)
-    xa, xb = _array(list(a.values())), _array(list(b.values()))
+    xa, xb = finite(list(a.values())), finite(list(b.values()))
     return _welch([(1.0, xa, resolution), (-1.0, xb, resolution)], level, (len(a), len(b)))
 
 
@@ -289,7 +192,7 @@ def _combine(
     se, df = _satterthwaite([iv.se**2 for _, iv in parts], dfs, min(dfs))
     diff = sum(sign * iv.diff for sign, iv in parts) + const
     design = parts[0][1].design if len({iv.design for _, iv in parts}) == 1 else WELCH
-    return _interval(diff, se, df, level, design=design, n=n, used=min(iv.used for _, iv in parts))
+    return interval(diff, se, df, level, design=design, n=n, used=min(iv.used for _, iv in parts))
 
 
 def gap(
@@ -331,6 +234,11 @@ def _only(x: Mapping[int, float]) -> float:
     if len(x) != 1:
         raise StsbenchError(f"a model not trained here has one figure, got {len(x)}")
     return float(next(iter(x.values())))
+
+
+def few(iv: Interval) -> bool:
+    """Fewer than :data:`MIN_SEEDS` seeds behind ``iv`` (a comparison of fixed figures has no seeds: never few)."""
+    return iv.design != FIXED and iv.used < MIN_SEEDS
 
 
 DESIGN_WORDS = {PAIRED: "paired t", PARTLY: "partly paired t", WELCH: "Welch", ONE_SAMPLE: "one-sample t"}
@@ -381,8 +289,11 @@ class Decision:
 
     @property
     def mdd(self) -> float | None:
-        """The smallest difference the seeds detect with 80% power."""
-        return None if self.interval is None else self.interval.mdd
+        """The smallest true difference a two-sided test at ALPHA detects with 80% power; None without a spread."""
+        iv = self.interval
+        if iv is None or not iv.spread:
+            return None
+        return min_detectable_difference(iv.se, alpha=1 - iv.level, power=POWER, df=iv.df)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON: the interval's fields flattened beside the outcome."""
@@ -403,7 +314,7 @@ def _read(
 ) -> Decision:
     """The region (outcome, slack) with a positive slack, else ``undecided`` with the nearest's (negative) slack."""
     note = NO_SPREAD if not iv.spread and iv.design != FIXED else None
-    if iv.few:
+    if few(iv):
         note = f"fewer than {MIN_SEEDS} seeds ({iv.used}): at most {undecided}"
         return Decision(undecided, iv, None, max(regions, key=lambda r: r[1])[0], note, p, **rest)
     for outcome, slack in regions:
@@ -418,7 +329,7 @@ def _p_beyond(iv: Interval, threshold: float, below: bool) -> float:
     if not iv.spread:
         return 0.0 if (iv.diff < threshold if below else iv.diff > threshold) else 1.0
     t = (iv.diff - threshold) / iv.se
-    return min(1.0, 2 * _cdf(t if below else -t, iv.df))
+    return min(1.0, 2 * t_cdf(t if below else -t, iv.df))
 
 
 def directional(iv: Interval, delta: float, what: str = "") -> Decision:
@@ -480,7 +391,7 @@ def p_matters(iv: Interval, delta: float) -> float:
     """The p of "the difference matters": 2 · sf((|d| - δ)/se, df), capped at 1 (the family's `*` reads it)."""
     if not iv.spread:
         return 0.0 if abs(iv.diff) > delta else 1.0
-    return min(1.0, 2 * _cdf(-(abs(iv.diff) - delta) / iv.se, iv.df))
+    return min(1.0, 2 * t_cdf(-(abs(iv.diff) - delta) / iv.se, iv.df))
 
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
@@ -590,7 +501,7 @@ def cell(
     paper's seed spread equals ours; with ``best_of`` K, P is compared with m + s · e_K (one run). Where
     t · s · sqrt(1/k) >= δ, *reproduced* cannot be reached at any n, and the decision says so.
     """
-    x = _array(values)
+    x = finite(values)
     k = 1 if best_of else runs
     if x.size < 2:
         return unmeasured(INCONCLUSIVE, what, f"one seed: at most {INCONCLUSIVE}", delta)
@@ -603,7 +514,7 @@ def cell(
         shift = s * expected_max(best_of)
         iv = replace(iv, diff=iv.diff + shift, low=iv.low + shift, high=iv.high + shift)
         notes.append(f"against the mean + s·e_{best_of} ({shift:+.3f})")
-    floor = _ppf((1 + level) / 2, x.size - 1) * s * math.sqrt(1 / k)
+    floor = t_ppf((1 + level) / 2, x.size - 1) * s * math.sqrt(1 / k)
     if floor >= delta:
         notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (t·s/√k {floor:.2f} ≥ δ)")
     return reproduction(iv, delta, what, "; ".join(notes) or None)
