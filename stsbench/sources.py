@@ -73,7 +73,7 @@ PACKAGE_DATA: dict[str, tuple[str, ...]] = {
     "train": ("data/manifest.json",),
     "evaluate": ("data/manifest.json",),
     "analysis": ("data/manifest.json",),
-    "report": ("reports/templates",),
+    "report": ("reports/templates", "stats/best_of_quantiles.json"),
 }
 PUBLISHED_DATA = "published"  # every *.yaml there: the papers' figures the report sets beside the runs
 # The libraries each kind runs on, by major.minor (a release that changes a figure changes one of those)

@@ -16,11 +16,19 @@ N_SEEDS, DRAWS, SD = 5, 200, 0.5
 CASES = {
     "argmax": (
         {"kind": "argmax", "best": "a", "among": ["a", "b", "c"]},
-        {"large": {"a": 3, "b": 0, "c": 0}, "reversed": {"a": 0, "b": 3, "c": 3}, "null": {"a": 0, "b": 0, "c": 0}},
+        {
+            "large": {"a": 3, "b": 0, "c": 0},
+            "reversed": {"a": 0, "b": 3, "c": 3},
+            "null": {"a": 0, "b": 0, "c": 0},
+        },
     ),
     "ordering": (
         {"kind": "ordering", "order": ["a", "b", "c"]},
-        {"large": {"a": 6, "b": 3, "c": 0}, "reversed": {"a": 0, "b": 3, "c": 6}, "null": {"a": 0, "b": 0, "c": 0}},
+        {
+            "large": {"a": 6, "b": 3, "c": 0},
+            "reversed": {"a": 0, "b": 3, "c": 6},
+            "null": {"a": 0, "b": 0, "c": 0},
+        },
     ),
     "difference": (
         {"kind": "difference", "better": "a", "worse": "b", "published": 3.0},
@@ -38,7 +46,11 @@ CASES = {
     # reversed = one setting 3 points off (margin 2.5), null = equal settings with seeds too noisy to tell (sd 3)
     "plateau": (
         {"kind": "plateau", "settings": ["a", "b", "c"], "margin": 2.5},
-        {"large": {"a": 0, "b": 0, "c": 0}, "reversed": {"a": 0, "b": 6, "c": 0}, "null": {"a": 0, "b": 0, "c": 0}},
+        {
+            "large": {"a": 0, "b": 0, "c": 0},
+            "reversed": {"a": 0, "b": 6, "c": 0},
+            "null": {"a": 0, "b": 0, "c": 0},
+        },
     ),
     "collapse": (
         {"kind": "collapse", "settings": ["a"], "below": 70.0},
@@ -56,7 +68,9 @@ def simulate(means: dict[str, float], paired: bool, sd: float, rng: np.random.Ge
     for j, (setting, mean) in enumerate(means.items()):
         seeds = range(1, N_SEEDS + 1) if paired else range(1 + 10 * j, N_SEEDS + 1 + 10 * j)
         own = shared if paired else rng.normal(0, sd * 0.7, N_SEEDS)
-        scores[setting] = {s: 70 + mean + e + rng.normal(0, sd * 0.7) for s, e in zip(seeds, own, strict=True)}
+        scores[setting] = {
+            s: 70 + mean + e + rng.normal(0, sd * 0.7) for s, e in zip(seeds, own, strict=True)
+        }
     return scores
 
 
@@ -76,9 +90,15 @@ def test_the_rule_on_simulated_seeds(kind, paired):
     for case, means in cases.items():
         sd = 3.0 if (kind, case) == ("plateau", "null") else SD
         # the direction's word without its size ("supported, by more than δ" is supported)
-        verdicts = [judge(claim, simulate(means, paired, sd, rng)).verdict.split(",")[0] for _ in range(DRAWS)]
+        verdicts = [
+            judge(claim, simulate(means, paired, sd, rng)).verdict.split(",")[0] for _ in range(DRAWS)
+        ]
         if case == "null":
-            wrong = sum(v in WRONG_AT_NULL for v in verdicts) if kind != "plateau" else verdicts.count("contradicted")
+            wrong = (
+                sum(v in WRONG_AT_NULL for v in verdicts)
+                if kind != "plateau"
+                else verdicts.count("contradicted")
+            )
             assert stats.binomtest(wrong, DRAWS, 0.05, alternative="greater").pvalue > 0.01, (case, wrong)
         else:
             assert verdicts.count(EXPECTED[case]) >= 0.95 * DRAWS, (case, verdicts.count(EXPECTED[case]))
@@ -95,7 +115,11 @@ def test_paired_when_the_seeds_are_shared_welch_otherwise():
     assert shared.margin == pytest.approx(0.5)  # its upper end 1.0 lies 0.5 beyond δ
     other = judge(claim, {"a": a, "b": {4: 79.5, 5: 80.5, 6: 81.5}}).statements[0]
     welch = stats.ttest_ind(list(a.values()), [79.5, 80.5, 81.5], equal_var=False)
-    assert other.test == "Welch" and other.interval.p == pytest.approx(welch.pvalue) and other.outcome == "inconclusive"
+    assert (
+        other.test == "Welch"
+        and other.interval.p == pytest.approx(welch.pvalue)
+        and other.outcome == "inconclusive"
+    )
 
 
 def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_figure():
@@ -106,11 +130,15 @@ def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_f
     expected = stats.ttest_1samp([25.0 - v for v in a.values()], 0.0)
     assert one.test == "one-sample t" and one.interval.n == (1, 3)
     assert one.diff == pytest.approx(4.0) and one.interval.p == pytest.approx(expected.pvalue)
-    low, high = expected.confidence_interval(0.95) if hasattr(expected, "confidence_interval") else (one.low, one.high)
+    low, high = (
+        expected.confidence_interval(0.95)
+        if hasattr(expected, "confidence_interval")
+        else (one.low, one.high)
+    )
     assert (one.low, one.high) == (pytest.approx(low), pytest.approx(high))
     assert one.outcome == "supported, by more than δ"  # its interval above δ = 1
     (other,) = judge(claim, {"backbone": {0: 15.0}, "a": a}, fixed=["backbone"], delta=1.0).statements
-    assert other.outcome == "contradicted" and other.diff == pytest.approx(-6.0)
+    assert other.outcome == "reversed, by more than δ" and other.diff == pytest.approx(-6.0)
     # unflagged, a real one-seed training run (seed 0 or any other) is no constant: fewer than 2 seeds
     for seed in (0, 7):
         (single,) = judge(claim, {"backbone": {seed: 25.0}, "a": a}).statements
@@ -120,15 +148,22 @@ def test_against_a_model_not_trained_here_the_seeds_are_tested_against_its_one_f
 def test_holm_within_a_claim_and_the_claim_follows_its_statements():
     claim = CLAIM.validate_python({"kind": "ordering", "order": ["a", "b", "c"]})
     rng = np.random.default_rng(0)
-    scores = {s: {k: m + rng.normal(0, 0.3) for k in range(1, 6)} for s, m in (("a", 75), ("b", 72), ("c", 74))}
+    scores = {
+        s: {k: m + rng.normal(0, 0.3) for k in range(1, 6)} for s, m in (("a", 75), ("b", 72), ("c", 74))
+    }
     result = judge(claim, scores)
     # Holm over the p's of the contradictions: the interval's upper end against -δ, two-sided
     ps = []
     for s in result.statements:
         se = (s.high - s.diff) / stats.t.ppf(0.975, 4)
         ps.append(min(1.0, 2 * stats.t.cdf((s.diff + 0.5) / se, 4)))
-    assert [s.p_holm for s in result.statements] == pytest.approx([min(1, 2 * p) if p == min(ps) else max(p, 2 * min(ps)) for p in ps])
-    assert [s.outcome for s in result.statements] == ["supported, by more than δ", "contradicted"]  # a > b; b < c
+    assert [s.p_holm for s in result.statements] == pytest.approx(
+        [min(1, 2 * p) if p == min(ps) else max(p, 2 * min(ps)) for p in ps]
+    )
+    assert [s.outcome for s in result.statements] == [
+        "supported, by more than δ",
+        "reversed, by more than δ",
+    ]  # a > b; b < c
     assert result.verdict == "contradicted" and result.delta == 0.5
     assert set(result.best_probability) == {"a", "b", "c"} and result.best_probability["a"] > 0.9
 
@@ -150,7 +185,8 @@ def test_a_plateau_is_an_equivalence_at_its_margin():
     d = np.array([a[s] - b[s] for s in a])
     half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
     assert (st.low, st.high) == (pytest.approx(d.mean() - half), pytest.approx(d.mean() + half))
-    assert st.test == "paired t" and st.outcome == "supported" and result.delta == 1.0
+    assert st.test == "paired t" and st.outcome == "within the margin" and result.verdict == "supported"
+    assert result.delta == 1.0
     assert st.margin == pytest.approx(min(st.low + 1, 1 - st.high))
 
 
@@ -163,7 +199,10 @@ def test_a_plateau_is_an_equivalence_at_its_margin():
         ({"kind": "difference", "better": "a", "worse": "b", "size": 1}, "size"),
         ({"kind": "peak", "best": "a"}, "peak"),
         ({"kind": "difference", "better": "a", "worse": "b", "delta": 1.0}, "delta_reason"),
-        ({"kind": "difference", "better": "a", "worse": "b", "delta": -1, "delta_reason": "x"}, "greater than 0"),
+        (
+            {"kind": "difference", "better": "a", "worse": "b", "delta": -1, "delta_reason": "x"},
+            "greater than 0",
+        ),
     ],
 )
 def test_a_malformed_claim_is_refused(spec, words):

@@ -92,10 +92,10 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
     assert [s["seeds"] for s in from_folders["sides"]] == [2, 2]
     rows = from_folders["comparisons"][0]["tasks"]
     assert list(rows) == ["STSBenchmark", "SICKRelatedness", "Avg."]
-    # over seeds, the one rule: paired on the seeds both share (1, 2), 2 seeds: undecided whatever the spread
+    # over seeds, the one rule: paired on the seeds both share (1, 2), 2 seeds: inconclusive whatever the spread
     assert all(r["p_bootstrap_holm"] is None and r["seeds"]["design"] == "paired" for r in rows.values())
     assert all(
-        r["seeds"]["outcome"] == "undecided" and r["seeds"]["note"].startswith("fewer than 3 seeds") for r in rows.values()
+        r["seeds"]["outcome"] == "inconclusive" and r["seeds"]["note"].startswith("fewer than 3 seeds") for r in rows.values()
     )
 
 

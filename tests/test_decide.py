@@ -91,7 +91,11 @@ def test_a_plateau_on_two_seeds_does_not_flip_at_its_margin(gap):
 
 def test_no_spread_on_three_seeds_is_the_point_against_delta():
     """With three seeds the seeds did not move the figure: the interval is the point, compared with δ."""
-    for gap, outcome in ((0.3, decide.SUPPORTED_LESS), (0.8, decide.SUPPORTED_MORE), (-0.8, "contradicted")):
+    for gap, outcome in (
+        (0.3, decide.SUPPORTED_LESS),
+        (0.8, decide.SUPPORTED_MORE),
+        (-0.8, decide.REVERSED_MORE),
+    ):
         (st,) = judge(
             _difference(), {"b": {s: 70 + s + gap for s in (1, 2, 3)}, "a": {s: 70.0 + s for s in (1, 2, 3)}}
         ).statements
@@ -139,7 +143,7 @@ def test_claims_cells_tables_and_compare_read_one_interval():
     (st,) = judge(_difference(), {"b": b, "a": a}).statements
     iv = decide.difference(b, a)
     cell = decide.two_sided(iv, decide.DELTA)
-    side = lambda x: Side(
+    side = lambda x: Side(  # noqa: E731
         "x",
         "x",
         "x",
@@ -157,7 +161,7 @@ def test_claims_cells_tables_and_compare_read_one_interval():
     assert (st.low, st.high) == (pytest.approx(iv.low), pytest.approx(iv.high))
     assert (row.low, row.high) == (pytest.approx(iv.low, abs=1e-4), pytest.approx(iv.high, abs=1e-4))
     # paired, the seeds' shared 0.4-point spread does not hide a 0.01 difference: the interval is narrow
-    assert iv.high - iv.low < 0.1 and cell.outcome == row.seeds.outcome == "none that matters"
+    assert iv.high - iv.low < 0.1 and cell.outcome == row.seeds.outcome == "no difference that matters"
     assert st.outcome == "no difference that matters"
 
 

@@ -722,6 +722,6 @@ def test_report_against_a_published_file_of_ones_own(results: Path, tmp_path: Pa
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert "### all-MiniLM-L6-v2 vs mine.yaml#t1/minilm" in md
-    assert "| STS12 | 72.37 (1) | – | 73.50 | -1.13 |" in md  # the file's figure, beside the measured one
+    assert "| STS12 | 72.37 (1) | 73.50 | -1.1 |" in md  # the file's figure, beside the measured one
     state = json.loads((tmp_path / "rep" / "reproduction.json").read_text(encoding="utf-8"))
     assert "mine.yaml#t1/minilm" in json.dumps(state)

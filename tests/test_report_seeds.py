@@ -123,7 +123,7 @@ def test_difference_to_the_baseline_paired_on_shared_seeds_against_delta(built):
     # gaps are exact: the interval is the point, read against δ
     assert diff[2] == "+5.00 [+5.00, +5.00]*" and diff[3] == "+2.50 [+2.50, +2.50]*"
     assert words[2] == "a difference that matters, no spread over seeds"
-    assert diff[4] == "+0.00 [+0.00, +0.00]" and words[4] == "none that matters, no spread over seeds"
+    assert diff[4] == "0.00 [0.00, 0.00]" and words[4] == "no difference that matters, no spread over seeds"
     assert p_row[2] == "<0.001" and diff[-1].startswith("+1.07 [")  # no spread: the point beyond δ, p 0
     assert "paired on the seeds the two groups share" in md
 

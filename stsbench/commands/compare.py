@@ -88,9 +88,9 @@ def print_result(result: CompareResult) -> None:
             "over the seeds' figures, unrounded where the aggregate stores them (the figures are the seed means): "
             "paired on the seeds both sides share (partly paired where they share some, Welch where they share "
             "fewer than 3 or have no seed ids); the interval read against δ, the difference that matters (a "
-            "difference that matters: outside ±δ; none that matters: inside; undecided otherwise; fewer than 3 "
-            f"seeds: undecided); * needs Holm too: p (|d| > δ) = 2·sf((|d| - δ)/se, df), Holm {FAMILY}, below "
-            "0.05 (docs/uncertainty.md, One rule)"
+            "difference that matters: outside ±δ and Holm agrees, p (|d| > δ) = 2·sf((|d| - δ)/se, df), Holm "
+            f"{FAMILY}, below 0.05, marked *; no difference that matters: inside; inconclusive otherwise; fewer "
+            "than 3 seeds: inconclusive) (docs/uncertainty.md, One rule)"
         )
     else:
         how = (

@@ -168,7 +168,7 @@ def _check_analysis(
     from stsbench.commands._console import table_console
     from stsbench.commands.run import seed_spread
     from stsbench.errors import StsbenchError
-    from stsbench.published.check import CheckFailed
+    from stsbench.published.check import check_failed
     from stsbench.published.seed_check import verdict_cells
     from stsbench.stats.decide import CELL_DELTA, REPRODUCED
 
@@ -195,16 +195,15 @@ def _check_analysis(
     columns = (
         "figure",
         "mean ± std (n)",
-        "95% interval",
+        "mean's 95% interval",
         "published",
-        "mean − published",
-        "p",
+        "mean − published [95%]",
         "MDE",
         "verdict",
     )
     for col in columns:
         table.add_column(col, justify="left" if col in ("figure", "verdict") else "right")
-    failed = []
+    failed, statuses = [], []
     for r in c.rows:
         s, v = r.seeds, r.verdict
         interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
@@ -220,6 +219,7 @@ def _check_analysis(
             status = "outside the pairs' interval"
         if status not in (REPRODUCED, "within"):
             failed.append(f"{r.task} {status}")
+            statuses.append(status)
         style = "green" if status in (REPRODUCED, "within") else "bold red"
         spread = "-" if s is None else seed_spread(s)
         table.add_row(
@@ -236,7 +236,7 @@ def _check_analysis(
     console.print(f"results: {', '.join(c.files)} under {results}", highlight=False, soft_wrap=True)
     if failed:
         what = c.summary() if seeds else f"{', '.join(failed)} (tolerance {allowed:g})"
-        raise CheckFailed(f"check failed: {what}")
+        raise check_failed(statuses, f"check failed: {what}")
     what = c.summary() if seeds else f"every figure of {e.key} within {allowed:g}"
     console.print(f"[green]PASS[/green]: {what}", highlight=False)
 
@@ -248,9 +248,9 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
 
     from stsbench.commands._console import table_console
     from stsbench.commands.run import seed_spread
-    from stsbench.published.check import CheckFailed
+    from stsbench.published.check import check_failed
     from stsbench.published.seed_check import check_seeds, verdict_cells
-    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
+    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED, signed
 
     c = check_seeds(results, against, **filters, difference=CELL_DELTA if difference is None else difference)
     e, agg = c.entry, c.aggregate
@@ -259,11 +259,11 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
         f"[bold]{e.key}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
     )
     table = Table()
-    for col, justify in (("task", "left"), ("mean ± std (n)", "right"), ("95% interval", "right")):
+    for col, justify in (("task", "left"), ("mean ± std (n)", "right"), ("mean's 95% interval", "right")):
         table.add_column(col, justify=justify)
     table.add_column("published", justify="right")
     table.add_column("status")
-    for col in ("mean − published", "p", "MDE", "margin"):
+    for col in ("mean − published [95%]", "MDE", "margin"):
         table.add_column(col, justify="right")
     table.add_column("verdict")
     for r in c.rows:
@@ -277,7 +277,7 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
         vstyle = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(r.verdict.status, "bold red")
         status = f"[{style}]{r.status}[/{style}]"
         verdict = f"[{vstyle}]{r.verdict.status}[/{vstyle}]"
-        margin = "-" if r.verdict.margin is None else f"{r.verdict.margin:+.2f}"
+        margin = "-" if r.verdict.margin is None else signed(r.verdict.margin, r.verdict.difference)
         table.add_row(r.task, spread, interval, e.format(r.published), status, *cells, margin, verdict)
     console = table_console()
     console.print(heading, soft_wrap=True, highlight=False)
@@ -290,7 +290,7 @@ def _check_seeds(results: Path, against: str, difference: float | None, **filter
             soft_wrap=True,
         )
     if not c.passed:
-        raise CheckFailed(f"check failed: {c.summary()}")
+        raise check_failed((r.verdict.status for r in c.rows), f"check failed: {c.summary()}")
     console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
 
 
@@ -319,7 +319,7 @@ def _check_cells(
 
     from stsbench.commands._console import table_console
     from stsbench.errors import StsbenchError
-    from stsbench.published.check import EPS, CheckFailed
+    from stsbench.published.check import EPS, check_failed
     from stsbench.published.seed_check import verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
     from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
@@ -344,7 +344,7 @@ def _check_cells(
     columns = ("cell", "mean ± std (n)" if seeds else "measured", "published")
     for col in columns:
         table.add_column(col, justify="left" if col == "cell" else "right")
-    for col in ("mean − published", "p", "MDE") if seeds else ("delta",):
+    for col in ("mean − published [95%]", "MDE") if seeds else ("delta",):
         table.add_column(col, justify="right")
     table.add_column("verdict" if seeds else "status")
     failed = []
@@ -382,7 +382,10 @@ def _check_cells(
             soft_wrap=True,
         )
     if failed:
-        raise CheckFailed(f"check failed: {rep.address} against {rep.group.name}: {'; '.join(failed)}")
+        statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
+        raise check_failed(
+            statuses, f"check failed: {rep.address} against {rep.group.name}: {'; '.join(failed)}"
+        )
     what = "reproduced (or not checked)" if seeds else f"within {tolerance}"
     console.print(f"[green]PASS[/green]: every cell of {rep.address} {what}", highlight=False)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stsbench.average import AVG
-from stsbench.errors import Negative, StsbenchError
+from stsbench.errors import FAILED, Negative, StsbenchError
 from stsbench.metrics import simcse_average
 from stsbench.progress import plural
 from stsbench.published.cells import result_modes
@@ -29,6 +29,24 @@ EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.
 
 class CheckFailed(Negative):
     """Measured numbers differ from the published ones by more than the tolerance, or some are missing."""
+
+
+class CheckInconclusive(StsbenchError):
+    """Over seeds, no figure is not reproduced but one is inconclusive: more seeds may decide (exit status 3)."""
+
+    exit_code = FAILED
+
+
+def check_failed(statuses: Iterable[str], message: str) -> StsbenchError:
+    """The error a seeds check that did not pass ends with.
+
+    :class:`CheckInconclusive` (exit 3) where every figure not reproduced is inconclusive, else
+    :class:`CheckFailed` (exit 1: one not reproduced or missing).
+    """
+    from stsbench.stats.decide import INCONCLUSIVE, NOT_CHECKED, REPRODUCED
+
+    left = set(statuses) - {REPRODUCED, NOT_CHECKED}
+    return CheckInconclusive(message) if left == {INCONCLUSIVE} else CheckFailed(message)
 
 
 @dataclass(frozen=True)

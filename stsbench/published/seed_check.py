@@ -49,7 +49,9 @@ from stsbench.stats.decide import (
     cell,
     check_delta,
     noted,
+    signed,
     unmeasured,
+    unsigned,
 )
 
 
@@ -73,8 +75,8 @@ class Verdict:
     values: tuple[float, ...] = ()  # one per seed
     mean: float | None = None
     std: float | None = None  # sample std (ddof 1); None for one seed
-    low: float | None = None  # the 95% t-interval of the mean (a description); None for one seed
-    high: float | None = None
+    mean_low: float | None = None  # the 95% t-interval of the seeds' mean (a description); None for one seed
+    mean_high: float | None = None
     level: float = LEVEL
 
     status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
@@ -96,14 +98,26 @@ class Verdict:
         return None if self.mean is None else self.mean - self.published
 
     @property
+    def low(self) -> float | None:
+        """The decision's interval of the difference from the published figure: its lower end (None: none)."""
+        return self.decision.low
+
+    @property
+    def high(self) -> float | None:
+        """The decision's interval's upper end."""
+        return self.decision.high
+
+    @property
     def n(self) -> int:
         """How many seeds have the task."""
         return len(self.values)
 
     @property
     def inside(self) -> bool | None:
-        """The published figure inside the interval; None without an interval."""
-        return None if self.low is None else inside_interval(self.published, self.low, self.high)
+        """The published figure inside the interval of the seeds' mean (a description); None without one."""
+        if self.mean_low is None or self.mean_high is None:
+            return None
+        return inside_interval(self.published, self.mean_low, self.mean_high)
 
     def with_status(self, status: str) -> Verdict:
         """The same figures under another word (not comparable: computed on modified data)."""
@@ -113,7 +127,7 @@ class Verdict:
         """Plain dict for JSON: the cell, its seeds' summary, and the decision's fields."""
         out = self.decision.to_dict()
         out.update(task=self.task, published=self.published, verdict=self.status, values=list(self.values))
-        out.update(n=self.n, mean=self.mean, std=self.std, low=self.low, high=self.high, level=self.level)
+        out.update(n=self.n, mean=self.mean, std=self.std, mean_low=self.mean_low, mean_high=self.mean_high)
         return {**out, "diff": self.diff, "difference": self.difference, "power": POWER}
 
 
@@ -158,7 +172,7 @@ def _described(values: Sequence[float], level: float) -> dict[str, Any]:
     if not values:
         return {}
     s = seed_summary(values, level)
-    return dict(mean=s.mean, std=s.std, low=s.low, high=s.high)
+    return dict(mean=s.mean, std=s.std, mean_low=s.low, mean_high=s.high)
 
 
 @dataclass(frozen=True)
@@ -235,7 +249,7 @@ class SeedComparison:
         parts = []
         outside = [r.verdict for r in self.rows if r.verdict.status == NOT_REPRODUCED]
         if outside:
-            diffs = "; ".join(f"{v.task} {v.diff:+.2f}" for v in outside)
+            diffs = "; ".join(f"{v.task} {signed(v.diff, difference)}" for v in outside)
             parts.append(
                 f"{', '.join(v.task for v in outside)} not reproduced: the 95% interval over {seeds} lies beyond "
                 f"±{difference:.2f} points ({diffs})"
@@ -245,11 +259,12 @@ class SeedComparison:
         ]
         if wide:
             spans = ", ".join(
-                f"{v.task} [{v.low - v.published:+.2f}, {v.high - v.published:+.2f}]" for v in wide
+                f"{v.task} [{signed(v.low, difference)}, {signed(v.high, difference)}]" for v in wide
             )
             parts.append(
-                f"{', '.join(v.task for v in wide)} inconclusive: the 95% interval over {seeds} reaches across "
-                f"±{difference:.2f} points ({spans}), or fewer than 3 seeds: train more seeds"
+                f"{', '.join(v.task for v in wide)} inconclusive: the decision's 95% interval of the difference "
+                f"from the published figure over {seeds} reaches across ±{difference:.2f} points ({spans}), or "
+                "fewer than 3 seeds: train more seeds"
             )
         for status, what in (
             ("no interval", "without an interval (one seed: train more)"),
@@ -261,15 +276,19 @@ class SeedComparison:
         return "; ".join(parts)
 
 
-def _p(p: float | None, dash: str = "-") -> str:
-    return dash if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str]:
+    """``mean - published [its decision's 95% interval]`` and MDE, as the check table and the report print them.
 
-
-def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str, str]:
-    """``mean - published``, p and MDE as the check table and the report print them (``dash`` where none)."""
-    diff = dash if v.diff is None else f"{v.diff:+.2f}".replace("-0.00", "+0.00")
-    mde = dash if v.mde is None else f"{v.mde:.2f}"
-    return diff, _p(v.p, dash), mde
+    At δ's decimals (:func:`stsbench.stats.decide.decimals`); ``dash`` where none.
+    """
+    delta = v.difference
+    if v.diff is None:
+        diff = dash
+    elif v.low is None:
+        diff = signed(v.diff, delta)
+    else:
+        diff = f"{signed(v.diff, delta)} [{signed(v.low, delta)}, {signed(v.high, delta)}]"
+    return diff, dash if v.mde is None else unsigned(v.mde, delta)
 
 
 def find_aggregates(

@@ -43,7 +43,7 @@ from stsbench.reports.layout import (
 from stsbench.reports.models import Model, by_variant, find_models
 from stsbench.reports.published_cells import report_cells
 from stsbench.reports.reproduction import Reproduction, Target
-from stsbench.reports.scores import delta_digits, per_seed_table, score_table
+from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import (
     BASELINE,
     SIGNIFICANT,
@@ -58,7 +58,7 @@ from stsbench.reports.training_sections import training_sections
 from stsbench.results.checkout import Checkout
 from stsbench.results.portable import portable
 from stsbench.stats.claims import Claim, ClaimResult
-from stsbench.stats.decide import CELL_DELTA, DELTA
+from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
 
 
 def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
@@ -93,7 +93,7 @@ def verdict_summary(
         )
     for i, r in enumerate(judged, start=1):
         word = r.verdict + (f" ({r.qualifier})" if r.qualifier else "")
-        margin = "" if r.margin is None else f", margin {r.margin:+.{delta_digits(r.delta)}f}"
+        margin = "" if r.margin is None else f", margin {signed(r.margin, r.delta or DELTA)}"
         lines.append(f"Verdict: claim {i}, {r.text or r.kind}: **{word}**{margin} ({where['claims']}).")
     return lines
 
@@ -423,7 +423,8 @@ def build_report(
         + ": the same results and version give the same bytes."
     ]
     intro += [f"**{n}**" for n in notes]
-    intro[0:0] = verdict_summary(reps, judged, sections)  # what it found, first, each linked to its section
+    # what it found, first, each linked to its section; the scale of its words in one line
+    intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
     if banner:  # once, first under the title; each figure's image carries it too (render.stamped)
         intro.insert(0, f"**{banner}**")
     once(sections)

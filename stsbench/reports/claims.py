@@ -33,10 +33,18 @@ from stsbench.reports.claim_figures import (
 )
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
-from stsbench.reports.scores import delta_digits
 from stsbench.reports.seeds import SeedGroup
 from stsbench.stats.claims import Claim, ClaimResult, judge
-from stsbench.stats.decide import ALPHA, DELTA, VERDICTS, false_contradiction, few
+from stsbench.stats.decide import (
+    ALPHA,
+    CLAIM_VERDICTS,
+    DELTA,
+    REFUTING,
+    STATEMENT_WORDS,
+    false_contradiction,
+    signed,
+    unsigned,
+)
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 
@@ -141,10 +149,10 @@ def _figure(result: ClaimResult) -> str:
     return "last STS-B dev (training)" if result.figure == FINAL_DEV else result.figure
 
 
-def _margin(margin: float | None, nearest: str | None = None, digits: int = 2) -> str:
+def _margin(margin: float | None, nearest: str | None = None, delta: float | None = None) -> str:
     if margin is None:
         return DASH
-    return f"{margin:+.{digits}f}" + (f" from {nearest}" if nearest and margin < 0 else "")
+    return signed(margin, delta or DELTA) + (f" from {nearest}" if nearest and margin < 0 else "")
 
 
 def _delta(r: ClaimResult) -> str:
@@ -162,7 +170,7 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
             best = ", ".join(f"{s} {p:.2f}" for s, p in r.best_probability.items())
         counts = "; ".join(
             f"{sum(s.outcome == v for s in r.statements)} {v}"
-            for v in VERDICTS
+            for v in STATEMENT_WORDS
             if any(s.outcome == v for s in r.statements)
         )
         rows.append(
@@ -173,14 +181,14 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
                 _figure(r),
                 _delta(r),
                 f"**{r.verdict}**" + (f" ({r.qualifier})" if r.qualifier else ""),
-                _margin(r.margin, digits=delta_digits(r.delta)),
+                _margin(r.margin, delta=r.delta),
                 counts,
                 best,
             ]
         )
     verdicts = "; ".join(
         f"{sum(r.verdict == v for r in results)} {v}"
-        for v in VERDICTS
+        for v in CLAIM_VERDICTS
         if any(r.verdict == v for r in results)
     )
     return make_table(
@@ -190,57 +198,61 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
         rows,
         notes=[
             f"{plural(len(results), 'claim')} judged: {verdicts}. If every one were true, or reversed by less than "
-            f"δ, the chance that at least one shows a false contradiction is at most "
-            f"{false_contradiction(len(results)):.2f} (each at most {ALPHA / 2:g}). "
+            f"δ, the chance that at least one is contradicted falsely is at most "
+            f"{math.ceil(false_contradiction(len(results)) * 1000) / 1000:.3f} (each at most {ALPHA / 2:.3f}). "
             "Each claim expands to statements, each an interval over seeds of its difference on unrounded figures "
-            "(paired on the seeds the settings share, partly paired or Welch otherwise, one-sample against a model "
-            "not trained here), read against δ, the difference that matters: A > B is supported, by more than δ "
-            "(the interval above δ), supported (above 0, reaching δ), supported, by less than δ (above 0, below "
-            "δ), no difference that matters (inside ±δ, across 0), reversed, by less than δ, reversed, "
-            "contradicted (below -δ, Holm over the claim's statements), inconclusive otherwise; fewer than 3 seeds "
-            "is at most inconclusive. A claim is contradicted when one statement is, takes its statements' word "
-            "when they share one, is supported when every statement's direction is shown (which by more or less "
-            "than δ said beside it), inconclusive otherwise (docs/uncertainty.md, One rule). Margin: how far the "
-            "deciding end of an interval lies from its threshold (negative: how far an inconclusive one is from "
-            "a decision). P(best): how likely each setting has the highest mean, drawn from the seeds' t "
-            "distributions (20,000 draws, settings on shared seeds through their residual variance, ties "
-            "split): a description, not a test."
+            "(paired on the seeds the settings share, partly paired or Welch otherwise, a gap as one contrast, "
+            "one-sample against a model not trained here), read against δ, the difference that matters: A > B is "
+            "supported, by more than δ (the interval above δ), supported (above 0, reaching δ), supported, by less "
+            "than δ (above 0, below δ), no difference that matters (inside ±δ, across 0), reversed, by less than "
+            "δ, reversed, reversed, by more than δ (below -δ, Holm over the claim's statements), inconclusive "
+            "otherwise; fewer than 3 seeds is at most inconclusive. A claim is contradicted when one statement is "
+            "reversed by more than δ (a plateau's pair beyond its margin, a collapse's setting not below its "
+            "bound), takes its statements' word when they share one, is supported (reversed) when every "
+            "statement shows that direction (which by more or less than δ said beside it), inconclusive otherwise "
+            "(docs/uncertainty.md, One rule). Margin: how far the deciding end of an interval lies from its "
+            "threshold (negative: how far an inconclusive one is from a decision; none where every statement is "
+            "decided but their words differ). P(best): how likely each setting has the highest mean, drawn from "
+            "the seeds' t distributions on the statements' own estimator (20,000 draws, the figures' resolution "
+            "included, ties split): a description, not a test."
         ],
     )
 
 
 def statements_table(results: Sequence[ClaimResult]) -> Table:
-    """One row per statement: its design, difference and 95% interval, p, Holm's p, MDE, margin and verdict."""
+    """One row per statement: its design, difference and 95% interval, the p it rests on, MDE, margin and verdict."""
     rows = []
     for i, r in enumerate(results, start=1):
-        d = delta_digits(
-            r.delta
-        )  # one decimal more than δ's: a margin that can be checked against the interval
+        delta = r.delta or DELTA
+
+        def sg(x: float | None, delta: float = delta) -> str:
+            return DASH if x is None else signed(x, delta)
+
         for s in r.statements:
-            span = DASH if s.low is None else f"[{fmt(s.low, d)}, {fmt(s.high, d)}]"
+            span = DASH if s.low is None else f"[{sg(s.low)}, {sg(s.high)}]"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
-            tested = s.interval is not None and not few(s.interval)
+            rests = s.p_holm is not None and (s.outcome in REFUTING or s.nearest in REFUTING)
             rows.append(
                 [
                     str(i),
                     s.what,
                     s.test or DASH,
                     seeds,
-                    fmt(s.diff, d),
+                    sg(s.diff),
                     span,
-                    f"{s.p:.3g}" if s.p is not None and tested else DASH,
-                    f"{s.p_holm:.3g}" if s.p_holm is not None else DASH,
-                    fmt(s.mdd, d),
-                    _margin(s.margin, s.nearest, d),
+                    f"{s.p_holm:.3g}" if rests else DASH,
+                    DASH if s.mdd is None else unsigned(s.mdd, delta),
+                    _margin(s.margin, s.nearest, delta),
                     s.outcome + (f" ({s.note})" if s.note else ""),
                 ]
             )
     notes = [
         "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
-        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p (its test): of what the "
-        "verdict tests against (A > B: a contradiction, diff < -δ; a plateau: |diff| > δ; a bound: above it), "
-        "one-sided, doubled; p (Holm): that p Holm-adjusted within the claim (a contradiction needs it below "
-        "0.05); MDE: the smallest difference the seeds detect with 80% power."
+        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p (refuting, "
+        "Holm): where a statement's verdict rests on it, the p of its refuting outcome (A > B: reversed by more "
+        "than δ, diff < -δ; a plateau: |diff| > δ; a bound: above it), one-sided, doubled, Holm-adjusted within "
+        "the claim (the refuting word needs it below 0.05); MDE: the smallest difference the seeds detect with "
+        "80% power."
     ]
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
@@ -254,13 +266,12 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
             "seeds",
             "diff",
             "95% interval",
-            "p (its test)",
-            "p (Holm)",
+            "p (refuting, Holm)",
             "MDE",
             "margin",
             "verdict",
         ],
         rows,
         notes=notes,
-        right=("seeds", "p (its test)", "p (Holm)"),
+        right=("seeds", "p (refuting, Holm)"),
     )

@@ -33,14 +33,12 @@ from stsbench.reports.scores import (
     SELECTION_MARK,
     TASKS_OF,
     comparable,
-    delta_digits,
     modified_data,
     published_for,
 )
 from stsbench.reports.seeds import (
     SeedGroup,
     average_values,
-    interval,
     modes_of,
     seeds_folder,
     task_values,
@@ -56,6 +54,7 @@ from stsbench.stats.decide import (
     capped,
     finite_seeds,
     noted,
+    signed,
 )
 from stsbench.stats.seeds import SeedSummary
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -278,7 +277,7 @@ def reproductions(
 
 
 def _summary(v: Verdict) -> SeedSummary | None:
-    return None if v.mean is None else SeedSummary(v.mean, v.std, v.n, v.low, v.high)
+    return None if v.mean is None else SeedSummary(v.mean, v.std, v.n, v.mean_low, v.mean_high)
 
 
 def spread(v: Verdict) -> str:
@@ -289,22 +288,20 @@ def spread(v: Verdict) -> str:
 
 
 def reproduction_table(rep: Reproduction) -> Table:
-    """One row per published task and Avg.: mean ± std (n), interval, published, difference, p, MDE, verdict."""
+    """One row per published task and Avg.: mean ± std (n), published, difference [decision's interval], MDE, verdict."""
     e = rep.entry
     rows = []
     for v in rep.verdicts:
         published = e.format(v.published) + (SELECTION_MARK if e.selection else "")
         cells = verdict_cells(v, DASH)
-        margin = DASH if v.margin is None else f"{v.margin:+.{delta_digits(rep.difference)}f}"
+        margin = DASH if v.margin is None else signed(v.margin, rep.difference)
         status = v.status + (f" ({v.note})" if v.note else "")
-        rows.append([short_name(v.task), spread(v), interval(_summary(v)), published, *cells, margin, status])
+        rows.append([short_name(v.task), spread(v), published, *cells, margin, status])
     columns = [
         "cell" if rep.address else "task",
         "mean ± std (n)",
-        "95% interval",
         "published",
-        "mean − published",
-        "p",
+        "mean − published [95%]",
         "MDE 80%",
         "margin",
         "verdict",
@@ -320,7 +317,7 @@ def reproduction_table(rep: Reproduction) -> Table:
         notes.append(f"Compared with {rep.compared_with}.")
     asked = rep.address or e.key
     title = f"{rep.group.label} vs {asked}"
-    right = tuple(columns[1:8])
+    right = tuple(columns[1:6])
     return make_table(f"reproduction_{asked}", title, columns, rows, notes, right)
 
 
@@ -338,8 +335,9 @@ def rule(difference: float) -> str:
         "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`, on the "
         "one rule of docs/uncertainty.md): the 95% t-interval of mean − published over the seeds' unrounded "
         "figures, widened for a published figure of k runs ((m − P) ± t·s·√(1/n + 1/k), k = 1 unless the registry "
-        "says how many runs it is, assuming the paper's seed spread equals ours; a best-of-K figure against "
-        "m + s·e_K) and for the figures' resolution (a transfer accuracy moves in steps of 100/N: s² + h²/12), "
+        "says how many runs it is, assuming the paper's seed spread equals ours; a best-of-K figure by the exact "
+        "law of (m − P − Δ)/s, its quantiles a committed table) and for the figures' resolution (a transfer "
+        "accuracy moves in steps of 100/N: s² + h²/12), "
         f"read against the difference that matters, δ = {difference:.2f} points. *reproduced*: the "
         "interval lies inside ±δ; *not reproduced*: it lies entirely outside ±δ; *inconclusive*: otherwise, and "
         "with fewer than 3 seeds whatever the spread (MDE 80%: the smallest difference the seeds detect); *not "
@@ -360,7 +358,7 @@ def reproduction_json(
 
     out = {
         "kind": REPRODUCTION_KIND,
-        "schema_version": 1,
+        "schema_version": 2,  # 2: rule 3; a cell's low/high its decision's, the mean's as mean_low/mean_high
         "rule": RULE_VERSION,  # stsbench.stats.decide's: what a verdict meant when it was made
         "difference": difference,
         "level": LEVEL,

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from stsbench.analyses.common import short_name
@@ -294,14 +295,12 @@ def per_seed_table(records: list[TaskRecord], groups: list[SeedGroup], kind: str
 
 
 def delta_digits(delta: float | None) -> int:
-    """The decimals a figure judged against ``delta`` is printed with: one more than δ's own, at least two.
+    """The decimals a figure judged against ``delta`` is printed with (:func:`stsbench.stats.decide.decimals`).
 
-    δ = 0.5: 2; δ = 0.01: 3 (a margin of +0.01 at two decimals could not be checked against its interval).
+    δ = 1.0: 1; 0.5: 2; 0.05: 3; a bound (no δ): 2.
     """
-    import math
-    from decimal import Decimal
+    from stsbench.stats.decide import decimals
 
     if delta is None or not math.isfinite(delta) or delta <= 0:
         return 2
-    own = max(0, -Decimal(repr(float(delta))).normalize().as_tuple().exponent)
-    return max(2, own + 1)
+    return decimals(delta)

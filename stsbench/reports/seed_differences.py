@@ -3,7 +3,7 @@
 - :func:`seed_differences`: each group of two seeds or more against the baseline group: the difference of the
   seed means on unrounded figures with its 95% interval, the design following the seeds (paired on the seeds the
   two groups share, Welch for disjoint ones), read against δ by the one rule's two-sided words
-  (:func:`stsbench.stats.decide.two_sided`: a difference that matters, none that matters, undecided);
+  (:func:`stsbench.stats.decide.two_sided`: a difference that matters, no difference that matters, inconclusive);
 - :func:`difference_table`: those differences as a table, ``*`` where the difference matters by its interval and
   by Holm over the tasks of p(|diff| > δ) (:func:`stsbench.stats.decide.family`; the Avg. outside the family).
 """
@@ -20,7 +20,7 @@ from stsbench.reports.scores import TASKS_OF, mode_label, present_tasks
 from stsbench.reports.seeds import SIGNIFICANT, SeedGroup, average_seed_values, modes_of, task_seed_values
 from stsbench.stats import decide
 from stsbench.stats.decide import DELTA, Decision
-from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
+from stsbench.tabular import DASH, Table, fmt, make_table
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,8 @@ def _diff_cell(d: Decision | None) -> str:
     if d is None:
         return DASH
     mark = SIGNIFICANT if significant(d) else ""
-    return f"{fmt_delta(d.diff)} [{fmt_delta(d.low)}, {fmt_delta(d.high)}]{mark}"
+    delta = d.delta or decide.DELTA
+    return f"{decide.signed(d.diff, delta)} [{decide.signed(d.low, delta)}, {decide.signed(d.high, delta)}]{mark}"
 
 
 def _decision_cell(dec: Decision | None) -> str:
@@ -120,10 +121,10 @@ def difference_table(
         f"Difference of the seed means ({noun}, group − {base.name}, unrounded figures) with its 95% interval over "
         "seeds: paired on the seeds the two groups share, Welch where they share none (said beside the words). "
         f"Read against δ = {fmt(delta)} points, the difference that matters: 'a difference that matters' where "
-        "the interval lies entirely beyond ±δ, 'none that matters' where it lies inside ±δ, 'undecided' otherwise; "
-        f"fewer than 3 seeds is undecided whatever the spread. {SIGNIFICANT} needs Holm too: p (|d| > δ) = "
-        "2·sf((|d| - δ)/se, df), Holm over the tasks below 0.05, the Avg. its own p, outside the family; the "
-        "printed interval is not adjusted (docs/uncertainty.md, One rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
+        "the interval lies entirely beyond ±δ and Holm over the tasks agrees (p (|d| > δ) = 2·sf((|d| - δ)/se, df) "
+        f"below 0.05, the Avg. its own p, outside the family; marked {SIGNIFICANT}), 'no difference that matters' "
+        "where it lies inside ±δ, 'inconclusive' otherwise; fewer than 3 seeds is inconclusive whatever the "
+        "spread; the printed interval is not adjusted (docs/uncertainty.md, One rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
         "at 5%; a difference below it is untested, not absent.",
     ]
     title = f"{kind.upper()}: difference to {base.name} over seeds"

@@ -10,12 +10,14 @@ seeds' unrounded figures of each setting it names (``{setting: {seed: figure}}``
   an equivalence (``|A - B| < margin``) for each pair of a plateau (its margin is its δ); a bound
   (``A < threshold``) for each setting of a collapse;
 - each statement's difference is estimated over seeds, the design following the seeds (paired on the seeds two
-  settings share, Welch for disjoint ones, one sample against a model not trained here, which the caller flags),
+  settings share, Welch for disjoint ones, a gap as one contrast, one sample against a model not trained here, which the caller flags),
   and its 95% interval read against δ, the difference that matters (``delta``: the claim's, else the recipe's,
   else :data:`~stsbench.stats.decide.DELTA` on x100 figures);
-- a claim is *contradicted* if any statement is (Holm's correction over the claim's statements), *supported* if
-  all are (each at alpha: an intersection-union test), *no difference that matters* if all are, *inconclusive*
-  otherwise; fewer than three seeds a setting gives at most inconclusive.
+- a claim is *contradicted* if a statement is reversed by more than δ (a plateau's pair beyond its margin, a
+  collapse's setting not below its bound) after Holm's correction over the claim's statements; the statements'
+  common word where they share one; *supported* (*reversed*) if every statement shows that direction (each at
+  alpha: an intersection-union test); *inconclusive* otherwise; fewer than three seeds a setting gives at most
+  inconclusive (:func:`stsbench.stats.decide.combine`).
 
 Beside the verdict, descriptive figures: each statement's interval, margin and smallest detectable difference, and
 for an argmax or an ordering the probability that each setting is the best (seeds resampled, paired settings
@@ -32,7 +34,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stsbench.stats import decide
-from stsbench.stats.decide import ALPHA, CONTRADICTED, DELTA, INCONCLUSIVE, Decision, Interval
+from stsbench.stats.decide import ALPHA, DELTA, INCONCLUSIVE, Decision, Interval
 from stsbench.stats.tests import holm
 
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
@@ -290,9 +292,9 @@ def judge(
     tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not decide.few(dec.interval)]
     for i, p in zip(tested, holm([rows[i].p if rows[i].p is not None else 1.0 for i in tested]), strict=True):
         rows[i] = replace(rows[i], p_holm=p)
-        if rows[i].outcome == CONTRADICTED and p >= alpha:
-            why_not = f"contradicted by its own interval, not after Holm over {len(tested)} statements"
-            rows[i] = replace(rows[i], outcome=INCONCLUSIVE, nearest=CONTRADICTED, margin=None)
+        if rows[i].outcome in decide.REFUTING and p >= alpha:
+            why_not = f"{rows[i].outcome} by its own interval, not after Holm over {len(tested)} statements"
+            rows[i] = replace(rows[i], outcome=INCONCLUSIVE, nearest=rows[i].outcome, margin=None)
             rows[i] = decide.noted(rows[i], why_not)
     for i, (parts, dec) in enumerate(zip(claim.statements(), rows, strict=True)):
         for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
@@ -301,7 +303,7 @@ def judge(
     overall, margin, qualifier = decide.combine(done, alpha)
     best = None
     if describe and isinstance(claim, Argmax | Ordering) and not missing:
-        best = decide.best_probability(values, claim.settings(), tuple(fixed))
+        best = decide.best_probability(values, claim.settings(), tuple(fixed), resolution=resolution)
     published = claim.published if isinstance(claim, Difference) else None
     reason = claim.delta_reason if claim.delta is not None else None
     return ClaimResult(

@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,12 +45,14 @@ from stsbench.stats.seeds import (
     interval,
     one_sample,
     t_cdf,
-    t_ppf,
     variance,
 )
 from stsbench.stats.tests import holm, min_detectable_difference
 
-RULE_VERSION = 2  # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families
+RULE_VERSION = (
+    3  # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families;
+)
+# 3: a gap as one contrast, exact best-of-K cells, few shared seeds bounded, one vocabulary
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
@@ -60,26 +63,30 @@ CELL_DELTA = 1.0  # points: the difference from a published figure that matters
 BEST_DRAWS = 20000
 STORED = 0.01  # the resolution of a figure stored at two decimals
 
-# a statement A > B, from its interval against δ (docs/uncertainty.md, One rule)
+# The one vocabulary (docs/uncertainty.md, "One rule"): the same word for the same interval in every section and
+# command. A statement A > B, from its interval against δ:
 SUPPORTED_MORE = "supported, by more than δ"
 SUPPORTED = "supported"
 SUPPORTED_LESS = "supported, by less than δ"
 NO_DIFFERENCE = "no difference that matters"
 REVERSED_LESS = "reversed, by less than δ"
 REVERSED = "reversed"
-CONTRADICTED = "contradicted"
+REVERSED_MORE = "reversed, by more than δ"
 INCONCLUSIVE = "inconclusive"
 DIRECTIONS = (SUPPORTED_MORE, SUPPORTED, SUPPORTED_LESS)  # the paper's direction shown
-VERDICTS = (
-    SUPPORTED_MORE,
-    SUPPORTED,
-    SUPPORTED_LESS,
-    NO_DIFFERENCE,
-    REVERSED_LESS,
-    REVERSED,
-    CONTRADICTED,
-    INCONCLUSIVE,
+OPPOSITE = (REVERSED_LESS, REVERSED, REVERSED_MORE)  # the opposite direction shown
+VERDICTS = (*DIRECTIONS, NO_DIFFERENCE, *OPPOSITE, INCONCLUSIVE)
+# a claim: the statements' common word, supported / reversed (every statement that direction), or
+CONTRADICTED = (
+    "contradicted"  # a statement reversed by more than δ after Holm; a plateau or collapse claim refuted
 )
+CLAIM_VERDICTS = (*VERDICTS, CONTRADICTED)
+# a plateau's pair; a collapse's setting
+WITHIN = "within the margin"
+BEYOND = "beyond the margin"
+BELOW = "below the bound"
+NOT_BELOW = "not below the bound"
+STATEMENT_WORDS = (*VERDICTS[:-1], WITHIN, BEYOND, BELOW, NOT_BELOW, INCONCLUSIVE)  # every statement's word
 # a published cell
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -89,9 +96,17 @@ NOT_COMPARABLE = "not comparable"  # computed on modified data
 CELL_VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, MISSING, NOT_CHECKED, NOT_COMPARABLE)
 # no direction claimed (difference tables, gains, compare)
 MATTERS = "a difference that matters"
-NONE_MATTERS = "none that matters"
-UNDECIDED = "undecided"
+# the scale in one line, under every report's title and every edition README's verdicts
+LEGEND = (
+    "Scale (95% intervals against δ, the difference that matters): a statement A > B is *supported, by more "
+    "than δ* / *supported* / *supported, by less than δ* / *no difference that matters* / *reversed, by less "
+    "than δ* / *reversed* / *reversed, by more than δ*, or *inconclusive*; a claim takes its statements' common "
+    "word, *contradicted* where one is reversed by more than δ; a published cell is *reproduced* / *not "
+    "reproduced* / *inconclusive*; a difference with no direction claimed is *a difference that matters* / *no "
+    "difference that matters* / *inconclusive*."
+)
 
+BOUNDED = "Welch, shared seeds bounded"  # 1-2 shared seeds: their covariance bounded at ρ = -1
 NO_SPREAD = "no spread over seeds"
 ROUNDED = "judged on two-decimal figures (an aggregate written before raw figures were stored)"
 
@@ -103,6 +118,25 @@ def check_delta(delta: float, what: str = "delta") -> float:
     ):
         raise StsbenchError(f"{what} must be a positive number in the figure's units, got {delta!r}")
     return float(delta)
+
+
+def decimals(delta: float) -> int:
+    """How many decimals a figure read against δ prints: max(0, -⌊log10 δ⌋) + 1 (δ 1.0: 1; 0.5: 2; 0.05: 3)."""
+    return max(0, -math.floor(math.log10(delta))) + 1
+
+
+def signed(x: float, delta: float) -> str:
+    """``x`` signed at δ's decimals (:func:`decimals`); a figure that rounds to zero prints unsigned."""
+    d = decimals(delta)
+    text = f"{x:+.{d}f}"
+    return f"{0:.{d}f}" if float(text) == 0 else text
+
+
+def unsigned(x: float, delta: float) -> str:
+    """``x`` at δ's decimals, unsigned unless negative; a figure that rounds to zero prints ``0.0..``."""
+    d = decimals(delta)
+    text = f"{x:.{d}f}"
+    return f"{0:.{d}f}" if float(text) == 0 else text
 
 
 def average_resolution(parts: Sequence[float]) -> float:
@@ -181,18 +215,20 @@ def difference(
     if len(shared) >= MIN_SEEDS:
         return _partly(a, b, shared, resolution, level)
     xa, xb = finite(list(a.values())), finite(list(b.values()))
-    return _welch([(1.0, xa, resolution), (-1.0, xb, resolution)], level, (len(a), len(b)))
+    est = _welch([(1.0, xa, resolution), (-1.0, xb, resolution)], level, (len(a), len(b)))
+    if not shared:
+        return est
+    # one or two shared seeds: too few to estimate their covariance, which Welch would ignore; bounded at ρ = -1
+    se = math.sqrt(est.se**2 + _bound_term(1.0, -1.0, xa, xb, len(shared), resolution))
+    return interval(est.diff, se, est.df, level, design=BOUNDED, n=est.n, used=est.used)
 
 
-def _combine(
-    parts: Sequence[tuple[float, Interval]], const: float, n: tuple[int, ...], level: float
-) -> Interval:
-    """sum(sign * estimate) + const over independent estimates, Satterthwaite's df."""
-    dfs = [iv.df for _, iv in parts]
-    se, df = _satterthwaite([iv.se**2 for _, iv in parts], dfs, min(dfs))
-    diff = sum(sign * iv.diff for sign, iv in parts) + const
-    design = parts[0][1].design if len({iv.design for _, iv in parts}) == 1 else WELCH
-    return interval(diff, se, df, level, design=design, n=n, used=min(iv.used for _, iv in parts))
+def _bound_term(ca: float, cb: float, x: np.ndarray, y: np.ndarray, nc: int, h: float) -> float:
+    """2·ca·cb·cov(mean x, mean y) at the adverse extreme ρ = ∓1 over ``nc`` shared seeds: |2·ca·cb|·S1·S2·nc/(n1·n2)."""
+    scale = max(float(np.abs(x).max()), float(np.abs(y).max()))
+    return (
+        abs(2 * ca * cb) * math.sqrt(variance(x, h, scale) * variance(y, h, scale)) * nc / (x.size * y.size)
+    )
 
 
 def gap(
@@ -201,33 +237,76 @@ def gap(
     level: float = LEVEL,
     resolution: float = 0.0,
 ) -> Interval | None:
-    """(A - B) - (C - D): per seed where all four share every seed; else each side paired within, then combined.
+    """(A - B) - (C - D), judged as one contrast over the distinct settings.
 
-    A side not trained here enters as a constant.
+    A setting named twice, as B in (A - B) > (B - C), enters once with its summed coefficient: A - 2B + C (a
+    side is the same setting where it is the same mapping object).
+
+    Per seed where every distinct trained setting shares every seed; else Σ c·mean, its variance from each
+    setting's s² + h²/12 and, for each pair sharing seeds, their covariance (T_new2's r·S1·S2 from three shared
+    seeds on; bounded at the adverse ρ = ±1 below three), Satterthwaite's df over the settings' own terms. A
+    side not trained here enters as a constant. None where a trained setting has fewer than two seeds.
     """
     fixed = tuple(fixed) or (False,) * 4
     n = tuple(1 if f else len(x) for x, f in zip(sides, fixed, strict=True))
-    trained = [x for x, f in zip(sides, fixed, strict=True) if not f]
-    if not trained:
-        d = sum(s * _only(x) for s, x in zip((1.0, -1.0, -1.0, 1.0), sides, strict=True))
-        return Interval(d, 0.0, 1.0, d, d, FIXED, n, 0, level)
-    if len(trained) == 4 and len({frozenset(x) for x in trained}) == 1:
-        a, b, c, d = sides
-        per = [a[s] - b[s] - c[s] + d[s] for s in a]
-        scale = max(abs(v) for x in trained for v in x.values())
-        est = one_sample(per, 0.0, level, scale=scale, resolution=2 * resolution)
-        return None if est is None else replace(est, design=PAIRED, n=n)
-    halves = []
+    terms: list[list] = []  # [coefficient, mapping], distinct trained settings
     const = 0.0
-    for sign, (x, y), (fx, fy) in ((1.0, sides[:2], fixed[:2]), (-1.0, sides[2:], fixed[2:])):
-        if fx and fy:
-            const += sign * (_only(x) - _only(y))
+    for sign, x, f in zip((1.0, -1.0, -1.0, 1.0), sides, fixed, strict=True):
+        if f:
+            const += sign * _only(x)
             continue
-        est = difference(x, y, (fx, fy), level, resolution)
+        for t in terms:
+            if t[1] is x:
+                t[0] += sign
+                break
+        else:
+            terms.append([sign, x])
+    terms = [t for t in terms if t[0] != 0]
+    if not terms:
+        return Interval(const, 0.0, 1.0, const, const, FIXED, n, 0, level)
+    if any(len(x) < 2 for _, x in terms):
+        return None
+    blocks: dict[frozenset[int], list[tuple[float, Mapping[int, float]]]] = {}
+    for c, x in terms:  # settings on the same seeds form one block, its contrast taken per seed
+        blocks.setdefault(frozenset(x), []).append((c, x))
+    series = [{q: sum(c * x[q] for c, x in block) for q in sorted(seeds)} for seeds, block in blocks.items()]
+    hs = [resolution * math.sqrt(sum(c * c for c, _ in block)) for block in blocks.values()]
+    scale = max(abs(v) for _, x in terms for v in x.values())
+    if len(series) == 1:  # every distinct setting on every seed: the contrast per seed
+        est = one_sample(list(series[0].values()), -const, level, scale=scale, resolution=hs[0])
+        return None if est is None else replace(est, design=PAIRED, n=n)
+    if len(series) == 2:  # two blocks: their difference, paired on the seeds they share (T_new2) or not
+        neg = {q: -v for q, v in series[1].items()}
+        est = difference(series[0], neg, level=level, resolution=max(hs))
         if est is None:
             return None
-        halves.append((sign, est))
-    return _combine(halves, const, n, level)
+        return replace(est, diff=est.diff + const, low=est.low + const, high=est.high + const, n=n)
+    xs = [finite(list(x.values())) for x in series]  # three blocks or more: their covariances on shared seeds
+    own = [variance(x, h, scale) / x.size for x, h in zip(xs, hs, strict=True)]
+    cross = 0.0
+    for i, a in enumerate(series):
+        for j in range(i + 1, len(series)):
+            b = series[j]
+            shared = sorted(set(a) & set(b))
+            if not shared:
+                continue
+            if len(shared) < MIN_SEEDS:
+                cross += _bound_term(1.0, 1.0, xs[i], xs[j], len(shared), max(hs[i], hs[j]))
+                continue
+            r = float(np.corrcoef([a[q] for q in shared], [b[q] for q in shared])[0, 1])
+            r = 0.0 if not math.isfinite(r) else r
+            cross += (
+                2
+                * r
+                * math.sqrt(own[i] * own[j] * xs[i].size * xs[j].size)
+                * len(shared)
+                / (xs[i].size * xs[j].size)
+            )
+    dfs = [x.size - 1 for x in xs]
+    se, df = _satterthwaite(own, dfs, min(dfs))
+    se = math.sqrt(max(se**2 + cross, 0.0))
+    diff = sum(float(x.mean()) for x in xs) + const
+    return interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for x in xs))
 
 
 def _only(x: Mapping[int, float]) -> float:
@@ -241,7 +320,13 @@ def few(iv: Interval) -> bool:
     return iv.design != FIXED and iv.used < MIN_SEEDS
 
 
-DESIGN_WORDS = {PAIRED: "paired t", PARTLY: "partly paired t", WELCH: "Welch", ONE_SAMPLE: "one-sample t"}
+DESIGN_WORDS = {
+    PAIRED: "paired t",
+    PARTLY: "partly paired t",
+    WELCH: "Welch",
+    BOUNDED: BOUNDED,
+    ONE_SAMPLE: "one-sample t",
+}
 
 
 @dataclass(frozen=True)
@@ -337,8 +422,8 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
 
     low > δ: supported, by more than δ; 0 < low <= δ <= high: supported; 0 < low, high < δ: supported, by less than
     δ; inside ±δ and straddling 0: no difference that matters; -δ < low, high < 0: reversed, by less than δ;
-    low <= -δ <= high < 0: reversed; high < -δ: contradicted; otherwise inconclusive. The p is that of the
-    contradiction (the upper end below -δ), which Holm's correction within a claim reads.
+    low <= -δ <= high < 0: reversed; high < -δ: reversed, by more than δ; otherwise inconclusive. The p is that
+    of the reversal by more than δ (the upper end below -δ), which Holm's correction within a claim reads.
     """
     lo, hi, d = iv.low, iv.high, delta
     if lo > d:
@@ -346,7 +431,7 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
     elif lo > 0:
         regions = [(SUPPORTED, lo)] if hi >= d else [(SUPPORTED_LESS, min(lo, d - hi))]
     elif hi < -d:
-        regions = [(CONTRADICTED, -d - hi)]
+        regions = [(REVERSED_MORE, -d - hi)]
     elif hi < 0:
         regions = [(REVERSED, -hi)] if lo <= -d else [(REVERSED_LESS, min(-hi, lo + d))]
     elif lo > -d and hi < d:
@@ -354,15 +439,15 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
     else:  # straddles 0 and reaches ±δ: the nearest decisive outcomes, each a negative slack
         regions = [(SUPPORTED, lo), (NO_DIFFERENCE, min(lo + d, d - hi)), (REVERSED, -hi)]
     p = _p_beyond(iv, -delta, below=True)
-    tests = "contradiction (diff < -δ), one-sided, doubled"
+    tests = "reversed by more than δ (diff < -δ), one-sided, doubled"
     return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
 
 
 def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
-    """|A - B| < δ (a plateau's pair): supported inside ±δ, contradicted entirely outside, else inconclusive."""
+    """|A - B| < δ (a plateau's pair): within the margin inside ±δ, beyond it entirely outside, else inconclusive."""
     regions = [
-        (SUPPORTED, min(iv.low + delta, delta - iv.high)),
-        (CONTRADICTED, max(iv.low - delta, -delta - iv.high)),
+        (WITHIN, min(iv.low + delta, delta - iv.high)),
+        (BEYOND, max(iv.low - delta, -delta - iv.high)),
     ]
     p = _p_beyond(iv, delta, below=False) if iv.diff >= 0 else _p_beyond(iv, -delta, below=True)
     return _read(
@@ -371,8 +456,8 @@ def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
 
 
 def bound(iv: Interval, what: str = "") -> Decision:
-    """The bound, threshold - A > 0 (a collapse: A below the threshold): supported above 0, contradicted below."""
-    regions = [(SUPPORTED, iv.low), (CONTRADICTED, -iv.high)]
+    """The bound, threshold - A > 0 (a collapse: A below it): below the bound, not below it, or inconclusive."""
+    regions = [(BELOW, iv.low), (NOT_BELOW, -iv.high)]
     p = _p_beyond(iv, 0.0, below=True)
     return _read(iv, regions, INCONCLUSIVE, p, p_tests="above the bound, one-sided, doubled", what=what)
 
@@ -395,28 +480,37 @@ def p_matters(iv: Interval, delta: float) -> float:
 
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
-    """No direction claimed: a difference that matters (outside ±δ), none that matters (inside), or undecided."""
+    """No direction claimed: a difference that matters (outside ±δ), no difference that matters, inconclusive."""
     regions = [
         (MATTERS, max(iv.low - delta, -delta - iv.high)),
-        (NONE_MATTERS, min(iv.low + delta, delta - iv.high)),
+        (NO_DIFFERENCE, min(iv.low + delta, delta - iv.high)),
     ]
     p = p_matters(iv, delta)
-    return _read(iv, regions, UNDECIDED, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
+    return _read(iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
 
 
 def family(decisions: Sequence[Decision]) -> list[Decision]:
     """Holm over a family of two-sided decisions (a table's tasks; the caller leaves the Avg. out): ``p_holm``.
 
-    A difference that matters needs Holm's p below ALPHA too (the table's `*`).
+    *A difference that matters* needs Holm's p below ALPHA too: where its own interval says so but Holm over the
+    family does not, the word is *inconclusive*, the note saying why (one word for one verdict, the `*` its mark).
     """
     ps = holm([d.p if d.p is not None else 1.0 for d in decisions])
-    return [replace(d, p_holm=p) for d, p in zip(decisions, ps, strict=True)]
+    out = []
+    for d, p in zip(decisions, ps, strict=True):
+        d = replace(d, p_holm=p)
+        if d.outcome == MATTERS and p >= ALPHA:
+            why = (
+                f"a difference that matters by its own interval, not after Holm over {len(decisions)} figures"
+            )
+            d = noted(replace(d, outcome=INCONCLUSIVE, nearest=MATTERS, margin=None), why)
+        out.append(d)
+    return out
 
 
 def marked(dec: Decision) -> bool:
     """The `*` of a difference table: a difference that matters by its interval and by Holm over the family."""
-    p = dec.p_holm if dec.p_holm is not None else dec.p
-    return dec.outcome == MATTERS and p is not None and p < ALPHA
+    return dec.outcome == MATTERS
 
 
 def noted(dec: Decision, note: str | None) -> Decision:
@@ -484,6 +578,39 @@ def expected_max(k: int) -> float:
     return float(integrate.quad(f, -12, 12)[0])
 
 
+BEST_OF_TABLE = "best_of_quantiles.json"  # beside this module: benchmarks/best_of_quantiles.py made it
+
+
+@lru_cache(maxsize=1)
+def _best_of_table() -> dict[str, Any]:
+    import json
+
+    return json.loads(Path(__file__).with_name(BEST_OF_TABLE).read_text(encoding="utf-8"))
+
+
+def best_of_quantiles(n: int, k: int) -> tuple[float, float] | None:
+    """q_lo, q_hi: the 2.5% and 97.5% quantiles of (Z/√n - M_K)/(χ_{n-1}/√(n-1)), read off the committed table.
+
+    Beyond its last n (20) the last row stands in, wider than the exact one (its χ less concentrated); None for
+    a K outside it (2..20).
+    """
+    table = _best_of_table()
+    if k not in table["k"]:
+        return None
+    i, j = table["n"].index(min(n, table["n"][-1])), table["k"].index(k)
+    return float(table["q_lo"][i][j]), float(table["q_hi"][i][j])
+
+
+def _limit_width(s: float, level: float, k: int, best_of: int | None) -> float:
+    """The interval's half-width as the seeds grow without end: z·s·√(1/k), or half the spread of s·M_K."""
+    from scipy.special import ndtri
+
+    if best_of:  # M_K's quantiles are exact: P(M_K <= x) = Φ(x)^K
+        lo, hi = ((1 - level) / 2) ** (1 / best_of), ((1 + level) / 2) ** (1 / best_of)
+        return s * float(ndtri(hi) - ndtri(lo)) / 2
+    return float(ndtri((1 + level) / 2)) * s * math.sqrt(1 / k)
+
+
 def cell(
     values: Sequence[float],
     published: float,
@@ -498,8 +625,11 @@ def cell(
     """Seeds against a published figure of ``runs`` runs (or the best of ``best_of``): reproduced or not.
 
     The interval of m - P is (m - P) ± t(0.975, n-1) · s · sqrt(1/n + 1/k), s² including h²/12, assuming the
-    paper's seed spread equals ours; with ``best_of`` K, P is compared with m + s · e_K (one run). Where
-    t · s · sqrt(1/k) >= δ, *reproduced* cannot be reached at any n, and the decision says so.
+    paper's seed spread equals ours. With ``best_of`` K it is exact under the same model: (m - P - Δ)/s has the
+    law of (Z/√n - M_K)/(χ_{n-1}/√(n-1)), whose quantiles q_lo, q_hi (a committed table) give Δ in
+    [m - P - s·q_hi, m - P - s·q_lo], its point m - P + s·e_K. Where the interval's half-width as n grows
+    without end (z·s·√(1/k); with K, half the spread of s·M_K) reaches δ, *reproduced* cannot be reached at any
+    number of seeds, and the decision says so.
     """
     x = finite(values)
     k = 1 if best_of else runs
@@ -511,41 +641,59 @@ def cell(
     )
     s = iv.se / math.sqrt(1 / x.size + 1 / k)  # the seeds' spread, h²/12 included
     if best_of:
-        shift = s * expected_max(best_of)
-        iv = replace(iv, diff=iv.diff + shift, low=iv.low + shift, high=iv.high + shift)
-        notes.append(f"against the mean + s·e_{best_of} ({shift:+.3f})")
-    floor = t_ppf((1 + level) / 2, x.size - 1) * s * math.sqrt(1 / k)
+        q = best_of_quantiles(x.size, best_of) if level == LEVEL else None
+        if q is None:
+            why = f"the best of {best_of} runs lies outside the committed table (K 2..20, level {LEVEL})"
+            return unmeasured(INCONCLUSIVE, what, f"{why}: at most {INCONCLUSIVE}", delta)
+        m = iv.diff
+        iv = replace(iv, diff=m + s * expected_max(best_of), low=m - s * q[1], high=m - s * q[0], se=s)
+        notes.append(f"exact for the best of {best_of}: Δ in [m − P − s·q_hi, m − P − s·q_lo]")
+    floor = _limit_width(s, level, k, best_of)
     if floor >= delta:
-        notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (t·s/√k {floor:.2f} ≥ δ)")
+        notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (its limit ±{floor:.2f} ≥ δ)")
     return reproduction(iv, delta, what, "; ".join(notes) or None)
 
 
 # -- a claim of several statements --------------------------------------------------------------------------------
 
 
+REFUTING = (REVERSED_MORE, BEYOND, NOT_BELOW)  # a statement that contradicts its claim (after Holm)
+_CLAIM_WORD = {WITHIN: SUPPORTED, BELOW: SUPPORTED}  # a plateau's and a collapse's claim words
+
+
 def combine(decisions: Sequence[Decision], alpha: float = ALPHA) -> tuple[str, float | None, str | None]:
     """A claim from its statements: (verdict, margin, qualifier); ``decisions`` after Holm (``p_holm``).
 
-    *contradicted* if any statement is; the same word if every statement has it; *supported* if every statement's
-    direction is shown (an intersection-union test), the qualifier naming those by more or less than δ;
-    otherwise *inconclusive*, its margin the nearest statement's, negative.
+    *contradicted* if a statement is reversed by more than δ (a plateau's pair beyond its margin, a collapse's
+    setting not below its bound); the statements' common word if they share one (a plateau's or collapse's:
+    *supported*); *supported* (*reversed*) if every statement shows the paper's (the opposite) direction, the
+    qualifier naming those by more and by less than δ; otherwise *inconclusive*. The margin: a decided claim's
+    smallest statement margin; an inconclusive one's, the nearest undecided statement's (negative), none where
+    every statement is decided (their words differ).
     """
     words = [d.outcome for d in decisions]
     margins = [d.margin for d in decisions]
-    if CONTRADICTED in words:
-        found = [d.margin for d in decisions if d.outcome == CONTRADICTED and d.margin is not None]
+    if any(w in REFUTING for w in words):
+        found = [d.margin for d in decisions if d.outcome in REFUTING and d.margin is not None]
         return CONTRADICTED, max(found, default=None), None
     known = None if any(m is None for m in margins) or not margins else margins
     if len(set(words)) == 1 and words[0] != INCONCLUSIVE:
-        return words[0], None if known is None else min(known), None
-    if words and all(w in DIRECTIONS for w in words):
-        parts = []
-        for word, size in ((SUPPORTED_MORE, "by more than δ"), (SUPPORTED_LESS, "by less than δ")):
-            named = [d.what for d in decisions if d.outcome == word]
-            if named:
-                parts.append(f"{size}: {', '.join(named)}")
-        return SUPPORTED, None if known is None else min(known), "; ".join(parts) or None
-    return INCONCLUSIVE, None if known is None else -min(abs(m) for m in known), None
+        return _CLAIM_WORD.get(words[0], words[0]), None if known is None else min(known), None
+    for side, word, more, less in (
+        (DIRECTIONS, SUPPORTED, SUPPORTED_MORE, SUPPORTED_LESS),
+        (OPPOSITE, REVERSED, REVERSED_MORE, REVERSED_LESS),
+    ):
+        if words and all(w in side for w in words):
+            parts = []
+            for size, sized in (("by more than δ", more), ("by less than δ", less)):
+                named = [d.what for d in decisions if d.outcome == sized]
+                if named:
+                    parts.append(f"{size}: {', '.join(named)}")
+            return word, None if known is None else min(known), "; ".join(parts) or None
+    undecided = [d.margin for d in decisions if d.outcome == INCONCLUSIVE]
+    if not undecided or any(m is None for m in undecided):
+        return INCONCLUSIVE, None, None
+    return INCONCLUSIVE, max(undecided), None
 
 
 def false_contradiction(claims: int, alpha: float = ALPHA) -> float:
@@ -565,20 +713,23 @@ def best_probability(
     fixed: Sequence[str] = (),
     draws: int = BEST_DRAWS,
     seed: int = 0,
+    resolution: float = 0.0,
 ) -> dict[str, float]:
     """How likely each setting has the highest true mean, drawn from the seeds' t distributions (a description).
 
-    Settings on the same seeds: setting + seed + residual, the pooled residual variance with (n-1)(k-1) df (for
-    two settings, the paired t); otherwise each mean m + s/sqrt(n) · Z under the means' covariance (the shared
-    seeds' covariances), scaled by one sqrt(df/χ²_df), df the smallest over the pairs (for two, Welch's or the
-    partly paired t's): P(best) of two settings is then 1 - the one-sided p of their statement. A model not
-    trained here is its one figure. Ties split evenly.
+    On the statements' own estimator: settings on the same seeds: setting + seed + residual, the pooled residual
+    variance with (n-1)(k-1) df (for two settings, the paired t); otherwise each mean m + S/sqrt(n) · Z under
+    the means' covariance as the statements estimate it (T_new2's r·S1·S2·n_c/(n1·n2) from three shared seeds
+    on, bounded at ρ = -1 below three), scaled by one sqrt(df/χ²_df), df the smallest of the statements'. Each
+    variance holds the resolution's h²/12. P(best) of two settings is then 1 - the one-sided p of their
+    statement. A model not trained here is its one figure. Ties split evenly.
     """
     rng = np.random.default_rng(seed)
     trained = [s for s in settings if s not in fixed]
     k = len(trained)
     mean = np.array([float(np.mean(list(scores[s].values()))) for s in trained])
     seedsets = {frozenset(scores[s]) for s in trained}
+    h2 = resolution * resolution / 12
     if k >= 2 and len(seedsets) == 1:
         keys = sorted(next(iter(seedsets)))
         y = np.array([[scores[s][q] for q in keys] for s in trained])  # settings x seeds
@@ -586,21 +737,36 @@ def best_probability(
         resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
         df = float((n - 1) * (k - 1))
         sigma2 = float((resid**2).sum() / df) if df > 0 else 0.0
-        cov = np.eye(k) * sigma2 / n
+        cov = np.eye(k) * (sigma2 + h2) / n
     else:
+        xs = {a: np.array(list(scores[a].values()), dtype=np.float64) for a in trained}
+        scale = max((float(np.abs(x).max()) for x in xs.values()), default=0.0)
+        v = {a: variance(x, resolution, scale) if x.size > 1 else 0.0 for a, x in xs.items()}
         cov = np.zeros((k, k))
         for i, a in enumerate(trained):
-            x = np.array(list(scores[a].values()))
-            cov[i, i] = x.var(ddof=1) / x.size if x.size > 1 else 0.0
-            for j in range(i + 1, k):  # the shared seeds' covariance of the two means
+            cov[i, i] = v[a] / xs[a].size
+            for j in range(
+                i + 1, k
+            ):  # the shared seeds' covariance of the two means, as the statement has it
                 b = trained[j]
                 shared = sorted(set(scores[a]) & set(scores[b]))
-                if len(shared) > 1:
-                    c = np.cov([scores[a][q] for q in shared], [scores[b][q] for q in shared])[0, 1]
-                    cov[i, j] = cov[j, i] = c * len(shared) / (len(scores[a]) * len(scores[b]))
+                if not shared or xs[a].size < 2 or xs[b].size < 2:
+                    continue
+                if len(shared) >= MIN_SEEDS:
+                    r = float(
+                        np.corrcoef([scores[a][q] for q in shared], [scores[b][q] for q in shared])[0, 1]
+                    )
+                    r = 0.0 if not math.isfinite(r) else r
+                else:
+                    r = -1.0  # the bound (module docstring)
+                c = r * math.sqrt(v[a] * v[b]) * len(shared) / (xs[a].size * xs[b].size)
+                cov[i, j] = cov[j, i] = c
         dfs = []
         for i, a in enumerate(trained):
-            dfs += [iv.df for b in trained[i + 1 :] if (iv := difference(scores[a], scores[b])) and iv.spread]
+            for b in trained[i + 1 :]:
+                iv = difference(scores[a], scores[b], resolution=resolution)
+                if iv is not None and iv.spread:
+                    dfs.append(iv.df)
             if (fixed or k == 1) and len(scores[a]) > 1:
                 dfs.append(len(scores[a]) - 1.0)
         df = min(dfs) if dfs else math.inf
