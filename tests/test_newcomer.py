@@ -62,14 +62,15 @@ def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
     from stsbench.reports.scores import delta_digits
     from stsbench.stats.claims import Difference, judge
 
-    assert [delta_digits(d) for d in (0.5, 1.0, 0.01, 0.25, None)] == [2, 2, 3, 3, 2]
+    # d = max(0, -floor(log10 δ)) + 1 (#73): δ 1.0: 1; 0.5: 2; 0.05: 3
+    assert [delta_digits(d) for d in (0.5, 1.0, 0.01, 0.25, 0.05, None)] == [2, 1, 3, 2, 3, 2]
     claim = Difference(kind="difference", better="a", worse="b", delta=0.01, delta_reason="the figure's step")
     a = {1: 80.012, 2: 80.019, 3: 80.016, 4: 80.021}
     b = {s: v - 0.0262 - 0.001 * s for s, v in a.items()}
     result = judge(claim, {"a": a, "b": b})
     row = statements_table([result]).frame.iloc[0]
     diff, span, margin = row["diff"], row["95% interval"], row["margin"]
-    assert re.fullmatch(r"0\.\d{3}", diff) and re.fullmatch(r"\[0\.\d{3}, 0\.\d{3}\]", span), row
+    assert re.fullmatch(r"\+0\.\d{3}", diff) and re.fullmatch(r"\[\+0\.\d{3}, \+0\.\d{3}\]", span), row
     assert re.fullmatch(r"[+-]\d\.\d{3}.*", margin), row
     assert re.fullmatch(r"[+-]\d\.\d{3}", claims_table([result]).frame.iloc[0]["margin"])
 
@@ -103,15 +104,45 @@ def test_published_show_keeps_a_rows_title_whole_when_piped(capsys):
     assert code == 0 and f"{e.key}: {e.row}" in out.splitlines(), out
 
 
-@pytest.mark.parametrize("edition", ["cpu-mini-replication", "mocose-ema-mini", "simcse-trajectory-mini"])
-def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_once(edition):
-    """The mini-scale banner stood 39 times in mocose-ema-mini's report.md (75 in cpu-mini's), sweep figures were
-    drawn twice (2-2.8 MB of HTML), and the verdicts came after every score table."""
-    root = Path(__file__).resolve().parents[1] / "reports" / edition
+BANNER = "Mini scale: a tiny BERT, three seeds a method: not the paper's setting."
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    """A report this package writes now (about 5 s): two methods x 3 seeds with their analyses, two claims, a
+    banner, and SimCSE Figure 3, whose map the alignment section draws too."""
+    import yaml
+    from seed_results import make_seed_results
+
+    from stsbench.reports.claims import load_claims
+    from stsbench.reports.render import write_report
+
+    root = tmp_path_factory.mktemp("layout")
+    results = make_seed_results(root / "results", analyses=True)
+    claims = [  # ESimCSE's seeds are SimCSE's + 5 on STS12, + 2.5 on STS13 (seed_results)
+        {"kind": "difference", "better": "esimcse", "worse": "simcse", "figure": "STS12"},
+        {"kind": "ordering", "order": ["simcse", "esimcse"], "figure": "STS13"},
+    ]
+    (root / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False), encoding="utf-8")
+    out = root / "report"
+    write_report(
+        results,
+        out,
+        "layout",
+        "stsbench report (test)",
+        claims=load_claims(root / "claims.yaml"),
+        banner=BANNER,
+        figures=["simcse/figure3"],
+    )
+    return out
+
+
+def assert_layout(root: Path) -> list[str]:
+    """The banner once, first under the title; the verdicts next, one a claim; each figure shown once."""
     md = (root / "report.md").read_text(encoding="utf-8")
     blocks = md.split("\n\n")
     banner = blocks[1]
-    assert banner.startswith("**Mini scale:") and md.count(banner) == 1
+    assert banner.startswith("**Mini scale:") and md.count(banner) == 1, blocks[:3]
     found = root / "reproduction.json"  # none where the report judges nothing
     claims = (json.loads(found.read_text()).get("claims") or []) if found.is_file() else []
     said = [b for b in blocks[2:] if b.startswith("Verdict: ")]
@@ -124,6 +155,23 @@ def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_o
     html = (root / "report.html").read_text(encoding="utf-8")
     if said:
         assert '(<a href="#claims">Claims</a>)' in html
+    return said
+
+
+def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_once(made):
+    """The mini-scale banner stood 39 times in mocose-ema-mini's report.md (75 in cpu-mini's), sweep figures were
+    drawn twice (2-2.8 MB of HTML), and the verdicts came after every score table. Held on a report written here
+    (#73): the committed editions below are what an earlier writer made, and pass whatever the writer does now."""
+    said = assert_layout(made)
+    md = (made / "report.md").read_text(encoding="utf-8")
+    assert md.split("\n\n")[1] == f"**{BANNER}**" and len(said) == 2  # a banner and two verdicts to place
+    # the map both SimCSE Figure 3 and the alignment section show: drawn once, linked from the other
+    assert md.count("](figures/align_uniform_dev_map.svg)") == 1 and "shown in [SimCSE Figure 3]" in md
+
+
+@pytest.mark.parametrize("edition", ["cpu-mini-replication", "mocose-ema-mini", "simcse-trajectory-mini"])
+def test_the_committed_editions_keep_that_layout(edition):
+    assert_layout(Path(__file__).resolve().parents[1] / "reports" / edition)
 
 
 def test_piped_progress_says_again_how_far_a_long_step_is(monkeypatch):

@@ -188,7 +188,10 @@ def test_a_mistyped_model_gets_the_nearest_known_name(tmp_path):
     assert done.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("error: model 'all-MiniLM-L6-v3' is not a local folder nor in the local hub cache")
     assert "pass its folder with --model DIR" in err  # what is wrong and how to fix it, still
-    assert err.endswith("; did you mean all-MiniLM-L6-v2?"), err
+    # full hub ids, their owner named (#73): the short all-MiniLM-L6-v2 is the embedded copy's name, not the hub's
+    assert err.endswith(
+        "; did you mean sentence-transformers/all-MiniLM-L6-v2 or sentence-transformers/all-MiniLM-L6-v3?"
+    ), err
 
 
 def test_the_nearest_model_is_a_known_one_and_only_when_near():
@@ -196,13 +199,41 @@ def test_the_nearest_model_is_a_known_one_and_only_when_near():
 
     known = known_models()
     assert {"all-MiniLM-L6-v2", "bert-base-uncased", "roberta-large"} <= set(known)
-    assert nearest_model("all-minilm-l6-v3", known) == "all-MiniLM-L6-v2"
+    assert nearest_model("all-minilm-l6-v3", known) == "sentence-transformers/all-MiniLM-L6-v2"
     assert nearest_model("bert-base-uncase", known) == "bert-base-uncased"
     assert nearest_model("bert-base-uncased", known) is None  # a known name: nothing to suggest
     assert nearest_model("gpt2", known) is None
     line = "cannot fetch model 'roberta-lage' from the Hugging Face hub (404); download it ..."
     assert with_suggestion(line) == f"{line}; did you mean roberta-large?"
     assert with_suggestion("--tasks 'STS99': unknown") == "--tasks 'STS99': unknown"
+
+
+def test_a_hint_names_a_full_hub_id_with_its_owner():
+    """#73: `--model all-MiniLM-L12-v2` was told `did you mean all-MiniLM-L6-v2?`, a short name the hub does not
+    know and another model; the hint names full hub ids, offline, from the names stsbench knows."""
+    from stsbench.commands._suggest import known_models, suggestions, with_suggestion
+
+    known = known_models()
+    line = (
+        "model 'all-MiniLM-L12-v2' is not a local folder nor in the local hub cache, and the hub is out of reach "
+        "(HF_HUB_OFFLINE is set); download it where there is internet and pass its folder with --model DIR"
+    )
+    assert with_suggestion(line) == (
+        f"{line}; did you mean sentence-transformers/all-MiniLM-L6-v2 or sentence-transformers/all-MiniLM-L12-v2?"
+    )
+    # the owner-less name of a model the local hub cache holds: that id alone
+    cached = [*known, "sentence-transformers/all-MiniLM-L12-v2"]
+    assert suggestions("all-minilm-l12-v2", cached) == ["sentence-transformers/all-MiniLM-L12-v2"]
+    # a mistyped owner, or a name with its owner: the known id, nothing added
+    assert suggestions("sentence-transformer/all-MiniLM-L6-v2", known) == [
+        "sentence-transformers/all-MiniLM-L6-v2"
+    ]
+    assert suggestions("sentence-transformers/all-MiniLM-L6-v3", known) == [
+        "sentence-transformers/all-MiniLM-L6-v2"
+    ]
+    # a known name without an owner is a hub id as it is (the hub resolves bert-base-uncased)
+    assert suggestions("bert-base-uncase", known) == ["bert-base-uncased"]
+    assert suggestions("gpt2", known) == [] and suggestions("bert-base-uncased", known) == []
 
 
 def _editable_commands() -> list[str]:

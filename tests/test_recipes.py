@@ -149,6 +149,29 @@ def test_a_user_recipe_is_a_file_and_bad_names_are_one_line(tmp_path):
         load_recipe("cpu-mni")
 
 
+def test_a_recipe_file_that_is_not_there_says_so_without_the_built_in_list(tmp_path, monkeypatch, capsys):
+    """#73: `stsbench reproduce foo.yaml` with no foo.yaml answered with the ~50 built-in recipes' names."""
+    from helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(["reproduce", "foo.yaml", "--out", tmp_path / "o"], capsys)
+    line = err.strip()
+    assert code == 2 and len(line.splitlines()) == 1 and "Traceback" not in line, err
+    assert line == (
+        "error: no recipe file foo.yaml (no such file; a built-in recipe is named without .yaml: "
+        "`stsbench reproduce --list`)"
+    )
+    assert "choose from" not in line and "cpu-mini" not in line
+    with pytest.raises(
+        StsbenchError, match=r"no recipe file cpu-mni\.yml .*did you mean the built-in recipe cpu-mini"
+    ):
+        load_recipe("cpu-mni.yml")
+    # a built-in's name with .yaml: the built-in, as before
+    assert load_recipe("CPU-MINI.yaml").name == "cpu-mini"
+    code, out, err = run_cli(["reproduce", "--list"], capsys)  # the command the line names lists them
+    assert code == 0 and "cpu-mini" in out, err
+
+
 def test_a_wheel_holds_every_config_and_recipe_and_no_shared_path(tmp_path):
     """`pip wheel --no-deps .` packages the configs, the recipes and the published registry."""
     subprocess.run(

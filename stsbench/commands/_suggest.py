@@ -1,9 +1,13 @@
 """A mistyped model name's nearest known one, added to the one line its failure ends in.
 
 ``stsbench run --model all-MiniLM-L6-v3`` fails where the model is looked up (a folder, the local hub cache, the
-hub), which knows nothing of the names stsbench ships; the CLI adds ``did you mean all-MiniLM-L6-v2?`` to that
-line (:func:`with_suggestion`), offline too. Known names: the embedded model, the backbones of the packaged
-training configs and the models in the local hub cache.
+hub), which knows nothing of the names stsbench ships; the CLI adds ``did you mean
+sentence-transformers/all-MiniLM-L6-v2 or sentence-transformers/all-MiniLM-L6-v3?`` to that line
+(:func:`with_suggestion`), offline too. Known names: the embedded model, the backbones of the packaged training
+configs and the models in the local hub cache. A hint names a full hub id, one the hub would find: a known name
+under its owner where one is known (``sentence-transformers/all-MiniLM-L6-v2``, not the embedded copy's short
+name), and a bare name near a known owner's model also under that owner: offline, ``all-MiniLM-L12-v2`` may be a
+typo of ``all-MiniLM-L6-v2`` or another model of ``sentence-transformers`` that lacks its owner, so both are named.
 """
 
 from __future__ import annotations
@@ -42,20 +46,45 @@ def known_models() -> list[str]:
     return sorted(names)
 
 
+def _owner_less(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
 def nearest_model(name: str, known: list[str] | None = None) -> str | None:
-    """The known model name closest to ``name`` (case aside), or None: none is close, or ``name`` is one."""
+    """The full hub id of the known model closest to ``name`` (case aside), or None: none is close, or it is ``name``.
+
+    A bare ``name`` (no owner) is matched against the known names without their owners too, so ``all-minilm-l6-v3``
+    and ``all-MiniLM-L12-v2`` (in the local hub cache as ``sentence-transformers/all-MiniLM-L12-v2``) find theirs.
+    """
     known = known_models() if known is None else known
-    by_lower = {k.lower(): k for k in known}
-    if name.lower() in by_lower:
-        return None
+    # a known hub id by its name without the owner (the first owner sorted where two share a name), and a bare
+    # known name under its owner where one is known: the embedded all-MiniLM-L6-v2 as sentence-transformers'
+    owned = {_owner_less(k).lower(): k for k in sorted(known, reverse=True) if "/" in k}
+    by_lower = {k.lower(): owned.get(k.lower(), k) for k in known}
+    if "/" not in name:
+        by_lower = {**owned, **by_lower}
+    full = by_lower.get(name.lower())
+    if full is not None:
+        return None if full.lower() == name.lower() else full
     near = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=CUTOFF)
     return by_lower[near[0]] if near else None
 
 
+def suggestions(name: str, known: list[str] | None = None) -> list[str]:
+    """The full hub ids ``name`` may have meant: the nearest known one, and ``name`` under its owner when bare."""
+    near = nearest_model(name, known)
+    if near is None:
+        return []
+    found = [near]
+    if "/" not in name and "/" in near and _owner_less(near).lower() != name.lower():
+        found.append(f"{near.rsplit('/', 1)[0]}/{name}")  # not a typo but another model of that owner
+    return found
+
+
 def with_suggestion(message: str) -> str:
-    """``message`` with ``; did you mean NAME?`` after it when it is a model lookup's failure for a near name."""
+    """``message`` with ``; did you mean ID?`` after it when it is a model lookup's failure for a near name."""
     found = _UNKNOWN_MODEL.search(message)
     if found is None:
         return message
-    near = nearest_model(found["name"])
-    return f"{message}; did you mean {near}?" if near else message
+    names = suggestions(found["name"])
+    return f"{message}; did you mean {' or '.join(names)}?" if names else message

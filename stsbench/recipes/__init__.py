@@ -14,6 +14,8 @@ refuses a bad one in one line naming the file.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -29,7 +31,9 @@ Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 # why a published cell no built-in recipe produces cannot be, the closed set (docs/recipes.md): a baseline the paper
 # quotes from other work, a corpus or an objective stsbench does not have, a knob the trainer lacks (until the
 # papers-knobs issue adds it), a table the text only cites
-Unreproducible = Literal["quoted-baseline", "corpus-unavailable", "objective-unavailable", "needs-knob", "ref-only"]
+Unreproducible = Literal[
+    "quoted-baseline", "corpus-unavailable", "objective-unavailable", "needs-knob", "ref-only"
+]
 UNREPRODUCIBLE: tuple[str, ...] = Unreproducible.__args__  # type: ignore[attr-defined]
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -176,7 +180,9 @@ class Recipe(BaseModel):
     @model_validator(mode="after")
     def _verdict_reason(self) -> Recipe:
         if not self.verdict and not (self.verdict_reason or "").strip():
-            raise ValueError("verdict: false needs a verdict_reason: one line saying why its cells are not judged")
+            raise ValueError(
+                "verdict: false needs a verdict_reason: one line saying why its cells are not judged"
+            )
         return self
 
     @model_validator(mode="after")
@@ -277,7 +283,12 @@ class Recipe(BaseModel):
             if a.runs is None or any(r in names for r in a.runs) or a.baseline
         )
         return self.model_copy(
-            update={"runs": tuple(chosen), "claims": tuple(claims), "analyses": analyses, "omitted": tuple(omitted)}
+            update={
+                "runs": tuple(chosen),
+                "claims": tuple(claims),
+                "analyses": analyses,
+                "omitted": tuple(omitted),
+            }
         )
 
     def sweeps(self) -> dict[str, tuple[Run, ...]]:
@@ -321,8 +332,18 @@ def recipe_file(name_or_path: str | Path) -> Path:
     text = str(name_or_path)
     if "/" in text or "\\" in text:
         raise StsbenchError(f"recipe file {path} does not exist; give a YAML file or a built-in recipe")
+    stem = re.sub(r"\.ya?ml$", "", text, flags=re.IGNORECASE)
+    builtin = _builtin()
+    if stem != text and builtin.canonical(stem) is None:
+        # a file name meant a file: the ~50 built-in names are no answer to a mistyped path (#73)
+        near = difflib.get_close_matches(stem.lower(), [n.lower() for n in builtin.names()], n=1, cutoff=0.6)
+        hint = f"; or did you mean the built-in recipe {near[0]}?" if near else ""
+        raise StsbenchError(
+            f"no recipe file {text} (no such file; a built-in recipe is named without .yaml: "
+            f"`stsbench reproduce --list`){hint}"
+        )
     try:
-        return _builtin().get(text.removesuffix(".yaml").removesuffix(".yml"))
+        return builtin.get(stem)
     except StsbenchError as exc:
         raise StsbenchError(f"{exc}; or give the path of a recipe file") from None
 
@@ -334,7 +355,9 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     path = recipe_file(name_or_path)
     where = str(name_or_path) if path.parent != Path(str(resources.files(__name__))) else path.stem
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(
+            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

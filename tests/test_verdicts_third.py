@@ -1,0 +1,183 @@
+"""#73, verdicts third pass: each bracketed case of the issue, measured on the rule's own functions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from stsbench.published.seed_check import verdict
+from stsbench.stats import decide
+
+
+def _misses(draw, n: int, truth: float = 0.0) -> tuple[float, float]:
+    """Per side: how often the interval lies above / below ``truth`` over ``n`` draws."""
+    above = below = 0
+    for _ in range(n):
+        iv = draw()
+        above += iv.low > truth
+        below += iv.high < truth
+    return above / n, below / n
+
+
+BOUND = 0.025 + 3 * math.sqrt(0.025 * 0.975 / 4000)  # nominal + 3 SE at 4,000 draws
+
+
+@pytest.mark.parametrize("c_seeds", [range(1, 5), range(6, 11)], ids=["C on 1-4", "C on 6-10"])
+def test_a_gap_that_reuses_a_setting_is_one_contrast(c_seeds):
+    """(A - B) > (B - C), A and B on seeds 1-5, all N(80, 1): was 0.043-0.055 a side, combined as independent."""
+    rng = np.random.default_rng(3)
+
+    def draw():
+        a = {q: rng.normal(80, 1) for q in range(1, 6)}
+        b = {q: rng.normal(80, 1) for q in range(1, 6)}
+        return decide.gap([a, b, b, {q: rng.normal(80, 1) for q in c_seeds}])
+
+    assert max(_misses(draw, 4000)) <= BOUND
+    a, b, c = ({q: 80.0 + q * k for q in range(1, 6)} for k in (0.1, 0.3, 0.2))
+    iv = decide.gap([a, b, b, c])  # every setting on every seed: the contrast A - 2B + C per seed, exact here
+    assert iv.design == decide.PAIRED and iv.diff == pytest.approx(
+        np.mean([a[q] - 2 * b[q] + c[q] for q in a])
+    )
+
+
+@pytest.mark.parametrize(("k", "truth"), [(5, 0.0), (10, 0.0), (5, -0.9), (10, -0.9)])
+def test_a_best_of_k_cell_misses_the_truth_at_most_its_share_a_side(k, truth):
+    """n = 3 against the best of K: was 0.053 (K 5) and 0.067 (K 10) above the truth at the one-run width."""
+    rng = np.random.default_rng(k)
+
+    def draw():
+        x = rng.normal(80 + truth, 1, 3)
+        return decide.cell(x, float(rng.normal(80, 1, k).max()), best_of=k).interval
+
+    assert max(_misses(draw, 4000, truth)) <= BOUND
+
+
+def test_the_best_of_k_interval_is_the_tables_quantiles():
+    x = [80.0, 81.0, 80.5]
+    q_lo, q_hi = decide.best_of_quantiles(3, 5)
+    dec = decide.cell(x, 82.0, best_of=5)
+    s, m = float(np.std(x, ddof=1)), float(np.mean(x))
+    assert (dec.low, dec.high) == (pytest.approx(m - 82 - s * q_hi), pytest.approx(m - 82 - s * q_lo))
+    assert decide.best_of_quantiles(3, 21) is None
+    assert decide.cell(x, 82.0, best_of=21).outcome == decide.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("shared", [1, 2])
+def test_one_or_two_shared_seeds_at_rho_minus_half(shared):
+    """Welch ignored their correlation: 0.030-0.033 a side at ρ -0.5; bounded at ρ = -1 now."""
+    rng = np.random.default_rng(shared)
+    cov = [[1.0, -0.5], [-0.5, 1.0]]
+
+    def draw():
+        both = rng.multivariate_normal([80, 80], cov, size=shared)
+        a = {q: both[q, 0] for q in range(shared)} | {10 + q: rng.normal(80, 1) for q in range(5 - shared)}
+        b = {q: both[q, 1] for q in range(shared)} | {20 + q: rng.normal(80, 1) for q in range(5 - shared)}
+        return decide.difference(a, b)
+
+    assert max(_misses(draw, 4000)) <= BOUND
+
+
+def test_a_cells_low_and_high_are_its_decisions_interval_everywhere():
+    """Ten seeds against 78.0 of one run printed [-0.32, +0.32] (the mean's) beside a verdict on [-1.06, +1.06]."""
+    x = list(78.0 + np.array([-0.5, 0.5] * 5) * 0.94)
+    v = verdict("STSBenchmark", 78.0, x)
+    assert v.low == v.decision.low and v.high == v.decision.high and v.high - v.low > 2
+    out = v.to_dict()
+    assert (out["low"], out["high"]) == (v.decision.low, v.decision.high)
+    assert out["mean_high"] - out["mean_low"] < 1 and out["rule"] == decide.RULE_VERSION == 3
+
+
+def test_cannot_be_reached_uses_the_limit_as_seeds_grow():
+    """Three seeds of spread 0.3 got the note though twenty of that spread are reproduced."""
+    few = decide.cell([78.0, 78.3, 77.7], 78.0)
+    many = decide.cell(list(78.0 + 0.3 * stats.norm.ppf(np.linspace(0.05, 0.95, 20)) / 0.93), 78.0)
+    assert "cannot be reached" not in (few.note or "") and many.outcome == decide.REPRODUCED
+    wide = decide.cell([78.0, 79.0, 77.0], 78.0)  # s = 1: z·s·√(1/1) = 1.96 ≥ δ
+    assert "cannot be reached" in wide.note and "±1.96" in wide.note
+
+
+def test_p_best_is_the_statements_estimator():
+    """TREC 91.0 x3 against 90.8 x3 (h 0.2) drew P(best) 1.000 beside *no difference that matters*."""
+    a, b = {1: 91.0, 2: 91.0, 3: 91.0}, {1: 90.8, 2: 90.8, 3: 90.8}
+    best = decide.best_probability({"a": a, "b": b}, ["a", "b"], resolution=0.2)
+    iv = decide.difference(a, b, resolution=0.2)
+    assert best["a"] == pytest.approx(stats.t.cdf(iv.diff / iv.se, iv.df), abs=0.005) and best["a"] < 0.99
+    rng = np.random.default_rng(4)  # partly shared seeds: the statement's r·S1·S2 covariance
+    a = {q: rng.normal(80, 1) for q in range(1, 6)}
+    b = {q: rng.normal(80.8, 1) for q in range(3, 9)}
+    iv = decide.difference(a, b)
+    best = decide.best_probability({"a": a, "b": b}, ["a", "b"], draws=200_000)
+    assert best["b"] == pytest.approx(1 - stats.t.cdf(iv.diff / iv.se, iv.df), abs=0.005)
+
+
+def _dec(word: str, margin: float | None, what: str = "s") -> decide.Decision:
+    return decide.Decision(word, margin=margin, what=what)
+
+
+def test_combine_is_symmetric_and_carries_no_negative_margin_where_all_are_decided():
+    sup = decide.combine([_dec(decide.SUPPORTED_MORE, 0.2, "a"), _dec(decide.SUPPORTED_LESS, 0.1, "b")])
+    rev = decide.combine([_dec(decide.REVERSED, 0.2, "a"), _dec(decide.REVERSED_LESS, 0.1, "b")])
+    assert sup == (decide.SUPPORTED, 0.1, "by more than δ: a; by less than δ: b")
+    assert rev == (decide.REVERSED, 0.1, "by less than δ: b")
+    mixed = decide.combine([_dec(decide.SUPPORTED, 0.2), _dec(decide.NO_DIFFERENCE, 0.1)])
+    assert mixed == (decide.INCONCLUSIVE, None, None)
+    open_ = decide.combine(
+        [_dec(decide.SUPPORTED, 0.2), _dec(decide.INCONCLUSIVE, -0.3), _dec(decide.INCONCLUSIVE, -0.1)]
+    )
+    assert open_ == (decide.INCONCLUSIVE, -0.1, None)
+    assert (
+        decide.combine([_dec(decide.REVERSED_MORE, 0.4), _dec(decide.SUPPORTED, 0.1)])[0]
+        == decide.CONTRADICTED
+    )
+
+
+def test_one_interval_one_word_in_claims_and_difference_tables():
+    """+0.38 [-0.22, +0.97] read *inconclusive* under Claims and *undecided* under Seeds."""
+    iv = decide.Interval(0.38, 0.25, 4, -0.22, 0.97, decide.PAIRED, (5, 5), 5)
+    assert decide.directional(iv, 0.5).outcome == decide.two_sided(iv, 0.5).outcome == decide.INCONCLUSIVE
+    none = decide.Interval(0.01, 0.05, 4, -0.1, 0.12, decide.PAIRED, (5, 5), 5)
+    assert (
+        decide.directional(none, 0.5).outcome == decide.two_sided(none, 0.5).outcome == decide.NO_DIFFERENCE
+    )
+
+
+def test_a_difference_that_matters_needs_holm_in_its_word():
+    """*a difference that matters* stood beside a Holm p of 0.138."""
+    near = decide.two_sided(decide.Interval(0.75, 0.1, 4, 0.53, 0.97, decide.PAIRED, (5, 5), 5), 0.5)
+    fam = decide.family(
+        [
+            near,
+            *[decide.two_sided(decide.Interval(0.0, 0.1, 4, -0.2, 0.2, decide.PAIRED, (5, 5), 5), 0.5)] * 7,
+        ]
+    )
+    assert near.outcome == decide.MATTERS and fam[0].p_holm >= 0.05
+    assert (
+        fam[0].outcome == decide.INCONCLUSIVE
+        and "not after Holm" in fam[0].note
+        and not decide.marked(fam[0])
+    )
+
+
+@pytest.mark.parametrize(
+    ("x", "delta", "text"),
+    [
+        (0.004, 0.5, "0.00"),
+        (-0.004, 0.5, "0.00"),
+        (0.38, 1.0, "+0.4"),
+        (-0.0123, 0.05, "-0.012"),
+        (0.5, 0.5, "+0.50"),
+    ],
+)
+def test_figures_print_at_deltas_decimals_and_a_rounded_zero_unsigned(x, delta, text):
+    assert decide.signed(x, delta) == text
+
+
+def test_two_seeds_are_at_most_inconclusive_whatever_the_spread():
+    """The few-seeds cap: removed, two seeds ten points apart would read *supported, by more than δ*."""
+    a, b = {1: 80.0, 2: 80.1}, {1: 70.0, 2: 70.2}
+    dec = decide.directional(decide.difference(a, b), 0.5)
+    assert dec.outcome == decide.INCONCLUSIVE and dec.nearest == decide.SUPPORTED_MORE
+    assert decide.cell([80.0, 80.1], 70.0).outcome == decide.INCONCLUSIVE
