@@ -90,7 +90,11 @@ class ReproduceState(TypedDict):
 
 
 class ReproductionFile(TypedDict):
-    """``OUT/reproduction.json``: the verdicts of a report (``stsbench report --against``, the reproduce report)."""
+    """``OUT/reproduction.json``: the verdicts of a report (``stsbench report --against``, the reproduce report).
+
+    Schema version 2 (rule 3): a cell's ``low``/``high`` are its decision's 95% interval of the difference from
+    the published figure; the seeds' mean's own interval is ``mean_low``/``mean_high``.
+    """
 
     kind: Literal["stsbench.reproduction"]
     schema_version: NotRequired[int]
