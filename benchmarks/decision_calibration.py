@@ -1,59 +1,87 @@
 """How often the one decision rule (stsbench.stats.decide) decides wrongly, measured on simulated seeds.
 
-    OMP_NUM_THREADS=1 python benchmarks/decision_calibration.py [--reduced] [--seed 0] [--out calibration.md]
+    OMP_NUM_THREADS=1 python benchmarks/decision_calibration.py [--reduced] [--seed 0] [--processes 2] [--out calibration.md]
 
-Every scenario draws sets of seeds with numpy and runs the project's own code on each: ``decide.difference``,
-``decide.gap`` and ``decide.directional`` (a statement A > B), ``claims.judge`` (a claim of 2-6 statements, Holm
-and the claim's combination; a collapse read on ``final-dev``, NaN seeds included), ``decide.equivalence`` (a
-plateau), ``decide.cell`` (a published cell, of an exact mean, one run or the best of five) and ``decide.family``
-with ``decide.marked`` (a difference table's `*` over eight figures).
+Every scenario draws sets of seeds with numpy and runs the project's own code on each draw, one call a draw:
+``decide.difference``, ``decide.gap`` and ``decide.directional`` (a statement A > B), ``claims.judge`` (a claim of
+2 or 6 statements, Holm and the claim's combination; a collapse read on ``final-dev``, NaN seeds included),
+``decide.equivalence`` (a plateau's pair), ``decide.cell`` (a published cell: an exact mean, one run, the best of
+5 or of 10) and ``decide.family`` with ``decide.marked`` (a difference table's `*` over eight figures). Nothing is
+recomputed here: the verdicts counted are the project's (rule version ``decide.RULE_VERSION``).
 
-**The grid.** n = 2, 3, 5, 10 seeds a setting; seed std s = 0.1, 0.5, 1.0 points; true differences 0, ±δ/2, ±δ,
-±2δ, ±4δ. Designs of two settings: paired (the settings' figures on a seed correlated -0.5, 0, 0.5 or 0.9), partly
-shared (1, 2 or 3 of 5 seeds shared, correlation 0.5 on them) and disjoint. Laws: normal; *outliers* (10% of seeds
-5 std low, in every setting alike: the truth is the bulk's, the 90% of seeds that do not depart); *quantised*
-(figures on a 0.2-point grid, judged with resolution 0.2; the truth is the difference of the quantised figures'
-means, computed on 400,000 draws, not the unrounded one); *collapsed* (20% of seeds NaN, a collapse entering as 0;
-the truth is the trained seeds' law: a set mixing collapsed and trained seeds is at most inconclusive, one all
-collapsed is judged on its 0s). Why the two mixed laws are judged on their bulk: no rule deciding on n seeds can
-bound the mean of a law whose 10-20% tail it may never see (no outlier among 10 seeds: 0.35; no collapse: 0.11);
-measured on the mean with the tail, the rule was wrong up to 0.52 of the time (docs/calibration.md before
-2026-11-27). Published figures: the exact mean, one run of our law, the best of five.
+**The grid.** n = 2, 3, 5, 10 seeds a setting; seed std 0.5 points (the rule's intervals are exact or nearly so
+at any std under a normal law: std moves what they decide, not how often they miss), plus where it matters:
+quantised figures at std 0.1 and 0.5, and *unequal spreads* (A's seeds std 0.25, B's 1.0). True differences 0
+and ±δ, where each side of each kind is at its nominal level (a wrong outcome at ±δ/2 or ±4δ, the earlier grid's,
+needs the interval further from the truth than one at 0 or ±δ); ±2δ beside them on the main designs, for power
+(A > B paired at ρ -0.5 and 0.5 and disjoint, the gap (A - B) > (B - C) on its own seeds, a claim of two, a
+paired plateau, a collapse, the normal law's cells); the cells also at ±0.9δ, just inside δ. Designs of two
+settings: paired (the settings' figures on a seed correlated -0.5, 0, 0.5 or 0.9), partly shared (1, 2 or 3 of 5
+seeds shared, correlated 0.5 on them; 1 and 2 of 5 also at -0.5, where bounding the covariance of one or two
+shared seeds at ρ = -1 must hold) and disjoint. Gaps:
+(A - B) > (C - D) with each side on its own seeds, and (A - B) > (B - C), the one contrast A - 2B + C with B
+passed twice (the same mapping), A, B, C each on its own n seeds, all on the same n seeds, A and B on seeds 1-5
+with C on 1-4, and with C on 6-10 (settings on a shared seed correlated 0.5). Laws: normal; *outliers* (10% of
+seeds 5 std low, in every setting of that seed alike: it cancels in a paired difference); *outliers per setting*
+(each setting's seeds depart independently, 10% 5 std low: it does not cancel); in both the truth is the bulk's,
+the 90% of figures that do not depart; *quantised* (figures on a 0.2-point grid, judged with resolution 0.2; the
+truth is the difference of the quantised figures' means, computed on 400,000 draws, not the unrounded one);
+*collapsed* (20% of seeds NaN, a collapse entering as 0; the truth is the trained seeds' law: a set mixing
+collapsed and trained seeds is at most inconclusive, one all collapsed is judged on its 0s). Why the mixed laws
+are judged on their bulk: no rule deciding on n seeds can bound the mean of a law whose 10-20% tail it may never
+see (no outlier among 10 seeds: 0.35; no collapse: 0.11); measured on the mean with the tail, the rule was wrong
+up to 0.52 of the time (docs/calibration.md before 2026-11-27). Published figures: the exact mean, one run of our
+law, the best of five or of ten runs of our law (the truth: our mean less the law's, not the maximum's).
 
-**Wrong outcomes.** Each wrong decisive outcome is a 95% interval that misses the truth on one side, so each kind
-names its wrong outcomes at every true difference t (δ its difference that matters), |t| = δ included:
+**Wrong outcomes, one side at a time.** Each wrong decisive outcome is a 95% interval that misses the truth t on
+one side (upper: the interval above t; lower: below), so each kind names its wrong outcomes on each side at every
+t (δ its difference that matters), |t| = δ included, and each side is counted against 0.025 on its own:
 
-- statement A > B and a claim whose statements share t (upper miss: the interval above t; lower: below): a
-  direction shown (any *supported*) where t <= 0, *supported, by more than δ* where t <= δ, *no difference that
-  matters* and *reversed, by less than δ* where t <= -δ (upper); a reversal (*reversed*, *reversed, by less than
-  δ*, *contradicted*) where t >= 0, *contradicted* where t >= -δ, *supported, by less than δ* and *no difference
-  that matters* where t >= δ (lower). Nominal 0.025 a side.
-- plateau |A - B| < δ: *supported* where |t| >= δ, *contradicted* where |t| <= δ. Nominal 0.05, summed.
-- collapse A < bound (t = bound - mean): *supported* where t <= 0, *contradicted* where t >= 0. Nominal 0.05.
-- cell (t = our mean - the published figure's true mean): *reproduced* where |t| >= δ, *not reproduced* where
-  |t| <= δ (at |t| = δ both). Nominal 0.05.
-- family of eight two-sided figures, each at t: a table with a `*` on any figure where |t| <= δ. Nominal 0.05.
+- a statement A > B, and a claim whose statements share t: upper, a direction shown (*supported, by more than δ*,
+  *supported*, *supported, by less than δ*) where t <= 0, *supported, by more than δ* where t <= δ, *no
+  difference that matters* and *reversed, by less than δ* where t <= -δ; lower, a reversal (*reversed, by less
+  than δ*, *reversed*, *reversed, by more than δ*) where t >= 0, *reversed, by more than δ* (a claim:
+  *contradicted*) where t >= -δ, *supported, by less than δ* and *no difference that matters* where t >= δ.
+- a plateau's pair |A - B| < δ: *within the margin* where t <= -δ (upper) or t >= δ (lower); *beyond the margin*,
+  above +δ where t <= δ (upper), below -δ where t >= -δ (lower).
+- a collapse claim A < bound (t = bound - mean): *supported* where t <= 0 (upper), *contradicted* where t >= 0
+  (lower).
+- a cell (t = our mean - the published law's mean): *reproduced* where t <= -δ (upper) or t >= δ (lower); *not
+  reproduced*, above +δ where t <= δ (upper), below -δ where t >= -δ (lower).
+- a family of eight two-sided figures, each at t: a table with a `*` above +δ where t <= δ (upper), below -δ where
+  t >= -δ (lower).
 
-A scenario where no outcome can be wrong (fewer than three seeds: inconclusive by construction; or no outcome
-wrong at its t) is listed apart and counted as such, never as passing. **Bounds that hold by design**: a fixed
-simulation seed per scenario; 2,000 draws, and 10,000 where the wrong rate lies within 3 SE of the nominal level
-(drawn again, the larger sample deciding), and 100,000 where 10,000 land above the bound (fresh draws, deciding:
-a scenario at its nominal level exceeds 3 SE by chance 0.13% of the time at each stage, and over the grid's ~1,400
-some would); each counted scenario within nominal + 3 SE at its final draws. Beside
-error, power: the rate of the right decisive outcome at t = 0 and ±4δ. Exit 1 if a counted scenario is above its
-bound (0 otherwise; 2 for a bad option).
+An outcome the script does not know (a renamed word) stops the run, so no renamed word is counted as right.
+
+**Fewer than three seeds.** At n = 2 the rule is inconclusive by construction; the calibration checks it: every
+draw of every n < 3 scenario must be *inconclusive* (a family: no `*`), and one decisive draw fails the run. The
+three is fixed here, not read from ``decide.MIN_SEEDS``, so a rule without its few-seeds cap fails.
+
+**Draws and bounds.** A fixed simulation seed per scenario (its place in the grid); 20,000 draws a scenario
+(2,000 at n < 3, each asserted), 100,000 for the cells against the best of 10 and those at ±0.9δ. Each side of each
+counted scenario must lie within 0.025 + 3 binomial SE at its draws. A scenario at its nominal level lands above
+that by chance 0.13% of the time a side, and the grid has several hundred sides at their nominal level: where a
+side lands above, five times as many fresh draws decide (and are the draws reported). Beside error, power: the
+rate of the right decisive outcomes (decisive, not wrong at t) at t = 0 and ±2δ. The scenarios run on
+``--processes`` worker processes (2), the most expensive first; each scenario's draws depend only on its seed, so
+the tables do not depend on the processes. Exit 1 if a counted scenario is above its bound on either side or a
+draw at n < 3 is decisive (0 otherwise; 2 for a bad option).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
+import multiprocessing
+import os
 import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,13 +90,54 @@ from stsbench.files import atomic_write_text
 from stsbench.stats import decide
 from stsbench.stats.claims import Argmax, Collapse, judge
 
+RULE_FILE = hashlib.sha256(Path(decide.__file__).read_bytes()).hexdigest()[:12]  # the rule as imported
+
 NS = (2, 3, 5, 10)
-STDS = (0.1, 0.5, 1.0)
-TRUTHS = (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)  # in units of δ
+TRUTHS = (0.0, 1.0, -1.0)  # in units of δ: where each side of each kind is at its nominal level
+POWER = (2.0, -2.0)  # beside them on the main designs, for power
+NEAR = (0.9, -0.9)  # a cell just inside its δ
+STD = 0.5
+UNEQUAL = (0.25, 1.0)  # A's seed std, B's
 BASE = 80.1  # the figures' level, in points; off the quantised grid's points, on its midpoints
 GRID = 0.2  # a quantised figure's step (TREC's 500 test questions)
-FEW, MANY, CONFIRM = 2000, 10000, 100000
-HIGH, LOW = "upper", "lower"
+DEPART, DEPARTURE = 0.1, 5.0  # outliers: the share of figures that depart, how many std low
+DRAWS = 20_000  # a scenario's draws
+FEW_DRAWS = 2_000  # at n < 3: every draw asserted inconclusive
+MANY = 5  # the cells against the best of 10 and at ±0.9δ: 5 x DRAWS
+CONFIRM = 5  # a side above its bound: 5 x the draws, fresh, decide
+CHUNK = 20_000  # draws generated at once
+MIN_SEEDS = 3  # the rule's few-seeds cap, fixed here (module docstring)
+PROCESSES = 2
+UPPER, LOWER = "upper", "lower"
+SIDE = decide.ALPHA / 2  # nominal, a side
+
+# outcomes split by the side of ±δ the interval lies on (a plateau's, a cell's and a family's words do not say)
+BEYOND_UP, BEYOND_DOWN = f"{decide.BEYOND} (above +δ)", f"{decide.BEYOND} (below −δ)"
+NOT_REPRODUCED_UP, NOT_REPRODUCED_DOWN = (
+    f"{decide.NOT_REPRODUCED} (above +δ)",
+    f"{decide.NOT_REPRODUCED} (below −δ)",
+)
+STAR_UP, STAR_DOWN, STAR_BOTH, NO_STAR = "* (above +δ)", "* (below −δ)", "* (above +δ and below −δ)", "no *"
+UNDECIDED = (decide.INCONCLUSIVE, NO_STAR)  # not decisive
+OUTCOMES = {  # every outcome a kind can have; any other stops the run
+    "directional": decide.VERDICTS,
+    "claim": decide.CLAIM_VERDICTS,
+    "plateau": (decide.WITHIN, BEYOND_UP, BEYOND_DOWN, decide.INCONCLUSIVE),
+    "collapse": (decide.SUPPORTED, decide.CONTRADICTED, decide.INCONCLUSIVE),
+    "cell": (decide.REPRODUCED, NOT_REPRODUCED_UP, NOT_REPRODUCED_DOWN, decide.INCONCLUSIVE),
+    "family": (NO_STAR, STAR_UP, STAR_DOWN, STAR_BOTH),
+}
+GAPS = {  # (A - B) > (B - C): the seeds of A, B and C
+    "(A − B) > (B − C), each on its own seeds": lambda n: (
+        range(1, n + 1),
+        range(n + 1, 2 * n + 1),
+        range(2 * n + 1, 3 * n + 1),
+    ),
+    "(A − B) > (B − C), all on the same seeds": lambda n: (range(1, n + 1),) * 3,
+    "(A − B) > (B − C), A, B on 1-5, C on 1-4": lambda n: (range(1, 6), range(1, 6), range(1, 5)),
+    "(A − B) > (B − C), A, B on 1-5, C on 6-10": lambda n: (range(1, 6), range(1, 6), range(6, 11)),
+}
+GAP4 = "(A − B) > (C − D), each side on its own seeds"
 
 
 @dataclass
@@ -76,21 +145,25 @@ class Scenario:
     """One cell of the grid: what is simulated, and how each draw is judged."""
 
     kind: str
-    design: str  # paired ρ, partly m/5, disjoint, one-sample, ...
+    design: str  # paired ρ, partly m/5 ρ, disjoint, one-sample, against ..., a gap's, ...
     n: int
     std: float
     truth: float  # in units of δ, as asked (a quantised law's realised truth is in ``realised``)
     law: str = "normal"
     delta: float = decide.DELTA
+    std_b: float | None = None  # B's seed std where it differs from A's (unequal spreads)
+    draws: int = DRAWS
     run: Callable[[np.random.Generator, int], list[str]] | None = None  # draws -> outcomes
     realised: float | None = None  # the truth in points (the quantised law's differs from truth * δ)
-    rates: dict[str, float] = field(default_factory=dict)
-    draws: int = 0
 
     @property
     def t(self) -> float:
         """The true difference in points."""
         return self.truth * self.delta if self.realised is None else self.realised
+
+    @property
+    def spread(self) -> str:
+        return f"{self.std:g}" if self.std_b is None else f"{self.std:g} / {self.std_b:g}"
 
 
 # -- what is wrong where ------------------------------------------------------------------------------------------
@@ -100,76 +173,59 @@ def wrong_outcomes(kind: str, t: float, delta: float) -> dict[str, tuple[str, ..
     """The wrong decisive outcomes at a true difference of ``t`` points, by the side the interval misses on."""
     tol = 1e-9 * max(1.0, delta)
     le = lambda a, b: a <= b + tol  # noqa: E731
+    up: list[str] = []
+    low: list[str] = []
     if kind in ("directional", "claim"):
-        high = [*decide.DIRECTIONS] if le(t, 0) else [decide.SUPPORTED_MORE] if le(t, delta) else []
-        high += [decide.NO_DIFFERENCE, decide.REVERSED_LESS] if le(t, -delta) else []
-        low = [decide.REVERSED, decide.REVERSED_LESS, decide.CONTRADICTED] if le(0, t) else []
-        low += [decide.CONTRADICTED] if le(-delta, t) else []
+        up += [*decide.DIRECTIONS] if le(t, 0) else [decide.SUPPORTED_MORE] if le(t, delta) else []
+        up += [decide.NO_DIFFERENCE, decide.REVERSED_LESS] if le(t, -delta) else []
+        low += [*decide.OPPOSITE] if le(0, t) else []
+        low += [decide.REVERSED_MORE, decide.CONTRADICTED] if le(-delta, t) else []
         low += [decide.SUPPORTED_LESS, decide.NO_DIFFERENCE] if le(delta, t) else []
-        return {HIGH: tuple(dict.fromkeys(high)), LOW: tuple(dict.fromkeys(low))}
-    if kind == "plateau":
-        return {"": (decide.SUPPORTED,) * le(delta, abs(t)) + (decide.CONTRADICTED,) * le(abs(t), delta)}
-    if kind == "collapse":
-        return {"": (decide.SUPPORTED,) * le(t, 0) + (decide.CONTRADICTED,) * le(0, t)}
-    if kind == "cell":
-        return {"": (decide.REPRODUCED,) * le(delta, abs(t)) + (decide.NOT_REPRODUCED,) * le(abs(t), delta)}
-    if kind == "family":
-        return {"": ("*",) if le(abs(t), delta) else ()}
-    raise ValueError(f"unknown kind {kind!r}")
+    elif kind in ("plateau", "cell"):
+        inside, above, below = (
+            (decide.WITHIN, BEYOND_UP, BEYOND_DOWN)
+            if kind == "plateau"
+            else (decide.REPRODUCED, NOT_REPRODUCED_UP, NOT_REPRODUCED_DOWN)
+        )
+        up += [inside] * le(t, -delta) + [above] * le(t, delta)
+        low += [inside] * le(delta, t) + [below] * le(-delta, t)
+    elif kind == "collapse":
+        up += [decide.SUPPORTED] * le(t, 0)
+        low += [decide.CONTRADICTED] * le(0, t)
+    elif kind == "family":
+        up += [STAR_UP, STAR_BOTH] if le(t, delta) else []
+        low += [STAR_DOWN, STAR_BOTH] if le(-delta, t) else []
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return {UPPER: tuple(dict.fromkeys(up)), LOWER: tuple(dict.fromkeys(low))}
 
 
-def nominal(kind: str) -> float:
-    """The nominal rate of a scenario's wrong outcomes: 0.025 a side for a directional kind, else 0.05 summed."""
-    return decide.ALPHA / 2 if kind in ("directional", "claim") else decide.ALPHA
-
-
-def bound(draws: int, level: float = decide.ALPHA) -> float:
-    """The largest wrong rate accepted over ``draws`` draws: the nominal level plus three binomial SE."""
+def bound(draws: int, level: float = SIDE) -> float:
+    """The largest wrong rate a side accepts over ``draws`` draws: the nominal level plus three binomial SE."""
     return level + 3 * math.sqrt(level * (1 - level) / draws)
 
 
-RIGHT = {  # the right decisive outcome at t = 0 and ±4δ, for the power columns
-    "directional": {0.0: (), 4.0: decide.DIRECTIONS, -4.0: (decide.CONTRADICTED,)},
-    "claim": {0.0: (), 4.0: (decide.SUPPORTED_MORE, decide.SUPPORTED), -4.0: (decide.CONTRADICTED,)},
-    "plateau": {0.0: (decide.SUPPORTED,), 4.0: (decide.CONTRADICTED,), -4.0: (decide.CONTRADICTED,)},
-    "collapse": {0.0: (), 4.0: (decide.SUPPORTED,), -4.0: (decide.CONTRADICTED,)},
-    "cell": {0.0: (decide.REPRODUCED,), 4.0: (decide.NOT_REPRODUCED,), -4.0: (decide.NOT_REPRODUCED,)},
-    "family": {0.0: (), 4.0: ("*",), -4.0: ("*",)},
-}
+def right_outcomes(kind: str, t: float, delta: float) -> tuple[str, ...]:
+    """The decisive outcomes not wrong at ``t`` (power counts them)."""
+    wrong = {o for outs in wrong_outcomes(kind, t, delta).values() for o in outs}
+    return tuple(o for o in OUTCOMES[kind] if o not in wrong and o not in UNDECIDED)
 
 
 # -- drawing seeds ------------------------------------------------------------------------------------------------
 
 
-def _law(x: np.ndarray, law: str, std: float, outliers: np.ndarray | None) -> np.ndarray:
-    """Figures under ``law``: the seeds marked in ``outliers`` 5 std low; quantised onto the 0.2 grid."""
-    if law == "outliers" and outliers is not None:
-        x = x - 5 * std * outliers
-    if law == "quantised":
-        x = np.round(x / GRID) * GRID
-    return x
+def _chunks(draws: int) -> Iterator[int]:
+    while draws > 0:
+        yield min(draws, CHUNK)
+        draws -= CHUNK
 
 
-def _pair(
-    rng: np.random.Generator, ids: tuple[list[int], list[int]], rho: float, std: float, diff: float, law: str
-):
-    """Two settings' figures {seed: figure}: correlation ``rho`` on the seeds both have, independent elsewhere."""
-    every = sorted(set(ids[0]) | set(ids[1]))
-    z = {s: rng.standard_normal(3) for s in every}
-    out = rng.random(len(every)) < 0.1  # a seed's outlier hits both settings alike
-    bad = dict(zip(every, out, strict=True))
-    a, b = {}, {}
-    for s in ids[0]:
-        a[s] = z[s][0]
-    for s in ids[1]:
-        b[s] = rho * z[s][0] + math.sqrt(1 - rho**2) * z[s][1] if s in a else z[s][2]
-    fa = _law(BASE + diff + std * np.array(list(a.values())), law, std, np.array([bad[s] for s in a]))
-    fb = _law(BASE + std * np.array(list(b.values())), law, std, np.array([bad[s] for s in b]))
-    return dict(zip(a, fa.tolist(), strict=True)), dict(zip(b, fb.tolist(), strict=True))
+def _quantise(x: np.ndarray) -> np.ndarray:
+    return np.round(x / GRID) * GRID
 
 
 def _ids(design: str, n: int) -> tuple[list[int], list[int]]:
-    if design.startswith("partly"):  # "partly 2/5": 5 seeds a side, 2 shared
+    if design.startswith("partly"):  # "partly 2/5 ρ 0.5": 5 seeds a side, 2 shared
         m = int(design.split()[1].split("/")[0])
         return list(range(1, 6)), list(range(6 - m, 11 - m))
     if design == "disjoint":
@@ -178,47 +234,105 @@ def _ids(design: str, n: int) -> tuple[list[int], list[int]]:
 
 
 def _rho(design: str) -> float:
-    return float(design.split("ρ ")[1]) if design.startswith("paired") else 0.5
+    return float(design.split("ρ ")[1]) if "ρ " in design else 0.0
+
+
+def pairs(
+    rng: np.random.Generator,
+    draws: int,
+    ids: tuple[Sequence[int], Sequence[int]],
+    rho: float,
+    std: tuple[float, float],
+    diff: float,
+    law: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two settings' figures, ``draws`` x seeds each: correlation ``rho`` on the seeds both have, independent
+    elsewhere; A's true mean ``diff`` above B's (the bulk's, under the outlier laws)."""
+    every = sorted(set(ids[0]) | set(ids[1]))
+    col = {s: i for i, s in enumerate(every)}
+    ia, ib = [col[s] for s in ids[0]], [col[s] for s in ids[1]]
+    shared = np.array([s in set(ids[0]) for s in ids[1]])
+    z = rng.standard_normal((3, draws, len(every)))
+    za = z[0][:, ia]
+    zb = np.where(shared, rho * z[0][:, ib] + math.sqrt(1 - rho**2) * z[1][:, ib], z[2][:, ib])
+    a, b = BASE + diff + std[0] * za, BASE + std[1] * zb
+    if law == "outliers":  # a seed's departure hits both settings alike
+        bad = rng.random((draws, len(every))) < DEPART
+        a, b = a - DEPARTURE * std[0] * bad[:, ia], b - DEPARTURE * std[1] * bad[:, ib]
+    elif law == "outliers per setting":  # each setting's figures depart on their own
+        a = a - DEPARTURE * std[0] * (rng.random(a.shape) < DEPART)
+        b = b - DEPARTURE * std[1] * (rng.random(b.shape) < DEPART)
+    elif law == "quantised":
+        a, b = _quantise(a), _quantise(b)
+    return a, b
+
+
+def settings(
+    rng: np.random.Generator, draws: int, seeds: Sequence[Sequence[int]], means: Sequence[float], std: float
+) -> list[np.ndarray]:
+    """Settings' figures, ``draws`` x seeds each: a seed's component shared (variance 0.5) plus the setting's own."""
+    every = sorted(set().union(*map(set, seeds)))
+    col = {s: i for i, s in enumerate(every)}
+    z = rng.standard_normal((draws, len(every)))
+    out = []
+    for ids, mean in zip(seeds, means, strict=True):
+        own = rng.standard_normal((draws, len(ids)))
+        out.append(mean + std * math.sqrt(0.5) * (z[:, [col[s] for s in ids]] + own))
+    return out
 
 
 def quantised_truth(diff: float, std: float, rng: np.random.Generator, size: int = 400_000) -> float:
     """The difference of two quantised figures' means, A's true mean ``diff`` above B's (the truth judged)."""
     z = rng.standard_normal((2, size))
-    qa = np.round((BASE + diff + std * z[0]) / GRID) * GRID
-    qb = np.round((BASE + std * z[1]) / GRID) * GRID
-    return float(qa.mean() - qb.mean())
+    return float(_quantise(BASE + diff + std * z[0]).mean() - _quantise(BASE + std * z[1]).mean())
+
+
+def _sided(dec: decide.Decision, word: str, up: str, down: str) -> str:
+    """``dec``'s outcome, ``word`` (an interval entirely beyond ±δ) named by its side."""
+    if dec.outcome != word:
+        return dec.outcome
+    return up if dec.interval.diff > 0 else down
 
 
 # -- the scenarios ------------------------------------------------------------------------------------------------
 
 
-def _two_settings(sc: Scenario, read: Callable[[decide.Interval, float], decide.Decision]) -> None:
+def _two_settings(sc: Scenario, read: Callable[[decide.Interval], str]) -> None:
     """A and B drawn by the scenario's design and law, their difference read by ``read`` (A > B, or a plateau)."""
     h = GRID if sc.law == "quantised" else 0.0
     ids, rho = _ids(sc.design, sc.n), _rho(sc.design)
+    std = (sc.std, sc.std if sc.std_b is None else sc.std_b)
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            a, b = _pair(rng, ids, rho, sc.std, sc.truth * sc.delta, sc.law)
-            iv = decide.difference(a, b, resolution=h)
-            out.append(decide.INCONCLUSIVE if iv is None else read(iv, sc.delta).outcome)
+        for size in _chunks(draws):
+            fa, fb = pairs(rng, size, ids, rho, std, sc.truth * sc.delta, sc.law)
+            for ra, rb in zip(fa.tolist(), fb.tolist(), strict=True):
+                iv = decide.difference(
+                    dict(zip(ids[0], ra, strict=True)), dict(zip(ids[1], rb, strict=True)), resolution=h
+                )
+                out.append(decide.INCONCLUSIVE if iv is None else read(iv))
         return out
 
     sc.run = run
 
 
 def _gap(sc: Scenario) -> None:
-    """(A - B) - (C - D), A and B on seeds 1..n, C and D on n+1..2n, each pair correlated 0.5."""
+    """(A - B) > (B - C) as ``decide.gap([A, B, B, C])``, or (A - B) > (C - D) each side on its own seeds."""
+    if sc.design == GAP4:
+        seeds = (range(1, sc.n + 1),) * 2 + (range(101, 101 + sc.n),) * 2
+    else:
+        seeds = GAPS[sc.design](sc.n)
+    means = [BASE + sc.truth * sc.delta] + [BASE] * (len(seeds) - 1)
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            a, b = _pair(rng, _ids("paired", sc.n), 0.5, sc.std, sc.truth * sc.delta, sc.law)
-            c, d = _pair(rng, _ids("paired", sc.n), 0.5, sc.std, 0.0, sc.law)
-            c, d = ({s + 100: v for s, v in x.items()} for x in (c, d))
-            iv = decide.gap([a, b, c, d])
-            out.append(decide.INCONCLUSIVE if iv is None else decide.directional(iv, sc.delta).outcome)
+        for size in _chunks(draws):
+            figures = settings(rng, size, seeds, means, sc.std)
+            for rows in zip(*(f.tolist() for f in figures), strict=True):
+                x = [dict(zip(ids, row, strict=True)) for ids, row in zip(seeds, rows, strict=True)]
+                iv = decide.gap(x if sc.design == GAP4 else [x[0], x[1], x[1], x[2]])
+                out.append(decide.INCONCLUSIVE if iv is None else decide.directional(iv, sc.delta).outcome)
         return out
 
     sc.run = run
@@ -228,17 +342,16 @@ def _claim(sc: Scenario, k: int) -> None:
     """An argmax of k statements: best above each of k others by t, all on shared seeds (correlation 0.5)."""
     names = ["best", *[f"x{i}" for i in range(1, k + 1)]]
     claim = Argmax(kind="argmax", best="best", among=tuple(names))
+    seeds = [range(1, sc.n + 1)] * len(names)
+    means = [BASE + sc.truth * sc.delta] + [BASE] * k
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            seed = rng.standard_normal(sc.n) * math.sqrt(0.5)
-            scores = {}
-            for j, name in enumerate(names):
-                lift = sc.truth * sc.delta if j == 0 else 0.0
-                own = rng.standard_normal(sc.n) * math.sqrt(0.5)
-                scores[name] = dict(enumerate((BASE + lift + sc.std * (seed + own)).tolist(), 1))
-            out.append(judge(claim, scores, describe=False).verdict)
+        for size in _chunks(draws):
+            figures = settings(rng, size, seeds, means, sc.std)
+            for rows in zip(*(f.tolist() for f in figures), strict=True):
+                scores = {name: dict(enumerate(row, 1)) for name, row in zip(names, rows, strict=True)}
+                out.append(judge(claim, scores, describe=False).verdict)
         return out
 
     sc.run = run
@@ -247,16 +360,16 @@ def _claim(sc: Scenario, k: int) -> None:
 def _collapse(sc: Scenario) -> None:
     """A collapse's bound on final-dev: t = bound - mean; with NaN seeds, the mean counts them as 0."""
     claim = Collapse(kind="collapse", settings=("x",), below=60.0, figure="final-dev")
-    nan = sc.law == "collapsed"  # 20% of seeds NaN, entering as 0; the truth is the trained seeds' law
     mean = 60.0 - sc.truth * sc.delta
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            x = mean + sc.std * rng.standard_normal(sc.n)
-            if nan:
-                x = np.where(rng.random(sc.n) < 0.2, np.nan, x)
-            out.append(judge(claim, {"x": dict(enumerate(x.tolist(), 1))}, describe=False).verdict)
+        for size in _chunks(draws):
+            x = mean + sc.std * rng.standard_normal((size, sc.n))
+            if sc.law == "collapsed":  # 20% of seeds NaN, entering as 0; the truth is the trained seeds' law
+                x = np.where(rng.random((size, sc.n)) < 0.2, np.nan, x)
+            for row in x.tolist():
+                out.append(judge(claim, {"x": dict(enumerate(row, 1))}, describe=False).verdict)
         return out
 
     sc.run = run
@@ -264,102 +377,137 @@ def _collapse(sc: Scenario) -> None:
 
 def _cell(sc: Scenario, published: str) -> None:
     h = GRID if sc.law == "quantised" else 0.0
+    best = int(published.split()[-1]) if published.startswith("best") else None
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            x = BASE + sc.truth * sc.delta + sc.std * rng.standard_normal(sc.n)
-            x = _law(x, sc.law, sc.std, rng.random(sc.n) < 0.1 if sc.law == "outliers" else None)
-            if published == "exact":
-                p, runs, best = BASE, math.inf, None  # outliers: the bulk's mean (module docstring)
+        for size in _chunks(draws):
+            x = BASE + sc.truth * sc.delta + sc.std * rng.standard_normal((size, sc.n))
+            if sc.law == "outliers":
+                x = x - DEPARTURE * sc.std * (rng.random((size, sc.n)) < DEPART)
+            elif sc.law == "quantised":
+                x = _quantise(x)
+            if published == "exact":  # outliers: the bulk's mean (module docstring)
+                p, runs = np.full(size, BASE), math.inf
             elif published == "one run":
-                p, runs, best = BASE + sc.std * rng.standard_normal(), 1, None
-            else:  # the best of five runs, of our law
-                p, runs, best = BASE + sc.std * rng.standard_normal(5).max(), 1, 5
-            out.append(decide.cell(x, p, sc.delta, runs=runs, best_of=best, resolution=h).outcome)
+                p, runs = BASE + sc.std * rng.standard_normal(size), 1
+            else:  # the best of K runs, of our law
+                p, runs = BASE + sc.std * rng.standard_normal((size, best)).max(axis=1), 1
+            for row, q in zip(x.tolist(), p.tolist(), strict=True):
+                dec = decide.cell(row, q, sc.delta, runs=runs, best_of=best, resolution=h)
+                out.append(_sided(dec, decide.NOT_REPRODUCED, NOT_REPRODUCED_UP, NOT_REPRODUCED_DOWN))
         return out
 
     sc.run = run
 
 
 def _family(sc: Scenario) -> None:
-    """Eight figures, each at t, on n paired seeds: a table is wrong if any `*` lands where |t| <= δ."""
+    """Eight figures, each at t, on n paired seeds (ρ 0.5): which sides of ±δ the table's `*`s fall on."""
+    ids = _ids("paired", sc.n)
 
     def run(rng: np.random.Generator, draws: int) -> list[str]:
         out = []
-        for _ in range(draws):
-            decisions = []
-            for _task in range(8):
-                a, b = _pair(rng, _ids("paired", sc.n), 0.5, sc.std, sc.truth * sc.delta, sc.law)
-                iv = decide.difference(a, b)
-                if iv is not None:
-                    decisions.append(decide.two_sided(iv, sc.delta))
-            marked = any(decide.marked(d) for d in decide.family(decisions)) if decisions else False
-            out.append("*" if marked else "no *")
+        for size in _chunks(draws):
+            fa, fb = pairs(rng, size * 8, ids, 0.5, (sc.std, sc.std), sc.truth * sc.delta, sc.law)
+            fa, fb = fa.reshape(size, 8, sc.n).tolist(), fb.reshape(size, 8, sc.n).tolist()
+            for ta, tb in zip(fa, fb, strict=True):
+                decisions = []
+                for ra, rb in zip(ta, tb, strict=True):
+                    iv = decide.difference(
+                        dict(zip(ids[0], ra, strict=True)), dict(zip(ids[1], rb, strict=True))
+                    )
+                    if iv is not None:
+                        decisions.append(decide.two_sided(iv, sc.delta))
+                marks = (
+                    [d.diff > 0 for d in decide.family(decisions) if decide.marked(d)] if decisions else []
+                )
+                up, down = any(marks), not all(marks)
+                out.append(STAR_BOTH if up and down else STAR_UP if up else STAR_DOWN if down else NO_STAR)
         return out
 
     sc.run = run
 
 
 def grid(reduced: bool = False) -> list[Scenario]:
-    """Every scenario of the grid (``reduced``: a few of each kind, for the tests)."""
-    ns, stds, truths = ((3, 5), (0.5,), (0.0, 1.0, -1.0, 4.0, -4.0)) if reduced else (NS, STDS, TRUTHS)
+    """Every scenario of the grid (``reduced``: a few of each kind, design and law, for the tests)."""
+    ns = (2, 5) if reduced else NS
     out: list[Scenario] = []
+
+    def add(
+        kind: str,
+        design: str,
+        n_s: Sequence[int],
+        std: float = STD,
+        at: Sequence[float] = TRUTHS,
+        draws: int = DRAWS,
+        power: bool = False,
+        **rest: Any,
+    ) -> None:
+        for n in n_s:
+            for t in (*at, *POWER) if power else at:
+                out.append(
+                    Scenario(kind, design, n, std, t, draws=FEW_DRAWS if n < MIN_SEEDS else draws, **rest)
+                )
+
     designs = ["paired ρ -0.5", "paired ρ 0", "paired ρ 0.5", "paired ρ 0.9", "disjoint"]
     for design in designs[2:] if reduced else designs:
-        for n in ns:
-            for s in stds:
-                for t in truths:
-                    out.append(Scenario("directional", design, n, s, t))
-    for design in ("partly 1/5", "partly 2/5", "partly 3/5"):
-        for s in stds:
-            for t in truths:
-                out.append(Scenario("directional", design, 5, s, t))
-    for law in ("quantised", "outliers"):
-        for n in ns:
-            for s in (0.1, 0.5) if law == "quantised" and not reduced else stds:
-                for t in truths:
-                    out.append(Scenario("directional", "paired ρ 0.5", n, s, t, law=law))
-    for n in ns:
-        for t in truths:
-            out.append(Scenario("directional", "gap, paired within sides", n, 0.5, t))
-    for k in (2, 4, 6) if not reduced else (2,):
-        for n in (3, 5, 10) if not reduced else (3,):
-            for t in truths:
-                out.append(Scenario("claim", f"{k} statements, shared seeds", n, 0.5, t))
+        add("directional", design, ns, power=design in ("paired ρ -0.5", "paired ρ 0.5", "disjoint"))
+    partly = [
+        "partly 1/5 ρ 0.5",
+        "partly 2/5 ρ 0.5",
+        "partly 3/5 ρ 0.5",
+        "partly 1/5 ρ -0.5",
+        "partly 2/5 ρ -0.5",
+    ]
+    for design in partly[-2:] if reduced else partly:
+        add("directional", design, (5,))
+    for design in ("paired ρ 0.5", "disjoint"):  # unequal spreads
+        add("directional", design, ns, UNEQUAL[0], std_b=UNEQUAL[1])
+    for design in ("partly 2/5 ρ 0.5",) if reduced else ("partly 2/5 ρ 0.5", "partly 3/5 ρ 0.5"):
+        add("directional", design, (5,), UNEQUAL[0], std_b=UNEQUAL[1])
+    for s in (0.1,) if reduced else (0.1, 0.5):
+        add("directional", "paired ρ 0.5", ns, s, law="quantised")
+    add("directional", "paired ρ 0.5", ns, law="outliers")
+    add("directional", "paired ρ 0.5", ns, law="outliers per setting")
+    add("directional", "partly 3/5 ρ 0.5", (5,), law="outliers per setting")
+    add("directional", GAP4, ns)
+    for design in GAPS:
+        own = "own" in design
+        add("directional", design, ns if own or "same" in design else (5,), power=own)
+    for k in (2,) if reduced else (2, 6):
+        add("claim", f"{k} statements, shared seeds", ns if k == 2 else ns[1:], power=k == 2)
     for design in ("paired ρ 0.5", "disjoint"):
-        for n in ns:
-            for s in stds:
-                for t in truths:
-                    out.append(Scenario("plateau", design, n, s, t))
+        add("plateau", design, ns, power=design == "paired ρ 0.5")
+    add("plateau", "disjoint", ns, UNEQUAL[0], std_b=UNEQUAL[1])
+    add("plateau", "paired ρ 0.5", ns, law="outliers per setting")
     for law in ("normal", "collapsed"):
-        for n in ns:
-            for s in (0.5, 1.0):
-                for t in truths:
-                    out.append(Scenario("collapse", "one-sample", n, s, t, law=law))
-    for published in ("exact", "one run", "best of 5"):
-        for law in ("normal", "quantised", "outliers") if published == "exact" else ("normal",):
-            for n in ns:
-                for s in stds:
-                    for t in truths:
-                        out.append(
-                            Scenario(
-                                "cell", f"against {published}", n, s, t, law=law, delta=decide.CELL_DELTA
-                            )
-                        )
-    for n in ns if not reduced else (5,):
-        for t in (0.0, 0.5, 1.0, 2.0, 4.0):
-            out.append(Scenario("family", "8 figures, paired ρ 0.5", n, 0.5, t))
+        add("collapse", "one-sample", ns, law=law, power=law == "normal")
+    cell = {"delta": decide.CELL_DELTA}
+    add("cell", "against exact", ns, power=True, **cell)
+    for s in (0.1,) if reduced else (0.1, 0.5):
+        add("cell", "against exact", ns, s, law="quantised", **cell)
+    add("cell", "against exact", ns, law="outliers", **cell)
+    add("cell", "against one run", ns, power=True, **cell)
+    add("cell", "against best of 5", ns, power=True, **cell)
+    add("cell", "against best of 10", ns, draws=MANY * DRAWS, power=True, **cell)
+    for published in ("exact", "one run", "best of 5", "best of 10"):
+        add("cell", f"against {published}", ns[1:], draws=MANY * DRAWS, at=NEAR, **cell)
+    add("family", "8 figures, paired ρ 0.5", ns, at=(0.0, 1.0, 2.0))
     return out
 
 
 def _prepare(sc: Scenario, rng: np.random.Generator) -> None:
     if sc.kind == "directional":
-        _gap(sc) if sc.design.startswith("gap") else _two_settings(sc, decide.directional)
+        if sc.design == GAP4 or sc.design in GAPS:
+            _gap(sc)
+        else:
+            _two_settings(sc, lambda iv: decide.directional(iv, sc.delta).outcome)
     elif sc.kind == "claim":
         _claim(sc, int(sc.design.split()[0]))
     elif sc.kind == "plateau":
-        _two_settings(sc, decide.equivalence)
+        _two_settings(
+            sc, lambda iv: _sided(decide.equivalence(iv, sc.delta), decide.BEYOND, BEYOND_UP, BEYOND_DOWN)
+        )
     elif sc.kind == "collapse":
         _collapse(sc)
     elif sc.kind == "cell":
@@ -370,66 +518,92 @@ def _prepare(sc: Scenario, rng: np.random.Generator) -> None:
         sc.realised = quantised_truth(sc.truth * sc.delta, sc.std, rng)
 
 
-def judge_scenario(
-    sc: Scenario, seed: int, index: int, few: int = FEW, many: int = MANY, confirm: int = CONFIRM
-) -> dict[str, Any]:
-    """Draw, judge, count: the scenario's rates, its wrong rate(s) against their bound, its status."""
-    rng = np.random.default_rng([seed, index])
+def _draw(sc: Scenario, rng: np.random.Generator, draws: int) -> Counter[str]:
+    got = Counter(sc.run(rng, draws))
+    unknown = set(got) - set(OUTCOMES[sc.kind])
+    if unknown:  # a word the calibration does not know would be counted as right: stop instead
+        raise RuntimeError(
+            f"{sc.kind} {sc.design}: outcome(s) the calibration does not know: {sorted(unknown)}"
+        )
+    return got
+
+
+def judge_scenario(sc: Scenario, seed: int, index: int, scale: float = 1.0) -> dict[str, Any]:
+    """Draw, judge, count: the scenario's rates, each side's wrong rate against its bound, its status.
+
+    ``scale``: the share of the scenario's draws to use (the tests' fewer).
+    """
     _prepare(sc, np.random.default_rng([seed, index, 1]))
     wrong = wrong_outcomes(sc.kind, sc.t, sc.delta)
-    level = nominal(sc.kind)
-    can_fail = any(wrong.values()) and sc.n >= decide.MIN_SEEDS
-    draws = few
-    got = Counter(sc.run(rng, draws))
+    draws = max(1, round(sc.draws * scale))
+    got = _draw(sc, np.random.default_rng([seed, index]), draws)
     rate = {side: sum(got[o] for o in outs) / draws for side, outs in wrong.items()}
-    if can_fail and max(rate.values()) >= level - 3 * math.sqrt(level * (1 - level) / few):
-        draws = many  # near the nominal level: drawn again, larger, the larger sample decides
-        got = Counter(sc.run(np.random.default_rng([seed, index, 2]), draws))
-        rate = {side: sum(got[o] for o in outs) / draws for side, outs in wrong.items()}
-        if max(rate.values()) > bound(draws, level):  # above: fresh, larger draws decide (module docstring)
-            draws = confirm
-            got = Counter(sc.run(np.random.default_rng([seed, index, 3]), draws))
+    decisive = sum(c for o, c in got.items() if o not in UNDECIDED)
+    if sc.n < MIN_SEEDS:
+        status = "DECISIVE AT n < 3" if decisive else "n < 3: every draw inconclusive"
+    elif not any(wrong.values()):
+        status = "nothing can be wrong"
+    else:
+        if max(rate.values()) > bound(draws):  # above on a side: five times as many fresh draws decide
+            draws *= CONFIRM
+            got = _draw(sc, np.random.default_rng([seed, index, 2]), draws)
             rate = {side: sum(got[o] for o in outs) / draws for side, outs in wrong.items()}
-    sc.rates, sc.draws = {o: c / draws for o, c in got.items()}, draws
-    limit = bound(draws, level)
-    worst = max(rate.values())
-    status = "nothing can be wrong" if not can_fail else "ok" if worst <= limit else "ABOVE BOUND"
-    right = RIGHT[sc.kind].get(sc.truth)
+        status = "ok" if max(rate.values()) <= bound(draws) else "ABOVE BOUND"
+    rates = {o: c / draws for o, c in got.items()}
+    right = right_outcomes(sc.kind, sc.t, sc.delta)
+    worst = max(rate, key=lambda side: rate[side])
     return {
         "kind": sc.kind,
         "design": sc.design,
         "law": sc.law,
         "n": sc.n,
-        "std": sc.std,
+        "std": sc.spread,
         "truth": sc.truth,
         "t": sc.t,
         "delta": sc.delta,
         "draws": draws,
-        "rates": sc.rates,
+        "rates": rates,
         "wrong": {side: list(outs) for side, outs in wrong.items()},
         "wrong_rate": rate,
-        "worst": worst,
-        "nominal": level,
-        "bound": limit,
+        "worst": rate[worst],
+        "worst_side": worst,
+        "nominal": SIDE,
+        "bound": bound(draws),
+        "decisive": decisive if sc.n < MIN_SEEDS else None,
         "status": status,
-        "power": None if not right else sum(sc.rates.get(o, 0.0) for o in right),
+        "power": sum(rates.get(o, 0.0) for o in right) if right else None,
     }
+
+
+def _cost(sc: Scenario) -> float:
+    """A scenario's rough cost, to hand out the most expensive first."""
+    if sc.kind == "claim":
+        per = 2.0 + 0.7 * int(sc.design.split()[0])
+    else:
+        per = {"family": 8.0, "collapse": 1.5}.get(sc.kind, 1.0)
+    return per * sc.draws
+
+
+def _work(job: tuple[int, Scenario, int, float]) -> tuple[int, dict[str, Any]]:
+    index, sc, seed, scale = job
+    return index, judge_scenario(sc, seed, index, scale)
 
 
 def calibrate(
     reduced: bool = False,
     seed: int = 0,
     only: Sequence[str] = (),
-    few: int = FEW,
-    many: int = MANY,
-    confirm: int = CONFIRM,
+    scale: float = 1.0,
+    processes: int = 1,
 ) -> list[dict[str, Any]]:
-    """Every scenario's row (``only``: these kinds; ``few``/``many``/``confirm``: the draws, the tests' fewer)."""
-    rows = []
-    for i, sc in enumerate(grid(reduced)):
-        if not only or sc.kind in only:
-            rows.append(judge_scenario(sc, seed, i, few, many, confirm))
-    return rows
+    """Every scenario's row, in the grid's order (``only``: these kinds; ``scale``: the share of the draws)."""
+    jobs = [(i, sc, seed, scale) for i, sc in enumerate(grid(reduced)) if not only or sc.kind in only]
+    if processes <= 1:
+        return [_work(job)[1] for job in jobs]
+    ordered = sorted(jobs, key=lambda job: -_cost(job[1]))
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        done = dict(pool.imap_unordered(_work, ordered, chunksize=1))
+    return [done[i] for i, *_ in jobs]
 
 
 # -- the report ---------------------------------------------------------------------------------------------------
@@ -445,97 +619,132 @@ def _rates(row: dict[str, Any]) -> str:
     return ", ".join(f"{o} {r:.4f}" for o, r in sorted(row["rates"].items(), key=lambda x: -x[1]) if r > 0)
 
 
-def summary_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Per kind, design, law and n: the worst wrong rate against its bound, and power at 0 and ±4δ (std 0.5)."""
-    lines = [
-        "| kind | design | law | n | counted | nothing can be wrong | worst wrong rate (bound) | right at 0, +4δ, -4δ (std 0.5) |",
-        "|---|---|---|---:|---:|---:|---|---|",
-    ]
-    keys = dict.fromkeys((r["kind"], r["design"], r["law"], r["n"]) for r in rows)
-    for kind, design, law, n in keys:
-        mine = [r for r in rows if (r["kind"], r["design"], r["law"], r["n"]) == (kind, design, law, n)]
-        counted = [r for r in mine if r["status"] != "nothing can be wrong"]
-        worst = max(counted, key=lambda r: r["worst"] - r["bound"], default=None)
-        w = (
-            "–"
-            if worst is None
-            else f"{worst['worst']:.4f} ({worst['bound']:.4f}) at {_t(worst)}, std {worst['std']:g}"
-        )
-        power = []
-        for t in (0.0, 4.0, -4.0):
-            r = next((r for r in mine if r["truth"] == t and r["std"] == 0.5), None)
-            power.append("–" if r is None or r["power"] is None else f"{r['power']:.2f}")
-        lines.append(
-            f"| {kind} | {design} | {law} | {n} | {len(counted)} | {len(mine) - len(counted)} | {w} | {', '.join(power)} |"
-        )
-    return lines
+def _counted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r["status"] in ("ok", "ABOVE BOUND")]
+
+
+def _few(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if r["decisive"] is not None]
+
+
+def _worst(rows: list[dict[str, Any]], side: str | None = None, short: bool = False) -> str:
+    """The row nearest its bound (on ``side``, else either): rate / bound, where (``short``: its truth alone)."""
+    key = (lambda r: r["wrong_rate"][side] - r["bound"]) if side else (lambda r: r["worst"] - r["bound"])
+    r = max(_counted(rows), key=key, default=None)
+    if r is None:
+        return "–"
+    s = side or r["worst_side"]
+    where = "" if side else f"{s}, "
+    where += _t(r) if short else f"n = {r['n']}, {_t(r)}"
+    return f"{r['wrong_rate'][s]:.4f} / {r['bound']:.4f} ({where})"
+
+
+def _power(rows: list[dict[str, Any]], truth: float, n: int | None = None) -> str:
+    mine = [r for r in rows if r["truth"] == truth and (n is None or r["n"] == n) and r["power"] is not None]
+    return "–" if not mine else f"{mine[0]['power']:.2f}"
 
 
 def kind_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Per kind, design and law (n pooled): counted and apart, above bound, the worst, power at +4δ by n (std 0.5).
-
-    The table docs/uncertainty.md quotes.
-    """
+    """Per kind, design and law (n pooled): counted, above bound, n < 3 asserted, the worst side, power at +2δ."""
     lines = [
-        "| kind | design | law | counted (apart) | above bound | worst wrong rate / its bound | right at +4δ, n = 3 / 5 / 10 (std 0.5) |",
-        "|---|---|---|---:|---:|---|---|",
+        "| kind | design | law | std | counted | above bound | n < 3: scenarios (decisive draws) "
+        "| worst side: wrong rate / its bound (side, where) | right at +2δ, n = 3 / 5 / 10 |",
+        "|---|---|---|---:|---:|---:|---:|---|---|",
     ]
-    for kind, design, law in dict.fromkeys((r["kind"], r["design"], r["law"]) for r in rows):
-        mine = [r for r in rows if (r["kind"], r["design"], r["law"]) == (kind, design, law)]
-        counted = [r for r in mine if r["status"] != "nothing can be wrong"]
+    for key in dict.fromkeys((r["kind"], r["design"], r["law"], r["std"]) for r in rows):
+        mine = [r for r in rows if (r["kind"], r["design"], r["law"], r["std"]) == key]
+        counted, few = _counted(mine), _few(mine)
         above = sum(r["status"] == "ABOVE BOUND" for r in counted)
-        worst = max(counted, key=lambda r: r["worst"] - r["bound"], default=None)
-        w = "–" if worst is None else f"{worst['worst']:.4f} / {worst['bound']:.4f} (n = {worst['n']})"
-        power = []
-        for n in (3, 5, 10):
-            r = next((r for r in mine if r["n"] == n and r["truth"] == 4.0 and r["std"] == 0.5), None)
-            power.append("–" if r is None or r["power"] is None else f"{r['power']:.2f}")
+        fewer = f"{len(few)} ({sum(r['decisive'] for r in few)})" if few else "–"
+        power = " / ".join(_power(mine, 2.0, n) for n in (3, 5, 10))
+        lines.append(f"| {' | '.join(key)} | {len(counted)} | {above} | {fewer} | {_worst(mine)} | {power} |")
+    return lines
+
+
+def summary_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Per kind, design, law and n: the worst upper and lower wrong rates against their bounds, and power."""
+    lines = [
+        "| kind | design | law | std | n | counted | worst upper rate / bound (at) | worst lower rate / bound (at) "
+        "| right at 0, +2δ, −2δ |",
+        "|---|---|---|---:|---:|---:|---|---|---|",
+    ]
+    for key in dict.fromkeys((r["kind"], r["design"], r["law"], r["std"], r["n"]) for r in rows):
+        mine = [r for r in rows if (r["kind"], r["design"], r["law"], r["std"], r["n"]) == key]
+        if not _counted(mine):
+            continue
+        power = ", ".join(_power(mine, t) for t in (0.0, 2.0, -2.0))
         lines.append(
-            f"| {kind} | {design} | {law} | {len(counted)} ({len(mine) - len(counted)}) | {above} | {w} "
-            f"| {' / '.join(power)} |"
+            f"| {' | '.join(map(str, key))} | {len(_counted(mine))} | {_worst(mine, UPPER, short=True)} "
+            f"| {_worst(mine, LOWER, short=True)} | {power} |"
         )
     return lines
 
 
 def markdown(rows: list[dict[str, Any]], head: str) -> str:
-    """The summary, every counted scenario, and those where nothing can be wrong, listed apart."""
+    """The summary, the tables, every counted scenario, the n < 3 ones and those where nothing can be wrong."""
     lines = ["# Operating characteristics of the decision rule (stsbench.stats.decide)", "", head, ""]
+    bad = failures(rows)
+    if bad:
+        lines += [f"## Failing ({len(bad)}): above their bound on a side, or decisive at n < {MIN_SEEDS}", ""]
+        lines += [*(f"- {line}" for line in bad), ""]
     lines += ["## Per kind, design and law", "", *kind_table(rows), ""]
-    lines += ["## Per kind, design, law and n", "", *summary_table(rows), ""]
+    lines += ["## Per kind, design, law and n (n >= 3)", "", *summary_table(rows), ""]
     lines += ["## Every counted scenario", ""]
     lines += [
-        "| kind | design | law | n | std | truth | draws | wrong outcomes | wrong rate | bound | status | outcomes |"
+        "| kind | design | law | n | std | truth | draws | upper: wrong outcomes | upper rate "
+        "| lower: wrong outcomes | lower rate | bound | status | outcomes |"
     ]
-    lines += ["|---|---|---|---:|---:|---|---:|---|---|---:|---|---|"]
-    for r in (r for r in rows if r["status"] != "nothing can be wrong"):
-        wrong = "; ".join(
-            f"{side + ': ' if side else ''}{' + '.join(o)}" for side, o in r["wrong"].items() if o
-        )
-        rate = ", ".join(f"{v:.4f}" for side, v in r["wrong_rate"].items() if r["wrong"][side])
+    lines += ["|---|---|---|---:|---:|---|---:|---|---:|---|---:|---:|---|---|"]
+    for r in _counted(rows):
+        sides = []
+        for side in (UPPER, LOWER):
+            outs = r["wrong"][side]
+            sides += [" + ".join(outs) or "–", f"{r['wrong_rate'][side]:.4f}" if outs else "–"]
         lines.append(
-            f"| {r['kind']} | {r['design']} | {r['law']} | {r['n']} | {r['std']:g} | {_t(r)} | {r['draws']} | {wrong} "
-            f"| {rate} | {r['bound']:.4f} | {r['status']} | {_rates(r)} |"
+            f"| {r['kind']} | {r['design']} | {r['law']} | {r['n']} | {r['std']} | {_t(r)} | {r['draws']} "
+            f"| {' | '.join(sides)} | {r['bound']:.4f} | {r['status']} | {_rates(r)} |"
+        )
+    few = _few(rows)
+    lines += [
+        "",
+        f"## Fewer than {MIN_SEEDS} seeds: every draw asserted inconclusive ({len(few)} scenarios, "
+        f"{sum(r['draws'] for r in few)} draws, {sum(r['decisive'] for r in few)} decisive)",
+        "",
+        "| kind | design | law | n | std | truth | draws | decisive draws | status | outcomes |",
+        "|---|---|---|---:|---:|---|---:|---:|---|---|",
+    ]
+    for r in few:
+        lines.append(
+            f"| {r['kind']} | {r['design']} | {r['law']} | {r['n']} | {r['std']} | {_t(r)} | {r['draws']} "
+            f"| {r['decisive']} | {r['status']} | {_rates(r)} |"
         )
     apart = [r for r in rows if r["status"] == "nothing can be wrong"]
-    lines += [
-        "",
-        f"## Where nothing can be wrong ({len(apart)} scenarios, listed apart, not counted as passing)",
-        "",
-    ]
-    lines += [
-        "| kind | design | law | n | std | truth | why | outcomes |",
-        "|---|---|---|---:|---:|---|---|---|",
-    ]
-    for r in apart:
-        why = (
-            f"n < {decide.MIN_SEEDS}: inconclusive by construction"
-            if r["n"] < decide.MIN_SEEDS
-            else "no outcome wrong here"
-        )
-        lines.append(
-            f"| {r['kind']} | {r['design']} | {r['law']} | {r['n']} | {r['std']:g} | {_t(r)} | {why} | {_rates(r)} |"
-        )
+    if apart:
+        lines += [
+            "",
+            f"## Where nothing can be wrong ({len(apart)} scenarios, listed apart, not counted as passing)",
+            "",
+            "| kind | design | law | n | std | truth | outcomes |",
+            "|---|---|---|---:|---:|---|---|",
+        ]
+        for r in apart:
+            lines.append(
+                f"| {r['kind']} | {r['design']} | {r['law']} | {r['n']} | {r['std']} | {_t(r)} | {_rates(r)} |"
+            )
     return "\n".join([*lines, ""])
+
+
+def failures(rows: list[dict[str, Any]]) -> list[str]:
+    """One line for each scenario above its bound and each n < 3 scenario with a decisive draw."""
+    out = []
+    for r in rows:
+        where = f"{r['kind']} {r['design']} {r['law']} n={r['n']} std={r['std']} truth={_t(r)}"
+        if r["status"] == "ABOVE BOUND":
+            sides = ", ".join(f"{side} {v:.4f}" for side, v in r["wrong_rate"].items() if v > r["bound"])
+            out.append(f"ABOVE BOUND: {where}: {sides} > {r['bound']:.4f} at {r['draws']} draws")
+        elif r["status"] == "DECISIVE AT n < 3":
+            out.append(f"DECISIVE AT n < 3: {where}: {r['decisive']} of {r['draws']} draws ({_rates(r)})")
+    return out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -545,7 +754,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the grid, print (and with ``--out`` write) the tables; 1 if a counted scenario is above its bound."""
+    """Run the grid, print (and with ``--out`` write) the tables; 1 if a scenario fails (module docstring)."""
     ap = _Parser(prog="decision_calibration.py", description=__doc__.splitlines()[0])
     ap.add_argument("--reduced", action="store_true", help="a few scenarios of each kind (the tests')")
     ap.add_argument("--seed", type=int, default=0, help="the simulation's seed (each scenario's is derived)")
@@ -553,45 +762,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--draws",
         type=int,
-        default=FEW,
-        help=f"draws a scenario ({FEW}; five times as many near nominal, fifty above the bound there)",
+        default=DRAWS,
+        help=f"draws a scenario ({DRAWS}; {MANY} times as many for the best of 10 and ±0.9δ cells, "
+        f"{FEW_DRAWS / DRAWS:g} of it at n < 3)",
     )
+    ap.add_argument("--processes", type=int, default=PROCESSES, help=f"worker processes ({PROCESSES})")
     ap.add_argument("--out", help="also write the Markdown here (atomically)")
     args = ap.parse_args(argv)
     kinds = tuple(k for k in args.kinds.split(",") if k)
-    unknown = set(kinds) - set(RIGHT)
+    unknown = set(kinds) - set(OUTCOMES)
     if unknown:
-        ap.error(f"--kinds: unknown {', '.join(sorted(unknown))} (known: {', '.join(RIGHT)})")
-    if args.seed < 0 or args.draws < 1:
-        ap.error("--seed must be >= 0 and --draws >= 1")
+        ap.error(f"--kinds: unknown {', '.join(sorted(unknown))} (known: {', '.join(OUTCOMES)})")
+    if args.seed < 0 or args.draws < 1 or args.processes < 1:
+        ap.error("--seed must be >= 0, --draws and --processes >= 1")
     start = time.perf_counter()
-    rows = calibrate(args.reduced, args.seed, kinds, args.draws, 5 * args.draws, 50 * args.draws)
+    rows = calibrate(args.reduced, args.seed, kinds, args.draws / DRAWS, args.processes)
     wall = time.perf_counter() - start
-    counted = [r for r in rows if r["status"] != "nothing can be wrong"]
+    counted, few = _counted(rows), _few(rows)
     above = [r for r in counted if r["status"] == "ABOVE BOUND"]
+    decisive = [r for r in few if r["decisive"]]
+    apart = len(rows) - len(counted) - len(few)
     command = "python benchmarks/decision_calibration.py " + shlex.join(
         sys.argv[1:] if argv is None else argv
     )
+    d = args.draws
     head = (
-        f"**Summary**: {len(rows)} scenarios; {len(counted)} counted, {len(above)} above their bound; "
-        f"{len(rows) - len(counted)} where nothing can be wrong, listed apart. {args.draws} draws a scenario, "
-        f"{5 * args.draws} where the wrong rate lies within 3 SE of its nominal level, {50 * args.draws} where "
-        f"those land above the bound (fresh draws, deciding); nominal {decide.ALPHA / 2:g} a side for a "
-        f"statement or a claim, {decide.ALPHA:g} summed otherwise; bound nominal + 3 SE at the draws used. "
-        f"Command `{command.strip()}`; {wall:.0f} s wall, 1 process. The rules of the simulation and of what is "
-        "wrong where: the script's docstring."
+        f"**Summary** (rule version {decide.RULE_VERSION}, stsbench/stats/decide.py sha256 {RULE_FILE}): "
+        f"{len(rows)} scenarios; {len(counted)} counted, "
+        f"{len(above)} above their bound on a side; {len(few)} at n < {MIN_SEEDS}, {len(decisive)} with a decisive "
+        f"draw ({sum(r['draws'] for r in few)} draws, each asserted inconclusive); {apart} where nothing can be "
+        f"wrong. {d} draws a scenario, {MANY * d} for the cells against the best of 10 and at ±0.9δ, "
+        f"{round(FEW_DRAWS * d / DRAWS)} at n < {MIN_SEEDS}; where a side lands above its bound, {CONFIRM} times as "
+        f"many fresh draws decide. Each side (upper, lower) of every kind against nominal {SIDE:g} + 3 SE at the "
+        f"draws used. Command `OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')} "
+        f"{command.strip()}`; {wall:.0f} s wall, {args.processes} process{'es' * (args.processes > 1)}. The rules "
+        "of the simulation and of what is wrong where: the script's docstring."
     )
     text = markdown(rows, head)
     print(head)
     if args.out:
         atomic_write_text(args.out, text)
-    for r in above:
-        print(
-            f"ABOVE BOUND: {r['kind']} {r['design']} {r['law']} n={r['n']} std={r['std']:g} truth={_t(r)}: "
-            f"{r['worst']:.4f} > {r['bound']:.4f}",
-            file=sys.stderr,
-        )
-    return 1 if above else 0
+    bad = failures(rows)
+    for line in bad:
+        print(line, file=sys.stderr)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, mo
     from seed_results import MEAN, value
 
     from stsbench.analyses import figures
-    from stsbench.reports import align_map
+    from stsbench.reports import paper_figures as align_map
 
     out, md = built
     data = out / "figures" / "align_uniform_dev_map.csv"

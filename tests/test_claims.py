@@ -117,7 +117,7 @@ def test_paired_when_the_seeds_are_shared_welch_otherwise():
     welch = stats.ttest_ind(list(a.values()), [79.5, 80.5, 81.5], equal_var=False)
     assert (
         other.test == "Welch"
-        and other.interval.p == pytest.approx(welch.pvalue)
+        and other.interval.p == pytest.approx(2 * stats.t.sf(abs(welch.statistic), 2))  # Hsu's df: 3 - 1
         and other.outcome == "inconclusive"
     )
 

@@ -107,7 +107,7 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
 
     from stsbench.analyses import figures
     from stsbench.analyses.geometry import Spectrum, SpectrumResult
-    from stsbench.reports import spread
+    from stsbench.reports import seeds as spread
 
     drawn = []
     monkeypatch.setattr(figures, "save", lambda fig, stem: drawn.append(fig) or [])

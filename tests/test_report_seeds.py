@@ -133,8 +133,7 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     from stsbench.metrics import simcse_average
     from stsbench.reports import collect
     from stsbench.reports.models import find_models
-    from stsbench.reports.seed_differences import seed_differences, significant
-    from stsbench.reports.seeds import seed_groups
+    from stsbench.reports.seeds import seed_differences, seed_groups, significant
     from stsbench.results.seeds import build_aggregate, write_aggregate
     from stsbench.results.sides import side_from_seeds
     from stsbench.stats.compare import compare_sides
@@ -239,7 +238,7 @@ def test_baseline_by_folder_or_method_and_a_bad_baseline(results, tmp_path, caps
 
 def test_forest_plot(tmp_path):
     from stsbench.errors import StsbenchError
-    from stsbench.reports.spread import forest_plot
+    from stsbench.reports.seeds import forest_plot
 
     rows = [("ESimCSE: STS-B", 1.2, 0.3, 2.1, True), ("MoCoSE: STS-B", -0.4, -1.5, 0.7, False)]
     paths = forest_plot(rows, tmp_path / "forest.png")

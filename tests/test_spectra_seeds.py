@@ -20,7 +20,8 @@ def _result(values, rank=None):
 
 
 def test_a_groups_spectrum_is_its_seeds_geometric_mean_with_their_band(tmp_path):
-    from stsbench.reports.spectra import FIRST, draw_spectra, read_curves, spectrum_rows, write_rows
+    from stsbench.reports.paper_figures import FIRST, draw_spectra, read_curves, spectrum_rows
+    from stsbench.reports.paper_figures import write_spectrum_rows as write_rows
 
     seeds = [(s, f"MoCoSE seed {s}", _result([1.0, 0.1 * s, 0.01 * s, 1e-9])) for s in (1, 2, 4)]
     found = [SimpleNamespace(label="MoCoSE (n=3)", seeds=tuple(seeds))]

@@ -18,7 +18,7 @@ def _log(folder, seed, points, method="simcse"):
 
 
 def test_the_rows_follow_each_runs_logged_evaluations(tmp_path):
-    from stsbench.reports.trajectories import trajectory_rows
+    from stsbench.reports.paper_figures import trajectory_rows
     from stsbench.results.runs import load_train_run
 
     _log(tmp_path / "a", 1, [(0, 0.2, -2.0), (10, 0.25, -3.0), (20, None, None)])
@@ -31,7 +31,9 @@ def test_the_rows_follow_each_runs_logged_evaluations(tmp_path):
 
 def test_the_figure_has_the_papers_axes_the_mean_path_and_its_arrows(tmp_path):
     from stsbench.analyses import figures
-    from stsbench.reports.trajectories import ARROWS, COLUMNS, draw_trajectories, write_rows
+    from stsbench.reports.paper_figures import ARROWS, draw_trajectories
+    from stsbench.reports.paper_figures import TRAJECTORY_COLUMNS as COLUMNS
+    from stsbench.reports.paper_figures import write_trajectory_rows as write_rows
 
     steps = range(0, 160, 10)  # 16 points: more segments than ARROWS, so arrows are spread
     rows = [
@@ -63,7 +65,7 @@ def test_the_figure_has_the_papers_axes_the_mean_path_and_its_arrows(tmp_path):
 def test_a_seed_missing_a_step_leaves_that_step_off_the_mean(tmp_path):
     import pandas as pd
 
-    from stsbench.reports.trajectories import mean_path
+    from stsbench.reports.paper_figures import mean_path
 
     frame = pd.DataFrame(
         [["g", "1", 0, -1.0, 0.1], ["g", "2", 0, -2.0, 0.3], ["g", "1", 10, -3.0, 0.2]],

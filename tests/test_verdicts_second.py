@@ -42,9 +42,10 @@ def test_c5_three_equal_trec_accuracies_are_inconclusive_not_reproduced():
     """TREC 91.0 thrice against 90.1: was reproduced with no interval (a zero spread on a 0.2-point grid)."""
     v = verdict("TREC", 90.1, [91.0, 91.0, 91.0])
     assert v.status == "inconclusive" and v.decision.interval.spread
-    # the resolution alone (an exact published mean): about [0.76, 1.04]; as one published run, wider still
+    # the resolution alone (an exact published mean): no spread below one step, so h²/4 (rule 3): 0.9 ± 4.30·0.2/√12
     alone = decide.cell([91.0] * 3, 90.1, runs=math.inf, resolution=100 / 500)
-    assert (alone.low, alone.high) == (pytest.approx(0.76, abs=0.005), pytest.approx(1.04, abs=0.005))
+    half = stats.t.ppf(0.975, 2) * 0.2 / math.sqrt(4 * 3)
+    assert (alone.low, alone.high) == (pytest.approx(0.9 - half), pytest.approx(0.9 + half))
     assert alone.outcome == "inconclusive" and v.decision.low < alone.low and v.decision.high > alone.high
 
 
@@ -342,7 +343,8 @@ def test_c8_p_best_of_disjoint_seeds_is_one_minus_the_one_sided_p():
     a, b = [80.0, 80.3, 80.6], [79.8, 80.1, 80.4]
     scores = {"a": dict(zip((1, 2, 3), a, strict=True)), "b": dict(zip((4, 5, 6), b, strict=True))}
     best = decide.best_probability(scores, ["a", "b"])
-    one_sided = stats.ttest_ind(a, b, equal_var=False).pvalue / 2
+    welch = stats.ttest_ind(a, b, equal_var=False).statistic
+    one_sided = stats.t.sf(welch, 2)  # the statement's: Welch's statistic on Hsu's df (the smallest n - 1)
     assert best["a"] == pytest.approx(1 - one_sided, abs=0.02) and best["a"] + best["b"] == pytest.approx(1.0)
 
 

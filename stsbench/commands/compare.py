@@ -182,7 +182,7 @@ def compare_cmd(
         quiet=quiet or fmt is Format.json,
     )
     if plot is not None:
-        from stsbench.reports.spread import forest_plot
+        from stsbench.reports.seeds import forest_plot
 
         rows = [
             (f"{c.other} - {c.reference}: {r.task}", r.diff, r.low, r.high, r.significant)

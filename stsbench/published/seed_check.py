@@ -24,35 +24,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
+from stsbench.published.cells import resolution as task_resolution
 from stsbench.published.check import check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
 from stsbench.results.folder import seed_aggregates
 from stsbench.results.portable import output_of, same_path
 from stsbench.results.seeds import LEVEL, SEEDS_FILE, tested_values
-from stsbench.stats.decide import (
-    CELL_DELTA,
-    INCONCLUSIVE,
-    MISSING,
-    NOT_CHECKED,
-    NOT_REPRODUCED,
-    POWER,
-    REPRODUCED,
-    ROUNDED,
-    Decision,
-    capped,
-    cell,
-    check_delta,
-    noted,
-    signed,
-    unmeasured,
-    unsigned,
-)
+from stsbench.stats import decide
 
 
 def inside_interval(published: float, low: float, high: float) -> bool:
@@ -62,7 +47,7 @@ def inside_interval(published: float, low: float, high: float) -> bool:
 
 def check_difference(difference: float) -> float:
     """The difference that matters, refused in one line unless a positive finite number."""
-    return check_delta(difference, "--difference")
+    return decide.check_delta(difference, "--difference")
 
 
 @dataclass(frozen=True)
@@ -71,7 +56,7 @@ class Verdict:
 
     task: str
     published: float
-    decision: Decision
+    decision: decide.Decision
     values: tuple[float, ...] = ()  # one per seed
     mean: float | None = None
     std: float | None = None  # sample std (ddof 1); None for one seed
@@ -91,7 +76,7 @@ class Verdict:
     margin = property(lambda self: self.decision.margin, doc="How far the deciding end lies from ±δ.")
     nearest = property(lambda self: self.decision.nearest, doc="Inconclusive: the outcome it is nearest to.")
     note = property(lambda self: self.decision.note, doc="Fewer than 3 seeds, one run, no spread, ...")
-    difference = property(lambda self: self.decision.delta or CELL_DELTA, doc="δ.")
+    difference = property(lambda self: self.decision.delta or decide.CELL_DELTA, doc="δ.")
 
     @property
     def _raw_diff(self) -> float | None:
@@ -128,14 +113,14 @@ class Verdict:
         out = self.decision.to_dict()
         out.update(task=self.task, published=self.published, verdict=self.status, values=list(self.values))
         out.update(n=self.n, mean=self.mean, std=self.std, mean_low=self.mean_low, mean_high=self.mean_high)
-        return {**out, "diff": self.diff, "difference": self.difference, "power": POWER}
+        return {**out, "diff": self.diff, "difference": self.difference, "power": decide.POWER}
 
 
 def verdict(
     task: str,
     published: float,
     values: Sequence[float],
-    difference: float = CELL_DELTA,
+    difference: float = decide.CELL_DELTA,
     level: float = LEVEL,
     checked: bool = True,
     *,
@@ -148,21 +133,18 @@ def verdict(
     ``runs``/``best_of``: how many runs the published figure is (the registry's); ``resolution``: the figures'
     h, by default the task's (:func:`stsbench.published.cells.resolution`).
     """
-    from stsbench.published.cells import resolution as task_resolution
-
     difference = check_difference(difference)
     h = task_resolution([task]) if resolution is None else resolution
     values = tuple(float(v) for v in values)
     finite = tuple(v for v in values if math.isfinite(v))
-    if not values or not checked:
-        word = NOT_CHECKED if not checked else MISSING
-        base = _described(finite, level) if values else {}
-        return Verdict(task, published, unmeasured(word, task, delta=difference), values, **base, level=level)
-    dec = cell(
-        finite, published, difference, runs=runs, best_of=best_of, resolution=h, what=task, level=level
-    )
-    if len(finite) < len(values):
-        dec = capped(dec, f"{len(values) - len(finite)} seed figures not finite")
+    if not values or not checked:  # missing, or an Avg. over other tasks than the published one's
+        dec = decide.unmeasured(decide.NOT_CHECKED if not checked else decide.MISSING, task, delta=difference)
+    else:
+        dec = decide.cell(
+            finite, published, difference, runs=runs, best_of=best_of, resolution=h, what=task, level=level
+        )
+        if len(finite) < len(values):
+            dec = decide.capped(dec, f"{len(values) - len(finite)} seed figures not finite")
     return Verdict(task, published, dec, values, **_described(finite, level), level=level)
 
 
@@ -183,7 +165,7 @@ class SeedRow:
     published: float
     seeds: dict[str, Any] | None  # the aggregate's row: values, mean, std, n, low, high (and raw: unrounded)
     checked: bool = True  # False: an Avg. over other tasks than the published one's
-    difference: float = CELL_DELTA
+    difference: float = decide.CELL_DELTA
     level: float = LEVEL
     runs: int = 1  # how many runs the published figure is (the registry's)
     best_of: int | None = None
@@ -191,31 +173,20 @@ class SeedRow:
     verdict: Verdict = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        from stsbench.published.cells import resolution
-
         values = [] if self.seeds is None else tested_values(self.seeds)
         rounded = self.seeds is not None and not self.seeds.get("raw")  # written before raw figures were kept
-        over = self.over or (self.task,)
-        decided = verdict(
-            self.task,
-            self.published,
-            values,
-            self.difference,
-            self.level,
-            self.checked,
-            runs=self.runs,
-            best_of=self.best_of,
-            resolution=resolution(over, rounded),
-        )
-        if rounded and decided.decision.interval is not None:
-            decided = replace(decided, decision=noted(decided.decision, ROUNDED))
-        object.__setattr__(self, "verdict", decided)
+        h = task_resolution(self.over or (self.task,), rounded)
+        kw = {"runs": self.runs, "best_of": self.best_of, "resolution": h}
+        v = verdict(self.task, self.published, values, self.difference, self.level, self.checked, **kw)
+        if rounded and v.decision.interval is not None:
+            v = replace(v, decision=decide.noted(v.decision, decide.ROUNDED))
+        object.__setattr__(self, "verdict", v)
 
     @property
     def status(self) -> str:
         """Where the published figure lies: ``inside``, ``outside``, ``no interval`` (one seed), ``missing``, ``not checked``."""
         v = self.verdict
-        if v.status in (MISSING, NOT_CHECKED):
+        if v.status in (decide.MISSING, decide.NOT_CHECKED):
             return v.status
         if v.inside is None:
             return "no interval"
@@ -234,33 +205,29 @@ class SeedComparison:
     @property
     def passed(self) -> bool:
         """Every published figure reproduced (an Avg. over other tasks is not checked)."""
-        return all(r.verdict.status in (REPRODUCED, NOT_CHECKED) for r in self.rows)
+        return all(r.verdict.status in (decide.REPRODUCED, decide.NOT_CHECKED) for r in self.rows)
 
     def summary(self) -> str:
         """One line: passed, or which rows are not reproduced, inconclusive or missing (never a δ to choose after)."""
         n = sum(r.checked for r in self.rows)
         seeds = plural(len(self.aggregate["seeds"]), "seed")
-        difference = self.rows[0].difference if self.rows else CELL_DELTA
+        difference = self.rows[0].difference if self.rows else decide.CELL_DELTA
         if self.passed:
             return (
                 f"all {plural(n, 'figure')} of {self.entry.key} reproduced over {seeds}: each 95% interval of "
                 f"the difference from the published figure inside ±{difference:.2f} points"
             )
-        parts = []
-        outside = [r.verdict for r in self.rows if r.verdict.status == NOT_REPRODUCED]
+        parts, verdicts, sg = [], [r.verdict for r in self.rows], partial(decide.signed, delta=difference)
+        outside = [v for v in verdicts if v.status == decide.NOT_REPRODUCED]
         if outside:
-            diffs = "; ".join(f"{v.task} {signed(v.diff, difference)}" for v in outside)
+            diffs = "; ".join(f"{v.task} {sg(v.diff)}" for v in outside)
             parts.append(
                 f"{', '.join(v.task for v in outside)} not reproduced: the 95% interval over {seeds} lies beyond "
                 f"±{difference:.2f} points ({diffs})"
             )
-        wide = [
-            r.verdict for r in self.rows if r.verdict.status == INCONCLUSIVE and r.verdict.low is not None
-        ]
+        wide = [v for v in verdicts if v.status == decide.INCONCLUSIVE and v.low is not None]
         if wide:
-            spans = ", ".join(
-                f"{v.task} [{signed(v.low, difference)}, {signed(v.high, difference)}]" for v in wide
-            )
+            spans = ", ".join(f"{v.task} [{sg(v.low)}, {sg(v.high)}]" for v in wide)
             parts.append(
                 f"{', '.join(v.task for v in wide)} inconclusive: the decision's 95% interval of the difference "
                 f"from the published figure over {seeds} reaches across ±{difference:.2f} points ({spans}), or "
@@ -281,14 +248,9 @@ def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str]:
 
     At δ's decimals (:func:`stsbench.stats.decide.decimals`); ``dash`` where none.
     """
-    delta = v.difference
-    if v.diff is None:
-        diff = dash
-    elif v.low is None:
-        diff = signed(v.diff, delta)
-    else:
-        diff = f"{signed(v.diff, delta)} [{signed(v.low, delta)}, {signed(v.high, delta)}]"
-    return diff, dash if v.mde is None else unsigned(v.mde, delta)
+    sg = partial(decide.signed, delta=v.difference)
+    diff = dash if v.diff is None else sg(v.diff) + ("" if v.low is None else f" [{sg(v.low)}, {sg(v.high)}]")
+    return diff, dash if v.mde is None else decide.unsigned(v.mde, v.difference)
 
 
 def find_aggregates(
@@ -312,7 +274,7 @@ def check_seeds(
     model: str | None = None,
     pooler: str | None = None,
     mode: str | None = None,
-    difference: float = CELL_DELTA,
+    difference: float = decide.CELL_DELTA,
 ) -> SeedComparison:
     """Compare the one seed aggregate under ``results_dir`` (after the filters) with published entry ``key``.
 

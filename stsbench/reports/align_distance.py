@@ -16,11 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from stsbench.analyses import figures as afig
 from stsbench.errors import StsbenchError
 from stsbench.reports import run_settings
 from stsbench.reports.collect import AnalysisRecord
 from stsbench.reports.figures import write_csv
-from stsbench.reports.seeds import SeedGroup
+from stsbench.reports.seeds import SeedGroup, seaborn_module, seed_interval
 from stsbench.reports.sweep_figures import DISTANCE, logged_distance
 from stsbench.reports.training import show_value
 
@@ -69,11 +72,6 @@ def write_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
 
 def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> Any:
     """x: the traceable distance; y: the L1 and L2 distance to ``point``, the mean over seeds and its band."""
-    import pandas as pd
-
-    from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import seaborn_module, seed_interval
-
     frame = pd.read_csv(data)
     long = frame.melt(id_vars=["traceable_distance", "seed"], value_vars=["l1", "l2"], var_name="norm")
     long["norm"] = long["norm"].map({"l1": "L1 distance", "l2": "L2 distance"})
@@ -99,6 +97,4 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
 
 def distance_figure(data: Path, stem: Path, point: tuple[float, float], title: str = "") -> list[Path]:
     """Draw ``data`` to ``stem``.png/.svg (:func:`draw_distance`)."""
-    from stsbench.analyses import figures as afig
-
     return afig.save(draw_distance(data, point, title), stem)

@@ -17,43 +17,15 @@ from stsbench.data.integrity import MARK, modified_text
 from stsbench.progress import plural
 from stsbench.published.cells import result_modes
 from stsbench.published.registry import STS_TASKS
-from stsbench.reports import (
-    align_distance,
-    align_map,
-    analysis_seeds,
-    paper_figures,
-    provenance,
-    reproduction,
-    seed_differences,
-    spectra,
-    spread,
-)
+from stsbench.reports import align_distance, paper_figures, provenance, reproduction, seeds
 from stsbench.reports import claims as claims_module
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord
-from stsbench.reports.layout import (
-    Figures,
-    Report,
-    Section,
-    absent_last,
-    matplotlib_version,
-    missing,
-    seaborn_version,
-    under,
-)
+from stsbench.reports.layout import Figures, Report, Section, absent_last, missing, under
 from stsbench.reports.models import Model, by_variant, find_models
 from stsbench.reports.published_cells import report_cells
 from stsbench.reports.reproduction import Reproduction, Target
 from stsbench.reports.scores import per_seed_table, score_table
-from stsbench.reports.seeds import (
-    BASELINE,
-    SIGNIFICANT,
-    SeedGroup,
-    baseline_group,
-    declared_labels,
-    has_seeds,
-    report_groups,
-    seed_points,
-)
+from stsbench.reports.seeds import BASELINE, SeedGroup, baseline_group, declared_labels, report_groups
 from stsbench.reports.training_sections import training_sections
 from stsbench.results.checkout import Checkout
 from stsbench.results.portable import portable
@@ -67,7 +39,6 @@ def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, l
     By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
     tables then match a model's own rows by name, and say so.
     """
-    from stsbench.reports.published_cells import report_cells
     from stsbench.results.recipe_runs import read_recipe_runs
 
     if not reps and not read_recipe_runs(coll.folders):
@@ -132,9 +103,7 @@ def _scores(
 ) -> Section:
     title = "STS tasks" if kind == "sts" else "Transfer tasks"
     t = score_table(coll.tasks, models, kind, named, labels)
-    if t is None:
-        return Section(kind, title, [missing(kind, results)])
-    return Section(kind, title, tables=[t])
+    return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, results)])
 
 
 def _analysis(
@@ -158,7 +127,7 @@ def _analysis(
         )
     for variant in sorted({r.variant for r in records}):
         ours = [r for r in records if r.variant == variant]
-        found = analysis_seeds.seeded(ours, groups, analysis) if analysis.number_builder is not None else []
+        found = seeds.seeded(ours, groups, analysis) if analysis.number_builder is not None else []
         in_groups = {m.key for f in found for m in f.group.models}
         single = [r for r in ours if r.model.fingerprint not in in_groups]
         singles = by_variant(single, models)
@@ -168,13 +137,11 @@ def _analysis(
             if paths:
                 section.figures.append(figs.add(f"{title} ({variant})", paths, "analysis", name))
         if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
-            section.tables.append(analysis_seeds.seeds_table(analysis, variant, found))
-            figs.written.append(
-                analysis_seeds.write_seed_values(found, figs.folder / analysis_seeds.csv_name(variant))
-            )
-            points = analysis_seeds.headline_points(found)
+            section.tables.append(seeds.seeds_table(analysis, variant, found))
+            figs.written.append(seeds.write_seed_values(found, figs.folder / seeds.csv_name(variant)))
+            points = seeds.headline_points(found)
             if points:
-                paths = spread.seed_points_figure(points, figs.folder / f"{variant}_seeds")
+                paths = seeds.seed_points_figure(points, figs.folder / f"{variant}_seeds")
                 caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
                 section.figures.append(figs.add(caption, paths, "analysis-seeds", name))
         if name == "spectrum" and found:
@@ -185,16 +152,18 @@ def _analysis(
 
 
 def _spectra(
-    found: Sequence[analysis_seeds.SeededResults],
+    found: list[seeds.SeededResults],
     singles: dict[str, object],
     variant: str,
     section: Section,
     figs: Figures,
 ) -> None:
     """MoCoSE Figure 7 over seeds: each group's mean spectrum and its seeds' spread, the backbone beside."""
-    data = spectra.write_rows(spectra.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv")
+    data = paper_figures.write_spectrum_rows(
+        paper_figures.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv"
+    )
     figs.written.append(data)
-    paths = spectra.spectra_figure(data, figs.folder / f"{variant}_groups", variant)
+    paths = paper_figures.spectra_figure(data, figs.folder / f"{variant}_groups", variant)
     caption = (
         f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as MoCoSE "
         f"Figure 7 (data: `{data.name}`)"
@@ -211,12 +180,12 @@ def _align_map(
     figs: Figures,
 ) -> None:
     """SimCSE Figure 3's map of the checkpoints with an STS Avg., from the CSV written beside it."""
-    rows = align_map.map_rows(records, coll.tasks, groups)
+    rows = paper_figures.map_rows(records, coll.tasks, groups)
     if not rows:
         return
-    data = align_map.write_rows(rows, figs.folder / f"{variant}_map.csv")
+    data = paper_figures.write_map_rows(rows, figs.folder / f"{variant}_map.csv")
     figs.written.append(data)
-    paths = align_map.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
+    paths = paper_figures.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
     caption = (
         f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
     )
@@ -238,37 +207,31 @@ def _seeds(
         "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
         "move a figure as much as a method can; a difference to the baseline counts here only where its 95% "
         "interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond the "
-        f"difference that matters and Holm over the tasks agrees (marked {SIGNIFICANT}; docs/uncertainty.md, One "
+        f"difference that matters and Holm over the tasks agrees (marked {seeds.SIGNIFICANT}; docs/uncertainty.md, One "
         "rule)."
     )
     if base is None:
         section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
     forest = []
     for kind in ("sts", "transfer"):
-        diffs = seed_differences.seed_differences(coll.tasks, groups, base, kind) if base else []
-        table = seed_differences.difference_table(diffs, base, kind) if base else None
+        diffs = seeds.seed_differences(coll.tasks, groups, base, kind) if base else []
+        table = seeds.difference_table(diffs, base, kind) if base else None
         section.tables += [t for t in (table, per_seed_table(coll.tasks, groups, kind)) if t]
         forest += [
-            (
-                f"{d.group.name}: {short_name(task)}",
-                c.diff,
-                c.low,
-                c.high,
-                seed_differences.significant(c),
-            )
+            (f"{d.group.name}: {short_name(task)}", c.diff, c.low, c.high, seeds.significant(c))
             for d in diffs
             if kind == "sts" and d.mode in result_modes("test", STS_TASKS)
             for task, c in d.cells.items()
             if c is not None
         ]
-    points = seed_points(coll.tasks, groups, "sts")
+    points = seeds.seed_points(coll.tasks, groups, "sts")
     if points:
-        figure = spread.seed_points_figure(points, figs.folder / "sts_seeds")
+        figure = seeds.seed_points_figure(points, figs.folder / "sts_seeds")
         section.figures.append(
             figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
         )
     if forest:
-        figure = spread.forest_plot(
+        figure = seeds.forest_plot(
             forest,
             figs.folder / "sts_seed_differences",
             "difference (Spearman x100)",
@@ -369,45 +332,39 @@ def build_report(
     folder, never to ``out``, so that a report's text does not depend on where it is written:
     :mod:`stsbench.results.portable`).
     """
-    title, command, baseline, against = spec.title, spec.command, spec.baseline, spec.against
-    difference, notes, claims, banner, figures = (
-        spec.difference,
-        spec.notes,
-        spec.claims,
-        spec.banner,
-        spec.figures,
-    )
+    import matplotlib  # its version decides the figures' bytes
+
     # an absolute results folder named relative to the working folder: the same text whatever --out
     results = tuple(portable(f, ".") for f in coll.folders) if out is not None else coll.folders
     models = find_models(coll)
     # what the recipe calls its runs: the groups' names, in every table
     labels = declared_labels(coll.folders)
     groups = report_groups(coll, models, labels)
-    seeded = has_seeds(groups)
-    base = baseline_group(groups, baseline) if seeded else None
-    reps = reproduction.reproductions(coll.tasks, groups, against, difference)
-    judged = claims_module.judge_claims(claims, coll.tasks, groups, coll.analyses) if claims else []
+    seeded = seeds.has_seeds(groups)
+    base = baseline_group(groups, spec.baseline) if seeded else None
+    reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
+    judged = claims_module.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
     named = compared_with(coll, reps)
     sections = [
         _scores(coll, models, "sts", results, named, labels),
         _scores(coll, models, "transfer", results, named, labels),
-        *([_reproduction(reps, difference)] if against else []),
-        *([_claims(judged)] if claims else []),
-        *([_seeds(coll, groups, base, baseline, figs)] if seeded else []),
+        *([_reproduction(reps, spec.difference)] if spec.against else []),
+        *([_claims(judged)] if spec.claims else []),
+        *([_seeds(coll, groups, base, spec.baseline, figs)] if seeded else []),
         *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
         *training_sections(
             coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point
         ),
         _provenance(coll, models, spec.checkout),
     ]
-    if figures:  # each paper figure under its number and caption, after the claims (or the scores)
+    if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
         verdicts = [
             (c.paper_figure, r.text or r.kind, r.verdict + (f" ({r.qualifier})" if r.qualifier else ""))
-            for c, r in zip(claims, judged, strict=True)
+            for c, r in zip(spec.claims, judged, strict=True)
         ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
-        sections[at:at] = _paper_figures(figures, sections, verdicts)
+        sections[at:at] = _paper_figures(spec.figures, sections, verdicts)
     sections = absent_last(sections)
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [code_span(w) for w in coll.warnings] or [
@@ -415,18 +372,18 @@ def build_report(
     ]
     sections.append(skipped)
     intro = [
-        f"Made by `{command}` from {plural(len(coll.tasks), 'task result')}, "
+        f"Made by `{spec.command}` from {plural(len(coll.tasks), 'task result')}, "
         f"{plural(len(coll.analyses), 'analysis result')} and {plural(len(coll.runs), 'training run')} under "
         f"{under(results)}; {plural(len(models), 'model')}. Figures drawn with "
-        f"matplotlib {matplotlib_version()}"
-        + (f" and seaborn {seaborn_version()}" if seeded else "")
+        f"matplotlib {matplotlib.__version__}"
+        + (f" and seaborn {seeds.seaborn_module().__version__}" if seeded else "")
         + ": the same results and version give the same bytes."
     ]
-    intro += [f"**{n}**" for n in notes]
+    intro += [f"**{n}**" for n in spec.notes]
     # what it found, first, each linked to its section; the scale of its words in one line
     intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
-    if banner:  # once, first under the title; each figure's image carries it too (render.stamped)
-        intro.insert(0, f"**{banner}**")
+    if spec.banner:  # once, first under the title; each figure's image carries it too (render.stamped)
+        intro.insert(0, f"**{spec.banner}**")
     once(sections)
     modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
     if modified:  # at the top: a figure on other data must never pass for the canonical one
@@ -435,4 +392,4 @@ def build_report(
             f"**{MARK} {plural(len(modified), 'result')} {modified_text(files)}** (marked {MARK} in the "
             "score tables, noted in the analysis sections); they are not comparable with published figures."
         )
-    return Report(title, intro, sections, list(coll.warnings), figs.written, reps, judged)
+    return Report(spec.title, intro, sections, list(coll.warnings), figs.written, reps, judged)

@@ -34,17 +34,8 @@ from stsbench.reports.claim_figures import (
 from stsbench.reports.collect import AnalysisRecord, TaskRecord
 from stsbench.reports.reproduction import group_figures, named_group
 from stsbench.reports.seeds import SeedGroup
+from stsbench.stats import decide
 from stsbench.stats.claims import Claim, ClaimResult, judge
-from stsbench.stats.decide import (
-    ALPHA,
-    CLAIM_VERDICTS,
-    DELTA,
-    REFUTING,
-    STATEMENT_WORDS,
-    false_contradiction,
-    signed,
-    unsigned,
-)
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 
@@ -126,7 +117,7 @@ def judge_claims(
     records: Sequence[TaskRecord],
     groups: Sequence[SeedGroup],
     analyses: Sequence[AnalysisRecord] = (),
-    delta: float = DELTA,
+    delta: float = decide.DELTA,
 ) -> list[ClaimResult]:
     """Each claim judged on its groups' unrounded figures (an unknown group is one line, before anything is drawn).
 
@@ -152,7 +143,9 @@ def _figure(result: ClaimResult) -> str:
 def _margin(margin: float | None, nearest: str | None = None, delta: float | None = None) -> str:
     if margin is None:
         return DASH
-    return signed(margin, delta or DELTA) + (f" from {nearest}" if nearest and margin < 0 else "")
+    return decide.signed(margin, delta or decide.DELTA) + (
+        f" from {nearest}" if nearest and margin < 0 else ""
+    )
 
 
 def _delta(r: ClaimResult) -> str:
@@ -161,45 +154,32 @@ def _delta(r: ClaimResult) -> str:
     return fmt(r.delta) + (f" ({r.delta_reason})" if r.delta_reason else "")
 
 
+def _tally(words: list[str], order: Sequence[str]) -> str:
+    """``2 supported; 1 inconclusive``: how many of ``words`` are each of ``order``'s, those present."""
+    return "; ".join(f"{words.count(v)} {v}" for v in order if v in words)
+
+
 def claims_table(results: Sequence[ClaimResult]) -> Table:
     """One row per claim: what it says, its figure, δ, its verdict and margin, and how often each setting was best."""
     rows = []
     for i, r in enumerate(results, start=1):
-        best = DASH
-        if r.best_probability:
-            best = ", ".join(f"{s} {p:.2f}" for s, p in r.best_probability.items())
-        counts = "; ".join(
-            f"{sum(s.outcome == v for s in r.statements)} {v}"
-            for v in STATEMENT_WORDS
-            if any(s.outcome == v for s in r.statements)
-        )
-        rows.append(
-            [
-                str(i),
-                r.text or r.kind,
-                r.kind,
-                _figure(r),
-                _delta(r),
-                f"**{r.verdict}**" + (f" ({r.qualifier})" if r.qualifier else ""),
-                _margin(r.margin, delta=r.delta),
-                counts,
-                best,
-            ]
-        )
-    verdicts = "; ".join(
-        f"{sum(r.verdict == v for r in results)} {v}"
-        for v in CLAIM_VERDICTS
-        if any(r.verdict == v for r in results)
-    )
+        best = ", ".join(f"{s} {p:.2f}" for s, p in (r.best_probability or {}).items()) or DASH
+        counts = _tally([s.outcome for s in r.statements], decide.STATEMENT_WORDS)
+        verdict = f"**{r.verdict}**" + (f" ({r.qualifier})" if r.qualifier else "")
+        margin = _margin(r.margin, delta=r.delta)
+        rows.append([str(i), r.text or r.kind, r.kind, _figure(r), _delta(r), verdict, margin, counts, best])
+    verdicts = _tally([r.verdict for r in results], decide.CLAIM_VERDICTS)
+    bound = math.ceil(decide.false_contradiction(len(results)) * 1000) / 1000
+    columns = ["#", "claim", "kind", "figure", "δ", "verdict", "margin", "statements", "P(best)"]
     return make_table(
         "claim-verdicts",
         "Claims and their verdicts",
-        ["#", "claim", "kind", "figure", "δ", "verdict", "margin", "statements", "P(best)"],
+        columns,
         rows,
         notes=[
             f"{plural(len(results), 'claim')} judged: {verdicts}. If every one were true, or reversed by less than "
-            f"δ, the chance that at least one is contradicted falsely is at most "
-            f"{math.ceil(false_contradiction(len(results)) * 1000) / 1000:.3f} (each at most {ALPHA / 2:.3f}). "
+            f"δ, the chance that at least one is contradicted falsely is at most {bound:.3f} (each at most "
+            f"{decide.ALPHA / 2:.3f}). "
             "Each claim expands to statements, each an interval over seeds of its difference on unrounded figures "
             "(paired on the seeds the settings share, partly paired or Welch otherwise, a gap as one contrast, "
             "one-sample against a model not trained here), read against δ, the difference that matters: A > B is "
@@ -223,29 +203,20 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     """One row per statement: its design, difference and 95% interval, the p it rests on, MDE, margin and verdict."""
     rows = []
     for i, r in enumerate(results, start=1):
-        delta = r.delta or DELTA
+        delta = r.delta or decide.DELTA
 
         def sg(x: float | None, delta: float = delta) -> str:
-            return DASH if x is None else signed(x, delta)
+            return DASH if x is None else decide.signed(x, delta)
 
         for s in r.statements:
             span = DASH if s.low is None else f"[{sg(s.low)}, {sg(s.high)}]"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
-            rests = s.p_holm is not None and (s.outcome in REFUTING or s.nearest in REFUTING)
-            rows.append(
-                [
-                    str(i),
-                    s.what,
-                    s.test or DASH,
-                    seeds,
-                    sg(s.diff),
-                    span,
-                    f"{s.p_holm:.3g}" if rests else DASH,
-                    DASH if s.mdd is None else unsigned(s.mdd, delta),
-                    _margin(s.margin, s.nearest, delta),
-                    s.outcome + (f" ({s.note})" if s.note else ""),
-                ]
-            )
+            rests = s.p_holm is not None and (s.outcome in decide.REFUTING or s.nearest in decide.REFUTING)
+            p = f"{s.p_holm:.3g}" if rests else DASH
+            mde = DASH if s.mdd is None else decide.unsigned(s.mdd, delta)
+            verdict = s.outcome + (f" ({s.note})" if s.note else "")
+            margin = _margin(s.margin, s.nearest, delta)
+            rows.append([str(i), s.what, s.test or DASH, seeds, sg(s.diff), span, p, mde, margin, verdict])
     notes = [
         "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
         "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p (refuting, "
@@ -256,21 +227,21 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     ]
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
+    columns = [
+        "#",
+        "statement",
+        "test",
+        "seeds",
+        "diff",
+        "95% interval",
+        "p (refuting, Holm)",
+        "MDE",
+        "margin",
+    ]
     return make_table(
         "claim-statements",
         "Claims, statement by statement",
-        [
-            "#",
-            "statement",
-            "test",
-            "seeds",
-            "diff",
-            "95% interval",
-            "p (refuting, Holm)",
-            "MDE",
-            "margin",
-            "verdict",
-        ],
+        [*columns, "verdict"],
         rows,
         notes=notes,
         right=("seeds", "p (refuting, Holm)"),

@@ -88,20 +88,6 @@ DESCRIBE = {
 }
 
 
-def matplotlib_version() -> str:
-    """Return the matplotlib version that draws the figures (it decides their bytes)."""
-    import matplotlib
-
-    return matplotlib.__version__
-
-
-def seaborn_version() -> str:
-    """Return the seaborn version that draws the figures of seeds."""
-    import seaborn
-
-    return seaborn.__version__
-
-
 def under(folders: str | Sequence[str], joiner: str = "and") -> str:
     """The results folders as the report names them: `results`, `results` and `runs`, `a`, `b` and `c`."""
     names = [f"`{f}`" for f in ([folders] if isinstance(folders, str) else folders)]

@@ -28,39 +28,24 @@ from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks
 from stsbench.published.registry import Entry, get_cell, split_cell
 from stsbench.published.seed_check import Verdict, check_difference, verdict, verdict_cells
-from stsbench.reports.collect import TaskRecord
-from stsbench.reports.scores import (
-    SELECTION_MARK,
-    TASKS_OF,
-    comparable,
-    modified_data,
-    published_for,
-)
+from stsbench.reports.collect import TaskRecord, collect
+from stsbench.reports.models import find_models
+from stsbench.reports.scores import SELECTION_MARK, TASKS_OF, comparable, modified_data, published_for
 from stsbench.reports.seeds import (
     SeedGroup,
     average_values,
     modes_of,
+    report_groups,
     seeds_folder,
     task_values,
 )
 from stsbench.results.labels import last_part
-from stsbench.stats.decide import (
-    CELL_DELTA,
-    CELL_VERDICTS,
-    NOT_CHECKED,
-    NOT_COMPARABLE,
-    POWER,
-    RULE_VERSION,
-    capped,
-    finite_seeds,
-    noted,
-    signed,
-)
+from stsbench.stats import decide
 from stsbench.stats.seeds import SeedSummary
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.tasks.registry import short_name, task_kind
 
-VERDICTS = tuple(v for v in CELL_VERDICTS if v != NOT_CHECKED)  # the summary's columns
+VERDICTS = tuple(v for v in decide.CELL_VERDICTS if v != decide.NOT_CHECKED)  # the summary's columns
 REPRODUCTION_KIND = "stsbench.reproduction"
 
 
@@ -173,7 +158,7 @@ def _kind(entry: Entry) -> str:
 
 
 def reproduce(
-    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = CELL_DELTA
+    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = decide.CELL_DELTA
 ) -> Reproduction:
     """Every published figure of ``entry`` against ``group``'s seeds (see the module docstring)."""
     difference = check_difference(difference)
@@ -188,7 +173,7 @@ def reproduce(
     runs = {"runs": entry.runs, "best_of": entry.best_of}
     for task, pub in published.items():
         v = verdict(task, pub, values.get(task, []), difference, **runs)
-        cells.append(v.with_status(NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
+        cells.append(v.with_status(decide.NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
     if AVG in entry.values:
         averaged = TASKS_OF[kind]
         avgs = average_values(records, group, kind, mode, averaged, raw=True) if mode else []
@@ -197,7 +182,9 @@ def reproduce(
             AVG, entry.values[AVG], avgs, difference, checked=checked, resolution=resolution(averaged), **runs
         )
         bad = any(t in averaged for t, m in modified if m == mode)
-        cells.append(v.with_status(NOT_COMPARABLE) if bad and v.values and v.status != NOT_CHECKED else v)
+        cells.append(
+            v.with_status(decide.NOT_COMPARABLE) if bad and v.values and v.status != decide.NOT_CHECKED else v
+        )
     return Reproduction(entry, group, mode, tuple(cells), difference)
 
 
@@ -225,7 +212,7 @@ def group_figures(
 
 
 def reproduce_cells(
-    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = CELL_DELTA
+    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = decide.CELL_DELTA
 ) -> Reproduction:
     """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.cells`).
 
@@ -239,13 +226,13 @@ def reproduce_cells(
         values = seed_values(c.figure, tasks, best) if c.figure is not None else {}
         note, cap = None, False
         if c.figure is not None and c.figure.kind == BEST_DEV:  # a collapsed training's NaN dev Spearman: 0
-            values, note, cap = finite_seeds(values, dev=True)
+            values, note, cap = decide.finite_seeds(values, dev=True)
         h = resolution(c.figure.tasks) if c.figure is not None else 0.0
         runs = {"runs": c.entry.runs, "best_of": c.entry.best_of, "resolution": h}
         v = verdict(
             c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
         )
-        verdicts.append(replace(v, decision=(capped if cap else noted)(v.decision, note)))
+        verdicts.append(replace(v, decision=(decide.capped if cap else decide.noted)(v.decision, note)))
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:
@@ -258,7 +245,7 @@ def reproductions(
     records: list[TaskRecord],
     groups: Sequence[SeedGroup],
     targets: Sequence[Target],
-    difference: float = CELL_DELTA,
+    difference: float = decide.CELL_DELTA,
 ) -> list[Reproduction]:
     """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`).
 
@@ -294,7 +281,7 @@ def reproduction_table(rep: Reproduction) -> Table:
     for v in rep.verdicts:
         published = e.format(v.published) + (SELECTION_MARK if e.selection else "")
         cells = verdict_cells(v, DASH)
-        margin = DASH if v.margin is None else signed(v.margin, rep.difference)
+        margin = DASH if v.margin is None else decide.signed(v.margin, rep.difference)
         status = v.status + (f" ({v.note})" if v.note else "")
         rows.append([short_name(v.task), spread(v), published, *cells, margin, status])
     columns = [
@@ -359,10 +346,10 @@ def reproduction_json(
     out = {
         "kind": REPRODUCTION_KIND,
         "schema_version": 2,  # 2: rule 3; a cell's low/high its decision's, the mean's as mean_low/mean_high
-        "rule": RULE_VERSION,  # stsbench.stats.decide's: what a verdict meant when it was made
+        "rule": decide.RULE_VERSION,  # stsbench.stats.decide's: what a verdict meant when it was made
         "difference": difference,
         "level": LEVEL,
-        "power": POWER,
+        "power": decide.POWER,
         "targets": [r.to_dict() for r in reps],
     }
     if claims:
@@ -372,7 +359,7 @@ def reproduction_json(
 
 
 def check_cells(
-    results_dir: Any, address: str, difference: float = CELL_DELTA, group: str | None = None
+    results_dir: Any, address: str, difference: float = decide.CELL_DELTA, group: str | None = None
 ) -> Reproduction:
     """``stsbench check`` of a cell, or a row without task columns: the one group of seeds under ``results_dir``.
 
@@ -380,10 +367,6 @@ def check_cells(
     ``check`` and the report's Reproduction section give one verdict. ``group``: which, where the folder holds
     several (``check --model``: a group's name, its method or its seeds' folder).
     """
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
-    from stsbench.reports.seeds import report_groups
-
     coll = collect(results_dir)
     models = find_models(coll)
     groups = report_groups(coll, models)

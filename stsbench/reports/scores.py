@@ -17,17 +17,20 @@ from stsbench.analyses.common import short_name
 from stsbench.average import AVG
 from stsbench.data.integrity import MARK, modified_note
 from stsbench.published.cells import result_modes
-from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_entry, load_registry
+from stsbench.published.registry import Entry, get_entry, load_registry, split_cell
 from stsbench.published.seed_check import inside_interval
 from stsbench.reports.collect import TaskRecord
 from stsbench.reports.models import Model
 from stsbench.reports.seeds import (
+    TASKS_OF,
     SeedGroup,
     average_values,
     has_seeds,
     interval,
     mean_std,
+    mode_label,
     modes_of,
+    present_tasks,
     seed_groups,
     seeds_folder,
     task_values,
@@ -35,16 +38,12 @@ from stsbench.reports.seeds import (
 from stsbench.results.labels import last_part
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
-from stsbench.tasks.registry import task_columns
 
-TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
 SELECTION_MARK = "†"  # a published row whose checkpoint was not chosen on a dev set (Entry.selection)
 
 
 def named_rows(addresses: Iterable[str], kind: str) -> list[Entry]:
     """The score rows of ``kind`` the ``addresses`` (a recipe's cells, ``--against``'s rows) name, each once."""
-    from stsbench.published.registry import split_cell
-
     keys = dict.fromkeys(split_cell(a)[0] for a in addresses)
     rows = [get_entry(k) for k in keys]
     return [e for e in rows if e.kind == "scores" and any(t in e.values for t in TASKS_OF[kind])]
@@ -173,20 +172,6 @@ def score_notes(kind: str, marked: list[str], legend: Sequence[str] = ()) -> lis
             for note in marked
         ),
     ]
-
-
-def present_tasks(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> list[str]:
-    """The tasks of ``kind`` some model of ``groups`` has results of, in column order."""
-    keys = {m.key for g in groups for m in g.models}
-    found = {
-        r.result.task for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
-    }
-    return [t for t in task_columns(kind) if t in found]  # plugins' tasks too
-
-
-def mode_label(name: str, mode: str) -> str:
-    """A row's name, with its mode unless test."""
-    return name if mode == "test" else f"{name} [{mode}]"
 
 
 def _summaries(

@@ -1,32 +1,63 @@
-"""Runs that differ only in their seed, read as one group: its per-task values over seeds and their statistics.
+"""Runs that differ only in their seed, read as one group: its values over seeds, statistics and figures.
 
 Two training runs are seeds of one another when their configs are equal once ``seed`` and the bookkeeping
 fields (``output``, ``threads``, ``device``...: :data:`stsbench.train.config.BOOKKEEPING`) are left out, the
-training file compared by name and row count as the ablation tables do, and their checkpoints were
-evaluated with the same pooler. ``stsbench train --seeds 1,2,3 --output OUT`` makes such runs
-(``OUT/seed-<s>/``); so do runs trained one by one with ``--seed``. A model without a training run under
-the results (a backbone) is a group of one.
+training file compared by name and row count as the ablation tables do, and their checkpoints were evaluated
+with the same pooler. ``stsbench train --seeds 1,2,3 --output OUT`` makes such runs (``OUT/seed-<s>/``); so do
+runs trained one by one with ``--seed``. A model without a training run under the results (a backbone) is a
+group of one.
 
 Every table of the report is over these groups: a model without seeds (or with one) is a group of one, its
 cells the figures as measured; a group of several seeds shows ``mean ± std`` (:func:`mean_std`) and the 95%
-interval over seeds (:func:`interval`). Statistics over seeds (a seed is one draw of the training's randomness)
-come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-interval of the mean; a group against the
-baseline group: the difference of the means and its interval by the one rule (:mod:`stsbench.stats.decide`).
+interval over seeds (:func:`interval`). Statistics over seeds (a seed is one draw of the training's
+randomness) come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-interval of the mean. Here too:
+
+- the differences to the baseline group (:func:`seed_differences`): each group of two seeds or more against
+  the baseline group, the difference of the seed means on unrounded figures with its 95% interval, the design
+  following the seeds (paired on the seeds the two groups share, Welch for disjoint ones), read against δ by
+  the one rule's two-sided words (:func:`stsbench.stats.decide.two_sided`: a difference that matters, no
+  difference that matters, inconclusive); :func:`difference_table` marks ``*`` where the difference matters by
+  its interval and by Holm over the tasks of p(|diff| > δ) (:func:`stsbench.stats.decide.family`; the Avg.
+  outside the family);
+- an analysis over the seeds of a run (:func:`seeded`, :func:`seeds_table`): a recipe runs every analysis on
+  every seed (:func:`stsbench.reproduce.plan.analysis_steps`), and each figure of the analysis (its registry
+  entry's :meth:`~stsbench.analyses.registry.Analysis.numbers`, laid out as the paper's table) is summarised
+  over the group's seeds by :func:`stsbench.stats.seeds.seed_summary`, as a score is; every seed's value goes
+  to a CSV beside the figures, and the headline figures are drawn seed by seed with their mean and interval;
+- the figures that show spread (seaborn): seeds as points with their mean and interval, dev-curve bands,
+  forest plots. Pure functions: rows of numbers in, ``<stem>.png`` and ``<stem>.svg`` out (written by
+  ``stsbench.analyses.figures.save``: fixed dpi, fixed SVG hash salt, no date or software in the metadata).
+  Every interval drawn is computed here, never by seaborn's bootstrap (which draws from numpy's global random
+  state): the mean's t-interval over seeds, as in the tables, so the same results give the same bytes. Styles
+  are set per figure (``seaborn.axes_style`` as a context), never globally, so other figures keep theirs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from stsbench.analyses import figures as afig
+from stsbench.analyses.common import short_name
+from stsbench.analyses.registry import Analysis, Number
+from stsbench.average import AVG
 from stsbench.errors import StsbenchError
 from stsbench.metrics import raw_average, simcse_average
-from stsbench.reports.collect import Collection, TaskRecord, TrainRun
-from stsbench.reports.models import METHOD_ORDER, Model
-from stsbench.results.labels import last_part
-from stsbench.stats.seeds import SeedSummary
-from stsbench.tabular import DASH, fmt
+from stsbench.published.cells import resolution, result_modes
+from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
+from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord, TrainRun
+from stsbench.reports.figures import write_csv
+from stsbench.reports.models import METHOD_ORDER, Model, method_of, method_rank
+from stsbench.results.labels import base_label, last_part
+from stsbench.results.schema import ModelInfo
+from stsbench.stats import decide
+from stsbench.stats.seeds import SeedSummary, seed_summary
+from stsbench.tabular import DASH, Table, fmt, make_table
+from stsbench.tasks.registry import task_columns
 from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
@@ -35,6 +66,7 @@ TEST_SELECTED = (
 )
 LEVEL = 0.95
 SIGNIFICANT = "*"  # the mark
+TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
 
 
 @dataclass(frozen=True)
@@ -158,10 +190,6 @@ def training_only(coll: Collection, models: list[Model]) -> list[Model]:
     it joins the groups of seeds, which claims and cells are judged on, never the score tables. A run whose
     setting has evaluated seeds stays out (a seed whose results were not kept is not one more seed of them).
     """
-    from stsbench.reports.models import method_of, method_rank
-    from stsbench.results.labels import base_label
-    from stsbench.results.schema import ModelInfo
-
     used = {m.run.path for m in models if m.run is not None}
     evaluated = {seed_key(m.run, m.pooler) for m in models if m.run is not None}
     found = []
@@ -280,17 +308,31 @@ def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str
     return sorted(found, key=lambda m: (order.get(m, 3), m))
 
 
-def mean_std(s: SeedSummary | None, n: int) -> str:
+def present_tasks(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> list[str]:
+    """The tasks of ``kind`` some model of ``groups`` has results of, in column order."""
+    keys = {m.key for g in groups for m in g.models}
+    found = {
+        r.result.task for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
+    }
+    return [t for t in task_columns(kind) if t in found]  # plugins' tasks too
+
+
+def mode_label(name: str, mode: str) -> str:
+    """A row's name, with its mode unless test."""
+    return name if mode == "test" else f"{name} [{mode}]"
+
+
+def mean_std(s: SeedSummary | None, n: int, digits: int = 2) -> str:
     """``79.97 ± 0.21``; the cell's own n where it has fewer seeds than its row; one value as it is."""
     if s is None:
         return DASH
-    text = fmt(s.mean) if s.std is None else f"{fmt(s.mean)} ± {fmt(s.std)}"
+    text = fmt(s.mean, digits) if s.std is None else f"{fmt(s.mean, digits)} ± {fmt(s.std, digits)}"
     return text if s.n == n else f"{text} (n={s.n})"
 
 
-def interval(s: SeedSummary | None) -> str:
+def interval(s: SeedSummary | None, digits: int = 2) -> str:
     """``[79.71, 80.23]``, a dash for one seed."""
-    return DASH if s is None or s.low is None else f"[{fmt(s.low)}, {fmt(s.high)}]"
+    return DASH if s is None or s.low is None else f"[{fmt(s.low, digits)}, {fmt(s.high, digits)}]"
 
 
 # --- rows for the figures ---------------------------------------------------------------------------------
@@ -300,12 +342,7 @@ def seed_points(
     records: list[TaskRecord], groups: list[SeedGroup], kind: str
 ) -> list[tuple[str, str, float]]:
     """(group label, task, value) of every seed of the groups of seeds, test (STS: or fasttest) results; Avg. last."""
-    from stsbench.analyses.common import short_name
-    from stsbench.average import AVG
-    from stsbench.published.cells import result_modes
-    from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
-
-    tasks = STS_TASKS if kind == "sts" else TRANSFER_TASKS
+    tasks = TASKS_OF[kind]
     rows: list[tuple[str, str, float]] = []
     for task in [*tasks, AVG]:
         for g in (g for g in groups if g.n > 1):
@@ -347,3 +384,377 @@ def dev_points(groups: list[SeedGroup], runs: list[TrainRun], labels: dict[str, 
         for step, value in run.curve
         if value is not None
     ]
+
+
+# --- differences to the baseline group ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupDifference:
+    """One group of seeds against the baseline group, per task (and Avg.): the interval and its decision."""
+
+    group: SeedGroup
+    mode: str
+    cells: dict[str, decide.Decision | None]  # task or Avg. -> group - base, its interval and decision
+
+
+def significant(cell: decide.Decision | None) -> bool:
+    """Whether a difference gets the mark: it matters by its interval and by Holm over the tasks."""
+    return cell is not None and decide.marked(cell)
+
+
+def seed_differences(
+    records: list[TaskRecord],
+    groups: list[SeedGroup],
+    base: SeedGroup,
+    kind: str,
+    delta: float = decide.DELTA,
+) -> list[GroupDifference]:
+    """Each other group of two seeds or more against ``base``, in the modes both have."""
+    present = present_tasks(records, groups, kind)
+    out = []
+    for g in groups:
+        if g.n < 2 or g is base:
+            continue
+        for mode in modes_of(records, g, kind):
+            a, b = (task_seed_values(records, x, kind, mode) for x in (g, base))
+            a[AVG], b[AVG] = (average_seed_values(records, x, kind, mode, TASKS_OF[kind]) for x in (g, base))
+            cells: dict[str, decide.Decision | None] = {}
+            for t in [*present, AVG]:
+                h = resolution(TASKS_OF[kind] if t == AVG else [t])
+                iv = (
+                    decide.difference(a.get(t, {}), b.get(t, {}), resolution=h)
+                    if a.get(t) and b.get(t)
+                    else None
+                )
+                cells[t] = None if iv is None else decide.two_sided(iv, delta, t)
+            tasks = [t for t in present if cells.get(t) is not None]
+            cells.update(zip(tasks, decide.family([cells[t] for t in tasks]), strict=True))
+            if any(c is not None for c in cells.values()):
+                out.append(GroupDifference(g, mode, cells))
+    return out
+
+
+def _diff_cell(d: decide.Decision | None) -> str:
+    if d is None:
+        return DASH
+    mark = SIGNIFICANT if significant(d) else ""
+    delta = d.delta or decide.DELTA
+    return f"{decide.signed(d.diff, delta)} [{decide.signed(d.low, delta)}, {decide.signed(d.high, delta)}]{mark}"
+
+
+def _decision_cell(dec: decide.Decision | None) -> str:
+    if dec is None:
+        return DASH
+    design = dec.interval.design
+    words = dec.outcome + ("" if design == decide.PAIRED else f" ({design})")
+    return words + (f", {dec.note}" if dec.note else "")
+
+
+def p_value(p: float | None) -> str:
+    """A p-value at 3 decimals, ``<0.001`` below, a dash for none."""
+    return DASH if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def difference_table(
+    diffs: list[GroupDifference], base: SeedGroup, kind: str, delta: float = decide.DELTA
+) -> Table | None:
+    """The differences to the baseline group, their 95% intervals and decisions; None when there are none."""
+    if not diffs:
+        return None
+    names = list(diffs[0].cells)
+    columns = ["group", "method", *[short_name(t) for t in names]]
+    rows = []
+    for d in diffs:
+        label = mode_label(f"{d.group.label} − {base.label}", d.mode)
+        rows.append([label, d.group.method or DASH, *[_diff_cell(d.cells[t]) for t in names]])
+        rows.append([f"↳ against δ = {fmt(delta)}", "", *[_decision_cell(c) for c in d.cells.values()]])
+        rows.append(
+            [
+                "↳ p (beyond ±δ), Holm over the tasks",
+                "",
+                *[
+                    DASH if c is None else p_value(c.p_holm if c.p_holm is not None else c.p)
+                    for c in d.cells.values()
+                ],
+            ]
+        )
+        rows.append(
+            [
+                "↳ smallest detectable difference (80% power)",
+                "",
+                *[DASH if c is None else fmt(c.mdd) for c in d.cells.values()],
+            ]
+        )
+    noun = "Spearman x100" if kind == "sts" else "accuracy x100"
+    notes = [
+        f"Difference of the seed means ({noun}, group − {base.name}, unrounded figures) with its 95% interval over "
+        "seeds: paired on the seeds the two groups share, Welch where they share none (said beside the words). "
+        f"Read against δ = {fmt(delta)} points, the difference that matters: 'a difference that matters' where "
+        "the interval lies entirely beyond ±δ and Holm over the tasks agrees (p (|d| > δ) = 2·sf((|d| - δ)/se, df) "
+        f"below 0.05, the Avg. its own p, outside the family; marked {SIGNIFICANT}), 'no difference that matters' "
+        "where it lies inside ±δ, 'inconclusive' otherwise; fewer than 3 seeds is inconclusive whatever the "
+        "spread; the printed interval is not adjusted (docs/uncertainty.md, One rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
+        "at 5%; a difference below it is untested, not absent.",
+    ]
+    title = f"{kind.upper()}: difference to {base.name} over seeds"
+    return make_table(f"{kind}_seed_differences", title, columns, rows, notes, tuple(columns[2:]))
+
+
+# --- an analysis over seeds ----------------------------------------------------------------------------------
+
+INTERVAL_ROW = "↳ 95% interval over seeds"
+CSV_COLUMNS = ("group", "seed", "checkpoint", "figure", "column", "value")
+
+
+@dataclass(frozen=True)
+class SeededResults:
+    """One group's results of one analysis variant: ``(seed, checkpoint label, result)`` in seed order."""
+
+    group: SeedGroup
+    seeds: tuple[tuple[Any, str, Any], ...]
+    # each seed's ``Analysis.numbers``, in the order of ``seeds``, read once (:func:`seeded`)
+    numbers: tuple[tuple[Number, ...], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The group as the tables name it, with the number of seeds this analysis ran on."""
+        return f"{self.group.name} (n={len(self.seeds)})" + (
+            TEST_SELECTED if self.group.test_selected else ""
+        )
+
+
+def seeded(
+    records: Sequence[AnalysisRecord], groups: Sequence[SeedGroup], analysis: Analysis
+) -> list[SeededResults]:
+    """The groups with two or more analysed seeds among ``records`` (one analysis, one variant), in group order.
+
+    Each seed's figures (``analysis.numbers``) are read here, once, for the table, the CSV and the figure.
+    """
+    found = []
+    for g in groups:
+        keys = [m.key for m in g.models]
+        mine = sorted(
+            (r for r in records if r.model.fingerprint in keys),
+            key=lambda r: (keys.index(r.model.fingerprint), r.path),
+        )
+        by_model: dict[str, AnalysisRecord] = {r.model.fingerprint: r for r in mine}  # a rerun: the last
+        if len(by_model) > 1:
+            seeds = tuple(
+                (g.seeds[keys.index(k)], g.models[keys.index(k)].label, r.result) for k, r in by_model.items()
+            )
+            found.append(SeededResults(g, seeds, tuple(tuple(analysis.numbers(r)) for _, _, r in seeds)))
+    return found
+
+
+def _numbers(found: SeededResults) -> dict[tuple[str, str], tuple[Number, list[float]]]:
+    """``(row, column) -> (its first Number, one value per seed that has it)``, in the analysis' order."""
+    out: dict[tuple[str, str], tuple[Number, list[float]]] = {}
+    for numbers in found.numbers:
+        for n in numbers:
+            first, values = out.setdefault((n.row, n.column), (n, []))
+            if n.value is not None:
+                values.append(n.value)
+    return out
+
+
+def seeds_table(analysis: Analysis, variant: str, found: Sequence[SeededResults]) -> Table | None:
+    """Per group and figure row: mean ± std over the seeds per column, then the 95% interval row."""
+    if not found:
+        return None
+    blocks = [(f, _numbers(f)) for f in found]
+    columns = list(dict.fromkeys(c for _, nums in blocks for _, c in nums))
+    rows = []
+    for f, nums in blocks:
+        for row in dict.fromkeys(r for r, _ in nums):
+            sums = {}
+            for column in columns:
+                number, values = nums.get((row, column), (None, []))
+                sums[column] = (
+                    seed_summary(values, LEVEL) if values else None,
+                    number.decimals if number else 2,
+                )
+            n = len(f.seeds)
+            rows.append([f.label, row, *[mean_std(s, n, d) for s, d in sums.values()]])
+            rows.append([INTERVAL_ROW, "", *[interval(s, d) for s, d in sums.values()]])
+    notes = [
+        f"A row `NAME (n=k)`: the {analysis.title.lower()} figures of k checkpoints trained identically but for "
+        "the seed, each cell the mean ± sample std over the seeds (its own n where fewer seeds have it); the 95% "
+        "interval is the t-interval of the mean over seeds, as the score tables' (stsbench.stats.seeds). "
+        f"Every seed's value: `{csv_name(variant)}` beside the figures.",
+    ]
+    title = f"{analysis.title} over seeds ({variant})"
+    return make_table(
+        f"{variant}_seeds", title, ["model", "figure", *columns], rows, notes, right=tuple(columns)
+    )
+
+
+def csv_name(variant: str) -> str:
+    """The file every seed's values go to, in the report's figures folder."""
+    return f"{variant}_seeds.csv"
+
+
+def write_seed_values(found: Sequence[SeededResults], path: Path) -> Path:
+    """Every seed's value of every figure (:data:`CSV_COLUMNS`), unrounded; atomically."""
+    rows = (
+        [f.label, seed, checkpoint, n.row, n.column, "" if n.value is None else repr(n.value)]
+        for f in found
+        for (seed, checkpoint, _), numbers in zip(f.seeds, f.numbers, strict=True)
+        for n in numbers
+    )
+    return write_csv(path, CSV_COLUMNS, rows)
+
+
+def headline_points(found: Sequence[SeededResults]) -> list[tuple[str, str, float]]:
+    """(group label, figure, value) of every seed's headline figures: the seed figure's points."""
+    points = []
+    for f in found:
+        for numbers in f.numbers:
+            points += [
+                (f.label, f"{n.row}: {n.column}", n.value)
+                for n in numbers
+                if n.headline and n.value is not None
+            ]
+    return points
+
+
+# --- figures that show spread --------------------------------------------------------------------------------
+
+# (label, difference, low, high, significant): one row of a forest plot
+Difference = tuple[str, float, float, float, bool]
+
+
+def seed_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The 95% t-interval of the mean over seeds (one seed: the value itself), as seaborn's ``errorbar``."""
+    s = seed_summary(list(values), LEVEL)
+    return (s.mean, s.mean) if s.low is None else (s.low, s.high)
+
+
+def seaborn_module():
+    """seaborn, imported after matplotlib's set-up (:func:`stsbench.analyses.figures.pyplot`)."""
+    afig.pyplot()  # Agg backend and the fixed SVG hash salt
+    import seaborn as sns
+
+    return sns
+
+
+def palette(labels: list[str]) -> dict[str, tuple[float, float, float]]:
+    """A colour per label (seaborn's colorblind palette, in the labels' order)."""
+    sns = seaborn_module()
+    return dict(zip(labels, sns.color_palette("colorblind", len(labels)), strict=False))
+
+
+def ordered(values: Sequence[str]) -> list[str]:
+    """The distinct values, in the order they first appear."""
+    return list(dict.fromkeys(values))
+
+
+def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> list[Path]:
+    """One panel per task: each seed's figure as a point, the mean (diamond) and its 95% interval over seeds.
+
+    ``points``: (group label, task, value) rows, in the order groups and tasks are to appear.
+    """
+    sns = seaborn_module()
+    plt = afig.pyplot()
+    data = pd.DataFrame(list(points), columns=["group", "task", "value"])
+    groups, tasks = ordered(data["group"]), ordered(data["task"])
+    cols = min(4, len(tasks))
+    rows = -(-len(tasks) // cols)
+    colours = palette(groups)
+    with sns.axes_style("whitegrid"):
+        fig, axes = plt.subplots(
+            rows,
+            cols,
+            figsize=(2.4 * cols + 1.2, 0.5 + (0.3 * len(groups) + 0.6) * rows),
+            sharey=True,
+            squeeze=False,
+        )
+        for ax, task in zip(axes.flat, tasks, strict=False):
+            sub = data[data["task"] == task]
+            common = {"data": sub, "x": "value", "y": "group", "order": groups, "ax": ax}
+            sns.pointplot(
+                **common, estimator="mean", errorbar=seed_interval, color="black", markers="D",
+                markersize=4, linestyle="none", linewidth=1.0, capsize=0.3,
+            )  # fmt: skip
+            sns.stripplot(
+                **common, hue="group", hue_order=groups, palette=colours, jitter=False, size=5, alpha=0.7,
+                linewidth=0.5, edgecolor="white", legend=False, zorder=3,
+            )  # fmt: skip
+            ax.set_title(task, fontsize=9)
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+            ax.tick_params(labelsize=7)
+        for ax in list(axes.flat)[len(tasks) :]:
+            ax.set_visible(False)
+        fig.suptitle("Each seed (dots); mean and its 95% t-interval over seeds (black)", fontsize=9)
+        fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+def dev_curves_figure(curves: Sequence[tuple[str, int, float]], stem: Path) -> list[Path]:
+    """STS-B dev Spearman x100 against the step: the mean over each group's seeds and its 95% t-interval band.
+
+    ``curves``: (group label, step, value) rows, one per evaluation of each seed's run.
+    """
+    sns = seaborn_module()
+    plt = afig.pyplot()
+    data = pd.DataFrame(list(curves), columns=["group", "step", "value"])
+    groups = ordered(data["group"])
+    with sns.axes_style("whitegrid"):
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        sns.lineplot(
+            data=data, x="step", y="value", hue="group", hue_order=groups, palette=palette(groups),
+            estimator="mean", errorbar=seed_interval, marker=".", ax=ax,
+        )  # fmt: skip
+        ax.set_xlabel("training step")
+        ax.set_ylabel("STS-B dev Spearman x100")
+        ax.set_title(
+            "Dev curves: mean over seeds, band: its 95% t-interval (step 0: before training)", fontsize=8
+        )
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+        fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+def dev_curves_from_csv(data: Path, stem: Path) -> list[Path]:
+    """:func:`dev_curves_figure` of the rows of the CSV beside it (:data:`stsbench.reports.seeds.DEV_COLUMNS`)."""
+    frame = pd.read_csv(data, dtype={"group": str, "seed": str}, keep_default_na=False)
+    rows = zip(
+        frame["group"], frame["step"].astype(int), frame["dev_spearman_x100"].astype(float), strict=True
+    )
+    return dev_curves_figure(list(rows), stem)
+
+
+def forest_plot(
+    differences: Sequence[Difference],
+    path: Path,
+    xlabel: str = "difference",
+    filled: str = "significant after Holm's correction",
+) -> list[Path]:
+    """A forest plot: one row per (label, difference, low, high, marked), top to bottom, zero marked.
+
+    A marked row is drawn filled, the others hollow; ``filled`` says what the mark means (the title). Writes ``<path>.png`` and ``<path>.svg`` (a
+    ``.png``/``.svg`` suffix of ``path`` is replaced) and returns them. ``stsbench compare`` draws its
+    intervals with it; the report its differences over seeds.
+    """
+    rows = list(differences)
+    if not rows:
+        raise StsbenchError("forest plot: no differences to draw; give at least one (label, diff, low, high)")
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".png", ".svg") else path
+    sns = seaborn_module()
+    plt = afig.pyplot()
+    with sns.axes_style("whitegrid"):
+        fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(rows)))
+        ys = list(range(len(rows)))[::-1]
+        for y, (_, diff, low, high, significant) in zip(ys, rows, strict=True):
+            ax.hlines(y, low, high, color="black", linewidth=1.2)
+            ax.plot([diff], [y], "o", color="black", markerfacecolor="black" if significant else "white")
+        ax.axvline(0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels([r[0] for r in rows], fontsize=7)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"95% intervals; filled: {filled}", fontsize=8)
+        fig.tight_layout()
+    return afig.save(fig, stem)

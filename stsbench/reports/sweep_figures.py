@@ -7,7 +7,7 @@ groups the Ablations tables compare, :func:`stsbench.reports.sweep_tables.seed_s
 its kept checkpoint's STS-B dev Spearman x100 (the training's own best, what a dev sweep reports) and, where
 the seeds were evaluated on the seven STS test sets, their Avg. The rows go to a CSV first (:data:`COLUMNS`),
 and the figure is drawn from that file (:func:`sweep_figure`), so that it re-renders from the data beside it;
-the mean is drawn with its 95% t-interval over seeds (:func:`stsbench.reports.spread.seed_interval`, the
+the mean is drawn with its 95% t-interval over seeds (:func:`stsbench.reports.seeds.seed_interval`, the
 tables' interval), and the paper's cells for the settings, where the registry has them, in a panel of their own:
 another model (BERT-base) and often another figure (MoCoSE Table 3 is an STS test Avg.), so never on our axis.
 """
@@ -19,12 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from stsbench.analyses import figures as afig
 from stsbench.progress import seeds_a_setting
 from stsbench.reports import run_settings
 from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.figures import write_csv
 from stsbench.reports.published_cells import Cells, published_cell
-from stsbench.reports.seeds import SeedGroup
+from stsbench.reports.seeds import SeedGroup, seaborn_module, seed_interval
 from stsbench.reports.training import kept_dev, show_value
 
 COLUMNS = (
@@ -49,7 +52,9 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
     return (None if value is None else float(value)), False
 
 
-def _row(name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells) -> list[list[str]]:
+def _row(
+    name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells
+) -> list[list[str]]:
     value = run_settings.settings(group.runs[0])[name]
     pub = published_cell(group.runs[0], cells)
     out = []
@@ -102,8 +107,6 @@ def sweep_figure(
     data: Path, stem: Path, setting: str, series: str = "", title: str = "", x: str = "setting"
 ) -> list[Path]:
     """Draw the sweep in ``data`` (a CSV of :data:`COLUMNS`) to ``stem``.png/.svg (:func:`draw_sweep`)."""
-    from stsbench.analyses import figures as afig
-
     return afig.save(draw_sweep(data, setting, series, title, x), stem)
 
 
@@ -121,11 +124,6 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
     (and the STS test Avg. where the seeds have it); a line per series (a grid's second field); the paper's
     cells, where the registry has them, in a panel of their own.
     """
-    import pandas as pd
-
-    from stsbench.analyses import figures as afig
-    from stsbench.reports.spread import seaborn_module, seed_interval
-
     frame = pd.read_csv(data, dtype=str, keep_default_na=False)
     numeric = all(_is_number(v) for v in frame[x])
     frame["x"] = frame[x].astype(float) if numeric else frame[x]

@@ -120,6 +120,10 @@ def _published_note(found: Iterable[tuple[str, float] | None]) -> str:
     return f"Published: the cell the recipe (or --against) holds each setting against; {cited(addresses)}."
 
 
+# the columns of a group of seeds' row after its first (:func:`_seed_cells`)
+SEED_CELLS = ("best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)", "published", "cell")
+
+
 def sweep_seeds_table(
     name: str, rows: Sequence[SeedGroup], records: list[TaskRecord], n: int, cells: Cells | None = None
 ) -> Table:
@@ -129,8 +133,7 @@ def sweep_seeds_table(
     reports); STS test Avg.: over the seeds whose checkpoints were evaluated on the seven tasks. Published: the
     cell ``cells`` holds the setting's seeds against (:mod:`stsbench.reports.published_cells`).
     """
-    columns = [option_words(name), "best dev mean ± std (n)", "95% interval", "STS test Avg. mean ± std (n)"]
-    columns += ["published", "cell"]
+    columns = [option_words(name), *SEED_CELLS]
     found = [published_cell(g.runs[0], cells or {}) for g in rows]
     out = [
         [show_value(settings(g.runs[0])[name]), *_seed_cells(g, records, pub)]
@@ -167,14 +170,7 @@ def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cell
     What a paper's table sets beside its sweep (SimCSE Table 4's Fixed 0.1 beside its dropout rates), as the recipe
     names it: STS-B dev of each seed's kept checkpoint, mean ± std (n) and the 95% interval, beside the cell.
     """
-    columns = [
-        "group",
-        "best dev mean ± std (n)",
-        "95% interval",
-        "STS test Avg. mean ± std (n)",
-        "published",
-        "cell",
-    ]
+    columns = ["group", *SEED_CELLS]
     found = [published_cell(g.runs[0], cells) for g in rows]
     out = [[g.name, *_seed_cells(g, records, pub)] for g, pub in zip(rows, found, strict=True)]
     notes = [

@@ -10,19 +10,18 @@ from collections.abc import Sequence
 from stsbench.reports import (
     ablations,
     align_distance,
+    paper_figures,
     run_settings,
-    spread,
     sweep_figures,
     sweep_tables,
     training,
-    trajectories,
 )
 from stsbench.reports.collect import Collection
 from stsbench.reports.figures import training_curves_figure, write_csv
 from stsbench.reports.layout import ABSENT, Figures, Section, missing, under
 from stsbench.reports.models import Model
 from stsbench.reports.published_cells import Cells
-from stsbench.reports.seeds import DEV_COLUMNS, SeedGroup, dev_points, has_seeds
+from stsbench.reports.seeds import DEV_COLUMNS, SeedGroup, dev_curves_from_csv, dev_points, has_seeds
 from stsbench.results.recipe_runs import read_recipe_runs
 
 
@@ -48,7 +47,7 @@ def training_sections(
             figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels)
         )
         figs.written.append(data)
-        figure = spread.dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
+        figure = dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
         caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
         curves.figures.append(figs.add(caption, figure, "dev-curves"))
         curves.paragraphs.append(
@@ -82,12 +81,12 @@ def _trajectories(
 ) -> None:
     """SimCSE Figure 2: (l_uniform, l_align) at each dev evaluation the runs logged, from a CSV beside it."""
     labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-    rows = trajectories.trajectory_rows(groups, coll.runs, labels)
+    rows = paper_figures.trajectory_rows(groups, coll.runs, labels)
     if not rows:
         return
-    data = trajectories.write_rows(rows, figs.folder / "align_uniform_trajectories.csv")
+    data = paper_figures.write_trajectory_rows(rows, figs.folder / "align_uniform_trajectories.csv")
     figs.written.append(data)
-    paths = trajectories.trajectory_figure(data, figs.folder / "align_uniform_trajectories")
+    paths = paper_figures.trajectory_figure(data, figs.folder / "align_uniform_trajectories")
     caption = (
         "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
         f"(logged by the trainer; data: `{data.name}`)"

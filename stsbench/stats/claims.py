@@ -300,23 +300,12 @@ def judge(
         for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
             rows[i] = dec = decide.capped(dec, note) if cap else decide.noted(dec, note)
     done = tuple(rows)
-    overall, margin, qualifier = decide.combine(done, alpha)
+    word, margin, qualifier = decide.combine(done, alpha)
     best = None
     if describe and isinstance(claim, Argmax | Ordering) and not missing:
         best = decide.best_probability(values, claim.settings(), tuple(fixed), resolution=resolution)
-    published = claim.published if isinstance(claim, Difference) else None
+    pub = claim.published if isinstance(claim, Difference) else None
     reason = claim.delta_reason if claim.delta is not None else None
     return ClaimResult(
-        claim.kind,
-        claim.text,
-        overall,
-        done,
-        claim.figure,
-        best,
-        published,
-        missing,
-        d,
-        reason,
-        margin,
-        qualifier,
+        claim.kind, claim.text, word, done, claim.figure, best, pub, missing, d, reason, margin, qualifier
     )

@@ -45,6 +45,9 @@ MIXED = (  # the refusal of seeds against one model, whichever form each side ta
 )
 
 
+SIDE_FIELDS = ("label", "source", "model", "fingerprint", "pooler", "mode")  # each side's, in the JSON
+
+
 @dataclass
 class Side:
     """One side of a comparison: one model's STS results, with the pairs behind them."""
@@ -58,9 +61,7 @@ class Side:
     figures: dict[str, float]  # task -> its reported figure, in the results' task order
     data_files: dict[str, dict[str, str]]  # task -> the checksums of the data it was scored on
     pairs: dict[str, PairSet]  # task -> per-pair data from the sidecar
-    seeds: dict[str, list[float]] | None = (
-        None  # seed aggregate: task (and Avg.) -> per-seed figures, unrounded
-    )
+    seeds: dict[str, list[float]] | None = None  # seed aggregate: task (and Avg.) -> each seed's, unrounded
     seed_ids: list[int] | None = None  # the seed each of those figures is of (what pairs two sides' seeds)
     rounded: bool = False  # an aggregate written before raw figures: its seeds' figures at two decimals only
 
@@ -153,18 +154,7 @@ class CompareResult:
                 "seed": self.seed,
                 "level": self.level,
             },
-            "sides": [
-                {
-                    "seeds": s.n_seeds,
-                    "label": s.label,
-                    "source": s.source,
-                    "model": s.model,
-                    "fingerprint": s.fingerprint,
-                    "pooler": s.pooler,
-                    "mode": s.mode,
-                }
-                for s in self.sides
-            ],
+            "sides": [{"seeds": s.n_seeds, **{k: getattr(s, k) for k in SIDE_FIELDS}} for s in self.sides],
             "comparisons": [c.to_dict() for c in self.comparisons],
         }
 
@@ -226,39 +216,33 @@ def compare_pair(
     p_boot = holm_over_tasks({t: diffs[t].p for t in [*tasks, AVG]})
     out = Comparison(ref.label, other.label)
     for task in [*tasks, AVG]:
-        d = diffs[task]
-        last = task == AVG
-        ref_fig = _figure(ref, task)
-        other_fig = _figure(other, task)
+        d, will = diffs[task], p_will.get(task)  # Williams: none for Avg. (not one correlation)
+        mdd = min_detectable_difference(d.se, alpha=alpha, power=power)
         out.rows.append(
             TaskComparison(
                 task=task,
-                reference=ref_fig,
-                other=other_fig,
+                reference=_figure(ref, task),
+                other=_figure(other, task),
                 diff=round(100 * d.diff, 4),
                 low=round(100 * d.low, 4),
                 high=round(100 * d.high, 4),
                 p_bootstrap=p_boot[task].p,
                 p_bootstrap_holm=p_boot[task].holm,
-                p_williams=None if last else p_will[task].p,
-                p_williams_holm=None if last else p_will[task].holm,
-                min_detectable_difference=round(
-                    100 * min_detectable_difference(d.se, alpha=alpha, power=power), 4
-                ),
+                p_williams=None if will is None else will.p,
+                p_williams_holm=None if will is None else will.holm,
+                min_detectable_difference=round(100 * mdd, 4),
                 n_pairs=int(d.n),
             )
         )
     return out
 
 
-def _by_seed(side: Side, task: str) -> dict[int, float]:
+def _keyed(side: Side, task: str, ids: bool, key: int) -> dict[int, float]:
+    """A side's figures by seed; without seed ids (nothing to pair on), keyed apart from any other side's."""
     values = side.seeds[task]  # type: ignore[index]
-    return dict(zip(side.seed_ids, values, strict=True))  # type: ignore[arg-type]
-
-
-def _apart(side: Side, task: str, key: int) -> dict[int, float]:
-    """A side's figures keyed apart from any other side's (no seed ids: nothing to pair on)."""
-    return {key * 1_000_000 + i: v for i, v in enumerate(side.seeds[task])}  # type: ignore[index]
+    if ids:
+        return dict(zip(side.seed_ids, values, strict=True))  # type: ignore[arg-type]
+    return {key * 1_000_000 + i: v for i, v in enumerate(values)}
 
 
 def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide.DELTA) -> Comparison:
@@ -274,17 +258,10 @@ def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide
     rounded = ref.rounded or other.rounded
     rows = {}
     for task in [*ref.tasks, AVG]:
-        a, b = (
-            (_by_seed(other, task), _by_seed(ref, task))
-            if ids
-            else (_apart(other, task, 1), _apart(ref, task, 2))
-        )
+        a, b = _keyed(other, task, ids, 1), _keyed(ref, task, ids, 2)
         # STS figures: raw correlations (h 0), or two-decimal ones in an old aggregate (h 0.01 each)
-        h = (
-            0.0
-            if not rounded
-            else decide.average_resolution([decide.STORED] * (len(ref.tasks) if task == AVG else 1))
-        )
+        parts = len(ref.tasks) if task == AVG else 1
+        h = decide.average_resolution([decide.STORED] * parts) if rounded else 0.0
         d = decide.difference(a, b, level=level, resolution=h)
         if d is None:
             raise StsbenchError(
