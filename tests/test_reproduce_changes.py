@@ -348,7 +348,7 @@ def test_the_recipes_claims_reach_its_report(clean):
     assert [c["kind"] for c in claims] == ["collapse"] and claims[0]["figure"] == "best-dev"
     (judged,) = json.loads((clean / "reproduction.json").read_text())["claims"]
     (statement,) = judged["statements"]
-    assert judged["verdict"] == "inconclusive" and statement["n"] == [2] and statement["nearest"] == "supported"
+    assert judged["verdict"] == "inconclusive" and statement["n"] == [2] and statement["nearest"] == "below the bound"
     assert statement["note"] == "fewer than 3 seeds (2): at most inconclusive" and statement["low"] > 0
     md = (clean / "report.md").read_text()
     assert "| 1 | far below 90 | collapse | best STS-B dev (training) | bound | **inconclusive** |" in md
