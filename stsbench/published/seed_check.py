@@ -69,7 +69,10 @@ class Verdict:
         lambda self: self.decision.diff if self.decision.interval else self._raw_diff,
         doc="m - P (against a best-of-K figure: m + s·e_K - P, the decision's).",
     )
-    p = property(lambda self: self.decision.p, doc="The two-sided p of m = P.")
+    p = property(
+        lambda self: None if self.decision.interval is None else self.decision.interval.p,
+        doc="The two-sided p of m = P (a description: the verdict rests on the interval).",
+    )
     mde = property(
         lambda self: self.decision.mdd, doc="The smallest difference the seeds detect (80% power)."
     )

@@ -474,12 +474,15 @@ def bound(iv: Interval, what: str = "") -> Decision:
 
 
 def reproduction(iv: Interval, delta: float, what: str = "", note: str | None = None) -> Decision:
-    """A cell, seeds - published: reproduced inside ±δ, not reproduced entirely outside, inconclusive otherwise."""
+    """A cell, seeds - published: reproduced inside ±δ, not reproduced entirely outside, inconclusive otherwise.
+
+    The verdict rests on the interval alone: no p (the p of m = P, a description, is the interval's, ``p_zero``).
+    """
     regions = [
         (REPRODUCED, min(iv.low + delta, delta - iv.high)),
         (NOT_REPRODUCED, max(iv.low - delta, -delta - iv.high)),
     ]
-    dec = _read(iv, regions, INCONCLUSIVE, iv.p, p_tests="diff = 0, two-sided", delta=delta, what=what)
+    dec = _read(iv, regions, INCONCLUSIVE, delta=delta, what=what)
     return noted(dec, note)
 
 
@@ -657,7 +660,7 @@ def cell(
             why = f"the best of {best_of} runs lies outside the committed table (K 2..20, level {LEVEL})"
             return unmeasured(INCONCLUSIVE, what, f"{why}: at most {INCONCLUSIVE}", delta)
         m = iv.diff
-        iv = replace(iv, diff=m + s * expected_max(best_of), low=m - s * q[1], high=m - s * q[0], se=s)
+        iv = replace(iv, diff=m + s * expected_max(best_of), low=m - s * q[1], high=m - s * q[0])
         notes.append(f"exact for the best of {best_of}: Δ in [m − P − s·q_hi, m − P − s·q_lo]")
     floor = _limit_width(s, level, k, best_of)
     if floor >= delta:
