@@ -9,15 +9,16 @@ defaults (δ, cell δ, alpha, power, minimum seeds) are defined here and nowhere
 The estimate (:class:`Interval`) is the difference of two settings' figures over seeds, on unrounded figures:
 
 - *paired* when the two settings share every seed (trainings that share a seed share their data order and
-  initialisation); *partly paired* when they share some (at least three): the partially-overlapping-samples t
-  (Derrick, Toher & White 2017, T_new2); *Welch* (Satterthwaite's df) for disjoint seeds or fewer than three
-  shared;
+  initialisation); *partly paired* when they share three or more: the partially-overlapping-samples t (Derrick,
+  Toher & White 2017, T_new2); one or two shared: Welch's variance with their covariance bounded at ρ = -1;
+  *Welch* for disjoint seeds, on Hsu's df (the smaller n - 1);
 - *one-sample* against a model not trained here (a released checkpoint, the backbone: one fixed figure, flagged
-  by the caller), or against a published figure of k runs (:func:`cell`);
-- a gap (A - B) - (C - D) pairs within each side, then combines the two (Satterthwaite).
+  by the caller), or against a published figure of k runs or the best of K (:func:`cell`);
+- a gap (A - B) - (C - D): one contrast over its distinct settings (:func:`gap`).
 
 A figure's *resolution* h (a transfer accuracy moves in steps of 100/N; a figure stored at two decimals in steps of
-0.01; a raw correlation: 0) adds h²/12 to the seeds' variance, so that quantised figures never show a zero spread.
+0.01; a raw correlation: 0) adds h²/12 to the seeds' variance (h²/4 where the seeds spread less than one step),
+so that quantised figures never show a zero spread.
 The one :class:`Decision` record holds the interval and what the rule reads off it.
 """
 
