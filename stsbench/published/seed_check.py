@@ -253,7 +253,7 @@ def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str]:
     """
     sg = partial(decide.signed, delta=v.difference)
     diff = dash if v.diff is None else sg(v.diff) + ("" if v.low is None else f" [{sg(v.low)}, {sg(v.high)}]")
-    return diff, dash if v.mde is None else decide.unsigned(v.mde, v.difference)
+    return diff, dash if v.mde is None else f"{v.mde:.{decide.decimals(v.difference)}f}"
 
 
 def find_aggregates(

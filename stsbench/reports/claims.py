@@ -213,7 +213,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
             rests = s.p_holm is not None and (s.outcome in decide.REFUTING or s.nearest in decide.REFUTING)
             p = f"{s.p_holm:.3g}" if rests else DASH
-            mde = DASH if s.mdd is None else decide.unsigned(s.mdd, delta)
+            mde = fmt(s.mdd, decide.decimals(delta))
             verdict = s.outcome + (f" ({s.note})" if s.note else "")
             margin = _margin(s.margin, s.nearest, delta)
             rows.append([str(i), s.what, s.test or DASH, seeds, sg(s.diff), span, p, mde, margin, verdict])

@@ -50,10 +50,9 @@ from stsbench.stats.seeds import (
 )
 from stsbench.stats.tests import holm, min_detectable_difference
 
-RULE_VERSION = (
-    3  # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families;
-)
-# 3: a gap as one contrast, exact best-of-K cells, few shared seeds bounded, one vocabulary
+# 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families; 3: a gap as one
+# contrast, exact best-of-K cells, few shared seeds bounded, Hsu's df, h²/4 below one step, one vocabulary
+RULE_VERSION = 3
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
@@ -77,10 +76,9 @@ INCONCLUSIVE = "inconclusive"
 DIRECTIONS = (SUPPORTED_MORE, SUPPORTED, SUPPORTED_LESS)  # the paper's direction shown
 OPPOSITE = (REVERSED_LESS, REVERSED, REVERSED_MORE)  # the opposite direction shown
 VERDICTS = (*DIRECTIONS, NO_DIFFERENCE, *OPPOSITE, INCONCLUSIVE)
-# a claim: the statements' common word, supported / reversed (every statement that direction), or
-CONTRADICTED = (
-    "contradicted"  # a statement reversed by more than δ after Holm; a plateau or collapse claim refuted
-)
+# a claim: the statements' common word, supported / reversed (every statement that direction), or contradicted
+# (a statement reversed by more than δ after Holm; a plateau or collapse claim refuted)
+CONTRADICTED = "contradicted"
 CLAIM_VERDICTS = (*VERDICTS, CONTRADICTED)
 # a plateau's pair; a collapse's setting
 WITHIN = "within the margin"
@@ -133,13 +131,6 @@ def signed(x: float, delta: float) -> str:
     return f"{0:.{d}f}" if float(text) == 0 else text
 
 
-def unsigned(x: float, delta: float) -> str:
-    """``x`` at δ's decimals, unsigned unless negative; a figure that rounds to zero prints ``0.0..``."""
-    d = decimals(delta)
-    text = f"{x:.{d}f}"
-    return f"{0:.{d}f}" if float(text) == 0 else text
-
-
 def average_resolution(parts: Sequence[float]) -> float:
     """An average's resolution: its h² is the mean of its parts' h² divided by their count."""
     return math.sqrt(sum(h * h for h in parts) / len(parts) ** 2) if parts else 0.0
@@ -154,13 +145,18 @@ def _satterthwaite(v: Sequence[float], dfs: Sequence[float], fallback: float) ->
     return math.sqrt(sum(v)), sum(v) ** 2 / denominator if denominator > 0 else float(fallback)
 
 
-def _step(x: Sequence[float] | np.ndarray, h: float) -> float:
-    """The resolution a test uses: h, or h·√3 where the seeds spread less than one step.
+def _stepped(spread: float, h: float) -> float:
+    """The resolution a test uses: h, or h·√3 where the seeds' ``spread`` (a std) is less than one step.
 
     A rounding error's variance is h²/12 for a law wider than its step (Sheppard), up to h²/4 for one that sits on
     two steps (a cell at n = 5 on a 0.2 grid, seed std 0.1, missed 0.031 a side with h²/12).
     """
-    return h * math.sqrt(3) if h > 0 and len(x) > 1 and float(np.std(x, ddof=1)) < h else h
+    return h * math.sqrt(3) if 0 < h and spread < h else h
+
+
+def _step(x: Sequence[float] | np.ndarray, h: float) -> float:
+    """:func:`_stepped` on the values' sample std (one value: no spread to read, h as it is)."""
+    return _stepped(float(np.std(x, ddof=1)), h) if len(x) > 1 else h
 
 
 def _variance(x: np.ndarray, h: float, scale: float) -> float:
@@ -270,10 +266,11 @@ def gap(
     A setting named twice, as B in (A - B) > (B - C), enters once with its summed coefficient: A - 2B + C (a
     side is the same setting where it is the same mapping object).
 
-    Per seed where every distinct trained setting shares every seed; else Σ c·mean, its variance from each
-    setting's s² + h²/12 and, for each pair sharing seeds, their covariance (T_new2's r·S1·S2 from three shared
-    seeds on; bounded at the adverse ρ = ±1 below three), Satterthwaite's df over the settings' own terms. A
-    side not trained here enters as a constant. None where a trained setting has fewer than two seeds.
+    Settings on the same seeds form a block whose contrast is taken per seed. One block: the one-sample t of the
+    per-seed contrast; two blocks: their difference by :func:`difference` (paired, T_new2, bounded or Welch);
+    more: each block's s² + h²/12 and, for each pair sharing seeds, their covariance (:func:`_mean_cov`, bounded
+    at the adverse ρ = +1 below three shared seeds), Satterthwaite's df over the blocks' own terms. A side not
+    trained here enters as a constant. None where a trained setting has fewer than two seeds.
     """
     fixed = tuple(fixed) or (False,) * 4
     n = tuple(1 if f else len(x) for x, f in zip(sides, fixed, strict=True))
@@ -751,8 +748,8 @@ def best_probability(
         resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
         df = float((n - 1) * (k - 1))
         sigma2 = float((resid**2).sum() / df) if df > 0 else 0.0
-        h = resolution * math.sqrt(3) if 0 < resolution and math.sqrt(sigma2) < resolution else resolution
-        cov = np.eye(k) * (sigma2 + h * h / 12) / n  # the resolution's h²/12 (h·√3 below one step: _step)
+        h = _stepped(math.sqrt(sigma2), resolution)
+        cov = np.eye(k) * (sigma2 + h * h / 12) / n  # the resolution's h²/12 (h²/4 below one step)
     else:
         xs = {a: np.array(list(scores[a].values()), dtype=np.float64) for a in trained}
         scale = max((float(np.abs(x).max()) for x in xs.values()), default=0.0)
@@ -760,9 +757,8 @@ def best_probability(
         cov = np.zeros((k, k))
         for i, a in enumerate(trained):
             cov[i, i] = v[a] / xs[a].size
-            for j in range(
-                i + 1, k
-            ):  # the shared seeds' covariance of the two means, as the statement has it
+            # the shared seeds' covariance of the two means, as the statement has it
+            for j in range(i + 1, k):
                 if xs[a].size > 1 and xs[trained[j]].size > 1:
                     b = trained[j]
                     cov[i, j] = cov[j, i] = _mean_cov(scores[a], scores[b], v[a], v[b])
