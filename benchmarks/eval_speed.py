@@ -244,6 +244,11 @@ def main() -> None:
             folder = Path(tmp) / f"random-seed{args.random_weights}-{source.name}"  # results name it so
             secs, sha = draw_weights(source, args.random_weights, args.device, folder)
             drawn = (model_name(args.model, source), secs, sha)
+            print(
+                f"[eval_speed] weights drawn on {args.device}: {secs:.2f} s (in no row)",
+                file=sys.stderr,
+                flush=True,
+            )
             args.model = str(folder)
         rows, cold, explained = timed_rows(args, Path(tmp))
         oracle, oracle_s = None, None
@@ -260,6 +265,7 @@ def main() -> None:
             t = time.perf_counter()
             oracle = run_oracle_sts(batcher, args.tasks, "test", args.data_dir, cpu="cuda" not in args.device)
             oracle_s = time.perf_counter() - t
+            print(f"[eval_speed] SimCSE's SentEval fork: {oracle_s:.2f} s", file=sys.stderr, flush=True)
     text, ok = table(args, rows, oracle, oracle_s, expect, cold.results[0].config["n_sentences"], drawn)
     text += "\n".join(["", *explained]) if explained else ""
     print(text)
@@ -276,19 +282,25 @@ def timed_rows(args, tmp: Path) -> tuple[list[tuple[str, float, dict[str, float]
     rows: list[tuple[str, float, dict[str, float]]] = []
     cold_cache, cache = tmp / "cold-cache", tmp / "cache"
     secs, scores, _ = cli(args, cold_cache, tmp / "out-cold")
-    rows.append(("`stsbench run` CLI, cold cache (new process, process start included)", secs, scores))
+    said(rows, ("`stsbench run` CLI, cold cache (new process, process start included)", secs, scores))
     secs, cold = in_process(args, cache)
-    rows.append(("stsbench, cold cache (in process)", secs, scores_of(cold)))
+    said(rows, ("stsbench, cold cache (in process)", secs, scores_of(cold)))
     secs, warm = in_process(args, cache)
-    rows.append(("stsbench, warm cache (in process)", secs, scores_of(warm)))
+    said(rows, ("stsbench, warm cache (in process)", secs, scores_of(warm)))
     if args.extra_dtype:
         secs, low = in_process(args, cache, dtype=args.extra_dtype)
         label = f"stsbench, cold cache, `--dtype {args.extra_dtype}` (opt-in)"
-        rows.append((label, secs, scores_of(low)))
+        said(rows, (label, secs, scores_of(low)))
     secs, scores, _ = cli(args, cache, tmp / "out-warm")
-    rows.append(("`stsbench run` CLI, warm cache (new process)", secs, scores))
+    said(rows, ("`stsbench run` CLI, warm cache (new process)", secs, scores))
     explained = explain_cold(args, tmp) if args.explain else []
     return rows, cold, explained
+
+
+def said(rows: list, row: tuple[str, float, dict[str, float]]) -> None:
+    """Keep a row and say it on stderr at once: a part stopped at its time limit still shows the rows it timed."""
+    rows.append(row)
+    print(f"[eval_speed] {row[0]}: {row[1]:.2f} s", file=sys.stderr, flush=True)
 
 
 def scores_of(result) -> dict[str, float]:

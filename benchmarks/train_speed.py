@@ -80,7 +80,10 @@ MODES = {  # trainer options per mode
 
 
 def model_folder(args: argparse.Namespace, tmp: Path) -> Path:
-    """The backbone folder: ``--model``, or a random BERT of BERT-base's (or a tiny) shape saved in ``tmp``."""
+    """The backbone folder: ``--model``, or a random BERT of BERT-base's (or a tiny) shape saved in ``tmp``; a
+    child of ``--isolate`` reads its parent's (``--row-backbone``) instead of drawing and saving it again."""
+    if getattr(args, "row_backbone", None):
+        return args.row_backbone
     if not (args.bert_base_shape or args.tiny_shape):
         return Path(resolve_backbone(args.model))
     from transformers import AutoTokenizer, BertConfig, BertModel
@@ -411,13 +414,15 @@ def parse_args() -> argparse.Namespace:
         "--isolate",
         choices=("auto", "yes", "no"),
         default="auto",
-        help="time each row in a process of its own (auto: on CUDA). A CUDA graph capture that fails leaves "
-        "the device's generator marked as capturing, and every later dropout of that process then fails "
-        "('Offset increment outside graph capture': the 2026-11-23 compile rows), so a row must not inherit "
-        "another's process",
+        help="time each row in a process of its own (auto: each graphed or compiled row on CUDA; eager rows, "
+        "which run first, stay in this process). A CUDA graph capture that fails leaves the device's generator "
+        "marked as capturing, and every later dropout of that process then fails ('Offset increment outside "
+        "graph capture': the 2026-11-23 compile rows), so such a row must not share a process. A process costs "
+        "about 20 s on an H200 (imports, the model), too much for a row that captures nothing",
     )
     ap.add_argument("--row", help=argparse.SUPPRESS)  # METHOD:PRECISION:MODE, a child of --isolate
     ap.add_argument("--row-json", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--row-backbone", type=Path, help=argparse.SUPPRESS)  # the parent's drawn backbone folder
     args = ap.parse_args()
     unknown = set(filter(None, args.modes.split(","))) - set(MODES)
     if unknown:
@@ -475,7 +480,7 @@ def prepared(args: argparse.Namespace):
         sys.exit(f"error: {exc}")
 
 
-def row_in_child(method: str, precision: str, mode: str) -> Run:
+def row_in_child(method: str, precision: str, mode: str, backbone: Path) -> Run:
     """One timed row in a fresh process (``--isolate``): this script's arguments, with ``--row``."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "row.json"
@@ -487,9 +492,17 @@ def row_in_child(method: str, precision: str, mode: str) -> Run:
             f"{method}:{precision}:{mode}",
             "--row-json",
             str(out),
+            "--row-backbone",
+            str(backbone),
         ]
         print(f"[train_speed] {method} {precision} {mode}: own process", file=sys.stderr, flush=True)
+        began = time.perf_counter()
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        print(
+            f"[train_speed]   its process took {time.perf_counter() - began:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         if out.is_file():
             return Run(**json.loads(out.read_text()))
         return Run(method, precision, mode, error=f"its process exited {done.returncode} without a result")
@@ -512,13 +525,14 @@ def main() -> None:
             atomic_write_text(args.markdown, text + "\n")
         return text
 
-    isolate = args.isolate == "yes" or (args.isolate == "auto" and torch.device(args.device).type == "cuda")
+    on_cuda = torch.device(args.device).type == "cuda"
 
     def timed_rows(mode: str, precisions: str, which: list[str]) -> None:
+        isolate = args.isolate == "yes" or (args.isolate == "auto" and on_cuda and mode != "eager")
         for precision in [p for p in precisions.split(",") if p]:
             for method in which:
                 if isolate:
-                    runs.append(row_in_child(method, precision, mode))
+                    runs.append(row_in_child(method, precision, mode, model_dir))
                 else:
                     label = f"{method} {precision} {mode}"
                     run, error = guarded(label, time_stsbench, method, precision, mode, args, model_dir, data)

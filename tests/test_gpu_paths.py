@@ -220,7 +220,7 @@ def test_the_whole_gpu_call_runs_on_a_cpu_dry_run(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     env_txt = (out / "env.txt").read_text()
     assert f"parts: {' '.join(parts)}; limits (s): env 40 + tests 70 + " in env_txt
-    assert parts != list(PARTS) or "eval 80 + train 145 + check 50 + epoch 95 = 480" in env_txt  # the budget
+    assert parts != list(PARTS) or "eval 105 + train 175 + check 50 + epoch 95 = 535" in env_txt  # the budget
     ran = [
         line.split()[1] for line in env_txt.splitlines() if line.startswith("== ") and " exited with " in line
     ]

@@ -292,11 +292,19 @@ def test_a_stopped_epoch_is_split_up_to_its_last_record_and_projected():
         eval_steps=2, save_steps=500, device="cpu", timeout=11.0,
     )  # fmt: skip
     official = Namespace(ms=[10.0, 12.0, 14.0], precision="fp32")
-    text = epoch_report(args, head_lines=11914, wall=11.0, split=got, official=official, command=["python", "-m"])
+    text = epoch_report(
+        args, head_lines=11914, wall=11.0, split=got, official=official, command=["python", "-m"]
+    )
     assert "**Stopped at --timeout 11 s after 4 of 8 steps**" in text
     assert "stsbench epoch, stopped at the timeout" in text and "| **20.0 s** |" in text
     assert "official-style steps alone x 8" in text and "stsbench's projected epoch** | **0.00x**" in text
     assert "whole epoch" not in text
+    # a compiling first step (its compile record) counts once, and the mean is taken over the steps after it:
+    # 4.5 s of steps, 2.5 of them the first, so 7 more steps at 2 / 3 s each
+    compiled = split_log([*records, {"event": "compile", "step": 1, "seconds": 2.5}], finished=False)
+    assert projected(compiled, before_clock=2.0, eval_steps=2) == pytest.approx(
+        2.0 + 3.0 + 6.0 + 2.5 + 7 * 2 / 3
+    )
     nothing = split_log(records[:1], finished=False)
     assert nothing["steps"] == 0 and projected(nothing, before_clock=1.0, eval_steps=2) is None
     assert "no step was logged before the timeout" in epoch_report(

@@ -11,11 +11,12 @@ from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-# The most the bf16 check lets bf16 move the 16 losses from fp32 (the spread its tolerance doubles): 4x the largest
-# bf16 loss difference the H100 measured on 2026-11-23, ESimCSE's 0.00245 in the loss check (SimCSE 0.00187,
-# MoCoSE 0.000871; benchmarks/results/gpu_train_speed.md, docs/speed.md), rounded up. Without it a bf16 run gone
-# wrong would widen its own tolerance until any graph passed.
-BF16_SPREAD_CAP = 0.01
+# The most the bf16 check lets bf16 move the 16 losses from fp32 (the spread its tolerance doubles): 2.5x the largest
+# spread this check measured on a GPU, MoCoSE's 0.0199 on an H200 on 2026-11-27 (SimCSE 0.0087, ESimCSE 0.0139;
+# graph_spread.jsonl, docs/speed.md "On a GPU"), rounded up. Without it a bf16 run gone wrong would widen its own
+# tolerance until any graph passed. (The first cap, 0.01, came from the loss check's differences on BERT-base, another
+# quantity; this check's own spreads on its tiny BERT exceeded it.)
+BF16_SPREAD_CAP = 0.05
 
 
 def bf16_tolerance(spread: float, what: str = "bf16") -> float:
@@ -23,7 +24,7 @@ def bf16_tolerance(spread: float, what: str = "bf16") -> float:
     if spread > BF16_SPREAD_CAP:
         raise AssertionError(
             f"{what}: bf16 moved the losses {spread:.3g} from fp32's, above the cap {BF16_SPREAD_CAP:g} "
-            "(BF16_SPREAD_CAP, 4x the largest the H100 measured on 2026-11-23): the bf16 step itself is off, "
+            "(BF16_SPREAD_CAP, 2.5x the largest this check measured on an H200 on 2026-11-27): the bf16 step is off, "
             "and twice its spread would let any graph pass"
         )
     return 2 * spread
@@ -125,9 +126,9 @@ def test_the_graph_checks_figures_are_recorded_where_the_gpu_call_asks(tmp_path,
 
 def test_the_bf16_tolerance_is_twice_the_spread_up_to_a_cap():
     """#73: the bound had no upper limit; a spread above the cap fails the graph check, saying why."""
-    assert bf16_tolerance(0.00245) == pytest.approx(0.0049)  # ESimCSE's H100 figure: well inside
+    assert bf16_tolerance(0.0199) == pytest.approx(0.0398)  # MoCoSE's H200 figure (2026-11-27): inside
     assert bf16_tolerance(BF16_SPREAD_CAP) == pytest.approx(2 * BF16_SPREAD_CAP)
     with pytest.raises(
-        AssertionError, match=r"mocose bf16: bf16 moved the losses 0\.05 from fp32's, above the cap 0\.01"
+        AssertionError, match=r"mocose bf16: bf16 moved the losses 0\.06 from fp32's, above the cap 0\.05"
     ):
-        bf16_tolerance(0.05, "mocose bf16")
+        bf16_tolerance(0.06, "mocose bf16")
