@@ -145,7 +145,7 @@ def test_check_judges_an_avg_only_row_as_the_report_does(tmp_path, capsys):
         ],
         capsys,
     )
-    # nothing not reproduced, one inconclusive: exit 3 (#73)
+    # nothing not reproduced, one inconclusive: exit 3
     assert code == 3 and "inconclusive" in out and "assumed" in out.replace("\n", " "), out + err
     mocose = tmp_path / "mocose"  # the MoCoSE seeds alone: their report is 5 figures, the whole edition's 43
     for part in [*CPU_MINI.glob("mocose__seed-*"), CPU_MINI / "runs__mocose", CPU_MINI / "train" / "mocose"]:

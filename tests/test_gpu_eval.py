@@ -1,4 +1,4 @@
-"""Issue 68: the GPU call's cold STS suite on all-MiniLM-L6-v2's architecture and tokenizer with weights drawn on
+"""The GPU call's cold STS suite on all-MiniLM-L6-v2's architecture and tokenizer with weights drawn on
 the device from a seed (``benchmarks/eval_speed.py --random-weights SEED``), since its 87 MiB of weights cannot
 travel in a 64 MiB call. Here on the CPU, with the config shrunk to 2 layers: the machinery, not the speed."""
 

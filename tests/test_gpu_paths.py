@@ -151,7 +151,7 @@ def stage(tmp_path: Path, **env) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_the_whole_gpu_call_runs_on_a_cpu_dry_run(tmp_path):
-    """Issue 68's one device call, shrunk for a CPU: gpu_stage.sh stages the weightless model, the data and the
+    """The one device call of the GPU suite, shrunk for a CPU: gpu_stage.sh stages the weightless model, the data and the
     oracle, checks the size and prints one call; that call's command runs every part of gpu_suite.sh in order
     (a stand-in cuda test, tiny shapes and counts), each under its limit, and every part's table comes back."""
     import json

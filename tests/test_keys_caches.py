@@ -1,4 +1,4 @@
-"""Caches of digests and of computed copies keyed by everything they depend on (issue 66: B4, B10, D3)."""
+"""Caches of digests and of computed copies keyed by everything they depend on: the data digests' memo, the code memo, the augmentation cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keys that miss no input and hold nothing else (#66), at ``build_plan`` level.
+"""Keys that miss no input and hold nothing else, at ``build_plan`` level.
 
 Each test edits one input a step reads and checks that exactly the keys (or the code) of the steps that read it
 move: the published figures and templates (B1), the data an analysis reads (B2), what ``select_on`` selects on
@@ -369,7 +369,7 @@ def test_b10_a_same_size_edit_with_its_mtime_restored_moves_the_keys(world):
 
 
 def test_the_verdict_rule_and_the_executors_move_no_training_evaluation_or_analysis_key(tmp_path):
-    """#73: editing stats/decide.py (the verdict rule) and an executor moves only the report's code."""
+    """Editing stats/decide.py (the verdict rule) and an executor moves only the report's code."""
     root = tmp_path / "stsbench"
     shutil.copytree(sources.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
     kinds = ("train", "evaluate", "analysis", "report")

@@ -62,7 +62,7 @@ def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
     from stsbench.reports.scores import delta_digits
     from stsbench.stats.claims import Difference, judge
 
-    # d = max(0, -floor(log10 δ)) + 1 (#73): δ 1.0: 1; 0.5: 2; 0.05: 3
+    # d = max(0, -floor(log10 δ)) + 1: δ 1.0: 1; 0.5: 2; 0.05: 3
     assert [delta_digits(d) for d in (0.5, 1.0, 0.01, 0.25, 0.05, None)] == [2, 1, 3, 2, 3, 2]
     claim = Difference(kind="difference", better="a", worse="b", delta=0.01, delta_reason="the figure's step")
     a = {1: 80.012, 2: 80.019, 3: 80.016, 4: 80.021}
@@ -160,8 +160,8 @@ def assert_layout(root: Path) -> list[str]:
 
 def test_a_report_says_its_scale_once_its_verdicts_first_and_shows_each_figure_once(made):
     """The mini-scale banner stood 39 times in mocose-ema-mini's report.md (75 in cpu-mini's), sweep figures were
-    drawn twice (2-2.8 MB of HTML), and the verdicts came after every score table. Held on a report written here
-    (#73): the committed editions below are what an earlier writer made, and pass whatever the writer does now."""
+    drawn twice (2-2.8 MB of HTML), and the verdicts came after every score table. Held on a report written here:
+    the committed editions below are what an earlier writer made, and pass whatever the writer does now."""
     said = assert_layout(made)
     md = (made / "report.md").read_text(encoding="utf-8")
     assert md.split("\n\n")[1] == f"**{BANNER}**" and len(said) == 2  # a banner and two verdicts to place
@@ -289,7 +289,7 @@ def test_a_groups_name_is_its_recipes_label(tmp_path):
 
 
 def test_no_report_module_keeps_a_paper_row_or_branches_on_a_built_in_method():
-    """#67: the report reads what a run is held against from its recipe, never from a hand map by method name."""
+    """The report reads what a run is held against from its recipe, never from a hand map by method name."""
     import ast
 
     import stsbench.reports as reports

@@ -188,7 +188,7 @@ def test_a_mistyped_model_gets_the_nearest_known_name(tmp_path):
     assert done.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("error: model 'all-MiniLM-L6-v3' is not a local folder nor in the local hub cache")
     assert "pass its folder with --model DIR" in err  # what is wrong and how to fix it, still
-    # full hub ids, their owner named (#73): the short all-MiniLM-L6-v2 is the embedded copy's name, not the hub's
+    # full hub ids, their owner named: the short all-MiniLM-L6-v2 is the embedded copy's name, not the hub's
     assert err.endswith(
         "; did you mean sentence-transformers/all-MiniLM-L6-v2 or sentence-transformers/all-MiniLM-L6-v3?"
     ), err
@@ -209,7 +209,7 @@ def test_the_nearest_model_is_a_known_one_and_only_when_near():
 
 
 def test_a_hint_names_a_full_hub_id_with_its_owner():
-    """#73: `--model all-MiniLM-L12-v2` was told `did you mean all-MiniLM-L6-v2?`, a short name the hub does not
+    """`--model all-MiniLM-L12-v2` was once told `did you mean all-MiniLM-L6-v2?`, a short name the hub does not
     know and another model; the hint names full hub ids, offline, from the names stsbench knows."""
     from stsbench.commands._suggest import known_models, suggestions, with_suggestion
 

@@ -81,7 +81,7 @@ def test_the_runs_file_is_the_recipes_runs_as_they_are_and_refuses_a_malformed_o
     assert whole["ema.ema_decay_start-0.85"].point == {"ema_decay_start": 0.85}
     subset = recipe.model_copy(update={"runs": recipe.runs[:1]})
     write_recipe_runs(tmp_path, subset)
-    # written whole (#67): the subset's runs alone, none left over from the recipe before
+    # written whole: the subset's runs alone, none left over from the recipe before
     assert read_recipe_runs([tmp_path]) == {recipe.runs[0].name: whole[recipe.runs[0].name]}
     (tmp_path / RECIPE_RUNS_FILE).write_text(json.dumps({"kind": "stsbench.recipe_runs", "runs": [{}]}))
     with pytest.raises(StsbenchError, match="not a recipe's runs file"):

@@ -150,7 +150,7 @@ def test_a_user_recipe_is_a_file_and_bad_names_are_one_line(tmp_path):
 
 
 def test_a_recipe_file_that_is_not_there_says_so_without_the_built_in_list(tmp_path, monkeypatch, capsys):
-    """#73: `stsbench reproduce foo.yaml` with no foo.yaml answered with the ~50 built-in recipes' names."""
+    """`stsbench reproduce foo.yaml` with no foo.yaml once answered with the ~50 built-in recipes' names."""
     from helpers import run_cli
 
     monkeypatch.chdir(tmp_path)

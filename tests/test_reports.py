@@ -101,7 +101,7 @@ def test_measured_published_and_delta_rows(built):
 
 
 def test_a_report_without_a_recipe_sets_beside_a_trained_model_no_paper_row(tmp_path):
-    """Results without recipe_runs.json or --against: no row is matched by a run's method (#67): ESimCSE's runs get
+    """Results without recipe_runs.json or --against: no row is matched by a run's method: ESimCSE's runs get
     neither Table 7's row in the STS table nor Table 6's cells in the component table, and the notes say why."""
     results = tmp_path / "results"
     shutil.copytree(FIXTURE, results, ignore=shutil.ignore_patterns("recipe_runs.json", "fasttest"))

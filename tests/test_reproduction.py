@@ -117,7 +117,7 @@ def test_the_verdicts_numbers_are_the_t_statistics_of_the_seeds(results):
     assert sts13.p == pytest.approx(2 * stats.t.sf(abs(sts13.diff) / se, 2), rel=1e-6)
     mde = (stats.t.ppf(0.975, 2) + stats.t.ppf(0.8, 2)) * 1.0 * math.sqrt(1 / 3 + 1)
     assert by_task["STS14"].mde == pytest.approx(mde) and mde > 6  # the inconclusive one
-    # low/high: the decision's interval of mean - published (#73); the mean's own: mean_low/mean_high
+    # low/high: the decision's interval of mean - published; the mean's own: mean_low/mean_high
     sts14 = by_task["STS14"]
     assert sts14.low < sts14.diff < sts14.high and sts14.mean_low < _published(SIMCSE_KEY)["STS14"] < sts14.mean_high
 
@@ -169,7 +169,7 @@ def test_report_section_json_and_check_cli(results, tmp_path, capsys):
             "no group of this report named 'MoCoSE'; groups: tiny-bert, unsup-SimCSE, ESimCSE",
         ),
         (MOCOSE_KEY, "no group of this report is set beside it; name the group as GROUP=mocose/table1/"),
-        # a group trained here is set beside a paper row only where it is named (#67: no match by method)
+        # a group trained here is set beside a paper row only where it is named (no match by method)
         (SIMCSE_KEY, f"no group of this report is set beside it; name the group as GROUP={SIMCSE_KEY}"),
         ("=x", "write KEY or GROUP=KEY"),
     ],

@@ -154,5 +154,5 @@ def test_one_seed_has_no_interval_to_check(tmp_path, capsys):
     code, out, err = run_cli(
         ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"], capsys
     )
-    # one seed: inconclusive, none not reproduced: exit 3 (#73)
+    # one seed: inconclusive, none not reproduced: exit 3
     assert code == 3 and "without an interval (one seed: train more)" in err

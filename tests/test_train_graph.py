@@ -72,7 +72,7 @@ def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tm
     fp32: to 1e-5 (the order of a sum). bf16: the eager and the graphed run are each a bf16 rounding of the same
     fp32 steps, so they may differ by at most twice the spread bf16 itself causes, measured here as the largest
     |eager bf16 - eager fp32| loss over the same 16 steps: the bound ``benchmarks/train_speed.py``'s loss check
-    sets (issue 68, part 4). A fixed 1e-3 failed MoCoSE on an H100, whose queue carries each step's rounding into
+    sets. A fixed 1e-3 failed MoCoSE on an H100, whose queue carries each step's rounding into
     the next. A spread above :data:`BF16_SPREAD_CAP` fails (:func:`bf16_tolerance`). The measured spread and gap go
     to ``$STSBENCH_GPU_OUT/graph_spread.jsonl`` (the GPU call's record), a spread over the cap's too.
     """
@@ -125,7 +125,7 @@ def test_the_graph_checks_figures_are_recorded_where_the_gpu_call_asks(tmp_path,
 
 
 def test_the_bf16_tolerance_is_twice_the_spread_up_to_a_cap():
-    """#73: the bound had no upper limit; a spread above the cap fails the graph check, saying why."""
+    """The bound has an upper limit: a spread above the cap fails the graph check, saying why."""
     assert bf16_tolerance(0.0199) == pytest.approx(0.0398)  # MoCoSE's H200 figure (2026-11-27): inside
     assert bf16_tolerance(BF16_SPREAD_CAP) == pytest.approx(2 * BF16_SPREAD_CAP)
     with pytest.raises(

@@ -1,4 +1,7 @@
-"""#73, verdicts third pass: each bracketed case of the issue, measured on the rule's own functions."""
+"""The verdict rule on contrasts that reuse a setting, best-of-K, few shared seeds and one vocabulary.
+
+Each case is measured on the rule's own functions.
+"""
 
 from __future__ import annotations
 
