@@ -279,9 +279,10 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
 def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without_one(
     tmp_path, monkeypatch, capsys
 ):
-    """`--status` without --data-dir said "7 to run again (its key changed: the corpus' content, ...)" straight
-    after a finished run: the data was not found. It reads the folder the reproduction recorded (relative to
-    itself), and where no data is found says so in one line with the flag, the steps left as they stand."""
+    """`--status` (`--status --check` now: it replans) without --data-dir said "7 to run again (its key changed:
+    the corpus' content, ...)" straight after a finished run: the data was not found. It reads the folder the
+    reproduction recorded (relative to itself), and where no data is found says so in one line with the flag, the
+    steps left as they stand."""
     import shutil
 
     monkeypatch.delenv("STSBENCH_DATA", raising=False)
@@ -294,7 +295,7 @@ def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without
     shutil.copytree(
         ROOT / "reports" / "mocose-collapse-mini", moved
     )  # nothing beside it at ../../../shared/data
-    code, out, _ = run_cli(["reproduce", str(moved), "--status", "--format", "line"], capsys)
+    code, out, _ = run_cli(["reproduce", str(moved), "--status", "--check", "--format", "line"], capsys)
     assert code == 0 and "to run again" not in out and "its key changed" not in out, out
     assert (
         "7 done and current; keys not checked: no SentEval data at" in out and "(give --data-dir DIR)." in out
@@ -302,6 +303,6 @@ def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without
     from helpers import DATA
 
     code, out, _ = run_cli(
-        ["reproduce", str(moved), "--status", "--format", "line", "--data-dir", str(DATA)], capsys
+        ["reproduce", str(moved), "--status", "--check", "--format", "line", "--data-dir", str(DATA)], capsys
     )
     assert out.strip().endswith("(7 steps): 7 done and current."), out

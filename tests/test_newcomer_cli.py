@@ -136,7 +136,7 @@ def test_a_malformed_omp_num_threads_is_one_line(value, tmp_path, monkeypatch, c
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert f"OMP_NUM_THREADS={value!r}: not a positive whole number" in err and "--threads N" in err
     # on Slurm the login shell's OMP_NUM_THREADS is not read (each job gets the CPUs Slurm gives it)
-    from stsbench.commands.reproduce import step_threads
+    from stsbench.reproduce.executors import step_threads
 
     assert step_threads(None, "slurm") is None and step_threads(4, "slurm") == 4
 

@@ -163,7 +163,9 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
             assert code == 0 and _stands(printed) == every, (data, where, printed, err)
     code, _, err = run_cli(["reproduce", recipe, "--out", "o", "--data-dir", "link"], capsys)  # a real rerun
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
-    code, printed, _ = run_cli(["reproduce", "o", "--status", "--format", "line", "--data-dir", "link"], capsys)
+    code, printed, _ = run_cli(
+        ["reproduce", "o", "--status", "--check", "--format", "line", "--data-dir", "link"], capsys
+    )
     assert "6 done and current" in printed and "again" not in printed, printed
 
     # what is in a data file is the key: an edit of STS-B dev retrains, and the dry run says why
@@ -175,20 +177,26 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
     assert stands["train/simcse/seed-1"] == changed
     assert stands["evaluate/simcse"] == changed[:-1] + ", a step it reads)"
     assert stands["report"].startswith("to run (it reads train/simcse/seed-1 and 4 more, which runs)")
-    code, printed, _ = run_cli(["reproduce", "o", "--status", "--data-dir", moved], capsys)  # the status says so too
+    # the status judges from the record, which cannot see a data file's edit, and says what replans
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--data-dir", moved], capsys)
+    assert code == 0 and "would run again" not in printed and "--status --check replans" in printed, printed
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--check", "--data-dir", moved], capsys)  # it does
     assert code == 0 and "6 done step(s) would run again" in printed and "done, to run again" in printed
-    code, printed, _ = run_cli(["reproduce", "o", "--status", "--format", "line", "--data-dir", moved], capsys)
+    what = "what changed: train/simcse/seed-1: its key changed: data file downstream/STS/STSBenchmark/sts-dev.csv"
+    assert what in printed and "judged from the record" not in printed, printed
+    line = ["reproduce", "o", "--status", "--check", "--format", "line", "--data-dir", moved]
+    code, printed, _ = run_cli(line, capsys)
     assert "0 done and current; 6 to run again (train/simcse/seed-1: its key changed: data file" in printed
 
 
 def _edit_code(monkeypatch, edited: str) -> None:
     """The code of steps of kind ``edited`` as if edited (what plans and ``--status`` read)."""
-    from stsbench.reproduce import keys
+    from stsbench.reproduce import keys, state
 
     real = keys.code_of.__wrapped__ if hasattr(keys.code_of, "__wrapped__") else keys.code_of
     fake = lambda kind: real(kind) + ("-edited" if kind == edited else "")  # noqa: E731
-    monkeypatch.setattr(keys, "code_of", fake)
-    monkeypatch.setattr(plan_module, "code_of", fake)
+    for module in (keys, plan_module, state):
+        monkeypatch.setattr(module, "code_of", fake)
 
 
 def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean, tmp_path, capsys, monkeypatch):
@@ -438,6 +446,158 @@ def test_a_step_finished_before_seals_reads_unverified_until_the_next_run_seals_
     assert steps["report"]["files"].keys() == {"report.md"}
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
     assert "unverified" not in printed
+
+
+EDITION = Path(__file__).resolve().parents[1] / "reports" / "mocose-collapse-mini"  # 6 trainings and the report
+
+# `stsbench ARGS` in a fresh interpreter that records every file it opens under DATA (an audit hook) and which
+# modules it imported: the recipe's, the plan's, the heavy libraries
+_WATCH_SCRIPT = """
+import json, os, sys
+data, out, args = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3:]
+opened = []
+def hook(event, a):
+    if event == "open" and isinstance(a[0], (str, bytes, os.PathLike)):
+        path = os.path.realpath(os.fsdecode(a[0]))
+        if path.startswith(data + os.sep):
+            opened.append(path)
+sys.addaudithook(hook)
+sys.argv = ["stsbench", *args]
+from stsbench.cli import main
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code or 0
+watch = ("stsbench.recipes", "stsbench.reproduce.plan", "torch", "transformers", "pandas", "scipy", "numpy")
+json.dump({"code": code, "opened": opened, "imported": [m for m in watch if m in sys.modules]}, open(out, "w"))
+"""
+
+
+def _watched(args: list, tmp_path: Path) -> dict:
+    """``stsbench ARGS`` run by :data:`_WATCH_SCRIPT`, on a cold cache (no digest of a data file memoised)."""
+    out = tmp_path / "watched.json"
+    env = {**os.environ, "STSBENCH_CACHE": str(tmp_path / "cold-cache"), "STSBENCH_DATA": str(DATA)}
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", _WATCH_SCRIPT, str(DATA), str(out), *map(str, args)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.is_file(), done.stderr
+    return json.loads(out.read_text())
+
+
+def test_the_status_reads_the_record_and_neither_the_recipe_nor_the_data(tmp_path):
+    """#74: `--status` judged a finished run by replanning it (the recipe loaded, every data file digested: 1 s on
+    cpu-mini-replication); it reads reproduce.json and today's code digests. `--status --check` replans."""
+    found = _watched(["reproduce", EDITION, "--status", "--data-dir", DATA], tmp_path)
+    assert found == {"code": 0, "opened": [], "imported": []}, found
+    found = _watched(["reproduce", EDITION, "--status", "--format", "line"], tmp_path)
+    assert found == {"code": 0, "opened": [], "imported": []}, found
+    checked = _watched(["reproduce", EDITION, "--status", "--check", "--data-dir", DATA], tmp_path)
+    assert checked["code"] == 0 and {"stsbench.recipes", "stsbench.reproduce.plan"} <= set(checked["imported"])
+    assert any(p.endswith("sts-dev.csv") for p in checked["opened"]), checked  # the replan digests the data
+
+
+def _current_copy(to: Path) -> Path:
+    """A copy of :data:`EDITION` whose records carry today's code (current whatever this checkout's code is)."""
+    import yaml
+
+    from stsbench.reproduce.keys import code_of, train_code
+
+    out = _copy(EDITION, to)
+    state = _state(out)
+    for sid, record in state["steps"].items():
+        record["code"] = code_of(record["kind"])
+        if record["kind"] == "train":  # train/<run>/seed-<s>: with its run's options, where they are kept
+            options = out / "configs" / f"{sid.split('/')[1]}.yaml"
+            record["code"] = train_code(yaml.safe_load(options.read_text()) if options.is_file() else {})
+    (out / "reproduce.json").write_text(json.dumps(state))
+    return out
+
+
+def test_a_step_whose_recorded_code_is_not_todays_reads_changed_and_a_key_only_the_check_sees(tmp_path, capsys):
+    out = _current_copy(tmp_path / "o")
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert code == 0 and printed.strip().endswith("(7 steps): 7 done and current."), printed
+    state = _state(out)
+    state["steps"]["train/predictor/seed-2"]["code"] = "0" * 64  # done by other code
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert printed.strip().endswith("6 done and current; 1 done by other stsbench code (done, changed code).")
+    code, printed, _ = run_cli(["reproduce", out, "--status"], capsys)
+    (row,) = [ln for ln in printed.splitlines() if "train/predictor/seed-2" in ln]
+    assert "done, changed code" in row and "1 done step(s) ran with other stsbench code" in printed, printed
+
+    # a key the record cannot judge (an option, the data, the recipe): the status says so, the check replans
+    state["steps"]["train/predictor/seed-2"]["code"] = state["steps"]["train/predictor/seed-1"]["code"]
+    record = state["steps"]["train/symmetric/seed-1"]
+    record["key"], record["parts"]["config.temperature"] = "0" * 64, "0" * 64  # trained at another temperature
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--data-dir", DATA], capsys)
+    assert code == 0 and "7 done" in printed and "would run again" not in printed, printed
+    assert printed.rstrip().endswith(
+        "judged from the record (each step's code, sealed files); --status --check replans on the recipe and the data "
+        "and says what changed"
+    ), printed
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--check", "--data-dir", DATA], capsys)
+    assert code == 0 and "2 done step(s) would run again" in printed, printed
+    assert printed.rstrip().endswith(
+        "replanned on the recipe and the data, what changed: train/symmetric/seed-1: its key changed: option "
+        "temperature"
+    ), printed
+    line = ["reproduce", out, "--status", "--check", "--format", "line", "--data-dir", DATA]
+    code, printed, _ = run_cli(line, capsys)
+    assert printed.strip().endswith(
+        "--status --check` (7 steps): 5 done and current; 2 to run again (train/symmetric/seed-1: its key changed: "
+        "option temperature)."
+    ), printed
+
+
+def test_a_damaged_file_runs_again_what_reads_it_by_the_record_alone(tmp_path, capsys):
+    """The record's seals and deps: a training's copied log edited runs it again, and the report that reads it."""
+    out = _current_copy(tmp_path / "o")
+    log = out / "results" / "train" / "predictor" / "seed-3" / "train_log.jsonl"
+    log.write_text(log.read_text() + "\n")
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
+    assert printed.strip().endswith(
+        "(7 steps): 5 done and current; 2 to run again (train/predictor/seed-3: its file "
+        "results/train/predictor/seed-3/train_log.jsonl changed since it finished)."
+    ), printed
+    code, printed, _ = run_cli(["reproduce", out, "--status"], capsys)
+    (row,) = [ln for ln in printed.splitlines() if ln.startswith("│ report ")]
+    assert "done, to run again" in row and "it reads train/predictor/seed-3, which runs" in row, row
+
+
+def test_a_check_that_cannot_replan_says_so_and_claims_nothing(tmp_path, capsys):
+    out = _copy(EDITION, tmp_path / "o")
+    state = _state(out)
+    state["recipe"] = "no-such-recipe"  # its recipe gone (a file of one's own deleted, a built-in renamed)
+    (out / "reproduce.json").write_text(json.dumps(state))
+    code, printed, _ = run_cli(["reproduce", out, "--status", "--check", "--data-dir", DATA], capsys)
+    assert code == 0 and printed.rstrip().endswith(
+        "not replanned: the recipe it ran from does not load here (the steps as recorded)"
+    ), printed
+    assert "replanned on the recipe" not in printed and "judged from the record" not in printed
+
+
+def test_the_status_and_check_and_history_options(capsys):
+    code, printed, _ = run_cli(["reproduce", EDITION, "--status"], capsys)
+    sessions = len(json.loads((EDITION / "reproduce.json").read_text())["sessions"])
+    assert code == 0 and "session 1:" not in printed, printed
+    assert f"{sessions} sessions recorded (--history lists them)" in printed
+    code, printed, _ = run_cli(["reproduce", EDITION, "--status", "--history"], capsys)
+    assert code == 0 and [ln.split(":")[0] for ln in printed.splitlines() if ln.startswith("session ")] == [
+        f"session {i}" for i in range(1, sessions + 1)
+    ]
+    assert "sessions recorded" not in printed
+    for args, words in (
+        (["--check"], "--check applies to --status"),
+        (["--history"], "--history applies to --status"),
+        (["--check", "--list"], "--check applies to --status"),
+        (["--status", "--history", "--format", "line"], "--history with --format line"),
+    ):
+        code, _, err = run_cli(["reproduce", EDITION, *args], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, (args, err)
 
 
 @pytest.mark.slow  # a subset's rerun on a copy of the tiny reproduction (its evaluation and report): ~40 s

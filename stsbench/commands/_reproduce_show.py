@@ -1,16 +1,32 @@
 """What ``stsbench reproduce`` shows without running anything: ``--status`` and ``--dry-run``.
 
-``--status``: where a reproduction stands, and which done steps a rerun would run again and why. ``--dry-run``:
-the plan, where each step stands and why it would run, what is missing here, the cost, the published cells.
+``--status``: where a reproduction stands, and which done steps a rerun would run again and why, from its record
+(``--check``: replanned on the recipe and the data). ``--dry-run``: the plan, where each step stands and why it
+would run, what is missing here, the cost, the published cells.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from stsbench.commands._console import table_console
+from stsbench.errors import StsbenchError
+from stsbench.progress import plural
+from stsbench.reproduce.state import (
+    STATE_FILE,
+    classify,
+    load_state,
+    planned,
+    recorded_again,
+    recorded_changed,
+    recorded_recipe,
+    why_run,
+)
+from stsbench.reproduce.view import session_lines, status_line, table
+
 
 def status_data(out: Path, state: dict, data_dir) -> tuple[Path | None, str]:  # noqa: ANN001
-    """The data folder ``--status`` replans on, and the note it prints where there is none.
+    """The data folder ``--status --check`` replans on, and the note it prints where there is none.
 
     ``--data-dir``, else ``$STSBENCH_DATA``, else the one the reproduction recorded (relative to its folder), else
     ``./data``. A folder without ``downstream/`` is no data: the keys are not checked (never "its key changed"),
@@ -32,16 +48,13 @@ def status_data(out: Path, state: dict, data_dir) -> tuple[Path | None, str]:  #
     return None, f"keys not checked: no SentEval data at {where} (give --data-dir DIR)"
 
 
-def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: ANN001
+def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # noqa: ANN001
     """The done steps a rerun would run again, and why (which part of its key changed, what is gone).
 
     Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
-    the data folder found (:func:`status_data`); where it cannot be replanned (a recipe file gone), none is named.
+    the data folder found (:func:`status_data`); None where it cannot be replanned (a recipe file gone).
     """
     import copy
-
-    from stsbench.errors import StsbenchError
-    from stsbench.reproduce.state import classify, planned, recorded_recipe, why_run
 
     if data_dir is None:
         return {}
@@ -50,7 +63,7 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
         trial = copy.deepcopy(state)
         plan, actions = planned(recipe, out, data_dir, trial, "keep", gpus=state.get("gpus", 0))
     except (StsbenchError, KeyError, TypeError):
-        return {}
+        return None
     found = {}
     for step in plan.steps:
         record = trial["steps"].get(step.id)
@@ -61,56 +74,108 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str]:  # noqa: AN
     return found
 
 
-def status(out: Path, given: str, line: bool = False, data_dir=None) -> None:  # noqa: ANN001
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
-    from stsbench.reproduce.state import STATE_FILE, load_state, recorded_changed
-    from stsbench.reproduce.view import session_lines, status_line, table
+# what the default --status says it read (the line format leaves it out: an edition's README carries that line)
+RECORD_NOTE = (
+    "judged from the record (each step's code, sealed files); --status --check replans on the recipe and the data "
+    "and says what changed"
+)
 
+
+def status(
+    out: Path,
+    given: str,
+    line: bool = False,
+    data_dir=None,  # noqa: ANN001
+    check: bool = False,
+    history: bool = False,
+) -> None:
+    """``--status``: where the reproduction in ``out`` stands, from its record (:func:`recorded_again`).
+
+    ``check``: replanned on the recipe and the data (:func:`again_steps`), which names what changed there too;
+    ``history``: each past session's line (:func:`session_lines`), else one line saying how to see them.
+    """
     if not (out / STATE_FILE).is_file():
         raise StsbenchError(
             f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
         )
     state = load_state(out)
     changed = recorded_changed(state, out)
-    data, note = status_data(out, state, data_dir)
-    again = again_steps(out, state, data)
+    note, replanned = "", ""  # replanned: what --check found changed, in one line
+    if not check:
+        again = recorded_again(state, out, changed)
+    else:
+        again = {}
+        data, note = status_data(out, state, data_dir)
+        found = again_steps(out, state, data)
+        if found is None:
+            note = "not replanned: the recipe it ran from does not load here (the steps as recorded)"
+        elif data is not None:
+            again, replanned = found, what_changed(found)
     if line:  # the line an edition's README carries, which tests/test_editions.py compares with this output
-        text = status_line(state, changed, given, again)
+        text = status_line(state, changed, given, again, check)
         print(f"{text[:-1]}; {note}." if note else text)  # noqa: T201 - the command's output, for a README
         return
     console = table_console()
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
     console.print(table(state, order, frozenset(changed), out=out, again=again))
-    for line in session_lines(state):
-        console.print(line, highlight=False)
+    sessions = state.get("sessions", [])
+    if history:
+        for text in session_lines(state):
+            say(text)
+    elif sessions:
+        say(f"{plural(len(sessions), 'session')} recorded (--history lists them)")
     if changed:  # reported, not refused: the folder is read as it stands
-        console.print(
+        say(
             f"{len(changed)} done step(s) ran with other stsbench code (or libraries) than this one; "
-            "a rerun asks --rerun-changed or --keep-changed",
-            highlight=False,
-            soft_wrap=True,
+            "a rerun asks --rerun-changed or --keep-changed"
         )
     if again:
-        console.print(f"{len(again)} done step(s) would run again (the detail says why)", highlight=False)
-    if note:
-        console.print(note, highlight=False, soft_wrap=True)
+        say(f"{len(again)} done step(s) would run again (the detail says why)")
+    if replanned:
+        say(replanned)
+    if note or not check:
+        say(note or RECORD_NOTE)
 
 
-def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parallel: int, gpus: int, allow_modified: bool = False, threads: int | None = None) -> None:  # noqa: ANN001
+def what_changed(again: dict[str, str]) -> str:
+    """``--status --check``'s answer: what the replan found changed (each cause once, with its first step)."""
+    if not again:
+        return "replanned on the recipe and the data: nothing there changed since each step ran"
+    causes: dict[str, str] = {}  # a cause -> its first step; a step that runs for what it reads is no cause
+    for sid, why in again.items():
+        if not why.startswith(("it reads ", "a step it reads")):
+            causes.setdefault(why, sid)
+    named = "; ".join(f"{sid}: {why}" for why, sid in list(causes.items())[:3]) or "a step they read runs"
+    more = f"; and {len(causes) - 3} more" if len(causes) > 3 else ""
+    return f"replanned on the recipe and the data, what changed: {named}{more}"
+
+
+def dry_run(
+    recipe,
+    out,
+    data_dir,
+    report_to,
+    changed: str,
+    strict: bool,
+    parallel: int,
+    gpus: int,
+    allow_modified: bool = False,
+    threads: int | None = None,
+) -> None:  # noqa: ANN001
     """The plan, where each step stands in ``plan.out``, what is missing here, the cost, the published cells.
 
     ``threads``: each step's CPU threads (``--threads``, ``OMP_NUM_THREADS``), which name the device of this run.
     """
     from collections import Counter
 
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
     from stsbench.published.registry import get_entry
     from stsbench.reproduce.cost import duration, estimates, this_device
     from stsbench.reproduce.counts import count
     from stsbench.reproduce.needs import missing
-    from stsbench.reproduce.state import STATE_FILE, classify, load_state, planned, why_run
 
     console = table_console()
 
@@ -152,7 +217,10 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
     found = Counter(words[v] for v in stands.values())
     say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
     if found["changed code"]:
-        hint = {"ask": "the run stops until --rerun-changed or --keep-changed says which", "rerun": "run again"}
+        hint = {
+            "ask": "the run stops until --rerun-changed or --keep-changed says which",
+            "rerun": "run again",
+        }
         say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
     needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
     if needs:
@@ -165,7 +233,9 @@ def dry_run(recipe, out, data_dir, report_to, changed: str, strict: bool, parall
 
     left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
     counts = count(left)
-    of = f"{len(left.steps)} of {len(plan.steps)} steps" if len(left.steps) < len(plan.steps) else "every step"
+    of = (
+        f"{len(left.steps)} of {len(plan.steps)} steps" if len(left.steps) < len(plan.steps) else "every step"
+    )
     if not left.steps:
         say("estimated time of what is left: nothing left to run (every step done and current)")
     else:

@@ -2,7 +2,8 @@
 
 ``--dry-run`` prints the plan, where each step stands in an existing folder, what the run needs and is missing
 here, its cost and the published cells; ``stsbench reproduce DIR --status`` prints where a reproduction stands
-(from another shell while it runs, or after). See :mod:`stsbench.reproduce`.
+(from another shell while it runs, or after) from its record, ``--status --check`` replanned on the recipe and
+the data. See :mod:`stsbench.reproduce`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from stsbench.commands._options import AllowModifiedDataOpt, DataDirOpt
+from stsbench.reproduce.executors import step_threads
 
 TargetArg = Annotated[
     Optional[str],  # noqa: UP045
@@ -58,7 +60,26 @@ def reproduce_command(
         ),
     ] = False,
     status: Annotated[
-        bool, typer.Option("--status", help="Print the state of the reproduction in TARGET.")
+        bool,
+        typer.Option(
+            "--status",
+            help="Print where the reproduction in TARGET stands, from its record: each step's code against "
+            "today's and its sealed files (no recipe loaded, no data read).",
+        ),
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="With --status: replan on the recipe and the data, and say what changed since each step ran.",
+        ),
+    ] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="With --status: also each past session's wall time and what orchestration added.",
+        ),
     ] = False,
     parallel: Annotated[
         int,
@@ -155,15 +176,23 @@ def reproduce_command(
     from stsbench.errors import StsbenchError
 
     started = time.time()
+    if (check or history) and not status:
+        raise StsbenchError(
+            f"{'--check' if check else '--history'} applies to --status: stsbench reproduce DIR --status"
+        )
     if list_:
         _list(target, format_)
         return
     if status:
         if format_ not in ("table", "line"):
             raise StsbenchError(f"--format {format_!r} with --status: give table or line")
+        if history and format_ == "line":
+            raise StsbenchError(
+                "--history with --format line: the line names no session; leave one of them out"
+            )
         from stsbench.commands._reproduce_show import status as show_status
 
-        show_status(Path(out or target), str(out or target), line=format_ == "line", data_dir=data_dir)
+        show_status(Path(out or target), str(out or target), format_ == "line", data_dir, check, history)
         return
     if format_ != "table":
         raise StsbenchError("--format applies to --list and --status")
@@ -196,28 +225,6 @@ def reproduce_command(
     source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None
     _run(recipe, folder, data_dir, started, executor, parallel, options, gpus, trackers, changed, source,
          per_gpu, allow_modified_data, threads)
-
-
-def step_threads(given: int | None, executor: str) -> int | None:
-    """The CPU threads each step gets: ``--threads``, else (local) the user's ``OMP_NUM_THREADS``, else None.
-
-    None leaves it to the executor: the local one gives each step cores/--parallel, Slurm's what it allocated.
-    On Slurm ``OMP_NUM_THREADS`` is not read: the login shell's setting would become each job's CPU request.
-    A value that is not a positive whole number is one line (exit 2) rather than a share made up.
-    """
-    from stsbench.errors import StsbenchError
-
-    if given is not None or executor.lower() != "local":
-        return given
-    text = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise StsbenchError(
-            f"OMP_NUM_THREADS={text!r}: not a positive whole number; set it to the CPU threads each step "
-            "should use (e.g. OMP_NUM_THREADS=1), unset it, or pass --threads N"
-        )
-    return int(text)
 
 
 def _list(target: str | None, format_: str) -> None:

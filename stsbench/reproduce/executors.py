@@ -342,3 +342,23 @@ def make_executor(
             "itself: drop --per-gpu"
         )
     return cls(out=out, parallel=parallel, options=dict(options or {}), per_gpu=per_gpu)
+
+
+def step_threads(given: int | None, executor: str) -> int | None:
+    """The CPU threads each step gets: ``--threads``, else (local) the user's ``OMP_NUM_THREADS``, else None.
+
+    None leaves it to the executor: the local one gives each step cores/--parallel, Slurm's what it allocated.
+    On Slurm ``OMP_NUM_THREADS`` is not read: the login shell's setting would become each job's CPU request.
+    A value that is not a positive whole number is one line (exit 2) rather than a share made up.
+    """
+    if given is not None or executor.lower() != "local":
+        return given
+    text = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise StsbenchError(
+            f"OMP_NUM_THREADS={text!r}: not a positive whole number; set it to the CPU threads each step "
+            "should use (e.g. OMP_NUM_THREADS=1), unset it, or pass --threads N"
+        )
+    return int(text)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
-from stsbench.reproduce.plan import Plan, Step
+from stsbench.reproduce.keys import changed_parts, code_of, digest, train_code
 from stsbench.reproduce.seals import damage, step_files
 from stsbench.results.reproduction import (
     STATE_FILE,
@@ -31,6 +31,10 @@ from stsbench.results.reproduction import (
     empty_state,
     read_state,
 )
+from stsbench.sources import published_digest
+
+if TYPE_CHECKING:
+    from stsbench.reproduce.plan import Plan, Step
 
 KIND = STATE_KIND  # the file's model: stsbench.results.reproduction.ReproduceState
 
@@ -133,16 +137,10 @@ def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str,
 
     Empty for a step that never ran. ``actions``: every step's action (a step runs when one it reads runs).
     """
-    from stsbench.reproduce.keys import changed_parts
-
     if not record:
         return ""
     reads = [d for d in step.deps if actions.get(d, ("skip",))[0] == "run"]
-    runs = (
-        f"it reads {reads[0]}" + (f" and {len(reads) - 1} more" if len(reads) > 1 else "") + ", which runs"
-        if reads
-        else ""
-    )
+    runs = _reads(reads)
     if not same_settings(step, record):
         parts = changed_parts(record.get("parts"), step.parts)
         if parts == ["a step it reads"] and reads:
@@ -163,6 +161,13 @@ def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str,
     if record.get("status") not in (None, "done"):
         return f"it was {record.get('status')} last time"
     return runs if reads else ""
+
+
+def _reads(reads: Sequence[str]) -> str:
+    """``it reads X and 2 more, which runs``: why a step runs when steps it reads run (empty: none does)."""
+    if not reads:
+        return ""
+    return f"it reads {reads[0]}" + (f" and {len(reads) - 1} more" if len(reads) > 1 else "") + ", which runs"
 
 
 def outputs_gone(step: Step, record: StepRecord | None = None) -> bool:
@@ -234,8 +239,6 @@ def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str
     from the options file its run trained with (``OUT/configs/<run>.yaml``), an evaluation's and an analysis'
     from the code recorded (a plugin task or analysis moves it, and such a step reads as changed here).
     """
-    from stsbench.reproduce.keys import code_of, train_code
-
     found = []
     for sid, rec in state.get("steps", {}).items():
         kind = rec.get("kind")
@@ -248,6 +251,43 @@ def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str
         if rec.get("code") != want:
             found.append(sid)
     return found
+
+
+def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = ()) -> dict[str, str]:
+    """The done steps a rerun would run again as the record alone tells, and why (no recipe loaded, no data read).
+
+    For ``--status``: a sealed file missing or changed (:func:`stsbench.reproduce.seals.damage`), a step that
+    sealed nothing, the report's published figures (the package's registries, against the digests its key's parts
+    recorded), and every step that reads (its recorded ``deps``, directly or not) a step that runs or is not done.
+    A step of ``changed`` code (:func:`recorded_changed`) that only reads such a step is left to be shown as
+    changed, as :func:`planned` leaves it. What only a replan sees (a data file, the recipe or a run folder's
+    weights) is ``--status --check``'s (:func:`planned`).
+    """
+    records = state.get("steps", {})
+    order = [i for i in state.get("order", []) if i in records]
+    order += [i for i in records if i not in order]
+    published = {f"published.{name}": digest(sha) for name, sha in published_digest().items()}
+    own = {i: _recorded_why(records[i], out, published) for i in order if records[i].get("status") == "done"}
+    runs = {i for i in order if i not in own or own[i]}  # not done, or its own record says
+    while more := {i for i in order if i not in runs and runs.intersection(records[i].get("deps", []))}:
+        runs |= more  # and what reads them, directly or not
+    found = {}
+    for i in own:
+        reads = _reads([d for d in records[i].get("deps", []) if d in runs])
+        if own[i] or (reads and i not in changed):
+            found[i] = own[i] or reads
+    return found
+
+
+def _recorded_why(record: StepRecord, out: Path, published: dict[str, str]) -> str:
+    """Why a done step runs again by its own record (:func:`recorded_again`), else empty."""
+    parts = {n: d for n, d in (record.get("parts") or {}).items() if n.startswith("published.")}
+    words = changed_parts(parts, published) if parts else []
+    if words:
+        return "its key changed: " + ", ".join(words)
+    if "files" in record and not record["files"] and record.get("kind") != "train":
+        return "its output was deleted"
+    return damage(record, out)
 
 
 def _options_of(options: Path) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 A training step shows its step and ETA from its run's ``train_log.jsonl`` (the trainer's own log, the same
 wherever it runs); a failed one the first line of its error. ``stsbench reproduce OUT --status`` prints the
-same table once from ``OUT/reproduce.json``, with what the orchestration added to each session.
+same table once from ``OUT/reproduce.json`` (``--history``: with what the orchestration added to each session).
 """
 
 from __future__ import annotations
@@ -74,9 +74,17 @@ def row(
     if again and status == "done":
         return step_id, AGAIN, again
     if unverified(record) and not changed:
-        return step_id, f"done, {UNVERIFIED}", "finished before stsbench sealed its files: the next run seals them"
+        return (
+            step_id,
+            f"done, {UNVERIFIED}",
+            "finished before stsbench sealed its files: the next run seals them",
+        )
     if changed and status == "done":
-        return step_id, f"done, {CODE_CHANGED}", "ran with other stsbench code (--rerun-changed, --keep-changed)"
+        return (
+            step_id,
+            f"done, {CODE_CHANGED}",
+            "ran with other stsbench code (--rerun-changed, --keep-changed)",
+        )
     detail = ""
     if status == "running":
         since = duration((now or time.time()) - float(record.get("started") or time.time()))
@@ -102,18 +110,21 @@ def status_line(
     changed: list[str] | frozenset[str],
     where: str,
     again: dict[str, str] | None = None,
+    check: bool = False,
 ) -> str:
     """``--status`` as the one line an edition's README carries: how many steps, how many current, which not.
 
     ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`);
-    ``again``: the done steps a rerun would run again, and why.
+    ``again``: the done steps a rerun would run again, and why; ``check``: replanned (``--status --check``).
     """
     records = state.get("steps", {})
     again = again or {}
     done = [i for i, r in records.items() if r.get("status") == "done" and i not in again]
     current = [i for i in done if i not in changed]
     changed = [i for i in changed if i not in again]
-    parts = [f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")]
+    parts = [
+        f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")
+    ]
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
     from stsbench.reproduce.seals import UNVERIFIED, unverified
@@ -129,7 +140,8 @@ def status_line(
         if r.get("status") != "done":
             others[r.get("status", "queued")] = others.get(r.get("status", "queued"), 0) + 1
     parts += [f"{n} {s}" for s, n in others.items()]
-    return f"`stsbench reproduce {where} --status` ({len(records)} steps): {'; '.join(parts)}."
+    command = f"stsbench reproduce {where} --status" + (" --check" if check else "")
+    return f"`{command}` ({len(records)} steps): {'; '.join(parts)}."
 
 
 def table(
@@ -159,7 +171,9 @@ def table(
         "done, unverified": "yellow",
     }
     for sid in steps or list(records):
-        sid_, status, detail = row(sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid))
+        sid_, status, detail = row(
+            sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid)
+        )
         shown.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
     return shown
 
