@@ -62,8 +62,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.cost import duration, price
-    from stsbench.reproduce.counts import count
+    from stsbench.reproduce.estimate import count, duration, price
     from stsbench.reproduce.plan import build_plan
 
     work = Path(tempfile.mkdtemp(prefix="cost-estimate-"))

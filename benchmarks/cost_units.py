@@ -1,4 +1,4 @@
-"""Measure the unit times reproduce's cost estimate prices a plan with (``stsbench.reproduce.cost.UNIT_TIMES``).
+"""Measure the unit times reproduce's cost estimate prices a plan with (``stsbench.reproduce.estimate.UNIT_TIMES``).
 
     OMP_NUM_THREADS=1 python benchmarks/cost_units.py [--model all-MiniLM-L6-v2] [--markdown FILE]
 
@@ -67,7 +67,7 @@ def cli(args: list[str], env: dict[str, str]) -> float:
 
 
 def unique(data_dir: Path, tasks: list[str], mode: str) -> int:
-    from stsbench.reproduce.counts import task_texts, union_of
+    from stsbench.reproduce.estimate import task_texts, union_of
 
     found = union_of([task_texts(data_dir, t, mode, False) for t in tasks])
     assert found is not None, f"data of {tasks} not found in {data_dir}"

@@ -280,7 +280,7 @@ def test_a_mocose_run_with_typos_trains(files, tmp_path, cache):
 
 
 def test_reproduce_knows_the_models_an_augmentation_loads():
-    from stsbench.reproduce.needs import extra_models
+    from stsbench.reproduce.plan import extra_models
 
     assert extra_models({"augment": "back-translation"}) == {
         "facebook/wmt19-en-de": "back_translation_models",

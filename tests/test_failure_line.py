@@ -91,7 +91,7 @@ def test_a_steps_line_reads_its_whole_log_not_its_last_lines(tmp_path):
     The step's log holds its progress first (steps run without --quiet), then each rank's traceback; the scheduler
     passed only the last 200 lines, which lost the first rank's.
     """
-    from stsbench.reproduce.scheduler import first_error
+    from stsbench.reproduce.executors import first_error
 
     lines = log("worker-raises")
     rank1 = [ln for ln in lines if ln.startswith("[rank1]:")]

@@ -92,7 +92,7 @@ def test_a_recipe_names_only_figures_it_draws(tmp_path, base, replace, message):
 
 def test_the_list_gives_each_recipes_figures_and_the_docs_each_figure():
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.listing import markdown, summary
+    from stsbench.reproduce.estimate import markdown, summary
 
     s = summary(load_recipe("mocose-ema-paper"))
     assert s["figures"] == ["mocose/figure8", "mocose/figure2", "mocose/figure4"] and s["analyses"] == ["align_uniform"]

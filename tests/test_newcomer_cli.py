@@ -34,20 +34,20 @@ def _needs_data() -> None:
 def ran(monkeypatch) -> dict:
     """``stsbench reproduce`` up to its scheduler: what it hands :func:`run_plan` (the plan, threads, session code),
     each step's job as the scheduler makes it, and nothing run."""
-    from stsbench.reproduce import scheduler
+    from stsbench.reproduce import executors
     from stsbench.reproduce.state import session_record
 
-    seen: dict = {"run_plan": scheduler.run_plan}  # the real one
+    seen: dict = {"run_plan": executors.run_plan}  # the real one
 
     def fake_run_plan(plan, state, engine, **kw):
         seen.update(kw, plan=plan, engine=engine)
         seen["jobs"] = [
-            scheduler.make_job(plan, s, (), kw["gpus"], threads=kw["threads"]) for s in plan.steps
+            executors.make_job(plan, s, (), kw["gpus"], threads=kw["threads"]) for s in plan.steps
         ]
         state["sessions"] = [{**session_record(time.time(), []), **(kw["checkout"] or {})}]
         return state
 
-    monkeypatch.setattr(scheduler, "run_plan", fake_run_plan)
+    monkeypatch.setattr(executors, "run_plan", fake_run_plan)
     return seen
 
 
@@ -80,10 +80,8 @@ def test_reproduce_gives_each_step_the_users_omp_num_threads_unless_threads_says
 
 def test_a_steps_threads_reach_its_process_and_a_slurm_jobs_cpu_request(tmp_path, started):
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.executors import LocalExecutor
+    from stsbench.reproduce.executors import LocalExecutor, _parameters, make_job
     from stsbench.reproduce.plan import build_plan
-    from stsbench.reproduce.scheduler import make_job
-    from stsbench.reproduce.slurm import _parameters
 
     envs = started  # each started process' environment (conftest)
     plan = build_plan(load_recipe(RECIPE), tmp_path / "o", DATA)

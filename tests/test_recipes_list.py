@@ -8,12 +8,12 @@ import pytest
 from helpers import DATA, ROOT, run_cli
 
 from stsbench.recipes import UNREPRODUCIBLE, recipe_names
-from stsbench.reproduce.listing import markdown, registry_cells
+from stsbench.reproduce.estimate import markdown, registry_cells
 
 
 @pytest.fixture(scope="module")
 def listed() -> list[dict]:
-    from stsbench.reproduce.listing import summaries
+    from stsbench.reproduce.estimate import summaries
 
     return summaries()
 
@@ -36,7 +36,7 @@ def test_every_cell_of_every_table_is_produced_or_unreproducible_for_a_reason(li
     assert set(unreproducible.values()) <= set(UNREPRODUCIBLE)
     # the checked-in list (docs/recipes-list.md) is this one
     page = (ROOT / "docs" / "recipes-list.md").read_text(encoding="utf-8")
-    assert page == markdown(listed), "run: python -m stsbench.reproduce.listing > docs/recipes-list.md"
+    assert page == markdown(listed), "run: python -m stsbench.reproduce.estimate > docs/recipes-list.md"
     listed_cells = {
         line.split("`")[1]
         for line in page.split("## Cells no built-in recipe produces")[1].splitlines()

@@ -622,7 +622,7 @@ def test_modified_data_is_refused_before_any_step_starts(tiny, tmp_path, capsys)
     both evaluations with exit 3. Now the dry run names it, the run refuses it in one line (exit 2) before anything
     starts, and --allow-modified-data lets it through, the evaluation and analyses marking what they score."""
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.scheduler import make_job
+    from stsbench.reproduce.executors import make_job
 
     data = tmp_path / "data"
     shutil.copytree(DATA / "downstream" / "STS" / "STSBenchmark", data / "downstream" / "STS" / "STSBenchmark")

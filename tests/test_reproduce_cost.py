@@ -9,8 +9,7 @@ import pytest
 from helpers import DATA, ROOT, run_cli, tiny_folder
 
 from stsbench.recipes import load_recipe
-from stsbench.reproduce.cost import STEP_TIMES, UNIT_TIMES, estimates, price
-from stsbench.reproduce.counts import count, dev_evaluations
+from stsbench.reproduce.estimate import STEP_TIMES, UNIT_TIMES, count, dev_evaluations, estimates, price
 from stsbench.reproduce.plan import build_plan
 
 

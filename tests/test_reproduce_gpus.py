@@ -155,8 +155,8 @@ def test_the_scheduler_stops_when_nothing_runs_and_nothing_can_start(tmp_path_fa
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
     from stsbench.recipes import load_recipe
+    from stsbench.reproduce.executors import run_plan
     from stsbench.reproduce.plan import build_plan
-    from stsbench.reproduce.scheduler import run_plan
     from stsbench.reproduce.state import load_state
 
     class Full(LocalExecutor):

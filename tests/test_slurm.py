@@ -173,8 +173,8 @@ def test_a_training_stopped_before_its_first_save_starts_over_and_one_saved_resu
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")
     from stsbench.recipes import load_recipe
+    from stsbench.reproduce.executors import make_job
     from stsbench.reproduce.plan import build_plan
-    from stsbench.reproduce.scheduler import make_job
 
     plan = build_plan(load_recipe(tiny_folder(tmp_path_factory) / "tiny.yaml"), tmp_path / "o")
     step = plan.step("train/simcse/seed-1")
@@ -195,7 +195,7 @@ def test_a_training_stopped_before_its_first_save_starts_over_and_one_saved_resu
 def test_executor_options_are_submitits_parameters_or_one_line(tmp_path):
     pytest.importorskip("submitit")
     from stsbench.errors import StsbenchError
-    from stsbench.reproduce.slurm import parse_options
+    from stsbench.reproduce.executors import parse_options
 
     parsed = parse_options(
         {"partition": "gpu", "slurm_account": "lab", "timeout_min": "90", "mem_gb": "7.5", "setup": "[a, b]"}
@@ -215,8 +215,7 @@ def test_executor_options_are_submitits_parameters_or_one_line(tmp_path):
 
 def test_a_restarted_jobs_process_waits_for_its_previous_attempts_lock(tmp_path, monkeypatch):
     """Slurm may start a requeued job while its previous attempt's process is still being killed (KillWait)."""
-    from stsbench.reproduce.executors import Job
-    from stsbench.reproduce.slurm import RESTART_LOCK_WAIT_S, StepCommand
+    from stsbench.reproduce.executors import RESTART_LOCK_WAIT_S, Job, StepCommand
 
     monkeypatch.delenv("STSBENCH_LOCK_WAIT_S", raising=False)
     code = "import os; print('wait=' + os.environ.get('STSBENCH_LOCK_WAIT_S', 'none'))"
@@ -235,8 +234,7 @@ def test_a_stop_signal_while_the_steps_process_starts_still_stops_it(tmp_path, m
     process to kill, and the step's process, in a session of its own, trained on after its job was requeued."""
     import signal
 
-    from stsbench.reproduce.executors import Job
-    from stsbench.reproduce.slurm import StepCommand
+    from stsbench.reproduce.executors import Job, StepCommand
 
     code = "print([ln for ln in open('/proc/self/status') if ln.startswith('SigBlk')][0]); import time; time.sleep(20)"
     job = Job("x", ("-c", code), tmp_path / "log.txt", tmp_path)

@@ -173,9 +173,8 @@ def dry_run(
     from collections import Counter
 
     from stsbench.published.registry import get_entry
-    from stsbench.reproduce.cost import duration, estimates, this_device
-    from stsbench.reproduce.counts import count
-    from stsbench.reproduce.needs import missing
+    from stsbench.reproduce.estimate import count, duration, estimates, this_device
+    from stsbench.reproduce.plan import missing
 
     console = table_console()
 

@@ -228,13 +228,13 @@ def reproduce_command(
 
 
 def _list(target: str | None, format_: str) -> None:
-    """``--list``: every built-in recipe (or TARGET) as a table, or as JSON (:mod:`stsbench.reproduce.listing`)."""
+    """``--list``: every built-in recipe (or TARGET) as a table, or as JSON (:mod:`stsbench.reproduce.estimate`)."""
     import json
 
     from stsbench.errors import StsbenchError
     from stsbench.progress import plural
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.listing import hours_text, summaries, summary
+    from stsbench.reproduce.estimate import hours_text, summaries, summary
 
     if format_ not in ("table", "json"):
         raise StsbenchError(f"--format {format_!r}: give table or json")
@@ -324,9 +324,8 @@ def _run(recipe, out, data_dir, started, executor, parallel, options, gpus, repo
     from stsbench.errors import RunFailed
     from stsbench.files import check_writable_dir
     from stsbench.output_lock import output_lock
-    from stsbench.reproduce.executors import make_executor
-    from stsbench.reproduce.needs import missing, refuse_missing
-    from stsbench.reproduce.scheduler import run_plan
+    from stsbench.reproduce.executors import make_executor, run_plan
+    from stsbench.reproduce.plan import missing, refuse_missing
     from stsbench.reproduce.state import load_state, planned, why_run
     from stsbench.reproduce.view import Display, counts, session_lines
     from stsbench.results.checkout import checkout, session_code

@@ -15,17 +15,42 @@ data folder) and the keys of the steps they read from, so that a change reaches 
 no other, and where the data folder or the reproduction lies changes none. Its ``code`` is the code that computes
 it (:func:`stsbench.reproduce.keys.step_code`): a step done with other code is *changed*, which a rerun does not
 decide alone (``--rerun-changed``, ``--keep-changed``).
+
+The report step of a reproduction: ``stsbench report`` on ``OUT/results``, its command and its key.
+
+Its command names ``OUT`` as the user gave it (the report prints the command it was made with); its key reads
+the same arguments with the folder written ``OUT`` (:data:`OUT`), the claims the report judges and the digests of
+the published files of one's own it is held against: where the reproduction lies is no input of the report.
+
+What a plan's steps read that no step writes, checked before any of them starts.
+
+A reproduction that lacks its data, its training corpus or a model fails step by step, each after its own start
+(26 failed steps for one missing corpus). :func:`missing` finds those inputs first: the SentEval files each
+evaluation and training's STS-B dev read, each training's corpus (:func:`stsbench.data.corpora.resolve_train_file`,
+which says how to fetch it), and each model named by the recipe (a backbone, the baseline) that is neither the
+embedded model, a folder, nor in the local Hugging Face cache while the hub is out of reach. Nothing is downloaded
+or imported beyond what names these (no torch).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stsbench.analyses.registry import ANALYSES, get_analysis
+from stsbench.data.corpora import CORPORA, resolve_train_file
+from stsbench.data.integrity import differences
+from stsbench.encoders.resolve import is_embedded, looks_like_path
 from stsbench.errors import StsbenchError
+from stsbench.files import atomic_write_text, sha256_file
+from stsbench.hub import hub_offline_reason
+from stsbench.paths import resolve_data_dir
+from stsbench.progress import seeds_a_setting
+from stsbench.published.registry import file_key
 from stsbench.recipes import Recipe, Run
+from stsbench.recipes.check import run_options
 from stsbench.reproduce.keys import (
     Keys,
     code_of,
@@ -38,8 +63,18 @@ from stsbench.reproduce.keys import (
     step_code,
     train_code,
 )
-from stsbench.reproduce.report_step import CLAIMS_FILE, claims_data, kept_note, report_keys
 from stsbench.results.labels import model_slug
+from stsbench.results.portable import copy_training_file
+from stsbench.results.recipe_runs import declared_runs, write_recipe_runs
+from stsbench.results.runs import RUN_META, TRAIN_LOG
+from stsbench.results.scale import write_scale
+from stsbench.sources import published_digest
+from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
+from stsbench.train.config import default_length_buckets, load_yaml, make_config
+from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
+from stsbench.train.config.groups import option_fields
+from stsbench.train.config.methods import find_method
+from stsbench.train.schedule import run_steps
 
 __all__ = [
     "Plan",
@@ -73,7 +108,7 @@ class Step:
     config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
     code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
     parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
-    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.seals: sealed when
+    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
     # it finishes); a training's are its run folder's results files
     outputs: tuple[str, ...] = ()
     data: tuple[Path, ...] = field(
@@ -106,8 +141,6 @@ class Plan:
 
 def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     """The data files ``tasks`` read in ``mode``."""
-    from stsbench.tasks.registry import get_task
-
     return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
 
 
@@ -119,8 +152,6 @@ def _keys(keys: Keys, code: str) -> dict[str, Any]:
 def selection_files(select_on: str, data_dir: Path) -> list[Path]:
     """The files a training selects its checkpoint on: STS-B dev, or with ``sts-test`` the seven STS test sets."""
     if select_on == "sts-test":
-        from stsbench.tasks.registry import resolve_tasks
-
         return task_files([t.name for t in resolve_tasks("sts")], data_dir, "test")
     return task_files(["STSBenchmark"], data_dir, "dev")
 
@@ -132,9 +163,6 @@ def seed_folder(out: Path, run: str, seed: int) -> Path:
 
 def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
     """The options every seed of ``run`` trains with: the packaged config's, its overrides and corpus."""
-    from stsbench.recipes.check import run_options
-    from stsbench.train.config import load_yaml
-
     options = {k: v for k, v in run_options(run, 0, "").items() if k not in ("seed", "output")}
     merged = {**load_yaml(run.config_file), **options}
     if data_dir is not None:
@@ -144,8 +172,6 @@ def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
 
 def _corpus(train_file: str, lines: int | None, data_dir: Path) -> tuple[Path, int | None]:
     """The file a training run reads and its line count (from the corpus' known size when it is absent)."""
-    from stsbench.data.corpora import CORPORA, resolve_train_file
-
     try:
         path, name = resolve_train_file(train_file, lines, data_dir)
     except StsbenchError:  # absent: the dry run still shows the plan; training names what to fetch
@@ -173,9 +199,6 @@ def train_step(
     the numbers are also logged changes none of them). ``gpus``: the GPUs it trains on (0: the CPU, or the
     config's ``device``), which resolve its device-dependent options.
     """
-    from stsbench.train.config import default_length_buckets, make_config
-    from stsbench.train.schedule import run_steps
-
     folder = seed_folder(out, run.name, seed)
     options = run_config(run, data_dir)
     cfg = make_config({**options, "seed": seed, "output": str(folder)})
@@ -220,8 +243,6 @@ def _data_flag(data_dir: Path) -> tuple[str, ...]:
 
 def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> Step:
     """Every seed of a run, then their aggregate: ``stsbench run --model OUT/runs/<run>``."""
-    from stsbench.tasks.registry import task_names
-
     assert run.evaluate is not None
     tasks = task_names(list(run.evaluate.tasks))
     files = task_files(tasks, data_dir, run.evaluate.mode)
@@ -241,15 +262,11 @@ def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> St
 
 def task_code(tasks: Iterable[str]) -> str:
     """An evaluation's code: the evaluator's and that of each plugin task it runs."""
-    from stsbench.tasks.registry import TASKS
-
     return step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
 
 
 def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
     """The backbone evaluated as it is: ``stsbench run --model <baseline>``."""
-    from stsbench.tasks.registry import task_names
-
     assert recipe.baseline is not None
     tasks = task_names(list(recipe.baseline.evaluate.tasks))
     mode = recipe.baseline.evaluate.mode
@@ -286,8 +303,6 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
     Every seed by default, so that an analysis' figures come with their spread over seeds as the scores do
     (the report's analysis sections: mean, std and the 95% interval over seeds).
     """
-    from stsbench.analyses.registry import ANALYSES, get_analysis
-
     steps = []
     for i, a in enumerate(recipe.analyses, start=1):
         analysis = get_analysis(a.name)
@@ -345,7 +360,6 @@ def mini_banner(recipe: Recipe) -> str | None:
         text = f"{c.get('model')}, {steps} of {c.get('batch_size')} sentences from {corpus}{lines}"
         if text not in found:
             found.append(text)
-    from stsbench.progress import seeds_a_setting
 
     seeds = sorted({len(r.seeds) for r in recipe.runs})
     return f"Mini scale: {'; '.join(found)}; {seeds_a_setting(seeds[0], seeds[-1])}: not the paper's setting."
@@ -354,7 +368,7 @@ def mini_banner(recipe: Recipe) -> str | None:
 def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
-    ``out`` as the user gave it (:func:`stsbench.reproduce.report_step.report_keys`); ``kept``: the steps kept
+    ``out`` as the user gave it (:func:`stsbench.reproduce.plan.report_keys`); ``kept``: the steps kept
     with ``--keep-changed``, which the report names.
     """
     args, keys = report_keys(recipe, before, out, kept, mini_banner(recipe))
@@ -378,8 +392,6 @@ def build_plan(
     ``kept``: steps kept from other code (``--keep-changed``), which the report names. ``gpus``: the GPUs a
     training runs on (``reproduce --gpus``; 0: the CPU), which its device-dependent options resolve for.
     """
-    from stsbench.paths import resolve_data_dir
-
     data = resolve_data_dir(data_dir, must_exist=False).absolute()
     given = Path(out).expanduser()
     out = given.absolute()
@@ -408,8 +420,6 @@ def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
     The copies go to ``OUT/results/train/<run>/seed-<s>/``, so that ``OUT/results`` alone (no weights) is what
     the report reads: the layout of the checked-in ``reports/cpu-mini-replication``.
     """
-    from stsbench.results.runs import RUN_META, TRAIN_LOG
-
     pairs = []
     for step in plan.steps:
         if step.kind == "train" and step.folder is not None:
@@ -420,17 +430,11 @@ def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
 
 def prepare(plan: Plan, step: Step) -> None:
     """Write what ``step``'s command reads and no step writes: a training's options file, the report's copies."""
-    from stsbench.files import atomic_write_text
-
     if step.kind == "train":  # the options its seeds share, beside the runs
         import yaml
 
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     elif step.kind == "report":
-        from stsbench.results.portable import copy_training_file
-        from stsbench.results.recipe_runs import write_recipe_runs
-        from stsbench.results.scale import write_scale
-
         write_recipe_runs(
             plan.out / "results", plan.recipe
         )  # its runs' sweeps and published cells, for the report
@@ -456,3 +460,300 @@ def prepare(plan: Plan, step: Step) -> None:
                 )
             copy.parent.mkdir(parents=True, exist_ok=True)
             copy_training_file(source, copy)
+
+
+def kept_note(kept: Sequence[str]) -> str:
+    """The report's note naming the steps kept with ``--keep-changed`` (computed by other code than the rest)."""
+    names = ", ".join(kept[:6]) + (f" and {len(kept) - 6} more" if len(kept) > 6 else "")
+    return (
+        f"Mixed code: {len(kept)} step(s) were kept from earlier stsbench code than the rest "
+        f"(stsbench reproduce --keep-changed): {names}."
+    )
+
+
+CLAIMS_FILE = "claims.yaml"  # OUT/claims.yaml: the recipe's claims, which the report step judges
+
+
+def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
+    """The recipe's claims as the claims file holds them, the recipe's δ on those without their own."""
+    out = []
+    for c in recipe.claims:
+        data = c.model_dump(by_alias=True)
+        if recipe.delta is not None and c.delta is None and c.kind not in ("plateau", "collapse"):
+            data.update(delta=recipe.delta.value, delta_reason=f"the recipe's: {recipe.delta.reason}")
+        out.append(data)
+    return out
+
+
+def own_files(recipe: Recipe) -> dict[str, Path]:
+    """The published files of one's own the recipe's runs are held against: ``{path as the key names it: file}``.
+
+    The key names a file by its path relative to the recipe's folder (where the recipe reads it from), so that
+    ``mine/a/table.yaml`` and ``mine/b/table.yaml`` are two files and the reproduction keys the same anywhere.
+    """
+    found: dict[str, Path] = {}
+    for address in (a for run in recipe.runs for a in run.addresses):
+        in_file = file_key(address)
+        if in_file is not None:
+            path = Path(in_file[0]).expanduser()
+            found[_relative(path, recipe)] = path
+    return found
+
+
+def _relative(path: Path, recipe: Recipe) -> str:
+    folder = Path(recipe.folder) if recipe.folder else None
+    return path.relative_to(folder).as_posix() if folder and path.is_relative_to(folder) else path.as_posix()
+
+
+def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str | None = None) -> list[str]:
+    """``report --results OUT/results --out OUT ...``, the report step's command.
+
+    Only the options that differ from the report's defaults, so that the command reads as one typed by hand.
+    ``banner``: a mini recipe's (:func:`stsbench.reproduce.plan.mini_banner`).
+    """
+    from stsbench.reports.seeds import BASELINE
+
+    args = ["report", "--results", str(out / "results"), "--out", str(out), "--title", recipe.report.title]
+    if recipe.report.baseline != BASELINE:
+        args += ["--baseline", recipe.report.baseline]
+    if recipe.verdict:
+        for run in recipe.runs:
+            args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
+    if recipe.claims:  # written by prepare() beside the results
+        args += ["--claims", str(out / CLAIMS_FILE)]
+    if recipe.cell_delta is not None:  # the recipe's difference that matters for its cells
+        args += ["--difference", f"{recipe.cell_delta.value:g}"]
+    for key in recipe.figures:  # the papers' figures it regenerates, each under its number and caption
+        args += ["--figures", key]
+    if kept:
+        args += ["--note", kept_note(kept)]
+    if (
+        recipe.omitted
+    ):  # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
+        args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
+        args += ["--runs", ",".join(r.name for r in recipe.runs)]
+        args += ["--seeds", ",".join(map(str, sorted({s for r in recipe.runs for s in r.seeds})))]
+    if banner:
+        args += ["--banner", banner]
+    return args
+
+
+OUT = Path("OUT")  # the reproduction's folder as the report's key writes it: where it lies is no input
+
+
+def report_keys(
+    recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = (), banner: str | None = None
+) -> tuple[list[str], Keys]:
+    """The report step's command (``out`` as the user gave it: the report prints it) and its key.
+
+    Its key reads the same arguments with the folder written ``OUT`` and one's own published files named from the
+    recipe's folder, the claims, the cells the recipe holds its runs against (which the report reads from
+    ``results/recipe_runs.json``, whatever the verdict), every published registry (``stsbench/published/*.yaml``:
+    the report may set any of its rows beside the runs) and one's own published files by content. ``kept``: the
+    steps kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
+    """
+    args = report_args(recipe, out, kept, banner)
+
+    def keyed(
+        address: str,
+    ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
+        in_file = file_key(address)
+        return f"{_relative(Path(in_file[0]), recipe)}#{in_file[1]}" if in_file else address
+
+    def portable(arg: str) -> str:  # an --against argument, run=ADDRESS
+        run, eq, address = arg.partition("=")
+        return f"{run}={keyed(address)}" if eq else arg
+
+    material: dict[str, Any] = {
+        "kind": "report",
+        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner)],
+        "deps": [s.key for s in before],
+        "published": published_digest(),
+    }
+    if recipe.claims:
+        material["claims"] = claims_data(recipe)
+    # what the report reads of the recipe's runs (results/recipe_runs.json): their labels, sweeps, points and the
+    # cells set beside them; another label or cell, another report
+    material["runs"] = [
+        {**asdict(r), "published": [keyed(c) for c in r.published]} for r in declared_runs(recipe)
+    ]
+    files = own_files(recipe)
+    if files:  # a published file of one's own: edited, the report is made again
+        material["published_files"] = {
+            name: sha256_file(f) if f.is_file() else None for name, f in files.items()
+        }
+    return args, make_keys(material)
+
+
+@dataclass(frozen=True)
+class Need:
+    """One input missing here, the steps that read it and how to get it."""
+
+    what: str  # "data", "corpus" or "model"
+    name: str  # the file, corpus or model
+    how: str  # how to get it, one clause
+    steps: tuple[str, ...]
+
+    def line(self) -> str:
+        """``model bert-base-uncased (12 steps): how``."""
+        n = len(self.steps)
+        return f"{self.what} {self.name} ({n} step{'s' * (n != 1)}): {self.how}"
+
+
+def _arg(step: Step, flag: str) -> str | None:
+    """The value of ``flag`` in ``step``'s command line (None when absent)."""
+    args = list(step.args)
+    return args[args.index(flag) + 1] if flag in args[:-1] else None
+
+
+def _data_needs(plan: Plan, steps: Iterable[Step], allow_modified: bool = False) -> list[Need]:
+    """The SentEval files the steps read that are absent, or that differ from the canonical data."""
+    readers: dict[Path, list[str]] = {}
+    for step in steps:
+        for f in step.data:
+            readers.setdefault(f, []).append(step.id)
+    absent = {f: ids for f, ids in readers.items() if not f.is_file()}
+    needs = []
+    if absent:
+        ids = tuple(dict.fromkeys(i for group in absent.values() for i in group))
+        first = min(absent)
+        name = (
+            f"{len(absent)} SentEval file(s) under {plan.data_dir} (e.g. {first.relative_to(plan.data_dir)})"
+        )
+        how = f"run `stsbench data download --data-dir {plan.data_dir}`, or pass the folder holding them (--data-dir)"
+        needs.append(Need("data", name, how, ids))
+    if not allow_modified:
+        modified = differences(plan.data_dir, [f for f in readers if f not in absent])
+        if modified:
+            rel, why = next(iter(modified.items()))
+            ids = tuple(dict.fromkeys(i for f, group in readers.items() if f not in absent for i in group))
+            name = f"{len(modified)} file(s) under {plan.data_dir} (e.g. {rel}: {why})"
+            how = (
+                f"restore them (`stsbench data download --data-dir {plan.data_dir}`; `stsbench data verify` lists "
+                "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
+            )
+            needs.append(Need("modified data", name, how, ids))
+    return needs
+
+
+def _corpus_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
+
+    found: dict[tuple[str, str], list[str]] = {}
+    for step in steps:
+        corpus = _arg(step, "--corpus") if step.kind == "analysis" else None
+        if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
+            how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
+            found.setdefault((Path(corpus).name, how), []).append(step.id)
+        if step.kind != "train":
+            continue
+        train_file, lines = step.config.get("train_file"), step.config.get("train_lines")
+        if not train_file:
+            continue
+        try:
+            path, _ = resolve_train_file(str(train_file), lines, plan.data_dir)
+        except StsbenchError as exc:  # "corpus NAME: no FILE under DATA; run `...`"
+            name, _, how = str(exc).partition(": ")
+            found.setdefault((name.removeprefix("corpus "), how or name), []).append(step.id)
+            continue
+        if not path.is_file():
+            found.setdefault((str(train_file), f"{path} does not exist; check the path"), []).append(step.id)
+    return [Need("corpus", name, how, tuple(ids)) for (name, how), ids in found.items()]
+
+
+def model_missing(name: str) -> str | None:
+    """How to get model ``name`` when it cannot be had here (None: the embedded one, a folder, or hub-cached).
+
+    A hub id not in the local cache is missing only while the hub is out of reach (the run would download it).
+    """
+    if is_embedded(name):
+        return None
+    path = Path(name).expanduser()
+    if path.exists() or looks_like_path(name):
+        ok = (path / "config.json").is_file() or (path / "modules.json").is_file()
+        return (
+            None if ok else f"{path} is not a model folder (no config.json or modules.json); check the path"
+        )
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return None
+
+    reason = hub_offline_reason()
+    if reason is None:
+        return None
+    return (
+        f"not in the local Hugging Face cache and the hub is out of reach ({reason}); download it where there "
+        f"is internet (`huggingface-cli download {name}`) or set the run's `model:` to its folder"
+    )
+
+
+def extra_models(config: dict) -> dict[str, str]:
+    """The models a training loads beside its backbone, name -> the option that names it.
+
+    Its method's and its augmentations' (their specs' ``model_options``).
+    """
+    spec = find_method(config.get("method"))
+    options = [*(spec.model_options if spec is not None else ())]
+    options += [
+        o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options
+    ]
+    names: dict[str, str] = {}
+    for option in dict.fromkeys(options):
+        value = config.get(option)
+        if value is None:  # the option at its default: the field's
+            value = option_fields()[option].default
+        names.update({n.strip(): option for n in str(value or "").split(",") if n.strip()})
+    return names
+
+
+def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
+    readers: dict[str, list[str]] = {}
+    options: dict[str, str] = {}  # an augmentation's model -> the option that names it
+    for step in steps:
+        if step.kind == "train" and step.model:
+            readers.setdefault(step.model, []).append(step.id)
+            for name, option in extra_models(
+                step.config
+            ).items():  # a method's, back-translation's translators
+                readers.setdefault(name, []).append(step.id)
+                options[name] = option
+        elif step.kind in ("evaluate", "analysis"):
+            model = _arg(step, "--model")
+            if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
+                readers.setdefault(model, []).append(step.id)
+    needs = []
+    for name, ids in readers.items():
+        how = model_missing(name)
+        if how is not None and name in options:
+            how = how.replace(
+                "set the run's `model:` to its folder", f"set the run's `{options[name]}:` to its folder"
+            )
+        if how is not None:
+            needs.append(Need("model", name, how, tuple(ids)))
+    return needs
+
+
+def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: bool = False) -> list[Need]:
+    """What the steps ``to_run`` (default: all) read that is missing here, each with how to get it.
+
+    SentEval files that differ from the canonical data count too, unless ``allow_modified``
+    (``--allow-modified-data``): refused before any step starts, not by each evaluation after the trainings.
+    """
+    wanted = None if to_run is None else set(to_run)
+    steps = [s for s in plan.steps if wanted is None or s.id in wanted]
+    return [
+        *_data_needs(plan, steps, allow_modified),
+        *_corpus_needs(plan, steps),
+        *_model_needs(plan, steps),
+    ]
+
+
+def refuse_missing(needs: list[Need]) -> None:
+    """One line naming what is missing and how to get it (``stsbench reproduce --dry-run`` lists it all)."""
+    if needs:
+        first = needs[0].line()
+        more = f"; and {len(needs) - 1} more" if len(needs) > 1 else ""
+        word = "" if needs[0].what == "modified data" else "missing "
+        raise StsbenchError(
+            f"nothing was started: {word}{first}{more} (`--dry-run` lists what the run needs)"
+        )

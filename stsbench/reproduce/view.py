@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.progress import duration
+from stsbench.reproduce.state import UNVERIFIED, unverified
 
 ORDER = ("running", "failed", "interrupted", "queued", "not run", "skipped", "done")
 
@@ -68,8 +69,6 @@ def row(
     ``out``: the reproduction's folder (a training's progress is read from its run folder in it). ``again``:
     why a rerun would run this done step again.
     """
-    from stsbench.reproduce.seals import UNVERIFIED, unverified
-
     status = record.get("status", "queued")
     if again and status == "done":
         return step_id, AGAIN, again
@@ -127,8 +126,6 @@ def status_line(
     ]
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
-    from stsbench.reproduce.seals import UNVERIFIED, unverified
-
     loose = [i for i in done if unverified(records[i])]
     if loose:
         parts.append(f"{len(loose)} of them {UNVERIFIED} (files not sealed yet: the next run seals them)")

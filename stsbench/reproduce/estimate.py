@@ -1,0 +1,624 @@
+"""What a plan's steps do, counted from its options and the data alone: no device, no time.
+
+:func:`price` (below) prices the counts. Per training its set-up, optimizer steps, dev evaluations (at the
+configured interval, and the sentences each encodes), resumable saves and best checkpoints kept (at most one per evaluation); the models the evaluations load,
+the unique sentences they encode (cold cache) and the transfer classifiers they fit; the analyses' runs and the
+sentences they encode that the model's evaluation has not (those come from the embedding cache: each analysis
+says what it encodes, :meth:`stsbench.analyses.registry.Analysis.encodes`); the report.
+
+What a plan costs before it runs: every part its steps do, counted, times the measured time of one of each.
+
+:func:`stsbench.reproduce.estimate.count` counts every part from the plan's options and the data alone (no device).
+:func:`estimates` prices the counts per device from measured unit times: :data:`STEP_TIMES` (ms per optimizer
+step, ``benchmarks/train_speed.py``, batch 64 and max length 32, scaled to a run's batch size) and
+:data:`UNIT_TIMES` (set-up, encoding, saves, report: ``benchmarks/cost_units.py``), each with the results file it
+was read from (``tests/test_reproduce_cost.py`` checks every row against that file). A part with no measured time on
+a device is named, and that device's figure is then "at least": nothing is extrapolated.
+``benchmarks/cost_estimate.py`` compares a tiny recipe's estimate with its measured wall time.
+
+``stsbench reproduce --list``: every built-in recipe, the published cells it produces, and the ones none can.
+
+A recipe *produces* a cell (``KEY#COLUMN``) when one of its runs is held against it (``published``, or
+``also_published``; a row's key stands for each of its cells that has a figure of ours,
+:func:`stsbench.published.cells.figure_of`), or when it runs the analysis an analysis table of its ``published``
+names. Its ``unreproducible`` rows and cells are those no built-in recipe can produce, each with a reason from a
+closed set (:data:`stsbench.recipes.UNREPRODUCIBLE`). Every cell of every registry table but MTEB's is in some
+recipe's cells or unreproducible: ``tests/test_recipes_list.py`` checks it, and that ``docs/recipes-list.md``
+(this module's :func:`markdown`, run as ``python -m stsbench.reproduce.estimate``) is what it prints.
+
+The cost is the training steps the recipe's runs take (``max_steps``, or epochs over the corpus' known size, not
+the files here) times the measured step time of each device :mod:`stsbench.reproduce.estimate` knows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from stsbench.analyses.registry import get_analysis
+from stsbench.data.corpora import CORPORA
+from stsbench.data.sts import load_pairs
+from stsbench.errors import StsbenchError
+from stsbench.progress import plural
+from stsbench.published.cells import figure_of
+from stsbench.published.figures import load_figures
+from stsbench.published.registry import get_cell, get_entry, load_registry, split_cell
+from stsbench.recipes import Recipe, Run, load_recipe, recipe_names
+from stsbench.reproduce.executors import cores
+from stsbench.reproduce.plan import Plan, Step, run_config
+from stsbench.tasks.base import Mode
+from stsbench.tasks.registry import STS_TASK_NAMES, get_task, task_names
+from stsbench.train.config import make_config
+from stsbench.train.schedule import run_steps
+
+
+@dataclass(frozen=True)
+class Training:
+    """One training step's counted parts (None: not known before its data is)."""
+
+    model: str | None
+    method: str | None
+    batch_size: int
+    steps: int | None
+    dev_evaluations: int | None
+    dev_sentences: int | None  # what one dev evaluation encodes
+    saves: int | None
+    keeps: int | None  # best checkpoints exported: at most one per evaluation after training starts
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Everything a plan's steps do, counted; no time in it."""
+
+    trainings: tuple[Training, ...]
+    backbones: frozenset[str]  # every model the plan loads: the trainings' backbones and the baseline
+    models_evaluated: int  # models an evaluation step loads (each seed, the baseline)
+    evaluation_sentences: int | None  # unique sentences each model's evaluation encodes, summed
+    transfer: dict[str, int]  # ``task@mode`` -> models whose classifiers it fits
+    analysis_runs: int
+    cached_analysis_runs: int  # those whose every sentence the model's evaluation encoded (no model loaded)
+    analysis_sentences: int | None  # sentences the analyses encode that the model's evaluation did not
+    reports: int
+    unknown: tuple[str, ...] = ()  # what could not be counted (a plugin analysis, data not found)
+
+    def total(self, name: str) -> int | None:
+        """The sum of a :class:`Training` field over the trainings; None if any is unknown."""
+        values = [getattr(t, name) for t in self.trainings]
+        return None if None in values else sum(values)
+
+    @property
+    def dev_sentences(self) -> int | None:
+        """Sentences encoded by every dev evaluation of every training."""
+        each = [
+            None
+            if t.dev_evaluations is None or t.dev_sentences is None
+            else t.dev_evaluations * t.dev_sentences
+            for t in self.trainings
+        ]
+        return None if None in each else sum(each)  # type: ignore[arg-type]
+
+    def line(self) -> str:
+        """The counts in words, one line."""
+
+        def n(value: int | None) -> str:
+            return "?" if value is None else f"{value:,}"
+
+        trains = (
+            f"{plural(len(self.trainings), 'training')}: {n(self.total('steps'))} optimizer steps, "
+            f"{n(self.total('dev_evaluations'))} dev evaluations ({n(self.dev_sentences)} sentences), "
+            f"{n(self.total('saves'))} resumable saves, up to {n(self.total('keeps'))} best checkpoints kept"
+        )
+        fits = sum(self.transfer.values())
+        evaluations = (
+            f"{plural(self.models_evaluated, 'model')} evaluated ({n(self.evaluation_sentences)} sentences"
+        )
+        evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
+        analyses = f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences alone, "
+        analyses += f"{n(self.analysis_sentences)} sentences not cached)"
+        return f"{trains}; {evaluations}; {analyses}; {plural(self.reports, 'report')}"
+
+
+def dev_evaluations(steps: int, every: int, at_start: bool) -> int:
+    """The trainer's dev evaluations: before training (``eval_at_start``), every ``every`` steps, after the last."""
+    return int(at_start) + steps // every + int(steps % every != 0)
+
+
+@lru_cache(maxsize=256)
+def task_texts(data_dir: Path, task: str, mode: str, pairs: bool) -> frozenset[str] | None:
+    """The unique texts of a task in a mode (``pairs``: an analysis' STS split), None where its data is absent."""
+    try:
+        if pairs:
+            found = load_pairs(data_dir, task, mode)
+            return frozenset([*found.sent1, *found.sent2])
+
+        t = get_task(task)
+        return frozenset(t.texts(t.load(data_dir, Mode(mode))))
+    except (StsbenchError, OSError, ValueError):
+        return None
+
+
+def union_of(parts: list[frozenset[str] | None]) -> frozenset[str] | None:
+    """Every text of ``parts``, each once; None where one of them is unknown."""
+    return None if any(p is None for p in parts) else frozenset().union(*parts)  # type: ignore[arg-type]
+
+
+def _training(step: Step, data_dir: Path) -> Training:
+
+    cfg = make_config({**step.config, "seed": 1, "output": str(step.folder)})
+    total = step.total_steps
+    dev = task_texts(data_dir, "STSBenchmark", "dev", False)
+    if cfg.select_on == "sts-test":  # the seven STS test sets at every evaluation too
+        dev = union_of([dev, *(task_texts(data_dir, t, "test", False) for t in STS_TASK_NAMES)])
+    if total is None:
+        evaluations = saves = keeps = None
+    else:
+        evaluations = dev_evaluations(total, cfg.eval_steps, cfg.eval_at_start)
+        saves = dev_evaluations(total, cfg.save_steps or cfg.eval_steps, False)  # every N steps and the last
+        keeps = dev_evaluations(total, cfg.eval_steps, False)
+    sentences = None if dev is None else len(dev)
+    return Training(step.model, step.method, cfg.batch_size, total, evaluations, sentences, saves, keeps)
+
+
+def count(plan: Plan) -> Counts:
+    """Count what ``plan``'s steps do (:class:`Counts`), from their options and the data folder.
+
+    ``plan`` may hold some of its recipe's steps (what is left to run): an evaluation done is not counted, and
+    what it encoded is in the cache for the analyses after it.
+    """
+    unknown: list[str] = []
+    trainings = tuple(_training(s, plan.data_dir) for s in plan.steps if s.kind == "train")
+    encoded: dict[str, frozenset[str] | None] = {}  # model label -> what its evaluation encoded
+    transfer: dict[str, int] = {}
+    evaluated = 0
+    specs = [("baseline", plan.recipe.baseline.evaluate, 1)] if plan.recipe.baseline is not None else []
+    specs += [(r.name, r.evaluate, len(r.seeds)) for r in plan.recipe.runs if r.evaluate is not None]
+    tasks_of = {label: task_names(list(spec.tasks)) for label, spec, _ in specs}
+    for (
+        label,
+        spec,
+        _models,
+    ) in specs:  # every evaluation's sentences: a done one's are cached for the analyses
+        encoded[label] = union_of([task_texts(plan.data_dir, t, spec.mode, False) for t in tasks_of[label]])
+    ids = {s.id for s in plan.steps}
+    specs = [s for s in specs if f"evaluate/{s[0]}" in ids]  # those left to run
+    for label, spec, models in specs:
+        tasks = tasks_of[label]
+        evaluated += models
+        for t in tasks:
+            if getattr(get_task(t), "kind", "sts") != "sts":
+                transfer[f"{t}@{spec.mode}"] = transfer.get(f"{t}@{spec.mode}", 0) + models
+    sentences: int | None = 0
+    for label, _spec, models in specs:
+        texts = encoded[label]
+        sentences = None if texts is None or sentences is None else sentences + models * len(texts)
+    runs, cached_runs, fresh = 0, 0, 0
+    for step in plan.steps:
+        if step.kind != "analysis":
+            continue
+        runs += 1
+        number, model = step.id.split("/", 2)[1:]
+        entry = plan.recipe.analyses[int(number.split("-", 1)[0]) - 1]
+        analysis = get_analysis(entry.name)
+        what = analysis.encodes(analysis.make_config(**entry.options))
+        texts = (
+            None
+            if what is None
+            else union_of([task_texts(plan.data_dir, t, s, True) for t, s in what.splits])
+        )
+        cached = encoded.get(model.split("/")[0], frozenset()) or frozenset()
+        if what is None or texts is None:
+            fresh = None
+            unknown.append(
+                f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
+            )
+        else:
+            new = len(texts - cached) + what.sentences
+            cached_runs += new == 0
+            fresh = None if fresh is None else fresh + new
+    backbones = {t.model for t in trainings if t.model is not None}
+    if plan.recipe.baseline is not None:
+        backbones.add(plan.recipe.baseline.model)
+    return Counts(
+        trainings,
+        frozenset(backbones),
+        evaluated,
+        sentences,
+        transfer,
+        runs,
+        cached_runs,
+        fresh,
+        sum(s.kind == "report" for s in plan.steps),
+        tuple(dict.fromkeys(unknown)),
+    )
+
+
+__all__ = ["STEP_TIMES", "UNIT_TIMES", "Estimate", "duration", "estimates", "price", "this_device"]
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One measured step time and where it was measured."""
+
+    models: tuple[str, ...]  # the backbones it holds for (names as configs give them)
+    method: str
+    device: str  # as the estimate names it
+    ms: float
+    source: str  # the benchmark's results file and its row
+
+
+@dataclass(frozen=True)
+class UnitTimes:
+    """The measured time of one of each part but optimizer steps, for a backbone on a device."""
+
+    models: tuple[str, ...]
+    device: str
+    train_setup_s: float  # a training process to its first step: imports, model, corpus read, dev set read
+    setup_s: float  # an evaluation's or analysis' model: process start, imports, model loaded
+    cached_setup_s: float  # an analysis whose every sentence is cached: process start, no model loaded
+    encode_ms: float  # one unique sentence encoded (STS sentences, batch 128, no cache)
+    save_s: float  # one resumable state written (model, optimizer, schedule)
+    keep_s: float  # one best checkpoint exported
+    report_s: float  # one report, its figures included
+    transfer_s: dict[str, float]  # ``task@mode`` -> seconds of its classifiers on one model's embeddings
+    source: str
+
+
+MINILM = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+BERT_BASE = ("bert-base-uncased",)  # the benchmark's BERT-base shape (12 layers, 768 wide)
+_CPU = "benchmarks/results/train_speed.md (2026-11-23, fp32 eager)"
+_GPU = "benchmarks/results/gpu_train_speed.md (2026-11-23, bf16 eager)"
+STEP_BATCH = 64  # the batch the step times were measured at
+STEP_TIMES: tuple[StepTime, ...] = (
+    StepTime(MINILM, "simcse", "CPU, 1 thread", 3818.01, _CPU),
+    StepTime(MINILM, "esimcse", "CPU, 1 thread", 4804.19, _CPU),
+    StepTime(MINILM, "mocose", "CPU, 1 thread", 4431.92, _CPU),
+    StepTime(BERT_BASE, "simcse", "H100", 43.73, _GPU),
+    StepTime(BERT_BASE, "esimcse", "H100", 91.42, _GPU),
+    StepTime(BERT_BASE, "mocose", "H100", 82.67, _GPU),
+)
+UNIT_TIMES: tuple[UnitTimes, ...] = (
+    UnitTimes(
+        MINILM,
+        "CPU, 1 thread",
+        train_setup_s=9.946,
+        setup_s=14.663,
+        cached_setup_s=5.536,
+        encode_ms=4.776,
+        save_s=0.368,
+        keep_s=9.565,
+        report_s=16.304,
+        transfer_s={  # the classifiers' seconds of transfer_speed.md (embeddings shared, 1 thread)
+            "MR@test": 26.4,
+            "CR@test": 9.8,
+            "SUBJ@test": 40.0,
+            "MPQA@test": 48.1,
+            "SST2@test": 3.1,
+            "TREC@test": 5.0,
+            "MRPC@test": 2.3,
+        },
+        source="benchmarks/results/cost_units.md (2026-11-26)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A device's estimate: seconds of the parts it could price, the parts it could not, and its sources."""
+
+    device: str
+    seconds: float | None  # None: nothing could be priced
+    sources: tuple[str, ...]
+    parts: dict[str, float] = field(default_factory=dict)  # part -> seconds
+    missing: tuple[str, ...] = ()  # parts with no measured time on this device: the figure is "at least"
+
+
+def step_time(device: str, model: str | None, method: str | None) -> StepTime | None:
+    """The measured step time of ``method`` on ``model``'s backbone on ``device``; None where none was measured."""
+    return next(
+        (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method), None
+    )
+
+
+def unit_times(device: str, models: set[str | None]) -> UnitTimes | None:
+    """The measured unit times on ``device`` that hold for every one of ``models``; None where none do."""
+    rows = [u for u in UNIT_TIMES if u.device == device and models <= set(u.models)]
+    return rows[0] if rows else None
+
+
+def price(counts: Counts, device: str) -> Estimate:
+    """``counts`` priced on ``device``: each part's seconds, and the parts with no measured time there."""
+    parts: dict[str, float] = {}
+    missing: list[str] = []
+    sources: set[str] = set()
+    seconds = 0.0
+    for t in counts.trainings:
+        row = step_time(device, t.model, t.method)
+        if row is None or t.steps is None:
+            missing.append("optimizer steps")
+            break
+        seconds += t.steps * row.ms / 1000 * t.batch_size / STEP_BATCH
+        sources.add(row.source)
+    else:
+        if counts.trainings:
+            parts["optimizer steps"] = seconds
+    units = unit_times(device, set(counts.backbones))
+    for name, priced in _OTHERS.items():
+        if not _DONE[name](counts):
+            continue  # nothing of that part in this plan: nothing to price or to miss
+        value = None if units is None else priced(counts, units)
+        if value is None:
+            missing.append(name)
+        else:
+            parts[name] = value
+    if units is not None:
+        sources.add(units.source)
+    missing += [f"{u} (not countable)" for u in counts.unknown]
+    total = sum(parts.values()) if parts else None
+    return Estimate(device, total, tuple(sorted(sources)), parts, tuple(dict.fromkeys(missing)))
+
+
+def _encoding(sentences: int | None, units: UnitTimes) -> float | None:
+    return None if sentences is None else sentences * units.encode_ms / 1000
+
+
+def _set_up(counts: Counts, units: UnitTimes) -> float:
+    loads = counts.models_evaluated + counts.analysis_runs - counts.cached_analysis_runs
+    trainings = len(counts.trainings) * units.train_setup_s
+    return trainings + loads * units.setup_s + counts.cached_analysis_runs * units.cached_setup_s
+
+
+def _saves(counts: Counts, units: UnitTimes) -> float | None:
+    saves, keeps = counts.total("saves"), counts.total("keeps")
+    return None if saves is None or keeps is None else saves * units.save_s + keeps * units.keep_s
+
+
+def _evaluations(counts: Counts, units: UnitTimes) -> float | None:
+    if counts.evaluation_sentences is None:
+        return None
+    fits = [units.transfer_s.get(task) for task, n in counts.transfer.items() for _ in range(n)]
+    if None in fits:
+        return None
+    return counts.evaluation_sentences * units.encode_ms / 1000 + sum(fits)  # type: ignore[arg-type]
+
+
+# the parts priced from UNIT_TIMES, in the order the estimate lists them
+_OTHERS = {
+    "set-up": _set_up,
+    "dev evaluations": lambda c, u: _encoding(c.dev_sentences, u),
+    "saves": _saves,
+    "test evaluations": _evaluations,
+    "analyses": lambda c, u: _encoding(c.analysis_sentences, u),
+    "report": lambda c, u: c.reports * u.report_s,
+}
+# whether the plan does any of each part
+_DONE = {
+    "set-up": lambda c: bool(c.trainings or c.models_evaluated or c.analysis_runs),
+    "dev evaluations": lambda c: c.total("dev_evaluations") != 0,
+    "saves": lambda c: bool(c.trainings),
+    "test evaluations": lambda c: c.models_evaluated > 0,
+    "analyses": lambda c: c.analysis_runs > 0,
+    "report": lambda c: c.reports > 0,
+}
+
+
+def estimates(plan: Plan, here: str | None = None, counts: Counts | None = None) -> list[Estimate]:
+    """:func:`price` of :func:`count` per device with a measured time for the plan's backbones.
+
+    ``here`` (the device this run would use, :func:`this_device`) is always listed. With no device at all, one
+    estimate ``(any device, unknown)``.
+    """
+    counts = counts or count(plan)
+    rows = [*STEP_TIMES, *UNIT_TIMES]
+    devices = sorted({r.device for r in rows if counts.backbones & set(r.models)})
+    if here is not None and here not in devices:
+        devices.append(here)
+    out = []
+    for device in devices:
+        e = price(counts, device)
+        name = device + (" (this run)" if device == here else "")
+        out.append(Estimate(name, e.seconds, e.sources, e.parts, e.missing))
+    return out or [Estimate("any device", None, ())]
+
+
+def this_device(parallel: int = 1, gpus: int = 0, threads: int | None = None) -> str:
+    """The device a local run's trainings would use, named as :data:`STEP_TIMES` names devices.
+
+    ``CPU, N thread(s)`` (``threads``, else the cores shared by ``parallel`` steps), or with ``gpus`` the GPU's
+    model as ``nvidia-smi`` names it (``H100``, else its whole name; ``GPU`` without nvidia-smi). No torch is
+    imported.
+    """
+    if gpus <= 0:
+        threads = threads or max(1, cores() // max(1, parallel))
+        return f"CPU, {threads} thread{'s' * (threads != 1)}"
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return "GPU"
+    try:
+        names = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],  # noqa: S607
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return "GPU"
+    name = names[0].strip() or "GPU"
+    known = {t.device for t in STEP_TIMES}
+    return next((d for d in known if d in name.split()), name)
+
+
+def duration(seconds: float | None) -> str:
+    """``3.2 h``, ``14 min``, ``unknown``."""
+    if seconds is None:
+        return "unknown"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+MTEB_PREFIX = "mteb"
+
+
+def cells_of(address: str) -> list[str]:
+    """The cells an address names, ``KEY#COLUMN`` each (a row: each of its columns)."""
+    entry, column = get_cell(address)
+    return [f"{entry.key}#{c}" for c in ([column] if column is not None else entry.values)]
+
+
+def produced(recipe: Recipe) -> list[str]:
+    """The cells ``recipe`` produces (module docstring), in recipe order, each once."""
+    found: dict[str, None] = {}
+    for run in recipe.runs:
+        for address in run.addresses:
+            entry, column = get_cell(address)
+            for c in [column] if column is not None else entry.values:
+                if figure_of(entry, c) is not None:
+                    found[f"{entry.key}#{c}"] = None
+    analyses = {a.name for a in recipe.analyses}
+    for key in recipe.published:
+        entry = get_entry(key)
+        if entry.kind == "analysis" and entry.analysis in analyses:
+            found.update(dict.fromkeys(cells_of(key)))
+    return list(found)
+
+
+def unreproducible(recipe: Recipe) -> dict[str, str]:
+    """``{cell: reason}`` of the recipe's ``unreproducible``, a row's reason given to each of its cells."""
+    return {cell: reason for address, reason in recipe.unreproducible.items() for cell in cells_of(address)}
+
+
+def registry_cells() -> list[str]:
+    """Every cell of every registry table but MTEB's."""
+    return [f"{k}#{c}" for k, e in load_registry().items() if not k.startswith(MTEB_PREFIX) for c in e.values]
+
+
+def _steps(run: Run) -> int | None:
+    """One seed's optimizer steps, as the plan counts them, from the corpus' known size (None: unknown)."""
+    config = run_config(run, None)
+    lines = config.get("train_lines")
+    if lines is None:
+        name = CORPORA.canonical(str(config.get("train_file", "")))
+        lines = getattr(CORPORA.get(name), "lines", None) if name else None
+    epochs, batch = int(config.get("epochs", 1)), int(config.get("batch_size", 64))
+    return run_steps(config.get("max_steps"), epochs, lines, batch)
+
+
+def cost(recipe: Recipe) -> dict[str, float | None]:
+    """Hours of training per device with a measured step time for every run's backbone and method (None: unknown)."""
+    runs = [(run, run_config(run, None), _steps(run)) for run in recipe.runs]
+    devices = sorted({t.device for t in STEP_TIMES for _, c, _ in runs if c.get("model") in t.models})
+    out: dict[str, float | None] = {}
+    for device in devices:
+        total: float | None = 0.0
+        for run, config, steps in runs:
+            row = step_time(device, config.get("model"), run.method)
+            if row is None or steps is None or total is None:
+                total = None
+                continue
+            total += steps * len(run.seeds) * row.ms / 1000
+        out[device] = None if total is None else round(total / 3600, 2)
+    return out
+
+
+def summary(recipe: Recipe) -> dict[str, Any]:
+    """One recipe as ``--list --format json`` gives it."""
+    made = produced(recipe)
+    tables = sorted({split_cell(c)[0].rsplit("/", 1)[0] for c in [*made, *unreproducible(recipe)]})
+    return {
+        "name": recipe.name,
+        "title": recipe.title,
+        "flavour": recipe.flavour,
+        "tables": tables,
+        "cells": made,
+        "unreproducible": unreproducible(recipe),
+        "figures": list(recipe.figures),
+        "analyses": sorted({a.name for a in recipe.analyses}),
+        "claims": [c.text or c.kind for c in recipe.claims],
+        "trainings": sum(len(r.seeds) for r in recipe.runs),
+        "cost_hours": cost(recipe),
+    }
+
+
+def summaries(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """:func:`summary` of each built-in recipe (or of ``names``), in name order."""
+    return [summary(load_recipe(n)) for n in (names if names is not None else recipe_names())]
+
+
+def hours_text(value: float | None) -> str:
+    """A cost as the list shows it: hours, minutes below a tenth of an hour, or unknown."""
+    return (
+        "unknown" if value is None else f"{value:,.1f} h" if value >= 0.1 else f"{math.ceil(value * 60)} min"
+    )
+
+
+def _figures_lines(found: list[dict[str, Any]]) -> list[str]:
+    """The papers' experimental figures (stsbench.published.figures): the recipes that draw each, or what is missing."""
+    by: dict[str, list[str]] = {}
+    for s in found:
+        for key in s["figures"]:
+            by.setdefault(key, []).append(s["name"])
+    lines = ["", "## The papers' figures", "", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
+    for key, f in load_figures().items():
+        if f.out_of_scope:
+            drawn = f"out of scope: {f.out_of_scope}"
+        else:
+            drawn = (
+                f"`{f.renderer}`" + (f" ({f.setting})" if f.setting else "")
+                if f.drawn
+                else f"missing: {f.missing}"
+            )
+        recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
+        lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
+    return lines
+
+
+def markdown(found: list[dict[str, Any]] | None = None) -> str:
+    """``docs/recipes-list.md``: the recipes' table, then every unreproducible cell with its reason."""
+    found = summaries() if found is None else found
+    lines = [
+        "# The built-in recipes and the published cells they produce",
+        "",
+        "Generated by `python -m stsbench.reproduce.estimate > docs/recipes-list.md` from `stsbench reproduce --list "
+        "--format json` (`tests/test_recipes_list.py` keeps it true). Cells: the published cells a recipe's runs "
+        "are held against or its analyses compute; unreproducible: the cells of its tables no built-in recipe can "
+        "produce, with the reason ([Recipes](recipes.md)). Cost: training hours on one device of the measured step "
+        "times (`benchmarks/results/`), unknown where a backbone or method was not measured.",
+        "",
+        "| recipe | flavour | tables | cells | unreproducible | claims | trainings | cost |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for s in found:
+        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
+        lines.append(
+            f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
+            f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
+        )
+    lines += _figures_lines(found)
+    lines += [
+        "",
+        "## Cells no built-in recipe produces",
+        "",
+        "| cell | reason | listed by |",
+        "|---|---|---|",
+    ]
+    every: dict[str, tuple[str, list[str]]] = {}
+    for s in found:
+        for cell, reason in s["unreproducible"].items():
+            every.setdefault(cell, (reason, []))[1].append(s["name"])
+    for cell in sorted(every):
+        reason, by = every[cell]
+        lines.append(f"| `{cell}` | {reason} | {', '.join(by)} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m stsbench.reproduce.estimate > docs/recipes-list.md
+    import sys
+
+    sys.stdout.write(markdown())
