@@ -190,9 +190,12 @@ def reproduce_command(
             raise StsbenchError(
                 "--history with --format line: the line names no session; leave one of them out"
             )
-        from stsbench.commands._reproduce_show import status as show_status
+        from stsbench.commands._console import table_console
+        from stsbench.reproduce.view import status as show_status
 
-        show_status(Path(out or target), str(out or target), format_ == "line", data_dir, check, history)
+        show_status(
+            Path(out or target), str(out or target), format_ == "line", data_dir, check, history, table_console()
+        )
         return
     if format_ != "table":
         raise StsbenchError("--format applies to --list and --status")
@@ -215,10 +218,12 @@ def reproduce_command(
     folder = out if out is not None else Path(recipe.name)
     _check_out(folder, recipe.name)
     if dry_run:
-        from stsbench.commands._reproduce_show import dry_run as show_dry_run
+        from stsbench.commands._console import table_console
+        from stsbench.reproduce.view import dry_run as show_dry_run
 
         show_dry_run(
-            recipe, folder, data_dir, trackers, changed, strict, parallel, gpus, allow_modified_data, threads
+            recipe, folder, data_dir, trackers, changed, strict, parallel, gpus, allow_modified_data, threads,
+            table_console(),
         )
         return
     options = dict(_key_value(o) for o in executor_option or [])
