@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, sha256_file
-from stsbench.reproduce.keys import changed_parts, code_of, digest, train_code
+from stsbench.reproduce.keys import changed_parts, code_of, key_parts, train_code
 from stsbench.results.reproduction import (
     STATE_FILE,
     STATE_KIND,
@@ -279,7 +279,7 @@ def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = 
     records = state.get("steps", {})
     order = [i for i in state.get("order", []) if i in records]
     order += [i for i in records if i not in order]
-    published = {f"published.{name}": digest(sha) for name, sha in published_digest().items()}
+    published = key_parts({"published": published_digest()})  # as the report's key holds them
     own = {i: _recorded_why(records[i], out, published) for i in order if records[i].get("status") == "done"}
     runs = {i for i in order if i not in own or own[i]}  # not done, or its own record says
     while more := {i for i in order if i not in runs and runs.intersection(records[i].get("deps", []))}:

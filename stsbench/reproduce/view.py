@@ -12,12 +12,17 @@ published cells. The command passes its console (``commands/_console.table_conso
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import time
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
+from stsbench.paths import DATA_ENV, resolve_data_dir
 from stsbench.progress import duration, plural
 from stsbench.reproduce.state import (
     STATE_FILE,
@@ -255,14 +260,8 @@ def status_data(out: Path, state: dict, data_dir) -> tuple[Path | None, str]:  #
     ``./data``. A folder without ``downstream/`` is no data: the keys are not checked (never "its key changed"),
     and the note says which flag gives it.
     """
-    import os
-
-    from stsbench.paths import DATA_ENV
-
     recorded = state.get("data_dir")
     if data_dir is not None or os.environ.get(DATA_ENV) or not recorded:
-        from stsbench.paths import resolve_data_dir
-
         where = resolve_data_dir(data_dir, must_exist=False)
     else:
         where = out / recorded
@@ -277,8 +276,6 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # n
     Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
     the data folder found (:func:`status_data`); None where it cannot be replanned (a recipe file gone).
     """
-    import copy
-
     if data_dir is None:
         return {}
     try:
@@ -394,8 +391,6 @@ def dry_run(
 
     ``threads``: each step's CPU threads (``--threads``, ``OMP_NUM_THREADS``), which name the device of this run.
     """
-    from collections import Counter
-
     from stsbench.published.registry import get_entry
     from stsbench.reproduce.estimate import count, duration, estimates, this_device
     from stsbench.reproduce.plan import missing
@@ -450,8 +445,6 @@ def dry_run(
             say(f"  {need.line()}")
     else:
         say("missing here: nothing (data, corpora and models found)")
-    from dataclasses import replace
-
     left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
     counts = count(left)
     of = (
