@@ -120,9 +120,7 @@ def row(
 
 def counts(state: dict[str, Any]) -> str:
     """``3 done, 1 running, 2 queued``."""
-    found: dict[str, int] = {}
-    for r in state.get("steps", {}).values():
-        found[r.get("status", "queued")] = found.get(r.get("status", "queued"), 0) + 1
+    found = Counter(r.get("status", "queued") for r in state.get("steps", {}).values())
     return ", ".join(f"{found[s]} {s}" for s in ORDER if s in found)
 
 
@@ -154,10 +152,7 @@ def status_line(
     if again:
         first = next(iter(again))
         parts.append(f"{len(again)} to run again ({first}: {again[first]})")
-    others: dict[str, int] = {}
-    for r in records.values():
-        if r.get("status") != "done":
-            others[r.get("status", "queued")] = others.get(r.get("status", "queued"), 0) + 1
+    others = Counter(r.get("status", "queued") for r in records.values() if r.get("status") != "done")
     parts += [f"{n} {s}" for s, n in others.items()]
     command = f"stsbench reproduce {where} --status" + (" --check" if check else "")
     return f"`{command}` ({len(records)} steps): {'; '.join(parts)}."
