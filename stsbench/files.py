@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -138,7 +137,9 @@ def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> A
     from stsbench.errors import StsbenchError
 
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe_load, in C where built
+        return yaml.load(
+            text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )  # safe_load, in C where built
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -166,12 +167,3 @@ def read_yaml(
     except (OSError, UnicodeDecodeError) as exc:
         raise StsbenchError(f"{where} cannot be read: {exc}") from None
     return parse_yaml(text, where, error)
-
-
-def sha256_file(path: Path) -> str:
-    """The sha256 of a file, read now (what ``stsbench data verify`` and a cache miss compute)."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -1,4 +1,6 @@
-"""Digests of stsbench's own source files, read and parsed, nothing imported: what keys a cache on its code.
+"""Digests of files: any file's bytes (one stat memo), and stsbench's own sources read and parsed, not imported.
+
+These key every cache and reproduce step on its data and its code.
 
 A cache that outlives a change of the code that filled it answers with the old code's figures: edit the ``avg``
 pooler and a warm embedding cache still gave the old vectors. So every cache and every reproduce step is keyed
@@ -325,8 +327,98 @@ def _save_memo() -> None:
 
 
 def file_sha(path: Path) -> bytes:
-    """sha256 of one source file's canonical tree (:func:`tree_text`)."""
-    return _tree_sha(path.read_bytes(), str(path))
+    """sha256 of one source file's canonical tree (:func:`tree_text`), memoised by its bytes' sha256.
+
+    The bytes' sha256 is :func:`sha256_file`'s: a file whose stat is unchanged is neither read nor parsed again.
+    """
+    raw = sha256_file(path)
+    tree = _memo().get(f"tree:{raw}")
+    return bytes.fromhex(tree) if isinstance(tree, str) else _tree_sha(path.read_bytes(), str(path))
+
+
+# -- the bytes of any file: one digest, one stat memo ---------------------------------------------------------------
+
+SHA_FILE = (
+    "file-sha256.json"  # in the cache folder: absolute path -> [size, mtime_ns, sha256, ctime_ns, inode]
+)
+_STAMPS: dict[str, list] = {}
+_STAMPS_READ: set[Path] = set()
+
+
+def _stamps_file() -> Path | None:
+    try:
+        from stsbench.paths import default_cache_dir
+
+        return default_cache_dir() / SHA_FILE
+    except ImportError:  # this module read on its own (another interpreter's check): no cache
+        return None
+
+
+def _read_stamps(where: Path) -> dict[str, list]:
+    import json
+
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # no cache yet, or a damaged one: digest again
+    return data if isinstance(data, dict) else {}
+
+
+def bytes_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read now in 4 MiB chunks: the one place a file is read for its digest."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_files(files: Iterable[Path], *, fresh: bool = False) -> dict[Path, str]:
+    """sha256 of each file's bytes, read only where its stat moved since it was last digested.
+
+    The stat: size, mtime_ns, ctime_ns and inode, remembered in this process and on disk for every process
+    (``<cache dir>/file-sha256.json``). The one byte digest of stsbench: data files, a step's sealed outputs, a model's files, source files (under
+    :func:`file_sha`'s tree). An mtime can be set back (``touch -r``, ``cp -p``), a ctime cannot, and a file
+    replaced is another inode. ``fresh``: read every file now (``stsbench data verify``, which trusts no memo).
+    """
+    where = _stamps_file()
+    if where is not None and where not in _STAMPS_READ:
+        _STAMPS.update(_read_stamps(where))
+        _STAMPS_READ.add(where)
+    out, grew = {}, False
+    for f in files:
+        key = str(Path(f).absolute())
+        st = Path(key).stat()
+        hit, stamp = _STAMPS.get(key), [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        if fresh or not (isinstance(hit, list) and len(hit) == 5 and hit[:2] + hit[3:] == stamp):
+            new = [*stamp[:2], bytes_sha256(Path(key)), *stamp[2:]]
+            grew = grew or new != hit
+            hit = _STAMPS[key] = new
+        out[Path(f)] = hit[2]
+    if grew and where is not None:
+        _save_stamps(where)
+    return out
+
+
+def sha256_file(path: Path, *, fresh: bool = False) -> str:
+    """The sha256 of one file's bytes (:func:`sha256_files`)."""
+    return sha256_files([path], fresh=fresh)[Path(path)]
+
+
+def _save_stamps(where: Path) -> None:
+    """Merge with what another process wrote meanwhile, drop the files that are gone, replace atomically.
+
+    A cache folder that cannot be written only costs the next process its reading.
+    """
+    import json
+
+    from stsbench.files import atomic_write_bytes
+
+    merged = {k: v for k, v in {**_read_stamps(where), **_STAMPS}.items() if Path(k).exists()}
+    try:
+        atomic_write_bytes(where, json.dumps(merged).encode("utf-8"))
+    except OSError:
+        pass
 
 
 def files_digest(files: Iterable[Path], root: Path | None = None) -> str:

@@ -18,9 +18,10 @@ import pytest
 from helpers import run_cli
 
 import stsbench
+from stsbench import sources
 from stsbench.data import integrity
 from stsbench.errors import StsbenchError
-from stsbench.files import sha256_file
+from stsbench.sources import sha256_file
 
 STS16 = Path("downstream/STS/STS16-en-test")
 EMPTIED = [f"{STS16}/STS.gs.plagiarism.txt", f"{STS16}/STS.input.plagiarism.txt"]
@@ -30,9 +31,9 @@ EMPTIED = [f"{STS16}/STS.gs.plagiarism.txt", f"{STS16}/STS.input.plagiarism.txt"
 def own_cache(tmp_path, monkeypatch) -> Path:
     """The sha256 cache in a fresh folder, read afresh by this test."""
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(integrity, "_memo", {})
-    monkeypatch.setattr(integrity, "_loaded", set())
-    return tmp_path / "cache" / integrity.CACHE_FILE
+    monkeypatch.setattr(sources, "_STAMPS", {})
+    monkeypatch.setattr(sources, "_STAMPS_READ", set())
+    return tmp_path / "cache" / sources.SHA_FILE
 
 
 def _copy(data_dir: Path, root: Path, *parts: str) -> Path:
@@ -167,8 +168,8 @@ def test_the_sha256_is_cached_by_path_size_and_mtime(data_dir, tmp_path, own_cac
     assert cached[key][2] == sha256_file(files[0])
     cached[key][2] = "0" * 64  # a cache hit is believed: the file is not read again ...
     own_cache.write_text(json.dumps(cached))
-    monkeypatch.setattr(integrity, "_memo", {})
-    monkeypatch.setattr(integrity, "_loaded", set())
+    monkeypatch.setattr(sources, "_STAMPS", {})
+    monkeypatch.setattr(sources, "_STAMPS_READ", set())
     assert integrity.differences(root, files) == {f"{STS16}/STS.gs.headlines.txt": "same size, other sha256"}
     st = files[0].stat()
     os.utime(files[0], ns=(st.st_atime_ns, st.st_mtime_ns + 1000))  # ... until the file's mtime changes

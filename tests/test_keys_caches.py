@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from stsbench import sources
-from stsbench.data import integrity
 
 KINDS = ("report", "train")
 
@@ -65,8 +64,8 @@ def sha_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
 
     def new_process() -> None:
-        monkeypatch.setattr(integrity, "_memo", {})
-        monkeypatch.setattr(integrity, "_loaded", set())
+        monkeypatch.setattr(sources, "_STAMPS", {})
+        monkeypatch.setattr(sources, "_STAMPS_READ", set())
 
     new_process()
     return new_process
@@ -76,28 +75,28 @@ def test_a_same_size_edit_with_its_mtime_set_back_is_hashed_again(sha_cache, tmp
     gs = tmp_path / "STS.gs.txt"
     gs.write_bytes(b"4.0\n2.5\n")
     before = gs.stat()
-    assert integrity.file_sha256s([gs])[gs] == hashlib.sha256(b"4.0\n2.5\n").hexdigest()
+    assert sources.sha256_files([gs])[gs] == hashlib.sha256(b"4.0\n2.5\n").hexdigest()
     time.sleep(0.05)  # the kernel's ctime clock is coarse (a few ms): let it tick past the first stat
     gs.write_bytes(b"3.0\n2.5\n")
     os.utime(gs, ns=(before.st_atime_ns, before.st_mtime_ns))  # as touch -r and cp -p do
     after = gs.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-    assert integrity.file_sha256s([gs])[gs] == hashlib.sha256(b"3.0\n2.5\n").hexdigest()  # this process
+    assert sources.sha256_files([gs])[gs] == hashlib.sha256(b"3.0\n2.5\n").hexdigest()  # this process
     sha_cache()
-    assert integrity.file_sha256s([gs])[gs] == hashlib.sha256(b"3.0\n2.5\n").hexdigest()  # the disk cache
+    assert sources.sha256_files([gs])[gs] == hashlib.sha256(b"3.0\n2.5\n").hexdigest()  # the disk cache
 
 
 def test_a_file_replaced_by_a_same_size_one_with_its_mtime_is_hashed_again(sha_cache, tmp_path):
     gs, new = tmp_path / "STS.gs.txt", tmp_path / "copy.txt"
     gs.write_bytes(b"4.0\n")
-    assert integrity.file_sha256s([gs])[gs] == hashlib.sha256(b"4.0\n").hexdigest()
+    assert sources.sha256_files([gs])[gs] == hashlib.sha256(b"4.0\n").hexdigest()
     new.write_bytes(b"3.0\n")
     before = gs.stat()
     os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
     os.replace(new, gs)
     assert gs.stat().st_ino != before.st_ino and gs.stat().st_mtime_ns == before.st_mtime_ns
     sha_cache()
-    assert integrity.file_sha256s([gs])[gs] == hashlib.sha256(b"3.0\n").hexdigest()
+    assert sources.sha256_files([gs])[gs] == hashlib.sha256(b"3.0\n").hexdigest()
 
 
 def _typos(tmp_path, dictionary):

@@ -392,3 +392,57 @@ def test_a_string_ending_in_a_dot_names_no_module(tmp_path):
     (root / "a" / "entry.py").write_text('def f(where):\n    return where.startswith("stsbench.")\n')
     found = {p.relative_to(root).as_posix() for p in sources.closure(["stsbench.a.entry"], root)}
     assert found == {"a/entry.py"}
+
+
+def test_a_plan_reads_each_file_once_for_its_digest(world, monkeypatch):
+    """One byte digest with one stat memo: data files, model files and sources each read at most once a plan.
+
+    A second plan in the same process (and a new process, its memo read from the cache folder) reads none.
+    """
+    data, recipe = world
+    r = recipe()
+    reads: dict[str, int] = {}
+    real = sources.bytes_sha256
+
+    def counted(path):
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return real(path)
+
+    monkeypatch.setattr(sources, "bytes_sha256", counted)
+    monkeypatch.setattr(sources, "_STAMPS", {})
+    monkeypatch.setattr(sources, "_STAMPS_READ", set())
+    _plan(r, data)
+    assert reads and max(reads.values()) == 1, {p: n for p, n in reads.items() if n > 1}
+    assert any(p.startswith(str(data)) for p in reads)  # the data part of the keys
+    assert any(p.endswith("model.safetensors") for p in reads)  # the model's fingerprint
+    reads.clear()
+    _plan(r, data)
+    assert reads == {}
+    monkeypatch.setattr(sources, "_STAMPS", {})  # a new process: the stat memo from the cache folder
+    monkeypatch.setattr(sources, "_STAMPS_READ", set())
+    _plan(r, data)
+    assert reads == {}
+
+
+def test_a_sealed_file_is_read_once_while_its_stat_holds(tmp_path, monkeypatch):
+    """Sealing, checking the seal and keying on a file read it once; an edit (a new stat) reads it again."""
+    from stsbench.reproduce import seals
+
+    monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sources, "_STAMPS", {})
+    monkeypatch.setattr(sources, "_STAMPS_READ", set())
+    out = tmp_path / "out"
+    (out / "results").mkdir(parents=True)
+    f = out / "results" / "seeds.json"
+    f.write_text("{}")
+    reads: list[Path] = []
+    real = sources.bytes_sha256
+    monkeypatch.setattr(sources, "bytes_sha256", lambda p: reads.append(p) or real(p))
+    record = {"status": "done", "files": seals.digests([f], out)}
+    assert seals.damage(record, out) == "" and keys.named_digests([f], out) == {
+        "results/seeds.json": record["files"]["results/seeds.json"]
+    }
+    assert len(reads) == 1
+    f.write_text('{"edited": true}')
+    assert seals.damage(record, out) == "its file results/seeds.json changed since it finished"
+    assert len(reads) == 2

@@ -6,22 +6,19 @@ same way (:func:`register_canonical`). A file neither lists (a user's own task d
 it is not checked here, only recorded with its sha256 in the results' provenance, as every data file is. A
 missing file is left to the reader, whose error already names it.
 
-The sha256 of a file is computed once and cached on disk (``<cache dir>/data-sha256.json``, keyed by the
-file's absolute path, size, mtime_ns, ctime_ns and inode), so a warm run pays a ``stat`` per file and one small
-JSON read.
+The sha256 of a file is the one byte digest (:func:`stsbench.sources.sha256_files`): computed once and memoised
+on disk by the file's absolute path, size, mtime_ns, ctime_ns and inode, so a warm run pays a ``stat`` per file.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.files import sha256_file
+from stsbench.sources import sha256_file, sha256_files
 
-CACHE_FILE = "data-sha256.json"
 ALLOW_OPTION = "--allow-modified-data"
 MARK = "‡"  # beside a figure computed on modified data, in every table (reports use † for selection)
 
@@ -34,61 +31,6 @@ def modified_text(files: Iterable[str]) -> str:
 def modified_note(files: Iterable[str]) -> str:
     """The footnote of a table whose marked figures are on modified data."""
     return f"{MARK} {modified_text(files)}"
-
-
-_memo: dict[str, list] = {}  # absolute path -> [size, mtime_ns, sha256, ctime_ns, inode]: this process' view
-_loaded: set[Path] = set()
-
-
-def _cache_path() -> Path:
-    from stsbench.paths import default_cache_dir
-
-    return default_cache_dir() / CACHE_FILE
-
-
-def _read_cache(where: Path) -> dict[str, list]:
-    try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # no cache yet, or a damaged one: recompute
-    return data if isinstance(data, dict) else {}
-
-
-def file_sha256s(files: Iterable[Path]) -> dict[Path, str]:
-    """sha256 of each file, from the on-disk cache when its path, size, mtime_ns, ctime_ns and inode match.
-
-    An mtime can be set back (``touch -r``, ``cp -p``), a ctime cannot, and a file replaced is another inode.
-    """
-    where = _cache_path()
-    if where not in _loaded:
-        _memo.update(_read_cache(where))
-        _loaded.add(where)
-    out, fresh = {}, False
-    for f in files:
-        key = str(Path(f).absolute())
-        st = Path(key).stat()
-        hit, stamp = _memo.get(key), [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-        if not (isinstance(hit, list) and len(hit) == 5 and hit[:2] + hit[3:] == stamp):
-            hit = _memo[key] = [*stamp[:2], sha256_file(Path(key)), *stamp[2:]]  # the sha256 where it was
-            fresh = True
-        out[Path(f)] = hit[2]
-    if fresh:
-        _write_cache(where)
-    return out
-
-
-def _write_cache(where: Path) -> None:
-    """Merge with what another process wrote meanwhile and replace the cache atomically.
-
-    A cache that cannot be written (a read-only home) only costs the next run its hashing.
-    """
-    from stsbench.files import atomic_write_json
-
-    merged = {**_read_cache(where), **_memo}
-    try:
-        atomic_write_json(where, merged)
-    except (OSError, StsbenchError):
-        pass
 
 
 @lru_cache(maxsize=1)
@@ -156,7 +98,7 @@ def differences(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
             out[rel] = f"{size} bytes, the canonical file has {expected}"
         else:
             same_size.append(f)
-    for f, digest in file_sha256s(same_size).items():
+    for f, digest in sha256_files(same_size).items():
         rel, meta = listed[f]
         if digest != meta["sha256"]:
             out[rel] = "same size, other sha256"

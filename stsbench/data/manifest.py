@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
-from stsbench.files import sha256_file
+from stsbench.sources import sha256_file
 
 HF_DATASET = "princeton-nlp/datasets-for-simcse"
 SENTEVAL_ARCHIVE = "senteval.tar"
@@ -47,7 +47,7 @@ def verify(data_dir: Path) -> list[FileCheck]:
         elif f.stat().st_size != meta["size"]:
             out.append(FileCheck(rel, "size", str(meta["size"]), str(f.stat().st_size)))
         else:
-            digest = sha256_file(f)  # read now: verify is the check that trusts no cache
+            digest = sha256_file(f, fresh=True)  # read now: verify is the check that trusts no memo
             out.append(FileCheck(rel, "ok" if digest == meta["sha256"] else "sha256", meta["sha256"], digest))
     return out
 
@@ -100,7 +100,9 @@ def extract_senteval(archive: Path, data_dir: Path) -> int:
         except OSError as exc:
             if previous.exists():
                 previous.rename(target)
-            raise StsbenchError(f"cannot put the extracted data at {target} ({exc.strerror}); nothing changed") from None
+            raise StsbenchError(
+                f"cannot put the extracted data at {target} ({exc.strerror}); nothing changed"
+            ) from None
     # where a run before this one kept the replaced tree; the data is now the archive's, so it is not needed
     shutil.rmtree(data_dir / ".downstream-old", ignore_errors=True)
     return len(members)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from stsbench.encoders.resolve import ModelSpec
+from stsbench.sources import sha256_files
 
 # The libraries whose code computes the vectors: their major.minor joins the key (a patch release is taken
 # to change no number; a minor one may, as transformers' attention rewrites have)
@@ -32,6 +33,8 @@ def embedding_code(pooler: str | None) -> dict[str, str]:
         if plugin is not None:
             code["pooler"] = hashlib.sha256(json.dumps(plugin, sort_keys=True).encode()).hexdigest()
     return code
+
+
 def tokenizer_state(tokenizer) -> str:
     """The tokenizer's rules and vocabulary as text (what its fingerprint hashes)."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
@@ -45,22 +48,6 @@ def tokenizer_state(tokenizer) -> str:
 
 _MODEL_SUFFIXES = {".json", ".txt", ".safetensors", ".bin", ".model", ".pt", ".pth"}
 _NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md", "trainer_state.json"}
-
-
-def file_sha256(path: Path, memo: dict[str, str] | None = None) -> str:
-    """sha256 of a file; ``memo`` maps ``path|size|mtime_ns`` to a digest computed earlier."""
-    st = path.stat()
-    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    if memo is not None and key in memo:
-        return memo[key]
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    digest = h.hexdigest()
-    if memo is not None:
-        memo[key] = digest
-    return digest
 
 
 def model_files(spec: ModelSpec) -> list[Path]:
@@ -82,7 +69,6 @@ def fingerprint(
     pooler: str,
     max_length: int | None,
     dtype: str,
-    memo: dict[str, str] | None = None,
     prompt: str | None = None,
 ) -> str:
     """Hex digest over the model files' contents and every setting that changes an embedding.
@@ -103,6 +89,8 @@ def fingerprint(
     if prompt:
         settings["prompt"] = prompt
     h.update(json.dumps(settings, sort_keys=True).encode())
-    for f in model_files(spec):
-        h.update(f"{f.relative_to(spec.path)}:{file_sha256(f, memo)}\n".encode())
+    for f, sha in sha256_files(
+        model_files(spec)
+    ).items():  # the one byte digest, memoised by each file's stat
+        h.update(f"{f.relative_to(spec.path)}:{sha}\n".encode())
     return h.hexdigest()[:32]

@@ -82,7 +82,6 @@ def live_hf_encoder(
     lower: bool = False,
     name: str | None = None,
     kind: str = "hf-live",
-    memo: dict[str, str] | None = None,
 ) -> HFEncoder:
     """:class:`HFEncoder` around a loaded ``transformers`` model and tokenizer (SimCSE's default pooler ``cls``).
 
@@ -108,7 +107,7 @@ def live_hf_encoder(
         **({"prompt": prompt} if prompt else {}),
     }
     same = {"max_length": max_length, "normalize": normalize, "lower": lower, "dtype": dtype}
-    fp = folder_fingerprint(model, tokenizer, pooler=pooler, prompt=prompt, memo=memo, **same)
+    fp = folder_fingerprint(model, tokenizer, pooler=pooler, prompt=prompt, **same)
     spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
     key = fp or weights_fingerprint(model, tokenizer, settings)
     enc = HFEncoder(spec, replace(options, pooler=pooler, dtype=dtype), fingerprint=key)
@@ -226,12 +225,13 @@ def as_encoder(
     """An uncached :class:`Encoder` for a live model (see the module docstring for what each kind becomes).
 
     ``prompt_name`` is looked up in a ``SentenceTransformer``'s ``prompts`` (a transformers model: in the
-    stored prompts of the folder it was loaded from); ``hash_memo`` memoises the file hashes of that folder.
+    stored prompts of the folder it was loaded from). ``hash_memo`` is no longer read: every file digest shares one
+    memo (:func:`stsbench.sources.sha256_files`); it is accepted so that callers passing it keep working.
     """
     options = EncodeOptions(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name
     )
-    return live_encoder(model, tokenizer, options, name=name, fingerprint=fingerprint, hash_memo=hash_memo)
+    return live_encoder(model, tokenizer, options, name=name, fingerprint=fingerprint)
 
 
 def live_encoder(
@@ -241,10 +241,14 @@ def live_encoder(
     *,
     name: str | None = None,
     fingerprint: str | None = None,
-    hash_memo: dict[str, str] | None = None,
 ) -> Encoder:
     """:func:`as_encoder` with its keywords as one :class:`EncodeOptions` (its dtype and cache unused here)."""
-    pooler, max_length, prompt, prompt_name = options.pooler, options.max_length, options.prompt, options.prompt_name
+    pooler, max_length, prompt, prompt_name = (
+        options.pooler,
+        options.max_length,
+        options.prompt,
+        options.prompt_name,
+    )
     if isinstance(model, Encoder):
         if not options.prompted:
             return model
@@ -275,7 +279,6 @@ def live_encoder(
                 lower=bool(getattr(model[0], "do_lower_case", False)),
                 name=name or _name_of(model[0].auto_model, None),
                 kind="sentence-transformers-live",
-                memo=hash_memo,
             )
         if pooler is not None:
             return live_hf_encoder(
@@ -284,7 +287,6 @@ def live_encoder(
                 asked,
                 name=name,
                 kind="sentence-transformers-live",
-                memo=hash_memo,
             )
         # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
         stack = [
@@ -315,9 +317,7 @@ def live_encoder(
         folder = origin_folder(model)
         stored = stored_prompts(folder) if folder is not None else ({}, None)
         text, chosen = choose_prompt(*stored, prompt, prompt_name, _name_of(model, name))
-        return live_hf_encoder(
-            model, tokenizer, replace(options, prompt=text, prompt_name=chosen), name=name, memo=hash_memo
-        )
+        return live_hf_encoder(model, tokenizer, replace(options, prompt=text, prompt_name=chosen), name=name)
     if callable(getattr(model, "encode", None)):
         text, chosen = choose_prompt({}, None, prompt, prompt_name, name or type(model).__name__)
         return ObjectEncoder(

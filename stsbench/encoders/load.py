@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -17,16 +16,6 @@ from stsbench.paths import default_cache_dir
 
 log = logging.getLogger("stsbench.encoders")  # the package's logger, as before the loader had its module
 SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
-
-
-def _hash_memo(cache_dir: Path | None) -> tuple[dict[str, str], Path | None]:
-    if cache_dir is None:
-        return {}, None
-    path = cache_dir / "file_hashes.json"
-    try:
-        return json.loads(path.read_text()), path
-    except (OSError, ValueError):
-        return {}, path
 
 
 def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
@@ -87,19 +76,14 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
     from stsbench.encoders.fingerprint import fingerprint
     from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder
     from stsbench.encoders.prompts import check_prompt_options, choose_prompt, stored_prompts
-    from stsbench.files import atomic_write_text
 
     check_prompt_options(options.prompt, options.prompt_name)
     root = Path(options.cache_dir) if options.cache_dir is not None else default_cache_dir()
-    memo, memo_path = _hash_memo(root if options.use_cache else None)
-    before = dict(memo)
     if not isinstance(model, (str, Path)):
         from stsbench.encoders.live import live_encoder
 
         # a live model still equal to its folder is keyed by the folder's files
-        live = live_encoder(model, tokenizer, options, hash_memo=memo)
-        if memo_path is not None and memo != before:
-            atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+        live = live_encoder(model, tokenizer, options)
         return CachedEncoder(live, root) if options.use_cache and live.info.fingerprint else live
     spec = resolve_model(str(model), options.revision)
     text, name = choose_prompt(*stored_prompts(spec.path), options.prompt, options.prompt_name, spec.name)
@@ -116,9 +100,7 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
     if max_length is not None:
         max_length = clamp_max_length(spec.path, max_length)  # before the fingerprint: it keys the cache
     length = max_length if max_length is not None else spec.max_length
-    fp = fingerprint(spec, chosen, length, options.dtype, memo, prompt=text)
-    if memo_path is not None and memo != before:
-        atomic_write_text(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+    fp = fingerprint(spec, chosen, length, options.dtype, prompt=text)
     resolved = replace(options, pooler=chosen, max_length=max_length, prompt=text, prompt_name=name)
     if chosen == "declared":
         enc: Encoder = SentenceTransformerEncoder(spec, resolved, fingerprint=fp)

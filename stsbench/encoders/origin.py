@@ -97,7 +97,6 @@ def _same_config(model, folder: Path) -> bool:
 def _same_tokenizer(tokenizer, folder: Path) -> bool:
     from transformers import AutoTokenizer
 
-
     try:
         theirs = AutoTokenizer.from_pretrained(folder)
     except Exception:
@@ -115,7 +114,6 @@ def folder_fingerprint(
     lower: bool,
     dtype: str,
     prompt: str | None,
-    memo: dict[str, str] | None = None,
 ) -> str | None:
     """The key ``stsbench run`` gives the folder ``model`` came from with these settings; None if it changed."""
     folder = origin_folder(model)
@@ -133,4 +131,4 @@ def folder_fingerprint(
         return None
     # the settings the live encoder runs with are hashed as a run on the folder with them would hash them
     spec = replace(spec, normalize=normalize, do_lower_case=lower)
-    return fingerprint(spec, pooler, max_length, dtype, memo, prompt=prompt)
+    return fingerprint(spec, pooler, max_length, dtype, prompt=prompt)

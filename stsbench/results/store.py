@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench import __version__
-from stsbench.data.integrity import differences, file_sha256s, relative
+from stsbench.data.integrity import differences, relative
 from stsbench.encoders.base import Encoder
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
@@ -40,6 +40,7 @@ from stsbench.results.schema import (
     Provenance,
     TaskResult,
 )
+from stsbench.sources import sha256_files
 
 _LIBRARIES = ["torch", "transformers", "sentence-transformers", "numpy", "scipy", "tokenizers"]
 
@@ -111,7 +112,7 @@ def device_name(encoder: Encoder | None = None) -> str:
 
 def data_checksums(data_dir: Path, files: Iterable[Path]) -> dict[str, str]:
     """sha256 of each data file (cached on disk by path, size and mtime), keyed by its path relative to the data dir."""
-    return {relative(data_dir, f): digest for f, digest in file_sha256s(files).items()}
+    return {relative(data_dir, f): digest for f, digest in sha256_files(files).items()}
 
 
 def make_provenance(
