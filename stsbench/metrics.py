@@ -11,6 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# The name of SimCSE's Avg. wherever stsbench writes it: a table's column, a seed aggregate's or a comparison's key
+# (the figure itself: simcse_average below).
+AVG = "Avg."
+
 
 def _finite(x: np.ndarray) -> np.ndarray:
     # np.nan_to_num, which costs more than the whole cosine: only when something is not finite

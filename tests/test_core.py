@@ -303,7 +303,7 @@ def test_data_verify_detects_a_changed_file(data_dir, tmp_path, capsys):
 
 
 def test_download_offline_is_one_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("stsbench.hub.hub_offline_reason", lambda: "no connection to huggingface.co: test")
+    monkeypatch.setattr("stsbench.paths.hub_offline_reason", lambda: "no connection to huggingface.co: test")
     code, _, err = run_cli(["data", "download", "--data-dir", tmp_path / "d"], capsys)
     _one_error_line(code, err, "senteval.tar", "DATA_DIR/downstream")
     assert not (tmp_path / "d" / "downstream").exists()

@@ -14,9 +14,9 @@ import pytest
 from helpers import MTEB, write_result
 from typer.testing import CliRunner
 
-from stsbench.average import AVG
 from stsbench.cli import app
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
 from stsbench.published.check import CheckFailed, check_results
 from stsbench.published.registry import TASKS, Entry, get_entry, load_registry
 

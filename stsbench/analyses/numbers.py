@@ -20,7 +20,7 @@ from typing import Any
 
 from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Number
-from stsbench.average import AVG
+from stsbench.metrics import AVG
 
 LD_ROW = "|cos - g'| x100, LD {group}"  # ESimCSE COLING Table 7's figure
 RHO_ROW = "Spearman x100, LD {group}"  # ESimCSE arXiv Table 1's (the paper prints a fraction)

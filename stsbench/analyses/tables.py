@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.common import short_name
-from stsbench.average import AVG
+from stsbench.metrics import AVG
 from stsbench.published.registry import get_entry, load_registry
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 

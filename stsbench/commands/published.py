@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stsbench.average import AVG
+from stsbench.metrics import AVG
 
 if TYPE_CHECKING:
     from stsbench.published.check import Comparison

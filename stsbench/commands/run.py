@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from stsbench.average import AVG
 from stsbench.commands._options import (
     AllowModifiedDataOpt,
     BatchSizeOpt,
@@ -32,6 +31,7 @@ from stsbench.commands._options import (
     encode_options,
 )
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT
+from stsbench.metrics import AVG
 from stsbench.tasks.base import Mode
 
 

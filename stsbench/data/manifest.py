@@ -53,7 +53,7 @@ def verify(data_dir: Path) -> list[FileCheck]:
 
 
 def _hub_download(filename: str) -> Path:
-    from stsbench.hub import first_line, require_hub
+    from stsbench.paths import first_line, require_hub
 
     where = (
         "extract it so that DATA_DIR/downstream/ exists"

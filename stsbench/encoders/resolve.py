@@ -77,7 +77,7 @@ def download(repo_id: str, revision: str | None = None) -> Path:
     Else a snapshot download. The folder returned is ``.../snapshots/<commit>``: the resolved commit is its name,
     and it is the ``model.path`` every result records.
     """
-    from stsbench.hub import first_line, hub_offline_reason, quiet_hub_errors
+    from stsbench.paths import first_line, hub_offline_reason, quiet_hub_errors
 
     advice = "download it where there is internet and pass its folder with --model DIR"
     reason = hub_offline_reason()

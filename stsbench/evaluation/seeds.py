@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stsbench.average import AVG
 from stsbench.encoders.options import EncodeOptions
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import RunResult, evaluate_model
-from stsbench.metrics import raw_average, simcse_average
+from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.results.runs import RUN_META
 from stsbench.results.schema import SEED_RUNS_KIND
 from stsbench.results.seeds import SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate

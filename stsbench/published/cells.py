@@ -24,9 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.metrics import raw_average
+from stsbench.metrics import AVG, raw_average
 from stsbench.published.registry import TASK_REGISTRY, TRANSFER_TASKS, Entry, get_cell
 from stsbench.tasks.registry import task_kind
 

@@ -6,9 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from stsbench.average import AVG
 from stsbench.errors import FAILED, Negative, StsbenchError
-from stsbench.metrics import simcse_average
+from stsbench.metrics import AVG, simcse_average
 from stsbench.progress import plural
 from stsbench.published.cells import result_modes
 from stsbench.published.registry import Entry, Paper, get_entry

@@ -28,8 +28,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
 from stsbench.progress import plural
 from stsbench.published.cells import resolution as task_resolution
 from stsbench.published.check import check_split, comparable_tasks

@@ -47,7 +47,7 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
 
     ``best-dev`` and ``final-dev`` every training measures; an analysis figure is checked against the analyses.
     """
-    from stsbench.average import AVG
+    from stsbench.metrics import AVG
     from stsbench.published.cells import result_modes
     from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
     from stsbench.reports.claim_figures import FINAL_DEV, TRANSFER_AVG, analysis_figure

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
 from stsbench.published.cells import BEST_DEV
 from stsbench.stats.claims import Claim
 

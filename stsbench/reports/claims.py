@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
+from stsbench.metrics import AVG
 from stsbench.progress import plural
 from stsbench.published.cells import BEST_DEV, BEST_DEV_FIGURE, Figure, resolution, seed_values
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS

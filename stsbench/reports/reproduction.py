@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
 from stsbench.published.cells import BEST_DEV, TaskFigures, is_cell_check, resolution, seed_values
 from stsbench.published.cells import cells as published_cells
 from stsbench.published.check import comparable_tasks

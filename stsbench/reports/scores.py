@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from stsbench.analyses.common import short_name
-from stsbench.average import AVG
 from stsbench.data.integrity import MARK, modified_note
+from stsbench.metrics import AVG
 from stsbench.published.cells import result_modes
 from stsbench.published.registry import Entry, get_entry, load_registry, split_cell
 from stsbench.published.seed_check import inside_interval

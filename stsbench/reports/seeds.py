@@ -44,9 +44,8 @@ import pandas as pd
 from stsbench.analyses import figures as afig
 from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, Number
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.metrics import raw_average, simcse_average
+from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.published.cells import resolution, result_modes
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord, TrainRun

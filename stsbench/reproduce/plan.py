@@ -45,8 +45,7 @@ from stsbench.data.integrity import differences
 from stsbench.encoders.resolve import is_embedded, looks_like_path
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
-from stsbench.hub import hub_offline_reason
-from stsbench.paths import resolve_data_dir
+from stsbench.paths import hub_offline_reason, resolve_data_dir
 from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import file_key
 from stsbench.recipes import Recipe, Run

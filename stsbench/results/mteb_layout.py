@@ -214,7 +214,7 @@ def read_mteb_results(folder: Path) -> dict[tuple[str, str], dict[str, float]]:
             try:
                 mteb.TaskResult.from_disk(path)
             except Exception as exc:
-                from stsbench.hub import first_line
+                from stsbench.paths import first_line
 
                 raise StsbenchError(
                     f"{path}: not an MTEB task result ({first_line(exc)}); restore or remove it"

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stsbench.average import AVG
 from stsbench.encoders.prompts import prompt_suffix
 from stsbench.errors import StsbenchError
-from stsbench.metrics import raw_average, simcse_average
+from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_folder, seed_aggregates
 from stsbench.results.labels import base_label
 from stsbench.results.pairs import read_pairs

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.metrics import spearman
+from stsbench.metrics import AVG, spearman
 
 _CHUNK_CELLS = 1 << 20  # replicates per chunk * pairs: ~8 MB per float64 temporary
 _ROWS = 20  # replicates per block of draws in resample_counts: 2.5x faster than one bincount of all B

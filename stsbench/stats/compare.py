@@ -32,9 +32,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
-from stsbench.metrics import simcse_average, spearman
+from stsbench.metrics import AVG, simcse_average, spearman
 from stsbench.stats import decide
 from stsbench.stats.bootstrap import PairSet, paired_bootstrap
 from stsbench.stats.tests import FamilyP, holm_over_tasks, min_detectable_difference, williams

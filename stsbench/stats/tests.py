@@ -9,8 +9,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from stsbench.average import AVG
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
 
 
 def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
