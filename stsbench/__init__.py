@@ -17,10 +17,10 @@ __all__ = ["MockEncoder", "__version__", "analyze", "as_encoder", "evaluate", "l
 
 _LAZY = {
     "analyze": ("stsbench.api", "analyze"),
-    "as_encoder": ("stsbench.encoders.live", "as_encoder"),
+    "as_encoder": ("stsbench.encoders.load", "as_encoder"),
     "evaluate": ("stsbench.api", "evaluate"),
     "load_encoder": ("stsbench.encoders", "load_encoder"),
-    "MockEncoder": ("stsbench.encoders.mock", "MockEncoder"),
+    "MockEncoder": ("stsbench.encoders.base", "MockEncoder"),
     "model_path": ("stsbench.encoders.resolve", "model_path"),
 }
 

@@ -4,7 +4,7 @@
 point for one job). Both return the typed results that ``stsbench run`` / ``stsbench analyze`` write
 (:class:`~stsbench.evaluation.run.RunResult` holding :class:`~stsbench.results.schema.TaskResult` records;
 :class:`~stsbench.analyses.runner.AnalysisRun`) and write files only when given ``output``. A live model is turned into an encoder by
-:func:`stsbench.encoders.live.as_encoder`; its embeddings are cached under a fingerprint of its weights.
+:func:`stsbench.encoders.load.as_encoder`; its embeddings are cached under a fingerprint of its weights.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def analyze(
     ``prompt_name``: as :func:`evaluate`'s (prepended to every text; recorded in each result's ``model``).
     """
     from stsbench.analyses.runner import run_analysis
+    from stsbench.encoders.base import EncodeOptions
     from stsbench.encoders.load import build_encoder
-    from stsbench.encoders.options import EncodeOptions
 
     encode = EncodeOptions(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stsbench.encoders.options import EncodeOptions
+from stsbench.encoders.base import EncodeOptions
 from stsbench.encoders.resolve import is_model_dir, looks_like_path
 from stsbench.errors import StsbenchError
 from stsbench.results.labels import unique_label

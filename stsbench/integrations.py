@@ -3,7 +3,7 @@
 Imported on its own (``from stsbench.integrations import ...``), never by ``import stsbench``. Both score as
 :func:`stsbench.evaluate` does (:func:`~stsbench.evaluation.run.evaluate_model`: the tasks, tokenisation, pooling
 and Spearman of ``stsbench run``), by default STS-B dev, as SimCSE selects checkpoints. Neither caches
-(``use_cache=False`` in their :class:`~stsbench.encoders.options.EncodeOptions`): the weights change between
+(``use_cache=False`` in their :class:`~stsbench.encoders.base.EncodeOptions`): the weights change between
 evaluations.
 
 - :func:`sentence_transformers_evaluator` builds an evaluator (a subclass of ``BaseEvaluator`` in
@@ -22,7 +22,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from stsbench.encoders.options import EncodeOptions
+from stsbench.encoders.base import EncodeOptions
 from stsbench.errors import StsbenchError
 
 

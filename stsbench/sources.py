@@ -53,18 +53,15 @@ ENTRIES: dict[str, tuple[str, ...]] = {
         "stsbench.tasks.intervals",
     ),  # the draw, and the call that feeds it
 }
-# What maps a (model, text) to a vector: the encoders that run a model (hf.py; live.py for one in memory), the
-# poolers, prompts, the reading of a folder's declared settings (normalisation, lower-casing, the maximum length:
-# resolve.py; the position limit that cuts a long text: folder.py) and the choice among them (load.py: the pooler,
-# normalisation and length a folder gets; its fix once needed a hand-bumped key). Not cache.py (it stores vectors
-# under their own sha256) nor fingerprint.py (the key itself).
+# What maps a (model, text) to a vector: the encoders that run a model (hf.py), the poolers (pooling.py), the
+# reading of a folder's declared settings and prompts (normalisation, lower-casing, the maximum length, the
+# position limit that cuts a long text: resolve.py) and the choice among them (load.py: the pooler,
+# normalisation and length a folder gets, its fix once needed a hand-bumped key; the encoder of a model in
+# memory). Not cache.py (it stores vectors under their own sha256) nor fingerprint.py (the key itself).
 EMBEDDING_FILES = (
-    "encoders/folder.py",
     "encoders/hf.py",
-    "encoders/live.py",
     "encoders/load.py",
     "encoders/pooling.py",
-    "encoders/prompts.py",
     "encoders/resolve.py",
 )
 

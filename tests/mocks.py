@@ -3,7 +3,7 @@
 :func:`write_mock_data` writes every file the readers parse, in SentEval's layout and formats: STS12-16 with all their
 subsets (one pair a subset with an empty gold line, which SentEval drops), STS-B and SICK (train, dev, test),
 MR, CR, SUBJ, MPQA, SST2, TREC and MRPC, a few rows each. Any encoder scores it (the plumbing tests use the tiny
-BERTs and :class:`~stsbench.encoders.mock.MockEncoder`); :class:`HandEncoder` gives each mock sentence a vector set
+BERTs and :class:`~stsbench.encoders.base.MockEncoder`); :class:`HandEncoder` gives each mock sentence a vector set
 by hand, so that the figures are rank formulas (``tests/test_mocks.py`` works them out):
 
 - STS: a task's pairs are ranked ``k = 0..n-1`` (subset by subset, in file order); pair ``k``'s two vectors have

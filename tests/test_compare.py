@@ -11,7 +11,7 @@ import pytest
 from helpers import run_cli
 from scipy import stats
 
-from stsbench.encoders.mock import MockEncoder
+from stsbench.encoders.base import MockEncoder
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import evaluate_encoder
 from stsbench.results.sides import side_from_folder

@@ -100,7 +100,7 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
 
 
 def test_seeds_against_one_model_is_refused_before_evaluating(two_methods, mock_data, tmp_path, capsys):
-    from stsbench.encoders.mock import MockEncoder
+    from stsbench.encoders.base import MockEncoder
     from stsbench.evaluation.run import evaluate_encoder
     from stsbench.tasks.base import Mode
     from stsbench.tasks.registry import resolve_tasks

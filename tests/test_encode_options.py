@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stsbench.commands._options import Dtype, encode_options
-from stsbench.encoders.options import EncodeOptions
+from stsbench.encoders.base import EncodeOptions
 from stsbench.errors import StsbenchError
 
 

@@ -195,7 +195,7 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
     MTEB's published row, then its export in MTEB's layout read back by mteb and checked against the run.
 
     Then the Python objects on the same vectors: a ``SentenceTransformer`` of the folder gives the CLI's seven
-    figures from the CLI's cache (the folder's key, :mod:`stsbench.encoders.origin`: it encodes nothing), and
+    figures from the CLI's cache (the folder's key, :mod:`stsbench.encoders.fingerprint`: it encodes nothing), and
     encodes STS16 itself to the CLI's figure; a raw ``AutoModel`` + tokenizer encodes STS-B and SICK-R itself.
     (The object once encoded all seven tasks again into a cache of its own: 100 s of CI for vectors the
     origin check already proves are the folder's.)"""

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
-from stsbench.encoders.options import EncodeOptions
-from stsbench.encoders.prompts import prompt_suffix
+from stsbench.encoders.base import EncodeOptions
+from stsbench.encoders.resolve import prompt_suffix
 from stsbench.results.labels import base_label, labelled
 from stsbench.results.schema import AnalysisResult
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 if TYPE_CHECKING:
-    from stsbench.encoders.options import EncodeOptions
+    from stsbench.encoders.base import EncodeOptions
 
 ModelOpt = Annotated[
     str,
@@ -127,7 +127,7 @@ PromptNameOpt = _text_option(
 
 
 def encode_options(given: Mapping[str, Any]) -> EncodeOptions:
-    """The :class:`~stsbench.encoders.options.EncodeOptions` that a command's shared options above say.
+    """The :class:`~stsbench.encoders.base.EncodeOptions` that a command's shared options above say.
 
     ``given``: the command's keywords (``locals()`` of the command, or its ``**kw``); the fields named as
     EncodeOptions names them are read, ``no_cache`` as ``use_cache``, a :class:`Dtype` as its value; one the
@@ -135,8 +135,8 @@ def encode_options(given: Mapping[str, Any]) -> EncodeOptions:
     """
     from dataclasses import fields
 
-    from stsbench.encoders.options import EncodeOptions
-    from stsbench.encoders.prompts import check_prompt_options
+    from stsbench.encoders.base import EncodeOptions
+    from stsbench.encoders.resolve import check_prompt_options
 
     values = {f.name: given[f.name] for f in fields(EncodeOptions) if f.name in given}
     if "no_cache" in given:

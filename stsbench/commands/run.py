@@ -241,7 +241,7 @@ def register(app: typer.Typer) -> None:
 
         from stsbench.commands._console import table_console
         from stsbench.data.integrity import MARK, modified_note
-        from stsbench.encoders.prompts import prompt_suffix
+        from stsbench.encoders.resolve import prompt_suffix
         from stsbench.progress import plural
 
         console = table_console()

@@ -21,7 +21,7 @@ __all__ = [
 _LAZY = {
     "EMBEDDED_DEFAULT": "stsbench.encoders.resolve",
     "EmbeddingTable": "stsbench.encoders.base",
-    "EncodeOptions": "stsbench.encoders.options",
+    "EncodeOptions": "stsbench.encoders.base",
     "Encoder": "stsbench.encoders.base",
     "EncoderInfo": "stsbench.encoders.base",
     "embed_table": "stsbench.encoders.base",

@@ -8,17 +8,16 @@ from pathlib import Path
 
 import numpy as np
 
-from stsbench.encoders.base import EncoderInfo
-from stsbench.encoders.folder import (
+from stsbench.encoders.base import EncodeOptions, EncoderInfo
+from stsbench.encoders.pooling import needs_hidden_states, pool
+from stsbench.encoders.resolve import (
+    ModelSpec,
     check_token_ids,
     check_vocabulary,
     position_limit,
     read_config,
     transformer_dir,
 )
-from stsbench.encoders.options import EncodeOptions
-from stsbench.encoders.pooling import needs_hidden_states, pool
-from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 from stsbench.progress import progress_bar
 
@@ -83,7 +82,9 @@ class HFEncoder:
     def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
         """``options`` as resolved for ``spec``: its pooler chosen, its length, its prompt's text."""
         if options.pooler is None:
-            raise ValueError("HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)")
+            raise ValueError(
+                "HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)"
+            )
         self.spec = spec
         self.pooler = options.pooler
         self.max_length = options.max_length
@@ -105,7 +106,7 @@ class HFEncoder:
         )
         self._model = None
         self._tokenizer = None
-        self._config: dict = {}  # config.json; a live model (encoders.live) brings its own
+        self._config: dict = {}  # config.json; a live model (encoders.load) brings its own
         self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
 
     def _load(self) -> None:
@@ -267,7 +268,7 @@ class SentenceTransformerEncoder:
         self.dtype = options.dtype
         prompt = options.prompt
         # "" rather than None: sentence-transformers would apply the model's default prompt to None, and
-        # stsbench.encoders.prompts has already chosen it (or not)
+        # stsbench.encoders.resolve.choose_prompt has already chosen it (or not)
         self.prompt = prompt or ""
         self.info = EncoderInfo(
             spec.name,

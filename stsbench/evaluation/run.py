@@ -1,7 +1,7 @@
 """The evaluation run: load every task's data, encode all their sentences once, score, write results.
 
 :func:`evaluate` is the one entry point (``stsbench.evaluate``); it gathers its keywords on how the model is
-loaded and encoded into an :class:`~stsbench.encoders.options.EncodeOptions` and calls :func:`evaluate_model`,
+loaded and encoded into an :class:`~stsbench.encoders.base.EncodeOptions` and calls :func:`evaluate_model`,
 which ``stsbench run``, ``stsbench compare`` and the seeds run call with theirs. :func:`evaluate_encoder` scores
 an encoder already built.
 
@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 
 from stsbench.data.integrity import check_data
-from stsbench.encoders.base import EmbeddingTable, Encoder, unique_texts
+from stsbench.encoders.base import EmbeddingTable, EncodeOptions, Encoder, unique_texts
 from stsbench.encoders.load import build_encoder
-from stsbench.encoders.options import EncodeOptions
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.task_cache import load_task
 from stsbench.files import to_json
@@ -65,7 +64,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     pairs: dict[str, PairScores] = field(default_factory=dict)  # STS tasks: what each figure is computed from
     average: AverageResult | None = None  # the STS tasks' Avg. with its interval (when bootstrapped)
-    prompt: str | None = None  # prepended to every sentence (stsbench.encoders.prompts); None: none
+    prompt: str | None = None  # prepended to every sentence (encoders.resolve.choose_prompt); None: none
     prompt_name: str | None = None  # its name among the model's stored prompts
 
 
@@ -317,7 +316,7 @@ def evaluate(
     result's ``provenance.data_modified``). ``command`` is what each result's provenance records as its origin.
     ``prompt`` (a text) or ``prompt_name`` (one the model stores in ``config_sentence_transformers.json``) is
     prepended to every sentence, as sentence-transformers does; it keys the cache and is in ``model`` of
-    each result (see :mod:`stsbench.encoders.prompts`).
+    each result (see :func:`stsbench.encoders.resolve.choose_prompt`).
     Nothing heavy is imported before the data is checked, nor at all when every embedding is in the cache.
     """
     encode = EncodeOptions(

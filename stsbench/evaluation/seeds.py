@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stsbench.encoders.options import EncodeOptions
+from stsbench.encoders.base import EncodeOptions
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import RunResult, evaluate_model
 from stsbench.metrics import AVG, raw_average, simcse_average

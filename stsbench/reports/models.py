@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stsbench.encoders.prompts import prompt_suffix
+from stsbench.encoders.resolve import prompt_suffix
 from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
 from stsbench.results.folder import model_location, name_in_folder
 from stsbench.results.labels import base_label, unique_label

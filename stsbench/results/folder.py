@@ -301,7 +301,7 @@ class Measured:
     @property
     def run(self) -> tuple[str, str, str]:
         """What the results of one run share: model name (with its prompt, if any), pooler, mode."""
-        from stsbench.encoders.prompts import prompt_suffix
+        from stsbench.encoders.resolve import prompt_suffix
 
         model = self.result.model
         return (model.name + prompt_suffix(model.prompt, model.prompt_name), model.pooler, self.result.mode)

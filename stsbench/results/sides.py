@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stsbench.encoders.prompts import prompt_suffix
+from stsbench.encoders.resolve import prompt_suffix
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.results.folder import TaskRecord, check_aggregate_versions, read_folder, seed_aggregates

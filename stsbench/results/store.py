@@ -55,7 +55,7 @@ def model_info(encoder: Encoder) -> ModelInfo:
 
 def model_folder(model: ModelInfo) -> str:
     """The results folder of a model: :func:`model_slug` of its name, ``+prompt-<hash>`` for a prompted one."""
-    from stsbench.encoders.prompts import prompt_slug
+    from stsbench.encoders.resolve import prompt_slug
 
     return model_slug(model.name) + prompt_slug(model.prompt)
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from stsbench.encoders.folder import EXPORT_COMMIT
+from stsbench.encoders.resolve import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, current_umask
 from stsbench.output_lock import visible_entries

@@ -24,9 +24,8 @@ from typing import Any
 
 import torch
 
-from stsbench.encoders.base import embed_table
+from stsbench.encoders.base import EncodeOptions, embed_table
 from stsbench.encoders.hf import HFEncoder
-from stsbench.encoders.options import EncodeOptions
 from stsbench.encoders.resolve import ModelSpec
 from stsbench.errors import StsbenchError
 from stsbench.tasks.align_uniform import align_uniform_from_table

@@ -9,9 +9,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from stsbench.encoders.folder import check_model_folder, check_vocabulary
 from stsbench.encoders.pooling import needs_hidden_states, pool
-from stsbench.encoders.resolve import looks_like_path
+from stsbench.encoders.resolve import check_model_folder, check_vocabulary, looks_like_path
 from stsbench.errors import StsbenchError
 
 EMBEDDED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
