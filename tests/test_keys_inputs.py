@@ -426,7 +426,7 @@ def test_a_plan_reads_each_file_once_for_its_digest(world, monkeypatch):
 
 def test_a_sealed_file_is_read_once_while_its_stat_holds(tmp_path, monkeypatch):
     """Sealing, checking the seal and keying on a file read it once; an edit (a new stat) reads it again."""
-    from stsbench.reproduce import seals
+    from stsbench.reproduce import state as seals  # the seals live with the state
 
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(sources, "_STAMPS", {})
