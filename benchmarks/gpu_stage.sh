@@ -87,8 +87,9 @@ fi
 # what the call carries: the working tree that travels (tracked and untracked-not-ignored files, and shared/
 # where the checkout has one, ignored) plus the staged folders
 carry=("$rel/model" "$rel/shared" "$rel/wheels")
+# a file deleted but not committed is still listed: du skips it (its status then says so, not the total)
 tree=$(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
-  du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+  { du -cb --files0-from=- 2>/dev/null || true; } | tail -n 1 | cut -f1)
 if [ -d "$ROOT/shared" ] && (cd "$ROOT" && git check-ignore -q shared); then
   tree=$((tree + $(du -sb "$ROOT/shared" | cut -f1)))
 fi

@@ -8,7 +8,7 @@ the ``--output`` they were written under, seed aggregates (``model``, ``models``
 under ``results/train/`` (``stsbench.json``, ``train_log.jsonl``) relative to their own folder, the data folder
 by its name, ``reproduce.json``'s step logs and training folders relative to the folder, ``timings.log``'s
 command lines relative to the repository root they ran in. The functions are the
-writers' own (:mod:`stsbench.results.portable`); only path strings change: every number, and every file without
+writers' own (:mod:`stsbench.results.write`); only path strings change: every number, and every file without
 an absolute path, stays byte for byte (the script checks it). The report is regenerated afterwards with the
 command in the folder's README. ``--check``: change nothing, exit 1 when some file would change.
 """
@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.files import atomic_write_bytes, to_json
-from stsbench.results.portable import (
+from stsbench.results.schema import ANALYSIS_KIND, AVERAGE_KIND, SEED_AGGREGATE_KIND, TASK_KIND
+from stsbench.results.write import (
+    analysis_path,
     portable,
     portable_command,
     portable_result,
     portable_training,
 )
-from stsbench.results.schema import ANALYSIS_KIND, AVERAGE_KIND, SEED_AGGREGATE_KIND, TASK_KIND
-from stsbench.results.store import analysis_path
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from stsbench.encoders.base import EncodeOptions
+from stsbench.encoders.load import build_encoder
 from stsbench.evaluation.run import evaluate
 
 __all__ = ["analyze", "evaluate"]
@@ -41,8 +43,6 @@ def analyze(
     ``prompt_name``: as :func:`evaluate`'s (prepended to every text; recorded in each result's ``model``).
     """
     from stsbench.analyses.runner import run_analysis
-    from stsbench.encoders.base import EncodeOptions
-    from stsbench.encoders.load import build_encoder
 
     encode = EncodeOptions(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name,

@@ -44,7 +44,9 @@ def _show_version(value: bool) -> None:
 def _group(
     version: Annotated[
         bool,
-        typer.Option("--version", is_eager=True, callback=_show_version, help="Show stsbench's version and exit."),
+        typer.Option(
+            "--version", is_eager=True, callback=_show_version, help="Show stsbench's version and exit."
+        ),
     ] = False,
 ) -> None:
     pass  # the group's help is Typer(help=...)'s
@@ -101,7 +103,7 @@ def _interrupted() -> None:
 def _suggested(line: str) -> str:
     """An error line with the nearest known model added where it names a model not found (mistyped)."""
     try:
-        from stsbench.commands._suggest import with_suggestion
+        from stsbench.commands._options import with_suggestion
 
         return with_suggestion(line)
     except Exception:  # noqa: BLE001 - a hint must never hide the error it adds to

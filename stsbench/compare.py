@@ -1,6 +1,6 @@
 """``stsbench compare`` as one library call: each source read as results or evaluated first, then compared.
 
-A small composition: a results folder is read by :mod:`stsbench.results.sides`, a model or a ``train --seeds``
+A small composition: a results folder is read into a side here (:func:`side_from_folder`), a model or a ``train --seeds``
 folder is evaluated first through the embedding cache (:mod:`stsbench.evaluation`, imported only then: it loads
 torch), and the statistics are :mod:`stsbench.stats.compare`'s.
 """
@@ -10,12 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from stsbench.encoders.base import EncodeOptions
-from stsbench.encoders.resolve import is_model_dir, looks_like_path
+from stsbench.encoders.resolve import is_model_dir, looks_like_path, prompt_suffix
 from stsbench.errors import StsbenchError
-from stsbench.results.labels import unique_label
-from stsbench.results.seeds import is_seeds_folder
-from stsbench.results.sides import side_from_aggregate, side_from_folder
+from stsbench.metrics import AVG, raw_average, simcse_average
+from stsbench.results.read import (
+    TaskRecord,
+    check_aggregate_versions,
+    read_folder,
+    read_pairs,
+    seed_aggregates,
+)
+from stsbench.results.runs import is_seeds_folder, read_aggregate, tested_values
+from stsbench.results.schema import TASK_KIND, SeedAggregate
+from stsbench.results.write import base_label, unique_label
 from stsbench.stats.compare import MIXED, CompareResult, Side, compare_sides
+from stsbench.tasks.names import task_names
 
 
 def require_two(sources: list[str]) -> None:
@@ -46,7 +55,14 @@ def compare(
     """
     encode = EncodeOptions(device=device, prompt=prompt, prompt_name=prompt_name, cache_dir=cache_dir)
     return compare_sources(
-        sources, encode, bootstrap=bootstrap, seed=seed, mode=mode, data_dir=data_dir, output=output, quiet=quiet
+        sources,
+        encode,
+        bootstrap=bootstrap,
+        seed=seed,
+        mode=mode,
+        data_dir=data_dir,
+        output=output,
+        quiet=quiet,
     )
 
 
@@ -68,7 +84,13 @@ def compare_sources(
 
 
 def load_sides(
-    sources: list[str], encode: EncodeOptions, *, mode: str | None, data_dir: Path | None, output: Path, quiet: bool
+    sources: list[str],
+    encode: EncodeOptions,
+    *,
+    mode: str | None,
+    data_dir: Path | None,
+    output: Path,
+    quiet: bool,
 ) -> list[Side]:
     """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
 
@@ -124,3 +146,106 @@ def load_sides(
         taken[side.label] = side
         sides.append(side)
     return sides
+
+
+def side_from_seeds(path: Path, source: str) -> Side:
+    """A side from one seed aggregate file (its STS tasks and Avg., per seed)."""
+    data = read_aggregate(path)
+    if data is None:
+        raise StsbenchError(
+            f"{path}: not a seed aggregate; pass the seeds.json of `stsbench run --model OUT`"
+        )
+    check_aggregate_versions(path, data)
+    return side_from_aggregate(data, source, path)
+
+
+def side_from_aggregate(data: SeedAggregate, source: str, where: Path | str) -> Side:
+    """A side from a seed aggregate (:func:`stsbench.results.runs.build_aggregate`'s dict) read at ``where``."""
+    rows = data["tasks"]
+    sts = sorted((t for t in rows if t != AVG and t in task_names("sts")), key=_task_order)
+    if not sts:
+        raise StsbenchError(f"{where}: the seed aggregate has no STS task; run the seeds with --tasks sts")
+    values = {t: [float(v) for v in tested_values(rows[t])] for t in (*sts, AVG) if t in rows}  # unrounded
+    raw = all("raw" in rows[t] for t in sts)
+    if AVG not in rows:  # transfer tasks ran too: the plain mean of the raw figures (else SimCSE's Avg.)
+        values[AVG] = [
+            (raw_average if raw else simcse_average)(list(s))
+            for s in zip(*(values[t] for t in sts), strict=False)
+        ]
+    model = str(data["model"])
+    return Side(
+        label=base_label(model),
+        source=source,
+        model=model,
+        fingerprint="",
+        pooler=str(data["pooler"]),
+        mode=str(data["mode"]),
+        figures={},
+        data_files={},
+        pairs={},
+        seeds=values,
+        seed_ids=[int(s) for s in data["seeds"]],
+        rounded=not raw,
+    )
+
+
+def side_from_folder(folder: Path, *, mode: str | None = None, source: str | None = None) -> Side:
+    """The STS results of the one model (or seed aggregate) under ``folder``, with the pairs behind them."""
+    folder = Path(folder)
+    aggregates = [(p, a) for p, a in seed_aggregates(folder) if mode is None or p.parent.name == mode]
+    if len(aggregates) == 1:
+        return side_from_aggregate(aggregates[0][1], source or str(folder), aggregates[0][0])
+    if len(aggregates) > 1:
+        names = ", ".join(str(p.parent.relative_to(folder)) for p, _ in aggregates[:4])
+        raise StsbenchError(
+            f"{folder} holds {len(aggregates)} seed aggregates ({names}{', ...' if len(aggregates) > 4 else ''}); "
+            "pass the folder of one (<output>/<seeds folder>/<pooler>/<mode>)"
+        )
+
+    # a file that cannot be read, or was scored by another version of its task, is named
+    found = read_folder(folder, kinds=(TASK_KIND,), strict=True, current_versions=True)
+    sts = [r for r in found.tasks if r.result.task_type == "sts" and (mode is None or r.result.mode == mode)]
+    if not sts:
+        where = f" in mode {mode}" if mode else ""
+        raise StsbenchError(
+            f"{folder}: no STS results{where}; pass the --output folder of `stsbench run --tasks sts` "
+            "(or a model name to evaluate it)"
+        )
+    groups: dict[tuple[str, str, str], list[TaskRecord]] = {}
+    for rec in sts:
+        r = rec.result
+        groups.setdefault((r.model.fingerprint, r.model.pooler, r.mode), []).append(rec)
+    if len(groups) > 1:
+        names = sorted({f"{recs[0].result.model.name} ({k[1]}, {k[2]})" for k, recs in groups.items()})
+        raise StsbenchError(
+            f"{folder} holds STS results of {len(groups)} models or modes ({'; '.join(names)}); pass one "
+            "model's folder (<output>/<model>/<pooler>/<mode>) or --mode"
+        )
+    (recs,) = groups.values()
+    for rec in recs:
+        if rec.result.pairs is None:
+            raise StsbenchError(
+                f"{folder / rec.path}: no per-pair sidecar (written before stsbench kept them); rerun "
+                "`stsbench run` on this model to write it (the embedding cache makes that fast)"
+            )
+    pairs = {rec.result.task: read_pairs(folder / rec.path) for rec in recs}
+    by_task = {
+        rec.result.task: rec.result for rec in sorted(recs, key=lambda rec: _task_order(rec.result.task))
+    }
+    first = recs[0].result
+    return Side(
+        label=base_label(first.model.name) + prompt_suffix(first.model.prompt, first.model.prompt_name),
+        source=source or str(folder),
+        model=first.model.name,
+        fingerprint=first.model.fingerprint,
+        pooler=first.model.pooler,
+        mode=first.mode,
+        figures={t: r.reported for t, r in by_task.items()},
+        data_files={t: r.provenance.data_files for t, r in by_task.items()},
+        pairs={t: pairs[t] for t in by_task},
+    )
+
+
+def _task_order(task: str) -> tuple[int, str]:
+    known = task_names("sts")
+    return (known.index(task) if task in known else len(known), task)

@@ -35,14 +35,6 @@ def _scores(model, encode: EncodeOptions, *, tasks, mode, data_dir, tokenizer=No
     return {r.task: r.reported for r in run.results}
 
 
-def _base_evaluator():
-    try:  # sentence-transformers >= 6
-        from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
-    except ImportError:  # 3.1 - 5.x
-        from sentence_transformers.evaluation import SentenceEvaluator as BaseEvaluator
-    return BaseEvaluator
-
-
 def sentence_transformers_evaluator(
     tasks: str | list[str] = "STSBenchmark",
     mode: str = "dev",
@@ -55,8 +47,12 @@ def sentence_transformers_evaluator(
 
     The primary metric is the first task's figure (Spearman x100 for STS), higher is better.
     """
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
+    except ImportError:  # 3.1 - 5.x
+        from sentence_transformers.evaluation import SentenceEvaluator as BaseEvaluator
 
-    class STSBenchEvaluator(_base_evaluator()):
+    class STSBenchEvaluator(BaseEvaluator):
         """stsbench's scores of a SentenceTransformer (its own pooling), as ``stsbench run`` computes them."""
 
         def __init__(self) -> None:
@@ -83,10 +79,6 @@ def sentence_transformers_evaluator(
     return STSBenchEvaluator()
 
 
-def _base_model(model):
-    return getattr(model, "base_model", model)
-
-
 class STSBenchCallback(TrainerCallback):
     """Scores the model being trained every ``eval_steps`` steps and logs ``stsbench/{task}_{mode}``.
 
@@ -104,7 +96,7 @@ class STSBenchCallback(TrainerCallback):
         pooler: str | None = None,
         data_dir: Path | None = None,
         batch_size: int = 128,
-        encoder_of: Callable[[Any], Any] = _base_model,
+        encoder_of: Callable[[Any], Any] = lambda model: getattr(model, "base_model", model),
     ) -> None:
         if eval_steps < 1:
             raise StsbenchError(f"eval_steps must be >= 1, got {eval_steps}")

@@ -46,11 +46,6 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _undefined(x: np.ndarray, y: np.ndarray) -> bool:
-    """Where scipy returns NaN: a NaN in an input, or a constant input."""
-    return bool(np.isnan(x).any() or np.isnan(y).any() or (x == x[0]).all() or (y == y[0]).all())
-
-
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho with average ranks for ties: ``scipy.stats.spearmanr(x, y)[0]``, bit for bit.
 
@@ -59,8 +54,8 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
     if len(x) != len(y):
         raise ValueError(f"spearman: {len(x)} values against {len(y)}")
-    if len(x) <= 1 or _undefined(x, y):
-        return float("nan")
+    if len(x) <= 1 or np.isnan(x).any() or np.isnan(y).any() or (x == x[0]).all() or (y == y[0]).all():
+        return float("nan")  # where scipy returns NaN: a NaN in an input, or a constant input
     # scipy's own steps: the ranks as two columns, then numpy's correlation matrix
     ranked = np.column_stack((average_ranks(x), average_ranks(y)))
     return float(np.corrcoef(ranked, rowvar=False)[1, 0])
@@ -147,8 +142,7 @@ def mean_abs_diff(sims: np.ndarray, target: np.ndarray) -> float:
 
 def spearman_or_reason(x: np.ndarray, y: np.ndarray, min_n: int = 3) -> tuple[float | None, str | None]:
     """Spearman's rho, or ``(None, reason)`` where it is undefined (too few pairs, constant input)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if len(x) < min_n:
         return None, f"{len(x)} pair(s), a correlation needs at least {min_n}"
     if np.ptp(x) == 0 or np.ptp(y) == 0:

@@ -2,7 +2,7 @@
 
 A training option group (a pydantic model) and an analysis' config (a pydantic dataclass) declare each field
 with :func:`option`: its default, help, bounds and the paper's words for it. The one CLI generator
-(:mod:`stsbench.commands._generate`) reads a field's flag, type, choices and help from here, and a pydantic
+(:func:`stsbench.commands._options.parameter`) reads a field's flag, type, choices and help from here, and a pydantic
 ``ValidationError`` becomes the one-line message a user sees (:func:`one_line`), the same from Python, YAML and
 the CLI.
 """

@@ -41,6 +41,7 @@ def default_cache_dir() -> Path:
 
     return Path(user_cache_dir("stsbench"))
 
+
 def hub_offline_reason() -> str | None:
     """Why the hub cannot be reached, or None when it can (or a proxy decides)."""
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):

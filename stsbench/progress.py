@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from stsbench.errors import StsbenchError
+
 PROGRESS_ENV = "STSBENCH_PROGRESS_SECONDS"
 DEFAULT_PROGRESS_SECONDS = 15.0
 
@@ -75,13 +77,9 @@ class PlainProgress:
 
 def progress_seconds() -> float:
     """Seconds between plain progress lines: ``$STSBENCH_PROGRESS_SECONDS``, default 15."""
-    from stsbench.errors import StsbenchError
-
     raw = os.environ.get(PROGRESS_ENV)
-    if not raw:
-        return DEFAULT_PROGRESS_SECONDS
     try:
-        value = float(raw)
+        value = float(raw) if raw else DEFAULT_PROGRESS_SECONDS
     except ValueError:
         value = -1.0
     if not value > 0:
@@ -110,7 +108,6 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
         TimeRemainingColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
     ) as prog:
         task = prog.add_task(description, total=total)
         yield lambda n: prog.advance(task, n)

@@ -38,12 +38,6 @@ def load_target(ref: Any) -> Any:
     return obj
 
 
-def _reference(obj: Any) -> str | None:
-    """The ``"module:attr"`` string that names a class or function, or None for other objects."""
-    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-    return f"{module}:{name}" if isinstance(module, str) and isinstance(name, str) else None
-
-
 class Registry(Generic[T]):
     """Named entries of one kind: ``registry.get(name)``, ``name in registry``, ``list(registry)``.
 
@@ -81,12 +75,14 @@ class Registry(Generic[T]):
 
             return decorate
         old = self._targets.get(name)
+        # a lazy target, now registered by its own import (a decorator), is the same one
+        reference = f"{getattr(target, '__module__', None)}:{getattr(target, '__qualname__', None)}"
         if (
             old is not None
             and old is not target
             and old != target
             and self._loaded.get(name) is not target
-            and old != _reference(target)  # a lazy target, now registered by its own import (a decorator)
+            and old != reference
         ):
             raise StsbenchError(f"{self.what} {name!r} is registered twice ({old!r} and {target!r})")
         self._targets[name] = target

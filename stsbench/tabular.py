@@ -89,15 +89,14 @@ def to_markdown(table: Table) -> str:
 
 def to_html(table: Table) -> str:
     """Return an HTML ``<table>`` (escaped cells, alignment as classes; no title, no notes)."""
-    cls = {"l": "l", "r": "r"}
     head = "".join(
-        f'<th class="{cls[a]}">{html.escape(str(c))}</th>'
+        f'<th class="{a}">{html.escape(str(c))}</th>'
         for c, a in zip(table.frame.columns, table.align, strict=True)
     )
     rows = []
     for row in table.frame.itertuples(index=False):
         cells = "".join(
-            f'<td class="{cls[a]}">{html.escape(str(v))}</td>' for v, a in zip(row, table.align, strict=True)
+            f'<td class="{a}">{html.escape(str(v))}</td>' for v, a in zip(row, table.align, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
     body = "\n".join(rows)

@@ -318,7 +318,7 @@ def test_real_model_spectrum_twice_same_numbers(tmp_path, monkeypatch):
 
 
 def test_labels_name_pooler_only_when_models_differ_in_it():
-    from stsbench.results.labels import labelled
+    from stsbench.results.write import labelled
 
     assert list(labelled([("a", "avg", 1), ("b", "avg", 2)])) == ["a", "b"]
     assert list(labelled([("a", "avg", 1), ("b", "cls", 2), ("a", "avg", 3)])) == [
@@ -491,7 +491,7 @@ def test_an_entry_point_analysis_is_one_entry_after_the_built_ins(entry, expecte
 
 def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
     from stsbench.analyses.runner import run_analysis
-    from stsbench.results.store import load_result
+    from stsbench.results.read import load_result
 
     data = make_data_dir(tmp_path / "data")
     enc = CountingEncoder()
@@ -517,7 +517,7 @@ def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
 
 
 def test_results_loader_tells_kinds_apart(tmp_path):
-    from stsbench.results.store import OtherKind, load_result
+    from stsbench.results.read import OtherKind, load_result
 
     path = tmp_path / "x.json"
     path.write_text('{"kind": "stsbench.analysis_result", "schema_version": 1}')
@@ -610,7 +610,7 @@ def test_terminal_and_report_label_a_path_model_alike(tmp_path):
 
 def test_a_seed_checkpoint_is_labelled_with_its_seeds_folder():
     """Two methods' seed-1 checkpoints must not share a label (nor their figures' file names)."""
-    from stsbench.results.labels import base_label, figure_stem
+    from stsbench.results.write import base_label, figure_stem
 
     assert base_label("/runs/simcse/seed-1") == "simcse/seed-1"
     assert base_label("runs/esimcse/seed-12/") == "esimcse/seed-12"

@@ -14,7 +14,7 @@ from stsbench.published.cells import cells, figure_of, is_cell_check
 from stsbench.published.registry import get_cell, get_entry, split_cell
 from stsbench.recipes import load_recipe
 from stsbench.reports.reproduction import Target, check_cells, parse_against
-from stsbench.results.recipe_runs import write_recipe_runs
+from stsbench.results.runs import write_recipe_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "report_results" / "results"

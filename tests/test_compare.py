@@ -11,10 +11,10 @@ import pytest
 from helpers import run_cli
 from scipy import stats
 
+from stsbench.compare import side_from_folder
 from stsbench.encoders.base import MockEncoder
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import evaluate_encoder
-from stsbench.results.sides import side_from_folder
 from stsbench.stats.compare import compare_sides
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import resolve_tasks
@@ -195,7 +195,7 @@ def test_bootstrap_is_seeded(two):
 
 
 def _aggregate(out: Path, name: str, values: dict[str, list[float]], first: int = 1) -> Path:
-    from stsbench.results.seeds import build_aggregate, write_aggregate
+    from stsbench.results.runs import build_aggregate, write_aggregate
 
     seeds = range(first, len(next(iter(values.values()))) + first)
     per_seed = {

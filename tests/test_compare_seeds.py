@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from helpers import run_cli, train_seed
 
-from stsbench.results.labels import model_slug
-from stsbench.results.seeds import write_seed_runs
+from stsbench.results.runs import write_seed_runs
+from stsbench.results.write import model_slug
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

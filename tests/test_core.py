@@ -312,7 +312,7 @@ def test_download_offline_is_one_line(tmp_path, capsys, monkeypatch):
 def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
     from rich.table import Table
 
-    from stsbench.commands._console import table_console
+    from stsbench.commands._options import table_console
 
     table = Table()
     for name in ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "Avg."]:

@@ -258,7 +258,8 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
 
     from helpers import DATA
 
-    from stsbench.reproduce.state import classify, planned, recorded_recipe
+    from stsbench.reproduce.plan import planned
+    from stsbench.reproduce.state import classify, recorded_recipe
 
     if not (DATA / "downstream").is_dir():
         pytest.skip(f"shared data not found at {DATA}")

@@ -21,7 +21,7 @@ from helpers import DATA
 
 from stsbench import sources
 from stsbench.recipes import load_recipe
-from stsbench.reproduce import keys
+from stsbench.reproduce import state as keys
 from stsbench.reproduce.plan import build_plan
 
 RECIPE = """name: keyed

@@ -17,7 +17,7 @@ import stsbench
 from stsbench.data.integrity import check_data, differences
 from stsbench.data.sts import load_pairs, pair_files
 from stsbench.errors import StsbenchError
-from stsbench.results.store import read_result
+from stsbench.results.read import read_result
 
 ONE_SWAP, TWO_SWAPS = 1 - 12 / 210, 1 - 24 / 210  # a 6-pair subset
 # task -> (n, the "all" figure, {subset: its Spearman} for the subsets that are not 1)

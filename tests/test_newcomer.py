@@ -201,7 +201,7 @@ def test_piped_progress_says_again_how_far_a_long_step_is(monkeypatch):
 def test_the_recipes_runs_file_is_written_whole(tmp_path):
     """recipe_runs.json holds the recipe's runs as they are now: a run left out (--runs) leaves the file."""
     from stsbench.recipes import load_recipe
-    from stsbench.results.recipe_runs import read_recipe_runs, write_recipe_runs
+    from stsbench.results.runs import read_recipe_runs, write_recipe_runs
 
     recipe = load_recipe("cpu-mini")
     write_recipe_runs(tmp_path, recipe)

@@ -193,7 +193,7 @@ def test_a_mistyped_model_gets_the_nearest_known_name(tmp_path):
 
 
 def test_the_nearest_model_is_a_known_one_and_only_when_near():
-    from stsbench.commands._suggest import known_models, nearest_model, with_suggestion
+    from stsbench.commands._options import known_models, nearest_model, with_suggestion
 
     known = known_models()
     assert {"all-MiniLM-L6-v2", "bert-base-uncased", "roberta-large"} <= set(known)
@@ -209,7 +209,7 @@ def test_the_nearest_model_is_a_known_one_and_only_when_near():
 def test_a_hint_names_a_full_hub_id_with_its_owner():
     """`--model all-MiniLM-L12-v2` was once told `did you mean all-MiniLM-L6-v2?`, a short name the hub does not
     know and another model; the hint names full hub ids, offline, from the names stsbench knows."""
-    from stsbench.commands._suggest import known_models, suggestions, with_suggestion
+    from stsbench.commands._options import known_models, suggestions, with_suggestion
 
     known = known_models()
     line = (
@@ -257,7 +257,7 @@ def _git(root: Path, *args: str) -> None:
 
 
 def test_a_checkout_names_the_package_files_that_differ_from_its_commit(tmp_path):
-    from stsbench.results.checkout import checkout, session_code
+    from stsbench.results.write import checkout, session_code
 
     assert checkout(tmp_path) is None  # not a checkout
     repo = tmp_path / "repo"
@@ -292,7 +292,7 @@ def test_a_checkout_names_the_package_files_that_differ_from_its_commit(tmp_path
 
 def test_the_provenance_section_names_a_dirty_checkouts_files_and_a_clean_one_changes_nothing(tmp_path):
     from stsbench.reports.render import write_report
-    from stsbench.results.checkout import Checkout
+    from stsbench.results.write import Checkout
 
     results = _tiny_results(tmp_path / "results")
     texts = {}
@@ -332,7 +332,7 @@ def test_the_provenance_section_names_a_dirty_checkouts_files_and_a_clean_one_ch
 def test_the_report_command_names_the_dirty_files_except_in_a_reproduction(tmp_path, monkeypatch, capsys):
     """`stsbench report` reads the checkout; a reproduction's report (its folder holds reproduce.json) does not:
     its sessions record the files, and an edition's report.md stays the same bytes whatever checkout remade it."""
-    from stsbench.results import checkout as module
+    from stsbench.results import write as module
 
     monkeypatch.setattr(module, "checkout", lambda: module.Checkout(SHA, ("stsbench/y.py",)))
     results = _tiny_results(tmp_path / "results")
@@ -347,8 +347,8 @@ def test_the_report_command_names_the_dirty_files_except_in_a_reproduction(tmp_p
 
 def test_a_reproduce_session_records_the_files_differing_from_its_commit(ran, tmp_path, monkeypatch, capsys):
     from stsbench.reproduce.executors import LocalExecutor
-    from stsbench.results import checkout as module
-    from stsbench.results.reproduction import empty_state
+    from stsbench.results import write as module
+    from stsbench.results.schema import empty_state
 
     _needs_data()
     dirty = module.Checkout(SHA, ("stsbench/y.py",))

@@ -22,9 +22,9 @@ import pytest
 from helpers import one_error_line, run_cli, train_args, train_config
 
 from stsbench.errors import StsbenchError
-from stsbench.output_lock import HOLDER_FILE, LOCK_FILE, output_lock
+from stsbench.files import HOLDER_FILE, LOCK_FILE, output_lock
 
-HOLD = "import sys, time; from stsbench.output_lock import output_lock\nwith output_lock(sys.argv[1]):\n"
+HOLD = "import sys, time; from stsbench.files import output_lock\nwith output_lock(sys.argv[1]):\n"
 HOLD += "    print('held', flush=True); time.sleep(120)\n"
 
 

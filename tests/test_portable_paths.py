@@ -35,7 +35,7 @@ def machine_paths(folder: Path, machine: str, typed: str = "") -> list[str]:
 
 
 def test_portable_forms():
-    from stsbench.results.portable import portable, portable_command, resolve
+    from stsbench.results.write import portable, portable_command, resolve
 
     out = "/work/r/results"
     assert portable("/work/r/runs/simcse/seed-1", out) == "../runs/simcse/seed-1"
@@ -58,7 +58,7 @@ def test_run_analyses_and_report_write_no_machine_path(
 ):
     from stsbench.reports.collect import collect
     from stsbench.reports.models import find_models
-    from stsbench.results.folder import model_location
+    from stsbench.results.read import model_location
 
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
     machine = str(tmp_path_factory.getbasetemp())  # the model, the data and the outputs are all under it
@@ -122,7 +122,7 @@ def _run_folder(folder: Path, data: Path) -> None:
 def _task_result(results: Path, model_path: str, name: str) -> None:
     """An STS12 result of the checkpoint at ``model_path`` (the checked-in seed's), written by the store."""
     from stsbench.results.schema import TaskResult
-    from stsbench.results.store import write_result
+    from stsbench.results.write import write_result
 
     checked = ROOT / "reports" / "cpu-mini-replication" / "results" / "simcse__seed-1" / "avg" / "test" / "STS12.json"
     data = json.loads(checked.read_text(encoding="utf-8"))
@@ -134,8 +134,8 @@ def _task_result(results: Path, model_path: str, name: str) -> None:
 def test_training_copies_are_portable_and_still_linked_to_their_results(tmp_path):
     from stsbench.reports.collect import collect
     from stsbench.reports.models import find_models
-    from stsbench.results.portable import copy_training_file
     from stsbench.results.runs import load_train_run
+    from stsbench.results.write import copy_training_file
 
     out, data = tmp_path / "OUT", tmp_path / "shared" / "data"
     run = out / "runs" / "simcse" / "seed-1"
@@ -175,7 +175,7 @@ def test_training_copies_are_portable_and_still_linked_to_their_results(tmp_path
 
 
 def test_seed_aggregate_names_its_models_relative(tmp_path):
-    from stsbench.results.seeds import write_aggregate
+    from stsbench.results.runs import write_aggregate
 
     seeds = tmp_path / "runs" / "simcse"
     aggregate = {
@@ -195,7 +195,7 @@ def test_seed_aggregate_names_its_models_relative(tmp_path):
 @pytest.mark.parametrize("name", ["stsbench.json", "train_log.jsonl"])
 def test_a_relative_copy_is_copied_as_it_is(tmp_path, name):
     """A run's files whose paths are relative already (a copy of a copy) are copied byte for byte."""
-    from stsbench.results.portable import copy_training_file
+    from stsbench.results.write import copy_training_file
 
     copy_training_file(CHECKED_IN_RUN / name, tmp_path / name)
     assert (tmp_path / name).read_bytes() == (CHECKED_IN_RUN / name).read_bytes()
@@ -259,7 +259,7 @@ def test_the_checked_in_reproduction_holds_nothing_to_rewrite():
 
 
 def test_a_recorded_model_path_is_shown_from_the_working_folder(tmp_path, monkeypatch):
-    from stsbench.results.portable import portable, shown
+    from stsbench.results.write import portable, shown
 
     (tmp_path / "models" / "tiny").mkdir(parents=True)
     results = tmp_path / "work" / "results"

@@ -196,7 +196,7 @@ def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, mock_d
     labels = sorted(m.label for m in find_models(collect(out)))
     assert labels == ["mock", "mock" + prompt_suffix(QUERY, None)] == ["mock", "mock [prompt 'query: ']"]
     # check's reader tells the two runs apart rather than taking STS16 twice from one
-    from stsbench.results.folder import load_results, select_run
+    from stsbench.results.read import load_results, select_run
 
     with pytest.raises(StsbenchError, match=r"2 runs .*mock \[prompt 'query: '\]/mean-of-words/test"):
         select_run(load_results(out), ["STS16"], out)

@@ -12,8 +12,7 @@ from stsbench.recipes import load_recipe, recipe_names
 from stsbench.reports.ablations import ablation_tables
 from stsbench.reports.published_cells import published_figure, report_cells
 from stsbench.reproduce.plan import report_args, run_config
-from stsbench.results.recipe_runs import RECIPE_RUNS_FILE, read_recipe_runs, write_recipe_runs
-from stsbench.results.runs import TrainRun
+from stsbench.results.runs import RECIPE_RUNS_FILE, TrainRun, read_recipe_runs, write_recipe_runs
 from stsbench.tabular import DASH
 from stsbench.train.config import make_config
 

@@ -130,12 +130,12 @@ def test_difference_to_the_baseline_paired_on_shared_seeds_against_delta(built):
 
 def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     """The report's differences over seeds and `stsbench compare` on the same seeds: one rule, the same words."""
+    from stsbench.compare import side_from_seeds
     from stsbench.metrics import simcse_average
     from stsbench.reports import collect
     from stsbench.reports.models import find_models
     from stsbench.reports.seeds import seed_differences, seed_groups, significant
-    from stsbench.results.seeds import build_aggregate, write_aggregate
-    from stsbench.results.sides import side_from_seeds
+    from stsbench.results.runs import build_aggregate, write_aggregate
     from stsbench.stats.compare import compare_sides
 
     coll = collect(results)

@@ -253,7 +253,7 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     assert args[at : at + 2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
     assert args[at + 2 : at + 4] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
     assert args[at + 4] == "--banner" and args[at + 5].endswith("not the paper's setting.")  # a mini recipe
-    from stsbench.results.scale import read_banners
+    from stsbench.results.runs import read_banners
 
     assert read_banners([clean / "results"]) == [args[at + 5]]  # kept with the results: any report of them has it
     out = clean

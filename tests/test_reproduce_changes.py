@@ -83,7 +83,7 @@ def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(tiny
 def _hold(out: Path) -> subprocess.Popen:
     """Another process holding ``out`` as a reproduction in use holds it (its output lock)."""
     code = (
-        "import sys, time\nfrom stsbench.output_lock import output_lock\n"
+        "import sys, time\nfrom stsbench.files import output_lock\n"
         f"with output_lock({str(out)!r}, '--out'):\n    print('held', flush=True)\n    time.sleep(120)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)  # noqa: S603
@@ -191,11 +191,11 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
 
 def _edit_code(monkeypatch, edited: str) -> None:
     """The code of steps of kind ``edited`` as if edited (what plans and ``--status`` read)."""
-    from stsbench.reproduce import keys, state
+    from stsbench.reproduce import state
 
-    real = keys.code_of.__wrapped__ if hasattr(keys.code_of, "__wrapped__") else keys.code_of
+    real = state.code_of.__wrapped__ if hasattr(state.code_of, "__wrapped__") else state.code_of
     fake = lambda kind: real(kind) + ("-edited" if kind == edited else "")  # noqa: E731
-    for module in (keys, plan_module, state):
+    for module in (plan_module, state):
         monkeypatch.setattr(module, "code_of", fake)
 
 
@@ -487,7 +487,7 @@ def _watched(args: list, tmp_path: Path) -> dict:
 
 
 def test_the_status_reads_the_record_and_neither_the_recipe_nor_the_data(tmp_path):
-    """#74: `--status` judged a finished run by replanning it (the recipe loaded, every data file digested: 1 s on
+    """`--status` once judged a finished run by replanning it (the recipe loaded, every data file digested: 1 s on
     cpu-mini-replication); it reads reproduce.json and today's code digests. `--status --check` replans."""
     found = _watched(["reproduce", EDITION, "--status", "--data-dir", DATA], tmp_path)
     assert found == {"code": 0, "opened": [], "imported": []}, found
@@ -502,7 +502,7 @@ def _current_copy(to: Path) -> Path:
     """A copy of :data:`EDITION` whose records carry today's code (current whatever this checkout's code is)."""
     import yaml
 
-    from stsbench.reproduce.keys import code_of, train_code
+    from stsbench.reproduce.state import code_of, train_code
 
     out = _copy(EDITION, to)
     state = _state(out)

@@ -53,7 +53,7 @@ def _value(method: str, task: str, seed: int) -> float:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
-    from stsbench.results.seeds import build_aggregate, write_aggregate
+    from stsbench.results.runs import build_aggregate, write_aggregate
 
     root = tmp_path_factory.mktemp("reproduction") / "results"
     with pytest.MonkeyPatch.context() as mp:

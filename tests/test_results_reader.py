@@ -1,4 +1,4 @@
-"""The one reader of results folders (:mod:`stsbench.results.folder`) behind check, compare, report and export-mteb.
+"""The one reader of results folders (:mod:`stsbench.results.read`) behind check, compare, report and export-mteb.
 
 One rule for hidden files and training-run folders for all four; check and compare refuse results scored by
 another version of a task; none of the commands that only read results imports torch.
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from helpers import DATA, ROOT, run_cli
 
+from stsbench.compare import side_from_folder
 from stsbench.errors import StsbenchError
 from stsbench.published.check import check_results
 from stsbench.reports.collect import collect
-from stsbench.results.folder import load_results
-from stsbench.results.sides import side_from_folder
+from stsbench.results.read import load_results
 
 REPO = Path(__file__).resolve().parents[1]
 # all-MiniLM-L6-v2's committed 7-task STS run, with its per-pair sidecars: a checked-in results folder
@@ -106,7 +106,7 @@ def test_check_and_compare_refuse_results_of_another_task_version(results, tmp_p
     assert code == 2 and not out and err.count("\n") == 1 and str(stale) in err
 
     # the registry's version moves on: every result of the task scored before is refused
-    import stsbench.results.folder as reader
+    import stsbench.results.read as reader
 
     monkeypatch.setattr(reader, "task_version", lambda task: 2 if task == "STS12" else 1)
     _set_version(folder, "STS13", 1)
@@ -212,7 +212,7 @@ def test_commands_that_read_results_import_no_torch(results, tmp_path):
 
 def test_a_seed_aggregate_of_another_task_version_is_refused(tmp_path):
     from stsbench.published.seed_check import check_seeds
-    from stsbench.results.seeds import build_aggregate, write_aggregate
+    from stsbench.results.runs import build_aggregate, write_aggregate
 
     tasks = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
     per_seed = {s: {"model": f"/runs/x/seed-{s}", "scores": {t: 70.0 + s for t in tasks}} for s in (1, 2, 3)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stsbench.results.schemas import DOCS, KINDS, SCHEMA_DIR, kind_of, main, stale
+from stsbench.results.schema import DOCS, KINDS, SCHEMA_DIR, kind_of, main, stale
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "reports"
@@ -28,14 +28,14 @@ def _results_files() -> list[Path]:
 def test_the_published_schemas_are_the_definitions_own(tmp_path):
     import re
 
-    from stsbench.results.schemas import pydantic_version
+    from stsbench.results.schema import pydantic_version
 
     page = (ROOT / "docs" / "results-schema.md").read_text(encoding="utf-8")
     written = re.search(r"json_schema\(\)`, pydantic\s+(\d+\.\d+):", page)
     assert written is not None, "the page names the pydantic that wrote the schemas"
     if written.group(1) != pydantic_version():  # the floors' venv: the same rules, worded by another version
         pytest.skip(f"the published schemas were written with pydantic {written.group(1)}, not {pydantic_version()}")
-    assert stale() == [], "run `python -m stsbench.results.schemas`"
+    assert stale() == [], "run `python -m stsbench.results.schema`"
     assert main(["--docs", str(tmp_path)]) == 0 and stale(tmp_path) == []
     (tmp_path / SCHEMA_DIR / "scale.json").write_text("{}\n", encoding="utf-8")  # an edit by hand is found
     assert stale(tmp_path) == [f"{SCHEMA_DIR}/scale.json"] and main(["--check", "--docs", str(tmp_path)]) == 1
@@ -82,12 +82,9 @@ def test_the_schema_refuses_what_the_reader_refuses():
 def test_the_typed_readers_give_the_files_values():
     from stsbench.reports.collect import analysis_types
     from stsbench.reproduce.state import load_state
-    from stsbench.results.recipe_runs import read_recipe_runs
-    from stsbench.results.runs import load_train_run
-    from stsbench.results.scale import read_scale
-    from stsbench.results.seeds import read_aggregate
-    from stsbench.results.store import load_result
-    from stsbench.results.validation import validated
+    from stsbench.results.read import load_result
+    from stsbench.results.runs import load_train_run, read_aggregate, read_recipe_runs, read_scale
+    from stsbench.results.schema import validated
 
     types = analysis_types()
     for path in _results_files():
@@ -138,7 +135,7 @@ def test_a_trainings_seeds_file_validates_and_reads_back(tmp_path):
     from jsonschema import Draft202012Validator
 
     from stsbench.errors import StsbenchError
-    from stsbench.results.seeds import read_seed_runs, write_seed_runs
+    from stsbench.results.runs import read_seed_runs, write_seed_runs
 
     runs = [
         {"seed": 1, "status": "finished", "error": None, "best_step": 10, "best_dev_spearman": 0.8, "steps": 20},

@@ -390,7 +390,7 @@ def test_run_heading_is_one_line_in_a_narrow_terminal_and_counts_files_in_englis
 ):
     monkeypatch.setenv("STSBENCH_DATA", str(mock_data))
     monkeypatch.setattr(
-        "stsbench.commands._console.table_console",
+        "stsbench.commands.run.table_console",
         lambda: __import__("rich.console").console.Console(width=60),
     )
     args = [

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from helpers import run_cli, train_args, train_seed
 
-from stsbench.results.labels import model_slug
-from stsbench.results.seeds import build_aggregate, write_aggregate
+from stsbench.results.runs import build_aggregate, write_aggregate
+from stsbench.results.write import model_slug
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 MTEB_KEY = "mteb/all-MiniLM-L6-v2"
@@ -28,7 +28,7 @@ def seeds_folder(files, tmp_path_factory) -> Path:
 
 
 def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_folder, tmp_path, capsys):
-    from stsbench.results.portable import portable
+    from stsbench.results.write import portable
 
     res = tmp_path / "res"
     args = ["run", "--model", str(seeds_folder), "--tasks", "STSBenchmark", "--mode", "dev"]

@@ -18,8 +18,7 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import cosine_pairs, simcse_average
 from stsbench.published.check import check_results
 from stsbench.reports.collect import collect
-from stsbench.results.pairs import read_pairs, read_sidecar
-from stsbench.results.store import read_average, read_result
+from stsbench.results.read import read_average, read_pairs, read_result, read_sidecar
 from stsbench.tasks.intervals import transfer_interval
 
 FIXTURES = (

@@ -94,8 +94,8 @@ def test_the_train_key_covers_the_training_config_and_the_embedding_key_what_map
     "edited, changes",
     [
         ("encoders/resolve.py", True),  # position_limit: where a long text is cut
-        ("encoders/load.py", True),  # the pooler, normalisation and length a folder gets (EMBEDDING_CODE_VERSION 2)
-        ("encoders/load.py", True),  # an in-memory model's encoder (token types, dtype)
+        # the pooler, normalisation and length a folder gets (EMBEDDING_CODE_VERSION 2); an in-memory model's encoder
+        ("encoders/load.py", True),
         ("encoders/cache.py", False),  # stores vectors, checked by their own sha256: computes none
         ("reports/render.py", False),
     ],

@@ -110,7 +110,7 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
     """Each setting beside the cell its runs are held against: the recipe's (its runs file), else --against's."""
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import parse_against
-    from stsbench.results.recipe_runs import RECIPE_RUNS_FILE
+    from stsbench.results.runs import RECIPE_RUNS_FILE
 
     table9 = "esimcse-arxiv/table9/dup-rate#dup_rate="
     write_report(swept, tmp_path / "bare", "sweep", "stsbench report (test)")  # no recipe, no --against: none
@@ -219,7 +219,7 @@ def test_the_banner_belongs_to_the_results_and_the_images_carry_it(swept, tmp_pa
     from PIL import Image
 
     from stsbench.reports.render import write_report
-    from stsbench.results.scale import write_scale
+    from stsbench.results.runs import write_scale
 
     results = tmp_path / "results"
     shutil.copytree(swept, results)
@@ -235,7 +235,7 @@ def test_the_banner_belongs_to_the_results_and_the_images_carry_it(swept, tmp_pa
         assert Image.open(png).text["Description"] == banner, png.name
         assert banner in png.with_suffix(".svg").read_text(), png.name
     # given again on the command line (write_report's --banner), it is said once; another one is added to it
-    from stsbench.results.scale import report_banner
+    from stsbench.results.runs import report_banner
 
     assert report_banner([results], banner) == banner and report_banner([tmp_path], None) is None
     assert report_banner([results], "also: 2 seeds only") == f"{banner}; also: 2 seeds only"

@@ -1,7 +1,7 @@
 """Results files that lie, and the readers' failures: every reader checks a figure against its own pairs.
 
 `check`, `compare` and `report` read a task result through the results layer's one check
-(:func:`stsbench.results.pairs.verify_result`): an STS figure its per-pair sidecar does not give, or a sidecar
+(:func:`stsbench.results.read.verify_result`): an STS figure its per-pair sidecar does not give, or a sidecar
 that is not the one the results file records, is one line naming the file (`report`: a skipped file, with a
 warning naming it). A run writes a task's two files together or not at all.
 """
@@ -22,7 +22,7 @@ from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_npz
 from stsbench.published.check import check_results
 from stsbench.reports.collect import collect
-from stsbench.results.pairs import pairs_path
+from stsbench.results.write import pairs_path
 
 TASKS = "STS16,STSBenchmark"
 B = 50
@@ -236,7 +236,7 @@ def test_a_rerun_that_gives_the_same_pairs_keeps_the_average(written, mock_data,
 def _seed_aggregate(out: Path, figures: dict[str, float]) -> None:
     """Three seeds around ``figures`` (-0.1, 0, +0.1), with each seed's Avg. over those tasks."""
     from stsbench.metrics import simcse_average
-    from stsbench.results.seeds import build_aggregate, write_aggregate
+    from stsbench.results.runs import build_aggregate, write_aggregate
 
     per_seed = {}
     for s, offset in zip((1, 2, 3), (-0.1, 0.0, 0.1), strict=True):

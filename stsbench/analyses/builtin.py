@@ -205,7 +205,7 @@ class RepetitionProbe(Analysis):
     def extra_files(self, result: Any, path: Path) -> list[Path]:
         """The scored triples, ``<stem>.triples.jsonl`` (``--triples`` reads them back)."""
         from stsbench.analyses.repetition import write_triples
-        from stsbench.results.store import companion_path
+        from stsbench.results.write import companion_path
 
         return [write_triples(companion_path(path, ".triples.jsonl"), result.triples)]
 

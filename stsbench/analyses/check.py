@@ -26,9 +26,10 @@ from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.published.registry import Entry, get_entry
 from stsbench.published.seed_check import SeedRow, check_difference, inside_interval
-from stsbench.results.folder import ANALYSIS_KIND, AnalysisRecord, read_folder
-from stsbench.results.portable import same_path
-from stsbench.results.seeds import LEVEL, summary_dict
+from stsbench.results.read import AnalysisRecord, read_folder
+from stsbench.results.runs import LEVEL, summary_dict
+from stsbench.results.schema import ANALYSIS_KIND
+from stsbench.results.write import same_path
 from stsbench.stats.decide import CELL_DELTA, REPRODUCED
 
 _SEED = re.compile(r"seed-(\d+)")

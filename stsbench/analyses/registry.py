@@ -79,7 +79,7 @@ class Analysis(ABC):
     :meth:`compute`, decorate with :func:`register_analysis`.
 
     Per model the results go to ``<output>/<model_slug>/<pooler>/<stem>.json`` (see
-    :func:`stsbench.results.store.analysis_path`), ``stem`` being the name plus :meth:`variant`.
+    :func:`stsbench.results.write.analysis_path`), ``stem`` being the name plus :meth:`variant`.
     """
 
     name: ClassVar[str]  # ``length_bias``: the results files' ``analysis`` key and file stem

@@ -3,7 +3,7 @@
 ``run_analysis("spectrum", models=["all-MiniLM-L6-v2"], output="results/analyses", split="dev")`` loads
 each (cached) encoder, computes, and, given an ``output``, writes one results file per model with
 provenance (the data files the analysis declares) and one comparison figure; paths come from
-:mod:`stsbench.results.store`: ``<output>/<model_slug>/<pooler>/<stem>.json`` (plus the analysis' extra
+:mod:`stsbench.results.write`: ``<output>/<model_slug>/<pooler>/<stem>.json`` (plus the analysis' extra
 files, e.g. the probe's ``.triples.jsonl``) and ``<output>/figures/<stem>__<models>.{png,svg}``, ``stem``
 being the analysis name plus the option that selects its data (``length_bias_words``,
 ``align_uniform_dev``, ``spectrum_test``), so runs with other data do not overwrite each other.
@@ -20,8 +20,8 @@ from typing import Any
 from stsbench.analyses.registry import Analysis, get_analysis
 from stsbench.encoders.base import EncodeOptions
 from stsbench.encoders.resolve import prompt_suffix
-from stsbench.results.labels import base_label, labelled
 from stsbench.results.schema import AnalysisResult
+from stsbench.results.write import base_label, labelled
 
 
 class TimedEncoder:
@@ -88,8 +88,13 @@ def run_analysis(
     from stsbench.data.integrity import check_data
     from stsbench.files import atomic_write_json
     from stsbench.paths import resolve_data_dir
-    from stsbench.results.portable import portable_result
-    from stsbench.results.store import analysis_path, figure_path, make_provenance, model_info
+    from stsbench.results.write import (
+        analysis_path,
+        figure_path,
+        make_provenance,
+        model_info,
+        portable_result,
+    )
 
     analysis = get_analysis(name)
     encode = encode or EncodeOptions()

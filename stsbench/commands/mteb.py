@@ -3,35 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
 
 import typer
 
+from stsbench.commands._options import ModeFilterOpt, ModelFilterOpt, OutOpt, PoolerFilterOpt, opt
+
 
 def export_mteb_cmd(
-    results: Annotated[Path, typer.Argument(help="Folder of `stsbench run` results (searched recursively).")],
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", help="MTEB cache folder: results/<org>__<model>/<revision>/ goes here."),
-    ],
-    model_name: Annotated[
-        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-        typer.Option(
-            "--model-name",
-            help="MTEB's ORG/NAME for the model (default: the hub id; the embedded model's is "
-            "sentence-transformers/all-MiniLM-L6-v2; required for a local folder).",
-        ),
-    ] = None,
-    revision: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--revision",
-            help="The model's revision folder (default: the hub snapshot's commit, else no_revision_available).",
-        ),
-    ] = None,
-    model: Annotated[Optional[str], typer.Option(help="Only results of this model name.")] = None,  # noqa: UP045
-    pooler: Annotated[Optional[str], typer.Option(help="Only results with this pooler.")] = None,  # noqa: UP045
-    mode: Annotated[Optional[str], typer.Option(help="Only results of this mode (test, fasttest).")] = None,  # noqa: UP045
+    results: opt(Path, help="Folder of `stsbench run` results (searched recursively).", arg=True),
+    out: OutOpt,
+    model_name: opt(
+        str | None,
+        "--model-name",
+        help="MTEB's ORG/NAME for the model (default: the hub id; the embedded model's is "
+        "sentence-transformers/all-MiniLM-L6-v2; required for a local folder).",
+    ) = None,
+    revision: opt(
+        str | None,
+        "--revision",
+        help="The model's revision folder (default: the hub snapshot's commit, else no_revision_available).",
+    ) = None,
+    model: ModelFilterOpt = None,
+    pooler: PoolerFilterOpt = None,
+    mode: ModeFilterOpt = None,
 ) -> None:
     """Write one run's STS12-16 and STSBenchmark results as MTEB task results (mteb.TaskResult) under OUT.
 
@@ -43,9 +37,8 @@ def export_mteb_cmd(
 
     done = export_results(results, out, model_name, revision, model=model, pooler=pooler, mode=mode)
     left = f"; left out (MTEB scores other pairs): {', '.join(done.left_out)}" if done.left_out else ""
-    typer.echo(
-        f"wrote {', '.join(done.tasks)} of {done.name}@{done.revision} to {done.folder}{left}", err=True
-    )
+    tasks = ", ".join(done.tasks)
+    typer.echo(f"wrote {tasks} of {done.name}@{done.revision} to {done.folder}{left}", err=True)
 
 
 def register(app: typer.Typer) -> None:

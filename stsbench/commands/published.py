@@ -2,304 +2,203 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stsbench.commands import _options as shared
+from stsbench.commands._options import escape, opt, print_table, table_console
+from stsbench.commands.run import seed_interval, seed_spread
+from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
+from stsbench.published.cells import is_cell_check
+from stsbench.published.registry import find_entries, get_entry, load_registry
+from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
 
-if TYPE_CHECKING:
-    from stsbench.published.check import Comparison
-
-STATUS_STYLE = {"OK": "green", "FAIL": "bold red", "MISSING": "bold red", "MODIFIED": "bold red"}
+DIFFERENCE_ALONE = "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
+# a status cell's colour; any other status: the caller's (bold red, a failure, unless it says otherwise)
+STYLE = {"OK": "green", "within": "green", "inside": "green", REPRODUCED: "green", NOT_CHECKED: "dim"}
+LEFT = ("figure", "task", "cell", "status", "verdict")  # the check tables' left-aligned columns
+PAIRS_NOTE = (
+    "one checkpoint: '(pairs)' is its 95% bootstrap interval over the test pairs (what the pairs move the "
+    "figure by, not a training seed); outside it, the published figure is not this checkpoint's"
+)
+COMPARED = ("task", "measured", "published", "delta", "status")
+SPREAD, INTERVAL, VERSUS = "mean ± std (n)", "mean's 95% interval", ("mean − published [95%]", "MDE")
 
 
 def published_list(
-    match: Annotated[
-        str | None, typer.Argument(help="Show only entries whose key, paper, table or row contains this.")
-    ] = None,
-    paper: Annotated[
-        str | None,
-        typer.Option("--paper", help="Only this paper: simcse, esimcse-arxiv, esimcse-coling, mocose, mteb."),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="Only rows of this model, e.g. bert-base, roberta-large, MiniLM."),
-    ] = None,
+    match: opt(
+        str | None, help="Show only entries whose key, paper, table or row contains this.", arg=True
+    ) = None,
+    paper: opt(
+        str | None, "--paper", help="Only this paper: simcse, esimcse-arxiv, esimcse-coling, mocose, mteb."
+    ) = None,
+    model: opt(
+        str | None, "--model", help="Only rows of this model, e.g. bert-base, roberta-large, MiniLM."
+    ) = None,
 ) -> None:
     """List the published entries: key, paper, table, row (filter with MATCH, --paper, --model)."""
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
-    from stsbench.published.registry import find_entries
-
     entries = find_entries(match, paper=paper, model=model)
-    asked = ", ".join(
-        f"{k} '{v}'" for k, v in (("search", match), ("--paper", paper), ("--model", model)) if v
-    )
+    given = (("search", match), ("--paper", paper), ("--model", model))
+    asked = ", ".join(f"{k} '{v}'" for k, v in given if v)
     if not entries:
         raise StsbenchError(f"no published entry matches {asked}; run `stsbench published list` for all")
-    hint = (
-        None if asked else "narrow with a search term, --paper or --model (`stsbench published list --help`)"
-    )
-    table = Table(title=f"Published numbers ({len(entries)} entries)", caption=hint)
-    table.add_column("key", no_wrap=True)  # whole, to copy into `show` and `check --against`
-    table.add_column("paper")
-    table.add_column("table")
-    table.add_column("row", overflow="fold")
-    for e in entries:
-        table.add_row(e.key, e.paper.slug, e.table, e.row)
-    table_console().print(table)
+    hint = "narrow with a search term, --paper or --model (`stsbench published list --help`)"
+    title = f"Published numbers ({len(entries)} entries)"
+    # the key whole, to copy into `show` and `check --against`
+    columns = [("key", {"no_wrap": True}), ("paper", {}), ("table", {}), ("row", {"overflow": "fold"})]
+    rows = [(e.key, e.paper.slug, e.table, e.row) for e in entries]
+    print_table(table_console(), columns, rows, title=title, caption=None if asked else hint)
 
 
-def published_show(
-    key: Annotated[str, typer.Argument(help="An entry key from `stsbench published list`.")],
-) -> None:
+def published_show(key: opt(str, help="An entry key from `stsbench published list`.", arg=True)) -> None:
     """Show one published row: its values, source and notes."""
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-    from stsbench.published.registry import get_entry
-
     e = get_entry(key)
     printed = dict(e.printed_as)
-    table = Table(caption=e.metric)  # the title on its own line: a table's title wraps to the table's width
-    table.add_column("column")
-    table.add_column("value", justify="right")
-    if printed:
-        table.add_column("source text shows", justify="right")
-    for col, value in e.values.items():
-        table.add_row(col, e.format(value), *([printed.get(col, "")] if printed else []))
+    shown = ["value", *(["source text shows"] if printed else [])]
+    columns = [("column", {}), *((col, {"justify": "right"}) for col in shown)]
+    rows = [
+        (col, e.format(value), *([printed.get(col, "")] if printed else []))
+        for col, value in e.values.items()
+    ]
     console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
     console.print(f"version: {e.version or 'not stated'}", highlight=False)
     console.print(f"split: {e.split or 'not stated'}; kind: {e.kind}; read from {e.source}", highlight=False)
     if e.selection_note:
         console.print(f"model selection: {e.selection_note}", highlight=False)
-    console.print(f"{e.key}: {e.row}", highlight=False, soft_wrap=True)
-    console.print(table)
-    for note in e.notes:
-        console.print(f"- {note}", highlight=False)
+    # the title on its own line (a table's title wraps to the table's width), the metric as the caption
+    notes = [f"- {note}" for note in e.notes]
+    print_table(console, columns, rows, f"{e.key}: {e.row}", notes, caption=e.metric)
 
 
 def check(
-    results: Annotated[
-        Path, typer.Option("--results", help="Folder of results JSON (searched recursively).")
-    ],
-    against: Annotated[
+    results: opt(Path, "--results", help="Folder of results JSON (searched recursively)."),
+    against: opt(
         str,
-        typer.Option(
-            "--against",
-            help="Published entry key (`stsbench published list`), FILE.yaml#TABLE/ROW for a published file of "
-            "one's own (docs/published.md), or mteb-results:DIR for a local MTEB "
-            'results folder (needs `pip install "stsbench[mteb]"`).',
-        ),
-    ],
-    tolerance: Annotated[
+        "--against",
+        help="Published entry key (`stsbench published list`), FILE.yaml#TABLE/ROW for a published file of "
+        "one's own (docs/published.md), or mteb-results:DIR for a local MTEB "
+        'results folder (needs `pip install "stsbench[mteb]"`).',
+    ),
+    tolerance: opt(
         str,
-        typer.Option(
-            help="Largest allowed |measured - published|, or 'seeds': each published figure must lie inside "
-            "the 95% interval over seeds (the seed aggregate of `stsbench run` on a `train --seeds` folder)."
-        ),
-    ] = "0.05",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="Only results of this model name (a cell: the group of seeds, by name, method or folder)."
-        ),
-    ] = None,
-    pooler: Annotated[str | None, typer.Option(help="Only results with this pooler.")] = None,
-    mode: Annotated[str | None, typer.Option(help="Only results of this mode (test, dev, fasttest).")] = None,
-    difference: Annotated[
-        float | None,
-        typer.Option(
-            help="With --tolerance seeds: the difference from a published figure that matters (points, default "
-            "1.0): 'reproduced' where the 95% interval of the difference from it lies inside ±this, 'not "
-            "reproduced' where it lies entirely outside, else 'inconclusive' (docs/uncertainty.md, One rule)."
-        ),
-    ] = None,
+        "--tolerance",
+        help="Largest allowed |measured - published|, or 'seeds': each published figure must lie inside "
+        "the 95% interval over seeds (the seed aggregate of `stsbench run` on a `train --seeds` folder).",
+    ) = "0.05",
+    model: shared.ModelFilterOpt = None,
+    pooler: shared.PoolerFilterOpt = None,
+    mode: shared.ModeFilterOpt = None,
+    difference: shared.DifferenceOpt = None,
 ) -> None:
     """Compare results with a published row; fail when a task is off by more than the tolerance or missing.
 
     With mteb-results:DIR the row is the main scores (x100) of the run's model in an MTEB results folder
     (``stsbench export-mteb`` writes one; MTEB's own cache and results repository are read the same way).
     """
-    from stsbench.errors import StsbenchError
-    from stsbench.published.cells import is_cell_check
-    from stsbench.published.check import CheckFailed, check_results
-    from stsbench.published.registry import load_registry
+    from stsbench.published.check import check_results
     from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
 
-    entry = load_registry().get(against)
-    if entry is not None and entry.kind == "analysis":
-        _check_analysis(results, against, tolerance, difference, model)
-        return
-    if not against.startswith(MTEB_RESULTS_PREFIX) and is_cell_check(against):
-        _check_cells(results, against, tolerance, difference, model)
-        return
-    if tolerance.strip().lower() == "seeds":
-        _check_seeds(results, against, difference, model=model, pooler=pooler, mode=mode)
-        return
-    if difference is not None:
-        raise StsbenchError(
-            "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
-        )
-    allowed = _tolerance(tolerance)
-    comparison = check_results(results, against, allowed, model=model, pooler=pooler, mode=mode)
-    _print_comparison(comparison)
-    if not comparison.passed:
-        raise CheckFailed(f"check failed: {comparison.summary()}")
+    seeds = tolerance.strip().lower() == "seeds"
+    delta = CELL_DELTA if difference is None else difference
+    if getattr(load_registry().get(against), "kind", None) == "analysis":
+        allowed = _tolerance(tolerance, seeds)
+        if not seeds and difference is not None:
+            raise StsbenchError(DIFFERENCE_ALONE)
+        _check_analysis(results, against, seeds, allowed, delta, model)
+    elif not against.startswith(MTEB_RESULTS_PREFIX) and is_cell_check(against):
+        _check_cells(results, against, tolerance, seeds, delta, model)
+    elif seeds:
+        _check_seeds(results, against, delta, model=model, pooler=pooler, mode=mode)
+    elif difference is not None:
+        raise StsbenchError(DIFFERENCE_ALONE)
+    else:
+        c = check_results(results, against, _tolerance(tolerance), model=model, pooler=pooler, mode=mode)
+        who = "/".join(c.run) if c.run else "no matching results"
+        rows = [
+            (r.task, _number(r.value), c.entry.format(r.published), _number(r.delta, "+"), _styled(r.status))
+            for r in c.rows
+        ]
+        if c.published_average is not None:
+            published = c.entry.format(c.published_average)
+            rows.append((AVG, _number(c.measured_average), published, "", _styled(NOT_CHECKED)))
+        extra = [f"not compared (no published value): {', '.join(c.extra_tasks)}"] if c.extra_tasks else []
+        notes = [*_selection_note(c.entry), *extra, c.compared()]
+        heading = f"[bold]{escape(who)}[/bold] {_against(c.entry)}"
+        _print_check(heading, COMPARED, rows, notes, None if c.passed else c.summary(), c.summary())
 
 
 def _check_analysis(
-    results: Path, against: str, tolerance: str, difference: float | None, model: str | None
+    results: Path, against: str, seeds: bool, allowed: float, delta: float, model: str | None
 ) -> None:
     """An analysis table's row against the analyses under ``results``: one group of seeds, or one checkpoint.
 
     ``--tolerance seeds``: each figure's verdict over the seeds (:func:`stsbench.analyses.check.check_analysis`);
     a number: one checkpoint's figures within it of the published ones (several seeds: use seeds).
     """
-    from rich.markup import escape
-    from rich.table import Table
-
     from stsbench.analyses.check import check_analysis
-    from stsbench.commands._console import table_console
-    from stsbench.commands.run import seed_spread
-    from stsbench.errors import StsbenchError
-    from stsbench.published.check import check_failed
     from stsbench.published.seed_check import verdict_cells
-    from stsbench.stats.decide import CELL_DELTA, REPRODUCED
 
-    seeds = tolerance.strip().lower() == "seeds"
-    allowed = 0.0 if seeds else _tolerance(tolerance)
-    if not seeds and difference is not None:
-        raise StsbenchError(
-            "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
-        )
-    c = check_analysis(results, against, model, CELL_DELTA if difference is None else difference)
+    c = check_analysis(results, against, model, delta)
     if not seeds and len(c.seeds) > 1:
         raise StsbenchError(
             f"{c.model} has {len(c.seeds)} seeds under {results}: judge them with --tolerance seeds"
         )
-    e = c.entry
-    console = table_console()
-    console.print(
-        f"[bold]{escape(c.model)}[/bold], {len(c.seeds)} checkpoint(s) of {e.analysis}, vs [bold]{e.key}[/bold] "
-        f"({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}'); figures in points",
-        soft_wrap=True,
-        highlight=False,
-    )
-    table = Table()
-    columns = (
-        "figure",
-        "mean ± std (n)",
-        "mean's 95% interval",
-        "published",
-        "mean − published [95%]",
-        "MDE",
-        "verdict",
-    )
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("figure", "verdict") else "right")
-    failed, statuses = [], []
+    failed, statuses, rows = [], [], []
     for r in c.rows:
-        s, v = r.seeds, r.verdict
-        interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
+        v = r.verdict
+        interval = seed_interval(r.seeds)
         pairs = c.pair_intervals.get(r.task) if len(c.seeds) == 1 else None
         if pairs is not None:  # one checkpoint: the interval its test pairs give, labelled so
             interval = f"[{pairs[0]:.2f}, {pairs[1]:.2f}] (pairs)"
-        status = (
-            v.status
-            if seeds
-            else ("missing" if v.diff is None else "within" if abs(v.diff) <= allowed else "off")
-        )
-        if seeds and c.outside_pairs(r):
-            status = "outside the pairs' interval"
+        if seeds:
+            status = "outside the pairs' interval" if c.outside_pairs(r) else v.status
+        else:
+            status = "missing" if v.diff is None else "within" if abs(v.diff) <= allowed else "off"
         if status not in (REPRODUCED, "within"):
             failed.append(f"{r.task} {status}")
             statuses.append(status)
-        style = "green" if status in (REPRODUCED, "within") else "bold red"
-        spread = "-" if s is None else seed_spread(s)
-        table.add_row(
-            r.task, spread, interval, f"{r.published:.2f}", *verdict_cells(v), f"[{style}]{status}[/{style}]"
-        )
-    console.print(table)
-    if c.pair_intervals and len(c.seeds) == 1:
-        console.print(
-            "one checkpoint: '(pairs)' is its 95% bootstrap interval over the test pairs (what the pairs move the "
-            "figure by, not a training seed); outside it, the published figure is not this checkpoint's",
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(f"results: {', '.join(c.files)} under {results}", highlight=False, soft_wrap=True)
-    if failed:
-        what = c.summary() if seeds else f"{', '.join(failed)} (tolerance {allowed:g})"
-        raise check_failed(statuses, f"check failed: {what}")
-    what = c.summary() if seeds else f"every figure of {e.key} within {allowed:g}"
-    console.print(f"[green]PASS[/green]: {what}", highlight=False)
+        cells = (seed_spread(r.seeds), interval, f"{r.published:.2f}", *verdict_cells(v))
+        rows.append((r.task, *cells, _styled(status)))
+    one = [PAIRS_NOTE] if c.pair_intervals and len(c.seeds) == 1 else []
+    notes = [*one, f"results: {', '.join(c.files)} under {results}"]
+    e = c.entry
+    heading = f"[bold]{escape(c.model)}[/bold], {len(c.seeds)} checkpoint(s) of {e.analysis}, {_against(e)}; "
+    heading += "figures in points"
+    columns = ("figure", SPREAD, INTERVAL, "published", *VERSUS, "verdict")
+    what = (c.summary() if seeds else f"{', '.join(failed)} (tolerance {allowed:g})") if failed else None
+    passed = c.summary() if seeds else f"every figure of {e.key} within {allowed:g}"
+    _print_check(heading, columns, rows, notes, what, passed, statuses)
 
 
-def _check_seeds(results: Path, against: str, difference: float | None, **filters: str | None) -> None:
+def _check_seeds(results: Path, against: str, delta: float, **filters: str | None) -> None:
     """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-    from stsbench.commands.run import seed_spread
-    from stsbench.published.check import check_failed
     from stsbench.published.seed_check import check_seeds, verdict_cells
-    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED, signed
+    from stsbench.stats.decide import signed
 
-    c = check_seeds(results, against, **filters, difference=CELL_DELTA if difference is None else difference)
+    c = check_seeds(results, against, **filters, difference=delta)
     e, agg = c.entry, c.aggregate
-    heading = (
-        f"[bold]{escape(agg['model'])}/{agg['pooler']}/{agg['mode']}[/bold], {len(agg['seeds'])} seeds, vs "
-        f"[bold]{e.key}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
-    )
-    table = Table()
-    for col, justify in (("task", "left"), ("mean ± std (n)", "right"), ("mean's 95% interval", "right")):
-        table.add_column(col, justify=justify)
-    table.add_column("published", justify="right")
-    table.add_column("status")
-    for col in ("mean − published [95%]", "MDE", "margin"):
-        table.add_column(col, justify="right")
-    table.add_column("verdict")
+    rows = []
     for r in c.rows:
-        s = r.seeds
-        interval = "-" if s is None or s["low"] is None else f"[{s['low']:.2f}, {s['high']:.2f}]"
-        style = {"inside": "green", NOT_CHECKED: "dim"}.get(
-            r.status, "yellow"
-        )  # a description, not the verdict
-        spread = "-" if s is None else seed_spread(s)
-        cells = verdict_cells(r.verdict)
-        vstyle = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(r.verdict.status, "bold red")
-        status = f"[{style}]{r.status}[/{style}]"
-        verdict = f"[{vstyle}]{r.verdict.status}[/{vstyle}]"
-        margin = "-" if r.verdict.margin is None else signed(r.verdict.margin, r.verdict.difference)
-        table.add_row(r.task, spread, interval, e.format(r.published), status, *cells, margin, verdict)
-    console = table_console()
-    console.print(heading, soft_wrap=True, highlight=False)
-    console.print(table)
-    console.print(f"seed aggregate: {c.path}", highlight=False, soft_wrap=True)
-    if e.selection_note:  # the published figure is a test-selected checkpoint's
-        console.print(
-            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
-            highlight=False,
-            soft_wrap=True,
-        )
-    if not c.passed:
-        raise check_failed((r.verdict.status for r in c.rows), f"check failed: {c.summary()}")
-    console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
+        v = r.verdict
+        margin = "-" if v.margin is None else signed(v.margin, v.difference)
+        figures = (seed_spread(r.seeds), seed_interval(r.seeds), e.format(r.published))
+        status = _styled(r.status, "yellow")  # a description, not the verdict
+        rows.append((r.task, *figures, status, *verdict_cells(v), margin, _styled(v.status)))
+    who = f"{agg['model']}/{agg['pooler']}/{agg['mode']}"
+    heading = f"[bold]{escape(who)}[/bold], {len(agg['seeds'])} seeds, {_against(e)}"
+    columns = ("task", SPREAD, INTERVAL, "published", "status", *VERSUS, "margin", "verdict")
+    notes, statuses = [f"seed aggregate: {c.path}", *_selection_note(e)], [r.verdict.status for r in c.rows]
+    _print_check(heading, columns, rows, notes, None if c.passed else c.summary(), c.summary(), statuses)
 
 
-def _tolerance(tolerance: str) -> float:
-    """``--tolerance`` as a number; one line when it is neither a number nor ``seeds``."""
-    from stsbench.errors import StsbenchError
-
+def _tolerance(tolerance: str, seeds: bool = False) -> float:
+    """``--tolerance`` as a number (0 for ``seeds``); one line when it is neither a number nor ``seeds``."""
     try:
-        return float(tolerance)
+        return 0.0 if seeds else float(tolerance)
     except ValueError:
         raise StsbenchError(
             f"--tolerance {tolerance!r} is neither a number nor 'seeds'; pass e.g. 0.05, or seeds"
@@ -307,125 +206,96 @@ def _tolerance(tolerance: str) -> float:
 
 
 def _check_cells(
-    results: Path, against: str, tolerance: str, difference: float | None, model: str | None
+    results: Path, key: str, tolerance: str, seeds: bool, delta: float, model: str | None
 ) -> None:
     """A cell (``KEY#COLUMN``) or a row without task columns, judged on the folder's one group of seeds.
 
     ``--tolerance seeds``: the seeds' verdict, as the report's Reproduction section gives it (one function); a
     number: one checkpoint's figure within it of the published one (several seeds: pass ``--tolerance seeds``).
     """
-    from rich.markup import escape
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-    from stsbench.errors import StsbenchError
-    from stsbench.published.check import EPS, check_failed
+    from stsbench.published.check import EPS
     from stsbench.published.seed_check import verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
-    from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
 
-    seeds = tolerance.strip().lower() == "seeds"
-    allowed = 0.0 if seeds else _tolerance(tolerance)
+    allowed = _tolerance(tolerance, seeds)
     if allowed < 0:
         raise StsbenchError(f"--tolerance must be >= 0, got {allowed}")
-    rep = check_cells(results, against, CELL_DELTA if difference is None else difference, model)
+    rep = check_cells(results, key, delta, model)
     n = max((v.n for v in rep.verdicts), default=0)
     if not seeds and n > 1:
         raise StsbenchError(
             f"{rep.group.name} has {n} seeds under {results}: judge them with --tolerance seeds "
             "(a number compares one checkpoint's figure)"
         )
-    e = rep.entry
-    heading = (
-        f"[bold]{escape(rep.group.label)}[/bold] vs [bold]{escape(rep.address)}[/bold] "
-        f"({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
-    )
-    table = Table()
-    columns = ("cell", "mean ± std (n)" if seeds else "measured", "published")
-    for col in columns:
-        table.add_column(col, justify="left" if col == "cell" else "right")
-    for col in ("mean − published [95%]", "MDE") if seeds else ("delta",):
-        table.add_column(col, justify="right")
-    table.add_column("verdict" if seeds else "status")
-    failed = []
+    e, failed, rows = rep.entry, [], []
     for v in rep.verdicts:
         if seeds:
-            style = {REPRODUCED: "green", NOT_CHECKED: "dim"}.get(v.status, "bold red")
-            table.add_row(
-                v.task, spread(v), e.format(v.published), *verdict_cells(v), f"[{style}]{v.status}[/{style}]"
-            )
+            rows.append((v.task, spread(v), e.format(v.published), *verdict_cells(v), _styled(v.status)))
             if v.status not in (REPRODUCED, NOT_CHECKED):
                 failed.append(f"{v.task}: {v.status}")
             continue
-        if v.status == NOT_CHECKED:
-            status = NOT_CHECKED
-        elif v.mean is None:
-            status = "MISSING"
-        else:
-            status = "OK" if abs(v.mean - v.published) <= allowed + EPS else "FAIL"
+        off = None if v.mean is None else v.mean - v.published
+        ok = off is not None and abs(off) <= allowed + EPS
+        status = "MISSING" if off is None else "OK" if ok else "FAIL"
+        status = NOT_CHECKED if v.status == NOT_CHECKED else status
         if status in ("MISSING", "FAIL"):
-            failed.append(
-                f"{v.task}: {status}" + (f" ({v.mean - v.published:+.2f})" if v.mean is not None else "")
-            )
-        measured = "-" if v.mean is None else f"{v.mean:.2f}"
-        delta = "-" if v.mean is None else f"{v.mean - v.published:+.2f}"
-        style = STATUS_STYLE.get(status, "dim")
-        table.add_row(v.task, measured, e.format(v.published), delta, f"[{style}]{status}[/{style}]")
+            failed.append(f"{v.task}: {status}" + (f" ({off:+.2f})" if off is not None else ""))
+        rows.append((v.task, _number(v.mean), e.format(v.published), _number(off, "+"), _styled(status)))
+    columns = ("cell", SPREAD, "published", *VERSUS, "verdict")
+    if not seeds:
+        columns = ("cell", "measured", "published", "delta", "status")
+    heading = f"[bold]{escape(rep.group.label)}[/bold] {_against(e, rep.address)}"
+    notes = [f"compared with {rep.compared_with}", *_selection_note(e)]
+    what = f"{rep.address} against {rep.group.name}: {'; '.join(failed)}" if failed else None
+    passed = (
+        f"every cell of {rep.address} {'reproduced (or not checked)' if seeds else f'within {tolerance}'}"
+    )
+    statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
+    _print_check(heading, columns, rows, notes, what, passed, statuses)
+
+
+def _number(value: float | None, sign: str = "") -> str:
+    """A figure at two decimals (``+`` for a delta's sign), ``-`` where none."""
+    return "-" if value is None else f"{value:{sign}.2f}"
+
+
+def _styled(status: str, other: str = "bold red") -> str:
+    style = STYLE.get(status, other)
+    return f"[{style}]{status}[/{style}]"
+
+
+def _against(e, key: str | None = None) -> str:  # noqa: ANN001
+    """The heading's ``vs KEY (paper, table, row 'ROW')``."""
+    return (
+        f"vs [bold]{escape(key or e.key)}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
+    )
+
+
+def _selection_note(e) -> list[str]:  # noqa: ANN001
+    """A published figure of a test-selected checkpoint says so beside the deltas."""
+    if not e.selection_note:
+        return []
+    return [f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)"]
+
+
+def _print_check(
+    heading: str,
+    columns: Iterable[str],
+    rows: Iterable[tuple[str, ...]],
+    notes: Iterable[str],
+    failed: str | None,
+    passed: str,
+    statuses: Iterable[str] = ("failed",),
+) -> None:
+    """A check's heading line, table and notes, then PASS, or ``failed`` (exit 1; 3: only inconclusive)."""
+    from stsbench.published.check import check_failed
+
     console = table_console()
-    console.print(heading, soft_wrap=True, highlight=False)
-    console.print(table)
-    console.print(f"compared with {rep.compared_with}", highlight=False, soft_wrap=True)
-    if e.selection_note:
-        console.print(
-            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
-            highlight=False,
-            soft_wrap=True,
-        )
+    justified = [(col, {"justify": "left" if col in LEFT else "right"}) for col in columns]
+    print_table(console, justified, rows, heading, notes, soft_wrap=True)
     if failed:
-        statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
-        raise check_failed(
-            statuses, f"check failed: {rep.address} against {rep.group.name}: {'; '.join(failed)}"
-        )
-    what = "reproduced (or not checked)" if seeds else f"within {tolerance}"
-    console.print(f"[green]PASS[/green]: every cell of {rep.address} {what}", highlight=False)
-
-
-def _print_comparison(c: Comparison) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-
-    e = c.entry
-    run = "/".join(c.run) if c.run else "no matching results"
-    # a heading line, not a title: rich wraps a title to the narrow table's width (several lines)
-    heading = f"[bold]{escape(run)}[/bold] vs [bold]{e.key}[/bold] ({escape(e.paper.title)}, {e.table}, row '{escape(e.row)}')"
-    table = Table()
-    for col, justify in (("task", "left"), ("measured", "right"), ("published", "right"), ("delta", "right")):
-        table.add_column(col, justify=justify)
-    table.add_column("status")
-    for r in c.rows:
-        measured = "-" if r.value is None else f"{r.value:.2f}"
-        delta = "-" if r.delta is None else f"{r.delta:+.2f}"
-        style = STATUS_STYLE[r.status]
-        table.add_row(r.task, measured, e.format(r.published), delta, f"[{style}]{r.status}[/{style}]")
-    if c.published_average is not None:
-        avg = "-" if c.measured_average is None else f"{c.measured_average:.2f}"
-        table.add_row(AVG, avg, e.format(c.published_average), "", "[dim]not checked[/dim]")
-    console = table_console()
-    console.print(heading, soft_wrap=True, highlight=False)
-    console.print(table)
-    if e.selection_note:  # the published figure is a test-selected checkpoint's: say so beside the deltas
-        console.print(
-            f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)",
-            highlight=False,
-            soft_wrap=True,
-        )
-    if c.extra_tasks:
-        console.print(f"not compared (no published value): {', '.join(c.extra_tasks)}")
-    console.print(c.compared(), highlight=False, soft_wrap=True)
-    if c.passed:  # a failure ends with CheckFailed's one line instead
-        console.print(f"[green]PASS[/green]: {c.summary()}", highlight=False)
+        raise check_failed(statuses, f"check failed: {failed}")
+    console.print(f"[green]PASS[/green]: {passed}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,42 +5,20 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from stsbench.commands._options import (
-    AllowModifiedDataOpt,
-    BatchSizeOpt,
-    BootstrapOpt,
-    CacheDirOpt,
-    DataDirOpt,
-    DeviceOpt,
-    Dtype,
-    DtypeOpt,
-    MaxLengthOpt,
-    ModelOpt,
-    NoCacheOpt,
-    OutputOpt,
-    PoolerOpt,
-    PromptNameOpt,
-    PromptOpt,
-    SeedOpt,
-    encode_options,
-)
-from stsbench.encoders.resolve import EMBEDDED_DEFAULT
-from stsbench.metrics import AVG
+from stsbench.commands import _options as shared
+from stsbench.commands._options import Dtype, Format, encode_options, escape, opt, print_table, table_console
+from stsbench.data.integrity import MARK, modified_note
+from stsbench.encoders.resolve import EMBEDDED_DEFAULT, prompt_suffix
+from stsbench.errors import StsbenchError
+from stsbench.files import check_outputs
+from stsbench.metrics import AVG, simcse_average
+from stsbench.progress import plural
 from stsbench.tasks.base import Mode
-
-
-class Format(str, Enum):
-    """How ``run`` prints its scores."""
-
-    table = "table"
-    json = "json"
-
+from stsbench.tasks.names import task_names
 
 Interval = tuple[float, float]
 
@@ -54,8 +32,6 @@ def score_tables(run) -> list[tuple[str, list[str], list[float], list[Interval |
 
     The STS Avg.'s interval comes from resampling every STS task jointly; the transfer Avg. has none.
     """
-    from stsbench.metrics import simcse_average
-
     tables = []
     for kind, title in (("sts", "STS"), ("transfer", "Transfer")):
         rows = [r for r in run.results if r.task_type == kind]
@@ -84,12 +60,10 @@ def scores_json(run) -> dict:
     ``Transfer``); ``skipped`` and ``modified_data`` are always there, empty when nothing was.
     """
     tables = score_tables(run)
-    intervals = {
-        name: list(b)
-        for _, names, _, bounds in tables
-        for name, b in zip(names[:-1], bounds[:-1], strict=True)
-        if b is not None
-    }
+    bounds = (
+        (name, b) for _, names, _, found in tables for name, b in zip(names[:-1], found[:-1], strict=True)
+    )
+    intervals = {name: list(b) for name, b in bounds if b is not None}
     return {
         "kind": SCORES_KIND,
         "schema_version": SCORES_VERSION,
@@ -108,66 +82,79 @@ def scores_json(run) -> dict:
     }
 
 
-def interval_cell(bounds: Interval | None) -> str:
-    """A 95% interval as the table's second row shows it: ``[81.1, 82.9]`` (one decimal), empty when none."""
-    return "" if bounds is None else f"[{bounds[0]:.1f}, {bounds[1]:.1f}]"
-
-
 INTERVALS_NOTE = {
     "STS": "95% intervals: percentile bootstrap over pairs (by subset for STS12-16; Avg.: tasks jointly)",
     "Transfer": "95% intervals: Wilson for a fixed test set, t over the folds for k-fold figures",
 }
 
 
-def seed_spread(row: dict) -> str:
-    """``76.02 ± 0.41 (5)`` for one task of a seed aggregate (``76.02 (1)`` with one seed)."""
+def seed_spread(row: dict | None) -> str:
+    """``76.02 ± 0.41 (5)`` for one task of a seed aggregate (``76.02 (1)`` with one seed), ``-`` for none."""
+    if row is None:
+        return "-"
     std = "" if row["std"] is None else f" ± {row['std']:.2f}"
     return f"{row['mean']:.2f}{std} ({row['n']})"
+
+
+def seed_interval(row: dict | None) -> str:
+    """The 95% interval over seeds of one task of a seed aggregate, ``-`` where it has none."""
+    return "-" if row is None or row["low"] is None else f"[{row['low']:.2f}, {row['high']:.2f}]"
 
 
 def show_seeds(seeds_run, fmt: Format) -> None:
     """Each seed's figures, mean ± std (n) and the 95% interval over seeds per task; or the aggregate as JSON."""
     agg = seeds_run.aggregate
     if fmt is Format.json:  # as its file holds it (paths relative to the output) when it was written
-        from stsbench.results.portable import output_of
-        from stsbench.results.seeds import portable_aggregate
+        from stsbench.results.runs import portable_aggregate
+        from stsbench.results.write import output_of
 
         where = seeds_run.path
         typer.echo(json.dumps(portable_aggregate(agg, output_of(where)) if where is not None else agg))
         return
-    from rich.markup import escape
-    from rich.table import Table
-
-    from stsbench.commands._console import table_console
-    from stsbench.data.integrity import MARK, modified_note
-
-    console = table_console()
-    heading = f"[bold]{escape(agg['model'])}[/bold] ({agg['mode']}, pooler {agg['pooler']}): {len(agg['seeds'])} seed(s)"
-    console.print(heading, soft_wrap=True, highlight=False)
-    table = Table()
-    table.add_column("")
-    for name in agg["tasks"]:
-        table.add_column(name, justify="right", no_wrap=True)
-    rows = agg["tasks"].values()
+    tasks = agg["tasks"]
     # per seed, the tasks computed on modified data; its averages are marked when any of its tasks is (the
     # safe side: no figure on modified data goes unmarked), the mean when any seed's figure is
     modified = {s: modified_files(seeds_run.results[s].results) for s in agg["seeds"]}
-    marked = {s: {t for t in agg["tasks"] if t in m or (AVG in t and m)} for s, m in modified.items()}
+    marked = {s: {t for t in tasks if t in m or (AVG in t and m)} for s, m in modified.items()}
     any_seed = set().union(*marked.values())
-    for i, s in enumerate(agg["seeds"]):
-        cells = (f"{r['values'][i]:.2f}{MARK * (t in marked[s])}" for t, r in agg["tasks"].items())
-        table.add_row(f"seed {s}", *cells)
-    table.add_row(
-        "mean ± std (n)", *(seed_spread(r) + MARK * (t in any_seed) for t, r in agg["tasks"].items())
-    )
-    table.add_row(
-        "95% interval", *("-" if r["low"] is None else f"[{r['low']:.2f}, {r['high']:.2f}]" for r in rows)
-    )
-    console.print(table)
-    if any_seed:
-        files = (f for m in modified.values() for v in m.values() for f in v)
-        console.print(modified_note(files), highlight=False)
-    console.print(f"seed aggregate: {seeds_run.path}", highlight=False)
+    rows = [
+        [f"seed {s}", *(f"{r['values'][i]:.2f}{MARK * (t in marked[s])}" for t, r in tasks.items())]
+        for i, s in enumerate(agg["seeds"])
+    ]
+    rows.append(["mean ± std (n)", *(seed_spread(r) + MARK * (t in any_seed) for t, r in tasks.items())])
+    rows.append(["95% interval", *map(seed_interval, tasks.values())])
+    files = (f for m in modified.values() for v in m.values() for f in v)
+    notes = [*([modified_note(files)] if any_seed else []), f"seed aggregate: {seeds_run.path}"]
+    heading = f"[bold]{escape(agg['model'])}[/bold] ({agg['mode']}, pooler {agg['pooler']}): "
+    heading += f"{len(agg['seeds'])} seed(s)"
+    columns = [("", {}), *((name, {"justify": "right", "no_wrap": True}) for name in tasks)]
+    print_table(table_console(), columns, rows, heading, notes)
+
+
+def show_run(result, dtype: Dtype, output: Path) -> None:
+    """One table per task kind (SimCSE's layout), a row of 95% intervals where there are, the files written."""
+    console = table_console()
+    modified = modified_files(result.results)
+    precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
+    who = escape(result.model + prompt_suffix(result.prompt, result.prompt_name))
+    for title, names, vals, intervals in score_tables(result):
+        shown = any(b is not None for b in intervals)
+        marked = {n for n in names if n in modified}
+        marked |= {AVG} if marked else set()  # an Avg. over a modified figure is one too
+        rows = [[f"{v:.2f}{MARK * (n in marked)}" for n, v in zip(names, vals, strict=True)]]
+        if shown:
+            rows.append(["" if b is None else f"[{b[0]:.1f}, {b[1]:.1f}]" for b in intervals])
+        notes = [INTERVALS_NOTE[title]] if shown else []
+        if marked:
+            notes.append(modified_note(f for n in marked for f in modified.get(n, ())))
+        # an interval row may wrap at its space in a narrow terminal rather than lose digits
+        columns = [
+            (name, {"justify": "right", "no_wrap": not shown, "min_width": len(name)}) for name in names
+        ]
+        heading = f"[bold]{title} ({result.mode})[/bold] — {who}, pooler {result.pooler}{precision}"
+        print_table(console, columns, rows, heading, notes)
+    timings = f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)"
+    console.print(f"results: {plural(len(result.paths), 'file')} under {output}/  {timings}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -175,56 +162,42 @@ def register(app: typer.Typer) -> None:
 
     @app.command("run")
     def run_cmd(
-        model: ModelOpt = EMBEDDED_DEFAULT,
-        tasks: Annotated[
-            str, typer.Option("--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.")
-        ] = "sts",
-        mode: Annotated[
-            Mode, typer.Option("--mode", help="test | dev | fasttest (SimCSE's meaning).")
-        ] = Mode.test,
-        pooler: PoolerOpt = None,
-        data_dir: DataDirOpt = None,
-        output: OutputOpt = Path("results"),
-        cache_dir: CacheDirOpt = None,
-        no_cache: NoCacheOpt = False,
-        batch_size: BatchSizeOpt = 128,
-        max_length: MaxLengthOpt = None,
-        device: DeviceOpt = None,
-        dtype: DtypeOpt = Dtype.float32,
-        seed: SeedOpt = 1111,
-        bootstrap: BootstrapOpt = 1000,
-        fmt: Annotated[Format, typer.Option("--format", help="table (SimCSE's) or json.")] = Format.table,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-        revision: Annotated[
-            str | None,
-            typer.Option("--revision", help="Branch, tag or commit of a hub --model (default main)."),
-        ] = None,
-        allow_modified_data: AllowModifiedDataOpt = False,
-        prompt: PromptOpt = None,
-        prompt_name: PromptNameOpt = None,
+        model: shared.ModelOpt = EMBEDDED_DEFAULT,
+        tasks: opt(
+            str, "--tasks", "-t", help="sts | transfer | full, or task names, comma-separated."
+        ) = "sts",
+        mode: opt(Mode, "--mode", help="test | dev | fasttest (SimCSE's meaning).") = Mode.test,
+        pooler: shared.PoolerOpt = None,
+        data_dir: shared.DataDirOpt = None,
+        output: shared.OutputOpt = Path("results"),
+        cache_dir: shared.CacheDirOpt = None,
+        no_cache: shared.NoCacheOpt = False,
+        batch_size: shared.BatchSizeOpt = 128,
+        max_length: shared.MaxLengthOpt = None,
+        device: shared.DeviceOpt = None,
+        dtype: shared.DtypeOpt = Dtype.float32,
+        seed: shared.SeedOpt = 1111,
+        bootstrap: shared.BootstrapOpt = 1000,
+        fmt: shared.FormatOpt = Format.table,
+        quiet: shared.QuietOpt = False,
+        revision: opt(
+            str | None, "--revision", help="Branch, tag or commit of a hub --model (default main)."
+        ) = None,
+        allow_modified_data: shared.AllowModifiedDataOpt = False,
+        prompt: shared.PromptOpt = None,
+        prompt_name: shared.PromptNameOpt = None,
     ) -> None:
         """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
-        from stsbench.files import check_outputs
-        from stsbench.tasks.names import task_names
-
         task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
         encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
         check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
         from stsbench.evaluation.run import evaluate_model
-        from stsbench.results.seeds import is_seeds_folder
+        from stsbench.results.runs import is_seeds_folder
 
         command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        options = dict(
-            data_dir=data_dir,
-            output=output,
-            seed=seed,
-            show_progress=not quiet,
-            command=command,
-            bootstrap=bootstrap,
-            allow_modified_data=allow_modified_data,
-        )
+        options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, command=command)
+        options.update(bootstrap=bootstrap, allow_modified_data=allow_modified_data)
         if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
-            from stsbench.errors import StsbenchError
             from stsbench.evaluation.seeds import run_seeds
 
             if encode.prompted:  # the seeds' aggregate is filed by model only
@@ -236,40 +209,4 @@ def register(app: typer.Typer) -> None:
         if fmt is Format.json:
             typer.echo(json.dumps(scores_json(result)))
             return
-        from rich.markup import escape
-        from rich.table import Table
-
-        from stsbench.commands._console import table_console
-        from stsbench.data.integrity import MARK, modified_note
-        from stsbench.encoders.resolve import prompt_suffix
-        from stsbench.progress import plural
-
-        console = table_console()
-        modified = modified_files(result.results)
-        for title, names, vals, intervals in score_tables(result):
-            precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
-            # a heading line, not the table's title: rich wraps a title to the table's width (three lines
-            # for a long model path in a narrow terminal), a line the terminal folds at most once
-            who = escape(result.model + prompt_suffix(result.prompt, result.prompt_name))
-            heading = f"[bold]{title} ({result.mode})[/bold] — {who}, pooler {result.pooler}{precision}"
-            console.print(heading, soft_wrap=True, highlight=False)
-            table = Table()
-            shown = any(b is not None for b in intervals)
-            for name in names:
-                # an interval row may wrap at its space in a narrow terminal rather than lose digits
-                table.add_column(name, justify="right", min_width=len(name), no_wrap=not shown)
-            marked = {n for n in names if n in modified}
-            marked |= {AVG} if marked else set()  # an Avg. over a modified figure is one too
-            table.add_row(*(f"{v:.2f}{MARK * (n in marked)}" for n, v in zip(names, vals, strict=True)))
-            if shown:
-                table.add_row(*(interval_cell(b) for b in intervals))
-            console.print(table)
-            if shown:
-                console.print(INTERVALS_NOTE[title], highlight=False)
-            if marked:
-                console.print(modified_note(f for n in marked for f in modified.get(n, ())), highlight=False)
-        console.print(
-            f"results: {plural(len(result.paths), 'file')} under {output}/  "
-            f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)",
-            highlight=False,
-        )
+        show_run(result, dtype, output)

@@ -19,17 +19,14 @@ __all__ = [
     "POOLERS",
 ]
 _LAZY = {
-    "EMBEDDED_DEFAULT": "stsbench.encoders.resolve",
-    "EmbeddingTable": "stsbench.encoders.base",
-    "EncodeOptions": "stsbench.encoders.base",
-    "Encoder": "stsbench.encoders.base",
-    "EncoderInfo": "stsbench.encoders.base",
-    "embed_table": "stsbench.encoders.base",
-    "load_encoder": "stsbench.encoders.load",
-    "build_encoder": "stsbench.encoders.load",
-    "choose_pooler": "stsbench.encoders.load",
-    "SIMCSE_DEFAULT_POOLER": "stsbench.encoders.load",
-    "POOLERS": "stsbench.encoders.pooling",
+    name: f"stsbench.encoders.{module}"
+    for module, names in {
+        "resolve": ["EMBEDDED_DEFAULT"],
+        "base": ["EmbeddingTable", "EncodeOptions", "Encoder", "EncoderInfo", "embed_table"],
+        "load": ["load_encoder", "build_encoder", "choose_pooler", "SIMCSE_DEFAULT_POOLER"],
+        "pooling": ["POOLERS"],
+    }.items()
+    for name in names
 }
 
 

@@ -69,17 +69,14 @@ class EmbeddingCache:
         self.hits = 0
         self.misses = 0
 
-    def _verified(self) -> dict[str, list]:
-        """``{shard name: [size, mtime_ns, digest]}`` of the shards whose digest was computed and matched."""
+    def _load_shards(self) -> list[tuple[Path, np.ndarray, np.ndarray]]:
+        shards = []
+        # {shard name: [size, mtime_ns, digest]} of the shards whose digest was computed and matched
         try:
             memo = json.loads((self.dir / VERIFIED).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {}
-        return memo if isinstance(memo, dict) else {}
-
-    def _load_shards(self) -> list[tuple[Path, np.ndarray, np.ndarray]]:
-        shards = []
-        memo = self._verified()
+            memo = {}
+        memo = memo if isinstance(memo, dict) else {}
         seen: dict[str, list] = {}
         for f in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
             try:
@@ -111,11 +108,6 @@ class EmbeddingCache:
             except OSError:  # a read-only cache: the next load computes the digests again
                 pass
         return shards
-
-    def _write(self, keys: np.ndarray, vecs: np.ndarray) -> Path:
-        buf = io.BytesIO()
-        np.savez(buf, keys=keys, vectors=vecs, digest=np.array(_digest(keys, vecs)))
-        return atomic_write_bytes(self.dir / f"{uuid.uuid4().hex}.npz", buf.getvalue())
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """Vectors for the cached keys (rows of missing keys left 0) and a mask of which were found."""
@@ -151,19 +143,10 @@ class EmbeddingCache:
         """Add a shard (atomic); returns its path (None when there is nothing to store)."""
         if not len(keys):
             return None
-        return self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32))
-
-    def merge(self, parts: list[tuple[Path, int]], keys: np.ndarray, vecs: np.ndarray) -> None:
-        """Replace the shards ``parts`` (path, rows), written during an encode, by one shard of ``keys``/``vecs``.
-
-        The merged shard is written before the parts are removed: interrupted in between, the cache holds
-        the same vectors twice, which lookups and compaction tolerate.
-        """
-        if len(parts) == 1 and parts[0][1] == len(keys):
-            return  # one batch held everything: it is the shard
-        self.store(keys, vecs)
-        for f, _ in parts:
-            f.unlink(missing_ok=True)
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        buf = io.BytesIO()
+        np.savez(buf, keys=keys, vectors=vecs, digest=np.array(_digest(keys, vecs)))
+        return atomic_write_bytes(self.dir / f"{uuid.uuid4().hex}.npz", buf.getvalue())
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -189,7 +172,7 @@ class EmbeddingCache:
         keys = np.concatenate([k for _, k, _ in shards])
         vecs = np.concatenate([v for _, _, v in shards])
         _, first = np.unique(keys, return_index=True)
-        self._write(keys[np.sort(first)], vecs[np.sort(first)])
+        self.store(keys[np.sort(first)], vecs[np.sort(first)])
         for f, _, _ in shards:
             f.unlink(missing_ok=True)
 
@@ -222,9 +205,23 @@ class CachedEncoder:
             self.cache.hits += len(uniq) - len(missing)
             self.cache.misses += len(missing)
             if missing:
-                new = self._encode_and_store(
-                    [uniq[i] for i in missing], keys[missing], batch_size, show_progress
-                )
+                # an encoder that reports its batches (``on_batch``) has them stored as they end
+                writer = BatchWriter(self.cache, keys[missing])
+                batched = "on_batch" in inspect.signature(self.inner.encode).parameters
+                extra = {"on_batch": writer.add} if batched else {}
+                try:
+                    new = self.inner.encode(
+                        [uniq[i] for i in missing],
+                        batch_size=batch_size,
+                        show_progress=show_progress,
+                        **extra,
+                    )
+                except (
+                    BaseException
+                ):  # Ctrl-C (KeyboardInterrupt) or an error: keep every batch that finished
+                    writer.flush()
+                    raise
+                writer.finish(new)
                 if vecs is None:
                     vecs = np.zeros((len(uniq), new.shape[1]), dtype=np.float32)
                 vecs[missing] = new
@@ -232,21 +229,6 @@ class CachedEncoder:
             return vecs
         pos = {t: i for i, t in enumerate(uniq)}
         return vecs[[pos[t] for t in texts]]
-
-    def _encode_and_store(
-        self, texts: list[str], keys: np.ndarray, batch_size: int, show_progress: bool
-    ) -> np.ndarray:
-        """Encode ``texts``; an encoder that reports its batches (``on_batch``) has them stored as they end."""
-        writer = BatchWriter(self.cache, keys)
-        batched = "on_batch" in inspect.signature(self.inner.encode).parameters
-        extra = {"on_batch": writer.add} if batched else {}
-        try:
-            new = self.inner.encode(texts, batch_size=batch_size, show_progress=show_progress, **extra)
-        except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: keep every batch that finished
-            writer.flush()
-            raise
-        writer.finish(new)
-        return new
 
 
 class BatchWriter:
@@ -280,6 +262,14 @@ class BatchWriter:
         self.last = time.monotonic()
 
     def finish(self, vectors: np.ndarray) -> None:
-        """Everything encoded: one shard of all ``vectors`` replaces the parts (or is the only write)."""
+        """Everything encoded: one shard of all ``vectors`` replaces the parts (or is the only write).
+
+        The merged shard is written before the parts are removed: interrupted in between, the cache holds
+        the same vectors twice, which lookups and compaction tolerate.
+        """
         self.pending = []
-        self.cache.merge(self.parts, self.keys, vectors)
+        if len(self.parts) == 1 and self.parts[0][1] == len(self.keys):
+            return  # one batch held everything: it is the shard
+        self.cache.store(self.keys, vectors)
+        for f, _ in self.parts:
+            f.unlink(missing_ok=True)

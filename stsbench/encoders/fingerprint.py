@@ -95,7 +95,6 @@ def fingerprint(
     A ``prompt`` (:func:`stsbench.encoders.resolve.choose_prompt`) joins the settings: prompted and unprompted
     vectors never share a key (without one the digest is the one it was before prompts existed).
     """
-    h = hashlib.sha256()
     settings = {
         "code": embedding_code(pooler),
         "kind": spec.kind,
@@ -104,10 +103,9 @@ def fingerprint(
         "dtype": dtype,
         "normalize": spec.normalize,
         "lower": spec.do_lower_case,
+        **({"prompt": prompt} if prompt else {}),
     }
-    if prompt:
-        settings["prompt"] = prompt
-    h.update(json.dumps(settings, sort_keys=True).encode())
+    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for f, sha in sha256_files(
         model_files(spec)
     ).items():  # the one byte digest, memoised by each file's stat
@@ -115,29 +113,18 @@ def fingerprint(
     return h.hexdigest()[:32]
 
 
-def _tensor_bytes(tensor) -> bytes:
-    import torch
-
-    flat = tensor.detach().cpu().contiguous().reshape(-1)
-    return flat.view(torch.uint8).numpy().tobytes()
-
-
 def weights_fingerprint(module, tokenizer=None, settings: dict[str, Any] | None = None) -> str:
     """Hex digest over every tensor of ``module.state_dict()``, its config, the tokenizer and ``settings``."""
-    h = hashlib.sha256()
-    h.update(
-        json.dumps(
-            {"code": embedding_code((settings or {}).get("pooler")), **(settings or {})},
-            sort_keys=True,
-            default=str,
-        ).encode()
-    )
+    import torch
+
+    settings = {"code": embedding_code((settings or {}).get("pooler")), **(settings or {})}
+    h = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
     config = getattr(module, "config", None)
     if config is not None and hasattr(config, "to_json_string"):
         h.update(config.to_json_string(use_diff=False).encode())
     for name, tensor in sorted(module.state_dict().items()):
         h.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}\n".encode())
-        h.update(_tensor_bytes(tensor))
+        h.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     if tokenizer is not None:
         h.update(tokenizer_state(tokenizer).encode())
     return h.hexdigest()[:32]
@@ -155,27 +142,19 @@ def origin_folder(model) -> Path | None:
     return folder if is_model_dir(folder) else None
 
 
-def _file_tensors(folder: Path) -> dict | None:
-    import torch
-
-    if (folder / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-
-        return load_file(str(folder / "model.safetensors"), device="cpu")
-    if (folder / "pytorch_model.bin").is_file():
-        return torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    return None  # sharded or another format: not worth reading here
-
-
 def same_weights(model, folder: Path) -> bool:
     """Every tensor of ``folder``'s weights equals ``model``'s, and every parameter of ``model`` is in the file."""
     import torch
+    from safetensors.torch import load_file
 
-    try:
-        stored = _file_tensors(folder)
+    try:  # sharded or another format: not worth reading here
+        if (folder / "model.safetensors").is_file():
+            stored = load_file(str(folder / "model.safetensors"), device="cpu")
+        elif (folder / "pytorch_model.bin").is_file():
+            stored = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
+        else:
+            return False
     except Exception:  # unreadable: the live model cannot be shown to be the folder's
-        return False
-    if stored is None:
         return False
     live = model.state_dict()
     prefix = f"{getattr(model, 'base_model_prefix', '')}."
@@ -193,30 +172,21 @@ def same_weights(model, folder: Path) -> bool:
     return {n for n, _ in model.named_parameters()} <= found
 
 
-def _same_config(model, folder: Path) -> bool:
-    try:
-        stored = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    from transformers import AutoConfig
+def _same_config_and_tokenizer(model, tokenizer, folder: Path) -> bool:
+    from transformers import AutoConfig, AutoTokenizer
 
     try:
+        stored = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         theirs = AutoConfig.from_pretrained(folder).to_dict() if stored else {}
-    except Exception:  # a config transformers cannot read: the live model cannot be shown to be this one
+        their_tokenizer = AutoTokenizer.from_pretrained(folder)
+    except (
+        Exception
+    ):  # a config or tokenizer that does not load: the live model cannot be shown to be this one
         return False
     mine = model.config.to_dict()
     keys = (set(mine) | set(theirs)) - _CONFIG_NOISE
-    return all(mine.get(k) == theirs.get(k) for k in keys)
-
-
-def _same_tokenizer(tokenizer, folder: Path) -> bool:
-    from transformers import AutoTokenizer
-
-    try:
-        theirs = AutoTokenizer.from_pretrained(folder)
-    except Exception:
-        return False
-    return tokenizer_state(tokenizer) == tokenizer_state(theirs)
+    same_config = all(mine.get(k) == theirs.get(k) for k in keys)
+    return same_config and tokenizer_state(tokenizer) == tokenizer_state(their_tokenizer)
 
 
 def folder_fingerprint(
@@ -239,7 +209,7 @@ def folder_fingerprint(
     except StsbenchError:
         return None
     weights = spec.path if (spec.path / "config.json").is_file() else None
-    if weights is None or not (_same_config(model, weights) and _same_tokenizer(tokenizer, weights)):
+    if weights is None or not _same_config_and_tokenizer(model, tokenizer, weights):
         return None
     if not same_weights(model, weights):
         log.info("%s: the live model's weights differ from the folder's; its tensors key the cache", folder)

@@ -143,8 +143,7 @@ class HFEncoder:
         # no truncation unless asked (SentEval), but never past the position embeddings
         if not self._config and hasattr(self._model, "config"):
             self._config = self._model.config.to_dict()
-        limits = [n for n in (self.max_length, position_limit(self._config)) if n]
-        limit = min(limits) if limits else None
+        limit = min(filter(None, (self.max_length, position_limit(self._config))), default=None)
         enc = self._tokenizer(
             list(texts),
             truncation=limit is not None,
@@ -193,13 +192,10 @@ class HFEncoder:
             ):
                 for rows in length_batches([len(i) for i in ids], batch_size):
                     width = len(ids[rows[0]])
-                    input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-                    mask = np.zeros((len(rows), width), dtype=np.int64)
-                    for j, i in enumerate(rows):
-                        input_ids[j, : len(ids[i])] = ids[i]
-                        mask[j, : len(ids[i])] = 1
-                    input_ids = torch.from_numpy(input_ids).to(self.device)
-                    mask = torch.from_numpy(mask).to(self.device)
+                    padded = [ids[i] + [pad_id] * (width - len(ids[i])) for i in rows]
+                    input_ids = torch.tensor(padded, dtype=torch.int64, device=self.device)
+                    ones = [[1] * len(ids[i]) + [0] * (width - len(ids[i])) for i in rows]
+                    mask = torch.tensor(ones, dtype=torch.int64, device=self.device)
                     vecs = self.embed_batch(input_ids, mask, hidden).float().cpu().numpy()
                     if out is None:
                         out = np.empty((len(ids), vecs.shape[1]), dtype=np.float32)
@@ -316,18 +312,8 @@ class SentenceTransformerEncoder:
             self._model.to(getattr(torch, self.dtype))
             if self.max_length:
                 self._model.max_seq_length = self.max_length
-        vecs = (
-            self._model.encode(
-                list(texts),
-                batch_size=batch_size,
-                show_progress_bar=show_progress,
-                convert_to_tensor=True,
-                prompt=self.prompt,
-            )
-            .float()
-            .cpu()
-            .numpy()
-        )
+        options = {"batch_size": batch_size, "show_progress_bar": show_progress, "prompt": self.prompt}
+        vecs = self._model.encode(list(texts), convert_to_tensor=True, **options).float().cpu().numpy()
         self.n_encoded += len(texts)
         check_finite(vecs, texts, self.spec.name)
         if on_batch is not None:

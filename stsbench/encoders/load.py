@@ -34,6 +34,7 @@ from stsbench.encoders.hf import HFEncoder, SentenceTransformerEncoder, check_fi
 from stsbench.encoders.pooling import check_pooler
 from stsbench.encoders.resolve import (
     ModelSpec,
+    active_pooling,
     check_prompt_options,
     choose_prompt,
     clamp_max_length,
@@ -45,7 +46,6 @@ from stsbench.paths import default_cache_dir
 
 log = logging.getLogger("stsbench.encoders")  # the package's logger, as before the loader had its module
 SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
-_ST_MODES = {"mean": "avg", "cls": "cls_before_pooler"}  # a live Pooling module's mode -> the SimCSE pooler
 
 
 def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
@@ -86,18 +86,8 @@ def load_encoder(
     ``prompt`` / ``prompt_name``: the text prepended to every sentence, or the name of one the model stores
     (:func:`stsbench.encoders.resolve.choose_prompt`); it keys the cache and is recorded with the results.
     """
-    options = EncodeOptions(
-        pooler=pooler,
-        max_length=max_length,
-        device=device,
-        dtype=dtype,
-        prompt=prompt,
-        prompt_name=prompt_name,
-        revision=revision,
-        cache_dir=cache_dir,
-        use_cache=use_cache,
-    )
-    return build_encoder(model, options, tokenizer=tokenizer)
+    options = {k: v for k, v in locals().items() if k not in ("model", "tokenizer")}  # EncodeOptions' fields
+    return build_encoder(model, EncodeOptions(**options), tokenizer=tokenizer)
 
 
 def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
@@ -119,9 +109,8 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
         # An explicit SimCSE pooler means the raw pooled vector, as SimCSE evaluates. The spec must be final
         # before the fingerprint is taken: it hashes `normalize`, so raw and normalised vectors get two keys.
         spec = replace(spec, normalize=False)
-    max_length = options.max_length
-    if max_length is not None:
-        max_length = clamp_max_length(spec.path, max_length)  # before the fingerprint: it keys the cache
+    # clamped before the fingerprint: it keys the cache
+    max_length = clamp_max_length(spec.path, options.max_length) if options.max_length is not None else None
     length = max_length if max_length is not None else spec.max_length
     fp = fingerprint(spec, chosen, length, options.dtype, prompt=text)
     resolved = replace(options, pooler=chosen, max_length=max_length, prompt=text, prompt_name=name)
@@ -162,31 +151,14 @@ def live_hf_encoder(
         raise StsbenchError("a transformers model needs its tokenizer: pass tokenizer=AutoTokenizer...")
     param = next(model.parameters(), None)
     dtype = str(param.dtype).removeprefix("torch.") if param is not None else "float32"
-    settings = {
-        "kind": kind,
-        "pooler": pooler,
-        "max_length": max_length,
-        "normalize": normalize,
-        "lower": lower,
-        **({"prompt": prompt} if prompt else {}),
-    }
-    same = {"max_length": max_length, "normalize": normalize, "lower": lower, "dtype": dtype}
-    fp = folder_fingerprint(model, tokenizer, pooler=pooler, prompt=prompt, **same)
+    same = {"max_length": max_length, "normalize": normalize, "lower": lower}
+    key = folder_fingerprint(model, tokenizer, pooler=pooler, dtype=dtype, prompt=prompt, **same)
+    if key is None:
+        settings = {"kind": kind, "pooler": pooler, **same, **({"prompt": prompt} if prompt else {})}
+        key = weights_fingerprint(model, tokenizer, settings)
     spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
-    key = fp or weights_fingerprint(model, tokenizer, settings)
     enc = HFEncoder(spec, replace(options, pooler=pooler, dtype=dtype), fingerprint=key)
-    enc.info = EncoderInfo(
-        spec.name,
-        "(in memory)",
-        enc.info.fingerprint,
-        pooler,
-        max_length,
-        dtype,
-        kind,
-        {"normalize": normalize},
-        enc.info.prompt,
-        enc.info.prompt_name,
-    )
+    enc.info = replace(enc.info, path="(in memory)")
     device = options.device
     enc.device = str(param.device) if param is not None and device is None else pick_device(device)
     enc._tokenizer = tokenizer
@@ -200,13 +172,11 @@ def _st_native(st) -> tuple[str, bool] | None:
     names = [type(m).__name__ for m in st]
     if names[:2] != ["Transformer", "Pooling"] or names[2:] not in ([], ["Normalize"]):
         return None
-    pooling = st[1]
-    mode = pooling.get_pooling_mode_str() if hasattr(pooling, "get_pooling_mode_str") else None
-    cfg = pooling.get_config_dict()
-    mode = mode or cfg.get("pooling_mode")
-    if mode not in _ST_MODES or cfg.get("include_prompt", True) is False:
+    cfg = st[1].get_config_dict()
+    pooler = active_pooling(cfg)
+    if pooler is None or cfg.get("include_prompt", True) is False:
         return None
-    return _ST_MODES[mode], names[2:] == ["Normalize"]
+    return pooler, names[2:] == ["Normalize"]
 
 
 class ObjectEncoder:
@@ -307,12 +277,7 @@ def live_encoder(
     fingerprint: str | None = None,
 ) -> Encoder:
     """:func:`as_encoder` with its keywords as one :class:`EncodeOptions` (its dtype and cache unused here)."""
-    pooler, max_length, prompt, prompt_name = (
-        options.pooler,
-        options.max_length,
-        options.prompt,
-        options.prompt_name,
-    )
+    prompt, prompt_name = options.prompt, options.prompt_name
     if isinstance(model, Encoder):
         if not options.prompted:
             return model
@@ -332,23 +297,16 @@ def live_encoder(
             prompts, getattr(model, "default_prompt_name", None), prompt, prompt_name, where
         )
         asked = replace(options, prompt=text, prompt_name=chosen)
-        native = _st_native(model)
-        if native is not None and pooler is None:
-            st_pooler, normalize = native
-            return live_hf_encoder(
-                model[0].auto_model,
-                model[0].tokenizer,
-                replace(asked, pooler=st_pooler, max_length=max_length or model.max_seq_length),
-                normalize=normalize,
-                lower=bool(getattr(model[0], "do_lower_case", False)),
-                name=name or _name_of(model[0].auto_model, None),
-                kind="sentence-transformers-live",
-            )
-        if pooler is not None:
+        native = _st_native(model) if options.pooler is None else None
+        if native is not None:  # run by stsbench with the pooler its modules compute
+            asked = replace(asked, pooler=native[0], max_length=options.max_length or model.max_seq_length)
+        if asked.pooler is not None:
             return live_hf_encoder(
                 model[0].auto_model,
                 model[0].tokenizer,
                 asked,
+                normalize=native is not None and native[1],
+                lower=native is not None and bool(getattr(model[0], "do_lower_case", False)),
                 name=name,
                 kind="sentence-transformers-live",
             )

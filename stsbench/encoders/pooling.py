@@ -56,16 +56,9 @@ avg_first_last.hidden_states = True  # type: ignore[attr-defined]
 avg_top2.hidden_states = True  # type: ignore[attr-defined]
 
 POOLER_REGISTRY: Registry = Registry("pooler", entry_points="stsbench.poolers")
-_BUILTIN = {
-    "cls": cls_pooler,
-    "cls_before_pooler": cls_before_pooler,
-    "avg": avg,
-    "avg_first_last": avg_first_last,
-    "avg_top2": avg_top2,
-}
-for _name, _fn in _BUILTIN.items():
-    POOLER_REGISTRY.register(_name, _fn)
-POOLERS = list(_BUILTIN)  # SimCSE's five, in its order (plugins are in POOLER_REGISTRY.names())
+POOLERS = ["cls", "cls_before_pooler", "avg", "avg_first_last", "avg_top2"]  # SimCSE's five, in its order
+for _name, _fn in zip(POOLERS, [cls_pooler, cls_before_pooler, avg, avg_first_last, avg_top2], strict=True):
+    POOLER_REGISTRY.register(_name, _fn)  # plugins are in POOLER_REGISTRY.names()
 
 # sentence-transformers' Pooling module (its ``1_Pooling/config.json``): the one ``pooling_mode_*`` flag set for
 # each pooler it computes alone. Its ``cls`` is ``cls_before_pooler`` plus a Dense+tanh module (train/checkpoint.py

@@ -66,7 +66,8 @@ MIN_COVERAGE = 0.9
 ST_CONFIG = "config_sentence_transformers.json"  # where a folder stores its prompts
 
 
-def _active_pooling(pcfg: dict) -> str | None:
+def active_pooling(pcfg: dict) -> str | None:
+    """The SimCSE pooler a Pooling module's config computes alone (its one mode), else None."""
     if isinstance(pcfg.get("pooling_mode"), str):
         return _ST_POOLING_MODE.get(pcfg["pooling_mode"])
     active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
@@ -137,14 +138,13 @@ def download(repo_id: str, revision: str | None = None) -> Path:
             f"model '{repo_id}' is neither a folder nor a valid hub id; pass an existing model folder with --model"
         ) from None
     except Exception as exc:  # network errors, missing repo, missing cache entry
-        why = reason or first_line(exc)
-        raise (
-            StsbenchError(
+        if reason:
+            raise StsbenchError(
                 f"model '{repo_id}' is not a local folder nor in the local hub cache, and the hub is out of reach "
-                f"({why}); {advice}"
-            )
-            if reason
-            else StsbenchError(f"cannot fetch model '{repo_id}' from the Hugging Face hub ({why}); {advice}")
+                f"({reason}); {advice}"
+            ) from None
+        raise StsbenchError(
+            f"cannot fetch model '{repo_id}' from the Hugging Face hub ({first_line(exc)}); {advice}"
         ) from None
 
 
@@ -153,6 +153,15 @@ def _read_json(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise StsbenchError(f"{path}: not valid JSON ({exc}); restore or remove the file") from None
+
+
+def _json_or_empty(path: Path, kind: type = dict) -> Any:
+    """``path`` parsed; an empty ``kind`` when absent, unreadable or not a ``kind`` (the caller says why)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return kind()
+    return value if isinstance(value, kind) else kind()
 
 
 def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
@@ -199,22 +208,16 @@ def _inspect(name: str, path: Path) -> ModelSpec:
 def _inspect_st(name: str, path: Path) -> ModelSpec:
     modules = _read_json(path / "modules.json")
     types = [m.get("type", "") for m in modules]
-    st_cfg = (
-        _read_json(path / "sentence_bert_config.json")
-        if (path / "sentence_bert_config.json").is_file()
-        else {}
-    )
-    max_len = st_cfg.get("max_seq_length")
-    lower = bool(st_cfg.get("do_lower_case", False))
-    dirs = [m.get("path", "") for m in modules]
+    bert = path / "sentence_bert_config.json"
+    st_cfg = _read_json(bert) if bert.is_file() else {}
     spec = ModelSpec(
         name,
         path,
         "sentence-transformers-full",
         None,
-        max_length=max_len,
-        do_lower_case=lower,
-        module_dirs=dirs,
+        max_length=st_cfg.get("max_seq_length"),
+        do_lower_case=bool(st_cfg.get("do_lower_case", False)),
+        module_dirs=[m.get("path", "") for m in modules],
         declared={"modules": types},
     )
     classes = [module_class(t) for t in types]
@@ -224,7 +227,7 @@ def _inspect_st(name: str, path: Path) -> ModelSpec:
     if len(pool_mods) != 1 or (path / pool_mods[0].get("path", "")).resolve() == path.resolve():
         return spec
     pcfg = _read_json(path / pool_mods[0]["path"] / "config.json")
-    pooler = _active_pooling(pcfg)
+    pooler = active_pooling(pcfg)
     if pooler is None or pcfg.get("include_prompt", True) is False:
         return spec
     spec.kind = "sentence-transformers"
@@ -244,11 +247,8 @@ def module_class(type_name: str) -> str:
 
 
 def _modules(path: Path) -> list[dict]:
-    try:
-        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []  # resolve_model reports an unreadable modules.json itself
-    return [m for m in modules if isinstance(m, dict)] if isinstance(modules, list) else []
+    # resolve_model reports an unreadable modules.json itself
+    return [m for m in _json_or_empty(path / "modules.json", list) if isinstance(m, dict)]
 
 
 def transformer_dir(path: Path) -> Path | None:
@@ -258,21 +258,6 @@ def transformer_dir(path: Path) -> Path | None:
         if module_class(str(m.get("type", ""))) == "Transformer":
             return path / str(m.get("path", ""))
     return None if modules else path
-
-
-def _has_tokenizer(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in _TOKENIZER_FILES) or any(
-        f.suffix in _TOKENIZER_SUFFIXES for f in folder.iterdir() if f.is_file()
-    )
-
-
-def _tokenizer_elsewhere(folder: Path) -> bool:
-    """A sentence-transformers Transformer that loads its tokenizer from ``tokenizer_name_or_path``."""
-    try:
-        cfg = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(cfg, dict) and bool(cfg.get("tokenizer_name_or_path"))
 
 
 def check_model_folder(path: Path) -> None:
@@ -300,7 +285,13 @@ def check_model_folder(path: Path) -> None:
         raise StsbenchError(f"{folder} has no config.json; {fix}")
     if not any((folder / w).is_file() for w in WEIGHTS):
         raise StsbenchError(f"{folder} has no weights ({' or '.join(WEIGHTS[::2])}); {fix}")
-    if not _has_tokenizer(folder) and not _tokenizer_elsewhere(folder):
+    has_tokenizer = any((folder / name).is_file() for name in _TOKENIZER_FILES) or any(
+        f.suffix in _TOKENIZER_SUFFIXES for f in folder.iterdir() if f.is_file()
+    )
+    # a sentence-transformers Transformer may load its tokenizer from ``tokenizer_name_or_path``
+    if not has_tokenizer and not _json_or_empty(folder / "sentence_bert_config.json").get(
+        "tokenizer_name_or_path"
+    ):
         raise StsbenchError(
             f"{folder} has no tokenizer (none of tokenizer.json, vocab.txt, vocab.json, "
             f"tokenizer_config.json, *.model); every word would become [UNK]: {fix}"
@@ -344,11 +335,7 @@ def position_limit(config: dict) -> int | None:
 
 def read_config(folder: Path) -> dict:
     """``folder/config.json`` as a dict ({} when absent or unreadable: the loader says why later)."""
-    try:
-        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return cfg if isinstance(cfg, dict) else {}
+    return _json_or_empty(folder / "config.json")
 
 
 def clamp_max_length(path: Path, max_length: int) -> int:
@@ -368,12 +355,7 @@ def clamp_max_length(path: Path, max_length: int) -> int:
 
 def stored_prompts(path: Path) -> tuple[dict[str, str], str | None]:
     """``(prompts, default_prompt_name)`` a model folder stores (``({}, None)`` when it stores none)."""
-    try:
-        cfg = json.loads((Path(path) / ST_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}, None
-    if not isinstance(cfg, dict):
-        return {}, None
+    cfg = _json_or_empty(Path(path) / ST_CONFIG)
     prompts = cfg.get("prompts") if isinstance(cfg.get("prompts"), dict) else {}
     default = cfg.get("default_prompt_name")
     return {str(k): str(v or "") for k, v in prompts.items()}, default if isinstance(default, str) else None

@@ -27,20 +27,18 @@ from stsbench.encoders.base import EmbeddingTable, EncodeOptions, Encoder, uniqu
 from stsbench.encoders.load import build_encoder
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.task_cache import load_task
-from stsbench.files import to_json
+from stsbench.files import output_lock, to_json
 from stsbench.metrics import simcse_average
-from stsbench.output_lock import output_lock
 from stsbench.paths import resolve_data_dir
-from stsbench.results.pairs import write_pairs
+from stsbench.results.read import read_average, read_result
 from stsbench.results.schema import AverageResult, Provenance, TaskResult
-from stsbench.results.store import (
+from stsbench.results.write import (
     average_path,
     make_provenance,
     model_info,
-    read_average,
-    read_result,
     result_path,
     write_average,
+    write_pairs,
     write_result,
 )
 from stsbench.tasks.base import Mode, PairScores, Task

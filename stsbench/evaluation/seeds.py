@@ -3,7 +3,7 @@
 Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model (:func:`stsbench.evaluation.run.evaluate_model`,
 its results written as usual under ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds'
 values, mean, std, n and 95% t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json``
-(:mod:`stsbench.results.seeds`). A seed that has not finished training is left out, and named.
+(:mod:`stsbench.results.runs`). A seed that has not finished training is left out, and named.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from stsbench.encoders.base import EncodeOptions
 from stsbench.errors import StsbenchError
 from stsbench.evaluation.run import RunResult, evaluate_model
 from stsbench.metrics import AVG, raw_average, simcse_average
-from stsbench.results.runs import RUN_META
-from stsbench.results.schema import SEED_RUNS_KIND
-from stsbench.results.seeds import SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate
-from stsbench.results.store import read_json
+from stsbench.results.runs import RUN_META, SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate
+from stsbench.results.schema import SEED_RUNS_KIND, read_json
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ from stsbench.metrics import AVG, simcse_average
 from stsbench.progress import plural
 from stsbench.published.cells import result_modes
 from stsbench.published.registry import Entry, Paper, get_entry
-from stsbench.results.folder import Measured, load_results, select_run
 from stsbench.results.mteb_layout import (
     MTEB_RESULTS_PREFIX,
     MTEB_TASKS,
@@ -21,7 +20,8 @@ from stsbench.results.mteb_layout import (
     pick_mteb_model,
     read_mteb_results,
 )
-from stsbench.results.portable import shown
+from stsbench.results.read import Measured, load_results, select_run
+from stsbench.results.write import shown
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
 

@@ -15,7 +15,7 @@ against the difference that matters (δ, :data:`CELL_DELTA` points, ``--differen
 
 Each verdict carries its margin, how far the deciding end of the interval lies from ±δ. ``check --tolerance
 seeds`` reads the seed aggregate that ``stsbench run --model OUT`` writes for a seeds folder
-(:mod:`stsbench.results.seeds`), its unrounded figures where it stores them; it passes when every checked row
+(:mod:`stsbench.results.runs`), its unrounded figures where it stores them; it passes when every checked row
 is reproduced. Pure, no printing.
 """
 
@@ -34,9 +34,9 @@ from stsbench.progress import plural
 from stsbench.published.cells import resolution as task_resolution
 from stsbench.published.check import check_split, comparable_tasks
 from stsbench.published.registry import Entry, get_entry
-from stsbench.results.folder import seed_aggregates
-from stsbench.results.portable import output_of, same_path
-from stsbench.results.seeds import LEVEL, SEEDS_FILE, tested_values
+from stsbench.results.read import seed_aggregates
+from stsbench.results.runs import LEVEL, SEEDS_FILE, tested_values
+from stsbench.results.write import output_of, same_path
 from stsbench.stats import decide
 
 

@@ -27,8 +27,7 @@ from stsbench.reports.reproduction import Reproduction, Target
 from stsbench.reports.scores import per_seed_table, score_table
 from stsbench.reports.seeds import BASELINE, SeedGroup, baseline_group, declared_labels, report_groups
 from stsbench.reports.training_sections import training_sections
-from stsbench.results.checkout import Checkout
-from stsbench.results.portable import portable
+from stsbench.results.write import Checkout, portable
 from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
 
@@ -39,7 +38,7 @@ def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, l
     By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
     tables then match a model's own rows by name, and say so.
     """
-    from stsbench.results.recipe_runs import read_recipe_runs
+    from stsbench.results.runs import read_recipe_runs
 
     if not reps and not read_recipe_runs(coll.folders):
         return None
@@ -330,7 +329,7 @@ def build_report(
     that is neither a method nor a group, a target without its group, or a claim naming an unknown group, before
     any figure is drawn. ``out``: the report's folder (an absolute results folder is named relative to the working
     folder, never to ``out``, so that a report's text does not depend on where it is written:
-    :mod:`stsbench.results.portable`).
+    :mod:`stsbench.results.write`).
     """
     import matplotlib  # its version decides the figures' bytes
 

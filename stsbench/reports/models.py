@@ -15,9 +15,9 @@ from typing import Any
 
 from stsbench.encoders.resolve import prompt_suffix
 from stsbench.reports.collect import AnalysisRecord, Collection, TrainRun
-from stsbench.results.folder import model_location, name_in_folder
-from stsbench.results.labels import base_label, unique_label
+from stsbench.results.read import model_location, name_in_folder
 from stsbench.results.schema import ModelInfo
+from stsbench.results.write import base_label, unique_label
 
 # the order of the papers' ablation rows (the methods' run labels, :func:`method_of`); other methods after them
 METHOD_ORDER = (
@@ -78,7 +78,7 @@ def _norm(path: str) -> str:
 def run_for(info: ModelInfo, runs: list[TrainRun], where: str | None = None) -> TrainRun | None:
     """Return the training run whose ``--output`` is the evaluated model's folder, if one is under the results.
 
-    ``where``: the folder ``info.path`` names, resolved (:func:`stsbench.results.folder.model_location`).
+    ``where``: the folder ``info.path`` names, resolved (:func:`stsbench.results.read.model_location`).
     """
     for target in (where or info.path, info.name):
         t = _norm(target)

@@ -9,7 +9,7 @@ from typing import Any
 from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, TrainRun
 from stsbench.reports.models import Model, name_label
-from stsbench.results.checkout import Checkout
+from stsbench.results.write import Checkout
 from stsbench.tabular import DASH, Table, make_table
 
 EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
@@ -153,7 +153,7 @@ def train_command(run: TrainRun) -> str:
     for name in ("method", "model", "train_file", "output"):
         value = run.config.get(name)
         if name != "method" and isinstance(value, str) and (value == "." or value.startswith(("./", "../"))):
-            # recorded relative to the run's folder (stsbench.results.portable): shown relative to the results
+            # recorded relative to the run's folder (stsbench.results.write): shown relative to the results
             value = posixpath.normpath(posixpath.join(run.path, value))
         parts.append(f"--{name.replace('_', '-')} {value}")
     for name, opt in OPTIONS.items():

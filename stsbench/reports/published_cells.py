@@ -1,7 +1,7 @@
 """The published cells a report sets beside its runs: those the recipe declares, then those ``--against`` names.
 
 One fact, one place: a recipe says which row or cell each of its runs (each point of a sweep) is held against,
-and its reproduction keeps that with the results (:mod:`stsbench.results.recipe_runs`). The Ablations tables and
+and its reproduction keeps that with the results (:mod:`stsbench.results.runs`). The Ablations tables and
 the sweep figures set that cell beside the setting, the same address the Reproduction section judges; a report of
 results without a recipe sets beside a group only what ``--against`` names for it.
 """
@@ -15,7 +15,7 @@ from stsbench.published.registry import get_cell
 from stsbench.reports.collect import TrainRun
 from stsbench.reports.reproduction import Reproduction
 from stsbench.reports.seeds import seeds_folder
-from stsbench.results.recipe_runs import read_recipe_runs
+from stsbench.results.runs import read_recipe_runs
 
 Cells = Mapping[str, Sequence[str]]  # a run's seeds folder -> the addresses it is held against, in order
 # what a row (not a cell) shows beside a setting: its Avg. (MoCoSE's tables), else its STS-B figure (ESimCSE's dev)

@@ -22,8 +22,8 @@ from stsbench.reports.collect import collect, only
 from stsbench.reports.layout import Report
 from stsbench.reports.reproduction import Target, reproduction_json
 from stsbench.reports.seeds import BASELINE
-from stsbench.results.checkout import Checkout
-from stsbench.results.scale import report_banner
+from stsbench.results.runs import report_banner
+from stsbench.results.write import Checkout
 from stsbench.stats.claims import Claim
 from stsbench.stats.decide import CELL_DELTA
 from stsbench.tabular import to_html, to_markdown
@@ -150,7 +150,7 @@ def write_report(
     the papers' figures the results regenerate (:mod:`stsbench.published.figures` keys), each a section.
     ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform), default (0, -4). ``command``: the
     command line the report says it was made by, quoted as typed (its paths as given: an absolute ``--out`` stays
-    absolute). ``checkout``: the stsbench checkout making the report (:func:`stsbench.results.checkout.checkout`);
+    absolute). ``checkout``: the stsbench checkout making the report (:func:`stsbench.results.write.checkout`);
     where its package files differ from its commit, the Provenance section names them (None: nothing said, as
     for a clean one).
     """

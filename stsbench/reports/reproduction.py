@@ -39,7 +39,7 @@ from stsbench.reports.seeds import (
     seeds_folder,
     task_values,
 )
-from stsbench.results.labels import last_part
+from stsbench.results.write import last_part
 from stsbench.stats import decide
 from stsbench.stats.seeds import SeedSummary
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -341,7 +341,7 @@ def reproduction_json(
 
     ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements.
     """
-    from stsbench.results.seeds import LEVEL
+    from stsbench.results.runs import LEVEL
 
     out = {
         "kind": REPRODUCTION_KIND,

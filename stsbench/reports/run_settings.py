@@ -19,7 +19,7 @@ from stsbench.reports.collect import TaskRecord, TrainRun
 from stsbench.reports.models import Model
 from stsbench.reports.seeds import SeedGroup, average_values
 from stsbench.reports.training import show_value
-from stsbench.results.labels import last_part
+from stsbench.results.write import last_part
 from stsbench.train.config import BOOKKEEPING, train_options
 from stsbench.train.config.methods import find_method
 

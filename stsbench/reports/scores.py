@@ -35,7 +35,7 @@ from stsbench.reports.seeds import (
     seeds_folder,
     task_values,
 )
-from stsbench.results.labels import last_part
+from stsbench.results.write import last_part
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 

@@ -51,8 +51,8 @@ from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord, TrainRun
 from stsbench.reports.figures import write_csv
 from stsbench.reports.models import METHOD_ORDER, Model, method_of, method_rank
-from stsbench.results.labels import base_label, last_part
 from stsbench.results.schema import ModelInfo
+from stsbench.results.write import base_label, last_part
 from stsbench.stats import decide
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, make_table
@@ -174,7 +174,7 @@ def seed_groups(models: list[Model], labels: Mapping[str, str] | None = None) ->
 
 def declared_labels(folders: Sequence[str] | Sequence[Any]) -> dict[str, str]:
     """Each declared run's label by its seeds' folder (``recipe_runs.json`` in ``folders``; none without one)."""
-    from stsbench.results.recipe_runs import read_recipe_runs
+    from stsbench.results.runs import read_recipe_runs
 
     return {name: run.label for name, run in read_recipe_runs(folders).items() if run.label}
 

@@ -35,7 +35,7 @@ from stsbench.stats.seeds import seed_summary
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 if TYPE_CHECKING:
-    from stsbench.results.recipe_runs import DeclaredRun
+    from stsbench.results.schema import DeclaredRun
 
 Declared = Mapping[str, "DeclaredRun"]  # a recipe's runs by their seeds' folder (recipe_runs.json)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from stsbench.reports.collect import TrainRun
 from stsbench.reports.models import Model, method_of, method_rank
-from stsbench.results.labels import last_part
+from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
 
 

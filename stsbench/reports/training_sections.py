@@ -22,7 +22,7 @@ from stsbench.reports.layout import ABSENT, Figures, Section, missing, under
 from stsbench.reports.models import Model
 from stsbench.reports.published_cells import Cells
 from stsbench.reports.seeds import DEV_COLUMNS, SeedGroup, dev_curves_from_csv, dev_points, has_seeds
-from stsbench.results.recipe_runs import read_recipe_runs
+from stsbench.results.runs import read_recipe_runs
 
 
 def training_sections(

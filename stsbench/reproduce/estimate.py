@@ -94,9 +94,7 @@ class Counts:
     def dev_sentences(self) -> int | None:
         """Sentences encoded by every dev evaluation of every training."""
         each = [
-            None
-            if t.dev_evaluations is None or t.dev_sentences is None
-            else t.dev_evaluations * t.dev_sentences
+            None if None in (t.dev_evaluations, t.dev_sentences) else t.dev_evaluations * t.dev_sentences
             for t in self.trainings
         ]
         return None if None in each else sum(each)  # type: ignore[arg-type]
@@ -117,8 +115,10 @@ class Counts:
             f"{plural(self.models_evaluated, 'model')} evaluated ({n(self.evaluation_sentences)} sentences"
         )
         evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
-        analyses = f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences alone, "
-        analyses += f"{n(self.analysis_sentences)} sentences not cached)"
+        analyses = (
+            f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences "
+        )
+        analyses += f"alone, {n(self.analysis_sentences)} sentences not cached)"
         return f"{trains}; {evaluations}; {analyses}; {plural(self.reports, 'report')}"
 
 
@@ -134,7 +134,6 @@ def task_texts(data_dir: Path, task: str, mode: str, pairs: bool) -> frozenset[s
         if pairs:
             found = load_pairs(data_dir, task, mode)
             return frozenset([*found.sent1, *found.sent2])
-
         t = get_task(task)
         return frozenset(t.texts(t.load(data_dir, Mode(mode))))
     except (StsbenchError, OSError, ValueError):
@@ -147,19 +146,17 @@ def union_of(parts: list[frozenset[str] | None]) -> frozenset[str] | None:
 
 
 def _training(step: Step, data_dir: Path) -> Training:
-
     cfg = make_config({**step.config, "seed": 1, "output": str(step.folder)})
     total = step.total_steps
     dev = task_texts(data_dir, "STSBenchmark", "dev", False)
     if cfg.select_on == "sts-test":  # the seven STS test sets at every evaluation too
         dev = union_of([dev, *(task_texts(data_dir, t, "test", False) for t in STS_TASK_NAMES)])
-    if total is None:
-        evaluations = saves = keeps = None
-    else:
-        evaluations = dev_evaluations(total, cfg.eval_steps, cfg.eval_at_start)
-        saves = dev_evaluations(total, cfg.save_steps or cfg.eval_steps, False)  # every N steps and the last
-        keeps = dev_evaluations(total, cfg.eval_steps, False)
     sentences = None if dev is None else len(dev)
+    if total is None:
+        return Training(step.model, step.method, cfg.batch_size, total, None, sentences, None, None)
+    evaluations = dev_evaluations(total, cfg.eval_steps, cfg.eval_at_start)
+    saves = dev_evaluations(total, cfg.save_steps or cfg.eval_steps, False)  # every N steps and the last
+    keeps = dev_evaluations(total, cfg.eval_steps, False)
     return Training(step.model, step.method, cfg.batch_size, total, evaluations, sentences, saves, keeps)
 
 
@@ -169,69 +166,56 @@ def count(plan: Plan) -> Counts:
     ``plan`` may hold some of its recipe's steps (what is left to run): an evaluation done is not counted, and
     what it encoded is in the cache for the analyses after it.
     """
-    unknown: list[str] = []
-    trainings = tuple(_training(s, plan.data_dir) for s in plan.steps if s.kind == "train")
-    encoded: dict[str, frozenset[str] | None] = {}  # model label -> what its evaluation encoded
-    transfer: dict[str, int] = {}
-    evaluated = 0
-    specs = [("baseline", plan.recipe.baseline.evaluate, 1)] if plan.recipe.baseline is not None else []
-    specs += [(r.name, r.evaluate, len(r.seeds)) for r in plan.recipe.runs if r.evaluate is not None]
-    tasks_of = {label: task_names(list(spec.tasks)) for label, spec, _ in specs}
-    for (
-        label,
-        spec,
-        _models,
-    ) in specs:  # every evaluation's sentences: a done one's are cached for the analyses
-        encoded[label] = union_of([task_texts(plan.data_dir, t, spec.mode, False) for t in tasks_of[label]])
+    data, recipe = plan.data_dir, plan.recipe
+    trainings = tuple(_training(s, data) for s in plan.steps if s.kind == "train")
+    specs = [("baseline", recipe.baseline.evaluate, 1)] if recipe.baseline is not None else []
+    specs += [(r.name, r.evaluate, len(r.seeds)) for r in recipe.runs if r.evaluate is not None]
+    # model label -> what its evaluation encoded: a done one's are cached for the analyses
+    encoded = {
+        label: union_of([task_texts(data, t, spec.mode, False) for t in task_names(list(spec.tasks))])
+        for label, spec, _ in specs
+    }
     ids = {s.id for s in plan.steps}
     specs = [s for s in specs if f"evaluate/{s[0]}" in ids]  # those left to run
+    transfer: dict[str, int] = {}
+    sentences: int | None = 0
     for label, spec, models in specs:
-        tasks = tasks_of[label]
-        evaluated += models
-        for t in tasks:
+        for t in task_names(list(spec.tasks)):
             if getattr(get_task(t), "kind", "sts") != "sts":
                 transfer[f"{t}@{spec.mode}"] = transfer.get(f"{t}@{spec.mode}", 0) + models
-    sentences: int | None = 0
-    for label, _spec, models in specs:
         texts = encoded[label]
         sentences = None if texts is None or sentences is None else sentences + models * len(texts)
-    runs, cached_runs, fresh = 0, 0, 0
-    for step in plan.steps:
-        if step.kind != "analysis":
-            continue
-        runs += 1
+    analyses = [s for s in plan.steps if s.kind == "analysis"]
+    cached_runs, fresh, unknown = 0, 0, []
+    for step in analyses:
         number, model = step.id.split("/", 2)[1:]
-        entry = plan.recipe.analyses[int(number.split("-", 1)[0]) - 1]
+        entry = recipe.analyses[int(number.split("-", 1)[0]) - 1]
         analysis = get_analysis(entry.name)
         what = analysis.encodes(analysis.make_config(**entry.options))
-        texts = (
-            None
-            if what is None
-            else union_of([task_texts(plan.data_dir, t, s, True) for t, s in what.splits])
-        )
-        cached = encoded.get(model.split("/")[0], frozenset()) or frozenset()
+        texts = None if what is None else union_of([task_texts(data, t, s, True) for t, s in what.splits])
         if what is None or texts is None:
             fresh = None
             unknown.append(
                 f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
             )
-        else:
-            new = len(texts - cached) + what.sentences
-            cached_runs += new == 0
-            fresh = None if fresh is None else fresh + new
+            continue
+        new = len(texts - (encoded.get(model.split("/")[0]) or frozenset())) + what.sentences
+        cached_runs += new == 0
+        fresh = None if fresh is None else fresh + new
     backbones = {t.model for t in trainings if t.model is not None}
-    if plan.recipe.baseline is not None:
-        backbones.add(plan.recipe.baseline.model)
+    backbones |= {recipe.baseline.model} if recipe.baseline is not None else set()
+    evaluated = sum(models for _, _, models in specs)
+    reports = sum(s.kind == "report" for s in plan.steps)
     return Counts(
         trainings,
         frozenset(backbones),
         evaluated,
         sentences,
         transfer,
-        runs,
+        len(analyses),
         cached_runs,
         fresh,
-        sum(s.kind == "report" for s in plan.steps),
+        reports,
         tuple(dict.fromkeys(unknown)),
     )
 
@@ -346,14 +330,14 @@ def price(counts: Counts, device: str) -> Estimate:
         if counts.trainings:
             parts["optimizer steps"] = seconds
     units = unit_times(device, set(counts.backbones))
-    for name, priced in _OTHERS.items():
-        if not _DONE[name](counts):
+    priced = {} if units is None else _unit_parts(counts, units)
+    for name, done in _DONE.items():
+        if not done(counts):
             continue  # nothing of that part in this plan: nothing to price or to miss
-        value = None if units is None else priced(counts, units)
-        if value is None:
+        if priced.get(name) is None:
             missing.append(name)
         else:
-            parts[name] = value
+            parts[name] = priced[name]  # type: ignore[assignment]
     if units is not None:
         sources.add(units.source)
     missing += [f"{u} (not countable)" for u in counts.unknown]
@@ -361,40 +345,30 @@ def price(counts: Counts, device: str) -> Estimate:
     return Estimate(device, total, tuple(sorted(sources)), parts, tuple(dict.fromkeys(missing)))
 
 
-def _encoding(sentences: int | None, units: UnitTimes) -> float | None:
-    return None if sentences is None else sentences * units.encode_ms / 1000
+def _unit_parts(c: Counts, u: UnitTimes) -> dict[str, float | None]:
+    """The parts priced from :data:`UNIT_TIMES`, in the order the estimate lists them (None: not known)."""
+
+    def encoding(sentences: int | None) -> float | None:
+        return None if sentences is None else sentences * u.encode_ms / 1000
+
+    loads = c.models_evaluated + c.analysis_runs - c.cached_analysis_runs
+    saves, keeps = c.total("saves"), c.total("keeps")
+    fits = [u.transfer_s.get(task) for task, n in c.transfer.items() for _ in range(n)]
+    tests = encoding(c.evaluation_sentences)
+    return {
+        "set-up": len(c.trainings) * u.train_setup_s
+        + loads * u.setup_s
+        + c.cached_analysis_runs * u.cached_setup_s,
+        "dev evaluations": encoding(c.dev_sentences),
+        "saves": None if saves is None or keeps is None else saves * u.save_s + keeps * u.keep_s,
+        # the transfer tasks' classifiers beside the encoding (None: a task with no measured time)
+        "test evaluations": None if tests is None or None in fits else tests + sum(fits),  # type: ignore
+        "analyses": encoding(c.analysis_sentences),
+        "report": c.reports * u.report_s,
+    }
 
 
-def _set_up(counts: Counts, units: UnitTimes) -> float:
-    loads = counts.models_evaluated + counts.analysis_runs - counts.cached_analysis_runs
-    trainings = len(counts.trainings) * units.train_setup_s
-    return trainings + loads * units.setup_s + counts.cached_analysis_runs * units.cached_setup_s
-
-
-def _saves(counts: Counts, units: UnitTimes) -> float | None:
-    saves, keeps = counts.total("saves"), counts.total("keeps")
-    return None if saves is None or keeps is None else saves * units.save_s + keeps * units.keep_s
-
-
-def _evaluations(counts: Counts, units: UnitTimes) -> float | None:
-    if counts.evaluation_sentences is None:
-        return None
-    fits = [units.transfer_s.get(task) for task, n in counts.transfer.items() for _ in range(n)]
-    if None in fits:
-        return None
-    return counts.evaluation_sentences * units.encode_ms / 1000 + sum(fits)  # type: ignore[arg-type]
-
-
-# the parts priced from UNIT_TIMES, in the order the estimate lists them
-_OTHERS = {
-    "set-up": _set_up,
-    "dev evaluations": lambda c, u: _encoding(c.dev_sentences, u),
-    "saves": _saves,
-    "test evaluations": _evaluations,
-    "analyses": lambda c, u: _encoding(c.analysis_sentences, u),
-    "report": lambda c, u: c.reports * u.report_s,
-}
-# whether the plan does any of each part
+# whether the plan does any of each part priced from UNIT_TIMES
 _DONE = {
     "set-up": lambda c: bool(c.trainings or c.models_evaluated or c.analysis_runs),
     "dev evaluations": lambda c: c.total("dev_evaluations") != 0,

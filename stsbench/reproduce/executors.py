@@ -51,8 +51,9 @@ import sys
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,16 +61,16 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from stsbench.errors import Interrupted, StsbenchError
-from stsbench.output_lock import WAIT_ENV
+from stsbench.files import WAIT_ENV
 from stsbench.registry import Registry
 from stsbench.reproduce.state import initial_actions, log_path, save_state, seal, session_record
-from stsbench.results.portable import portable
-
-if (
-    TYPE_CHECKING
-):  # the plan is imported where it runs (run_plan): --status imports this module, never the plan
-    from stsbench.reproduce.plan import Plan, Step
+from stsbench.results.write import portable
 from stsbench.train.lifeline import child_environment
+from stsbench.train.status import continue_flags, run_status
+
+# the plan is imported where it runs (run_plan): --status imports this module, never the plan
+if TYPE_CHECKING:
+    from stsbench.reproduce.plan import Plan, Step
 
 
 @dataclass(frozen=True)
@@ -107,27 +108,18 @@ class Job:
             return self.args
         if self.folder is None or self.restart_args is None:
             return self.resume_args
-        from stsbench.train.status import continue_flags, run_status
-
         found = run_status(self.folder)
-        if found == "finished":
-            return self.resume_args
         # a saved state resumes; without one, a plain start where the folder is empty, else one that clears it
-        return (*self.restart_args, *continue_flags(found))
+        return self.resume_args if found == "finished" else (*self.restart_args, *continue_flags(found))
 
     def command(self, python: str | None = None, *, resumed: bool = False) -> list[str]:
         """The process's command line: ``python -m stsbench ARGS``, through torchrun for several GPUs."""
         python = python or sys.executable
         args = self.started_again() if resumed else self.args
         if self.distributed and self.resources.gpus > 1:
-            launch = [
-                "-m",
-                "stsbench.train.lifeline",  # torchrun ends with this process; its workers follow it
-                "torch.distributed.run",
-                "--standalone",
-                f"--nproc_per_node={self.resources.gpus}",
-            ]
-            return [python, *launch, "-m", "stsbench", *args]
+            # through stsbench.train.lifeline: torchrun ends with this process; its workers follow it
+            launch = ["-m", "stsbench.train.lifeline", "torch.distributed.run", "--standalone"]
+            return [python, *launch, f"--nproc_per_node={self.resources.gpus}", "-m", "stsbench", *args]
         return [python, "-m", "stsbench", *args]
 
 
@@ -183,16 +175,34 @@ def visible_gpus() -> list[str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [g for g in visible.split(",") if g.strip()]
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        return []
+    import torch
+
     return [str(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
 
 
 class _Process(Handle):
-    def __init__(self, proc: subprocess.Popen, on_end, reader: _Reader | None = None) -> None:
-        self.proc, self._on_end, self._ended, self._reader = proc, on_end, False, reader
+    """A local process; with ``on_line``, a thread of its own hands it each line of the process's output.
+
+    The thread reads to the end whatever ``on_line`` does, so that the process never blocks on a full pipe;
+    the first exception ``on_line`` raised is raised by :meth:`poll` once the process has ended.
+    """
+
+    def __init__(self, proc: subprocess.Popen, on_end: Callable[[], Any], on_line: Callable | None) -> None:
+        self.proc, self._on_end, self._ended = proc, on_end, False
+        self._error: BaseException | None = None
+        self._reader = None if on_line is None else threading.Thread(target=self._read, args=(on_line,))
+        if self._reader is not None:
+            self._reader.daemon, self._reader.name = True, "stsbench-output"
+            self._reader.start()
+
+    def _read(self, on_line: Callable[[str], None]) -> None:
+        with self.proc.stdout as stream:  # type: ignore[union-attr]
+            for raw in stream:
+                if self._error is None:
+                    try:
+                        on_line(raw.rstrip("\n"))
+                    except Exception as exc:  # noqa: BLE001 - kept and raised by poll, in the caller's thread
+                        self._error = exc
 
     def poll(self) -> int | None:
         if self._reader is not None and self._reader.is_alive():  # its last lines not yet handed on
@@ -201,8 +211,8 @@ class _Process(Handle):
         if code is not None and not self._ended:
             self._ended = True
             self._on_end()
-            if self._reader is not None and self._reader.error is not None:
-                raise self._reader.error
+            if self._error is not None:
+                raise self._error
         return code
 
     def cancel(self) -> None:
@@ -222,28 +232,6 @@ class _Process(Handle):
 
     def describe(self) -> str:
         return f"pid {self.proc.pid}"
-
-
-class _Reader(threading.Thread):
-    """Hands each line of a process's output to ``on_line``, from a thread of its own.
-
-    It reads to the end whatever ``on_line`` does, so that the process never blocks on a full pipe; the first
-    exception ``on_line`` raised is kept for :meth:`_Process.poll` to raise once the process has ended.
-    """
-
-    def __init__(self, stream, on_line: Callable[[str], None]) -> None:  # noqa: ANN001
-        super().__init__(daemon=True, name="stsbench-output")
-        self.stream, self.on_line = stream, on_line
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        with self.stream:
-            for raw in self.stream:
-                if self.error is None:
-                    try:
-                        self.on_line(raw.rstrip("\n"))
-                    except Exception as exc:  # noqa: BLE001 - kept and raised by poll, in the caller's thread
-                        self.error = exc
 
 
 class LocalExecutor(Executor):
@@ -281,7 +269,7 @@ class LocalExecutor(Executor):
         self.slots = parallel
         self.per_gpu = per_gpu
         self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
-        self.held = dict.fromkeys(self.gpus, 0)  # GPU -> the running processes it is handed to
+        self.held = Counter(dict.fromkeys(self.gpus, 0))  # GPU -> the running processes it is handed to
         self.threads = max(1, cores() // parallel)
 
     @property
@@ -320,8 +308,7 @@ class LocalExecutor(Executor):
         env = {**os.environ, **job.env, **child_environment(), "PYTHONUNBUFFERED": "1"}
         taken: list[str] = []
         if self.gpus:  # a GPU machine: the job takes its GPUs from the free ones (never all of them)
-            want = max(1, job.resources.gpus)
-            free = self.free
+            want, free = max(1, job.resources.gpus), self.free
             if want > len(free):
                 raise StsbenchError(f"{job.id} asks for {want} GPUs; {len(free)} are free")
             taken = free[:want]
@@ -329,27 +316,23 @@ class LocalExecutor(Executor):
         else:
             threads = str(job.resources.cpus or self.threads)
             env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
-        reader = None
         if job.log is not None:
             job.log.parent.mkdir(parents=True, exist_ok=True)
-            with job.log.open("ab") as out:
-                proc = self._start(job, env, stdout=out)
-        else:  # text, line by line, as the child flushes them (PYTHONUNBUFFERED)
-            proc = self._start(job, env, stdout=subprocess.PIPE, text=True, errors="replace", bufsize=1)
-            reader = _Reader(proc.stdout, on_line)
-            reader.start()
-        for g in taken:
-            self.held[g] += 1
-        return _Process(proc, lambda: self._release(taken), reader)
-
-    def _start(self, job: Job, env: dict[str, str], **output) -> subprocess.Popen:  # noqa: ANN003
-        return subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            job.command(), cwd=job.cwd, env=env, stderr=subprocess.STDOUT, start_new_session=True, **output
-        )
-
-    def _release(self, gpus: Sequence[str]) -> None:
-        for g in gpus:
-            self.held[g] -= 1
+        # without a log: text, line by line, as the child flushes them (PYTHONUNBUFFERED)
+        with job.log.open("ab") if job.log is not None else nullcontext(subprocess.PIPE) as out:
+            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                job.command(),
+                cwd=job.cwd,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                text=True,
+                errors="replace",
+                bufsize=1,
+            )
+        self.held.update(taken)
+        return _Process(proc, lambda: self.held.subtract(taken), on_line)
 
 
 # name -> "module:attr" of an Executor class, built as cls(out=OUT, parallel=N, options={KEY: VALUE}): the
@@ -373,15 +356,13 @@ def make_executor(
     ``per_gpu`` (processes sharing a GPU) is the local executor's alone: other executors are built without it,
     and refuse it in one line where it is not 1.
     """
-    cls = EXECUTORS.get(name)
-    if per_gpu == 1:
-        return cls(out=out, parallel=parallel, options=dict(options or {}))
-    if not issubclass(cls, LocalExecutor):
+    cls, shared = EXECUTORS.get(name), {} if per_gpu == 1 else {"per_gpu": per_gpu}
+    if shared and not issubclass(cls, LocalExecutor):
         raise StsbenchError(
             f"--per-gpu shares this machine's GPUs (the local executor); --executor {name} places its jobs "
             "itself: drop --per-gpu"
         )
-    return cls(out=out, parallel=parallel, options=dict(options or {}), per_gpu=per_gpu)
+    return cls(out=out, parallel=parallel, options=dict(options or {}), **shared)
 
 
 def step_threads(given: int | None, executor: str) -> int | None:
@@ -391,11 +372,9 @@ def step_threads(given: int | None, executor: str) -> int | None:
     On Slurm ``OMP_NUM_THREADS`` is not read: the login shell's setting would become each job's CPU request.
     A value that is not a positive whole number is one line (exit 2) rather than a share made up.
     """
-    if given is not None or executor.lower() != "local":
-        return given
     text = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if not text:
-        return None
+    if given is not None or executor.lower() != "local" or not text:
+        return given
     if not text.isdigit() or int(text) < 1:
         raise StsbenchError(
             f"OMP_NUM_THREADS={text!r}: not a positive whole number; set it to the CPU threads each step "
@@ -408,6 +387,7 @@ DEFAULT_TIMEOUT_MIN = 24 * 60  # submitit's own default is 5 minutes; a longer r
 GENERIC = ("timeout_min", "mem_gb", "gpus_per_node", "cpus_per_task", "name", "stderr_to_stdout")
 ONE_PROCESS = ("nodes", "tasks_per_node", "slurm_nodes", "slurm_ntasks_per_node")  # a step is one process
 FINAL = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT"}
+GONE = "no longer in the queue"  # a job squeue no longer lists (it ended long ago)
 RESTART_LOCK_WAIT_S = 300  # a restarted job waits this long for its previous attempt to release its output
 RESULT_GRACE_S = 15.0  # how long a job that ended may take to show its result file (shared filesystems lag)
 QUEUE_EVERY_S = 5.0
@@ -415,8 +395,7 @@ QUEUE_EVERY_S = 5.0
 
 def _stop_signals() -> list[signal.Signals]:
     """SIGTERM and submitit's preemption signal (``SUBMITIT_PREEMPT_SIGNAL``, default USR2)."""
-    name = os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2")
-    return [signal.SIGTERM, signal.Signals[f"SIG{name}"]]
+    return [signal.SIGTERM, signal.Signals[f"SIG{os.environ.get('SUBMITIT_PREEMPT_SIGNAL', 'USR2')}"]]
 
 
 def _ignore_stop_signals() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -465,27 +444,27 @@ class StepCommand:
         return {"job": self.job, "restarted": self.restarted}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.job, self.restarted, self._proc = state["job"], state["restarted"], None
+        self.__init__(state["job"], state["restarted"])  # type: ignore[misc]
 
     def __call__(self) -> int:
-        job = self.job
-        restarts = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+        job, environ = self.job, os.environ
+        restarts = int(environ.get("SLURM_RESTART_COUNT") or 0)
         resumed = self.restarted or restarts > 0  # requeued by submitit after a checkpoint, or by Slurm
-        cpus = os.environ.get("SLURM_CPUS_PER_TASK") or os.environ.get("SLURM_CPUS_ON_NODE")
-        env = {**os.environ, **job.env, "PYTHONUNBUFFERED": "1"}
+        cpus = environ.get("SLURM_CPUS_PER_TASK") or environ.get("SLURM_CPUS_ON_NODE")
+        env = {**environ, **job.env, "PYTHONUNBUFFERED": "1"}
         if cpus:  # torch's threads: what Slurm gave the job, not every core of the node
             env.update({"OMP_NUM_THREADS": cpus, "MKL_NUM_THREADS": cpus})
         # started again: the previous attempt's process may still be dying (SIGKILL after KillWait), its lock held
         if resumed:
             env.setdefault(WAIT_ENV, str(RESTART_LOCK_WAIT_S))
         command = job.command(resumed=resumed)
+        where = f"slurm job {environ.get('SLURM_ARRAY_JOB_ID', environ.get('SLURM_JOB_ID', '?'))}"
+        if environ.get("SLURM_ARRAY_TASK_ID"):
+            where += f"_{environ['SLURM_ARRAY_TASK_ID']}"
+        how = "started over" if job.resume_args is not None and command[-1] != "--resume" else "resumed"
+        again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
         job.log.parent.mkdir(parents=True, exist_ok=True)
         with job.log.open("ab") as out:
-            where = f"slurm job {os.environ.get('SLURM_ARRAY_JOB_ID', os.environ.get('SLURM_JOB_ID', '?'))}"
-            if os.environ.get("SLURM_ARRAY_TASK_ID"):
-                where += f"_{os.environ['SLURM_ARRAY_TASK_ID']}"
-            how = "started over" if job.resume_args is not None and command[-1] != "--resume" else "resumed"
-            again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
             out.write(f"[{where} on {socket.gethostname()}{again}: {shlex.join(command)}]\n".encode())
             out.flush()
             with _stop_signals_held():  # checkpoint() must find the process it stops
@@ -518,17 +497,9 @@ class StepCommand:
 def _parameters(job: Job) -> dict[str, Any]:
     """The submitit parameters for what ``job`` asks for."""
     res = job.resources
-    params: dict[str, Any] = {
-        "timeout_min": res.time_min or DEFAULT_TIMEOUT_MIN,
-        "name": f"stsbench-{job.id.split('/')[0]}",
-    }
-    if res.gpus:
-        params["gpus_per_node"] = res.gpus
-    if res.cpus:
-        params["cpus_per_task"] = res.cpus
-    if res.mem_gb:
-        params["mem_gb"] = res.mem_gb
-    return params
+    params = {"timeout_min": res.time_min or DEFAULT_TIMEOUT_MIN, "name": f"stsbench-{job.id.split('/')[0]}"}
+    asked = {"gpus_per_node": res.gpus, "cpus_per_task": res.cpus, "mem_gb": res.mem_gb}
+    return {**params, **{k: v for k, v in asked.items() if v}}
 
 
 def parse_options(options: Mapping[str, str]) -> dict[str, Any]:
@@ -561,73 +532,16 @@ def parse_options(options: Mapping[str, str]) -> dict[str, Any]:
     return parsed
 
 
-def found_final(state: str) -> bool:
-    """Whether a Slurm state (sacct's ``CANCELLED by 0``, squeue's ``TIMEOUT``) is a job's end."""
-    return state == "no longer in the queue" or (state.split() or [""])[0].upper() in FINAL
-
-
 def _first_line(exc: object) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__
 
 
-def _accounting() -> bool:
-    """Whether the cluster keeps accounting (``sacct`` answers); refuses an unreachable controller."""
-    try:
-        shown = subprocess.run(  # noqa: S603
-            ["scontrol", "show", "config"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StsbenchError(
-            f"--executor slurm: scontrol failed ({exc}); is this a Slurm login node?"
-        ) from None
-    if shown.returncode != 0:
-        why = _first_line(Exception(shown.stderr or shown.stdout))
-        raise StsbenchError(f"--executor slurm: the Slurm controller does not answer ({why})")
-    found = re.search(r"^AccountingStorageType\s*=\s*(\S+)", shown.stdout, re.M)
-    return found is None or not found[1].endswith("/none")
-
-
-class _Queue:
-    """Job states from ``squeue``, for clusters without accounting, where submitit's ``sacct`` calls fail.
-
-    There a job that ended without a result file (cancelled, killed by the node, out of memory) would look
-    queued for ever, and every ``sacct`` call would print its error. One ``squeue`` call for every job
-    watched, at most every ``QUEUE_EVERY_S`` seconds.
-    """
-
-    def __init__(self, accounting: bool) -> None:
-        self.accounting = accounting
-        self.states: dict[str, str] = {}
-        self.watched: set[str] = set()  # base job ids (an array's tasks share one)
-        self.asked: set[str] = set()  # those the last squeue call listed or would have
-        self.checked = 0.0
-
-    def state(self, job_id: str) -> str | None:
-        """The job's state; None when Slurm no longer knows it (ended long ago); "" when not known yet."""
-        base = job_id.split("_")[0]
-        self.watched.add(base)
-        if time.time() - self.checked >= QUEUE_EVERY_S:
-            self.checked = time.time()
-            ids = sorted(self.watched)
-            cmd = ["squeue", "-h", "-r", "-t", "all", "-o", "%i|%T", "-j", ",".join(ids)]
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
-            except (OSError, subprocess.TimeoutExpired):
-                done = None
-            if done is not None and done.returncode == 0:  # else keep what it said before
-                self.states = dict(ln.split("|", 1) for ln in done.stdout.splitlines() if "|" in ln)
-                self.asked = set(ids)
-        if base not in self.asked:
-            return ""
-        return self.states.get(job_id)
-
-
 class SlurmHandle(Handle):
     """A step's Slurm job (a submitit ``Job``)."""
 
-    def __init__(self, job: Job, sjob: Any, queue: _Queue) -> None:
-        self.job, self.sjob, self.queue = job, sjob, queue
+    def __init__(self, job: Job, sjob: Any, executor: SlurmExecutor) -> None:
+        self.job, self.sjob, self.executor = job, sjob, executor
         self.code: int | None = None
         self._ended_at: float | None = None
 
@@ -635,27 +549,20 @@ class SlurmHandle(Handle):
         if self.code is not None:
             return self.code
         if self.sjob.paths.result_pickle.exists():
-            return self._finish()
-        state = self._state()
-        if found_final(state):  # its result file may lag on a shared filesystem: wait, then report the end
+            exc = self.sjob.exception()  # None, or submitit's error (its trace, or why it was not requeued)
+            if exc is None:
+                self.code = int(self.sjob.result())
+            else:
+                self._fail(f"Slurm job {self.sjob.job_id}: {_first_line(exc)}")
+            return self.code
+        # submitit's state from sacct; where the cluster keeps no accounting, squeue's
+        state = self.sjob.state if self.executor.accounting else self.executor.state(self.sjob.job_id)
+        if state == GONE or (state.split() or [""])[0].upper() in FINAL:  # sacct's "CANCELLED by 0": an end
+            # its result file may lag on a shared filesystem: wait, then report the end
             self._ended_at = self._ended_at or time.time()
             if time.time() - self._ended_at >= RESULT_GRACE_S:
                 self._fail(f"Slurm job {self.sjob.job_id} ended without finishing the step ({state})")
         return self.code
-
-    def _state(self) -> str:
-        if self.queue.accounting:
-            return self.sjob.state  # submitit's, from sacct
-        found = self.queue.state(self.sjob.job_id)
-        return "no longer in the queue" if found is None else found or "UNKNOWN"
-
-    def _finish(self) -> int:
-        exc = self.sjob.exception()  # None, or submitit's error (its trace, or why it was not requeued)
-        if exc is None:
-            self.code = int(self.sjob.result())
-            return self.code
-        self._fail(f"Slurm job {self.sjob.job_id}: {_first_line(exc)}")
-        return 1
 
     def _fail(self, message: str) -> None:
         with self.job.log.open("a", encoding="utf-8") as log:  # the scheduler shows a log's error: line
@@ -678,9 +585,14 @@ class SlurmHandle(Handle):
 class SlurmExecutor(Executor):
     """Steps as Slurm jobs through submitit; those ready at once, asking for the same, as one job array.
 
-    ``out``: the reproduction's folder; submitit keeps its files (the jobs' pickles, sbatch scripts and logs) in
-    ``out/slurm/<session>/<job id>``, which must be on a filesystem the nodes share, as ``out`` must. ``options``: ``--executor-option`` pairs (:func:`parse_options`). Every ready step is submitted
-    (the cluster queues them); ``slurm_array_parallelism`` caps how many of an array run at once.
+    ``out``: the reproduction's folder; submitit keeps its files (the jobs' pickles, sbatch scripts and logs)
+    in ``out/slurm/<session>/<job id>``, which must be on a filesystem the nodes share, as ``out`` must.
+    ``options``: ``--executor-option`` pairs (:func:`parse_options`). Every ready step is submitted (the
+    cluster queues them); ``slurm_array_parallelism`` caps how many of an array run at once.
+
+    Where the cluster keeps no accounting (``sacct`` fails), the jobs' states come from ``squeue``
+    (:meth:`state`): there a job that ended without a result file (cancelled, killed by the node, out of
+    memory) would look queued for ever, and every ``sacct`` call would print its error.
     """
 
     name = "slurm"
@@ -703,7 +615,11 @@ class SlurmExecutor(Executor):
         session = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.folder = Path(out) / "slurm" / session / "%j"
         self._executor(dict(self.options))  # no srun, or a refused option: say so before anything runs
-        self.queue = _Queue(accounting=_accounting())
+        self.accounting = _accounting()
+        self.states: dict[str, str] = {}  # squeue's, without accounting
+        self.watched: set[str] = set()  # base job ids (an array's tasks share one)
+        self.asked: set[str] = set()  # those the last squeue call listed or would have
+        self.checked = 0.0
 
     def _executor(self, params: dict[str, Any]) -> Any:
         import submitit
@@ -730,7 +646,7 @@ class SlurmExecutor(Executor):
         params = [{**_parameters(job), **self.options} for job in jobs]
         for i, p in enumerate(params):
             groups.setdefault(repr(sorted(p.items())), []).append(i)
-        handles: list[Handle | None] = [None] * len(jobs)
+        handles: dict[int, Handle] = {}
         for members in groups.values():
             ex = self._executor(params[members[0]])
             try:
@@ -741,9 +657,48 @@ class SlurmExecutor(Executor):
                 if isinstance(detail, bytes):
                     detail = detail.decode("utf-8", "replace")
                 raise StsbenchError(f"sbatch refused {jobs[members[0]].id}: {_first_line(detail)}") from None
-            for i, sjob in zip(members, sjobs, strict=True):
-                handles[i] = SlurmHandle(jobs[i], sjob, self.queue)
-        return [h for h in handles if h is not None]
+            handles.update(
+                {i: SlurmHandle(jobs[i], sjob, self) for i, sjob in zip(members, sjobs, strict=True)}
+            )
+        return [handles[i] for i in range(len(jobs))]
+
+    def state(self, job_id: str) -> str:
+        """A job's state from ``squeue``: :data:`GONE` where it is no longer known, ``UNKNOWN`` not yet asked.
+
+        One ``squeue`` call for every job watched, at most every ``QUEUE_EVERY_S`` seconds.
+        """
+        base = job_id.split("_")[0]
+        self.watched.add(base)
+        if time.time() - self.checked >= QUEUE_EVERY_S:
+            self.checked = time.time()
+            ids = sorted(self.watched)
+            cmd = ["squeue", "-h", "-r", "-t", "all", "-o", "%i|%T", "-j", ",".join(ids)]
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
+            except (OSError, subprocess.TimeoutExpired):
+                done = None
+            if done is not None and done.returncode == 0:  # else keep what it said before
+                self.states = dict(ln.split("|", 1) for ln in done.stdout.splitlines() if "|" in ln)
+                self.asked = set(ids)
+        found = self.states.get(job_id) if base in self.asked else ""
+        return GONE if found is None else found or "UNKNOWN"
+
+
+def _accounting() -> bool:
+    """Whether the cluster keeps accounting (``sacct`` answers); refuses an unreachable controller."""
+    try:
+        shown = subprocess.run(  # noqa: S603
+            ["scontrol", "show", "config"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StsbenchError(
+            f"--executor slurm: scontrol failed ({exc}); is this a Slurm login node?"
+        ) from None
+    if shown.returncode != 0:
+        why = _first_line(Exception(shown.stderr or shown.stdout))
+        raise StsbenchError(f"--executor slurm: the Slurm controller does not answer ({why})")
+    found = re.search(r"^AccountingStorageType\s*=\s*(\S+)", shown.stdout, re.M)
+    return found is None or not found[1].endswith("/none")
 
 
 POLL_SECONDS = 0.2
@@ -764,17 +719,6 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
     except OSError:
         lines = []
     return failure_line(returncode, lines) or f"exited with status {returncode}"
-
-
-def refuse_unfittable(
-    plan: Plan, actions: dict[str, Any], executor: Executor, gpus: int, threads: int | None = None
-) -> None:
-    """One line, before anything runs, for a step the executor could never start (more GPUs than it has)."""
-    for step in plan.steps:
-        if actions[step.id][0] == "run":
-            why = executor.never_fits(make_job(plan, step, (), gpus, threads=threads))
-            if why is not None:
-                raise StsbenchError(f"{step.id}: {why}")
 
 
 def make_job(
@@ -839,50 +783,56 @@ def run_plan(
     ``changed``: what to do with a step done by other code (:func:`stsbench.reproduce.state.decide`): run it
     again (``rerun``) or keep it (``keep``: its record keeps the code it ran with). ``threads``: each step's
     CPU threads (:func:`make_job`). ``checkout``: what the session's record adds about the code it runs (a dirty
-    checkout's commit and the files that differ from it: :func:`stsbench.results.checkout.session_code`).
+    checkout's commit and the files that differ from it: :func:`stsbench.results.write.session_code`).
+    A step the executor could never start (more GPUs than it has) is one line before anything runs.
     """
     from stsbench.reproduce.plan import prepare  # here: --status imports this module, never the plan
 
     steps, records = {s.id: s for s in plan.steps}, state["steps"]
     actions = initial_actions(plan, state, changed)
-    refuse_unfittable(plan, actions, executor, gpus, threads)
+    for step in plan.steps:
+        why = actions[step.id][0] == "run" and executor.never_fits(
+            make_job(plan, step, (), gpus, threads=threads)
+        )
+        if why:
+            raise StsbenchError(f"{step.id}: {why}")
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
         # paths relative to the reproduction's folder, which may be moved or copied
         rec.update(kind=step.kind, deps=list(step.deps), log=portable(log_path(plan.out, step.id), plan.out))
         if step.folder is not None:
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
-        if actions[step.id][0] == "skip":
-            rec.update(status="done", key=step.key, parts=step.parts)
-            if "files" not in rec:  # finished before its files were sealed: sealed once, as they are
-                seal(rec, step, plan.out)
-        else:
-            rec.update(status="queued", key=step.key, parts=step.parts, error=None, progress=None)
+        rec.update(
+            status="queued" if actions[step.id][0] == "run" else "done", key=step.key, parts=step.parts
+        )
+        if rec["status"] == "queued":
+            rec.update(error=None, progress=None)
+        elif "files" not in rec:  # finished before its files were sealed: sealed once, as they are
+            seal(rec, step, plan.out)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
     running: dict[str, tuple[Handle, float, int]] = {}
     intervals: list[tuple[float, float]] = []
+
+    def not_run() -> None:  # the steps never started
+        for r in records.values():
+            if r.get("status") == "queued":
+                r["status"] = "not run"
+
     save_state(plan.out, state)
     show(state)
     old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    stopped = None  # what interrupted the session
     try:
         while True:
-            ready = [
-                steps[i]
-                for i, r in records.items()
-                if i in steps
-                and r["status"] == "queued"
-                and all(records[d]["status"] == "done" for d in steps[i].deps)
-            ]
-            for i, r in records.items():  # a step whose input failed cannot run
-                if r["status"] == "queued" and any(
-                    records[d]["status"] in ("failed", "skipped") for d in steps[i].deps
-                ):
-                    r.update(status="skipped", error="a step it needs failed")
             free = None if executor.slots is None else executor.slots - len(running)
             batch, idle, unfit = [], not running, []  # idle: no running job will free anything
-            for step in ready:
-                if free is not None and len(batch) >= free:
-                    break
+            for step in [steps[i] for i, r in records.items() if i in steps and r["status"] == "queued"]:
+                if any(records[d]["status"] in ("failed", "skipped") for d in step.deps):  # its input failed
+                    records[step.id].update(status="skipped", error="a step it needs failed")
+                    continue
+                ready = all(records[d]["status"] == "done" for d in step.deps)
+                if not ready or (free is not None and len(batch) >= free):
+                    continue
                 job = make_job(plan, step, actions[step.id][1], gpus, allow_modified, threads)
                 if not executor.fits(job):
                     unfit.append(step.id)
@@ -891,31 +841,24 @@ def run_plan(
                 if step.kind == "report":  # the copies the report reads, sealed in each training's record
                     for train in (s for s in plan.steps if s.folder is not None):
                         seal(records[train.id], train, plan.out, copies_only=True)
-                batch.append(job)
+                job.log.parent.mkdir(parents=True, exist_ok=True)
+                batch.append((job, job.log.stat().st_size if job.log.is_file() else 0))
             if batch:
-                for job in batch:
-                    job.log.parent.mkdir(parents=True, exist_ok=True)
-                offsets = {j.id: j.log.stat().st_size if j.log.is_file() else 0 for j in batch}
-                handles = executor.submit_many(batch)
-                now = time.time()
-                for job, handle in zip(batch, handles, strict=True):
-                    running[job.id] = (handle, now, offsets[job.id])
-                    records[job.id].update(
-                        status="running",
-                        started=now,
-                        ended=None,
-                        returncode=None,
-                        where=handle.describe(),
-                        code=steps[job.id].code,
+                handles, now = executor.submit_many([job for job, _ in batch]), time.time()
+                for (job, offset), handle in zip(batch, handles, strict=True):
+                    running[job.id] = (handle, now, offset)
+                    rec = records[job.id]
+                    rec.update(
+                        status="running", started=now, ended=None, returncode=None, where=handle.describe()
                     )
-                    records[job.id]["attempts"] = records[job.id].get("attempts", 0) + 1
+                    rec.update(code=steps[job.id].code, attempts=rec.get("attempts", 0) + 1)
                 save_state(plan.out, state)
-            changed = bool(batch)
+            ended = False
             for sid, (handle, t0, offset) in list(running.items()):
                 code = handle.poll()
                 if code is None:
                     continue
-                now = time.time()
+                now, ended = time.time(), True
                 intervals.append((t0, now))
                 del running[sid]
                 rec = records[sid]
@@ -925,16 +868,13 @@ def run_plan(
                     seal(rec, steps[sid], plan.out)  # what it wrote, sealed as it finished
                 else:
                     rec.update(status="failed", error=first_error(log_path(plan.out, sid), offset, code))
-                changed = True
-            if changed:
+            if ended:
                 save_state(plan.out, state)
             show(state)
             if not running and not any(r["status"] == "queued" for i, r in records.items() if i in steps):
                 break
             if idle and unfit and not batch:  # nothing ran, and what is ready did not fit: it never will
-                for r in records.values():
-                    if r.get("status") == "queued":
-                        r["status"] = "not run"
+                not_run()
                 save_state(plan.out, state)
                 raise StsbenchError(
                     f"{unfit[0]} cannot start: the executor cannot fit it with nothing running "
@@ -942,28 +882,23 @@ def run_plan(
                 )
             time.sleep(POLL_SECONDS)
     except (_Interrupted, KeyboardInterrupt) as exc:
+        stopped = exc or "SIGINT"
         for sid, (handle, t0, _) in running.items():
             handle.cancel()
             intervals.append((t0, time.time()))
-            records[sid].update(
-                status="interrupted", ended=time.time(), error=f"stopped by {exc or 'SIGINT'}"
-            )
-        for r in records.values():
-            if r.get("status") == "queued":
-                r["status"] = "not run"
-        session = {**session_record(started, intervals), **(checkout or {}), "interrupted": True}
-        state.setdefault("sessions", []).append(session)
-        save_state(plan.out, state)
-        show(state)
-        raise Interrupted(
-            f"interrupted ({exc or 'SIGINT'}); {len(running)} running step(s) stopped; "
-            f"run the same command again to resume (stsbench reproduce {plan.out} --status shows where it stands)"
-        ) from None
+            records[sid].update(status="interrupted", ended=time.time(), error=f"stopped by {stopped}")
+        not_run()
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
         executor.close()
-    state.setdefault("sessions", []).append({**session_record(started, intervals), **(checkout or {})})
+    session = {**session_record(started, intervals), **(checkout or {})}
+    state.setdefault("sessions", []).append(session if stopped is None else {**session, "interrupted": True})
     save_state(plan.out, state)
     show(state)
+    if stopped is not None:
+        raise Interrupted(
+            f"interrupted ({stopped}); {len(running)} running step(s) stopped; "
+            f"run the same command again to resume (stsbench reproduce {plan.out} --status shows where it stands)"
+        )
     return state

@@ -8,12 +8,12 @@ Layout of ``OUT``: ``runs/<run>/seed-<s>/`` (training runs, as ``stsbench train 
 itself (``report.md``, ``report.html``, ``figures/``). The report's command names ``OUT`` as it was given
 (relative stays relative), since the report prints that command.
 
-A step's ``key`` is the sha256 of everything it reads and nothing else (:mod:`stsbench.reproduce.keys`): for a
+A step's ``key`` is the sha256 of everything it reads and nothing else (:mod:`stsbench.reproduce.state`): for a
 training run its options resolved for the device it trains on, its corpus and the files it selects its checkpoint
 on; for the other steps their options, the data files they read (by content, under their names relative to the
 data folder) and the keys of the steps they read from, so that a change reaches every step downstream of it and
 no other, and where the data folder or the reproduction lies changes none. Its ``code`` is the code that computes
-it (:func:`stsbench.reproduce.keys.step_code`): a step done with other code is *changed*, which a rerun does not
+it (:func:`stsbench.reproduce.state.step_code`): a step done with other code is *changed*, which a rerun does not
 decide alone (``--rerun-changed``, ``--keep-changed``).
 
 The report step of a reproduction: ``stsbench report`` on ``OUT/results``, its command and its key.
@@ -39,6 +39,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from stsbench.analyses.registry import ANALYSES, get_analysis
 from stsbench.data.corpora import CORPORA, resolve_train_file
 from stsbench.data.integrity import differences
@@ -50,23 +52,24 @@ from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import file_key
 from stsbench.recipes import Recipe, Run
 from stsbench.recipes.check import run_options
-from stsbench.reproduce.keys import (
+from stsbench.reproduce.state import (
     Keys,
+    ReproduceState,
+    changed_steps,
     code_of,
     corpus_entry,
     digest,
+    initial_actions,
     key_config,
     make_keys,
     model_identity,
     named_digests,
     step_code,
     train_code,
+    training_copy,
 )
-from stsbench.results.labels import model_slug
-from stsbench.results.portable import copy_training_file
-from stsbench.results.recipe_runs import declared_runs, write_recipe_runs
-from stsbench.results.runs import RUN_META, TRAIN_LOG
-from stsbench.results.scale import write_scale
+from stsbench.results.runs import RUN_META, TRAIN_LOG, declared_runs, write_recipe_runs, write_scale
+from stsbench.results.write import copy_training_file, model_slug
 from stsbench.sources import published_digest, sha256_file
 from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
 from stsbench.train.config import default_length_buckets, load_yaml, make_config
@@ -88,7 +91,6 @@ __all__ = [
 ]
 
 Kind = Literal["train", "evaluate", "analysis", "report"]
-KINDS: tuple[Kind, ...] = ("train", "evaluate", "analysis", "report")
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,8 @@ class Step:
     # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
     # it finishes); a training's are its run folder's results files
     outputs: tuple[str, ...] = ()
-    data: tuple[Path, ...] = field(
-        default=(), compare=False
-    )  # the SentEval files it reads (keyed by content)
+    # the SentEval files it reads (keyed by content)
+    data: tuple[Path, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -146,18 +147,6 @@ def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
 def _keys(keys: Keys, code: str) -> dict[str, Any]:
     """A :class:`Step`'s key fields from ``keys`` and its code."""
     return dict(key=keys.key, parts=keys.parts, code=code)
-
-
-def selection_files(select_on: str, data_dir: Path) -> list[Path]:
-    """The files a training selects its checkpoint on: STS-B dev, or with ``sts-test`` the seven STS test sets."""
-    if select_on == "sts-test":
-        return task_files([t.name for t in resolve_tasks("sts")], data_dir, "test")
-    return task_files(["STSBenchmark"], data_dir, "dev")
-
-
-def seed_folder(out: Path, run: str, seed: int) -> Path:
-    """Where a run's seed trains: ``OUT/runs/<run>/seed-<s>`` (the layout ``train --seeds`` writes)."""
-    return out / "runs" / run / f"seed-{seed}"
 
 
 def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
@@ -194,25 +183,26 @@ def train_step(
 ) -> Step:
     """A seed's training: ``stsbench train --config OUT/configs/<run>.yaml --seed S --output ...``.
 
-    ``report_to``: also log to these trackers, the seeds grouped as ``<recipe>/<run>`` (not in the key: where
-    the numbers are also logged changes none of them). ``gpus``: the GPUs it trains on (0: the CPU, or the
-    config's ``device``), which resolve its device-dependent options.
+    Its run folder is ``OUT/runs/<run>/seed-<s>`` (the layout ``train --seeds`` writes). ``report_to``: also
+    log to these trackers, the seeds grouped as ``<recipe>/<run>`` (not in the key: where the numbers are also
+    logged changes none of them). ``gpus``: the GPUs it trains on (0: the CPU, or the config's ``device``),
+    which resolve its device-dependent options. It selects its checkpoint on STS-B dev, or with ``select_on:
+    sts-test`` on the seven STS test sets.
     """
-    folder = seed_folder(out, run.name, seed)
+    folder = out / "runs" / run.name / f"seed-{seed}"
     options = run_config(run, data_dir)
     cfg = make_config({**options, "seed": seed, "output": str(folder)})
     corpus, lines = _corpus(cfg.train_file, cfg.train_lines, data_dir)
-    total = run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size)
     device = "cuda" if gpus else (cfg.device or "cpu")
-    resolved = {
-        **cfg.to_dict(),
-        "length_buckets": cfg.length_buckets or default_length_buckets(device, cfg.pad_to_max_length),
-    }
-    selection = selection_files(cfg.select_on, data_dir)
+    length_buckets = cfg.length_buckets or default_length_buckets(device, cfg.pad_to_max_length)
+    if cfg.select_on == "sts-test":
+        selection = task_files([t.name for t in resolve_tasks("sts")], data_dir, "test")
+    else:
+        selection = task_files(["STSBenchmark"], data_dir, "dev")
     keys = make_keys(
         {
             "kind": "train",
-            "config": key_config(resolved),
+            "config": key_config({**cfg.to_dict(), "length_buckets": length_buckets}),
             "corpus": corpus_entry(corpus, data_dir, cfg.train_lines),
             "data": named_digests(selection, data_dir),
         }
@@ -228,7 +218,7 @@ def train_step(
         args,
         **_keys(keys, train_code(cfg.to_dict())),
         folder=folder,
-        total_steps=total,
+        total_steps=run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size),
         model=cfg.model,
         method=cfg.method,
         config=options,
@@ -236,53 +226,21 @@ def train_step(
     )
 
 
-def _data_flag(data_dir: Path) -> tuple[str, ...]:
-    return ("--data-dir", str(data_dir))
+def evaluation_step(
+    step_id: str, model: str, spec: Any, out: Path, data_dir: Path, keyed: dict, **fields: Any
+) -> Step:
+    """``stsbench run --model MODEL`` on ``spec``'s tasks, keyed with ``keyed`` beside them.
 
-
-def evaluate_step(run: Run, trains: list[Step], out: Path, data_dir: Path) -> Step:
-    """Every seed of a run, then their aggregate: ``stsbench run --model OUT/runs/<run>``."""
-    assert run.evaluate is not None
-    tasks = task_names(list(run.evaluate.tasks))
-    files = task_files(tasks, data_dir, run.evaluate.mode)
-    material = {"kind": "evaluate", "tasks": sorted(tasks), "mode": run.evaluate.mode}
-    keys = make_keys({**material, "data": named_digests(files, data_dir), "deps": [t.key for t in trains]})
-    model = str(out / "runs" / run.name)
-    args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", run.evaluate.mode)
-    args += ("--output", str(out / "results"), *_data_flag(data_dir))
-    deps = tuple(t.id for t in trains)
-    folders = [f"runs__{run.name}", *(f"{run.name}__seed-{s}" for s in run.seeds)]
-    outputs = tuple(f"results/{d}{prompted}/**/*" for d in folders for prompted in ("", "+*"))
-    code = _keys(keys, task_code(tasks))
-    return Step(
-        f"evaluate/{run.name}", "evaluate", args, **code, deps=deps, outputs=outputs, data=tuple(files)
-    )
-
-
-def task_code(tasks: Iterable[str]) -> str:
-    """An evaluation's code: the evaluator's and that of each plugin task it runs."""
-    return step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
-
-
-def baseline_step(recipe: Recipe, out: Path, data_dir: Path) -> Step:
-    """The backbone evaluated as it is: ``stsbench run --model <baseline>``."""
-    assert recipe.baseline is not None
-    tasks = task_names(list(recipe.baseline.evaluate.tasks))
-    mode = recipe.baseline.evaluate.mode
-    files = task_files(tasks, data_dir, mode)
-    model = model_identity(recipe.baseline.model)
-    material = {"kind": "evaluate", "model": model, "tasks": sorted(tasks), "mode": mode}
+    Its code is the evaluator's and that of each plugin task it runs.
+    """
+    tasks = task_names(list(spec.tasks))
+    files = task_files(tasks, data_dir, spec.mode)
+    material = {"kind": "evaluate", "tasks": sorted(tasks), "mode": spec.mode, **keyed}
     keys = make_keys({**material, "data": named_digests(files, data_dir)})
-    args = ("run", "--model", recipe.baseline.model, "--tasks", ",".join(tasks), "--mode", mode)
-    args += ("--output", str(out / "results"), *_data_flag(data_dir))
-    return Step(
-        "evaluate/baseline",
-        "evaluate",
-        args,
-        **_keys(keys, task_code(tasks)),
-        outputs=(f"results/{model_slug(recipe.baseline.model)}/**/*",),
-        data=tuple(files),
-    )
+    args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", spec.mode)
+    args += ("--output", str(out / "results"), "--data-dir", str(data_dir))
+    code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
+    return Step(step_id, "evaluate", args, **_keys(keys, code), data=tuple(files), **fields)
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
@@ -315,7 +273,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
         config = analysis.make_config(**options)
         files: list[Path] = []
         if analysis.uses_data_dir:
-            flags += _data_flag(data_dir)
+            flags += ("--data-dir", str(data_dir))
             _, files = analysis.data_files(config, data_dir, None)
             inputs["data"] = named_digests(files, data_dir)
         code = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)})
@@ -336,11 +294,14 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             material = {"kind": "analysis", "name": a.name, "options": a.options, "inputs": inputs}
             keys = make_keys({**material, "model": train.key if train is not None else model_identity(model)})
             args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
-            deps = (train.id,) if train is not None else ()
-            step_id = f"analysis/{i}-{a.name}/{label}"
-            outputs = (f"results/analyses/{folder}/*/{stem}.*",)
             step = Step(
-                step_id, "analysis", args, **_keys(keys, code), deps=deps, outputs=outputs, data=tuple(files)
+                f"analysis/{i}-{a.name}/{label}",
+                "analysis",
+                args,
+                **_keys(keys, code),
+                deps=(train.id,) if train is not None else (),
+                outputs=(f"results/analyses/{folder}/*/{stem}.*",),
+                data=tuple(files),
             )
             steps.append(step)
     return steps
@@ -350,115 +311,15 @@ def mini_banner(recipe: Recipe) -> str | None:
     """A mini recipe's banner for every table and figure: its backbone, steps, corpus and seeds, not the paper's."""
     if recipe.flavour != "mini":
         return None
-    found: list[str] = []
+    found: dict[str, None] = {}
     for run in recipe.runs:
         c = run_config(run, None)
         steps = f"{c['max_steps']} steps" if c.get("max_steps") else f"{c.get('epochs', 1)} epoch(s)"
         corpus = Path(str(c.get("train_file", "?"))).name
         lines = f"'s first {c['train_lines']:,} lines" if c.get("train_lines") else ""
-        text = f"{c.get('model')}, {steps} of {c.get('batch_size')} sentences from {corpus}{lines}"
-        if text not in found:
-            found.append(text)
-
+        found[f"{c.get('model')}, {steps} of {c.get('batch_size')} sentences from {corpus}{lines}"] = None
     seeds = sorted({len(r.seeds) for r in recipe.runs})
     return f"Mini scale: {'; '.join(found)}; {seeds_a_setting(seeds[0], seeds[-1])}: not the paper's setting."
-
-
-def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
-    """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
-
-    ``out`` as the user gave it (:func:`stsbench.reproduce.plan.report_keys`); ``kept``: the steps kept
-    with ``--keep-changed``, which the report names.
-    """
-    args, keys = report_keys(recipe, before, out, kept, mini_banner(recipe))
-    deps = tuple(s.id for s in before)
-    return Step(
-        "report", "report", tuple(args), **_keys(keys, code_of("report")), deps=deps, outputs=("report.md",)
-    )
-
-
-def build_plan(
-    recipe: Recipe,
-    out: Path,
-    data_dir: str | Path | None = None,
-    report_to: str | None = None,
-    kept: Sequence[str] = (),
-    gpus: int = 0,
-) -> Plan:
-    """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
-
-    ``report_to``: the training steps also log to these trackers (``stsbench train --report-to``).
-    ``kept``: steps kept from other code (``--keep-changed``), which the report names. ``gpus``: the GPUs a
-    training runs on (``reproduce --gpus``; 0: the CPU), which its device-dependent options resolve for.
-    """
-    data = resolve_data_dir(data_dir, must_exist=False).absolute()
-    given = Path(out).expanduser()
-    out = given.absolute()
-    trains = {}
-    evaluations = []
-    for run in recipe.runs:
-        seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
-        trains.update({t.id: t for t in seeds})
-        if run.evaluate is not None:  # else its figure is the training's own best dev score
-            evaluations.append(evaluate_step(run, seeds, out, data))
-    if recipe.baseline is not None:
-        evaluations.insert(0, baseline_step(recipe, out, data))
-    analyses = analysis_steps(recipe, trains, out, data)
-    steps = [*trains.values(), *evaluations, *analyses]
-    return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
-
-
-def training_copy(folder: Path, out: Path) -> Path:
-    """Where the report step copies a training's logs: ``OUT/results/train/<run>/seed-<s>/``."""
-    return out / "results" / "train" / folder.relative_to(out / "runs")
-
-
-def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
-    """``(source, copy)`` of each training run's ``stsbench.json`` and ``train_log.jsonl``, the report's inputs.
-
-    The copies go to ``OUT/results/train/<run>/seed-<s>/``, so that ``OUT/results`` alone (no weights) is what
-    the report reads: the layout of the checked-in ``reports/cpu-mini-replication``.
-    """
-    pairs = []
-    for step in plan.steps:
-        if step.kind == "train" and step.folder is not None:
-            copy = training_copy(step.folder, plan.out)
-            pairs += [(step.folder / name, copy / name) for name in (RUN_META, TRAIN_LOG)]
-    return pairs
-
-
-def prepare(plan: Plan, step: Step) -> None:
-    """Write what ``step``'s command reads and no step writes: a training's options file, the report's copies."""
-    if step.kind == "train":  # the options its seeds share, beside the runs
-        import yaml
-
-        atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
-    elif step.kind == "report":
-        write_recipe_runs(
-            plan.out / "results", plan.recipe
-        )  # its runs' sweeps and published cells, for the report
-        banner = mini_banner(plan.recipe)
-        if (
-            banner and not plan.recipe.omitted
-        ):  # the whole recipe's scale, kept with its results (a subset's is not)
-            write_scale(plan.out / "results", banner)
-
-        if plan.recipe.claims:
-            import yaml
-
-            atomic_write_text(
-                plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False)
-            )
-
-        for source, copy in training_copies(plan):  # with their paths relative to the copy
-            if not source.is_file() and copy.is_file():
-                continue  # a finished run whose folder (weights) is not kept: its copy is what the report reads
-            if not source.is_file():
-                raise StsbenchError(
-                    f"{source} is missing, and no copy of it under {copy.parent}; train the run again"
-                )
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy_training_file(source, copy)
 
 
 def kept_note(kept: Sequence[str]) -> str:
@@ -484,26 +345,6 @@ def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
     return out
 
 
-def own_files(recipe: Recipe) -> dict[str, Path]:
-    """The published files of one's own the recipe's runs are held against: ``{path as the key names it: file}``.
-
-    The key names a file by its path relative to the recipe's folder (where the recipe reads it from), so that
-    ``mine/a/table.yaml`` and ``mine/b/table.yaml`` are two files and the reproduction keys the same anywhere.
-    """
-    found: dict[str, Path] = {}
-    for address in (a for run in recipe.runs for a in run.addresses):
-        in_file = file_key(address)
-        if in_file is not None:
-            path = Path(in_file[0]).expanduser()
-            found[_relative(path, recipe)] = path
-    return found
-
-
-def _relative(path: Path, recipe: Recipe) -> str:
-    folder = Path(recipe.folder) if recipe.folder else None
-    return path.relative_to(folder).as_posix() if folder and path.is_relative_to(folder) else path.as_posix()
-
-
 def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str | None = None) -> list[str]:
     """``report --results OUT/results --out OUT ...``, the report step's command.
 
@@ -526,9 +367,8 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
         args += ["--figures", key]
     if kept:
         args += ["--note", kept_note(kept)]
-    if (
-        recipe.omitted
-    ):  # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
+    # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
+    if recipe.omitted:
         args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
         args += ["--runs", ",".join(r.name for r in recipe.runs)]
         args += ["--seeds", ",".join(map(str, sorted({s for r in recipe.runs for s in r.seeds})))]
@@ -540,24 +380,29 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
 OUT = Path("OUT")  # the reproduction's folder as the report's key writes it: where it lies is no input
 
 
-def report_keys(
-    recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = (), banner: str | None = None
-) -> tuple[list[str], Keys]:
-    """The report step's command (``out`` as the user gave it: the report prints it) and its key.
+def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
+    """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
-    Its key reads the same arguments with the folder written ``OUT`` and one's own published files named from the
-    recipe's folder, the claims, the cells the recipe holds its runs against (which the report reads from
-    ``results/recipe_runs.json``, whatever the verdict), every published registry (``stsbench/published/*.yaml``:
-    the report may set any of its rows beside the runs) and one's own published files by content. ``kept``: the
-    steps kept with ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
+    Its command names ``out`` as the user gave it (the report prints it). Its key reads the same arguments
+    with the folder written ``OUT`` and one's own published files named from the recipe's folder, the claims,
+    the cells the recipe holds its runs against (which the report reads from ``results/recipe_runs.json``,
+    whatever the verdict), every published registry (``stsbench/published/*.yaml``: the report may set any of
+    its rows beside the runs) and one's own published files by content, each under its path relative to the
+    recipe's folder (where the recipe reads it from), so that ``mine/a/table.yaml`` and ``mine/b/table.yaml``
+    are two files and the reproduction keys the same anywhere. ``kept``: the steps kept with
+    ``--keep-changed``, named by a ``--note`` (the report never mixes code versions silently).
     """
-    args = report_args(recipe, out, kept, banner)
+    banner = mini_banner(recipe)
+    root = Path(recipe.folder) if recipe.folder else None
+
+    def relative(path: Path) -> str:
+        return path.relative_to(root).as_posix() if root and path.is_relative_to(root) else path.as_posix()
 
     def keyed(
         address: str,
     ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
         in_file = file_key(address)
-        return f"{_relative(Path(in_file[0]), recipe)}#{in_file[1]}" if in_file else address
+        return f"{relative(Path(in_file[0]))}#{in_file[1]}" if in_file else address
 
     def portable(arg: str) -> str:  # an --against argument, run=ADDRESS
         run, eq, address = arg.partition("=")
@@ -576,12 +421,129 @@ def report_keys(
     material["runs"] = [
         {**asdict(r), "published": [keyed(c) for c in r.published]} for r in declared_runs(recipe)
     ]
-    files = own_files(recipe)
-    if files:  # a published file of one's own: edited, the report is made again
-        material["published_files"] = {
-            name: sha256_file(f) if f.is_file() else None for name, f in files.items()
-        }
-    return args, make_keys(material)
+    own = [Path(f[0]).expanduser() for f in map(file_key, (a for r in recipe.runs for a in r.addresses)) if f]
+    if own:  # a published file of one's own: edited, the report is made again
+        material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
+    args = report_args(recipe, out, kept, banner)
+    keys = make_keys(material)
+    deps = tuple(s.id for s in before)
+    return Step(
+        "report", "report", tuple(args), **_keys(keys, code_of("report")), deps=deps, outputs=("report.md",)
+    )
+
+
+def build_plan(
+    recipe: Recipe,
+    out: Path,
+    data_dir: str | Path | None = None,
+    report_to: str | None = None,
+    kept: Sequence[str] = (),
+    gpus: int = 0,
+) -> Plan:
+    """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
+
+    ``report_to``: the training steps also log to these trackers (``stsbench train --report-to``). ``kept``:
+    steps kept from other code (``--keep-changed``), which the report names. ``gpus``: the GPUs a training
+    runs on (``reproduce --gpus``; 0: the CPU), which its device-dependent options resolve for. An evaluation
+    reads every seed of a run, then writes their aggregate (``stsbench run --model OUT/runs/<run>``); the
+    baseline is the backbone evaluated as it is (``stsbench run --model <baseline>``).
+    """
+    data = resolve_data_dir(data_dir, must_exist=False).absolute()
+    given = Path(out).expanduser()
+    out = given.absolute()
+    trains: dict[str, Step] = {}
+    evaluations = []
+    if recipe.baseline is not None:
+        model = recipe.baseline.model
+        keyed, outputs = {"model": model_identity(model)}, (f"results/{model_slug(model)}/**/*",)
+        spec = recipe.baseline.evaluate
+        evaluations.append(
+            evaluation_step("evaluate/baseline", model, spec, out, data, keyed, outputs=outputs)
+        )
+    for run in recipe.runs:
+        seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
+        trains.update({t.id: t for t in seeds})
+        if run.evaluate is not None:  # else its figure is the training's own best dev score
+            folders = [f"runs__{run.name}", *(f"{run.name}__seed-{s}" for s in run.seeds)]
+            evaluation = evaluation_step(
+                f"evaluate/{run.name}",
+                str(out / "runs" / run.name),
+                run.evaluate,
+                out,
+                data,
+                {"deps": [t.key for t in seeds]},
+                deps=tuple(t.id for t in seeds),
+                outputs=tuple(f"results/{d}{p}/**/*" for d in folders for p in ("", "+*")),
+            )
+            evaluations.append(evaluation)
+    steps = [*trains.values(), *evaluations, *analysis_steps(recipe, trains, out, data)]
+    return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
+
+
+def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
+    """``(source, copy)`` of each training run's ``stsbench.json`` and ``train_log.jsonl``, the report's inputs.
+
+    The copies go to ``OUT/results/train/<run>/seed-<s>/``, so that ``OUT/results`` alone (no weights) is what
+    the report reads: the layout of the checked-in ``reports/cpu-mini-replication``.
+    """
+    return [
+        (step.folder / name, training_copy(step.folder, plan.out) / name)
+        for step in plan.steps
+        if step.kind == "train" and step.folder is not None
+        for name in (RUN_META, TRAIN_LOG)
+    ]
+
+
+def planned(
+    recipe: Any,
+    out: Path,
+    data_dir: str | Path | None,
+    state: ReproduceState,
+    changed: str,
+    report_to: str | None = None,
+    gpus: int = 0,
+) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
+    """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
+
+    With ``changed="keep"``, the steps kept from other code are named by the report, whose key then holds their
+    names (:func:`stsbench.reproduce.plan.kept_note`). ``gpus``: what the trainings run on (their key's device).
+    """
+    plan = build_plan(recipe, out, data_dir, report_to, gpus=gpus)
+    actions = initial_actions(plan, state, changed)
+    kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
+    if kept:
+        plan = build_plan(recipe, out, data_dir, report_to, kept, gpus)  # the report, keyed with their names
+        actions = initial_actions(plan, state, changed)
+    return plan, actions
+
+
+def prepare(plan: Plan, step: Step) -> None:
+    """Write what ``step``'s command reads and no step writes: a training's options file, the report's copies.
+
+    The report's: its runs' sweeps and published cells, the whole recipe's scale (a subset's is not kept with
+    its results), its claims and each training's logs copied under ``results/train/`` (with their paths
+    relative to the copy).
+    """
+    if step.kind == "train":  # the options its seeds share, beside the runs
+        atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
+    if step.kind != "report":
+        return
+    results = plan.out / "results"
+    write_recipe_runs(results, plan.recipe)
+    banner = mini_banner(plan.recipe)
+    if banner and not plan.recipe.omitted:
+        write_scale(results, banner)
+    if plan.recipe.claims:
+        atomic_write_text(plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False))
+    for source, copy in training_copies(plan):
+        if not source.is_file() and copy.is_file():
+            continue  # a finished run whose folder (weights) is not kept: its copy is what the report reads
+        if not source.is_file():
+            raise StsbenchError(
+                f"{source} is missing, and no copy of it under {copy.parent}; train the run again"
+            )
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy_training_file(source, copy)
 
 
 @dataclass(frozen=True)
@@ -611,42 +573,39 @@ def _data_needs(plan: Plan, steps: Iterable[Step], allow_modified: bool = False)
     for step in steps:
         for f in step.data:
             readers.setdefault(f, []).append(step.id)
-    absent = {f: ids for f, ids in readers.items() if not f.is_file()}
-    needs = []
+    absent = [f for f in readers if not f.is_file()]
+    present = [f for f in readers if f not in absent]
+    where, needs = plan.data_dir, []
     if absent:
-        ids = tuple(dict.fromkeys(i for group in absent.values() for i in group))
-        first = min(absent)
-        name = (
-            f"{len(absent)} SentEval file(s) under {plan.data_dir} (e.g. {first.relative_to(plan.data_dir)})"
+        name = f"{len(absent)} SentEval file(s) under {where} (e.g. {min(absent).relative_to(where)})"
+        how = f"run `stsbench data download --data-dir {where}`, or pass the folder holding them (--data-dir)"
+        needs.append(Need("data", name, how, _ids(readers, absent)))
+    modified = {} if allow_modified else differences(where, present)
+    if modified:
+        rel, why = next(iter(modified.items()))
+        name = f"{len(modified)} file(s) under {where} (e.g. {rel}: {why})"
+        how = (
+            f"restore them (`stsbench data download --data-dir {where}`; `stsbench data verify` lists "
+            "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
         )
-        how = f"run `stsbench data download --data-dir {plan.data_dir}`, or pass the folder holding them (--data-dir)"
-        needs.append(Need("data", name, how, ids))
-    if not allow_modified:
-        modified = differences(plan.data_dir, [f for f in readers if f not in absent])
-        if modified:
-            rel, why = next(iter(modified.items()))
-            ids = tuple(dict.fromkeys(i for f, group in readers.items() if f not in absent for i in group))
-            name = f"{len(modified)} file(s) under {plan.data_dir} (e.g. {rel}: {why})"
-            how = (
-                f"restore them (`stsbench data download --data-dir {plan.data_dir}`; `stsbench data verify` lists "
-                "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
-            )
-            needs.append(Need("modified data", name, how, ids))
+        needs.append(Need("modified data", name, how, _ids(readers, present)))
     return needs
 
 
-def _corpus_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
+def _ids(readers: dict[Path, list[str]], files: list[Path]) -> tuple[str, ...]:
+    """The steps that read ``files``, each once, in order."""
+    return tuple(dict.fromkeys(i for f in files for i in readers[f]))
 
+
+def _corpus_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     found: dict[tuple[str, str], list[str]] = {}
     for step in steps:
         corpus = _arg(step, "--corpus") if step.kind == "analysis" else None
         if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
             how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
             found.setdefault((Path(corpus).name, how), []).append(step.id)
-        if step.kind != "train":
-            continue
         train_file, lines = step.config.get("train_file"), step.config.get("train_lines")
-        if not train_file:
+        if step.kind != "train" or not train_file:
             continue
         try:
             path, _ = resolve_train_file(str(train_file), lines, plan.data_dir)
@@ -668,16 +627,12 @@ def model_missing(name: str) -> str | None:
         return None
     path = Path(name).expanduser()
     if path.exists() or looks_like_path(name):
-        ok = (path / "config.json").is_file() or (path / "modules.json").is_file()
-        return (
-            None if ok else f"{path} is not a model folder (no config.json or modules.json); check the path"
-        )
+        if (path / "config.json").is_file() or (path / "modules.json").is_file():
+            return None
+        return f"{path} is not a model folder (no config.json or modules.json); check the path"
     from huggingface_hub import try_to_load_from_cache
 
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
-        return None
-
-    reason = hub_offline_reason()
+    reason = None if isinstance(try_to_load_from_cache(name, "config.json"), str) else hub_offline_reason()
     if reason is None:
         return None
     return (
@@ -707,15 +662,13 @@ def extra_models(config: dict) -> dict[str, str]:
 
 def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     readers: dict[str, list[str]] = {}
-    options: dict[str, str] = {}  # an augmentation's model -> the option that names it
+    options: dict[str, str] = {}  # a model -> the option that names it (a method's, back-translation's)
     for step in steps:
         if step.kind == "train" and step.model:
-            readers.setdefault(step.model, []).append(step.id)
-            for name, option in extra_models(
-                step.config
-            ).items():  # a method's, back-translation's translators
+            extras = extra_models(step.config)
+            options.update(extras)
+            for name in (step.model, *extras):
                 readers.setdefault(name, []).append(step.id)
-                options[name] = option
         elif step.kind in ("evaluate", "analysis"):
             model = _arg(step, "--model")
             if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
@@ -723,12 +676,9 @@ def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
     needs = []
     for name, ids in readers.items():
         how = model_missing(name)
-        if how is not None and name in options:
-            how = how.replace(
-                "set the run's `model:` to its folder", f"set the run's `{options[name]}:` to its folder"
-            )
-        if how is not None:
-            needs.append(Need("model", name, how, tuple(ids)))
+        if how is not None:  # an augmentation's model: the option that names it
+            named = how.replace("set the run's `model:`", f"set the run's `{options.get(name, 'model')}:`")
+            needs.append(Need("model", name, named, tuple(ids)))
     return needs
 
 
@@ -750,9 +700,8 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
 def refuse_missing(needs: list[Need]) -> None:
     """One line naming what is missing and how to get it (``stsbench reproduce --dry-run`` lists it all)."""
     if needs:
-        first = needs[0].line()
         more = f"; and {len(needs) - 1} more" if len(needs) > 1 else ""
         word = "" if needs[0].what == "modified data" else "missing "
         raise StsbenchError(
-            f"nothing was started: {word}{first}{more} (`--dry-run` lists what the run needs)"
+            f"nothing was started: {word}{needs[0].line()}{more} (`--dry-run` lists what the run needs)"
         )

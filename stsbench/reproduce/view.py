@@ -29,7 +29,6 @@ from stsbench.reproduce.state import (
     UNVERIFIED,
     classify,
     load_state,
-    planned,
     recorded_again,
     recorded_changed,
     recorded_recipe,
@@ -46,7 +45,7 @@ def train_progress(record: dict[str, Any], out: str | Path = ".") -> str:
     ``out``: the reproduction's folder, which the record's ``folder`` is relative to (an older record's is
     absolute).
     """
-    from stsbench.results.portable import resolve
+    from stsbench.results.write import resolve
 
     folder, total = resolve(record.get("folder"), out), record.get("total_steps")
     if not folder:
@@ -175,20 +174,13 @@ def table(
     shown = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
     for col in ("step", "status", "detail"):
         shown.add_column(col)
-    style = {
-        "done": "green",
-        "failed": "red",
-        "running": "cyan",
-        "interrupted": "yellow",
-        f"done, {CODE_CHANGED}": "yellow",
-        AGAIN: "yellow",
-        "done, unverified": "yellow",
-    }
+    style = {"done": "green", "failed": "red", "running": "cyan"}
+    style |= dict.fromkeys(("interrupted", f"done, {CODE_CHANGED}", AGAIN, "done, unverified"), "yellow")
     for sid in steps or list(records):
         sid_, status, detail = row(
             sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid)
         )
-        shown.add_row(sid_, f"[{style.get(status, '')}]{status}" if status in style else status, detail)
+        shown.add_row(sid_, f"[{style[status]}]{status}" if status in style else status, detail)
     return shown
 
 
@@ -271,6 +263,8 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # n
     Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
     the data folder found (:func:`status_data`); None where it cannot be replanned (a recipe file gone).
     """
+    from stsbench.reproduce.plan import planned  # the recipe replanned: the plan, here alone
+
     if data_dir is None:
         return {}
     try:
@@ -388,7 +382,7 @@ def dry_run(
     """
     from stsbench.published.registry import get_entry
     from stsbench.reproduce.estimate import count, duration, estimates, this_device
-    from stsbench.reproduce.plan import missing
+    from stsbench.reproduce.plan import missing, planned
 
     def say(text: str) -> None:
         console.print(text, highlight=False, markup=False, soft_wrap=True)

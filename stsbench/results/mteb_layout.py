@@ -17,15 +17,14 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stsbench.encoders.resolve import is_embedded
 from stsbench.errors import StsbenchError
 from stsbench.files import check_writable_dir
-
-if TYPE_CHECKING:
-    from stsbench.results.folder import Measured
-    from stsbench.results.schema import ModelInfo, TaskResult
+from stsbench.paths import first_line
+from stsbench.results.read import load_results, select_run
+from stsbench.results.schema import ModelInfo
 
 MTEB_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
 SPLIT = "test"  # MTEB's eval split of all six
@@ -44,22 +43,6 @@ def require_mteb(what: str) -> Any:
     except ImportError:
         raise StsbenchError(f"{what} needs the mteb package; {INSTALL}") from None
     return mteb
-
-
-def mteb_scores(result: TaskResult) -> dict[str, float]:
-    """The MTEB score dict of one stsbench STS result: cosine Spearman/Pearson over MTEB's test split.
-
-    STS12-16: the ``all`` aggregate (every subset's pairs concatenated, MTEB's single test split);
-    STSBenchmark: its test split.
-    """
-    if result.task not in MTEB_TASKS:
-        raise ValueError(f"{result.task} is not scored on the same pairs as MTEB's")
-    s = result.scores
-    if result.task == "STSBenchmark":
-        spearman, pearson = s[SPLIT]["spearman"], s[SPLIT]["pearson"]
-    else:
-        spearman, pearson = s["aggregate"]["spearman"]["all"], s["aggregate"]["pearson"]["all"]
-    return {"cosine_spearman": spearman, "cosine_pearson": pearson, "main_score": spearman}
 
 
 def mteb_identity(model: ModelInfo, name: str | None = None, revision: str | None = None) -> tuple[str, str]:
@@ -91,25 +74,6 @@ def mteb_identity(model: ModelInfo, name: str | None = None, revision: str | Non
     return name, revision
 
 
-def _model_meta(name: str, revision: str, model: ModelInfo) -> Any:
-    """MTEB's registry entry of ``name`` at ``revision``, else an empty ``ModelMeta`` with what stsbench knows."""
-    from mteb.models.model_implementations import MODEL_REGISTRY
-    from mteb.models.model_meta import ModelMeta, ScoringFunction
-
-    if name in MODEL_REGISTRY:
-        return MODEL_REGISTRY[name].model_copy(update={"revision": revision})
-    framework = ["Sentence Transformers"] if model.kind.startswith("sentence-transformers") else ["PyTorch"]
-    return ModelMeta.create_empty(
-        {
-            "name": name,
-            "revision": revision,
-            "similarity_fn_name": ScoringFunction.COSINE,  # stsbench scores cosine similarity
-            "max_tokens": model.max_length,
-            "framework": framework,
-        }
-    )
-
-
 @dataclass(frozen=True)
 class Export:
     """What ``export_mteb`` wrote."""
@@ -119,65 +83,6 @@ class Export:
     revision: str
     tasks: tuple[str, ...]
     left_out: tuple[str, ...]  # tasks of the run that MTEB scores on other pairs (SICKRelatedness, transfer)
-
-
-def export_mteb(
-    by_task: dict[str, Measured],
-    out: Path,
-    name: str | None = None,
-    revision: str | None = None,
-    others: tuple[str, ...] = (),
-) -> Export:
-    """Write one run's STS results (``select_run``'s ``by_task``) in MTEB's layout under ``out``.
-
-    Every file is built and validated by mteb first, then moved into place one by one (``os.replace``): a
-    failure leaves no half-written file. ``others``: the run's other tasks, reported as left out.
-    """
-    mteb = require_mteb("export-mteb")
-    check_writable_dir(out, "--out")
-    chosen = {t: m for t, m in by_task.items() if t in MTEB_TASKS}
-    if not chosen:
-        raise StsbenchError(
-            "no STS12-16 or STSBenchmark result to export; run `stsbench run --tasks sts` first"
-        )
-    first = next(iter(chosen.values())).result
-    if first.mode not in MODES:
-        raise StsbenchError(
-            f"the results were run in {first.mode} mode; MTEB scores the test split: rerun with --mode test"
-        )
-    name, revision = mteb_identity(first.model, name, revision)
-    modified = sorted({f for m in chosen.values() for f in m.result.provenance.data_modified or ()})
-    if modified:
-        raise StsbenchError(
-            f"the results were computed on data that differs from the canonical files ({', '.join(modified)}); "
-            "MTEB would file them as canonical: rerun on the canonical data (`stsbench data verify`)"
-        )
-    meta = _model_meta(name, revision, first.model)
-    task_results = []
-    for task, m in sorted(chosen.items(), key=lambda kv: MTEB_TASKS.index(kv[0])):
-        r = m.result
-        task_results.append(
-            mteb.TaskResult.from_task_results(
-                mteb.get_task(task),
-                {SPLIT: {SUBSET: mteb_scores(r)}},
-                evaluation_time=float(sum(r.provenance.timings.values())),
-                date=datetime.fromisoformat(r.provenance.created_at),
-            )
-        )
-    out = Path(out).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".stsbench-mteb.", dir=out) as tmp:
-        cache = mteb.ResultCache(cache_path=tmp)
-        for tr in task_results:
-            cache.save_to_cache(tr, meta)
-        staged = Path(tmp)
-        for path in sorted(p for p in staged.rglob("*") if p.is_file()):
-            dest = out / path.relative_to(staged)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(path, dest)  # same file system: a rename
-    folder = out / "results" / meta.model_name_as_path() / revision
-    left_out = tuple(sorted(set(others) | (set(by_task) - set(chosen))))
-    return Export(folder, name, revision, tuple(tr.task_name for tr in task_results), left_out)
 
 
 @dataclass(frozen=True)
@@ -214,8 +119,6 @@ def read_mteb_results(folder: Path) -> dict[tuple[str, str], dict[str, float]]:
             try:
                 mteb.TaskResult.from_disk(path)
             except Exception as exc:
-                from stsbench.paths import first_line
-
                 raise StsbenchError(
                     f"{path}: not an MTEB task result ({first_line(exc)}); restore or remove it"
                 ) from None
@@ -270,10 +173,13 @@ def export_results(
     pooler: str | None = None,
     mode: str | None = None,
 ) -> Export:
-    """``stsbench export-mteb``: read the results under ``results_dir``, pick one run, write it with ``export_mteb``."""
-    from stsbench.results.folder import load_results, select_run
+    """``stsbench export-mteb``: one run's STS results under ``results_dir`` in MTEB's layout under ``out``.
 
-    require_mteb("export-mteb")
+    The run is picked by ``select_run``. Every file is built and validated by mteb first, then moved into place
+    one by one (a rename): a failure leaves no half-written file. The model's entry is MTEB's registry entry of
+    ``name`` at ``revision``, else an empty ``ModelMeta`` with what stsbench knows.
+    """
+    mteb = require_mteb("export-mteb")
     check_writable_dir(out, "--out")
     measured = load_results(results_dir)
     by_task = select_run(measured, MTEB_TASKS, results_dir, model=model, pooler=pooler, mode=mode)
@@ -283,6 +189,72 @@ def export_results(
             f"no STS12-16 or STSBenchmark result under {results_dir} (found: {found}); "
             "run `stsbench run --tasks sts` first"
         )
-    run = next(iter(by_task.values())).run
-    others = tuple(m.result.task for m in measured if m.run == run and m.result.task not in MTEB_TASKS)
-    return export_mteb(by_task, out, name, revision, others)
+    chosen = sorted(
+        (m for t, m in by_task.items() if t in MTEB_TASKS), key=lambda m: MTEB_TASKS.index(m.result.task)
+    )
+    first = chosen[0].result
+    if first.mode not in MODES:
+        raise StsbenchError(
+            f"the results were run in {first.mode} mode; MTEB scores the test split: rerun with --mode test"
+        )
+    name, revision = mteb_identity(first.model, name, revision)
+    modified = sorted({f for m in chosen for f in m.result.provenance.data_modified or ()})
+    if modified:
+        raise StsbenchError(
+            f"the results were computed on data that differs from the canonical files ({', '.join(modified)}); "
+            "MTEB would file them as canonical: rerun on the canonical data (`stsbench data verify`)"
+        )
+    from mteb.models.model_implementations import MODEL_REGISTRY
+    from mteb.models.model_meta import ModelMeta, ScoringFunction
+
+    if name in MODEL_REGISTRY:
+        meta = MODEL_REGISTRY[name].model_copy(update={"revision": revision})
+    else:
+        framework = (
+            "Sentence Transformers" if first.model.kind.startswith("sentence-transformers") else "PyTorch"
+        )
+        meta = ModelMeta.create_empty(
+            {
+                "name": name,
+                "revision": revision,
+                "similarity_fn_name": ScoringFunction.COSINE,  # stsbench scores cosine similarity
+                "max_tokens": first.model.max_length,
+                "framework": [framework],
+            }
+        )
+    task_results = []
+    for r in (m.result for m in chosen):
+        # STS12-16: the ``all`` aggregate (every subset's pairs concatenated, MTEB's single test split)
+        agg = r.scores.get("aggregate")
+        s = (
+            r.scores[SPLIT]
+            if r.task == "STSBenchmark"
+            else {k: agg[k]["all"] for k in ("spearman", "pearson")}
+        )
+        scores = {
+            "cosine_spearman": s["spearman"],
+            "cosine_pearson": s["pearson"],
+            "main_score": s["spearman"],
+        }
+        task_results.append(
+            mteb.TaskResult.from_task_results(
+                mteb.get_task(r.task),
+                {SPLIT: {SUBSET: scores}},
+                evaluation_time=float(sum(r.provenance.timings.values())),
+                date=datetime.fromisoformat(r.provenance.created_at),
+            )
+        )
+    out = Path(out).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".stsbench-mteb.", dir=out) as tmp:
+        cache = mteb.ResultCache(cache_path=tmp)
+        for tr in task_results:
+            cache.save_to_cache(tr, meta)
+        staged = Path(tmp)
+        for path in sorted(p for p in staged.rglob("*") if p.is_file()):
+            dest = out / path.relative_to(staged)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, dest)  # same file system: a rename
+    folder = out / "results" / meta.model_name_as_path() / revision
+    left_out = sorted({m.result.task for m in measured if m.run == chosen[0].run} - set(MTEB_TASKS))
+    return Export(folder, name, revision, tuple(tr.task_name for tr in task_results), tuple(left_out))

@@ -1,156 +1,84 @@
-"""Training runs as results: one ``stsbench train --output DIR`` folder read into a :class:`TrainRun`.
+"""Training runs and seeds as results: run folders, seeds, and what a recipe and its scale declare.
 
-Reads ``DIR/train_log.jsonl`` and, when the run saved a checkpoint, ``DIR/stsbench.json`` (both documented
-in :mod:`stsbench.results.schema`). Records and files carry ``kind`` and ``schema_version`` since those
-keys were added; older ones without them read as version 1. Every other file in a run folder (weights,
-tokenizer, ``last/``) belongs to the checkpoint and is not read. Tolerant like the report: a bad line or a
-bad ``stsbench.json`` is a warning naming it, and the rest of the run is used.
+- one ``stsbench train --output DIR`` folder read into a :class:`TrainRun`: ``DIR/train_log.jsonl`` and, when
+  the run saved a checkpoint, ``DIR/stsbench.json``. Records and files carry ``kind`` and ``schema_version``
+  since those keys were added; older ones without them read as version 1. Every other file in a run folder
+  (weights, tokenizer, ``last/``) belongs to the checkpoint and is not read. Tolerant like the report: a bad
+  line or a bad ``stsbench.json`` is a warning naming it, and the rest of the run is used;
+- the multi-seed layout: ``stsbench train --seeds 1,2,3 --output OUT`` trains ``OUT/seed-1/``... (each an
+  ordinary run folder) and writes ``OUT/seeds.json`` (kind :data:`~stsbench.results.schema.SEED_RUNS_KIND`);
+  ``stsbench run --model OUT`` evaluates each seed and writes
+  ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json`` (kind
+  :data:`~stsbench.results.schema.SEED_AGGREGATE_KIND`);
+- the runs a recipe declares, kept with their results (``<results>/recipe_runs.json``): which runs a sweep's
+  points are, the setting of each point and the published row or cell each is held against. A report reads
+  that here rather than working it out again from the runs' configs, so that its Ablations tables and sweep
+  figures set beside each setting the cell the recipe names (the one its Reproduction section judges).
+  ``stsbench reproduce`` writes the file before its report step (:func:`stsbench.reproduce.plan.prepare`); a
+  report of results without one finds sweeps by their configs alone and sets beside them only what
+  ``--against`` names;
+- the scale results were made at (``<results>/scale.json``): a mini recipe's results are not the paper's
+  setting (another backbone, fewer steps, a corpus slice). What says so belongs to the results, not to the
+  command that happens to render them: ``stsbench reproduce`` writes the recipe's banner here
+  (:func:`stsbench.reproduce.plan.mini_banner`), and every report of these results, by reproduce or by hand,
+  sets it on each table and figure and in the images themselves.
+
+Every file is documented in :mod:`stsbench.results.schema`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
-
-from typing_extensions import TypedDict
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stsbench.errors import StsbenchError
-from stsbench.results.portable import resolve
-from stsbench.results.schema import FIRST_VERSION, RUN_KIND, TRAIN_LOG_KIND, JsonObject
-from stsbench.results.store import check_version
+from stsbench.files import atomic_write_json, atomic_write_text
+from stsbench.results.schema import (
+    FIRST_VERSION,
+    RECIPE_RUNS_KIND,
+    RECORDS,
+    RUN_KIND,
+    SCALE_KIND,
+    SCHEMA_VERSION,
+    SEED_AGGREGATE_KIND,
+    SEED_RUNS_KIND,
+    TRAIN_LOG_KIND,
+    DeclaredRun,
+    EndRecord,
+    EvalRecord,
+    JsonObject,
+    LogRecord,
+    Malformed,
+    RampedDistance,
+    RecipeRuns,
+    RunMeta,
+    Scale,
+    SeedAggregate,
+    SeedRuns,
+    StartRecord,
+    Summary,
+    check_version,
+    read_json,
+    validated,
+)
+from stsbench.results.write import model_slug, portable, resolve
+from stsbench.tasks.registry import TASKS, task_version
 
+if TYPE_CHECKING:
+    from stsbench.recipes import Recipe
+
+T = TypeVar("T")
 TRAIN_LOG = "train_log.jsonl"
 RUN_META = "stsbench.json"
-
-
-class RampedDistance(TypedDict):
-    """MoCoSE's maximum traceable distance under a ramped EMA weight: at the first step and at the last."""
-
-    start: float
-    end: float
-
-
-@dataclass(frozen=True)
-class StartRecord:
-    """``train_log.jsonl``'s first record: the run's shape before its first step (:mod:`stsbench.train.log`)."""
-
-    event: Literal["start"]
-    config: JsonObject | None = None  # TrainConfig as a dict (:meth:`TrainConfig.from_dict` reads it)
-    kind: Literal["stsbench.train_log"] = TRAIN_LOG_KIND
-    schema_version: int = FIRST_VERSION
-    step: int = 0
-    total_steps: int | None = None
-    steps_per_epoch: int | None = None
-    train_rows: int | None = None
-    device: str | None = None
-    processes: int | None = None
-    global_batch_size: int | None = None
-    traceable_distance: float | RampedDistance | None = None  # MoCoSE eq. 4; None: a method without one
-    backbone_dropout: float | None = None  # the hidden dropout the backbone trains with
-
-
-@dataclass(frozen=True)
-class TrainRecord:
-    """The loss of a step and its parts (each method's own keys: ``contrastive``, ``grad_norm``...), and the lr."""
-
-    event: Literal["train"]
-    step: int
-    epoch: int | None = None
-    loss: float | None = None  # null: not finite
-    lr: float | None = None
-    time: float | None = None
-
-
-@dataclass(frozen=True)
-class EvalRecord:
-    """STS-B dev Spearman after ``step`` (raw, in [-1, 1]); ``best``: kept as the checkpoint."""
-
-    event: Literal["eval"]
-    step: int
-    dev_spearman: float | None = None
-    best: bool = False
-    time: float | None = None
-    sts_test_avg: float | None = None  # ``select_on: sts-test``: the mean of the seven STS test sets
-    alignment: float | None = None  # l_align, l_uniform of the same embeddings (logs before them: absent)
-    uniformity: float | None = None
-
-
-@dataclass(frozen=True)
-class CompileRecord:
-    """``--compile``: the wall seconds of the first step, compilation included."""
-
-    event: Literal["compile"]
-    step: int
-    seconds: float
-
-
-@dataclass(frozen=True)
-class NonfiniteRecord:
-    """The step whose loss or gradient norm was not finite (the value as text)."""
-
-    event: Literal["nonfinite"]
-    step: int
-    what: str
-    value: str
-
-
-@dataclass(frozen=True)
-class EndRecord:
-    """The run's last step and its best dev score."""
-
-    event: Literal["end"]
-    step: int | None = None
-    best_step: int | None = None
-    best_dev_spearman: float | None = None
-    wall_seconds: float | None = None
-
-
-LogRecord = StartRecord | TrainRecord | EvalRecord | CompileRecord | NonfiniteRecord | EndRecord
-RECORDS: dict[str, type] = {
-    "start": StartRecord,
-    "train": TrainRecord,
-    "eval": EvalRecord,
-    "compile": CompileRecord,
-    "nonfinite": NonfiniteRecord,
-    "end": EndRecord,
-}
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """What a run resolved where its config left an option unset (``stsbench.json``'s ``resolution``).
-
-    Its other keys belong to the trainer.
-    """
-
-    backbone_dropout: float | None = None
-
-
-@dataclass(frozen=True)
-class RunMeta:
-    """``stsbench.json`` of a run that saved a checkpoint: how ``stsbench run --model DIR`` evaluates it.
-
-    ``training``: the config (:meth:`TrainConfig.from_dict` reads it); the other keys (``method``, ``backbone``,
-    ``processes``...) describe the run as the trainer saw it.
-    """
-
-    training: JsonObject | None = None
-    kind: Literal["stsbench.train_run"] = RUN_KIND
-    schema_version: int = FIRST_VERSION
-    method: str | None = None
-    pooler: str | None = None  # the evaluation pooler
-    queue_size: int | None = None
-    resolution: Resolution | None = None
-    backbone: str | None = None
-    step: int | None = None  # the kept checkpoint's step
-    best_dev_spearman: float | None = None
-    processes: int | None = None
-    global_batch_size: int | None = None
-    max_length: int | None = None
-    sentence_transformers: bool | None = None
-    traceable_distance: float | RampedDistance | None = None
+SEEDS_FILE = "seeds.json"
+LEVEL = 0.95
+_SEED_DIR = re.compile(r"seed-(\d+)")
+RECIPE_RUNS_FILE = "recipe_runs.json"
+SCALE_FILE = "scale.json"
 
 
 @dataclass(frozen=True)
@@ -194,7 +122,7 @@ class TrainRun:
     def output(self) -> str:
         """The ``--output`` the run was given (what a task result's ``model.path`` points at), absolute.
 
-        A copy of a run's files records it relative to the copy's folder (:mod:`stsbench.results.portable`);
+        A copy of a run's files records it relative to the copy's folder (:mod:`stsbench.results.write`);
         files written before record it absolute.
         """
         given = self.config.get("output")
@@ -208,8 +136,6 @@ def read_log(path: Path) -> tuple[list[LogRecord], list[str]]:
 
     A record of an ``event`` this stsbench does not know (a newer trainer's) is passed over without a word.
     """
-    from stsbench.results.validation import Malformed, validated
-
     records, bad = [], []
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -242,8 +168,6 @@ def read_log(path: Path) -> tuple[list[LogRecord], list[str]]:
 
 def read_run_meta(path: Path) -> tuple[RunMeta | None, str | None]:
     """A run's ``stsbench.json`` as :class:`RunMeta`, or None and the warning saying why it is not used."""
-    from stsbench.results.validation import Malformed, validated
-
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -270,40 +194,261 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         warnings += [warning] if warning else []
     start = next((r for r in records if isinstance(r, StartRecord)), None)
     end = next((r for r in reversed(records) if isinstance(r, EndRecord)), None)
-    config = (meta.training if meta else None) or (start.config if start else None)
+    config = getattr(meta, "training", None) or getattr(start, "config", None)
     if not isinstance(config, dict) or "method" not in config:
         warnings.append(f"{log}: no training config (no 'start' record, no {RUN_META}); run skipped")
         return None, warnings
     evals = [r for r in records if isinstance(r, EvalRecord)]
-    curve = tuple((r.step, r.dev_spearman) for r in evals)
-    trajectory = tuple(
-        (r.step, r.alignment, r.uniformity)
-        for r in evals
-        if r.alignment is not None or r.uniformity is not None
-    )
     selected = [(r.step, r.dev_spearman) for r in evals if r.best]
     best_step, best_dev = selected[-1] if selected else (None, None)
     if end is not None and end.best_step is not None:
         best_step, best_dev = end.best_step, end.best_dev_spearman
-    resolved = meta.resolution.backbone_dropout if meta and meta.resolution else None
+    resolved = getattr(getattr(meta, "resolution", None), "backbone_dropout", None)
     run = TrainRun(
         path=rel,
         name=folder.name,
         config=config,
         method=str(config["method"]),
-        curve=curve,
+        curve=tuple((r.step, r.dev_spearman) for r in evals),
         best_step=best_step,
         best_dev_spearman=best_dev,
-        total_steps=start.total_steps if start else None,
-        steps_done=end.step if end else None,
-        wall_seconds=end.wall_seconds if end else None,
-        train_rows=start.train_rows if start else None,
-        queue_size=meta.queue_size if meta else None,
-        eval_pooler=meta.pooler if meta else None,
+        total_steps=getattr(start, "total_steps", None),
+        steps_done=getattr(end, "step", None),
+        wall_seconds=getattr(end, "wall_seconds", None),
+        train_rows=getattr(start, "train_rows", None),
+        queue_size=getattr(meta, "queue_size", None),
+        eval_pooler=getattr(meta, "pooler", None),
         has_checkpoint=meta is not None,
         folder=str(folder),
-        backbone_dropout=resolved if resolved is not None else (start.backbone_dropout if start else None),
-        traceable_distance=start.traceable_distance if start else None,
-        trajectory=trajectory,
+        backbone_dropout=resolved if resolved is not None else getattr(start, "backbone_dropout", None),
+        traceable_distance=getattr(start, "traceable_distance", None),
+        trajectory=tuple(
+            (r.step, r.alignment, r.uniformity) for r in evals if (r.alignment, r.uniformity) != (None, None)
+        ),
     )
     return run, warnings
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    """``OUT/seed-<seed>``."""
+    return Path(out) / f"seed-{seed}"
+
+
+def seed_dirs(out: Path) -> dict[int, Path]:
+    """The ``seed-<s>`` folders under ``out``, by seed."""
+    if not Path(out).is_dir():
+        return {}
+    found = {
+        int(m.group(1)): p for p in Path(out).iterdir() if (m := _SEED_DIR.fullmatch(p.name)) and p.is_dir()
+    }
+    return dict(sorted(found.items()))
+
+
+def is_seeds_folder(path: str | Path) -> bool:
+    """``path`` holds ``seeds.json`` of kind seed runs, or ``seed-<s>/`` run folders (and is no run itself)."""
+    path = Path(path).expanduser()
+    if not path.is_dir() or (path / RUN_META).is_file():
+        return False
+    if (path / SEEDS_FILE).is_file():
+        data = read_json(path / SEEDS_FILE)
+        if isinstance(data, dict) and data.get("kind") == SEED_RUNS_KIND:
+            return True
+    return any((d / TRAIN_LOG).is_file() or (d / RUN_META).is_file() for d in seed_dirs(path).values())
+
+
+def summary_dict(values: Sequence[float]) -> Summary:
+    """``values`` and their :func:`~stsbench.stats.seeds.seed_summary` (mean, std, n, low, high) as JSON."""
+    from stsbench.stats.seeds import seed_summary  # scipy.stats: only where seeds are summarised
+
+    s = seed_summary(values, LEVEL)
+    return {"values": list(values), **s.to_dict()}  # type: ignore[typeddict-item]
+
+
+def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapping[str, Any]) -> Path:
+    """``OUT/seeds.json``: every seed's status and best dev score, and the summary over finished seeds.
+
+    ``runs``: per seed ``seed``, ``status`` (``finished`` | ``failed``), ``error``, ``best_step``,
+    ``best_dev_spearman`` (raw, in [-1, 1]), ``steps``; ``training``: the options every seed shares.
+    """
+    done = [r for r in runs if r["status"] == "finished" and r.get("best_dev_spearman") is not None]
+    best = summary_dict([r["best_dev_spearman"] for r in done]) if done else None
+    return atomic_write_json(
+        Path(out) / SEEDS_FILE,
+        {
+            "kind": SEED_RUNS_KIND,
+            "schema_version": SCHEMA_VERSION,
+            "seeds": [r["seed"] for r in runs],
+            "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
+            "failed": [r["seed"] for r in runs if r["status"] != "finished"],
+            "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
+            "training": dict(training),
+        },
+    )
+
+
+def aggregate_path(output: Path, model: str, pooler: str, mode: str) -> Path:
+    """``<output>/<model_slug(model)>/<pooler>/<mode>/seeds.json``."""
+    return Path(output) / model_slug(model) / pooler / mode / SEEDS_FILE
+
+
+def build_aggregate(
+    model: str, pooler: str, mode: str, per_seed: Mapping[int, Mapping[str, Any]]
+) -> SeedAggregate:
+    """The seed aggregate: per task (and Avg.) the seeds' values, mean, std, n, low, high (units of ``reported``).
+
+    ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}, "raw": {task: unrounded}}``. A task every
+    seed has is summarised (``values``: the figures as printed, two decimals, with their mean, std and interval;
+    ``raw``: the unrounded ones, which tests read); the seeds must have the same tasks.
+    """
+    seeds = sorted(per_seed)
+    names = list(per_seed[seeds[0]]["scores"])
+    for s in seeds:
+        if list(per_seed[s]["scores"]) != names:
+            raise StsbenchError(
+                f"seed {s} has tasks {', '.join(per_seed[s]['scores'])}, seed {seeds[0]} {', '.join(names)}; "
+                "evaluate every seed on the same tasks"
+            )
+    tasks = {t: summary_dict([per_seed[s]["scores"][t] for s in seeds]) for t in names}
+    for t, row in tasks.items():  # the unrounded figures beside the displayed ones: what tests read
+        if all(t in per_seed[s].get("raw", {}) for s in seeds):
+            row["raw"] = [per_seed[s]["raw"][t] for s in seeds]
+    return {
+        "kind": SEED_AGGREGATE_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "model": model,
+        "pooler": pooler,
+        "mode": mode,
+        "level": LEVEL,
+        "seeds": seeds,
+        "models": {str(s): per_seed[s]["model"] for s in seeds},
+        "tasks": tasks,
+        # the version of each task that scored the seeds (this stsbench's: they were just evaluated)
+        "task_versions": {t: task_version(t) for t in names if t in TASKS},
+    }
+
+
+def tested_values(row: Summary | Mapping[str, Any]) -> list[float]:
+    """The figures a test over seeds reads from an aggregate's row: ``raw`` (unrounded), else ``values``."""
+    return list(row.get("raw") or row["values"])
+
+
+def write_aggregate(output: Path, aggregate: SeedAggregate) -> Path:
+    """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
+    path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
+    return atomic_write_json(path, portable_aggregate(aggregate, output))
+
+
+def portable_aggregate(aggregate: SeedAggregate, output: Path) -> SeedAggregate:
+    """The aggregate as its file holds it: the seeds folder and each seed's model name relative to ``output``."""
+    data = SeedAggregate(**aggregate)
+    data["model"] = portable(data["model"], output)
+    if isinstance(data.get("models"), Mapping):
+        data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
+    return data
+
+
+def _read_seeds(
+    path: Path, kind: str, tp: type[T], what: str, fix: str, default: int | None = None
+) -> T | None:
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        return None
+    check_version(path, data, what, default=default)
+    try:
+        return validated(tp, data)
+    except Malformed as exc:
+        raise StsbenchError(f"{path}: malformed stsbench {what} ({exc}); {fix}") from None
+
+
+def read_aggregate(path: Path) -> SeedAggregate | None:
+    """A seed aggregate file, validated; None for a JSON file of another kind (one line for a bad one)."""
+    fix = "rerun `stsbench run --model OUT` on the seeds folder"
+    return _read_seeds(path, SEED_AGGREGATE_KIND, SeedAggregate, "seed aggregate", fix)
+
+
+def read_seed_runs(path: Path) -> SeedRuns | None:
+    """``OUT/seeds.json`` of a training's seeds, validated; None for a JSON file of another kind."""
+    return _read_seeds(path, SEED_RUNS_KIND, SeedRuns, "seed runs", "train the seeds again", default=1)
+
+
+def declared_runs(recipe: Recipe) -> list[DeclaredRun]:
+    """The recipe's runs as the file keeps them."""
+    return [
+        DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
+        for r in recipe.runs
+    ]
+
+
+def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
+    """Record ``recipe``'s runs with the results under ``results_dir`` (atomic), the file written whole.
+
+    What the report reads is the recipe's runs as they are now (a subset's, ``reproduce --runs``, its own): a run
+    dropped from the recipe, or left out of this subset, leaves the file.
+    """
+    path = Path(results_dir) / RECIPE_RUNS_FILE
+    data = {
+        "kind": RECIPE_RUNS_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "recipe": recipe.name,
+        "runs": [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)],
+    }
+    return atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def _read_declared(path: Path, tp: type[T], kind: str, again: str) -> T | None:
+    """A file a recipe writes as ``tp``; None when it is not of ``kind`` or does not match ``tp``."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or {again}") from None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        return None
+    try:
+        return validated(tp, data)
+    except Malformed:
+        return None
+
+
+def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, DeclaredRun]:
+    """The declared runs of ``folders`` by name (a name declared twice: the first folder's); malformed: one line."""
+    found: dict[str, DeclaredRun] = {}
+    for folder in folders:
+        path = Path(folder) / RECIPE_RUNS_FILE
+        if path.is_file():
+            declared = _read_declared(path, RecipeRuns, RECIPE_RUNS_KIND, "run reproduce again")
+            if declared is None:
+                raise StsbenchError(
+                    f"{path}: not a recipe's runs file (kind {RECIPE_RUNS_KIND!r} with its runs); remove it"
+                )
+            for run in declared.runs:
+                found.setdefault(run.name, run)
+    return found
+
+
+def write_scale(results_dir: Path, banner: str) -> Path:
+    """Record ``banner`` as the scale of the results under ``results_dir`` (atomic)."""
+    data = {
+        "kind": SCALE_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "banner": banner,
+    }  # this key order: the bytes
+    return atomic_write_text(Path(results_dir) / SCALE_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def read_scale(path: Path) -> Scale:
+    """One ``scale.json``, validated; a malformed file is a one-line error."""
+    scale = _read_declared(path, Scale, SCALE_KIND, "write it again")
+    if scale is None or not scale.banner.strip():
+        raise StsbenchError(f"{path}: not a scale file (kind {SCALE_KIND!r} with a banner); remove it")
+    return scale
+
+
+def read_banners(folders: Iterable[str | Path]) -> list[str]:
+    """The banners recorded in ``folders`` (each once, in folder order); a malformed file is a one-line error."""
+    paths = [Path(folder) / SCALE_FILE for folder in folders]
+    return list(dict.fromkeys(read_scale(path).banner for path in paths if path.is_file()))
+
+
+def report_banner(folders: Iterable[str | Path], given: str | None = None) -> str | None:
+    """The banner a report of ``folders`` carries: theirs, then ``given`` (``--banner``) where it adds to them."""
+    return "; ".join(dict.fromkeys([*read_banners(folders), *([given] if given else [])])) or None

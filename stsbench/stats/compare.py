@@ -1,7 +1,7 @@
 """``stsbench compare``'s statistics: is the difference between two models real? Paired tests on the same STS pairs.
 
 Each side (:class:`Side`) is one model's STS figures with the pairs behind them, read from a results folder
-(:mod:`stsbench.results.sides`). The first side is the reference; every other side is compared with it, per task
+(:mod:`stsbench.results.read`). The first side is the reference; every other side is compared with it, per task
 and for Avg.:
 
 - the difference of the figures (other - reference, x100) with a paired-bootstrap interval and two-sided

@@ -19,8 +19,7 @@ import torch
 
 from stsbench.encoders.resolve import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
-from stsbench.files import atomic_write_json, current_umask
-from stsbench.output_lock import visible_entries
+from stsbench.files import atomic_write_json, current_umask, visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
 from stsbench.train.st_export import write_sentence_transformers
 from stsbench.train.status import LAST, STATE_FILE

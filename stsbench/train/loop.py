@@ -30,7 +30,7 @@ import torch
 
 from stsbench.data.training import load_train_data
 from stsbench.errors import RunFailed
-from stsbench.output_lock import output_lock
+from stsbench.files import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import check_torch, distributed
 from stsbench.train.augment.build import check_augmentations

@@ -20,8 +20,7 @@ from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
-from stsbench.results.runs import TRAIN_LOG, load_train_run
-from stsbench.results.seeds import seed_dir, write_seed_runs
+from stsbench.results.runs import TRAIN_LOG, load_train_run, seed_dir, write_seed_runs
 from stsbench.train.checkpoint import is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
 from stsbench.train.status import Status, continue_flags, run_status

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from stsbench.output_lock import visible_entries
+from stsbench.files import visible_entries
 from stsbench.results.runs import TRAIN_LOG
 
 LAST = "last"  # DIR/last/: the state a run resumes from

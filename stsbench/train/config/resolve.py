@@ -45,7 +45,7 @@ BOOKKEEPING = frozenset(
     }
 )
 # Options added after reproductions were recorded, at the value that does what stsbench did before them: left out
-# of a training's key at that value (stsbench.reproduce.keys.key_config), so that a new option retrains nothing.
+# of a training's key at that value (stsbench.reproduce.state.key_config), so that a new option retrains nothing.
 # The rule: an option that changes what is computed enters this list with its neutral value when it is added.
 EARLIER: dict[str, Any] = {"select_on": "stsb-dev", "augment": "none", "augment_views": "declared"}
 # resolution fields that fill the saved config: the data decides them, not the machine
