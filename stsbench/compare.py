@@ -54,16 +54,8 @@ def compare(
     ``prompt`` / ``prompt_name`` apply to the models evaluated here (as ``stsbench run --prompt``).
     """
     encode = EncodeOptions(device=device, prompt=prompt, prompt_name=prompt_name, cache_dir=cache_dir)
-    return compare_sources(
-        sources,
-        encode,
-        bootstrap=bootstrap,
-        seed=seed,
-        mode=mode,
-        data_dir=data_dir,
-        output=output,
-        quiet=quiet,
-    )
+    given = {"mode": mode, "data_dir": data_dir, "output": output, "quiet": quiet}
+    return compare_sources(sources, encode, bootstrap=bootstrap, seed=seed, **given)
 
 
 def compare_sources(
@@ -172,21 +164,9 @@ def side_from_aggregate(data: SeedAggregate, source: str, where: Path | str) -> 
             (raw_average if raw else simcse_average)(list(s))
             for s in zip(*(values[t] for t in sts), strict=False)
         ]
-    model = str(data["model"])
-    return Side(
-        label=base_label(model),
-        source=source,
-        model=model,
-        fingerprint="",
-        pooler=str(data["pooler"]),
-        mode=str(data["mode"]),
-        figures={},
-        data_files={},
-        pairs={},
-        seeds=values,
-        seed_ids=[int(s) for s in data["seeds"]],
-        rounded=not raw,
-    )
+    seeds = {"seeds": values, "seed_ids": [int(s) for s in data["seeds"]], "rounded": not raw}
+    empty = {"fingerprint": "", "figures": {}, "data_files": {}, "pairs": {}}
+    return _side(str(data["model"]), source, str(data["pooler"]), str(data["mode"]), **empty, **seeds)
 
 
 def side_from_folder(folder: Path, *, mode: str | None = None, source: str | None = None) -> Side:
@@ -229,21 +209,26 @@ def side_from_folder(folder: Path, *, mode: str | None = None, source: str | Non
                 "`stsbench run` on this model to write it (the embedding cache makes that fast)"
             )
     pairs = {rec.result.task: read_pairs(folder / rec.path) for rec in recs}
-    by_task = {
-        rec.result.task: rec.result for rec in sorted(recs, key=lambda rec: _task_order(rec.result.task))
-    }
+    ordered = sorted(recs, key=lambda rec: _task_order(rec.result.task))
+    by_task = {rec.result.task: rec.result for rec in ordered}
     first = recs[0].result
-    return Side(
-        label=base_label(first.model.name) + prompt_suffix(first.model.prompt, first.model.prompt_name),
-        source=source or str(folder),
-        model=first.model.name,
+    side = _side(
+        first.model.name,
+        source or str(folder),
+        first.model.pooler,
+        first.mode,
         fingerprint=first.model.fingerprint,
-        pooler=first.model.pooler,
-        mode=first.mode,
         figures={t: r.reported for t, r in by_task.items()},
         data_files={t: r.provenance.data_files for t, r in by_task.items()},
         pairs={t: pairs[t] for t in by_task},
     )
+    side.label += prompt_suffix(first.model.prompt, first.model.prompt_name)
+    return side
+
+
+def _side(model: str, source: str, pooler: str, mode: str, **fields) -> Side:
+    """A :class:`Side` of ``model``'s results, labelled by its name."""
+    return Side(label=base_label(model), source=source, model=model, pooler=pooler, mode=mode, **fields)
 
 
 def _task_order(task: str) -> tuple[int, str]:

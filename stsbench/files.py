@@ -156,10 +156,8 @@ def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> A
     """``text`` parsed as YAML; else ``error`` (a ``StsbenchError`` class) ``{where}: not valid YAML at line N: why``."""
     import yaml
 
-    try:
-        return yaml.load(
-            text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        )  # safe_load, in C where built
+    try:  # safe_load, in C where built
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""

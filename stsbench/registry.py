@@ -77,13 +77,8 @@ class Registry(Generic[T]):
         old = self._targets.get(name)
         # a lazy target, now registered by its own import (a decorator), is the same one
         reference = f"{getattr(target, '__module__', None)}:{getattr(target, '__qualname__', None)}"
-        if (
-            old is not None
-            and old is not target
-            and old != target
-            and self._loaded.get(name) is not target
-            and old != reference
-        ):
+        same = old is None or old is target or old == target or old == reference
+        if not same and self._loaded.get(name) is not target:
             raise StsbenchError(f"{self.what} {name!r} is registered twice ({old!r} and {target!r})")
         self._targets[name] = target
         self._loaded.pop(name, None)

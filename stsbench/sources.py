@@ -90,10 +90,8 @@ _NOT_FOLLOWED = ("stsbench", "stsbench.sources")
 # The module that says where and how a step runs, never what it computes: the executors (local processes, Slurm)
 # that `train --seeds` starts its seeds with, and the scheduler that runs reproduce's steps through them. Neither
 # its bytes nor its imports count (a step's key names nothing about where it runs; tests/test_keys_inputs.py edits it
-# and finds every key unchanged). "stsbench.reproduce.slurm" was merged into the executors (#74) and names no
-# module now; it stays until a change that moves every key anyway: this file is in every key's code, and its
-# syntax tree (this tuple's too) with it.
-_WHERE_IT_RUNS = ("stsbench.reproduce.executors", "stsbench.reproduce.slurm")
+# and finds every key unchanged).
+_WHERE_IT_RUNS = ("stsbench.reproduce.executors",)
 
 
 def _path_of(module: str, root: Path) -> Path | None:
@@ -222,9 +220,8 @@ def _walk(node: object, out: list[str]) -> None:
             if value is None or (isinstance(value, list) and not value):
                 continue  # absent, or a field a later Python added empty (type_params)
             if isinstance(value, list) and (name == "body" or name == "orelse" or name == "finalbody"):
-                value = [v for v in value if not _is_bare_string(v)] or [
-                    ast.Pass()
-                ]  # only a docstring: `pass`
+                # only a docstring: `pass`
+                value = [v for v in value if not _is_bare_string(v)] or [ast.Pass()]
             out.append(name + "=")
             _walk(value, out)
         out.append(")")
@@ -254,9 +251,8 @@ def _canonical(tree: ast.AST) -> str:
     return "".join(out)
 
 
-MEMO_FILE = (
-    "code-memo.json"  # in the cache folder: per source file's bytes' sha256, its tree's and its imports
-)
+# in the cache folder: per source file's bytes' sha256, its tree's and its imports
+MEMO_FILE = "code-memo.json"
 _MEMO: dict[str, Any] = {}
 _MEMO_STATE: dict[str, Any] = {"read": None, "dirty": False}
 
@@ -267,13 +263,37 @@ def _digester() -> str:
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def _memo_file() -> Path | None:
+def _cache_file(name: str) -> Path | None:
+    """``name`` in the cache folder; None where this module is read alone (another interpreter's check)."""
     try:
         from stsbench.paths import default_cache_dir
 
-        return default_cache_dir() / MEMO_FILE
-    except ImportError:  # this module read on its own (another interpreter's check): no cache
+        return default_cache_dir() / name
+    except ImportError:
         return None
+
+
+def _read_json(where: Path) -> dict[str, Any]:
+    """A memo file's dict; {} when absent or damaged (its digests are computed again)."""
+    import json
+
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(where: Path, data: dict[str, Any]) -> None:
+    """Replace a memo file atomically; a cache folder that cannot be written only costs the next process."""
+    import json
+
+    from stsbench.files import atomic_write_bytes  # importable wherever _cache_file() is
+
+    try:
+        atomic_write_bytes(where, json.dumps(data).encode("utf-8"))
+    except OSError:
+        pass
 
 
 def _memo() -> dict[str, Any]:
@@ -283,17 +303,12 @@ def _memo() -> dict[str, Any]:
     supported Python. A damaged or absent file is parsed again, and so is a memo another version of this module
     (:func:`_digester`) wrote: discarded whole, so a warm machine and a cold one digest alike.
     """
-    import json
-
-    where = _memo_file()
+    where = _cache_file(MEMO_FILE)
     if where is not None and _MEMO_STATE["read"] != where:
         _MEMO_STATE["read"] = where
-        try:
-            stored = json.loads(where.read_text(encoding="utf-8"))
-            if isinstance(stored, dict) and stored.get("digester") == _digester():
-                _MEMO.update(stored)
-        except (OSError, ValueError):
-            pass
+        stored = _read_json(where)
+        if stored.get("digester") == _digester():
+            _MEMO.update(stored)
     return _MEMO
 
 
@@ -309,18 +324,10 @@ def _tree_sha(data: bytes, name: str) -> bytes:
 
 def _save_memo() -> None:
     """Write the memo atomically when it grew; a cache folder that cannot be written only costs parsing."""
-    import json
-
-    where = _memo_file()
-    if where is None or not _MEMO_STATE["dirty"]:
-        return
-    _MEMO_STATE["dirty"] = False
-    from stsbench.files import atomic_write_bytes  # importable wherever _memo_file() is
-
-    try:
-        atomic_write_bytes(where, json.dumps({**_MEMO, "digester": _digester()}).encode("utf-8"))
-    except OSError:
-        pass
+    where = _cache_file(MEMO_FILE)
+    if where is not None and _MEMO_STATE["dirty"]:
+        _MEMO_STATE["dirty"] = False
+        _write_json(where, {**_MEMO, "digester": _digester()})
 
 
 def file_sha(path: Path) -> bytes:
@@ -335,30 +342,10 @@ def file_sha(path: Path) -> bytes:
 
 # -- the bytes of any file: one digest, one stat memo ---------------------------------------------------------------
 
-SHA_FILE = (
-    "file-sha256.json"  # in the cache folder: absolute path -> [size, mtime_ns, sha256, ctime_ns, inode]
-)
+# in the cache folder: absolute path -> [size, mtime_ns, sha256, ctime_ns, inode]
+SHA_FILE = "file-sha256.json"
 _STAMPS: dict[str, list] = {}
 _STAMPS_READ: set[Path] = set()
-
-
-def _stamps_file() -> Path | None:
-    try:
-        from stsbench.paths import default_cache_dir
-
-        return default_cache_dir() / SHA_FILE
-    except ImportError:  # this module read on its own (another interpreter's check): no cache
-        return None
-
-
-def _read_stamps(where: Path) -> dict[str, list]:
-    import json
-
-    try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # no cache yet, or a damaged one: digest again
-    return data if isinstance(data, dict) else {}
 
 
 def bytes_sha256(path: Path) -> str:
@@ -378,9 +365,9 @@ def sha256_files(files: Iterable[Path], *, fresh: bool = False) -> dict[Path, st
     :func:`file_sha`'s tree). An mtime can be set back (``touch -r``, ``cp -p``), a ctime cannot, and a file
     replaced is another inode. ``fresh``: read every file now (``stsbench data verify``, which trusts no memo).
     """
-    where = _stamps_file()
+    where = _cache_file(SHA_FILE)
     if where is not None and where not in _STAMPS_READ:
-        _STAMPS.update(_read_stamps(where))
+        _STAMPS.update(_read_json(where))
         _STAMPS_READ.add(where)
     out, grew = {}, False
     for f in files:
@@ -407,15 +394,7 @@ def _save_stamps(where: Path) -> None:
 
     A cache folder that cannot be written only costs the next process its reading.
     """
-    import json
-
-    from stsbench.files import atomic_write_bytes
-
-    merged = {k: v for k, v in {**_read_stamps(where), **_STAMPS}.items() if Path(k).exists()}
-    try:
-        atomic_write_bytes(where, json.dumps(merged).encode("utf-8"))
-    except OSError:
-        pass
+    _write_json(where, {k: v for k, v in {**_read_json(where), **_STAMPS}.items() if Path(k).exists()})
 
 
 def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
@@ -457,16 +436,7 @@ def code_digest(kind: str, root: Path | None = None) -> str:
 
 def library_versions(names: Iterable[str] = ("torch", "transformers")) -> dict[str, str]:
     """``{"torch": "2.13", ...}``: each installed library's major.minor (read from its metadata, not imported)."""
-    from importlib import metadata
-
-    out = {}
-    for name in names:
-        try:
-            version = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        out[name] = ".".join(version.split("+")[0].split(".")[:2])
-    return out
+    return {name: ".".join(distribution_version(name).split("+")[0].split(".")[:2]) for name in names}
 
 
 def distribution_version(name: str) -> str:

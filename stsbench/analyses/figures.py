@@ -57,11 +57,16 @@ def save(fig, stem: Path) -> list[Path]:
 
     stamp = _STAMP.get()
     if stamp:
-        width = max(60, int(fig.get_figwidth() * 14))  # about the characters of a 7-point line across the figure
+        width = max(
+            60, int(fig.get_figwidth() * 14)
+        )  # about the characters of a 7-point line across the figure
         lines = "\n".join(textwrap.wrap(stamp, width))
         fig.text(0.5, 0, lines, ha="center", va="top", fontsize=7, color="#b00020")
     described = {"Description": stamp} if stamp else {}
-    formats = (("png", {"Software": None, **described}), ("svg", {"Date": None, "Creator": None, **described}))
+    formats = (
+        ("png", {"Software": None, **described}),
+        ("svg", {"Date": None, "Creator": None, **described}),
+    )
     out = []
     for fmt, meta in formats:
         buf = io.BytesIO()

@@ -26,6 +26,7 @@ from stsbench.tasks.align_uniform import SENTENCE_SET, AlignUniformResult, align
 # singular values below this share of the largest are float32 round-off, not directions the model uses
 RANK_TOL = 1e-6
 
+
 def align_uniform(
     encoder: Encoder,
     data_dir: Path,

@@ -186,12 +186,8 @@ class CachedEncoder:
         self.cache = EmbeddingCache(cache_dir, inner.info.fingerprint)
         meta = self.cache.dir / "model.json"
         if not meta.is_file():
-            atomic_write_text(
-                meta,
-                json.dumps(
-                    {"name": self.info.name, "path": self.info.path, "pooler": self.info.pooler}, indent=2
-                ),
-            )
+            info = {"name": self.info.name, "path": self.info.path, "pooler": self.info.pooler}
+            atomic_write_text(meta, json.dumps(info, indent=2))
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Read what the cache has, encode the rest once (deduplicated), store it batch by batch."""
@@ -209,16 +205,11 @@ class CachedEncoder:
                 writer = BatchWriter(self.cache, keys[missing])
                 batched = "on_batch" in inspect.signature(self.inner.encode).parameters
                 extra = {"on_batch": writer.add} if batched else {}
+                todo = [uniq[i] for i in missing]
                 try:
-                    new = self.inner.encode(
-                        [uniq[i] for i in missing],
-                        batch_size=batch_size,
-                        show_progress=show_progress,
-                        **extra,
-                    )
-                except (
-                    BaseException
-                ):  # Ctrl-C (KeyboardInterrupt) or an error: keep every batch that finished
+                    new = self.inner.encode(todo, batch_size=batch_size, show_progress=show_progress, **extra)
+                # Ctrl-C (KeyboardInterrupt) or an error: keep every batch that finished
+                except BaseException:
                     writer.flush()
                     raise
                 writer.finish(new)

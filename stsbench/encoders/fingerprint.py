@@ -72,23 +72,12 @@ _NOT_MODEL = {"stsbench.json", "train_log.jsonl", "data_config.json", "README.md
 def model_files(spec: ModelSpec) -> list[Path]:
     """The files that define the model's embeddings: weights, configs, tokenizer, module configs."""
     dirs = [spec.path] + [spec.path / d for d in spec.module_dirs if d]
-    files: list[Path] = []
-    for d in dict.fromkeys(dirs):
-        if d.is_dir():
-            files += [
-                f
-                for f in sorted(d.iterdir())
-                if f.is_file() and f.suffix in _MODEL_SUFFIXES and f.name not in _NOT_MODEL
-            ]
-    return files
+    listed = [f for d in dict.fromkeys(dirs) if d.is_dir() for f in sorted(d.iterdir())]
+    return [f for f in listed if f.is_file() and f.suffix in _MODEL_SUFFIXES and f.name not in _NOT_MODEL]
 
 
 def fingerprint(
-    spec: ModelSpec,
-    pooler: str,
-    max_length: int | None,
-    dtype: str,
-    prompt: str | None = None,
+    spec: ModelSpec, pooler: str, max_length: int | None, dtype: str, prompt: str | None = None
 ) -> str:
     """Hex digest over the model files' contents and every setting that changes an embedding.
 
@@ -106,9 +95,8 @@ def fingerprint(
         **({"prompt": prompt} if prompt else {}),
     }
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    for f, sha in sha256_files(
-        model_files(spec)
-    ).items():  # the one byte digest, memoised by each file's stat
+    # the one byte digest, memoised by each file's stat
+    for f, sha in sha256_files(model_files(spec)).items():
         h.update(f"{f.relative_to(spec.path)}:{sha}\n".encode())
     return h.hexdigest()[:32]
 
@@ -179,9 +167,7 @@ def _same_config_and_tokenizer(model, tokenizer, folder: Path) -> bool:
         stored = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         theirs = AutoConfig.from_pretrained(folder).to_dict() if stored else {}
         their_tokenizer = AutoTokenizer.from_pretrained(folder)
-    except (
-        Exception
-    ):  # a config or tokenizer that does not load: the live model cannot be shown to be this one
+    except Exception:  # a config or tokenizer that does not load: the live model cannot be this one
         return False
     mine = model.config.to_dict()
     keys = (set(mine) | set(theirs)) - _CONFIG_NOISE

@@ -76,7 +76,31 @@ def check_finite(vectors: np.ndarray, texts: Sequence[str], name: str) -> np.nda
     return vectors
 
 
-class HFEncoder:
+class _SpecEncoder:
+    """What both encoders of a resolved model keep: the spec, the options they run with, their info.
+
+    The prompt is prepended to every text and pooled with it (include_prompt, the default); "" rather than
+    None: sentence-transformers would apply the model's default prompt to None, and
+    stsbench.encoders.resolve.choose_prompt has already chosen it (or not).
+    """
+
+    def __init__(
+        self, spec: ModelSpec, options: EncodeOptions, key: str, pooler: str, length, **extra
+    ) -> None:
+        self.spec = spec
+        self.max_length = options.max_length
+        self.device = options.device
+        self.dtype = options.dtype
+        self.prompt = options.prompt or ""
+        prompt = (self.prompt or None, options.prompt_name if self.prompt else None)
+        self.info = EncoderInfo(
+            spec.name, str(spec.path), key, pooler, length, self.dtype, spec.kind, extra, *prompt
+        )
+        self._model = None
+        self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
+
+
+class HFEncoder(_SpecEncoder):
     """A ``transformers`` model plus one of SimCSE's poolers (also runs Transformer+Pooling ST models)."""
 
     def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
@@ -85,29 +109,12 @@ class HFEncoder:
             raise ValueError(
                 "HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)"
             )
-        self.spec = spec
         self.pooler = options.pooler
-        self.max_length = options.max_length
-        self.device = options.device
-        self.dtype = options.dtype
-        prompt = options.prompt
-        self.prompt = prompt or ""  # prepended to every text, pooled with it (include_prompt, the default)
-        self.info = EncoderInfo(
-            spec.name,
-            str(spec.path),
-            fingerprint,
-            self.pooler,
-            self.max_length,
-            self.dtype,
-            spec.kind,
-            {"normalize": spec.normalize},
-            prompt or None,
-            options.prompt_name if prompt else None,
+        super().__init__(
+            spec, options, fingerprint, self.pooler, options.max_length, normalize=spec.normalize
         )
-        self._model = None
         self._tokenizer = None
         self._config: dict = {}  # config.json; a live model (encoders.load) brings its own
-        self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
 
     def _load(self) -> None:
         if self._model is not None:
@@ -254,33 +261,15 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     return batches
 
 
-class SentenceTransformerEncoder:
+class SentenceTransformerEncoder(_SpecEncoder):
     """Module stacks stsbench does not run itself go through sentence-transformers."""
 
     def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
         """``options`` as resolved for ``spec`` (its prompt's text chosen); the pooler is the declared modules."""
-        self.spec = spec
-        self.device = options.device
-        self.dtype = options.dtype
-        prompt = options.prompt
-        # "" rather than None: sentence-transformers would apply the model's default prompt to None, and
-        # stsbench.encoders.resolve.choose_prompt has already chosen it (or not)
-        self.prompt = prompt or ""
-        self.info = EncoderInfo(
-            spec.name,
-            str(spec.path),
-            fingerprint,
-            "declared",
-            options.max_length or spec.max_length,
-            self.dtype,
-            spec.kind,
-            {"modules": spec.declared.get("modules", [])},
-            prompt or None,
-            options.prompt_name if prompt else None,
+        length = options.max_length or spec.max_length
+        super().__init__(
+            spec, options, fingerprint, "declared", length, modules=spec.declared.get("modules", [])
         )
-        self.max_length = options.max_length
-        self._model = None
-        self.n_encoded = 0
 
     def encode(
         self,

@@ -124,9 +124,8 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
 def _name_of(model, name: str | None) -> str:
     if name:
         return name
-    path = getattr(getattr(model, "config", None), "_name_or_path", None) or getattr(
-        model, "name_or_path", None
-    )
+    config = getattr(model, "config", None)
+    path = getattr(config, "_name_or_path", None) or getattr(model, "name_or_path", None)
     return f"{path or type(model).__name__} (live)"
 
 
@@ -201,18 +200,9 @@ class ObjectEncoder:
         self.n_encoded = 0
         self.prompt = prompt or ""
         self.prompt_keyword = prompt_keyword
-        self.info = EncoderInfo(
-            name or type(obj).__name__,
-            "(in memory)",
-            fingerprint or "",
-            "declared",
-            None,
-            "float32",
-            kind,
-            {},
-            prompt or None,
-            prompt_name if prompt else None,
-        )
+        named = (prompt or None, prompt_name if prompt else None)
+        where = (name or type(obj).__name__, "(in memory)", fingerprint or "")
+        self.info = EncoderInfo(*where, "declared", None, "float32", kind, {}, *named)
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Call the object's ``encode`` (with ``batch_size`` when it takes one); float32 ``(n, d)``."""
@@ -315,24 +305,13 @@ def live_encoder(
             [type(m).__name__, m.get_config_dict() if hasattr(m, "get_config_dict") else repr(m)]
             for m in model
         ]
-        settings = {
-            "kind": "sentence-transformers-full-live",
-            "modules": stack,
-            "max_length": model.max_seq_length,
-            **({"prompt": text} if text else {}),
-        }
-        fp = _with_prompt(fingerprint, text) or weights_fingerprint(
-            model, getattr(model, "tokenizer", None), settings
-        )
-        return ObjectEncoder(
-            model,
-            name=where,
-            fingerprint=fp,
-            kind="sentence-transformers-full-live",
-            prompt=text,
-            prompt_name=chosen,
-            prompt_keyword=True,
-        )
+        kind = "sentence-transformers-full-live"
+        settings = {"kind": kind, "modules": stack, "max_length": model.max_seq_length}
+        settings.update({"prompt": text} if text else {})
+        own_tokenizer = getattr(model, "tokenizer", None)
+        fp = _with_prompt(fingerprint, text) or weights_fingerprint(model, own_tokenizer, settings)
+        prompted = {"prompt": text, "prompt_name": chosen, "prompt_keyword": True}
+        return ObjectEncoder(model, name=where, fingerprint=fp, kind=kind, **prompted)
     if hasattr(model, "state_dict") and hasattr(model, "config") and callable(model):
         folder = origin_folder(model)
         stored = stored_prompts(folder) if folder is not None else ({}, None)

@@ -20,7 +20,8 @@ from stsbench.results.mteb_layout import (
     pick_mteb_model,
     read_mteb_results,
 )
-from stsbench.results.read import Measured, load_results, select_run
+from stsbench.results.read import TaskRecord as Measured
+from stsbench.results.read import load_results, select_run
 from stsbench.results.write import shown
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance

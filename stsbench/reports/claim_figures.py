@@ -67,7 +67,9 @@ def with_task_figure(claim: Claim, where: str) -> Claim:
     try:
         tasks = task_names([claim.figure])
     except StsbenchError:
-        raise StsbenchError(f"{where}: figure {claim.figure!r} is not a figure a claim reads; {_choices(claim.figure)}") from None
+        raise StsbenchError(
+            f"{where}: figure {claim.figure!r} is not a figure a claim reads; {_choices(claim.figure)}"
+        ) from None
     if len(tasks) != 1:
         raise StsbenchError(f"{where}: figure {claim.figure!r} names {len(tasks)} tasks; give one")
     return claim.model_copy(update={"figure": tasks[0]})

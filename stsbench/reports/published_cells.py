@@ -22,7 +22,9 @@ Cells = Mapping[str, Sequence[str]]  # a run's seeds folder -> the addresses it 
 ROW_FIGURES = ("Avg.", "STSBenchmark")
 
 
-def report_cells(folders: Iterable[str | Path], reproductions: Sequence[Reproduction] = ()) -> dict[str, list[str]]:
+def report_cells(
+    folders: Iterable[str | Path], reproductions: Sequence[Reproduction] = ()
+) -> dict[str, list[str]]:
     """Each run's addresses: its recipe's (``recipe_runs.json`` in ``folders``), then ``--against``'s."""
     cells = {name: list(run.published) for name, run in read_recipe_runs(folders).items() if run.published}
     for rep in reproductions:
@@ -59,5 +61,7 @@ def cited(addresses: Iterable[str]) -> str:
     tables: dict[str, list[str]] = {}
     for address in addresses:
         entry = get_cell(address)[0]
-        tables.setdefault(f"{entry.paper.citation}; {entry.version or 'version not stated'}", []).append(entry.table)
+        tables.setdefault(f"{entry.paper.citation}; {entry.version or 'version not stated'}", []).append(
+            entry.table
+        )
     return "; ".join(f"{source}: {', '.join(dict.fromkeys(t))}" for source, t in tables.items())

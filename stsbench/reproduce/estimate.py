@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from stsbench.progress import plural
 from stsbench.published.cells import figure_of
 from stsbench.published.figures import load_figures
 from stsbench.published.registry import get_cell, get_entry, load_registry, split_cell
-from stsbench.recipes import Recipe, Run, load_recipe, recipe_names
+from stsbench.recipes import Recipe, load_recipe, recipe_names
 from stsbench.reproduce.executors import cores
 from stsbench.reproduce.plan import Plan, Step, run_config
 from stsbench.tasks.base import Mode
@@ -307,12 +307,6 @@ def step_time(device: str, model: str | None, method: str | None) -> StepTime | 
     )
 
 
-def unit_times(device: str, models: set[str | None]) -> UnitTimes | None:
-    """The measured unit times on ``device`` that hold for every one of ``models``; None where none do."""
-    rows = [u for u in UNIT_TIMES if u.device == device and models <= set(u.models)]
-    return rows[0] if rows else None
-
-
 def price(counts: Counts, device: str) -> Estimate:
     """``counts`` priced on ``device``: each part's seconds, and the parts with no measured time there."""
     parts: dict[str, float] = {}
@@ -329,7 +323,9 @@ def price(counts: Counts, device: str) -> Estimate:
     else:
         if counts.trainings:
             parts["optimizer steps"] = seconds
-    units = unit_times(device, set(counts.backbones))
+    # the measured unit times on the device that hold for every backbone; None where none do
+    units = next((u for u in UNIT_TIMES if u.device == device and counts.backbones <= set(u.models)), None)
+
     priced = {} if units is None else _unit_parts(counts, units)
     for name, done in _DONE.items():
         if not done(counts):
@@ -390,11 +386,7 @@ def estimates(plan: Plan, here: str | None = None, counts: Counts | None = None)
     devices = sorted({r.device for r in rows if counts.backbones & set(r.models)})
     if here is not None and here not in devices:
         devices.append(here)
-    out = []
-    for device in devices:
-        e = price(counts, device)
-        name = device + (" (this run)" if device == here else "")
-        out.append(Estimate(name, e.seconds, e.sources, e.parts, e.missing))
+    out = [replace(price(counts, d), device=d + (" (this run)" if d == here else "")) for d in devices]
     return out or [Estimate("any device", None, ())]
 
 
@@ -473,31 +465,25 @@ def registry_cells() -> list[str]:
     return [f"{k}#{c}" for k, e in load_registry().items() if not k.startswith(MTEB_PREFIX) for c in e.values]
 
 
-def _steps(run: Run) -> int | None:
-    """One seed's optimizer steps, as the plan counts them, from the corpus' known size (None: unknown)."""
-    config = run_config(run, None)
-    lines = config.get("train_lines")
-    if lines is None:
-        name = CORPORA.canonical(str(config.get("train_file", "")))
-        lines = getattr(CORPORA.get(name), "lines", None) if name else None
-    epochs, batch = int(config.get("epochs", 1)), int(config.get("batch_size", 64))
-    return run_steps(config.get("max_steps"), epochs, lines, batch)
-
-
 def cost(recipe: Recipe) -> dict[str, float | None]:
-    """Hours of training per device with a measured step time for every run's backbone and method (None: unknown)."""
-    runs = [(run, run_config(run, None), _steps(run)) for run in recipe.runs]
-    devices = sorted({t.device for t in STEP_TIMES for _, c, _ in runs if c.get("model") in t.models})
+    """Hours of training per device with a measured step time for every run's backbone and method (None: unknown).
+
+    A run's optimizer steps are one seed's as the plan counts them, from the corpus' known size (None: unknown).
+    """
+    runs = []
+    for run in recipe.runs:
+        config = run_config(run, None)
+        lines = config.get("train_lines")
+        if lines is None:
+            name = CORPORA.canonical(str(config.get("train_file", "")))
+            lines = getattr(CORPORA.get(name), "lines", None) if name else None
+        epochs, batch = int(config.get("epochs", 1)), int(config.get("batch_size", 64))
+        runs.append((run, config.get("model"), run_steps(config.get("max_steps"), epochs, lines, batch)))
     out: dict[str, float | None] = {}
-    for device in devices:
-        total: float | None = 0.0
-        for run, config, steps in runs:
-            row = step_time(device, config.get("model"), run.method)
-            if row is None or steps is None or total is None:
-                total = None
-                continue
-            total += steps * len(run.seeds) * row.ms / 1000
-        out[device] = None if total is None else round(total / 3600, 2)
+    for device in sorted({t.device for t in STEP_TIMES for _, model, _ in runs if model in t.models}):
+        rows = [(step_time(device, model, run.method), steps, len(run.seeds)) for run, model, steps in runs]
+        known = all(row is not None and steps is not None for row, steps, _ in rows)
+        out[device] = round(sum(s * n * r.ms / 1000 for r, s, n in rows) / 3600, 2) if known else None
     return out
 
 
@@ -532,29 +518,11 @@ def hours_text(value: float | None) -> str:
     )
 
 
-def _figures_lines(found: list[dict[str, Any]]) -> list[str]:
-    """The papers' experimental figures (stsbench.published.figures): the recipes that draw each, or what is missing."""
-    by: dict[str, list[str]] = {}
-    for s in found:
-        for key in s["figures"]:
-            by.setdefault(key, []).append(s["name"])
-    lines = ["", "## The papers' figures", "", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
-    for key, f in load_figures().items():
-        if f.out_of_scope:
-            drawn = f"out of scope: {f.out_of_scope}"
-        else:
-            drawn = (
-                f"`{f.renderer}`" + (f" ({f.setting})" if f.setting else "")
-                if f.drawn
-                else f"missing: {f.missing}"
-            )
-        recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
-        lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
-    return lines
-
-
 def markdown(found: list[dict[str, Any]] | None = None) -> str:
-    """``docs/recipes-list.md``: the recipes' table, then every unreproducible cell with its reason."""
+    """``docs/recipes-list.md``: the recipes' table, the papers' figures, then every unreproducible cell with its reason.
+
+    The papers' experimental figures (stsbench.published.figures): the recipes that draw each, or what is missing.
+    """
     found = summaries() if found is None else found
     lines = [
         "# The built-in recipes and the published cells they produce",
@@ -574,7 +542,24 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
             f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
             f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
         )
-    lines += _figures_lines(found)
+    by: dict[str, list[str]] = {}
+    for s in found:
+        for key in s["figures"]:
+            by.setdefault(key, []).append(s["name"])
+    lines += [
+        "",
+        "## The papers' figures",
+        "",
+        "| figure | shows | drawn by | recipes |",
+        "|---|---|---|---|",
+    ]
+    for key, f in load_figures().items():
+        drawn = (
+            f"`{f.renderer}`{f' ({f.setting})' if f.setting else ''}" if f.drawn else f"missing: {f.missing}"
+        )
+        drawn = f"out of scope: {f.out_of_scope}" if f.out_of_scope else drawn
+        recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
+        lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
     lines += [
         "",
         "## Cells no built-in recipe produces",
@@ -582,6 +567,7 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         "| cell | reason | listed by |",
         "|---|---|---|",
     ]
+
     every: dict[str, tuple[str, list[str]]] = {}
     for s in found:
         for cell, reason in s["unreproducible"].items():

@@ -440,11 +440,8 @@ class StepCommand:
         self.job, self.restarted = job, restarted
         self._proc: subprocess.Popen | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"job": self.job, "restarted": self.restarted}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["job"], state["restarted"])  # type: ignore[misc]
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled without its process
+        return StepCommand, (self.job, self.restarted)
 
     def __call__(self) -> int:
         job, environ = self.job, os.environ
@@ -790,11 +787,8 @@ def run_plan(
 
     steps, records = {s.id: s for s in plan.steps}, state["steps"]
     actions = initial_actions(plan, state, changed)
-    for step in plan.steps:
-        why = actions[step.id][0] == "run" and executor.never_fits(
-            make_job(plan, step, (), gpus, threads=threads)
-        )
-        if why:
+    for step in (s for s in plan.steps if actions[s.id][0] == "run"):
+        if why := executor.never_fits(make_job(plan, step, (), gpus, threads=threads)):
             raise StsbenchError(f"{step.id}: {why}")
     for step in plan.steps:
         rec = records.setdefault(step.id, {})
@@ -802,10 +796,9 @@ def run_plan(
         rec.update(kind=step.kind, deps=list(step.deps), log=portable(log_path(plan.out, step.id), plan.out))
         if step.folder is not None:
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
-        rec.update(
-            status="queued" if actions[step.id][0] == "run" else "done", key=step.key, parts=step.parts
-        )
-        if rec["status"] == "queued":
+        queued = actions[step.id][0] == "run"
+        rec.update(status="queued" if queued else "done", key=step.key, parts=step.parts)
+        if queued:
             rec.update(error=None, progress=None)
         elif "files" not in rec:  # finished before its files were sealed: sealed once, as they are
             seal(rec, step, plan.out)

@@ -304,6 +304,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
                 data=tuple(files),
             )
             steps.append(step)
+
     return steps
 
 
@@ -402,6 +403,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         address: str,
     ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
         in_file = file_key(address)
+
         return f"{relative(Path(in_file[0]))}#{in_file[1]}" if in_file else address
 
     def portable(arg: str) -> str:  # an --against argument, run=ADDRESS
@@ -424,12 +426,9 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     own = [Path(f[0]).expanduser() for f in map(file_key, (a for r in recipe.runs for a in r.addresses)) if f]
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
-    args = report_args(recipe, out, kept, banner)
-    keys = make_keys(material)
-    deps = tuple(s.id for s in before)
-    return Step(
-        "report", "report", tuple(args), **_keys(keys, code_of("report")), deps=deps, outputs=("report.md",)
-    )
+    args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
+    keys = _keys(make_keys(material), code_of("report"))
+    return Step("report", "report", args, **keys, deps=deps, outputs=("report.md",))
 
 
 def build_plan(
@@ -567,57 +566,6 @@ def _arg(step: Step, flag: str) -> str | None:
     return args[args.index(flag) + 1] if flag in args[:-1] else None
 
 
-def _data_needs(plan: Plan, steps: Iterable[Step], allow_modified: bool = False) -> list[Need]:
-    """The SentEval files the steps read that are absent, or that differ from the canonical data."""
-    readers: dict[Path, list[str]] = {}
-    for step in steps:
-        for f in step.data:
-            readers.setdefault(f, []).append(step.id)
-    absent = [f for f in readers if not f.is_file()]
-    present = [f for f in readers if f not in absent]
-    where, needs = plan.data_dir, []
-    if absent:
-        name = f"{len(absent)} SentEval file(s) under {where} (e.g. {min(absent).relative_to(where)})"
-        how = f"run `stsbench data download --data-dir {where}`, or pass the folder holding them (--data-dir)"
-        needs.append(Need("data", name, how, _ids(readers, absent)))
-    modified = {} if allow_modified else differences(where, present)
-    if modified:
-        rel, why = next(iter(modified.items()))
-        name = f"{len(modified)} file(s) under {where} (e.g. {rel}: {why})"
-        how = (
-            f"restore them (`stsbench data download --data-dir {where}`; `stsbench data verify` lists "
-            "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
-        )
-        needs.append(Need("modified data", name, how, _ids(readers, present)))
-    return needs
-
-
-def _ids(readers: dict[Path, list[str]], files: list[Path]) -> tuple[str, ...]:
-    """The steps that read ``files``, each once, in order."""
-    return tuple(dict.fromkeys(i for f in files for i in readers[f]))
-
-
-def _corpus_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
-    found: dict[tuple[str, str], list[str]] = {}
-    for step in steps:
-        corpus = _arg(step, "--corpus") if step.kind == "analysis" else None
-        if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
-            how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
-            found.setdefault((Path(corpus).name, how), []).append(step.id)
-        train_file, lines = step.config.get("train_file"), step.config.get("train_lines")
-        if step.kind != "train" or not train_file:
-            continue
-        try:
-            path, _ = resolve_train_file(str(train_file), lines, plan.data_dir)
-        except StsbenchError as exc:  # "corpus NAME: no FILE under DATA; run `...`"
-            name, _, how = str(exc).partition(": ")
-            found.setdefault((name.removeprefix("corpus "), how or name), []).append(step.id)
-            continue
-        if not path.is_file():
-            found.setdefault((str(train_file), f"{path} does not exist; check the path"), []).append(step.id)
-    return [Need("corpus", name, how, tuple(ids)) for (name, how), ids in found.items()]
-
-
 def model_missing(name: str) -> str | None:
     """How to get model ``name`` when it cannot be had here (None: the embedded one, a folder, or hub-cached).
 
@@ -660,28 +608,6 @@ def extra_models(config: dict) -> dict[str, str]:
     return names
 
 
-def _model_needs(plan: Plan, steps: Iterable[Step]) -> list[Need]:
-    readers: dict[str, list[str]] = {}
-    options: dict[str, str] = {}  # a model -> the option that names it (a method's, back-translation's)
-    for step in steps:
-        if step.kind == "train" and step.model:
-            extras = extra_models(step.config)
-            options.update(extras)
-            for name in (step.model, *extras):
-                readers.setdefault(name, []).append(step.id)
-        elif step.kind in ("evaluate", "analysis"):
-            model = _arg(step, "--model")
-            if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
-                readers.setdefault(model, []).append(step.id)
-    needs = []
-    for name, ids in readers.items():
-        how = model_missing(name)
-        if how is not None:  # an augmentation's model: the option that names it
-            named = how.replace("set the run's `model:`", f"set the run's `{options.get(name, 'model')}:`")
-            needs.append(Need("model", name, named, tuple(ids)))
-    return needs
-
-
 def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: bool = False) -> list[Need]:
     """What the steps ``to_run`` (default: all) read that is missing here, each with how to get it.
 
@@ -689,12 +615,64 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
     (``--allow-modified-data``): refused before any step starts, not by each evaluation after the trainings.
     """
     wanted = None if to_run is None else set(to_run)
-    steps = [s for s in plan.steps if wanted is None or s.id in wanted]
-    return [
-        *_data_needs(plan, steps, allow_modified),
-        *_corpus_needs(plan, steps),
-        *_model_needs(plan, steps),
-    ]
+    files: dict[Path, list[str]] = {}  # a SentEval file -> the steps that read it
+    corpora: dict[tuple[str, str], list[str]] = {}  # (a corpus, how to get it) -> the steps that read it
+    models: dict[str, list[str]] = {}
+    options: dict[str, str] = {}  # a model -> the option that names it (a method's, back-translation's)
+    for step in (s for s in plan.steps if wanted is None or s.id in wanted):
+        for f in step.data:
+            files.setdefault(f, []).append(step.id)
+        corpus = _arg(step, "--corpus") if step.kind == "analysis" else None
+        if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
+            how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
+            corpora.setdefault((Path(corpus).name, how), []).append(step.id)
+        train_file, lines = step.config.get("train_file"), step.config.get("train_lines")
+        if step.kind == "train" and train_file:
+            try:
+                path, _ = resolve_train_file(str(train_file), lines, plan.data_dir)
+            except StsbenchError as exc:  # "corpus NAME: no FILE under DATA; run `...`"
+                name, _, how = str(exc).partition(": ")
+                corpora.setdefault((name.removeprefix("corpus "), how or name), []).append(step.id)
+            else:
+                if not path.is_file():
+                    how = f"{path} does not exist; check the path"
+                    corpora.setdefault((str(train_file), how), []).append(step.id)
+        if step.kind == "train" and step.model:
+            extras = extra_models(step.config)
+            options.update(extras)
+            for name in (step.model, *extras):
+                models.setdefault(name, []).append(step.id)
+        elif step.kind in ("evaluate", "analysis"):
+            model = _arg(step, "--model")
+            if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
+                models.setdefault(model, []).append(step.id)
+
+    def ids(found: list[Path]) -> tuple[str, ...]:  # the steps that read ``found``, each once, in order
+        return tuple(dict.fromkeys(i for f in found for i in files[f]))
+
+    absent = [f for f in files if not f.is_file()]
+    present = [f for f in files if f not in absent]
+    where, needs = plan.data_dir, []
+    if absent:
+        name = f"{len(absent)} SentEval file(s) under {where} (e.g. {min(absent).relative_to(where)})"
+        how = f"run `stsbench data download --data-dir {where}`, or pass the folder holding them (--data-dir)"
+        needs.append(Need("data", name, how, ids(absent)))
+    modified = {} if allow_modified else differences(where, present)
+    if modified:
+        rel, why = next(iter(modified.items()))
+        name = f"{len(modified)} file(s) under {where} (e.g. {rel}: {why})"
+        how = (
+            f"restore them (`stsbench data download --data-dir {where}`; `stsbench data verify` lists "
+            "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
+        )
+        needs.append(Need("modified data", name, how, ids(present)))
+    needs += [Need("corpus", name, how, tuple(readers)) for (name, how), readers in corpora.items()]
+    for name, readers in models.items():
+        how = model_missing(name)
+        if how is not None:  # an augmentation's model: the option that names it
+            named = how.replace("set the run's `model:`", f"set the run's `{options.get(name, 'model')}:`")
+            needs.append(Need("model", name, named, tuple(readers)))
+    return needs
 
 
 def refuse_missing(needs: list[Need]) -> None:

@@ -64,7 +64,6 @@ from stsbench.files import atomic_write_json
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import (
     STATE_FILE,
-    STATE_KIND,
     ReproduceState,
     Session,
     StepRecord,
@@ -90,14 +89,10 @@ def _sha256s(files: Iterable[Path]) -> dict[Path, str | None]:
     return {f: sums.get(f) for f in files}
 
 
-def data_name(path: Path, data_dir: Path) -> str:
-    """A data file's name: its path relative to the data folder, or its file name when it lies outside it."""
-    return path.relative_to(data_dir).as_posix() if path.is_relative_to(data_dir) else path.name
-
-
 def named_digests(files: Iterable[Path], data_dir: Path) -> dict[str, str | None]:
-    """``{name relative to the data folder: sha256}`` of each file (None: absent)."""
-    return {data_name(f, data_dir): sha for f, sha in _sha256s(files).items()}
+    """``{name relative to the data folder (its file name outside it): sha256}`` of each file (None: absent)."""
+    found = _sha256s(files).items()
+    return {f.relative_to(data_dir).as_posix() if f.is_relative_to(data_dir) else f.name: s for f, s in found}
 
 
 def corpus_entry(path: Path, data_dir: Path, lines: int | None = None) -> dict[str, Any]:
@@ -234,8 +229,8 @@ def step_code(kind: str, plugins: Mapping[str, Any] | None = None) -> str:
     return code_of(kind) if not used else digest({"code": code_of(kind), "plugins": used})
 
 
-def train_plugins(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The plugins a training's options name: its method, augmentation, pooler and corpus (None: built in)."""
+def train_code(config: Mapping[str, Any]) -> str:
+    """A training's code: the trainer's and that of each plugin its options name (method, augmentation, ...)."""
     from stsbench.data.corpora import CORPORA
     from stsbench.encoders.pooling import POOLER_REGISTRY
     from stsbench.train.config.augmentations import AUGMENTATIONS
@@ -251,15 +246,7 @@ def train_plugins(config: Mapping[str, Any]) -> dict[str, Any]:
         name = config.get(option)
         if isinstance(name, str) and name:
             found[what] = registry.plugin(name)
-    return found
-
-
-def train_code(config: Mapping[str, Any]) -> str:
-    """A training's code: the trainer's and that of each plugin its options name."""
-    return step_code("train", train_plugins(config))
-
-
-KIND = STATE_KIND  # the file's model: stsbench.results.schema.ReproduceState
+    return step_code("train", found)
 
 
 def state_path(out: Path) -> Path:
@@ -289,11 +276,6 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
-def same_settings(step: Step, record: StepRecord | None) -> bool:
-    """Whether ``record`` was made with ``step``'s settings and data (its key)."""
-    return record is not None and record.get("key") == step.key
-
-
 def classify(step: Step, record: StepRecord | None) -> str:
     """Where ``step`` stands against an earlier session's ``record``, before any choice is made.
 
@@ -303,24 +285,20 @@ def classify(step: Step, record: StepRecord | None) -> str:
     A finished training whose weights are not kept (a checked-in edition: its logs are copied under
     ``results/train/``) is done until a step that reads its weights runs (:func:`initial_actions`).
     """
-    if not same_settings(step, record):
+    if record is None or record.get("key") != step.key:
         return "run"
-    assert record is not None
+    done, found = record.get("status") == "done", "finished"
     if step.kind == "train":
         assert step.folder is not None
         found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
-        if found == "new" and record.get("status") == "done" and results_kept(step):
-            found = "finished"
-        elif found == "new":
+        found = "finished" if found == "new" and done and results_kept(step) else found
+        if found == "new" or (done and damage(record, _out_of(step))):  # or a sealed file gone or edited
             return "run"
-        if record.get("status") == "done" and damage(record, _out_of(step)):  # a sealed file gone or edited
-            return "run"
-        if record.get("code") != step.code:
-            return "changed"
-        return "done" if found == "finished" else "resume"
-    if record.get("status") != "done" or outputs_gone(step, record):
+    elif not done or outputs_gone(step, record):
         return "run"
-    return "changed" if record.get("code") != step.code else "done"
+    if record.get("code") != step.code:
+        return "changed"
+    return "done" if found == "finished" else "resume"
 
 
 def _out_of(step: Step) -> Path:
@@ -357,16 +335,13 @@ def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str,
         return ""
     reads = [d for d in step.deps if actions.get(d, ("skip",))[0] == "run"]
     runs = _reads(reads)
-    if not same_settings(step, record):
+    if record.get("key") != step.key:
         parts = changed_parts(record.get("parts"), step.parts)
         if parts == ["a step it reads"] and reads:
             return runs
         return "its key changed: " + ", ".join(parts or ["how stsbench keys a step"])
-    damaged = ""
-    if record.get("status") == "done":
-        out = _out_of(step) if step.kind == "train" else _plan_out(step)
-        damaged = damage(record, out) if out is not None else ""
-    if damaged:
+    out = _out_of(step) if step.kind == "train" else _plan_out(step)
+    if record.get("status") == "done" and out is not None and (damaged := damage(record, out)):
         return damaged
     if step.kind == "train" and weights_gone(step):
         if results_kept(step) and record.get("status") == "done":
@@ -423,20 +398,19 @@ def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tup
     names the steps kept).
     """
     found = classify(step, record)
-    if found == "changed" and changed == "keep" and step.kind == "report":
+    keep = found == "changed" and changed == "keep"
+    if keep and step.kind == "report":
         # kept steps are read by today's report, which names them: never an old report kept
         return ("run", ())
-    if found == "done" or (found == "changed" and changed == "keep" and step.kind != "train"):
+    if found == "done" or (keep and step.kind != "train"):
         return ("skip", ())
     if step.kind != "train":
         return ("run", ())
     assert step.folder is not None
     status = run_status(step.folder)
-    if found == "changed" and changed == "keep":
-        if status == "finished" or (status == "new" and results_kept(step)):  # kept, weights or not
-            return ("skip", ())
-        return ("run", continue_flags(status))
-    if found == "resume":
+    if keep and (status == "finished" or (status == "new" and results_kept(step))):  # kept, weights or not
+        return ("skip", ())
+    if keep or found == "resume":
         return ("run", continue_flags(status))
     return ("run", ()) if status == "new" else ("run", ("--overwrite",))
 
@@ -459,7 +433,13 @@ def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str
         if rec.get("status") != "done" or kind is None:
             continue
         if kind == "train" and out is not None:
-            want = train_code(_options_of(Path(out) / "configs" / f"{sid.split('/')[1]}.yaml"))
+            import yaml  # a run's options file (none where it is absent or unreadable)
+
+            try:
+                options = yaml.safe_load((Path(out) / f"configs/{sid.split('/')[1]}.yaml").read_text("utf-8"))
+            except (OSError, ValueError, yaml.YAMLError):
+                options = {}
+            want = train_code(options if isinstance(options, dict) else {})
         else:
             want = code_of(kind)
         if rec.get("code") != want:
@@ -481,7 +461,17 @@ def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = 
     order = [i for i in state.get("order", []) if i in records]
     order += [i for i in records if i not in order]
     published = key_parts({"published": sources.published_digest()})  # as the report's key holds them
-    own = {i: _recorded_why(records[i], out, published) for i in order if records[i].get("status") == "done"}
+    own = {}  # why a done step runs again by its own record, else empty
+    for i in (i for i in order if records[i].get("status") == "done"):
+        record = records[i]
+        parts = {n: d for n, d in (record.get("parts") or {}).items() if n.startswith("published.")}
+        words = changed_parts(parts, published) if parts else []
+        if words:
+            own[i] = "its key changed: " + ", ".join(words)
+        elif "files" in record and not record["files"] and record.get("kind") != "train":
+            own[i] = "its output was deleted"
+        else:
+            own[i] = damage(record, out)
     runs = {i for i in order if i not in own or own[i]}  # not done, or its own record says
     while more := {i for i in order if i not in runs and runs.intersection(records[i].get("deps", []))}:
         runs |= more  # and what reads them, directly or not
@@ -491,28 +481,6 @@ def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = 
         if own[i] or (reads and i not in changed):
             found[i] = own[i] or reads
     return found
-
-
-def _recorded_why(record: StepRecord, out: Path, published: dict[str, str]) -> str:
-    """Why a done step runs again by its own record (:func:`recorded_again`), else empty."""
-    parts = {n: d for n, d in (record.get("parts") or {}).items() if n.startswith("published.")}
-    words = changed_parts(parts, published) if parts else []
-    if words:
-        return "its key changed: " + ", ".join(words)
-    if "files" in record and not record["files"] and record.get("kind") != "train":
-        return "its output was deleted"
-    return damage(record, out)
-
-
-def _options_of(options: Path) -> dict[str, Any]:
-    """A run's options file (empty where it is absent or unreadable)."""
-    import yaml
-
-    try:
-        loaded = yaml.safe_load(options.read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
 
 
 def initial_actions(
@@ -587,17 +555,12 @@ def training_copy(folder: Path, out: Path) -> Path:
     return out / "results" / "train" / folder.relative_to(out / "runs")
 
 
-def training_files(folder: Path, out: Path) -> list[Path]:
-    """A training's results files: its run folder's and their copies under ``OUT/results/train/`` (those there)."""
-    copy = training_copy(folder, out)
-    return [f for base in (folder, copy) for f in (base / RUN_META, base / TRAIN_LOG) if f.is_file()]
-
-
 def step_files(step: Step, out: Path) -> list[Path]:
     """The files ``step`` wrote, as its plan names them (:attr:`Step.outputs`: patterns relative to ``out``)."""
-    if step.kind == "train":
+    if step.kind == "train":  # its run folder's results files and their copies under OUT/results/train/
         assert step.folder is not None
-        return training_files(step.folder, out)
+        bases = (step.folder, training_copy(step.folder, out))
+        return [f for base in bases for f in (base / RUN_META, base / TRAIN_LOG) if f.is_file()]
     found = {f for pattern in step.outputs for f in out.glob(pattern) if f.is_file()}
     return sorted(f for f in found if not f.name.startswith("."))  # not a lock's or a temporary file
 
@@ -617,9 +580,7 @@ def seal(record: dict[str, Any], step: Step, out: Path, copies_only: bool = Fals
     if copies_only:
         assert step.folder is not None
         files = [f for f in files if not f.is_relative_to(step.folder)]
-        record["files"] = {**record.get("files", {}), **digests(files, out)}
-    else:
-        record["files"] = digests(files, out)
+    record["files"] = {**(record.get("files", {}) if copies_only else {}), **digests(files, out)}
 
 
 def damage(record: dict[str, Any] | None, out: Path) -> str:

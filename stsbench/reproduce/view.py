@@ -75,6 +75,10 @@ CODE_CHANGED = "changed code"  # shown beside a done step computed by other code
 
 
 AGAIN = "done, to run again"  # a done step a rerun would run again (its key changed, its output is gone)
+NOTES = {  # the detail beside a done step of other code, and beside one whose files are not sealed yet
+    CODE_CHANGED: "ran with other stsbench code (--rerun-changed, --keep-changed)",
+    UNVERIFIED: "finished before stsbench sealed its files: the next run seals them",
+}
 
 
 def row(
@@ -94,17 +98,9 @@ def row(
     if again and status == "done":
         return step_id, AGAIN, again
     if unverified(record) and not changed:
-        return (
-            step_id,
-            f"done, {UNVERIFIED}",
-            "finished before stsbench sealed its files: the next run seals them",
-        )
+        return step_id, f"done, {UNVERIFIED}", NOTES[UNVERIFIED]
     if changed and status == "done":
-        return (
-            step_id,
-            f"done, {CODE_CHANGED}",
-            "ran with other stsbench code (--rerun-changed, --keep-changed)",
-        )
+        return step_id, f"done, {CODE_CHANGED}", NOTES[CODE_CHANGED]
     detail = ""
     if status == "running":
         since = duration((now or time.time()) - float(record.get("started") or time.time()))
@@ -140,9 +136,9 @@ def status_line(
     done = [i for i, r in records.items() if r.get("status") == "done" and i not in again]
     current = [i for i in done if i not in changed]
     changed = [i for i in changed if i not in again]
-    parts = [
-        f"{len(current)} done and current" + (f" ({', '.join(current)})" if 0 < len(current) <= 3 else "")
-    ]
+    named = f" ({', '.join(current)})" if 0 < len(current) <= 3 else ""
+    parts = [f"{len(current)} done and current{named}"]
+
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
     loose = [i for i in done if unverified(records[i])]
@@ -177,10 +173,10 @@ def table(
     style = {"done": "green", "failed": "red", "running": "cyan"}
     style |= dict.fromkeys(("interrupted", f"done, {CODE_CHANGED}", AGAIN, "done, unverified"), "yellow")
     for sid in steps or list(records):
-        sid_, status, detail = row(
+        _, status, detail = row(
             sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid)
         )
-        shown.add_row(sid_, f"[{style[status]}]{status}" if status in style else status, detail)
+        shown.add_row(sid, f"[{style[status]}]{status}" if status in style else status, detail)
     return shown
 
 
@@ -439,6 +435,7 @@ def dry_run(
     of = (
         f"{len(left.steps)} of {len(plan.steps)} steps" if len(left.steps) < len(plan.steps) else "every step"
     )
+
     if not left.steps:
         say("estimated time of what is left: nothing left to run (every step done and current)")
     else:

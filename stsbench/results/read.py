@@ -73,32 +73,9 @@ from stsbench.encoders.resolve import prompt_suffix
 from stsbench.errors import StsbenchError
 from stsbench.metrics import as_reported, simcse_average, spearman
 from stsbench.progress import plural
-from stsbench.results.runs import (
-    SEEDS_FILE,
-    TRAIN_LOG,
-    TrainRun,
-    load_train_run,
-    read_aggregate,
-)
-from stsbench.results.schema import (
-    ANALYSIS_KIND,
-    AVERAGE_KIND,
-    RECIPE_RUNS_KIND,
-    SCALE_KIND,
-    SEED_AGGREGATE_KIND,
-    SEED_RUNS_KIND,
-    TASK_KIND,
-    AnalysisResult,
-    AverageResult,
-    JsonObject,
-    ModelInfo,
-    Provenance,
-    SeedAggregate,
-    TaskResult,
-    Unreadable,
-    check_version,
-    read_json,
-)
+from stsbench.results import schema
+from stsbench.results.runs import SEEDS_FILE, TRAIN_LOG, TrainRun, load_train_run, read_aggregate
+from stsbench.results.schema import JsonObject, check_version, read_json
 from stsbench.results.write import output_of, resolve, same_path
 from stsbench.stats.bootstrap import PairSet
 from stsbench.tasks.base import PairScores
@@ -111,7 +88,7 @@ class OtherKind(StsbenchError):
     def __init__(self, path: Path, kind: Any, wanted: Iterable[str]) -> None:
         self.path, self.kind = Path(path), kind
         names = '"kind": ' + " or ".join(f'"{k}"' for k in wanted)
-        what = "task result" if list(wanted) == [TASK_KIND] else "result"
+        what = "task result" if list(wanted) == [schema.TASK_KIND] else "result"
         super().__init__(f"{path}: not an stsbench {what} (no {names})")
 
 
@@ -151,18 +128,18 @@ def build_dataclass(cls: type, data: Any) -> Any:
 
 # each results kind: what its version line and its malformed line call it
 _KINDS = {
-    TASK_KIND: ("results", "task result"),
-    ANALYSIS_KIND: ("analysis", "analysis result"),
-    AVERAGE_KIND: ("STS average", "STS average"),
+    schema.TASK_KIND: ("results", "task result"),
+    schema.ANALYSIS_KIND: ("analysis", "analysis result"),
+    schema.AVERAGE_KIND: ("STS average", "STS average"),
 }
 _STRINGS = ("task", "task_type", "mode", "model.name", "model.pooler", "model.fingerprint")
 
 
 def load_result(
     path: Path,
-    kinds: Iterable[str] = (TASK_KIND, ANALYSIS_KIND),
+    kinds: Iterable[str] = (schema.TASK_KIND, schema.ANALYSIS_KIND),
     result_types: Mapping[str, type] | None = None,
-) -> TaskResult | AnalysisResult | AverageResult:
+) -> schema.TaskResult | schema.AnalysisResult | schema.AverageResult:
     """Read one results file of one of ``kinds``, validated.
 
     An analysis' ``result`` is rebuilt as its type in ``result_types`` (``{analysis name: result
@@ -189,22 +166,22 @@ def _parse(path: Path, data: JsonObject, result_types: Mapping[str, type]) -> An
     if kind not in _KINDS:
         raise OtherKind(path, kind, tuple(_KINDS))
     check_version(path, data, _KINDS[kind][0])
-    if kind == ANALYSIS_KIND and name not in result_types:
+    if kind == schema.ANALYSIS_KIND and name not in result_types:
         raise StsbenchError(f"{path}: unknown analysis {name!r}; known: {', '.join(result_types)}")
     try:
-        if kind == AVERAGE_KIND:
-            return build_dataclass(AverageResult, data)
-        if kind == ANALYSIS_KIND:
-            return AnalysisResult(
+        if kind == schema.AVERAGE_KIND:
+            return build_dataclass(schema.AverageResult, data)
+        if kind == schema.ANALYSIS_KIND:
+            return schema.AnalysisResult(
                 name,
                 build_dataclass(result_types[name], data["result"]),
-                build_dataclass(ModelInfo, data["model"]),
+                build_dataclass(schema.ModelInfo, data["model"]),
                 dict(data["config"]),
-                build_dataclass(Provenance, data["provenance"]),
+                build_dataclass(schema.Provenance, data["provenance"]),
             )
-        result = TaskResult.from_dict(data)
+        result = schema.TaskResult.from_dict(data)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
-        why = exc if kind == TASK_KIND else f"missing or bad {exc}"
+        why = exc if kind == schema.TASK_KIND else f"missing or bad {exc}"
         raise StsbenchError(f"{path}: malformed stsbench {_KINDS[kind][1]} ({why})") from None
     number = isinstance(result.reported, (int, float)) and not isinstance(result.reported, bool)
     bad = [] if number else [f"'reported' is {result.reported!r}, not a number"]
@@ -218,14 +195,14 @@ def _parse(path: Path, data: JsonObject, result_types: Mapping[str, type]) -> An
     return result
 
 
-def read_result(path: Path) -> TaskResult:
+def read_result(path: Path) -> schema.TaskResult:
     """Read a task results file; a malformed or foreign file raises a one-line error naming it."""
-    return load_result(path, kinds=(TASK_KIND,))  # type: ignore[return-value]
+    return load_result(path, kinds=(schema.TASK_KIND,))  # type: ignore[return-value]
 
 
-def read_average(path: Path) -> AverageResult:
+def read_average(path: Path) -> schema.AverageResult:
     """Read an ``average_sts.json``; a malformed or foreign file raises a one-line error naming it."""
-    return load_result(path, kinds=(AVERAGE_KIND,))  # type: ignore[return-value]
+    return load_result(path, kinds=(schema.AVERAGE_KIND,))  # type: ignore[return-value]
 
 
 # array -> dtype as written (``U``: any string array)
@@ -254,14 +231,14 @@ def _check_arrays(path: Path, arrays: dict[str, np.ndarray], n: int) -> None:
         raise StsbenchError(f"{path}: malformed per-pair sidecar ({'; '.join(problems)}); {_RERUN}")
 
 
-def read_sidecar(result_json: str | os.PathLike[str]) -> tuple[TaskResult, PairScores]:
+def read_sidecar(result_json: str | os.PathLike[str]) -> tuple[schema.TaskResult, PairScores]:
     """The results file and its per-pair sidecar, checked against each other (sha256, pair count, arrays, figure)."""
     json_path = Path(result_json)
     result = read_result(json_path)
     return result, _load_sidecar(json_path, result)
 
 
-def verify_result(result_json: str | os.PathLike[str], result: TaskResult) -> bool:
+def verify_result(result_json: str | os.PathLike[str], result: schema.TaskResult) -> bool:
     """Check a task result's ``reported`` against its own per-pair sidecar; every reader of results calls this.
 
     True: the sidecar's sha256, pair count and arrays match what the results file records, and the Spearman of
@@ -275,7 +252,7 @@ def verify_result(result_json: str | os.PathLike[str], result: TaskResult) -> bo
     return True
 
 
-def verify_average(path: str | os.PathLike[str], average: AverageResult) -> None:
+def verify_average(path: str | os.PathLike[str], average: schema.AverageResult) -> None:
     """Check an ``average_sts.json`` against the results it averages: one line naming it when they disagree.
 
     Its ``reported`` must be the Avg. of its ``figures``, and each figure the ``reported`` of that task's results
@@ -299,7 +276,7 @@ def verify_average(path: str | os.PathLike[str], average: AverageResult) -> None
             )
 
 
-def _load_sidecar(json_path: Path, result: TaskResult) -> PairScores:
+def _load_sidecar(json_path: Path, result: schema.TaskResult) -> PairScores:
     """The sidecar of ``result``, checked: its entry, sha256, arrays, and the figure its pairs give."""
     if result.task_type != "sts":
         raise StsbenchError(
@@ -355,8 +332,14 @@ def read_pairs(result_json: str | os.PathLike[str]) -> PairSet:
 
 
 # summaries beside the results, passed over silently: a run's average_sts.json (when not read), the seed files
-SUMMARY_KINDS = (AVERAGE_KIND, SEED_RUNS_KIND, SEED_AGGREGATE_KIND, SCALE_KIND, RECIPE_RUNS_KIND)
-ALL_KINDS = (TASK_KIND, ANALYSIS_KIND, AVERAGE_KIND)
+SUMMARY_KINDS = (
+    schema.AVERAGE_KIND,
+    schema.SEED_RUNS_KIND,
+    schema.SEED_AGGREGATE_KIND,
+    schema.SCALE_KIND,
+    schema.RECIPE_RUNS_KIND,
+)
+ALL_KINDS = (schema.TASK_KIND, schema.ANALYSIS_KIND, schema.AVERAGE_KIND)
 
 
 @dataclass(frozen=True)
@@ -364,8 +347,14 @@ class TaskRecord:
     """One task results file."""
 
     path: str  # relative to the scanned folder, POSIX
-    result: TaskResult
+    result: schema.TaskResult
     verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
+
+    @property
+    def run(self) -> tuple[str, str, str]:
+        """What the results of one run share: model name (with its prompt, if any), pooler, mode."""
+        model = self.result.model
+        return (model.name + prompt_suffix(model.prompt, model.prompt_name), model.pooler, self.result.mode)
 
 
 @dataclass(frozen=True)
@@ -373,7 +362,7 @@ class AverageRecord:
     """One ``average_sts.json``: the STS Avg. of a run and its interval."""
 
     path: str
-    result: AverageResult
+    result: schema.AverageResult
 
 
 @dataclass(frozen=True)
@@ -384,9 +373,9 @@ class AnalysisRecord:
     analysis: str  # ``length_bias`` | ``align_uniform`` | ``spectrum`` | ``repetition_probe``
     variant: str  # the file's stem: ``length_bias_words``, ``align_uniform_dev``, ...
     result: Any
-    model: ModelInfo
+    model: schema.ModelInfo
     config: JsonObject
-    provenance: Provenance
+    provenance: schema.Provenance
 
 
 @dataclass
@@ -541,7 +530,7 @@ def _read(
     """One JSON file by the rules above, added to ``out`` unless it is passed over; else a one-line error."""
     try:
         data = read_json(path)
-    except Unreadable:
+    except schema.Unreadable:
         if in_run:
             return  # a checkpoint's own file
         raise
@@ -549,12 +538,12 @@ def _read(
     if kind not in kinds:
         if in_run or kind in SUMMARY_KINDS:
             return  # a checkpoint's own file, or a summary beside the results
-        if kind != ANALYSIS_KIND:
+        if kind != schema.ANALYSIS_KIND:
             raise OtherKind(path, kind, kinds)
         out.passed_over.append(rel)
         return
     result = _parse(path, data, result_types)
-    if isinstance(result, TaskResult):
+    if isinstance(result, schema.TaskResult):
         rec = TaskRecord(rel, result, verify_result(path, result))
         # a task's ``version`` changes when what its figure means changes (its pairs, splits or
         # aggregation): two versions' figures are not the same measurement (another package's task, not
@@ -566,7 +555,7 @@ def _read(
                 f"version {current}; rerun `stsbench run` on the model to score it again"
             )
         out.tasks.append(rec)
-    elif isinstance(result, AverageResult):
+    elif isinstance(result, schema.AverageResult):
         verify_average(path, result)
         out.averages.append(AverageRecord(rel, result))
     else:
@@ -576,30 +565,15 @@ def _read(
         )
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One task results file, as the comparisons see it (``check``, ``export-mteb``)."""
-
-    path: Path
-    result: TaskResult
-    verified: bool = False  # its figure recomputed from its own per-pair sidecar (STS results that have one)
-
-    @property
-    def run(self) -> tuple[str, str, str]:
-        """What the results of one run share: model name (with its prompt, if any), pooler, mode."""
-        model = self.result.model
-        return (model.name + prompt_suffix(model.prompt, model.prompt_name), model.pooler, self.result.mode)
-
-
 def load_results(
     results_dir: Path, skipped: list[Path] | None = None, training_runs: list[Path] | None = None
-) -> list[Measured]:
+) -> list[TaskRecord]:
     """Every task result under ``results_dir``, read strictly, of the current task versions; none is one line.
 
     The analysis results found (not scores) are appended to ``skipped`` and the training-run folders to
     ``training_runs``, when given.
     """
-    found = read_folder(results_dir, kinds=(TASK_KIND,), strict=True, current_versions=True)
+    found = read_folder(results_dir, kinds=(schema.TASK_KIND,), strict=True, current_versions=True)
     root = Path(results_dir)
     if skipped is not None:
         skipped.extend(root / p for p in found.passed_over)
@@ -611,24 +585,24 @@ def load_results(
         raise StsbenchError(
             f"no results JSON under {results_dir}{also}; run `stsbench run ... --output {results_dir}` first"
         )
-    return [Measured(root / r.path, r.result, r.verified) for r in found.tasks]
+    return [replace(r, path=str(root / r.path)) for r in found.tasks]
 
 
 def select_run(
-    measured: Iterable[Measured],
+    measured: Iterable[TaskRecord],
     tasks: Iterable[str],
     results_dir: Path,
     model: str | None = None,
     pooler: str | None = None,
     mode: str | None = None,
-) -> dict[str, Measured]:
+) -> dict[str, TaskRecord]:
     """Pick the results of one run (model, pooler, mode) by task; refuse a mix of runs or a task twice."""
     tasks = set(tasks)
     measured = list(measured)
     chosen = [
         m
         for m in measured
-        if (model is None or same_path(m.result.model.name, model, output_of(m.path.absolute())))
+        if (model is None or same_path(m.result.model.name, model, output_of(Path(m.path).absolute())))
         and (pooler is None or m.result.model.pooler == pooler)
         and (mode is None or m.result.mode == mode)
     ]
@@ -644,7 +618,7 @@ def select_run(
             f"{results_dir} holds results of {len(runs)} runs (model/pooler/mode: {names}); "
             "point --results at one run's folder or narrow with --model/--pooler/--mode"
         )
-    by_task: dict[str, Measured] = {}
+    by_task: dict[str, TaskRecord] = {}
     for m in (m for m in chosen if runs and m.run == runs[0]):
         if m.result.task in by_task:
             twice = f"{by_task[m.result.task].path} and {m.path}"
@@ -655,7 +629,7 @@ def select_run(
     return by_task
 
 
-def seed_aggregates(results_dir: Path) -> list[tuple[Path, SeedAggregate]]:
+def seed_aggregates(results_dir: Path) -> list[tuple[Path, schema.SeedAggregate]]:
     """Every seed aggregate (``seeds.json`` of ``stsbench run`` on a seeds folder) under ``results_dir``.
 
     The same scan as :func:`read_folder` (hidden files are not read); a malformed aggregate, or one scored by
@@ -672,11 +646,13 @@ def seed_aggregates(results_dir: Path) -> list[tuple[Path, SeedAggregate]]:
     return found
 
 
-Record = TaskRecord | AverageRecord | AnalysisRecord
+Record = TaskRecord | AverageRecord | AnalysisRecord | TrainRun
 
 
-def _identity(rec: Record) -> tuple[str, ...]:
-    """What makes two records copies of one measurement (see the module docstring)."""
+def _identity(rec: Record) -> tuple[str, ...] | None:
+    """What makes two records copies of one measurement (see the module docstring); None: nothing to share."""
+    if isinstance(rec, TrainRun):
+        return ("run", rec.output) if rec.output else None  # no --output: no identity to share
     if isinstance(rec, TaskRecord):
         r = rec.result
         return ("task", r.model.fingerprint, r.mode, r.task)
@@ -686,32 +662,29 @@ def _identity(rec: Record) -> tuple[str, ...]:
 
 
 def _describe(rec: Record) -> str:
-    """The run a record belongs to, for the refusal: model [fingerprint], pooler, mode, task."""
+    """What a record is a copy of, for the refusal: a training run, or model [fingerprint], pooler, mode..."""
+    if isinstance(rec, TrainRun):
+        return f"training run (--output {rec.output})"
     if isinstance(rec, AnalysisRecord):
         model, what = rec.model, rec.variant
     else:
         model, what = rec.result.model, rec.result.mode
         what += f", {rec.result.task}" if isinstance(rec, TaskRecord) else ", Avg."
-    return f"model {model.name} [{model.fingerprint[:8]}], pooler {model.pooler}, {what}"
+    return f"result (model {model.name} [{model.fingerprint[:8]}], pooler {model.pooler}, {what})"
 
 
-def _content(path: Path) -> tuple[JsonObject, JsonObject]:
-    """A result file's figures (every key but ``model`` and ``provenance``) and its data files' checksums."""
-    data = read_json(path)
+def _content(rec: Record) -> tuple[Any, JsonObject | None]:
+    """A record's figures and its data files' checksums (a training run: config, curve, kept step and end).
+
+    A result file's figures: every key but ``model`` and ``provenance``.
+    """
+    if isinstance(rec, TrainRun):
+        r = rec
+        return (r.config, r.curve, r.best_step, r.best_dev_spearman, r.steps_done, r.total_steps), None
+    data = read_json(Path(rec.path))
     prov = data.get("provenance") or {}
     files = {"data_files": prov.get("data_files"), "data_modified": prov.get("data_modified")}
     return {k: v for k, v in data.items() if k not in ("model", "provenance")}, files
-
-
-def _run_figures(run: TrainRun) -> tuple[Any, ...]:
-    return (run.config, run.curve, run.best_step, run.best_dev_spearman, run.steps_done, run.total_steps)
-
-
-def _refuse(first: str, second: str, what: str, differ: str) -> StsbenchError:
-    return StsbenchError(
-        f"{first} and {second} are two copies of one {what} with different {differ}; keep one: remove the other "
-        "or leave its folder out of --results"
-    )
 
 
 def _prefixed(root: str, rel: str) -> str:
@@ -730,39 +703,29 @@ def read_folders(folders: Sequence[str | Path], **read: Any) -> Collection:
         return read_folder(folders[0], **read)
     roots = [Path(f).as_posix() for f in folders]
     merged = Collection(str(folders[0]), roots=tuple(roots))
-    seen: dict[tuple[str, ...], tuple[int, Path, Record]] = {}
-    seen_runs: dict[str, tuple[int, str, TrainRun]] = {}
+    seen: dict[tuple[str, ...], tuple[int, Record]] = {}
     for i, (folder, root) in enumerate(zip(folders, roots, strict=True)):
         coll = read_folder(folder, **read)
         merged.warnings += coll.warnings
         merged.run_dirs += [_prefixed(root, d) for d in coll.run_dirs]
         merged.passed_over += [_prefixed(root, p) for p in coll.passed_over]
-        for run in coll.runs:
-            run = replace(run, path=_prefixed(root, run.path))
-            first = seen_runs.get(run.output) if run.output else None  # no --output: no identity to share
-            if first is None or first[0] == i:
-                if run.output:
-                    seen_runs.setdefault(run.output, (i, run.path, run))
-                merged.runs.append(run)
-            elif _run_figures(first[2]) != _run_figures(run):
-                raise _refuse(first[1], run.path, f"training run (--output {run.output})", "configs or logs")
-        for rec in [*coll.tasks, *coll.averages, *coll.analyses]:
-            path = Path(folder) / rec.path
+        for rec in [*coll.runs, *coll.tasks, *coll.averages, *coll.analyses]:
             rec = replace(rec, path=_prefixed(root, rec.path))
             key = _identity(rec)
-            first = seen.get(key)
+            first = seen.get(key) if key else None
             if first is None or first[0] == i:  # a folder's own records stay as read_folder reads them
-                seen.setdefault(key, (i, path, rec))
-                _add(merged, rec)
+                if key:
+                    seen.setdefault(key, (i, rec))
+                lists = {TrainRun: merged.runs, TaskRecord: merged.tasks, AverageRecord: merged.averages}
+                lists.get(type(rec), merged.analyses).append(rec)  # type: ignore[attr-defined]
                 continue
-            (figures_a, files_a), (figures_b, files_b) = _content(first[1]), _content(path)
+            (figures_a, files_a), (figures_b, files_b) = _content(first[1]), _content(rec)
             if figures_a != figures_b or files_a != files_b:
                 differ = "figures" if figures_a != figures_b else "data files (sha256)"
-                raise _refuse(str(first[1]), str(path), f"result ({_describe(rec)})", differ)
+                differ = "configs or logs" if isinstance(rec, TrainRun) else differ
+                raise StsbenchError(
+                    f"{first[1].path} and {rec.path} are two copies of one {_describe(rec)} with different "
+                    f"{differ}; keep one: remove the other "
+                    "or leave its folder out of --results"
+                )
     return merged
-
-
-def _add(coll: Collection, rec: Record) -> None:
-    {TaskRecord: coll.tasks, AverageRecord: coll.averages, AnalysisRecord: coll.analyses}[type(rec)].append(
-        rec
-    )

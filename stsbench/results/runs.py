@@ -37,34 +37,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
-from stsbench.results.schema import (
-    FIRST_VERSION,
-    RECIPE_RUNS_KIND,
-    RECORDS,
-    RUN_KIND,
-    SCALE_KIND,
-    SCHEMA_VERSION,
-    SEED_AGGREGATE_KIND,
-    SEED_RUNS_KIND,
-    TRAIN_LOG_KIND,
-    DeclaredRun,
-    EndRecord,
-    EvalRecord,
-    JsonObject,
-    LogRecord,
-    Malformed,
-    RampedDistance,
-    RecipeRuns,
-    RunMeta,
-    Scale,
-    SeedAggregate,
-    SeedRuns,
-    StartRecord,
-    Summary,
-    check_version,
-    read_json,
-    validated,
-)
+from stsbench.results import schema
+from stsbench.results.schema import JsonObject, Malformed, check_version, read_json, validated
 from stsbench.results.write import model_slug, portable, resolve
 from stsbench.tasks.registry import TASKS, task_version
 
@@ -104,7 +78,7 @@ class TrainRun:
     backbone_dropout: float | None = None
     # MoCoSE's maximum traceable distance (eq. 4) as the start record gives it: a number, or for a ramped EMA
     # weight ``{"start": d0, "end": d1}``; None for a method without one
-    traceable_distance: float | RampedDistance | None = None
+    traceable_distance: float | schema.RampedDistance | None = None
     # (step, l_align, l_uniform) of each dev evaluation's STS-B dev embeddings (logs before they were kept: none)
     trajectory: tuple[tuple[int, float | None, float | None], ...] = ()
 
@@ -131,7 +105,30 @@ class TrainRun:
         return str(Path(resolve(str(given), self.folder or ".") or "").absolute())
 
 
-def read_log(path: Path) -> tuple[list[LogRecord], list[str]]:
+def _as(
+    path: Path,
+    data: Any,
+    tp: Any,
+    kind: str,
+    what: str | None,
+    default: int | None = None,
+    legacy: bool = False,
+) -> Any:
+    """``data`` (``path`` parsed) as ``tp``: the one check of a file or record of one of the kinds above.
+
+    None when it is not an object of ``kind`` (``legacy``: one without ``kind``, written before it, is).
+    ``what`` names it in the line another schema version raises (``default``: the version of one without the
+    key; None: not checked); raises :class:`~stsbench.results.schema.Malformed` when it does not match ``tp``
+    (None: the data as it is, an event this stsbench does not know).
+    """
+    if not isinstance(data, dict) or data.get("kind", kind if legacy else None) != kind:
+        return None
+    if what:
+        check_version(path, data, what, default=default)
+    return validated(tp, data) if tp else data
+
+
+def read_log(path: Path) -> tuple[list[schema.LogRecord], list[str]]:
     """The records of a ``train_log.jsonl``, each as its type; a line that is not one is a warning, skipped.
 
     A record of an ``event`` this stsbench does not know (a newer trainer's) is passed over without a word.
@@ -141,64 +138,60 @@ def read_log(path: Path) -> tuple[list[LogRecord], list[str]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            data = json.loads(line)
         except ValueError:
             bad.append(f"{path}:{no}: not a JSON line; skipped it")
             continue
-        if not isinstance(rec, dict):
-            bad.append(f"{path}:{no}: not a JSON object; skipped it")
-            continue
-        if rec.get("kind", TRAIN_LOG_KIND) != TRAIN_LOG_KIND:
-            bad.append(f"{path}:{no}: not a training-log record ({rec.get('kind')!r}); skipped it")
-            continue
+        event = data.get("event") if isinstance(data, dict) else None
+        tp = schema.RECORDS.get(event)  # type: ignore[arg-type]
         try:
-            check_version(path, rec, "training log", default=FIRST_VERSION)
+            rec = _as(
+                path, data, tp, schema.TRAIN_LOG_KIND, "training log", schema.FIRST_VERSION, legacy=True
+            )
         except StsbenchError as exc:
             bad.append(f"{exc} (line {no}); skipped it")
-            continue
-        kind = RECORDS.get(rec.get("event"))  # type: ignore[arg-type]
-        if kind is None:
-            continue
-        try:
-            records.append(validated(kind, rec))
         except Malformed as exc:
-            bad.append(f"{path}:{no}: malformed {rec['event']!r} record ({exc}); skipped it")
+            bad.append(f"{path}:{no}: malformed {event!r} record ({exc}); skipped it")
+        else:
+            if rec is None:
+                kind = (
+                    f"a training-log record ({data.get('kind')!r})"
+                    if isinstance(data, dict)
+                    else "a JSON object"
+                )
+                bad.append(f"{path}:{no}: not {kind}; skipped it")
+            elif tp:
+                records.append(rec)
     return records, bad
 
 
-def read_run_meta(path: Path) -> tuple[RunMeta | None, str | None]:
+def read_run_meta(path: Path) -> tuple[schema.RunMeta | None, str | None]:
     """A run's ``stsbench.json`` as :class:`RunMeta`, or None and the warning saying why it is not used."""
+    what = "checkpoint description"
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return None, f"{path}: not a readable JSON file ({exc}); the run's log is used alone"
-    if not isinstance(meta, dict) or meta.get("kind", RUN_KIND) != RUN_KIND:
-        return None, f"{path}: not a checkpoint description (a JSON object); ignored"
-    try:
-        check_version(path, meta, "checkpoint description", default=FIRST_VERSION)
-    except StsbenchError as exc:
+        meta = _as(path, read_json(path), schema.RunMeta, schema.RUN_KIND, what, schema.FIRST_VERSION, True)
+    except StsbenchError as exc:  # unreadable, or another version
         return None, f"{exc}; the run's log is used alone"
-    try:
-        return validated(RunMeta, meta), None
     except Malformed as exc:
-        return None, f"{path}: malformed checkpoint description ({exc}); the run's log is used alone"
+        return None, f"{path}: malformed {what} ({exc}); the run's log is used alone"
+    return (meta, None) if meta else (None, f"{path}: not a {what} (a JSON object); ignored")
 
 
 def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
     """Read one run folder (``train_log.jsonl``, and ``stsbench.json`` when there is a checkpoint)."""
     log = folder / TRAIN_LOG
     records, warnings = read_log(log)
-    meta: RunMeta | None = None
+    meta: schema.RunMeta | None = None
     if (folder / RUN_META).is_file():
         meta, warning = read_run_meta(folder / RUN_META)
         warnings += [warning] if warning else []
-    start = next((r for r in records if isinstance(r, StartRecord)), None)
-    end = next((r for r in reversed(records) if isinstance(r, EndRecord)), None)
+    start = next((r for r in records if isinstance(r, schema.StartRecord)), None)
+    end = next((r for r in reversed(records) if isinstance(r, schema.EndRecord)), None)
     config = getattr(meta, "training", None) or getattr(start, "config", None)
     if not isinstance(config, dict) or "method" not in config:
         warnings.append(f"{log}: no training config (no 'start' record, no {RUN_META}); run skipped")
         return None, warnings
-    evals = [r for r in records if isinstance(r, EvalRecord)]
+    evals = [r for r in records if isinstance(r, schema.EvalRecord)]
     selected = [(r.step, r.dev_spearman) for r in evals if r.best]
     best_step, best_dev = selected[-1] if selected else (None, None)
     if end is not None and end.best_step is not None:
@@ -251,12 +244,12 @@ def is_seeds_folder(path: str | Path) -> bool:
         return False
     if (path / SEEDS_FILE).is_file():
         data = read_json(path / SEEDS_FILE)
-        if isinstance(data, dict) and data.get("kind") == SEED_RUNS_KIND:
+        if isinstance(data, dict) and data.get("kind") == schema.SEED_RUNS_KIND:
             return True
     return any((d / TRAIN_LOG).is_file() or (d / RUN_META).is_file() for d in seed_dirs(path).values())
 
 
-def summary_dict(values: Sequence[float]) -> Summary:
+def summary_dict(values: Sequence[float]) -> schema.Summary:
     """``values`` and their :func:`~stsbench.stats.seeds.seed_summary` (mean, std, n, low, high) as JSON."""
     from stsbench.stats.seeds import seed_summary  # scipy.stats: only where seeds are summarised
 
@@ -275,8 +268,8 @@ def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapp
     return atomic_write_json(
         Path(out) / SEEDS_FILE,
         {
-            "kind": SEED_RUNS_KIND,
-            "schema_version": SCHEMA_VERSION,
+            "kind": schema.SEED_RUNS_KIND,
+            "schema_version": schema.SCHEMA_VERSION,
             "seeds": [r["seed"] for r in runs],
             "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
             "failed": [r["seed"] for r in runs if r["status"] != "finished"],
@@ -293,7 +286,7 @@ def aggregate_path(output: Path, model: str, pooler: str, mode: str) -> Path:
 
 def build_aggregate(
     model: str, pooler: str, mode: str, per_seed: Mapping[int, Mapping[str, Any]]
-) -> SeedAggregate:
+) -> schema.SeedAggregate:
     """The seed aggregate: per task (and Avg.) the seeds' values, mean, std, n, low, high (units of ``reported``).
 
     ``per_seed``: seed -> ``{"model": name, "scores": {task: reported}, "raw": {task: unrounded}}``. A task every
@@ -313,8 +306,8 @@ def build_aggregate(
         if all(t in per_seed[s].get("raw", {}) for s in seeds):
             row["raw"] = [per_seed[s]["raw"][t] for s in seeds]
     return {
-        "kind": SEED_AGGREGATE_KIND,
-        "schema_version": SCHEMA_VERSION,
+        "kind": schema.SEED_AGGREGATE_KIND,
+        "schema_version": schema.SCHEMA_VERSION,
         "model": model,
         "pooler": pooler,
         "mode": mode,
@@ -327,20 +320,20 @@ def build_aggregate(
     }
 
 
-def tested_values(row: Summary | Mapping[str, Any]) -> list[float]:
+def tested_values(row: schema.Summary | Mapping[str, Any]) -> list[float]:
     """The figures a test over seeds reads from an aggregate's row: ``raw`` (unrounded), else ``values``."""
     return list(row.get("raw") or row["values"])
 
 
-def write_aggregate(output: Path, aggregate: SeedAggregate) -> Path:
+def write_aggregate(output: Path, aggregate: schema.SeedAggregate) -> Path:
     """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
     path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
     return atomic_write_json(path, portable_aggregate(aggregate, output))
 
 
-def portable_aggregate(aggregate: SeedAggregate, output: Path) -> SeedAggregate:
+def portable_aggregate(aggregate: schema.SeedAggregate, output: Path) -> schema.SeedAggregate:
     """The aggregate as its file holds it: the seeds folder and each seed's model name relative to ``output``."""
-    data = SeedAggregate(**aggregate)
+    data = schema.SeedAggregate(**aggregate)
     data["model"] = portable(data["model"], output)
     if isinstance(data.get("models"), Mapping):
         data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
@@ -350,31 +343,29 @@ def portable_aggregate(aggregate: SeedAggregate, output: Path) -> SeedAggregate:
 def _read_seeds(
     path: Path, kind: str, tp: type[T], what: str, fix: str, default: int | None = None
 ) -> T | None:
-    data = read_json(path)
-    if not isinstance(data, dict) or data.get("kind") != kind:
-        return None
-    check_version(path, data, what, default=default)
     try:
-        return validated(tp, data)
+        return _as(path, read_json(path), tp, kind, what, default)  # type: ignore[no-any-return]
     except Malformed as exc:
         raise StsbenchError(f"{path}: malformed stsbench {what} ({exc}); {fix}") from None
 
 
-def read_aggregate(path: Path) -> SeedAggregate | None:
+def read_aggregate(path: Path) -> schema.SeedAggregate | None:
     """A seed aggregate file, validated; None for a JSON file of another kind (one line for a bad one)."""
     fix = "rerun `stsbench run --model OUT` on the seeds folder"
-    return _read_seeds(path, SEED_AGGREGATE_KIND, SeedAggregate, "seed aggregate", fix)
+    return _read_seeds(path, schema.SEED_AGGREGATE_KIND, schema.SeedAggregate, "seed aggregate", fix)
 
 
-def read_seed_runs(path: Path) -> SeedRuns | None:
+def read_seed_runs(path: Path) -> schema.SeedRuns | None:
     """``OUT/seeds.json`` of a training's seeds, validated; None for a JSON file of another kind."""
-    return _read_seeds(path, SEED_RUNS_KIND, SeedRuns, "seed runs", "train the seeds again", default=1)
+    return _read_seeds(
+        path, schema.SEED_RUNS_KIND, schema.SeedRuns, "seed runs", "train the seeds again", default=1
+    )
 
 
-def declared_runs(recipe: Recipe) -> list[DeclaredRun]:
+def declared_runs(recipe: Recipe) -> list[schema.DeclaredRun]:
     """The recipe's runs as the file keeps them."""
     return [
-        DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
+        schema.DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
         for r in recipe.runs
     ]
 
@@ -387,8 +378,8 @@ def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
     """
     path = Path(results_dir) / RECIPE_RUNS_FILE
     data = {
-        "kind": RECIPE_RUNS_KIND,
-        "schema_version": SCHEMA_VERSION,
+        "kind": schema.RECIPE_RUNS_KIND,
+        "schema_version": schema.SCHEMA_VERSION,
         "recipe": recipe.name,
         "runs": [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)],
     }
@@ -401,24 +392,23 @@ def _read_declared(path: Path, tp: type[T], kind: str, again: str) -> T | None:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or {again}") from None
-    if not isinstance(data, dict) or data.get("kind") != kind:
-        return None
     try:
-        return validated(tp, data)
+        return _as(path, data, tp, kind, None)  # type: ignore[no-any-return]
     except Malformed:
         return None
 
 
-def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, DeclaredRun]:
+def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, schema.DeclaredRun]:
     """The declared runs of ``folders`` by name (a name declared twice: the first folder's); malformed: one line."""
-    found: dict[str, DeclaredRun] = {}
+    found: dict[str, schema.DeclaredRun] = {}
     for folder in folders:
         path = Path(folder) / RECIPE_RUNS_FILE
         if path.is_file():
-            declared = _read_declared(path, RecipeRuns, RECIPE_RUNS_KIND, "run reproduce again")
+            declared = _read_declared(path, schema.RecipeRuns, schema.RECIPE_RUNS_KIND, "run reproduce again")
             if declared is None:
                 raise StsbenchError(
-                    f"{path}: not a recipe's runs file (kind {RECIPE_RUNS_KIND!r} with its runs); remove it"
+                    f"{path}: not a recipe's runs file (kind {schema.RECIPE_RUNS_KIND!r} with its runs); "
+                    "remove it"
                 )
             for run in declared.runs:
                 found.setdefault(run.name, run)
@@ -428,18 +418,18 @@ def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, DeclaredRun]:
 def write_scale(results_dir: Path, banner: str) -> Path:
     """Record ``banner`` as the scale of the results under ``results_dir`` (atomic)."""
     data = {
-        "kind": SCALE_KIND,
-        "schema_version": SCHEMA_VERSION,
+        "kind": schema.SCALE_KIND,
+        "schema_version": schema.SCHEMA_VERSION,
         "banner": banner,
     }  # this key order: the bytes
     return atomic_write_text(Path(results_dir) / SCALE_FILE, json.dumps(data, indent=2) + "\n")
 
 
-def read_scale(path: Path) -> Scale:
+def read_scale(path: Path) -> schema.Scale:
     """One ``scale.json``, validated; a malformed file is a one-line error."""
-    scale = _read_declared(path, Scale, SCALE_KIND, "write it again")
+    scale = _read_declared(path, schema.Scale, schema.SCALE_KIND, "write it again")
     if scale is None or not scale.banner.strip():
-        raise StsbenchError(f"{path}: not a scale file (kind {SCALE_KIND!r} with a banner); remove it")
+        raise StsbenchError(f"{path}: not a scale file (kind {schema.SCALE_KIND!r} with a banner); remove it")
     return scale
 
 

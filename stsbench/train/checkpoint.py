@@ -110,7 +110,9 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     )
     for path in staging.rglob("*"):
         if path.is_file():
-            path.chmod(0o666 & ~current_umask())  # as a plain open() would: a checkpoint is meant to be shared
+            path.chmod(
+                0o666 & ~current_umask()
+            )  # as a plain open() would: a checkpoint is meant to be shared
     staging.replace(out / EXPORT_COMMIT)
     finish_export(out)
 
@@ -177,7 +179,9 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{STATE_FILE}.tmp"
     try:
-        with tmp.open("wb") as fh:  # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+        with tmp.open(
+            "wb"
+        ) as fh:  # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
             torch.save(state, fh)
         tmp.replace(folder / STATE_FILE)
     except BaseException as exc:

@@ -109,7 +109,9 @@ def sentence_lengths(texts: list[str], unit: str, tokenizer=None) -> np.ndarray:
 
 def length_buckets_of(texts: list[str], spec: str, unit: str, tokenizer=None) -> np.ndarray:
     """Each text's bucket under ``--batch-buckets spec``: the number of edges below its length."""
-    return np.searchsorted(np.array(parse_buckets(spec)), sentence_lengths(texts, unit, tokenizer), side="left")
+    return np.searchsorted(
+        np.array(parse_buckets(spec)), sentence_lengths(texts, unit, tokenizer), side="left"
+    )
 
 
 def tokenize(tokenizer, texts: list[str], max_length: int | None, offsets: bool = False) -> dict:

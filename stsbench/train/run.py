@@ -221,7 +221,11 @@ def setup(
         "global_batch_size": cfg.batch_size * ctx.world,
     }
     if buckets is not None:  # what the buckets hold, as measured on this corpus
-        meta["batch_buckets"] = {"spec": cfg.batch_buckets, "unit": cfg.batch_bucket_unit, "sizes": order.sizes()}
+        meta["batch_buckets"] = {
+            "spec": cfg.batch_buckets,
+            "unit": cfg.batch_bucket_unit,
+            "sizes": order.sizes(),
+        }
     distance = method.traceable_distance(cfg.batch_size * ctx.world)
     if distance is not None:
         meta["traceable_distance"] = distance

@@ -65,4 +65,3 @@ def parse_buckets(spec: str) -> list[int]:
     if not edges or edges[0] < 0:
         raise StsbenchError(f"--batch-buckets {spec!r}: need 0 <= N, or 0 <= A < B")
     return edges
-

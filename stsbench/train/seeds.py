@@ -117,7 +117,9 @@ class Outcome:
 
 _RANK = re.compile(r"^\[rank(\d+)\]: ?")  # torch's prefix of a worker's stderr once its process group is up
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(:|$)")  # "RuntimeError: ...", "KeyboardInterrupt"
-_TORCHRUN = re.compile(r"ChildFailedError|^[=-]{20,}$")  # torchrun's own traceback's end and its summary's rules
+_TORCHRUN = re.compile(
+    r"ChildFailedError|^[=-]{20,}$"
+)  # torchrun's own traceback's end and its summary's rules
 # torchrun's summary of a failed rank: "rank      : 1 (local_rank: 1)", "exitcode  : -9 (pid: 15285)  (SIGKILL)"
 _SUMMARY = re.compile(r"^\s+(rank|exitcode)\s+: (-?\d+)")
 
@@ -185,7 +187,9 @@ def _root_cause(lines: Sequence[str]) -> str | None:
             code = int(match.group(2))
     if rank is None or code is None:
         return None
-    return f"rank {rank} " + (f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}")
+    return f"rank {rank} " + (
+        f"killed by {_signal_name(-code)}" if code < 0 else f"exited with status {code}"
+    )
 
 
 def seed_args(job: SeedJob, config_file: Path, *, threads: int | None, quiet: bool) -> tuple[str, ...]:

@@ -31,7 +31,10 @@ class CropOptions(BaseModel):
     """SimCSE Table 2's crop."""
 
     crop_rate: float = option(
-        0.1, "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).", gt=0, lt=1,
+        0.1,
+        "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).",
+        gt=0,
+        lt=1,
         label="crop ratio",
     )
 
@@ -40,7 +43,10 @@ class WordDeletionOptions(BaseModel):
     """SimCSE Table 2's word deletion."""
 
     word_deletion_rate: float = option(
-        0.1, "word-deletion: the share k of whitespace words deleted (Table 2: 0.1-0.3).", gt=0, lt=1,
+        0.1,
+        "word-deletion: the share k of whitespace words deleted (Table 2: 0.1-0.3).",
+        gt=0,
+        lt=1,
         label="word deletion rate",
     )
 

@@ -42,7 +42,9 @@ class FrozenMaskedLM:
         except (ValueError, OSError, KeyError):  # no masked-LM class for this model type, or no such folder
             raise StsbenchError(refuse) from None
         prefix = f"{model.base_model_prefix}."
-        if any(not key.startswith(prefix) for key in info["missing_keys"]):  # the head's weights were not saved
+        if any(
+            not key.startswith(prefix) for key in info["missing_keys"]
+        ):  # the head's weights were not saved
             raise StsbenchError(refuse)
         self.model = model.to(device).eval().requires_grad_(False)
         self.device = device
@@ -80,7 +82,9 @@ class MaskedPrediction(TokenAugmentation):
         backbone = model.backbone
         path = getattr(backbone.config, "_name_or_path", "") or getattr(backbone, "name_or_path", "")
         device = next(model.parameters()).device
-        self.lm = FrozenMaskedLM(path, self.cfg.model or path, self.tokenizer, device, f"--augment {self.name}")
+        self.lm = FrozenMaskedLM(
+            path, self.cfg.model or path, self.tokenizer, device, f"--augment {self.name}"
+        )
 
     def tokens(self, ids, special, offsets, rng, row) -> list[int]:
         return self.batch([ids], [special], [offsets], rng, [row])[0]

@@ -309,7 +309,9 @@ class Paraphrase(NlpaugText):
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         transformers5_shim(naw)
         kind = "gpt2" if config.get("model_type") == "gpt2" else "xlnet"
-        aug = nas.ContextualWordEmbsForSentenceAug(model_path=str(folder), model_type=kind, device=self.device)
+        aug = nas.ContextualWordEmbsForSentenceAug(
+            model_path=str(folder), model_type=kind, device=self.device
+        )
         tokenizer = aug.model.tokenizer
         join = tokenizer.convert_tokens_to_string
 

@@ -51,7 +51,9 @@ class AugmentationSpec:
     views: str = "positive"
     options: tuple[type[BaseModel], ...] = ()
     about: str = ""
-    model_options: tuple[str, ...] = ()  # its options naming models it loads (comma-separated): reproduce's checks
+    model_options: tuple[
+        str, ...
+    ] = ()  # its options naming models it loads (comma-separated): reproduce's checks
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:

@@ -32,7 +32,9 @@ class Groups:
     of_methods: frozenset[type[BaseModel]]  # the groups some method takes (the others: augmentations' only)
     group_of: Mapping[str, type[BaseModel]]  # an option of a method's or an augmentation's group -> the group
     augmentation_of: Mapping[str, tuple[str, ...]]  # an augmentation's option -> the augmentations taking it
-    fields: Mapping[str, FieldInfo]  # every option, in the saved config's order: common, the groups, selection
+    fields: Mapping[
+        str, FieldInfo
+    ]  # every option, in the saved config's order: common, the groups, selection
 
 
 def _gather() -> Groups:

@@ -97,7 +97,9 @@ class TrainConfig(SelectionOptions, CommonOptions):
             raise StsbenchError(one_line(exc, model, (info.context or {}).get("sources"))) from None
         return {**{n: v for n, v in data.items() if n not in own}, "method_options": options}
 
-    def __reduce__(self) -> tuple:  # pickled as the options given: the sub-model's class is built, not importable
+    def __reduce__(
+        self,
+    ) -> tuple:  # pickled as the options given: the sub-model's class is built, not importable
         return (_rebuilt, ({n: getattr(self, n) for n in self.given()},))
 
     def given(self) -> set[str]:

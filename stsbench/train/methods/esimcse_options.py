@@ -25,11 +25,15 @@ class ESimCSEOptions(BaseModel):
         True, "ESimCSE: the positive view repeats tokens (--no-repetition: dropout views)."
     )
     repetition_kind: Literal["subword", "word", "stopword", "mask"] = option(
-        "subword", "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).",
+        "subword",
+        "ESimCSE: subword | word | stopword (insert one) | mask (insert [MASK]).",
         label="repetition",
     )
     dup_rate: float = option(
-        0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", ge=0, le=1,
+        0.32,
+        "ESimCSE: maximal repetition rate dup_rate (eq. 4).",
+        ge=0,
+        le=1,
         label="dup_rate",
     )
     repetition_sampling: Literal["paper", "official"] = option(
@@ -49,7 +53,9 @@ class ESimCSEOptions(BaseModel):
         "ESimCSE: start the momentum encoder as a copy of the online one (paper) or random (official code).",
     )
     queue_multiple: float = option(
-        2.5, "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).", ge=0,
+        2.5,
+        "ESimCSE: queue size as a multiple of the batch size (0: no momentum contrast).",
+        ge=0,
         label="queue size (multiple of the batch size)",
     )
     queue_reset_each_epoch: bool = option(

@@ -21,11 +21,15 @@ class MoCoSEOptions(BaseModel):
     model_config = _STRICT
 
     projection_layers: int = option(
-        1, "MoCoSE: projection layers of both branches (Table 4: 1).", ge=0,
+        1,
+        "MoCoSE: projection layers of both branches (Table 4: 1).",
+        ge=0,
         label="projection layers",
     )
     predictor_layers: int = option(
-        2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", ge=0,
+        2,
+        "MoCoSE: predictor layers of the online branch (Table 4: 2).",
+        ge=0,
         label="predictor layers",
     )
     out_size: int | None = option(
@@ -79,11 +83,15 @@ class MoCoSEOptions(BaseModel):
         5e-9, "MoCoSE: FGSM step on the online branch's input embeddings (eq. 1; 0: off).", ge=0
     )
     queue_size: int = option(
-        512, "MoCoSE: negative queue size K (global across processes).", ge=0,
+        512,
+        "MoCoSE: negative queue size K (global across processes).",
+        ge=0,
         label="queue size",
     )
     queue_start_size: int = option(
-        128, "MoCoSE: random entries the queue starts from (K_start; Table 7).", ge=0,
+        128,
+        "MoCoSE: random entries the queue starts from (K_start; Table 7).",
+        ge=0,
         label="initial queue size",
     )
     queue_start: Literal["random", "batches", "official"] = option(
