@@ -15,7 +15,6 @@ from stsbench.data.integrity import MARK, modified_note
 from stsbench.encoders.resolve import EMBEDDED_DEFAULT, prompt_suffix
 from stsbench.errors import StsbenchError
 from stsbench.files import check_outputs
-from stsbench.metrics import AVG, simcse_average
 from stsbench.progress import plural
 from stsbench.tasks.base import Mode
 from stsbench.tasks.names import task_names
@@ -32,6 +31,8 @@ def score_tables(run) -> list[tuple[str, list[str], list[float], list[Interval |
 
     The STS Avg.'s interval comes from resampling every STS task jointly; the transfer Avg. has none.
     """
+    from stsbench.metrics import AVG, simcse_average  # numpy: not on the path that refuses a bad name
+
     tables = []
     for kind, title in (("sts", "STS"), ("transfer", "Transfer")):
         rows = [r for r in run.results if r.task_type == kind]
@@ -111,6 +112,8 @@ def show_seeds(seeds_run, fmt: Format) -> None:
         where = seeds_run.path
         typer.echo(json.dumps(portable_aggregate(agg, output_of(where)) if where is not None else agg))
         return
+    from stsbench.metrics import AVG
+
     tasks = agg["tasks"]
     # per seed, the tasks computed on modified data; its averages are marked when any of its tasks is (the
     # safe side: no figure on modified data goes unmarked), the mean when any seed's figure is
@@ -133,6 +136,8 @@ def show_seeds(seeds_run, fmt: Format) -> None:
 
 def show_run(result, dtype: Dtype, output: Path) -> None:
     """One table per task kind (SimCSE's layout), a row of 95% intervals where there are, the files written."""
+    from stsbench.metrics import AVG
+
     console = table_console()
     modified = modified_files(result.results)
     precision = "" if dtype is Dtype.float32 else f", {dtype.value}"
