@@ -143,6 +143,22 @@ def run_cli_process(
     )
 
 
+def on_pythonpath(folder: Path, **env: str) -> dict[str, str]:
+    """This process's environment with ``folder`` first on PYTHONPATH, and ``env`` set."""
+    path = os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **env}
+
+
+def plugin_folder(root: Path, modules: dict[str, str], entry_points: str) -> Path:
+    """``root`` that, on PYTHONPATH, installs a plugin: its ``modules`` (name: source) and their entry points."""
+    for name, source in modules.items():
+        (root / f"{name}.py").write_text(source)
+    dist = root / f"{next(iter(modules))}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "entry_points.txt").write_text(entry_points)
+    return root
+
+
 # what a run on cached embeddings must not import (transformers and sentence-transformers pull torch; the
 # report stack pulls matplotlib, pandas and seaborn; scipy.stats costs a third of torch)
 HEAVY = (
@@ -230,6 +246,14 @@ def train_config(files: Path, out: Path, **kw):
         **kw,
     }
     return make_config(opts)
+
+
+def build_tiny(files: Path, out: Path, **kw) -> tuple:
+    """``train_config``'s model (in train mode), tokenizer and method, built on the CPU."""
+    from stsbench.train.run import build
+
+    model, tokenizer, method, _ = build(train_config(files, out, **kw), files / "tiny", "cpu")
+    return model.train(), tokenizer, method
 
 
 def train_args(files: Path, out: Path, *extra: str) -> list[str]:

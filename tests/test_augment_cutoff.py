@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from helpers import build_tiny
 
 from stsbench.errors import StsbenchError
 from stsbench.train.augment.cutoff import FeatureCutoff, PositionShuffle, TokenCutoff
-from stsbench.train.config import TrainConfig, make_config
-from stsbench.train.run import build
+from stsbench.train.config import TrainConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -109,20 +109,8 @@ def test_position_shuffle_content_permutes_each_sentence_on_its_own(start):
 
 
 def _built(files, tmp_path, **options):
-    cfg = make_config(
-        {
-            "model": str(files / "tiny"),
-            "train_file": str(files / "train.txt"),
-            "output": str(tmp_path / "out"),
-            "data_dir": str(files / "data"),
-            "batch_size": 4,
-            "method": "mocose",
-            "fgsm_epsilon": 0.0,
-            **options,
-        }
-    )
-    model, tokenizer, method, _ = build(cfg, files / "tiny", "cpu")
-    return model.train(), method
+    model, _, method = build_tiny(files, tmp_path / "out", **{"method": "mocose", "fgsm_epsilon": 0.0, **options})
+    return model, method
 
 
 def _views(method):

@@ -8,11 +8,10 @@ import random
 import numpy as np
 import pytest
 import torch
-from helpers import run_cli_process, train_config
+from helpers import build_tiny, run_cli_process, train_config
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import TrainConfig, make_config
-from stsbench.train.run import build
+from stsbench.train.config import TrainConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 pytest.importorskip("nlpaug")  # the augment extra (in dev: CI has it)
@@ -185,19 +184,8 @@ def cache(tmp_path, monkeypatch):
 
 
 def _built(files, tmp_path, **options):
-    cfg = make_config(
-        {
-            "model": str(files / "tiny"),
-            "train_file": str(files / "train.txt"),
-            "output": str(tmp_path / "out"),
-            "batch_size": 3,
-            "method": "mocose",
-            "fgsm_epsilon": 0.0,
-            **options,
-        }
-    )
-    model, tokenizer, method, _ = build(cfg, files / "tiny", "cpu")
-    return model.train(), tokenizer, method
+    options = {"method": "mocose", "fgsm_epsilon": 0.0, "batch_size": 3, **options}
+    return build_tiny(files, tmp_path / "out", **options)
 
 
 def _texts(tokenizer, view) -> list[str]:

@@ -5,29 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import build_tiny
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import TrainConfig, make_config
+from stsbench.train.config import TrainConfig
 from stsbench.train.methods.views import Views
-from stsbench.train.run import build
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _built(files, tmp_path, **options):
-    cfg = make_config(
-        {
-            "model": str(files / "tiny"),
-            "train_file": str(files / options.pop("train", "train.txt")),
-            "output": str(tmp_path / "out"),
-            "data_dir": str(files / "data"),
-            "batch_size": 4,
-            "method": "simcse",
-            **options,
-        }
-    )
-    model, tokenizer, method, _ = build(cfg, files / "tiny", "cpu")
-    return model.train(), tokenizer, method
+    return build_tiny(files, tmp_path / "out", **{"method": "simcse", **options})
 
 
 def _views(method) -> Views:
@@ -56,7 +44,7 @@ def test_views_that_differ_are_refused_in_one_line(files, tmp_path):
     with pytest.raises(StsbenchError, match=r"--fixed-dropout-mask: .*esimcse's differ \(repetition\)"):
         _built(files, tmp_path, method="esimcse", fixed_dropout_mask=True, queue_multiple=0)
     with pytest.raises(StsbenchError, match="sup-simcse's differ"):
-        _built(files, tmp_path, train="nli.csv", fixed_dropout_mask=True)
+        _built(files, tmp_path, train_file=str(files / "nli.csv"), fixed_dropout_mask=True)
     with pytest.raises(StsbenchError, match="--fixed-dropout-mask"):  # not a MoCoSE option
         TrainConfig(method="mocose", fixed_dropout_mask=True)
     _built(files, tmp_path, method="esimcse", repetition=False, fixed_dropout_mask=True, queue_multiple=0)

@@ -5,12 +5,12 @@ That such a method trains, with every hook a built-in uses, is tests/test_plugin
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import on_pythonpath, plugin_folder, run_cli_process
 
 # the whole method: its options, its class (SimCSE's loss times --toy-scale) and its spec
 TOY = '''
@@ -50,20 +50,12 @@ SPEC = MethodSpec("toy", "Toy", "toy_method:Toy", (ToyOptions,), {"lr": 1e-4})
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
     """A folder that, on PYTHONPATH, installs the toy method: its module and its entry point."""
-    root = tmp_path_factory.mktemp("plugin")
-    (root / "toy_method.py").write_text(TOY)
-    (root / "toy_method-0.1.dist-info").mkdir()
-    (root / "toy_method-0.1.dist-info" / "entry_points.txt").write_text(
-        "[stsbench.methods]\ntoy = toy_method:SPEC\n"
-    )
-    return root
+    entry_points = "[stsbench.methods]\ntoy = toy_method:SPEC\n"
+    return plugin_folder(tmp_path_factory.mktemp("plugin"), {"toy_method": TOY}, entry_points)
 
 
 def stsbench(plugin: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "stsbench", *args], env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_cli_process(list(args), env=on_pythonpath(plugin), timeout=600)
 
 
 # importing the config, and naming every public name of it, runs no plugin; building a config does
@@ -81,11 +73,7 @@ print("after a config:", open(sys.argv[1]).read().strip(), cfg.toy_scale, cfg.lr
 
 def test_importing_the_config_runs_no_plugin_and_a_plugin_may_import_the_config(plugin, tmp_path):
     mark = tmp_path / "mark"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]),
-        "TOY_IMPORTED": str(mark),
-    }
+    env = on_pythonpath(plugin, TOY_IMPORTED=str(mark))
     out = subprocess.run(
         [sys.executable, "-c", IMPORTS, str(mark)], env=env, capture_output=True, text=True, timeout=300
     )

@@ -10,12 +10,12 @@ toy's static form through the steps a CUDA graph replays (eagerly, on this CPU).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import on_pythonpath, plugin_folder
 
 TOY = '''
 """A toy momentum method: the positive view is the sentence reversed word by word; keys from an EMA copy."""
@@ -188,20 +188,16 @@ print(json.dumps({"calls": method.calls, "static": method.queue.static, "losses"
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
     """A folder that, on PYTHONPATH, installs the toy method and the three toy augmentations by entry points."""
-    root = tmp_path_factory.mktemp("plugin")
-    (root / "toy_plugin.py").write_text(TOY)
-    (root / "toy_augment.py").write_text(AUGMENT)
-    (root / "toy_plugin-0.1.dist-info").mkdir()
-    (root / "toy_plugin-0.1.dist-info" / "entry_points.txt").write_text(
+    entry_points = (
         "[stsbench.methods]\ntoy = toy_plugin:SPEC\n\n[stsbench.augmentations]\n"
         "toy-text = toy_augment:TEXT\ntoy-tokens = toy_augment:TOKENS\ntoy-embeddings = toy_augment:EMBEDDINGS\n"
     )
-    return root
+    modules = {"toy_plugin": TOY, "toy_augment": AUGMENT}
+    return plugin_folder(tmp_path_factory.mktemp("plugin"), modules, entry_points)
 
 
 def run(plugin: Path, args: list[str], log: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
-    env.update(OMP_NUM_THREADS="1", TOY_AUGMENT_LOG=str(log or plugin / "unused.log"))
+    env = on_pythonpath(plugin, OMP_NUM_THREADS="1", TOY_AUGMENT_LOG=str(log or plugin / "unused.log"))
     return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SENTENCES
+from helpers import SENTENCES, on_pythonpath, plugin_folder, run_cli_process
 
 # max pooling: none of the five built-ins (SimCSE's) computes it
 MAX_POOL = '''
@@ -25,20 +23,12 @@ def max_pool(outputs, attention_mask):
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
     """A folder that, on PYTHONPATH, installs the ``max`` pooler: its module and its entry point."""
-    root = tmp_path_factory.mktemp("pooler-plugin")
-    (root / "max_pooler.py").write_text(MAX_POOL)
-    (root / "max_pooler-0.1.dist-info").mkdir()
-    (root / "max_pooler-0.1.dist-info" / "entry_points.txt").write_text(
-        "[stsbench.poolers]\nmax = max_pooler:max_pool\n"
-    )
-    return root
+    entry_points = "[stsbench.poolers]\nmax = max_pooler:max_pool\n"
+    return plugin_folder(tmp_path_factory.mktemp("pooler-plugin"), {"max_pooler": MAX_POOL}, entry_points)
 
 
 def stsbench(plugin: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "stsbench", *map(str, args)], env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_cli_process(list(args), env=on_pythonpath(plugin), timeout=600)
 
 
 def train_args(files: Path, out: Path, *options: str) -> list[str]:

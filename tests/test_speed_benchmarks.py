@@ -95,6 +95,14 @@ def test_budgets_scale_with_a_slower_gpu():
     assert "budget 47.5 ms: holds" in lines  # 15 ms x 989 / 312
 
 
+def _report(header: dict, device: str, check: int, shape: tuple[int, int], **parts) -> str:
+    """The report of ``parts`` (runs, checks, peak) for a batch of 64 x 32 tokens and a model of ``shape``."""
+    sizes = {"batch_size": 64, "max_length": 32, "steps": 3, "warmup": 1}
+    args = Namespace(device=device, train_file=Path("w.txt"), check_steps=check, **sizes)
+    config = Namespace(num_hidden_layers=shape[0], hidden_size=shape[1])
+    return report(header=header, args=args, config=config, **parts)
+
+
 def test_cpu_floor_line_and_report():
     runs = [
         timed("simcse", "fp32", "eager", 100.0, flops=5e9),
@@ -103,10 +111,6 @@ def test_cpu_floor_line_and_report():
     peak = {p: 1e11 for p in ("fp32", "tf32", "bf16", "fp16")}  # floor 50 ms
     lines = "\n".join(acceptance(runs, peak, cuda=False))
     assert "floor 50.0 ms" in lines and "2.00x (at most 1.5x): FAILS" in lines
-    args = Namespace(
-        device="cpu", batch_size=64, max_length=32, steps=3, warmup=1, train_file=Path("w.txt"), check_steps=2
-    )
-    config = Namespace(num_hidden_layers=2, hidden_size=64)
     header = {
         "shape": "tiny",
         "device": "CPU",
@@ -115,14 +119,8 @@ def test_cpu_floor_line_and_report():
         "date": "d",
         "command": "c",
     }
-    text = report(
-        header=header,
-        args=args,
-        config=config,
-        runs=runs,
-        checks=[("simcse", "fp32", 0.0, None, None)],
-        peak=peak,
-    )
+    checks = [("simcse", "fp32", 0.0, None, None)]
+    text = _report(header, "cpu", 2, (2, 64), runs=runs, checks=checks, peak=peak)
     assert "| simcse | fp32 | eager | 100.00 | 10.0 | 10,000 | 0.005 | 50.0% |" in text
     assert "| mocose | fp32 | eager | failed: Boom: x |" in text
     assert "| simcse | fp32 | 0 |  | 0 | holds |" in text
@@ -130,16 +128,6 @@ def test_cpu_floor_line_and_report():
 
 def test_the_bf16_loss_bound_is_twice_the_measured_spread():
     """The bf16 check's limit comes from the fp32-vs-bf16 spread of the old step in the same run."""
-    args = Namespace(
-        device="cuda",
-        batch_size=64,
-        max_length=32,
-        steps=3,
-        warmup=1,
-        train_file=Path("w.txt"),
-        check_steps=20,
-    )
-    config = Namespace(num_hidden_layers=12, hidden_size=768)
     header = dict.fromkeys(("shape", "device", "torch", "transformers", "date", "command"), "x")
     checks = [
         ("simcse", "bf16", 0.00187, 0.0011, None),  # within 2 x 0.0011
@@ -148,7 +136,7 @@ def test_the_bf16_loss_bound_is_twice_the_measured_spread():
         ("simcse", "fp32", 0.0004, None, None),
         ("mocose", "fp32", None, None, "Boom"),
     ]
-    text = report(header=header, args=args, config=config, runs=[], checks=checks, peak=H100)
+    text = _report(header, "cuda", 20, (12, 768), runs=[], checks=checks, peak=H100)
     assert "| simcse | bf16 | 0.00187 | 0.0011 | 0.0022 | holds |" in text
     assert "| esimcse | bf16 | 0.00245 | 0.001 | 0.002 | FAILS |" in text
     assert "| mocose | bf16 | 0.001 |  | n/a | no spread measured |" in text

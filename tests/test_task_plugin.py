@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import on_pythonpath
 
 from stsbench.data.integrity import check_data
 from stsbench.data.sts_spec import STSSpec
@@ -74,14 +75,8 @@ def write_plugin(site: Path, version: int = 1) -> None:
 
 def stsbench(site: Path, *args: object, code: str | None = None) -> subprocess.CompletedProcess:
     """``stsbench ARGS`` (or ``python -c CODE``) with the plugin's folder on the path, one thread."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-        "STSBENCH_CACHE": str(site.parent / "cache"),
-        "OMP_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "200",
-    }
+    cache = str(site.parent / "cache")
+    env = on_pythonpath(site, STSBENCH_CACHE=cache, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", COLUMNS="200")
     cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "stsbench", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
 
