@@ -10,10 +10,11 @@ evaluation or analysis step is carried, never recomputed, only where all hold:
     (it was done and current at the base);
 (b) its recorded key and key parts (resolved config, data digests, corpus) equal today's plan's; the libraries,
     which the code digest holds, are the base's by (a), computed in this same environment;
-(c) a training: ``tests/test_golden_losses.py`` and ``tests/test_train_parity.py`` pass on today's code
-    (run once before any edition is touched; not with ``--dry-run``), and the first logged losses of its ``train_log.jsonl``
-    equal those today's trainer logs for its config and seed (trained here up to its first logged step, in
-    process, one thread, evaluations off: they draw nothing).
+(c) a training: ``tests/test_golden_losses.py`` and ``tests/test_train_parity.py`` pass on today's code (run
+    once before any edition is touched; not with ``--dry-run``), and the first logged losses of its
+    ``train_log.jsonl`` equal, within :data:`LOSS_TOLERANCE`, those today's trainer logs for its config and seed
+    (trained up to its first logged step in a fresh process, one thread, evaluations off: they draw nothing, and
+    the loss is the same with them on).
 
 A carried record gets today's code and ``carried``: this script's commit, the code it had, the base and the
 evidence (the losses compared). Report steps are made again by ``stsbench reproduce --rerun-changed``.
@@ -34,6 +35,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 BASE = "03c0023"
+# The golden-loss test's bound for "the same losses" (tests/test_golden_losses.py): a recomputation in another
+# process rounds differently (measured on mocose-collapse-mini: 0 to 9.5e-7 on losses of 0.003 to 6.0, the same
+# loss every time it was recomputed here); a changed computation moves a loss by 1e-3 and more.
+LOSS_TOLERANCE = 1e-6
 OLD = """
 import json, sys
 from pathlib import Path
@@ -156,11 +161,13 @@ def carry(
         if step.kind == "train":
             want = recorded_losses(folder, step)
             got = losses[step.id][: len(want)]
-            if got != want:
+            off = max((abs(a - b) for a, b in zip(got, want, strict=True)), default=0.0)
+            if len(got) != len(want) or off > LOSS_TOLERANCE:
                 stayed.append(f"{step.id}: first logged losses {got} against the recorded {want}")
                 continue
             evidence += (
-                f"; the first logged loss recomputed by today's trainer equals the recorded {want[0]!r}"
+                f"; the first logged loss recomputed by today's trainer, {got[0]!r}, is {off:.1e} from the "
+                f"recorded {want[0]!r} (at most {LOSS_TOLERANCE:g}: tests/test_golden_losses.py's bound)"
                 if want
                 else "; no training log at hand: the golden-loss and parity tests alone"
             )
