@@ -200,6 +200,15 @@ def one_error_line(code: int, err: str, status: int = 2) -> str:
     return lines[0]
 
 
+def one_line(exc, *needles: str) -> str:
+    """The message of the raised ``exc``: one line, holding each of ``needles``."""
+    msg = str(exc.value)
+    assert "\n" not in msg, msg
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
 # --- the trainer tests --------------------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny, run_cli_process, train_config
+from helpers import DATA, build_tiny, run_cli_process, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
@@ -61,19 +61,32 @@ def translators(tmp_path_factory):
     return ",".join(folders)
 
 
+def _wiki_lines() -> list[str]:
+    """The wiki head's first 2,000 lines, the corpus the tiny tokenizers learn from."""
+    return (DATA / "wiki" / "wiki1m_head.txt").read_text(encoding="utf-8").splitlines()[:2000]
+
+
+def _tiny_lm(path, tokenizer, model_class, config) -> str:
+    """Save ``tokenizer`` and a random ``model_class`` of ``config`` (vocabulary, special ids: its own)."""
+    tokenizer.save_pretrained(path)
+    config.vocab_size = len(tokenizer)
+    for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        setattr(config, name, getattr(tokenizer, name))
+    torch.manual_seed(0)
+    model_class(config).save_pretrained(path)
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def masked_lm(tmp_path_factory):
     """A tiny random RoBERTa masked LM with a byte-level BPE trained on the wiki head's first lines: offline."""
-    from helpers import DATA
     from tokenizers import ByteLevelBPETokenizer
     from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
 
     path = tmp_path_factory.mktemp("roberta") / "tiny-roberta"
-    lines = (DATA / "wiki" / "wiki1m_head.txt").read_text(encoding="utf-8").splitlines()[:2000]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        lines, vocab_size=600, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    )
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe.train_from_iterator(_wiki_lines(), vocab_size=600, min_frequency=2, special_tokens=specials)
     path.mkdir()
     bpe.save_model(str(path))
     merges = [
@@ -86,22 +99,9 @@ def masked_lm(tmp_path_factory):
 
         files = {"vocab_file": str(path / "vocab.json"), "merges_file": str(path / "merges.txt")}
         tokenizer = RobertaTokenizerFast(**files)
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=130,
-        type_vocab_size=1,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    RobertaForMaskedLM(config).save_pretrained(path)
-    return str(path)
+    sizes = {"num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64, "type_vocab_size": 1}
+    config = RobertaConfig(hidden_size=32, max_position_embeddings=130, **sizes)
+    return _tiny_lm(path, tokenizer, RobertaForMaskedLM, config)
 
 
 @pytest.mark.parametrize("action", ["insert", "substitute"])
@@ -131,15 +131,13 @@ def test_synonyms_from_a_masked_lm_insert_or_substitute_words(files, tmp_path, c
 @pytest.fixture(scope="module")
 def xlnet(tmp_path_factory):
     """A tiny random XLNet language model with a unigram tokenizer trained on the wiki head: offline."""
-    from helpers import DATA
     from tokenizers import SentencePieceUnigramTokenizer
     from transformers import XLNetConfig, XLNetLMHeadModel, XLNetTokenizer
 
     path = tmp_path_factory.mktemp("xlnet") / "tiny-xlnet"
-    lines = (DATA / "wiki" / "wiki1m_head.txt").read_text(encoding="utf-8").splitlines()[:2000]
     unigram = SentencePieceUnigramTokenizer()
     specials = ["<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
-    unigram.train_from_iterator(lines, vocab_size=800, special_tokens=specials, unk_token="<unk>")
+    unigram.train_from_iterator(_wiki_lines(), vocab_size=800, special_tokens=specials, unk_token="<unk>")
     vocab = [(piece, score) for piece, score in json.loads(unigram.to_str())["model"]["vocab"]]
     try:  # transformers 5: built from the pieces and their scores
         tokenizer = XLNetTokenizer(vocab=vocab)
@@ -147,20 +145,8 @@ def xlnet(tmp_path_factory):
         from transformers import XLNetTokenizerFast
 
         tokenizer = XLNetTokenizerFast(tokenizer_object=unigram._tokenizer)
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = XLNetConfig(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        n_layer=1,
-        n_head=2,
-        d_inner=64,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    XLNetLMHeadModel(config).save_pretrained(path)
-    return str(path)
+    config = XLNetConfig(d_model=32, n_layer=1, n_head=2, d_inner=64)
+    return _tiny_lm(path, tokenizer, XLNetLMHeadModel, config)
 
 
 def test_paraphrase_appends_what_the_language_model_writes(files, tmp_path, cache, xlnet):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from export_worker import export
-from helpers import SENTENCES, make_tiny_bert, run_cli, shared_once
+from helpers import SENTENCES, make_tiny_bert, one_line, run_cli, shared_once
 
 from stsbench.encoders import load_encoder
 from stsbench.encoders.resolve import embedded_model_path, resolve_model
@@ -38,17 +38,9 @@ LOST_VOCABULARY = ("tokenizer.json", "vocab.txt")
 def _lost_vocabulary(exc: pytest.ExceptionInfo, folder: Path) -> str:
     import transformers
 
-    msg = _one_line(exc, str(folder))
+    msg = one_line(exc, str(folder))
     if int(transformers.__version__.split(".")[0]) >= 5:
         assert "the tokenizer holds 5 tokens for the model's 30522 embeddings" in msg
-    return msg
-
-
-def _one_line(exc: pytest.ExceptionInfo, *needles: str) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg
-    for n in needles:
-        assert n in msg, msg
     return msg
 
 
@@ -73,7 +65,7 @@ def test_training_from_a_backbone_without_its_tokenizer_is_refused(tiny_bert, tm
     bare = _copy(tiny_bert, tmp_path / "no-tokenizer", TOKENIZER_FILES)
     with pytest.raises(StsbenchError) as exc:
         resolve_backbone(str(bare))
-    _one_line(exc, f"{bare} has no tokenizer")
+    one_line(exc, f"{bare} has no tokenizer")
     config_only = _copy(tiny_bert, tmp_path / "config-only", LOST_VOCABULARY)
     with pytest.raises(StsbenchError) as exc:
         load_backbone(resolve_backbone(str(config_only)))
@@ -91,7 +83,7 @@ def test_a_tokenizer_that_lost_its_vocabulary_is_refused_before_the_weights_load
     (truncated / "vocab.txt").write_text("\n".join(words[:20000]) + "\n", encoding="utf-8")
     with pytest.raises(StsbenchError) as exc:
         load_encoder(str(truncated), pooler="avg", use_cache=False).encode(SENTENCES[:2])
-    _one_line(exc, "holds 20000 tokens for the model's 30522 embeddings")
+    one_line(exc, "holds 20000 tokens for the model's 30522 embeddings")
     # a tokenizer a few rows short of the embeddings (padded matrices, T5 32,100 of 32,128) is fine
     (truncated / "vocab.txt").write_text("\n".join(words[:30000]) + "\n", encoding="utf-8")
     assert load_encoder(str(truncated), pooler="avg", use_cache=False).encode(SENTENCES[:2]).shape == (2, 32)
@@ -113,7 +105,7 @@ def test_token_ids_past_the_embeddings_are_one_line(tmp_path):
     assert enc.encode(["a man is playing a guitar ."]).shape == (1, 32)  # ids below 29000
     with pytest.raises(StsbenchError) as exc:
         enc.encode(["an agile man"])  # "agile" is word piece 29003
-    _one_line(exc, "token id 29003", "past the model's 29000 embeddings", "'an agile man'")
+    one_line(exc, "token id 29003", "past the model's 29000 embeddings", "'an agile man'")
 
 
 def _st_folder(
@@ -137,7 +129,7 @@ def _st_folder(
 def test_a_module_folder_that_modules_json_names_must_exist(tiny_bert, tmp_path):
     with pytest.raises(StsbenchError) as exc:
         resolve_model(str(_st_folder(tiny_bert, tmp_path / "no-pooling", pooling=False)))
-    _one_line(exc, "modules.json names the module folder 1_Pooling/, which is missing")
+    one_line(exc, "modules.json names the module folder 1_Pooling/, which is missing")
     # Normalize saves nothing: all-MiniLM-L6-v2 names a 2_Normalize it does not ship, and loads
     assert resolve_model(str(_st_folder(tiny_bert, tmp_path / "st", pooling=True))).pooler == "avg"
     assert resolve_model("all-MiniLM-L6-v2").normalize

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, one_line, run_cli
 from scipy import stats
 
 import stsbench
@@ -38,14 +38,6 @@ def written(tmp_path_factory, mock_data):
 
 def _folder(out: Path) -> Path:
     return out / "mock" / "mean-of-words" / "test"
-
-
-def _one_line(exc: pytest.ExceptionInfo, *needles: str) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg, msg
-    for n in needles:
-        assert n in msg, msg
-    return msg
 
 
 def test_sidecar_gives_back_the_reported_figure_pair_by_pair(written, mock_data):
@@ -152,7 +144,7 @@ def test_bad_bootstrap_is_refused_before_any_work(bad, mock_data, tmp_path):
     mock = stsbench.MockEncoder(dim=8)
     with pytest.raises(StsbenchError) as exc:
         stsbench.evaluate(mock, "STS16", data_dir=mock_data, output=tmp_path, bootstrap=bad)
-    _one_line(exc, "bootstrap", ">= 0")
+    one_line(exc, "bootstrap", ">= 0")
     assert mock.n_encoded == 0 and not any(tmp_path.iterdir())
 
 
@@ -207,7 +199,7 @@ def test_a_broken_sidecar_is_one_line(how, needles, written, tmp_path):
     _break(_folder(out), how)
     with pytest.raises(StsbenchError) as exc:
         read_pairs(_folder(out) / "STS16.json")
-    _one_line(exc, *needles)
+    one_line(exc, *needles)
     read_pairs(_folder(out) / "STSBenchmark.json")  # its neighbour still reads
 
 
@@ -219,10 +211,10 @@ def test_results_written_before_the_new_fields_still_read(tmp_path):
     assert result.pairs is None and result.interval is None and result.reported == saved["reported"]
     with pytest.raises(StsbenchError) as exc:
         read_pairs(path)
-    _one_line(exc, "no per-pair sidecar recorded", "rerun")
+    one_line(exc, "no per-pair sidecar recorded", "rerun")
     with pytest.raises(StsbenchError) as exc:
         read_pairs(FIXTURES / "fasttest" / "MR.json")
-    _one_line(exc, "transfer task result has no per-pair sidecar")
+    one_line(exc, "transfer task result has no per-pair sidecar")
 
 
 def test_readers_of_results_folders_pass_over_sidecars_and_the_average(written, tmp_path):

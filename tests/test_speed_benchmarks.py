@@ -95,6 +95,9 @@ def test_budgets_scale_with_a_slower_gpu():
     assert "budget 47.5 ms: holds" in lines  # 15 ms x 989 / 312
 
 
+HEADER = dict.fromkeys(("shape", "device", "torch", "transformers", "date", "command"), "x")
+
+
 def _report(header: dict, device: str, check: int, shape: tuple[int, int], **parts) -> str:
     """The report of ``parts`` (runs, checks, peak) for a batch of 64 x 32 tokens and a model of ``shape``."""
     sizes = {"batch_size": 64, "max_length": 32, "steps": 3, "warmup": 1}
@@ -111,16 +114,8 @@ def test_cpu_floor_line_and_report():
     peak = {p: 1e11 for p in ("fp32", "tf32", "bf16", "fp16")}  # floor 50 ms
     lines = "\n".join(acceptance(runs, peak, cuda=False))
     assert "floor 50.0 ms" in lines and "2.00x (at most 1.5x): FAILS" in lines
-    header = {
-        "shape": "tiny",
-        "device": "CPU",
-        "torch": "t",
-        "transformers": "x",
-        "date": "d",
-        "command": "c",
-    }
     checks = [("simcse", "fp32", 0.0, None, None)]
-    text = _report(header, "cpu", 2, (2, 64), runs=runs, checks=checks, peak=peak)
+    text = _report(HEADER, "cpu", 2, (2, 64), runs=runs, checks=checks, peak=peak)
     assert "| simcse | fp32 | eager | 100.00 | 10.0 | 10,000 | 0.005 | 50.0% |" in text
     assert "| mocose | fp32 | eager | failed: Boom: x |" in text
     assert "| simcse | fp32 | 0 |  | 0 | holds |" in text
@@ -128,7 +123,6 @@ def test_cpu_floor_line_and_report():
 
 def test_the_bf16_loss_bound_is_twice_the_measured_spread():
     """The bf16 check's limit comes from the fp32-vs-bf16 spread of the old step in the same run."""
-    header = dict.fromkeys(("shape", "device", "torch", "transformers", "date", "command"), "x")
     checks = [
         ("simcse", "bf16", 0.00187, 0.0011, None),  # within 2 x 0.0011
         ("esimcse", "bf16", 0.00245, 0.0010, None),  # beyond 2 x 0.0010
@@ -136,7 +130,7 @@ def test_the_bf16_loss_bound_is_twice_the_measured_spread():
         ("simcse", "fp32", 0.0004, None, None),
         ("mocose", "fp32", None, None, "Boom"),
     ]
-    text = _report(header, "cuda", 20, (12, 768), runs=[], checks=checks, peak=H100)
+    text = _report(HEADER, "cuda", 20, (12, 768), runs=[], checks=checks, peak=H100)
     assert "| simcse | bf16 | 0.00187 | 0.0011 | 0.0022 | holds |" in text
     assert "| esimcse | bf16 | 0.00245 | 0.001 | 0.002 | FAILS |" in text
     assert "| mocose | bf16 | 0.001 |  | n/a | no spread measured |" in text

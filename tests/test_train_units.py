@@ -42,25 +42,23 @@ def t(x):
     return torch.tensor(x, dtype=torch.float64)
 
 
-def test_infonce_equals_eq2_by_hand():
+def by_hand(queue=(), hard=(), w=0.0) -> float:
+    """The mean InfoNCE, looped: eq. (2), eq. (7) with a ``queue``, or ``hard`` negatives weighted ``w``."""
     losses = []
     for i in range(3):
-        num = math.exp(cos(H[i], HP[i]) / TAU)
         den = sum(math.exp(cos(H[i], HP[j]) / TAU) for j in range(3))
-        losses.append(-math.log(num / den))
-    got = InfoNCE(TAU)(t(H), t(HP))
-    assert float(got) == pytest.approx(sum(losses) / 3, rel=1e-10)
+        den += sum(math.exp(cos(H[i], q) / TAU) for q in queue)
+        den += sum(math.exp(cos(H[i], n) / TAU + (w if i == j else 0.0)) for j, n in enumerate(hard))
+        losses.append(-math.log(math.exp(cos(H[i], HP[i]) / TAU) / den))
+    return sum(losses) / 3
+
+
+def test_infonce_equals_eq2_by_hand():
+    assert float(InfoNCE(TAU)(t(H), t(HP))) == pytest.approx(by_hand(), rel=1e-10)
 
 
 def test_infonce_with_queue_equals_eq7_by_hand():
-    losses = []
-    for i in range(3):
-        num = math.exp(cos(H[i], HP[i]) / TAU)
-        den = sum(math.exp(cos(H[i], HP[j]) / TAU) for j in range(3))
-        den += sum(math.exp(cos(H[i], Q[m]) / TAU) for m in range(2))
-        losses.append(-math.log(num / den))
-    got = InfoNCE(TAU)(t(H), t(HP), t(Q))
-    assert float(got) == pytest.approx(sum(losses) / 3, rel=1e-10)
+    assert float(InfoNCE(TAU)(t(H), t(HP), t(Q))) == pytest.approx(by_hand(queue=Q), rel=1e-10)
     # an empty queue is eq. (2)
     assert float(InfoNCE(TAU)(t(H), t(HP), t(np.zeros((0, 4))))) == pytest.approx(
         float(InfoNCE(TAU)(t(H), t(HP)))
@@ -68,15 +66,8 @@ def test_infonce_with_queue_equals_eq7_by_hand():
 
 
 def test_supervised_loss_with_hard_negative_weight_by_hand():
-    w = 0.7
-    losses = []
-    for i in range(3):
-        num = math.exp(cos(H[i], HP[i]) / TAU)
-        den = sum(math.exp(cos(H[i], HP[j]) / TAU) for j in range(3))
-        den += sum(math.exp(cos(H[i], HN[j]) / TAU + (w if i == j else 0.0)) for j in range(3))
-        losses.append(-math.log(num / den))
-    got = SupervisedInfoNCE(TAU, w)(t(H), t(HP), t(HN))
-    assert float(got) == pytest.approx(sum(losses) / 3, rel=1e-10)
+    got = SupervisedInfoNCE(TAU, 0.7)(t(H), t(HP), t(HN))
+    assert float(got) == pytest.approx(by_hand(hard=HN, w=0.7), rel=1e-10)
 
 
 def test_mlm_loss_by_hand():
