@@ -29,6 +29,7 @@ from stsbench.results.schema import ModelInfo
 MTEB_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
 SPLIT = "test"  # MTEB's eval split of all six
 SUBSET = "default"  # their one hf_subset (eng-Latn)
+PS = ("spearman", "pearson")  # the correlations MTEB keeps of an STS task
 MODES = ("test", "fasttest")  # STS is scored on the test split in both (fasttest changes transfer tasks only)
 EMBEDDED_MTEB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 NO_REVISION = "no_revision_available"  # what MTEB writes where a model's revision is unknown
@@ -57,9 +58,8 @@ def mteb_identity(model: ModelInfo, name: str | None = None, revision: str | Non
         elif re.fullmatch(r"[\w.\-]+/[\w.\-]+", model.name) and not Path(model.name).expanduser().exists():
             name = model.name
         else:
-            raise StsbenchError(
-                f"model '{model.name}' has no hub name MTEB can file it under; pass --model-name ORG/NAME"
-            )
+            msg = f"model '{model.name}' has no hub name MTEB can file it under; pass --model-name ORG/NAME"
+            raise StsbenchError(msg)
     elif "/" not in name.strip("/") or name.count("/") > 1:
         raise StsbenchError(f"--model-name '{name}': MTEB names models ORG/NAME; pass one in that form")
     if revision is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", revision):
@@ -104,9 +104,8 @@ def read_mteb_results(folder: Path) -> dict[tuple[str, str], dict[str, float]]:
     mteb = require_mteb("check --against mteb-results:DIR")
     folder = Path(folder).expanduser()
     if not folder.is_dir():
-        raise StsbenchError(
-            f"MTEB results folder {folder} does not exist; pass the folder that holds results/"
-        )
+        msg = f"MTEB results folder {folder} does not exist; pass the folder that holds results/"
+        raise StsbenchError(msg)
     cache = mteb.ResultCache(cache_path=folder)
     layout = "results/<org>__<model>/<revision>/<task>.json"
     paths = cache.get_cache_paths(include_remote=False, require_model_meta=False)
@@ -119,16 +118,13 @@ def read_mteb_results(folder: Path) -> dict[tuple[str, str], dict[str, float]]:
             try:
                 mteb.TaskResult.from_disk(path)
             except Exception as exc:
-                raise StsbenchError(
-                    f"{path}: not an MTEB task result ({first_line(exc)}); restore or remove it"
-                ) from None
+                msg = f"{path}: not an MTEB task result ({first_line(exc)}); restore or remove it"
+                raise StsbenchError(msg) from None
         raise
     models: dict[tuple[str, str], dict[str, float]] = {}
     for mr in loaded.model_results:
         values = {}
-        for tr in mr.task_results:
-            if tr.task_name not in MTEB_TASKS:
-                continue
+        for tr in (t for t in mr.task_results if t.task_name in MTEB_TASKS):
             mains = [s.get("main_score") for s in tr.scores.get(SPLIT, []) if s.get("hf_subset") == SUBSET]
             if len(mains) != 1 or not isinstance(mains[0], (int, float)) or isinstance(mains[0], bool):
                 raise StsbenchError(
@@ -152,9 +148,8 @@ def pick_mteb_model(
         there = ", ".join(f"{n}@{r}" for n, r in sorted(models))
         who = name or "a local model (its MTEB name is unknown)"
         why = f"{len(keys)} results folders for {who}" if keys else f"no results of {name}"
-        raise StsbenchError(
-            f"{folder} holds {why} (models there: {there}); point at a folder with one of them"
-        )
+        msg = f"{folder} holds {why} (models there: {there}); point at a folder with one of them"
+        raise StsbenchError(msg)
     (model, revision) = keys[0]
     values = {t: models[keys[0]][t] for t in MTEB_TASKS if t in models[keys[0]]}
     if not values:
@@ -189,14 +184,11 @@ def export_results(
             f"no STS12-16 or STSBenchmark result under {results_dir} (found: {found}); "
             "run `stsbench run --tasks sts` first"
         )
-    chosen = sorted(
-        (m for t, m in by_task.items() if t in MTEB_TASKS), key=lambda m: MTEB_TASKS.index(m.result.task)
-    )
+    chosen = [by_task[t] for t in MTEB_TASKS if t in by_task]
     first = chosen[0].result
     if first.mode not in MODES:
-        raise StsbenchError(
-            f"the results were run in {first.mode} mode; MTEB scores the test split: rerun with --mode test"
-        )
+        msg = f"the results were run in {first.mode} mode; MTEB scores the test split: rerun with --mode test"
+        raise StsbenchError(msg)
     name, revision = mteb_identity(first.model, name, revision)
     modified = sorted({f for m in chosen for f in m.result.provenance.data_modified or ()})
     if modified:
@@ -210,40 +202,21 @@ def export_results(
     if name in MODEL_REGISTRY:
         meta = MODEL_REGISTRY[name].model_copy(update={"revision": revision})
     else:
-        framework = (
-            "Sentence Transformers" if first.model.kind.startswith("sentence-transformers") else "PyTorch"
-        )
-        meta = ModelMeta.create_empty(
-            {
-                "name": name,
-                "revision": revision,
-                "similarity_fn_name": ScoringFunction.COSINE,  # stsbench scores cosine similarity
-                "max_tokens": first.model.max_length,
-                "framework": [framework],
-            }
-        )
+        fw = ["Sentence Transformers" if first.model.kind.startswith("sentence-transformers") else "PyTorch"]
+        cos = ScoringFunction.COSINE  # stsbench scores cosine similarity
+        info = {"name": name, "revision": revision, "similarity_fn_name": cos}
+        meta = ModelMeta.create_empty(info | {"max_tokens": first.model.max_length, "framework": fw})
     task_results = []
     for r in (m.result for m in chosen):
         # STS12-16: the ``all`` aggregate (every subset's pairs concatenated, MTEB's single test split)
-        agg = r.scores.get("aggregate")
-        s = (
-            r.scores[SPLIT]
-            if r.task == "STSBenchmark"
-            else {k: agg[k]["all"] for k in ("spearman", "pearson")}
+        s = r.scores[SPLIT] if r.task == "STSBenchmark" else {k: r.scores["aggregate"][k]["all"] for k in PS}
+        sp = s["spearman"]
+        scores = {SPLIT: {SUBSET: {"cosine_spearman": sp, "cosine_pearson": s["pearson"], "main_score": sp}}}
+        seconds, when = sum(r.provenance.timings.values()), datetime.fromisoformat(r.provenance.created_at)
+        tr = mteb.TaskResult.from_task_results(
+            mteb.get_task(r.task), scores, evaluation_time=float(seconds), date=when
         )
-        scores = {
-            "cosine_spearman": s["spearman"],
-            "cosine_pearson": s["pearson"],
-            "main_score": s["spearman"],
-        }
-        task_results.append(
-            mteb.TaskResult.from_task_results(
-                mteb.get_task(r.task),
-                {SPLIT: {SUBSET: scores}},
-                evaluation_time=float(sum(r.provenance.timings.values())),
-                date=datetime.fromisoformat(r.provenance.created_at),
-            )
-        )
+        task_results.append(tr)
     out = Path(out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".stsbench-mteb.", dir=out) as tmp:

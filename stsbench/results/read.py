@@ -56,7 +56,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import os
 import posixpath
 import types
 import typing
@@ -76,7 +75,7 @@ from stsbench.progress import plural
 from stsbench.results import schema
 from stsbench.results.runs import SEEDS_FILE, TRAIN_LOG, TrainRun, load_train_run, read_aggregate
 from stsbench.results.schema import JsonObject, check_version, read_json
-from stsbench.results.write import output_of, resolve, same_path
+from stsbench.results.write import StrPath, output_of, resolve, same_path
 from stsbench.stats.bootstrap import PairSet
 from stsbench.tasks.base import PairScores
 from stsbench.tasks.registry import TASKS, task_version
@@ -172,26 +171,20 @@ def _parse(path: Path, data: JsonObject, result_types: Mapping[str, type]) -> An
         if kind == schema.AVERAGE_KIND:
             return build_dataclass(schema.AverageResult, data)
         if kind == schema.ANALYSIS_KIND:
-            return schema.AnalysisResult(
-                name,
-                build_dataclass(result_types[name], data["result"]),
-                build_dataclass(schema.ModelInfo, data["model"]),
-                dict(data["config"]),
-                build_dataclass(schema.Provenance, data["provenance"]),
-            )
+            typed = {**data, "result": build_dataclass(result_types[name], data["result"])}
+            analysis = build_dataclass(schema.AnalysisResult, typed)
+            analysis.config = dict(analysis.config)
+            return analysis
         result = schema.TaskResult.from_dict(data)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         why = exc if kind == schema.TASK_KIND else f"missing or bad {exc}"
         raise StsbenchError(f"{path}: malformed stsbench {_KINDS[kind][1]} ({why})") from None
     number = isinstance(result.reported, (int, float)) and not isinstance(result.reported, bool)
     bad = [] if number else [f"'reported' is {result.reported!r}, not a number"]
-    bad += [
-        f"'{k}' is {v!r}, not a string" for k in _STRINGS if not isinstance(v := attrgetter(k)(result), str)
-    ]
-    if bad:
-        raise StsbenchError(
-            f"{path}: {'; '.join(bad)} (malformed stsbench task result); rerun `stsbench run`"
-        )
+    strings = {k: attrgetter(k)(result) for k in _STRINGS}
+    bad += [f"'{k}' is {v!r}, not a string" for k, v in strings.items() if not isinstance(v, str)]
+    if why := "; ".join(bad):
+        raise StsbenchError(f"{path}: {why} (malformed stsbench task result); rerun `stsbench run`")
     return result
 
 
@@ -208,6 +201,10 @@ def read_average(path: Path) -> schema.AverageResult:
 # array -> dtype as written (``U``: any string array)
 _ARRAYS = {"cosine": "f8", "gold": "f8", "subset": "i2", "index": "i4", "subsets": "U"}
 _RERUN = "rerun `stsbench run` for this model and task to write both files again"
+
+
+def _bad(path: Path, what: str) -> StsbenchError:
+    return StsbenchError(f"{path}: {what}; {_RERUN}")
 
 
 def _check_arrays(path: Path, arrays: dict[str, np.ndarray], n: int) -> None:
@@ -228,17 +225,16 @@ def _check_arrays(path: Path, arrays: dict[str, np.ndarray], n: int) -> None:
         elif not np.isfinite(arrays["cosine"]).all() or not np.isfinite(arrays["gold"]).all():
             problems.append("non-finite cosine or gold")
     if problems:
-        raise StsbenchError(f"{path}: malformed per-pair sidecar ({'; '.join(problems)}); {_RERUN}")
+        raise _bad(path, f"malformed per-pair sidecar ({'; '.join(problems)})")
 
 
-def read_sidecar(result_json: str | os.PathLike[str]) -> tuple[schema.TaskResult, PairScores]:
+def read_sidecar(result_json: StrPath) -> tuple[schema.TaskResult, PairScores]:
     """The results file and its per-pair sidecar, checked against each other (sha256, pair count, arrays, figure)."""
-    json_path = Path(result_json)
-    result = read_result(json_path)
-    return result, _load_sidecar(json_path, result)
+    result = read_result(Path(result_json))
+    return result, _load_sidecar(Path(result_json), result)
 
 
-def verify_result(result_json: str | os.PathLike[str], result: schema.TaskResult) -> bool:
+def verify_result(result_json: StrPath, result: schema.TaskResult) -> bool:
     """Check a task result's ``reported`` against its own per-pair sidecar; every reader of results calls this.
 
     True: the sidecar's sha256, pair count and arrays match what the results file records, and the Spearman of
@@ -252,7 +248,7 @@ def verify_result(result_json: str | os.PathLike[str], result: schema.TaskResult
     return True
 
 
-def verify_average(path: str | os.PathLike[str], average: schema.AverageResult) -> None:
+def verify_average(path: StrPath, average: schema.AverageResult) -> None:
     """Check an ``average_sts.json`` against the results it averages: one line naming it when they disagree.
 
     Its ``reported`` must be the Avg. of its ``figures``, and each figure the ``reported`` of that task's results
@@ -279,53 +275,41 @@ def verify_average(path: str | os.PathLike[str], average: schema.AverageResult) 
 def _load_sidecar(json_path: Path, result: schema.TaskResult) -> PairScores:
     """The sidecar of ``result``, checked: its entry, sha256, arrays, and the figure its pairs give."""
     if result.task_type != "sts":
-        raise StsbenchError(
-            f"{json_path}: a {result.task_type} task result has no per-pair sidecar (STS only)"
-        )
+        msg = f"{json_path}: a {result.task_type} task result has no per-pair sidecar (STS only)"
+        raise StsbenchError(msg)
     entry = result.pairs
     if entry is None:
-        raise StsbenchError(
-            f"{json_path}: no per-pair sidecar recorded (written before sidecars existed); {_RERUN}"
-        )
+        raise _bad(json_path, "no per-pair sidecar recorded (written before sidecars existed)")
     name = entry.get("file") if isinstance(entry, dict) else None
-    if (
-        not isinstance(name, str)
-        or not name
-        or Path(name).name != name
-        or not isinstance(entry.get("n"), int)
-    ):
-        raise StsbenchError(f"{json_path}: malformed 'pairs' entry {entry!r}; {_RERUN}")
+    if not (isinstance(name, str) and name and Path(name).name == name and isinstance(entry.get("n"), int)):
+        raise _bad(json_path, f"malformed 'pairs' entry {entry!r}")
     path = json_path.parent / name
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise StsbenchError(
-            f"{path}: missing (the per-pair sidecar {json_path.name} names); {_RERUN}"
-        ) from None
+        raise _bad(path, f"missing (the per-pair sidecar {json_path.name} names)") from None
     except OSError as exc:
-        raise StsbenchError(f"{path}: cannot read the per-pair sidecar ({exc.strerror}); {_RERUN}") from None
+        raise _bad(path, f"cannot read the per-pair sidecar ({exc.strerror})") from None
     if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
-        raise StsbenchError(
-            f"{path}: sha256 differs from the one {json_path.name} records (edited or replaced); {_RERUN}"
-        )
+        raise _bad(path, f"sha256 differs from the one {json_path.name} records (edited or replaced)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise StsbenchError(f"{path}: not a readable .npz ({type(exc).__name__}); {_RERUN}") from None
+        raise _bad(path, f"not a readable .npz ({type(exc).__name__})") from None
     _check_arrays(path, arrays, entry["n"])
     cosine, gold = arrays["cosine"], arrays["gold"]
     given = None if np.ptp(cosine) == 0 or np.ptp(gold) == 0 else as_reported(spearman(cosine, gold))
     if given is None or abs(given - result.reported) > 1e-9:
         gives = "no figure (constant scores)" if given is None else f"{given:.2f}"
-        raise StsbenchError(
-            f"{json_path}: 'reported' {result.reported} is not what its per-pair sidecar gives ({gives}; "
-            f"edited by hand?); {_RERUN}"
+        msg = (
+            f"'reported' {result.reported} is not what its per-pair sidecar gives ({gives}; edited by hand?)"
         )
+        raise _bad(json_path, msg)
     return PairScores(cosine, gold, arrays["subset"], [str(s) for s in arrays["subsets"]], arrays["index"])
 
 
-def read_pairs(result_json: str | os.PathLike[str]) -> PairSet:
+def read_pairs(result_json: StrPath) -> PairSet:
     """The pairs behind an STS result, as the bootstrap takes them (strata: the subsets); checked, see above."""
     result, pairs = read_sidecar(result_json)
     return PairSet(result.task, pairs.cosine, pairs.gold, pairs.subset, pairs.index)
@@ -411,9 +395,8 @@ def require_folder(root: str | Path, what: str = "`stsbench run`") -> Path:
     """The folder as a ``Path``; one line when it does not exist."""
     root = Path(root)
     if root.is_file():
-        raise StsbenchError(
-            f"{root} is a file, not a results folder; pass the folder that holds it: {root.parent}"
-        )
+        msg = f"{root} is a file, not a results folder; pass the folder that holds it: {root.parent}"
+        raise StsbenchError(msg)
     if not root.is_dir():
         raise StsbenchError(f"results folder {root} does not exist; pass the --output of {what}")
     return root
@@ -421,12 +404,8 @@ def require_folder(root: str | Path, what: str = "`stsbench run`") -> Path:
 
 def results_files(root: Path) -> list[Path]:
     """Every file under a results folder but the hidden ones, in sorted path order: what every reader scans."""
-    root = Path(root)
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    files = (p for p in Path(root).rglob("*") if p.is_file())
+    return sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -486,7 +465,7 @@ def read_folder(
     out = Collection(str(results_dir))
     files = results_files(root)
     run_dirs = sorted({p.parent for p in files if p.name == TRAIN_LOG})
-    out.run_dirs = [_rel(d, root) if d != root else "." for d in run_dirs]
+    out.run_dirs = [_rel(d, root) for d in run_dirs]
     if runs:
         for folder, rel in zip(run_dirs, out.run_dirs, strict=True):
             run, warnings = load_train_run(folder, rel)
@@ -510,12 +489,21 @@ def check_aggregate_versions(path: Path, aggregate: Mapping[str, Any]) -> None:
     Its ``task_versions``; an aggregate written before it: every task version 1.
     """
     versions = aggregate.get("task_versions") or {}
-    for task in aggregate["tasks"]:
-        if task in TASKS and versions.get(task, 1) != task_version(task):
-            raise StsbenchError(
-                f"{path}: scored by version {versions.get(task, 1)} of {task}, this stsbench's {task} is version "
-                f"{task_version(task)}; rerun `stsbench run --model OUT` on the seeds folder to score it again"
-            )
+    for t in aggregate["tasks"]:
+        _check_task_version(path, t, versions.get(t, 1), "`stsbench run --model OUT` on the seeds folder")
+
+
+def _check_task_version(path: Path, task: str, version: int, rerun: str) -> None:
+    """Refuse a result scored by another version of ``task`` than this stsbench's, in one line.
+
+    Another package's task, not installed here: no version to hold it to.
+    """
+    current = task_version(task) if task in TASKS else version
+    if version != current:
+        raise StsbenchError(
+            f"{path}: scored by version {version} of {task}, this stsbench's {task} is version {current}; "
+            f"rerun {rerun} to score it again"
+        )
 
 
 def _read(
@@ -529,40 +517,32 @@ def _read(
 ) -> None:
     """One JSON file by the rules above, added to ``out`` unless it is passed over; else a one-line error."""
     try:
-        data = read_json(path)
+        result = load_result(path, kinds, result_types)
     except schema.Unreadable:
         if in_run:
             return  # a checkpoint's own file
         raise
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if kind not in kinds:
-        if in_run or kind in SUMMARY_KINDS:
+    except OtherKind as other:
+        if in_run or other.kind in SUMMARY_KINDS:
             return  # a checkpoint's own file, or a summary beside the results
-        if kind != schema.ANALYSIS_KIND:
-            raise OtherKind(path, kind, kinds)
+        if other.kind != schema.ANALYSIS_KIND:
+            raise
         out.passed_over.append(rel)
         return
-    result = _parse(path, data, result_types)
     if isinstance(result, schema.TaskResult):
         rec = TaskRecord(rel, result, verify_result(path, result))
         # a task's ``version`` changes when what its figure means changes (its pairs, splits or
-        # aggregation): two versions' figures are not the same measurement (another package's task, not
-        # installed here: no version to hold it to)
-        current = task_version(result.task) if result.task in TASKS else result.task_version
-        if current_versions and result.task_version != current:
-            raise StsbenchError(
-                f"{path}: scored by version {result.task_version} of {result.task}, this stsbench's {result.task} is "
-                f"version {current}; rerun `stsbench run` on the model to score it again"
-            )
+        # aggregation): two versions' figures are not the same measurement
+        if current_versions:
+            _check_task_version(path, result.task, result.task_version, "`stsbench run` on the model")
         out.tasks.append(rec)
     elif isinstance(result, schema.AverageResult):
         verify_average(path, result)
         out.averages.append(AverageRecord(rel, result))
     else:
         r = result
-        out.analyses.append(
-            AnalysisRecord(rel, r.analysis, path.stem, r.result, r.model, r.config, r.provenance)
-        )
+        record = AnalysisRecord(rel, r.analysis, path.stem, r.result, r.model, r.config, r.provenance)
+        out.analyses.append(record)
 
 
 def load_results(
@@ -608,9 +588,8 @@ def select_run(
     ]
     if not chosen:
         there = "; ".join(sorted({"/".join(m.run) for m in measured}))
-        raise StsbenchError(
-            f"no results under {results_dir} match the filters (model/pooler/mode there: {there})"
-        )
+        msg = f"no results under {results_dir} match the filters (model/pooler/mode there: {there})"
+        raise StsbenchError(msg)
     runs = sorted({m.run for m in chosen if m.result.task in tasks})
     if len(runs) > 1:
         names = "; ".join("/".join(r) for r in runs)
@@ -622,9 +601,8 @@ def select_run(
     for m in (m for m in chosen if runs and m.run == runs[0]):
         if m.result.task in by_task:
             twice = f"{by_task[m.result.task].path} and {m.path}"
-            raise StsbenchError(
-                f"{m.result.task} is measured twice under {results_dir} ({twice}); remove one"
-            )
+            msg = f"{m.result.task} is measured twice under {results_dir} ({twice}); remove one"
+            raise StsbenchError(msg)
         by_task[m.result.task] = m
     return by_task
 
@@ -637,40 +615,34 @@ def seed_aggregates(results_dir: Path) -> list[tuple[Path, schema.SeedAggregate]
     """
     root = require_folder(results_dir)
     found = []
-    for path in results_files(root):
-        if path.name == SEEDS_FILE:
-            agg = read_aggregate(path)
-            if agg is not None:  # OUT/seeds.json of a training folder, or another file of that name
-                check_aggregate_versions(path, agg)
-                found.append((path, agg))
+    for path in (p for p in results_files(root) if p.name == SEEDS_FILE):
+        # None: OUT/seeds.json of a training folder, or another file of that name
+        if (agg := read_aggregate(path)) is not None:
+            check_aggregate_versions(path, agg)
+            found.append((path, agg))
     return found
 
 
 Record = TaskRecord | AverageRecord | AnalysisRecord | TrainRun
 
 
-def _identity(rec: Record) -> tuple[str, ...] | None:
-    """What makes two records copies of one measurement (see the module docstring); None: nothing to share."""
-    if isinstance(rec, TrainRun):
-        return ("run", rec.output) if rec.output else None  # no --output: no identity to share
-    if isinstance(rec, TaskRecord):
-        r = rec.result
-        return ("task", r.model.fingerprint, r.mode, r.task)
-    if isinstance(rec, AverageRecord):
-        return ("average", rec.result.model.fingerprint, rec.result.mode)
-    return ("analysis", rec.model.fingerprint, rec.variant)
+def _identity(rec: Record) -> tuple[tuple[str, ...] | None, str]:
+    """What makes two records copies of one measurement (see the module docstring), and what that is.
 
-
-def _describe(rec: Record) -> str:
-    """What a record is a copy of, for the refusal: a training run, or model [fingerprint], pooler, mode..."""
-    if isinstance(rec, TrainRun):
-        return f"training run (--output {rec.output})"
+    The key is None where there is nothing to share; the words are for the refusal: a training run, or model
+    [fingerprint], pooler, mode...
+    """
+    if isinstance(rec, TrainRun):  # no --output: no identity to share
+        return (("run", rec.output) if rec.output else None), f"training run (--output {rec.output})"
     if isinstance(rec, AnalysisRecord):
-        model, what = rec.model, rec.variant
+        model, what, key = rec.model, rec.variant, ("analysis", rec.model.fingerprint, rec.variant)
+    elif isinstance(rec, TaskRecord):
+        model, what = rec.result.model, f"{rec.result.mode}, {rec.result.task}"
+        key = ("task", model.fingerprint, rec.result.mode, rec.result.task)
     else:
-        model, what = rec.result.model, rec.result.mode
-        what += f", {rec.result.task}" if isinstance(rec, TaskRecord) else ", Avg."
-    return f"result (model {model.name} [{model.fingerprint[:8]}], pooler {model.pooler}, {what})"
+        model, what = rec.result.model, f"{rec.result.mode}, Avg."
+        key = ("average", model.fingerprint, rec.result.mode)
+    return key, f"result (model {model.name} [{model.fingerprint[:8]}], pooler {model.pooler}, {what})"
 
 
 def _content(rec: Record) -> tuple[Any, JsonObject | None]:
@@ -711,7 +683,7 @@ def read_folders(folders: Sequence[str | Path], **read: Any) -> Collection:
         merged.passed_over += [_prefixed(root, p) for p in coll.passed_over]
         for rec in [*coll.runs, *coll.tasks, *coll.averages, *coll.analyses]:
             rec = replace(rec, path=_prefixed(root, rec.path))
-            key = _identity(rec)
+            key, what = _identity(rec)
             first = seen.get(key) if key else None
             if first is None or first[0] == i:  # a folder's own records stay as read_folder reads them
                 if key:
@@ -724,8 +696,7 @@ def read_folders(folders: Sequence[str | Path], **read: Any) -> Collection:
                 differ = "figures" if figures_a != figures_b else "data files (sha256)"
                 differ = "configs or logs" if isinstance(rec, TrainRun) else differ
                 raise StsbenchError(
-                    f"{first[1].path} and {rec.path} are two copies of one {_describe(rec)} with different "
-                    f"{differ}; keep one: remove the other "
-                    "or leave its folder out of --results"
+                    f"{first[1].path} and {rec.path} are two copies of one {what} with different "
+                    f"{differ}; keep one: remove the other or leave its folder out of --results"
                 )
     return merged

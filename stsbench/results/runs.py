@@ -100,31 +100,23 @@ class TrainRun:
         files written before record it absolute.
         """
         given = self.config.get("output")
-        if not given:
-            return ""
-        return str(Path(resolve(str(given), self.folder or ".") or "").absolute())
+        return str(Path(resolve(str(given), self.folder or ".") or "").absolute()) if given else ""
 
 
 def _as(
-    path: Path,
-    data: Any,
-    tp: Any,
-    kind: str,
-    what: str | None,
-    default: int | None = None,
-    legacy: bool = False,
+    path: Path, data: Any, tp: Any, kind: str, what: str | None, first: int | None = None, old: bool = False
 ) -> Any:
     """``data`` (``path`` parsed) as ``tp``: the one check of a file or record of one of the kinds above.
 
-    None when it is not an object of ``kind`` (``legacy``: one without ``kind``, written before it, is).
-    ``what`` names it in the line another schema version raises (``default``: the version of one without the
+    None when it is not an object of ``kind`` (``old``: one without ``kind``, written before it, is).
+    ``what`` names it in the line another schema version raises (``first``: the version of one without the
     key; None: not checked); raises :class:`~stsbench.results.schema.Malformed` when it does not match ``tp``
     (None: the data as it is, an event this stsbench does not know).
     """
-    if not isinstance(data, dict) or data.get("kind", kind if legacy else None) != kind:
+    if not isinstance(data, dict) or data.get("kind", kind if old else None) != kind:
         return None
     if what:
-        check_version(path, data, what, default=default)
+        check_version(path, data, what, default=first)
     return validated(tp, data) if tp else data
 
 
@@ -145,21 +137,15 @@ def read_log(path: Path) -> tuple[list[schema.LogRecord], list[str]]:
         event = data.get("event") if isinstance(data, dict) else None
         tp = schema.RECORDS.get(event)  # type: ignore[arg-type]
         try:
-            rec = _as(
-                path, data, tp, schema.TRAIN_LOG_KIND, "training log", schema.FIRST_VERSION, legacy=True
-            )
+            rec = _as(path, data, tp, schema.TRAIN_LOG_KIND, "training log", schema.FIRST_VERSION, True)
         except StsbenchError as exc:
             bad.append(f"{exc} (line {no}); skipped it")
         except Malformed as exc:
             bad.append(f"{path}:{no}: malformed {event!r} record ({exc}); skipped it")
         else:
             if rec is None:
-                kind = (
-                    f"a training-log record ({data.get('kind')!r})"
-                    if isinstance(data, dict)
-                    else "a JSON object"
-                )
-                bad.append(f"{path}:{no}: not {kind}; skipped it")
+                kind = isinstance(data, dict) and f"a training-log record ({data.get('kind')!r})"
+                bad.append(f"{path}:{no}: not {kind or 'a JSON object'}; skipped it")
             elif tp:
                 records.append(rec)
     return records, bad
@@ -197,7 +183,7 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
     if end is not None and end.best_step is not None:
         best_step, best_dev = end.best_step, end.best_dev_spearman
     resolved = getattr(getattr(meta, "resolution", None), "backbone_dropout", None)
-    run = TrainRun(
+    return TrainRun(
         path=rel,
         name=folder.name,
         config=config,
@@ -218,8 +204,7 @@ def load_train_run(folder: Path, rel: str) -> tuple[TrainRun | None, list[str]]:
         trajectory=tuple(
             (r.step, r.alignment, r.uniformity) for r in evals if (r.alignment, r.uniformity) != (None, None)
         ),
-    )
-    return run, warnings
+    ), warnings
 
 
 def seed_dir(out: Path, seed: int) -> Path:
@@ -229,11 +214,8 @@ def seed_dir(out: Path, seed: int) -> Path:
 
 def seed_dirs(out: Path) -> dict[int, Path]:
     """The ``seed-<s>`` folders under ``out``, by seed."""
-    if not Path(out).is_dir():
-        return {}
-    found = {
-        int(m.group(1)): p for p in Path(out).iterdir() if (m := _SEED_DIR.fullmatch(p.name)) and p.is_dir()
-    }
+    folders = Path(out).iterdir() if Path(out).is_dir() else ()
+    found = {int(m.group(1)): p for p in folders if (m := _SEED_DIR.fullmatch(p.name)) and p.is_dir()}
     return dict(sorted(found.items()))
 
 
@@ -242,10 +224,9 @@ def is_seeds_folder(path: str | Path) -> bool:
     path = Path(path).expanduser()
     if not path.is_dir() or (path / RUN_META).is_file():
         return False
-    if (path / SEEDS_FILE).is_file():
-        data = read_json(path / SEEDS_FILE)
-        if isinstance(data, dict) and data.get("kind") == schema.SEED_RUNS_KIND:
-            return True
+    data = read_json(path / SEEDS_FILE) if (path / SEEDS_FILE).is_file() else None
+    if isinstance(data, dict) and data.get("kind") == schema.SEED_RUNS_KIND:
+        return True
     return any((d / TRAIN_LOG).is_file() or (d / RUN_META).is_file() for d in seed_dirs(path).values())
 
 
@@ -341,10 +322,10 @@ def portable_aggregate(aggregate: schema.SeedAggregate, output: Path) -> schema.
 
 
 def _read_seeds(
-    path: Path, kind: str, tp: type[T], what: str, fix: str, default: int | None = None
+    path: Path, kind: str, tp: type[T], what: str, fix: str, first: int | None = None
 ) -> T | None:
     try:
-        return _as(path, read_json(path), tp, kind, what, default)  # type: ignore[no-any-return]
+        return _as(path, read_json(path), tp, kind, what, first)  # type: ignore[no-any-return]
     except Malformed as exc:
         raise StsbenchError(f"{path}: malformed stsbench {what} ({exc}); {fix}") from None
 
@@ -357,9 +338,7 @@ def read_aggregate(path: Path) -> schema.SeedAggregate | None:
 
 def read_seed_runs(path: Path) -> schema.SeedRuns | None:
     """``OUT/seeds.json`` of a training's seeds, validated; None for a JSON file of another kind."""
-    return _read_seeds(
-        path, schema.SEED_RUNS_KIND, schema.SeedRuns, "seed runs", "train the seeds again", default=1
-    )
+    return _read_seeds(path, schema.SEED_RUNS_KIND, schema.SeedRuns, "seed runs", "train the seeds again", 1)
 
 
 def declared_runs(recipe: Recipe) -> list[schema.DeclaredRun]:
@@ -376,26 +355,42 @@ def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
     What the report reads is the recipe's runs as they are now (a subset's, ``reproduce --runs``, its own): a run
     dropped from the recipe, or left out of this subset, leaves the file.
     """
-    path = Path(results_dir) / RECIPE_RUNS_FILE
-    data = {
-        "kind": schema.RECIPE_RUNS_KIND,
-        "schema_version": schema.SCHEMA_VERSION,
-        "recipe": recipe.name,
-        "runs": [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)],
-    }
+    runs = [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)]
+    return _write_declared(
+        Path(results_dir) / RECIPE_RUNS_FILE, schema.RECIPE_RUNS_KIND, recipe=recipe.name, runs=runs
+    )
+
+
+def _write_declared(path: Path, kind: str, **fields: Any) -> Path:
+    """A file a recipe writes: ``kind``, ``schema_version``, then ``fields`` in this order (the bytes)."""
+    data = {"kind": kind, "schema_version": schema.SCHEMA_VERSION, **fields}
     return atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def _read_declared(path: Path, tp: type[T], kind: str, again: str) -> T | None:
-    """A file a recipe writes as ``tp``; None when it is not of ``kind`` or does not match ``tp``."""
+# each file a recipe writes, by its type: its kind, what it is, what it holds, how to write it again
+_DECLARED = {
+    schema.Scale: (schema.SCALE_KIND, "a scale file", "a banner", "write it again"),
+    schema.RecipeRuns: (schema.RECIPE_RUNS_KIND, "a recipe's runs file", "its runs", "run reproduce again"),
+}
+
+
+def _read_declared(path: Path, tp: type[T]) -> T:
+    """A file a recipe writes as ``tp``; one line when it is not readable JSON, not of its kind or not ``tp``.
+
+    A scale file's banner must not be blank either.
+    """
+    kind, what, holding, again = _DECLARED[tp]
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StsbenchError(f"{path}: not readable JSON ({exc}); remove it or {again}") from None
     try:
-        return _as(path, data, tp, kind, None)  # type: ignore[no-any-return]
+        found = _as(path, data, tp, kind, None)
     except Malformed:
-        return None
+        found = None
+    if found is None or not getattr(found, "banner", "-").strip():
+        raise StsbenchError(f"{path}: not {what} (kind {kind!r} with {holding}); remove it")
+    return found  # type: ignore[no-any-return]
 
 
 def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, schema.DeclaredRun]:
@@ -404,12 +399,7 @@ def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, schema.Declared
     for folder in folders:
         path = Path(folder) / RECIPE_RUNS_FILE
         if path.is_file():
-            declared = _read_declared(path, schema.RecipeRuns, schema.RECIPE_RUNS_KIND, "run reproduce again")
-            if declared is None:
-                raise StsbenchError(
-                    f"{path}: not a recipe's runs file (kind {schema.RECIPE_RUNS_KIND!r} with its runs); "
-                    "remove it"
-                )
+            declared = _read_declared(path, schema.RecipeRuns)
             for run in declared.runs:
                 found.setdefault(run.name, run)
     return found
@@ -417,20 +407,12 @@ def read_recipe_runs(folders: Iterable[str | Path]) -> dict[str, schema.Declared
 
 def write_scale(results_dir: Path, banner: str) -> Path:
     """Record ``banner`` as the scale of the results under ``results_dir`` (atomic)."""
-    data = {
-        "kind": schema.SCALE_KIND,
-        "schema_version": schema.SCHEMA_VERSION,
-        "banner": banner,
-    }  # this key order: the bytes
-    return atomic_write_text(Path(results_dir) / SCALE_FILE, json.dumps(data, indent=2) + "\n")
+    return _write_declared(Path(results_dir) / SCALE_FILE, schema.SCALE_KIND, banner=banner)
 
 
 def read_scale(path: Path) -> schema.Scale:
     """One ``scale.json``, validated; a malformed file is a one-line error."""
-    scale = _read_declared(path, schema.Scale, schema.SCALE_KIND, "write it again")
-    if scale is None or not scale.banner.strip():
-        raise StsbenchError(f"{path}: not a scale file (kind {schema.SCALE_KIND!r} with a banner); remove it")
-    return scale
+    return _read_declared(path, schema.Scale)
 
 
 def read_banners(folders: Iterable[str | Path]) -> list[str]:

@@ -74,7 +74,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 # pydantic reads typing's TypedDict from Python 3.12 only
 from typing_extensions import NotRequired, TypedDict
@@ -208,10 +208,7 @@ class TaskResult:
     @classmethod
     def from_dict(cls, d: JsonObject) -> TaskResult:
         """Inverse of :meth:`to_dict` (raises ``KeyError``/``TypeError`` on a foreign file)."""
-        d = dict(d)
-        d["model"] = ModelInfo(**d["model"])
-        d["provenance"] = Provenance(**d["provenance"])
-        return cls(**d)
+        return cls(**{**d, "model": ModelInfo(**d["model"]), "provenance": Provenance(**d["provenance"])})
 
 
 @dataclass
@@ -337,14 +334,7 @@ class EndRecord:
 
 
 LogRecord = StartRecord | TrainRecord | EvalRecord | CompileRecord | NonfiniteRecord | EndRecord
-RECORDS: dict[str, type] = {
-    "start": StartRecord,
-    "train": TrainRecord,
-    "eval": EvalRecord,
-    "compile": CompileRecord,
-    "nonfinite": NonfiniteRecord,
-    "end": EndRecord,
-}
+RECORDS: dict[str, type] = {t.__name__.removesuffix("Record").lower(): t for t in get_args(LogRecord)}
 
 
 @dataclass(frozen=True)
@@ -596,9 +586,8 @@ def check_version(path: Path, data: Mapping[str, Any], what: str, default: int |
     """
     version = data.get("schema_version", default)
     if version != SCHEMA_VERSION:
-        raise StsbenchError(
-            f"{path}: {what} schema version {version!r}, this stsbench reads {SCHEMA_VERSION}"
-        )
+        msg = f"{path}: {what} schema version {version!r}, this stsbench reads {SCHEMA_VERSION}"
+        raise StsbenchError(msg)
 
 
 @cache
@@ -615,8 +604,7 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 def summary(errors: list[Any]) -> str:
     """Pydantic's errors in a few words: the missing keys first (at most three), else the first bad value."""
-    missing = [_where(e["loc"]) for e in errors if e["type"] == "missing"]
-    if missing:
+    if missing := [_where(e["loc"]) for e in errors if e["type"] == "missing"]:
         return "missing " + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
     e = errors[0]
     value = repr(e.get("input"))
@@ -646,9 +634,8 @@ def read_state(path: Path, data: object) -> ReproduceState:
     try:
         return validated(ReproduceState, data)
     except Malformed as exc:
-        raise StsbenchError(
-            f"{path} cannot be read (malformed state: {exc}); remove it to start the plan again"
-        ) from None
+        msg = f"{path} cannot be read (malformed state: {exc}); remove it to start the plan again"
+        raise StsbenchError(msg) from None
 
 
 # Every kind with its one definition, and their JSON schemas as the docs publish them: ``python -m
@@ -704,10 +691,8 @@ NAMED = {"train_log.jsonl": "train_log_record", "stsbench.json": "train_run"}  #
 
 def kind_of(path: Path, data: Any = None) -> FileKind | None:
     """The kind of a results file (``data``: a JSON file parsed), None for one that is not stsbench's."""
-    found = (
-        BY_KIND.get(data.get("kind")) if isinstance(data, dict) and Path(path).suffix != ".jsonl" else None
-    )
-    return found or BY_NAME.get(NAMED.get(Path(path).name, ""))
+    typed = isinstance(data, dict) and Path(path).suffix != ".jsonl"
+    return (typed and BY_KIND.get(data.get("kind"))) or BY_NAME.get(NAMED.get(Path(path).name, ""))
 
 
 def json_schemas() -> dict[str, JsonObject]:
@@ -775,8 +760,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=Path, default=DOCS)
     args = parser.parse_args(argv)
     if args.check:
-        wrong = stale(args.docs)
-        if wrong:
+        if wrong := stale(args.docs):
             sys.stderr.write(f"not current: {', '.join(wrong)}; run `python -m stsbench.results.schema`\n")
         return 1 if wrong else 0
     for rel, text in rendered().items():

@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from stsbench.encoders.base import Encoder
 
 R = TypeVar("R")
+StrPath = str | os.PathLike[str]  # a path as a caller may give it
 PurePathT = TypeVar("PurePathT", bound=PurePath)
 
 
@@ -130,15 +132,11 @@ DATA_DIR_FLAGS = ("--data-dir",)
 TRAINING_PATH_KEYS = ("output", "model", "train_file", "file", "backbone")
 
 
-def _absolute(path: str | os.PathLike[str]) -> bool:
+def _absolute(path: StrPath) -> bool:
     return Path(path).is_absolute()
 
 
-def portable(
-    path: str | os.PathLike[str] | None,
-    base: str | os.PathLike[str],
-    data_dir: str | os.PathLike[str] | None = None,
-) -> Any:
+def portable(path: StrPath | None, base: StrPath, data_dir: StrPath | None = None) -> Any:
     """``path`` as a file records it: relative to ``base``, or ``<data folder name>/<path in it>``.
 
     Only absolute paths change (a relative one, a hub id or a name is kept as given); ``None`` stays None.
@@ -171,14 +169,14 @@ def output_of(file: PurePathT, depth: int = 3) -> PurePathT:
     return file.parents[depth] if len(file.parents) > depth else file.parent
 
 
-def resolve(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
+def resolve(recorded: str | None, base: StrPath) -> str | None:
     """A recorded path read back: a relative one joined to ``base`` (normalised), an absolute one as it is."""
     if not recorded or _absolute(recorded):
         return recorded
     return os.path.normpath(Path(base) / recorded)
 
 
-def shown(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
+def shown(recorded: str | None, base: StrPath) -> str | None:
     """A recorded path as one would type it here: relative to the working folder when it names an existing path.
 
     A model recorded as ``../../models/tiny`` (relative to the results folder ``base``) is shown as
@@ -193,7 +191,7 @@ def shown(recorded: str | None, base: str | os.PathLike[str]) -> str | None:
     return Path(os.path.relpath(found)).as_posix()
 
 
-def same_path(recorded: str, given: str, base: str | os.PathLike[str]) -> bool:
+def same_path(recorded: str, given: str, base: StrPath) -> bool:
     """Whether a recorded name or path is ``given``, a name or path as typed now.
 
     An absolute ``given`` is compared in its recorded form too, relative to ``base`` (the folder the file was
@@ -202,9 +200,7 @@ def same_path(recorded: str, given: str, base: str | os.PathLike[str]) -> bool:
     return recorded == given or recorded == portable(given, base)
 
 
-def portable_command(
-    command: str | None, base: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
-) -> str | None:
+def portable_command(command: str | None, base: StrPath, data_dir: StrPath | None = None) -> str | None:
     """A command line with each absolute path in it made :func:`portable` (``--opt PATH`` and ``--opt=PATH``).
 
     The data folder is the command's own ``--data-dir``, else ``data_dir``; a line that does not split as a
@@ -224,18 +220,12 @@ def portable_command(
     out = []
     for w in words:
         flag, eq, value = w.partition("=")
-        if eq and flag.startswith("--") and _absolute(value):
-            out.append(f"{flag}={portable(value, base, data_dir)}")
-        else:
-            out.append(portable(w, base, data_dir))
-    if out == words:
-        return command
-    return shlex.join(out)
+        option = eq and flag.startswith("--") and _absolute(value)
+        out.append(f"{flag}={portable(value, base, data_dir)}" if option else portable(w, base, data_dir))
+    return command if out == words else shlex.join(out)
 
 
-def portable_result(
-    data: Mapping[str, Any], base: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
-) -> JsonObject:
+def portable_result(data: Mapping[str, Any], base: StrPath, data_dir: StrPath | None = None) -> JsonObject:
     """A task result's, average's or analysis result's dict with its paths :func:`portable`.
 
     ``base``: the ``--output`` it is written under; the values of ``config`` and of an analysis' ``result``
@@ -258,7 +248,7 @@ def portable_result(
     return out
 
 
-def portable_training(record: Any, base: str | os.PathLike[str]) -> Any:
+def portable_training(record: Any, base: StrPath) -> Any:
     """A training run's ``stsbench.json`` or ``train_log.jsonl`` record with its paths :func:`portable`.
 
     ``base``: the folder the file is in. Nested objects (``training``, ``resolution``, its ``corpus``, a
@@ -268,33 +258,27 @@ def portable_training(record: Any, base: str | os.PathLike[str]) -> Any:
 
 
 def _data_dir(value: Any) -> str | None:
-    if isinstance(value, Mapping):
-        if isinstance(value.get("data_dir"), str):
-            return value["data_dir"]
-        for v in value.values():
-            found = _data_dir(v)
-            if found is not None:
-                return found
-    return None
+    if not isinstance(value, Mapping):
+        return None
+    if isinstance(value.get("data_dir"), str):
+        return value["data_dir"]
+    return next((d for d in map(_data_dir, value.values()) if d is not None), None)
 
 
-def _walk_training(value: Any, base: str | os.PathLike[str], data_dir: str | None) -> Any:
+def _walk_training(value: Any, base: StrPath, data_dir: str | None) -> Any:
     if isinstance(value, list):
         return [_walk_training(v, base, data_dir) for v in value]
     if not isinstance(value, Mapping):
         return value
     out = {}
     for k, v in value.items():
-        if k == "data_dir" and isinstance(v, str):
-            out[k] = portable(v, base, v)
-        elif k in TRAINING_PATH_KEYS and isinstance(v, str):
-            out[k] = portable(v, base, data_dir)
-        else:
-            out[k] = _walk_training(v, base, data_dir)
+        path = isinstance(v, str) and (k == "data_dir" or k in TRAINING_PATH_KEYS)
+        here = v if k == "data_dir" else data_dir  # a data folder is named by its own name
+        out[k] = portable(v, base, here) if path else _walk_training(v, base, data_dir)
     return out
 
 
-def copy_training_file(source: str | os.PathLike[str], copy: str | os.PathLike[str]) -> Path:
+def copy_training_file(source: StrPath, copy: StrPath) -> Path:
     """Copy a training run's ``stsbench.json`` or ``train_log.jsonl`` with its paths relative to the copy's folder.
 
     What the report step of ``stsbench reproduce`` copies under ``results/train/``: the copy's ``output``
@@ -335,14 +319,8 @@ def model_folder(model: ModelInfo) -> str:
 
 
 def _git(root: Path, *args: str, check: bool = True) -> str:
-    done = subprocess.run(  # noqa: S603 - git, with arguments of ours
-        ["git", "-C", str(root), *args],  # noqa: S607
-        capture_output=True,
-        text=True,
-        check=check,
-        timeout=10,
-    )
-    return done.stdout
+    git = ["git", "-C", str(root), *args]  # git, with arguments of ours
+    return subprocess.run(git, capture_output=True, text=True, check=check, timeout=10).stdout  # noqa: S603
 
 
 @lru_cache(maxsize=1)
@@ -363,10 +341,8 @@ def library_versions() -> dict[str, str]:
     """Versions of the libraries that change numbers."""
     out = {"python": platform.python_version(), "stsbench": __version__}
     for lib in _LIBRARIES:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[lib] = metadata.version(lib)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -450,22 +426,17 @@ def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
 SUFFIX = ".pairs.npz"
 
 
-def pairs_path(result_json: str | os.PathLike[str]) -> Path:
+def pairs_path(result_json: StrPath) -> Path:
     """``<task>.pairs.npz`` beside ``<task>.json``."""
     return companion_path(Path(result_json), SUFFIX)
 
 
-def write_pairs(result_json: str | os.PathLike[str], pairs: PairScores) -> PairsEntry:
+def write_pairs(result_json: StrPath, pairs: PairScores) -> PairsEntry:
     """Write the sidecar of the results file ``result_json`` (atomically); returns the result's ``pairs`` entry."""
     import numpy as np  # not on top: `reproduce --status` reads recorded paths through this module, without numpy
 
-    arrays = {
-        "cosine": np.asarray(pairs.cosine, dtype=np.float64),
-        "gold": np.asarray(pairs.gold, dtype=np.float64),
-        "subset": np.asarray(pairs.subset, dtype=np.int16),
-        "subsets": np.asarray(pairs.subsets, dtype=str),
-        "index": np.asarray(pairs.index, dtype=np.int32),
-    }
+    dtypes = {"cosine": np.float64, "gold": np.float64, "subset": np.int16, "subsets": str, "index": np.int32}
+    arrays = {k: np.asarray(getattr(pairs, k), dtype=dtype) for k, dtype in dtypes.items()}
     path = pairs_path(result_json)
     data = atomic_write_npz(path, arrays)
     return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "n": len(arrays["gold"])}
