@@ -105,21 +105,17 @@ class Counts:
         def n(value: int | None) -> str:
             return "?" if value is None else f"{value:,}"
 
-        trains = (
+        fits = sum(self.transfer.values())
+        fitted = f", {fits} transfer tasks fitted" if fits else ""
+        return (
             f"{plural(len(self.trainings), 'training')}: {n(self.total('steps'))} optimizer steps, "
             f"{n(self.total('dev_evaluations'))} dev evaluations ({n(self.dev_sentences)} sentences), "
-            f"{n(self.total('saves'))} resumable saves, up to {n(self.total('keeps'))} best checkpoints kept"
-        )
-        fits = sum(self.transfer.values())
-        evaluations = (
-            f"{plural(self.models_evaluated, 'model')} evaluated ({n(self.evaluation_sentences)} sentences"
-        )
-        evaluations += f", {fits} transfer tasks fitted)" if fits else ")"
-        analyses = (
+            f"{n(self.total('saves'))} resumable saves, up to {n(self.total('keeps'))} best checkpoints "
+            f"kept; {plural(self.models_evaluated, 'model')} evaluated "
+            f"({n(self.evaluation_sentences)} sentences{fitted}); "
             f"{plural(self.analysis_runs, 'analysis run')} ({self.cached_analysis_runs} on cached sentences "
+            f"alone, {n(self.analysis_sentences)} sentences not cached); {plural(self.reports, 'report')}"
         )
-        analyses += f"alone, {n(self.analysis_sentences)} sentences not cached)"
-        return f"{trains}; {evaluations}; {analyses}; {plural(self.reports, 'report')}"
 
 
 def dev_evaluations(steps: int, every: int, at_start: bool) -> int:
@@ -177,8 +173,7 @@ def count(plan: Plan) -> Counts:
     }
     ids = {s.id for s in plan.steps}
     specs = [s for s in specs if f"evaluate/{s[0]}" in ids]  # those left to run
-    transfer: dict[str, int] = {}
-    sentences: int | None = 0
+    transfer, sentences = {}, 0  # transfer: ``task@mode`` -> the models whose classifiers it fits
     for label, spec, models in specs:
         for t in task_names(list(spec.tasks)):
             if getattr(get_task(t), "kind", "sts") != "sts":
@@ -186,7 +181,7 @@ def count(plan: Plan) -> Counts:
         texts = encoded[label]
         sentences = None if texts is None or sentences is None else sentences + models * len(texts)
     analyses = [s for s in plan.steps if s.kind == "analysis"]
-    cached_runs, fresh, unknown = 0, 0, []
+    cached, fresh, unknown = 0, 0, []
     for step in analyses:
         number, model = step.id.split("/", 2)[1:]
         entry = recipe.analyses[int(number.split("-", 1)[0]) - 1]
@@ -200,27 +195,15 @@ def count(plan: Plan) -> Counts:
             )
             continue
         new = len(texts - (encoded.get(model.split("/")[0]) or frozenset())) + what.sentences
-        cached_runs += new == 0
+        cached += new == 0
         fresh = None if fresh is None else fresh + new
-    backbones = {t.model for t in trainings if t.model is not None}
-    backbones |= {recipe.baseline.model} if recipe.baseline is not None else set()
-    evaluated = sum(models for _, _, models in specs)
-    reports = sum(s.kind == "report" for s in plan.steps)
+    baseline = {recipe.baseline.model} if recipe.baseline is not None else set()
+    backbones = frozenset({t.model for t in trainings if t.model is not None} | baseline)
+    evaluated, reports = sum(n for _, _, n in specs), sum(s.kind == "report" for s in plan.steps)
+    missed = tuple(dict.fromkeys(unknown))
     return Counts(
-        trainings,
-        frozenset(backbones),
-        evaluated,
-        sentences,
-        transfer,
-        len(analyses),
-        cached_runs,
-        fresh,
-        reports,
-        tuple(dict.fromkeys(unknown)),
+        trainings, backbones, evaluated, sentences, transfer, len(analyses), cached, fresh, reports, missed
     )
-
-
-__all__ = ["STEP_TIMES", "UNIT_TIMES", "Estimate", "duration", "estimates", "price", "this_device"]
 
 
 @dataclass(frozen=True)
@@ -309,10 +292,7 @@ def step_time(device: str, model: str | None, method: str | None) -> StepTime | 
 
 def price(counts: Counts, device: str) -> Estimate:
     """``counts`` priced on ``device``: each part's seconds, and the parts with no measured time there."""
-    parts: dict[str, float] = {}
-    missing: list[str] = []
-    sources: set[str] = set()
-    seconds = 0.0
+    parts, missing, sources, seconds = {}, [], set(), 0.0
     for t in counts.trainings:
         row = step_time(device, t.model, t.method)
         if row is None or t.steps is None:
@@ -351,10 +331,9 @@ def _unit_parts(c: Counts, u: UnitTimes) -> dict[str, float | None]:
     saves, keeps = c.total("saves"), c.total("keeps")
     fits = [u.transfer_s.get(task) for task, n in c.transfer.items() for _ in range(n)]
     tests = encoding(c.evaluation_sentences)
+    setup = len(c.trainings) * u.train_setup_s + loads * u.setup_s + c.cached_analysis_runs * u.cached_setup_s
     return {
-        "set-up": len(c.trainings) * u.train_setup_s
-        + loads * u.setup_s
-        + c.cached_analysis_runs * u.cached_setup_s,
+        "set-up": setup,
         "dev evaluations": encoding(c.dev_sentences),
         "saves": None if saves is None or keeps is None else saves * u.save_s + keeps * u.keep_s,
         # the transfer tasks' classifiers beside the encoding (None: a task with no measured time)
@@ -382,8 +361,7 @@ def estimates(plan: Plan, here: str | None = None, counts: Counts | None = None)
     estimate ``(any device, unknown)``.
     """
     counts = counts or count(plan)
-    rows = [*STEP_TIMES, *UNIT_TIMES]
-    devices = sorted({r.device for r in rows if counts.backbones & set(r.models)})
+    devices = sorted({r.device for r in (*STEP_TIMES, *UNIT_TIMES) if counts.backbones & set(r.models)})
     if here is not None and here not in devices:
         devices.append(here)
     out = [replace(price(counts, d), device=d + (" (this run)" if d == here else "")) for d in devices]
@@ -406,16 +384,11 @@ def this_device(parallel: int = 1, gpus: int = 0, threads: int | None = None) ->
     if shutil.which("nvidia-smi") is None:
         return "GPU"
     try:
-        names = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],  # noqa: S607
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.split("\n")
+        query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]  # noqa: S607
+        names = subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return "GPU"
-    name = names[0].strip() or "GPU"
+    name = names.split("\n")[0].strip() or "GPU"
     known = {t.device for t in STEP_TIMES}
     return next((d for d in known if d in name.split()), name)
 
@@ -432,21 +405,16 @@ def duration(seconds: float | None) -> str:
 MTEB_PREFIX = "mteb"
 
 
-def cells_of(address: str) -> list[str]:
-    """The cells an address names, ``KEY#COLUMN`` each (a row: each of its columns)."""
+def cells_of(address: str, figured: bool = False) -> list[str]:
+    """The cells an address names, ``KEY#COLUMN`` (a row: each column; ``figured``: those with a figure)."""
     entry, column = get_cell(address)
-    return [f"{entry.key}#{c}" for c in ([column] if column is not None else entry.values)]
+    columns = [column] if column is not None else entry.values
+    return [f"{entry.key}#{c}" for c in columns if not figured or figure_of(entry, c) is not None]
 
 
 def produced(recipe: Recipe) -> list[str]:
     """The cells ``recipe`` produces (module docstring), in recipe order, each once."""
-    found: dict[str, None] = {}
-    for run in recipe.runs:
-        for address in run.addresses:
-            entry, column = get_cell(address)
-            for c in [column] if column is not None else entry.values:
-                if figure_of(entry, c) is not None:
-                    found[f"{entry.key}#{c}"] = None
+    found = dict.fromkeys(c for run in recipe.runs for a in run.addresses for c in cells_of(a, figured=True))
     analyses = {a.name for a in recipe.analyses}
     for key in recipe.published:
         entry = get_entry(key)
@@ -525,14 +493,12 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
     """
     found = summaries() if found is None else found
     lines = [
-        "# The built-in recipes and the published cells they produce",
-        "",
+        "# The built-in recipes and the published cells they produce\n",
         "Generated by `python -m stsbench.reproduce.estimate > docs/recipes-list.md` from `stsbench reproduce --list "
         "--format json` (`tests/test_recipes_list.py` keeps it true). Cells: the published cells a recipe's runs "
         "are held against or its analyses compute; unreproducible: the cells of its tables no built-in recipe can "
         "produce, with the reason ([Recipes](recipes.md)). Cost: training hours on one device of the measured step "
-        "times (`benchmarks/results/`), unknown where a backbone or method was not measured.",
-        "",
+        "times (`benchmarks/results/`), unknown where a backbone or method was not measured.\n",
         "| recipe | flavour | tables | cells | unreproducible | claims | trainings | cost |",
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
@@ -546,13 +512,7 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
     for s in found:
         for key in s["figures"]:
             by.setdefault(key, []).append(s["name"])
-    lines += [
-        "",
-        "## The papers' figures",
-        "",
-        "| figure | shows | drawn by | recipes |",
-        "|---|---|---|---|",
-    ]
+    lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
     for key, f in load_figures().items():
         drawn = (
             f"`{f.renderer}`{f' ({f.setting})' if f.setting else ''}" if f.drawn else f"missing: {f.missing}"
@@ -560,21 +520,12 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         drawn = f"out of scope: {f.out_of_scope}" if f.out_of_scope else drawn
         recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
         lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
-    lines += [
-        "",
-        "## Cells no built-in recipe produces",
-        "",
-        "| cell | reason | listed by |",
-        "|---|---|---|",
-    ]
-
+    lines += ["\n## Cells no built-in recipe produces\n", "| cell | reason | listed by |", "|---|---|---|"]
     every: dict[str, tuple[str, list[str]]] = {}
     for s in found:
         for cell, reason in s["unreproducible"].items():
             every.setdefault(cell, (reason, []))[1].append(s["name"])
-    for cell in sorted(every):
-        reason, by = every[cell]
-        lines.append(f"| `{cell}` | {reason} | {', '.join(by)} |")
+    lines += [f"| `{cell}` | {every[cell][0]} | {', '.join(every[cell][1])} |" for cell in sorted(every)]
     return "\n".join(lines) + "\n"
 
 

@@ -190,9 +190,9 @@ class _Process(Handle):
     def __init__(self, proc: subprocess.Popen, on_end: Callable[[], Any], on_line: Callable | None) -> None:
         self.proc, self._on_end, self._ended = proc, on_end, False
         self._error: BaseException | None = None
-        self._reader = None if on_line is None else threading.Thread(target=self._read, args=(on_line,))
+        reader = threading.Thread(target=self._read, args=(on_line,), name="stsbench-output", daemon=True)
+        self._reader = None if on_line is None else reader
         if self._reader is not None:
-            self._reader.daemon, self._reader.name = True, "stsbench-output"
             self._reader.start()
 
     def _read(self, on_line: Callable[[str], None]) -> None:
@@ -234,6 +234,24 @@ class _Process(Handle):
         return f"pid {self.proc.pid}"
 
 
+def _start(command: list[str], job: Job, env: Mapping[str, str], out: Any, **extra: Any) -> subprocess.Popen:
+    """``command`` in ``job.cwd``, its output (stderr too) to ``out``, in a process group of its own.
+
+    Its own group: a terminal's Ctrl-C reaches this process alone, and a stop ends torchrun's workers with it.
+    """
+    return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        command, cwd=job.cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **extra
+    )
+
+
+def check_counts(parallel: int, per_gpu: int) -> None:
+    """One line where ``--parallel`` or ``--per-gpu`` is below 1."""
+    if parallel < 1:
+        raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
+    if per_gpu < 1:
+        raise StsbenchError(f"--per-gpu must be at least 1 (processes sharing one GPU), got {per_gpu}")
+
+
 class LocalExecutor(Executor):
     """Processes on this machine, ``parallel`` at once.
 
@@ -262,10 +280,7 @@ class LocalExecutor(Executor):
             raise StsbenchError(
                 f"the local executor takes no --executor-option (got {', '.join(options)}); use --parallel"
             )
-        if parallel < 1:
-            raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
-        if per_gpu < 1:
-            raise StsbenchError(f"--per-gpu must be at least 1 (processes sharing one GPU), got {per_gpu}")
+        check_counts(parallel, per_gpu)
         self.slots = parallel
         self.per_gpu = per_gpu
         self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
@@ -320,17 +335,7 @@ class LocalExecutor(Executor):
             job.log.parent.mkdir(parents=True, exist_ok=True)
         # without a log: text, line by line, as the child flushes them (PYTHONUNBUFFERED)
         with job.log.open("ab") if job.log is not None else nullcontext(subprocess.PIPE) as out:
-            proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                job.command(),
-                cwd=job.cwd,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                text=True,
-                errors="replace",
-                bufsize=1,
-            )
+            proc = _start(job.command(), job, env, out, text=True, errors="replace", bufsize=1)
         self.held.update(taken)
         return _Process(proc, lambda: self.held.subtract(taken), on_line)
 
@@ -344,12 +349,7 @@ EXECUTORS.register("slurm", "stsbench.reproduce.executors:SlurmExecutor")
 
 
 def make_executor(
-    name: str,
-    *,
-    out: Path,
-    parallel: int = 1,
-    options: Mapping[str, str] | None = None,
-    per_gpu: int = 1,
+    name: str, *, out: Path, parallel: int = 1, options: Mapping[str, str] | None = None, per_gpu: int = 1
 ) -> Executor:
     """The executor registered as ``name`` (one line naming the known ones if none).
 
@@ -455,9 +455,8 @@ class StepCommand:
         if resumed:
             env.setdefault(WAIT_ENV, str(RESTART_LOCK_WAIT_S))
         command = job.command(resumed=resumed)
-        where = f"slurm job {environ.get('SLURM_ARRAY_JOB_ID', environ.get('SLURM_JOB_ID', '?'))}"
-        if environ.get("SLURM_ARRAY_TASK_ID"):
-            where += f"_{environ['SLURM_ARRAY_TASK_ID']}"
+        task = f"_{environ['SLURM_ARRAY_TASK_ID']}" if environ.get("SLURM_ARRAY_TASK_ID") else ""
+        where = f"slurm job {environ.get('SLURM_ARRAY_JOB_ID', environ.get('SLURM_JOB_ID', '?'))}{task}"
         how = "started over" if job.resume_args is not None and command[-1] != "--resume" else "resumed"
         again = f", restart {max(restarts, 1)}, {how}" if resumed else ""
         job.log.parent.mkdir(parents=True, exist_ok=True)
@@ -465,15 +464,8 @@ class StepCommand:
             out.write(f"[{where} on {socket.gethostname()}{again}: {shlex.join(command)}]\n".encode())
             out.flush()
             with _stop_signals_held():  # checkpoint() must find the process it stops
-                self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                    command,
-                    cwd=job.cwd,
-                    env=env,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own group: checkpoint() stops torchrun's workers with it
-                    preexec_fn=_ignore_stop_signals,  # noqa: PLW1509 - only signal calls, no threads yet
-                )
+                # only signal calls between fork and exec, no threads yet
+                self._proc = _start(command, job, env, out, preexec_fn=_ignore_stop_signals)
             return self._proc.wait()
 
     def checkpoint(self) -> Any:
@@ -613,18 +605,16 @@ class SlurmExecutor(Executor):
         self.folder = Path(out) / "slurm" / session / "%j"
         self._executor(dict(self.options))  # no srun, or a refused option: say so before anything runs
         self.accounting = _accounting()
-        self.states: dict[str, str] = {}  # squeue's, without accounting
-        self.watched: set[str] = set()  # base job ids (an array's tasks share one)
-        self.asked: set[str] = set()  # those the last squeue call listed or would have
-        self.checked = 0.0
+        # squeue's states (without accounting), the base job ids watched (an array's tasks share one), those
+        # the last squeue call listed or would have, and when it ran
+        self.states, self.watched, self.asked, self.checked = {}, set(), set(), 0.0
 
     def _executor(self, params: dict[str, Any]) -> Any:
         import submitit
 
+        where = {"folder": self.folder, "cluster": "slurm", "slurm_max_num_timeout": self.max_num_timeout}
         try:
-            ex = submitit.AutoExecutor(
-                folder=self.folder, cluster="slurm", slurm_max_num_timeout=self.max_num_timeout
-            )
+            ex = submitit.AutoExecutor(**where)
         except RuntimeError as exc:  # submitit: 'Could not detect "srun"'
             raise StsbenchError(
                 f"--executor slurm: {_first_line(exc)} (no Slurm client on this machine)"
@@ -643,7 +633,7 @@ class SlurmExecutor(Executor):
         params = [{**_parameters(job), **self.options} for job in jobs]
         for i, p in enumerate(params):
             groups.setdefault(repr(sorted(p.items())), []).append(i)
-        handles: dict[int, Handle] = {}
+        handles: list[Any] = [None] * len(jobs)
         for members in groups.values():
             ex = self._executor(params[members[0]])
             try:
@@ -654,10 +644,9 @@ class SlurmExecutor(Executor):
                 if isinstance(detail, bytes):
                     detail = detail.decode("utf-8", "replace")
                 raise StsbenchError(f"sbatch refused {jobs[members[0]].id}: {_first_line(detail)}") from None
-            handles.update(
-                {i: SlurmHandle(jobs[i], sjob, self) for i, sjob in zip(members, sjobs, strict=True)}
-            )
-        return [handles[i] for i in range(len(jobs))]
+            for i, sjob in zip(members, sjobs, strict=True):
+                handles[i] = SlurmHandle(jobs[i], sjob, self)
+        return handles
 
     def state(self, job_id: str) -> str:
         """A job's state from ``squeue``: :data:`GONE` where it is no longer known, ``UNKNOWN`` not yet asked.
@@ -684,9 +673,8 @@ class SlurmExecutor(Executor):
 def _accounting() -> bool:
     """Whether the cluster keeps accounting (``sacct`` answers); refuses an unreachable controller."""
     try:
-        shown = subprocess.run(  # noqa: S603
-            ["scontrol", "show", "config"], capture_output=True, text=True, timeout=60, check=False
-        )
+        cmd = ["scontrol", "show", "config"]
+        shown = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise StsbenchError(
             f"--executor slurm: scontrol failed ({exc}); is this a Slurm login node?"
@@ -740,17 +728,11 @@ def make_job(
     if allow_modified and step.kind in ("evaluate", "analysis"):
         flags = (*flags, "--allow-modified-data")
     env = {} if threads is None else {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    again = {"resume_args": (*step.args, "--resume"), "folder": step.folder, "restart_args": step.args}
+    resources = Resources(gpus=gpus if train else min(gpus, 1), cpus=threads)
+    log = log_path(plan.out, step.id)
     return Job(
-        id=step.id,
-        args=(*step.args, *flags),
-        log=log_path(plan.out, step.id),
-        cwd=Path.cwd(),
-        env=env,
-        resources=Resources(gpus=gpus if train else min(gpus, 1), cpus=threads),
-        distributed=train,
-        resume_args=(*step.args, "--resume") if train else None,
-        folder=step.folder if train else None,
-        restart_args=step.args if train else None,
+        step.id, (*step.args, *flags), log, Path.cwd(), env, resources, train, **(again if train else {})
     )
 
 
@@ -803,7 +785,7 @@ def run_plan(
         elif "files" not in rec:  # finished before its files were sealed: sealed once, as they are
             seal(rec, step, plan.out)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
-    running: dict[str, tuple[Handle, float, int]] = {}
+    running: dict[str, tuple[Handle, float, int]] = {}  # a step -> its handle, start and log offset
     intervals: list[tuple[float, float]] = []
 
     def not_run() -> None:  # the steps never started
@@ -840,21 +822,17 @@ def run_plan(
                 handles, now = executor.submit_many([job for job, _ in batch]), time.time()
                 for (job, offset), handle in zip(batch, handles, strict=True):
                     running[job.id] = (handle, now, offset)
-                    rec = records[job.id]
-                    rec.update(
-                        status="running", started=now, ended=None, returncode=None, where=handle.describe()
-                    )
+                    rec, where = records[job.id], handle.describe()
+                    rec.update(status="running", started=now, ended=None, returncode=None, where=where)
                     rec.update(code=steps[job.id].code, attempts=rec.get("attempts", 0) + 1)
                 save_state(plan.out, state)
             ended = False
             for sid, (handle, t0, offset) in list(running.items()):
-                code = handle.poll()
-                if code is None:
+                if (code := handle.poll()) is None:
                     continue
-                now, ended = time.time(), True
+                now, ended, rec = time.time(), True, records[sid]
                 intervals.append((t0, now))
                 del running[sid]
-                rec = records[sid]
                 rec.update(ended=now, returncode=code, seconds=round(now - t0, 3))
                 if code == 0:
                     rec.update(status="done", error=None)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,17 +54,17 @@ from stsbench.published.registry import file_key
 from stsbench.recipes import Recipe, Run
 from stsbench.recipes.check import run_options
 from stsbench.reproduce.state import (
-    Keys,
+    Actions,
     ReproduceState,
     changed_steps,
     code_of,
     corpus_entry,
-    digest,
     initial_actions,
     key_config,
     make_keys,
     model_identity,
     named_digests,
+    step_arg,
     step_code,
     train_code,
     training_copy,
@@ -77,18 +78,6 @@ from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
 from stsbench.train.config.groups import option_fields
 from stsbench.train.config.methods import find_method
 from stsbench.train.schedule import run_steps
-
-__all__ = [
-    "Plan",
-    "Step",
-    "build_plan",
-    "code_of",
-    "digest",
-    "key_config",
-    "kept_note",
-    "report_step",
-    "train_code",
-]
 
 Kind = Literal["train", "evaluate", "analysis", "report"]
 
@@ -144,11 +133,6 @@ def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
     return [f for t in tasks for f in get_task(t).files(data_dir, mode)]  # type: ignore[arg-type]
 
 
-def _keys(keys: Keys, code: str) -> dict[str, Any]:
-    """A :class:`Step`'s key fields from ``keys`` and its code."""
-    return dict(key=keys.key, parts=keys.parts, code=code)
-
-
 def run_config(run: Run, data_dir: Path | None) -> dict[str, Any]:
     """The options every seed of ``run`` trains with: the packaged config's, its overrides and corpus."""
     options = {k: v for k, v in run_options(run, 0, "").items() if k not in ("seed", "output")}
@@ -199,14 +183,9 @@ def train_step(
         selection = task_files([t.name for t in resolve_tasks("sts")], data_dir, "test")
     else:
         selection = task_files(["STSBenchmark"], data_dir, "dev")
-    keys = make_keys(
-        {
-            "kind": "train",
-            "config": key_config({**cfg.to_dict(), "length_buckets": length_buckets}),
-            "corpus": corpus_entry(corpus, data_dir, cfg.train_lines),
-            "data": named_digests(selection, data_dir),
-        }
-    )
+    config = key_config({**cfg.to_dict(), "length_buckets": length_buckets})
+    entry, data = corpus_entry(corpus, data_dir, cfg.train_lines), named_digests(selection, data_dir)
+    keys = make_keys({"kind": "train", "config": config, "corpus": entry, "data": data})
     config_file = out / "configs" / f"{run.name}.yaml"
     # not --quiet: the step's log holds its output (what it trained, each evaluation, where it saved)
     args = ("train", "--config", str(config_file), "--seed", str(seed), "--output", str(folder))
@@ -216,7 +195,8 @@ def train_step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        **_keys(keys, train_code(cfg.to_dict())),
+        **asdict(keys),
+        code=train_code(cfg.to_dict()),
         folder=folder,
         total_steps=run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size),
         model=cfg.model,
@@ -240,17 +220,14 @@ def evaluation_step(
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", spec.mode)
     args += ("--output", str(out / "results"), "--data-dir", str(data_dir))
     code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
-    return Step(step_id, "evaluate", args, **_keys(keys, code), data=tuple(files), **fields)
+    return Step(step_id, "evaluate", args, **asdict(keys), code=code, data=tuple(files), **fields)
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
     flags: list[str] = []
     for name, value in sorted(options.items()):
-        flag = "--" + str(name).replace("_", "-")
-        if isinstance(value, bool):
-            flags.append(flag if value else "--no-" + flag[2:])
-        else:
-            flags += [flag, str(value)]
+        f = str(name).replace("_", "-")  # a bool: --name or --no-name
+        flags += [f"--{f}" if value else f"--no-{f}"] if isinstance(value, bool) else [f"--{f}", str(value)]
     return tuple(flags)
 
 
@@ -276,17 +253,17 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             flags += ("--data-dir", str(data_dir))
             _, files = analysis.data_files(config, data_dir, None)
             inputs["data"] = named_digests(files, data_dir)
-        code = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)})
+        code, read = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)}), tuple(files)
         variant = analysis.variant(config)
         stem = f"{analysis.name}_{variant}" if variant else analysis.name
-        models: list[tuple[str, str, Step | None]] = []
-        for run in recipe.runs:
-            if a.runs is not None and run.name not in a.runs:
-                continue
-            for seed in a.seeds or run.seeds:
-                if seed in run.seeds:
-                    train = trains[f"train/{run.name}/seed-{seed}"]
-                    models.append((f"{run.name}/seed-{seed}", str(train.folder), train))
+        chosen = [
+            trains[f"train/{r.name}/seed-{s}"]
+            for r in recipe.runs
+            if a.runs is None or r.name in a.runs
+            for s in a.seeds or r.seeds
+            if s in r.seeds
+        ]
+        models: list[tuple[str, str, Any]] = [(t.id.split("/", 1)[1], str(t.folder), t) for t in chosen]
         if a.baseline and recipe.baseline is not None:
             models.append(("baseline", recipe.baseline.model, None))
         for label, model, train in models:
@@ -294,16 +271,11 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             material = {"kind": "analysis", "name": a.name, "options": a.options, "inputs": inputs}
             keys = make_keys({**material, "model": train.key if train is not None else model_identity(model)})
             args = (analysis.command, "--model", model, *flags, "--output", str(out / "results" / "analyses"))
-            step = Step(
-                f"analysis/{i}-{a.name}/{label}",
-                "analysis",
-                args,
-                **_keys(keys, code),
-                deps=(train.id,) if train is not None else (),
-                outputs=(f"results/analyses/{folder}/*/{stem}.*",),
-                data=tuple(files),
+            deps = (train.id,) if train is not None else ()
+            outputs, sid = (f"results/analyses/{folder}/*/{stem}.*",), f"analysis/{i}-{a.name}/{label}"
+            steps.append(
+                Step(sid, "analysis", args, **asdict(keys), code=code, deps=deps, outputs=outputs, data=read)
             )
-            steps.append(step)
 
     return steps
 
@@ -358,14 +330,13 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
     if recipe.report.baseline != BASELINE:
         args += ["--baseline", recipe.report.baseline]
     if recipe.verdict:
-        for run in recipe.runs:
-            args += [a for address in run.addresses for a in ("--against", f"{run.name}={address}")]
+        args += [a for r in recipe.runs for addr in r.addresses for a in ("--against", f"{r.name}={addr}")]
     if recipe.claims:  # written by prepare() beside the results
         args += ["--claims", str(out / CLAIMS_FILE)]
     if recipe.cell_delta is not None:  # the recipe's difference that matters for its cells
         args += ["--difference", f"{recipe.cell_delta.value:g}"]
-    for key in recipe.figures:  # the papers' figures it regenerates, each under its number and caption
-        args += ["--figures", key]
+    # the papers' figures it regenerates, each under its number and caption
+    args += [a for key in recipe.figures for a in ("--figures", key)]
     if kept:
         args += ["--note", kept_note(kept)]
     # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
@@ -403,7 +374,6 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
         address: str,
     ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
         in_file = file_key(address)
-
         return f"{relative(Path(in_file[0]))}#{in_file[1]}" if in_file else address
 
     def portable(arg: str) -> str:  # an --against argument, run=ADDRESS
@@ -427,8 +397,8 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
     args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
-    keys = _keys(make_keys(material), code_of("report"))
-    return Step("report", "report", args, **keys, deps=deps, outputs=("report.md",))
+    keys = asdict(make_keys(material))
+    return Step("report", "report", args, **keys, code=code_of("report"), deps=deps, outputs=("report.md",))
 
 
 def build_plan(
@@ -451,30 +421,23 @@ def build_plan(
     given = Path(out).expanduser()
     out = given.absolute()
     trains: dict[str, Step] = {}
-    evaluations = []
-    if recipe.baseline is not None:
-        model = recipe.baseline.model
-        keyed, outputs = {"model": model_identity(model)}, (f"results/{model_slug(model)}/**/*",)
-        spec = recipe.baseline.evaluate
+    evaluations, evaluate = [], partial(evaluation_step, out=out, data_dir=data)
+    if (base := recipe.baseline) is not None:
+        keyed, outputs = {"model": model_identity(base.model)}, (f"results/{model_slug(base.model)}/**/*",)
         evaluations.append(
-            evaluation_step("evaluate/baseline", model, spec, out, data, keyed, outputs=outputs)
+            evaluate("evaluate/baseline", base.model, base.evaluate, keyed=keyed, outputs=outputs)
         )
     for run in recipe.runs:
         seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
         if run.evaluate is not None:  # else its figure is the training's own best dev score
             folders = [f"runs__{run.name}", *(f"{run.name}__seed-{s}" for s in run.seeds)]
-            evaluation = evaluation_step(
-                f"evaluate/{run.name}",
-                str(out / "runs" / run.name),
-                run.evaluate,
-                out,
-                data,
-                {"deps": [t.key for t in seeds]},
-                deps=tuple(t.id for t in seeds),
-                outputs=tuple(f"results/{d}{p}/**/*" for d in folders for p in ("", "+*")),
+            keyed, deps = {"deps": [t.key for t in seeds]}, tuple(t.id for t in seeds)
+            outputs = tuple(f"results/{d}{p}/**/*" for d in folders for p in ("", "+*"))
+            model = str(out / "runs" / run.name)
+            evaluations.append(
+                evaluate(f"evaluate/{run.name}", model, run.evaluate, keyed=keyed, deps=deps, outputs=outputs)
             )
-            evaluations.append(evaluation)
     steps = [*trains.values(), *evaluations, *analysis_steps(recipe, trains, out, data)]
     return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
 
@@ -501,7 +464,7 @@ def planned(
     changed: str,
     report_to: str | None = None,
     gpus: int = 0,
-) -> tuple[Plan, dict[str, tuple[str, tuple[str, ...]]]]:
+) -> tuple[Plan, Actions]:
     """The plan a run of ``recipe`` into ``out`` follows given its ``state``, and each step's action.
 
     With ``changed="keep"``, the steps kept from other code are named by the report, whose key then holds their
@@ -529,8 +492,7 @@ def prepare(plan: Plan, step: Step) -> None:
         return
     results = plan.out / "results"
     write_recipe_runs(results, plan.recipe)
-    banner = mini_banner(plan.recipe)
-    if banner and not plan.recipe.omitted:
+    if (banner := mini_banner(plan.recipe)) and not plan.recipe.omitted:
         write_scale(results, banner)
     if plan.recipe.claims:
         atomic_write_text(plan.out / CLAIMS_FILE, yaml.safe_dump(claims_data(plan.recipe), sort_keys=False))
@@ -558,12 +520,6 @@ class Need:
         """``model bert-base-uncased (12 steps): how``."""
         n = len(self.steps)
         return f"{self.what} {self.name} ({n} step{'s' * (n != 1)}): {self.how}"
-
-
-def _arg(step: Step, flag: str) -> str | None:
-    """The value of ``flag`` in ``step``'s command line (None when absent)."""
-    args = list(step.args)
-    return args[args.index(flag) + 1] if flag in args[:-1] else None
 
 
 def model_missing(name: str) -> str | None:
@@ -601,9 +557,8 @@ def extra_models(config: dict) -> dict[str, str]:
     ]
     names: dict[str, str] = {}
     for option in dict.fromkeys(options):
-        value = config.get(option)
-        if value is None:  # the option at its default: the field's
-            value = option_fields()[option].default
+        value = config.get(option)  # None: the option at its default, the field's
+        value = option_fields()[option].default if value is None else value
         names.update({n.strip(): option for n in str(value or "").split(",") if n.strip()})
     return names
 
@@ -615,14 +570,12 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
     (``--allow-modified-data``): refused before any step starts, not by each evaluation after the trainings.
     """
     wanted = None if to_run is None else set(to_run)
-    files: dict[Path, list[str]] = {}  # a SentEval file -> the steps that read it
-    corpora: dict[tuple[str, str], list[str]] = {}  # (a corpus, how to get it) -> the steps that read it
-    models: dict[str, list[str]] = {}
-    options: dict[str, str] = {}  # a model -> the option that names it (a method's, back-translation's)
+    # the steps that read each SentEval file, (corpus, how to get it), model; a model -> the option naming it
+    files, corpora, models, options = {}, {}, {}, {}
     for step in (s for s in plan.steps if wanted is None or s.id in wanted):
         for f in step.data:
             files.setdefault(f, []).append(step.id)
-        corpus = _arg(step, "--corpus") if step.kind == "analysis" else None
+        corpus = step_arg(step, "--corpus") if step.kind == "analysis" else None
         if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
             how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
             corpora.setdefault((Path(corpus).name, how), []).append(step.id)
@@ -643,7 +596,7 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
             for name in (step.model, *extras):
                 models.setdefault(name, []).append(step.id)
         elif step.kind in ("evaluate", "analysis"):
-            model = _arg(step, "--model")
+            model = step_arg(step, "--model")
             if model is not None and not Path(model).is_relative_to(plan.out):  # a run of this plan
                 models.setdefault(model, []).append(step.id)
 
@@ -668,8 +621,7 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
         needs.append(Need("modified data", name, how, ids(present)))
     needs += [Need("corpus", name, how, tuple(readers)) for (name, how), readers in corpora.items()]
     for name, readers in models.items():
-        how = model_missing(name)
-        if how is not None:  # an augmentation's model: the option that names it
+        if (how := model_missing(name)) is not None:  # an augmentation's model: the option that names it
             named = how.replace("set the run's `model:`", f"set the run's `{options.get(name, 'model')}:`")
             needs.append(Need("model", name, named, tuple(readers)))
     return needs

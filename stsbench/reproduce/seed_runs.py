@@ -18,12 +18,13 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from stsbench.errors import StsbenchError
 from stsbench.files import output_lock
-from stsbench.reproduce.executors import Handle, Job, LocalExecutor, Resources, visible_gpus
+from stsbench.reproduce.executors import Handle, Job, LocalExecutor, Resources, check_counts, visible_gpus
 from stsbench.train.config import TrainConfig
 from stsbench.train.seeds import Outcome, SeedJob, failure_line, plan, seed_args, write_options, write_records
 
@@ -72,7 +73,7 @@ def run_seed_jobs(
     stopped before this returns.
     """
     threads = seed_threads(cfg, executor)
-    cpus = cfg.threads if not executor.gpus else None
+    resources = Resources(cpus=cfg.threads if not executor.gpus else None)
     waiting = deque(jobs)
     running: dict[int, tuple[Handle, deque[str]]] = {}
     outcomes: dict[int, Outcome] = {}
@@ -81,9 +82,7 @@ def run_seed_jobs(
             while waiting and len(running) < executor.slots:
                 seed_job = waiting[0]
                 args = seed_args(seed_job, config_file, threads=threads, quiet=quiet)
-                job = Job(
-                    f"seed-{seed_job.seed}", args, log=None, cwd=Path.cwd(), resources=Resources(cpus=cpus)
-                )
+                job = Job(f"seed-{seed_job.seed}", args, log=None, cwd=Path.cwd(), resources=resources)
                 if not executor.fits(job):
                     if not running:  # cannot happen with GPUs free; a hang if it did
                         raise StsbenchError(
@@ -92,10 +91,10 @@ def run_seed_jobs(
                     break
                 waiting.popleft()
                 tail: deque[str] = deque(maxlen=TAIL)
-                running[seed_job.seed] = (executor.submit(job, _reader(seed_job.seed, tail, forward)), tail)
+                on_line = partial(_on_line, seed_job.seed, tail, forward)
+                running[seed_job.seed] = (executor.submit(job, on_line), tail)
             for seed, (handle, last) in list(running.items()):
-                code = handle.poll()
-                if code is not None:
+                if (code := handle.poll()) is not None:
                     del running[seed]
                     outcomes[seed] = Outcome(seed, code, failure_line(code, list(last)), list(last))
             if running:
@@ -106,12 +105,10 @@ def run_seed_jobs(
             handle.cancel()
 
 
-def _reader(seed: int, tail: deque[str], forward: Callable[[int, str], None]) -> Callable[[str], None]:
-    def on_line(line: str) -> None:
-        tail.append(line)
-        forward(seed, line)
-
-    return on_line
+def _on_line(seed: int, tail: deque[str], forward: Callable[[int, str], None], line: str) -> None:
+    """Keep ``line`` in the seed's ``tail`` and hand it on."""
+    tail.append(line)
+    forward(seed, line)
 
 
 def train_seeds(
@@ -132,10 +129,7 @@ def train_seeds(
     share one GPU (ignored on CPU). Returns the path of ``seeds.json`` and the per-seed records (failed ones
     included).
     """
-    if parallel < 1:
-        raise StsbenchError(f"--parallel must be at least 1, got {parallel}")
-    if per_gpu < 1:
-        raise StsbenchError(f"--per-gpu must be at least 1 (processes sharing one GPU), got {per_gpu}")
+    check_counts(parallel, per_gpu)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise StsbenchError(
             "--seeds under torchrun: each seed is its own run; launch one torchrun per seed "
@@ -145,9 +139,8 @@ def train_seeds(
     with output_lock(out):  # the seeds' processes lock their own OUT/seed-<s>
         jobs = plan(out, seeds, cfg, resume=resume, overwrite=overwrite)
         todo = [j for j in jobs if not j.skip]
-        for j in jobs:
-            if j.skip:
-                forward(j.seed, f"finished already ({j.folder}); kept")
+        for j in (j for j in jobs if j.skip):
+            forward(j.seed, f"finished already ({j.folder}); kept")
         config_file = write_options(out, cfg, given)
         executor = seed_executor(cfg, parallel=parallel, per_gpu=per_gpu, jobs=len(todo))
         outcomes = run_seed_jobs(todo, config_file, executor=executor, cfg=cfg, quiet=quiet, forward=forward)

@@ -62,18 +62,14 @@ from stsbench import sources  # through the module: tests stand in for its funct
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.results.runs import RUN_META, TRAIN_LOG
-from stsbench.results.schema import (
-    STATE_FILE,
-    ReproduceState,
-    Session,
-    StepRecord,
-    empty_state,
-    read_state,
-)
+from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord, empty_state, read_state
 from stsbench.train.status import continue_flags, run_status
 
 if TYPE_CHECKING:  # the plan is imported where it is used: --status reads the record, never the recipe
     from stsbench.reproduce.plan import Plan, Step
+
+
+Actions = dict[str, tuple[str, tuple[str, ...]]]  # each step's action: ("run", extra flags) or ("skip", ())
 
 
 def digest(obj: Any) -> str:
@@ -161,24 +157,19 @@ _PART_WORDS = {
     "model": "its model",
     "published": "the published figures",
 }
+_PREFIX_WORDS = {"config": "option", **dict.fromkeys(("data", "inputs", "published_files"), "data file")}
 
 
 def changed_parts(recorded: dict[str, str] | None, parts: dict[str, str]) -> list[str]:
     """The parts of a key that differ between a record's ``recorded`` parts and today's, in words."""
     if not recorded:
         return []
-    names = sorted(n for n in {*recorded, *parts} if recorded.get(n) != parts.get(n))
-    words = []
-    for n in names:
-        if n in _PART_WORDS:
-            words.append(_PART_WORDS[n])
-        elif n.startswith("config."):
-            words.append(f"option {n.split('.', 1)[1]}")
-        elif n.startswith(("data.", "inputs.", "published_files.")):
-            words.append(f"data file {n.split('.', 1)[1]}")
-        else:
-            words.append(n)
-    return list(dict.fromkeys(words))
+    words = {}
+    for n in sorted(n for n in {*recorded, *parts} if recorded.get(n) != parts.get(n)):
+        head, dot, rest = n.partition(".")
+        word = _PREFIX_WORDS.get(head) if dot else None
+        words[_PART_WORDS.get(n) or (f"{word} {rest}" if word else n)] = None
+    return list(words)
 
 
 MODEL_OPTIONS = ("model", "paraphrase_model")  # options naming one model (a hub id or a local folder)
@@ -236,27 +227,15 @@ def train_code(config: Mapping[str, Any]) -> str:
     from stsbench.train.config.augmentations import AUGMENTATIONS
     from stsbench.train.config.methods import METHODS
 
-    found: dict[str, Any] = {}
-    for what, registry, option in (
-        ("method", METHODS, "method"),
-        ("augment", AUGMENTATIONS, "augment"),
-        ("pooler", POOLER_REGISTRY, "pooler"),
-        ("corpus", CORPORA, "train_file"),
-    ):
-        name = config.get(option)
-        if isinstance(name, str) and name:
-            found[what] = registry.plugin(name)
+    registries = {"method": METHODS, "augment": AUGMENTATIONS, "pooler": POOLER_REGISTRY, "corpus": CORPORA}
+    names = {what: config.get("train_file" if what == "corpus" else what) for what in registries}
+    found = {what: registries[what].plugin(n) for what, n in names.items() if isinstance(n, str) and n}
     return step_code("train", found)
-
-
-def state_path(out: Path) -> Path:
-    """``OUT/reproduce.json``."""
-    return Path(out) / STATE_FILE
 
 
 def load_state(out: Path) -> ReproduceState:
     """The recorded state of ``out`` (an empty one where none is); one line for a file that is not one."""
-    path = state_path(out)
+    path = Path(out) / STATE_FILE
     if not path.is_file():
         return empty_state()
     try:
@@ -268,7 +247,7 @@ def load_state(out: Path) -> ReproduceState:
 
 def save_state(out: Path, state: ReproduceState) -> None:
     """Write ``state`` atomically (a reader, or a kill, never sees half a file)."""
-    atomic_write_json(state_path(out), state)
+    atomic_write_json(Path(out) / STATE_FILE, state)
 
 
 def log_path(out: Path, step_id: str) -> Path:
@@ -326,7 +305,7 @@ def weights_gone(step: Step) -> bool:
     return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
 
 
-def why_run(step: Step, record: StepRecord | None, actions: dict[str, tuple[str, tuple[str, ...]]]) -> str:
+def why_run(step: Step, record: StepRecord | None, actions: Actions) -> str:
     """Why ``step`` runs (again) given its earlier ``record``: which part of its key changed, what is gone.
 
     Empty for a step that never ran. ``actions``: every step's action (a step runs when one it reads runs).
@@ -377,14 +356,18 @@ def outputs_gone(step: Step, record: StepRecord | None = None) -> bool:
 
 def _plan_out(step: Step) -> Path | None:
     """The reproduction's folder, from the step's ``--output`` (results) or the report's ``--out``."""
+    where = step_arg(step, "--output") or step_arg(step, "--out")
+    if where is None:
+        return None
+    if step.kind == "analysis":  # OUT/results/analyses
+        return Path(where).parent.parent
+    return Path(where) if step.kind == "report" else Path(where).parent
+
+
+def step_arg(step: Step, flag: str) -> str | None:
+    """The value of ``flag`` in ``step``'s command line (None when absent)."""
     args = list(step.args)
-    for flag in ("--output", "--out"):
-        if flag in args[:-1]:
-            where = Path(args[args.index(flag) + 1])
-            if step.kind == "analysis":  # OUT/results/analyses
-                return where.parent.parent
-            return where if step.kind == "report" else where.parent
-    return None
+    return args[args.index(flag) + 1] if flag in args[:-1] else None
 
 
 def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
@@ -429,8 +412,7 @@ def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str
     """
     found = []
     for sid, rec in state.get("steps", {}).items():
-        kind = rec.get("kind")
-        if rec.get("status") != "done" or kind is None:
+        if rec.get("status") != "done" or (kind := rec.get("kind")) is None:
             continue
         if kind == "train" and out is not None:
             import yaml  # a run's options file (none where it is absent or unreadable)
@@ -475,21 +457,15 @@ def recorded_again(state: ReproduceState, out: Path, changed: Collection[str] = 
     runs = {i for i in order if i not in own or own[i]}  # not done, or its own record says
     while more := {i for i in order if i not in runs and runs.intersection(records[i].get("deps", []))}:
         runs |= more  # and what reads them, directly or not
-    found = {}
-    for i in own:
-        reads = _reads([d for d in records[i].get("deps", []) if d in runs])
-        if own[i] or (reads and i not in changed):
-            found[i] = own[i] or reads
-    return found
+    reads = {i: _reads([d for d in records[i].get("deps", []) if d in runs]) for i in own}
+    return {i: own[i] or reads[i] for i in own if own[i] or (reads[i] and i not in changed)}
 
 
-def initial_actions(
-    plan: Plan, state: ReproduceState, changed: str = "rerun"
-) -> dict[str, tuple[str, tuple[str, ...]]]:
+def initial_actions(plan: Plan, state: ReproduceState, changed: str = "rerun") -> Actions:
     """Each step's action: a step runs when its own decision says so or any step it reads runs."""
     forced: set[str] = set()  # trainings whose weights are not kept, read by a step that runs
     while True:
-        actions: dict[str, tuple[str, tuple[str, ...]]] = {}
+        actions: Actions = {}
         for step in plan.steps:  # in order: a step's deps come before it
             action = ("run", ()) if step.id in forced else decide(step, state["steps"].get(step.id), changed)
             if action[0] == "skip" and any(actions[d][0] == "run" for d in step.deps):
@@ -524,18 +500,14 @@ def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:
     """The time covered by at least one of ``intervals`` (their union's length)."""
     total, end = 0.0, float("-inf")
     for a, b in sorted(intervals):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
+        total, end = total + max(0.0, b - max(a, end)), max(end, b)
     return total
 
 
 def session_record(started: float, intervals: Sequence[tuple[float, float]]) -> Session:
     """The session's wall time and what the orchestration added: the wall time no step was running."""
     ended = time.time()
-    wall = ended - started
-    busy = busy_seconds(intervals)
+    wall, busy = ended - started, busy_seconds(intervals)
     return {
         "started": started,
         "ended": ended,
@@ -593,12 +565,11 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
         return ""
     runs_kept = (out / "runs").exists()
     for rel, sha in sorted((record.get("files") or {}).items()):
-        path = out / rel
         if rel.startswith("runs/") and not runs_kept:
             continue
-        if not path.is_file():
+        if not (out / rel).is_file():
             return f"its file {rel} is missing"
-        if sources.sha256_file(path) != sha:
+        if sources.sha256_file(out / rel) != sha:
             return f"its file {rel} changed since it finished"
     return ""
 

@@ -18,6 +18,7 @@ import os
 import time
 from collections import Counter
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,6 @@ NOTES = {  # the detail beside a done step of other code, and beside one whose f
 def row(
     step_id: str,
     record: dict[str, Any],
-    now: float | None = None,
     changed: bool = False,
     out: str | Path = ".",
     again: str | None = None,
@@ -103,7 +103,7 @@ def row(
         return step_id, f"done, {CODE_CHANGED}", NOTES[CODE_CHANGED]
     detail = ""
     if status == "running":
-        since = duration((now or time.time()) - float(record.get("started") or time.time()))
+        since = duration(time.time() - float(record.get("started") or time.time()))
         progress = train_progress(record, out) if record.get("kind") == "train" else ""
         detail = ", ".join(x for x in (progress, f"{since} so far", record.get("where") or "") if x)
     elif status in ("failed", "interrupted", "skipped"):
@@ -141,8 +141,7 @@ def status_line(
 
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
-    loose = [i for i in done if unverified(records[i])]
-    if loose:
+    if loose := [i for i in done if unverified(records[i])]:
         parts.append(f"{len(loose)} of them {UNVERIFIED} (files not sealed yet: the next run seals them)")
     if again:
         first = next(iter(again))
@@ -167,15 +166,13 @@ def table(
     from rich.table import Table
 
     records = state.get("steps", {})
-    shown = Table(title=f"{state.get('recipe', '')}: {counts(state)}", title_justify="left")
-    for col in ("step", "status", "detail"):
-        shown.add_column(col)
+    title = f"{state.get('recipe', '')}: {counts(state)}"
+    shown = Table("step", "status", "detail", title=title, title_justify="left")
     style = {"done": "green", "failed": "red", "running": "cyan"}
     style |= dict.fromkeys(("interrupted", f"done, {CODE_CHANGED}", AGAIN, "done, unverified"), "yellow")
+    again = again or {}
     for sid in steps or list(records):
-        _, status, detail = row(
-            sid, records[sid], changed=sid in changed, out=out, again=(again or {}).get(sid)
-        )
+        _, status, detail = row(sid, records[sid], changed=sid in changed, out=out, again=again.get(sid))
         shown.add_row(sid, f"[{style[status]}]{status}" if status in style else status, detail)
     return shown
 
@@ -203,9 +200,8 @@ class Display:
 
     def __init__(self, console: Any, steps: list[str], out: str | Path = ".", every: float = 60.0) -> None:
         self.console, self.steps, self.out, self.every = console, steps, out, every
-        self.live = None
-        self.seen: dict[str, str] = {}
-        self.said: dict[str, float] = {}  # a running step -> when its line was last printed
+        # seen: a step -> its status last printed; said: a running step -> when its line was last printed
+        self.live, self.seen, self.said = None, {}, {}
         if console.is_terminal:
             from rich.live import Live
 
@@ -222,8 +218,7 @@ class Display:
             record = state["steps"][sid]
             again = record.get("status") == "running" and now - self.said.get(sid, now) >= self.every
             if self.seen.get(sid) != record.get("status") or again:
-                self.seen[sid] = record.get("status", "")
-                self.said[sid] = now
+                self.seen[sid], self.said[sid] = record.get("status", ""), now
                 _, status, detail = row(sid, record, out=self.out)
                 self.console.print(f"{sid}: {status}" + (f" ({detail})" if detail else ""), highlight=False)
 
@@ -236,28 +231,11 @@ class Display:
 # -- what `stsbench reproduce` shows without running anything: --status and --dry-run --------------------
 
 
-def status_data(out: Path, state: dict, data_dir) -> tuple[Path | None, str]:  # noqa: ANN001
-    """The data folder ``--status --check`` replans on, and the note it prints where there is none.
-
-    ``--data-dir``, else ``$STSBENCH_DATA``, else the one the reproduction recorded (relative to its folder), else
-    ``./data``. A folder without ``downstream/`` is no data: the keys are not checked (never "its key changed"),
-    and the note says which flag gives it.
-    """
-    recorded = state.get("data_dir")
-    if data_dir is not None or os.environ.get(DATA_ENV) or not recorded:
-        where = resolve_data_dir(data_dir, must_exist=False)
-    else:
-        where = out / recorded
-    if (where / "downstream").is_dir():
-        return where, ""
-    return None, f"keys not checked: no SentEval data at {where} (give --data-dir DIR)"
-
-
 def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # noqa: ANN001
     """The done steps a rerun would run again, and why (which part of its key changed, what is gone).
 
     Replanned from the recipe the state names (a built-in, or a file the folder's recipe name still loads) on
-    the data folder found (:func:`status_data`); None where it cannot be replanned (a recipe file gone).
+    the data folder found (:func:`status`); None where it cannot be replanned (a recipe file gone).
     """
     from stsbench.reproduce.plan import planned  # the recipe replanned: the plan, here alone
 
@@ -269,14 +247,13 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # n
         plan, actions = planned(recipe, out, data_dir, trial, "keep", gpus=state.get("gpus", 0))
     except (StsbenchError, KeyError, TypeError):
         return None
-    found = {}
-    for step in plan.steps:
-        record = trial["steps"].get(step.id)
-        if record and classify(step, record) == "changed":
-            continue  # shown as changed code: the rerun asks --rerun-changed or --keep-changed
-        if record and record.get("status") == "done" and actions[step.id][0] == "run":
-            found[step.id] = why_run(step, record, actions) or "a step it reads runs"
-    return found
+    # a step of changed code is shown as such: the rerun asks --rerun-changed or --keep-changed
+    return {
+        s.id: why_run(s, r, actions) or "a step it reads runs"
+        for s in plan.steps
+        if (r := trial["steps"].get(s.id)) and r.get("status") == "done" and actions[s.id][0] == "run"
+        if classify(s, r) != "changed"
+    }
 
 
 # what the default --status says it read (the line format leaves it out: an edition's README carries that line)
@@ -310,8 +287,13 @@ def status(
     if not check:
         again = recorded_again(state, out, changed)
     else:
-        again = {}
-        data, note = status_data(out, state, data_dir)
+        # the data replanned on: --data-dir, else $STSBENCH_DATA, else the one recorded (relative to the
+        # folder), else ./data; one without downstream/ is no data: keys not checked (never "its key changed")
+        again, recorded = {}, state.get("data_dir")
+        given_dir = data_dir is not None or os.environ.get(DATA_ENV) or not recorded
+        where = resolve_data_dir(data_dir, must_exist=False) if given_dir else out / recorded
+        data = where if (where / "downstream").is_dir() else None
+        note = "" if data else f"keys not checked: no SentEval data at {where} (give --data-dir DIR)"
         found = again_steps(out, state, data)
         if found is None:
             note = "not replanned: the recipe it ran from does not load here (the steps as recorded)"
@@ -322,9 +304,7 @@ def status(
         print(f"{text[:-1]}; {note}." if note else text)  # noqa: T201 - the command's output, for a README
         return
 
-    def say(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
-
+    say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
     console.print(table(state, order, frozenset(changed), out=out, again=again))
     sessions = state.get("sessions", [])
@@ -380,15 +360,12 @@ def dry_run(
     from stsbench.reproduce.estimate import count, duration, estimates, this_device
     from stsbench.reproduce.plan import missing, planned
 
-    def say(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
-
+    say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
     where = Path(out).expanduser()
     state = load_state(where) if (where / STATE_FILE).is_file() else {"steps": {}}
     # as the run would plan it (the steps it would keep named by the report), the state read, never written
-    plan, actions = planned(
-        recipe, out, data_dir, state, "keep" if changed == "ask" else changed, report_to, gpus
-    )
+    mode = "keep" if changed == "ask" else changed
+    plan, actions = planned(recipe, out, data_dir, state, mode, report_to, gpus)
     trains = [s for s in plan.steps if s.kind == "train"]
     say(f"{recipe.name}: {recipe.title}")
     say(f"into {plan.out} (data: {plan.data_dir})")
@@ -402,19 +379,15 @@ def dry_run(
         )
     for line in recipe.omitted:  # --runs/--seeds
         say(f"  left out: {line}")
-    kinds = Counter(s.kind for s in plan.steps)
-    say("plan: " + ", ".join(f"{n} {k}" for k, n in kinds.items()) + " step(s)")
-    stands = {}
+    say("plan: " + ", ".join(f"{n} {k}" for k, n in Counter(s.kind for s in plan.steps).items()) + " step(s)")
+    stands, words = {}, {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
     for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
-        found = classify(s, state["steps"].get(s.id))
+        found = classify(s, record := state["steps"].get(s.id))
         if found != "changed":
             found = "done" if actions[s.id][0] == "skip" else "resume" if found == "resume" else "run"
-        stands[s.id] = found
-    words = {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
-    for s in plan.steps:
-        after = f"  after {len(s.deps)}" if s.deps else ""
-        why = why_run(s, state["steps"].get(s.id), actions) if stands[s.id] in ("run", "resume") else ""
-        say(f"  {s.id}  [{s.key[:12]}]{after}  {words[stands[s.id]]}" + (f" ({why})" if why else ""))
+        stands[s.id], after = found, f"  after {len(s.deps)}" if s.deps else ""
+        why = why_run(s, record, actions) if found in ("run", "resume") else ""
+        say(f"  {s.id}  [{s.key[:12]}]{after}  {words[found]}" + (f" ({why})" if why else ""))
     found = Counter(words[v] for v in stands.values())
     say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
     if found["changed code"]:
@@ -432,23 +405,19 @@ def dry_run(
         say("missing here: nothing (data, corpora and models found)")
     left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
     counts = count(left)
-    of = (
-        f"{len(left.steps)} of {len(plan.steps)} steps" if len(left.steps) < len(plan.steps) else "every step"
-    )
+    n, total = len(left.steps), len(plan.steps)
+    of = f"{n} of {total} steps" if n < total else "every step"
 
     if not left.steps:
         say("estimated time of what is left: nothing left to run (every step done and current)")
     else:
         say(
             f"estimated time of what is left ({of}), one step at a time (counted parts x measured unit times, a "
-            "cold embedding cache):"
+            f"cold embedding cache):\n  counted: {counts.line()}"
         )
-        say(f"  counted: {counts.line()}")
     for e in estimates(plan, this_device(parallel, gpus, threads), counts) if left.steps else ():
         parts = ", ".join(f"{name} {duration(s)}" for name, s in e.parts.items())
-        total = duration(e.seconds)
-        if e.missing and e.seconds is not None:
-            total = f"at least {total}"
+        total = ("at least " if e.missing and e.seconds is not None else "") + duration(e.seconds)
         say(f"  {e.device}: {total}" + (f" ({parts})" if parts else ""))
         if e.missing:
             say(f"    no measured time on it for: {', '.join(e.missing)}")
@@ -462,7 +431,6 @@ def dry_run(
         entry = get_entry(key)
         cells = ", ".join(f"{t} {entry.format(v)}" for t, v in entry.values.items())  # table's precision
         # soft_wrap: a citation is one line however long (a pipe's 200 columns cut it mid-reference)
-        say(f"  {key}: {cells}")
-        say(f"    {entry.cite}")
+        say(f"  {key}: {cells}\n    {entry.cite}")
     if strict and needs:
         raise StsbenchError(f"{len(needs)} input(s) missing here (--strict): {needs[0].line()}")
