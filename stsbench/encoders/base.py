@@ -81,8 +81,7 @@ class EmbeddingTable:
 
     def __getitem__(self, texts: Sequence[str]) -> np.ndarray:
         """Rows for ``texts`` (a list; repeated texts give repeated rows)."""
-        rows = [self._index[t] for t in texts]
-        return self.vectors[rows]
+        return self.vectors[[self._index[t] for t in texts]]
 
 
 def unique_texts(groups: Iterable[Iterable[str]]) -> list[str]:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from stsbench.encoders.base import Encoder
+from stsbench.encoders.resolve import read_json
 from stsbench.files import atomic_write_bytes, atomic_write_text, current_umask
 
 log = logging.getLogger(__name__)
@@ -72,11 +73,7 @@ class EmbeddingCache:
     def _load_shards(self) -> list[tuple[Path, np.ndarray, np.ndarray]]:
         shards = []
         # {shard name: [size, mtime_ns, digest]} of the shards whose digest was computed and matched
-        try:
-            memo = json.loads((self.dir / VERIFIED).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            memo = {}
-        memo = memo if isinstance(memo, dict) else {}
+        memo = read_json(self.dir / VERIFIED)
         seen: dict[str, list] = {}
         for f in sorted(self.dir.glob("*.npz")) if self.dir.is_dir() else []:
             try:

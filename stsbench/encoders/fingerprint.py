@@ -175,18 +175,11 @@ def _same_config_and_tokenizer(model, tokenizer, folder: Path) -> bool:
     return same_config and tokenizer_state(tokenizer) == tokenizer_state(their_tokenizer)
 
 
-def folder_fingerprint(
-    model,
-    tokenizer,
-    *,
-    pooler: str,
-    max_length: int | None,
-    normalize: bool,
-    lower: bool,
-    dtype: str,
-    prompt: str | None,
-) -> str | None:
-    """The key ``stsbench run`` gives the folder ``model`` came from with these settings; None if it changed."""
+def folder_fingerprint(model, tokenizer, live: ModelSpec, dtype: str, prompt: str | None) -> str | None:
+    """The key ``stsbench run`` gives the folder ``model`` came from with ``live``'s settings; None if it changed.
+
+    ``live``: the pooler, length, normalisation and lower-casing the live model runs with.
+    """
     folder = origin_folder(model)
     if folder is None:
         return None
@@ -201,5 +194,5 @@ def folder_fingerprint(
         log.info("%s: the live model's weights differ from the folder's; its tensors key the cache", folder)
         return None
     # the settings the live encoder runs with are hashed as a run on the folder with them would hash them
-    spec = replace(spec, normalize=normalize, do_lower_case=lower)
-    return fingerprint(spec, pooler, max_length, dtype, prompt=prompt)
+    spec = replace(spec, normalize=live.normalize, do_lower_case=live.do_lower_case)
+    return fingerprint(spec, live.pooler, live.max_length, dtype, prompt=prompt)

@@ -44,9 +44,8 @@ def check_device(device: str) -> str:
         raise StsbenchError(f"unknown device '{device}'; use cpu, cuda, cuda:N or mps") from None
     backend = getattr(torch, dev.type, None) if dev.type != "cpu" else None
     if backend is not None and hasattr(backend, "is_available") and not backend.is_available():
-        build = (
-            " (this torch is a CPU-only build)" if dev.type == "cuda" and torch.version.cuda is None else ""
-        )
+        cpu_only = dev.type == "cuda" and torch.version.cuda is None
+        build = " (this torch is a CPU-only build)" if cpu_only else ""
         raise StsbenchError(f"--device {device}: {dev.type} is not available here{build}; use --device cpu")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise StsbenchError(
@@ -85,7 +84,7 @@ class _SpecEncoder:
     """
 
     def __init__(
-        self, spec: ModelSpec, options: EncodeOptions, key: str, pooler: str, length, **extra
+        self, spec: ModelSpec, options: EncodeOptions, key: str, length: int | None, **extra
     ) -> None:
         self.spec = spec
         self.max_length = options.max_length
@@ -94,10 +93,25 @@ class _SpecEncoder:
         self.prompt = options.prompt or ""
         prompt = (self.prompt or None, options.prompt_name if self.prompt else None)
         self.info = EncoderInfo(
-            spec.name, str(spec.path), key, pooler, length, self.dtype, spec.kind, extra, *prompt
+            spec.name, str(spec.path), key, options.pooler, length, self.dtype, spec.kind, extra, *prompt
         )
         self._model = None
         self.n_encoded = 0  # texts that went through the network (the cache's tests read it)
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 128,
+        show_progress: bool = True,
+        on_batch: OnBatch | None = None,
+    ) -> np.ndarray:
+        """Embed ``texts``, float32 ``(n, d)``; ``on_batch`` gets each finished batch (the cache stores it).
+
+        A batch with NaN/inf vectors is not passed on, and the whole call then fails as ``check_finite`` says.
+        """
+        if len(texts) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+        return self._encode(texts, batch_size, show_progress, on_batch)
 
 
 class HFEncoder(_SpecEncoder):
@@ -110,9 +124,7 @@ class HFEncoder(_SpecEncoder):
                 "HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)"
             )
         self.pooler = options.pooler
-        super().__init__(
-            spec, options, fingerprint, self.pooler, options.max_length, normalize=spec.normalize
-        )
+        super().__init__(spec, options, fingerprint, options.max_length, normalize=spec.normalize)
         self._tokenizer = None
         self._config: dict = {}  # config.json; a live model (encoders.load) brings its own
 
@@ -137,6 +149,11 @@ class HFEncoder(_SpecEncoder):
         except Exception as exc:  # safetensors/json/OSError: all mean "this folder does not load"
             raise _load_error(self.spec.path, exc) from None
         self.device = pick_device(self.device)
+        self.attach(model, self._tokenizer)
+
+    def attach(self, model, tokenizer) -> None:
+        """Run ``model`` (a loaded ``transformers`` model, moved to ``self.device``) with ``tokenizer``."""
+        self._tokenizer = tokenizer
         self._model = model.to(self.device).eval()
         self._types = "token_type_ids" in inspect.signature(model.forward).parameters
 
@@ -151,33 +168,15 @@ class HFEncoder(_SpecEncoder):
         if not self._config and hasattr(self._model, "config"):
             self._config = self._model.config.to_dict()
         limit = min(filter(None, (self.max_length, position_limit(self._config))), default=None)
-        enc = self._tokenizer(
-            list(texts),
-            truncation=limit is not None,
-            max_length=limit,
-            padding=False,
-            return_token_type_ids=False,
-            return_attention_mask=False,
-        )
+        ids_only = {"padding": False, "return_token_type_ids": False, "return_attention_mask": False}
+        enc = self._tokenizer(list(texts), truncation=limit is not None, max_length=limit, **ids_only)
         check_token_ids(enc["input_ids"], texts, self._config.get("vocab_size"), self.spec.name)
         return enc["input_ids"]
 
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = 128,
-        show_progress: bool = True,
-        on_batch: OnBatch | None = None,
-    ) -> np.ndarray:
-        """Embed ``texts``: each distinct token sequence once, in length-bucketed batches, pooled, float32.
-
-        ``on_batch`` receives each finished batch (the cache stores it at once); a batch with NaN/inf
-        vectors is not passed on, and the whole call then fails as ``check_finite`` says.
-        """
+    def _encode(self, texts, batch_size: int, show_progress: bool, on_batch: OnBatch | None) -> np.ndarray:
+        """Each distinct token sequence once, in length-bucketed batches, pooled."""
         import torch
 
-        if len(texts) == 0:
-            return np.zeros((0, 0), dtype=np.float32)
         # texts that tokenize alike ("inc ." / "inc.", case under an uncased vocabulary) run once
         first: dict[tuple[int, ...], int] = {}
         where = np.array([first.setdefault(tuple(i), len(first)) for i in self.tokenize(texts)])
@@ -250,10 +249,8 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     start = 0
     while start < len(order):
         end = min(start + batch_size, len(order))
-        width = lengths[order[start]]
-        same = start
-        while same < end and lengths[order[same]] == width:
-            same += 1
+        width = lengths[order[start]]  # the leading length, which runs up to ``same``
+        same = next((i for i in range(start, end) if lengths[order[i]] != width), end)
         if same < end and same - start >= least:
             end = same
         batches.append(order[start:end])
@@ -265,27 +262,13 @@ class SentenceTransformerEncoder(_SpecEncoder):
     """Module stacks stsbench does not run itself go through sentence-transformers."""
 
     def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
-        """``options`` as resolved for ``spec`` (its prompt's text chosen); the pooler is the declared modules."""
+        """``options`` as resolved for ``spec``: its prompt's text chosen, pooler ``declared``."""
         length = options.max_length or spec.max_length
-        super().__init__(
-            spec, options, fingerprint, "declared", length, modules=spec.declared.get("modules", [])
-        )
+        super().__init__(spec, options, fingerprint, length, modules=spec.declared.get("modules", []))
 
-    def encode(
-        self,
-        texts: Sequence[str],
-        batch_size: int = 128,
-        show_progress: bool = True,
-        on_batch: OnBatch | None = None,
-    ) -> np.ndarray:
-        """Embed with ``SentenceTransformer.encode`` (it sorts by length itself).
-
-        sentence-transformers encodes the whole list in one call: ``on_batch`` gets it all at the end.
-        """
+    def _encode(self, texts, batch_size: int, show_progress: bool, on_batch: OnBatch | None) -> np.ndarray:
+        """By ``SentenceTransformer.encode`` (it sorts by length itself); ``on_batch`` gets all at the end."""
         import torch
-
-        if len(texts) == 0:
-            return np.zeros((0, 0), dtype=np.float32)
 
         if self._model is None:
             from sentence_transformers import SentenceTransformer

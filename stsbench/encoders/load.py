@@ -19,7 +19,6 @@ modules are Transformer + mean/CLS Pooling (+ Normalize) runs through the same :
 from __future__ import annotations
 
 import hashlib
-import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -46,6 +45,7 @@ from stsbench.paths import default_cache_dir
 
 log = logging.getLogger("stsbench.encoders")  # the package's logger, as before the loader had its module
 SIMCSE_DEFAULT_POOLER = "cls"  # SimCSE's evaluation.py default, for a plain HF model that declares nothing
+_LIVE_OPTIONS = ("pooler", "max_length", "device", "prompt", "prompt_name")  # what a live model reads of them
 
 
 def choose_pooler(spec: ModelSpec, pooler: str | None) -> str:
@@ -96,7 +96,7 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
     root = Path(options.cache_dir) if options.cache_dir is not None else default_cache_dir()
     if not isinstance(model, (str, Path)):
         # a live model still equal to its folder is keyed by the folder's files
-        live = live_encoder(model, tokenizer, options)
+        live = as_encoder(model, tokenizer, **{k: getattr(options, k) for k in _LIVE_OPTIONS})
         return CachedEncoder(live, root) if options.use_cache and live.info.fingerprint else live
     spec = resolve_model(str(model), options.revision)
     text, name = choose_prompt(*stored_prompts(spec.path), options.prompt, options.prompt_name, spec.name)
@@ -122,11 +122,9 @@ def build_encoder(model, options: EncodeOptions, *, tokenizer=None) -> Encoder:
 
 
 def _name_of(model, name: str | None) -> str:
-    if name:
-        return name
     config = getattr(model, "config", None)
     path = getattr(config, "_name_or_path", None) or getattr(model, "name_or_path", None)
-    return f"{path or type(model).__name__} (live)"
+    return name or f"{path or type(model).__name__} (live)"
 
 
 def live_hf_encoder(
@@ -150,32 +148,26 @@ def live_hf_encoder(
         raise StsbenchError("a transformers model needs its tokenizer: pass tokenizer=AutoTokenizer...")
     param = next(model.parameters(), None)
     dtype = str(param.dtype).removeprefix("torch.") if param is not None else "float32"
-    same = {"max_length": max_length, "normalize": normalize, "lower": lower}
-    key = folder_fingerprint(model, tokenizer, pooler=pooler, dtype=dtype, prompt=prompt, **same)
+    spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
+    key = folder_fingerprint(model, tokenizer, spec, dtype, prompt)
     if key is None:
+        same = {"max_length": max_length, "normalize": normalize, "lower": lower}
         settings = {"kind": kind, "pooler": pooler, **same, **({"prompt": prompt} if prompt else {})}
         key = weights_fingerprint(model, tokenizer, settings)
-    spec = ModelSpec(_name_of(model, name), Path(), kind, pooler, normalize, max_length, lower)
     enc = HFEncoder(spec, replace(options, pooler=pooler, dtype=dtype), fingerprint=key)
     enc.info = replace(enc.info, path="(in memory)")
-    device = options.device
-    enc.device = str(param.device) if param is not None and device is None else pick_device(device)
-    enc._tokenizer = tokenizer
-    enc._model = model.to(enc.device).eval()
-    enc._types = "token_type_ids" in inspect.signature(model.forward).parameters
+    live = param is not None and options.device is None  # where the model is, unless asked otherwise
+    enc.device = str(param.device) if live else pick_device(options.device)
+    enc.attach(model, tokenizer)
     return enc
 
 
 def _st_native(st) -> tuple[str, bool] | None:
     """(pooler, normalize) when ``st`` is Transformer + mean/CLS Pooling (+ Normalize), else None."""
     names = [type(m).__name__ for m in st]
-    if names[:2] != ["Transformer", "Pooling"] or names[2:] not in ([], ["Normalize"]):
-        return None
-    cfg = st[1].get_config_dict()
-    pooler = active_pooling(cfg)
-    if pooler is None or cfg.get("include_prompt", True) is False:
-        return None
-    return pooler, names[2:] == ["Normalize"]
+    native = names[:2] == ["Transformer", "Pooling"] and names[2:] in ([], ["Normalize"])
+    pooler = active_pooling(st[1].get_config_dict()) if native else None
+    return None if pooler is None else (pooler, names[2:] == ["Normalize"])
 
 
 class ObjectEncoder:
@@ -255,19 +247,6 @@ def as_encoder(
     options = EncodeOptions(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name
     )
-    return live_encoder(model, tokenizer, options, name=name, fingerprint=fingerprint)
-
-
-def live_encoder(
-    model,
-    tokenizer,
-    options: EncodeOptions,
-    *,
-    name: str | None = None,
-    fingerprint: str | None = None,
-) -> Encoder:
-    """:func:`as_encoder` with its keywords as one :class:`EncodeOptions` (its dtype and cache unused here)."""
-    prompt, prompt_name = options.prompt, options.prompt_name
     if isinstance(model, Encoder):
         if not options.prompted:
             return model
@@ -276,20 +255,16 @@ def live_encoder(
         fp = _with_prompt(model.info.fingerprint, text)
         wrapped.info = replace(model.info, fingerprint=fp, prompt=text, prompt_name=chosen if text else None)
         return wrapped
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:  # pragma: no cover - a core dependency
-        SentenceTransformer = ()  # noqa: N806
-    if isinstance(model, SentenceTransformer):
+    if _is_sentence_transformer(model):
         where = name or "SentenceTransformer (live)"
         prompts = {k: v or "" for k, v in (getattr(model, "prompts", None) or {}).items()}
         text, chosen = choose_prompt(
             prompts, getattr(model, "default_prompt_name", None), prompt, prompt_name, where
         )
         asked = replace(options, prompt=text, prompt_name=chosen)
-        native = _st_native(model) if options.pooler is None else None
+        native = _st_native(model) if pooler is None else None
         if native is not None:  # run by stsbench with the pooler its modules compute
-            asked = replace(asked, pooler=native[0], max_length=options.max_length or model.max_seq_length)
+            asked = replace(asked, pooler=native[0], max_length=max_length or model.max_seq_length)
         if asked.pooler is not None:
             return live_hf_encoder(
                 model[0].auto_model,
@@ -319,10 +294,17 @@ def live_encoder(
         return live_hf_encoder(model, tokenizer, replace(options, prompt=text, prompt_name=chosen), name=name)
     if callable(getattr(model, "encode", None)):
         text, chosen = choose_prompt({}, None, prompt, prompt_name, name or type(model).__name__)
-        return ObjectEncoder(
-            model, name=name, fingerprint=_with_prompt(fingerprint, text), prompt=text, prompt_name=chosen
-        )
+        fp = _with_prompt(fingerprint, text)
+        return ObjectEncoder(model, name=name, fingerprint=fp, prompt=text, prompt_name=chosen)
     raise StsbenchError(
         f"cannot evaluate a {type(model).__name__}: pass a model name or folder, a transformers model with "
         "its tokenizer, a SentenceTransformer, or an object with encode(list[str]) -> array"
     )
+
+
+def _is_sentence_transformer(model) -> bool:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:  # pragma: no cover - a core dependency
+        return False
+    return isinstance(model, SentenceTransformer)

@@ -67,7 +67,9 @@ ST_CONFIG = "config_sentence_transformers.json"  # where a folder stores its pro
 
 
 def active_pooling(pcfg: dict) -> str | None:
-    """The SimCSE pooler a Pooling module's config computes alone (its one mode), else None."""
+    """The SimCSE pooler a Pooling module's config computes alone (one mode, prompt included), else None."""
+    if pcfg.get("include_prompt", True) is False:
+        return None
     if isinstance(pcfg.get("pooling_mode"), str):
         return _ST_POOLING_MODE.get(pcfg["pooling_mode"])
     active = [k for k, v in pcfg.items() if k.startswith("pooling_mode") and v]
@@ -148,27 +150,25 @@ def download(repo_id: str, revision: str | None = None) -> Path:
         ) from None
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StsbenchError(f"{path}: not valid JSON ({exc}); restore or remove the file") from None
+def read_json(path: Path, kind: type = dict, *, strict: bool = False) -> Any:
+    """``path`` parsed; when absent, unreadable or not a ``kind``, an empty ``kind`` (the caller says why).
 
-
-def _json_or_empty(path: Path, kind: type = dict) -> Any:
-    """``path`` parsed; an empty ``kind`` when absent, unreadable or not a ``kind`` (the caller says why)."""
+    ``strict``: an absent or unreadable file is refused in one line instead (its value is taken as it is).
+    """
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        if strict:
+            raise StsbenchError(f"{path}: not valid JSON ({exc}); restore or remove the file") from None
         return kind()
-    return value if isinstance(value, kind) else kind()
+    return value if strict or isinstance(value, kind) else kind()
 
 
 def resolve_model(name: str, revision: str | None = None) -> ModelSpec:
     """Find the model folder for ``name`` (a hub id at ``revision``) and read its declared pooling."""
-    if revision is not None and (name.lower() in _EMBEDDED_NAMES or Path(name).expanduser().exists()):
+    if revision is not None and (is_embedded(name) or Path(name).expanduser().exists()):
         raise StsbenchError(f"--revision applies to hub ids; {name} is a local model, drop --revision")
-    if name.lower() in _EMBEDDED_NAMES:
+    if is_embedded(name):
         path = embedded_model_path()
     else:
         candidate = Path(name).expanduser()
@@ -193,23 +193,19 @@ def is_model_dir(path: Path) -> bool:
 
 def _inspect(name: str, path: Path) -> ModelSpec:
     if (path / "stsbench.json").is_file():
-        meta = _read_json(path / "stsbench.json")
+        meta = read_json(path / "stsbench.json", strict=True)
         pooler = meta.get("pooler")
         if pooler not in POOLER_REGISTRY:
             raise StsbenchError(
                 f"{path / 'stsbench.json'}: unknown pooler {pooler!r}; use one of {', '.join(POOLER_REGISTRY)}"
             )
         return ModelSpec(name, path, "stsbench", pooler, max_length=meta.get("max_length"), declared=meta)
-    if (path / "modules.json").is_file():
-        return _inspect_st(name, path)
-    return ModelSpec(name, path, "hf", None)
-
-
-def _inspect_st(name: str, path: Path) -> ModelSpec:
-    modules = _read_json(path / "modules.json")
+    if not (path / "modules.json").is_file():
+        return ModelSpec(name, path, "hf", None)
+    modules = read_json(path / "modules.json", strict=True)
     types = [m.get("type", "") for m in modules]
     bert = path / "sentence_bert_config.json"
-    st_cfg = _read_json(bert) if bert.is_file() else {}
+    st_cfg = read_json(bert, strict=True) if bert.is_file() else {}
     spec = ModelSpec(
         name,
         path,
@@ -221,14 +217,13 @@ def _inspect_st(name: str, path: Path) -> ModelSpec:
         declared={"modules": types},
     )
     classes = [module_class(t) for t in types]
-    if not set(classes) <= _NATIVE_MODULES or classes[:1] != ["Transformer"]:
+    pooling = [m.get("path", "") for m in modules if module_class(m.get("type", "")) == "Pooling"]
+    native = set(classes) <= _NATIVE_MODULES and classes[:1] == ["Transformer"] and len(pooling) == 1
+    if not native or (path / pooling[0]).resolve() == path.resolve():
         return spec
-    pool_mods = [m for m in modules if module_class(m.get("type", "")) == "Pooling"]
-    if len(pool_mods) != 1 or (path / pool_mods[0].get("path", "")).resolve() == path.resolve():
-        return spec
-    pcfg = _read_json(path / pool_mods[0]["path"] / "config.json")
+    pcfg = read_json(path / pooling[0] / "config.json", strict=True)
     pooler = active_pooling(pcfg)
-    if pooler is None or pcfg.get("include_prompt", True) is False:
+    if pooler is None:
         return spec
     spec.kind = "sentence-transformers"
     spec.pooler = pooler
@@ -248,7 +243,7 @@ def module_class(type_name: str) -> str:
 
 def _modules(path: Path) -> list[dict]:
     # resolve_model reports an unreadable modules.json itself
-    return [m for m in _json_or_empty(path / "modules.json", list) if isinstance(m, dict)]
+    return [m for m in read_json(path / "modules.json", list) if isinstance(m, dict)]
 
 
 def transformer_dir(path: Path) -> Path | None:
@@ -285,13 +280,11 @@ def check_model_folder(path: Path) -> None:
         raise StsbenchError(f"{folder} has no config.json; {fix}")
     if not any((folder / w).is_file() for w in WEIGHTS):
         raise StsbenchError(f"{folder} has no weights ({' or '.join(WEIGHTS[::2])}); {fix}")
-    has_tokenizer = any((folder / name).is_file() for name in _TOKENIZER_FILES) or any(
-        f.suffix in _TOKENIZER_SUFFIXES for f in folder.iterdir() if f.is_file()
-    )
+    files = [f for f in folder.iterdir() if f.is_file()]
+    has_tokenizer = any(f.name in _TOKENIZER_FILES or f.suffix in _TOKENIZER_SUFFIXES for f in files)
     # a sentence-transformers Transformer may load its tokenizer from ``tokenizer_name_or_path``
-    if not has_tokenizer and not _json_or_empty(folder / "sentence_bert_config.json").get(
-        "tokenizer_name_or_path"
-    ):
+    elsewhere = read_json(folder / "sentence_bert_config.json").get("tokenizer_name_or_path")
+    if not has_tokenizer and not elsewhere:
         raise StsbenchError(
             f"{folder} has no tokenizer (none of tokenizer.json, vocab.txt, vocab.json, "
             f"tokenizer_config.json, *.model); every word would become [UNK]: {fix}"
@@ -335,7 +328,7 @@ def position_limit(config: dict) -> int | None:
 
 def read_config(folder: Path) -> dict:
     """``folder/config.json`` as a dict ({} when absent or unreadable: the loader says why later)."""
-    return _json_or_empty(folder / "config.json")
+    return read_json(folder / "config.json")
 
 
 def clamp_max_length(path: Path, max_length: int) -> int:
@@ -355,7 +348,7 @@ def clamp_max_length(path: Path, max_length: int) -> int:
 
 def stored_prompts(path: Path) -> tuple[dict[str, str], str | None]:
     """``(prompts, default_prompt_name)`` a model folder stores (``({}, None)`` when it stores none)."""
-    cfg = _json_or_empty(Path(path) / ST_CONFIG)
+    cfg = read_json(Path(path) / ST_CONFIG)
     prompts = cfg.get("prompts") if isinstance(cfg.get("prompts"), dict) else {}
     default = cfg.get("default_prompt_name")
     return {str(k): str(v or "") for k, v in prompts.items()}, default if isinstance(default, str) else None
