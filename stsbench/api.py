@@ -48,12 +48,8 @@ def analyze(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name,
         batch_size=batch_size, cache_dir=cache_dir, use_cache=use_cache,
     )  # fmt: skip
-    return run_analysis(
-        name,
-        encoders=[build_encoder(model, encode, tokenizer=tokenizer)],
-        data_dir=data_dir,
-        output=Path(output) if output is not None else None,
-        encode=encode,  # the encoder is built: the run records the batch size and the maximum length asked for
-        command="stsbench.analyze (Python API)",
-        **options,
-    )
+    encoders = [build_encoder(model, encode, tokenizer=tokenizer)]
+    where = dict(data_dir=data_dir, output=Path(output) if output is not None else None)
+    # the encoder is built: encode= lets the run record the batch size and the maximum length asked for
+    command = "stsbench.analyze (Python API)"
+    return run_analysis(name, encoders=encoders, encode=encode, command=command, **where, **options)

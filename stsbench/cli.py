@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Annotated
 
 import typer
 
 from stsbench.commands import register_all
+from stsbench.commands._options import opt, with_suggestion
 from stsbench.errors import INTERRUPTED as INTERRUPTED_STATUS
 from stsbench.errors import StsbenchError, os_error_line
 
@@ -42,12 +42,9 @@ def _show_version(value: bool) -> None:
 
 
 def _group(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", is_eager=True, callback=_show_version, help="Show stsbench's version and exit."
-        ),
-    ] = False,
+    version: opt(
+        bool, "--version", is_eager=True, callback=_show_version, help="Show stsbench's version and exit."
+    ) = False,
 ) -> None:
     pass  # the group's help is Typer(help=...)'s
 
@@ -58,11 +55,6 @@ def __getattr__(name: str):
         globals()["app"] = value = build_app()
         return value
     raise AttributeError(f"module 'stsbench.cli' has no attribute {name!r}")
-
-
-def _command(args: list[str]) -> str | None:
-    """The command word of a command line (its first argument, when not an option such as --help)."""
-    return args[0] if args and not args[0].startswith("-") else None
 
 
 _PREFIX = {logging.INFO: "note", logging.WARNING: "warning"}
@@ -103,8 +95,6 @@ def _interrupted() -> None:
 def _suggested(line: str) -> str:
     """An error line with the nearest known model added where it names a model not found (mistyped)."""
     try:
-        from stsbench.commands._options import with_suggestion
-
         return with_suggestion(line)
     except Exception:  # noqa: BLE001 - a hint must never hide the error it adds to
         return line
@@ -115,7 +105,9 @@ def main() -> None:
     show_library_log()
     try:
         # standalone_mode=False returns typer.Exit's code instead of exiting with it
-        code = build_app(_command(sys.argv[1:]))(standalone_mode=False)
+        # the command word: the first argument, when not an option such as --help
+        args = sys.argv[1:]
+        code = build_app(args[0] if args and not args[0].startswith("-") else None)(standalone_mode=False)
         if code == INTERRUPTED_STATUS:  # typer turns Ctrl-C inside a command into a silent Exit(130)
             _interrupted()
         if isinstance(code, int) and code:

@@ -49,7 +49,7 @@ def compare(
     prompt: str | None = None,
     prompt_name: str | None = None,
 ) -> CompareResult:
-    """Compare every source after the first with the first (see :func:`load_sides` for what a source is).
+    """Compare every source after the first with the first (see :func:`compare_sources` for what a source is).
 
     ``prompt`` / ``prompt_name`` apply to the models evaluated here (as ``stsbench run --prompt``).
     """
@@ -69,27 +69,14 @@ def compare_sources(
     output: Path = Path("results"),
     quiet: bool = False,
 ) -> CompareResult:
-    """:func:`compare` with how the models and seeds evaluated here are loaded as one :class:`EncodeOptions`."""
-    require_two(sources)
-    sides = load_sides(sources, encode, mode=mode, data_dir=data_dir, output=output, quiet=quiet)
-    return compare_sides(sides, bootstrap=bootstrap, seed=seed)
+    """:func:`compare` with how the models and seeds evaluated here are loaded as one :class:`EncodeOptions`.
 
-
-def load_sides(
-    sources: list[str],
-    encode: EncodeOptions,
-    *,
-    mode: str | None,
-    data_dir: Path | None,
-    output: Path,
-    quiet: bool,
-) -> list[Side]:
-    """A side per source: a results folder as it is, a seeds folder or a model evaluated first.
-
-    A ``train --seeds`` folder is refused unless every seed has its kept checkpoint; then each seed is evaluated
-    as ``stsbench run --model OUT`` does (through the cache) and the side is their aggregate. What each source
-    is, and whether seeds meet one model, is settled before anything is evaluated.
+    A side per source: a results folder as it is, a seeds folder or a model evaluated first. A ``train --seeds``
+    folder is refused unless every seed has its kept checkpoint; then each seed is evaluated as ``stsbench run
+    --model OUT`` does (through the cache) and the side is their aggregate. What each source is, and whether seeds
+    meet one model, is settled before anything is evaluated.
     """
+    require_two(sources)
     found: list[Side | str] = []  # a results folder's side, or what to evaluate: "seeds" or "model"
     for src in sources:
         path = Path(src)
@@ -117,8 +104,7 @@ def load_sides(
         raise StsbenchError("--prompt and --prompt-name apply to models, not to seeds folders; drop them")
 
     options = {"data_dir": data_dir, "output": output, "show_progress": not quiet}
-    sides: list[Side] = []
-    taken: dict[str, Side] = {}
+    taken: dict[str, Side] = {}  # each side by its label, in the order of the sources
     # models and seeds are evaluated with run's own intervals: the results written under --output are the
     # ones `stsbench run` writes (a folder of earlier `stsbench run` results keeps its intervals)
     for src, what in zip(sources, found, strict=True):
@@ -136,8 +122,7 @@ def load_sides(
             side = what
         side.label = unique_label(side.label, taken)
         taken[side.label] = side
-        sides.append(side)
-    return sides
+    return compare_sides(list(taken.values()), bootstrap=bootstrap, seed=seed)
 
 
 def side_from_seeds(path: Path, source: str) -> Side:
@@ -212,16 +197,10 @@ def side_from_folder(folder: Path, *, mode: str | None = None, source: str | Non
     ordered = sorted(recs, key=lambda rec: _task_order(rec.result.task))
     by_task = {rec.result.task: rec.result for rec in ordered}
     first = recs[0].result
-    side = _side(
-        first.model.name,
-        source or str(folder),
-        first.model.pooler,
-        first.mode,
-        fingerprint=first.model.fingerprint,
-        figures={t: r.reported for t, r in by_task.items()},
-        data_files={t: r.provenance.data_files for t, r in by_task.items()},
-        pairs={t: pairs[t] for t in by_task},
-    )
+    extra = dict(fingerprint=first.model.fingerprint, pairs={t: pairs[t] for t in by_task})
+    extra.update(figures={t: r.reported for t, r in by_task.items()})
+    extra.update(data_files={t: r.provenance.data_files for t, r in by_task.items()})
+    side = _side(first.model.name, source or str(folder), first.model.pooler, first.mode, **extra)
     side.label += prompt_suffix(first.model.prompt, first.model.prompt_name)
     return side
 

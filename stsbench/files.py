@@ -202,14 +202,6 @@ def describe_holder(folder: Path) -> str:
         return "another process (which one it has not written yet)"
 
 
-def _patience() -> float:
-    """``STSBENCH_LOCK_WAIT_S`` in seconds (0 when unset or not a number >= 0)."""
-    try:
-        return max(0.0, float(os.environ.get(WAIT_ENV) or 0))
-    except ValueError:
-        return 0.0
-
-
 def _refused(what: str, folder: Path, waited: str = "") -> StsbenchError:
     return StsbenchError(
         f"{what} {folder} is being written by {describe_holder(folder)}{waited}; wait for it to end or stop it, "
@@ -238,7 +230,10 @@ def output_lock(
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        patience = None if wait else _patience()
+        try:  # STSBENCH_LOCK_WAIT_S in seconds (0 when unset or not a number >= 0)
+            patience = None if wait else max(0.0, float(os.environ.get(WAIT_ENV) or 0))
+        except ValueError:
+            patience = 0.0
         if patience == 0:
             raise _refused(what, folder) from None
         log.info("waiting for %s, which is writing %s", describe_holder(folder), folder)

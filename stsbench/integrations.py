@@ -100,8 +100,7 @@ class STSBenchCallback(TrainerCallback):
     ) -> None:
         if eval_steps < 1:
             raise StsbenchError(f"eval_steps must be >= 1, got {eval_steps}")
-        self.tokenizer = tokenizer
-        self.eval_steps = eval_steps
+        self.tokenizer, self.eval_steps = tokenizer, eval_steps
         self.tasks, self.mode, self.data_dir, self.encoder_of = tasks, mode, data_dir, encoder_of
         self.encode = EncodeOptions(pooler=pooler, batch_size=batch_size, use_cache=False)
         self.trainer = None
@@ -119,14 +118,8 @@ class STSBenchCallback(TrainerCallback):
             return control
         if self.trainer is None:
             raise StsbenchError("STSBenchCallback needs its trainer: add it with callback.attach(trainer)")
-        scores = _scores(
-            self.encoder_of(model),
-            self.encode,
-            tasks=self.tasks,
-            mode=self.mode,
-            data_dir=self.data_dir,
-            tokenizer=self.tokenizer,
-        )
+        given = dict(tasks=self.tasks, mode=self.mode, data_dir=self.data_dir, tokenizer=self.tokenizer)
+        scores = _scores(self.encoder_of(model), self.encode, **given)
         self.history.append((state.global_step, scores))
         self.trainer.log({f"stsbench/{task}_{self.mode}": value for task, value in scores.items()})
         return control

@@ -67,11 +67,6 @@ def kind(info: FieldInfo) -> type:
     return str if typing.get_origin(member) is Literal else member
 
 
-def optional(info: FieldInfo) -> bool:
-    """Whether None is a value of the field (not given: the default decides later)."""
-    return type(None) in typing.get_args(info.annotation)
-
-
 def extra(info: FieldInfo, key: str) -> Any:
     """A value from the field's ``json_schema_extra`` (``short``, ``why``), or None."""
     return (info.json_schema_extra or {}).get(key) if isinstance(info.json_schema_extra, dict) else None
@@ -104,10 +99,6 @@ def bounds(info: FieldInfo) -> str | None:
     return None
 
 
-def _either(values: tuple[str, ...]) -> str:
-    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
-
-
 def one_line(
     exc: ValidationError, fields: Mapping[str, FieldInfo] | Any, sources: Mapping[str, str] | None = None
 ) -> str:
@@ -124,8 +115,9 @@ def one_line(
     if error["type"] == "extra_forbidden" or info is None:
         return f"{prefix}unknown option {name!r}; see `stsbench train --help` for the options"
     if error["type"] in ("literal_error", "unknown_choice"):  # a Literal's, or a registry's names (its ctx)
-        allowed = (error.get("ctx") or {}).get("choices") or choices(info) or ()
-        return f"{prefix}unknown {name.replace('_', ' ')} {value!r}; choose {_either(tuple(allowed))}"
+        allowed = tuple((error.get("ctx") or {}).get("choices") or choices(info) or ())
+        either = allowed[0] if len(allowed) == 1 else f"{', '.join(allowed[:-1])} or {allowed[-1]}"
+        return f"{prefix}unknown {name.replace('_', ' ')} {value!r}; choose {either}"
     if error["type"] in _BOUND_ERRORS:
         why = extra(info, "why")
         return f"{flag(name)} {value} {why}" if why else f"{flag(name)} must be {bounds(info)}"

@@ -34,8 +34,7 @@ class PlainProgress:
 
     def __init__(self, description: str, total: int, every: float) -> None:
         self.description, self.total, self.every = description, total, every
-        self.done = 0
-        self.lines = 0
+        self.done = self.lines = 0
         self._start = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="stsbench-progress", daemon=True)
@@ -101,14 +100,8 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
         with PlainProgress(description, total, progress_seconds()) as plain:
             yield plain.advance
         return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as prog:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as prog:
         task = prog.add_task(description, total=total)
         yield lambda n: prog.advance(task, n)
 

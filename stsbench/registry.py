@@ -46,11 +46,7 @@ class Registry(Generic[T]):
     """
 
     def __init__(
-        self,
-        what: str,
-        *,
-        entry_points: str | None = None,
-        normalise: Callable[[str], str] | None = None,
+        self, what: str, *, entry_points: str | None = None, normalise: Callable[[str], str] | None = None
     ) -> None:
         self.what = what
         self.entry_points = entry_points

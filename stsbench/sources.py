@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast  # inspect and dataclasses import it: every CLI start has it loaded already
 import hashlib
+import json
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -51,19 +52,14 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "bootstrap": (
         "stsbench.stats.bootstrap",
         "stsbench.tasks.intervals",
-    ),  # the draw, and the call that feeds it
+    ),  # the draw, and the call feeding it
 }
 # What maps a (model, text) to a vector: the encoders that run a model (hf.py), the poolers (pooling.py), the
 # reading of a folder's declared settings and prompts (normalisation, lower-casing, the maximum length, the
 # position limit that cuts a long text: resolve.py) and the choice among them (load.py: the pooler,
 # normalisation and length a folder gets, its fix once needed a hand-bumped key; the encoder of a model in
 # memory). Not cache.py (it stores vectors under their own sha256) nor fingerprint.py (the key itself).
-EMBEDDING_FILES = (
-    "encoders/hf.py",
-    "encoders/load.py",
-    "encoders/pooling.py",
-    "encoders/resolve.py",
-)
+EMBEDDING_FILES = ("encoders/hf.py", "encoders/load.py", "encoders/pooling.py", "encoders/resolve.py")
 
 # The package files each kind's modules load at run time (beside its code: an edit is other code), relative to the
 # package. The published registries are not here: they are report input, in the report step's key.
@@ -199,10 +195,6 @@ def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
     return sorted(set(seen.values()))
 
 
-# the statements a body opens with that only document it: a docstring, and any other bare string statement
-_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-
-
 def _is_bare_string(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Expr)
@@ -275,8 +267,6 @@ def _cache_file(name: str) -> Path | None:
 
 def _read_json(where: Path) -> dict[str, Any]:
     """A memo file's dict; {} when absent or damaged (its digests are computed again)."""
-    import json
-
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -286,8 +276,6 @@ def _read_json(where: Path) -> dict[str, Any]:
 
 def _write_json(where: Path, data: dict[str, Any]) -> None:
     """Replace a memo file atomically; a cache folder that cannot be written only costs the next process."""
-    import json
-
     from stsbench.files import atomic_write_bytes  # importable wherever _cache_file() is
 
     try:
@@ -312,16 +300,6 @@ def _memo() -> dict[str, Any]:
     return _MEMO
 
 
-def _tree_sha(data: bytes, name: str) -> bytes:
-    """sha256 of ``data``'s canonical tree (:func:`tree_text`), memoised by the bytes' sha256."""
-    raw = hashlib.sha256(data).hexdigest()
-    memo = _memo()
-    if not isinstance(memo.get(f"tree:{raw}"), str):
-        memo[f"tree:{raw}"] = hashlib.sha256(tree_text(data, name).encode("utf-8")).hexdigest()
-        _MEMO_STATE["dirty"] = True
-    return bytes.fromhex(memo[f"tree:{raw}"])
-
-
 def _save_memo() -> None:
     """Write the memo atomically when it grew; a cache folder that cannot be written only costs parsing."""
     where = _cache_file(MEMO_FILE)
@@ -336,8 +314,12 @@ def file_sha(path: Path) -> bytes:
     The bytes' sha256 is :func:`sha256_file`'s: a file whose stat is unchanged is neither read nor parsed again.
     """
     raw = sha256_file(path)
-    tree = _memo().get(f"tree:{raw}")
-    return bytes.fromhex(tree) if isinstance(tree, str) else _tree_sha(path.read_bytes(), str(path))
+    memo = _memo()
+    if not isinstance(memo.get(f"tree:{raw}"), str):
+        text = tree_text(path.read_bytes(), str(path))
+        memo[f"tree:{raw}"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        _MEMO_STATE["dirty"] = True
+    return bytes.fromhex(memo[f"tree:{raw}"])
 
 
 # -- the bytes of any file: one digest, one stat memo ---------------------------------------------------------------
@@ -379,22 +361,14 @@ def sha256_files(files: Iterable[Path], *, fresh: bool = False) -> dict[Path, st
             grew = grew or new != hit
             hit = _STAMPS[key] = new
         out[Path(f)] = hit[2]
-    if grew and where is not None:
-        _save_stamps(where)
+    if grew and where is not None:  # merged with what another process wrote meanwhile, the files gone dropped
+        _write_json(where, {k: v for k, v in {**_read_json(where), **_STAMPS}.items() if Path(k).exists()})
     return out
 
 
 def sha256_file(path: Path, *, fresh: bool = False) -> str:
     """The sha256 of one file's bytes (:func:`sha256_files`)."""
     return sha256_files([path], fresh=fresh)[Path(path)]
-
-
-def _save_stamps(where: Path) -> None:
-    """Merge with what another process wrote meanwhile, drop the files that are gone, replace atomically.
-
-    A cache folder that cannot be written only costs the next process its reading.
-    """
-    _write_json(where, {k: v for k, v in {**_read_json(where), **_STAMPS}.items() if Path(k).exists()})
 
 
 def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
@@ -425,13 +399,9 @@ def code_digest(kind: str, root: Path | None = None) -> str:
     """
     if kind == "embedding":
         return source_digest(*EMBEDDING_FILES, root=root)
-    try:
-        entries = ENTRIES[kind]
-    except KeyError:
-        raise ValueError(
-            f"no code digest for {kind!r}; known: {', '.join([*ENTRIES, 'embedding'])}"
-        ) from None
-    return files_digest(closure(entries, root), root)
+    if kind not in ENTRIES:
+        raise ValueError(f"no code digest for {kind!r}; known: {', '.join([*ENTRIES, 'embedding'])}")
+    return files_digest(closure(ENTRIES[kind], root), root)
 
 
 def library_versions(names: Iterable[str] = ("torch", "transformers")) -> dict[str, str]:

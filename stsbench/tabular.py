@@ -48,15 +48,9 @@ def make_table(
 ) -> Table:
     """Build a :class:`Table`; columns of numbers (or dashes) and those named in ``right`` are right-aligned."""
     frame = pd.DataFrame(rows, columns=columns, dtype=object)
-    align = tuple(
-        "r"
-        if columns[i] in right
-        or rows
-        and all(_numeric(r[i]) or r[i] in (DASH, "") for r in rows)
-        and any(_numeric(r[i]) for r in rows)
-        else "l"
-        for i in range(len(columns))
-    )
+    cells = [[r[i] for r in rows] for i in range(len(columns))]
+    numeric = [all(_numeric(c) or c in (DASH, "") for c in col) and any(map(_numeric, col)) for col in cells]
+    align = tuple("r" if name in right or num else "l" for name, num in zip(columns, numeric, strict=True))
     return Table(key, title, frame, align, tuple(notes or ()))
 
 
@@ -87,17 +81,15 @@ def to_markdown(table: Table) -> str:
     return "\n".join([head, rule, *body])
 
 
+def _html_cells(tag: str, values, align: tuple[str, ...]) -> str:  # noqa: ANN001
+    return "".join(
+        f'<{tag} class="{a}">{html.escape(str(v))}</{tag}>' for v, a in zip(values, align, strict=True)
+    )
+
+
 def to_html(table: Table) -> str:
     """Return an HTML ``<table>`` (escaped cells, alignment as classes; no title, no notes)."""
-    head = "".join(
-        f'<th class="{a}">{html.escape(str(c))}</th>'
-        for c, a in zip(table.frame.columns, table.align, strict=True)
-    )
-    rows = []
-    for row in table.frame.itertuples(index=False):
-        cells = "".join(
-            f'<td class="{a}">{html.escape(str(v))}</td>' for v, a in zip(row, table.align, strict=True)
-        )
-        rows.append(f"<tr>{cells}</tr>")
+    head = _html_cells("th", table.frame.columns, table.align)
+    rows = (f"<tr>{_html_cells('td', row, table.align)}</tr>" for row in table.frame.itertuples(index=False))
     body = "\n".join(rows)
     return f'<table id="{html.escape(table.key)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'

@@ -251,9 +251,7 @@ def parameter(
     """
     from stsbench import options  # pydantic: not for `stsbench run`
 
-    flag = options.flag(name)
-    kind = options.kind(info)
-    short = options.extra(info, "short")
+    flag, kind, short = options.flag(name), options.kind(info), options.extra(info, "short")
     decls = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag, *([short] if short else [])]
     allowed = choices or options.choices(info)
     annotation: Any = Literal[allowed] if allowed else kind  # a Literal: typer shows and checks the choices

@@ -1,4 +1,8 @@
-"""``stsbench published list|show`` (the published numbers) and ``stsbench check`` (results against them)."""
+"""``stsbench published list|show`` (the published numbers), ``stsbench check`` (results against them).
+
+And ``stsbench export-mteb`` (the ``stsbench[mteb]`` extra): a run's STS results in MTEB's results layout,
+which ``check --against mteb-results:DIR`` reads back.
+"""
 
 from __future__ import annotations
 
@@ -241,15 +245,12 @@ def _check_cells(
         if status in ("MISSING", "FAIL"):
             failed.append(f"{v.task}: {status}" + (f" ({off:+.2f})" if off is not None else ""))
         rows.append((v.task, _number(v.mean), e.format(v.published), _number(off, "+"), _styled(status)))
-    columns = ("cell", SPREAD, "published", *VERSUS, "verdict")
-    if not seeds:
-        columns = ("cell", "measured", "published", "delta", "status")
+    columns = ("cell", SPREAD, "published", *VERSUS, "verdict") if seeds else ("cell", *COMPARED[1:])
     heading = f"[bold]{escape(rep.group.label)}[/bold] {_against(e, rep.address)}"
     notes = [f"compared with {rep.compared_with}", *_selection_note(e)]
     what = f"{rep.address} against {rep.group.name}: {'; '.join(failed)}" if failed else None
-    passed = (
-        f"every cell of {rep.address} {'reproduced (or not checked)' if seeds else f'within {tolerance}'}"
-    )
+    judged = "reproduced (or not checked)" if seeds else f"within {tolerance}"
+    passed = f"every cell of {rep.address} {judged}"
     statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
     _print_check(heading, columns, rows, notes, what, passed, statuses)
 
@@ -298,8 +299,41 @@ def _print_check(
     console.print(f"[green]PASS[/green]: {passed}", highlight=False)
 
 
+def export_mteb_cmd(
+    results: opt(Path, help="Folder of `stsbench run` results (searched recursively).", arg=True),
+    out: shared.OutOpt,
+    model_name: opt(
+        str | None,
+        "--model-name",
+        help="MTEB's ORG/NAME for the model (default: the hub id; the embedded model's is "
+        "sentence-transformers/all-MiniLM-L6-v2; required for a local folder).",
+    ) = None,
+    revision: opt(
+        str | None,
+        "--revision",
+        help="The model's revision folder (default: the hub snapshot's commit, else no_revision_available).",
+    ) = None,
+    model: shared.ModelFilterOpt = None,
+    pooler: shared.PoolerFilterOpt = None,
+    mode: shared.ModeFilterOpt = None,
+) -> None:
+    """Write one run's STS12-16 and STSBenchmark results as MTEB task results (mteb.TaskResult) under OUT.
+
+    MTEB reads them with ``mteb.ResultCache(cache_path=OUT).load_results()``. The main score is MTEB's: cosine
+    Spearman over the test split (for STS12-16 every subset's pairs together: stsbench's ``all``), in [0, 1].
+    SICKRelatedness is left out: MTEB scores it on all SICK pairs, not SentEval's test split.
+    """
+    from stsbench.results.mteb_layout import export_results
+
+    done = export_results(results, out, model_name, revision, model=model, pooler=pooler, mode=mode)
+    left = f"; left out (MTEB scores other pairs): {', '.join(done.left_out)}" if done.left_out else ""
+    tasks = ", ".join(done.tasks)
+    typer.echo(f"wrote {tasks} of {done.name}@{done.revision} to {done.folder}{left}", err=True)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``published list|show`` and ``check`` to the app."""
+    """Add ``export-mteb``, ``published list|show`` and ``check`` to the app (in the order of ``--help``)."""
+    app.command("export-mteb")(export_mteb_cmd)
     published = typer.Typer(
         help="The papers' and MTEB's published numbers, with their sources.",
         no_args_is_help=True,

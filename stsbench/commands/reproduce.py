@@ -212,20 +212,17 @@ def reproduce_command(
             if record and record.get("status") == "done":
                 why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
                 console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
-        state.update(
-            recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor, gpus=gpus
-        )
+        # recipe_file: a recipe file, for --status to replan (a built-in is found by name); subset:
+        # --runs/--seeds, so that --status replans the same subset
+        seeds_run = sorted({s for r in recipe.runs for s in r.seeds})
+        subset = {"runs": [r.name for r in recipe.runs], "seeds": seeds_run} if recipe.omitted else None
+        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
+        state.update(gpus=gpus, recipe_file=source, subset=subset)
         # near it: found again once moved; through the root, it would name this machine's folders
         if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:
             state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())
         else:
             state.pop("data_dir", None)
-        state["recipe_file"] = source  # a recipe file, for --status to replan (a built-in is found by name)
-        # --runs/--seeds, so that --status replans the same subset
-        seeds_run = sorted({s for r in recipe.runs for s in r.seeds})
-        state["subset"] = (
-            {"runs": [r.name for r in recipe.runs], "seeds": seeds_run} if recipe.omitted else None
-        )
         display = Display(console, [s.id for s in plan.steps], plan.out)
         try:
             kw = dict(show=display, allow_modified=allow_modified, threads=threads, checkout=code)
@@ -279,9 +276,8 @@ def _list(target: str | None, format_: str) -> None:
             head = f"{name} ({flavour}): {plural(int(cells), 'cell')}, {unrepr} unreproducible, "
             head += f"{plural(int(claims), 'claim')}, {plural(int(trainings), 'training')}; cost {hours}"
             typer.echo(textwrap.fill(head, width, subsequent_indent="    ", break_on_hyphens=False))
-            typer.echo(
-                textwrap.fill(f"tables: {tables}", width, initial_indent="  ", subsequent_indent="    ")
-            )
+            tables = textwrap.fill(f"tables: {tables}", width, initial_indent="  ", subsequent_indent="    ")
+            typer.echo(tables)
         typer.echo(textwrap.fill(LIST_FOOTER, width))
         return
     numbers = ("cells", "unreproducible", "claims", "trainings")
