@@ -216,17 +216,22 @@ class RepetitionProbe(Analysis):
 
 
 class _StsbSplit(Analysis):
-    """An analysis of one STS-B split: its file in provenance, the split in the file stem."""
+    """An analysis of an STS-B split: its files in provenance, the split in the file stem."""
+
+    def splits(self, config: Any) -> tuple[str, ...]:
+        """The STS-B splits it reads: the one of ``--split``."""
+        return (config.split,)
 
     def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
-        """The STS-B split's file."""
+        """The STS-B file of each split."""
         from stsbench.analyses.common import pair_files
 
-        return Path(data_dir or "."), pair_files(Path(data_dir or "."), STSB, config.split)
+        root = Path(data_dir or ".")
+        return root, [f for s in self.splits(config) for f in pair_files(root, STSB, s)]
 
     def encodes(self, config: Any) -> Encodes:
-        """The STS-B split."""
-        return Encodes(splits=((STSB, config.split),))
+        """Each STS-B split."""
+        return Encodes(splits=tuple((STSB, s) for s in self.splits(config)))
 
     def variant(self, config: Any) -> str:
         """The split."""
@@ -322,7 +327,7 @@ class CosineDensityConfig:
 
 
 @register_analysis
-class CosineDensity(Analysis):
+class CosineDensity(_StsbSplit):
     """The density of predicted cosines by gold-score group on STS-B (SimCSE Figure 4)."""
 
     name = "cosine_density"
@@ -334,31 +339,11 @@ class CosineDensity(Analysis):
     config_type = CosineDensityConfig
     result_type = f"{DENSITY}:CosineDensityResult"
 
-    def data_files(
-        self, config: CosineDensityConfig, data_dir: Path | None, prepared: Any
-    ) -> tuple[Path, list[Path]]:
-        """The STS-B file of the split, or of each split."""
-        from stsbench.analyses.common import pair_files
+    def splits(self, config: CosineDensityConfig) -> tuple[str, ...]:
+        """The split, or each split (``all``)."""
         from stsbench.analyses.density import SPLITS
 
-        root = Path(data_dir or ".")
-        splits = SPLITS if config.split == "all" else (config.split,)
-        return root, [f for s in splits for f in pair_files(root, STSB, s)]
-
-    def encodes(self, config: CosineDensityConfig) -> Encodes:
-        """The STS-B split, or each split."""
-        from stsbench.analyses.density import SPLITS
-
-        splits = SPLITS if config.split == "all" else (config.split,)
-        return Encodes(splits=tuple((STSB, s) for s in splits))
-
-    def variant(self, config: CosineDensityConfig) -> str:
-        """The split."""
-        return config.split
-
-    def record(self, config: CosineDensityConfig) -> dict[str, Any]:
-        """The task beside the options."""
-        return {"task": STSB, **super().record(config)}
+        return SPLITS if config.split == "all" else (config.split,)
 
     def compute(
         self,

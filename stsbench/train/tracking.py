@@ -153,25 +153,17 @@ def open_trackers(
         return None
     check_installed(report_to)
     name = name or (f"{group}/{out.name}" if group else out.name)
+    # the run's project, group, name and config, as wandb.init and trackio.init both take them
+    common: dict[str, Any] = {"project": project, "group": group, "name": name, "config": config}
     opened: list[Tracker] = []
     try:
         for tracker in names:
             if tracker == "tensorboard":
                 opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
             elif tracker == "wandb":
-                opened.append(
-                    WandbTracker(
-                        out,
-                        config,
-                        project=project,
-                        group=group,
-                        name=name,
-                        run_id=_wandb_id(out, resume_step),
-                    )
-                )
+                opened.append(WandbTracker(out, _wandb_id(out, resume_step), common))
             else:
-                resume = resume_step is not None
-                opened.append(TrackioTracker(config, project=project, group=group, name=name, resume=resume))
+                opened.append(TrackioTracker(resume_step is not None, common))
     except BaseException:
         Trackers(opened).close()
         raise
@@ -216,21 +208,11 @@ class TensorBoardTracker:
 class WandbTracker:
     """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE`` decides online or offline), in group ``group``."""
 
-    def __init__(
-        self, out: Path, config: dict[str, Any], *, project: str, group: str | None, name: str, run_id: str
-    ) -> None:
+    def __init__(self, out: Path, run_id: str, common: dict[str, Any]) -> None:
         import wandb
 
-        self.run = wandb.init(
-            project=project,
-            group=group,
-            name=name,
-            id=run_id,
-            resume="allow",
-            dir=str(out),
-            config=config,
-            reinit="create_new",  # a run of its own, beside any the caller has open
-        )
+        # reinit: a run of its own, beside any the caller has open
+        self.run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
 
     def log(self, values: dict[str, float], step: int) -> None:
         self.run.log(values, step=step)
@@ -245,23 +227,11 @@ class WandbTracker:
 class TrackioTracker:
     """A ``trackio`` run in its local store (``TRACKIO_DIR``), project ``project``, group ``group``."""
 
-    def __init__(
-        self, config: dict[str, Any], *, project: str, group: str | None, name: str, resume: bool
-    ) -> None:
+    def __init__(self, resume: bool, common: dict[str, Any]) -> None:
         import trackio
 
-        self.run = trackio.init(
-            project=project,
-            name=name,
-            group=group,
-            config=config,
-            resume="allow"
-            if resume
-            else "never",  # a new run (--overwrite) is a new trackio run of that name
-            embed=False,
-            auto_log_gpu=False,
-            auto_log_cpu=False,
-        )
+        mode = "allow" if resume else "never"  # a new run (--overwrite) is a new trackio run of that name
+        self.run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
 
     def log(self, values: dict[str, float], step: int) -> None:
         self.run.log(values, step=step)
