@@ -7,6 +7,7 @@ A plain module (``from helpers import ...``), so that it is imported once, under
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -304,6 +305,24 @@ def train_seed(files: Path, folder: Path, seed: int, method: str = "simcse") -> 
     train(train_config(files, folder, method=method, **opts), show_progress=False)
 
 
+def cos(a, b) -> float:
+    """The cosine of two vectors, looped."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+def by_hand(h, hp, queue=(), hard=(), w=0.0, tau=0.05) -> float:
+    """The mean InfoNCE of ``h`` against its positives ``hp``, looped: eq. (2), eq. (7) with a ``queue``, or
+    ``hard`` negatives weighted ``w``."""
+    losses = []
+    for i in range(len(h)):
+        den = sum(math.exp(cos(h[i], p) / tau) for p in hp)
+        den += sum(math.exp(cos(h[i], q) / tau) for q in queue)
+        den += sum(math.exp(cos(h[i], n) / tau + (w if i == j else 0.0)) for j, n in enumerate(hard))
+        losses.append(-math.log(math.exp(cos(h[i], hp[i]) / tau) / den))
+    return sum(losses) / len(h)
+
+
 class Killed(Exception):
     """Raised from a training's ``on_step`` to stop it there, as a killed process would."""
 
@@ -530,8 +549,6 @@ def make_data_dir(root: Path, pairs_per_file: int = 6, equal_lengths_stsb: bool 
 
 def mock_pairs(scale=(0.0, 5.0)):
     """Six pairs of hand-set lengths and cosines, and their :class:`EmbeddingTable` (gold on ``scale``)."""
-    import math
-
     import numpy as np
 
     from stsbench.data.sts import Pairs
@@ -702,8 +719,6 @@ def reproduction_figures(out: Path, *, logs: bool = False) -> dict[str, str]:
 
     ``logs``: each training's logged steps too (event, step, loss, dev Spearman), from ``OUT/runs``.
     """
-    import json
-
     found = {}
     for f in sorted((out / "results").rglob("*.json")):
         data = json.loads(f.read_text())
@@ -721,8 +736,6 @@ def reproduction_figures(out: Path, *, logs: bool = False) -> dict[str, str]:
 
 def reproduce_step(out: Path, step: str) -> dict:
     """The state ``OUT/reproduce.json`` records of ``step`` (``{}`` before it is written or while half-read)."""
-    import json
-
     try:
         return json.loads((out / "reproduce.json").read_text())["steps"].get(step, {})
     except (OSError, ValueError):

@@ -10,7 +10,7 @@ from helpers import train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
-from stsbench.train.data import BatchOrder, length_buckets_of, sentence_lengths
+from stsbench.train.data import BatchOrder, epoch_order, length_buckets_of, sentence_lengths
 from stsbench.train.schedule import batches_per_epoch, parse_buckets
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -67,8 +67,6 @@ def test_every_batch_falls_in_one_bucket_and_every_row_comes_once(world):
 
 
 def test_without_buckets_the_order_is_the_epoch_shuffle():
-    from stsbench.train.data import epoch_order
-
     order = BatchOrder(30, 8)
     assert order.per_epoch == 4 and np.array_equal(order.rows(1, 0, 1), epoch_order(30, 1, 0)[8:16])
     # drawn once an epoch: every (seed, epoch), in any order of reads, is still that epoch's shuffle

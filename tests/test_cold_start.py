@@ -14,7 +14,9 @@ import pytest
 from helpers import HEAVY, run_cli_watching
 
 import stsbench
+from stsbench.encoders import cache as cache_module
 from stsbench.encoders import pooling
+from stsbench.encoders.cache import EmbeddingCache, text_keys
 from stsbench.registry import Registry
 
 # what a warm run must not import either: each is a fixed cost of every start (pydantic: typer 0.29 validates
@@ -131,8 +133,6 @@ def test_a_registered_pooler_is_checked_and_pools(tiny_bert, monkeypatch):
 
 
 def _shard(cache, texts):
-    from stsbench.encoders.cache import text_keys
-
     cache.store(text_keys(texts), stsbench.MockEncoder(dim=8).encode(texts))
     (shard,) = cache.dir.glob("*.npz")
     return shard
@@ -141,8 +141,6 @@ def _shard(cache, texts):
 def test_a_shard_is_hashed_once_and_a_damaged_one_is_still_refused(tmp_path, monkeypatch):
     """A warm lookup trusts the sha256 checked before (same size, mtime, digest); the zip's CRC still reads every
     byte, so a shard damaged in place, its mtime put back, is refused and its texts encoded again."""
-    from stsbench.encoders import cache as cache_module
-    from stsbench.encoders.cache import EmbeddingCache, text_keys
 
     texts = [f"sentence number {i}" for i in range(50)]
     cache = EmbeddingCache(tmp_path, "f" * 32)
@@ -167,8 +165,6 @@ def test_a_shard_is_hashed_once_and_a_damaged_one_is_still_refused(tmp_path, mon
 
 
 def test_a_shard_rewritten_with_a_wrong_digest_is_hashed_again(tmp_path):
-    from stsbench.encoders.cache import EmbeddingCache, text_keys
-
     texts = [f"sentence number {i}" for i in range(50)]
     cache = EmbeddingCache(tmp_path, "f" * 32)
     shard = _shard(cache, texts)

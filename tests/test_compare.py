@@ -254,9 +254,7 @@ def test_a_seed_aggregate_against_one_model_is_refused(tmp_path, two, capsys):
 
 def test_plot_draws_the_intervals_as_a_forest_plot(tmp_path, two, capsys):
     a, b = two
-    code, _, err = run_cli(
-        ["compare", str(a), str(b), "-B", "100", "--plot", str(tmp_path / "f.png")], capsys
-    )
+    code, _, err = run_cli(["compare", a, b, "-B", "100", "--plot", tmp_path / "f.png"], capsys)
     assert code == 0, err
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.svg").stat().st_size > 0
     code, _, err = run_cli(["compare", str(a), str(b), "--plot", str(tmp_path / "f.png" / "x.png")], capsys)

@@ -13,7 +13,7 @@ import pytest
 from helpers import REFERENCE, make_tiny_bert, run_cli
 
 from stsbench.data.sts import STS_SUBSETS, load_pairs
-from stsbench.encoders import load_encoder
+from stsbench.encoders import POOLERS, load_encoder
 from stsbench.encoders.hf import length_batches
 from stsbench.evaluation.run import evaluate as run
 from stsbench.metrics import cosine_pairs
@@ -326,7 +326,6 @@ def test_tables_piped_to_a_file_are_not_cut_to_80_columns(capsys):
 @pytest.mark.parametrize("order", ["default first", "explicit first"])
 def test_warm_cache_gives_the_no_cache_vectors_for_every_pooler(tmp_path, order):
     """An explicit pooler on a normalising model once shared the default run's cache key."""
-    from stsbench.encoders import POOLERS
 
     model = "sentence-transformers/all-MiniLM-L6-v2"
     texts = ["a cat sits on the mat", "stocks fell sharply", "a man plays a guitar ."]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from helpers import CountingEncoder, make_data_dir, table_of
 
+from stsbench.analyses.density import GRID, density_from_table
 from stsbench.data.sts import Pairs
 
 trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy 2 renamed it; the floors run numpy 1.24
@@ -29,8 +30,6 @@ def _pairs() -> tuple[Pairs, object]:
 
 
 def test_groups_by_gold_score_and_their_densities():
-    from stsbench.analyses.density import GRID, density_from_table
-
     pairs, table = _pairs()
     r = density_from_table(pairs, table, "test")
     assert [g.label for g in r.groups] == ["0-1", "1-2", "2-3", "3-4", "4-5"]
@@ -45,7 +44,6 @@ def test_groups_by_gold_score_and_their_densities():
 
 
 def test_the_headline_number_is_the_spread_of_the_extreme_groups():
-    from stsbench.analyses.density import density_from_table
     from stsbench.analyses.registry import get_analysis
 
     pairs, table = _pairs()
@@ -57,7 +55,6 @@ def test_the_headline_number_is_the_spread_of_the_extreme_groups():
 
 def test_the_figure_has_the_papers_axes(tmp_path, monkeypatch):
     from stsbench.analyses import figures
-    from stsbench.analyses.density import density_from_table
 
     pairs, table = _pairs()
     r = density_from_table(pairs, table, "test")

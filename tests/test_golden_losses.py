@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "golden_losses.json"
 CONFIGS = (
@@ -40,7 +41,6 @@ OTHER_CPU = (
 
 def machine() -> str:
     """The kind of CPU the losses were computed on: its vendor and torch's instruction set for it."""
-    import torch
 
     vendor = "unknown"
     try:
@@ -55,7 +55,6 @@ def machine() -> str:
 
 def losses(config: str, files: Path, out: Path) -> list[float]:
     """The first :data:`STEPS` losses of ``config`` on the tiny BERT (batch 4, queues cut to fit, one thread)."""
-    import torch
 
     from stsbench.configs import config_path
     from stsbench.train.config import make_config
@@ -112,7 +111,6 @@ def record(root: Path) -> dict:
     """Train every config once and return the file's content (``python tests/test_golden_losses.py``)."""
     import tempfile
 
-    import torch
     import transformers
     from helpers import make_train_files  # the trainer tests' tiny BERT and files, as the fixture builds them
 

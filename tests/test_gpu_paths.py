@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import train_config
+from helpers import build_tiny_bert, train_config
 
 from stsbench.train import checkpoint as ckpt
 from stsbench.train.step import tf32
@@ -263,7 +263,6 @@ def test_dev_evaluation_runs_the_eager_forward_of_a_compiled_backbone(files, tok
     """Under --compile the dev evaluation ran the compiled backbone, which compiled an inference graph per
     batch shape and then marked lengths and batch size dynamic, so the training step was traced with symbolic
     shapes (three recompilations in a 6-step CPU run). It runs the eager forward now; the compiled call stays."""
-    from helpers import build_tiny_bert
 
     from stsbench.train.evaluate import DevSet, dev_scores
     from stsbench.train.model import ContrastiveEncoder

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from helpers import count_hf_encodes, run_cli
 from helpers import train_config as config  # the tiny trainer config over conftest's `files` (40-pair dev)
 from scipy.stats import spearmanr
 
@@ -138,7 +139,6 @@ def test_analysis_on_a_live_model(data_dir):
 
 def test_trainer_dev_score_is_stsbench_run_dev(files, tmp_path, capsys):
     """Acceptance 5: one evaluation path; the trainer's STS-B dev figure is `stsbench run --mode dev`'s."""
-    from helpers import run_cli
 
     from stsbench.train.loop import train
 
@@ -201,7 +201,6 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
     origin check already proves are the folder's.)"""
     from importlib.util import find_spec
 
-    from helpers import count_hf_encodes, run_cli
     from sentence_transformers import SentenceTransformer
 
     from stsbench.encoders.resolve import embedded_model_path

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import DATA, run_cli
+from seed_results import make_seed_results
 
 from stsbench.progress import plural
+from stsbench.reports.render import write_report
 
 
 def test_counts_are_singular_where_one(monkeypatch, capsys):
@@ -77,9 +80,6 @@ def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
 
 def test_the_dry_run_of_a_finished_reproduction_prices_what_is_left(tmp_path, capsys):
     """A finished reproduction's dry run printed the whole plan's cost, not what was left."""
-    import shutil
-
-    from helpers import DATA
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "ema"
@@ -112,10 +112,8 @@ def made(tmp_path_factory) -> Path:
     """A report this package writes now (about 5 s): two methods x 3 seeds with their analyses, two claims, a
     banner, and SimCSE Figure 3, whose map the alignment section draws too."""
     import yaml
-    from seed_results import make_seed_results
 
     from stsbench.reports.claims import load_claims
-    from stsbench.reports.render import write_report
 
     root = tmp_path_factory.mktemp("layout")
     results = make_seed_results(root / "results", analyses=True)
@@ -234,9 +232,6 @@ def _run(name: str, label: str, method: str, published: list[str], sweep_of=None
 def test_the_report_reads_sweeps_and_cells_from_the_recipe_not_the_configs(tmp_path):
     """The fixture's two ESimCSE runs differ in dup_rate alone: a sweep by their configs. With a recipe that
     declares no sweep there is none; the component table's published column is the recipe's cells, else none."""
-    import shutil
-
-    from stsbench.reports.render import write_report
 
     fixture = Path(__file__).parent / "fixtures" / "report_results" / "results"
 
@@ -268,9 +263,6 @@ def test_the_report_reads_sweeps_and_cells_from_the_recipe_not_the_configs(tmp_p
 
 def test_a_groups_name_is_its_recipes_label(tmp_path):
     """A run's label in its recipe ("unsup-SimCSE, one mask for both views") names its group of seeds."""
-    import shutil
-
-    from seed_results import make_seed_results
 
     from stsbench.reports import collect
     from stsbench.reports.models import find_models

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import DATA, ROOT, run_cli
 
+from stsbench.results import write as module
+
 RECIPE = "mocose-collapse-mini"  # a built-in recipe whose plan needs nothing but the shared data and the embedded model
 TINY_RESULTS = (
     ROOT / "tests" / "fixtures" / "report_results" / "results" / "stsbench-report-fixtures__tiny-bert"
@@ -332,7 +334,6 @@ def test_the_provenance_section_names_a_dirty_checkouts_files_and_a_clean_one_ch
 def test_the_report_command_names_the_dirty_files_except_in_a_reproduction(tmp_path, monkeypatch, capsys):
     """`stsbench report` reads the checkout; a reproduction's report (its folder holds reproduce.json) does not:
     its sessions record the files, and an edition's report.md stays the same bytes whatever checkout remade it."""
-    from stsbench.results import write as module
 
     monkeypatch.setattr(module, "checkout", lambda: module.Checkout(SHA, ("stsbench/y.py",)))
     results = _tiny_results(tmp_path / "results")
@@ -347,7 +348,6 @@ def test_the_report_command_names_the_dirty_files_except_in_a_reproduction(tmp_p
 
 def test_a_reproduce_session_records_the_files_differing_from_its_commit(ran, tmp_path, monkeypatch, capsys):
     from stsbench.reproduce.executors import LocalExecutor
-    from stsbench.results import write as module
     from stsbench.results.schema import empty_state
 
     _needs_data()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import one_error_line, run_cli, train_args, train_config
 
-from stsbench.errors import StsbenchError
+from stsbench.errors import StsbenchError, os_error_line
 from stsbench.files import HOLDER_FILE, LOCK_FILE, output_lock
 
 HOLD = "import sys, time; from stsbench.files import output_lock\nwith output_lock(sys.argv[1]):\n"
@@ -347,8 +347,6 @@ def test_a_child_whose_parent_is_already_gone_ends_at_once():
 
 
 def test_os_error_lines(tmp_path):
-    from stsbench.errors import os_error_line
-
     assert os_error_line(OSError(errno.ENOSPC, "No space left on device")) == (
         "no space left on device; free space or make the output and cache folders writable, or pass others"
     )

@@ -10,6 +10,11 @@ import pytest
 from helpers import run_cli
 from seed_results import MEAN, SEEDS, make_seed_results, value
 
+from stsbench.errors import StsbenchError
+from stsbench.reports import collect
+from stsbench.reports.models import find_models
+from stsbench.reports.seeds import seed_differences, seed_groups, significant
+
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds
 
 
@@ -69,10 +74,6 @@ def _row(rows: list[list[str]], first: str, after: str | None = None) -> list[st
 
 
 def test_runs_that_differ_only_in_the_seed_are_one_group(results):
-    from stsbench.reports import collect
-    from stsbench.reports.models import find_models
-    from stsbench.reports.seeds import seed_groups
-
     coll = collect(results)
     assert coll.warnings == []  # the seeds.json beside the seeds is not a result and not warned about
     groups = seed_groups(find_models(coll))
@@ -132,9 +133,6 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     """The report's differences over seeds and `stsbench compare` on the same seeds: one rule, the same words."""
     from stsbench.compare import side_from_seeds
     from stsbench.metrics import simcse_average
-    from stsbench.reports import collect
-    from stsbench.reports.models import find_models
-    from stsbench.reports.seeds import seed_differences, seed_groups, significant
     from stsbench.results.runs import build_aggregate, write_aggregate
     from stsbench.stats.compare import compare_sides
 
@@ -237,7 +235,6 @@ def test_baseline_by_folder_or_method_and_a_bad_baseline(results, tmp_path, caps
 
 
 def test_forest_plot(tmp_path):
-    from stsbench.errors import StsbenchError
     from stsbench.reports.seeds import forest_plot
 
     rows = [("ESimCSE: STS-B", 1.2, 0.3, 2.1, True), ("MoCoSE: STS-B", -0.4, -1.5, 0.7, False)]
@@ -251,10 +248,7 @@ def test_forest_plot(tmp_path):
 
 
 def test_components_over_seeds_without_a_simcse_group(results):
-    from stsbench.reports import collect
     from stsbench.reports.ablations import component_table
-    from stsbench.reports.models import find_models
-    from stsbench.reports.seeds import seed_groups
 
     coll = collect(results)
     esimcse = [g for g in seed_groups(find_models(coll)) if g.method == "ESimCSE"]
@@ -264,8 +258,6 @@ def test_components_over_seeds_without_a_simcse_group(results):
 
 
 def test_a_result_evaluated_twice_is_not_another_seed(results, tmp_path):
-    from stsbench.reports import collect
-    from stsbench.reports.models import find_models
     from stsbench.reports.scores import score_table
 
     copy = tmp_path / "results"
@@ -280,7 +272,6 @@ def test_a_result_evaluated_twice_is_not_another_seed(results, tmp_path):
 def test_a_seed_key_never_collides_with_another_models_seed():
     from types import SimpleNamespace
 
-    from stsbench.errors import StsbenchError
     from stsbench.reports.ablations import _raw_devs
     from stsbench.reports.reproduction import group_figures
     from stsbench.reports.seeds import SeedGroup, seed_ids

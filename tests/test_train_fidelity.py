@@ -15,7 +15,7 @@ import torch
 from helpers import build_tiny_bert
 
 from stsbench.errors import StsbenchError
-from stsbench.train.config import TrainConfig, finalize
+from stsbench.train.config import TrainConfig, effective_queue_size, finalize
 from stsbench.train.methods.base import Method, build_method, load_pretrained_lm_head
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, mocose_decay, official_mocose_decay
@@ -300,7 +300,6 @@ def test_weight_decay_exclude_keeps_bias_and_layernorm_out_as_the_hf_trainer(tok
 
 def test_ddp_gradient_and_queue_scope_are_options_with_the_papers_defaults():
     from stsbench.train import distributed
-    from stsbench.train.config import effective_queue_size
 
     cfg = TrainConfig(method="esimcse", batch_size=64)
     assert (cfg.ddp_gradient, cfg.queue_scope, cfg.weight_decay_exclude) == ("global", "global", "none")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import eager_and_graphed_losses, graph_config
 
@@ -98,7 +100,6 @@ def test_graphed_steps_equal_eager_steps_without_dropout(tiny_bert, data_dir, tm
 
 def record_spread(method: str, precision: str, gap: float, spread: float | None, tol: float) -> None:
     """One JSON line of the graph check's figures, where the GPU call asks for them (``STSBENCH_GPU_OUT``)."""
-    import json
     import os
     from pathlib import Path
 
@@ -110,8 +111,6 @@ def record_spread(method: str, precision: str, gap: float, spread: float | None,
 
 
 def test_the_graph_checks_figures_are_recorded_where_the_gpu_call_asks(tmp_path, monkeypatch):
-    import json
-
     monkeypatch.delenv("STSBENCH_GPU_OUT", raising=False)
     record_spread("mocose", "bf16", 0.001, 0.002, 0.004)  # not asked: nothing written anywhere
     monkeypatch.setenv("STSBENCH_GPU_OUT", str(tmp_path))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny_bert, train_config
+from helpers import build_tiny_bert, by_hand, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, finalize, make_config
@@ -34,10 +34,6 @@ def mocose(tokenizer, **kw) -> tuple[ContrastiveEncoder, MoCoSE]:
     return model, method
 
 
-def cos(a: np.ndarray, b: np.ndarray) -> float:
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
 def test_mocose_loss_on_three_sentences_equals_eq3_by_hand(tokenizer):
     model, method = mocose(tokenizer, fgsm_epsilon=0.0)
     method.start(100)
@@ -51,13 +47,7 @@ def test_mocose_loss_on_three_sentences_equals_eq3_by_hand(tokenizer):
         k = method.target_projection(method.target_encoder(views.anchor)).double().numpy()
         queue = method.queue.negatives().double().numpy()
     assert queue.shape == (2, 32)  # K_start random entries before the first step
-    losses = []
-    for i in range(3):
-        num = math.exp(cos(q[i], k[i]) / TAU)
-        den = sum(math.exp(cos(q[i], k[j]) / TAU) for j in range(3))
-        den += sum(math.exp(cos(q[i], n) / TAU) for n in queue)
-        losses.append(-math.log(num / den))
-    assert float(loss.detach()) == pytest.approx(sum(losses) / 3, rel=1e-5)
+    assert float(loss.detach()) == pytest.approx(by_hand(q, k, queue, tau=TAU), rel=1e-5)
     assert parts["negatives"] == 2.0  # the eta this step's EMA update will use, 1/100 of the way up:
     assert parts["ema_decay"] == pytest.approx(0.95 - 0.2 * (math.cos(math.pi / 100) + 1) / 2, abs=1e-12)
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from helpers import one_error_line, run_cli, train_args
 
+from stsbench.reproduce.seed_runs import seed_executor, seed_threads, train_seeds
+from stsbench.train.config import TrainConfig
 from stsbench.train.seeds import failure_line, parse_seeds
 
 
@@ -117,9 +119,6 @@ def test_parallel_processes_share_the_cores_on_cpu_and_are_dealt_the_gpus_on_cud
 
     import torch
 
-    from stsbench.reproduce.seed_runs import seed_executor, seed_threads
-    from stsbench.train.config import TrainConfig
-
     def settings(cfg: TrainConfig, parallel: int, jobs: int) -> tuple[int, int | None]:
         ex = seed_executor(cfg, parallel=parallel, per_gpu=1, jobs=jobs)
         assert ex.gpus == []  # on CPU no GPU is handed out
@@ -158,8 +157,6 @@ def test_bad_per_gpu_is_one_line(files, tmp_path, capsys, extra, message):
 
 def test_train_seeds_refuses_per_gpu_below_one(tmp_path):
     from stsbench.errors import StsbenchError
-    from stsbench.reproduce.seed_runs import train_seeds
-    from stsbench.train.config import TrainConfig
 
     cfg = TrainConfig(method="simcse", model="m", train_file="t.txt", output=str(tmp_path / "o"))
     with pytest.raises(StsbenchError, match="--per-gpu must be at least 1"):

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import Killed, run_cli, run_cli_process
+from helpers import DATA, Killed, run_cli, run_cli_process, train_config
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
@@ -199,8 +199,6 @@ def test_every_tracker_gets_the_series_of_train_log(files, tmp_path):
 
 
 def test_reproduce_groups_each_runs_seeds_and_keeps_its_keys(tmp_path):
-    from helpers import DATA
-
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import build_plan
 
@@ -254,7 +252,6 @@ def test_seeds_are_grouped_and_each_logs_its_own_series(files, tmp_path, capsys,
 @pytest.mark.usefixtures("one_thread")
 def test_a_resumed_run_goes_on_in_the_same_tracked_runs(files, tmp_path, monkeypatch):
     need("tensorboard", "wandb")
-    from helpers import train_config
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from stsbench.train.loop import train

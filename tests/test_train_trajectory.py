@@ -7,6 +7,7 @@ import json
 import pytest
 from helpers import train_config
 
+from stsbench.results.runs import load_train_run
 from stsbench.train.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -16,7 +17,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def test_logged_alignment_and_uniformity_are_the_analysis_of_the_saved_checkpoint(files, tmp_path, method):
     from stsbench.analyses.geometry import align_uniform
     from stsbench.encoders.load import load_encoder
-    from stsbench.results.runs import load_train_run
 
     out = tmp_path / "run"
     cfg = train_config(files, out, method=method, max_steps=4, eval_steps=2)
@@ -43,8 +43,6 @@ def test_logged_alignment_and_uniformity_are_the_analysis_of_the_saved_checkpoin
 
 
 def test_a_log_written_before_trajectories_reads_with_none(tmp_path):
-    from stsbench.results.runs import load_train_run
-
     start = {"event": "start", "step": 0, "config": {"method": "simcse"}}
     old_eval = {"event": "eval", "step": 10, "dev_spearman": 0.8, "best": True}
     (tmp_path / "train_log.jsonl").write_text(json.dumps(start) + "\n" + json.dumps(old_eval) + "\n")

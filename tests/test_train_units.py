@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import build_tiny_bert
+from helpers import build_tiny_bert, by_hand
 from torch import nn
 
 from stsbench.errors import StsbenchError
@@ -20,7 +20,7 @@ from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.simcse import SimCSE
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update
-from stsbench.train.schedule import linear_lr
+from stsbench.train.schedule import batches_per_epoch, linear_lr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -33,32 +33,16 @@ HN = np.array([[1.0, 0.2, 1.0, -1.0], [2.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 3.0]
 TAU = 0.05
 
 
-def cos(a, b):
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
-
-
 def t(x):
     return torch.tensor(x, dtype=torch.float64)
 
 
-def by_hand(queue=(), hard=(), w=0.0) -> float:
-    """The mean InfoNCE, looped: eq. (2), eq. (7) with a ``queue``, or ``hard`` negatives weighted ``w``."""
-    losses = []
-    for i in range(3):
-        den = sum(math.exp(cos(H[i], HP[j]) / TAU) for j in range(3))
-        den += sum(math.exp(cos(H[i], q) / TAU) for q in queue)
-        den += sum(math.exp(cos(H[i], n) / TAU + (w if i == j else 0.0)) for j, n in enumerate(hard))
-        losses.append(-math.log(math.exp(cos(H[i], HP[i]) / TAU) / den))
-    return sum(losses) / 3
-
-
 def test_infonce_equals_eq2_by_hand():
-    assert float(InfoNCE(TAU)(t(H), t(HP))) == pytest.approx(by_hand(), rel=1e-10)
+    assert float(InfoNCE(TAU)(t(H), t(HP))) == pytest.approx(by_hand(H, HP), rel=1e-10)
 
 
 def test_infonce_with_queue_equals_eq7_by_hand():
-    assert float(InfoNCE(TAU)(t(H), t(HP), t(Q))) == pytest.approx(by_hand(queue=Q), rel=1e-10)
+    assert float(InfoNCE(TAU)(t(H), t(HP), t(Q))) == pytest.approx(by_hand(H, HP, Q), rel=1e-10)
     # an empty queue is eq. (2)
     assert float(InfoNCE(TAU)(t(H), t(HP), t(np.zeros((0, 4))))) == pytest.approx(
         float(InfoNCE(TAU)(t(H), t(HP)))
@@ -67,7 +51,7 @@ def test_infonce_with_queue_equals_eq7_by_hand():
 
 def test_supervised_loss_with_hard_negative_weight_by_hand():
     got = SupervisedInfoNCE(TAU, 0.7)(t(H), t(HP), t(HN))
-    assert float(got) == pytest.approx(by_hand(hard=HN, w=0.7), rel=1e-10)
+    assert float(got) == pytest.approx(by_hand(H, HP, hard=HN, w=0.7), rel=1e-10)
 
 
 def test_mlm_loss_by_hand():
@@ -295,7 +279,6 @@ def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
 
 def test_global_batches_split_by_rank_and_drop_the_incomplete_one():
     from stsbench.train.data import batch_rows
-    from stsbench.train.schedule import batches_per_epoch
 
     rows = list(range(30))  # batch_rows reads only len()
     assert batches_per_epoch(30, 4) == 8 and batches_per_epoch(29, 4) == 7  # a 1-row batch has no negative

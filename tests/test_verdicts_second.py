@@ -16,7 +16,7 @@ import pytest
 from pydantic import TypeAdapter
 from scipy import stats
 
-from stsbench.published.seed_check import SeedRow, verdict
+from stsbench.published.seed_check import SeedComparison, SeedRow, verdict
 from stsbench.stats import decide
 from stsbench.stats.claims import Claim, Collapse, judge
 
@@ -369,8 +369,6 @@ def test_p_best_on_shared_seeds_is_one_minus_the_paired_one_sided_p():
 
 
 def test_d5_the_inconclusive_line_invites_no_delta_after_the_result(tmp_path):
-    from stsbench.published.seed_check import SeedComparison
-
     row = SeedRow("STS12", 70.0, {"values": [69.0, 71.5, 70.2], "raw": [69.0, 71.5, 70.2], "n": 3})
     comp = SeedComparison(object.__new__(type("E", (), {})), tmp_path, {"seeds": [1, 2, 3]}, (row,))
     line = comp.summary()
