@@ -502,16 +502,19 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         "| recipe | flavour | tables | cells | unreproducible | claims | trainings | cost |",
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
+    # by: a figure -> the recipes drawing it; every: a cell no recipe produces -> its reason, the recipes
+    by: dict[str, list[str]] = {}
+    every: dict[str, tuple[str, list[str]]] = {}
     for s in found:
         hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
         lines.append(
             f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
             f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
         )
-    by: dict[str, list[str]] = {}
-    for s in found:
         for key in s["figures"]:
             by.setdefault(key, []).append(s["name"])
+        for cell, reason in s["unreproducible"].items():
+            every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
     for key, f in load_figures().items():
         drawn = (
@@ -521,10 +524,6 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
         lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
     lines += ["\n## Cells no built-in recipe produces\n", "| cell | reason | listed by |", "|---|---|---|"]
-    every: dict[str, tuple[str, list[str]]] = {}
-    for s in found:
-        for cell, reason in s["unreproducible"].items():
-            every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += [f"| `{cell}` | {every[cell][0]} | {', '.join(every[cell][1])} |" for cell in sorted(every)]
     return "\n".join(lines) + "\n"
 

@@ -370,9 +370,8 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     def relative(path: Path) -> str:
         return path.relative_to(root).as_posix() if root and path.is_relative_to(root) else path.as_posix()
 
-    def keyed(
-        address: str,
-    ) -> str:  # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
+    # /abs/mine/table.yaml#row -> mine/table.yaml#row (a registry key as it is)
+    def keyed(address: str) -> str:
         in_file = file_key(address)
         return f"{relative(Path(in_file[0]))}#{in_file[1]}" if in_file else address
 

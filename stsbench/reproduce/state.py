@@ -146,12 +146,13 @@ def key_parts(material: dict[str, Any]) -> dict[str, str]:
     return parts
 
 
+READS = "a step it reads"  # the reason a key's deps changed
 # the names a step's reason gives its key's parts
 _PART_WORDS = {
     "corpus.sha256": "the corpus' content",
     "corpus.name": "the corpus' name",
     "corpus.lines": "the corpus lines read",
-    "deps": "a step it reads",
+    "deps": READS,
     "args": "the report's options",
     "claims": "the claims",
     "model": "its model",
@@ -255,6 +256,52 @@ def log_path(out: Path, step_id: str) -> Path:
     return Path(out) / "logs" / (step_id.replace("/", "__") + ".log")
 
 
+@dataclass(frozen=True)
+class Standing:
+    """Where a step stands against an earlier session's record (:func:`standing`)."""
+
+    word: str  # done, changed, resume or run (:func:`classify`)
+    why: str = ""  # why its own record has it run (again), whatever ``word`` says; empty: nothing does
+    folder: str = ""  # a training's run folder (:func:`stsbench.train.status.run_status`), else empty
+
+
+def standing(step: Step, record: StepRecord | None, explain: bool = False) -> Standing:
+    """Where ``step`` stands against ``record``, and why its own record has it run (again), computed once.
+
+    The reasons, first found first: which part of its key changed (:func:`changed_parts`), a sealed file
+    missing or changed (:func:`damage`), a training's run folder gone (kept without its weights: a step that
+    reads them runs), its output deleted (:func:`outputs_gone`; ``explain``: a training's too), a step that
+    did not finish.
+    """
+    train = step.kind == "train"
+    assert step.folder is not None or not train
+    folder = run_status(step.folder) if train else ""  # a run folder deleted by hand is new: trained again
+    if record is None or record.get("key") != step.key:  # never run, or its key changed
+        parts = changed_parts(record.get("parts"), step.parts) if record else []
+        why = "its key changed: " + ", ".join(parts or ["how stsbench keys a step"]) if record else ""
+        return Standing("run", why, folder)
+    status, out = record.get("status"), _out_of(step) if train else _plan_out(step)
+    done = status == "done"
+    # kept without its weights: OUT/runs/ absent altogether (a checked-in edition; one seed's folder deleted
+    # by hand, others there, is a training to run again) and its log copied under OUT/results/train/ finished
+    kept = train and folder == "new" and done and not (out / "runs").exists()
+    kept = kept and run_status(training_copy(step.folder, out)) == "finished"
+    if done and out is not None and (damaged := damage(record, out)):  # a sealed file gone or edited
+        return Standing("run", damaged, folder)
+    if train and folder == "new" and not kept:
+        return Standing("run", "its run folder is gone", folder)
+    if kept:
+        why = "a step that reads its weights runs, and they are not kept here"
+    elif done and (explain or not train) and outputs_gone(step, record):  # a training's: a reason only
+        why = "its output was deleted"
+    else:
+        why = f"it was {status} last time" if status not in (None, "done") else ""
+    if not train and (why or not done):  # done, and its output deleted; or not done
+        return Standing("run", why, folder)
+    found = "done" if kept or folder in ("", "finished") else "resume"
+    return Standing("changed" if record.get("code") != step.code else found, why, folder)
+
+
 def classify(step: Step, record: StepRecord | None) -> str:
     """Where ``step`` stands against an earlier session's ``record``, before any choice is made.
 
@@ -264,45 +311,13 @@ def classify(step: Step, record: StepRecord | None) -> str:
     A finished training whose weights are not kept (a checked-in edition: its logs are copied under
     ``results/train/``) is done until a step that reads its weights runs (:func:`initial_actions`).
     """
-    if record is None or record.get("key") != step.key:
-        return "run"
-    done, found = record.get("status") == "done", "finished"
-    if step.kind == "train":
-        assert step.folder is not None
-        found = run_status(step.folder)  # a run folder deleted by hand is new: trained again
-        found = "finished" if found == "new" and done and results_kept(step) else found
-        if found == "new" or (done and damage(record, _out_of(step))):  # or a sealed file gone or edited
-            return "run"
-    elif not done or outputs_gone(step, record):
-        return "run"
-    if record.get("code") != step.code:
-        return "changed"
-    return "done" if found == "finished" else "resume"
+    return standing(step, record).word
 
 
 def _out_of(step: Step) -> Path:
     """A training's reproduction folder (``OUT/runs/<run>/seed-<s>``)."""
     assert step.folder is not None
     return step.folder.parent.parent.parent
-
-
-def results_kept(step: Step) -> bool:
-    """Whether a training is kept without its weights (a reproduction published without ``OUT/runs/``).
-
-    True where ``OUT/runs/`` is absent altogether (a checked-in edition) and the training's copied log under
-    ``OUT/results/train/`` says the run finished.
-
-    One seed's folder deleted by hand, others there, is a training to run again, not weights left out.
-    """
-    if step.folder is None:
-        return False
-    out = _out_of(step)
-    return not (out / "runs").exists() and run_status(training_copy(step.folder, out)) == "finished"
-
-
-def weights_gone(step: Step) -> bool:
-    """Whether a training's run folder (its weights) is absent: what reads the weights needs it trained again."""
-    return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
 
 
 def why_run(step: Step, record: StepRecord | None, actions: Actions) -> str:
@@ -313,24 +328,8 @@ def why_run(step: Step, record: StepRecord | None, actions: Actions) -> str:
     if not record:
         return ""
     reads = [d for d in step.deps if actions.get(d, ("skip",))[0] == "run"]
-    runs = _reads(reads)
-    if record.get("key") != step.key:
-        parts = changed_parts(record.get("parts"), step.parts)
-        if parts == ["a step it reads"] and reads:
-            return runs
-        return "its key changed: " + ", ".join(parts or ["how stsbench keys a step"])
-    out = _out_of(step) if step.kind == "train" else _plan_out(step)
-    if record.get("status") == "done" and out is not None and (damaged := damage(record, out)):
-        return damaged
-    if step.kind == "train" and weights_gone(step):
-        if results_kept(step) and record.get("status") == "done":
-            return "a step that reads its weights runs, and they are not kept here"
-        return "its run folder is gone"
-    if record.get("status") == "done" and outputs_gone(step, record):
-        return "its output was deleted"
-    if record.get("status") not in (None, "done"):
-        return f"it was {record.get('status')} last time"
-    return runs if reads else ""
+    why = standing(step, record, explain=True).why
+    return _reads(reads) if not why or (why == f"its key changed: {READS}" and reads) else why
 
 
 def _reads(reads: Sequence[str]) -> str:
@@ -380,22 +379,20 @@ def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tup
     other code then goes on from its saved state; the report is made again all the same, on today's code, and
     names the steps kept).
     """
-    found = classify(step, record)
-    keep = found == "changed" and changed == "keep"
+    found = standing(step, record)
+    keep = found.word == "changed" and changed == "keep"
     if keep and step.kind == "report":
         # kept steps are read by today's report, which names them: never an old report kept
         return ("run", ())
-    if found == "done" or (keep and step.kind != "train"):
+    if found.word == "done" or (keep and step.kind != "train"):
         return ("skip", ())
     if step.kind != "train":
         return ("run", ())
-    assert step.folder is not None
-    status = run_status(step.folder)
-    if keep and (status == "finished" or (status == "new" and results_kept(step))):  # kept, weights or not
+    if keep and found.folder in ("finished", "new"):  # kept, weights or not (a new folder: results kept)
         return ("skip", ())
-    if keep or found == "resume":
-        return ("run", continue_flags(status))
-    return ("run", ()) if status == "new" else ("run", ("--overwrite",))
+    if keep or found.word == "resume":
+        return ("run", continue_flags(found.folder))
+    return ("run", ()) if found.folder == "new" else ("run", ("--overwrite",))
 
 
 def changed_steps(plan: Plan, state: ReproduceState) -> list[Step]:
@@ -476,7 +473,7 @@ def initial_actions(plan: Plan, state: ReproduceState, changed: str = "rerun") -
             for s in plan.steps
             if s.kind in ("evaluate", "analysis") and actions[s.id][0] == "run"
             for d in s.deps
-            if actions[d][0] == "skip" and weights_gone(plan.step(d))
+            if actions[d][0] == "skip" and standing(plan.step(d), None).folder == "new"  # its weights gone
         }
         if need <= forced:
             return actions
