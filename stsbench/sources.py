@@ -43,8 +43,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "train": (
         "stsbench.commands.train",
         "stsbench.train.loop",
-        "stsbench.train.seeds",
-        "stsbench.reproduce.seed_runs",  # starts the seeds' processes of `train --seeds`
+        "stsbench.train.seeds",  # plans the seeds of `train --seeds` (commands.train starts their processes)
     ),
     "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.builtin"),

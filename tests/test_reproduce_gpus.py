@@ -97,7 +97,7 @@ def test_train_seeds_processes_take_a_gpu_each_or_share_one_with_per_gpu(tmp_pat
     ``per_gpu`` run on one GPU at once (a seed waits while every GPU is taken); its lines reach the caller."""
     import torch
 
-    from stsbench.reproduce.seed_runs import run_seed_jobs, seed_executor
+    from stsbench.commands.train import run_seed_jobs, seed_executor
     from stsbench.train.config import TrainConfig
     from stsbench.train.seeds import SeedJob
 

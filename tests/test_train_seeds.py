@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import one_error_line, run_cli, train_args
 
-from stsbench.reproduce.seed_runs import seed_executor, seed_threads, train_seeds
+from stsbench.commands.train import seed_executor, seed_threads, train_seeds
 from stsbench.train.config import TrainConfig
 from stsbench.train.seeds import failure_line, parse_seeds
 
@@ -168,6 +168,6 @@ def test_the_train_key_covers_the_code_that_starts_the_seeds_processes_not_where
     from stsbench import sources
 
     train = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["train"])}
-    assert {"train/seeds.py", "reproduce/seed_runs.py"} <= train
+    assert {"train/seeds.py", "commands/train.py"} <= train
     # the executors say where a step runs, never what it computes: in no key
     assert "reproduce/executors.py" not in train

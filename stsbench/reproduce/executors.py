@@ -9,7 +9,7 @@ from its files (``log`` and the run's ``train_log.jsonl``), the same wherever it
 
 The local executor (this module) runs ``slots`` processes at once, each with its share of the CPU threads or
 of the GPUs; a job asking for several GPUs starts through ``torchrun``. It is also what ``stsbench train --seeds
---parallel N`` starts its seeds' processes with (:mod:`stsbench.reproduce.seed_runs`), their output read line
+--parallel N`` starts its seeds' processes with (:mod:`stsbench.commands.train`), their output read line
 by line (:meth:`LocalExecutor.submit`'s ``on_line``) rather than written to a log. Other executors (Slurm through
 submitit) register in :data:`EXECUTORS` by ``"module:attr"``, so that choosing one imports it alone.
 
