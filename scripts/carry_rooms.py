@@ -177,6 +177,7 @@ def carry(
             "code": rec["code"],
             "evidence": evidence,
             "on": time.strftime("%Y-%m-%d", time.gmtime()),
+            "earlier": rec.get("carried"),  # the carry-over before this one, if any
         }
         rec["code"] = step.code
         counts[step.kind] = counts.get(step.kind, 0) + 1

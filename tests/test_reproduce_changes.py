@@ -508,6 +508,7 @@ def _current_copy(to: Path) -> Path:
     state = _state(out)
     for sid, record in state["steps"].items():
         record["code"] = code_of(record["kind"])
+        record.pop("carried", None)  # as if run by today's code, not carried over to it
         if record["kind"] == "train":  # train/<run>/seed-<s>: with its run's options, where they are kept
             options = out / "configs" / f"{sid.split('/')[1]}.yaml"
             record["code"] = train_code(yaml.safe_load(options.read_text()) if options.is_file() else {})

@@ -300,9 +300,8 @@ def price(counts: Counts, device: str) -> Estimate:
             break
         seconds += t.steps * row.ms / 1000 * t.batch_size / STEP_BATCH
         sources.add(row.source)
-    else:
-        if counts.trainings:
-            parts["optimizer steps"] = seconds
+    if counts.trainings and not missing:  # every training priced
+        parts["optimizer steps"] = seconds
     # the measured unit times on the device that hold for every backbone; None where none do
     units = next((u for u in UNIT_TIMES if u.device == device and counts.backbones <= set(u.models)), None)
 
@@ -378,12 +377,9 @@ def this_device(parallel: int = 1, gpus: int = 0, threads: int | None = None) ->
     if gpus <= 0:
         threads = threads or max(1, cores() // max(1, parallel))
         return f"CPU, {threads} thread{'s' * (threads != 1)}"
-    import shutil
     import subprocess
 
-    if shutil.which("nvidia-smi") is None:
-        return "GPU"
-    try:
+    try:  # no nvidia-smi: FileNotFoundError, an OSError
         query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]  # noqa: S607
         names = subprocess.run(query, capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
@@ -502,17 +498,13 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
         "| recipe | flavour | tables | cells | unreproducible | claims | trainings | cost |",
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
-    # by: a figure -> the recipes drawing it; every: a cell no recipe produces -> its reason, the recipes
-    by: dict[str, list[str]] = {}
-    every: dict[str, tuple[str, list[str]]] = {}
+    every: dict[str, tuple[str, list[str]]] = {}  # a cell no recipe produces -> its reason, the recipes
     for s in found:
         hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
         lines.append(
             f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
             f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
         )
-        for key in s["figures"]:
-            by.setdefault(key, []).append(s["name"])
         for cell, reason in s["unreproducible"].items():
             every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
@@ -521,7 +513,7 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
             f"`{f.renderer}`{f' ({f.setting})' if f.setting else ''}" if f.drawn else f"missing: {f.missing}"
         )
         drawn = f"out of scope: {f.out_of_scope}" if f.out_of_scope else drawn
-        recipes = ", ".join(f"`{n}`" for n in by.get(key, [])) or "none"
+        recipes = ", ".join(f"`{s['name']}`" for s in found if key in s["figures"]) or "none"
         lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")
     lines += ["\n## Cells no built-in recipe produces\n", "| cell | reason | listed by |", "|---|---|---|"]
     lines += [f"| `{cell}` | {every[cell][0]} | {', '.join(every[cell][1])} |" for cell in sorted(every)]

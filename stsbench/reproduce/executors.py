@@ -53,7 +53,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -415,11 +415,9 @@ def _stop_signals_held() -> Iterator[None]:
     """
     noted: list[int] = []
     previous: dict[signal.Signals, Any] = {}
-    try:
+    with suppress(ValueError):  # not the main thread, where no handler can run either
         for sig in _stop_signals():
             previous[sig] = signal.signal(sig, lambda signum, frame: noted.append(signum))
-    except ValueError:  # not the main thread, where no handler can run either
-        pass
     try:
         yield
     finally:
@@ -737,7 +735,7 @@ def make_job(
 
 
 class _Interrupted(Exception):
-    pass
+    """SIGINT or SIGTERM reached the scheduler."""
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

@@ -128,6 +128,9 @@ def status_line(
 ) -> str:
     """``--status`` as the one line an edition's README carries: how many steps, how many current, which not.
 
+    Steps carried over to today's code (their record's ``carried``: the script and commit that carried them,
+    the code they were done by) are counted among the current ones.
+
     ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`);
     ``again``: the done steps a rerun would run again, and why; ``check``: replanned (``--status --check``).
     """
@@ -138,6 +141,9 @@ def status_line(
     changed = [i for i in changed if i not in again]
     named = f" ({', '.join(current)})" if 0 < len(current) <= 3 else ""
     parts = [f"{len(current)} done and current{named}"]
+    if carried := [records[i]["carried"] for i in current if records[i].get("carried")]:
+        by = {c.get("by", "a carry-over script") for c in carried}
+        parts[0] += f", {len(carried)} of them carried over" + (f" by {by.pop()}" if len(by) == 1 else "")
 
     if changed:
         parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
@@ -209,8 +215,7 @@ class Display:
 
     def __call__(self, state: dict[str, Any]) -> None:
         if self.live is not None:
-            if not self.live.is_started:
-                self.live.start()
+            self.live.start()  # the first call starts it; rich returns at once from later ones
             self.live.update(table(state, self.steps, out=self.out))
             return
         now = time.monotonic()
@@ -224,8 +229,8 @@ class Display:
 
     def close(self) -> None:
         """Stop the live table (its last frame stays)."""
-        if self.live is not None and self.live.is_started:
-            self.live.stop()
+        if self.live is not None:
+            self.live.stop()  # rich returns at once where it never started
 
 
 # -- what `stsbench reproduce` shows without running anything: --status and --dry-run --------------------
@@ -307,11 +312,10 @@ def status(
     say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
     console.print(table(state, order, frozenset(changed), out=out, again=again))
-    sessions = state.get("sessions", [])
     if history:
         for text in session_lines(state):
             say(text)
-    elif sessions:
+    elif sessions := state.get("sessions", []):
         say(f"{plural(len(sessions), 'session')} recorded (--history lists them)")
     if changed:  # reported, not refused: the folder is read as it stands
         say(
@@ -391,11 +395,9 @@ def dry_run(
     found = Counter(words[v] for v in stands.values())
     say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
     if found["changed code"]:
-        hint = {
-            "ask": "the run stops until --rerun-changed or --keep-changed says which",
-            "rerun": "run again",
-        }
-        say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
+        ask = "the run stops until --rerun-changed or --keep-changed says which"
+        hint = {"ask": ask, "rerun": "run again"}.get(changed, "kept")
+        say(f"  changed code: done by other stsbench code; {hint} ({changed})")
     needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
     if needs:
         say(f"missing here ({len(needs)}):")
@@ -404,10 +406,8 @@ def dry_run(
     else:
         say("missing here: nothing (data, corpora and models found)")
     left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
-    counts = count(left)
-    n, total = len(left.steps), len(plan.steps)
-    of = f"{n} of {total} steps" if n < total else "every step"
-
+    n, counts = len(left.steps), count(left)
+    of = f"{n} of {len(plan.steps)} steps" if n < len(plan.steps) else "every step"
     if not left.steps:
         say("estimated time of what is left: nothing left to run (every step done and current)")
     else:

@@ -142,7 +142,8 @@ def load_result(
     """Read one results file of one of ``kinds``, validated.
 
     An analysis' ``result`` is rebuilt as its type in ``result_types`` (``{analysis name: result
-    dataclass}``, the registry's).
+    dataclass}``, the registry's). A task result's fields that readers index, group or compute on are checked
+    too: ``reported`` a number, the names strings.
 
     Raises :class:`OtherKind` for a readable file of another kind, ``StsbenchError`` (one line naming the
     file) for an unreadable, malformed or other-version one.
@@ -150,20 +151,9 @@ def load_result(
     kinds = tuple(kinds)
     data = read_json(path)
     kind = data.get("kind") if isinstance(data, dict) else None
-    if kind not in kinds:
+    if kind not in kinds or kind not in _KINDS:
         raise OtherKind(path, kind, kinds)
-    return _parse(path, data, result_types or {})
-
-
-def _parse(path: Path, data: JsonObject, result_types: Mapping[str, type]) -> Any:
-    """The result a parsed results file of a results kind holds, validated (``path``: for the error line).
-
-    A task result's fields that readers index, group or compute on are checked too: ``reported`` a number, the
-    names strings.
-    """
-    kind, name = data.get("kind"), data.get("analysis")
-    if kind not in _KINDS:
-        raise OtherKind(path, kind, tuple(_KINDS))
+    name, result_types = data.get("analysis"), result_types or {}
     check_version(path, data, _KINDS[kind][0])
     if kind == schema.ANALYSIS_KIND and name not in result_types:
         raise StsbenchError(f"{path}: unknown analysis {name!r}; known: {', '.join(result_types)}")
@@ -408,10 +398,6 @@ def results_files(root: Path) -> list[Path]:
     return sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
-def _rel(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
-
-
 def model_location(coll: Collection, rec: TaskRecord | AverageRecord | AnalysisRecord) -> str:
     """The folder a record's ``model.path`` names, absolute on this machine.
 
@@ -465,7 +451,7 @@ def read_folder(
     out = Collection(str(results_dir))
     files = results_files(root)
     run_dirs = sorted({p.parent for p in files if p.name == TRAIN_LOG})
-    out.run_dirs = [_rel(d, root) for d in run_dirs]
+    out.run_dirs = [d.relative_to(root).as_posix() for d in run_dirs]
     if runs:
         for folder, rel in zip(run_dirs, out.run_dirs, strict=True):
             run, warnings = load_train_run(folder, rel)
@@ -473,9 +459,32 @@ def read_folder(
             if run is not None:
                 out.runs.append(run)
     for path in (p for p in files if p.suffix == ".json"):
-        in_run = any(d == path.parent or d in path.parents for d in run_dirs)
+        rel = path.relative_to(root).as_posix()
         try:
-            _read(path, _rel(path, root), kinds, result_types or {}, in_run, current_versions, out)
+            try:
+                result = load_result(path, kinds, result_types)
+            except (schema.Unreadable, OtherKind) as exc:
+                kind = getattr(exc, "kind", None)
+                if kind in SUMMARY_KINDS or any(d in path.parents for d in run_dirs):
+                    continue  # a summary beside the results, or a checkpoint's own file
+                if kind != schema.ANALYSIS_KIND:
+                    raise
+                out.passed_over.append(rel)
+                continue
+            if isinstance(result, schema.TaskResult):
+                rec = TaskRecord(rel, result, verify_result(path, result))
+                # a task's ``version`` changes when what its figure means changes (its pairs, splits or
+                # aggregation): two versions' figures are not the same measurement
+                if current_versions:
+                    _check_task_version(path, result.task, result.task_version, "`stsbench run` on the model")
+                out.tasks.append(rec)
+            elif isinstance(result, schema.AverageResult):
+                verify_average(path, result)
+                out.averages.append(AverageRecord(rel, result))
+            else:
+                r = result
+                record = AnalysisRecord(rel, r.analysis, path.stem, r.result, r.model, r.config, r.provenance)
+                out.analyses.append(record)
         except StsbenchError as exc:
             if strict:
                 raise
@@ -504,45 +513,6 @@ def _check_task_version(path: Path, task: str, version: int, rerun: str) -> None
             f"{path}: scored by version {version} of {task}, this stsbench's {task} is version {current}; "
             f"rerun {rerun} to score it again"
         )
-
-
-def _read(
-    path: Path,
-    rel: str,
-    kinds: tuple[str, ...],
-    result_types: Mapping[str, type],
-    in_run: bool,
-    current_versions: bool,
-    out: Collection,
-) -> None:
-    """One JSON file by the rules above, added to ``out`` unless it is passed over; else a one-line error."""
-    try:
-        result = load_result(path, kinds, result_types)
-    except schema.Unreadable:
-        if in_run:
-            return  # a checkpoint's own file
-        raise
-    except OtherKind as other:
-        if in_run or other.kind in SUMMARY_KINDS:
-            return  # a checkpoint's own file, or a summary beside the results
-        if other.kind != schema.ANALYSIS_KIND:
-            raise
-        out.passed_over.append(rel)
-        return
-    if isinstance(result, schema.TaskResult):
-        rec = TaskRecord(rel, result, verify_result(path, result))
-        # a task's ``version`` changes when what its figure means changes (its pairs, splits or
-        # aggregation): two versions' figures are not the same measurement
-        if current_versions:
-            _check_task_version(path, result.task, result.task_version, "`stsbench run` on the model")
-        out.tasks.append(rec)
-    elif isinstance(result, schema.AverageResult):
-        verify_average(path, result)
-        out.averages.append(AverageRecord(rel, result))
-    else:
-        r = result
-        record = AnalysisRecord(rel, r.analysis, path.stem, r.result, r.model, r.config, r.provenance)
-        out.analyses.append(record)
 
 
 def load_results(

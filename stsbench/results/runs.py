@@ -260,11 +260,6 @@ def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapp
     )
 
 
-def aggregate_path(output: Path, model: str, pooler: str, mode: str) -> Path:
-    """``<output>/<model_slug(model)>/<pooler>/<mode>/seeds.json``."""
-    return Path(output) / model_slug(model) / pooler / mode / SEEDS_FILE
-
-
 def build_aggregate(
     model: str, pooler: str, mode: str, per_seed: Mapping[int, Mapping[str, Any]]
 ) -> schema.SeedAggregate:
@@ -307,8 +302,11 @@ def tested_values(row: schema.Summary | Mapping[str, Any]) -> list[float]:
 
 
 def write_aggregate(output: Path, aggregate: schema.SeedAggregate) -> Path:
-    """Write the aggregate atomically at :func:`aggregate_path`; returns the path."""
-    path = aggregate_path(output, aggregate["model"], aggregate["pooler"], aggregate["mode"])
+    """Write the aggregate atomically; returns its path.
+
+    ``<output>/<model_slug(model)>/<pooler>/<mode>/seeds.json``.
+    """
+    path = Path(output, model_slug(aggregate["model"]), aggregate["pooler"], aggregate["mode"], SEEDS_FILE)
     return atomic_write_json(path, portable_aggregate(aggregate, output))
 
 
@@ -316,8 +314,7 @@ def portable_aggregate(aggregate: schema.SeedAggregate, output: Path) -> schema.
     """The aggregate as its file holds it: the seeds folder and each seed's model name relative to ``output``."""
     data = schema.SeedAggregate(**aggregate)
     data["model"] = portable(data["model"], output)
-    if isinstance(data.get("models"), Mapping):
-        data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
+    data["models"] = {s: portable(name, output) for s, name in data["models"].items()}
     return data
 
 

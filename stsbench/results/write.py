@@ -132,10 +132,6 @@ DATA_DIR_FLAGS = ("--data-dir",)
 TRAINING_PATH_KEYS = ("output", "model", "train_file", "file", "backbone")
 
 
-def _absolute(path: StrPath) -> bool:
-    return Path(path).is_absolute()
-
-
 def portable(path: StrPath | None, base: StrPath, data_dir: StrPath | None = None) -> Any:
     """``path`` as a file records it: relative to ``base``, or ``<data folder name>/<path in it>``.
 
@@ -143,7 +139,7 @@ def portable(path: StrPath | None, base: StrPath, data_dir: StrPath | None = Non
     ``base`` and ``data_dir`` are made absolute against the working directory. A path that shares nothing
     but the file system's root with ``base`` is ``.../<its last two parts>`` (not resolvable: named only).
     """
-    if path is None or not isinstance(path, (str, os.PathLike)) or not _absolute(path):
+    if path is None or not isinstance(path, (str, os.PathLike)) or not Path(path).is_absolute():
         return path
     p = Path(os.path.normpath(path))
     if data_dir is not None:
@@ -171,7 +167,7 @@ def output_of(file: PurePathT, depth: int = 3) -> PurePathT:
 
 def resolve(recorded: str | None, base: StrPath) -> str | None:
     """A recorded path read back: a relative one joined to ``base`` (normalised), an absolute one as it is."""
-    if not recorded or _absolute(recorded):
+    if not recorded or Path(recorded).is_absolute():
         return recorded
     return os.path.normpath(Path(base) / recorded)
 
@@ -183,7 +179,7 @@ def shown(recorded: str | None, base: StrPath) -> str | None:
     ``models/tiny`` from the folder the command runs in; a hub id, a name or a path that is not here is shown as
     recorded.
     """
-    if not recorded or _absolute(recorded) or recorded.startswith(OUTSIDE):
+    if not recorded or Path(recorded).is_absolute() or recorded.startswith(OUTSIDE):
         return recorded
     found = Path(resolve(recorded, base) or recorded)
     if not (recorded.startswith("..") or "/" in recorded) or not found.exists():
@@ -220,7 +216,7 @@ def portable_command(command: str | None, base: StrPath, data_dir: StrPath | Non
     out = []
     for w in words:
         flag, eq, value = w.partition("=")
-        option = eq and flag.startswith("--") and _absolute(value)
+        option = eq and flag.startswith("--") and Path(value).is_absolute()
         out.append(f"{flag}={portable(value, base, data_dir)}" if option else portable(w, base, data_dir))
     return command if out == words else shlex.join(out)
 
@@ -423,12 +419,9 @@ def figure_path(output: Path, stem: str, labels: list[str]) -> Path:
     return Path(output) / "figures" / figure_stem(stem, labels)
 
 
-SUFFIX = ".pairs.npz"
-
-
 def pairs_path(result_json: StrPath) -> Path:
     """``<task>.pairs.npz`` beside ``<task>.json``."""
-    return companion_path(Path(result_json), SUFFIX)
+    return companion_path(Path(result_json), ".pairs.npz")
 
 
 def write_pairs(result_json: StrPath, pairs: PairScores) -> PairsEntry:
