@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -45,16 +45,9 @@ from stsbench.train.config import (
 )
 from stsbench.train.config.methods import method_labels
 from stsbench.train.lifeline import follow_parent
-from stsbench.train.seeds import (
-    Outcome,
-    SeedJob,
-    failure_line,
-    parse_seeds,
-    plan,
-    seed_args,
-    write_options,
-    write_records,
-)
+
+if TYPE_CHECKING:
+    from stsbench.train.seeds import Outcome, SeedJob  # torch, through train.checkpoint: only for --seeds
 
 FIRST = ("method", "model", "train_file", "output")  # shown first in --help, before --config
 REPEATABLE = ("report_to", "augment")  # given several times, or once comma-separated
@@ -126,6 +119,8 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
 
 def _train_seeds(cfg: Any, options: dict[str, Any], config: Path | None, seeds: str, **run: Any) -> None:
     """``--seeds``: every seed's run (:func:`train_seeds`), then a table of their best dev scores."""
+    from stsbench.train.seeds import parse_seeds  # torch, through train.checkpoint: only for --seeds
+
     numbers = parse_seeds(seeds)
     if options.get("seed") is not None:
         raise StsbenchError("--seeds and --seed: give the seeds with --seeds alone")
@@ -217,6 +212,8 @@ def run_seed_jobs(
     ``forward(seed, line)`` gets each output line as it comes. Interrupted (Ctrl-C), the running processes are
     stopped before this returns.
     """
+    from stsbench.train.seeds import Outcome, failure_line, seed_args
+
     threads = seed_threads(cfg, executor)
     resources = Resources(cpus=cfg.threads if not executor.gpus else None)
     waiting = deque(jobs)
@@ -274,6 +271,8 @@ def train_seeds(
     share one GPU (ignored on CPU). Returns the path of ``seeds.json`` and the per-seed records (failed ones
     included).
     """
+    from stsbench.train.seeds import plan, write_options, write_records
+
     check_counts(parallel, per_gpu)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise StsbenchError(

@@ -111,8 +111,6 @@ class EmbeddingCache:
         shards = self._load_shards()
         found = np.zeros(len(keys), dtype=bool)
         out: np.ndarray | None = None
-        if not shards:
-            return None, found
         for _, skeys, svecs in shards:  # in file-name order; a key found in an earlier shard keeps its vector
             if out is None and np.array_equal(skeys, keys):
                 # the shard an encode of these very texts wrote (a warm rerun's case): its vectors, as they are

@@ -15,7 +15,7 @@ from stsbench.encoders.resolve import (
     check_token_ids,
     check_vocabulary,
     position_limit,
-    read_config,
+    read_json,
     transformer_dir,
 )
 from stsbench.errors import StsbenchError
@@ -118,11 +118,7 @@ class HFEncoder(_SpecEncoder):
     """A ``transformers`` model plus one of SimCSE's poolers (also runs Transformer+Pooling ST models)."""
 
     def __init__(self, spec: ModelSpec, options: EncodeOptions, *, fingerprint: str) -> None:
-        """``options`` as resolved for ``spec``: its pooler chosen, its length, its prompt's text."""
-        if options.pooler is None:
-            raise ValueError(
-                "HFEncoder needs a pooler: resolve the options first (encoders.load.choose_pooler)"
-            )
+        """``options`` as resolved for ``spec``: its pooler (chosen), its length, its prompt's text."""
         self.pooler = options.pooler
         super().__init__(spec, options, fingerprint, options.max_length, normalize=spec.normalize)
         self._tokenizer = None
@@ -137,7 +133,7 @@ class HFEncoder(_SpecEncoder):
 
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
-        self._config = read_config(self.spec.path)
+        self._config = read_json(self.spec.path / "config.json")  # {}: the load below says why
         try:
             self._tokenizer = AutoTokenizer.from_pretrained(self.spec.path)
         except Exception as exc:  # json/OSError: all mean "this folder does not load"
@@ -280,7 +276,8 @@ class SentenceTransformerEncoder(_SpecEncoder):
             folder = transformer_dir(self.spec.path)
             tokenizer = getattr(self._model, "tokenizer", None)
             if folder is not None and tokenizer is not None:
-                check_vocabulary(tokenizer, read_config(folder).get("vocab_size"), self.spec.path)
+                vocab_size = read_json(folder / "config.json").get("vocab_size")
+                check_vocabulary(tokenizer, vocab_size, self.spec.path)
             self._model.to(getattr(torch, self.dtype))
             if self.max_length:
                 self._model.max_seq_length = self.max_length

@@ -171,30 +171,18 @@ def _st_native(st) -> tuple[str, bool] | None:
 
 
 class ObjectEncoder:
-    """Any object with ``encode(list[str]) -> array``; cached only when given a ``fingerprint``.
+    """Any object with ``encode(list[str]) -> array``, described by ``info``; cached only with a fingerprint.
 
-    A ``prompt`` is passed to a ``SentenceTransformer``'s ``encode(prompt=...)`` (its Pooling may leave the
-    prompt's tokens out) and prepended to the texts of any other object.
+    ``info.prompt`` is passed to a ``SentenceTransformer``'s ``encode(prompt=...)`` (``prompt_keyword``: its
+    Pooling may leave the prompt's tokens out) and prepended to the texts of any other object.
     """
 
-    def __init__(
-        self,
-        obj,
-        *,
-        name: str | None = None,
-        fingerprint: str | None = None,
-        kind: str = "object",
-        prompt: str | None = None,
-        prompt_name: str | None = None,
-        prompt_keyword: bool = False,
-    ) -> None:
+    def __init__(self, obj, info: EncoderInfo, *, prompt_keyword: bool = False) -> None:
         self.obj = obj
-        self.n_encoded = 0
-        self.prompt = prompt or ""
+        self.info = info
+        self.prompt = info.prompt or ""
         self.prompt_keyword = prompt_keyword
-        named = (prompt or None, prompt_name if prompt else None)
-        where = (name or type(obj).__name__, "(in memory)", fingerprint or "")
-        self.info = EncoderInfo(*where, "declared", None, "float32", kind, {}, *named)
+        self.n_encoded = 0
 
     def encode(self, texts: Sequence[str], batch_size: int = 128, show_progress: bool = True) -> np.ndarray:
         """Call the object's ``encode`` (with ``batch_size`` when it takes one); float32 ``(n, d)``."""
@@ -216,6 +204,15 @@ class ObjectEncoder:
             )
         self.n_encoded += len(texts)
         return check_finite(vecs, texts, self.info.name)
+
+
+def _object_info(
+    name: str, fingerprint: str | None, kind: str, prompt: str | None, prompt_name: str | None
+) -> EncoderInfo:
+    """The :class:`EncoderInfo` of an object that encodes by its own ``encode`` (in memory, float32)."""
+    return EncoderInfo(
+        name, "(in memory)", fingerprint or "", "declared", None, "float32", kind, {}, prompt, prompt_name
+    )
 
 
 def _with_prompt(fingerprint: str | None, prompt: str | None) -> str | None:
@@ -241,8 +238,8 @@ def as_encoder(
     """An uncached :class:`Encoder` for a live model (see the module docstring for what each kind becomes).
 
     ``prompt_name`` is looked up in a ``SentenceTransformer``'s ``prompts`` (a transformers model: in the
-    stored prompts of the folder it was loaded from). ``hash_memo`` is no longer read: every file digest shares one
-    memo (:func:`stsbench.sources.sha256_files`); it is accepted so that callers passing it keep working.
+    stored prompts of the folder it was loaded from). ``hash_memo`` is no longer read: every file digest shares
+    one memo (:func:`stsbench.sources.sha256_files`); it is accepted so that callers passing it keep working.
     """
     options = EncodeOptions(
         pooler=pooler, max_length=max_length, device=device, prompt=prompt, prompt_name=prompt_name
@@ -251,30 +248,24 @@ def as_encoder(
         if not options.prompted:
             return model
         text, chosen = choose_prompt({}, None, prompt, prompt_name, model.info.name)
-        wrapped = ObjectEncoder(model, prompt=text, prompt_name=chosen)  # prepends the prompt to its texts
         fp = _with_prompt(model.info.fingerprint, text)
-        wrapped.info = replace(model.info, fingerprint=fp, prompt=text, prompt_name=chosen if text else None)
-        return wrapped
+        # its own info, prompted; the wrapper prepends the prompt to its texts
+        return ObjectEncoder(model, replace(model.info, fingerprint=fp, prompt=text, prompt_name=chosen))
     if _is_sentence_transformer(model):
         where = name or "SentenceTransformer (live)"
-        prompts = {k: v or "" for k, v in (getattr(model, "prompts", None) or {}).items()}
-        text, chosen = choose_prompt(
-            prompts, getattr(model, "default_prompt_name", None), prompt, prompt_name, where
-        )
+        prompts = {k: v or "" for k, v in model.prompts.items()}
+        text, chosen = choose_prompt(prompts, model.default_prompt_name, prompt, prompt_name, where)
         asked = replace(options, prompt=text, prompt_name=chosen)
         native = _st_native(model) if pooler is None else None
         if native is not None:  # run by stsbench with the pooler its modules compute
             asked = replace(asked, pooler=native[0], max_length=max_length or model.max_seq_length)
+        # run by stsbench: the pooler asked for (raw vectors) or the declared one
         if asked.pooler is not None:
-            return live_hf_encoder(
-                model[0].auto_model,
-                model[0].tokenizer,
-                asked,
-                normalize=native is not None and native[1],
-                lower=native is not None and bool(getattr(model[0], "do_lower_case", False)),
-                name=name,
-                kind="sentence-transformers-live",
-            )
+            first = model[0]
+            lower = native is not None and bool(getattr(first, "do_lower_case", False))
+            declared = {"normalize": native is not None and native[1], "lower": lower}
+            kind = "sentence-transformers-live"
+            return live_hf_encoder(first.auto_model, first.tokenizer, asked, name=name, kind=kind, **declared)
         # modules without weights (pooling, normalisation) change embeddings too: their configs join the key
         stack = [
             [type(m).__name__, m.get_config_dict() if hasattr(m, "get_config_dict") else repr(m)]
@@ -283,19 +274,20 @@ def as_encoder(
         kind = "sentence-transformers-full-live"
         settings = {"kind": kind, "modules": stack, "max_length": model.max_seq_length}
         settings.update({"prompt": text} if text else {})
-        own_tokenizer = getattr(model, "tokenizer", None)
+        own_tokenizer = getattr(model, "tokenizer", None)  # None when the first module has none
         fp = _with_prompt(fingerprint, text) or weights_fingerprint(model, own_tokenizer, settings)
-        prompted = {"prompt": text, "prompt_name": chosen, "prompt_keyword": True}
-        return ObjectEncoder(model, name=where, fingerprint=fp, kind=kind, **prompted)
+        return ObjectEncoder(model, _object_info(where, fp, kind, text, chosen), prompt_keyword=True)
     if hasattr(model, "state_dict") and hasattr(model, "config") and callable(model):
         folder = origin_folder(model)
         stored = stored_prompts(folder) if folder is not None else ({}, None)
         text, chosen = choose_prompt(*stored, prompt, prompt_name, _name_of(model, name))
         return live_hf_encoder(model, tokenizer, replace(options, prompt=text, prompt_name=chosen), name=name)
     if callable(getattr(model, "encode", None)):
-        text, chosen = choose_prompt({}, None, prompt, prompt_name, name or type(model).__name__)
-        fp = _with_prompt(fingerprint, text)
-        return ObjectEncoder(model, name=name, fingerprint=fp, prompt=text, prompt_name=chosen)
+        where = name or type(model).__name__
+        text, chosen = choose_prompt({}, None, prompt, prompt_name, where)
+        return ObjectEncoder(
+            model, _object_info(where, _with_prompt(fingerprint, text), "object", text, chosen)
+        )
     raise StsbenchError(
         f"cannot evaluate a {type(model).__name__}: pass a model name or folder, a transformers model with "
         "its tokenizer, a SentenceTransformer, or an object with encode(list[str]) -> array"
@@ -303,8 +295,6 @@ def as_encoder(
 
 
 def _is_sentence_transformer(model) -> bool:
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:  # pragma: no cover - a core dependency
-        return False
+    from sentence_transformers import SentenceTransformer
+
     return isinstance(model, SentenceTransformer)

@@ -140,14 +140,13 @@ def download(repo_id: str, revision: str | None = None) -> Path:
             f"model '{repo_id}' is neither a folder nor a valid hub id; pass an existing model folder with --model"
         ) from None
     except Exception as exc:  # network errors, missing repo, missing cache entry
+        what = f"cannot fetch model '{repo_id}' from the Hugging Face hub ({first_line(exc)})"
         if reason:
-            raise StsbenchError(
+            what = (
                 f"model '{repo_id}' is not a local folder nor in the local hub cache, and the hub is out of reach "
-                f"({reason}); {advice}"
-            ) from None
-        raise StsbenchError(
-            f"cannot fetch model '{repo_id}' from the Hugging Face hub ({first_line(exc)}); {advice}"
-        ) from None
+                f"({reason})"
+            )
+        raise StsbenchError(f"{what}; {advice}") from None
 
 
 def read_json(path: Path, kind: type = dict, *, strict: bool = False) -> Any:
@@ -204,32 +203,27 @@ def _inspect(name: str, path: Path) -> ModelSpec:
         return ModelSpec(name, path, "hf", None)
     modules = read_json(path / "modules.json", strict=True)
     types = [m.get("type", "") for m in modules]
+    dirs = [m.get("path", "") for m in modules]
+    classes = [module_class(t) for t in types]
     bert = path / "sentence_bert_config.json"
     st_cfg = read_json(bert, strict=True) if bert.is_file() else {}
-    spec = ModelSpec(
+    # a stack stsbench runs itself: Transformer, one Pooling (in its own folder) of a SimCSE pooler, Normalize
+    pooling = [d for d, c in zip(dirs, classes, strict=True) if c == "Pooling"]
+    native = set(classes) <= _NATIVE_MODULES and classes[:1] == ["Transformer"] and len(pooling) == 1
+    pooler = None
+    if native and (path / pooling[0]).resolve() != path.resolve():
+        pooler = active_pooling(read_json(path / pooling[0] / "config.json", strict=True))
+    return ModelSpec(
         name,
         path,
-        "sentence-transformers-full",
-        None,
+        "sentence-transformers" if pooler else "sentence-transformers-full",
+        pooler,
+        normalize=pooler is not None and "Normalize" in classes,
         max_length=st_cfg.get("max_seq_length"),
         do_lower_case=bool(st_cfg.get("do_lower_case", False)),
-        module_dirs=[m.get("path", "") for m in modules],
+        module_dirs=dirs,
         declared={"modules": types},
     )
-    classes = [module_class(t) for t in types]
-    pooling = [m.get("path", "") for m in modules if module_class(m.get("type", "")) == "Pooling"]
-    native = set(classes) <= _NATIVE_MODULES and classes[:1] == ["Transformer"] and len(pooling) == 1
-    if not native or (path / pooling[0]).resolve() == path.resolve():
-        return spec
-    pcfg = read_json(path / pooling[0] / "config.json", strict=True)
-    pooler = active_pooling(pcfg)
-    if pooler is None:
-        return spec
-    spec.kind = "sentence-transformers"
-    spec.pooler = pooler
-    spec.normalize = "Normalize" in classes
-    spec.declared["pooling"] = pcfg
-    return spec
 
 
 def module_class(type_name: str) -> str:
@@ -293,10 +287,8 @@ def check_model_folder(path: Path) -> None:
 
 def check_vocabulary(tokenizer, vocab_size: int | None, path: Path) -> None:
     """Refuse a tokenizer that covers less than :data:`MIN_COVERAGE` of the model's embedding rows."""
-    if not vocab_size:
-        return
     size = len(tokenizer)
-    if size < MIN_COVERAGE * vocab_size:
+    if vocab_size and size < MIN_COVERAGE * vocab_size:
         raise StsbenchError(
             f"{path}: the tokenizer holds {size} tokens for the model's {vocab_size} embeddings (config.json "
             f"vocab_size; a tokenizer must cover at least {MIN_COVERAGE:.0%} of them): its vocabulary file is "
@@ -306,10 +298,8 @@ def check_vocabulary(tokenizer, vocab_size: int | None, path: Path) -> None:
 
 def check_token_ids(ids: list[list[int]], texts, vocab_size: int | None, name: str) -> None:
     """Refuse token ids past the embedding matrix (a tokenizer of another model): torch would fail mid-batch."""
-    if not vocab_size:
-        return
     for seq, text in zip(ids, texts, strict=True):
-        if seq and max(seq) >= vocab_size:
+        if vocab_size and seq and max(seq) >= vocab_size:
             raise StsbenchError(
                 f"model {name}: the tokenizer gave token id {max(seq)} for {text[:60]!r}, past the model's "
                 f"{vocab_size} embeddings (config.json vocab_size); the tokenizer belongs to another model"
@@ -326,18 +316,13 @@ def position_limit(config: dict) -> int | None:
     return positions
 
 
-def read_config(folder: Path) -> dict:
-    """``folder/config.json`` as a dict ({} when absent or unreadable: the loader says why later)."""
-    return read_json(folder / "config.json")
-
-
 def clamp_max_length(path: Path, max_length: int) -> int:
     """``--max-length`` capped at the positions the model reads (a note when capped), as sentence-transformers does.
 
     Past them the position embeddings run out: a longer sentence would stop the run with a shape error.
     """
     folder = transformer_dir(path)
-    limit = position_limit(read_config(folder)) if folder is not None else None
+    limit = position_limit(read_json(folder / "config.json")) if folder is not None else None
     if limit is None or max_length <= limit:
         return max_length
     log.info(
