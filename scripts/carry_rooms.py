@@ -16,8 +16,9 @@ evaluation or analysis step is carried, never recomputed, only where all hold:
     (trained up to its first logged step in a fresh process, one thread, evaluations off: they draw nothing, and
     the loss is the same with them on).
 
-A carried record gets today's code and ``carried``: this script's commit, the code it had, the base and the
-evidence (the losses compared). Report steps are made again by ``stsbench reproduce --rerun-changed``.
+A carried record gets today's code and ``carried``: this script's commit, the code it had, the base, the
+evidence (the losses compared) and the carry-over before it (``earlier``); ``--status`` counts the carried steps
+in the line each edition's README carries. Report steps are made again by ``stsbench reproduce --rerun-changed``.
 """
 
 from __future__ import annotations
