@@ -128,7 +128,7 @@ def carry(
     """Carry ``folder``'s steps over (module docstring): counts by kind, and why the others stayed."""
     from stsbench.files import atomic_write_json
     from stsbench.reproduce.plan import build_plan
-    from stsbench.reproduce.state import load_state, recorded_recipe, state_path
+    from stsbench.reproduce.state import STATE_FILE, load_state, recorded_recipe
 
     state = load_state(folder)
     plan = build_plan(recorded_recipe(state), folder, data_dir.resolve(), gpus=state.get("gpus", 0))
@@ -183,7 +183,7 @@ def carry(
         rec["code"] = step.code
         counts[step.kind] = counts.get(step.kind, 0) + 1
     if not dry:
-        atomic_write_json(state_path(folder), new)
+        atomic_write_json(folder / STATE_FILE, new)
     return counts, stayed
 
 
