@@ -268,10 +268,13 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean
     report = (out / "report.md").read_text()
     assert "Mixed code: 1 step(s) were kept from earlier stsbench code" in report and "evaluate/simcse" in report
     # run again: the evaluation and the report after it (now without the note); no training
+    state = _state(out)
+    state["steps"]["evaluate/simcse"]["carried"] = {"by": "a carry-over"}  # run again, no longer carried
+    (out / "reproduce.json").write_text(json.dumps(state))
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--rerun-changed"], capsys)
     assert code == reproduce_status(out), err
     state = _state(out)
-    assert state["sessions"][-1]["steps_run"] == 2
+    assert state["sessions"][-1]["steps_run"] == 2 and "carried" not in state["steps"]["evaluate/simcse"]
     assert state["steps"]["evaluate/simcse"]["code"] == plan_module.code_of("evaluate")
     assert "Mixed code" not in (out / "report.md").read_text()
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # nothing changed now: nothing runs

@@ -778,8 +778,9 @@ def run_plan(
             rec.update(folder=portable(step.folder, plan.out), total_steps=step.total_steps)
         queued = actions[step.id][0] == "run"
         rec.update(status="queued" if queued else "done", key=step.key, parts=step.parts)
-        if queued:
+        if queued:  # a step run again is this code's, no longer one carried over to it
             rec.update(error=None, progress=None)
+            rec.pop("carried", None)
         elif "files" not in rec:  # finished before its files were sealed: sealed once, as they are
             seal(rec, step, plan.out)
     state["order"] = [s.id for s in plan.steps]  # --status shows the plan's order
