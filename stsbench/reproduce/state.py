@@ -314,6 +314,11 @@ def classify(step: Step, record: StepRecord | None) -> str:
     return standing(step, record).word
 
 
+def _weights_gone(step: Step) -> bool:
+    """Whether a training's run folder (its weights) is absent: what reads the weights needs it trained again."""
+    return step.kind == "train" and step.folder is not None and run_status(step.folder) == "new"
+
+
 def _out_of(step: Step) -> Path:
     """A training's reproduction folder (``OUT/runs/<run>/seed-<s>``)."""
     assert step.folder is not None
@@ -473,7 +478,7 @@ def initial_actions(plan: Plan, state: ReproduceState, changed: str = "rerun") -
             for s in plan.steps
             if s.kind in ("evaluate", "analysis") and actions[s.id][0] == "run"
             for d in s.deps
-            if actions[d][0] == "skip" and standing(plan.step(d), None).folder == "new"  # its weights gone
+            if actions[d][0] == "skip" and _weights_gone(plan.step(d))
         }
         if need <= forced:
             return actions
