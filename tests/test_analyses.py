@@ -593,7 +593,7 @@ def test_generated_commands_keep_every_flag_and_default():
 def test_terminal_and_report_label_a_path_model_alike(tmp_path):
     from stsbench.analyses.runner import run_analysis
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
 
     data = make_data_dir(tmp_path / "data")
     enc = CountingEncoder()

@@ -144,8 +144,8 @@ def test_check_on_analyses_refuses_in_one_line(results, tmp_path, capsys):
 
 def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path):
     from stsbench.errors import StsbenchError
-    from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
+    from stsbench.reports.reproduction import load_claims
 
     claims = tmp_path / "claims.yaml"
     claims.write_text(
@@ -218,8 +218,8 @@ def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, mo
 
 
 def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(results, tmp_path, capsys):
-    from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
+    from stsbench.reports.reproduction import load_claims
 
     claims = tmp_path / "claims.yaml"
     claims.write_text(

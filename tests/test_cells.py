@@ -238,8 +238,8 @@ def test_a_group_selected_on_the_test_sets_says_so_wherever_it_is_shown(tmp_path
 
 def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_path):
     """Two fields x two values x two seeds of training runs alone: one grid table, no sweep tables beside."""
-    from stsbench.reports.build import ReportSpec, build_report
     from stsbench.reports.collect import collect
+    from stsbench.reports.render import ReportSpec, build_report
 
     results = tmp_path / "results"
     dev = 0.40
@@ -262,7 +262,7 @@ def test_a_grid_over_seeds_is_one_table_with_a_cell_per_pair_of_settings(tmp_pat
 
 
 def test_a_runs_cell_is_the_first_it_is_held_against_with_a_figure_and_the_note_cites_its_version():
-    from stsbench.reports.published_cells import cited, published_cell, published_figure
+    from stsbench.reports.reproduction import cited, published_cell, published_figure
 
     run = type("Run", (), {"path": "train/dup.dup_rate-0.32/seed-1"})()  # what published_cell reads of a run
     cells = {"dup.dup_rate-0.32": ["esimcse-arxiv/table9/dup-rate#dup_rate=0.32"]}

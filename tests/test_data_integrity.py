@@ -214,8 +214,7 @@ def test_export_mteb_refuses_a_revision_that_is_a_path_and_modified_results(
 def test_the_reports_seed_table_marks_a_group_with_one_seed_on_modified_data(tmp_path):
     from seed_results import make_seed_results
 
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
     from stsbench.reports.scores import score_table
 
     root = make_seed_results(tmp_path / "results")

@@ -147,8 +147,9 @@ def test_every_drawn_figure_is_regenerated_by_some_recipe():
 def test_the_distance_to_a_point_against_the_traceable_distance(tmp_path, monkeypatch):
     """MoCoSE Figure 4's axes on synthetic rows, and the point's option refused in one line when malformed."""
     from stsbench.errors import StsbenchError
-    from stsbench.reports import align_distance
-    from stsbench.reports.sweep_figures import DISTANCE
+    from stsbench.reports import ablations
+    from stsbench.reports.ablations import DISTANCE
+    from stsbench.reports.collect import write_csv
 
     rows = []
     for mtd in (10.0, 14.67, 28.0):
@@ -166,13 +167,13 @@ def test_the_distance_to_a_point_against_the_traceable_distance(tmp_path, monkey
                     repr((da**2 + du**2) ** 0.5),
                 ]
             )
-    data = align_distance.write_rows(rows, tmp_path / "d.csv")
-    (ax,) = align_distance.draw_distance(data, (0.0, -4.0)).axes
+    data = write_csv(tmp_path / "d.csv", ablations.ALIGN_COLUMNS, rows)
+    (ax,) = ablations.draw_distance(data, (0.0, -4.0)).axes
     assert ax.get_xlabel() == DISTANCE and ax.get_ylabel() == "distance of (l_align, l_uniform) to (0, -4)"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["L1 distance", "L2 distance"]
     l1 = ax.lines[0].get_ydata()
     assert l1[0] == pytest.approx(0.22 + 0.3)  # mean over seeds at MTD 10: align 0.22, uniform -3.7
-    assert align_distance.parse_point("0.1,-3.9") == (0.1, -3.9)
+    assert ablations.parse_point("0.1,-3.9") == (0.1, -3.9)
     for bad in ("0", "a,b", "1,2,3", "nan,1"):
         with pytest.raises(StsbenchError, match="--align-point"):
-            align_distance.parse_point(bad)
+            ablations.parse_point(bad)

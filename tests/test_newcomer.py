@@ -53,7 +53,7 @@ def test_a_skipped_files_code_span_survives_backticks(text):
     """A code span broke on backticks in "Skipped files": the fence is longer than any run of them."""
     import markdown
 
-    from stsbench.reports.build import code_span
+    from stsbench.reports.render import code_span
 
     html = markdown.markdown(code_span(text))
     assert html == f"<p><code>{text}</code></p>", html
@@ -61,7 +61,7 @@ def test_a_skipped_files_code_span_survives_backticks(text):
 
 def test_a_claims_figures_print_with_the_decimals_its_delta_needs():
     """δ = 0.01 at two decimals: "diff -0.03, [-0.03, -0.02], margin +0.01" could not be checked by hand."""
-    from stsbench.reports.claims import claims_table, statements_table
+    from stsbench.reports.reproduction import claims_table, statements_table
     from stsbench.reports.scores import delta_digits
     from stsbench.stats.claims import Difference, judge
 
@@ -113,7 +113,7 @@ def made(tmp_path_factory) -> Path:
     banner, and SimCSE Figure 3, whose map the alignment section draws too."""
     import yaml
 
-    from stsbench.reports.claims import load_claims
+    from stsbench.reports.reproduction import load_claims
 
     root = tmp_path_factory.mktemp("layout")
     results = make_seed_results(root / "results", analyses=True)
@@ -265,7 +265,7 @@ def test_a_groups_name_is_its_recipes_label(tmp_path):
     """A run's label in its recipe ("unsup-SimCSE, one mask for both views") names its group of seeds."""
 
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
     from stsbench.reports.seeds import report_groups
 
     results = make_seed_results(tmp_path / "results")

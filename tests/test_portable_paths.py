@@ -56,8 +56,7 @@ def test_portable_forms():
 def test_run_analyses_and_report_write_no_machine_path(
     tiny_bert, mock_data, tmp_path, tmp_path_factory, monkeypatch, capsys
 ):
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
     from stsbench.results.read import model_location
 
     monkeypatch.setenv("STSBENCH_CACHE", str(tmp_path / "cache"))
@@ -132,8 +131,7 @@ def _task_result(results: Path, model_path: str, name: str) -> None:
 
 
 def test_training_copies_are_portable_and_still_linked_to_their_results(tmp_path):
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
     from stsbench.results.runs import load_train_run
     from stsbench.results.write import copy_training_file
 

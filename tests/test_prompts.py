@@ -183,8 +183,7 @@ def test_a_live_model_of_unchanged_weights_finds_the_cli_cache(
 
 def test_labels_and_results_folders_tell_a_prompted_model_apart(tmp_path, mock_data):
     from stsbench.encoders.resolve import prompt_suffix
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
 
     mock = stsbench.MockEncoder(dim=8)
     out = tmp_path / "out"

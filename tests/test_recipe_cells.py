@@ -10,7 +10,7 @@ import pytest
 from stsbench.errors import StsbenchError
 from stsbench.recipes import load_recipe, recipe_names
 from stsbench.reports.ablations import ablation_tables
-from stsbench.reports.published_cells import published_figure, report_cells
+from stsbench.reports.reproduction import published_figure, report_cells
 from stsbench.reproduce.plan import report_args, run_config
 from stsbench.results.runs import RECIPE_RUNS_FILE, TrainRun, read_recipe_runs, write_recipe_runs
 from stsbench.tabular import DASH

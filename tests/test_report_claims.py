@@ -28,7 +28,7 @@ def results(tmp_path_factory) -> Path:
 
 def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_path, capsys):
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
     from stsbench.reports.seeds import seed_groups
 
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(CLAIMS, sort_keys=False))
@@ -83,7 +83,7 @@ def test_a_bad_claims_file_is_one_line_before_anything_is_written(results, tmp_p
 def test_a_collapse_is_judged_on_each_seeds_last_dev_evaluation(results, tmp_path, capsys):
     """MoCoSE Figures 5-6: final-dev, the STS-B dev Spearman x100 of the run's last evaluation, seed by seed."""
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
     from stsbench.reports.seeds import seed_groups
 
     groups = {g.method: g for g in seed_groups(find_models(collect(results)))}

@@ -12,7 +12,7 @@ from seed_results import MEAN, SEEDS, make_seed_results, value
 
 from stsbench.errors import StsbenchError
 from stsbench.reports import collect
-from stsbench.reports.models import find_models
+from stsbench.reports.collect import find_models
 from stsbench.reports.seeds import seed_differences, seed_groups, significant
 
 T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 3 seeds

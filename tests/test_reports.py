@@ -117,7 +117,7 @@ def test_a_report_without_a_recipe_sets_beside_a_trained_model_no_paper_row(tmp_
 
 def test_a_released_checkpoint_is_matched_by_its_own_name_and_says_so():
     """A model not trained here, run under a published row's own name, gets that row, labelled as matched."""
-    from stsbench.reports.models import Model
+    from stsbench.reports.collect import Model
     from stsbench.reports.scores import published_for
     from stsbench.results.schema import ModelInfo
 
@@ -231,8 +231,8 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     target = tmp_path / "reports" / CHECKED_IN.name
     shutil.copytree(CHECKED_IN / "results", target / "results")
     shutil.copy(CHECKED_IN / "claims.yaml", target / "claims.yaml")  # the recipe's claims, as reproduce writes them
-    from stsbench.reports.claims import load_claims
     from stsbench.reports.render import write_report
+    from stsbench.reports.reproduction import load_claims
 
     old = Path.cwd()
     os.chdir(tmp_path)
@@ -336,7 +336,7 @@ def test_ablation_groups_by_the_fields_that_differ():
     assert not any("mc" in names for f, names in sweeps if f == "dup_rate")
     assert all(f not in ("threads", "output", "repetition", "method") for f, _ in sweeps)
     # MoCoSE is named as such, never joins ESimCSE's component table, and sweeps its own fields
-    from stsbench.reports.models import method_of
+    from stsbench.reports.collect import method_of
 
     moco = [_run("moco", method="mocose"), _run("moco-q256", method="mocose", queue_size=256)]
     assert method_of(moco[0].config) == "MoCoSE"
@@ -367,7 +367,7 @@ def test_runs_group_by_resolved_dropout_not_by_how_a_config_spells_it():
 
 def test_models_are_told_apart_by_fingerprint_not_name(tmp_path):
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
 
     src = FIXTURE / "runs__simcse-tiny" / "avg" / "test"
     for sub, name, fp in [
@@ -396,7 +396,7 @@ def test_a_model_under_two_fingerprints_says_why(tmp_path):
     two stsbench versions (embedding code version 1, then 2): the models table says so instead of showing the
     same model twice without a word."""
     from stsbench.reports import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import find_models
     from stsbench.reports.provenance import models_table
 
     src = FIXTURE / TINY / "cls" / "test"

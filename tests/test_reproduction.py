@@ -71,8 +71,7 @@ def results(tmp_path_factory) -> Path:
 
 
 def _reproductions(results: Path, targets, difference: float = 1.0):
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
     from stsbench.reports.reproduction import reproductions
     from stsbench.reports.seeds import seed_groups
 
@@ -210,8 +209,7 @@ def _split(results: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_report_merges_several_results_folders(results, tmp_path, capsys, monkeypatch):
-    from stsbench.reports.collect import collect
-    from stsbench.reports.models import find_models
+    from stsbench.reports.collect import collect, find_models
     from stsbench.reports.seeds import seed_groups
 
     evals, runs = _split(results, tmp_path)

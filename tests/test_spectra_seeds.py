@@ -47,7 +47,7 @@ def test_a_groups_spectrum_is_its_seeds_geometric_mean_with_their_band(tmp_path)
 
 def test_the_report_draws_the_groups_spectra_under_mocose_figure_7():
     from stsbench.published.figures import get_figure
-    from stsbench.reports.layout import FigureOut
+    from stsbench.reports.collect import FigureOut
     from stsbench.reports.paper_figures import matches
 
     entry = get_figure("mocose/figure7")

@@ -15,7 +15,7 @@ T_975_DF2 = 4.302652729911275  # scipy.stats.t.ppf(0.975, 2): the t quantile of 
 
 
 def _csv(path: Path, rows: list[dict]) -> Path:
-    from stsbench.reports.sweep_figures import COLUMNS
+    from stsbench.reports.ablations import COLUMNS
 
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -26,7 +26,7 @@ def _csv(path: Path, rows: list[dict]) -> Path:
 
 
 def test_a_batch_size_sweep_is_drawn_against_the_setting_with_the_seed_interval(tmp_path):
-    from stsbench.reports.sweep_figures import DEV, draw_sweep, sweep_figure
+    from stsbench.reports.ablations import DEV, draw_sweep, sweep_figure
 
     # ESimCSE arXiv Figure 2's axes: STS-B dev against the batch size; seeds at mean -1, 0, +1
     means = {32: 80.0, 64: 82.0, 128: 81.0}
@@ -55,7 +55,7 @@ def test_a_batch_size_sweep_is_drawn_against_the_setting_with_the_seed_interval(
 
 
 def test_a_grid_draws_a_line_per_value_of_its_second_field(tmp_path):
-    from stsbench.reports.sweep_figures import draw_sweep
+    from stsbench.reports.ablations import draw_sweep
 
     # MoCoSE Figure 13's axes: a figure against the queue size, a line per initial queue size
     rows = [
@@ -137,7 +137,7 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
 
 
 def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
-    from stsbench.reports.sweep_figures import DISTANCE, draw_sweep, logged_distance, varies_in_distance
+    from stsbench.reports.ablations import DISTANCE, draw_sweep, logged_distance, varies_in_distance
     from stsbench.results.runs import load_train_run
 
     # MoCoSE Figures 2 and 3's axis: the distance 1 / (1 - decay) + queue / batch each EMA decay sets
@@ -152,7 +152,7 @@ def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
         for s in SEEDS
     ]
     data = _csv(tmp_path / "ema.csv", rows)
-    from stsbench.reports.sweep_figures import COLUMNS
+    from stsbench.reports.ablations import COLUMNS
 
     as_rows = [[r.get(c, "") for c in COLUMNS] for r in rows]
     assert varies_in_distance(as_rows) and not varies_in_distance([r[:7] + ["10.0", ""] for r in as_rows])
@@ -176,7 +176,7 @@ def test_a_sweep_against_the_traceable_distance_its_settings_set(tmp_path):
 
 
 def test_a_sweep_of_named_settings_draws_the_same_bytes_twice(tmp_path):
-    from stsbench.reports.sweep_figures import sweep_figure
+    from stsbench.reports.ablations import sweep_figure
 
     # on/off (SimCSE Table 4's Fixed 0.1): a categorical axis, the seeds as points without random jitter
     rows = [
@@ -188,7 +188,7 @@ def test_a_sweep_of_named_settings_draws_the_same_bytes_twice(tmp_path):
 
 
 def test_axes_and_titles_read_the_papers_words_and_the_seeds_once(tmp_path):
-    from stsbench.reports.sweep_figures import draw_sweep
+    from stsbench.reports.ablations import draw_sweep
 
     # MoCoSE Table 3 / Figure 8: STS against the "EMA decay weight", not the option's name ema_decay_start
     rows = [

@@ -266,9 +266,9 @@ def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
 
 
 def test_one_bookkeeping_list_for_resume_and_reports():
-    from stsbench.reports import run_settings
+    from stsbench.reports import training
 
-    assert run_settings.BOOKKEEPING is BOOKKEEPING and "length_buckets" not in BOOKKEEPING
+    assert training.BOOKKEEPING is BOOKKEEPING and "length_buckets" not in BOOKKEEPING
     run = finalize(TrainConfig(**BASE, method="simcse"), False).on_device("cpu")
     saved = run.to_dict()
     assert resume_conflicts(saved, finalize(run.config.replace(log_steps=1), False).on_device("cpu")) == []

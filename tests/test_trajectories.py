@@ -81,7 +81,7 @@ def test_a_seed_missing_a_step_leaves_that_step_off_the_mean(tmp_path):
 
 def test_the_report_puts_the_trajectories_under_simcse_figure_2(tmp_path):
     from stsbench.published.figures import get_figure
-    from stsbench.reports.layout import FigureOut
+    from stsbench.reports.collect import FigureOut
     from stsbench.reports.paper_figures import matches
 
     entry = get_figure("simcse/figure2")

@@ -148,7 +148,7 @@ def test_c11_another_non_finite_figure_caps_the_statement_and_names_the_seed():
 def test_c11_the_final_dev_figure_is_the_last_evaluation_nan_included():
     from types import SimpleNamespace
 
-    from stsbench.reports.claims import final_devs
+    from stsbench.reports.reproduction import final_devs
 
     run = SimpleNamespace(curve=((0, 0.7), (100, 0.75), (200, None)), config={"seed": 4})
     model = SimpleNamespace(run=run)
@@ -376,7 +376,7 @@ def test_d5_the_inconclusive_line_invites_no_delta_after_the_result(tmp_path):
 
 
 def test_d6_the_report_says_the_chance_of_a_false_contradiction():
-    from stsbench.reports.claims import claims_table
+    from stsbench.reports.reproduction import claims_table
 
     assert decide.false_contradiction(10) == pytest.approx(1 - 0.975**10)
     claim = _claim(kind="difference", better="a", worse="b")

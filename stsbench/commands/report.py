@@ -94,10 +94,9 @@ def report_cmd(
     """
     check_writable_dir(out, "--out")
     from stsbench.published.figures import get_figure
-    from stsbench.reports.align_distance import parse_point
-    from stsbench.reports.claims import load_claims
+    from stsbench.reports.ablations import parse_point
     from stsbench.reports.render import write_report
-    from stsbench.reports.reproduction import parse_against
+    from stsbench.reports.reproduction import load_claims, parse_against
     from stsbench.results.schema import STATE_FILE
     from stsbench.results.write import checkout
 

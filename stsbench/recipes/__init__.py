@@ -197,7 +197,7 @@ class Recipe(BaseModel):
             if a.baseline and self.baseline is None:
                 raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
         if self.report is not None:  # what `report --baseline` finds a group by: a run's name or a method's
-            from stsbench.reports.models import METHOD_ORDER
+            from stsbench.reports.collect import METHOD_ORDER
 
             if self.report.baseline not in names and self.report.baseline not in METHOD_ORDER:
                 raise ValueError(

@@ -20,7 +20,7 @@ def check_recipe(recipe: Recipe) -> None:
     for address in recipe.unreproducible:  # a row or a cell, as --list accounts for them
         get_cell(address)
     if recipe.claims:  # each claim's figure a registered task (or best-dev, Avg.), or an analysis' it runs
-        from stsbench.reports.claim_figures import analysis_figure, with_task_figure
+        from stsbench.reports.collect import analysis_figure, with_task_figure
 
         made = analysis_stems(recipe)
         for i, claim in enumerate(recipe.claims, start=1):
@@ -50,7 +50,7 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
     from stsbench.metrics import AVG
     from stsbench.published.cells import result_modes
     from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
-    from stsbench.reports.claim_figures import FINAL_DEV, TRANSFER_AVG, analysis_figure
+    from stsbench.reports.collect import FINAL_DEV, TRANSFER_AVG, analysis_figure
     from stsbench.tasks.registry import task_names
 
     if claim.figure in ("best-dev", FINAL_DEV) or analysis_figure(claim.figure) is not None:

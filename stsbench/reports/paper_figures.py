@@ -36,7 +36,7 @@ written to a CSV beside the figure first and drawn from that file:
   group's mean runs over the indices every seed has (a row per curve: :data:`FIRST`, then its values).
 
 MoCoSE Figure 4 (the distance to a point against the traceable distance) is drawn with the sweeps it is read
-from (:mod:`stsbench.reports.align_distance`).
+from (:mod:`stsbench.reports.ablations`).
 """
 
 from __future__ import annotations
@@ -52,11 +52,9 @@ import pandas as pd
 from stsbench.analyses import figures as afig
 from stsbench.analyses.geometry import RANK_TOL
 from stsbench.published.figures import FigureEntry, get_figure
-from stsbench.reports.collect import AnalysisRecord, TaskRecord, TrainRun
-from stsbench.reports.figures import write_csv
-from stsbench.reports.layout import FigureOut
-from stsbench.reports.run_settings import sts_averages
+from stsbench.reports.collect import AnalysisRecord, FigureOut, TaskRecord, TrainRun, write_csv
 from stsbench.reports.seeds import SeededResults, SeedGroup, labelled_seed_runs, ordered, palette
+from stsbench.reports.training import sts_averages
 
 
 def matches(entry: FigureEntry, figure: FigureOut) -> bool:

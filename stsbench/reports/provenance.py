@@ -7,8 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from stsbench.data.integrity import MARK
-from stsbench.reports.collect import Collection, TrainRun
-from stsbench.reports.models import Model, name_label
+from stsbench.reports.collect import Collection, Model, TrainRun, name_label
 from stsbench.results.write import Checkout
 from stsbench.tabular import DASH, Table, make_table
 

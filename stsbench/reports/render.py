@@ -1,8 +1,14 @@
-"""Render a :class:`~stsbench.reports.layout.Report` as ``report.md`` and a self-contained ``report.html``.
+"""Assemble the report from a :class:`~stsbench.reports.collect.Collection` and render it as Markdown and HTML.
 
-The templates (``templates/*.j2``) only loop; every string they print is made here or in the table and
-section builders. ``report.md`` links the figures' SVG files beside it; ``report.html`` inlines them as
-base64 PNG, so it reads offline on its own. No timestamp is written: the same results give the same bytes.
+:func:`build_report` lays out the sections (paragraphs, tables and figures; the training runs' curves,
+trajectories, Ablations and sweep figures among them), draws the figures into ``figures_dir`` and returns a
+:class:`Report` that the templates only loop over. A section whose results are missing keeps its title and says,
+in one line, which command makes them.
+
+:func:`write_report` renders it as ``report.md`` and a self-contained ``report.html``. The templates
+(``templates/*.j2``) only loop; every string they print is made here or in the table and section builders.
+``report.md`` links the figures' SVG files beside it; ``report.html`` inlines them as base64 PNG, so it reads
+offline on its own. No timestamp is written: the same results give the same bytes.
 """
 
 from __future__ import annotations
@@ -10,23 +16,584 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stsbench.analyses.common import short_name
 from stsbench.analyses.figures import stamped
+from stsbench.analyses.registry import Analysis, all_analyses
+from stsbench.data.integrity import MARK, modified_text
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
-from stsbench.reports.build import ReportSpec, build_report
-from stsbench.reports.collect import collect, only
-from stsbench.reports.layout import Report
-from stsbench.reports.reproduction import Target, reproduction_json
-from stsbench.reports.seeds import BASELINE
-from stsbench.results.runs import report_banner
-from stsbench.results.write import Checkout
-from stsbench.stats.claims import Claim
-from stsbench.stats.decide import CELL_DELTA
+from stsbench.progress import plural
+from stsbench.published.cells import result_modes
+from stsbench.published.registry import STS_TASKS
+from stsbench.reports import ablations, paper_figures, provenance, reproduction, seeds, training
+from stsbench.reports.collect import (
+    ABSENT,
+    AnalysisRecord,
+    Collection,
+    Figures,
+    Model,
+    Section,
+    TaskRecord,
+    absent_last,
+    by_variant,
+    collect,
+    find_models,
+    missing,
+    only,
+    under,
+    write_csv,
+)
+from stsbench.reports.reproduction import Cells, Reproduction, Target, report_cells, reproduction_json
+from stsbench.reports.scores import per_seed_table, score_table
+from stsbench.reports.seeds import (
+    BASELINE,
+    DEV_COLUMNS,
+    SeedGroup,
+    baseline_group,
+    declared_labels,
+    dev_curves_from_csv,
+    dev_points,
+    has_seeds,
+    report_groups,
+)
+from stsbench.results.runs import read_recipe_runs, report_banner
+from stsbench.results.write import Checkout, portable
+from stsbench.stats.claims import Claim, ClaimResult
+from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
 from stsbench.tabular import to_html, to_markdown
+
+# -- training_sections ---------------------------------------------------------------------------------------
+
+
+def training_sections(
+    coll: Collection,
+    models: list[Model],
+    groups: list[SeedGroup],
+    results: Sequence[str],
+    figs: Figures,
+    cells: Cells,
+    point: tuple[float, float] = ablations.POINT,
+) -> list[Section]:
+    """The training curves and the Ablations (``cells``: the runs' published cells, beside a sweep's settings)."""
+    if not coll.runs:
+        return [
+            Section("training", "Training curves", [missing("training", results)]),
+            Section("ablations", "Ablations", [missing("ablations", results)]),
+        ]
+    curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
+    if has_seeds(groups):
+        labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
+        data = write_csv(
+            figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels)
+        )
+        figs.written.append(data)
+        figure = dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
+        caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
+        curves.figures.append(figs.add(caption, figure, "dev-curves"))
+        curves.paragraphs.append(
+            "A group of seeds is drawn as the mean of its seeds' STS-B dev Spearman at each evaluation step, "
+            "the band the 95% t-interval of that mean (n seeds, as the tables' intervals); a run without "
+            "seeds as its own line."
+        )
+    else:
+        labels = training.labelled_runs(coll.runs, models)
+        figure = training.training_curves_figure(labels, figs.folder / "training_curves")
+        curves.figures.append(figs.add("STS-B dev Spearman during training", figure, "dev-curves"))
+    _trajectories(coll, models, groups, curves, figs)
+    declared = read_recipe_runs(coll.folders)  # the recipe's sweeps and grids (none: found from the settings)
+    found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
+    abl = Section("ablations", "Ablations", tables=found)
+    if not found and declared:  # the recipe says what its sweeps are: none, and no component pair
+        abl.paragraphs.append(
+            f"{ABSENT}no sweep or grid declared by the recipe (`recipe_runs.json` under {under(results, 'or')}: a "
+            "run's `sweep:` or `grid:`), no pair of its runs that differ in ESimCSE's components and no run held "
+            "against a published cell."
+        )
+    elif not found:
+        abl.paragraphs.append(missing("ablations", results))
+    if has_seeds(groups):
+        _sweep_figures(coll, groups, abl, figs, cells, declared, point)
+    return [curves, abl]
+
+
+def _trajectories(
+    coll: Collection, models: list[Model], groups: list[SeedGroup], section: Section, figs: Figures
+) -> None:
+    """SimCSE Figure 2: (l_uniform, l_align) at each dev evaluation the runs logged, from a CSV beside it."""
+    labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
+    rows = paper_figures.trajectory_rows(groups, coll.runs, labels)
+    if not rows:
+        return
+    data = paper_figures.write_trajectory_rows(rows, figs.folder / "align_uniform_trajectories.csv")
+    figs.written.append(data)
+    paths = paper_figures.trajectory_figure(data, figs.folder / "align_uniform_trajectories")
+    caption = (
+        "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
+        f"(logged by the trainer; data: `{data.name}`)"
+    )
+    section.figures.append(figs.add(caption, paths, "trajectory"))
+    section.paragraphs.append(
+        "The trajectories are the trainer's own: at each dev evaluation it measures l_align (pairs with gold > 4) "
+        "and l_uniform (the unique sentences) on the STS-B dev embeddings it has just encoded, the numbers "
+        "`stsbench align-uniform --split dev` gives for the checkpoint of that step. A group of seeds is drawn "
+        "as its mean point at each step, each seed's path faint behind it."
+    )
+
+
+def _sweep_figures(
+    coll: Collection,
+    groups: list[SeedGroup],
+    section: Section,
+    figs: Figures,
+    cells: Cells,
+    declared: ablations.Declared,
+    point: tuple[float, float] = ablations.POINT,
+) -> None:
+    """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure.
+
+    ``declared``: the recipe's runs, whose sweeps and grids these are (none: those the settings show).
+    """
+    grids, sweeps = ablations.seed_sweeps(groups, declared)
+    drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
+    drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
+    for stem, name, series, gs in drawn:
+        axes = (name, series) if series else (name,)
+        rows = ablations.sweep_rows(name, gs, coll.tasks, series or None, cells)
+        data = write_csv(figs.folder / f"{stem}.csv", ablations.COLUMNS, rows)
+        figs.written.append(data)
+        method = gs[0].method or gs[0].name
+        words = training.option_words(name)
+        title = f"{method}: against {words}" + (
+            f", a line per {training.option_words(series)}" if series else ""
+        )
+        if ablations.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
+            what = f"{method}: against the maximum traceable distance each {words} sets"
+            paths = ablations.sweep_figure(
+                data, figs.folder / f"{stem}_distance", name, series, what, x="traceable_distance"
+            )
+            caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
+            section.figures.append(figs.add(caption, paths, "distance", settings=axes))
+            _align_distance(coll, name, gs, stem, section, figs, point)
+        paths = ablations.sweep_figure(data, figs.folder / stem, name, series, title)
+        section.figures.append(
+            figs.add(
+                f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)",
+                paths,
+                "grid" if series else "sweep",
+                settings=axes,
+            )
+        )
+
+
+def _align_distance(
+    coll: Collection,
+    name: str,
+    groups: list[SeedGroup],
+    stem: str,
+    section: Section,
+    figs: Figures,
+    point: tuple[float, float],
+) -> None:
+    """MoCoSE Figure 4: the sweep's (l_align, l_uniform) distance to ``point`` against its traceable distance."""
+    records = coll.analyses_of("align_uniform")
+    variants = sorted({r.variant for r in records})
+    if not variants:
+        return
+    ours = [r for r in records if r.variant == variants[0]]
+    rows = ablations.distance_rows(name, groups, ours, point)
+    if not rows:
+        return
+    data = write_csv(figs.folder / f"{stem}_align_distance.csv", ablations.ALIGN_COLUMNS, rows)
+    figs.written.append(data)
+    title = (
+        f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
+    )
+    paths = ablations.distance_figure(data, figs.folder / f"{stem}_align_distance", point, title)
+    caption = f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
+    section.figures.append(figs.add(caption, paths, "align-distance", "align_uniform", (name,)))
+
+
+# -- build ---------------------------------------------------------------------------------------------------
+
+
+def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
+    """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
+
+    By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
+    tables then match a model's own rows by name, and say so.
+    """
+    from stsbench.results.runs import read_recipe_runs
+
+    if not reps and not read_recipe_runs(coll.folders):
+        return None
+    named = report_cells(coll.folders, reps)
+    for rep in reps:
+        if not rep.group.runs:
+            named.setdefault(rep.group.name, []).append(rep.address or rep.entry.key)
+    return named
+
+
+def verdict_summary(
+    reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
+) -> list[str]:
+    """One line per published target and per claim, its verdict and a link to the section that shows it."""
+    where = {s.key: f"[{s.title}](#{s.anchor})" for s in sections}
+    lines = []
+    for rep in reps:
+        counts = ", ".join(f"{n} {v}" for v, n in rep.counts().items() if n)
+        asked = rep.address or rep.entry.key
+        lines.append(
+            f"Verdict: {asked} against {rep.group.label}: {counts or 'nothing checked'} ({where['reproduction']})."
+        )
+    for i, r in enumerate(judged, start=1):
+        word = r.verdict + (f" ({r.qualifier})" if r.qualifier else "")
+        margin = "" if r.margin is None else f", margin {signed(r.margin, r.delta or DELTA)}"
+        lines.append(f"Verdict: claim {i}, {r.text or r.kind}: **{word}**{margin} ({where['claims']}).")
+    return lines
+
+
+def once(sections: Sequence[Section]) -> None:
+    """Each figure shown once, where it first appears; a later section that discusses it links there."""
+    first: dict[str, Section] = {}
+    for section in sections:
+        kept = []
+        for fig in section.figures:
+            if fig.svg in first:
+                shown = first[fig.svg]
+                section.paragraphs.append(f"Figure: {fig.title}, shown in [{shown.title}](#{shown.anchor}).")
+            else:
+                first[fig.svg] = section
+                kept.append(fig)
+        section.figures = kept
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span whatever backticks it holds (CommonMark: a fence longer than any run)."""
+    import re
+
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _scores(
+    coll: Collection,
+    models: list[Model],
+    kind: str,
+    results: Sequence[str],
+    named: dict[str, list[str]] | None,
+    labels: dict[str, str],
+) -> Section:
+    title = "STS tasks" if kind == "sts" else "Transfer tasks"
+    t = score_table(coll.tasks, models, kind, named, labels)
+    return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, results)])
+
+
+def _analysis(
+    coll: Collection,
+    models: list[Model],
+    groups: list[SeedGroup],
+    analysis: Analysis,
+    results: Sequence[str],
+    figs: Figures,
+) -> Section:
+    name, title = analysis.name, analysis.title
+    records = coll.analyses_of(name)
+    if not records:
+        return Section(name, title, [missing(name, results)])
+    section = Section(name, title)
+    modified = [r for r in records if _modified(r)]
+    if modified:
+        who = ", ".join(sorted({f"`{r.model.name}`" for r in modified}))
+        section.paragraphs.append(
+            f"{MARK} The results of {who} were {modified_text(f for r in modified for f in _modified(r))}."
+        )
+    for variant in sorted({r.variant for r in records}):
+        ours = [r for r in records if r.variant == variant]
+        found = seeds.seeded(ours, groups, analysis) if analysis.number_builder is not None else []
+        in_groups = {m.key for f in found for m in f.group.models}
+        single = [r for r in ours if r.model.fingerprint not in in_groups]
+        singles = by_variant(single, models)
+        for labelled in singles.values():  # checkpoints without seeds: the paper's layout
+            section.tables += analysis.tables(variant, labelled)
+            paths = analysis.figure(labelled, figs.folder / variant)
+            if paths:
+                section.figures.append(figs.add(f"{title} ({variant})", paths, "analysis", name))
+        if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
+            section.tables.append(seeds.seeds_table(analysis, variant, found))
+            figs.written.append(seeds.write_seed_values(found, figs.folder / seeds.csv_name(variant)))
+            points = seeds.headline_points(found)
+            if points:
+                paths = seeds.seed_points_figure(points, figs.folder / f"{variant}_seeds")
+                caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
+                section.figures.append(figs.add(caption, paths, "analysis-seeds", name))
+        if name == "spectrum" and found:
+            _spectra(found, singles.get(variant, {}), variant, section, figs)
+        if name == "align_uniform":
+            _align_map(coll, ours, groups, variant, section, figs)
+    return section
+
+
+def _spectra(
+    found: list[seeds.SeededResults],
+    singles: dict[str, object],
+    variant: str,
+    section: Section,
+    figs: Figures,
+) -> None:
+    """MoCoSE Figure 7 over seeds: each group's mean spectrum and its seeds' spread, the backbone beside."""
+    data = paper_figures.write_spectrum_rows(
+        paper_figures.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv"
+    )
+    figs.written.append(data)
+    paths = paper_figures.spectra_figure(data, figs.folder / f"{variant}_groups", variant)
+    caption = (
+        f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as MoCoSE "
+        f"Figure 7 (data: `{data.name}`)"
+    )
+    section.figures.append(figs.add(caption, paths, "analysis-groups", "spectrum"))
+
+
+def _align_map(
+    coll: Collection,
+    records: list[AnalysisRecord],
+    groups: list[SeedGroup],
+    variant: str,
+    section: Section,
+    figs: Figures,
+) -> None:
+    """SimCSE Figure 3's map of the checkpoints with an STS Avg., from the CSV written beside it."""
+    rows = paper_figures.map_rows(records, coll.tasks, groups)
+    if not rows:
+        return
+    data = paper_figures.write_map_rows(rows, figs.folder / f"{variant}_map.csv")
+    figs.written.append(data)
+    paths = paper_figures.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
+    caption = (
+        f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
+    )
+    section.figures.append(figs.add(caption, paths, "align-map", "align_uniform"))
+
+
+def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
+    """The data files a task or analysis record's figures were computed on that differ from the canonical."""
+    prov = record.result.provenance if isinstance(record, TaskRecord) else record.provenance
+    return prov.data_modified or {}
+
+
+def _seeds(
+    coll: Collection, groups: list[SeedGroup], base: SeedGroup | None, baseline: str, figs: Figures
+) -> Section:
+    """Differences to the baseline group over seeds, each seed's figures and their spread."""
+    section = Section("seeds", "Seeds")
+    section.paragraphs.append(
+        "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
+        "move a figure as much as a method can; a difference to the baseline counts here only where its 95% "
+        "interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond the "
+        f"difference that matters and Holm over the tasks agrees (marked {seeds.SIGNIFICANT}; docs/uncertainty.md, One "
+        "rule)."
+    )
+    if base is None:
+        section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
+    forest = []
+    for kind in ("sts", "transfer"):
+        diffs = seeds.seed_differences(coll.tasks, groups, base, kind) if base else []
+        table = seeds.difference_table(diffs, base, kind) if base else None
+        section.tables += [t for t in (table, per_seed_table(coll.tasks, groups, kind)) if t]
+        forest += [
+            (f"{d.group.name}: {short_name(task)}", c.diff, c.low, c.high, seeds.significant(c))
+            for d in diffs
+            if kind == "sts" and d.mode in result_modes("test", STS_TASKS)
+            for task, c in d.cells.items()
+            if c is not None
+        ]
+    points = seeds.seed_points(coll.tasks, groups, "sts")
+    if points:
+        figure = seeds.seed_points_figure(points, figs.folder / "sts_seeds")
+        section.figures.append(
+            figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
+        )
+    if forest:
+        figure = seeds.forest_plot(
+            forest,
+            figs.folder / "sts_seed_differences",
+            "difference (Spearman x100)",
+            f"beyond ±{DELTA:g}, the difference that matters",
+        )
+        title = f"STS test: difference to {base.name} over seeds, 95% intervals" if base else ""
+        section.figures.append(figs.add(title, figure, "seed-differences"))
+    return section
+
+
+def _paper_figures(
+    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
+) -> list[Section]:
+    """A section per paper figure: number, caption, claim and verdict, and the report's figures that draw it."""
+    from stsbench.published.figures import PAPER_NAMES
+
+    drawn = [f for section in sections for f in section.figures]
+    out = []
+    for entry, lines, mine in paper_figures.blocks(keys, drawn, [v for v in verdicts if v[0]]):
+        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
+        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=list(mine)))
+    return out
+
+
+def _reproduction(reps: list[Reproduction], difference: float) -> Section:
+    """The published rows named by ``--against``, each beside its group, a verdict per cell."""
+    section = Section("reproduction", "Reproduction", [reproduction.rule(difference)])
+    section.tables = [reproduction.summary_table(reps), *map(reproduction.reproduction_table, reps)]
+    return section
+
+
+def _claims(judged: list[ClaimResult]) -> Section:
+    """The table's claims, each judged over the seeds of the groups it names (``--claims``)."""
+    section = Section("claims", "Claims")
+    section.paragraphs = [
+        "Each claim of the table, judged on the groups' figures seed by seed by the rule of docs/uncertainty.md "
+        "(One rule): what the seeds here say of it, whatever the paper's verdict."
+    ]
+    section.tables = [reproduction.claims_table(judged), reproduction.statements_table(judged)]
+    return section
+
+
+def _provenance(coll: Collection, models: list[Model], checkout: Checkout | None = None) -> Section:
+    when = provenance.created_range(coll)
+    section = Section("provenance", "Provenance")
+    if when:
+        section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
+    section.paragraphs += provenance.code_lines(checkout, coll)  # none where the report's code is clean
+    if models:
+        section.tables += [provenance.models_table(models, coll), provenance.commands_table(coll)]
+    if coll.runs:
+        section.tables.append(provenance.training_provenance_table(coll.runs))
+    if coll.tasks or coll.analyses:
+        section.tables += [provenance.data_table(coll), provenance.versions_table(coll)]
+    return section
+
+
+@dataclass
+class Report:
+    """Everything report.md and report.html show."""
+
+    title: str
+    paragraphs: list[str]
+    sections: list[Section]
+    warnings: list[str]
+    figures: list[Path]  # files written
+    reproduction: list[Reproduction] = field(default_factory=list)  # the --against rows' verdicts
+    claims: list[ClaimResult] = field(default_factory=list)  # the --claims verdicts
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """What a report is asked for beside its results: its title and command, what it judges and what it shows.
+
+    ``baseline``: the group of seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with; ``against``:
+    the published rows to reproduce (a Reproduction section, only when given), judged with ``difference``, the
+    difference that matters (:func:`stsbench.published.seed_check.verdict`); ``notes``: lines set in bold after
+    the opening paragraph (what the reader must know first, e.g. results computed by other code than the rest);
+    ``claims``: a table's claims, judged on the groups of seeds (a Claims section); ``banner``: a line set first
+    under every table and in every figure's title (a mini edition's backbone, steps and corpus: "not the paper's
+    setting"), and in bold at the top; ``figures``: the papers' figures the results regenerate, each a section;
+    ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform); ``checkout``: the stsbench checkout
+    making the report, whose files differing from its commit the Provenance section names (None: nothing said).
+    """
+
+    title: str
+    command: str
+    baseline: str = BASELINE
+    against: Sequence[Target] = ()
+    difference: float = CELL_DELTA
+    notes: Sequence[str] = ()
+    claims: Sequence[Claim] = ()
+    banner: str | None = None
+    figures: Sequence[str] = ()
+    align_point: tuple[float, float] = ablations.POINT
+    checkout: Checkout | None = None
+
+
+def build_report(
+    coll: Collection,
+    spec: ReportSpec,
+    figures_dir: Path,
+    figures_prefix: str = "figures",
+    out: Path | None = None,
+) -> Report:
+    """Draw every figure into ``figures_dir`` and lay out the sections of ``spec`` (nothing else is written).
+
+    Runs that differ only in their seed are one row of mean ± std (n). Raises ``StsbenchError`` for a baseline
+    that is neither a method nor a group, a target without its group, or a claim naming an unknown group, before
+    any figure is drawn. ``out``: the report's folder (an absolute results folder is named relative to the working
+    folder, never to ``out``, so that a report's text does not depend on where it is written:
+    :mod:`stsbench.results.write`).
+    """
+    import matplotlib  # its version decides the figures' bytes
+
+    # an absolute results folder named relative to the working folder: the same text whatever --out
+    results = tuple(portable(f, ".") for f in coll.folders) if out is not None else coll.folders
+    models = find_models(coll)
+    # what the recipe calls its runs: the groups' names, in every table
+    labels = declared_labels(coll.folders)
+    groups = report_groups(coll, models, labels)
+    seeded = seeds.has_seeds(groups)
+    base = baseline_group(groups, spec.baseline) if seeded else None
+    reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
+    judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
+    figs = Figures(Path(figures_dir), figures_prefix)
+    named = compared_with(coll, reps)
+    sections = [
+        _scores(coll, models, "sts", results, named, labels),
+        _scores(coll, models, "transfer", results, named, labels),
+        *([_reproduction(reps, spec.difference)] if spec.against else []),
+        *([_claims(judged)] if spec.claims else []),
+        *([_seeds(coll, groups, base, spec.baseline, figs)] if seeded else []),
+        *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
+        *training_sections(
+            coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point
+        ),
+        _provenance(coll, models, spec.checkout),
+    ]
+    if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
+        verdicts = [
+            (c.paper_figure, r.text or r.kind, r.verdict + (f" ({r.qualifier})" if r.qualifier else ""))
+            for c, r in zip(spec.claims, judged, strict=True)
+        ]
+        at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
+        sections[at:at] = _paper_figures(spec.figures, sections, verdicts)
+    sections = absent_last(sections)
+    skipped = Section("skipped", "Skipped files")
+    skipped.paragraphs = [code_span(w) for w in coll.warnings] or [
+        f"None: every file under {under(results)} was read."
+    ]
+    sections.append(skipped)
+    intro = [
+        f"Made by `{spec.command}` from {plural(len(coll.tasks), 'task result')}, "
+        f"{plural(len(coll.analyses), 'analysis result')} and {plural(len(coll.runs), 'training run')} under "
+        f"{under(results)}; {plural(len(models), 'model')}. Figures drawn with "
+        f"matplotlib {matplotlib.__version__}"
+        + (f" and seaborn {seeds.seaborn_module().__version__}" if seeded else "")
+        + ": the same results and version give the same bytes."
+    ]
+    intro += [f"**{n}**" for n in spec.notes]
+    # what it found, first, each linked to its section; the scale of its words in one line
+    intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
+    if spec.banner:  # once, first under the title; each figure's image carries it too (render.stamped)
+        intro.insert(0, f"**{spec.banner}**")
+    once(sections)
+    modified = [r for r in [*coll.tasks, *coll.analyses] if _modified(r)]
+    if modified:  # at the top: a figure on other data must never pass for the canonical one
+        files = [f for r in modified for f in _modified(r)]
+        intro.append(
+            f"**{MARK} {plural(len(modified), 'result')} {modified_text(files)}** (marked {MARK} in the "
+            "score tables, noted in the analysis sections); they are not comparable with published figures."
+        )
+    return Report(spec.title, intro, sections, list(coll.warnings), figs.written, reps, judged)
+
 
 FIGURES = "figures"
 REPRODUCTION_JSON = "reproduction.json"

@@ -19,8 +19,7 @@ from stsbench.metrics import AVG
 from stsbench.published.cells import result_modes
 from stsbench.published.registry import Entry, get_entry, load_registry, split_cell
 from stsbench.published.seed_check import inside_interval
-from stsbench.reports.collect import TaskRecord
-from stsbench.reports.models import Model
+from stsbench.reports.collect import Model, TaskRecord
 from stsbench.reports.seeds import (
     TASKS_OF,
     SeedGroup,

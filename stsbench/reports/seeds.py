@@ -48,9 +48,17 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.published.cells import resolution, result_modes
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
-from stsbench.reports.collect import AnalysisRecord, Collection, TaskRecord, TrainRun
-from stsbench.reports.figures import write_csv
-from stsbench.reports.models import METHOD_ORDER, Model, method_of, method_rank
+from stsbench.reports.collect import (
+    METHOD_ORDER,
+    AnalysisRecord,
+    Collection,
+    Model,
+    TaskRecord,
+    TrainRun,
+    method_of,
+    method_rank,
+    write_csv,
+)
 from stsbench.results.schema import ModelInfo
 from stsbench.results.write import base_label, last_part
 from stsbench.stats import decide

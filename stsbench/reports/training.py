@@ -1,17 +1,33 @@
-"""Training runs as a table: one row per run, and the labels and dev figures every table of runs uses.
+"""Training runs in a report: a table of runs, their labels and dev figures, and their settings as reports compare them.
 
 A run is named as the tables name its evaluated checkpoint, else by its folder (:func:`run_label`); its
-figures are the trainer's STS-B dev evaluations (``train_log.jsonl``, read by :mod:`stsbench.results.runs`).
+figures are the trainer's STS-B dev evaluations (``train_log.jsonl``, read by :mod:`stsbench.results.runs`),
+drawn against the step by :func:`training_curves_figure`.
+
+A run's settings (:func:`run_settings`) are the fields that change the outcome, by the papers' words. Bookkeeping
+(``output``, ``threads``) is no setting; nor are the options of another method than the run's, nor those of an
+ESimCSE component the run does not use. The training file is compared by its name and row count, not its path (a
+relative and an absolute path, or another machine's, name the same corpus). The Ablations tables and the sweep
+figures (:mod:`stsbench.reports.ablations`) read runs here.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from stsbench.reports.collect import TrainRun
-from stsbench.reports.models import Model, method_of, method_rank
+from stsbench.analyses import figures as afig
+from stsbench.published.cells import result_modes
+from stsbench.published.registry import STS_TASKS
+from stsbench.reports.collect import Model, TaskRecord, TrainRun, method_of, method_rank
+from stsbench.reports.seeds import SeedGroup, average_values
 from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
+from stsbench.train.config import BOOKKEEPING, train_options
+from stsbench.train.config.methods import find_method
 
 
 def run_label(run: TrainRun, models: list[Model], runs: list[TrainRun]) -> str:
@@ -83,3 +99,131 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
         "eval_steps; the step-0 score before training is logged, never kept)."
     ]
     return make_table("training_runs", "Training runs", columns, rows, notes)
+
+
+# -- run_settings --------------------------------------------------------------------------------------------
+
+
+REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
+
+MOMENTUM_FIELDS = (
+    "momentum",
+    "momentum_init",
+    "momentum_mlp",
+    "momentum_update",
+    "queue_multiple",
+    "queue_reset_each_epoch",
+    "queue_scope",
+)
+
+COMPONENT_FIELDS = ("method", "repetition")
+
+
+def _other_methods_fields(method: str) -> set[str]:
+    """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
+    return {n for n, o in train_options().items() if o.methods and method not in o.methods}
+
+
+def components_used(run: TrainRun) -> tuple[bool, bool]:
+    """(word repetition, momentum contrast) as the run used them: its method's answer (none: both off)."""
+    spec = find_method(run.method)
+    used = spec.used(run.config) if spec is not None else {}
+    return used.get("word repetition", False), used.get("momentum contrast", False)
+
+
+def option_words(name: str) -> str:
+    """A training option as the papers name it (its definition's label: ``EMA decay weight``), else its name."""
+    option = train_options().get(name)
+    return (option.label if option is not None else None) or name
+
+
+def titled(kind: str, name: str, method: str) -> str:
+    """``Ablation: EMA decay weight (MoCoSE, ema_decay_start)``: the option's label, its name where they differ."""
+    words = option_words(name)
+    return f"{kind}: {words} ({method}{'' if words == name else f', {name}'})"
+
+
+def settings(run: TrainRun) -> dict[str, Any]:
+    """The fields that change the outcome, without those of a component the run does not use."""
+    rep, mom = components_used(run)
+    skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
+    skip |= _other_methods_fields(run.method)
+    if not rep:
+        skip |= set(REPETITION_FIELDS)
+    if not mom:
+        skip |= set(MOMENTUM_FIELDS)
+    out = {k: v for k, v in sorted(run.resolved_config.items()) if k not in skip}
+    if out.get("train_file"):  # by name and size: the same corpus has other paths on other machines
+        out["train_file"] = f"{last_part(str(out['train_file']))} ({run.train_rows} rows)"
+    return out
+
+
+def shared(run: TrainRun) -> dict[str, Any]:
+    """:func:`settings` without any ESimCSE field: what every method has."""
+    return {k: v for k, v in settings(run).items() if k not in REPETITION_FIELDS + MOMENTUM_FIELDS}
+
+
+def sort_value(v: Any) -> tuple[int, Any]:
+    """A setting's sort key: numbers by value before every other value, by its text."""
+    return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
+
+
+def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
+    """The STS test Avg. (7 tasks, SimCSE's rounding) of each checkpoint of ``group`` measured on every task.
+
+    Test results where any seed has them, else fasttest (the same figures: :func:`result_modes`).
+    """
+    for mode in result_modes("test", STS_TASKS):
+        found = average_values(records, group, "sts", mode, STS_TASKS)
+        if found:
+            return found
+    return []
+
+
+def sts_average(run: TrainRun, models: list[Model], records: list[TaskRecord]) -> float | None:
+    """The STS test Avg. of the run's checkpoint, when every task was measured (:func:`sts_averages`)."""
+    found = sts_averages(SeedGroup("", None, tuple(m for m in models if m.run is run)), records)
+    return found[0] if found else None
+
+
+def finite(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def other_settings(run: TrainRun, varied: tuple[str, ...]) -> str:
+    """A sweep's or grid's note: every setting of ``run`` but the ``varied`` ones."""
+    same = {k: v for k, v in settings(run).items() if k not in varied}
+    return "Other settings: " + ", ".join(f"{k}={show_value(v)}" for k, v in same.items()) + "."
+
+
+def without_seed(run: TrainRun) -> TrainRun:
+    return dataclasses.replace(run, config={k: v for k, v in run.config.items() if k != "seed"})
+
+
+def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
+    """STS-B dev Spearman x100 against the training step, one line per run; the kept checkpoint circled."""
+    plt = afig.pyplot()  # Agg backend and the fixed SVG hash salt
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, run in curves.items():
+        points = [(s, v * 100) for s, v in run.curve if v is not None]
+        if not points:
+            continue
+        steps, values = zip(*points, strict=True)
+        (line,) = ax.plot(steps, values, marker=".", label=label)
+        best = [(s, v * 100) for s, v in run.curve if s == run.best_step and v is not None]
+        if best:
+            ax.scatter(
+                [best[0][0]],
+                [best[0][1]],
+                s=80,
+                facecolors="none",
+                edgecolors=line.get_color(),
+                linewidths=1.2,
+            )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("STS-B dev Spearman x100")
+    ax.set_title("Dev curves (circled: the kept checkpoint; step 0: before training)", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+    fig.tight_layout()
+    return afig.save(fig, stem)

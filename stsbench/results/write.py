@@ -9,7 +9,7 @@
   hub id or name as typed, a path's last part, never read from the file system, so the same results label
   alike on any machine); :func:`labelled`, unique labels for one command's models (the pooler joins them when
   the models differ in it, :func:`unique_label`'s ``#2`` marks a repeat; the report tells its models apart by
-  fingerprint in ``stsbench.reports.models``);
+  fingerprint in ``stsbench.reports.collect``);
 - paths as the files record them, never the machine's, so results read the same wherever they are copied:
   relative to the folder the command wrote into (the ``--output`` of ``run`` and the analyses, a training
   run's own folder), with ``/`` between parts; a path in the data folder as that folder's name and the path in
