@@ -10,7 +10,7 @@ import pytest
 from helpers import run_cli
 
 from stsbench.errors import StsbenchError
-from stsbench.published.cells import cells, figure_of, is_cell_check
+from stsbench.published.check import cells, figure_of, is_cell_check
 from stsbench.published.registry import get_cell, get_entry, split_cell
 from stsbench.recipes import load_recipe
 from stsbench.reports.reproduction import Target, check_cells, parse_against
@@ -277,8 +277,7 @@ def test_a_runs_cell_is_the_first_it_is_held_against_with_a_figure_and_the_note_
 
 
 def test_a_transfer_test_figure_is_never_read_from_fasttest_results():
-    from stsbench.published.cells import Figure, result_modes, seed_values
-    from stsbench.published.check import check_split
+    from stsbench.published.check import Figure, check_split, result_modes, seed_values
     from stsbench.reports.scores import comparable
 
     assert result_modes("test", ("STS12", "STSBenchmark")) == ("test", "fasttest")  # the same figures

@@ -1,7 +1,7 @@
 """The one decision rule (stsbench.stats.decide, docs/uncertainty.md "One rule") on the cases that judged wrongly.
 
 Each group is a case from the issue "Verdicts you can trust", with its numbers, called through the public functions
-the report and ``check`` call (``stsbench.stats.claims.judge``, ``stsbench.published.seed_check.verdict``). On the
+the report and ``check`` call (``stsbench.stats.claims.judge``, ``stsbench.published.check.verdict``). On the
 code before the rule each of them gave the verdict named in its comment.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from pydantic import TypeAdapter
 from scipy import stats
 
-from stsbench.published.seed_check import verdict
+from stsbench.published.check import verdict
 from stsbench.stats import decide
 from stsbench.stats.claims import Claim, judge
 
@@ -50,7 +50,7 @@ def test_unrounded_differences_below_the_rounding_step_are_no_difference_that_ma
 
 def test_raw_figures_are_what_tests_read():
     """TaskResult.raw is the raw correlation x100; an Avg. over seeds is the plain mean of raw figures."""
-    from stsbench.published.cells import Figure, seed_values
+    from stsbench.published.check import Figure, seed_values
     from stsbench.results.schema import TaskResult
 
     sts = TaskResult.__new__(TaskResult)

@@ -242,7 +242,7 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
 
 @pytest.mark.slow  # the shared clean run: two 6-step trainings, STS-B dev, the report
 def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clean):
-    from stsbench.published.seed_check import verdict
+    from stsbench.published.check import verdict
     from stsbench.results.schema import TaskResult
 
     recipe = tiny / "tiny.yaml"

@@ -80,7 +80,7 @@ def _reproductions(results: Path, targets, difference: float = 1.0):
 
 
 def test_known_numbers_give_each_verdict_and_check_agrees_cell_by_cell(results):
-    from stsbench.published.seed_check import check_seeds
+    from stsbench.published.check import check_seeds
     from stsbench.reports.reproduction import Target
 
     for difference in (1.0, 1.5):  # 1.5: the Avg.'s interval [-0.74, +1.45] now lies inside ±δ
@@ -182,7 +182,7 @@ def test_a_target_without_its_group_is_one_line(results, tmp_path, capsys, spec,
 
 def test_verdict_edges():
     from stsbench.errors import StsbenchError
-    from stsbench.published.seed_check import verdict
+    from stsbench.published.check import verdict
 
     one = verdict("STS12", 70.0, [70.0])
     assert one.status == "inconclusive" and one.low is None and one.mde is None  # one seed: no interval

@@ -211,7 +211,7 @@ def test_commands_that_read_results_import_no_torch(results, tmp_path):
 
 
 def test_a_seed_aggregate_of_another_task_version_is_refused(tmp_path):
-    from stsbench.published.seed_check import check_seeds
+    from stsbench.published.check import check_seeds
     from stsbench.results.runs import build_aggregate, write_aggregate
 
     tasks = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")

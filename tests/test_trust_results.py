@@ -247,8 +247,8 @@ def _seed_aggregate(out: Path, figures: dict[str, float]) -> None:
 
 
 def test_check_over_seeds_compares_an_avg_only_over_the_published_tasks(tmp_path):
+    from stsbench.published.check import check_seeds
     from stsbench.published.registry import get_entry
-    from stsbench.published.seed_check import check_seeds
 
     published = get_entry(KEY).task_values
     two = tmp_path / "two"

@@ -1,7 +1,7 @@
 """The one rule, second pass (issue "Verdicts, second pass"): each adversarial case gives its bracketed outcome.
 
 Each test names the review's case (C1-C14, D2-D7) and calls the public functions the report, ``check`` and
-``compare`` call: ``stsbench.stats.claims.judge``, ``stsbench.published.seed_check.verdict``, ``stsbench.stats.decide``
+``compare`` call: ``stsbench.stats.claims.judge``, ``stsbench.published.check.verdict``, ``stsbench.stats.decide``
 and ``stsbench.stats.compare.compare_seeds``. On the rule before, each gave the outcome its docstring names.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from pydantic import TypeAdapter
 from scipy import stats
 
-from stsbench.published.seed_check import SeedComparison, SeedRow, verdict
+from stsbench.published.check import SeedComparison, SeedRow, verdict
 from stsbench.stats import decide
 from stsbench.stats.claims import Claim, Collapse, judge
 
@@ -77,13 +77,13 @@ def test_c5_an_aggregate_without_raw_figures_is_said_to_be_rounded():
 
 
 def test_the_resolution_of_a_transfer_task_and_of_an_average():
-    from stsbench.published.cells import SCORED, resolution
+    from stsbench.published.check import SCORED, task_resolution
 
-    assert resolution(["TREC"]) == pytest.approx(0.2) and resolution(["STS12"]) == 0.0
-    assert resolution(["TREC", "MR"]) == pytest.approx(
+    assert task_resolution(["TREC"]) == pytest.approx(0.2) and task_resolution(["STS12"]) == 0.0
+    assert task_resolution(["TREC", "MR"]) == pytest.approx(
         math.sqrt((0.2**2 + (100 / 10662) ** 2) / 2) / math.sqrt(2)
     )
-    assert resolution(["STS12"], rounded=True) == pytest.approx(0.01)
+    assert task_resolution(["STS12"], rounded=True) == pytest.approx(0.01)
     assert set(SCORED) == {"MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"}
 
 
@@ -91,7 +91,7 @@ def test_the_scored_counts_are_the_data_files():
     """SCORED: the test sets (SST2, TREC, MRPC) and the whole cross-validated datasets (MR, CR, SUBJ, MPQA)."""
     from helpers import DATA
 
-    from stsbench.published.cells import SCORED
+    from stsbench.published.check import SCORED
 
     down = DATA / "downstream"
     if not down.is_dir():

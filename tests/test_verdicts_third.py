@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stsbench.published.seed_check import verdict
+from stsbench.published.check import verdict
 from stsbench.stats import decide
 
 

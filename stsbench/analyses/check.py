@@ -1,7 +1,7 @@
 """``stsbench published check`` on an analysis table: a published analysis row against the seeds' analyses.
 
 The registry's analysis tables (ESimCSE arXiv Table 1, COLING Tables 1, 7 and 8) are judged as score tables
-are: each published figure against the seeds' figures by :func:`stsbench.published.seed_check.verdict` (the
+are: each published figure against the seeds' figures by :func:`stsbench.published.check.verdict` (the
 95% t-interval over seeds, the one-sample p, the smallest difference the seeds detect), so that "ESimCSE
 shrinks the length-bias gap" is held against seeds, not one checkpoint.
 
@@ -24,8 +24,8 @@ from typing import Any
 from stsbench.analyses.registry import all_analyses, get_analysis
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
+from stsbench.published.check import SeedRow, check_difference, inside_interval
 from stsbench.published.registry import Entry, get_entry
-from stsbench.published.seed_check import SeedRow, check_difference, inside_interval
 from stsbench.results.read import AnalysisRecord, read_folder
 from stsbench.results.runs import LEVEL, summary_dict
 from stsbench.results.schema import ANALYSIS_KIND

@@ -16,7 +16,7 @@ from stsbench.commands._options import escape, opt, print_table, table_console
 from stsbench.commands.run import seed_interval, seed_spread
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
-from stsbench.published.cells import is_cell_check
+from stsbench.published.check import is_cell_check
 from stsbench.published.registry import find_entries, get_entry, load_registry
 from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
 
@@ -144,7 +144,7 @@ def _check_analysis(
     a number: one checkpoint's figures within it of the published ones (several seeds: use seeds).
     """
     from stsbench.analyses.check import check_analysis
-    from stsbench.published.seed_check import verdict_cells
+    from stsbench.published.check import verdict_cells
 
     c = check_analysis(results, against, model, delta)
     if not seeds and len(c.seeds) > 1:
@@ -180,7 +180,7 @@ def _check_analysis(
 
 def _check_seeds(results: Path, against: str, delta: float, **filters: str | None) -> None:
     """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row."""
-    from stsbench.published.seed_check import check_seeds, verdict_cells
+    from stsbench.published.check import check_seeds, verdict_cells
     from stsbench.stats.decide import signed
 
     c = check_seeds(results, against, **filters, difference=delta)
@@ -217,8 +217,7 @@ def _check_cells(
     ``--tolerance seeds``: the seeds' verdict, as the report's Reproduction section gives it (one function); a
     number: one checkpoint's figure within it of the published one (several seeds: pass ``--tolerance seeds``).
     """
-    from stsbench.published.check import EPS
-    from stsbench.published.seed_check import verdict_cells
+    from stsbench.published.check import EPS, verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
 
     allowed = _tolerance(tolerance, seeds)

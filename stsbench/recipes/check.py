@@ -48,7 +48,7 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
     ``best-dev`` and ``final-dev`` every training measures; an analysis figure is checked against the analyses.
     """
     from stsbench.metrics import AVG
-    from stsbench.published.cells import result_modes
+    from stsbench.published.check import result_modes
     from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
     from stsbench.reports.collect import FINAL_DEV, TRANSFER_AVG, analysis_figure
     from stsbench.tasks.registry import task_names
@@ -178,7 +178,7 @@ def check_run(run: Run) -> None:
 
 def _check_published(run: Run, address: str) -> None:
     """The row or cell exists and the run evaluates what it needs (a dev table: its training's best dev)."""
-    from stsbench.published.cells import BEST_DEV, figure_of
+    from stsbench.published.check import BEST_DEV, figure_of
     from stsbench.published.registry import get_cell
     from stsbench.tasks.registry import task_names
 
@@ -188,7 +188,7 @@ def _check_published(run: Run, address: str) -> None:
             f"{entry.key} is an analysis table: name it in the recipe's published, not a run's"
         )
     columns = [column] if column is not None else list(entry.values)
-    for col in columns:  # what the seeds must have for each cell (stsbench.published.cells.figure_of)
+    for col in columns:  # what the seeds must have for each cell (stsbench.published.check.figure_of)
         figure = figure_of(entry, col)
         if figure is None or figure.kind == BEST_DEV:  # none of ours, or the training's own best dev score
             continue

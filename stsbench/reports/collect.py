@@ -42,7 +42,7 @@ from stsbench.encoders.resolve import prompt_suffix
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
 from stsbench.metrics import AVG
-from stsbench.published.cells import BEST_DEV
+from stsbench.published.check import BEST_DEV
 from stsbench.results.read import (
     ALL_KINDS,
     AnalysisRecord,
@@ -57,10 +57,9 @@ from stsbench.results.runs import TrainRun
 from stsbench.results.schema import ModelInfo
 from stsbench.results.write import base_label, unique_label
 from stsbench.stats.claims import Claim
-from stsbench.tabular import Table
 
 if TYPE_CHECKING:
-    pass
+    from stsbench.tabular import Table
 
 
 __all__ = ["AnalysisRecord", "AverageRecord", "Collection", "TaskRecord", "TrainRun", "collect"]

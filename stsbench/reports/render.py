@@ -27,7 +27,7 @@ from stsbench.data.integrity import MARK, modified_text
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
 from stsbench.progress import plural
-from stsbench.published.cells import result_modes
+from stsbench.published.check import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports import ablations, paper_figures, provenance, reproduction, seeds, training
 from stsbench.reports.collect import (
@@ -495,7 +495,7 @@ class ReportSpec:
 
     ``baseline``: the group of seeds (a method, e.g. ``unsup-SimCSE``) the others are compared with; ``against``:
     the published rows to reproduce (a Reproduction section, only when given), judged with ``difference``, the
-    difference that matters (:func:`stsbench.published.seed_check.verdict`); ``notes``: lines set in bold after
+    difference that matters (:func:`stsbench.published.check.verdict`); ``notes``: lines set in bold after
     the opening paragraph (what the reader must know first, e.g. results computed by other code than the rest);
     ``claims``: a table's claims, judged on the groups of seeds (a Claims section); ``banner``: a line set first
     under every table and in every figure's title (a mini edition's backbone, steps and corpus: "not the paper's

@@ -9,7 +9,7 @@ with (``all-MiniLM-L6-v2``). A target without a group takes the one group the sc
 is a one-line error asking for ``GROUP=KEY``.
 
 Each published task (and the Avg., where the seeds' Avg. is over the row's tasks) gets the verdict of
-:func:`stsbench.published.seed_check.verdict`, the function ``stsbench check --tolerance seeds`` calls, on the
+:func:`stsbench.published.check.verdict`, the function ``stsbench check --tolerance seeds`` calls, on the
 group's figures (one per seed) in the first mode comparable with the row (test, then STS's fasttest; or dev).
 A cell whose figures were computed on modified data is ``not comparable``, as ``check`` refuses such seeds.
 
@@ -42,19 +42,22 @@ from stsbench.errors import StsbenchError, validation_line
 from stsbench.files import read_yaml
 from stsbench.metrics import AVG
 from stsbench.progress import plural
-from stsbench.published.cells import (
+from stsbench.published.check import (
     BEST_DEV,
     BEST_DEV_FIGURE,
     Figure,
     TaskFigures,
+    Verdict,
+    check_difference,
+    comparable_tasks,
     is_cell_check,
-    resolution,
     seed_values,
+    task_resolution,
+    verdict,
+    verdict_cells,
 )
-from stsbench.published.cells import cells as published_cells
-from stsbench.published.check import comparable_tasks
+from stsbench.published.check import cells as published_cells
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS, Entry, get_cell, split_cell
-from stsbench.published.seed_check import Verdict, check_difference, verdict, verdict_cells
 from stsbench.reports.collect import (
     FINAL_DEV,
     TRANSFER_AVG,
@@ -218,7 +221,13 @@ def reproduce(
         avgs = average_values(records, group, kind, mode, averaged, raw=True) if mode else []
         checked = set(published) == set(averaged)
         v = verdict(
-            AVG, entry.values[AVG], avgs, difference, checked=checked, resolution=resolution(averaged), **runs
+            AVG,
+            entry.values[AVG],
+            avgs,
+            difference,
+            checked=checked,
+            resolution=task_resolution(averaged),
+            **runs,
         )
         bad = any(t in averaged for t, m in modified if m == mode)
         cells.append(
@@ -253,7 +262,7 @@ def group_figures(
 def reproduce_cells(
     records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = decide.CELL_DELTA
 ) -> Reproduction:
-    """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.cells`).
+    """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.check`).
 
     ``stsbench check`` calls this too, on the one group its results hold.
     """
@@ -266,7 +275,7 @@ def reproduce_cells(
         note, cap = None, False
         if c.figure is not None and c.figure.kind == BEST_DEV:  # a collapsed training's NaN dev Spearman: 0
             values, note, cap = decide.finite_seeds(values, dev=True)
-        h = resolution(c.figure.tasks) if c.figure is not None else 0.0
+        h = task_resolution(c.figure.tasks) if c.figure is not None else 0.0
         runs = {"runs": c.entry.runs, "best_of": c.entry.best_of, "resolution": h}
         v = verdict(
             c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
@@ -358,7 +367,7 @@ def rule(difference: float) -> str:
     """The verdicts in words, for the section's paragraph."""
     return (
         "Each published figure beside the mean over seeds of the group that reproduces it, and the verdict "
-        "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.seed_check.verdict`, on the "
+        "`stsbench check --tolerance seeds` gives (one function, `stsbench.published.check.verdict`, on the "
         "one rule of docs/uncertainty.md): the 95% t-interval of mean − published over the seeds' unrounded "
         "figures, widened for a published figure of k runs ((m − P) ± t·s·√(1/n + 1/k), k = 1 unless the registry "
         "says how many runs it is, assuming the paper's seed spread equals ours; a best-of-K figure by the exact "
@@ -502,7 +511,7 @@ def load_claims(path: Path) -> list[Claim]:
 
 
 def claim_figure(claim: Claim) -> Figure:
-    """The figure a claim is about, as the cell rule names figures (:class:`stsbench.published.cells.Figure`)."""
+    """The figure a claim is about, as the cell rule names figures (:class:`stsbench.published.check.Figure`)."""
     if claim.figure == BEST_DEV:  # a claim's figure: the training's own best STS-B dev Spearman x100
         return BEST_DEV_FIGURE
     mode = "dev" if claim.mode == "dev" else "test"  # test: read as Figure.modes says (STS: fasttest too)
@@ -518,7 +527,7 @@ def seed_figures(
 ) -> dict[int, float]:
     """``{seed: figure}`` of one group for the claim's figure (a model not trained here: seed 0).
 
-    The cells' rule (:func:`stsbench.published.cells.seed_values`) on the group's figures: a claim and a cell
+    The cells' rule (:func:`stsbench.published.check.seed_values`) on the group's figures: a claim and a cell
     about the same figure read the same numbers. An analysis figure: each seed's value of that row and column
     among the analysis' figures of its ``analyses`` records of the variant (the report's table over seeds).
     """
@@ -568,7 +577,7 @@ def judge_claims(
         found = {name: named_group(groups, name, f"a claim names {name!r}") for name in claim.settings()}
         scores = {name: seed_figures(records, g, claim, analyses) for name, g in found.items()}
         fixed = [name for name, g in found.items() if not g.runs]
-        h = resolution(claim_figure(claim).tasks) if analysis_figure(claim.figure) is None else 0.0
+        h = task_resolution(claim_figure(claim).tasks) if analysis_figure(claim.figure) is None else 0.0
         results.append(judge(claim, scores, fixed=fixed, delta=delta, resolution=h))
     return results
 

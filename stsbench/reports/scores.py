@@ -16,9 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from stsbench.analyses.common import short_name
 from stsbench.data.integrity import MARK, modified_note
 from stsbench.metrics import AVG
-from stsbench.published.cells import result_modes
+from stsbench.published.check import inside_interval, result_modes
 from stsbench.published.registry import Entry, get_entry, load_registry, split_cell
-from stsbench.published.seed_check import inside_interval
 from stsbench.reports.collect import Model, TaskRecord
 from stsbench.reports.seeds import (
     TASKS_OF,

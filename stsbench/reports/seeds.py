@@ -46,7 +46,7 @@ from stsbench.analyses.common import short_name
 from stsbench.analyses.registry import Analysis, Number
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG, raw_average, simcse_average
-from stsbench.published.cells import resolution, result_modes
+from stsbench.published.check import result_modes, task_resolution
 from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
 from stsbench.reports.collect import (
     METHOD_ORDER,
@@ -428,7 +428,7 @@ def seed_differences(
             a[AVG], b[AVG] = (average_seed_values(records, x, kind, mode, TASKS_OF[kind]) for x in (g, base))
             cells: dict[str, decide.Decision | None] = {}
             for t in [*present, AVG]:
-                h = resolution(TASKS_OF[kind] if t == AVG else [t])
+                h = task_resolution(TASKS_OF[kind] if t == AVG else [t])
                 iv = (
                     decide.difference(a.get(t, {}), b.get(t, {}), resolution=h)
                     if a.get(t) and b.get(t)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses import figures as afig
-from stsbench.published.cells import result_modes
+from stsbench.published.check import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import Model, TaskRecord, TrainRun, method_of, method_rank
 from stsbench.reports.seeds import SeedGroup, average_values

@@ -20,7 +20,7 @@ a device is named, and that device's figure is then "at least": nothing is extra
 
 A recipe *produces* a cell (``KEY#COLUMN``) when one of its runs is held against it (``published``, or
 ``also_published``; a row's key stands for each of its cells that has a figure of ours,
-:func:`stsbench.published.cells.figure_of`), or when it runs the analysis an analysis table of its ``published``
+:func:`stsbench.published.check.figure_of`), or when it runs the analysis an analysis table of its ``published``
 names. Its ``unreproducible`` rows and cells are those no built-in recipe can produce, each with a reason from a
 closed set (:data:`stsbench.recipes.UNREPRODUCIBLE`). Every cell of every registry table but MTEB's is in some
 recipe's cells or unreproducible: ``tests/test_recipes_list.py`` checks it, and that ``docs/recipes-list.md``
@@ -44,7 +44,7 @@ from stsbench.data.corpora import CORPORA
 from stsbench.data.sts import load_pairs
 from stsbench.errors import StsbenchError
 from stsbench.progress import plural
-from stsbench.published.cells import figure_of
+from stsbench.published.check import figure_of
 from stsbench.published.figures import load_figures
 from stsbench.published.registry import get_cell, get_entry, load_registry, split_cell
 from stsbench.recipes import Recipe, load_recipe, recipe_names

@@ -1,7 +1,7 @@
 """The one decision rule of stsbench: an interval of a difference over seeds, read against a difference that matters.
 
 Every verdict stsbench prints goes through here: a claim's statements (:mod:`stsbench.stats.claims`), a published
-cell (:mod:`stsbench.published.seed_check`, ``check --tolerance seeds``), the report's differences over seeds,
+cell (:mod:`stsbench.published.check`, ``check --tolerance seeds``), the report's differences over seeds,
 the ablation gains and ``stsbench compare`` over seeds. docs/uncertainty.md ("One rule") states it in words; its
 version is :data:`RULE_VERSION`, recorded in ``reproduction.json`` with every δ used. The verdict words and the
 defaults (δ, cell δ, alpha, power, minimum seeds) are defined here and nowhere else.
