@@ -5,6 +5,7 @@ SimCSE) trains 20 steps of batch 4 on the tiny BERT of the trainer tests, one th
 ``fixtures/golden_losses.json`` to 1e-6. The file was written by this module's ``record`` (``python
 tests/test_golden_losses.py``) on main before any method moved (32eb15c; a second CPU's entry at 487860b); a
 refactor that changes a number fails here. Slow: the main CI job only (the floors' torch may round differently).
+A case added later (``python tests/test_golden_losses.py --add CASE``, one machine) names its commit in ``added``.
 
 fp32 losses depend on the CPU: the same code, torch and seed gave losses up to 2.9e-6 apart after 20 steps on two
 machines of this project (MKL and oneDNN pick their kernels, and so their order of additions, by CPU vendor and
@@ -33,6 +34,12 @@ CONFIGS = (
     "mocose-bert-base-official",
     "simcse-sup-bert-base",
 )
+# a packaged config with an augmentation (``CONFIG+AUGMENT``): what the editions train beside the configs above
+# (cpu-mini's SimCSE with word deletion), so that every method x augmentation x precision an edition trains has
+# golden losses before a carry-over (#75); added later than the rest, its losses carry the commit they were
+# recorded at in the file's ``added``
+AUGMENTED = ("simcse-bert-base-paper+delete-one-word",)
+CASES = CONFIGS + AUGMENTED
 STEPS = 20
 OTHER_CPU = (
     1e-4  # another CPU's rounding after 20 steps (measured: 2.9e-6), far below a changed computation's
@@ -60,6 +67,7 @@ def losses(config: str, files: Path, out: Path) -> list[float]:
     from stsbench.train.config import make_config
     from stsbench.train.loop import train
 
+    config, _, augment = config.partition("+")
     sup = "sup" in config
     options = {
         "model": str(files / "tiny"),
@@ -78,6 +86,8 @@ def losses(config: str, files: Path, out: Path) -> list[float]:
     }
     if config.startswith("mocose"):  # the queue and its random start, cut to the tiny run
         options.update(queue_size=16, queue_start_size=8)
+    if augment:
+        options["augment"] = augment
     torch.set_num_threads(1)
     train(make_config(options, config_path(config)), show_progress=False)
     records = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
@@ -85,9 +95,11 @@ def losses(config: str, files: Path, out: Path) -> list[float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("config", CASES)
 def test_the_first_losses_are_the_recorded_ones(config, files, tmp_path):
-    recorded = json.loads(GOLDEN.read_text())["machines"]
+    machines = json.loads(GOLDEN.read_text())["machines"]
+    recorded = {kind: entry for kind, entry in machines.items() if config in entry["losses"]}
+    assert recorded, f"no losses recorded for {config}: python tests/test_golden_losses.py --add {config}"
     got = losses(config, files, tmp_path / "run")
     assert len(got) == STEPS
     off = {
@@ -117,8 +129,22 @@ def record(root: Path) -> dict:
     folder = make_train_files(Path(tempfile.mkdtemp(prefix="train", dir=root)))
     return {
         "recorded_with": {"torch": torch.__version__, "transformers": transformers.__version__},
-        "losses": {c: losses(c, folder, Path(tempfile.mkdtemp(dir=root)) / "run") for c in CONFIGS},
+        "losses": {c: losses(c, folder, Path(tempfile.mkdtemp(dir=root)) / "run") for c in CASES},
     }
+
+
+def add_case(content: dict, case: str, root: Path, commit: str) -> dict:
+    """``content`` (the file) with ``case``'s losses added to this machine's entry, recorded at ``commit``."""
+    import tempfile
+
+    from helpers import make_train_files
+
+    folder = make_train_files(Path(tempfile.mkdtemp(prefix="train", dir=root)))
+    machines = dict(content["machines"])
+    entry = machines[machine()]
+    entry["losses"][case] = losses(case, folder, Path(tempfile.mkdtemp(dir=root)) / "run")
+    entry.setdefault("added", {})[case] = commit
+    return {"machines": machines}
 
 
 def add_machine(content: dict, entry: dict, commit: str) -> dict:
@@ -141,4 +167,8 @@ if (
     ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         content = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
-        GOLDEN.write_text(json.dumps(add_machine(content, record(Path(tmp)), commit), indent=1) + "\n")
+        if sys.argv[1:2] == ["--add"]:  # python tests/test_golden_losses.py --add CASE: one case, this machine
+            content = add_case(content, sys.argv[2], Path(tmp), commit)
+        else:
+            content = add_machine(content, record(Path(tmp)), commit)
+        GOLDEN.write_text(json.dumps(content, indent=1) + "\n")
