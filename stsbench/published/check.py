@@ -215,7 +215,7 @@ def as_reported(best_dev_spearman: float) -> float:
     return round(best_dev_spearman * 100, 2)
 
 
-# -- check ---------------------------------------------------------------------------------------------------
+# -- a checkpoint within a tolerance of a published row ------------------------------------------------------
 
 
 EPS = 1e-9  # deltas are differences of 2-decimal figures: keep 0.05 within a 0.05 tolerance
@@ -467,7 +467,7 @@ def check_results(
     )
 
 
-# -- seed_check ----------------------------------------------------------------------------------------------
+# -- the seeds' verdict --------------------------------------------------------------------------------------
 
 
 def inside_interval(published: float, low: float, high: float) -> bool:

@@ -101,7 +101,7 @@ if TYPE_CHECKING:
     from stsbench.results.schema import DeclaredRun
 
 
-# -- sweep_tables --------------------------------------------------------------------------------------------
+# -- sweeps and grids ----------------------------------------------------------------------------------------
 
 
 Declared = Mapping[str, "DeclaredRun"]  # a recipe's runs by their seeds' folder (recipe_runs.json)
@@ -360,7 +360,7 @@ def seed_sweeps(
     return grid_rows, sweeps
 
 
-# -- sweep_figures -------------------------------------------------------------------------------------------
+# -- sweep figures -------------------------------------------------------------------------------------------
 
 
 COLUMNS = (
@@ -518,7 +518,7 @@ def _is_number(value: str) -> bool:
     return True
 
 
-# -- align_distance ------------------------------------------------------------------------------------------
+# -- MoCoSE Figure 4: the distance of (alignment, uniformity) to a point -------------------------------------
 
 
 POINT = (0.0, -4.0)  # (l_align, l_uniform): the default fixed point
@@ -589,7 +589,7 @@ def distance_figure(data: Path, stem: Path, point: tuple[float, float], title: s
     return afig.save(draw_distance(data, point, title), stem)
 
 
-# -- ablations -----------------------------------------------------------------------------------------------
+# -- the component tables ------------------------------------------------------------------------------------
 
 
 # the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)

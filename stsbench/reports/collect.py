@@ -139,7 +139,7 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
     )
 
 
-# -- models --------------------------------------------------------------------------------------------------
+# -- who is who: the models ----------------------------------------------------------------------------------
 
 
 # the order of the papers' ablation rows (the methods' run labels, :func:`method_of`); other methods after them
@@ -282,7 +282,7 @@ def by_variant(records: list[AnalysisRecord], models: list[Model]) -> dict[str, 
     return out
 
 
-# -- layout --------------------------------------------------------------------------------------------------
+# -- the layout: sections, tables, figures -------------------------------------------------------------------
 
 
 # what makes the results of each section (RESULTS: the folder given to `stsbench report --results`); an
@@ -393,7 +393,7 @@ class Figures:
         return FigureOut(title, f"{self.prefix}/{svg.name}", png_base64, kind, analysis, tuple(settings))
 
 
-# -- figures -------------------------------------------------------------------------------------------------
+# -- a figure's data beside it -------------------------------------------------------------------------------
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
@@ -405,7 +405,7 @@ def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Sequence[object
     return atomic_write_text(path, buffer.getvalue())
 
 
-# -- claim_figures -------------------------------------------------------------------------------------------
+# -- the figures a claim reads -------------------------------------------------------------------------------
 
 
 TRANSFER_AVG = "Transfer Avg."  # a claim's figure: the mean of the seven transfer tasks' accuracy

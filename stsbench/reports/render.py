@@ -66,7 +66,7 @@ from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
 from stsbench.tabular import to_html, to_markdown
 
-# -- training_sections ---------------------------------------------------------------------------------------
+# -- the training runs' sections -----------------------------------------------------------------------------
 
 
 def training_sections(
@@ -217,7 +217,7 @@ def _align_distance(
     section.figures.append(figs.add(caption, paths, "align-distance", "align_uniform", (name,)))
 
 
-# -- build ---------------------------------------------------------------------------------------------------
+# -- the report assembled ------------------------------------------------------------------------------------
 
 
 def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:

@@ -431,7 +431,7 @@ def check_cells(
     return reproduce_cells(coll.tasks, chosen, address, difference)
 
 
-# -- published_cells -----------------------------------------------------------------------------------------
+# -- the published cells beside the runs ---------------------------------------------------------------------
 
 
 Cells = Mapping[str, Sequence[str]]  # a run's seeds folder -> the addresses it is held against, in order
@@ -484,7 +484,7 @@ def cited(addresses: Iterable[str]) -> str:
     return "; ".join(f"{source}: {', '.join(dict.fromkeys(t))}" for source, t in tables.items())
 
 
-# -- claims --------------------------------------------------------------------------------------------------
+# -- the Claims section --------------------------------------------------------------------------------------
 
 
 def parse_claims(data: Any, where: str) -> list[Claim]:

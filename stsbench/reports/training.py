@@ -101,7 +101,7 @@ def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
     return make_table("training_runs", "Training runs", columns, rows, notes)
 
 
-# -- run_settings --------------------------------------------------------------------------------------------
+# -- a run's settings ----------------------------------------------------------------------------------------
 
 
 REPETITION_FIELDS = ("repetition_kind", "dup_rate", "repetition_sampling")
