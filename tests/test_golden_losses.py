@@ -119,8 +119,8 @@ def test_the_first_losses_are_the_recorded_ones(config, files, tmp_path):
     pytest.skip(f"no losses recorded on a {kind} CPU; {off[closest]:.1e} from those of {closest} (rounding)")
 
 
-def record(root: Path) -> dict:
-    """Train every config once and return the file's content (``python tests/test_golden_losses.py``)."""
+def record(root: Path, cases: tuple[str, ...] = CASES) -> dict:
+    """Train each case once and return this machine's entry (``python tests/test_golden_losses.py``)."""
     import tempfile
 
     import transformers
@@ -129,20 +129,15 @@ def record(root: Path) -> dict:
     folder = make_train_files(Path(tempfile.mkdtemp(prefix="train", dir=root)))
     return {
         "recorded_with": {"torch": torch.__version__, "transformers": transformers.__version__},
-        "losses": {c: losses(c, folder, Path(tempfile.mkdtemp(dir=root)) / "run") for c in CASES},
+        "losses": {c: losses(c, folder, Path(tempfile.mkdtemp(dir=root)) / "run") for c in cases},
     }
 
 
 def add_case(content: dict, case: str, root: Path, commit: str) -> dict:
     """``content`` (the file) with ``case``'s losses added to this machine's entry, recorded at ``commit``."""
-    import tempfile
-
-    from helpers import make_train_files
-
-    folder = make_train_files(Path(tempfile.mkdtemp(prefix="train", dir=root)))
     machines = dict(content["machines"])
     entry = machines[machine()]
-    entry["losses"][case] = losses(case, folder, Path(tempfile.mkdtemp(dir=root)) / "run")
+    entry["losses"][case] = record(root, (case,))["losses"][case]
     entry.setdefault("added", {})[case] = commit
     return {"machines": machines}
 

@@ -1,6 +1,6 @@
 """Ablations: training runs compared by their settings (ESimCSE's components, sweeps and grids), tables and figures.
 
-Runs are grouped by the settings that differ between them (:func:`stsbench.reports.training.run_settings`):
+Runs are grouped by the settings that differ between them (:func:`stsbench.reports.training.settings`):
 
 - **components** (ESimCSE arXiv Table 6, COLING Table 4): runs identical in every shared setting that
   differ in which of a method's components they use (its spec's ``components``: ESimCSE's word repetition and
@@ -54,7 +54,6 @@ from stsbench.analyses import figures as afig
 from stsbench.errors import StsbenchError
 from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import get_cell
-from stsbench.reports import training
 from stsbench.reports.collect import (
     AnalysisRecord,
     Model,
@@ -388,12 +387,12 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
 def _row(
     name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells
 ) -> list[list[str]]:
-    value = training.settings(group.runs[0])[name]
+    value = settings(group.runs[0])[name]
     pub = published_cell(group.runs[0], cells)
     out = []
     for model, run in zip(group.models, group.runs, strict=True):
         one = SeedGroup(group.name, group.method, (model,))
-        avg = training.sts_averages(one, records)
+        avg = sts_averages(one, records)
         dev = kept_dev(run)
         distance, ramped = logged_distance(run)
         out.append(
@@ -425,8 +424,8 @@ def sweep_rows(
     (:func:`stsbench.reports.reproduction.report_cells`).
     """
     rows = []
-    for g in sorted(groups, key=lambda g: training.sort_value(training.settings(g.runs[0])[name])):
-        label = show_value(training.settings(g.runs[0])[series]) if series else ""
+    for g in sorted(groups, key=lambda g: sort_value(settings(g.runs[0])[name])):
+        label = show_value(settings(g.runs[0])[series]) if series else ""
         rows += _row(name, g, records, label, cells or {})
     return rows
 
@@ -492,7 +491,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
                     linestyle="none",
                 )  # fmt: skip
                 sns.stripplot(**common, order=order, color="grey", alpha=0.7, size=4, jitter=False, zorder=3)
-            ax.set_xlabel(DISTANCE if x == "traceable_distance" else training.option_words(setting))
+            ax.set_xlabel(DISTANCE if x == "traceable_distance" else option_words(setting))
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
         ramped = x == "traceable_distance" and (frame["distance_ramped"] == "yes").any()
@@ -543,7 +542,7 @@ def distance_rows(
     """One row per seed of the sweep's groups that has an alignment/uniformity result and a logged distance."""
     rows = []
     for g in groups:
-        value = training.settings(g.runs[0])[name]
+        value = settings(g.runs[0])[name]
         for model, run in zip(g.models, g.runs, strict=True):
             mine = [r for r in records if r.model.fingerprint == model.key]
             distance, _ = logged_distance(run)

@@ -4,7 +4,7 @@ A run is named as the tables name its evaluated checkpoint, else by its folder (
 figures are the trainer's STS-B dev evaluations (``train_log.jsonl``, read by :mod:`stsbench.results.runs`),
 drawn against the step by :func:`training_curves_figure`.
 
-A run's settings (:func:`run_settings`) are the fields that change the outcome, by the papers' words. Bookkeeping
+A run's settings (:func:`settings`) are the fields that change the outcome, by the papers' words. Bookkeeping
 (``output``, ``threads``) is no setting; nor are the options of another method than the run's, nor those of an
 ESimCSE component the run does not use. The training file is compared by its name and row count, not its path (a
 relative and an absolute path, or another machine's, name the same corpus). The Ablations tables and the sweep
