@@ -111,7 +111,7 @@ command="bash benchmarks/gpu_suite.sh $rel/model $rel/shared/data"
 carry_json=$(printf '"%s", ' "${carry[@]}")
 [ "${#command}" -le 2000 ] || { echo "error: the command is over the 2000 characters a call takes" >&2; exit 2; }
 cat <<EOF
-The device call (issue 68): one call, timeout_s 600; its parts and the environment check take at most 535 s
+The device call (issue 68): one call, timeout_s 600; its parts and the environment check take at most 575 s
 (each part's limit: gpu_suite.sh's header), and \$OUT brings back env.txt,
 log.txt, tables.md (the final tables), eval_speed.md, train_speed.md, loss_check.md, epoch_speed.md and
 graph_spread.jsonl. To rerun some parts: append --parts eval,epoch to the command.

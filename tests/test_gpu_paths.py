@@ -219,8 +219,8 @@ def test_the_whole_gpu_call_runs_on_a_cpu_dry_run(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     env_txt = (out / "env.txt").read_text()
-    assert f"parts: {' '.join(parts)}; limits (s): env 40 + tests 70 + " in env_txt
-    assert parts != list(PARTS) or "eval 105 + train 175 + check 50 + epoch 95 = 535" in env_txt  # the budget
+    assert f"parts: {' '.join(parts)}; limits (s): env 35 + tests 85 + " in env_txt
+    assert parts != list(PARTS) or "eval 115 + train 200 + check 60 + epoch 80 = 575" in env_txt  # the budget
     ran = [
         line.split()[1] for line in env_txt.splitlines() if line.startswith("== ") and " exited with " in line
     ]
