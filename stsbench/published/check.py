@@ -374,10 +374,7 @@ def check_split(entry: Entry, mode: str, results_dir: Path) -> None:
 
 
 def compare(
-    entry: Entry,
-    by_task: dict[str, Measured],
-    results_dir: Path,
-    tolerance: float = 0.05,
+    entry: Entry, by_task: dict[str, Measured], results_dir: Path, tolerance: float = 0.05
 ) -> Comparison:
     """Put each published task of ``entry`` beside the ``reported`` figure of one run (see ``select_run``)."""
     if tolerance < 0:

@@ -16,9 +16,7 @@ Kind = Literal["scores", "analysis"]
 Split = Literal["test", "dev"]
 Selection = Literal["test-sets"]
 # how a published row's checkpoint was chosen, where it was not on a dev set: the mark a report shows
-SELECTIONS: dict[str, str] = {
-    "test-sets": "selected on the test sets by the official code",
-}
+SELECTIONS: dict[str, str] = {"test-sets": "selected on the test sets by the official code"}
 # how stsbench draws a paper's figure (stsbench.published.figures' docstring says what each is)
 Renderer = Literal[
     "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",

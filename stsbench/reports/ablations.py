@@ -54,14 +54,7 @@ from stsbench.analyses import figures as afig
 from stsbench.errors import StsbenchError
 from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import get_cell
-from stsbench.reports.collect import (
-    AnalysisRecord,
-    Model,
-    TaskRecord,
-    TrainRun,
-    method_of,
-    method_rank,
-)
+from stsbench.reports.collect import AnalysisRecord, Model, TaskRecord, TrainRun, method_of, method_rank
 from stsbench.reports.reproduction import Cells, cited, published_cell
 from stsbench.reports.seeds import (
     SIGNIFICANT,

@@ -73,7 +73,6 @@ from stsbench.reports.collect import (
 from stsbench.reports.scores import SELECTION_MARK, TASKS_OF, comparable, modified_data, published_for
 from stsbench.reports.seeds import (
     SeedGroup,
-    average_values,
     modes_of,
     report_groups,
     seeds_folder,
@@ -207,7 +206,8 @@ def reproduce(
     kind = _kind(entry)
     published = comparable_tasks(entry)
     mode = next((m for m in modes_of(records, group, kind) if comparable(entry, kind, m)), None)
-    values = task_values(records, group, kind, mode, raw=True) if mode else {}
+    averaged = TASKS_OF[kind]
+    values = task_values(records, group, kind, mode, raw=True, avg_of=averaged) if mode else {}
     modified = {
         (t, m) for (key, m, t) in modified_data(records, kind) if key in {x.key for x in group.models}
     }
@@ -217,17 +217,10 @@ def reproduce(
         v = verdict(task, pub, values.get(task, []), difference, **runs)
         cells.append(v.with_status(decide.NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
     if AVG in entry.values:
-        averaged = TASKS_OF[kind]
-        avgs = average_values(records, group, kind, mode, averaged, raw=True) if mode else []
         checked = set(published) == set(averaged)
+        h = task_resolution(averaged)
         v = verdict(
-            AVG,
-            entry.values[AVG],
-            avgs,
-            difference,
-            checked=checked,
-            resolution=task_resolution(averaged),
-            **runs,
+            AVG, entry.values[AVG], values.get(AVG, []), difference, checked=checked, resolution=h, **runs
         )
         bad = any(t in averaged for t, m in modified if m == mode)
         cells.append(

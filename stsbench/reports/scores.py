@@ -22,7 +22,6 @@ from stsbench.reports.collect import Model, TaskRecord
 from stsbench.reports.seeds import (
     TASKS_OF,
     SeedGroup,
-    average_values,
     has_seeds,
     interval,
     mean_std,
@@ -176,11 +175,8 @@ def _summaries(
     records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, present: list[str]
 ) -> list[SeedSummary | None]:
     """Per task of ``present``, then Avg.: the summary over the group's seeds."""
-    values = task_values(records, group, kind, mode)
-    avgs = average_values(records, group, kind, mode, TASKS_OF[kind])
-    return [seed_summary(values[t]) if t in values else None for t in present] + [
-        seed_summary(avgs) if avgs else None
-    ]
+    values = task_values(records, group, kind, mode, avg_of=TASKS_OF[kind])
+    return [seed_summary(values[t]) if values.get(t) else None for t in [*present, AVG]]
 
 
 def score_table(

@@ -246,13 +246,20 @@ def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
 
 
 def task_seed_values(
-    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, raw: bool = True
+    records: list[TaskRecord],
+    group: SeedGroup,
+    kind: str,
+    mode: str,
+    raw: bool = True,
+    avg_of: Sequence[str] = (),
 ) -> dict[str, dict[int, float]]:
     """``{task: {seed: figure}}`` of one group, one task type and mode; ``raw``: unrounded (what tests read).
 
     A seed is its training's seed (a model not trained here: its place in the group; :func:`seed_ids`). A model
     with two results of one task (a folder copied or run twice) counts once, with its last result in path order:
-    a result run again is not another seed.
+    a result run again is not another seed. With ``avg_of``, also ``{seed: Avg.}`` under ``AVG`` for the seeds
+    that have every task of it: ``raw``, the plain mean of the unrounded figures (what tests read); else SimCSE's
+    mean of the rounded figures, rounded (what tables print).
     """
     keys = {m.key: s for m, s in zip(group.models, group.seed_ids, strict=True)}
     out: dict[str, dict[int, float]] = {}
@@ -260,49 +267,29 @@ def task_seed_values(
         r = rec.result
         if r.task_type == kind and r.mode == mode and r.model.fingerprint in keys:
             out.setdefault(r.task, {})[keys[r.model.fingerprint]] = r.raw if raw else r.reported
-    return {t: dict(sorted(vs.items())) for t, vs in out.items()}
-
-
-def task_values(
-    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, raw: bool = False
-) -> dict[str, list[float]]:
-    """``{task: [figure, one per seed that has it]}`` (:func:`task_seed_values`; as printed unless ``raw``)."""
-    return {t: list(vs.values()) for t, vs in task_seed_values(records, group, kind, mode, raw).items()}
-
-
-def average_seed_values(
-    records: list[TaskRecord],
-    group: SeedGroup,
-    kind: str,
-    mode: str,
-    tasks: tuple[str, ...],
-    raw: bool = True,
-) -> dict[int, float]:
-    """``{seed: Avg.}`` for the seeds that have every task.
-
-    ``raw``: the plain mean of the unrounded figures (what tests read); else SimCSE's mean of the rounded figures,
-    rounded (what tables print).
-    """
-    per = task_seed_values(records, group, kind, mode, raw)
-    seeds = sorted({s for vs in per.values() for s in vs})
-    out = {}
-    for seed in seeds:
-        avg = (raw_average if raw else simcse_average)([per.get(t, {}).get(seed) for t in tasks])
-        if avg is not None:
-            out[seed] = avg
+    out = {t: dict(sorted(vs.items())) for t, vs in out.items()}
+    if avg_of:
+        mean = raw_average if raw else simcse_average
+        avgs = {
+            s: mean([out.get(t, {}).get(s) for t in avg_of])
+            for s in sorted({s for vs in out.values() for s in vs})
+        }
+        out[AVG] = {s: v for s, v in avgs.items() if v is not None}
     return out
 
 
-def average_values(
+def task_values(
     records: list[TaskRecord],
     group: SeedGroup,
     kind: str,
     mode: str,
-    tasks: tuple[str, ...],
     raw: bool = False,
-) -> list[float]:
-    """Each seed's Avg. (:func:`average_seed_values`; SimCSE's rounded mean unless ``raw``)."""
-    return list(average_seed_values(records, group, kind, mode, tasks, raw).values())
+    avg_of: Sequence[str] = (),
+) -> dict[str, list[float]]:
+    """``{task: [figure, one per seed that has it]}`` (:func:`task_seed_values`; as printed unless ``raw``)."""
+    return {
+        t: list(vs.values()) for t, vs in task_seed_values(records, group, kind, mode, raw, avg_of).items()
+    }
 
 
 def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str]:
@@ -356,10 +343,7 @@ def seed_points(
             mode = next((m for m in modes_of(records, g, kind) if m in result_modes("test", tasks)), None)
             if mode is None:
                 continue
-            if task == AVG:
-                values = average_values(records, g, kind, mode, tasks)
-            else:
-                values = task_values(records, g, kind, mode).get(task, [])
+            values = task_values(records, g, kind, mode, avg_of=tasks).get(task, [])
             rows += [(g.label, short_name(task), v) for v in values]
     return rows
 
@@ -424,8 +408,7 @@ def seed_differences(
         if g.n < 2 or g is base:
             continue
         for mode in modes_of(records, g, kind):
-            a, b = (task_seed_values(records, x, kind, mode) for x in (g, base))
-            a[AVG], b[AVG] = (average_seed_values(records, x, kind, mode, TASKS_OF[kind]) for x in (g, base))
+            a, b = (task_seed_values(records, x, kind, mode, avg_of=TASKS_OF[kind]) for x in (g, base))
             cells: dict[str, decide.Decision | None] = {}
             for t in [*present, AVG]:
                 h = task_resolution(TASKS_OF[kind] if t == AVG else [t])
@@ -502,7 +485,7 @@ def difference_table(
         f"below 0.05, the Avg. its own p, outside the family; marked {SIGNIFICANT}), 'no difference that matters' "
         "where it lies inside ±δ, 'inconclusive' otherwise; fewer than 3 seeds is inconclusive whatever the "
         "spread; the printed interval is not adjusted (docs/uncertainty.md, One rule). The smallest detectable difference: the true difference these seeds would find with 80% power "
-        "at 5%; a difference below it is untested, not absent.",
+        "at 5%; a difference below it is untested, not absent."
     ]
     title = f"{kind.upper()}: difference to {base.name} over seeds"
     return make_table(f"{kind}_seed_differences", title, columns, rows, notes, tuple(columns[2:]))
@@ -588,7 +571,7 @@ def seeds_table(analysis: Analysis, variant: str, found: Sequence[SeededResults]
         f"A row `NAME (n=k)`: the {analysis.title.lower()} figures of k checkpoints trained identically but for "
         "the seed, each cell the mean ± sample std over the seeds (its own n where fewer seeds have it); the 95% "
         "interval is the t-interval of the mean over seeds, as the score tables' (stsbench.stats.seeds). "
-        f"Every seed's value: `{csv_name(variant)}` beside the figures.",
+        f"Every seed's value: `{csv_name(variant)}` beside the figures."
     ]
     title = f"{analysis.title} over seeds ({variant})"
     return make_table(

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses import figures as afig
+from stsbench.metrics import AVG
 from stsbench.published.check import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import Model, TaskRecord, TrainRun, method_of, method_rank
-from stsbench.reports.seeds import SeedGroup, average_values
+from stsbench.reports.seeds import SeedGroup, task_values
 from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.train.config import BOOKKEEPING, train_options
@@ -174,7 +175,7 @@ def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
     Test results where any seed has them, else fasttest (the same figures: :func:`result_modes`).
     """
     for mode in result_modes("test", STS_TASKS):
-        found = average_values(records, group, "sts", mode, STS_TASKS)
+        found = task_values(records, group, "sts", mode, avg_of=STS_TASKS).get(AVG, [])
         if found:
             return found
     return []
