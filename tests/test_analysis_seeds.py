@@ -154,15 +154,21 @@ def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path)
         "   delta: 0.5, delta_reason: x100 like the STS figures}\n"
     )
     without = tmp_path / "without.yaml"  # an analysis figure has its own units: its claim must say its delta
-    without.write_text(claims.read_text().replace(",\n   delta: 0.5, delta_reason: x100 like the STS figures}", "}"))
-    with pytest.raises(StsbenchError, match="is an analysis figure, in that analysis' units: give the claim a delta"):
+    without.write_text(
+        claims.read_text().replace(",\n   delta: 0.5, delta_reason: x100 like the STS figures}", "}")
+    )
+    with pytest.raises(
+        StsbenchError, match="is an analysis figure, in that analysis' units: give the claim a delta"
+    ):
         load_claims(without)
     files = write_report(results, tmp_path / "out", "t", "stsbench report (test)", claims=load_claims(claims))
     (judged,) = files.report.claims
     (statement,) = judged.statements
     # per seed, SimCSE's gap x100 is 2.0 and ESimCSE's 0.5, 1.0, 1.5: paired differences 1.5, 1.0, 0.5
     assert (
-        statement.diff == pytest.approx(1.0) and statement.interval.n == (3, 3) and statement.test.startswith("paired")
+        statement.diff == pytest.approx(1.0)
+        and statement.interval.n == (3, 3)
+        and statement.test.startswith("paired")
     )
     assert judged.delta == 0.5 and judged.delta_reason == "x100 like the STS figures"
 
@@ -193,10 +199,9 @@ def test_a_recipe_analyses_every_seed_by_default(tmp_path):
         "simcse", "esimcse", "esimcse-wr-only", "esimcse-mc-only", "mocose") for s in range(1, 6)]  # fmt: skip
 
 
-def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, monkeypatch):
+def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built):
     from seed_results import MEAN, value
 
-    from stsbench.analyses import figures
     from stsbench.reports import paper_figures as align_map
 
     out, md = built
@@ -208,10 +213,7 @@ def test_the_align_uniform_map_is_coloured_by_each_checkpoints_sts_avg(built, mo
     avg = round(sum(round(value("esimcse", t, 1), 2) for t in MEAN) / 7, 2)
     assert float(first["sts_avg"]) == pytest.approx(avg) and float(first["l_align"]) == pytest.approx(0.29)
     assert "as SimCSE Figure 3 (data: `align_uniform_dev_map.csv`)" in md
-    drawn = []
-    monkeypatch.setattr(figures, "save", lambda fig, stem: drawn.append(fig) or [])
-    align_map.map_figure(data, out / "again")
-    ax, colorbar = drawn[0].axes
+    ax, colorbar = align_map.draw_map(data).axes
     # SimCSE Figure 3: l_uniform across, l_align up, the colour the STS Avg.
     assert ax.get_xlabel() == r"$\ell_{uniform}$" and ax.get_ylabel() == r"$\ell_{align}$"
     assert colorbar.get_ylabel() == "STS Avg. (7 test sets)" and "not produced here" in ax.get_title()

@@ -31,9 +31,9 @@ def test_the_rows_follow_each_runs_logged_evaluations(tmp_path):
 
 def test_the_figure_has_the_papers_axes_the_mean_path_and_its_arrows(tmp_path):
     from stsbench.analyses import figures
+    from stsbench.reports.collect import write_csv
     from stsbench.reports.paper_figures import ARROWS, draw_trajectories
     from stsbench.reports.paper_figures import TRAJECTORY_COLUMNS as COLUMNS
-    from stsbench.reports.paper_figures import write_trajectory_rows as write_rows
 
     steps = range(0, 160, 10)  # 16 points: more segments than ARROWS, so arrows are spread
     rows = [
@@ -42,7 +42,7 @@ def test_the_figure_has_the_papers_axes_the_mean_path_and_its_arrows(tmp_path):
         for seed in (1, 2, 3)
         for s in steps
     ]
-    data = write_rows(rows, tmp_path / "align_uniform_trajectories.csv")
+    data = write_csv(tmp_path / "align_uniform_trajectories.csv", COLUMNS, rows)
     assert data.read_text().splitlines()[0] == ",".join(COLUMNS)
     fig = draw_trajectories(data)
     (ax,) = fig.axes

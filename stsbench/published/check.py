@@ -159,13 +159,19 @@ def figure_of(entry: Entry, column: str) -> Figure | None:
     return None
 
 
-def cells(address: str) -> list[Cell]:
-    """The cells ``address`` names: one for ``KEY#COLUMN``, each of a row's for ``KEY``; one line if none can be judged."""
-    entry, column = get_cell(address)
+def _scores(entry: Entry) -> Entry:
+    """``entry``, refused in one line unless a row of task scores."""
     if entry.kind != "scores":
         raise StsbenchError(
             f"{entry.key} is an analysis table ({entry.metric}), not task scores; pick an STS or transfer row"
         )
+    return entry
+
+
+def cells(address: str) -> list[Cell]:
+    """The cells ``address`` names: one for ``KEY#COLUMN``, each of a row's for ``KEY``; one line if none can be judged."""
+    entry, column = get_cell(address)
+    _scores(entry)
     columns = [column] if column is not None else list(entry.values)
     found = [Cell(entry, c, entry.values[c], figure_of(entry, c)) for c in columns]
     if all(c.figure is None for c in found):
@@ -208,11 +214,6 @@ def seed_values(
                 out[seed] = values[0]
                 break
     return out
-
-
-def as_reported(best_dev_spearman: float) -> float:
-    """A training's best dev Spearman (a fraction) as the papers print it: x100, two decimals."""
-    return round(best_dev_spearman * 100, 2)
 
 
 # -- a checkpoint within a tolerance of a published row ------------------------------------------------------
@@ -347,11 +348,7 @@ class Comparison:
 
 def comparable_tasks(entry: Entry) -> dict[str, float]:
     """Return the entry's task columns; ``StsbenchError`` when none can be compared with results."""
-    if entry.kind != "scores":
-        raise StsbenchError(
-            f"{entry.key} is an analysis table ({entry.metric}), not task scores; pick an STS or transfer row"
-        )
-    if not entry.task_values:
+    if not _scores(entry).task_values:
         cols = ", ".join(entry.values)
         raise StsbenchError(
             f"{entry.key} has no SentEval task columns ({cols}); pick a row of an STS or transfer table"
@@ -507,25 +504,10 @@ class Verdict:
     nearest = property(lambda self: self.decision.nearest, doc="Inconclusive: the outcome it is nearest to.")
     note = property(lambda self: self.decision.note, doc="Fewer than 3 seeds, one run, no spread, ...")
     difference = property(lambda self: self.decision.delta or decide.CELL_DELTA, doc="δ.")
-
-    @property
-    def _raw_diff(self) -> float | None:
-        return None if self.mean is None else self.mean - self.published
-
-    @property
-    def low(self) -> float | None:
-        """The decision's interval of the difference from the published figure: its lower end (None: none)."""
-        return self.decision.low
-
-    @property
-    def high(self) -> float | None:
-        """The decision's interval's upper end."""
-        return self.decision.high
-
-    @property
-    def n(self) -> int:
-        """How many seeds have the task."""
-        return len(self.values)
+    _raw_diff = property(lambda self: None if self.mean is None else self.mean - self.published)
+    low = property(lambda self: self.decision.low, doc="The decision's interval's lower end (None: none).")
+    high = property(lambda self: self.decision.high, doc="The decision's interval's upper end.")
+    n = property(lambda self: len(self.values), doc="How many seeds have the task.")
 
     @property
     def inside(self) -> bool | None:

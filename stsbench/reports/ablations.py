@@ -30,7 +30,7 @@ settings, where the registry has them, in a panel of their own: another model (B
 (MoCoSE Table 3 is an STS test Avg.), so never on our axis. A sweep is drawn against its setting, and against the
 traceable distance each setting of a momentum method sets.
 
-**MoCoSE Figure 4** (:func:`align_distance_figure`): the L1 and L2 distance of (alignment, uniformity) to a fixed
+**MoCoSE Figure 4** (:func:`draw_distance`): the L1 and L2 distance of (alignment, uniformity) to a fixed
 point, against the traceable distance. MoCoSE argues that a proper maximum traceable distance lets alignment and
 uniformity reach their best combination, and draws, along the distance, how far each model's (l_align, l_uniform)
 lies from a fixed point. The paper does not say which point: the default here is (0, -4), perfect alignment and the
@@ -124,6 +124,17 @@ def declared_sweeps(
     return grids, sweeps
 
 
+def _equal_but(runs: list[TrainRun], varied: tuple[str, ...]) -> list[list[TrainRun]]:
+    """The runs that set every field of ``varied``, by method and their other settings."""
+    buckets: dict[str, list[TrainRun]] = {}
+    for r in runs:
+        s = settings(r)
+        if all(k in s for k in varied):
+            rest = {k: v for k, v in s.items() if k not in varied}
+            buckets.setdefault(repr((method_of(r.config), sorted(rest.items()))), []).append(r)
+    return list(buckets.values())
+
+
 def sweep_groups(runs: list[TrainRun], declared: Declared | None = None) -> list[tuple[str, list[TrainRun]]]:
     """(field, runs) for each set of runs of the same method and components that differ in one field only.
 
@@ -134,14 +145,7 @@ def sweep_groups(runs: list[TrainRun], declared: Declared | None = None) -> list
     out = []
     fields = sorted({k for r in runs for k in settings(r)})
     for name in fields:
-        buckets: dict[str, list[TrainRun]] = {}
-        for r in runs:
-            s = settings(r)
-            if name not in s:
-                continue
-            rest = {k: v for k, v in s.items() if k != name}
-            buckets.setdefault(repr((method_of(r.config), sorted(rest.items()))), []).append(r)
-        for members in buckets.values():
+        for members in _equal_but(runs, (name,)):
             if len({repr(settings(r)[name]) for r in members}) > 1:
                 out.append((name, sorted(members, key=lambda r: (sort_value(settings(r)[name]), r.path))))
     return out
@@ -157,13 +161,7 @@ def grid_groups(runs: list[TrainRun]) -> list[tuple[str, str, list[TrainRun]]]:
     fields = sorted({k for r in runs for k in settings(r)})
     for i, a in enumerate(fields):
         for b in fields[i + 1 :]:
-            buckets: dict[str, list[TrainRun]] = {}
-            for r in runs:
-                s = settings(r)
-                if a in s and b in s:
-                    rest = {k: v for k, v in s.items() if k not in (a, b)}
-                    buckets.setdefault(repr((method_of(r.config), sorted(rest.items()))), []).append(r)
-            for members in buckets.values():
+            for members in _equal_but(runs, (a, b)):
                 cells = {(repr(settings(r)[a]), repr(settings(r)[b])) for r in members}
                 xs, ys = {x for x, _ in cells}, {y for _, y in cells}
                 if len(xs) > 1 and len(ys) > 1 and len(cells) == len(members) == len(xs) * len(ys):
@@ -576,27 +574,15 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
     return fig
 
 
-def distance_figure(data: Path, stem: Path, point: tuple[float, float], title: str = "") -> list[Path]:
-    """Draw ``data`` to ``stem``.png/.svg (:func:`draw_distance`)."""
-    return afig.save(draw_distance(data, point, title), stem)
-
-
 # -- the component tables ------------------------------------------------------------------------------------
 
 
-# the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)
+# the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside); "gain over the first":
+# named for the row using no component (gain over unsup-SimCSE)
 COMPONENT_COLUMNS = (
-    "run",
-    "method",
-    "word repetition",
-    "momentum contrast",
-    "dev at step 0",
-    "best dev",
-    "gain over the first",  # named for the row using no component (gain over unsup-SimCSE)
-    "published dev",
-    "published gain",
-    "STS test Avg.",
-)
+    "run", "method", "word repetition", "momentum contrast", "dev at step 0", "best dev", "gain over the first",
+    "published dev", "published gain", "STS test Avg.",
+)  # fmt: skip
 
 
 def _compatible(a: TrainRun, b: TrainRun) -> bool:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stsbench.analyses import figures as afig
 from stsbench.analyses.registry import all_analyses, find_analysis
 from stsbench.encoders.resolve import prompt_suffix
 from stsbench.errors import StsbenchError
@@ -391,6 +392,15 @@ class Figures:
         png = next(p for p in paths if p.suffix == ".png")
         png_base64 = base64.b64encode(png.read_bytes()).decode("ascii")
         return FigureOut(title, f"{self.prefix}/{svg.name}", png_base64, kind, analysis, tuple(settings))
+
+    def csv(self, name: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+        """A figure's data, ``<name>.csv`` in the folder (:func:`write_csv`), remembered."""
+        self.written.append(write_csv(self.folder / f"{name}.csv", columns, rows))
+        return self.written[-1]
+
+    def drawn(self, figure: Any, name: str, title: str, kind: str, *tags: Any) -> FigureOut:
+        """A matplotlib ``figure`` saved as ``<name>``.png/.svg in the folder and tagged (:meth:`add`)."""
+        return self.add(title, afig.save(figure, self.folder / name), kind, *tags)
 
 
 # -- a figure's data beside it -------------------------------------------------------------------------------

@@ -124,11 +124,6 @@ def trajectory_rows(
     ]
 
 
-def write_trajectory_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
-    """The rows under :data:`TRAJECTORY_COLUMNS`, atomically."""
-    return write_csv(path, TRAJECTORY_COLUMNS, rows)
-
-
 def mean_path(frame: Any) -> Any:
     """One group's mean (l_uniform, l_align) per step, over the steps every one of its seeds logged."""
     seeds = frame["seed"].nunique()
@@ -190,11 +185,6 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
     return fig
 
 
-def trajectory_figure(data: Path, stem: Path, title: str = "") -> list[Path]:
-    """Draw :func:`draw_trajectories` from the CSV and write ``stem``.png and .svg."""
-    return afig.save(draw_trajectories(data, title), stem)
-
-
 # --- SimCSE Figure 3: the alignment-uniformity map ---------------------------------------------------------
 
 MAP_COLUMNS = ("group", "checkpoint", "seed", "l_uniform", "l_align", "sts_avg")
@@ -219,11 +209,6 @@ def map_rows(
     return rows
 
 
-def write_map_rows(rows: Sequence[Sequence[str]], path: Path) -> Path:
-    """The rows under :data:`MAP_COLUMNS`, atomically."""
-    return write_csv(path, MAP_COLUMNS, rows)
-
-
 def draw_map(data: Path, title: str = "") -> Any:
     """The map of the checkpoints in ``data``: x l_uniform, y l_align, colour the STS Avg., a marker per group."""
     plt = afig.pyplot()
@@ -245,11 +230,6 @@ def draw_map(data: Path, title: str = "") -> Any:
     ax.margins(0.15)
     fig.tight_layout()
     return fig
-
-
-def map_figure(data: Path, stem: Path, title: str = "") -> list[Path]:
-    """Draw ``data`` to ``stem``.png/.svg (:func:`draw_map`)."""
-    return afig.save(draw_map(data, title), stem)
 
 
 # --- MoCoSE Figure 7 over seeds: the groups' spectra -------------------------------------------------------
@@ -322,8 +302,3 @@ def draw_spectra(data: Path, title: str = "") -> Any:
     )
     fig.tight_layout()
     return fig
-
-
-def spectra_figure(data: Path, stem: Path, title: str = "") -> list[Path]:
-    """Draw :func:`draw_spectra` from the CSV and write ``stem``.png and .svg."""
-    return afig.save(draw_spectra(data, title), stem)

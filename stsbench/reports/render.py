@@ -45,7 +45,6 @@ from stsbench.reports.collect import (
     missing,
     only,
     under,
-    write_csv,
 )
 from stsbench.reports.reproduction import Cells, Reproduction, Target, report_cells, reproduction_json
 from stsbench.reports.scores import per_seed_table, score_table
@@ -87,10 +86,7 @@ def training_sections(
     curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
     if has_seeds(groups):
         labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-        data = write_csv(
-            figs.folder / "dev_curves_seeds.csv", DEV_COLUMNS, dev_points(groups, coll.runs, labels)
-        )
-        figs.written.append(data)
+        data = figs.csv("dev_curves_seeds", DEV_COLUMNS, dev_points(groups, coll.runs, labels))
         figure = dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
         caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
         curves.figures.append(figs.add(caption, figure, "dev-curves"))
@@ -128,14 +124,14 @@ def _trajectories(
     rows = paper_figures.trajectory_rows(groups, coll.runs, labels)
     if not rows:
         return
-    data = paper_figures.write_trajectory_rows(rows, figs.folder / "align_uniform_trajectories.csv")
-    figs.written.append(data)
-    paths = paper_figures.trajectory_figure(data, figs.folder / "align_uniform_trajectories")
+    data = figs.csv("align_uniform_trajectories", paper_figures.TRAJECTORY_COLUMNS, rows)
     caption = (
         "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
         f"(logged by the trainer; data: `{data.name}`)"
     )
-    section.figures.append(figs.add(caption, paths, "trajectory"))
+    section.figures.append(
+        figs.drawn(paper_figures.draw_trajectories(data), data.stem, caption, "trajectory")
+    )
     section.paragraphs.append(
         "The trajectories are the trainer's own: at each dev evaluation it measures l_align (pairs with gold > 4) "
         "and l_uniform (the unique sentences) on the STS-B dev embeddings it has just encoded, the numbers "
@@ -163,8 +159,7 @@ def _sweep_figures(
     for stem, name, series, gs in drawn:
         axes = (name, series) if series else (name,)
         rows = ablations.sweep_rows(name, gs, coll.tasks, series or None, cells)
-        data = write_csv(figs.folder / f"{stem}.csv", ablations.COLUMNS, rows)
-        figs.written.append(data)
+        data = figs.csv(stem, ablations.COLUMNS, rows)
         method = gs[0].method or gs[0].name
         words = training.option_words(name)
         title = f"{method}: against {words}" + (
@@ -172,21 +167,13 @@ def _sweep_figures(
         )
         if ablations.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
             what = f"{method}: against the maximum traceable distance each {words} sets"
-            paths = ablations.sweep_figure(
-                data, figs.folder / f"{stem}_distance", name, series, what, x="traceable_distance"
-            )
+            figure = ablations.draw_sweep(data, name, series, what, x="traceable_distance")
             caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
-            section.figures.append(figs.add(caption, paths, "distance", settings=axes))
+            section.figures.append(figs.drawn(figure, f"{stem}_distance", caption, "distance", "", axes))
             _align_distance(coll, name, gs, stem, section, figs, point)
-        paths = ablations.sweep_figure(data, figs.folder / stem, name, series, title)
-        section.figures.append(
-            figs.add(
-                f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)",
-                paths,
-                "grid" if series else "sweep",
-                settings=axes,
-            )
-        )
+        figure = ablations.draw_sweep(data, name, series, title)
+        caption = f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)"
+        section.figures.append(figs.drawn(figure, stem, caption, "grid" if series else "sweep", "", axes))
 
 
 def _align_distance(
@@ -207,14 +194,13 @@ def _align_distance(
     rows = ablations.distance_rows(name, groups, ours, point)
     if not rows:
         return
-    data = write_csv(figs.folder / f"{stem}_align_distance.csv", ablations.ALIGN_COLUMNS, rows)
-    figs.written.append(data)
+    data = figs.csv(f"{stem}_align_distance", ablations.ALIGN_COLUMNS, rows)
     title = (
         f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
     )
-    paths = ablations.distance_figure(data, figs.folder / f"{stem}_align_distance", point, title)
+    figure = ablations.draw_distance(data, point, title)
     caption = f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
-    section.figures.append(figs.add(caption, paths, "align-distance", "align_uniform", (name,)))
+    section.figures.append(figs.drawn(figure, data.stem, caption, "align-distance", "align_uniform", (name,)))
 
 
 # -- the report assembled ------------------------------------------------------------------------------------
@@ -350,12 +336,12 @@ def _spectra(
         paper_figures.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv"
     )
     figs.written.append(data)
-    paths = paper_figures.spectra_figure(data, figs.folder / f"{variant}_groups", variant)
     caption = (
         f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as MoCoSE "
         f"Figure 7 (data: `{data.name}`)"
     )
-    section.figures.append(figs.add(caption, paths, "analysis-groups", "spectrum"))
+    figure = paper_figures.draw_spectra(data, variant)
+    section.figures.append(figs.drawn(figure, data.stem, caption, "analysis-groups", "spectrum"))
 
 
 def _align_map(
@@ -370,13 +356,12 @@ def _align_map(
     rows = paper_figures.map_rows(records, coll.tasks, groups)
     if not rows:
         return
-    data = paper_figures.write_map_rows(rows, figs.folder / f"{variant}_map.csv")
-    figs.written.append(data)
-    paths = paper_figures.map_figure(data, figs.folder / f"{variant}_map", f"{variant}: coloured by STS Avg.")
+    data = figs.csv(f"{variant}_map", paper_figures.MAP_COLUMNS, rows)
+    figure = paper_figures.draw_map(data, f"{variant}: coloured by STS Avg.")
     caption = (
         f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
     )
-    section.figures.append(figs.add(caption, paths, "align-map", "align_uniform"))
+    section.figures.append(figs.drawn(figure, data.stem, caption, "align-map", "align_uniform"))
 
 
 def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
