@@ -257,21 +257,17 @@ def sweep_table(
         "published",
         "published key",
     ]
-    rows = []
     found = [published_cell(r, cells or {}) for r in group]
-    for r, pub in zip(group, found, strict=True):
-        v = settings(r)[name]
-        rows.append(
-            [
-                run_label(r, models, group),
-                show_value(v),
-                fmt(kept_dev(r)),
-                show_value(r.best_step),
-                fmt(sts_average(r, models, records)),
-                fmt(pub[1]) if pub else DASH,
-                pub[0] if pub else DASH,
-            ]
-        )
+    rows = [
+        [
+            run_label(r, models, group),
+            show_value(settings(r)[name]),
+            fmt(kept_dev(r)),
+            show_value(r.best_step),
+        ]
+        + [fmt(sts_average(r, models, records)), fmt(pub[1]) if pub else DASH, pub[0] if pub else DASH]
+        for r, pub in zip(group, found, strict=True)
+    ]
     method = method_of(group[0].config)
     notes = [
         f"{method} runs identical but for {name}; STS-B dev Spearman x100 of each kept checkpoint.",

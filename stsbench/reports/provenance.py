@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from stsbench.data.integrity import MARK
@@ -110,16 +110,9 @@ def models_table(models: list[Model], coll: Collection | None = None) -> Table:
     """
     columns = ["model", "run as", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
     rows = [
-        [
-            m.label,
-            "; ".join(m.names or (m.name,)),
-            m.info.kind,
-            m.pooler,
-            DASH if m.info.max_length is None else str(m.info.max_length),
-            m.info.dtype,
-            m.info.fingerprint,
-            m.run.path if m.run else DASH,
-        ]
+        [m.label, "; ".join(m.names or (m.name,)), m.info.kind, m.pooler]
+        + [DASH if m.info.max_length is None else str(m.info.max_length), m.info.dtype, m.info.fingerprint]
+        + [m.run.path if m.run else DASH]
         for m in models
     ]
     notes = [
@@ -188,9 +181,7 @@ def data_table(coll: Collection) -> Table:
             seen[(name, digest)] += 1
             if name in (prov.data_modified or {}):
                 modified.add((name, digest))
-    names = defaultdict(int)
-    for name, _ in seen:
-        names[name] += 1
+    names = Counter(name for name, _ in seen)
 
     def note(name: str, digest: str) -> str:
         parts = []
@@ -209,13 +200,8 @@ def versions_table(coll: Collection) -> Table:
     """Distinct (commit, library versions, device) sets and how many results each made."""
     counts: dict[tuple[str, ...], int] = defaultdict(int)
     for _, _, prov, _ in _records(coll):
-        key = (
-            prov.git_commit or DASH,
-            prov.stsbench_version,
-            *[prov.libraries.get(lib, DASH) for lib in VERSION_LIBS],
-            prov.device,
-        )
-        counts[key] += 1
+        libraries = [prov.libraries.get(lib, DASH) for lib in VERSION_LIBS]
+        counts[(prov.git_commit or DASH, prov.stsbench_version, *libraries, prov.device)] += 1
     columns = ["git commit", "stsbench", *VERSION_LIBS, "device", "results"]
     rows = [[*key, str(n)] for key, n in sorted(counts.items())]
     return make_table("provenance_versions", "Versions", columns, rows)

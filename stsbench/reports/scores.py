@@ -102,13 +102,8 @@ def published_rows(
         how = " (matched by name: no recipe or --against names it)" if matched else ""
         rows.append([f"↳ published: {entry.row}{mark}{how}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
         if not comparable(entry, kind, mode):
-            rows.append(
-                [
-                    f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol",
-                    "",
-                    *[DASH] * (len(present) + 1),
-                ]
-            )
+            no = f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol"
+            rows.append([no, "", *[DASH] * (len(present) + 1)])
             continue
         deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
         d_avg = None if avg is None or pub_avg is None else avg - pub_avg

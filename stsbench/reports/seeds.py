@@ -84,10 +84,7 @@ class SeedGroup:
     method: str | None
     models: tuple[Model, ...]  # one per seed, in seed order
 
-    @property
-    def n(self) -> int:
-        """How many seeds (checkpoints) the group has."""
-        return len(self.models)
+    n = property(lambda self: len(self.models), doc="How many seeds (checkpoints) the group has.")
 
     @property
     def test_selected(self) -> bool:
@@ -103,20 +100,9 @@ class SeedGroup:
         label = f"{self.name} (n={self.n})" if self.n > 1 else self.models[0].label
         return label + (TEST_SELECTED if self.test_selected else "")
 
-    @property
-    def runs(self) -> list[TrainRun]:
-        """The seeds' training runs, in seed order."""
-        return [m.run for m in self.models if m.run is not None]
-
-    @property
-    def seeds(self) -> list[Any]:
-        """Each model's training seed."""
-        return [m.run.config.get("seed") if m.run else None for m in self.models]
-
-    @property
-    def seed_ids(self) -> list[int]:
-        """Each model's key in ``{seed: figure}`` (:func:`seed_ids`)."""
-        return seed_ids(self.seeds)
+    runs = property(lambda self: [m.run for m in self.models if m.run is not None], doc="The seeds' runs.")
+    seeds = property(lambda self: [m.run.config.get("seed") if m.run else None for m in self.models])
+    seed_ids = property(lambda self: seed_ids(self.seeds), doc="Each model's key in ``{seed: figure}``.")
 
 
 def seed_ids(seeds: Sequence[Any]) -> list[int]:
@@ -433,9 +419,7 @@ def _diff_cell(d: decide.Decision | None) -> str:
     return f"{decide.signed(d.diff, delta)} [{decide.signed(d.low, delta)}, {decide.signed(d.high, delta)}]{mark}"
 
 
-def _decision_cell(dec: decide.Decision | None) -> str:
-    if dec is None:
-        return DASH
+def _decision_cell(dec: decide.Decision) -> str:
     design = dec.interval.design
     words = dec.outcome + ("" if design == decide.PAIRED else f" ({design})")
     return words + (f", {dec.note}" if dec.note else "")
@@ -458,24 +442,15 @@ def difference_table(
     for d in diffs:
         label = mode_label(f"{d.group.label} − {base.label}", d.mode)
         rows.append([label, d.group.method or DASH, *[_diff_cell(d.cells[t]) for t in names]])
-        rows.append([f"↳ against δ = {fmt(delta)}", "", *[_decision_cell(c) for c in d.cells.values()]])
-        rows.append(
-            [
+        for what, cell in (
+            (f"↳ against δ = {fmt(delta)}", _decision_cell),
+            (
                 "↳ p (beyond ±δ), Holm over the tasks",
-                "",
-                *[
-                    DASH if c is None else p_value(c.p_holm if c.p_holm is not None else c.p)
-                    for c in d.cells.values()
-                ],
-            ]
-        )
-        rows.append(
-            [
-                "↳ smallest detectable difference (80% power)",
-                "",
-                *[DASH if c is None else fmt(c.mdd) for c in d.cells.values()],
-            ]
-        )
+                lambda c: p_value(c.p if c.p_holm is None else c.p_holm),
+            ),
+            ("↳ smallest detectable difference (80% power)", lambda c: fmt(c.mdd)),
+        ):
+            rows.append([what, "", *[DASH if c is None else cell(c) for c in d.cells.values()]])
     noun = "Spearman x100" if kind == "sts" else "accuracy x100"
     notes = [
         f"Difference of the seed means ({noun}, group − {base.name}, unrounded figures) with its 95% interval over "
