@@ -409,24 +409,10 @@ def mteb_entry(
 
 def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
     """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
-    paper = Paper(
-        slug=MTEB_RESULTS_PREFIX.rstrip(":"),
-        title="MTEB results folder",
-        citation="read through mteb.ResultCache",
-        source=str(scores.folder),
-    )
-    return Entry(
-        key=key,
-        paper=paper,
-        table=f"{scores.name}@{scores.revision}",
-        caption="",
-        row=scores.name,
-        metric="MTEB main score (cosine Spearman, test split) x100",
-        split=SPLIT,
-        kind="scores",
-        decimals=2,
-        values=scores.values,
-    )
+    slug, source = MTEB_RESULTS_PREFIX.rstrip(":"), str(scores.folder)
+    paper = Paper(slug, "MTEB results folder", "read through mteb.ResultCache", source)
+    metric, table = "MTEB main score (cosine Spearman, test split) x100", f"{scores.name}@{scores.revision}"
+    return Entry(key, paper, table, "", scores.name, metric, SPLIT, "scores", 2, scores.values)
 
 
 def check_results(
@@ -669,15 +655,13 @@ def find_aggregates(
     results_dir: Path, model: str | None = None, pooler: str | None = None, mode: str | None = None
 ) -> list[tuple[Path, dict[str, Any]]]:
     """Every seed aggregate under ``results_dir`` that matches the filters (the one reader's scan)."""
-    found = []
-    for path, agg in seed_aggregates(results_dir):
-        wanted = {"pooler": pooler, "mode": mode}
-        if any(v is not None and agg[k] != v for k, v in wanted.items()):
-            continue
-        if model is not None and not same_path(agg["model"], model, output_of(path.absolute())):
-            continue
-        found.append((path, agg))
-    return found
+    wanted = {"pooler": pooler, "mode": mode}
+    return [
+        (path, agg)
+        for path, agg in seed_aggregates(results_dir)
+        if all(v is None or agg[k] == v for k, v in wanted.items())
+        and (model is None or same_path(agg["model"], model, output_of(path.absolute())))
+    ]
 
 
 def check_seeds(
@@ -719,11 +703,10 @@ def check_seeds(
     runs = {"runs": entry.runs, "best_of": entry.best_of}
     rows = [SeedRow(t, v, agg["tasks"].get(t), True, difference, level, **runs) for t, v in published.items()]
     if AVG in entry.values and AVG in agg["tasks"]:
-        averaged = tuple(
-            t for t in agg["tasks"] if not t.endswith(AVG)
-        )  # "Avg.", "STS Avg.", "Transfer Avg."
-        same = set(averaged) == set(published)
+        # the tasks beside "Avg.", "STS Avg.", "Transfer Avg."
+        over = tuple(t for t in agg["tasks"] if not t.endswith(AVG))
+        same = set(over) == set(published)
         rows.append(
-            SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], same, difference, level, **runs, over=averaged)
+            SeedRow(AVG, entry.values[AVG], agg["tasks"][AVG], same, difference, level, **runs, over=over)
         )
     return SeedComparison(entry, path, agg, tuple(rows))

@@ -382,19 +382,14 @@ def _row(
         avg = sts_averages(one, records)
         dev = kept_dev(run)
         distance, ramped = logged_distance(run)
-        out.append(
-            [
-                show_value(value),
-                series,
-                str(run.config.get("seed", "")),
-                "" if dev is None or not math.isfinite(dev) else repr(dev),
-                repr(avg[0]) if avg else "",
-                repr(pub[1]) if pub else "",
-                pub[0] if pub else "",
-                "" if distance is None else repr(distance),
-                "yes" if ramped else "",
-            ]
-        )
+        row = [show_value(value), series, str(run.config.get("seed", ""))]
+        row += ["" if dev is None or not math.isfinite(dev) else repr(dev), repr(avg[0]) if avg else ""]
+        row += [
+            repr(pub[1]) if pub else "",
+            pub[0] if pub else "",
+            "" if distance is None else repr(distance),
+        ]
+        out.append([*row, "yes" if ramped else ""])
     return out
 
 
@@ -710,20 +705,12 @@ def component_table(
         size = row.n if isinstance(row, SeedGroup) else 1
         rep, mom = components_used(seeds[0])
         pub = (published[id(row)] or (None, None))[1]
-        out.append(
-            [
-                row.label if isinstance(row, SeedGroup) else run_label(row, [], runs),
-                _method(row),
-                "on" if rep else "off",
-                "on" if mom else "off",
-                _summary(map(dev_at_start, seeds), size),
-                _summary(map(kept_dev, seeds), size),
-                gains.get(id(row), DASH),
-                fmt(pub),
-                fmt_delta(_gain(pub, pub_first)),
-                _summary(sts_averages(row, records) if isinstance(row, SeedGroup) else [], size),
-            ]
-        )
+        label = row.label if isinstance(row, SeedGroup) else run_label(row, [], runs)
+        line = [label, _method(row), "on" if rep else "off", "on" if mom else "off"]
+        line += [_summary(map(dev_at_start, seeds), size), _summary(map(kept_dev, seeds), size)]
+        avgs = sts_averages(row, records) if isinstance(row, SeedGroup) else []
+        line += [gains.get(id(row), DASH), fmt(pub), fmt_delta(_gain(pub, pub_first)), _summary(avgs, size)]
+        out.append(line)
         if over_seeds:
             devs = finite(map(kept_dev, seeds))
             span = interval(seed_summary(devs) if devs else None)

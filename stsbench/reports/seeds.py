@@ -627,13 +627,8 @@ def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> 
     rows = -(-len(tasks) // cols)
     colours = palette(groups)
     with sns.axes_style("whitegrid"):
-        fig, axes = plt.subplots(
-            rows,
-            cols,
-            figsize=(2.4 * cols + 1.2, 0.5 + (0.3 * len(groups) + 0.6) * rows),
-            sharey=True,
-            squeeze=False,
-        )
+        size = (2.4 * cols + 1.2, 0.5 + (0.3 * len(groups) + 0.6) * rows)
+        fig, axes = plt.subplots(rows, cols, figsize=size, sharey=True, squeeze=False)
         for ax, task in zip(axes.flat, tasks, strict=False):
             sub = data[data["task"] == task]
             common = {"data": sub, "x": "value", "y": "group", "order": groups, "ax": ax}
