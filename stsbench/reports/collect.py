@@ -112,14 +112,10 @@ def only(coll: Collection, runs: Sequence[str] | None, seeds: Sequence[int] | No
             return False
         return seeds is None or (seed is not None and seed in seeds)
 
-    return dataclasses.replace(
-        coll,
-        tasks=[r for r in coll.tasks if kept(r.path)],
-        analyses=[r for r in coll.analyses if kept(r.path)],
-        runs=[r for r in coll.runs if kept(r.path)],
-        averages=[r for r in coll.averages if kept(r.path)],
-        run_dirs=[d for d in coll.run_dirs if kept(d)],
-    )
+    records = {
+        k: [r for r in getattr(coll, k) if kept(r.path)] for k in ("tasks", "analyses", "runs", "averages")
+    }
+    return dataclasses.replace(coll, **records, run_dirs=[d for d in coll.run_dirs if kept(d)])
 
 
 def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False) -> Collection:
@@ -130,14 +126,8 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
     warning. Raises ``StsbenchError`` when a folder does not exist.
     """
     folders = [results_dir] if isinstance(results_dir, (str, Path)) else list(results_dir)
-    return read_folders(
-        folders,
-        kinds=ALL_KINDS,
-        result_types=analysis_types(),
-        runs=True,
-        strict=strict,
-        what="`stsbench run` / the analyses",
-    )
+    asked = {"kinds": ALL_KINDS, "runs": True, "strict": strict, "what": "`stsbench run` / the analyses"}
+    return read_folders(folders, result_types=analysis_types(), **asked)
 
 
 # -- who is who: the models ----------------------------------------------------------------------------------
@@ -145,14 +135,9 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
 
 # the order of the papers' ablation rows (the methods' run labels, :func:`method_of`); other methods after them
 METHOD_ORDER = (
-    "unsup-SimCSE",
-    "sup-SimCSE",
-    "word repetition only",
-    "momentum contrast only",
-    "ESimCSE",
-    "ESimCSE, neither component",
-    "MoCoSE",
-)
+    "unsup-SimCSE", "sup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE",
+    "ESimCSE, neither component", "MoCoSE",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -68,9 +68,8 @@ from stsbench.tasks.registry import task_columns
 from stsbench.train.config import BOOKKEEPING
 
 BASELINE = "unsup-SimCSE"  # the method the differences are taken against, unless --baseline says otherwise
-TEST_SELECTED = (
-    " [selected on the STS test sets]"  # a group trained with select_on: sts-test (never our default)
-)
+# a group trained with select_on: sts-test (never our default)
+TEST_SELECTED = " [selected on the STS test sets]"
 LEVEL = 0.95
 SIGNIFICANT = "*"  # the mark
 TASKS_OF = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
