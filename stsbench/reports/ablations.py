@@ -477,16 +477,11 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
             ax.set_ylabel(label)
         n = frame.groupby(["setting", "series"])["seed"].nunique()
         ramped = x == "traceable_distance" and (frame["distance_ramped"] == "yes").any()
-        fig.suptitle(
-            (f"{title}\n" if title else "")
-            + (
-                "the EMA weight ramps: each distance is at the final weight, not one the run kept throughout\n"
-                if ramped
-                else ""
-            )
-            + f"each seed (dots); mean and its 95% t-interval over seeds ({seeds_a_setting(n.min(), n.max())})",
-            fontsize=9,
+        ramp = "the EMA weight ramps: each distance is at the final weight, not one the run kept throughout\n"
+        spread = (
+            f"each seed (dots); mean and its 95% t-interval over seeds ({seeds_a_setting(n.min(), n.max())})"
         )
+        fig.suptitle((f"{title}\n" if title else "") + (ramp if ramped else "") + spread, fontsize=9)
         fig.tight_layout()
         return fig
 
@@ -556,11 +551,10 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
         ax.set_xlabel(DISTANCE)
         ax.set_ylabel(f"distance of (l_align, l_uniform) to ({point[0]:g}, {point[1]:g})")
         ax.legend(title="", fontsize=7)
-        ax.set_title(
-            (f"{title}\n" if title else "")
-            + f"the point ({point[0]:g}, {point[1]:g}) is ours (--align-point): the paper does not give its own",
-            fontsize=7,
+        ours = (
+            f"the point ({point[0]:g}, {point[1]:g}) is ours (--align-point): the paper does not give its own"
         )
+        ax.set_title((f"{title}\n" if title else "") + ours, fontsize=7)
         fig.tight_layout()
     return fig
 

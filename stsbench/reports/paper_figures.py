@@ -136,13 +136,9 @@ def mean_path(frame: Any) -> Any:
 def _arrows(ax: Any, xs: Sequence[float], ys: Sequence[float], color: Any) -> None:
     segments = len(xs) - 1
     every = max(1, math.ceil(segments / ARROWS))
+    arrow = {"arrowstyle": "-|>", "color": color, "lw": 1.2, "shrinkA": 0, "shrinkB": 0}
     for i in range(0, segments, every):
-        ax.annotate(
-            "",
-            xy=(xs[i + 1], ys[i + 1]),
-            xytext=(xs[i], ys[i]),
-            arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.2, "shrinkA": 0, "shrinkB": 0},
-        )
+        ax.annotate("", xy=(xs[i + 1], ys[i + 1]), xytext=(xs[i], ys[i]), arrowprops=arrow)
 
 
 def draw_trajectories(data: Path, title: str = "") -> Any:
