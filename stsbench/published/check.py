@@ -312,8 +312,7 @@ class Comparison:
         if self.unverified:
             parts.append(f"not verifiable against pairs (no per-pair sidecar): {', '.join(self.unverified)}")
         if self.skipped_files:
-            k = len(self.skipped_files)
-            parts.append(f"skipped {plural(k, 'analysis file')}")
+            parts.append(f"skipped {plural(len(self.skipped_files), 'analysis file')}")
         if self.training_runs:
             parts.append(f"skipped {plural(len(self.training_runs), 'training-run folder')}")
         if self.other_runs:

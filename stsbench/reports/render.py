@@ -430,20 +430,18 @@ def _paper_figures(
 
 def _reproduction(reps: list[Reproduction], difference: float) -> Section:
     """The published rows named by ``--against``, each beside its group, a verdict per cell."""
-    section = Section("reproduction", "Reproduction", [reproduction.rule(difference)])
-    section.tables = [reproduction.summary_table(reps), *map(reproduction.reproduction_table, reps)]
-    return section
+    tables = [reproduction.summary_table(reps), *map(reproduction.reproduction_table, reps)]
+    return Section("reproduction", "Reproduction", [reproduction.rule(difference)], tables)
 
 
 def _claims(judged: list[ClaimResult]) -> Section:
     """The table's claims, each judged over the seeds of the groups it names (``--claims``)."""
-    section = Section("claims", "Claims")
-    section.paragraphs = [
+    paragraph = (
         "Each claim of the table, judged on the groups' figures seed by seed by the rule of docs/uncertainty.md "
         "(One rule): what the seeds here say of it, whatever the paper's verdict."
-    ]
-    section.tables = [reproduction.claims_table(judged), reproduction.statements_table(judged)]
-    return section
+    )
+    tables = [reproduction.claims_table(judged), reproduction.statements_table(judged)]
+    return Section("claims", "Claims", [paragraph], tables)
 
 
 def _provenance(coll: Collection, models: list[Model], checkout: Checkout | None = None) -> Section:
