@@ -408,10 +408,24 @@ def mteb_entry(
 
 def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
     """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
-    slug, source = MTEB_RESULTS_PREFIX.rstrip(":"), str(scores.folder)
-    paper = Paper(slug, "MTEB results folder", "read through mteb.ResultCache", source)
-    metric, table = "MTEB main score (cosine Spearman, test split) x100", f"{scores.name}@{scores.revision}"
-    return Entry(key, paper, table, "", scores.name, metric, SPLIT, "scores", 2, scores.values)
+    paper = Paper(
+        slug=MTEB_RESULTS_PREFIX.rstrip(":"),
+        title="MTEB results folder",
+        citation="read through mteb.ResultCache",
+        source=str(scores.folder),
+    )
+    return Entry(
+        key=key,
+        paper=paper,
+        table=f"{scores.name}@{scores.revision}",
+        caption="",
+        row=scores.name,
+        metric="MTEB main score (cosine Spearman, test split) x100",
+        split=SPLIT,
+        kind="scores",
+        decimals=2,
+        values=scores.values,
+    )
 
 
 def check_results(

@@ -264,8 +264,10 @@ def sweep_table(
             show_value(settings(r)[name]),
             fmt(kept_dev(r)),
             show_value(r.best_step),
+            fmt(sts_average(r, models, records)),
+            fmt(pub[1]) if pub else DASH,
+            pub[0] if pub else DASH,
         ]
-        + [fmt(sts_average(r, models, records)), fmt(pub[1]) if pub else DASH, pub[0] if pub else DASH]
         for r, pub in zip(group, found, strict=True)
     ]
     method = method_of(group[0].config)
@@ -382,14 +384,19 @@ def _row(
         avg = sts_averages(one, records)
         dev = kept_dev(run)
         distance, ramped = logged_distance(run)
-        row = [show_value(value), series, str(run.config.get("seed", ""))]
-        row += ["" if dev is None or not math.isfinite(dev) else repr(dev), repr(avg[0]) if avg else ""]
-        row += [
-            repr(pub[1]) if pub else "",
-            pub[0] if pub else "",
-            "" if distance is None else repr(distance),
-        ]
-        out.append([*row, "yes" if ramped else ""])
+        out.append(
+            [
+                show_value(value),
+                series,
+                str(run.config.get("seed", "")),
+                "" if dev is None or not math.isfinite(dev) else repr(dev),
+                repr(avg[0]) if avg else "",
+                repr(pub[1]) if pub else "",
+                pub[0] if pub else "",
+                "" if distance is None else repr(distance),
+                "yes" if ramped else "",
+            ]
+        )
     return out
 
 
@@ -562,12 +569,19 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
 # -- the component tables ------------------------------------------------------------------------------------
 
 
-# the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside); "gain over the first":
-# named for the row using no component (gain over unsup-SimCSE)
+# the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)
 COMPONENT_COLUMNS = (
-    "run", "method", "word repetition", "momentum contrast", "dev at step 0", "best dev", "gain over the first",
-    "published dev", "published gain", "STS test Avg.",
-)  # fmt: skip
+    "run",
+    "method",
+    "word repetition",
+    "momentum contrast",
+    "dev at step 0",
+    "best dev",
+    "gain over the first",  # named for the row using no component (gain over unsup-SimCSE)
+    "published dev",
+    "published gain",
+    "STS test Avg.",
+)
 
 
 def _compatible(a: TrainRun, b: TrainRun) -> bool:
@@ -699,12 +713,20 @@ def component_table(
         size = row.n if isinstance(row, SeedGroup) else 1
         rep, mom = components_used(seeds[0])
         pub = (published[id(row)] or (None, None))[1]
-        label = row.label if isinstance(row, SeedGroup) else run_label(row, [], runs)
-        line = [label, _method(row), "on" if rep else "off", "on" if mom else "off"]
-        line += [_summary(map(dev_at_start, seeds), size), _summary(map(kept_dev, seeds), size)]
-        avgs = sts_averages(row, records) if isinstance(row, SeedGroup) else []
-        line += [gains.get(id(row), DASH), fmt(pub), fmt_delta(_gain(pub, pub_first)), _summary(avgs, size)]
-        out.append(line)
+        out.append(
+            [
+                row.label if isinstance(row, SeedGroup) else run_label(row, [], runs),
+                _method(row),
+                "on" if rep else "off",
+                "on" if mom else "off",
+                _summary(map(dev_at_start, seeds), size),
+                _summary(map(kept_dev, seeds), size),
+                gains.get(id(row), DASH),
+                fmt(pub),
+                fmt_delta(_gain(pub, pub_first)),
+                _summary(sts_averages(row, records) if isinstance(row, SeedGroup) else [], size),
+            ]
+        )
         if over_seeds:
             devs = finite(map(kept_dev, seeds))
             span = interval(seed_summary(devs) if devs else None)

@@ -126,8 +126,14 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
     warning. Raises ``StsbenchError`` when a folder does not exist.
     """
     folders = [results_dir] if isinstance(results_dir, (str, Path)) else list(results_dir)
-    asked = {"kinds": ALL_KINDS, "runs": True, "strict": strict, "what": "`stsbench run` / the analyses"}
-    return read_folders(folders, result_types=analysis_types(), **asked)
+    return read_folders(
+        folders,
+        kinds=ALL_KINDS,
+        result_types=analysis_types(),
+        runs=True,
+        strict=strict,
+        what="`stsbench run` / the analyses",
+    )
 
 
 # -- who is who: the models ----------------------------------------------------------------------------------
@@ -135,9 +141,14 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
 
 # the order of the papers' ablation rows (the methods' run labels, :func:`method_of`); other methods after them
 METHOD_ORDER = (
-    "unsup-SimCSE", "sup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE",
-    "ESimCSE, neither component", "MoCoSE",
-)  # fmt: skip
+    "unsup-SimCSE",
+    "sup-SimCSE",
+    "word repetition only",
+    "momentum contrast only",
+    "ESimCSE",
+    "ESimCSE, neither component",
+    "MoCoSE",
+)
 
 
 @dataclass(frozen=True)

@@ -110,9 +110,16 @@ def models_table(models: list[Model], coll: Collection | None = None) -> Table:
     """
     columns = ["model", "run as", "kind", "pooler", "max length", "dtype", "fingerprint", "training run"]
     rows = [
-        [m.label, "; ".join(m.names or (m.name,)), m.info.kind, m.pooler]
-        + [DASH if m.info.max_length is None else str(m.info.max_length), m.info.dtype, m.info.fingerprint]
-        + [m.run.path if m.run else DASH]
+        [
+            m.label,
+            "; ".join(m.names or (m.name,)),
+            m.info.kind,
+            m.pooler,
+            DASH if m.info.max_length is None else str(m.info.max_length),
+            m.info.dtype,
+            m.info.fingerprint,
+            m.run.path if m.run else DASH,
+        ]
         for m in models
     ]
     notes = [

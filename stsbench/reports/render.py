@@ -719,9 +719,19 @@ def write_report(
     command = command or f"stsbench report {given} --out {out}"
     name = title or f"stsbench report: {out.resolve().name}"
     with stamped(banner):  # every image carries the banner itself
-        asked = (tuple(against), difference, tuple(notes), tuple(claims), banner, tuple(figures))
-        point = {"align_point": align_point} if align_point is not None else {}
-        spec = ReportSpec(name, command, baseline, *asked, **point, checkout=checkout)
+        spec = ReportSpec(
+            name,
+            command,
+            baseline,
+            tuple(against),
+            difference,
+            tuple(notes),
+            tuple(claims),
+            banner,
+            tuple(figures),
+            **({"align_point": align_point} if align_point is not None else {}),
+            checkout=checkout,
+        )
         report = build_report(coll, spec, out / FIGURES, out=out)
     kept = {p.resolve() for p in report.figures}
     for stale in sorted((out / FIGURES).glob("*")):

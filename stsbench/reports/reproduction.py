@@ -325,8 +325,15 @@ def reproduction_table(rep: Reproduction) -> Table:
         margin = DASH if v.margin is None else decide.signed(v.margin, rep.difference)
         status = v.status + (f" ({v.note})" if v.note else "")
         rows.append([short_name(v.task), spread(v), published, *cells, margin, status])
-    columns = ["cell" if rep.address else "task", "mean ± std (n)", "published", "mean − published [95%]"]
-    columns += ["MDE 80%", "margin", "verdict"]
+    columns = [
+        "cell" if rep.address else "task",
+        "mean ± std (n)",
+        "published",
+        "mean − published [95%]",
+        "MDE 80%",
+        "margin",
+        "verdict",
+    ]
     mode = f"{rep.mode} results" if rep.mode else f"no results comparable with its {e.split} split"
     notes = [f"{e.cite}, row '{e.row}'; {rep.group.label}: {mode}."]
     if e.selection_note:

@@ -83,7 +83,10 @@ class SeedGroup:
     method: str | None
     models: tuple[Model, ...]  # one per seed, in seed order
 
-    n = property(lambda self: len(self.models), doc="How many seeds (checkpoints) the group has.")
+    @property
+    def n(self) -> int:
+        """How many seeds (checkpoints) the group has."""
+        return len(self.models)
 
     @property
     def test_selected(self) -> bool:
@@ -99,9 +102,20 @@ class SeedGroup:
         label = f"{self.name} (n={self.n})" if self.n > 1 else self.models[0].label
         return label + (TEST_SELECTED if self.test_selected else "")
 
-    runs = property(lambda self: [m.run for m in self.models if m.run is not None], doc="The seeds' runs.")
-    seeds = property(lambda self: [m.run.config.get("seed") if m.run else None for m in self.models])
-    seed_ids = property(lambda self: seed_ids(self.seeds), doc="Each model's key in ``{seed: figure}``.")
+    @property
+    def runs(self) -> list[TrainRun]:
+        """The seeds' training runs, in seed order."""
+        return [m.run for m in self.models if m.run is not None]
+
+    @property
+    def seeds(self) -> list[Any]:
+        """Each model's training seed."""
+        return [m.run.config.get("seed") if m.run else None for m in self.models]
+
+    @property
+    def seed_ids(self) -> list[int]:
+        """Each model's key in ``{seed: figure}`` (:func:`seed_ids`)."""
+        return seed_ids(self.seeds)
 
 
 def seed_ids(seeds: Sequence[Any]) -> list[int]:

@@ -63,18 +63,38 @@ def dev_at_start(run: TrainRun) -> float | None:
 
 def training_table(runs: list[TrainRun], models: list[Model]) -> Table:
     """One row per run: method, data, steps, best STS-B dev Spearman and when, wall time."""
-    columns = ["run", "method", "backbone", "train rows", "steps", "batch", "lr", "best dev", "at step"]
-    columns.append("wall (min)")
+    columns = [
+        "run",
+        "method",
+        "backbone",
+        "train rows",
+        "steps",
+        "batch",
+        "lr",
+        "best dev",
+        "at step",
+        "wall (min)",
+    ]
     rows = []
     for r in sorted(runs, key=lambda r: (method_rank(method_of(r.config)), run_label(r, models, runs))):
         c = r.config
         steps = (
             f"{r.steps_done}" if r.steps_done is not None else f"unfinished (of {show_value(r.total_steps)})"
         )
-        model = last_part(str(c.get("model", DASH)))
-        row = [run_label(r, models, runs), method_of(c), model, show_value(r.train_rows), steps]
-        row += [show_value(c.get("batch_size")), show_value(c.get("lr")), fmt(r.best_dev_spearman, 2, 100)]
-        rows.append([*row, show_value(r.best_step), fmt(r.wall_seconds, 1, 1 / 60)])
+        rows.append(
+            [
+                run_label(r, models, runs),
+                method_of(c),
+                last_part(str(c.get("model", DASH))),
+                show_value(r.train_rows),
+                steps,
+                show_value(c.get("batch_size")),
+                show_value(c.get("lr")),
+                fmt(r.best_dev_spearman, 2, 100),
+                show_value(r.best_step),
+                fmt(r.wall_seconds, 1, 1 / 60),
+            ]
+        )
     notes = [
         "best dev: the STS-B dev Spearman x100 of the kept checkpoint (the trainer's evaluation every "
         "eval_steps; the step-0 score before training is logged, never kept)."
