@@ -105,7 +105,7 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
     """MoCoSE Figures 5-6 (correlation over training) and 7 (singular values by index), on synthetic data."""
     import numpy as np
 
-    from stsbench.analyses import figures
+    from stsbench.analyses import figures, geometry
     from stsbench.analyses.geometry import Spectrum, SpectrumResult
     from stsbench.reports import seeds as spread
 
@@ -122,7 +122,7 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
         return Spectrum(centered, "centred" if centered else "uncentred", 10.0, values, 5.0, 0.3, 8)
 
     result = SpectrumResult("STSBenchmark", "test", 20, 8, spectrum(False), spectrum(True), 0.5, 10, 1, 0.5)
-    figures.spectrum_figure({"BERT-base": result, "MoCoSE": result}, tmp_path / "spectra")
+    geometry.spectrum_figure({"BERT-base": result, "MoCoSE": result}, tmp_path / "spectra")
     raw, centred = drawn.pop().axes
     assert raw.get_ylabel() == "singular value / largest" and raw.get_yscale() == "log"
     assert raw.get_xlabel().startswith("index") and [len(a.lines) for a in (raw, centred)] == [2, 2]

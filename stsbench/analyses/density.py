@@ -8,6 +8,9 @@ summarised (pairs, mean, std, quartiles) and their density is estimated by a Gau
 ``gaussian_kde``, Scott's bandwidth) on a fixed grid of :data:`GRID` points over [-1, 1], stored in the result so
 that the figure redraws from the results file alone. The split is an option: ``all`` (train, dev and test
 together, the whole of STS-B) by default, as the paper's "STS-B pairs"; ``train``, ``dev`` or ``test`` alone.
+
+The whole analysis is here: the compute, the report's table, the figure, the figures one by one and
+:class:`CosineDensity`, its options and registry entry.
 """
 
 from __future__ import annotations
@@ -15,13 +18,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+import pydantic.dataclasses
 
 from stsbench import metrics
+from stsbench.analyses import figures as afig
+from stsbench.analyses.common import short_name
+from stsbench.analyses.registry import STSB, Number, StsbSplit
 from stsbench.data.sts import Pairs, load_pairs
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
+from stsbench.options import option
+from stsbench.tabular import DASH, Table, fmt, make_table
 
 SPLITS = ("train", "dev", "test")
 GROUP_EDGES = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
@@ -120,3 +129,105 @@ def cosine_density(
     pairs = load_split(data_dir, task, split)
     table = embed_table(encoder, [*pairs.sent1, *pairs.sent2], batch_size, show_progress)
     return density_from_table(pairs, table, split)
+
+
+def density_table(variant: str, results: dict[str, Any]) -> Table:
+    """Per model and gold-score group: pairs, mean cosine and its quartiles (SimCSE Fig. 4's numbers)."""
+    first = next(iter(results.values()))
+    columns = ["model", *[f"gold {g.label}" for g in first.groups], "pairs"]
+    rows = []
+    for label, r in results.items():
+        cells = [
+            DASH
+            if g.mean is None
+            else f"{fmt(g.mean, 3)} [{fmt(g.quartiles[0], 2)}, {fmt(g.quartiles[2], 2)}]"
+            for g in r.groups
+        ]
+        rows.append([label, *cells, " / ".join(str(g.n_pairs) for g in r.groups)])
+    notes = [
+        f"Cosine of the {first.n_pairs} {short_name(first.task)} pairs ({first.split}) by gold score: the mean, "
+        "then the first and third quartiles, per group (gold 0 to 1, 1 excluded, ... 4 to 5, 5 included); pairs "
+        "per group in the last column. SimCSE Figure 4 draws these groups' densities."
+    ]
+    return make_table(
+        variant, f"Cosine by gold score ({short_name(first.task)} {first.split})", columns, rows, notes
+    )
+
+
+def density_numbers(result: Any) -> list[Number]:
+    """Each gold group's mean cosine, and the spread between the highest- and lowest-rated groups' means."""
+    row = f"mean cosine, {short_name(result.task)} {result.split}"
+    out = [Number(row, f"gold {g.label}", g.mean, 3) for g in result.groups]
+    first, last = result.groups[0].mean, result.groups[-1].mean
+    gap = None if first is None or last is None else last - first
+    label = f"gold {result.groups[-1].label} minus gold {result.groups[0].label}"
+    return [*out, Number(row, label, gap, 3, headline=True)]
+
+
+def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[Path]:
+    """SimCSE Fig. 4: per model, the density of cosine by gold-score group, the groups stacked up the y-axis."""
+    plt = afig.pyplot()
+    n = len(results)
+    fig, axes = plt.subplots(1, n, figsize=(3.2 * n + 0.6, 3.4), sharex=True, squeeze=False)
+    first = next(iter(results.values()))
+    for ax, (label, r) in zip(axes.flat, results.items(), strict=True):
+        top = max((max(g.density) for g in r.groups if g.density), default=1.0)
+        for k, g in enumerate(r.groups):
+            if g.density is None:
+                continue
+            curve = [k + 0.9 * v / top for v in g.density]
+            ax.fill_between(r.grid, k, curve, alpha=0.6)
+            ax.plot(r.grid, curve, color="black", linewidth=0.6)
+        ax.set_yticks(range(len(r.groups)), [g.label for g in r.groups])
+        ax.set_title(label, fontsize=8)
+        ax.set_xlabel("cosine similarity")
+        ax.set_xlim(-1.0, 1.0)
+    axes.flat[0].set_ylabel("gold score group")
+    fig.suptitle(
+        f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class CosineDensityConfig:
+    """Options of ``stsbench cosine-density``."""
+
+    split: Literal["all", "train", "dev", "test"] = option(
+        "all", "STS-B split; all: train, dev and test together."
+    )
+
+
+class CosineDensity(StsbSplit):
+    """The density of predicted cosines by gold-score group on STS-B (SimCSE Figure 4)."""
+
+    name = "cosine_density"
+    command = "cosine-density"
+    title = "Cosine density by gold score"
+    describe = "cosine-density results"
+    make = "stsbench cosine-density --model MODEL --output RESULTS/analyses"
+    help = "Density of cosine similarities by gold-score group on STS-B (SimCSE Fig. 4)."
+    config_type = CosineDensityConfig
+    result_type = CosineDensityResult
+
+    def splits(self, config: CosineDensityConfig) -> tuple[str, ...]:
+        """The split, or each split (``all``)."""
+        return SPLITS if config.split == "all" else (config.split,)
+
+    def compute(
+        self,
+        encoder: Any,
+        config: CosineDensityConfig,
+        *,
+        data_dir: Path | None,
+        prepared: Any,
+        batch_size: int,
+    ) -> Any:
+        """:func:`stsbench.analyses.density.cosine_density`."""
+        return cosine_density(encoder, data_dir, config.split, STSB, batch_size)
+
+    table_builders = (density_table,)
+    draw = staticmethod(density_figure)
+    number_builder = staticmethod(density_numbers)

@@ -6,6 +6,9 @@ sentences, here the unique sentences (both columns) of the chosen split. Spectra
 and MoCoSE Fig. 7: singular values of the matrix of the unique STS-B sentence embeddings, divided by
 the largest, raw and after centring. The alignment/uniformity computation itself is
 :mod:`stsbench.tasks.align_uniform`, shared with the trainer's dev evaluations (their logged trajectories).
+
+Both analyses are here whole: the compute, the report's tables, the figures, the figures one by one, and
+:class:`AlignUniform` and :class:`SpectrumAnalysis`, their options and registry entries.
 """
 
 from __future__ import annotations
@@ -16,11 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pydantic.dataclasses
 
 from stsbench import metrics
+from stsbench.analyses import figures as afig
+from stsbench.analyses.common import short_name
+from stsbench.analyses.registry import SPLIT_HELP, STSB, Number, Split, StsbSplit
 from stsbench.data.sts import load_pairs
 from stsbench.encoders.base import Encoder, embed_table, unique_texts
 from stsbench.errors import StsbenchError
+from stsbench.options import option
+from stsbench.tabular import Table, fmt, make_table
 from stsbench.tasks.align_uniform import SENTENCE_SET, AlignUniformResult, align_uniform_from_table
 
 # singular values below this share of the largest are float32 round-off, not directions the model uses
@@ -133,3 +142,196 @@ def spectrum(
     sents: Sequence[str] = unique_texts([pairs.sent1, pairs.sent2])
     table = embed_table(encoder, sents, batch_size, show_progress)
     return spectrum_from_vectors(table[sents], pairs.name, split, n_random_pairs, seed)
+
+
+def align_uniform_table(variant: str, results: dict[str, Any]) -> Table:
+    """l_align and l_uniform per model (lower is better for both)."""
+    first = next(iter(results.values()))
+    columns = ["model", "l_align", "l_uniform", "positive pairs", "sentences"]
+    rows = [
+        [label, fmt(r.alignment, 4), fmt(r.uniformity, 4), str(r.n_positive_pairs), str(r.n_sentences)]
+        for label, r in results.items()
+    ]
+    notes = [
+        f"{short_name(first.task)} {first.split}: alignment over the pairs with gold > {first.positive_threshold:g}, "
+        "uniformity over every pair of distinct sentences (Wang & Isola 2020; SimCSE Fig. 2)."
+    ]
+    return make_table(
+        variant, f"Alignment and uniformity ({short_name(first.task)} {first.split})", columns, rows, notes
+    )
+
+
+def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
+    """Effective rank, top-component share and mean cosines per model (MoCoSE Fig. 7's numbers)."""
+    first = next(iter(results.values()))
+    columns = [
+        "model",
+        "dim",
+        "erank raw",
+        "erank centred",
+        "top share raw",
+        "top share centred",
+        "rank",
+        "mean cos (random pairs)",
+        "mean cos (all pairs)",
+    ]
+    rows = [
+        [
+            label,
+            str(r.dim),
+            fmt(r.uncentred.effective_rank),
+            fmt(r.centred.effective_rank),
+            fmt(r.uncentred.top_share, 4),
+            fmt(r.centred.top_share, 4),
+            str(r.uncentred.numerical_rank),
+            fmt(r.avg_cosine_random_pairs, 4),
+            fmt(r.avg_cosine_all_pairs, 4),
+        ]
+        for label, r in results.items()
+    ]
+    notes = [
+        f"Singular values of the {first.n_sentences} unique {short_name(first.task)} {first.split} sentence "
+        "embeddings; erank: exp(entropy of s / sum s) (Roy & Vetterli); top share: s1^2 / sum s^2; "
+        f"random pairs: {first.n_random_pairs}, seed {first.seed}. A flatter spectrum (higher erank, lower "
+        "share) is a more isotropic space."
+    ]
+    return make_table(
+        variant, f"Singular-value spectra ({short_name(first.task)} {first.split})", columns, rows, notes
+    )
+
+
+def align_uniform_numbers(result: Any) -> list[Number]:
+    """l_align and l_uniform."""
+    row = f"{short_name(result.task)} {result.split}"
+    return [
+        Number(row, "l_align", result.alignment, 4, headline=True),
+        Number(row, "l_uniform", result.uniformity, 4, headline=True),
+    ]
+
+
+def spectrum_numbers(result: Any) -> list[Number]:
+    """Effective rank and top-component share (raw, centred), mean cosines."""
+    row = f"{short_name(result.task)} {result.split}"
+    return [
+        Number(row, "erank raw", result.uncentred.effective_rank),
+        Number(row, "erank centred", result.centred.effective_rank, headline=True),
+        Number(row, "top share raw", result.uncentred.top_share, 4),
+        Number(row, "top share centred", result.centred.top_share, 4, headline=True),
+        Number(row, "mean cos (random pairs)", result.avg_cosine_random_pairs, 4),
+        Number(row, "mean cos (all pairs)", result.avg_cosine_all_pairs, 4),
+    ]
+
+
+def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> list[Path]:
+    """Place models on the l_align-l_uniform plane (SimCSE Fig. 2/3); lower-left is better."""
+    plt = afig.pyplot()
+    fig, ax = plt.subplots(figsize=(4.5, 3.6 + 0.15 * len(results)))
+    markers = "osD^vP*Xhp<>"
+    for k, (label, r) in enumerate(results.items()):
+        # a legend, not labels beside the points: models close on the plane would print over each other
+        ax.scatter([r.uniformity], [r.alignment], s=30, marker=markers[k % len(markers)], label=label)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    first = next(iter(results.values()))
+    ax.set_xlabel(r"$\ell_{uniform}$")
+    ax.set_ylabel(r"$\ell_{align}$")
+    ax.set_title(
+        f"{short_name(first.task)} {first.split}: {first.n_positive_pairs} positive pairs (gold > "
+        f"{first.positive_threshold:g}), {first.n_sentences} sentences",
+        fontsize=8,
+    )
+    ax.margins(0.25)
+    fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path]:
+    """Singular values / largest on a log scale, uncentred and centred (MoCoSE Fig. 7)."""
+    plt = afig.pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4), sharey=True)
+    for ax, which in zip(axes, ("uncentred", "centred"), strict=True):
+        for label, r in results.items():
+            s = getattr(r, which)
+            k = s.numerical_rank  # values past it are round-off (below RANK_TOL): not drawn
+            ax.plot(
+                np.arange(1, k + 1),
+                s.normalized[:k],
+                label=f"{label} (erank {s.effective_rank:.0f}, rank {k}/{len(s.normalized)})",
+            )
+        ax.set_yscale("log")
+        ax.set_xlabel(f"index (below {RANK_TOL:g} x largest: round-off, not drawn)", fontsize=8)
+        ax.set_title(f"{which} embeddings", fontsize=9)
+        ax.legend(fontsize=6)
+    first = next(iter(results.values()))
+    axes[0].set_ylabel("singular value / largest")
+    fig.suptitle(f"{short_name(first.task)} {first.split}: {first.n_sentences} unique sentences", fontsize=9)
+    fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class AlignUniformConfig:
+    """Options of ``stsbench align-uniform``."""
+
+    split: Split = option("dev", SPLIT_HELP)
+    positive_threshold: float = option(4.0, "Positive: gold > this.")
+
+
+class AlignUniform(StsbSplit):
+    """Wang & Isola's alignment and uniformity on STS-B."""
+
+    name = "align_uniform"
+    command = "align-uniform"
+    title = "Alignment and uniformity"
+    describe = "alignment/uniformity results"
+    make = "stsbench align-uniform --model MODEL --output RESULTS/analyses"
+    help = "Measure alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3)."
+    config_type = AlignUniformConfig
+    result_type = AlignUniformResult
+
+    def compute(
+        self,
+        encoder: Any,
+        config: AlignUniformConfig,
+        *,
+        data_dir: Path | None,
+        prepared: Any,
+        batch_size: int,
+    ) -> Any:
+        """:func:`stsbench.analyses.geometry.align_uniform`."""
+        return align_uniform(encoder, data_dir, config.split, STSB, config.positive_threshold, batch_size)
+
+    table_builders = (align_uniform_table,)
+    draw = staticmethod(align_uniform_figure)
+    number_builder = staticmethod(align_uniform_numbers)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class SpectrumConfig:
+    """Options of ``stsbench spectrum``."""
+
+    split: Split = option("test", SPLIT_HELP)
+    random_pairs: int = option(10000, "Random pairs for the mean cosine.", ge=1)
+    seed: int = option(1111, "Random seed.")
+
+
+class SpectrumAnalysis(StsbSplit):
+    """Singular-value spectra of STS-B embeddings (MoCoSE Fig. 7)."""
+
+    name = "spectrum"
+    command = "spectrum"
+    title = "Singular-value spectra"
+    describe = "spectrum results"
+    make = "stsbench spectrum --model MODEL --output RESULTS/analyses"
+    help = "Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."
+    config_type = SpectrumConfig
+    result_type = SpectrumResult
+
+    def compute(
+        self, encoder: Any, config: SpectrumConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
+    ) -> Any:
+        """:func:`stsbench.analyses.geometry.spectrum`."""
+        return spectrum(encoder, data_dir, config.split, STSB, config.random_pairs, config.seed, batch_size)
+
+    table_builders = (spectrum_table,)
+    draw = staticmethod(spectrum_figure)
+    number_builder = staticmethod(spectrum_numbers)

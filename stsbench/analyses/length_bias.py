@@ -6,6 +6,11 @@ Tables 1 and 7: mean |cos(u, v) - g'| of each group, with the gold score normali
 every pair of a task's subsets concatenated (SentEval's ``all``). The length of a sentence is its number
 of words (the tokenized SentEval text split on spaces) or of model tokens (the encoder's tokenizer, no
 special tokens).
+
+The whole analysis is here: the compute, the report's tables (:func:`length_bias_table1`, :func:`length_bias_table7`;
+:func:`length_bias_buckets_table`, printed by the command only), its figure, its figures one by one
+(:func:`length_bias_numbers`) and against a published entry (:func:`length_bias_published`), and
+:class:`LengthBias`, its options and registry entry.
 """
 
 from __future__ import annotations
@@ -17,13 +22,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pydantic.dataclasses
 
 from stsbench import metrics
 from stsbench.analyses import DEFAULT_BUCKETS
-from stsbench.analyses.common import LENGTH_TASKS, load_many
-from stsbench.data.sts import Pairs
+from stsbench.analyses import figures as afig
+from stsbench.analyses.common import (
+    LENGTH_TASKS,
+    Interval,
+    load_many,
+    published_pairs,
+    short_name,
+)
+from stsbench.analyses.figures import bars, x100
+from stsbench.analyses.registry import Analysis, Encodes, Number
+from stsbench.data.sts import Pairs, pair_files
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
 from stsbench.errors import StsbenchError
+from stsbench.metrics import AVG
+from stsbench.options import option
+from stsbench.published.registry import get_entry, load_registry
+from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 Unit = Literal["words", "tokens"]
 
@@ -313,3 +332,328 @@ def length_bias(
     )
     count = word_count if unit == "words" else tokenizer_counter(encoder.info.path)
     return length_bias_from_table(datasets, table, count, unit, threshold, buckets, "test")
+
+
+LENGTH_TABLE1 = "esimcse-arxiv/table1"
+
+
+LENGTH_TABLE7 = (
+    ("SimCSE", "esimcse-coling/table7/simcse-ld-gt-3", "esimcse-coling/table7/simcse-ld-le-3"),
+    ("ESimCSE", "esimcse-coling/table7/esimcse-ld-gt-3", "esimcse-coling/table7/esimcse-ld-le-3"),
+)
+
+
+def length_bias_table1(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE arXiv Table 1 layout: per dataset, Spearman (a fraction) of the pairs <= t and > t apart."""
+    first = next(iter(results.values()))
+    tasks = [d.task for d in first.datasets]
+    lo, hi = (g.label for g in first.datasets[0].threshold_groups)
+    published = first.threshold == 3
+    columns = ["dataset"]
+    if published:
+        columns += ["SimCSE-BERT-base (published) <=3", "SimCSE-BERT-base (published) >3"]
+    for label in results:
+        columns += [f"{label} {lo}", f"{label} {hi}"]
+    rows = []
+    for k, task in enumerate(tasks):
+        row = [short_name(task)]
+        if published:
+            entry = load_registry().get(f"{LENGTH_TABLE1}/{task.lower()}")
+            row += [
+                fmt(entry.values.get(c), 4) if entry else DASH
+                for c in ("length diff <= 3", "length diff > 3")
+            ]
+        for r in results.values():
+            d = r.datasets[k] if k < len(r.datasets) and r.datasets[k].task == task else None
+            row += [fmt(g.spearman, 4) for g in d.threshold_groups] if d else [DASH, DASH]
+        rows.append(row)
+    notes = [
+        f"Spearman correlation (a fraction, as the paper prints it) of the test pairs whose length difference "
+        f"is {lo} or {hi} {first.unit}; over every pair of a task's subsets (SentEval's `all`).",
+    ]
+    if published:
+        notes.append(
+            f"Published: {LENGTH_TABLE1}/* (the official unsup-SimCSE-BERT-base; lengths in tokens"
+            + (", here in words)." if first.unit == "words" else ").")
+        )
+    return make_table(
+        f"{variant}_table1", f"Length bias, ESimCSE arXiv Table 1 layout ({first.unit})", columns, rows, notes
+    )
+
+
+def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE COLING Table 7 layout: mean |cos - normalised gold| x100 per dataset, LD > t then LD <= t."""
+    first = next(iter(results.values()))
+    tasks = [d.task for d in first.datasets]
+    t = first.threshold
+    columns = ["model", "group", *[short_name(x) for x in tasks], AVG, "gap"]
+    rows = []
+    if t == 3:
+        for name, gt, le in LENGTH_TABLE7:
+            pair = [get_entry(gt), get_entry(le)]
+            gap = pair[1].values[AVG] - pair[0].values[AVG]
+            for e, group, g in ((pair[0], "LD > 3", DASH), (pair[1], "LD <= 3", fmt_delta(gap))):
+                row = [f"{name}-BERT-base (published)", group, *[fmt(e.values.get(x)) for x in tasks]]
+                rows.append([*row, fmt(e.values.get(AVG)), g])
+    for label, r in results.items():
+        by_task = {d.task: d for d in r.datasets}
+        averages = {a.label: a.mean_abs_diff for a in r.average}
+        avg = [averages.get(g.label) for g in r.datasets[0].threshold_groups]  # <= t, > t
+        shown = [None if a is None else round(a * 100, 2) for a in avg]
+        gap = None if None in shown else shown[0] - shown[1]
+        for idx, group, g in ((1, f"LD > {t}", DASH), (0, f"LD <= {t}", fmt_delta(gap))):
+            cells = []
+            for x in tasks:
+                d = by_task.get(x)
+                cells.append(fmt(d.threshold_groups[idx].mean_abs_diff, scale=100) if d else DASH)
+            rows.append([label, group, *cells, fmt(shown[idx]), g])
+        if r.bootstrap:  # one checkpoint: how much its pairs move the Avg. and the gap
+            iv = r.bootstrap["intervals"]
+            span = [_span(iv.get(f"LD > {t} Avg.")), _span(iv.get(f"LD <= {t} Avg."))]
+            avg_cell = f"> {t}: {span[0]}; <= {t}: {span[1]}"
+            rows.append([BOOTSTRAP_ROW, "", *[DASH] * len(tasks), avg_cell, _span(iv.get("gap"))])
+    notes = [
+        f"Mean |cos(u, v) - g'| x100 with the gold score normalised to [0, 1] (STS: g / 5, SICK-R: (g - 1) / 4); "
+        f"LD: length difference in {first.unit}; Avg. over the datasets where the group has pairs. Lower is closer. "
+        f"gap: Avg. of LD <= {t} minus Avg. of LD > {t} (the paper: SimCSE 1.84, ESimCSE 0.71; a smaller gap is a "
+        "smaller length bias).",
+    ]
+    if any(r.bootstrap for r in results.values()):
+        notes.append(
+            f"{BOOTSTRAP_ROW}: the percentile interval of each group's Avg. and of the gap over 1,000 resamples of "
+            "the pairs within each task's group (seed 0): what the test pairs move a checkpoint's figure by, not "
+            "what a training seed does (the table over seeds gives that)."
+        )
+    if t == 3:
+        notes.append(
+            "Published: esimcse-coling/table7/* (BERT-base, token lengths"
+            + ("; here words)." if first.unit == "words" else ").")
+        )
+    return make_table(
+        f"{variant}_table7",
+        f"Length bias, ESimCSE COLING Table 7 layout ({first.unit})",
+        columns,
+        rows,
+        notes,
+    )
+
+
+BOOTSTRAP_ROW = "↳ 95% bootstrap interval over pairs (one checkpoint)"
+
+
+def _span(interval: list[float] | None) -> str:
+    return DASH if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+
+
+def length_bias_buckets_table(variant: str, label: str, result: Any) -> Table:
+    """One model's Spearman x100 (and pairs) per finer bucket of the length difference."""
+    columns = ["dataset", *result.buckets]
+    rows = [
+        [short_name(d.task), *[f"{fmt(g.spearman, scale=100)} ({g.n_pairs})" for g in d.buckets]]
+        for d in result.datasets
+    ]
+    return make_table(
+        f"{variant}_buckets",
+        f"{label}: Spearman x100 (pairs) by |length difference| in {result.unit}",
+        columns,
+        rows,
+    )
+
+
+LD_ROW = "|cos - g'| x100, LD {group}"  # ESimCSE COLING Table 7's figure
+
+
+RHO_ROW = "Spearman x100, LD {group}"  # ESimCSE arXiv Table 1's (the paper prints a fraction)
+
+
+GAP = "gap (LD <= {t} minus LD > {t})"
+
+
+PUBLISHED_THRESHOLD = 3
+
+
+PUBLISHED_UNIT = "tokens"
+
+
+def _ld(label: str) -> str:
+    """``<=3`` -> ``<= 3``, ``>3`` -> ``> 3`` (the papers' spelling)."""
+    op = "<=" if label.startswith("<=") else ">"
+    return f"{op} {label.removeprefix(op)}"
+
+
+def length_bias_numbers(result: Any) -> list[Number]:
+    """Table 7's mean |cos - g'| x100 by group (tasks, Avg., the gap) and Table 1's Spearman x100 by group."""
+    out: list[Number] = []
+    groups = [g.label for g in result.datasets[0].threshold_groups]  # "<=3", ">3"
+    averages = {a.label: a for a in result.average}
+    for k, label in reversed(list(enumerate(groups))):  # LD > t first, as Table 7
+        row = LD_ROW.format(group=_ld(label))
+        out += [
+            Number(row, short_name(d.task), x100(d.threshold_groups[k].mean_abs_diff))
+            for d in result.datasets
+        ]
+        out.append(Number(row, AVG, x100(averages[label].mean_abs_diff), headline=True))
+    le, gt = (x100(averages[g].mean_abs_diff) for g in groups)
+    gap = None if le is None or gt is None else le - gt
+    out.append(Number(GAP.format(t=result.threshold), AVG, gap, headline=True))
+    for k, label in enumerate(groups):  # Table 1: <= t, then > t
+        row = RHO_ROW.format(group=_ld(label))
+        out += [
+            Number(row, short_name(d.task), x100(d.threshold_groups[k].spearman)) for d in result.datasets
+        ]
+    return out
+
+
+def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, float, Interval]] | str:
+    """ESimCSE arXiv Table 1 (a task's Spearman, a fraction), COLING Table 1 (Avg.) and Table 7 (per task, Avg.)."""
+    if result.unit != PUBLISHED_UNIT or result.threshold != PUBLISHED_THRESHOLD:
+        return (
+            f"{entry.key} counts length differences in {PUBLISHED_UNIT} with a threshold of {PUBLISHED_THRESHOLD}; "
+            f"this result counts {result.unit} with {result.threshold}: run `stsbench length-bias --unit tokens "
+            "--threshold 3`"
+        )
+    le, gt = (0, 1)  # threshold_groups: <= t, > t
+    row_id = entry.key.rsplit("/", 1)[-1]
+    if entry.key.startswith("esimcse-arxiv/table1/"):
+        d = next((d for d in result.datasets if d.task.lower() == row_id), None)
+        if d is None:
+            return f"no {row_id} pairs in this result"
+        values = {
+            "length diff <= 3": d.threshold_groups[le].spearman,
+            "length diff > 3": d.threshold_groups[gt].spearman,
+        }
+        return published_pairs(values, entry, 100.0)  # the paper prints a fraction
+    k = gt if row_id.endswith("gt-3") else le if row_id.endswith("le-3") else None
+    if k is None:
+        return f"{entry.key} is not a row of a length difference <= 3 or > 3"
+    label = result.datasets[0].threshold_groups[k].label
+    avg = x100(next(a for a in result.average if a.label == label).mean_abs_diff)
+    found = (getattr(result, "bootstrap", None) or {}).get("intervals", {}).get(f"LD {_ld(label)} Avg.")
+    interval = tuple(found) if found else None
+    if entry.key.startswith("esimcse-coling/table1/"):
+        return published_pairs(
+            {"Avg. Similarity Diff": avg}, entry, intervals={"Avg. Similarity Diff": interval}
+        )
+    values = {d.task: x100(d.threshold_groups[k].mean_abs_diff) for d in result.datasets}
+    return published_pairs({**values, AVG: avg}, entry, intervals={AVG: interval})
+
+
+def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list[Path]:
+    """One panel per dataset (Spearman x100 by length-difference bucket) and one of Table 7's averages."""
+    plt = afig.pyplot()
+    labels = list(results)
+    first = next(iter(results.values()))
+    n = len(first.datasets) + 1
+    cols = min(4, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows), squeeze=False)
+    flat = axes.ravel()
+    for d, ax in enumerate(flat[: len(first.datasets)]):
+        per_model = [r.datasets[d] for r in results.values()]
+        bars(
+            ax,
+            labels,
+            first.buckets,
+            [[x100(g.spearman) for g in ds.buckets] for ds in per_model],
+            [[g.n_pairs for g in ds.buckets] for ds in per_model],
+        )
+        ax.set_title(short_name(first.datasets[d].task), fontsize=9)
+        ax.set_ylabel("Spearman x100", fontsize=7)
+    ax = flat[len(first.datasets)]
+    groups = [g.label for g in first.average]
+    bars(
+        ax,
+        labels,
+        groups,
+        [[x100(g.mean_abs_diff) for g in r.average] for r in results.values()],
+        [[g.n_datasets_mean_abs_diff for g in r.average] for r in results.values()],
+    )
+    ax.set_xticks(range(len(groups)), groups, fontsize=7)
+    ax.set_title("Avg. |cos - normalised gold| x100", fontsize=9)
+    for extra in flat[n:]:
+        extra.axis("off")
+    flat[0].legend(fontsize=6)
+    fig.suptitle(
+        f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})", fontsize=10
+    )
+    fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class LengthBiasConfig:
+    """Options of ``stsbench length-bias``."""
+
+    unit: Literal["words", "tokens"] = option(
+        "words", "Length in words of the tokenized text, or model tokens."
+    )
+    threshold: int = option(3, "Groups: difference <= T and > T.", ge=0)
+    buckets: str = option(DEFAULT_BUCKETS, "Finer buckets of the length difference.")
+
+
+class LengthBias(Analysis):
+    """ESimCSE's length bias: STS scores by the length difference of a pair."""
+
+    name = "length_bias"
+    command = "length-bias"
+    title = "Length bias"
+    describe = "length-bias results"
+    make = "stsbench length-bias --model MODEL [--model MODEL2 ...] --output RESULTS/analyses"
+    help = "Score pairs by length difference on STS12-16, STS-B, SICK-R test (ESimCSE Tables 1, 7)."
+    config_type = LengthBiasConfig
+    result_type = LengthBiasResult
+
+    def prepare(self, config: LengthBiasConfig) -> None:
+        """Option errors before any model loads."""
+        parse_buckets(config.buckets)
+        threshold_buckets(config.threshold)
+
+    def data_files(
+        self, config: LengthBiasConfig, data_dir: Path | None, prepared: Any
+    ) -> tuple[Path, list[Path]]:
+        """Every test file of the seven tasks."""
+        root = Path(data_dir or ".")
+        return root, [f for t in LENGTH_TASKS for f in pair_files(root, t, "test")]
+
+    def encodes(self, config: LengthBiasConfig) -> Encodes:
+        """The seven test sets."""
+        return Encodes(splits=tuple((t, "test") for t in LENGTH_TASKS))
+
+    def variant(self, config: LengthBiasConfig) -> str:
+        """``words`` or ``tokens``."""
+        return config.unit
+
+    def record(self, config: LengthBiasConfig) -> dict[str, Any]:
+        """The tasks and split beside the options."""
+        return {"tasks": LENGTH_TASKS, "split": "test", **super().record(config)}
+
+    def compute(
+        self, encoder: Any, config: LengthBiasConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
+    ) -> Any:
+        """:func:`stsbench.analyses.length_bias.length_bias` on the seven test sets."""
+        return length_bias(
+            encoder, data_dir, LENGTH_TASKS, config.unit, config.threshold, config.buckets, batch_size
+        )
+
+    table_builders = (
+        length_bias_table1,
+        length_bias_table7,
+    )  # ESimCSE arXiv Table 1, COLING Table 7
+    draw = staticmethod(length_bias_figure)
+    number_builder = staticmethod(length_bias_numbers)
+    published_builder = staticmethod(length_bias_published)
+
+    def terminal_tables(self, variant: str, results: dict[str, Any]) -> list[Any]:
+        """The report's two tables, then each model's finer buckets."""
+        buckets = [length_bias_buckets_table(variant, label, r) for label, r in results.items()]
+        return [*self.tables(variant, results), *buckets]
+
+    def terminal_notes(self, results: dict[str, Any]) -> list[str]:
+        """Why a group has no number (``n/a STS-B >3: no pairs``)."""
+        return [
+            f"n/a {label}: {short_name(d.task)} {g.label}: {g.reason}"
+            for label, r in results.items()
+            for d in r.datasets
+            for g in [*d.threshold_groups, *d.buckets]
+            if g.reason
+        ]

@@ -10,7 +10,9 @@ one in another package registers under the ``stsbench.analyses`` entry-point gro
 "pkg.module:Class"`` (imported when first looked up) or ``name = "pkg.module"`` (imported with the other
 plugins; its decorators register).
 
-The built-in analyses live in :mod:`stsbench.analyses.builtin`, registered when this module is imported.
+The built-in analyses are one module each (``length_bias``, ``repetition``, ``geometry``, ``density``), one
+registry line each in :mod:`stsbench.analyses.builtin`, read when this module is imported (the modules themselves
+when first looked up). :class:`StsbSplit` is the base of an analysis of one STS-B split.
 Nothing here imports the reports: an analysis' tables are :class:`stsbench.tabular.Table` objects, a type
 below both, and the reports read this registry, never the other way round.
 """
@@ -22,8 +24,9 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
+from stsbench.data.sts import pair_files
 from stsbench.errors import StsbenchError
 from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
 from stsbench.registry import Registry, load_target
@@ -191,6 +194,36 @@ class Analysis(ABC):
             raise StsbenchError(f"{self.command}: {one_line(exc, fields)}") from None
 
 
+STSB = "STSBenchmark"  # an STS-B analysis' task
+Split = Literal["train", "dev", "test"]
+SPLIT_HELP = "STS-B split."
+
+
+class StsbSplit(Analysis):
+    """An analysis of an STS-B split: its files in provenance, the split in the file stem."""
+
+    def splits(self, config: Any) -> tuple[str, ...]:
+        """The STS-B splits it reads: the one of ``--split``."""
+        return (config.split,)
+
+    def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
+        """The STS-B file of each split."""
+        root = Path(data_dir or ".")
+        return root, [f for s in self.splits(config) for f in pair_files(root, STSB, s)]
+
+    def encodes(self, config: Any) -> Encodes:
+        """Each STS-B split."""
+        return Encodes(splits=tuple((STSB, s) for s in self.splits(config)))
+
+    def variant(self, config: Any) -> str:
+        """The split."""
+        return config.split
+
+    def record(self, config: Any) -> dict[str, Any]:
+        """The task beside the options."""
+        return {"task": STSB, **super().record(config)}
+
+
 def _check_class(cls: Any) -> None:
     """What :func:`register_analysis` asks of a class (a ``TypeError`` names the class and what is missing)."""
     if not (isinstance(cls, type) and issubclass(cls, Analysis)):
@@ -216,7 +249,9 @@ def _other(cls: type[Analysis]) -> str | None:
 def register_analysis(cls: A) -> A:
     """Class decorator: register ``cls`` under ``cls.name``; a second use of a name or command fails."""
     _check_class(cls)
-    if cls.__module__ == BUILTIN:  # registered in file order when this module loads, before any plugin
+    if cls.__module__.startswith(
+        "stsbench.analyses."
+    ):  # built-in: registered in file order, before any plugin
         ANALYSES.register(cls.name, cls)
         return cls
     key = ANALYSES.canonical(cls.name)

@@ -17,23 +17,34 @@ Sampling (seed ``seed``): queries are taken in the order of one random permutati
 each, the other sentences are scanned in a fresh random permutation and the first one in range (and not
 the same text) is s1. A query without such a candidate is skipped (and counted); sampling stops at ``n``
 triples, or after ``max(10 n, 1000)`` queries tried (so an impossible range fails in seconds, not hours).
+
+The whole analysis is here: the sampling and the probe, the report's table (:func:`repetition_table`), its figure,
+its figures one by one and against a published entry, and :class:`RepetitionProbe`, its options and registry entry.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 import numpy as np
+import pydantic.dataclasses
 
 from stsbench import metrics
+from stsbench.analyses import figures as afig
+from stsbench.analyses.common import Interval, published_pairs
+from stsbench.analyses.registry import Analysis, Encodes, Number
 from stsbench.data.textfile import read_lines
 from stsbench.encoders.base import Encoder, embed_table
 from stsbench.errors import StsbenchError
+from stsbench.options import option
+from stsbench.published.registry import get_entry
+from stsbench.tabular import Table, fmt, fmt_delta, make_table
 
 OverlapMeasure = Literal["candidate", "jaccard"]
 WORDS = "whitespace tokens, lowercased, leading/trailing punctuation stripped, pure punctuation not counted"
@@ -340,3 +351,160 @@ def read_triples(path: Path) -> list[ProbeTriple]:
     if not out:
         raise StsbenchError(f"{path} holds no triples; pass the .triples.jsonl file a probe run saved")
     return out
+
+
+PROBE_ROWS = ("esimcse-coling/table8/simcse", "esimcse-coling/table8/esimcse")
+
+
+def repetition_table(variant: str, results: dict[str, Any]) -> Table:
+    """ESimCSE COLING Table 8 layout: mean sim(q, s1) and sim(q, s2) x100, measured and published."""
+    columns = ["model", "Sim<q,s1>", "Sim<q,s2>", "difference", "triples"]
+    rows = []
+    for key in PROBE_ROWS:
+        e = get_entry(key)
+        a, b = e.values["Sim<q,s1>"], e.values["Sim<q,s2>"]
+        rows.append([f"{e.row}-BERT-base (published)", fmt(a), fmt(b), fmt_delta(b - a), "100"])
+    for label, r in results.items():
+        rows.append(
+            [label, fmt(r.mean_sim_q_s1), fmt(r.mean_sim_q_s2), fmt_delta(r.difference), str(r.n_triples)]
+        )
+    first = next(iter(results.values()))
+    sample = (
+        f"{first.n_triples} queries from {Path(first.corpus).name}, a candidate s1 with "
+        f"{fmt(first.min_overlap, 0, 100)}-{fmt(first.max_overlap, 0, 100)} % {first.overlap_measure} overlap, "
+        f"seed {first.seed}"
+        if first.min_overlap is not None
+        else f"{first.n_triples} triples read from {Path(first.triples_from or first.corpus).name}"
+    )
+    notes = [
+        f"Mean cosine x100; s2 is s1 with every word it shares with q written twice. Here: {sample}.",
+        "Published: esimcse-coling/table8/* (BERT-base, 100 wiki queries, 13-17 % overlap).",
+    ]
+    return make_table(variant, "Repetition probe, ESimCSE COLING Table 8 layout", columns, rows, notes)
+
+
+def repetition_numbers(result: Any) -> list[Number]:
+    """Table 8's two mean similarities x100 and their difference."""
+    row = "mean cosine x100"
+    return [
+        Number(row, "Sim<q,s1>", result.mean_sim_q_s1),
+        Number(row, "Sim<q,s2>", result.mean_sim_q_s2),
+        Number(row, "difference", result.difference, headline=True),
+    ]
+
+
+def repetition_published(result: Any, entry: Any) -> dict[str, tuple[float, float, Interval]] | str:
+    """COLING Table 8's Sim<q,s1> and Sim<q,s2> (x100): the sample may differ from the paper's 100 queries."""
+    return published_pairs({"Sim<q,s1>": result.mean_sim_q_s1, "Sim<q,s2>": result.mean_sim_q_s2}, entry)
+
+
+def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[Path]:
+    """Mean sim(q, s1) and sim(q, s2) x100 per model (ESimCSE Table 8), the difference written above."""
+    plt = afig.pyplot()
+    labels = list(results)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(labels), 3.4))
+    x = np.arange(len(labels))
+    a = [r.mean_sim_q_s1 for r in results.values()]
+    b = [r.mean_sim_q_s2 for r in results.values()]
+    ax.bar(x - 0.18, a, 0.36, label="sim(q, s1)")
+    ax.bar(x + 0.18, b, 0.36, label="sim(q, s2): overlap repeated")
+    for k, r in enumerate(results.values()):
+        ax.text(x[k], max(a[k], b[k]), f"{r.difference:+.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("mean cosine x100")
+    first = next(iter(results.values()))
+    ax.set_title(
+        f"Repetition probe: {first.n_triples} triples, {first.min_overlap:.0%}-{first.max_overlap:.0%} "
+        f"{first.overlap_measure} overlap",
+        fontsize=8,
+    )
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    fig.tight_layout()
+    return afig.save(fig, stem)
+
+
+log = logging.getLogger("stsbench")
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class RepetitionConfig:
+    """Options of ``stsbench repetition-probe``."""
+
+    corpus: Optional[Path] = option(None, "Sentences, one a line (e.g. wiki1m_for_simcse.txt).")  # noqa: UP045 - typer
+    n: int = option(100, "Number of queries (triples).", ge=1)
+    seed: int = option(1111, "Random seed.")
+    min_overlap: float = option(0.13, "Lowest overlap of a candidate.", ge=0, le=1)
+    max_overlap: float = option(0.17, "Highest overlap of a candidate.", ge=0, le=1)
+    overlap: Literal["candidate", "jaccard"] = option(
+        "candidate", "candidate: share of s1's words found in q; jaccard: word sets."
+    )
+    triples: Optional[Path] = option(None, "Reuse the triples a previous run saved (.triples.jsonl).")  # noqa: UP045
+
+
+class RepetitionProbe(Analysis):
+    """ESimCSE COLING 5.5: whether repeating shared words raises similarity."""
+
+    name = "repetition_probe"
+    command = "repetition-probe"
+    title = "Repetition probe"
+    describe = "repetition-probe results"
+    make = "stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt --output RESULTS/analyses"
+    help = "Probe whether repeating shared words raises similarity (ESimCSE COLING 5.5, Table 8)."
+    config_type = RepetitionConfig
+    result_type = RepetitionResult
+    uses_data_dir = False
+
+    def prepare(self, config: RepetitionConfig) -> Any:
+        """Draw one sample before any model loads, so every model is probed on the same triples."""
+        if config.triples is not None:
+            return sample_from_file(config.triples)
+        if config.corpus is None:
+            raise StsbenchError(
+                "give --corpus FILE (sentences, one a line) or --triples FILE (a saved sample)"
+            )
+        sample = draw_sample(
+            config.corpus, config.n, config.seed, config.min_overlap, config.max_overlap, config.overlap
+        )
+        if len(sample.triples) < config.n:
+            log.warning(
+                "warning: only %d of %d queries found a candidate with %.0f%%-%.0f%% overlap; the probe uses those",
+                len(sample.triples),
+                config.n,
+                100 * config.min_overlap,
+                100 * config.max_overlap,
+            )
+        return sample
+
+    def data_files(
+        self, config: RepetitionConfig, data_dir: Path | None, prepared: Any
+    ) -> tuple[Path, list[Path]]:
+        """The corpus, or the triples file reused."""
+        source = Path(config.triples if config.triples is not None else config.corpus)  # type: ignore[arg-type]
+        return source.parent, [source]
+
+    def encodes(self, config: RepetitionConfig) -> Encodes:
+        """Each triple's query and its two candidates: at most ``3 n`` sentences."""
+        return Encodes(sentences=3 * config.n)
+
+    def record(self, config: RepetitionConfig) -> dict[str, Any]:
+        """``triples`` is stored as ``triples_from``."""
+        rec = super().record(config)
+        rec["triples_from"] = rec.pop("triples")
+        return rec
+
+    def compute(
+        self, encoder: Any, config: RepetitionConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
+    ) -> Any:
+        """:func:`stsbench.analyses.repetition.repetition_probe` on the prepared sample."""
+        return repetition_probe(encoder, prepared, batch_size)
+
+    def extra_files(self, result: Any, path: Path) -> list[Path]:
+        """The scored triples, ``<stem>.triples.jsonl`` (``--triples`` reads them back)."""
+        from stsbench.results.write import companion_path
+
+        return [write_triples(companion_path(path, ".triples.jsonl"), result.triples)]
+
+    table_builders = (repetition_table,)
+    draw = staticmethod(repetition_figure)
+    number_builder = staticmethod(repetition_numbers)
+    published_builder = staticmethod(repetition_published)
