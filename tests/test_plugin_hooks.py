@@ -114,7 +114,7 @@ import torch
 from pydantic import BaseModel
 
 from stsbench.train.augment.base import EmbeddingAugmentation, TextAugmentation, TokenAugmentation
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 from stsbench.options import option
 
 

@@ -34,7 +34,7 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
     from stsbench.analyses.registry import ANALYSES
     from stsbench.data.corpora import CORPORA
     from stsbench.tasks.registry import task_names
-    from stsbench.train.config.methods import METHODS
+    from stsbench.train.config.options import METHODS
 
     recipe = load_recipe(name)
     assert recipe.name == name and recipe.report.title

@@ -43,7 +43,7 @@ from stsbench.train.config import (
     make_config,
     option_fields,
 )
-from stsbench.train.config.methods import method_labels
+from stsbench.train.config.options import method_labels
 from stsbench.train.lifeline import follow_parent
 
 if TYPE_CHECKING:

@@ -109,7 +109,7 @@ def check_figure(recipe: Recipe, key: str) -> None:
                 f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
             )
     if fig.renderer in ("distance", "align-distance"):
-        from stsbench.train.config.methods import find_method, method_specs
+        from stsbench.train.config.options import find_method, method_specs
 
         swept = [find_method(r.method) for r in recipe.runs if r.sweep_of is not None]
         if not any(spec is not None and spec.traceable_distance for spec in swept):
@@ -155,7 +155,7 @@ def check_run(run: Run) -> None:
     """Method, packaged config (of that method), training options and values, corpus, tasks, published row."""
     from stsbench.data.corpora import CORPORA
     from stsbench.train.config import OPTIONS, load_yaml, make_config
-    from stsbench.train.config.methods import METHODS
+    from stsbench.train.config.options import METHODS
 
     method = METHODS.check(run.method)
     config = load_yaml(run.config_file)

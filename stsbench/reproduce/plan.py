@@ -74,9 +74,7 @@ from stsbench.results.write import copy_training_file, model_slug
 from stsbench.sources import published_digest, sha256_file
 from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
 from stsbench.train.config import default_length_buckets, load_yaml, make_config
-from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
-from stsbench.train.config.groups import option_fields
-from stsbench.train.config.methods import find_method
+from stsbench.train.config.options import AUGMENTATIONS, augment_names, find_method, option_fields
 from stsbench.train.schedule import run_steps
 
 Kind = Literal["train", "evaluate", "analysis", "report"]

@@ -225,8 +225,7 @@ def train_code(config: Mapping[str, Any]) -> str:
     """A training's code: the trainer's and that of each plugin its options name (method, augmentation, ...)."""
     from stsbench.data.corpora import CORPORA
     from stsbench.encoders.pooling import POOLER_REGISTRY
-    from stsbench.train.config.augmentations import AUGMENTATIONS
-    from stsbench.train.config.methods import METHODS
+    from stsbench.train.config.options import AUGMENTATIONS, METHODS
 
     registries = {"method": METHODS, "augment": AUGMENTATIONS, "pooler": POOLER_REGISTRY, "corpus": CORPORA}
     names = {what: config.get("train_file" if what == "corpus" else what) for what in registries}

@@ -1,6 +1,6 @@
 """The three kinds of augmentation; a method applies them to its views.
 
-:mod:`stsbench.train.config.augmentations` says what each stage is.
+:mod:`stsbench.train.config.options` says what each stage is.
 
 A subclass overrides the one call of its stage. Every augmentation is built once per run as
 ``cls(cfg, tokenizer)`` (``cfg``: the run's resolved config, where its options are), with :attr:`views` (the

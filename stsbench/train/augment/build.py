@@ -11,7 +11,7 @@ from stsbench.train.augment.base import (
     TextAugmentation,
     TokenAugmentation,
 )
-from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
+from stsbench.train.config.options import AUGMENTATIONS, augment_names
 
 BASES = {"text": TextAugmentation, "tokens": TokenAugmentation, "embeddings": EmbeddingAugmentation}
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from stsbench.options import option
 from stsbench.train.augment.base import TokenAugmentation
 from stsbench.train.augment.repetition import group_units
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 
 
 class CropOptions(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from stsbench.options import option
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 
 
 class MLMReplaceOptions(BaseModel):

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from stsbench.options import option
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 
 
 class TextInputOptions(BaseModel):

@@ -16,12 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from stsbench.errors import StsbenchError
-from stsbench.options import flag
-from stsbench.train.config.groups import option_fields
-from stsbench.train.config.methods import find_method
-from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig
+from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig, find_method, option_fields
 
-REQUIRED = ("method", "model", "train_file", "output")
 # The one list of the fields that do not change what is computed (or only where files are): a resumed run
 # may change them, and reports/ablations.py leaves them out when it compares runs. length_buckets is not one
 # of them: K passes draw other dropout masks than one pass, so it changes the result.
@@ -50,16 +46,6 @@ BOOKKEEPING = frozenset(
 EARLIER: dict[str, Any] = {"select_on": "stsb-dev", "augment": "none", "augment_views": "declared"}
 # resolution fields that fill the saved config: the data decides them, not the machine
 FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised", "pooler")
-
-
-def check_complete(cfg: TrainConfig) -> None:
-    """Refuse a config that lacks what a run needs (a config from Python may be partial)."""
-    for name in REQUIRED:
-        if name == "train_file" and getattr(cfg, "train_dataset", None):  # the data given as a dataset
-            continue
-        if getattr(cfg, name) in (None, ""):
-            alternative = " or --train-dataset" if name == "train_file" else ""
-            raise StsbenchError(f"missing {flag(name)}{alternative} (or {name}: in the --config file)")
 
 
 def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:

@@ -2,9 +2,9 @@
 
 A method is one module under ``stsbench/train/methods/`` (its class: views, loss, momentum parts, queue, the
 static form graph capture replays) and its options module beside it (``<name>_options.py``: its option groups,
-defaults and :class:`~stsbench.train.config.methods.MethodSpec`, without torch, so that configs are read and
+defaults and :class:`~stsbench.train.config.options.MethodSpec`, without torch, so that configs are read and
 checked without importing it), named in the method registry by one line
-(:data:`~stsbench.train.config.methods.METHODS`); another package adds one by an entry point.
+(:data:`~stsbench.train.config.options.METHODS`); another package adds one by an entry point.
 
 With several processes (:mod:`stsbench.train.distributed`) every loss is the loss of the global batch: the
 embeddings of all processes are gathered (the local slice keeps its gradient) and queues hold the keys of
@@ -23,7 +23,7 @@ from stsbench.errors import StsbenchError
 from stsbench.train import distributed
 from stsbench.train.augment.base import Augmentation
 from stsbench.train.augment.build import build_augmentations
-from stsbench.train.config.methods import METHODS
+from stsbench.train.config.options import METHODS
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss
 from stsbench.train.methods.views import Tokens, Views, encode_views
@@ -114,7 +114,7 @@ class Method(nn.Module):
 
     - views: :meth:`make_views` (tokenize, the augmentations, pad): the method's own
       (:meth:`own_augmentations`, ESimCSE's repetition) and the run's (``--augment``, the registry of
-      :mod:`stsbench.train.config.augmentations`), text and tokens stages in :meth:`view`, embeddings stage in
+      :mod:`stsbench.train.config.options`), text and tokens stages in :meth:`view`, embeddings stage in
       :meth:`view_inputs`;
     - loss: :meth:`loss` (the contrastive part: :meth:`contrastive_loss`);
     - momentum parts and queues: :meth:`attach` (an EMA copy, :meth:`~stsbench.train.model.ContrastiveEncoder.momentum_copy`),

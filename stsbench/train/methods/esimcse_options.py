@@ -9,8 +9,7 @@ from pydantic import BaseModel
 
 from stsbench.options import STRICT as _STRICT
 from stsbench.options import option
-from stsbench.train.config.methods import MethodSpec
-from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
+from stsbench.train.config.options import FixedMaskOptions, MethodSpec, NoiseOptions
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig

@@ -9,7 +9,7 @@ from pydantic import BaseModel, model_validator
 from stsbench.errors import StsbenchError
 from stsbench.options import STRICT as _STRICT
 from stsbench.options import option
-from stsbench.train.config.methods import MethodSpec
+from stsbench.train.config.options import MethodSpec
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
