@@ -14,8 +14,7 @@ import pytest
 from stsbench.configs import config_names, config_path
 from stsbench.errors import StsbenchError
 from stsbench.published.registry import get_entry
-from stsbench.recipes import load_recipe, recipe_names
-from stsbench.recipes.check import run_options
+from stsbench.recipes import load_recipe, recipe_names, run_options
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -35,10 +35,10 @@ or imported beyond what names these (no torch).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -51,11 +51,12 @@ from stsbench.files import atomic_write_text
 from stsbench.paths import hub_offline_reason, resolve_data_dir
 from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import file_key
-from stsbench.recipes import Recipe, Run
-from stsbench.recipes.check import run_options
+from stsbench.recipes import Recipe, Run, run_options
 from stsbench.reproduce.state import (
     Actions,
+    Plan,
     ReproduceState,
+    Step,
     changed_steps,
     code_of,
     corpus_entry,
@@ -76,54 +77,6 @@ from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
 from stsbench.train.config import default_length_buckets, load_yaml, make_config
 from stsbench.train.config.options import AUGMENTATIONS, augment_names, find_method, option_fields
 from stsbench.train.schedule import run_steps
-
-Kind = Literal["train", "evaluate", "analysis", "report"]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One command of the plan and what it depends on."""
-
-    id: str
-    kind: Kind
-    args: tuple[str, ...]  # after "stsbench"
-    key: str
-    deps: tuple[str, ...] = ()
-    folder: Path | None = None  # a training step's run folder
-    total_steps: int | None = None  # a training step's optimizer steps (None: unknown before its data is)
-    model: str | None = None  # a training step's backbone
-    method: str | None = None
-    config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
-    code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
-    parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
-    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
-    # it finishes); a training's are its run folder's results files
-    outputs: tuple[str, ...] = ()
-    # the SentEval files it reads (keyed by content)
-    data: tuple[Path, ...] = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The steps of a recipe in the order they may run, with the folder they write."""
-
-    recipe: Recipe
-    out: Path
-    steps: tuple[Step, ...]
-    data_dir: Path
-
-    def step(self, step_id: str) -> Step:
-        """The step called ``step_id``."""
-        return next(s for s in self.steps if s.id == step_id)
-
-    def dependants(self, step_id: str) -> set[str]:
-        """Every step that reads, directly or not, what ``step_id`` writes."""
-        found: set[str] = set()
-        frontier = {step_id}
-        while frontier:
-            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
-            found |= frontier
-        return found
 
 
 def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:

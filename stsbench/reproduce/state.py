@@ -56,7 +56,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from stsbench import sources  # through the module: tests stand in for its functions
 from stsbench.errors import StsbenchError
@@ -65,8 +65,59 @@ from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord, empty_state, read_state
 from stsbench.train.status import continue_flags, run_status
 
-if TYPE_CHECKING:  # the plan is imported where it is used: --status reads the record, never the recipe
-    from stsbench.reproduce.plan import Plan, Step
+if TYPE_CHECKING:
+    from stsbench.recipes import Recipe
+
+
+# The plan's types live here, so that the state reads them without importing the plan (--status reads the record,
+# never the recipe); stsbench.reproduce.plan builds them.
+Kind = Literal["train", "evaluate", "analysis", "report"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the plan and what it depends on."""
+
+    id: str
+    kind: Kind
+    args: tuple[str, ...]  # after "stsbench"
+    key: str
+    deps: tuple[str, ...] = ()
+    folder: Path | None = None  # a training step's run folder
+    total_steps: int | None = None  # a training step's optimizer steps (None: unknown before its data is)
+    model: str | None = None  # a training step's backbone
+    method: str | None = None
+    config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
+    code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
+    parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
+    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
+    # it finishes); a training's are its run folder's results files
+    outputs: tuple[str, ...] = ()
+    # the SentEval files it reads (keyed by content)
+    data: tuple[Path, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps of a recipe in the order they may run, with the folder they write."""
+
+    recipe: Recipe
+    out: Path
+    steps: tuple[Step, ...]
+    data_dir: Path
+
+    def step(self, step_id: str) -> Step:
+        """The step called ``step_id``."""
+        return next(s for s in self.steps if s.id == step_id)
+
+    def dependants(self, step_id: str) -> set[str]:
+        """Every step that reads, directly or not, what ``step_id`` writes."""
+        found: set[str] = set()
+        frontier = {step_id}
+        while frontier:
+            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
+            found |= frontier
+        return found
 
 
 Actions = dict[str, tuple[str, tuple[str, ...]]]  # each step's action: ("run", extra flags) or ("skip", ())

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
@@ -41,9 +41,6 @@ from stsbench.results import schema
 from stsbench.results.schema import JsonObject, Malformed, check_version, read_json, validated
 from stsbench.results.write import model_slug, portable, resolve
 from stsbench.tasks.registry import TASKS, task_version
-
-if TYPE_CHECKING:
-    from stsbench.recipes import Recipe
 
 T = TypeVar("T")
 TRAIN_LOG = "train_log.jsonl"
@@ -338,15 +335,15 @@ def read_seed_runs(path: Path) -> schema.SeedRuns | None:
     return _read_seeds(path, schema.SEED_RUNS_KIND, schema.SeedRuns, "seed runs", "train the seeds again", 1)
 
 
-def declared_runs(recipe: Recipe) -> list[schema.DeclaredRun]:
-    """The recipe's runs as the file keeps them."""
+def declared_runs(recipe: Any) -> list[schema.DeclaredRun]:
+    """A recipe's runs (a :class:`stsbench.recipes.Recipe`, which sits above this layer) as the file keeps them."""
     return [
         schema.DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
         for r in recipe.runs
     ]
 
 
-def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
+def write_recipe_runs(results_dir: Path, recipe: Any) -> Path:
     """Record ``recipe``'s runs with the results under ``results_dir`` (atomic), the file written whole.
 
     What the report reads is the recipe's runs as they are now (a subset's, ``reproduce --runs``, its own): a run
