@@ -163,7 +163,7 @@ from stsbench.data.training import read_train_file
 from stsbench.train.config import make_config
 from stsbench.train.data import batch_rows
 from stsbench.train.graph import StaticSteps
-from stsbench.train.run import build, seed_everything
+from stsbench.train.loop import build, seed_everything
 from stsbench.train.step import FiniteWatch, Precision
 
 files, out = sys.argv[1], sys.argv[2]

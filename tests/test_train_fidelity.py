@@ -213,7 +213,7 @@ def test_simcse_gaussian_dropout_applies_to_both_views(tokenizer):
 
 def test_official_mocose_config_builds_the_dense_pooler_and_accepts_eta_one(tokenizer, tiny_bert, tmp_path):
     # configs/mocose-bert-base-official.yaml's pooler and schedule, through the run's own build
-    from stsbench.train.run import build as build_run
+    from stsbench.train.loop import build as build_run
 
     cfg = TrainConfig(
         method="mocose",

@@ -52,7 +52,7 @@ def seed_scores(result: RunResult, raw: bool = False) -> dict[str, float]:
 
 def _not_trained(folder: Path) -> str | None:
     """Why a seed's run folder has no kept checkpoint to evaluate; None when it has one."""
-    from stsbench.train.status import run_status
+    from stsbench.train.log import run_status
 
     status = run_status(folder)
     if status == "finished" and (folder / RUN_META).is_file():

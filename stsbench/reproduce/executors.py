@@ -66,7 +66,7 @@ from stsbench.registry import Registry
 from stsbench.reproduce.state import initial_actions, log_path, save_state, seal, session_record
 from stsbench.results.write import portable
 from stsbench.train.lifeline import child_environment
-from stsbench.train.status import continue_flags, run_status
+from stsbench.train.log import continue_flags, run_status
 
 # the plan is imported where it runs (run_plan): --status imports this module, never the plan
 if TYPE_CHECKING:

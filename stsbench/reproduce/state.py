@@ -63,7 +63,7 @@ from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
 from stsbench.results.runs import RUN_META, TRAIN_LOG
 from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord, empty_state, read_state
-from stsbench.train.status import continue_flags, run_status
+from stsbench.train.log import continue_flags, run_status
 
 if TYPE_CHECKING:
     from stsbench.recipes import Recipe
@@ -312,7 +312,7 @@ class Standing:
 
     word: str  # done, changed, resume or run (:func:`classify`)
     why: str = ""  # why its own record has it run (again), whatever ``word`` says; empty: nothing does
-    folder: str = ""  # a training's run folder (:func:`stsbench.train.status.run_status`), else empty
+    folder: str = ""  # a training's run folder (:func:`stsbench.train.log.run_status`), else empty
 
 
 def standing(step: Step, record: StepRecord | None, explain: bool = False) -> Standing:
@@ -427,7 +427,7 @@ def step_arg(step: Step, flag: str) -> str | None:
 def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
     """``("skip", ())`` or ``("run", extra flags)`` for ``step`` given its record of an earlier session.
 
-    A training run's folder says how far it got (:func:`stsbench.train.status.run_status`): with the same
+    A training run's folder says how far it got (:func:`stsbench.train.log.run_status`): with the same
     settings and code, finished is kept (a kill after it finished), resumable resumes, started starts again;
     with other settings (or none recorded) a used folder is trained again from the start (``--overwrite``).
     A step done by other code is run again (``changed="rerun"``) or kept (``"keep"``: a training begun by

@@ -21,8 +21,8 @@ from stsbench.encoders.resolve import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, current_umask, visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
+from stsbench.train.log import LAST, STATE_FILE
 from stsbench.train.st_export import write_sentence_transformers
-from stsbench.train.status import LAST, STATE_FILE
 
 META_FILE = "stsbench.json"
 STAGING = ".export-tmp"  # an export being written; EXPORT_COMMIT: a complete one being moved into place

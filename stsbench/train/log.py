@@ -4,6 +4,10 @@ The log's records, one JSON object a line, each built by one function below (``e
 ``start`` (once, before the first step), ``compile`` (``--compile``: the first step's seconds),
 ``train`` (every ``--log-steps`` steps and the last), ``eval`` (every ``--eval-steps``), ``nonfinite``
 (the step that stopped a run) and ``end``.
+
+What a training run's folder holds is read here too, without torch: ``reproduce --dry-run`` and ``--status`` ask it.
+
+The names of a run folder's saved state live here, and :mod:`stsbench.train.checkpoint` (which writes them, and imports torch) takes them from here.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from stsbench.files import visible_entries
+from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, TRAIN_LOG_KIND
 
 
@@ -213,3 +219,45 @@ class TrainProgress:
         """Print a line above the bar (evaluations, checkpoints)."""
         if self.enabled:
             self.console.print(text, highlight=False)
+
+
+# -- status --------------------------------------------------------------------------------------------------
+
+
+LAST = "last"  # DIR/last/: the state a run resumes from
+STATE_FILE = "state.pt"
+
+Status = Literal["finished", "resumable", "started", "new"]
+
+
+def run_status(folder: Path) -> Status:
+    """Say what a seed's folder holds.
+
+    ``finished`` (its log ends with the ``end`` record), ``resumable`` (``DIR/last``), ``started`` (files, no
+    saved state) or ``new`` (absent or empty).
+    """
+    if _last_event(folder / TRAIN_LOG) == "end":
+        return "finished"
+    if (folder / LAST / STATE_FILE).is_file():
+        return "resumable"
+    if visible_entries(folder):  # a seed's lock file alone is no start
+        return "started"
+    return "new"
+
+
+def continue_flags(status: Status) -> tuple[str, ...]:
+    """The ``train`` flags that carry on in a folder of ``status``.
+
+    ``--resume`` a saved state, ``--overwrite`` the files of a start that saved none, nothing for a new folder (a
+    finished one is the caller's to keep).
+    """
+    return {"resumable": ("--resume",), "started": ("--overwrite",)}.get(status, ())
+
+
+def _last_event(log: Path) -> str | None:
+    try:
+        lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        record = json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+    return record.get("event") if isinstance(record, dict) else None

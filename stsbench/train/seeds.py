@@ -23,7 +23,7 @@ from stsbench.files import atomic_write_text
 from stsbench.results.runs import TRAIN_LOG, load_train_run, seed_dir, write_seed_runs
 from stsbench.train.checkpoint import is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
-from stsbench.train.status import Status, continue_flags, run_status
+from stsbench.train.log import Status, continue_flags, run_status
 
 SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
 OPTIONS_FILE = "seed-options.yaml"  # OUT/seed-options.yaml: the options every seed trains with (--config)
