@@ -21,17 +21,24 @@ official evaluation also passes through them (``sent_emb`` is not handed to the 
 without them, as the paper describes (docs/training.md says so).
 
 Draws come from torch's generator on the embeddings' device, seeded by the run.
+
+The options and registry entries are here too; torch is imported when an augmentation runs, so that building
+the config and the CLI imports none.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-import torch
+from pydantic import BaseModel
 
+from stsbench.options import option
 from stsbench.train.augment.base import EmbeddingAugmentation
+from stsbench.train.config.options import AugmentationSpec
 
 if TYPE_CHECKING:
+    import torch
+
     Tokens = dict[str, torch.Tensor]
 
 
@@ -47,6 +54,8 @@ class EmbeddingCutoff(EmbeddingAugmentation):
 
     def positions(self, special: torch.Tensor) -> torch.Tensor:
         """(B, T) bool: the positions it may touch (every one, or the content word-pieces)."""
+        import torch
+
         if self.cfg.embedding_augment_tokens == "all":
             return torch.ones_like(special)
         return ~special
@@ -56,6 +65,8 @@ class TokenCutoff(EmbeddingCutoff):
     """Zero the word embeddings of max(1, int(n p)) of a sentence's n positions (n: all T, or its content)."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         allowed = self.positions(special)
         n = allowed.sum(dim=1)
@@ -69,6 +80,8 @@ class FeatureCutoff(EmbeddingCutoff):
     """Zero max(1, int(H p)) of the H features of each sentence, at its positions (all T, or its content)."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         rows, _, hidden = x.shape
         count = max(1, int(hidden * self.cfg.feature_cutoff_rate))
@@ -82,6 +95,8 @@ class PositionShuffle(EmbeddingCutoff):
     """Permute the position ids: one permutation of all T for the batch, or each sentence's content on its own."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         rows, width = x.shape[:2]
         base = batch.get("position_ids")
@@ -100,3 +115,65 @@ class PositionShuffle(EmbeddingCutoff):
         ordered = torch.where(allowed, torch.zeros((), device=x.device), big).argsort(dim=1, stable=True)
         shuffled = base.clone().scatter_(1, ordered, base.gather(1, drawn))
         return {**batch, "position_ids": shuffled}
+
+
+# -- options and registry entries ------------------------------------------------------------------------
+
+
+class EmbeddingTokensOptions(BaseModel):
+    """Which positions MoCoSE Table 5's embeddings-stage augmentations touch."""
+
+    embedding_augment_tokens: Literal["content", "all"] = option(
+        "content",
+        "token-cutoff, feature-cutoff, position-shuffle: each sentence's content word-pieces only (content: "
+        "the paper, as ConSERT) or every position of the padded batch, [CLS], [SEP] and padding included, "
+        "one shuffle for the batch (all: official mocose.py:153-176).",
+    )
+
+
+class TokenCutoffOptions(BaseModel):
+    """MoCoSE Table 5's token dropout."""
+
+    token_cutoff_rate: float = option(
+        0.1,
+        "token-cutoff: the share p of positions whose word embedding is zeroed (Table 5: 0.1).",
+        gt=0,
+        lt=1,
+    )
+
+
+class FeatureCutoffOptions(BaseModel):
+    """MoCoSE Table 5's feature dropout."""
+
+    feature_cutoff_rate: float = option(
+        0.01,
+        "feature-cutoff: the share p of embedding features zeroed per sentence (Table 5: 0.01, 0.1).",
+        gt=0,
+        lt=1,
+    )
+
+
+TOKEN_CUTOFF = AugmentationSpec(
+    "token-cutoff",
+    "embeddings",
+    "stsbench.train.augment.cutoff:TokenCutoff",
+    views="both",
+    options=(TokenCutoffOptions, EmbeddingTokensOptions),
+    about="MoCoSE Table 5's token dropout (cut-off of whole word embeddings)",
+)
+FEATURE_CUTOFF = AugmentationSpec(
+    "feature-cutoff",
+    "embeddings",
+    "stsbench.train.augment.cutoff:FeatureCutoff",
+    views="both",
+    options=(FeatureCutoffOptions, EmbeddingTokensOptions),
+    about="MoCoSE Table 5's feature dropout (cut-off of embedding features)",
+)
+POSITION_SHUFFLE = AugmentationSpec(
+    "position-shuffle",
+    "embeddings",
+    "stsbench.train.augment.cutoff:PositionShuffle",
+    views="both",
+    options=(EmbeddingTokensOptions,),
+    about="MoCoSE Table 5's position shuffle",
+)
