@@ -24,7 +24,7 @@ from stsbench.results.runs import is_seeds_folder, read_aggregate, tested_values
 from stsbench.results.schema import TASK_KIND, SeedAggregate
 from stsbench.results.write import base_label, unique_label
 from stsbench.stats.compare import MIXED, CompareResult, Side, compare_sides
-from stsbench.tasks.names import task_names
+from stsbench.tasks.registry import task_names
 
 
 def require_two(sources: list[str]) -> None:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from stsbench.errors import StsbenchError
-from stsbench.tasks.names import SHORT_NAMES, TASK_NAMES, task_names
+from stsbench.tasks.registry import SHORT_NAMES, TASK_NAMES, task_names
 
 
 def test_the_names_module_lists_the_task_classes_in_order():

@@ -16,11 +16,16 @@ from helpers import build_tiny_bert
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, effective_queue_size, finalize
-from stsbench.train.methods.base import Method, build_method, load_pretrained_lm_head
+from stsbench.train.methods.base import (
+    AdditiveGaussianNoise,
+    GaussianDropout,
+    Method,
+    build_method,
+    load_pretrained_lm_head,
+)
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, mocose_decay, official_mocose_decay
 from stsbench.train.model import ContrastiveEncoder
-from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
 
 ROWS = [("a man plays a guitar .",), ("the cat sleeps on the mat .",), ("stocks fell sharply on monday .",)]
 

@@ -25,8 +25,7 @@ import pydantic.dataclasses
 
 from stsbench import metrics
 from stsbench.analyses import figures as afig
-from stsbench.analyses.common import short_name
-from stsbench.analyses.registry import STSB, Number, StsbSplit
+from stsbench.analyses.registry import STSB, Number, StsbSplit, short_name
 from stsbench.data.sts import Pairs, load_pairs
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
 from stsbench.options import option

@@ -23,8 +23,7 @@ import pydantic.dataclasses
 
 from stsbench import metrics
 from stsbench.analyses import figures as afig
-from stsbench.analyses.common import short_name
-from stsbench.analyses.registry import SPLIT_HELP, STSB, Number, Split, StsbSplit
+from stsbench.analyses.registry import SPLIT_HELP, STSB, Number, Split, StsbSplit, short_name
 from stsbench.data.sts import load_pairs
 from stsbench.encoders.base import Encoder, embed_table, unique_texts
 from stsbench.errors import StsbenchError

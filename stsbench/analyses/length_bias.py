@@ -27,15 +27,17 @@ import pydantic.dataclasses
 from stsbench import metrics
 from stsbench.analyses import DEFAULT_BUCKETS
 from stsbench.analyses import figures as afig
-from stsbench.analyses.common import (
+from stsbench.analyses.figures import bars, x100
+from stsbench.analyses.registry import (
     LENGTH_TASKS,
+    Analysis,
+    Encodes,
     Interval,
+    Number,
     load_many,
     published_pairs,
     short_name,
 )
-from stsbench.analyses.figures import bars, x100
-from stsbench.analyses.registry import Analysis, Encodes, Number
 from stsbench.data.sts import Pairs, pair_files
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
 from stsbench.errors import StsbenchError

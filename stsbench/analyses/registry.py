@@ -1,4 +1,4 @@
-"""The analysis registry: one :class:`Analysis` subclass per analysis, in :data:`ANALYSES`.
+"""The analysis registry: one :class:`Analysis` subclass per analysis, in :data:`ANALYSES`; what they all share.
 
 :data:`ANALYSES` is a :class:`stsbench.registry.Registry`, the shape tasks, methods and poolers share. A
 class declares everything about its analysis (name, command, config type, the data files it reads,
@@ -26,10 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from stsbench.data.sts import pair_files
+from stsbench.data.sts import Pairs, load_pairs, pair_files
 from stsbench.errors import StsbenchError
 from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
 from stsbench.registry import Registry, load_target
+from stsbench.tasks.registry import STS_TASK_NAMES
+from stsbench.tasks.registry import short_name as _registry_short_name
+
+# -- registry ------------------------------------------------------------------------------------------------
+
 
 BUILTIN = "stsbench.analyses.builtin"
 ENTRY_POINTS = "stsbench.analyses"
@@ -315,3 +320,38 @@ def find_analysis(name: str) -> Analysis | None:
 # the built-ins register now (their module imports this one first when it is imported first), so that
 # ANALYSES lists them before any plugin; importlib, so that this module does not import its own entries
 importlib.import_module(BUILTIN)
+
+
+# -- common --------------------------------------------------------------------------------------------------
+
+
+# ESimCSE COLING Table 7's seven test sets, in its column order
+LENGTH_TASKS = list(STS_TASK_NAMES)
+
+
+def short_name(task: str) -> str:
+    """Name a task as the papers' columns do (STS-B, SICK-R): its first alias, else its name."""
+    return _registry_short_name(task)
+
+
+def load_many(data_dir: Path, tasks: list[str], split: str) -> list[Pairs]:
+    """``load_pairs`` for each task (STS12-16 only have test)."""
+    return [load_pairs(data_dir, t, split) for t in tasks]
+
+
+Interval = tuple[float, float] | None  # one checkpoint's bootstrap interval over pairs, in points; None: none
+
+
+def published_pairs(
+    measured: dict[str, float | None],
+    entry: Any,
+    scale: float = 1.0,
+    intervals: dict[str, Interval] | None = None,
+) -> dict[str, tuple[float, float, Interval]]:
+    """``{column: (measured x scale, published x scale, interval)}`` for the entry's columns measured here."""
+    intervals = intervals or {}
+    return {
+        c: (v * scale, float(entry.values[c]) * scale, intervals.get(c))
+        for c, v in measured.items()
+        if v is not None and c in entry.values
+    }

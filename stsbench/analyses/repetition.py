@@ -37,8 +37,7 @@ import pydantic.dataclasses
 
 from stsbench import metrics
 from stsbench.analyses import figures as afig
-from stsbench.analyses.common import Interval, published_pairs
-from stsbench.analyses.registry import Analysis, Encodes, Number
+from stsbench.analyses.registry import Analysis, Encodes, Interval, Number, published_pairs
 from stsbench.data.textfile import read_lines
 from stsbench.encoders.base import Encoder, embed_table
 from stsbench.errors import StsbenchError

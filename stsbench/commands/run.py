@@ -17,7 +17,7 @@ from stsbench.errors import StsbenchError
 from stsbench.files import check_outputs
 from stsbench.progress import plural
 from stsbench.tasks.base import Mode
-from stsbench.tasks.names import task_names
+from stsbench.tasks.registry import task_names
 
 Interval = tuple[float, float]
 

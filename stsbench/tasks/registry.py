@@ -1,4 +1,4 @@
-"""Every task in one :class:`~stsbench.registry.Registry`: names, task sets, versions, and the task objects.
+"""Every task in one :class:`~stsbench.registry.Registry`: names, short names, task sets, versions, the task objects.
 
 Looking up, listing and checking names, a task's kind and version, and resolving STS tasks import no torch,
 transformers or :mod:`stsbench.tasks.transfer` (commands refuse a typo before anything heavy loads): an STS
@@ -23,6 +23,24 @@ from stsbench.registry import Registry, load_target
 
 if TYPE_CHECKING:
     from stsbench.tasks.base import Task
+
+
+# -- names ---------------------------------------------------------------------------------------------------
+
+
+__all__ = [
+    "SHORT_NAMES",
+    "STS_TASK_NAMES",
+    "TASK_NAMES",
+    "TASK_SETS",
+    "TRANSFER_TASK_NAMES",
+    "short_name",
+    "task_names",
+]
+
+
+# -- registry ------------------------------------------------------------------------------------------------
+
 
 __all__ = ["TASKS", "LazyTask", "STSSpec", "get_task", "register_task", "resolve_tasks", "task_version"]
 

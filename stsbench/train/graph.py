@@ -36,8 +36,7 @@ import math
 import torch
 
 from stsbench.errors import StsbenchError
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.step import FiniteWatch, Parts, Precision, train_step
 

@@ -55,7 +55,7 @@ from stsbench.files import output_lock
 from stsbench.paths import resolve_data_dir
 from stsbench.train import check_torch, distributed
 from stsbench.train import checkpoint as ckpt
-from stsbench.train.augment.build import check_augmentations
+from stsbench.train.augment.base import check_augmentations
 from stsbench.train.config import (
     ResolvedConfig,
     TrainConfig,
@@ -79,8 +79,7 @@ from stsbench.train.log import (
     start_record,
     train_record,
 )
-from stsbench.train.methods.base import Method, build_method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone, resolve_backbone
 from stsbench.train.schedule import linear_lr
 from stsbench.train.step import (

@@ -33,8 +33,7 @@ from collections.abc import Callable
 import torch
 
 from stsbench.errors import StsbenchError
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views
 from stsbench.train.model import ContrastiveEncoder
 
 # -- optim ---------------------------------------------------------------------------------------------------

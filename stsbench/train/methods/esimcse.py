@@ -8,11 +8,9 @@ import torch
 
 from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
-from stsbench.train.augment.base import Augmentation
-from stsbench.train.augment.build import build_augmentation
-from stsbench.train.methods.base import Method
+from stsbench.train.augment.base import Augmentation, build_augmentation
+from stsbench.train.methods.base import Method, Views, encode_bucketed
 from stsbench.train.methods.esimcse_options import queue_size
-from stsbench.train.methods.views import Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 

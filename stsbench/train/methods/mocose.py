@@ -14,9 +14,8 @@ from torch import nn
 from stsbench.errors import StsbenchError
 from stsbench.train import distributed
 from stsbench.train.data import tokenize
-from stsbench.train.methods.base import Method
+from stsbench.train.methods.base import Method, Tokens, Views, encode_bucketed
 from stsbench.train.methods.mocose_options import parse_slices
-from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 

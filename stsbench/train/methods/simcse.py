@@ -8,8 +8,7 @@ import numpy as np
 
 from stsbench.train.data import tokenize
 from stsbench.train.losses import SupervisedInfoNCE
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views
 
 if TYPE_CHECKING:
     import torch
