@@ -38,7 +38,7 @@ import pydantic.dataclasses
 from stsbench import metrics
 from stsbench.analyses import figures as afig
 from stsbench.analyses.registry import Analysis, Encodes, Interval, Number, published_pairs
-from stsbench.data.textfile import read_lines
+from stsbench.data.integrity import read_lines
 from stsbench.encoders.base import Encoder, embed_table
 from stsbench.errors import StsbenchError
 from stsbench.options import option

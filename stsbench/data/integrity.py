@@ -8,6 +8,9 @@ missing file is left to the reader, whose error already names it.
 
 The sha256 of a file is the one byte digest (:func:`stsbench.sources.sha256_files`): computed once and memoised
 on disk by the file's absolute path, size, mtime_ns, ctime_ns and inode, so a warm run pays a ``stat`` per file.
+
+Every data file is read through :func:`read_lines` here, whose errors name the file and line and say how to
+restore it (`stsbench data verify`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,43 @@ from pathlib import Path
 
 from stsbench.errors import StsbenchError
 from stsbench.sources import sha256_file, sha256_files
+
+# -- reading a data file ----------------------------------------------------------------------------------
+
+
+def read_lines(path: Path, encoding: str = "utf-8", splitlines: bool = False) -> list[str]:
+    """Lines of ``path`` without line ends.
+
+    ``splitlines=True`` splits as ``str.splitlines`` (what SentEval's STS12-16 reader does, which also
+    breaks on form feeds and Unicode separators); otherwise lines break on newlines only, as ``for line in f``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise StsbenchError(f"missing data file {path}; run `stsbench data verify` to see what is missing")
+    return decode_lines(path.read_bytes(), path, encoding, splitlines)
+
+
+def decode_lines(raw: bytes, path: Path, encoding: str = "utf-8", splitlines: bool = False) -> list[str]:
+    """:func:`read_lines` of bytes already read from ``path`` (named in errors)."""
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise StsbenchError(
+            f"{path}:{line}: bytes that are not {encoding} ({raw[exc.start : exc.end]!r}); "
+            "restore the original file (`stsbench data verify`)"
+        ) from None
+    if splitlines:
+        return text.splitlines()
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+# -- the canonical data --------------------------------------------------------------------------------------
+
 
 ALLOW_OPTION = "--allow-modified-data"
 MARK = "‡"  # beside a figure computed on modified data, in every table (reports use † for selection)

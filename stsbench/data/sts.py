@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stsbench.data.integrity import read_lines
 from stsbench.data.sts_spec import BUILTIN_STS, STSSpec
-from stsbench.data.textfile import read_lines
 from stsbench.errors import StsbenchError
 
 # the built-in tasks' layouts by name (their specs: :mod:`stsbench.data.sts_spec`)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
-from stsbench.data.textfile import decode_lines
+from stsbench.data.integrity import decode_lines
 from stsbench.errors import StsbenchError, where
 
 SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))

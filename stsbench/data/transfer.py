@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stsbench.data.textfile import read_lines
+from stsbench.data.integrity import read_lines
 from stsbench.errors import StsbenchError, where
 
 TREC_CLASSES: tuple[str, ...] = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's tgt2idx order

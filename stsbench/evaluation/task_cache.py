@@ -2,7 +2,8 @@
 
 ``<cache>/tasks/<key>.parsed``, one file per task and split. The key is a sha256 of all that the parse
 depends on: the task's declaration (its :class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of the
-readers (``stsbench/data/sts.py`` and ``textfile.py``: an edited reader parses again) and the sha256 of each
+readers (``stsbench/data/sts.py`` and ``integrity.py``, whose :func:`~stsbench.data.integrity.read_lines` reads
+every line: an edited reader parses again) and the sha256 of each
 file read (cached by path, size, mtime_ns, ctime_ns and inode, :func:`stsbench.sources.sha256_files`,
 which the data check has computed already). The file is a JSON line (key, task name, scale, subset names, the arrays' types
 and lengths), the sha256 of that line and the arrays, then the arrays: the distinct sentences (newline-joined: a
@@ -24,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stsbench.data import integrity
 from stsbench.data import sts as sts_reader
-from stsbench.data import textfile
 from stsbench.data.integrity import relative
 from stsbench.data.sts import Pairs
 from stsbench.sources import sha256_files
@@ -40,7 +41,7 @@ FOLDER = "tasks"
 @lru_cache(maxsize=1)
 def _readers_digest() -> str:
     h = hashlib.sha256()
-    for module in (sts_reader, textfile):
+    for module in (sts_reader, integrity):
         h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
 
