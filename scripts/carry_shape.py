@@ -123,7 +123,7 @@ def resolved_config(step, data_dir: Path) -> str:
 def uncovered(folders: list[Path], data_dir: Path) -> list[str]:
     """Each method x augmentation x precision the editions train that no golden-loss case trains."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from test_golden_losses import CONFIGS
+    from test_golden_losses import CASES
 
     from stsbench.configs import config_path
     from stsbench.reproduce.plan import build_plan
@@ -137,7 +137,12 @@ def uncovered(folders: list[Path], data_dir: Path) -> list[str]:
             str(options.get("precision") or "fp32"),
         )
 
-    golden = {combo({**load_yaml(config_path(c)), "precision": "fp32"}) for c in CONFIGS}
+    golden = set()
+    for case in CASES:  # CONFIG or CONFIG+AUGMENT, trained in fp32
+        config, _, augment = case.partition("+")
+        golden.add(
+            combo({**load_yaml(config_path(config)), "augment": augment or "none", "precision": "fp32"})
+        )
     trained = set()
     for folder in folders:
         state = load_state(folder)
