@@ -28,6 +28,7 @@ the config and the CLI imports none.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
@@ -132,7 +133,7 @@ class EmbeddingTokensOptions(BaseModel):
 
 
 class TokenCutoffOptions(BaseModel):
-    """MoCoSE Table 5's token dropout."""
+    """MoCoSE Table 5's token dropout (cut-off of whole word embeddings)."""
 
     token_cutoff_rate: float = option(
         0.1,
@@ -143,7 +144,7 @@ class TokenCutoffOptions(BaseModel):
 
 
 class FeatureCutoffOptions(BaseModel):
-    """MoCoSE Table 5's feature dropout."""
+    """MoCoSE Table 5's feature dropout (cut-off of embedding features)."""
 
     feature_cutoff_rate: float = option(
         0.01,
@@ -153,27 +154,10 @@ class FeatureCutoffOptions(BaseModel):
     )
 
 
-TOKEN_CUTOFF = AugmentationSpec(
-    "token-cutoff",
-    "embeddings",
-    "stsbench.train.augment.cutoff:TokenCutoff",
-    views="both",
-    options=(TokenCutoffOptions, EmbeddingTokensOptions),
-    about="MoCoSE Table 5's token dropout (cut-off of whole word embeddings)",
-)
-FEATURE_CUTOFF = AugmentationSpec(
-    "feature-cutoff",
-    "embeddings",
-    "stsbench.train.augment.cutoff:FeatureCutoff",
-    views="both",
-    options=(FeatureCutoffOptions, EmbeddingTokensOptions),
-    about="MoCoSE Table 5's feature dropout (cut-off of embedding features)",
-)
-POSITION_SHUFFLE = AugmentationSpec(
-    "position-shuffle",
-    "embeddings",
-    "stsbench.train.augment.cutoff:PositionShuffle",
-    views="both",
-    options=(EmbeddingTokensOptions,),
-    about="MoCoSE Table 5's position shuffle",
+# both branches: the embeddings stage acts on either branch's input embeddings
+_embeddings = partial(AugmentationSpec.of, __name__, "embeddings", views="both")
+TOKEN_CUTOFF = _embeddings("token-cutoff", TokenCutoffOptions, EmbeddingTokensOptions)
+FEATURE_CUTOFF = _embeddings("feature-cutoff", FeatureCutoffOptions, EmbeddingTokensOptions)
+POSITION_SHUFFLE = _embeddings(
+    "position-shuffle", EmbeddingTokensOptions, about="MoCoSE Table 5's position shuffle"
 )

@@ -17,6 +17,7 @@ of all of it, not of its first tokens), on the positive view x+ by default (the 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from pydantic import BaseModel
@@ -28,7 +29,7 @@ from stsbench.train.config.options import AugmentationSpec
 
 
 class CropOptions(BaseModel):
-    """SimCSE Table 2's crop."""
+    """SimCSE Table 2's crop k%."""
 
     crop_rate: float = option(
         0.1,
@@ -40,7 +41,7 @@ class CropOptions(BaseModel):
 
 
 class WordDeletionOptions(BaseModel):
-    """SimCSE Table 2's word deletion."""
+    """SimCSE Table 2's word deletion k%."""
 
     word_deletion_rate: float = option(
         0.1,
@@ -95,23 +96,7 @@ class DeleteOneWord(WordDeletion):
         return min(1, words - 1)
 
 
-CROP = AugmentationSpec(
-    "crop",
-    "tokens",
-    "stsbench.train.augment.deletion:Crop",
-    options=(CropOptions,),
-    about="SimCSE Table 2's crop k%",
-)
-WORD_DELETION = AugmentationSpec(
-    "word-deletion",
-    "tokens",
-    "stsbench.train.augment.deletion:WordDeletion",
-    options=(WordDeletionOptions,),
-    about="SimCSE Table 2's word deletion k%",
-)
-DELETE_ONE_WORD = AugmentationSpec(
-    "delete-one-word",
-    "tokens",
-    "stsbench.train.augment.deletion:DeleteOneWord",
-    about="SimCSE Table 2's delete one word",
-)
+_tokens = partial(AugmentationSpec.of, __name__, "tokens")
+CROP = _tokens("crop", CropOptions)
+WORD_DELETION = _tokens("word-deletion", WordDeletionOptions)
+DELETE_ONE_WORD = _tokens("delete-one-word", about="SimCSE Table 2's delete one word")

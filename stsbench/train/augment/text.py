@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import random
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -343,7 +344,7 @@ class TextInputOptions(BaseModel):
 
 
 class TyposOptions(BaseModel):
-    """MoCoSE Table 5's typos."""
+    """MoCoSE Table 5's typos (nlpaug's SpellingAug)."""
 
     typos_dict: str | None = option(
         None,
@@ -353,7 +354,7 @@ class TyposOptions(BaseModel):
 
 
 class BackTranslationOptions(BaseModel):
-    """MoCoSE Table 5's back-translation."""
+    """MoCoSE Table 5's back-translation en -> de -> en (nlpaug's BackTranslationAug)."""
 
     back_translation_models: str = option(
         "facebook/wmt19-en-de,facebook/wmt19-de-en",
@@ -363,7 +364,7 @@ class BackTranslationOptions(BaseModel):
 
 
 class SynonymOptions(BaseModel):
-    """MoCoSE Table 5's synonyms from a masked language model."""
+    """MoCoSE Table 5's synonym replace (roberta-base; nlpaug's ContextualWordEmbsAug)."""
 
     synonym_model: str = option(
         "roberta-base",
@@ -378,7 +379,7 @@ class SynonymOptions(BaseModel):
 
 
 class ParaphraseOptions(BaseModel):
-    """MoCoSE Table 5's paraphrase."""
+    """MoCoSE Table 5's paraphrasing (xlnet-base-cased; nlpaug's ContextualWordEmbsForSentenceAug)."""
 
     paraphrase_model: str = option(
         "xlnet-base-cased",
@@ -387,38 +388,11 @@ class ParaphraseOptions(BaseModel):
     )
 
 
-TYPOS = AugmentationSpec(
-    "typos",
-    "text",
-    "stsbench.train.augment.text:Typos",
-    views="target",
-    options=(TyposOptions, TextInputOptions),
-    about="MoCoSE Table 5's typos (nlpaug's SpellingAug)",
+# the target branch (the official code's), given the sentence or the official word-pieces
+_nlpaug = partial(AugmentationSpec.of, __name__, "text", views="target")
+TYPOS = _nlpaug("typos", TyposOptions, TextInputOptions)
+BACK_TRANSLATION = _nlpaug(
+    "back-translation", BackTranslationOptions, TextInputOptions, model_options=("back_translation_models",)
 )
-BACK_TRANSLATION = AugmentationSpec(
-    "back-translation",
-    "text",
-    "stsbench.train.augment.text:BackTranslation",
-    views="target",
-    options=(BackTranslationOptions, TextInputOptions),
-    about="MoCoSE Table 5's back-translation en -> de -> en (nlpaug's BackTranslationAug)",
-    model_options=("back_translation_models",),
-)
-SYNONYMS = AugmentationSpec(
-    "synonyms",
-    "text",
-    "stsbench.train.augment.text:Synonyms",
-    views="target",
-    options=(SynonymOptions, TextInputOptions),
-    about="MoCoSE Table 5's synonym replace (roberta-base; nlpaug's ContextualWordEmbsAug)",
-    model_options=("synonym_model",),
-)
-PARAPHRASE = AugmentationSpec(
-    "paraphrase",
-    "text",
-    "stsbench.train.augment.text:Paraphrase",
-    views="target",
-    options=(ParaphraseOptions, TextInputOptions),
-    about="MoCoSE Table 5's paraphrasing (xlnet-base-cased; nlpaug's ContextualWordEmbsForSentenceAug)",
-    model_options=("paraphrase_model",),
-)
+SYNONYMS = _nlpaug("synonyms", SynonymOptions, TextInputOptions, model_options=("synonym_model",))
+PARAPHRASE = _nlpaug("paraphrase", ParaphraseOptions, TextInputOptions, model_options=("paraphrase_model",))

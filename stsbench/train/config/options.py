@@ -211,6 +211,12 @@ class AugmentationSpec:
                 f"augmentation {self.name!r}: views {self.views!r}; choose from {', '.join(TARGETS)}"
             )
 
+    @classmethod
+    def of(cls, module: str, stage: str, name: str, *options: type[BaseModel], about: str = "", **more: Any):
+        """A built-in's spec: its class in ``module`` named after it, ``about`` its first group's docstring."""
+        target = f"{module}:{name.title().replace('-', '')}"
+        return cls(name, stage, target, options=options, about=about or options[0].__doc__, **more)
+
     def augmentation_class(self) -> type:
         """The class to build (imported now)."""
         try:
