@@ -17,14 +17,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from stsbench.errors import StsbenchError
 
+# each needs the package of its name (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
 TRACKERS = ("tensorboard", "wandb", "trackio")
-# the module each needs (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
-MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
 # the W&B run id, so that --resume continues the same run; in wandb's folder, not OUTPUT's top level, whose
 # .json files are the model's (its fingerprint, the embedding cache's key, reads them)
 ID_FILE = Path("wandb") / "stsbench-run-id.txt"
@@ -61,10 +61,8 @@ def parse_report_to(value: str | list[str] | tuple[str, ...] | None) -> str:
                 names.append(name)
     if "none" in names and len(names) > 1:
         raise StsbenchError("--report-to none with a tracker: give the trackers alone, or none")
-    chosen = [
-        n for n in TRACKERS if n in names
-    ]  # one spelling of each choice: the saved config compares equal
-    return ",".join(chosen) or "none"
+    # one spelling of each choice: the saved config compares equal
+    return ",".join(n for n in TRACKERS if n in names) or "none"
 
 
 def chosen(report_to: str) -> list[str]:
@@ -75,28 +73,21 @@ def chosen(report_to: str) -> list[str]:
 def check_installed(report_to: str) -> None:
     """One line naming the extra when a chosen tracker's library is missing (before any model loads)."""
     for name in chosen(report_to):
-        if importlib.util.find_spec(MODULES[name]) is None:
+        if importlib.util.find_spec(name) is None:
             raise StsbenchError(
-                f"--report-to {name} needs the {MODULES[name]} package: pip install 'stsbench[tracking]'"
+                f"--report-to {name} needs the {name} package: pip install 'stsbench[tracking]'"
             )
 
 
 def scalars(record: dict[str, Any]) -> dict[str, float]:
     """The numbers of a log record as tracker series; non-finite ones (null in the log) are left out."""
     event = record.get("event")
-    if event == "train":
-        prefix = "train/"
-    elif event == "eval":
+    if event == "eval":
         return _finite({f"eval/{k}": record.get(k) for k in ("dev_spearman", "alignment", "uniformity")})
-    else:
+    if event != "train":
         return {}
-    return _finite(
-        {
-            prefix + k: v
-            for k, v in record.items()
-            if k not in NOT_SCALARS and isinstance(v, int | float) and not isinstance(v, bool)
-        }
-    )
+    numbers = {k: v for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return _finite({f"train/{k}": v for k, v in numbers.items() if k not in NOT_SCALARS})
 
 
 def _finite(values: dict[str, Any]) -> dict[str, float]:
@@ -161,9 +152,20 @@ def open_trackers(
             if tracker == "tensorboard":
                 opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
             elif tracker == "wandb":
-                opened.append(WandbTracker(out, _wandb_id(out, resume_step), common))
+                import wandb
+
+                # reinit: a run of its own, beside any the caller has open
+                run_id = _wandb_id(out, resume_step)
+                run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
+                opened.append(RunTracker(run, run.summary.update))
             else:
-                opened.append(TrackioTracker(resume_step is not None, common))
+                import trackio
+
+                mode = "allow" if resume_step is not None else "never"  # a new run (--overwrite): a new one
+                run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
+                # no summary: trackio keeps none; the best score is the eval series' at best_step (its config is
+                # stored once, at the first log, and a row of its own would be a series the log lacks)
+                opened.append(RunTracker(run, None))
     except BaseException:
         Trackers(opened).close()
         raise
@@ -205,42 +207,18 @@ class TensorBoardTracker:
         self.writer.close()
 
 
-class WandbTracker:
-    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE`` decides online or offline), in group ``group``."""
+class RunTracker:
+    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE``: online or offline) or a ``trackio`` run in its store."""
 
-    def __init__(self, out: Path, run_id: str, common: dict[str, Any]) -> None:
-        import wandb
-
-        # reinit: a run of its own, beside any the caller has open
-        self.run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
+    def __init__(self, run: Any, summary: Callable[[dict[str, Any]], Any] | None) -> None:
+        self.run, self.keep = run, summary
 
     def log(self, values: dict[str, float], step: int) -> None:
         self.run.log(values, step=step)
 
     def summary(self, values: dict[str, Any]) -> None:
-        self.run.summary.update(values)
-
-    def close(self) -> None:
-        self.run.finish()
-
-
-class TrackioTracker:
-    """A ``trackio`` run in its local store (``TRACKIO_DIR``), project ``project``, group ``group``."""
-
-    def __init__(self, resume: bool, common: dict[str, Any]) -> None:
-        import trackio
-
-        mode = "allow" if resume else "never"  # a new run (--overwrite) is a new trackio run of that name
-        self.run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
-
-    def log(self, values: dict[str, float], step: int) -> None:
-        self.run.log(values, step=step)
-
-    def summary(self, values: dict[str, Any]) -> None:
-        """Nothing: trackio keeps no run summary; the best score is the eval series' at ``best_step``.
-
-        Its config is stored once, at the first log, and a row of its own would be a series the log lacks.
-        """
+        if self.keep is not None:
+            self.keep(values)
 
     def close(self) -> None:
         self.run.finish()
