@@ -584,10 +584,28 @@ def train(
             restore(run)
         if ctx.main:  # rank 0 alone logs (a resume cuts the log back to the saved step)
             run.log = TrainLog(run.out / "train_log.jsonl", keep_until_step=run.step if resume else None)
-            run.trackers = start_trackers(run, resume)
+            run.trackers = open_trackers(  # given the resolved config (options and resolution)
+                cfg.report_to,
+                run.out,
+                {**run.cfg.to_dict(), "resolution": run.cfg.resolution.to_dict()},
+                project=cfg.tracking_project,
+                group=cfg.run_group,
+                name=cfg.run_name,
+                resume_step=run.step if resume else None,
+            )
             if run.trackers is not None:
                 held.callback(run.trackers.close)
-        graphed = cuda_graph_step(run)
+        graphed = None  # --cuda-graph: the step replayed from one CUDA graph (made after a resume's restore)
+        if cfg.cuda_graph:
+            clip = cfg.max_grad_norm
+            graphed = GraphedStep(
+                run.model,
+                run.method,
+                run.optimizer,
+                max_grad_norm=clip,
+                precision=run.precision,
+                watch=run.watch,
+            )
         progress = TrainProgress(run.total, run.step, show_progress and ctx.main)
         with progress, step_views(run) as batches:
             if not resume:
@@ -626,34 +644,6 @@ def train(
         held.close()
         if ctx.world > 1:
             distributed.cleanup()
-
-
-def start_trackers(run: Run, resume: bool) -> Trackers | None:
-    """``--report-to``: the trackers, given the resolved config (options and resolution)."""
-    cfg = run.cfg
-    return open_trackers(
-        cfg.report_to,
-        run.out,
-        {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()},
-        project=cfg.tracking_project,
-        group=cfg.run_group,
-        name=cfg.run_name,
-        resume_step=run.step if resume else None,
-    )
-
-
-def cuda_graph_step(run: Run) -> GraphedStep | None:
-    """``--cuda-graph``: the step replayed from one CUDA graph (made after a resume restored the optimizer)."""
-    if not run.cfg.cuda_graph:
-        return None
-    return GraphedStep(
-        run.model,
-        run.method,
-        run.optimizer,
-        max_grad_norm=run.cfg.max_grad_norm,
-        precision=run.precision,
-        watch=run.watch,
-    )
 
 
 def step_views(run: Run) -> Batches:
