@@ -19,34 +19,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# each name this package exports lazily, by the module that holds it
 _WHERE = {
-    "AUGMENTATIONS": "options",
-    "AugmentationSpec": "options",
-    "BOOKKEEPING": "resolve",
-    "EARLIER": "resolve",
-    "METHODS": "options",
-    "OPTIONS": "options",
-    "REQUIRED": "options",
-    "MethodSpec": "options",
-    "Option": "options",
-    "ResolvedConfig": "resolve",
-    "TrainConfig": "options",
-    "TrainResolution": "resolve",
-    "check_complete": "options",
-    "default_length_buckets": "resolve",
-    "effective_queue_size": "resolve",
-    "eval_pooler": "resolve",
-    "finalize": "resolve",
-    "find_method": "options",
-    "help_for": "options",
-    "load_yaml": "options",
-    "make_config": "options",
+    **dict.fromkeys(
+        "AUGMENTATIONS AugmentationSpec METHODS OPTIONS REQUIRED MethodSpec Option TrainConfig check_complete "
+        "find_method help_for load_yaml make_config option_fields options_model owners train_options".split(),
+        "options",
+    ),
+    **dict.fromkeys(
+        "BOOKKEEPING EARLIER ResolvedConfig TrainResolution default_length_buckets effective_queue_size "
+        "eval_pooler finalize resume_conflicts".split(),
+        "resolve",
+    ),
     "option": "stsbench.options",
-    "option_fields": "options",
-    "options_model": "options",
-    "owners": "options",
-    "resume_conflicts": "resolve",
-    "train_options": "options",
 }
 __all__ = [
     "AUGMENTATIONS",
