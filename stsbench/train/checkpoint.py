@@ -110,9 +110,8 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     )
     for path in staging.rglob("*"):
         if path.is_file():
-            path.chmod(
-                0o666 & ~current_umask()
-            )  # as a plain open() would: a checkpoint is meant to be shared
+            # as a plain open() would: a checkpoint is meant to be shared
+            path.chmod(0o666 & ~current_umask())
     staging.replace(out / EXPORT_COMMIT)
     finish_export(out)
 

@@ -117,9 +117,8 @@ class Outcome:
 
 _RANK = re.compile(r"^\[rank(\d+)\]: ?")  # torch's prefix of a worker's stderr once its process group is up
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(:|$)")  # "RuntimeError: ...", "KeyboardInterrupt"
-_TORCHRUN = re.compile(
-    r"ChildFailedError|^[=-]{20,}$"
-)  # torchrun's own traceback's end and its summary's rules
+# torchrun's own traceback's end and its summary's rules
+_TORCHRUN = re.compile(r"ChildFailedError|^[=-]{20,}$")
 # torchrun's summary of a failed rank: "rank      : 1 (local_rank: 1)", "exitcode  : -9 (pid: 15285)  (SIGKILL)"
 _SUMMARY = re.compile(r"^\s+(rank|exitcode)\s+: (-?\d+)")
 

@@ -355,9 +355,8 @@ class FiniteWatch:
         new = bad & (self.first == 0)
         # in place: a CUDA graph (--cuda-graph) replays this record on the same tensors every step
         self.first.copy_(torch.where(new, step, self.first))
-        self.what.copy_(
-            torch.where(new, (~loss_bad).long(), self.what)
-        )  # the loss is named first, as it fails first
+        # the loss is named first, as it fails first
+        self.what.copy_(torch.where(new, (~loss_bad).long(), self.what))
         value = (
             loss.double() if grad_norm is None else torch.where(loss_bad, loss.double(), grad_norm.double())
         )

@@ -197,9 +197,8 @@ class AugmentationSpec:
     views: str = "positive"
     options: tuple[type[BaseModel], ...] = ()
     about: str = ""
-    model_options: tuple[
-        str, ...
-    ] = ()  # its options naming models it loads (comma-separated): reproduce's checks
+    # its options naming models it loads (comma-separated): reproduce's checks
+    model_options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
@@ -599,9 +598,8 @@ class Groups:
     of_methods: frozenset[type[BaseModel]]  # the groups some method takes (the others: augmentations' only)
     group_of: Mapping[str, type[BaseModel]]  # an option of a method's or an augmentation's group -> the group
     augmentation_of: Mapping[str, tuple[str, ...]]  # an augmentation's option -> the augmentations taking it
-    fields: Mapping[
-        str, FieldInfo
-    ]  # every option, in the saved config's order: common, the groups, selection
+    # every option, in the saved config's order: common, the groups, selection
+    fields: Mapping[str, FieldInfo]
 
 
 def _gather() -> Groups:
@@ -739,9 +737,8 @@ class TrainConfig(SelectionOptions, CommonOptions):
             raise StsbenchError(one_line(exc, model, (info.context or {}).get("sources"))) from None
         return {**{n: v for n, v in data.items() if n not in own}, "method_options": options}
 
-    def __reduce__(
-        self,
-    ) -> tuple:  # pickled as the options given: the sub-model's class is built, not importable
+    # pickled as the options given: the sub-model's class is built, not importable
+    def __reduce__(self) -> tuple:
         return (_rebuilt, ({n: getattr(self, n) for n in self.given()},))
 
     def given(self) -> set[str]:

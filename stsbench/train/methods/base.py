@@ -170,9 +170,8 @@ def build_method(
     if not (isinstance(cls, type) and issubclass(cls, Method)):
         raise StsbenchError(f"method {cfg.method!r}: its class {cls!r} is not a subclass of Method")
     method = cls.build(cfg, tokenizer, model, generator)
-    for (
-        aug
-    ) in method.augmentations:  # e.g. the MLM augmentations' frozen masked LM (refused without its head)
+    # e.g. the MLM augmentations' frozen masked LM (refused without its head)
+    for aug in method.augmentations:
         aug.prepare(model)
     return method
 
