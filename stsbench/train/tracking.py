@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from stsbench.errors import StsbenchError
 
-# each needs the package of its name (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
+# each needs the package of its name (TensorBoard: torch's SummaryWriter writes through tensorboard's)
 TRACKERS = ("tensorboard", "wandb", "trackio")
 # the W&B run id, so that --resume continues the same run; in wandb's folder, not OUTPUT's top level, whose
 # .json files are the model's (its fingerprint, the embedding cache's key, reads them)
@@ -44,21 +44,25 @@ class Tracker(Protocol):
         """Flush and finish."""
 
 
+def comma_names(value: str | list[str] | tuple[str, ...] | None, check: Callable[[str], str]) -> list[str]:
+    """``"a, b"``, a list of such, or None (``none``) -> each name through ``check``, each once, in order."""
+    items = [value] if isinstance(value, str) or value is None else list(value)
+    parts = (part.strip() for item in items for part in str(item if item is not None else "none").split(","))
+    return list(dict.fromkeys(check(part) for part in parts if part))
+
+
 def parse_report_to(value: str | list[str] | tuple[str, ...] | None) -> str:
     """``"wandb, tensorboard"`` or a list of names -> ``"tensorboard,wandb"``; ``none`` alone is none."""
-    items = [value] if isinstance(value, str) or value is None else list(value)
-    names: list[str] = []
-    for item in items:
-        for part in str(item if item is not None else "none").split(","):
-            name = part.strip().lower()
-            if not name:
-                continue
-            if name not in ("none", *TRACKERS):
-                raise StsbenchError(
-                    f"--report-to {name!r}: unknown; choose from none, {', '.join(TRACKERS)} (comma-separated)"
-                )
-            if name not in names:
-                names.append(name)
+
+    def known(name: str) -> str:
+        if name.lower() not in ("none", *TRACKERS):
+            choices = ", ".join(TRACKERS)
+            raise StsbenchError(
+                f"--report-to {name.lower()!r}: unknown; choose from none, {choices} (comma-separated)"
+            )
+        return name.lower()
+
+    names = comma_names(value, known)
     if "none" in names and len(names) > 1:
         raise StsbenchError("--report-to none with a tracker: give the trackers alone, or none")
     # one spelling of each choice: the saved config compares equal
@@ -163,8 +167,8 @@ def open_trackers(
 
                 mode = "allow" if resume_step is not None else "never"  # a new run (--overwrite): a new one
                 run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
-                # no summary: trackio keeps none; the best score is the eval series' at best_step (its config is
-                # stored once, at the first log, and a row of its own would be a series the log lacks)
+                # no summary: trackio keeps none; the best score is the eval series' at best_step (its config
+                # is stored once, at the first log, and a row of its own would be a series the log lacks)
                 opened.append(RunTracker(run, None))
     except BaseException:
         Trackers(opened).close()
@@ -208,7 +212,7 @@ class TensorBoardTracker:
 
 
 class RunTracker:
-    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE``: online or offline) or a ``trackio`` run in its store."""
+    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE``: online or offline), or a ``trackio`` run."""
 
     def __init__(self, run: Any, summary: Callable[[dict[str, Any]], Any] | None) -> None:
         self.run, self.keep = run, summary

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 # each name this package exports lazily, by the module that holds it
 _WHERE = {
     **dict.fromkeys(
-        "AUGMENTATIONS AugmentationSpec METHODS OPTIONS REQUIRED MethodSpec Option TrainConfig check_complete "
-        "find_method help_for load_yaml make_config option_fields options_model owners train_options".split(),
+        "AUGMENTATIONS AugmentationSpec METHODS OPTIONS REQUIRED MethodSpec Option TrainConfig "
+        "check_complete find_method help_for load_yaml make_config option_fields options_model owners "
+        "train_options".split(),
         "options",
     ),
     **dict.fromkeys(

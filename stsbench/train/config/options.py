@@ -82,6 +82,7 @@ from stsbench.errors import StsbenchError
 from stsbench.options import STRICT, flag, one_line, option
 from stsbench.options import STRICT as _STRICT
 from stsbench.registry import Registry, load_target
+from stsbench.train.tracking import comma_names, parse_report_to
 
 # -- the methods' registry -----------------------------------------------------------------------------------
 
@@ -212,7 +213,7 @@ class AugmentationSpec:
 
     @classmethod
     def of(cls, module: str, stage: str, name: str, *options: type[BaseModel], about: str = "", **more: Any):
-        """A built-in's spec: its class in ``module`` named after it, ``about`` its first group's docstring."""
+        """A built-in's spec: its class in ``module`` named after it; ``about``: its first group's doc."""
         target = f"{module}:{name.title().replace('-', '')}"
         return cls(name, stage, target, options=options, about=about or options[0].__doc__, **more)
 
@@ -250,17 +251,9 @@ def augmentation_specs() -> list[AugmentationSpec]:
 
 def parse_augment(value: str | list[str] | tuple[str, ...] | None) -> str:
     """``"repetition, toy"`` or a list of names -> ``"repetition,toy"`` (order kept, each once); ``none``: none."""
-    items = [value] if isinstance(value, str) or value is None else list(value)
-    names: list[str] = []
-    for item in items:
-        for part in str(item if item is not None else NONE).split(","):
-            name = part.strip()
-            if not name or name == NONE:
-                continue
-            name = AUGMENTATIONS.check(name)  # an unknown name: one line with the nearest
-            if name not in names:
-                names.append(name)
-    return ",".join(names) or NONE
+    # an unknown name: one line with the nearest
+    names = comma_names(value, lambda name: name if name == NONE else AUGMENTATIONS.check(name))
+    return ",".join(n for n in names if n != NONE) or NONE
 
 
 def augment_names(value: str) -> list[str]:
@@ -346,8 +339,6 @@ class SelectionOptions(BaseModel):
     @field_validator("report_to", mode="before")
     @classmethod
     def _trackers(cls, value: Any) -> Any:
-        from stsbench.train.tracking import parse_report_to
-
         return parse_report_to(value) if isinstance(value, str | list | tuple) else value
 
 

@@ -24,8 +24,8 @@ from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig, find
 # compile and tf32: speed settings, the same function with other float rounding (as device); report_to and the
 # tracking names: where the same numbers are also logged
 BOOKKEEPING = frozenset(
-    "output data_dir device threads log_steps eval_batch_size save_steps eval_at_start supervised compile tf32 "
-    "report_to tracking_project run_group run_name".split()
+    "output data_dir device threads log_steps eval_batch_size save_steps eval_at_start supervised compile "
+    "tf32 report_to tracking_project run_group run_name".split()
 )
 # Options added after reproductions were recorded, at the value that does what stsbench did before them: left out
 # of a training's key at that value (stsbench.reproduce.state.key_config), so that a new option retrains nothing.
