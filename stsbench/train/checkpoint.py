@@ -178,9 +178,8 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{STATE_FILE}.tmp"
     try:
-        with tmp.open(
-            "wb"
-        ) as fh:  # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+        # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+        with tmp.open("wb") as fh:
             torch.save(state, fh)
         tmp.replace(folder / STATE_FILE)
     except BaseException as exc:

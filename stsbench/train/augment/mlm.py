@@ -51,9 +51,8 @@ class FrozenMaskedLM:
         except (ValueError, OSError, KeyError):  # no masked-LM class for this model type, or no such folder
             raise StsbenchError(refuse) from None
         prefix = f"{model.base_model_prefix}."
-        if any(
-            not key.startswith(prefix) for key in info["missing_keys"]
-        ):  # the head's weights were not saved
+        # the head's weights were not saved
+        if any(not key.startswith(prefix) for key in info["missing_keys"]):
             raise StsbenchError(refuse)
         self.model = model.to(device).eval().requires_grad_(False)
         self.device = device
