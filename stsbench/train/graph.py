@@ -42,12 +42,7 @@ from stsbench.train.step import FiniteWatch, Parts, Precision, train_step
 
 
 def graph_problems(
-    *,
-    device: str,
-    pad_to_max_length: bool,
-    length_buckets: int | None,
-    precision: str,
-    world: int,
+    *, device: str, pad_to_max_length: bool, length_buckets: int | None, precision: str, world: int
 ) -> list[str]:
     """What stops a run from replaying its steps from a CUDA graph (empty: nothing)."""
     problems = []

@@ -329,8 +329,7 @@ class SelectionOptions(BaseModel):
     )
     tracking_project: str = option("stsbench", "The W&B and trackio project the run logs to.")
     run_group: str | None = option(
-        None,
-        "The W&B and trackio group of the run (default: none; --seeds: OUTPUT's name and the method).",
+        None, "The W&B and trackio group of the run (default: none; --seeds: OUTPUT's name and the method)."
     )
     run_name: str | None = option(
         None, "The W&B and trackio run name (default: the output folder's name, under its group)."
@@ -482,10 +481,7 @@ class CommonOptions(BaseModel):
         0.0, "Sup SimCSE: added to the hard negative's logit (SimCSE's w).", ge=0
     )
     mlm_weight: float = option(
-        0.0,
-        "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).",
-        ge=0,
-        label="MLM weight λ",
+        0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).", ge=0, label="MLM weight λ"
     )
     mlm_probability: float = option(0.15, "Masking rate of the MLM loss.", gt=0, lt=1)
     mlm_views: Literal["all", "anchor"] = option(

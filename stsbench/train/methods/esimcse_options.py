@@ -29,11 +29,7 @@ class ESimCSEOptions(BaseModel):
         label="repetition",
     )
     dup_rate: float = option(
-        0.32,
-        "ESimCSE: maximal repetition rate dup_rate (eq. 4).",
-        ge=0,
-        le=1,
-        label="dup_rate",
+        0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", ge=0, le=1, label="dup_rate"
     )
     repetition_sampling: Literal["paper", "official"] = option(
         "paper",
