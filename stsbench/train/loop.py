@@ -406,14 +406,8 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
         )
     )
     on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
-    note = (
-        f"{on}best, saved"
-        if improved
-        else f"{on}before training"
-        if not selectable
-        else f"{on}best {previous * 100:.2f}"
-    )
-    return dev, note
+    note = "best, saved" if improved else f"best {previous * 100:.2f}" if selectable else "before training"
+    return dev, on + note
 
 
 def save_resumable(run: Run) -> None:

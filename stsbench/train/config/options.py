@@ -140,10 +140,7 @@ class MethodSpec:
         target = self.supervised if supervised else self.method
         if target is None:
             raise StsbenchError(f"{self.label} trains on one sentence a line, not on sentence pairs")
-        try:
-            return load_target(target)
-        except (ImportError, AttributeError) as exc:
-            raise StsbenchError(f"method {self.name!r}: its class {target!r} failed to load: {exc}") from None
+        return _load_class("method", self.name, target)
 
 
 METHODS: Registry[MethodSpec] = Registry("method", entry_points="stsbench.methods")
@@ -202,14 +199,11 @@ class AugmentationSpec:
     model_options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.stage not in STAGES:
-            raise StsbenchError(
-                f"augmentation {self.name!r}: stage {self.stage!r}; choose from {', '.join(STAGES)}"
-            )
-        if self.views not in TARGETS:
-            raise StsbenchError(
-                f"augmentation {self.name!r}: views {self.views!r}; choose from {', '.join(TARGETS)}"
-            )
+        for what, value, choices in (("stage", self.stage, STAGES), ("views", self.views, TARGETS)):
+            if value not in choices:
+                raise StsbenchError(
+                    f"augmentation {self.name!r}: {what} {value!r}; choose from {', '.join(choices)}"
+                )
 
     @classmethod
     def of(cls, module: str, stage: str, name: str, *options: type[BaseModel], about: str = "", **more: Any):
@@ -219,12 +213,14 @@ class AugmentationSpec:
 
     def augmentation_class(self) -> type:
         """The class to build (imported now)."""
-        try:
-            return load_target(self.augmentation)
-        except (ImportError, AttributeError) as exc:
-            raise StsbenchError(
-                f"augmentation {self.name!r}: its class {self.augmentation!r} failed to load: {exc}"
-            ) from None
+        return _load_class("augmentation", self.name, self.augmentation)
+
+
+def _load_class(kind: str, name: str, target: Any) -> type:
+    try:
+        return load_target(target)
+    except (ImportError, AttributeError) as exc:
+        raise StsbenchError(f"{kind} {name!r}: its class {target!r} failed to load: {exc}") from None
 
 
 AUGMENTATIONS: Registry[AugmentationSpec] = Registry("augmentation", entry_points="stsbench.augmentations")
