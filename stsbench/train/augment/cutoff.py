@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from stsbench.options import option
 from stsbench.train.augment.base import EmbeddingAugmentation
-from stsbench.train.config.options import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec, share
 
 if TYPE_CHECKING:
     import torch
@@ -135,22 +135,16 @@ class EmbeddingTokensOptions(BaseModel):
 class TokenCutoffOptions(BaseModel):
     """MoCoSE Table 5's token dropout (cut-off of whole word embeddings)."""
 
-    token_cutoff_rate: float = option(
-        0.1,
-        "token-cutoff: the share p of positions whose word embedding is zeroed (Table 5: 0.1).",
-        gt=0,
-        lt=1,
+    token_cutoff_rate: float = share(
+        0.1, "token-cutoff: the share p of positions whose word embedding is zeroed (Table 5: 0.1)."
     )
 
 
 class FeatureCutoffOptions(BaseModel):
     """MoCoSE Table 5's feature dropout (cut-off of embedding features)."""
 
-    feature_cutoff_rate: float = option(
-        0.01,
-        "feature-cutoff: the share p of embedding features zeroed per sentence (Table 5: 0.01, 0.1).",
-        gt=0,
-        lt=1,
+    feature_cutoff_rate: float = share(
+        0.01, "feature-cutoff: the share p of embedding features zeroed per sentence (Table 5: 0.01, 0.1)."
     )
 
 

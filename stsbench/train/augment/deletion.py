@@ -22,32 +22,25 @@ from functools import partial
 import numpy as np
 from pydantic import BaseModel
 
-from stsbench.options import option
 from stsbench.train.augment.base import TokenAugmentation
 from stsbench.train.augment.repetition import group_units
-from stsbench.train.config.options import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec, share
 
 
 class CropOptions(BaseModel):
     """SimCSE Table 2's crop k%."""
 
-    crop_rate: float = option(
-        0.1,
-        "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).",
-        gt=0,
-        lt=1,
-        label="crop ratio",
+    crop_rate: float = share(
+        0.1, "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).", label="crop ratio"
     )
 
 
 class WordDeletionOptions(BaseModel):
     """SimCSE Table 2's word deletion k%."""
 
-    word_deletion_rate: float = option(
+    word_deletion_rate: float = share(
         0.1,
         "word-deletion: the share k of whitespace words deleted (Table 2: 0.1-0.3).",
-        gt=0,
-        lt=1,
         label="word deletion rate",
     )
 

@@ -173,6 +173,11 @@ def method_labels() -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
 
 
+def share(default: float, help_text: str, **more: Any) -> Any:
+    """An option that is a share strictly between 0 and 1 (of positions, words or features)."""
+    return option(default, help_text, gt=0, lt=1, **more)
+
+
 # -- the augmentations' registry -----------------------------------------------------------------------------
 
 
@@ -479,7 +484,7 @@ class CommonOptions(BaseModel):
     mlm_weight: float = option(
         0.0, "Weight of an auxiliary MLM loss (0: off; SimCSE used 0.1).", ge=0, label="MLM weight λ"
     )
-    mlm_probability: float = option(0.15, "Masking rate of the MLM loss.", gt=0, lt=1)
+    mlm_probability: float = share(0.15, "Masking rate of the MLM loss.")
     mlm_views: Literal["all", "anchor"] = option(
         "all",
         "MLM on every view, each masked on its own (official SimCSE train.py:484-485), or on the anchor only.",
