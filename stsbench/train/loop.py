@@ -68,17 +68,7 @@ from stsbench.train.config import (
 from stsbench.train.data import BatchOrder, length_buckets_of
 from stsbench.train.evaluate import DevSet, TestSets, dev_scores, sts_test_average
 from stsbench.train.graph import GraphedStep, graph_problems
-from stsbench.train.log import (
-    TrainLog,
-    TrainProgress,
-    compile_record,
-    end_record,
-    eval_record,
-    finite_or_none,
-    nonfinite_record,
-    start_record,
-    train_record,
-)
+from stsbench.train.log import TrainLog, TrainProgress, finite_or_none
 from stsbench.train.methods.base import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone, resolve_backbone
 from stsbench.train.schedule import linear_lr
@@ -394,17 +384,17 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
         ckpt.export_model(
             run.out, model=run.model, tokenizer=run.tokenizer, eval_pooler=eval_pooler(run.cfg), meta=extra
         )
-    run.write(
-        eval_record(
-            step=run.step,
-            score=dev,
-            best=improved,
-            time=run.elapsed(),
-            sts_test_avg=tests,
-            alignment=scores.alignment,
-            uniformity=scores.uniformity,
-        )
-    )
+    # best: kept as the checkpoint; sts_test_avg: what select_on: sts-test kept it by; alignment and uniformity:
+    # l_align and l_uniform of the same dev embeddings (stsbench align-uniform --split dev), null when not finite
+    record = {"event": "eval", "step": run.step, "dev_spearman": dev, "best": improved, "time": run.elapsed()}
+    if tests is not None:
+        record["sts_test_avg"] = tests
+    if scores.alignment is not None or scores.uniformity is not None:
+        record |= {
+            "alignment": finite_or_none(scores.alignment),
+            "uniformity": finite_or_none(scores.uniformity),
+        }
+    run.write(record)
     on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
     note = "best, saved" if improved else f"best {previous * 100:.2f}" if selectable else "before training"
     return dev, on + note
@@ -629,7 +619,7 @@ def train(
                         )
                 run.step += 1
                 if cfg.compile and run.step == first + 1:
-                    run.write(compile_record(run.step, time.perf_counter() - tick))
+                    run.write({"event": "compile", "step": run.step, "seconds": time.perf_counter() - tick})
                 after_step(run, progress, loss=loss, parts=parts, lr=lr)
                 if on_step is not None:
                     on_step(run.step)
@@ -654,20 +644,15 @@ def step_views(run: Run) -> Batches:
 
 def begin(run: Run, progress: TrainProgress) -> None:
     """A fresh run's start record, its traceable distance, and the dev score before training."""
-    distance = run.meta.get("traceable_distance")
-    run.write(
-        start_record(
-            total=run.total,
-            per_epoch=run.per_epoch,
-            train_rows=len(run.data),
-            device=run.device,
-            processes=run.ctx.world,
-            global_batch_size=run.cfg.batch_size * run.ctx.world,
-            distance=distance,
-            config=run.cfg.to_dict(),
-            backbone_dropout=run.cfg.backbone_dropout,
-        )
-    )
+    distance, dropout = run.meta.get("traceable_distance"), run.cfg.backbone_dropout
+    record = {"event": "start", "step": 0, "total_steps": run.total, "steps_per_epoch": run.per_epoch}
+    record |= {"train_rows": len(run.data), "device": run.device, "processes": run.ctx.world}
+    record["global_batch_size"] = run.cfg.batch_size * run.ctx.world
+    if distance is not None:  # MoCoSE eq. 4, where the method has one
+        record["traceable_distance"] = distance
+    if dropout is not None:  # the hidden dropout the backbone trains with (dropout, else its own config's)
+        record["backbone_dropout"] = dropout
+    run.write({**record, "config": run.cfg.to_dict()})
     if distance is not None:
         progress.message(f"maximum traceable distance: {_describe(distance)}")
     if run.cfg.eval_at_start:
@@ -689,7 +674,8 @@ def after_step(run: Run, progress: TrainProgress, *, loss: torch.Tensor, parts: 
     if log_now:
         value, numbers = host_values(loss, parts)
         epoch = (step - 1) // run.per_epoch + 1
-        run.write(train_record(step=step, epoch=epoch, loss=value, lr=lr, parts=numbers, time=run.elapsed()))
+        record = {"event": "train", "step": step, "epoch": epoch, "loss": value, "lr": lr, **numbers}
+        run.write({**record, "time": run.elapsed()})
         progress.update(step, loss=value, lr=lr, line=step % cfg.log_steps == 0)
     else:
         progress.update(step, lr=lr)
@@ -708,7 +694,8 @@ def check_finite(run: Run) -> None:
     try:
         run.watch.check()
     except NonFiniteLoss as exc:
-        run.write(nonfinite_record(exc.step, exc.what, exc.value))
+        # the value as text: JSON has no NaN
+        run.write({"event": "nonfinite", "step": exc.step, "what": exc.what, "value": str(exc.value)})
         epoch = (exc.step - 1) // run.per_epoch + 1
         kept = (
             f"best checkpoint (step {run.best_step}) in {run.out}" if run.best_step else "no checkpoint yet"
@@ -734,9 +721,8 @@ def finish(run: Run) -> TrainResult:
     wall = run.elapsed()
     records = run.log.records() if run.log is not None else []
     curve = [(r["step"], r["dev_spearman"]) for r in records if r.get("event") == "eval"]
-    run.write(
-        end_record(step=run.step, best_step=run.best_step, best_dev_spearman=run.best_dev, wall_seconds=wall)
-    )
+    best = {"best_step": run.best_step, "best_dev_spearman": run.best_dev}
+    run.write({"event": "end", "step": run.step, **best, "wall_seconds": wall})
     distributed.barrier()
     return TrainResult(run.out, run.step, run.best_step, run.best_dev, wall, curve)
 
