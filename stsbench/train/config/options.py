@@ -635,6 +635,11 @@ def option_fields() -> Mapping[str, FieldInfo]:
     return option_groups().fields
 
 
+def mine(spec: MethodSpec | None) -> set[str]:
+    """The options of the method ``spec`` (None: an unknown method, every option)."""
+    return {n for n in option_fields() if spec is None or spec.accepts(n)}
+
+
 def owners(name: str) -> list[MethodSpec]:
     """The methods option ``name`` belongs to."""
     return [spec for spec in METHODS.values() if spec.accepts(name)]
@@ -791,19 +796,10 @@ class TrainConfig(SelectionOptions, CommonOptions):
         A saved dict holds every option; those of other methods at their defaults are dropped, and so are
         keys that are not options (``supervised``, a resolution's).
         """
-        spec = find_method(saved.get("method"))
-        fields = option_fields()
-        keep = {
-            n: v
-            for n, v in saved.items()
-            if n in fields and (spec is None or spec.accepts(n) or v != fields[n].default)
-        }
+        fields, own = option_fields(), mine(find_method(saved.get("method")))
+        keep = {n: v for n, v in saved.items() if n in fields and (n in own or v != fields[n].default)}
         # a run saved before the view options existed ran these behaviours, whatever today's defaults
-        before = {
-            n: v
-            for n, v in BEFORE_VIEW_OPTIONS.items()
-            if n not in saved and (spec is None or spec.accepts(n))
-        }
+        before = {n: v for n, v in BEFORE_VIEW_OPTIONS.items() if n not in saved and n in own}
         return cls(**before, **keep)
 
 
