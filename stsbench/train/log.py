@@ -77,22 +77,15 @@ class TrainProgress:
         self.fields = {"loss": "-", "lr": "-", "dev": "-"}
         self._progress = None
         if self.live:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+            import rich.progress as rp
 
-            self._progress = Progress(
-                TextColumn("train"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
+            self._progress = rp.Progress(
+                rp.TextColumn("train"),
+                rp.BarColumn(),
+                rp.MofNCompleteColumn(),
+                rp.TimeElapsedColumn(),
+                rp.TimeRemainingColumn(),
+                rp.TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
                 console=self.console,
             )
             self._task = self._progress.add_task("train", total=total, completed=start, **self.fields)
