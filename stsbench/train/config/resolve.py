@@ -144,15 +144,9 @@ class ResolvedConfig:
     def on_device(self, device: str, world: int = 1) -> ResolvedConfig:
         """Resolved for ``device`` and ``world`` processes; the config itself is unchanged."""
         buckets = self.config.length_buckets or default_length_buckets(device, self.config.pad_to_max_length)
-        resolution = self.resolution.model_copy(
-            update={
-                "device": device,
-                "processes": world,
-                "length_buckets": buckets,
-                "queued_negatives": effective_queue_size(self.config, world),
-            }
-        )
-        return ResolvedConfig(self.config, resolution)
+        update = {"device": device, "processes": world, "length_buckets": buckets}
+        update["queued_negatives"] = effective_queue_size(self.config, world)
+        return ResolvedConfig(self.config, self.resolution.model_copy(update=update))
 
     def with_backbone_dropout(self, p: float | None) -> ResolvedConfig:
         """Resolved with the loaded backbone's hidden dropout (:attr:`TrainResolution.backbone_dropout`)."""

@@ -255,10 +255,8 @@ class Method(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.criterion: nn.Module = InfoNCE(cfg.temperature)
-        self.mlm_loss = None
         self.lm_head_kind = lm_head_kind(hidden_config)
-        if cfg.mlm_weight > 0:
-            self.mlm_loss = MLMLoss(make_lm_head(hidden_config))
+        self.mlm_loss = MLMLoss(make_lm_head(hidden_config)) if cfg.mlm_weight > 0 else None
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
         self.mlm_views = cfg.mlm_views
         self.mlm_head_init = cfg.mlm_head_init
