@@ -568,15 +568,7 @@ def train(
             restore(run)
         if ctx.main:  # rank 0 alone logs (a resume cuts the log back to the saved step)
             run.log = TrainLog(run.out / "train_log.jsonl", keep_until_step=run.step if resume else None)
-            run.trackers = open_trackers(  # given the resolved config (options and resolution)
-                cfg.report_to,
-                run.out,
-                {**run.cfg.to_dict(), "resolution": run.cfg.resolution.to_dict()},
-                project=cfg.tracking_project,
-                group=cfg.run_group,
-                name=cfg.run_name,
-                resume_step=run.step if resume else None,
-            )
+            run.trackers = open_trackers(run.cfg, run.out, run.step if resume else None)
             if run.trackers is not None:
                 held.callback(run.trackers.close)
         graphed = None  # --cuda-graph: the step replayed from one CUDA graph (made after a resume's restore)

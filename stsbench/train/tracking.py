@@ -128,28 +128,21 @@ class Trackers:
             raise errors[0]
 
 
-def open_trackers(
-    report_to: str,
-    out: Path,
-    config: dict[str, Any],
-    *,
-    project: str,
-    group: str | None,
-    name: str | None,
-    resume_step: int | None,
-) -> Trackers | None:
-    """Start the chosen trackers for the run in ``out``, each given ``config`` (the resolved config).
+def open_trackers(cfg: Any, out: Path, resume_step: int | None) -> Trackers | None:
+    """Start the trackers of ``cfg.report_to`` for the run in ``out``, each given the resolved config ``cfg``.
 
-    ``name``: default the output folder's name, under its group; ``resume_step``: the saved step a resumed
-    run goes on from.
+    The run is ``cfg.run_name``, default the output folder's name under its group ``cfg.run_group``, in the
+    project ``cfg.tracking_project``; ``resume_step``: the saved step a resumed run goes on from.
     """
-    names = chosen(report_to)
+    names = chosen(cfg.report_to)
     if not names:
         return None
-    check_installed(report_to)
-    name = name or (f"{group}/{out.name}" if group else out.name)
-    # the run's project, group, name and config, as wandb.init and trackio.init both take them
-    common: dict[str, Any] = {"project": project, "group": group, "name": name, "config": config}
+    check_installed(cfg.report_to)
+    group, config = cfg.run_group, {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()}
+    name = cfg.run_name or (f"{group}/{out.name}" if group else out.name)
+    # the run's project, group, name and config (options and resolution), as wandb.init and trackio.init
+    # both take them
+    common: dict[str, Any] = {"project": cfg.tracking_project, "group": group, "name": name, "config": config}
     opened: list[Tracker] = []
     try:
         for tracker in names:
