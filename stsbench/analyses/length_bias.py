@@ -28,17 +28,8 @@ from stsbench import metrics
 from stsbench.analyses import DEFAULT_BUCKETS
 from stsbench.analyses import figures as afig
 from stsbench.analyses.figures import bars, x100
-from stsbench.analyses.registry import (
-    LENGTH_TASKS,
-    Analysis,
-    Encodes,
-    Interval,
-    Number,
-    load_many,
-    published_pairs,
-    short_name,
-)
-from stsbench.data.sts import Pairs, pair_files
+from stsbench.analyses.registry import LENGTH_TASKS, Analysis, Interval, Number, published_pairs, short_name
+from stsbench.data.sts import Pairs, load_pairs
 from stsbench.encoders.base import EmbeddingTable, Encoder, embed_table
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
@@ -144,58 +135,33 @@ class LengthBiasResult:
         return asdict(self)
 
 
-def _group(
-    label: str,
-    lo: int,
-    hi: int | None,
-    sims: np.ndarray,
-    gold: np.ndarray,
-    norm: np.ndarray,
-    diffs: np.ndarray,
-) -> GroupScore:
-    n = len(sims)
-    if n == 0:
-        return GroupScore(label, lo, hi, 0, None, None, None, "no pairs")
-    rho, reason = metrics.spearman_or_reason(sims, gold)
-    return GroupScore(label, lo, hi, n, rho, metrics.mean_abs_diff(sims, norm), float(diffs.mean()), reason)
-
-
 def _formula(scale: tuple[float, float]) -> str:
     lo, hi = scale
     return f"g / {hi - lo:g}" if lo == 0 else f"(g - {lo:g}) / {hi - lo:g}"
 
 
 def analyse_pairs(
-    pairs: Pairs,
-    sims: np.ndarray,
-    len1: np.ndarray,
-    len2: np.ndarray,
-    threshold: int,
-    buckets: list[Bucket],
-    split: str = "test",
+    pairs: Pairs, sims: np.ndarray, diffs: np.ndarray, groups: list[Bucket], buckets: list[Bucket], split: str
 ) -> DatasetLengthBias:
-    """Split one task's pairs by ``|len1 - len2|`` and score each group."""
-    diffs = np.abs(np.asarray(len1) - np.asarray(len2))
+    """Split one task's pairs by their length difference ``diffs`` and score each group."""
     gold = np.asarray(pairs.gold, dtype=np.float64)
     norm = metrics.normalise_gold(gold, pairs.scale)
 
-    def groups(bs: list[Bucket]) -> list[GroupScore]:
-        idx = metrics.bucket_of(diffs, [(b.lo, b.hi) for b in bs])
-        return [
-            _group(b.label, b.lo, b.hi, sims[idx == k], gold[idx == k], norm[idx == k], diffs[idx == k])
-            for k, b in enumerate(bs)
-        ]
+    def score(b: Bucket, m: Any = slice(None)) -> GroupScore:  # the pairs ``m`` selects
+        s = sims[m]
+        if len(s) == 0:
+            return GroupScore(b.label, b.lo, b.hi, 0, None, None, None, "no pairs")
+        rho, reason = metrics.spearman_or_reason(s, gold[m])
+        mad = metrics.mean_abs_diff(s, norm[m])
+        return GroupScore(b.label, b.lo, b.hi, len(s), rho, mad, float(diffs[m].mean()), reason)
 
-    overall = _group("all", 0, None, sims, gold, norm, diffs)
+    def scored(bs: list[Bucket]) -> list[GroupScore]:
+        idx = metrics.bucket_of(diffs, [(b.lo, b.hi) for b in bs])
+        return [score(b, idx == k) for k, b in enumerate(bs)]
+
+    scale, overall = tuple(pairs.scale), score(Bucket("all", 0, None))
     return DatasetLengthBias(
-        pairs.name,
-        split,
-        len(pairs),
-        tuple(pairs.scale),
-        _formula(pairs.scale),
-        overall,
-        groups(threshold_buckets(threshold)),
-        groups(buckets),
+        pairs.name, split, len(pairs), scale, _formula(scale), overall, scored(groups), scored(buckets)
     )
 
 
@@ -231,8 +197,7 @@ def tokenizer_counter(model_path: str) -> Callable[[Sequence[str]], np.ndarray]:
     return count
 
 
-BOOTSTRAP_REPLICATES = 1000
-BOOTSTRAP_SEED = 0
+BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED = 1000, 0
 
 
 def bootstrap_averages(
@@ -264,8 +229,7 @@ def bootstrap_averages(
     intervals: dict[str, list[float]] = {}
     for label, avg in zip(labels, averages, strict=True):
         if avg is not None:  # "<=3" -> "LD <= 3 Avg."
-            spaced = label.replace("<=", "<= ") if label.startswith("<=") else label.replace(">", "> ")
-            intervals[f"LD {spaced} Avg."] = list(percentile_interval(avg, level))
+            intervals[f"LD {_ld(label)} Avg."] = list(percentile_interval(avg, level))
     if all(a is not None for a in averages[:2]):
         intervals["gap"] = list(percentile_interval(averages[0] - averages[1], level))
     return {
@@ -287,30 +251,24 @@ def length_bias_from_table(
     split: str = "test",
 ) -> LengthBiasResult:
     """Length bias of every dataset from embeddings already in ``table``."""
-    parsed = parse_buckets(buckets)
-    groups = threshold_buckets(threshold)  # validates before any work
-    out = []
-    resampled = []
+    parsed, groups = _buckets(buckets, threshold)  # validates before any work
+    out, resampled = [], []
     for pairs in datasets:
         sims = metrics.cosine_pairs(table[pairs.sent1], table[pairs.sent2])
-        len1, len2 = count(pairs.sent1), count(pairs.sent2)
-        out.append(analyse_pairs(pairs, sims, len1, len2, threshold, parsed, split))
+        diffs = np.abs(np.asarray(count(pairs.sent1)) - np.asarray(count(pairs.sent2)))
+        out.append(analyse_pairs(pairs, sims, diffs, groups, parsed, split))
         absdiff = np.abs(sims - metrics.normalise_gold(np.asarray(pairs.gold, dtype=np.float64), pairs.scale))
-        index = metrics.bucket_of(np.abs(np.asarray(len1) - np.asarray(len2)), [(b.lo, b.hi) for b in groups])
-        resampled.append((absdiff, index))
+        resampled.append((absdiff, metrics.bucket_of(diffs, [(b.lo, b.hi) for b in groups])))
     average = [_average("all", [d.overall for d in out])]
-    average += [
-        _average(g.label, [d.threshold_groups[k] for d in out]) for k, g in enumerate(out[0].threshold_groups)
-    ]
-    return LengthBiasResult(
-        unit,
-        threshold,
-        [b.label for b in parsed],
-        "every pair of the task's subsets concatenated (SentEval's 'all')",
-        out,
-        average,
-        bootstrap_averages(resampled, [b.label for b in groups]),
-    )
+    average += [_average(b.label, [d.threshold_groups[k] for d in out]) for k, b in enumerate(groups)]
+    over = "every pair of the task's subsets concatenated (SentEval's 'all')"
+    boot = bootstrap_averages(resampled, [b.label for b in groups])
+    return LengthBiasResult(unit, threshold, [b.label for b in parsed], over, out, average, boot)
+
+
+def _buckets(buckets: str, threshold: int) -> tuple[list[Bucket], list[Bucket]]:
+    """The finer buckets and the threshold groups, checked (a bad option is a one-line error)."""
+    return parse_buckets(buckets), threshold_buckets(threshold)
 
 
 def length_bias(
@@ -326,17 +284,19 @@ def length_bias(
     """Length bias of ``encoder`` on the test splits of ``tasks`` (one encoding pass, through the cache)."""
     if unit not in ("words", "tokens"):
         raise StsbenchError(f"unknown --unit {unit!r}; choose words or tokens")
-    parse_buckets(buckets)
-    threshold_buckets(threshold)
-    datasets = load_many(data_dir, list(tasks), "test")
-    table = embed_table(
-        encoder, (t for p in datasets for t in [*p.sent1, *p.sent2]), batch_size, show_progress
-    )
+    _buckets(buckets, threshold)
+    datasets = [load_pairs(data_dir, t, "test") for t in tasks]  # STS12-16 only have test
+    texts = (t for p in datasets for t in [*p.sent1, *p.sent2])
+    table = embed_table(encoder, texts, batch_size, show_progress)
     count = word_count if unit == "words" else tokenizer_counter(encoder.info.path)
     return length_bias_from_table(datasets, table, count, unit, threshold, buckets, "test")
 
 
 LENGTH_TABLE1 = "esimcse-arxiv/table1"
+TABLE1_COLUMNS = (
+    "length diff <= 3",
+    "length diff > 3",
+)  # its entries' columns: <= t, > t as threshold_groups
 
 
 LENGTH_TABLE7 = (
@@ -351,20 +311,14 @@ def length_bias_table1(variant: str, results: dict[str, Any]) -> Table:
     tasks = [d.task for d in first.datasets]
     lo, hi = (g.label for g in first.datasets[0].threshold_groups)
     published = first.threshold == 3
-    columns = ["dataset"]
-    if published:
-        columns += ["SimCSE-BERT-base (published) <=3", "SimCSE-BERT-base (published) >3"]
-    for label in results:
-        columns += [f"{label} {lo}", f"{label} {hi}"]
+    pub = ["SimCSE-BERT-base (published) <=3", "SimCSE-BERT-base (published) >3"] if published else []
+    columns = ["dataset", *pub, *[f"{label} {g}" for label in results for g in (lo, hi)]]
     rows = []
     for k, task in enumerate(tasks):
         row = [short_name(task)]
         if published:
             entry = load_registry().get(f"{LENGTH_TABLE1}/{task.lower()}")
-            row += [
-                fmt(entry.values.get(c), 4) if entry else DASH
-                for c in ("length diff <= 3", "length diff > 3")
-            ]
+            row += [fmt(entry.values.get(c), 4) if entry else DASH for c in TABLE1_COLUMNS]
         for r in results.values():
             d = r.datasets[k] if k < len(r.datasets) and r.datasets[k].task == task else None
             row += [fmt(g.spearman, 4) for g in d.threshold_groups] if d else [DASH, DASH]
@@ -378,9 +332,8 @@ def length_bias_table1(variant: str, results: dict[str, Any]) -> Table:
             f"Published: {LENGTH_TABLE1}/* (the official unsup-SimCSE-BERT-base; lengths in tokens"
             + (", here in words)." if first.unit == "words" else ").")
         )
-    return make_table(
-        f"{variant}_table1", f"Length bias, ESimCSE arXiv Table 1 layout ({first.unit})", columns, rows, notes
-    )
+    title = f"Length bias, ESimCSE arXiv Table 1 layout ({first.unit})"
+    return make_table(f"{variant}_table1", title, columns, rows, notes)
 
 
 def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
@@ -404,10 +357,10 @@ def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
         shown = [None if a is None else round(a * 100, 2) for a in avg]
         gap = None if None in shown else shown[0] - shown[1]
         for idx, group, g in ((1, f"LD > {t}", DASH), (0, f"LD <= {t}", fmt_delta(gap))):
-            cells = []
-            for x in tasks:
-                d = by_task.get(x)
-                cells.append(fmt(d.threshold_groups[idx].mean_abs_diff, scale=100) if d else DASH)
+            cells = [
+                fmt(by_task[x].threshold_groups[idx].mean_abs_diff, scale=100) if x in by_task else DASH
+                for x in tasks
+            ]
             rows.append([label, group, *cells, fmt(shown[idx]), g])
         if r.bootstrap:  # one checkpoint: how much its pairs move the Avg. and the gap
             iv = r.bootstrap["intervals"]
@@ -431,13 +384,8 @@ def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
             "Published: esimcse-coling/table7/* (BERT-base, token lengths"
             + ("; here words)." if first.unit == "words" else ").")
         )
-    return make_table(
-        f"{variant}_table7",
-        f"Length bias, ESimCSE COLING Table 7 layout ({first.unit})",
-        columns,
-        rows,
-        notes,
-    )
+    title = f"Length bias, ESimCSE COLING Table 7 layout ({first.unit})"
+    return make_table(f"{variant}_table7", title, columns, rows, notes)
 
 
 BOOTSTRAP_ROW = "↳ 95% bootstrap interval over pairs (one checkpoint)"
@@ -454,12 +402,8 @@ def length_bias_buckets_table(variant: str, label: str, result: Any) -> Table:
         [short_name(d.task), *[f"{fmt(g.spearman, scale=100)} ({g.n_pairs})" for g in d.buckets]]
         for d in result.datasets
     ]
-    return make_table(
-        f"{variant}_buckets",
-        f"{label}: Spearman x100 (pairs) by |length difference| in {result.unit}",
-        columns,
-        rows,
-    )
+    title = f"{label}: Spearman x100 (pairs) by |length difference| in {result.unit}"
+    return make_table(f"{variant}_buckets", title, columns, rows)
 
 
 LD_ROW = "|cos - g'| x100, LD {group}"  # ESimCSE COLING Table 7's figure
@@ -471,10 +415,7 @@ RHO_ROW = "Spearman x100, LD {group}"  # ESimCSE arXiv Table 1's (the paper prin
 GAP = "gap (LD <= {t} minus LD > {t})"
 
 
-PUBLISHED_THRESHOLD = 3
-
-
-PUBLISHED_UNIT = "tokens"
+PUBLISHED_THRESHOLD, PUBLISHED_UNIT = 3, "tokens"
 
 
 def _ld(label: str) -> str:
@@ -486,23 +427,19 @@ def _ld(label: str) -> str:
 def length_bias_numbers(result: Any) -> list[Number]:
     """Table 7's mean |cos - g'| x100 by group (tasks, Avg., the gap) and Table 1's Spearman x100 by group."""
     out: list[Number] = []
-    groups = [g.label for g in result.datasets[0].threshold_groups]  # "<=3", ">3"
+    ds = result.datasets
+    groups = [g.label for g in ds[0].threshold_groups]  # "<=3", ">3"
     averages = {a.label: a for a in result.average}
     for k, label in reversed(list(enumerate(groups))):  # LD > t first, as Table 7
         row = LD_ROW.format(group=_ld(label))
-        out += [
-            Number(row, short_name(d.task), x100(d.threshold_groups[k].mean_abs_diff))
-            for d in result.datasets
-        ]
+        out += [Number(row, short_name(d.task), x100(d.threshold_groups[k].mean_abs_diff)) for d in ds]
         out.append(Number(row, AVG, x100(averages[label].mean_abs_diff), headline=True))
     le, gt = (x100(averages[g].mean_abs_diff) for g in groups)
     gap = None if le is None or gt is None else le - gt
     out.append(Number(GAP.format(t=result.threshold), AVG, gap, headline=True))
     for k, label in enumerate(groups):  # Table 1: <= t, then > t
         row = RHO_ROW.format(group=_ld(label))
-        out += [
-            Number(row, short_name(d.task), x100(d.threshold_groups[k].spearman)) for d in result.datasets
-        ]
+        out += [Number(row, short_name(d.task), x100(d.threshold_groups[k].spearman)) for d in ds]
     return out
 
 
@@ -520,10 +457,7 @@ def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, flo
         d = next((d for d in result.datasets if d.task.lower() == row_id), None)
         if d is None:
             return f"no {row_id} pairs in this result"
-        values = {
-            "length diff <= 3": d.threshold_groups[le].spearman,
-            "length diff > 3": d.threshold_groups[gt].spearman,
-        }
+        values = {c: g.spearman for c, g in zip(TABLE1_COLUMNS, d.threshold_groups, strict=True)}
         return published_pairs(values, entry, 100.0)  # the paper prints a fraction
     k = gt if row_id.endswith("gt-3") else le if row_id.endswith("le-3") else None
     if k is None:
@@ -532,12 +466,10 @@ def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, flo
     avg = x100(next(a for a in result.average if a.label == label).mean_abs_diff)
     found = (getattr(result, "bootstrap", None) or {}).get("intervals", {}).get(f"LD {_ld(label)} Avg.")
     interval = tuple(found) if found else None
-    if entry.key.startswith("esimcse-coling/table1/"):
-        return published_pairs(
-            {"Avg. Similarity Diff": avg}, entry, intervals={"Avg. Similarity Diff": interval}
-        )
-    values = {d.task: x100(d.threshold_groups[k].mean_abs_diff) for d in result.datasets}
-    return published_pairs({**values, AVG: avg}, entry, intervals={AVG: interval})
+    coling1 = entry.key.startswith("esimcse-coling/table1/")  # its Avg. alone; Table 7: per task, then Avg.
+    col = "Avg. Similarity Diff" if coling1 else AVG
+    values = {} if coling1 else {d.task: x100(d.threshold_groups[k].mean_abs_diff) for d in result.datasets}
+    return published_pairs({**values, col: avg}, entry, intervals={col: interval})
 
 
 def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list[Path]:
@@ -551,23 +483,19 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows), squeeze=False)
     flat = axes.ravel()
     for d, ax in enumerate(flat[: len(first.datasets)]):
-        per_model = [r.datasets[d] for r in results.values()]
-        bars(
-            ax,
-            labels,
-            first.buckets,
-            [[x100(g.spearman) for g in ds.buckets] for ds in per_model],
-            [[g.n_pairs for g in ds.buckets] for ds in per_model],
-        )
+        per_model = [r.datasets[d].buckets for r in results.values()]
+        values = [[x100(g.spearman) for g in bs] for bs in per_model]
+        bars(ax, labels, first.buckets, values, [[g.n_pairs for g in bs] for bs in per_model])
         ax.set_title(short_name(first.datasets[d].task), fontsize=9)
         ax.set_ylabel("Spearman x100", fontsize=7)
     ax = flat[len(first.datasets)]
     groups = [g.label for g in first.average]
+    values = [[x100(g.mean_abs_diff) for g in r.average] for r in results.values()]
     bars(
         ax,
         labels,
         groups,
-        [[x100(g.mean_abs_diff) for g in r.average] for r in results.values()],
+        values,
         [[g.n_datasets_mean_abs_diff for g in r.average] for r in results.values()],
     )
     ax.set_xticks(range(len(groups)), groups, fontsize=7)
@@ -586,9 +514,7 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
 class LengthBiasConfig:
     """Options of ``stsbench length-bias``."""
 
-    unit: Literal["words", "tokens"] = option(
-        "words", "Length in words of the tokenized text, or model tokens."
-    )
+    unit: Unit = option("words", "Length in words of the tokenized text, or model tokens.")
     threshold: int = option(3, "Groups: difference <= T and > T.", ge=0)
     buckets: str = option(DEFAULT_BUCKETS, "Finer buckets of the length difference.")
 
@@ -607,19 +533,11 @@ class LengthBias(Analysis):
 
     def prepare(self, config: LengthBiasConfig) -> None:
         """Option errors before any model loads."""
-        parse_buckets(config.buckets)
-        threshold_buckets(config.threshold)
+        _buckets(config.buckets, config.threshold)
 
-    def data_files(
-        self, config: LengthBiasConfig, data_dir: Path | None, prepared: Any
-    ) -> tuple[Path, list[Path]]:
-        """Every test file of the seven tasks."""
-        root = Path(data_dir or ".")
-        return root, [f for t in LENGTH_TASKS for f in pair_files(root, t, "test")]
-
-    def encodes(self, config: LengthBiasConfig) -> Encodes:
-        """The seven test sets."""
-        return Encodes(splits=tuple((t, "test") for t in LENGTH_TASKS))
+    def pair_splits(self, config: LengthBiasConfig) -> tuple[tuple[str, str], ...]:
+        """The seven test sets (every test file in provenance)."""
+        return tuple((t, "test") for t in LENGTH_TASKS)
 
     def variant(self, config: LengthBiasConfig) -> str:
         """``words`` or ``tokens``."""
@@ -629,18 +547,13 @@ class LengthBias(Analysis):
         """The tasks and split beside the options."""
         return {"tasks": LENGTH_TASKS, "split": "test", **super().record(config)}
 
-    def compute(
-        self, encoder: Any, config: LengthBiasConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.length_bias.length_bias` on the seven test sets."""
         return length_bias(
             encoder, data_dir, LENGTH_TASKS, config.unit, config.threshold, config.buckets, batch_size
         )
 
-    table_builders = (
-        length_bias_table1,
-        length_bias_table7,
-    )  # ESimCSE arXiv Table 1, COLING Table 7
+    table_builders = (length_bias_table1, length_bias_table7)  # ESimCSE arXiv Table 1, COLING Table 7
     draw = staticmethod(length_bias_figure)
     number_builder = staticmethod(length_bias_numbers)
     published_builder = staticmethod(length_bias_published)

@@ -26,12 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from stsbench.data.sts import Pairs, load_pairs, pair_files
+from stsbench.data.sts import pair_files
 from stsbench.errors import StsbenchError
 from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
 from stsbench.registry import Registry, load_target
 from stsbench.tasks.registry import STS_TASK_NAMES
-from stsbench.tasks.registry import short_name as _registry_short_name
+
+# a task named as the papers' columns do (STS-B, SICK-R), for the analyses' tables and figures
+from stsbench.tasks.registry import short_name as short_name
 
 # -- registry ------------------------------------------------------------------------------------------------
 
@@ -119,13 +121,25 @@ class Analysis(ABC):
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
         return None
 
+    def pair_splits(self, config: Any) -> tuple[tuple[str, str], ...]:
+        """The SentEval pair data ``(task, split)`` it reads (default: none); the next two hooks read them."""
+        return ()
+
     def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
-        """The folder provenance paths are relative to, and the files read (their sha256 is recorded)."""
-        return Path(data_dir or "."), []
+        """The folder provenance paths are relative to, and the files read (their sha256 is recorded).
+
+        Default: the files of :meth:`pair_splits` under the data folder.
+        """
+        root = Path(data_dir or ".")
+        return root, [f for task, split in self.pair_splits(config) for f in pair_files(root, task, split)]
 
     def encodes(self, config: Any) -> Encodes | None:
-        """What one model's run encodes (:class:`Encodes`); None (the default): not known, the estimate says so."""
-        return None
+        """What one model's run encodes (:class:`Encodes`).
+
+        Default: the :meth:`pair_splits`; None where there are none: not known, the estimate says so.
+        """
+        splits = self.pair_splits(config)
+        return Encodes(splits=splits) if splits else None
 
     def variant(self, config: Any) -> str | None:
         """Return the option that selects the data (``words``, ``dev``).
@@ -211,14 +225,9 @@ class StsbSplit(Analysis):
         """The STS-B splits it reads: the one of ``--split``."""
         return (config.split,)
 
-    def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
-        """The STS-B file of each split."""
-        root = Path(data_dir or ".")
-        return root, [f for s in self.splits(config) for f in pair_files(root, STSB, s)]
-
-    def encodes(self, config: Any) -> Encodes:
-        """Each STS-B split."""
-        return Encodes(splits=tuple((STSB, s) for s in self.splits(config)))
+    def pair_splits(self, config: Any) -> tuple[tuple[str, str], ...]:
+        """Each STS-B split (its file in provenance, its sentences in the estimate)."""
+        return tuple((STSB, s) for s in self.splits(config))
 
     def variant(self, config: Any) -> str:
         """The split."""
@@ -244,9 +253,10 @@ def _other(cls: type[Analysis]) -> str | None:
     """The registered analysis, another class than ``cls``, that has its name or command; None if none."""
     for key in ANALYSES.names():
         other = ANALYSES.target(key)
-        if isinstance(other, type) and other is not cls and cls.command == other.command:
-            return key
-        if isinstance(other, type) and other is not cls and ANALYSES.canonical(cls.name) == key:
+        named = isinstance(other, type) and (
+            cls.command == other.command or ANALYSES.canonical(cls.name) == key
+        )
+        if named and other is not cls:
             return key
     return None
 
@@ -254,9 +264,8 @@ def _other(cls: type[Analysis]) -> str | None:
 def register_analysis(cls: A) -> A:
     """Class decorator: register ``cls`` under ``cls.name``; a second use of a name or command fails."""
     _check_class(cls)
-    if cls.__module__.startswith(
-        "stsbench.analyses."
-    ):  # built-in: registered in file order, before any plugin
+    # built-in: registered in file order, before any plugin
+    if cls.__module__.startswith("stsbench.analyses."):
         ANALYSES.register(cls.name, cls)
         return cls
     key = ANALYSES.canonical(cls.name)
@@ -327,16 +336,6 @@ importlib.import_module(BUILTIN)
 
 # ESimCSE COLING Table 7's seven test sets, in its column order
 LENGTH_TASKS = list(STS_TASK_NAMES)
-
-
-def short_name(task: str) -> str:
-    """Name a task as the papers' columns do (STS-B, SICK-R): its first alias, else its name."""
-    return _registry_short_name(task)
-
-
-def load_many(data_dir: Path, tasks: list[str], split: str) -> list[Pairs]:
-    """``load_pairs`` for each task (STS12-16 only have test)."""
-    return [load_pairs(data_dir, t, split) for t in tasks]
 
 
 Interval = tuple[float, float] | None  # one checkpoint's bootstrap interval over pairs, in points; None: none
