@@ -34,6 +34,7 @@ from stsbench.tabular import DASH, Table, fmt, make_table
 SPLITS = ("train", "dev", "test")
 GROUP_EDGES = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
 GRID = 201  # density points over [-1, 1]
+DensitySplit = Literal["all", "train", "dev", "test"]
 
 
 @dataclass
@@ -47,9 +48,8 @@ class DensityGroup:
     mean: float | None
     std: float | None
     quartiles: list[float] | None  # 25%, 50%, 75%
-    density: (
-        list[float] | None
-    )  # on :attr:`CosineDensityResult.grid`; None with fewer than 2 distinct cosines
+    # on :attr:`CosineDensityResult.grid`; None with fewer than 2 distinct cosines
+    density: list[float] | None
 
 
 @dataclass
@@ -98,15 +98,11 @@ def density_from_table(pairs: Pairs, table: EmbeddingTable, split: str) -> Cosin
 
 
 def _joined(parts: Sequence[Pairs], name: str) -> Pairs:
-    first = parts[0]
-    return Pairs(
-        name,
-        [s for p in parts for s in p.sent1],
-        [s for p in parts for s in p.sent2],
-        np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts]),
-        [s for p in parts for s in p.subset],
-        first.scale,
-    )
+    def cat(field: str) -> list[str]:
+        return [s for p in parts for s in getattr(p, field)]
+
+    gold = np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts])
+    return Pairs(name, cat("sent1"), cat("sent2"), gold, cat("subset"), parts[0].scale)
 
 
 def load_split(data_dir: Path, task: str, split: str) -> Pairs:
@@ -130,27 +126,27 @@ def cosine_density(
     return density_from_table(pairs, table, split)
 
 
+def _summary(g: DensityGroup) -> str:
+    """The group's mean cosine and its first and third quartiles."""
+    return (
+        DASH if g.mean is None else f"{fmt(g.mean, 3)} [{fmt(g.quartiles[0], 2)}, {fmt(g.quartiles[2], 2)}]"
+    )
+
+
 def density_table(variant: str, results: dict[str, Any]) -> Table:
     """Per model and gold-score group: pairs, mean cosine and its quartiles (SimCSE Fig. 4's numbers)."""
     first = next(iter(results.values()))
     columns = ["model", *[f"gold {g.label}" for g in first.groups], "pairs"]
     rows = []
     for label, r in results.items():
-        cells = [
-            DASH
-            if g.mean is None
-            else f"{fmt(g.mean, 3)} [{fmt(g.quartiles[0], 2)}, {fmt(g.quartiles[2], 2)}]"
-            for g in r.groups
-        ]
-        rows.append([label, *cells, " / ".join(str(g.n_pairs) for g in r.groups)])
+        rows.append([label, *map(_summary, r.groups), " / ".join(str(g.n_pairs) for g in r.groups)])
     notes = [
         f"Cosine of the {first.n_pairs} {short_name(first.task)} pairs ({first.split}) by gold score: the mean, "
         "then the first and third quartiles, per group (gold 0 to 1, 1 excluded, ... 4 to 5, 5 included); pairs "
         "per group in the last column. SimCSE Figure 4 draws these groups' densities."
     ]
-    return make_table(
-        variant, f"Cosine by gold score ({short_name(first.task)} {first.split})", columns, rows, notes
-    )
+    title = f"Cosine by gold score ({short_name(first.task)} {first.split})"
+    return make_table(variant, title, columns, rows, notes)
 
 
 def density_numbers(result: Any) -> list[Number]:
@@ -182,10 +178,8 @@ def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[
         ax.set_xlabel("cosine similarity")
         ax.set_xlim(-1.0, 1.0)
     axes.flat[0].set_ylabel("gold score group")
-    fig.suptitle(
-        f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score",
-        fontsize=9,
-    )
+    title = f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score"
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return afig.save(fig, stem)
 
@@ -194,9 +188,7 @@ def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[
 class CosineDensityConfig:
     """Options of ``stsbench cosine-density``."""
 
-    split: Literal["all", "train", "dev", "test"] = option(
-        "all", "STS-B split; all: train, dev and test together."
-    )
+    split: DensitySplit = option("all", "STS-B split; all: train, dev and test together.")
 
 
 class CosineDensity(StsbSplit):
@@ -215,15 +207,7 @@ class CosineDensity(StsbSplit):
         """The split, or each split (``all``)."""
         return SPLITS if config.split == "all" else (config.split,)
 
-    def compute(
-        self,
-        encoder: Any,
-        config: CosineDensityConfig,
-        *,
-        data_dir: Path | None,
-        prepared: Any,
-        batch_size: int,
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.density.cosine_density`."""
         return cosine_density(encoder, data_dir, config.split, STSB, batch_size)
 

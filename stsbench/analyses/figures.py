@@ -51,9 +51,8 @@ def save(fig, stem: Path) -> list[Path]:
 
     stamp = _STAMP.get()
     if stamp:
-        width = max(
-            60, int(fig.get_figwidth() * 14)
-        )  # about the characters of a 7-point line across the figure
+        # about the characters of a 7-point line across the figure
+        width = max(60, int(fig.get_figwidth() * 14))
         lines = "\n".join(textwrap.wrap(stamp, width))
         fig.text(0.5, 0, lines, ha="center", va="top", fontsize=7, color="#b00020")
     described = {"Description": stamp} if stamp else {}

@@ -73,9 +73,8 @@ class SpectrumResult:
     dim: int
     uncentred: Spectrum
     centred: Spectrum
-    avg_cosine_random_pairs: (
-        float  # mean cosine of ``n_random_pairs`` seeded random pairs of distinct sentences
-    )
+    # mean cosine of ``n_random_pairs`` seeded random pairs of distinct sentences
+    avg_cosine_random_pairs: float
     n_random_pairs: int
     seed: int
     avg_cosine_all_pairs: float  # the same mean over every pair of distinct sentences, exactly
@@ -90,15 +89,8 @@ def _spectrum(x: np.ndarray, centered: bool) -> Spectrum:
     sv = metrics.singular_values(x, center=centered)
     top = float(sv[0])
     norm = (sv / top).tolist() if top > 0 else [0.0] * len(sv)
-    return Spectrum(
-        centered,
-        "centred" if centered else "uncentred",
-        top,
-        norm,
-        metrics.effective_rank(sv),
-        metrics.top_share(sv),
-        int(np.sum(sv > RANK_TOL * top)) if top > 0 else 0,
-    )
+    rank, label = int(np.sum(sv > RANK_TOL * top)) if top > 0 else 0, "centred" if centered else "uncentred"
+    return Spectrum(centered, label, top, norm, metrics.effective_rank(sv), metrics.top_share(sv), rank)
 
 
 def spectrum_from_vectors(
@@ -109,14 +101,16 @@ def spectrum_from_vectors(
     if len(x) < 2:
         raise StsbenchError(f"{task} {split} has fewer than 2 distinct sentences; a spectrum needs more")
     i, j = metrics.random_distinct_pairs(len(x), n_random_pairs, seed)
-    rand = float(np.mean(metrics.cosine_pairs(x[i], x[j])))
+    rand, spectra = (
+        float(np.mean(metrics.cosine_pairs(x[i], x[j]))),
+        (_spectrum(x, False), _spectrum(x, True)),
+    )
     return SpectrumResult(
         task,
         split,
         len(x),
         int(x.shape[1]),
-        _spectrum(x, False),
-        _spectrum(x, True),
+        *spectra,
         rand,
         n_random_pairs,
         seed,
@@ -155,48 +149,26 @@ def align_uniform_table(variant: str, results: dict[str, Any]) -> Table:
         f"{short_name(first.task)} {first.split}: alignment over the pairs with gold > {first.positive_threshold:g}, "
         "uniformity over every pair of distinct sentences (Wang & Isola 2020; SimCSE Fig. 2)."
     ]
-    return make_table(
-        variant, f"Alignment and uniformity ({short_name(first.task)} {first.split})", columns, rows, notes
-    )
+    title = f"Alignment and uniformity ({short_name(first.task)} {first.split})"
+    return make_table(variant, title, columns, rows, notes)
 
 
 def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
     """Effective rank, top-component share and mean cosines per model (MoCoSE Fig. 7's numbers)."""
     first = next(iter(results.values()))
-    columns = [
-        "model",
-        "dim",
-        "erank raw",
-        "erank centred",
-        "top share raw",
-        "top share centred",
-        "rank",
-        "mean cos (random pairs)",
-        "mean cos (all pairs)",
-    ]
-    rows = [
-        [
-            label,
-            str(r.dim),
-            fmt(r.uncentred.effective_rank),
-            fmt(r.centred.effective_rank),
-            fmt(r.uncentred.top_share, 4),
-            fmt(r.centred.top_share, 4),
-            str(r.uncentred.numerical_rank),
-            fmt(r.avg_cosine_random_pairs, 4),
-            fmt(r.avg_cosine_all_pairs, 4),
-        ]
-        for label, r in results.items()
-    ]
+    head = [n.column for n in spectrum_numbers(first)]  # erank, top share (raw, centred), mean cosines
+    columns, rows = ["model", "dim", *head[:4], "rank", *head[4:]], []
+    for label, r in results.items():
+        cells = [fmt(n.value, n.decimals) for n in spectrum_numbers(r)]
+        rows.append([label, str(r.dim), *cells[:4], str(r.uncentred.numerical_rank), *cells[4:]])
     notes = [
         f"Singular values of the {first.n_sentences} unique {short_name(first.task)} {first.split} sentence "
         "embeddings; erank: exp(entropy of s / sum s) (Roy & Vetterli); top share: s1^2 / sum s^2; "
         f"random pairs: {first.n_random_pairs}, seed {first.seed}. A flatter spectrum (higher erank, lower "
         "share) is a more isotropic space."
     ]
-    return make_table(
-        variant, f"Singular-value spectra ({short_name(first.task)} {first.split})", columns, rows, notes
-    )
+    title = f"Singular-value spectra ({short_name(first.task)} {first.split})"
+    return make_table(variant, title, columns, rows, notes)
 
 
 def align_uniform_numbers(result: Any) -> list[Number]:
@@ -251,11 +223,8 @@ def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path
         for label, r in results.items():
             s = getattr(r, which)
             k = s.numerical_rank  # values past it are round-off (below RANK_TOL): not drawn
-            ax.plot(
-                np.arange(1, k + 1),
-                s.normalized[:k],
-                label=f"{label} (erank {s.effective_rank:.0f}, rank {k}/{len(s.normalized)})",
-            )
+            name = f"{label} (erank {s.effective_rank:.0f}, rank {k}/{len(s.normalized)})"
+            ax.plot(np.arange(1, k + 1), s.normalized[:k], label=name)
         ax.set_yscale("log")
         ax.set_xlabel(f"index (below {RANK_TOL:g} x largest: round-off, not drawn)", fontsize=8)
         ax.set_title(f"{which} embeddings", fontsize=9)
@@ -287,15 +256,7 @@ class AlignUniform(StsbSplit):
     config_type = AlignUniformConfig
     result_type = AlignUniformResult
 
-    def compute(
-        self,
-        encoder: Any,
-        config: AlignUniformConfig,
-        *,
-        data_dir: Path | None,
-        prepared: Any,
-        batch_size: int,
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.geometry.align_uniform`."""
         return align_uniform(encoder, data_dir, config.split, STSB, config.positive_threshold, batch_size)
 
@@ -325,9 +286,7 @@ class SpectrumAnalysis(StsbSplit):
     config_type = SpectrumConfig
     result_type = SpectrumResult
 
-    def compute(
-        self, encoder: Any, config: SpectrumConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.geometry.spectrum`."""
         return spectrum(encoder, data_dir, config.split, STSB, config.random_pairs, config.seed, batch_size)
 

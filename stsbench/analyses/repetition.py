@@ -28,7 +28,7 @@ import json
 import logging
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -295,21 +295,11 @@ def repetition_probe(
         for t, a, b in zip(sample.triples, s1, s2, strict=True)
     ]
     a, b = 100.0 * float(np.mean(s1)), 100.0 * float(np.mean(s2))
+    drawn = {
+        f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"
+    }  # how, from where
     return RepetitionResult(
-        sample.corpus,
-        sample.n_corpus_sentences,
-        sample.n_requested,
-        len(scored),
-        sample.n_queries_without_candidate,
-        sample.overlap_measure,
-        sample.min_overlap,
-        sample.max_overlap,
-        sample.seed,
-        sample.triples_from,
-        a,
-        b,
-        b - a,
-        triples=scored,
+        **drawn, n_triples=len(scored), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a, triples=scored
     )
 
 
@@ -331,17 +321,8 @@ def read_triples(path: Path) -> list[ProbeTriple]:
             continue
         try:
             d = json.loads(line)
-            out.append(
-                ProbeTriple(
-                    d["query"],
-                    d["s1"],
-                    d["s2"],
-                    float(d["overlap"]),
-                    list(d["repeated"]),
-                    int(d["query_line"]),
-                    int(d["s1_line"]),
-                )
-            )
+            texts, lines = (d["query"], d["s1"], d["s2"]), (int(d["query_line"]), int(d["s1_line"]))
+            out.append(ProbeTriple(*texts, float(d["overlap"]), list(d["repeated"]), *lines))
         except (ValueError, KeyError, TypeError):
             raise StsbenchError(
                 f"{path}:{no}: not a triple written by `stsbench repetition-probe`; "
@@ -474,9 +455,7 @@ class RepetitionProbe(Analysis):
             )
         return sample
 
-    def data_files(
-        self, config: RepetitionConfig, data_dir: Path | None, prepared: Any
-    ) -> tuple[Path, list[Path]]:
+    def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
         """The corpus, or the triples file reused."""
         source = Path(config.triples if config.triples is not None else config.corpus)  # type: ignore[arg-type]
         return source.parent, [source]
@@ -491,9 +470,7 @@ class RepetitionProbe(Analysis):
         rec["triples_from"] = rec.pop("triples")
         return rec
 
-    def compute(
-        self, encoder: Any, config: RepetitionConfig, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.repetition.repetition_probe` on the prepared sample."""
         return repetition_probe(encoder, prepared, batch_size)
 

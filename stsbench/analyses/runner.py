@@ -20,8 +20,8 @@ from typing import Any
 from stsbench.analyses.registry import Analysis, get_analysis
 from stsbench.encoders.base import EncodeOptions
 from stsbench.encoders.resolve import prompt_suffix
+from stsbench.results import write
 from stsbench.results.schema import AnalysisResult
-from stsbench.results.write import base_label, labelled
 
 
 class TimedEncoder:
@@ -88,13 +88,6 @@ def run_analysis(
     from stsbench.data.integrity import check_data
     from stsbench.files import atomic_write_json
     from stsbench.paths import resolve_data_dir
-    from stsbench.results.write import (
-        analysis_path,
-        figure_path,
-        make_provenance,
-        model_info,
-        portable_result,
-    )
 
     analysis = get_analysis(name)
     encode = encode or EncodeOptions()
@@ -114,18 +107,20 @@ def run_analysis(
         result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=encode.batch_size)
         total = time.perf_counter() - t0
         timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
-        prov = make_provenance(data_root, files, timings, command, encoder=inner)
-        info = model_info(enc)
+        prov = write.make_provenance(data_root, files, timings, command, encoder=inner)
+        info = write.model_info(enc)
         envelope = AnalysisResult(
             analysis=analysis.name, result=result.to_dict(), model=info, config=record, provenance=prov
         )
         run.records.append(envelope)
         if output is not None:
-            path = analysis_path(output, info, stem)
-            run.files.append(atomic_write_json(path, portable_result(envelope.to_dict(), output, data_root)))
+            path = write.analysis_path(output, info, stem)
+            portable = write.portable_result(envelope.to_dict(), output, data_root)
+            run.files.append(atomic_write_json(path, portable))
             run.files += analysis.extra_files(result, path)
-        done.append((base_label(given) + prompt_suffix(info.prompt, info.prompt_name), info.pooler, result))
-    run.results = labelled(done)
+        label = write.base_label(given) + prompt_suffix(info.prompt, info.prompt_name)
+        done.append((label, info.pooler, result))
+    run.results = write.labelled(done)
     if output is not None:
-        run.files += analysis.figure(run.results, figure_path(output, stem, list(run.results)))
+        run.files += analysis.figure(run.results, write.figure_path(output, stem, list(run.results)))
     return run
