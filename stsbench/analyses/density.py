@@ -180,8 +180,7 @@ def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[
     axes.flat[0].set_ylabel("gold score group")
     title = f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score"
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return afig.save(fig, stem)
+    return afig.save(fig, stem, tight=True)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)

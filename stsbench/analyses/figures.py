@@ -42,13 +42,18 @@ def stamped(text: str | None) -> Iterator[None]:
         _STAMP.reset(token)
 
 
-def save(fig, stem: Path) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure; stamped within :func:`stamped`."""
+def save(fig, stem: Path, tight: bool = False) -> list[Path]:
+    """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure; stamped within :func:`stamped`.
+
+    ``tight``: lay the figure out first (matplotlib's ``tight_layout``).
+    """
     import io
     import textwrap
 
     from stsbench.files import atomic_write_bytes
 
+    if tight:
+        fig.tight_layout()
     stamp = _STAMP.get()
     if stamp:
         # about the characters of a 7-point line across the figure

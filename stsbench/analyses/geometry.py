@@ -101,20 +101,10 @@ def spectrum_from_vectors(
     if len(x) < 2:
         raise StsbenchError(f"{task} {split} has fewer than 2 distinct sentences; a spectrum needs more")
     i, j = metrics.random_distinct_pairs(len(x), n_random_pairs, seed)
-    rand, spectra = (
-        float(np.mean(metrics.cosine_pairs(x[i], x[j]))),
-        (_spectrum(x, False), _spectrum(x, True)),
-    )
+    rand, all_pairs = float(np.mean(metrics.cosine_pairs(x[i], x[j]))), metrics.mean_cosine_all_pairs(x)
+    spectra = _spectrum(x, False), _spectrum(x, True)
     return SpectrumResult(
-        task,
-        split,
-        len(x),
-        int(x.shape[1]),
-        *spectra,
-        rand,
-        n_random_pairs,
-        seed,
-        metrics.mean_cosine_all_pairs(x),
+        task, split, len(x), int(x.shape[1]), *spectra, rand, n_random_pairs, seed, all_pairs
     )
 
 
@@ -211,8 +201,7 @@ def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> 
         fontsize=8,
     )
     ax.margins(0.25)
-    fig.tight_layout()
-    return afig.save(fig, stem)
+    return afig.save(fig, stem, tight=True)
 
 
 def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path]:
@@ -232,8 +221,7 @@ def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path
     first = next(iter(results.values()))
     axes[0].set_ylabel("singular value / largest")
     fig.suptitle(f"{short_name(first.task)} {first.split}: {first.n_sentences} unique sentences", fontsize=9)
-    fig.tight_layout()
-    return afig.save(fig, stem)
+    return afig.save(fig, stem, tight=True)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)

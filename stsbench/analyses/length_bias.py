@@ -198,6 +198,7 @@ def tokenizer_counter(model_path: str) -> Callable[[Sequence[str]], np.ndarray]:
 
 
 BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED = 1000, 0
+RESAMPLED = "pairs, with replacement, within each task's length-difference group"
 
 
 def bootstrap_averages(
@@ -232,13 +233,8 @@ def bootstrap_averages(
             intervals[f"LD {_ld(label)} Avg."] = list(percentile_interval(avg, level))
     if all(a is not None for a in averages[:2]):
         intervals["gap"] = list(percentile_interval(averages[0] - averages[1], level))
-    return {
-        "replicates": replicates,
-        "seed": seed,
-        "level": level,
-        "resampled": "pairs, with replacement, within each task's length-difference group",
-        "intervals": intervals,  # x100
-    }
+    # the intervals x100
+    return dict(replicates=replicates, seed=seed, level=level, resampled=RESAMPLED, intervals=intervals)
 
 
 def length_bias_from_table(
@@ -506,8 +502,7 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
     fig.suptitle(
         f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})", fontsize=10
     )
-    fig.tight_layout()
-    return afig.save(fig, stem)
+    return afig.save(fig, stem, tight=True)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)

@@ -253,10 +253,9 @@ def _other(cls: type[Analysis]) -> str | None:
     """The registered analysis, another class than ``cls``, that has its name or command; None if none."""
     for key in ANALYSES.names():
         other = ANALYSES.target(key)
-        named = isinstance(other, type) and (
-            cls.command == other.command or ANALYSES.canonical(cls.name) == key
-        )
-        if named and other is not cls:
+        if isinstance(other, type) and other is not cls and cls.command == other.command:
+            return key
+        if isinstance(other, type) and other is not cls and ANALYSES.canonical(cls.name) == key:
             return key
     return None
 

@@ -227,8 +227,7 @@ def sample_triples(
     for i, t in enumerate(texts):
         same_text.setdefault(t, []).append(i)
     triples: list[ProbeTriple] = []
-    skipped = 0
-    max_tries = max(10 * n, 1000)
+    skipped, max_tries = 0, max(10 * n, 1000)
     for tried, qi in enumerate(rng.permutation(len(corpus)).tolist()):
         if len(triples) == n or tried == max_tries:
             break
@@ -242,10 +241,9 @@ def sample_triples(
             skipped += 1
             continue
         ci = int(hits[0])
-        s2, rep = repeat_overlap(texts[qi], texts[ci])
-        triples.append(
-            ProbeTriple(texts[qi], texts[ci], s2, float(ov[ci]), rep, corpus[qi][0], corpus[ci][0])
-        )
+        q, c = texts[qi], texts[ci]
+        s2, rep = repeat_overlap(q, c)
+        triples.append(ProbeTriple(q, c, s2, float(ov[ci]), rep, corpus[qi][0], corpus[ci][0]))
     if not triples:
         raise StsbenchError(
             f"no sentence of {source} has {min_overlap:.0%}-{max_overlap:.0%} {measure} overlap with "
@@ -399,11 +397,11 @@ def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[
         fontsize=8,
     )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
-    fig.tight_layout()
-    return afig.save(fig, stem)
+    return afig.save(fig, stem, tight=True)
 
 
 log = logging.getLogger("stsbench")
+FEWER = "warning: only %d of %d queries found a candidate with %.0f%%-%.0f%% overlap; the probe uses those"
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -415,7 +413,7 @@ class RepetitionConfig:
     seed: int = option(1111, "Random seed.")
     min_overlap: float = option(0.13, "Lowest overlap of a candidate.", ge=0, le=1)
     max_overlap: float = option(0.17, "Highest overlap of a candidate.", ge=0, le=1)
-    overlap: Literal["candidate", "jaccard"] = option(
+    overlap: OverlapMeasure = option(
         "candidate", "candidate: share of s1's words found in q; jaccard: word sets."
     )
     triples: Optional[Path] = option(None, "Reuse the triples a previous run saved (.triples.jsonl).")  # noqa: UP045
@@ -447,11 +445,7 @@ class RepetitionProbe(Analysis):
         )
         if len(sample.triples) < config.n:
             log.warning(
-                "warning: only %d of %d queries found a candidate with %.0f%%-%.0f%% overlap; the probe uses those",
-                len(sample.triples),
-                config.n,
-                100 * config.min_overlap,
-                100 * config.max_overlap,
+                FEWER, len(sample.triples), config.n, 100 * config.min_overlap, 100 * config.max_overlap
             )
         return sample
 

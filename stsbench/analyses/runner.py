@@ -105,8 +105,7 @@ def run_analysis(
         enc = TimedEncoder(inner)
         t0 = time.perf_counter()
         result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=encode.batch_size)
-        total = time.perf_counter() - t0
-        timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
+        timings = {"encode": enc.seconds, "analyse": time.perf_counter() - t0 - enc.seconds}
         prov = write.make_provenance(data_root, files, timings, command, encoder=inner)
         info = write.model_info(enc)
         envelope = AnalysisResult(
