@@ -42,18 +42,19 @@ def stamped(text: str | None) -> Iterator[None]:
         _STAMP.reset(token)
 
 
-def save(fig, stem: Path, tight: bool = False) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure; stamped within :func:`stamped`.
+def laid_out(fig, stem: Path) -> list[Path]:
+    """Lay ``fig`` out (matplotlib's ``tight_layout``), then :func:`save` it."""
+    fig.tight_layout()
+    return save(fig, stem)
 
-    ``tight``: lay the figure out first (matplotlib's ``tight_layout``).
-    """
+
+def save(fig, stem: Path) -> list[Path]:
+    """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure; stamped within :func:`stamped`."""
     import io
     import textwrap
 
     from stsbench.files import atomic_write_bytes
 
-    if tight:
-        fig.tight_layout()
     stamp = _STAMP.get()
     if stamp:
         # about the characters of a 7-point line across the figure

@@ -502,7 +502,7 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
     fig.suptitle(
         f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})", fontsize=10
     )
-    return afig.save(fig, stem, tight=True)
+    return afig.laid_out(fig, stem)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)

@@ -397,7 +397,7 @@ def repetition_figure(results: dict[str, RepetitionResult], stem: Path) -> list[
         fontsize=8,
     )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
-    return afig.save(fig, stem, tight=True)
+    return afig.laid_out(fig, stem)
 
 
 log = logging.getLogger("stsbench")
