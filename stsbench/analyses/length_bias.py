@@ -289,10 +289,8 @@ def length_bias(
 
 
 LENGTH_TABLE1 = "esimcse-arxiv/table1"
-TABLE1_COLUMNS = (
-    "length diff <= 3",
-    "length diff > 3",
-)  # its entries' columns: <= t, > t as threshold_groups
+# its entries' columns: <= t, > t, as threshold_groups
+TABLE1_COLUMNS = ("length diff <= 3", "length diff > 3")
 
 
 LENGTH_TABLE7 = (
@@ -487,13 +485,8 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
     ax = flat[len(first.datasets)]
     groups = [g.label for g in first.average]
     values = [[x100(g.mean_abs_diff) for g in r.average] for r in results.values()]
-    bars(
-        ax,
-        labels,
-        groups,
-        values,
-        [[g.n_datasets_mean_abs_diff for g in r.average] for r in results.values()],
-    )
+    counts = [[g.n_datasets_mean_abs_diff for g in r.average] for r in results.values()]
+    bars(ax, labels, groups, values, counts)
     ax.set_xticks(range(len(groups)), groups, fontsize=7)
     ax.set_title("Avg. |cos - normalised gold| x100", fontsize=9)
     for extra in flat[n:]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -158,14 +158,6 @@ def read_corpus(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def _check_range(min_overlap: float, max_overlap: float) -> None:
-    if not 0.0 <= min_overlap <= max_overlap <= 1.0:
-        raise StsbenchError(
-            f"overlap range [{min_overlap}, {max_overlap}] is not within [0, 1] with min <= max; "
-            "use e.g. --min-overlap 0.13 --max-overlap 0.17"
-        )
-
-
 def _overlap_index(keys: list[list[str]], measure: str) -> Callable[[int], np.ndarray]:
     """``f(q)`` -> the overlap of every sentence with sentence ``q`` at once (sparse word-count matrix).
 
@@ -205,17 +197,24 @@ def _overlap_index(keys: list[list[str]], measure: str) -> Callable[[int], np.nd
     return overlaps
 
 
-def sample_triples(
-    corpus: Sequence[tuple[int, str]],
+def draw_sample(
+    corpus_path: Path,
     n: int = 100,
     seed: int = 1111,
     min_overlap: float = 0.13,
     max_overlap: float = 0.17,
     measure: OverlapMeasure = "candidate",
-    source: str = "the corpus",
-) -> tuple[list[ProbeTriple], int]:
-    """Draw up to ``n`` triples (seeded, see the module docstring) and count the queries skipped."""
-    _check_range(min_overlap, max_overlap)
+) -> ProbeSample:
+    """Read the corpus and draw the triples (no model involved: every model is probed on the same sample).
+
+    Up to ``n`` triples, seeded (see the module docstring); the queries skipped are counted.
+    """
+    if not 0.0 <= min_overlap <= max_overlap <= 1.0:
+        raise StsbenchError(
+            f"overlap range [{min_overlap}, {max_overlap}] is not within [0, 1] with min <= max; "
+            "use e.g. --min-overlap 0.13 --max-overlap 0.17"
+        )
+    corpus = read_corpus(corpus_path)
     if measure not in ("candidate", "jaccard"):
         raise StsbenchError(f"unknown overlap measure {measure!r}; choose candidate or jaccard")
     if n < 1:
@@ -246,25 +245,10 @@ def sample_triples(
         triples.append(ProbeTriple(q, c, s2, float(ov[ci]), rep, corpus[qi][0], corpus[ci][0]))
     if not triples:
         raise StsbenchError(
-            f"no sentence of {source} has {min_overlap:.0%}-{max_overlap:.0%} {measure} overlap with "
+            f"no sentence of {corpus_path} has {min_overlap:.0%}-{max_overlap:.0%} {measure} overlap with "
             f"any of the {min(len(corpus), max_tries)} queries tried; use a larger corpus or widen "
             "--min-overlap/--max-overlap"
         )
-    return triples, skipped
-
-
-def draw_sample(
-    corpus_path: Path,
-    n: int = 100,
-    seed: int = 1111,
-    min_overlap: float = 0.13,
-    max_overlap: float = 0.17,
-    measure: OverlapMeasure = "candidate",
-) -> ProbeSample:
-    """Read the corpus and draw the triples (no model involved: every model is probed on the same sample)."""
-    _check_range(min_overlap, max_overlap)
-    corpus = read_corpus(corpus_path)
-    triples, skipped = sample_triples(corpus, n, seed, min_overlap, max_overlap, measure, str(corpus_path))
     return ProbeSample(
         str(corpus_path), len(corpus), triples, n, skipped, measure, min_overlap, max_overlap, seed
     )
@@ -293,9 +277,8 @@ def repetition_probe(
         for t, a, b in zip(sample.triples, s1, s2, strict=True)
     ]
     a, b = 100.0 * float(np.mean(s1)), 100.0 * float(np.mean(s2))
-    drawn = {
-        f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"
-    }  # how, from where
+    # how and from where the sample was drawn
+    drawn = {f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"}
     return RepetitionResult(
         **drawn, n_triples=len(scored), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a, triples=scored
     )
