@@ -153,9 +153,7 @@ class Analysis(ABC):
         return {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()}
 
     @abstractmethod
-    def compute(
-        self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """Compute one model's result (an instance of ``result_type``)."""
 
     def extra_files(self, result: Any, path: Path) -> list[Path]:

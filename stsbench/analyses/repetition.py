@@ -166,12 +166,9 @@ def _overlap_index(keys: list[list[str]], measure: str) -> Callable[[int], np.nd
     """
     from scipy.sparse import csr_matrix
 
-    vocab: dict[str, int] = {}
-    rows, cols = [], []
-    for i, ks in enumerate(keys):
-        for k in ks:
-            rows.append(i)
-            cols.append(vocab.setdefault(k, len(vocab)))
+    vocab: dict[str, int] = {}  # a key's column, in the order keys are first met
+    cols = [vocab.setdefault(k, len(vocab)) for ks in keys for k in ks]
+    rows = [i for i, ks in enumerate(keys) for _ in ks]
     shape = (len(keys), max(len(vocab), 1))
     counts = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)  # duplicates summed: word counts
     counts.sum_duplicates()
