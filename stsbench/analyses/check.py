@@ -150,8 +150,7 @@ def _rows(
     rows = []
     for column, printed in entry.values.items():
         pairs = [s[column] for s in seeds if column in s]  # none: missing (the published figure as printed)
+        published = pairs[0][1] if pairs else float(printed)
         summary = summary_dict([p[0] for p in pairs]) if pairs else None
-        rows.append(
-            SeedRow(column, pairs[0][1] if pairs else float(printed), summary, True, difference, level)
-        )
+        rows.append(SeedRow(column, published, summary, True, difference, level))
     return tuple(rows)

@@ -354,12 +354,10 @@ def density_from_table(pairs: Pairs, table: EmbeddingTable, split: str) -> Cosin
     grid = np.linspace(-1.0, 1.0, GRID)
     groups = []
     for k, (lo, hi) in enumerate(zip(GROUP_EDGES, GROUP_EDGES[1:], strict=False)):
-        last = k == len(GROUP_EDGES) - 2
-        mask = (gold >= lo) & ((gold <= hi) if last else (gold < hi))
+        mask = (gold >= lo) & ((gold <= hi) if k == len(GROUP_EDGES) - 2 else (gold < hi))  # the last: [4, 5]
         groups.append(_group(f"{lo:g}-{hi:g}", lo, hi, cosines[mask], grid))
-    return CosineDensityResult(
-        pairs.name, split, len(pairs.gold), [float(v) for v in grid], "scott (scipy gaussian_kde)", groups
-    )
+    bandwidth = "scott (scipy gaussian_kde)"
+    return CosineDensityResult(pairs.name, split, len(pairs.gold), grid.tolist(), bandwidth, groups)
 
 
 def _joined(parts: Sequence[Pairs], name: str) -> Pairs:

@@ -492,9 +492,8 @@ def length_bias_figure(results: dict[str, LengthBiasResult], stem: Path) -> list
     for extra in flat[n:]:
         extra.axis("off")
     flat[0].legend(fontsize=6)
-    fig.suptitle(
-        f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})", fontsize=10
-    )
+    title = f"Length bias: |length difference| in {first.unit} (threshold {first.threshold})"
+    fig.suptitle(title, fontsize=10)
     return afig.laid_out(fig, stem)
 
 

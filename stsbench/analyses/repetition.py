@@ -263,9 +263,8 @@ def repetition_probe(
     encoder: Encoder, sample: ProbeSample, batch_size: int = 128, show_progress: bool = True
 ) -> RepetitionResult:
     """Mean cos(q, s1) and cos(q, s2) x100 over the sample (one encoding pass, through the cache)."""
-    table = embed_table(
-        encoder, (t for x in sample.triples for t in (x.query, x.s1, x.s2)), batch_size, show_progress
-    )
+    texts = (t for x in sample.triples for t in (x.query, x.s1, x.s2))
+    table = embed_table(encoder, texts, batch_size, show_progress)
     q = table[[t.query for t in sample.triples]]
     s1 = metrics.cosine_pairs(q, table[[t.s1 for t in sample.triples]])
     s2 = metrics.cosine_pairs(q, table[[t.s2 for t in sample.triples]])
