@@ -28,7 +28,7 @@ import json
 import logging
 import string
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -62,10 +62,7 @@ def keys_of(sentence: str) -> list[str]:
 
 def overlap(query: str, cand: str, measure: OverlapMeasure = "candidate") -> float:
     """Overlap of ``cand`` with ``query`` (see the module docstring); 0 when either has no words."""
-    return _overlap(set(keys_of(query)), keys_of(cand), measure)
-
-
-def _overlap(qkeys: set[str], ckeys: list[str], measure: str) -> float:  # one pair; see _overlap_index
+    qkeys, ckeys = set(keys_of(query)), keys_of(cand)  # one pair; all at once: _overlap_index
     if not qkeys or not ckeys:
         return 0.0
     if measure == "candidate":
@@ -110,11 +107,11 @@ class ProbeSample:
     n_corpus_sentences: int | None
     triples: list[ProbeTriple]
     n_requested: int
-    n_queries_without_candidate: int | None
-    overlap_measure: str | None
-    min_overlap: float | None
-    max_overlap: float | None
-    seed: int | None
+    n_queries_without_candidate: int | None = None
+    overlap_measure: str | None = None
+    min_overlap: float | None = None
+    max_overlap: float | None = None
+    seed: int | None = None
     triples_from: str | None = None  # the .triples.jsonl file reused, if any
 
 
@@ -254,9 +251,7 @@ def draw_sample(
 def sample_from_file(path: Path) -> ProbeSample:
     """Read a sample saved by an earlier run (:func:`write_triples`), to probe more models on it."""
     triples = read_triples(path)
-    return ProbeSample(
-        "(from triples file)", None, triples, len(triples), None, None, None, None, None, str(path)
-    )
+    return ProbeSample("(from triples file)", None, triples, len(triples), triples_from=str(path))
 
 
 def repetition_probe(
@@ -268,10 +263,8 @@ def repetition_probe(
     q = table[[t.query for t in sample.triples]]
     s1 = metrics.cosine_pairs(q, table[[t.s1 for t in sample.triples]])
     s2 = metrics.cosine_pairs(q, table[[t.s2 for t in sample.triples]])
-    scored = [
-        ProbeTriple(**{**asdict(t), "sim_q_s1": float(a), "sim_q_s2": float(b)})
-        for t, a, b in zip(sample.triples, s1, s2, strict=True)
-    ]
+    pairs = zip(sample.triples, s1, s2, strict=True)
+    scored = [replace(t, sim_q_s1=float(a), sim_q_s2=float(b)) for t, a, b in pairs]
     a, b = 100.0 * float(np.mean(s1)), 100.0 * float(np.mean(s2))
     # how and from where the sample was drawn
     drawn = {f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"}
