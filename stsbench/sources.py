@@ -46,7 +46,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
         "stsbench.train.seeds",  # plans the seeds of `train --seeds` (commands.train starts their processes)
     ),
     "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
-    "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.builtin"),
+    "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.registry"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
     "bootstrap": (
         "stsbench.stats.bootstrap",

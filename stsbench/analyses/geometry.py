@@ -7,18 +7,19 @@ and MoCoSE Fig. 7: singular values of the matrix of the unique STS-B sentence em
 the largest, raw and after centring. The alignment/uniformity computation itself is
 :mod:`stsbench.tasks.align_uniform`, shared with the trainer's dev evaluations (their logged trajectories).
 
-The density of predicted cosines by gold-score group, SimCSE Figure 4: SimCSE (Gao et al. 2021, Figure 4) draws,
-for STS-B sentence pairs divided into five groups by their gold rating (0-1, 1-2, 2-3, 3-4, 4-5), the density of
-the model's cosine similarity in each group: a good encoder keeps the groups apart (higher ratings, higher
-cosines) while spreading the low-rated pairs. Here the groups are the half-open intervals [0, 1), [1, 2), [2, 3),
-[3, 4) and [4, 5] of the gold score; each group's cosines are summarised (pairs, mean, std, quartiles) and their
-density is estimated by a Gaussian kernel (scipy's ``gaussian_kde``, Scott's bandwidth) on a fixed grid of
-:data:`GRID` points over [-1, 1], stored in the result so that the figure redraws from the results file alone.
-The split is an option: ``all`` (train, dev and test together, the whole of STS-B) by default, as the paper's
-"STS-B pairs"; ``train``, ``dev`` or ``test`` alone.
+The density of predicted cosines by gold-score group, SimCSE Figure 4: SimCSE (Gao et al. 2021, Figure 4)
+draws, for STS-B sentence pairs divided into five groups by their gold rating (0-1, 1-2, 2-3, 3-4, 4-5), the
+density of the model's cosine similarity in each group: a good encoder keeps the groups apart (higher ratings,
+higher cosines) while spreading the low-rated pairs. Here the groups are the half-open intervals [0, 1), [1,
+2), [2, 3), [3, 4) and [4, 5] of the gold score; each group's cosines are summarised (pairs, mean, std,
+quartiles) and their density is estimated by a Gaussian kernel (scipy's ``gaussian_kde``, Scott's bandwidth)
+on a fixed grid of :data:`GRID` points over [-1, 1], stored in the result so that the figure redraws from the
+results file alone. The split is an option: ``all`` (train, dev and test together, the whole of STS-B) by
+default, as the paper's "STS-B pairs"; ``train``, ``dev`` or ``test`` alone.
 
 The three analyses are here whole: the compute, the report's tables, the figures, the figures one by one, and
-:class:`AlignUniform`, :class:`SpectrumAnalysis` and :class:`CosineDensity`, their options and registry entries.
+:class:`AlignUniform`, :class:`SpectrumAnalysis` and :class:`CosineDensity`, their options and registry
+entries.
 """
 
 from __future__ import annotations

@@ -10,9 +10,14 @@ one in another package registers under the ``stsbench.analyses`` entry-point gro
 "pkg.module:Class"`` (imported when first looked up) or ``name = "pkg.module"`` (imported with the other
 plugins; its decorators register).
 
-The built-in analyses are one module each (``length_bias``, ``repetition``, ``geometry``, ``density``), one
-registry line each in :mod:`stsbench.analyses.builtin`, read when this module is imported (the modules themselves
-when first looked up). :class:`StsbSplit` is the base of an analysis of one STS-B split.
+The built-in analyses are one module each (``length_bias``, ``repetition``, ``geometry``:
+alignment/uniformity, spectra and the cosine density), one registry line each at the end of this module, as
+the built-in tasks are in :mod:`stsbench.tasks.registry`: a lazy ``"module:Class"`` target, the module
+imported when the analysis is first looked up; it imports numpy at the top, and pandas, scipy and matplotlib
+only where a table or a figure is made, so building the CLI stays fast. Each module holds its analysis whole:
+its options (a frozen dataclass: the CLI's flags come from its fields), the data files it reads (they go into
+provenance), its compute, result type, the report's tables, its figure, its figures one by one, and the class
+that names them. :class:`StsbSplit` is the base of an analysis of one STS-B split.
 Nothing here imports the reports: an analysis' tables are :class:`stsbench.tabular.Table` objects, a type
 below both, and the reports read this registry, never the other way round.
 """
@@ -20,7 +25,6 @@ below both, and the reports read this registry, never the other way round.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +42,6 @@ from stsbench.tasks.registry import short_name as short_name
 # -- registry ------------------------------------------------------------------------------------------------
 
 
-BUILTIN = "stsbench.analyses.builtin"
 ENTRY_POINTS = "stsbench.analyses"
 # name -> its Analysis class (or the "module:Class" of an entry point not imported yet); ``length-bias``
 # finds ``length_bias``, as the command is spelled
@@ -323,9 +326,13 @@ def find_analysis(name: str) -> Analysis | None:
     return _instance(name) if name in ANALYSES else None
 
 
-# the built-ins register now (their module imports this one first when it is imported first), so that
-# ANALYSES lists them before any plugin; importlib, so that this module does not import its own entries
-importlib.import_module(BUILTIN)
+# the built-ins, registered as this module is imported, so that ANALYSES lists them before any plugin: in the
+# order the commands and the report's sections follow
+ANALYSES.register("length_bias", "stsbench.analyses.length_bias:LengthBias")
+ANALYSES.register("repetition_probe", "stsbench.analyses.repetition:RepetitionProbe")
+ANALYSES.register("align_uniform", "stsbench.analyses.geometry:AlignUniform")
+ANALYSES.register("spectrum", "stsbench.analyses.geometry:SpectrumAnalysis")
+ANALYSES.register("cosine_density", "stsbench.analyses.geometry:CosineDensity")
 
 
 # -- common --------------------------------------------------------------------------------------------------
