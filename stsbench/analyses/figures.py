@@ -62,12 +62,9 @@ def save(fig, stem: Path) -> list[Path]:
         lines = "\n".join(textwrap.wrap(stamp, width))
         fig.text(0.5, 0, lines, ha="center", va="top", fontsize=7, color="#b00020")
     described = {"Description": stamp} if stamp else {}
-    formats = (
-        ("png", {"Software": None, **described}),
-        ("svg", {"Date": None, "Creator": None, **described}),
-    )
+    metadata = {"png": {"Software": None, **described}, "svg": {"Date": None, "Creator": None, **described}}
     out = []
-    for fmt, meta in formats:
+    for fmt, meta in metadata.items():
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=150, bbox_inches="tight", metadata=meta)
         out.append(atomic_write_bytes(stem.with_name(f"{stem.name}.{fmt}"), buf.getvalue()))

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from stsbench.data.sts import pair_files
 from stsbench.errors import StsbenchError
-from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
+from stsbench.options import fields_of, one_line, option  # noqa: F401 - option: for an analysis' config (plugins too)
 from stsbench.registry import Registry, load_target
 from stsbench.tasks.registry import STS_TASK_NAMES
 
@@ -199,8 +199,6 @@ class Analysis(ABC):
     def make_config(self, **options: Any) -> Any:
         """Build the config from keyword options, validated; an unknown option or a bad value is a one-line error."""
         from pydantic import TypeAdapter, ValidationError
-
-        from stsbench.options import fields_of, one_line
 
         fields = fields_of(self.config_type)
         unknown = sorted(set(options) - set(fields))

@@ -138,9 +138,7 @@ class RepetitionResult:
     def to_dict(self, with_triples: bool = False) -> dict[str, Any]:
         """Plain dict for JSON (the triples go to their own JSONL file unless asked for)."""
         d = asdict(self)
-        if not with_triples:
-            d.pop("triples")
-        return d
+        return d if with_triples else {k: v for k, v in d.items() if k != "triples"}
 
 
 def read_corpus(path: Path) -> list[tuple[int, str]]:
