@@ -204,8 +204,7 @@ def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> 
         ax.scatter([r.uniformity], [r.alignment], s=30, marker=markers[k % len(markers)], label=label)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     first = next(iter(results.values()))
-    ax.set_xlabel(r"$\ell_{uniform}$")
-    ax.set_ylabel(r"$\ell_{align}$")
+    ax.set(xlabel=r"$\ell_{uniform}$", ylabel=r"$\ell_{align}$")
     ax.set_title(
         f"{short_name(first.task)} {first.split}: {first.n_positive_pairs} positive pairs (gold > "
         f"{first.positive_threshold:g}), {first.n_sentences} sentences",
@@ -439,8 +438,7 @@ def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[
             ax.plot(r.grid, curve, color="black", linewidth=0.6)
         ax.set_yticks(range(len(r.groups)), [g.label for g in r.groups])
         ax.set_title(label, fontsize=8)
-        ax.set_xlabel("cosine similarity")
-        ax.set_xlim(-1.0, 1.0)
+        ax.set(xlabel="cosine similarity", xlim=(-1.0, 1.0))
     axes.flat[0].set_ylabel("gold score group")
     title = f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score"
     fig.suptitle(title, fontsize=9)
