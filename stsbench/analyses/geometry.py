@@ -464,9 +464,9 @@ class CosineDensity(StsbSplit):
     config_type = CosineDensityConfig
     result_type = CosineDensityResult
 
-    def splits(self, config: CosineDensityConfig) -> tuple[str, ...]:
-        """The split, or each split (``all``)."""
-        return SPLITS if config.split == "all" else (config.split,)
+    def pair_splits(self, config: CosineDensityConfig) -> tuple[tuple[str, str], ...]:
+        """The STS-B split, or each split (``all``)."""
+        return tuple((STSB, s) for s in (SPLITS if config.split == "all" else (config.split,)))
 
     def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.geometry.cosine_density`."""

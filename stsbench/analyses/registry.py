@@ -220,13 +220,9 @@ SPLIT_HELP = "STS-B split."
 class StsbSplit(Analysis):
     """An analysis of an STS-B split: its files in provenance, the split in the file stem."""
 
-    def splits(self, config: Any) -> tuple[str, ...]:
-        """The STS-B splits it reads: the one of ``--split``."""
-        return (config.split,)
-
     def pair_splits(self, config: Any) -> tuple[tuple[str, str], ...]:
-        """Each STS-B split (its file in provenance, its sentences in the estimate)."""
-        return tuple((STSB, s) for s in self.splits(config))
+        """The STS-B split of ``--split`` (its file in provenance, its sentences in the estimate)."""
+        return ((STSB, config.split),)
 
     def variant(self, config: Any) -> str:
         """The split."""
