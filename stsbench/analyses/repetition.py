@@ -74,14 +74,9 @@ def overlap(query: str, cand: str, measure: OverlapMeasure = "candidate") -> flo
 def repeat_overlap(query: str, cand: str) -> tuple[str, list[str]]:
     """``cand`` with each word that overlaps ``query`` written twice; and those words' keys (in order)."""
     qkeys = set(keys_of(query))
-    out, shared = [], []
-    for w in cand.split():
-        out.append(w)
-        k = word_key(w)
-        if k and k in qkeys:
-            out.append(w)
-            shared.append(k)
-    return " ".join(out), shared
+    keyed = [(w, word_key(w)) for w in cand.split()]
+    shared = [k for _, k in keyed if k and k in qkeys]
+    return " ".join(x for w, k in keyed for x in ((w, w) if k and k in qkeys else (w,))), shared
 
 
 @dataclass
