@@ -322,9 +322,9 @@ def length_bias_table1(variant: str, results: dict[str, Any]) -> Table:
         f"is {lo} or {hi} {first.unit}; over every pair of a task's subsets (SentEval's `all`).",
     ]
     if published:
+        here = ", here in words)." if first.unit == "words" else ")."
         notes.append(
-            f"Published: {LENGTH_TABLE1}/* (the official unsup-SimCSE-BERT-base; lengths in tokens"
-            + (", here in words)." if first.unit == "words" else ").")
+            f"Published: {LENGTH_TABLE1}/* (the official unsup-SimCSE-BERT-base; lengths in tokens{here}"
         )
     title = f"Length bias, ESimCSE arXiv Table 1 layout ({first.unit})"
     return make_table(f"{variant}_table1", title, columns, rows, notes)
@@ -374,10 +374,8 @@ def length_bias_table7(variant: str, results: dict[str, Any]) -> Table:
             "what a training seed does (the table over seeds gives that)."
         )
     if t == 3:
-        notes.append(
-            "Published: esimcse-coling/table7/* (BERT-base, token lengths"
-            + ("; here words)." if first.unit == "words" else ").")
-        )
+        here = "; here words)." if first.unit == "words" else ")."
+        notes.append(f"Published: esimcse-coling/table7/* (BERT-base, token lengths{here}")
     title = f"Length bias, ESimCSE COLING Table 7 layout ({first.unit})"
     return make_table(f"{variant}_table7", title, columns, rows, notes)
 
