@@ -57,9 +57,8 @@ def save(fig, stem: Path) -> list[Path]:
 
     stamp = _STAMP.get()
     if stamp:
-        # about the characters of a 7-point line across the figure
-        width = max(60, int(fig.get_figwidth() * 14))
-        lines = "\n".join(textwrap.wrap(stamp, width))
+        # wrapped at about the characters of a 7-point line across the figure
+        lines = "\n".join(textwrap.wrap(stamp, max(60, int(fig.get_figwidth() * 14))))
         fig.text(0.5, 0, lines, ha="center", va="top", fontsize=7, color="#b00020")
     described = {"Description": stamp} if stamp else {}
     metadata = {"png": {"Software": None, **described}, "svg": {"Date": None, "Creator": None, **described}}
@@ -79,8 +78,7 @@ def bars(ax, labels: list[str], groups: list[str], values: list[list[float | Non
     same_counts = all(c == counts[0] for c in counts)
     for m, (label, vals) in enumerate(zip(labels, values, strict=True)):
         pos = x - 0.4 + width * (m + 0.5)
-        heights = [v if v is not None else 0.0 for v in vals]
-        ax.bar(pos, heights, width, label=label)
+        ax.bar(pos, [v if v is not None else 0.0 for v in vals], width, label=label)
         for k, v in enumerate(vals):
             if v is None:
                 ax.text(pos[k], 0, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
