@@ -425,9 +425,7 @@ class RepetitionProbe(Analysis):
 
     def record(self, config: RepetitionConfig) -> dict[str, Any]:
         """``triples`` is stored as ``triples_from``."""
-        rec = super().record(config)
-        rec["triples_from"] = rec.pop("triples")
-        return rec
+        return {("triples_from" if k == "triples" else k): v for k, v in super().record(config).items()}
 
     def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """:func:`stsbench.analyses.repetition.repetition_probe` on the prepared sample."""
