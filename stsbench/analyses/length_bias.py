@@ -443,7 +443,6 @@ def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, flo
             f"this result counts {result.unit} with {result.threshold}: run `stsbench length-bias --unit tokens "
             "--threshold 3`"
         )
-    le, gt = (0, 1)  # threshold_groups: <= t, > t
     row_id = entry.key.rsplit("/", 1)[-1]
     if entry.key.startswith("esimcse-arxiv/table1/"):
         d = next((d for d in result.datasets if d.task.lower() == row_id), None)
@@ -451,7 +450,8 @@ def length_bias_published(result: Any, entry: Any) -> dict[str, tuple[float, flo
             return f"no {row_id} pairs in this result"
         values = {c: g.spearman for c, g in zip(TABLE1_COLUMNS, d.threshold_groups, strict=True)}
         return published_pairs(values, entry, 100.0)  # the paper prints a fraction
-    k = gt if row_id.endswith("gt-3") else le if row_id.endswith("le-3") else None
+    # the threshold group: 0 (<= t) or 1 (> t)
+    k = 1 if row_id.endswith("gt-3") else 0 if row_id.endswith("le-3") else None
     if k is None:
         return f"{entry.key} is not a row of a length difference <= 3 or > 3"
     label = result.datasets[0].threshold_groups[k].label
