@@ -27,8 +27,7 @@ from pydantic import BaseModel
 
 from stsbench.train.config import MethodSpec, option
 from stsbench.train.data import tokenize
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.base import Views, encode_bucketed
+from stsbench.train.methods.base import Method, Views, encode_bucketed
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
 
