@@ -40,11 +40,8 @@ ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 # Each kind of output and the modules whose closure computes it: the command that makes it and the library
 # functions it calls (reproduce's steps are these commands in a process of their own).
 ENTRIES: dict[str, tuple[str, ...]] = {
-    "train": (
-        "stsbench.commands.train",
-        "stsbench.train.loop",
-        "stsbench.train.seeds",  # plans the seeds of `train --seeds` (commands.train starts their processes)
-    ),
+    # train.seeds plans the seeds of `train --seeds` (commands.train starts their processes)
+    "train": ("stsbench.commands.train", "stsbench.train.loop", "stsbench.train.seeds"),
     "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.registry"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
@@ -112,9 +109,8 @@ def _module_name(text: str) -> bool:
 
 
 def _type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+    # `TYPE_CHECKING` or `typing.TYPE_CHECKING`: only a Name has an id, only an Attribute an attr
+    return getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
 
 
 def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -375,8 +371,7 @@ def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
     root = root or ROOT
     h = hashlib.sha256()
     for f in sorted(files):
-        h.update(f"{f.relative_to(root).as_posix()}\0".encode())
-        h.update(file_sha(f))
+        h.update(f"{f.relative_to(root).as_posix()}\0".encode() + file_sha(f))
     _save_memo()
     return h.hexdigest()
 
@@ -466,8 +461,7 @@ def module_identity(module: str) -> dict[str, Any]:
         files = {Path(spec.origin).name: Path(spec.origin)}
     h = hashlib.sha256()
     for rel, f in sorted(files.items()):
-        h.update(f"{rel}\0".encode())
-        h.update(file_sha(f))
+        h.update(f"{rel}\0".encode() + file_sha(f))
     dists = metadata.packages_distributions().get(top, [])
     name = dists[0] if dists else None
     return {
