@@ -162,56 +162,55 @@ def show_run(result, dtype: Dtype, output: Path) -> None:
     console.print(f"results: {plural(len(result.paths), 'file')} under {output}/  {timings}", highlight=False)
 
 
+def run_cmd(
+    model: shared.ModelOpt = EMBEDDED_DEFAULT,
+    tasks: opt(str, "--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.") = "sts",
+    mode: opt(Mode, "--mode", help="test | dev | fasttest (SimCSE's meaning).") = Mode.test,
+    pooler: shared.PoolerOpt = None,
+    data_dir: shared.DataDirOpt = None,
+    output: shared.OutputOpt = Path("results"),
+    cache_dir: shared.CacheDirOpt = None,
+    no_cache: shared.NoCacheOpt = False,
+    batch_size: shared.BatchSizeOpt = 128,
+    max_length: shared.MaxLengthOpt = None,
+    device: shared.DeviceOpt = None,
+    dtype: shared.DtypeOpt = Dtype.float32,
+    seed: shared.SeedOpt = 1111,
+    bootstrap: shared.BootstrapOpt = 1000,
+    fmt: shared.FormatOpt = Format.table,
+    quiet: shared.QuietOpt = False,
+    revision: opt(
+        str | None, "--revision", help="Branch, tag or commit of a hub --model (default main)."
+    ) = None,
+    allow_modified_data: shared.AllowModifiedDataOpt = False,
+    prompt: shared.PromptOpt = None,
+    prompt_name: shared.PromptNameOpt = None,
+) -> None:
+    """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
+    task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
+    encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
+    check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
+    from stsbench.evaluation.run import evaluate_model
+    from stsbench.results.runs import is_seeds_folder
+
+    command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, command=command)
+    options.update(bootstrap=bootstrap, allow_modified_data=allow_modified_data)
+    if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
+        from stsbench.evaluation.seeds import run_seeds
+
+        if encode.prompted:  # the seeds' aggregate is filed by model only
+            raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
+
+        show_seeds(run_seeds(model, tasks, mode.value, encode, **options), fmt)
+        return
+    result = evaluate_model(model, tasks, mode.value, encode, **options)
+    if fmt is Format.json:
+        typer.echo(json.dumps(scores_json(result)))
+        return
+    show_run(result, dtype, output)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``run``."""
-
-    @app.command("run")
-    def run_cmd(
-        model: shared.ModelOpt = EMBEDDED_DEFAULT,
-        tasks: opt(
-            str, "--tasks", "-t", help="sts | transfer | full, or task names, comma-separated."
-        ) = "sts",
-        mode: opt(Mode, "--mode", help="test | dev | fasttest (SimCSE's meaning).") = Mode.test,
-        pooler: shared.PoolerOpt = None,
-        data_dir: shared.DataDirOpt = None,
-        output: shared.OutputOpt = Path("results"),
-        cache_dir: shared.CacheDirOpt = None,
-        no_cache: shared.NoCacheOpt = False,
-        batch_size: shared.BatchSizeOpt = 128,
-        max_length: shared.MaxLengthOpt = None,
-        device: shared.DeviceOpt = None,
-        dtype: shared.DtypeOpt = Dtype.float32,
-        seed: shared.SeedOpt = 1111,
-        bootstrap: shared.BootstrapOpt = 1000,
-        fmt: shared.FormatOpt = Format.table,
-        quiet: shared.QuietOpt = False,
-        revision: opt(
-            str | None, "--revision", help="Branch, tag or commit of a hub --model (default main)."
-        ) = None,
-        allow_modified_data: shared.AllowModifiedDataOpt = False,
-        prompt: shared.PromptOpt = None,
-        prompt_name: shared.PromptNameOpt = None,
-    ) -> None:
-        """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
-        task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
-        encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
-        check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
-        from stsbench.evaluation.run import evaluate_model
-        from stsbench.results.runs import is_seeds_folder
-
-        command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, command=command)
-        options.update(bootstrap=bootstrap, allow_modified_data=allow_modified_data)
-        if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
-            from stsbench.evaluation.seeds import run_seeds
-
-            if encode.prompted:  # the seeds' aggregate is filed by model only
-                raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
-
-            show_seeds(run_seeds(model, tasks, mode.value, encode, **options), fmt)
-            return
-        result = evaluate_model(model, tasks, mode.value, encode, **options)
-        if fmt is Format.json:
-            typer.echo(json.dumps(scores_json(result)))
-            return
-        show_run(result, dtype, output)
+    app.command("run")(run_cmd)
