@@ -187,9 +187,7 @@ def read_yaml(
 
 def visible_entries(folder: Path) -> list[Path]:
     """What ``folder`` holds besides its lock files (none when it does not exist)."""
-    if not folder.is_dir():
-        return []
-    return [p for p in folder.iterdir() if p.name not in LOCK_FILES]
+    return [p for p in folder.iterdir() if p.name not in LOCK_FILES] if folder.is_dir() else []
 
 
 def describe_holder(folder: Path) -> str:

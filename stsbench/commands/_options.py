@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
@@ -266,6 +267,11 @@ def parameter(
     )
     annotation = Annotated[annotation, declared]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def command_line() -> str:
+    """The command as typed, shell-quoted: what the results record as the command that made them."""
+    return shlex.join(["stsbench", *sys.argv[1:]])
 
 
 def table_console():

@@ -12,8 +12,6 @@ the report's tables of the numbers are printed with rich.
 from __future__ import annotations
 
 import inspect
-import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import typer
 
 from stsbench.analyses.registry import Analysis, all_analyses
 from stsbench.commands import _options as shared
-from stsbench.commands._options import encode_options, parameter, print_table
+from stsbench.commands._options import command_line, encode_options, parameter, print_table
 from stsbench.data.integrity import modified_text
 from stsbench.encoders import EMBEDDED_DEFAULT
 from stsbench.files import check_outputs
@@ -85,7 +83,7 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         check_outputs(output=kw["output"], cache_dir=encode.cache_dir, use_cache=encode.use_cache)
         config = analysis.make_config(**{name: kw[name] for name in fields})
         given = {k: kw[k] for k in ("data_dir", "output", "allow_modified_data") if k in kw}  # those it has
-        models, line = kw["model"] or [EMBEDDED_DEFAULT], shlex.join(["stsbench", *sys.argv[1:]])
+        models, line = kw["model"] or [EMBEDDED_DEFAULT], command_line()
         run = run_analysis(analysis.name, models=models, config=config, encode=encode, command=line, **given)
         for path in run.files:
             typer.echo(f"wrote {path}", err=True)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from pathlib import Path
 
 import typer
@@ -193,9 +191,8 @@ def run_cmd(
     from stsbench.evaluation.run import evaluate_model
     from stsbench.results.runs import is_seeds_folder
 
-    command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, command=command)
-    options.update(bootstrap=bootstrap, allow_modified_data=allow_modified_data)
+    options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, bootstrap=bootstrap)
+    options.update(allow_modified_data=allow_modified_data, command=shared.command_line())
     if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
         from stsbench.evaluation.seeds import run_seeds
 
