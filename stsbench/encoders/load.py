@@ -285,8 +285,9 @@ def as_encoder(
     if callable(getattr(model, "encode", None)):
         where = name or type(model).__name__
         text, chosen = choose_prompt({}, None, prompt, prompt_name, where)
-        fp = _with_prompt(fingerprint, text)
-        return ObjectEncoder(model, _object_info(where, fp, "object", text, chosen))
+        return ObjectEncoder(
+            model, _object_info(where, _with_prompt(fingerprint, text), "object", text, chosen)
+        )
     raise StsbenchError(
         f"cannot evaluate a {type(model).__name__}: pass a model name or folder, a transformers model with "
         "its tokenizer, a SentenceTransformer, or an object with encode(list[str]) -> array"
