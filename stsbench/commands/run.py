@@ -63,22 +63,14 @@ def scores_json(run) -> dict:
         (name, b) for _, names, _, found in tables for name, b in zip(names[:-1], found[:-1], strict=True)
     )
     intervals = {name: list(b) for name, b in bounds if b is not None}
-    return {
-        "kind": SCORES_KIND,
-        "schema_version": SCORES_VERSION,
-        "model": run.model,
-        "prompt": getattr(run, "prompt", None),
-        "prompt_name": getattr(run, "prompt_name", None),
-        "mode": run.mode,
-        "pooler": run.pooler,
-        "scores": {r.task: r.reported for r in run.results},
-        "intervals": intervals,
-        "averages": {title: vals[-1] for title, _, vals, _ in tables},
-        "average_intervals": {title: list(b[-1]) for title, _, _, b in tables if b[-1] is not None},
-        "skipped": list(run.skipped),
-        # the figures computed on non-canonical files, and which files
-        "modified_data": modified_files(run.results),
-    }
+    # the keys in docs/results.md's order
+    out = {"kind": SCORES_KIND, "schema_version": SCORES_VERSION, "model": run.model}
+    out.update(prompt=getattr(run, "prompt", None), prompt_name=getattr(run, "prompt_name", None))
+    out.update(mode=run.mode, pooler=run.pooler, scores={r.task: r.reported for r in run.results})
+    out.update(intervals=intervals, averages={title: vals[-1] for title, _, vals, _ in tables})
+    out.update(average_intervals={title: list(b[-1]) for title, _, _, b in tables if b[-1] is not None})
+    # modified_data: the figures computed on non-canonical files, and which files
+    return {**out, "skipped": list(run.skipped), "modified_data": modified_files(run.results)}
 
 
 INTERVALS_NOTE = {
