@@ -262,10 +262,8 @@ def parameter(
         annotation = Optional[annotation]  # noqa: UP045 - typer needs Optional on 3.10
     help_text = info.description if help_text is None else help_text
     metavar = {"metavar": "NAME[,NAME]"} if repeatable else {}
-    declared = typer.Option(
-        *decls, help=help_text, show_default=show_default, rich_help_panel=panel, **metavar
-    )
-    annotation = Annotated[annotation, declared]
+    option = typer.Option(*decls, help=help_text, show_default=show_default, rich_help_panel=panel, **metavar)
+    annotation = Annotated[annotation, option]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 

@@ -52,9 +52,7 @@ def show(analysis: Analysis, stem: str, results: dict[str, Any]) -> None:
     console = Console(width=200)
     for table in analysis.terminal_tables(stem, results):
         aligned = zip(table.frame.columns, table.align, strict=True)
-        columns = [
-            (str(column), {"justify": "right" if align == "r" else "left"}) for column, align in aligned
-        ]
+        columns = [(str(col), {"justify": "right" if a == "r" else "left"}) for col, a in aligned]
         rows = (map(str, row) for row in table.frame.itertuples(index=False))
         print_table(console, columns, rows, title=table.title)
         for note in table.notes:

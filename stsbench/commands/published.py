@@ -279,15 +279,13 @@ def _selection_note(e) -> list[str]:  # noqa: ANN001
 
 
 def _print_check(
-    heading: str,
-    columns: Iterable[str],
-    rows: Iterable[tuple[str, ...]],
-    notes: Iterable[str],
-    failed: str | None,
-    passed: str,
-    statuses: Iterable[str] = ("failed",),
+    heading: str, columns: Iterable[str], rows, notes, failed: str | None, passed: str, statuses=("failed",)
 ) -> None:
-    """A check's heading line, table and notes, then PASS, or ``failed`` (exit 1; 3: only inconclusive)."""
+    """A check's heading line, table and notes, then PASS, or ``failed`` (exit 1; 3: only inconclusive).
+
+    ``rows``: tuples of cell strings, one per column; ``notes``: lines under the table; ``statuses``: the
+    statuses that decide the failing exit status (:func:`stsbench.published.check.check_failed`).
+    """
     from stsbench.published.check import check_failed
 
     console = table_console()

@@ -59,9 +59,7 @@ def scores_json(run) -> dict:
     ``Transfer``); ``skipped`` and ``modified_data`` are always there, empty when nothing was.
     """
     tables = score_tables(run)
-    bounds = (
-        (name, b) for _, names, _, found in tables for name, b in zip(names[:-1], found[:-1], strict=True)
-    )
+    bounds = ((n, b) for _, names, _, found in tables for n, b in zip(names[:-1], found[:-1], strict=True))
     intervals = {name: list(b) for name, b in bounds if b is not None}
     # the keys in docs/results.md's order
     out = {"kind": SCORES_KIND, "schema_version": SCORES_VERSION, "model": run.model}
@@ -143,9 +141,7 @@ def show_run(result, dtype: Dtype, output: Path) -> None:
         if marked:
             notes.append(modified_note(f for n in marked for f in modified.get(n, ())))
         # an interval row may wrap at its space in a narrow terminal rather than lose digits
-        columns = [
-            (name, {"justify": "right", "no_wrap": not shown, "min_width": len(name)}) for name in names
-        ]
+        columns = [(n, {"justify": "right", "no_wrap": not shown, "min_width": len(n)}) for n in names]
         heading = f"[bold]{title} ({result.mode})[/bold] — {who}, pooler {result.pooler}{precision}"
         print_table(console, columns, rows, heading, notes)
     timings = f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)"
