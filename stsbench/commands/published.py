@@ -63,10 +63,7 @@ def published_show(key: opt(str, help="An entry key from `stsbench published lis
     printed = dict(e.printed_as)
     shown = ["value", *(["source text shows"] if printed else [])]
     columns = [("column", {}), *((col, {"justify": "right"}) for col in shown)]
-    rows = [
-        (col, e.format(value), *([printed.get(col, "")] if printed else []))
-        for col, value in e.values.items()
-    ]
+    rows = [(col, e.format(v), *([printed.get(col, "")] if printed else [])) for col, v in e.values.items()]
     console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
     console.print(f"version: {e.version or 'not stated'}", highlight=False)
