@@ -400,11 +400,7 @@ class Decision:
 
 
 def _read(
-    iv: Interval,
-    regions: Sequence[tuple[str, float]],
-    undecided: str,
-    p: float | None = None,
-    **rest: Any,
+    iv: Interval, regions: Sequence[tuple[str, float]], undecided: str, p: float | None = None, **rest: Any
 ) -> Decision:
     """The region (outcome, slack) with a positive slack, else ``undecided`` with the nearest's (negative) slack."""
     note = NO_SPREAD if not iv.spread and iv.design != FIXED else None
