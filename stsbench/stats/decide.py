@@ -56,9 +56,8 @@ RULE_VERSION = 3
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
-DELTA = (
-    0.5  # points: the difference that matters for a claim on an x100 figure (task, Avg., best-dev, final-dev)
-)
+# points: the difference that matters for a claim on an x100 figure (task, Avg., best-dev, final-dev)
+DELTA = 0.5
 CELL_DELTA = 1.0  # points: the difference from a published figure that matters
 BEST_DRAWS = 20000
 STORED = 0.01  # the resolution of a figure stored at two decimals
@@ -348,16 +347,14 @@ class Decision:
 
     outcome: str
     interval: Interval | None = None  # None: no interval (fewer than two seeds, nothing measured)
-    margin: float | None = (
-        None  # decided: how far inside its region; undecided: minus the distance to the nearest
-    )
+    # decided: how far inside its region; undecided: minus the distance to the nearest
+    margin: float | None = None
     nearest: str | None = None  # undecided: the decisive outcome the interval is nearest to
     note: str | None = None  # "fewer than 3 seeds (2)", "no spread over seeds", "seeds 1, 2 collapsed", ...
     p: float | None = None  # the p the outcome rests on; what it tests: ``p_tests``
     p_tests: str | None = None
-    p_holm: float | None = (
-        None  # ``p`` Holm-adjusted within its family (a claim's statements, a table's tasks)
-    )
+    # ``p`` Holm-adjusted within its family (a claim's statements, a table's tasks)
+    p_holm: float | None = None
     delta: float | None = None  # the difference that matters it was read against (a bound: None)
     what: str = ""  # the statement or the figure
 
@@ -551,16 +548,9 @@ def finite_seeds(values: Mapping[int, float], dev: bool) -> tuple[dict[int, floa
     word = "seed" if len(bad) == 1 else "seeds"
     if dev and all(math.isnan(float(values[s])) for s in bad):
         mixed = len(bad) < len(values)
-        return (
-            {s: 0.0 if s in bad else float(v) for s, v in values.items()},
-            f"{word} {seeds} collapsed: NaN -> 0"
-            + (
-                f", {len(bad)} of {len(values)} (a mix of collapsed and trained): at most {INCONCLUSIVE}"
-                if mixed
-                else ""
-            ),
-            mixed,
-        )
+        zeros = {s: 0.0 if s in bad else float(v) for s, v in values.items()}
+        cap = f", {len(bad)} of {len(values)} (a mix of collapsed and trained): at most {INCONCLUSIVE}"
+        return zeros, f"{word} {seeds} collapsed: NaN -> 0" + (cap if mixed else ""), mixed
     kept = {s: float(v) for s, v in values.items() if s not in bad}
     return kept, f"{word} {seeds} not finite: at most {INCONCLUSIVE}", True
 
@@ -644,9 +634,8 @@ def cell(
     if x.size < 2:
         return unmeasured(INCONCLUSIVE, what, f"one seed: at most {INCONCLUSIVE}", delta)
     iv = one_sample(x, published, level, resolution=_step(x, resolution), runs=k)
-    notes = (
-        [f"the published figure is one run{f' (the best of {best_of})' if best_of else ''}"] if k == 1 else []
-    )
+    best = f" (the best of {best_of})" if best_of else ""
+    notes = [f"the published figure is one run{best}"] if k == 1 else []
     s = iv.se / math.sqrt(1 / x.size + 1 / k)  # the seeds' spread, h²/12 included
     if best_of:
         q = best_of_quantiles(x.size, best_of) if level == LEVEL else None
