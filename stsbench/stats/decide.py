@@ -445,16 +445,17 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
     return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
 
 
+def _slacks(iv: Interval, delta: float) -> tuple[float, float]:
+    """How far the interval lies inside ±δ, and how far entirely outside it (negative: that far short)."""
+    return min(iv.low + delta, delta - iv.high), max(iv.low - delta, -delta - iv.high)
+
+
 def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
     """|A - B| < δ (a plateau's pair): within the margin inside ±δ, beyond it entirely outside, else inconclusive."""
-    regions = [
-        (WITHIN, min(iv.low + delta, delta - iv.high)),
-        (BEYOND, max(iv.low - delta, -delta - iv.high)),
-    ]
+    inside, outside = _slacks(iv, delta)
     p = _p_beyond(iv, delta, below=False) if iv.diff >= 0 else _p_beyond(iv, -delta, below=True)
-    return _read(
-        iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, one-sided, doubled", delta=delta, what=what
-    )
+    regions, tests = [(WITHIN, inside), (BEYOND, outside)], "|diff| > δ, one-sided, doubled"
+    return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
 
 
 def bound(iv: Interval, what: str = "") -> Decision:
@@ -469,11 +470,8 @@ def reproduction(iv: Interval, delta: float, what: str = "", note: str | None = 
 
     The verdict rests on the interval alone: no p (the p of m = P, a description, is the interval's, ``p_zero``).
     """
-    regions = [
-        (REPRODUCED, min(iv.low + delta, delta - iv.high)),
-        (NOT_REPRODUCED, max(iv.low - delta, -delta - iv.high)),
-    ]
-    dec = _read(iv, regions, INCONCLUSIVE, delta=delta, what=what)
+    inside, outside = _slacks(iv, delta)
+    dec = _read(iv, [(REPRODUCED, inside), (NOT_REPRODUCED, outside)], INCONCLUSIVE, delta=delta, what=what)
     return noted(dec, note)
 
 
@@ -486,12 +484,9 @@ def p_matters(iv: Interval, delta: float) -> float:
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
     """No direction claimed: a difference that matters (outside ±δ), no difference that matters, inconclusive."""
-    regions = [
-        (MATTERS, max(iv.low - delta, -delta - iv.high)),
-        (NO_DIFFERENCE, min(iv.low + delta, delta - iv.high)),
-    ]
-    p = p_matters(iv, delta)
-    return _read(iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
+    inside, outside = _slacks(iv, delta)
+    regions, tests = [(MATTERS, outside), (NO_DIFFERENCE, inside)], "|diff| > δ, two-sided"
+    return _read(iv, regions, INCONCLUSIVE, p_matters(iv, delta), p_tests=tests, delta=delta, what=what)
 
 
 def family(decisions: Sequence[Decision]) -> list[Decision]:
