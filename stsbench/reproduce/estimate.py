@@ -285,9 +285,8 @@ class Estimate:
 
 def step_time(device: str, model: str | None, method: str | None) -> StepTime | None:
     """The measured step time of ``method`` on ``model``'s backbone on ``device``; None where none was measured."""
-    return next(
-        (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method), None
-    )
+    found = (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method)
+    return next(found, None)
 
 
 def price(counts: Counts, device: str) -> Estimate:

@@ -673,10 +673,8 @@ def _accounting() -> bool:
     try:
         cmd = ["scontrol", "show", "config"]
         shown = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StsbenchError(
-            f"--executor slurm: scontrol failed ({exc}); is this a Slurm login node?"
-        ) from None
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise StsbenchError(f"--executor slurm: scontrol failed ({e}); is this a Slurm login node?") from None
     if shown.returncode != 0:
         why = _first_line(Exception(shown.stderr or shown.stdout))
         raise StsbenchError(f"--executor slurm: the Slurm controller does not answer ({why})")
@@ -727,11 +725,9 @@ def make_job(
         flags = (*flags, "--allow-modified-data")
     env = {} if threads is None else {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     again = {"resume_args": (*step.args, "--resume"), "folder": step.folder, "restart_args": step.args}
-    resources = Resources(gpus=gpus if train else min(gpus, 1), cpus=threads)
+    asks = Resources(gpus=gpus if train else min(gpus, 1), cpus=threads)
     log = log_path(plan.out, step.id)
-    return Job(
-        step.id, (*step.args, *flags), log, Path.cwd(), env, resources, train, **(again if train else {})
-    )
+    return Job(step.id, (*step.args, *flags), log, Path.cwd(), env, asks, train, **(again if train else {}))
 
 
 class _Interrupted(Exception):

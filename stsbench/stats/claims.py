@@ -235,12 +235,11 @@ def _estimate(
     vs = [values[p] for p in parts]
     flags = tuple(p in fixed for p in parts)
     if isinstance(claim, Collapse):  # claimed: below the threshold, i.e. threshold - mean > 0
+        text = f"{parts[0]} < {claim.below:g}"
         if flags[0]:
             x = claim.below - decide._only(vs[0])
-            return f"{parts[0]} < {claim.below:g}", Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
-        return f"{parts[0]} < {claim.below:g}", decide.one_sample(
-            [claim.below - v for v in vs[0].values()], resolution=h
-        )
+            return text, Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
+        return text, decide.one_sample([claim.below - v for v in vs[0].values()], resolution=h)
     if isinstance(claim, Gap):
         return f"({parts[0]} - {parts[1]}) > ({parts[2]} - {parts[3]})", decide.gap(vs, flags, resolution=h)
     iv = decide.difference(vs[0], vs[1], (flags[0], flags[1]), resolution=h)
