@@ -190,9 +190,8 @@ def count(plan: Plan) -> Counts:
         texts = None if what is None else union_of([task_texts(data, t, s, True) for t, s in what.splits])
         if what is None or texts is None:
             fresh = None
-            unknown.append(
-                f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
-            )
+            why = f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
+            unknown.append(why)
             continue
         new = len(texts - (encoded.get(model.split("/")[0]) or frozenset())) + what.sentences
         cached += new == 0
@@ -508,9 +507,8 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
             every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
     for key, f in load_figures().items():
-        drawn = (
-            f"`{f.renderer}`{f' ({f.setting})' if f.setting else ''}" if f.drawn else f"missing: {f.missing}"
-        )
+        setting = f" ({f.setting})" if f.setting else ""
+        drawn = f"`{f.renderer}`{setting}" if f.drawn else f"missing: {f.missing}"
         drawn = f"out of scope: {f.out_of_scope}" if f.out_of_scope else drawn
         recipes = ", ".join(f"`{s['name']}`" for s in found if key in s["figures"]) or "none"
         lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")

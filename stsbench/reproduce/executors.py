@@ -614,9 +614,8 @@ class SlurmExecutor(Executor):
         try:
             ex = submitit.AutoExecutor(**where)
         except RuntimeError as exc:  # submitit: 'Could not detect "srun"'
-            raise StsbenchError(
-                f"--executor slurm: {_first_line(exc)} (no Slurm client on this machine)"
-            ) from None
+            why = _first_line(exc)
+            raise StsbenchError(f"--executor slurm: {why} (no Slurm client on this machine)") from None
         try:
             ex.update_parameters(**params)
         except (AssertionError, NameError, ValueError, TypeError) as exc:

@@ -374,9 +374,8 @@ def build_plan(
     evaluations, evaluate = [], partial(evaluation_step, out=out, data_dir=data)
     if (base := recipe.baseline) is not None:
         keyed, outputs = {"model": model_identity(base.model)}, (f"results/{model_slug(base.model)}/**/*",)
-        evaluations.append(
-            evaluate("evaluate/baseline", base.model, base.evaluate, keyed=keyed, outputs=outputs)
-        )
+        step = evaluate("evaluate/baseline", base.model, base.evaluate, keyed=keyed, outputs=outputs)
+        evaluations.append(step)
     for run in recipe.runs:
         seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
@@ -502,9 +501,8 @@ def extra_models(config: dict) -> dict[str, str]:
     """
     spec = find_method(config.get("method"))
     options = [*(spec.model_options if spec is not None else ())]
-    options += [
-        o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options
-    ]
+    augments = augment_names(str(config.get("augment") or "none"))
+    options += [o for a in augments for o in AUGMENTATIONS[a].model_options]
     names: dict[str, str] = {}
     for option in dict.fromkeys(options):
         value = config.get(option)  # None: the option at its default, the field's
@@ -582,6 +580,5 @@ def refuse_missing(needs: list[Need]) -> None:
     if needs:
         more = f"; and {len(needs) - 1} more" if len(needs) > 1 else ""
         word = "" if needs[0].what == "modified data" else "missing "
-        raise StsbenchError(
-            f"nothing was started: {word}{needs[0].line()}{more} (`--dry-run` lists what the run needs)"
-        )
+        what = f"{word}{needs[0].line()}{more}"
+        raise StsbenchError(f"nothing was started: {what} (`--dry-run` lists what the run needs)")

@@ -213,9 +213,8 @@ def export_results(
         sp = s["spearman"]
         scores = {SPLIT: {SUBSET: {"cosine_spearman": sp, "cosine_pearson": s["pearson"], "main_score": sp}}}
         seconds, when = sum(r.provenance.timings.values()), datetime.fromisoformat(r.provenance.created_at)
-        tr = mteb.TaskResult.from_task_results(
-            mteb.get_task(r.task), scores, evaluation_time=float(seconds), date=when
-        )
+        task = mteb.get_task(r.task)
+        tr = mteb.TaskResult.from_task_results(task, scores, evaluation_time=float(seconds), date=when)
         task_results.append(tr)
     out = Path(out).expanduser()
     out.mkdir(parents=True, exist_ok=True)

@@ -350,9 +350,8 @@ def write_recipe_runs(results_dir: Path, recipe: Any) -> Path:
     dropped from the recipe, or left out of this subset, leaves the file.
     """
     runs = [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)]
-    return _write_declared(
-        Path(results_dir) / RECIPE_RUNS_FILE, schema.RECIPE_RUNS_KIND, recipe=recipe.name, runs=runs
-    )
+    path = Path(results_dir) / RECIPE_RUNS_FILE
+    return _write_declared(path, schema.RECIPE_RUNS_KIND, recipe=recipe.name, runs=runs)
 
 
 def _write_declared(path: Path, kind: str, **fields: Any) -> Path:

@@ -497,12 +497,10 @@ def family(decisions: Sequence[Decision]) -> list[Decision]:
     """
     ps = holm([d.p if d.p is not None else 1.0 for d in decisions])
     out = []
+    why = f"a difference that matters by its own interval, not after Holm over {len(decisions)} figures"
     for d, p in zip(decisions, ps, strict=True):
         d = replace(d, p_holm=p)
         if d.outcome == MATTERS and p >= ALPHA:
-            why = (
-                f"a difference that matters by its own interval, not after Holm over {len(decisions)} figures"
-            )
             d = noted(replace(d, outcome=INCONCLUSIVE, nearest=MATTERS, margin=None), why)
         out.append(d)
     return out
