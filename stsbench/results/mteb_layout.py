@@ -153,9 +153,8 @@ def pick_mteb_model(
     (model, revision) = keys[0]
     values = {t: models[keys[0]][t] for t in MTEB_TASKS if t in models[keys[0]]}
     if not values:
-        raise StsbenchError(
-            f"{folder}: the MTEB results of {model} have none of {', '.join(MTEB_TASKS)}; nothing to compare"
-        )
+        tasks = ", ".join(MTEB_TASKS)
+        raise StsbenchError(f"{folder}: the MTEB results of {model} have none of {tasks}; nothing to compare")
     return MtebModelScores(folder, model, revision, values)
 
 
