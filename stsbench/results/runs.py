@@ -243,18 +243,16 @@ def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapp
     """
     done = [r for r in runs if r["status"] == "finished" and r.get("best_dev_spearman") is not None]
     best = summary_dict([r["best_dev_spearman"] for r in done]) if done else None
-    return atomic_write_json(
-        Path(out) / SEEDS_FILE,
-        {
-            "kind": schema.SEED_RUNS_KIND,
-            "schema_version": schema.SCHEMA_VERSION,
-            "seeds": [r["seed"] for r in runs],
-            "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
-            "failed": [r["seed"] for r in runs if r["status"] != "finished"],
-            "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
-            "training": dict(training),
-        },
-    )
+    data = {
+        "kind": schema.SEED_RUNS_KIND,
+        "schema_version": schema.SCHEMA_VERSION,
+        "seeds": [r["seed"] for r in runs],
+        "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
+        "failed": [r["seed"] for r in runs if r["status"] != "finished"],
+        "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
+        "training": dict(training),
+    }
+    return atomic_write_json(Path(out) / SEEDS_FILE, data)
 
 
 def build_aggregate(
