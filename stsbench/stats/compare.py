@@ -44,6 +44,8 @@ MIXED = (  # the refusal of seeds against one model, whichever form each side ta
 )
 
 
+# a TaskComparison's fields over pairs, none over seeds
+_OVER_PAIRS = ("p_bootstrap", "p_bootstrap_holm", "p_williams", "p_williams_holm", "n_pairs")
 SIDE_FIELDS = ("label", "source", "model", "fingerprint", "pooler", "mode")  # each side's, in the JSON
 
 
@@ -278,12 +280,8 @@ def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide
                 diff=round(dec.diff, 4),
                 low=round(dec.low, 4),
                 high=round(dec.high, 4),
-                p_bootstrap=None,
-                p_bootstrap_holm=None,
-                p_williams=None,
-                p_williams_holm=None,
                 min_detectable_difference=round(dec.mdd or 0.0, 4),
-                n_pairs=None,
+                **dict.fromkeys(_OVER_PAIRS),  # none over seeds
                 n_seeds=[dec.interval.n[1], dec.interval.n[0]],
                 seeds=dec,
             )
