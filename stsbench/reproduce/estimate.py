@@ -93,8 +93,8 @@ class Counts:
     @property
     def dev_sentences(self) -> int | None:
         """Sentences encoded by every dev evaluation of every training."""
-        pairs = [(t.dev_evaluations, t.dev_sentences) for t in self.trainings]
-        return None if any(None in p for p in pairs) else sum(e * s for e, s in pairs)  # type: ignore[operator]
+        each = [(t.dev_evaluations, t.dev_sentences) for t in self.trainings]
+        return None if any(None in p for p in each) else sum(e * s for e, s in each)  # type: ignore[operator]
 
     def line(self) -> str:
         """The counts in words, one line."""
