@@ -211,9 +211,8 @@ def _partly(a: Mapping[int, float], b: Mapping[int, float], h: float, level: flo
     if nc >= MIN_SEEDS:
         na, nb = n1 - nc, n2 - nc
         df, design, used = (nc - 1) + (df - nc + 1) / (na + nb + 2 * nc) * (na + nb), PARTLY, nc
-    return interval(
-        float(x.mean() - y.mean()), math.sqrt(se2), df, level, design=design, n=(n1, n2), used=used
-    )
+    diff = float(x.mean() - y.mean())
+    return interval(diff, math.sqrt(se2), df, level, design=design, n=(n1, n2), used=used)
 
 
 def difference(
