@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, ClassVar, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from stsbench.published.records import Entry, FigureEntry, Kind, Paper, Renderer, Selection, Split
+from stsbench.published.records import Entry, Kind, Paper, Selection, Split
 from stsbench.tasks.registry import TASK_SETS, TASKS
 
 
@@ -224,42 +224,58 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-class FigureSchema(_Level):
+# how stsbench draws a paper's figure (stsbench.published.figures' docstring says what each is)
+Renderer = Literal[
+    "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",
+    "trajectory",
+]  # fmt: skip
+RENDERERS: tuple[str, ...] = get_args(Renderer)
+Blank = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]  # absent or null: empty
+
+
+class FigureEntry(_Level):
+    """One experimental figure of a seed paper (keyed ``<paper>/<id>``), as its file holds it."""
+
     LEVEL = "figure"
     paper: Text
     id: Text
-    figure: Text
-    caption: str | None = None
+    figure: Text  # "Figure 8"
+    caption: Blank = ""
     shows: Text
     x: Text
     y: Text
-    claim: str | None = None
-    numbers: dict[str, Any] | None = None
+    claim: Blank = ""
+    numbers: Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)] = {}
     source: Text
     ref_only: StrictBool = False
     out_of_scope: str | None = None
     renderer: Renderer | None = None
-    setting: str | None = None
+    setting: str | None = None  # a sweep's or grid's option
     missing: str | None = None
     notes: Notes = ()
 
+    @property
+    def key(self) -> str:
+        """``<paper>/<id>``."""
+        return f"{self.paper}/{self.id}"
+
+    @property
+    def drawn(self) -> bool:
+        """Whether stsbench has a renderer for it."""
+        return self.renderer is not None
+
     @model_validator(mode="after")
-    def _drawn_or_why_not(self) -> FigureSchema:
+    def _drawn_or_why_not(self) -> FigureEntry:
         if self.renderer in ("sweep", "grid") and not self.setting:
             raise ValueError(f"a {self.renderer} figure names its setting")
         if self.renderer is None and not (self.missing or self.out_of_scope):
             raise ValueError("without a renderer, say what is missing or why it is out of scope")
         return self
 
-    def entry(self) -> FigureEntry:
-        """The figure as the registry hands it out."""
-        data = {**self.model_dump(exclude={"id"}), "caption": self.caption or "", "claim": self.claim or ""}
-        return FigureEntry(key=f"{self.paper}/{self.id}", **{**data, "numbers": dict(self.numbers or {})})
-
 
 class FiguresSchema(_Level):
     LEVEL = "file"
-    figures: list[FigureSchema]
+    figures: list[FigureEntry]
 
 
 M = TypeVar("M", bound=_Level)
