@@ -27,7 +27,7 @@ jointly, ties split).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stsbench.stats import decide
 from stsbench.stats.decide import ALPHA, DELTA, INCONCLUSIVE, Decision, Interval
-from stsbench.stats.tests import holm
 
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
 DEV_FIGURES = ("best-dev", "final-dev")  # a training's own STS-B dev Spearman: NaN is a collapse (0)
@@ -289,12 +288,9 @@ def judge(
         else:
             rows.append(_decision(claim, iv, d, text))
     tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not decide.few(dec.interval)]
-    for i, p in zip(tested, holm([rows[i].p if rows[i].p is not None else 1.0 for i in tested]), strict=True):
-        rows[i] = replace(rows[i], p_holm=p)
-        if rows[i].outcome in decide.REFUTING and p >= alpha:
-            why_not = f"{rows[i].outcome} by its own interval, not after Holm over {len(tested)} statements"
-            rows[i] = replace(rows[i], outcome=INCONCLUSIVE, nearest=rows[i].outcome, margin=None)
-            rows[i] = decide.noted(rows[i], why_not)
+    held = decide.family([rows[i] for i in tested], decide.REFUTING, alpha, "statements")
+    for i, dec in zip(tested, held, strict=True):
+        rows[i] = dec
     for i, (parts, dec) in enumerate(zip(claim.statements(), rows, strict=True)):
         for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
             rows[i] = dec = decide.capped(dec, note) if cap else decide.noted(dec, note)

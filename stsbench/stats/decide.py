@@ -488,19 +488,24 @@ def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
     return _read(iv, regions, INCONCLUSIVE, p_matters(iv, delta), p_tests=tests, delta=delta, what=what)
 
 
-def family(decisions: Sequence[Decision]) -> list[Decision]:
-    """Holm over a family of two-sided decisions (a table's tasks; the caller leaves the Avg. out): ``p_holm``.
+def family(
+    decisions: Sequence[Decision],
+    words: Sequence[str] = (MATTERS,),
+    alpha: float = ALPHA,
+    over: str = "figures",
+) -> list[Decision]:
+    """Holm over a family of decisions (a table's tasks, the caller leaving the Avg. out; a claim's statements).
 
-    *A difference that matters* needs Holm's p below ALPHA too: where its own interval says so but Holm over the
-    family does not, the word is *inconclusive*, the note saying why (one word for one verdict, the `*` its mark).
+    Each gets its ``p_holm``. An outcome of ``words`` (*a difference that matters*; a claim's refuting words) needs
+    Holm's p below ``alpha`` too: where its own interval says so but Holm over the family does not, the word is
+    *inconclusive*, the note saying why (one word for one verdict, the `*` its mark).
     """
     ps = holm([d.p if d.p is not None else 1.0 for d in decisions])
     out = []
-    why = f"a difference that matters by its own interval, not after Holm over {len(decisions)} figures"
     for d, p in zip(decisions, ps, strict=True):
         d = replace(d, p_holm=p)
-        if d.outcome == MATTERS and p >= ALPHA:
-            d = noted(replace(d, outcome=INCONCLUSIVE, nearest=MATTERS, margin=None), why)
+        if d.outcome in words and p >= alpha:
+            d = capped(d, f"{d.outcome} by its own interval, not after Holm over {len(decisions)} {over}")
         out.append(d)
     return out
 
