@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -51,7 +52,6 @@ from stsbench.results.mteb_layout import (
     MTEB_RESULTS_PREFIX,
     MTEB_TASKS,
     SPLIT,
-    MtebModelScores,
     mteb_identity,
     pick_mteb_model,
     read_mteb_results,
@@ -388,23 +388,16 @@ def compare(
 def mteb_entry(
     key: str, models: dict[tuple[str, str], dict[str, float]], by_task: dict[str, Measured]
 ) -> Entry:
-    """The MTEB folder's row for the run in ``by_task``: the model with the run's MTEB name.
+    """The MTEB folder's row (an ``Entry``) for the run in ``by_task``: the model with the run's MTEB name.
 
     That is ``export-mteb``'s name; for a local model, whose MTEB name only ``--model-name`` gave, the folder's
     only model.
     """
-    folder = Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser()
     name = None
     if by_task:
-        try:
+        with suppress(StsbenchError):  # a local model
             name = mteb_identity(next(iter(by_task.values())).result.model)[0]
-        except StsbenchError:  # a local model
-            pass
-    return mteb_results_entry(key, pick_mteb_model(folder, models, name))
-
-
-def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
-    """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
+    scores = pick_mteb_model(Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser(), models, name)
     paper = Paper(
         slug=MTEB_RESULTS_PREFIX.rstrip(":"),
         title="MTEB results folder",
