@@ -248,9 +248,8 @@ def _other(cls: type[Analysis]) -> str | None:
     """The registered analysis, another class than ``cls``, that has its name or command; None if none."""
     for key in ANALYSES.names():
         other = ANALYSES.target(key)
-        if isinstance(other, type) and other is not cls and cls.command == other.command:
-            return key
-        if isinstance(other, type) and other is not cls and ANALYSES.canonical(cls.name) == key:
+        another = isinstance(other, type) and other is not cls
+        if another and (cls.command == other.command or ANALYSES.canonical(cls.name) == key):
             return key
     return None
 
@@ -258,10 +257,6 @@ def _other(cls: type[Analysis]) -> str | None:
 def register_analysis(cls: A) -> A:
     """Class decorator: register ``cls`` under ``cls.name``; a second use of a name or command fails."""
     _check_class(cls)
-    # built-in: registered in file order, before any plugin
-    if cls.__module__.startswith("stsbench.analyses."):
-        ANALYSES.register(cls.name, cls)
-        return cls
     key = ANALYSES.canonical(cls.name)
     if _other(cls) is not None or (key is not None and ANALYSES.target(key) is cls):
         raise ValueError(f"analysis {cls.name!r} (command {cls.command!r}) is already registered")
