@@ -360,19 +360,17 @@ def density_from_table(pairs: Pairs, table: EmbeddingTable, split: str) -> Cosin
     return CosineDensityResult(pairs.name, split, len(pairs.gold), grid.tolist(), bandwidth, groups)
 
 
-def _joined(parts: Sequence[Pairs], name: str) -> Pairs:
-    def cat(field: str) -> list[str]:
-        return [s for p in parts for s in getattr(p, field)]
-
-    gold = np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts])
-    return Pairs(name, cat("sent1"), cat("sent2"), gold, cat("subset"), parts[0].scale)
-
-
 def load_split(data_dir: Path, task: str, split: str) -> Pairs:
     """``split`` of ``task``, or every split of it joined (``all``)."""
     if split != "all":
         return load_pairs(data_dir, task, split)
-    return _joined([load_pairs(data_dir, task, s) for s in SPLITS], task)
+    parts = [load_pairs(data_dir, task, s) for s in SPLITS]
+
+    def cat(field: str) -> list[str]:
+        return [s for p in parts for s in getattr(p, field)]
+
+    gold = np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts])
+    return Pairs(task, cat("sent1"), cat("sent2"), gold, cat("subset"), parts[0].scale)
 
 
 def cosine_density(

@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
+from stsbench.data.integrity import check_data
 from stsbench.encoders.base import EncodeOptions
 from stsbench.encoders.resolve import prompt_suffix
+from stsbench.files import atomic_write_json
+from stsbench.paths import resolve_data_dir
 from stsbench.results import write
 from stsbench.results.schema import AnalysisResult
 
@@ -85,10 +88,6 @@ def run_analysis(
     that differ from the canonical ones are refused before any model loads unless ``allow_modified_data``
     (then each record's ``provenance.data_modified`` names them).
     """
-    from stsbench.data.integrity import check_data
-    from stsbench.files import atomic_write_json
-    from stsbench.paths import resolve_data_dir
-
     analysis = get_analysis(name)
     encode = encode or EncodeOptions()
     config = config if config is not None else analysis.make_config(**options)
