@@ -6,12 +6,16 @@ string and dates are left out, so the same numbers give the same files.
 
 from __future__ import annotations
 
+import io
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
+
+from stsbench.files import atomic_write_bytes
 
 
 def pyplot():
@@ -50,11 +54,6 @@ def laid_out(fig, stem: Path) -> list[Path]:
 
 def save(fig, stem: Path) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` (atomic) and close the figure; stamped within :func:`stamped`."""
-    import io
-    import textwrap
-
-    from stsbench.files import atomic_write_bytes
-
     stamp = _STAMP.get()
     if stamp:
         # wrapped at about the characters of a 7-point line across the figure

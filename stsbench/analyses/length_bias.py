@@ -35,6 +35,7 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
 from stsbench.options import option
 from stsbench.published.registry import get_entry, load_registry
+from stsbench.stats.bootstrap import percentile_interval, resample_counts
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
 Unit = Literal["words", "tokens"]
@@ -216,8 +217,6 @@ def bootstrap_averages(
     (first group minus second). One checkpoint's interval: it says how much the pairs move the figure, not the
     training's seed.
     """
-    from stsbench.stats.bootstrap import percentile_interval, resample_counts
-
     rng = np.random.default_rng(seed)
     sums: list[list[np.ndarray]] = [[] for _ in labels]
     for absdiff, index in groups:

@@ -41,8 +41,10 @@ from stsbench.analyses.registry import Analysis, Encodes, Interval, Number, publ
 from stsbench.data.integrity import read_lines
 from stsbench.encoders.base import Encoder, embed_table
 from stsbench.errors import StsbenchError
+from stsbench.files import atomic_write_text
 from stsbench.options import option
 from stsbench.published.registry import get_entry
+from stsbench.results.write import companion_path
 from stsbench.tabular import Table, fmt, fmt_delta, make_table
 
 OverlapMeasure = Literal["candidate", "jaccard"]
@@ -268,8 +270,6 @@ def repetition_probe(
 
 def write_triples(path: Path, triples: list[ProbeTriple]) -> Path:
     """One JSON object a line (atomic)."""
-    from stsbench.files import atomic_write_text
-
     text = "".join(
         json.dumps(asdict(t), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n" for t in triples
     )
@@ -433,8 +433,6 @@ class RepetitionProbe(Analysis):
 
     def extra_files(self, result: Any, path: Path) -> list[Path]:
         """The scored triples, ``<stem>.triples.jsonl`` (``--triples`` reads them back)."""
-        from stsbench.results.write import companion_path
-
         return [write_triples(companion_path(path, ".triples.jsonl"), result.triples)]
 
     table_builders = (repetition_table,)
