@@ -204,13 +204,9 @@ def seed_values(
     for seed, found in tasks.items():
         for mode in figure.modes:
             values = [found.get((t, mode)) for t in figure.tasks]
-            if figure.kind == "avg":
-                avg = raw_average(values)
-                if avg is not None:
-                    out[seed] = avg
-                    break
-            elif values[0] is not None:
-                out[seed] = values[0]
+            value = raw_average(values) if figure.kind == "avg" else values[0]
+            if value is not None:
+                out[seed] = value
                 break
     return out
 
@@ -546,14 +542,9 @@ def verdict(
         )
         if len(finite) < len(values):
             dec = decide.capped(dec, f"{len(values) - len(finite)} seed figures not finite")
-    return Verdict(task, published, dec, values, **_described(finite, level), level=level)
-
-
-def _described(values: Sequence[float], level: float) -> dict[str, Any]:
-    if not values:
-        return {}
-    s = seed_summary(values, level)
-    return dict(mean=s.mean, std=s.std, mean_low=s.low, mean_high=s.high)
+    s = seed_summary(finite, level) if finite else None
+    described = (s.mean, s.std, s.low, s.high) if s else (None, None, None, None)
+    return Verdict(task, published, dec, values, *described, level=level)
 
 
 @dataclass(frozen=True)
