@@ -162,20 +162,6 @@ def _variance(x: np.ndarray, h: float, scale: float) -> float:
     return variance(x, _step(x, h), scale)
 
 
-def _welch(parts: Sequence[tuple[float, np.ndarray, float]], level: float, n: tuple[int, ...]) -> Interval:
-    """sum(sign * mean) over independent samples (sign, values, resolution), Hsu's df: the smallest n - 1.
-
-    Satterthwaite's df missed 0.029 a side at three seeds a side of std 0.25 and 1.0; the smallest n - 1 bounds the
-    statistic's law from the conservative side (Hsu 1938; Scheffé 1970).
-    """
-    scale = max(float(np.abs(x).max()) for _, x, _ in parts)
-    v = [_variance(x, h, scale) / x.size for _, x, h in parts]
-    dfs = [x.size - 1 for _, x, _ in parts]
-    se, df = math.sqrt(sum(v)), float(min(dfs))
-    diff = float(sum(sign * x.mean() for sign, x, _ in parts))
-    return interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts))
-
-
 def _mean_cov(
     a: Mapping[int, float], b: Mapping[int, float], va: float, vb: float, adverse: float = -1.0
 ) -> float:
@@ -196,10 +182,12 @@ def _mean_cov(
 
 
 def _partly(a: Mapping[int, float], b: Mapping[int, float], h: float, level: float) -> Interval:
-    """mean(a) - mean(b) on partly shared seeds: Welch's variance less twice the means' covariance.
+    """mean(a) - mean(b) on partly shared or disjoint seeds: Welch's variance less twice their covariance.
 
-    The covariance: :func:`_mean_cov`; from three shared seeds T_new2's df (Derrick, Toher & White 2017), else
-    Welch's.
+    The covariance: :func:`_mean_cov` (none shared: 0). The df: from three shared seeds T_new2's (Derrick,
+    Toher & White 2017); one or two, Welch's; none, Hsu's, the smaller n - 1 (Satterthwaite's missed 0.029 a
+    side at three seeds a side of std 0.25 and 1.0; the smaller n - 1 bounds the statistic's law from the
+    conservative side: Hsu 1938; Scheffé 1970).
     """
     x, y = finite(list(a.values())), finite(list(b.values()))
     n1, n2, nc = x.size, y.size, len(set(a) & set(b))
@@ -208,7 +196,9 @@ def _partly(a: Mapping[int, float], b: Mapping[int, float], h: float, level: flo
     se2 = max(v1 / n1 + v2 / n2 - 2 * _mean_cov(a, b, v1, v2), 0.0)
     df = _satterthwaite([v1 / n1, v2 / n2], [n1 - 1, n2 - 1], n1 + n2 - 2)[1]  # Welch's df
     design, used = BOUNDED, min(n1, n2)  # fewer than three shared: Welch's df, every seed used
-    if nc >= MIN_SEEDS:
+    if not nc:
+        df, design = float(used - 1), WELCH
+    elif nc >= MIN_SEEDS:
         na, nb = n1 - nc, n2 - nc
         df, design, used = (nc - 1) + (df - nc + 1) / (na + nb + 2 * nc) * (na + nb), PARTLY, nc
     diff = float(x.mean() - y.mean())
@@ -247,10 +237,7 @@ def difference(
         per = [a[s] - b[s] for s in shared]
         est = one_sample(per, 0.0, level, scale=scale, resolution=_step(per, resolution * math.sqrt(2)))
         return None if est is None else replace(est, design=PAIRED, n=(len(a), len(b)))
-    if shared:
-        return _partly(a, b, resolution, level)
-    xa, xb = finite(list(a.values())), finite(list(b.values()))
-    return _welch([(1.0, xa, resolution), (-1.0, xb, resolution)], level, (len(a), len(b)))
+    return _partly(a, b, resolution, level)
 
 
 def gap(
