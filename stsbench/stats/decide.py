@@ -723,17 +723,13 @@ def best_probability(
         xs = {a: np.array(list(scores[a].values()), dtype=np.float64) for a in trained}
         scale = max((float(np.abs(x).max()) for x in xs.values()), default=0.0)
         v = {a: _variance(x, resolution, scale) if x.size > 1 else 0.0 for a, x in xs.items()}
-        cov = np.zeros((k, k))
+        cov, dfs = np.zeros((k, k)), []
         for i, a in enumerate(trained):
             cov[i, i] = v[a] / xs[a].size
-            # the shared seeds' covariance of the two means, as the statement has it
             for j in range(i + 1, k):
-                if xs[a].size > 1 and xs[trained[j]].size > 1:
-                    b = trained[j]
+                b = trained[j]
+                if xs[a].size > 1 and xs[b].size > 1:  # the shared seeds' covariance, as the statement has it
                     cov[i, j] = cov[j, i] = _mean_cov(scores[a], scores[b], v[a], v[b])
-        dfs = []
-        for i, a in enumerate(trained):
-            for b in trained[i + 1 :]:
                 iv = difference(scores[a], scores[b], resolution=resolution)
                 if iv is not None and iv.spread:
                     dfs.append(iv.df)
