@@ -12,8 +12,9 @@ being the analysis name plus the option that selects its data (``length_bias_wor
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -55,18 +56,6 @@ class AnalysisRun:
     files: list[Path] = field(default_factory=list)  # every file written
 
 
-def _encoders(
-    models: Sequence[str], encoders: Sequence[Any], encode: EncodeOptions
-) -> Iterator[tuple[str, Any]]:
-    """``(name given, encoder)``; each named model is loaded only when its turn comes."""
-    from stsbench import encoders as loader
-
-    for enc in encoders:
-        yield enc.info.name, enc
-    for name in models:
-        yield name, loader.build_encoder(name, encode)
-
-
 def run_analysis(
     name: str,
     *,
@@ -100,7 +89,10 @@ def run_analysis(
     record = {**analysis.record(config), "batch_size": encode.batch_size, "max_length": encode.max_length}
     run = AnalysisRun(analysis, stem, {})
     done: list[tuple[str, str, Any]] = []  # (label, pooler, result)
-    for given, inner in _encoders(models, encoders, encode):
+    from stsbench import encoders as loader
+
+    loaded = ((model, loader.build_encoder(model, encode)) for model in models)  # each when its turn comes
+    for given, inner in chain(((built.info.name, built) for built in encoders), loaded):
         enc = TimedEncoder(inner)
         t0 = time.perf_counter()
         result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=encode.batch_size)
