@@ -20,8 +20,9 @@ from importlib import resources
 
 from stsbench.errors import StsbenchError
 from stsbench.files import parse_yaml
+from stsbench.published.records import RENDERERS
 from stsbench.published.registry import FIGURES
-from stsbench.published.schema import RENDERERS, FigureEntry, FiguresSchema, validated
+from stsbench.published.schema import FigureEntry, FiguresSchema, validated
 
 __all__ = ["PAPER_NAMES", "RENDERERS", "FigureEntry", "experimental_figures", "get_figure", "load_figures"]
 

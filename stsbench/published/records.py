@@ -7,7 +7,7 @@ models of :mod:`stsbench.published.schema`, which build these (a paper's figure 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from stsbench.errors import StsbenchError
 from stsbench.tasks.registry import TASKS
@@ -17,6 +17,12 @@ Split = Literal["test", "dev"]
 Selection = Literal["test-sets"]
 # how a published row's checkpoint was chosen, where it was not on a dev set: the mark a report shows
 SELECTIONS: dict[str, str] = {"test-sets": "selected on the test sets by the official code"}
+# how stsbench draws a paper's figure (stsbench.published.figures' docstring says what each is)
+Renderer = Literal[
+    "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",
+    "trajectory",
+]  # fmt: skip
+RENDERERS: tuple[str, ...] = get_args(Renderer)
 
 
 class RegistryError(StsbenchError, ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, TypeVar, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from stsbench.published.records import Entry, Kind, Paper, Selection, Split
+from stsbench.published.records import Entry, Kind, Paper, Renderer, Selection, Split
 from stsbench.tasks.registry import TASK_SETS, TASKS
 
 
@@ -216,12 +216,6 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-# how stsbench draws a paper's figure (stsbench.published.figures' docstring says what each is)
-Renderer = Literal[
-    "sweep", "grid", "distance", "align-distance", "dev-curves", "spectrum", "align-map", "cosine-density",
-    "trajectory",
-]  # fmt: skip
-RENDERERS: tuple[str, ...] = get_args(Renderer)
 Blank = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]  # absent or null: empty
 
 
