@@ -59,12 +59,13 @@ from stsbench.reports.reproduction import Cells, cited, published_cell
 from stsbench.reports.seeds import (
     SIGNIFICANT,
     SeedGroup,
+    best_devs,
+    figure_axes,
     has_seeds,
     interval,
     mean_std,
     seaborn_module,
     seed_groups,
-    seed_ids,
     seed_interval,
     seeds_folder,
 )
@@ -448,9 +449,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
     if keys:  # the paper's figures on an axis of their own: another model, another scale
         panels.append(("published", f"published: {', '.join(keys)}"))
     sns = seaborn_module()
-    plt = afig.pyplot()
-    with sns.axes_style("whitegrid"):
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    with figure_axes(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False) as (fig, axes):
         for ax, (column, label) in zip(axes.flat, panels, strict=True):
             sub = frame[frame[column] != ""].copy()
             sub["y"] = sub[column].astype(float)
@@ -489,8 +488,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
             f"each seed (dots); mean and its 95% t-interval over seeds ({seeds_a_setting(n.min(), n.max())})"
         )
         fig.suptitle((f"{title}\n" if title else "") + (ramp if ramped else "") + spread, fontsize=9)
-        fig.tight_layout()
-        return fig
+    return fig
 
 
 def _is_number(value: str) -> bool:
@@ -548,9 +546,7 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
     long = frame.melt(id_vars=["traceable_distance", "seed"], value_vars=["l1", "l2"], var_name="norm")
     long["norm"] = long["norm"].map({"l1": "L1 distance", "l2": "L2 distance"})
     sns = seaborn_module()
-    plt = afig.pyplot()
-    with sns.axes_style("whitegrid"):
-        fig, ax = plt.subplots(figsize=(5.4, 3.6))
+    with figure_axes(figsize=(5.4, 3.6)) as (fig, ax):
         sns.lineplot(
             data=long, x="traceable_distance", y="value", hue="norm", estimator="mean", errorbar=seed_interval,
             marker="o", palette="colorblind", ax=ax,
@@ -562,7 +558,6 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
             f"the point ({point[0]:g}, {point[1]:g}) is ours (--align-point): the paper does not give its own"
         )
         ax.set_title((f"{title}\n" if title else "") + ours, fontsize=7)
-        fig.tight_layout()
     return fig
 
 
@@ -628,16 +623,6 @@ def _summary(values: Iterable[float | None], n: int) -> str:
     return mean_std(seed_summary(kept), n) if kept else DASH
 
 
-def _raw_devs(row: Row) -> dict[int, float]:
-    """``{seed: the kept checkpoint's STS-B dev Spearman x100, unrounded}`` of a row's runs (what tests read)."""
-    runs = _runs(row)
-    out = {}
-    for seed, run in zip(seed_ids([r.config.get("seed") for r in runs]), runs, strict=True):
-        if run.best_dev_spearman is not None or run.curve:  # NaN: collapsed (0 for the rule, named)
-            out[seed] = math.nan if run.best_dev_spearman is None else run.best_dev_spearman * 100
-    return out
-
-
 def _published_dev(row: Row, cells: Cells) -> tuple[str, float] | None:
     """``(address, figure)``: the first STS-B dev cell the row's runs are held against (a dev row's STS-B figure)."""
     for address in cells.get(seeds_folder(_runs(row)[0]), ()):
@@ -668,10 +653,10 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         return {}
     if not over_seeds:
         return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
-    base, base_why, base_cap = decide.finite_seeds(_raw_devs(simcse), dev=True)
+    base, base_why, base_cap = decide.finite_seeds(best_devs(_runs(simcse)), dev=True)
     gains = {}
     for r in (r for r in rows if r is not simcse):
-        values, why, cap = decide.finite_seeds(_raw_devs(r), dev=True)
+        values, why, cap = decide.finite_seeds(best_devs(_runs(r)), dev=True)
         iv = decide.difference(values, base)
         if iv is not None:  # a mix of collapsed and trained seeds on either side: at most inconclusive
             d = decide.two_sided(iv, decide.DELTA, _method(r))

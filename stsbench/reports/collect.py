@@ -434,8 +434,6 @@ def analysis_figure(figure: str) -> tuple[str, str, str] | None:
 
 def analysis_of(variant: str) -> Any:
     """The registered analysis whose results a variant (``length_bias_tokens``) is a file stem of; None if none."""
-    from stsbench.analyses.registry import all_analyses
-
     found = [a for a in all_analyses() if variant == a.name or variant.startswith(f"{a.name}_")]
     return max(found, key=lambda a: len(a.name)) if found else None
 

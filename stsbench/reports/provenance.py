@@ -10,6 +10,7 @@ from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, Model, TrainRun, name_label
 from stsbench.results.write import Checkout
 from stsbench.tabular import DASH, Table, make_table
+from stsbench.train.config import OPTIONS
 
 EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
 VERSION_LIBS = ("torch", "transformers", "sentence-transformers", "numpy", "scipy", "python")
@@ -146,8 +147,6 @@ def commands_table(coll: Collection) -> Table:
 
 def train_command(run: TrainRun) -> str:
     """``stsbench train`` with every option the run's saved config sets away from the defaults."""
-    from stsbench.train.config import OPTIONS
-
     parts = ["stsbench train"]
     for name in ("method", "model", "train_file", "output"):
         value = run.config.get(name)
@@ -181,13 +180,12 @@ def training_provenance_table(runs: list[TrainRun]) -> Table:
 
 def data_table(coll: Collection) -> Table:
     """Every data file the results read, with its sha256; a file seen with two checksums gets a row each."""
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    modified: set[tuple[str, str]] = set()  # (file, sha256) that differ from the canonical file
-    for _, _, prov, _ in _records(coll):
-        for name, digest in prov.data_files.items():
-            seen[(name, digest)] += 1
-            if name in (prov.data_modified or {}):
-                modified.add((name, digest))
+    provs = [prov for _, _, prov, _ in _records(coll)]
+    seen = Counter(pair for prov in provs for pair in prov.data_files.items())
+    # (file, sha256) that differ from the canonical file
+    modified = {
+        (n, d) for prov in provs for n, d in prov.data_files.items() if n in (prov.data_modified or {})
+    }
     names = Counter(name for name, _ in seen)
 
     def note(name: str, digest: str) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from stsbench.analyses.common import short_name
 from stsbench.analyses.figures import stamped
 from stsbench.analyses.registry import Analysis, all_analyses
@@ -212,8 +214,6 @@ def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, l
     By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
     tables then match a model's own rows by name, and say so.
     """
-    from stsbench.results.runs import read_recipe_runs
-
     if not reps and not read_recipe_runs(coll.folders):
         return None
     named = report_cells(coll.folders, reps)
@@ -259,8 +259,6 @@ def once(sections: Sequence[Section]) -> None:
 
 def code_span(text: str) -> str:
     """``text`` as a Markdown code span whatever backticks it holds (CommonMark: a fence longer than any run)."""
-    import re
-
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -602,8 +600,6 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 def inline_html(text: str) -> Any:
     """Escape ``text``; its `code` spans, **bold** and links to the report's sections as HTML the template keeps."""
-    from markupsafe import Markup
-
     out = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False))
     out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
     return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
@@ -611,8 +607,6 @@ def inline_html(text: str) -> Any:
 
 def _view(report: Report, for_html: bool) -> dict[str, Any]:
     """Plain data for a template: every string already rendered for its format."""
-    from markupsafe import Markup
-
     text = inline_html if for_html else (lambda s: s)
     return {
         "title": report.title,

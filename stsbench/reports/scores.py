@@ -33,6 +33,7 @@ from stsbench.reports.seeds import (
     task_values,
 )
 from stsbench.results.write import last_part
+from stsbench.stats.decide import decimals
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
@@ -170,8 +171,8 @@ def _summaries(
     records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, present: list[str]
 ) -> list[SeedSummary | None]:
     """Per task of ``present``, then Avg.: the summary over the group's seeds."""
-    values = task_values(records, group, kind, mode, avg_of=TASKS_OF[kind])
-    return [seed_summary(values[t]) if values.get(t) else None for t in [*present, AVG]]
+    values = task_values(records, group, kind, mode)
+    return [seed_summary(list(values[t].values())) if values.get(t) else None for t in [*present, AVG]]
 
 
 def score_table(
@@ -219,19 +220,15 @@ def score_table(
             # a figure over any seed's result on modified data is marked, and so is the Avg. over it
             bad = [any((m.key, mode, t) in modified for m in g.models) for t in present]
             bad.append(any(bad))
-            if n == 1:  # one seed, or a model not trained here: its figures as measured
-                label = g.label if g.n == 1 else f"{g.name} (n=1)"
-                cells = [fmt(v) + MARK * b for v, b in zip(means, bad, strict=True)]
-                rows.append([mode_label(label, mode), g.method or DASH, *cells])
-                rows += published_rows(
-                    g.models[0], kind, mode, present, means[:-1], means[-1], marked, None, beside(g), legend
-                )
-                continue
+            # one seed, or a model not trained here: its figures as measured (mean_std of one value)
+            label = g.label if g.n == 1 else f"{g.name} (n={n})"
             cells = [mean_std(s, n) + MARK * b for s, b in zip(sums, bad, strict=True)]
-            rows.append([mode_label(f"{g.name} (n={n})", mode), g.method or DASH, *cells])
-            spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
-            rows.append(["↳ 95% interval over seeds", "", *spans])
-            bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
+            rows.append([mode_label(label, mode), g.method or DASH, *cells])
+            bounds = None
+            if n > 1:
+                spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
+                rows.append(["↳ 95% interval over seeds", "", *spans])
+                bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
             rows += published_rows(
                 g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds, beside(g), legend
             )
@@ -273,8 +270,6 @@ def delta_digits(delta: float | None) -> int:
 
     δ = 1.0: 1; 0.5: 2; 0.05: 3; a bound (no δ): 2.
     """
-    from stsbench.stats.decide import decimals
-
     if delta is None or not math.isfinite(delta) or delta <= 0:
         return 2
     return decimals(delta)
