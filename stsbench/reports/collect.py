@@ -308,6 +308,11 @@ class FigureOut:
     analysis: str = ""
     settings: tuple[str, ...] = ()
 
+    @property
+    def png(self) -> str:
+        """The PNG beside the SVG (report.md links it)."""
+        return self.svg[: -len(".svg")] + ".png"
+
 
 @dataclass
 class Section:

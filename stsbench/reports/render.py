@@ -549,9 +549,13 @@ _CODE = re.compile(r"`([^`]+)`")
 
 
 def _env():
+    """The templates' environment: they only loop, and format with its filters.
+
+    ``inline``: a paragraph or note as HTML (:func:`inline_html`); ``markdown`` and ``html``: a table.
+    """
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("stsbench.reports", "templates"),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -559,6 +563,8 @@ def _env():
         autoescape=lambda name: bool(name and name.endswith(".html.j2")),
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(inline=inline_html, markdown=to_markdown, html=lambda table: Markup(to_html(table)))
+    return env
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\((#[\w-]+)\)")  # a link to a section of the report
@@ -572,49 +578,14 @@ def inline_html(text: str) -> Any:
     return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
 
 
-def _view(report: Report, for_html: bool) -> dict[str, Any]:
-    """Plain data for a template: every string already rendered for its format."""
-    text = inline_html if for_html else (lambda s: s)
-    return {
-        "title": report.title,
-        "paragraphs": [text(p) for p in report.paragraphs],
-        "sections": [
-            {
-                "title": s.title,
-                "anchor": s.anchor,
-                "paragraphs": [text(p) for p in s.paragraphs],
-                "tables": [
-                    {
-                        "title": t.title,
-                        "markdown": to_markdown(t),
-                        "html": Markup(to_html(t)),
-                        "notes": [text(n) for n in t.notes],
-                    }
-                    for t in s.tables
-                ],
-                "figures": [
-                    {
-                        "title": f.title,
-                        "svg": f.svg,
-                        "png": f.svg[: -len(".svg")] + ".png",
-                        "png_base64": f.png_base64,
-                    }
-                    for f in s.figures
-                ],
-            }
-            for s in report.sections
-        ],
-    }
-
-
 def render_markdown(report: Report) -> str:
     """GitHub Markdown, figures linked relatively."""
-    return _env().get_template("report.md.j2").render(report=_view(report, False))
+    return _env().get_template("report.md.j2").render(report=report)
 
 
 def render_html(report: Report) -> str:
     """One HTML file with the figures inlined (base64 PNG) and its CSS in a ``<style>``."""
-    return _env().get_template("report.html.j2").render(report=_view(report, True))
+    return _env().get_template("report.html.j2").render(report=report)
 
 
 @dataclass
