@@ -50,8 +50,8 @@ import numpy as np
 import pandas as pd
 
 from stsbench.analyses.geometry import RANK_TOL
-from stsbench.published.figures import FigureEntry, get_figure
-from stsbench.reports.collect import AnalysisRecord, FigureOut, TaskRecord, TrainRun, write_csv
+from stsbench.published.figures import PAPER_NAMES, FigureEntry, get_figure
+from stsbench.reports.collect import AnalysisRecord, FigureOut, Section, TaskRecord, TrainRun, write_csv
 from stsbench.reports.seeds import SeededResults, SeedGroup, figure_axes, labelled_seed_runs, ordered, palette
 from stsbench.reports.training import sts_averages
 
@@ -70,13 +70,15 @@ def matches(entry: FigureEntry, figure: FigureOut) -> bool:
     return False
 
 
-def blocks(
-    keys: Sequence[str], drawn: Sequence[FigureOut], verdicts: Sequence[tuple[str, str, str]]
-) -> list[tuple[FigureEntry, list[str], list[FigureOut]]]:
-    """Per key: the registry entry, its paragraphs and the report's figures that draw it.
+def figure_sections(
+    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
+) -> list[Section]:
+    """A section per key: the paper's number, caption, claim and verdict, and the report's figures drawing it.
 
-    ``verdicts``: (paper figure key, claim text, verdict) of the report's claims.
+    ``sections``: the report's, whose figures are searched; ``verdicts``: (paper figure key, claim text,
+    verdict) of the report's claims.
     """
+    drawn = [f for section in sections for f in section.figures]
     out = []
     for key in keys:
         entry = get_figure(key)
@@ -96,7 +98,8 @@ def blocks(
         mine = [f for f in drawn if matches(entry, f)]
         if not mine:
             lines.append("Not drawn in this report: none of its results are under the report's folders.")
-        out.append((entry, lines, mine))
+        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
+        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=mine))
     return out
 
 

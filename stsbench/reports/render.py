@@ -98,7 +98,7 @@ def verdict_summary(
             f"Verdict: {asked} against {rep.group.label}: {counts or 'nothing checked'} ({where['reproduction']})."
         )
     for i, r in enumerate(judged, start=1):
-        word = r.verdict + (f" ({r.qualifier})" if r.qualifier else "")
+        word = reproduction.verdict_words(r)
         margin = "" if r.margin is None else f", margin {signed(r.margin, r.delta or DELTA)}"
         lines.append(f"Verdict: claim {i}, {r.text or r.kind}: **{word}**{margin} ({where['claims']}).")
     return lines
@@ -130,20 +130,6 @@ def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
     """The data files a task or analysis record's figures were computed on that differ from the canonical."""
     prov = record.result.provenance if isinstance(record, TaskRecord) else record.provenance
     return prov.data_modified or {}
-
-
-def _paper_figures(
-    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
-) -> list[Section]:
-    """A section per paper figure: number, caption, claim and verdict, and the report's figures that draw it."""
-    from stsbench.published.figures import PAPER_NAMES
-
-    drawn = [f for section in sections for f in section.figures]
-    out = []
-    for entry, lines, mine in paper_figures.blocks(keys, drawn, [v for v in verdicts if v[0]]):
-        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
-        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=list(mine)))
-    return out
 
 
 def _reproduction(reps: list[Reproduction], difference: float) -> Section:
@@ -508,11 +494,11 @@ def build_report(
     ]
     if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
         verdicts = [
-            (c.paper_figure, r.text or r.kind, r.verdict + (f" ({r.qualifier})" if r.qualifier else ""))
+            (c.paper_figure, r.text or r.kind, reproduction.verdict_words(r))
             for c, r in zip(spec.claims, judged, strict=True)
         ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
-        sections[at:at] = _paper_figures(spec.figures, sections, verdicts)
+        sections[at:at] = paper_figures.figure_sections(spec.figures, sections, verdicts)
     sections = absent_last(sections)
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [code_span(w) for w in coll.warnings] or [

@@ -590,6 +590,11 @@ def _tally(words: list[str], order: Sequence[str]) -> str:
     return "; ".join(f"{words.count(v)} {v}" for v in order if v in words)
 
 
+def verdict_words(result: ClaimResult) -> str:
+    """A claim's verdict with its qualifier (which statements by more, which by less than δ)."""
+    return result.verdict + (f" ({result.qualifier})" if result.qualifier else "")
+
+
 def claims_table(results: Sequence[ClaimResult]) -> Table:
     """One row per claim: what it says, its figure, δ, its verdict and margin, and how often each setting was best."""
     rows = []
