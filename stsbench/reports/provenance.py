@@ -77,22 +77,16 @@ def why_apart(models: list[Model], coll: Collection | None) -> list[str]:
     for same in by_name.values():
         if len(same) < 2:
             continue
-        fields = [
-            ("pooler", lambda m: m.pooler),
-            ("max length", lambda m: m.info.max_length),
-            ("dtype", lambda m: m.info.dtype),
-            ("kind", lambda m: m.info.kind),
-        ]
-        differ = [what for what, get in fields if len({str(get(m)) for m in same}) > 1]
+        fields = {"pooler": "pooler", "max length": "max_length", "dtype": "dtype", "kind": "kind"}
+        differ = [what for what, key in fields.items() if len({str(getattr(m.info, key)) for m in same}) > 1]
         who = " and ".join(m.label for m in same)
         if differ:
             lines.append(f"{who}: the same name, other {', '.join(differ)}.")
             continue
         code = [f"{m.label}: {', '.join(sorted(commits[m.key]))}" for m in same]
         if len({frozenset(commits[m.key]) for m in same}) > 1:
-            also = ""
-            if len({frozenset(libs[m.key]) for m in same}) > 1:
-                also = " and other library versions"
+            other_libs = len({frozenset(libs[m.key]) for m in same}) > 1
+            also = " and other library versions" if other_libs else ""
             lines.append(
                 f"{who}: the same name, pooler, max length and dtype, encoded by other stsbench code"
                 f"{also} (git commit of their results: {'; '.join(code)}). The fingerprint covers the encoding "
