@@ -289,22 +289,15 @@ def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRe
     """
     avgs = {id(g): sts_averages(g, records) for g in groups}
     on_test = all(avgs[id(g)] for g in groups)
-    value = {
-        (repr(settings(g.runs[0])[a]), repr(settings(g.runs[0])[b])): (
-            avgs[id(g)] if on_test else finite(map(kept_dev, g.runs))
-        )
-        for g in groups
-    }
+    cells = {}  # (a, b) -> mean ± std (n) of the group's figure
+    for g in groups:
+        found = avgs[id(g)] if on_test else finite(map(kept_dev, g.runs))
+        at = (repr(settings(g.runs[0])[a]), repr(settings(g.runs[0])[b]))
+        cells[at] = mean_std(seed_summary(found), -1) if found else DASH
     xs = sorted({settings(g.runs[0])[a] for g in groups}, key=sort_value)
     ys = sorted({settings(g.runs[0])[b] for g in groups}, key=sort_value)
     columns = [f"{a} ↓ {b} →", *[show_value(y) for y in ys]]
-    out = []
-    for x in xs:
-        cells = []
-        for y in ys:
-            found = value.get((repr(x), repr(y)), [])
-            cells.append(mean_std(seed_summary(found), -1) if found else DASH)
-        out.append([show_value(x), *cells])
+    out = [[show_value(x), *[cells.get((repr(x), repr(y)), DASH) for y in ys]] for x in xs]
     method = method_of(groups[0].runs[0].config)
     what = (
         "STS test Avg. (the seven tasks)"

@@ -407,11 +407,7 @@ def seed_differences(
             cells: dict[str, decide.Decision | None] = {}
             for t in [*present, AVG]:
                 h = task_resolution(TASKS_OF[kind] if t == AVG else [t])
-                iv = (
-                    decide.difference(a.get(t, {}), b.get(t, {}), resolution=h)
-                    if a.get(t) and b.get(t)
-                    else None
-                )
+                iv = decide.difference(a[t], b[t], resolution=h) if a.get(t) and b.get(t) else None
                 cells[t] = None if iv is None else decide.two_sided(iv, delta, t)
             tasks = [t for t in present if cells.get(t) is not None]
             cells.update(zip(tasks, decide.family([cells[t] for t in tasks]), strict=True))
