@@ -367,33 +367,6 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
     return (None if value is None else float(value)), False
 
 
-def _row(
-    name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells
-) -> list[list[str]]:
-    value = settings(group.runs[0])[name]
-    pub = published_cell(group.runs[0], cells)
-    out = []
-    for model, run in zip(group.models, group.runs, strict=True):
-        one = SeedGroup(group.name, group.method, (model,))
-        avg = sts_averages(one, records)
-        dev = kept_dev(run)
-        distance, ramped = logged_distance(run)
-        out.append(
-            [
-                show_value(value),
-                series,
-                str(run.config.get("seed", "")),
-                "" if dev is None or not math.isfinite(dev) else repr(dev),
-                repr(avg[0]) if avg else "",
-                repr(pub[1]) if pub else "",
-                pub[0] if pub else "",
-                "" if distance is None else repr(distance),
-                "yes" if ramped else "",
-            ]
-        )
-    return out
-
-
 def sweep_rows(
     name: str,
     groups: Sequence[SeedGroup],
@@ -401,7 +374,7 @@ def sweep_rows(
     series: str | None = None,
     cells: Cells | None = None,
 ) -> list[list[str]]:
-    """The CSV rows of a one-field sweep over groups of seeds.
+    """The CSV rows of a one-field sweep over groups of seeds (:data:`COLUMNS`): a row per seed.
 
     ``series``: a grid's second field, by group; ``cells``: the runs' published cells
     (:func:`stsbench.reports.reproduction.report_cells`).
@@ -409,7 +382,24 @@ def sweep_rows(
     rows = []
     for g in sorted(groups, key=lambda g: sort_value(settings(g.runs[0])[name])):
         label = show_value(settings(g.runs[0])[series]) if series else ""
-        rows += _row(name, g, records, label, cells or {})
+        pub = published_cell(g.runs[0], cells or {})
+        for model, run in zip(g.models, g.runs, strict=True):
+            avg = sts_averages(SeedGroup(g.name, g.method, (model,)), records)
+            dev = kept_dev(run)
+            distance, ramped = logged_distance(run)
+            rows.append(
+                [
+                    show_value(settings(g.runs[0])[name]),
+                    label,
+                    str(run.config.get("seed", "")),
+                    "" if dev is None or not math.isfinite(dev) else repr(dev),
+                    repr(avg[0]) if avg else "",
+                    repr(pub[1]) if pub else "",
+                    pub[0] if pub else "",
+                    "" if distance is None else repr(distance),
+                    "yes" if ramped else "",
+                ]
+            )
     return rows
 
 
