@@ -1,12 +1,13 @@
 """The papers' figures a report regenerates, each under its number and caption, and their own drawings.
 
 ``report --figures KEY`` (a recipe's ``figures:``, :mod:`stsbench.published.figures`) names the papers'
-figures the results regenerate. Each gets a block (:func:`blocks`): the paper's number and caption (or, for a
-figure the text only cites, what the text says of it), what it shows, the claim the paper makes from it and
-any number its text gives, the verdict of the report's claims read from it (a claim's ``paper_figure``), and
-the figures of this report that draw it, found by the renderer the registry names and the tags each figure was
-drawn with (a sweep's figure against its setting, the spectra, the training curves...). A figure none of whose
-drawings is in the report says so: its results are not under the report's folders.
+figures the results regenerate. Each gets a section (:func:`figure_sections`): the paper's number and caption
+(or, for a figure the text only cites, what the text says of it), what it shows, the claim the paper makes
+from it and any number its text gives, the verdict of the report's claims read from it (a claim's
+``paper_figure``), and the figures of this report that draw it, found by the renderer the registry names and
+the tags each figure was drawn with (a sweep's figure against its setting, the spectra, the training
+curves...). A figure none of whose drawings is in the report says so: its results are not under the report's
+folders.
 
 The drawings of the papers' figures that are neither a sweep nor an analysis' own figure are here, each
 written to a CSV beside the figure first and drawn from that file:
