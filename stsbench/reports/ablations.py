@@ -68,6 +68,7 @@ from stsbench.reports.seeds import (
     seed_groups,
     seed_interval,
     seeds_folder,
+    sort_value,
 )
 from stsbench.reports.training import (
     components_used,
@@ -80,7 +81,6 @@ from stsbench.reports.training import (
     settings,
     shared,
     show_value,
-    sort_value,
     sts_average,
     sts_averages,
     titled,

@@ -234,12 +234,12 @@ def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
     for located in _infos(coll).values():
-        blocks = [i for i, _, _ in located]
         run = next((r for r in (run_for(i, coll.runs, w) for i, w, _ in located) if r is not None), None)
         names = tuple(sorted({n for _, _, n in located}))
-        main = next((i for i, w, _ in located if run is not None and run_for(i, [run], w)), blocks[0])
-        if run is None:
+        if run is None:  # the block of the first name, else the one whose folder is the run's
             main = next(i for i, _, n in located if n == names[0])
+        else:
+            main = next((i for i, w, _ in located if run_for(i, [run], w)), located[0][0])
         found.append((main, run, names))
     base = {m.fingerprint: name_label(m) for m, _, _ in found}
     labels: dict[str, str] = {}

@@ -177,7 +177,7 @@ def seed_groups(models: list[Model], labels: Mapping[str, str] | None = None) ->
         key = seed_key(m.run, m.pooler) if m.run is not None else f"model {i}"
         buckets.setdefault(key, []).append(m)
     members = [
-        tuple(sorted(ms, key=lambda m: (_sortable(m.run.config.get("seed")), m.label)) if ms[0].run else ms)
+        tuple(sorted(ms, key=lambda m: (sort_value(m.run.config.get("seed")), m.label)) if ms[0].run else ms)
         for ms in buckets.values()
     ]
     methods = [ms[0].method for ms in members]
@@ -234,8 +234,9 @@ def report_groups(
     return seed_groups([*models, *training_only(coll, models)], labels)
 
 
-def _sortable(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int) else (1, str(v))
+def sort_value(v: Any) -> tuple[int, Any]:
+    """A setting's sort key: numbers by value before every other value, by its text."""
+    return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
 
 
 def has_seeds(groups: list[SeedGroup]) -> bool:

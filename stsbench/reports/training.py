@@ -120,11 +120,6 @@ MOMENTUM_FIELDS = (
 COMPONENT_FIELDS = ("method", "repetition")
 
 
-def _other_methods_fields(method: str) -> set[str]:
-    """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
-    return {n for n, o in train_options().items() if o.methods and method not in o.methods}
-
-
 def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(word repetition, momentum contrast) as the run used them: its method's answer (none: both off)."""
     spec = find_method(run.method)
@@ -148,7 +143,8 @@ def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
     rep, mom = components_used(run)
     skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
-    skip |= _other_methods_fields(run.method)
+    # options of other methods than the run's (its runs carry their defaults, or lack them if older)
+    skip |= {n for n, o in train_options().items() if o.methods and run.method not in o.methods}
     if not rep:
         skip |= set(REPETITION_FIELDS)
     if not mom:
@@ -162,11 +158,6 @@ def settings(run: TrainRun) -> dict[str, Any]:
 def shared(run: TrainRun) -> dict[str, Any]:
     """:func:`settings` without any ESimCSE field: what every method has."""
     return {k: v for k, v in settings(run).items() if k not in REPETITION_FIELDS + MOMENTUM_FIELDS}
-
-
-def sort_value(v: Any) -> tuple[int, Any]:
-    """A setting's sort key: numbers by value before every other value, by its text."""
-    return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
 
 
 def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
