@@ -149,10 +149,8 @@ def train_command(run: TrainRun) -> str:
             value = posixpath.normpath(posixpath.join(run.path, value))
         parts.append(f"--{name.replace('_', '-')} {value}")
     for name, opt in OPTIONS.items():
-        if name in ("method", "model", "train_file", "output", "data_dir") or name not in run.config:
-            continue
-        value, default = run.config[name], opt.default
-        if value == default:
+        value = run.config.get(name, opt.default)  # not in the config: its default, not said
+        if name in ("method", "model", "train_file", "output", "data_dir") or value == opt.default:
             continue
         flag = name.replace("_", "-")
         if isinstance(value, bool):
