@@ -239,9 +239,8 @@ class Sections:
             figure = training.training_curves_figure(labels, figs.folder / "training_curves")
             curves.figures.append(figs.add("STS-B dev Spearman during training", figure, "dev-curves"))
         self.trajectories(curves, by_path)
-        declared = read_recipe_runs(
-            coll.folders
-        )  # the recipe's sweeps and grids (none: found from the settings)
+        # the recipe's sweeps and grids (none: found from the settings)
+        declared = read_recipe_runs(coll.folders)
         found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
         abl = Section("ablations", "Ablations", tables=found)
         if not found and declared:  # the recipe says what its sweeps are: none, and no component pair
@@ -321,8 +320,9 @@ class Sections:
         caption = (
             f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
         )
-        tags = ("align-distance", "align_uniform", (name,))
-        section.figures.append(self.figs.drawn(figure, data.stem, caption, *tags))
+        section.figures.append(
+            self.figs.drawn(figure, data.stem, caption, "align-distance", "align_uniform", (name,))
+        )
 
     def analysis(self, analysis: Analysis) -> Section:
         """An analysis' tables and figures: each checkpoint's in the paper's layout, each group's over seeds."""
