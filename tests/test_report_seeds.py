@@ -272,9 +272,8 @@ def test_a_result_evaluated_twice_is_not_another_seed(results, tmp_path):
 def test_a_seed_key_never_collides_with_another_models_seed():
     from types import SimpleNamespace
 
-    from stsbench.reports.ablations import _raw_devs
     from stsbench.reports.reproduction import group_figures
-    from stsbench.reports.seeds import SeedGroup, seed_ids
+    from stsbench.reports.seeds import SeedGroup, best_devs, seed_ids
 
     assert seed_ids([3, 1, 0]) == [3, 1, 0]  # seeds 1 and 0 are seeds, not places
     assert seed_ids([None]) == [0] and seed_ids([None, None]) == [0, 1]  # no seed anywhere: places
@@ -288,6 +287,6 @@ def test_a_seed_key_never_collides_with_another_models_seed():
     group = SeedGroup("g", None, (model("a", 1, 0.80), model("b", 0, 0.82)))  # seed 1 at place 0
     assert group.seed_ids == [1, 0]
     assert group_figures([], group)[1] == {1: pytest.approx(80.0), 0: pytest.approx(82.0)}
-    assert _raw_devs(group) == {1: pytest.approx(80.0), 0: pytest.approx(82.0)}
+    assert best_devs(group.runs) == {1: pytest.approx(80.0), 0: pytest.approx(82.0)}
     with pytest.raises(StsbenchError, match="with and without an int seed"):
         group_figures([], SeedGroup("g", None, (model("a", 1, 0.80), model("b", None, 0.82))))

@@ -59,14 +59,16 @@ from stsbench.reports.reproduction import Cells, cited, published_cell
 from stsbench.reports.seeds import (
     SIGNIFICANT,
     SeedGroup,
+    best_devs,
+    figure_axes,
     has_seeds,
     interval,
     mean_std,
     seaborn_module,
     seed_groups,
-    seed_ids,
     seed_interval,
     seeds_folder,
+    sort_value,
 )
 from stsbench.reports.training import (
     components_used,
@@ -79,7 +81,6 @@ from stsbench.reports.training import (
     settings,
     shared,
     show_value,
-    sort_value,
     sts_average,
     sts_averages,
     titled,
@@ -288,22 +289,15 @@ def grid_table(a: str, b: str, groups: Sequence[SeedGroup], records: list[TaskRe
     """
     avgs = {id(g): sts_averages(g, records) for g in groups}
     on_test = all(avgs[id(g)] for g in groups)
-    value = {
-        (repr(settings(g.runs[0])[a]), repr(settings(g.runs[0])[b])): (
-            avgs[id(g)] if on_test else finite(map(kept_dev, g.runs))
-        )
-        for g in groups
-    }
+    cells = {}  # (a, b) -> mean ± std (n) of the group's figure
+    for g in groups:
+        found = avgs[id(g)] if on_test else finite(map(kept_dev, g.runs))
+        at = (repr(settings(g.runs[0])[a]), repr(settings(g.runs[0])[b]))
+        cells[at] = mean_std(seed_summary(found), -1) if found else DASH
     xs = sorted({settings(g.runs[0])[a] for g in groups}, key=sort_value)
     ys = sorted({settings(g.runs[0])[b] for g in groups}, key=sort_value)
     columns = [f"{a} ↓ {b} →", *[show_value(y) for y in ys]]
-    out = []
-    for x in xs:
-        cells = []
-        for y in ys:
-            found = value.get((repr(x), repr(y)), [])
-            cells.append(mean_std(seed_summary(found), -1) if found else DASH)
-        out.append([show_value(x), *cells])
+    out = [[show_value(x), *[cells.get((repr(x), repr(y)), DASH) for y in ys]] for x in xs]
     method = method_of(groups[0].runs[0].config)
     what = (
         "STS test Avg. (the seven tasks)"
@@ -373,33 +367,6 @@ def logged_distance(run: TrainRun) -> tuple[float | None, bool]:
     return (None if value is None else float(value)), False
 
 
-def _row(
-    name: str, group: SeedGroup, records: list[TaskRecord], series: str, cells: Cells
-) -> list[list[str]]:
-    value = settings(group.runs[0])[name]
-    pub = published_cell(group.runs[0], cells)
-    out = []
-    for model, run in zip(group.models, group.runs, strict=True):
-        one = SeedGroup(group.name, group.method, (model,))
-        avg = sts_averages(one, records)
-        dev = kept_dev(run)
-        distance, ramped = logged_distance(run)
-        out.append(
-            [
-                show_value(value),
-                series,
-                str(run.config.get("seed", "")),
-                "" if dev is None or not math.isfinite(dev) else repr(dev),
-                repr(avg[0]) if avg else "",
-                repr(pub[1]) if pub else "",
-                pub[0] if pub else "",
-                "" if distance is None else repr(distance),
-                "yes" if ramped else "",
-            ]
-        )
-    return out
-
-
 def sweep_rows(
     name: str,
     groups: Sequence[SeedGroup],
@@ -407,7 +374,7 @@ def sweep_rows(
     series: str | None = None,
     cells: Cells | None = None,
 ) -> list[list[str]]:
-    """The CSV rows of a one-field sweep over groups of seeds.
+    """The CSV rows of a one-field sweep over groups of seeds (:data:`COLUMNS`): a row per seed.
 
     ``series``: a grid's second field, by group; ``cells``: the runs' published cells
     (:func:`stsbench.reports.reproduction.report_cells`).
@@ -415,7 +382,24 @@ def sweep_rows(
     rows = []
     for g in sorted(groups, key=lambda g: sort_value(settings(g.runs[0])[name])):
         label = show_value(settings(g.runs[0])[series]) if series else ""
-        rows += _row(name, g, records, label, cells or {})
+        pub = published_cell(g.runs[0], cells or {})
+        for model, run in zip(g.models, g.runs, strict=True):
+            avg = sts_averages(SeedGroup(g.name, g.method, (model,)), records)
+            dev = kept_dev(run)
+            distance, ramped = logged_distance(run)
+            rows.append(
+                [
+                    show_value(settings(g.runs[0])[name]),
+                    label,
+                    str(run.config.get("seed", "")),
+                    "" if dev is None or not math.isfinite(dev) else repr(dev),
+                    repr(avg[0]) if avg else "",
+                    repr(pub[1]) if pub else "",
+                    pub[0] if pub else "",
+                    "" if distance is None else repr(distance),
+                    "yes" if ramped else "",
+                ]
+            )
     return rows
 
 
@@ -448,9 +432,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
     if keys:  # the paper's figures on an axis of their own: another model, another scale
         panels.append(("published", f"published: {', '.join(keys)}"))
     sns = seaborn_module()
-    plt = afig.pyplot()
-    with sns.axes_style("whitegrid"):
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    with figure_axes(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False) as (fig, axes):
         for ax, (column, label) in zip(axes.flat, panels, strict=True):
             sub = frame[frame[column] != ""].copy()
             sub["y"] = sub[column].astype(float)
@@ -489,8 +471,7 @@ def draw_sweep(data: Path, setting: str, series: str = "", title: str = "", x: s
             f"each seed (dots); mean and its 95% t-interval over seeds ({seeds_a_setting(n.min(), n.max())})"
         )
         fig.suptitle((f"{title}\n" if title else "") + (ramp if ramped else "") + spread, fontsize=9)
-        fig.tight_layout()
-        return fig
+    return fig
 
 
 def _is_number(value: str) -> bool:
@@ -548,9 +529,7 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
     long = frame.melt(id_vars=["traceable_distance", "seed"], value_vars=["l1", "l2"], var_name="norm")
     long["norm"] = long["norm"].map({"l1": "L1 distance", "l2": "L2 distance"})
     sns = seaborn_module()
-    plt = afig.pyplot()
-    with sns.axes_style("whitegrid"):
-        fig, ax = plt.subplots(figsize=(5.4, 3.6))
+    with figure_axes(figsize=(5.4, 3.6)) as (fig, ax):
         sns.lineplot(
             data=long, x="traceable_distance", y="value", hue="norm", estimator="mean", errorbar=seed_interval,
             marker="o", palette="colorblind", ax=ax,
@@ -562,7 +541,6 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
             f"the point ({point[0]:g}, {point[1]:g}) is ours (--align-point): the paper does not give its own"
         )
         ax.set_title((f"{title}\n" if title else "") + ours, fontsize=7)
-        fig.tight_layout()
     return fig
 
 
@@ -628,16 +606,6 @@ def _summary(values: Iterable[float | None], n: int) -> str:
     return mean_std(seed_summary(kept), n) if kept else DASH
 
 
-def _raw_devs(row: Row) -> dict[int, float]:
-    """``{seed: the kept checkpoint's STS-B dev Spearman x100, unrounded}`` of a row's runs (what tests read)."""
-    runs = _runs(row)
-    out = {}
-    for seed, run in zip(seed_ids([r.config.get("seed") for r in runs]), runs, strict=True):
-        if run.best_dev_spearman is not None or run.curve:  # NaN: collapsed (0 for the rule, named)
-            out[seed] = math.nan if run.best_dev_spearman is None else run.best_dev_spearman * 100
-    return out
-
-
 def _published_dev(row: Row, cells: Cells) -> tuple[str, float] | None:
     """``(address, figure)``: the first STS-B dev cell the row's runs are held against (a dev row's STS-B figure)."""
     for address in cells.get(seeds_folder(_runs(row)[0]), ()):
@@ -668,10 +636,10 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         return {}
     if not over_seeds:
         return {id(r): fmt_delta(_gain(kept_dev(_runs(r)[0]), kept_dev(_runs(simcse)[0]))) for r in rows}
-    base, base_why, base_cap = decide.finite_seeds(_raw_devs(simcse), dev=True)
+    base, base_why, base_cap = decide.finite_seeds(best_devs(_runs(simcse)), dev=True)
     gains = {}
     for r in (r for r in rows if r is not simcse):
-        values, why, cap = decide.finite_seeds(_raw_devs(r), dev=True)
+        values, why, cap = decide.finite_seeds(best_devs(_runs(r)), dev=True)
         iv = decide.difference(values, base)
         if iv is not None:  # a mix of collapsed and trained seeds on either side: at most inconclusive
             d = decide.two_sided(iv, decide.DELTA, _method(r))

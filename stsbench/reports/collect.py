@@ -234,12 +234,12 @@ def find_models(coll: Collection) -> list[Model]:
     """Every evaluated model under the results, labelled and ordered (base models, then by method)."""
     found = []
     for located in _infos(coll).values():
-        blocks = [i for i, _, _ in located]
         run = next((r for r in (run_for(i, coll.runs, w) for i, w, _ in located) if r is not None), None)
         names = tuple(sorted({n for _, _, n in located}))
-        main = next((i for i, w, _ in located if run is not None and run_for(i, [run], w)), blocks[0])
-        if run is None:
+        if run is None:  # the block of the first name, else the one whose folder is the run's
             main = next(i for i, _, n in located if n == names[0])
+        else:
+            main = next((i for i, w, _ in located if run_for(i, [run], w)), located[0][0])
         found.append((main, run, names))
     base = {m.fingerprint: name_label(m) for m, _, _ in found}
     labels: dict[str, str] = {}
@@ -307,6 +307,11 @@ class FigureOut:
     kind: str = ""
     analysis: str = ""
     settings: tuple[str, ...] = ()
+
+    @property
+    def png(self) -> str:
+        """The PNG beside the SVG (report.md links it)."""
+        return self.svg[: -len(".svg")] + ".png"
 
 
 @dataclass
@@ -434,8 +439,6 @@ def analysis_figure(figure: str) -> tuple[str, str, str] | None:
 
 def analysis_of(variant: str) -> Any:
     """The registered analysis whose results a variant (``length_bias_tokens``) is a file stem of; None if none."""
-    from stsbench.analyses.registry import all_analyses
-
     found = [a for a in all_analyses() if variant == a.name or variant.startswith(f"{a.name}_")]
     return max(found, key=lambda a: len(a.name)) if found else None
 

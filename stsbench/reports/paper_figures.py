@@ -1,12 +1,13 @@
 """The papers' figures a report regenerates, each under its number and caption, and their own drawings.
 
 ``report --figures KEY`` (a recipe's ``figures:``, :mod:`stsbench.published.figures`) names the papers'
-figures the results regenerate. Each gets a block (:func:`blocks`): the paper's number and caption (or, for a
-figure the text only cites, what the text says of it), what it shows, the claim the paper makes from it and
-any number its text gives, the verdict of the report's claims read from it (a claim's ``paper_figure``), and
-the figures of this report that draw it, found by the renderer the registry names and the tags each figure was
-drawn with (a sweep's figure against its setting, the spectra, the training curves...). A figure none of whose
-drawings is in the report says so: its results are not under the report's folders.
+figures the results regenerate. Each gets a section (:func:`figure_sections`): the paper's number and caption
+(or, for a figure the text only cites, what the text says of it), what it shows, the claim the paper makes
+from it and any number its text gives, the verdict of the report's claims read from it (a claim's
+``paper_figure``), and the figures of this report that draw it, found by the renderer the registry names and
+the tags each figure was drawn with (a sweep's figure against its setting, the spectra, the training
+curves...). A figure none of whose drawings is in the report says so: its results are not under the report's
+folders.
 
 The drawings of the papers' figures that are neither a sweep nor an analysis' own figure are here, each
 written to a CSV beside the figure first and drawn from that file:
@@ -49,11 +50,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stsbench.analyses import figures as afig
 from stsbench.analyses.geometry import RANK_TOL
-from stsbench.published.figures import FigureEntry, get_figure
-from stsbench.reports.collect import AnalysisRecord, FigureOut, TaskRecord, TrainRun, write_csv
-from stsbench.reports.seeds import SeededResults, SeedGroup, labelled_seed_runs, ordered, palette
+from stsbench.published.figures import PAPER_NAMES, FigureEntry, get_figure
+from stsbench.reports.collect import AnalysisRecord, FigureOut, Section, TaskRecord, TrainRun, write_csv
+from stsbench.reports.seeds import SeededResults, SeedGroup, figure_axes, labelled_seed_runs, ordered, palette
 from stsbench.reports.training import sts_averages
 
 
@@ -71,13 +71,15 @@ def matches(entry: FigureEntry, figure: FigureOut) -> bool:
     return False
 
 
-def blocks(
-    keys: Sequence[str], drawn: Sequence[FigureOut], verdicts: Sequence[tuple[str, str, str]]
-) -> list[tuple[FigureEntry, list[str], list[FigureOut]]]:
-    """Per key: the registry entry, its paragraphs and the report's figures that draw it.
+def figure_sections(
+    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
+) -> list[Section]:
+    """A section per key: the paper's number, caption, claim and verdict, and the report's figures drawing it.
 
-    ``verdicts``: (paper figure key, claim text, verdict) of the report's claims.
+    ``sections``: the report's, whose figures are searched; ``verdicts``: (paper figure key, claim text,
+    verdict) of the report's claims.
     """
+    drawn = [f for section in sections for f in section.figures]
     out = []
     for key in keys:
         entry = get_figure(key)
@@ -97,7 +99,8 @@ def blocks(
         mine = [f for f in drawn if matches(entry, f)]
         if not mine:
             lines.append("Not drawn in this report: none of its results are under the report's folders.")
-        out.append((entry, lines, mine))
+        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
+        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=mine))
     return out
 
 
@@ -143,41 +146,40 @@ def _arrows(ax: Any, xs: Sequence[float], ys: Sequence[float], color: Any) -> No
 
 def draw_trajectories(data: Path, title: str = "") -> Any:
     """The figure of the trajectories in ``data``: x l_uniform, y l_align, a line per group."""
-    plt = afig.pyplot()
     frame = pd.read_csv(data, dtype={"group": str, "seed": str}, keep_default_na=False)
     groups = ordered(frame["group"])
     colours = palette(groups)
-    fig, ax = plt.subplots(figsize=(6.0, 4.6))
-    for group in groups:
-        mine = frame[frame["group"] == group]
-        colour = colours[group]
-        seeds = ordered(mine["seed"])
-        if len(seeds) > 1:
-            for seed in seeds:
-                one = mine[mine["seed"] == seed].sort_values("step")
-                ax.plot(one["l_uniform"], one["l_align"], color=colour, alpha=0.25, linewidth=0.8)
-        path = mean_path(mine)
-        xs, ys = path["l_uniform"].tolist(), path["l_align"].tolist()
-        name = group if len(seeds) < 2 or "(n=" in group else f"{group} (n={len(seeds)})"
-        marker = "o" if len(xs) <= MARKED else None  # a whole epoch every 10 steps: a line, not 1,500 dots
-        ax.plot(xs, ys, color=colour, marker=marker, markersize=3, linewidth=1.2, label=name)
-        _arrows(ax, xs, ys, colour)
-        if path.index[0] == 0:
-            ax.scatter([xs[0]], [ys[0]], marker="s", s=40, color=colour, zorder=3)
-    ax.set_xlabel(r"$\ell_{uniform}$")
-    ax.set_ylabel(r"$\ell_{align}$")
-    steps = sorted(frame["step"].unique())
-    gap = min((b - a for a, b in zip(steps, steps[1:], strict=False)), default=0)
-    every = f"a point every {gap} steps" if gap else "one point"
-    ax.set_title(
-        (title + "\n" if title else "")
-        + f"STS-B dev at each dev evaluation ({every}; square: step 0; arrows: training direction;\n"
-        "lower is better on both; a group of seeds: its mean path, each seed faint)",
-        fontsize=8,
-    )
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
-    fig.tight_layout()
+    with figure_axes(figsize=(6.0, 4.6), style=None) as (fig, ax):
+        for group in groups:
+            mine = frame[frame["group"] == group]
+            colour = colours[group]
+            seeds = ordered(mine["seed"])
+            if len(seeds) > 1:
+                for seed in seeds:
+                    one = mine[mine["seed"] == seed].sort_values("step")
+                    ax.plot(one["l_uniform"], one["l_align"], color=colour, alpha=0.25, linewidth=0.8)
+            path = mean_path(mine)
+            xs, ys = path["l_uniform"].tolist(), path["l_align"].tolist()
+            name = group if len(seeds) < 2 or "(n=" in group else f"{group} (n={len(seeds)})"
+            # a whole epoch every 10 steps: a line, not 1,500 dots
+            marker = "o" if len(xs) <= MARKED else None
+            ax.plot(xs, ys, color=colour, marker=marker, markersize=3, linewidth=1.2, label=name)
+            _arrows(ax, xs, ys, colour)
+            if path.index[0] == 0:
+                ax.scatter([xs[0]], [ys[0]], marker="s", s=40, color=colour, zorder=3)
+        ax.set_xlabel(r"$\ell_{uniform}$")
+        ax.set_ylabel(r"$\ell_{align}$")
+        steps = sorted(frame["step"].unique())
+        gap = min((b - a for a, b in zip(steps, steps[1:], strict=False)), default=0)
+        every = f"a point every {gap} steps" if gap else "one point"
+        ax.set_title(
+            (title + "\n" if title else "")
+            + f"STS-B dev at each dev evaluation ({every}; square: step 0; arrows: training direction;\n"
+            "lower is better on both; a group of seeds: its mean path, each seed faint)",
+            fontsize=8,
+        )
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     return fig
 
 
@@ -207,24 +209,22 @@ def map_rows(
 
 def draw_map(data: Path, title: str = "") -> Any:
     """The map of the checkpoints in ``data``: x l_uniform, y l_align, colour the STS Avg., a marker per group."""
-    plt = afig.pyplot()
     frame = pd.read_csv(data, dtype={"group": str, "checkpoint": str, "seed": str}, keep_default_na=False)
-    fig, ax = plt.subplots(figsize=(5.6, 4.4))
-    low, high = frame["sts_avg"].min(), frame["sts_avg"].max()
-    markers = "osD^vP*Xhp<>"
-    scatter = None
-    for k, (group, sub) in enumerate(frame.groupby("group", sort=False)):
-        scatter = ax.scatter(
-            sub["l_uniform"], sub["l_align"], c=sub["sts_avg"], cmap="viridis", vmin=low, vmax=high,
-            marker=markers[k % len(markers)], s=36, edgecolors="black", linewidths=0.4, label=group,
-        )  # fmt: skip
-    fig.colorbar(scatter, ax=ax, label="STS Avg. (7 test sets)")
-    ax.set_xlabel(r"$\ell_{uniform}$")
-    ax.set_ylabel(r"$\ell_{align}$")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-    ax.set_title((f"{title}\n" if title else "") + NOT_SHOWN, fontsize=7)
-    ax.margins(0.15)
-    fig.tight_layout()
+    with figure_axes(figsize=(5.6, 4.4), style=None) as (fig, ax):
+        low, high = frame["sts_avg"].min(), frame["sts_avg"].max()
+        markers = "osD^vP*Xhp<>"
+        scatter = None
+        for k, (group, sub) in enumerate(frame.groupby("group", sort=False)):
+            scatter = ax.scatter(
+                sub["l_uniform"], sub["l_align"], c=sub["sts_avg"], cmap="viridis", vmin=low, vmax=high,
+                marker=markers[k % len(markers)], s=36, edgecolors="black", linewidths=0.4, label=group,
+            )  # fmt: skip
+        fig.colorbar(scatter, ax=ax, label="STS Avg. (7 test sets)")
+        ax.set_xlabel(r"$\ell_{uniform}$")
+        ax.set_ylabel(r"$\ell_{align}$")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+        ax.set_title((f"{title}\n" if title else "") + NOT_SHOWN, fontsize=7)
+        ax.margins(0.15)
     return fig
 
 
@@ -267,34 +267,33 @@ def read_curves(data: Path) -> Any:
 
 def draw_spectra(data: Path, title: str = "") -> Any:
     """Two panels (uncentred, centred): a line per group (geometric mean over seeds, min-max band) on a log scale."""
-    plt = afig.pyplot()
     frame = read_curves(data)
     groups = ordered(frame["group"])
     colours = palette(groups)
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.6), sharey=True)
-    for ax, which in zip(axes, WHICH, strict=True):
-        for group in groups:
-            mine = frame[(frame["group"] == group) & (frame["spectrum"] == which)]
-            table = mine.pivot(index="index", columns="seed", values="value").dropna().sort_index()
-            if table.empty:
-                continue
-            seeds = table.shape[1]
-            mean = np.exp(np.log(table).mean(axis=1))
-            style = "-" if seeds > 1 else "--"
-            name = f"{group}: geometric mean of {seeds} seeds" if seeds > 1 else group
-            ax.plot(table.index, mean, style, color=colours[group], linewidth=1.2, label=name)
-            if seeds > 1:
-                ax.fill_between(
-                    table.index, table.min(axis=1), table.max(axis=1), color=colours[group], alpha=0.2
-                )
-        ax.set_yscale("log")
-        ax.set_xlabel(f"index (below {RANK_TOL:g} x largest: round-off, not drawn)", fontsize=8)
-        ax.set_title(f"{which} embeddings", fontsize=9)
-        ax.legend(fontsize=6)
-    axes[0].set_ylabel("singular value / largest")
-    fig.suptitle(
-        (title + ": " if title else "") + "band: lowest to highest seed; dashed: a checkpoint without seeds",
-        fontsize=9,
-    )
-    fig.tight_layout()
+    with figure_axes(1, 2, figsize=(8.5, 3.6), sharey=True, style=None) as (fig, axes):
+        for ax, which in zip(axes, WHICH, strict=True):
+            for group in groups:
+                mine = frame[(frame["group"] == group) & (frame["spectrum"] == which)]
+                table = mine.pivot(index="index", columns="seed", values="value").dropna().sort_index()
+                if table.empty:
+                    continue
+                seeds = table.shape[1]
+                mean = np.exp(np.log(table).mean(axis=1))
+                style = "-" if seeds > 1 else "--"
+                name = f"{group}: geometric mean of {seeds} seeds" if seeds > 1 else group
+                ax.plot(table.index, mean, style, color=colours[group], linewidth=1.2, label=name)
+                if seeds > 1:
+                    ax.fill_between(
+                        table.index, table.min(axis=1), table.max(axis=1), color=colours[group], alpha=0.2
+                    )
+            ax.set_yscale("log")
+            ax.set_xlabel(f"index (below {RANK_TOL:g} x largest: round-off, not drawn)", fontsize=8)
+            ax.set_title(f"{which} embeddings", fontsize=9)
+            ax.legend(fontsize=6)
+        axes[0].set_ylabel("singular value / largest")
+        fig.suptitle(
+            (title + ": " if title else "")
+            + "band: lowest to highest seed; dashed: a checkpoint without seeds",
+            fontsize=9,
+        )
     return fig

@@ -10,6 +10,7 @@ from stsbench.data.integrity import MARK
 from stsbench.reports.collect import Collection, Model, TrainRun, name_label
 from stsbench.results.write import Checkout
 from stsbench.tabular import DASH, Table, make_table
+from stsbench.train.config import OPTIONS
 
 EMBEDDING_LIBS = ("torch", "transformers", "sentence-transformers")  # stsbench.encoders.fingerprint's
 VERSION_LIBS = ("torch", "transformers", "sentence-transformers", "numpy", "scipy", "python")
@@ -76,22 +77,16 @@ def why_apart(models: list[Model], coll: Collection | None) -> list[str]:
     for same in by_name.values():
         if len(same) < 2:
             continue
-        fields = [
-            ("pooler", lambda m: m.pooler),
-            ("max length", lambda m: m.info.max_length),
-            ("dtype", lambda m: m.info.dtype),
-            ("kind", lambda m: m.info.kind),
-        ]
-        differ = [what for what, get in fields if len({str(get(m)) for m in same}) > 1]
+        fields = {"pooler": "pooler", "max length": "max_length", "dtype": "dtype", "kind": "kind"}
+        differ = [what for what, key in fields.items() if len({str(getattr(m.info, key)) for m in same}) > 1]
         who = " and ".join(m.label for m in same)
         if differ:
             lines.append(f"{who}: the same name, other {', '.join(differ)}.")
             continue
         code = [f"{m.label}: {', '.join(sorted(commits[m.key]))}" for m in same]
         if len({frozenset(commits[m.key]) for m in same}) > 1:
-            also = ""
-            if len({frozenset(libs[m.key]) for m in same}) > 1:
-                also = " and other library versions"
+            other_libs = len({frozenset(libs[m.key]) for m in same}) > 1
+            also = " and other library versions" if other_libs else ""
             lines.append(
                 f"{who}: the same name, pooler, max length and dtype, encoded by other stsbench code"
                 f"{also} (git commit of their results: {'; '.join(code)}). The fingerprint covers the encoding "
@@ -146,8 +141,6 @@ def commands_table(coll: Collection) -> Table:
 
 def train_command(run: TrainRun) -> str:
     """``stsbench train`` with every option the run's saved config sets away from the defaults."""
-    from stsbench.train.config import OPTIONS
-
     parts = ["stsbench train"]
     for name in ("method", "model", "train_file", "output"):
         value = run.config.get(name)
@@ -156,10 +149,8 @@ def train_command(run: TrainRun) -> str:
             value = posixpath.normpath(posixpath.join(run.path, value))
         parts.append(f"--{name.replace('_', '-')} {value}")
     for name, opt in OPTIONS.items():
-        if name in ("method", "model", "train_file", "output", "data_dir") or name not in run.config:
-            continue
-        value, default = run.config[name], opt.default
-        if value == default:
+        value = run.config.get(name, opt.default)  # not in the config: its default, not said
+        if name in ("method", "model", "train_file", "output", "data_dir") or value == opt.default:
             continue
         flag = name.replace("_", "-")
         if isinstance(value, bool):
@@ -181,13 +172,12 @@ def training_provenance_table(runs: list[TrainRun]) -> Table:
 
 def data_table(coll: Collection) -> Table:
     """Every data file the results read, with its sha256; a file seen with two checksums gets a row each."""
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    modified: set[tuple[str, str]] = set()  # (file, sha256) that differ from the canonical file
-    for _, _, prov, _ in _records(coll):
-        for name, digest in prov.data_files.items():
-            seen[(name, digest)] += 1
-            if name in (prov.data_modified or {}):
-                modified.add((name, digest))
+    provs = [prov for _, _, prov, _ in _records(coll)]
+    seen = Counter(pair for prov in provs for pair in prov.data_files.items())
+    # (file, sha256) that differ from the canonical file
+    modified = {
+        (n, d) for prov in provs for n, d in prov.data_files.items() if n in (prov.data_modified or {})
+    }
     names = Counter(name for name, _ in seen)
 
     def note(name: str, digest: str) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from stsbench.analyses.figures import stamped
 from stsbench.analyses.registry import Analysis, all_analyses, short_name
 from stsbench.data.integrity import MARK, modified_text
@@ -64,144 +66,6 @@ from stsbench.stats.claims import Claim, ClaimResult
 from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
 from stsbench.tabular import to_html, to_markdown
 
-# -- the training runs' sections -----------------------------------------------------------------------------
-
-
-def training_sections(
-    coll: Collection,
-    models: list[Model],
-    groups: list[SeedGroup],
-    results: Sequence[str],
-    figs: Figures,
-    cells: Cells,
-    point: tuple[float, float] = ablations.POINT,
-) -> list[Section]:
-    """The training curves and the Ablations (``cells``: the runs' published cells, beside a sweep's settings)."""
-    if not coll.runs:
-        return [
-            Section("training", "Training curves", [missing("training", results)]),
-            Section("ablations", "Ablations", [missing("ablations", results)]),
-        ]
-    curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
-    if has_seeds(groups):
-        labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-        data = figs.csv("dev_curves_seeds", DEV_COLUMNS, dev_points(groups, coll.runs, labels))
-        figure = dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
-        caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
-        curves.figures.append(figs.add(caption, figure, "dev-curves"))
-        curves.paragraphs.append(
-            "A group of seeds is drawn as the mean of its seeds' STS-B dev Spearman at each evaluation step, "
-            "the band the 95% t-interval of that mean (n seeds, as the tables' intervals); a run without "
-            "seeds as its own line."
-        )
-    else:
-        labels = training.labelled_runs(coll.runs, models)
-        figure = training.training_curves_figure(labels, figs.folder / "training_curves")
-        curves.figures.append(figs.add("STS-B dev Spearman during training", figure, "dev-curves"))
-    _trajectories(coll, models, groups, curves, figs)
-    declared = read_recipe_runs(coll.folders)  # the recipe's sweeps and grids (none: found from the settings)
-    found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
-    abl = Section("ablations", "Ablations", tables=found)
-    if not found and declared:  # the recipe says what its sweeps are: none, and no component pair
-        abl.paragraphs.append(
-            f"{ABSENT}no sweep or grid declared by the recipe (`recipe_runs.json` under {under(results, 'or')}: a "
-            "run's `sweep:` or `grid:`), no pair of its runs that differ in ESimCSE's components and no run held "
-            "against a published cell."
-        )
-    elif not found:
-        abl.paragraphs.append(missing("ablations", results))
-    if has_seeds(groups):
-        _sweep_figures(coll, groups, abl, figs, cells, declared, point)
-    return [curves, abl]
-
-
-def _trajectories(
-    coll: Collection, models: list[Model], groups: list[SeedGroup], section: Section, figs: Figures
-) -> None:
-    """SimCSE Figure 2: (l_uniform, l_align) at each dev evaluation the runs logged, from a CSV beside it."""
-    labels = {r.path: label for label, r in training.labelled_runs(coll.runs, models).items()}
-    rows = paper_figures.trajectory_rows(groups, coll.runs, labels)
-    if not rows:
-        return
-    data = figs.csv("align_uniform_trajectories", paper_figures.TRAJECTORY_COLUMNS, rows)
-    caption = (
-        "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
-        f"(logged by the trainer; data: `{data.name}`)"
-    )
-    section.figures.append(
-        figs.drawn(paper_figures.draw_trajectories(data), data.stem, caption, "trajectory")
-    )
-    section.paragraphs.append(
-        "The trajectories are the trainer's own: at each dev evaluation it measures l_align (pairs with gold > 4) "
-        "and l_uniform (the unique sentences) on the STS-B dev embeddings it has just encoded, the numbers "
-        "`stsbench align-uniform --split dev` gives for the checkpoint of that step. A group of seeds is drawn "
-        "as its mean point at each step, each seed's path faint behind it."
-    )
-
-
-def _sweep_figures(
-    coll: Collection,
-    groups: list[SeedGroup],
-    section: Section,
-    figs: Figures,
-    cells: Cells,
-    declared: ablations.Declared,
-    point: tuple[float, float] = ablations.POINT,
-) -> None:
-    """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure.
-
-    ``declared``: the recipe's runs, whose sweeps and grids these are (none: those the settings show).
-    """
-    grids, sweeps = ablations.seed_sweeps(groups, declared)
-    drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
-    drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
-    for stem, name, series, gs in drawn:
-        axes = (name, series) if series else (name,)
-        rows = ablations.sweep_rows(name, gs, coll.tasks, series or None, cells)
-        data = figs.csv(stem, ablations.COLUMNS, rows)
-        method = gs[0].method or gs[0].name
-        words = training.option_words(name)
-        title = f"{method}: against {words}" + (
-            f", a line per {training.option_words(series)}" if series else ""
-        )
-        if ablations.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
-            what = f"{method}: against the maximum traceable distance each {words} sets"
-            figure = ablations.draw_sweep(data, name, series, what, x="traceable_distance")
-            caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
-            section.figures.append(figs.drawn(figure, f"{stem}_distance", caption, "distance", "", axes))
-            _align_distance(coll, name, gs, stem, section, figs, point)
-        figure = ablations.draw_sweep(data, name, series, title)
-        caption = f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)"
-        section.figures.append(figs.drawn(figure, stem, caption, "grid" if series else "sweep", "", axes))
-
-
-def _align_distance(
-    coll: Collection,
-    name: str,
-    groups: list[SeedGroup],
-    stem: str,
-    section: Section,
-    figs: Figures,
-    point: tuple[float, float],
-) -> None:
-    """MoCoSE Figure 4: the sweep's (l_align, l_uniform) distance to ``point`` against its traceable distance."""
-    records = coll.analyses_of("align_uniform")
-    variants = sorted({r.variant for r in records})
-    if not variants:
-        return
-    ours = [r for r in records if r.variant == variants[0]]
-    rows = ablations.distance_rows(name, groups, ours, point)
-    if not rows:
-        return
-    data = figs.csv(f"{stem}_align_distance", ablations.ALIGN_COLUMNS, rows)
-    title = (
-        f"{groups[0].method or groups[0].name}: {variants[0]} against the traceable distance each {name} sets"
-    )
-    figure = ablations.draw_distance(data, point, title)
-    caption = f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
-    section.figures.append(figs.drawn(figure, data.stem, caption, "align-distance", "align_uniform", (name,)))
-
-
 # -- the report assembled ------------------------------------------------------------------------------------
 
 
@@ -211,8 +75,6 @@ def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, l
     By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
     tables then match a model's own rows by name, and say so.
     """
-    from stsbench.results.runs import read_recipe_runs
-
     if not reps and not read_recipe_runs(coll.folders):
         return None
     named = report_cells(coll.folders, reps)
@@ -235,7 +97,7 @@ def verdict_summary(
             f"Verdict: {asked} against {rep.group.label}: {counts or 'nothing checked'} ({where['reproduction']})."
         )
     for i, r in enumerate(judged, start=1):
-        word = r.verdict + (f" ({r.qualifier})" if r.qualifier else "")
+        word = reproduction.verdict_words(r)
         margin = "" if r.margin is None else f", margin {signed(r.margin, r.delta or DELTA)}"
         lines.append(f"Verdict: claim {i}, {r.text or r.kind}: **{word}**{margin} ({where['claims']}).")
     return lines
@@ -258,173 +120,15 @@ def once(sections: Sequence[Section]) -> None:
 
 def code_span(text: str) -> str:
     """``text`` as a Markdown code span whatever backticks it holds (CommonMark: a fence longer than any run)."""
-    import re
-
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _scores(
-    coll: Collection,
-    models: list[Model],
-    kind: str,
-    results: Sequence[str],
-    named: dict[str, list[str]] | None,
-    labels: dict[str, str],
-) -> Section:
-    title = "STS tasks" if kind == "sts" else "Transfer tasks"
-    t = score_table(coll.tasks, models, kind, named, labels)
-    return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, results)])
-
-
-def _analysis(
-    coll: Collection,
-    models: list[Model],
-    groups: list[SeedGroup],
-    analysis: Analysis,
-    results: Sequence[str],
-    figs: Figures,
-) -> Section:
-    name, title = analysis.name, analysis.title
-    records = coll.analyses_of(name)
-    if not records:
-        return Section(name, title, [missing(name, results)])
-    section = Section(name, title)
-    modified = [r for r in records if _modified(r)]
-    if modified:
-        who = ", ".join(sorted({f"`{r.model.name}`" for r in modified}))
-        section.paragraphs.append(
-            f"{MARK} The results of {who} were {modified_text(f for r in modified for f in _modified(r))}."
-        )
-    for variant in sorted({r.variant for r in records}):
-        ours = [r for r in records if r.variant == variant]
-        found = seeds.seeded(ours, groups, analysis) if analysis.number_builder is not None else []
-        in_groups = {m.key for f in found for m in f.group.models}
-        single = [r for r in ours if r.model.fingerprint not in in_groups]
-        singles = by_variant(single, models)
-        for labelled in singles.values():  # checkpoints without seeds: the paper's layout
-            section.tables += analysis.tables(variant, labelled)
-            paths = analysis.figure(labelled, figs.folder / variant)
-            if paths:
-                section.figures.append(figs.add(f"{title} ({variant})", paths, "analysis", name))
-        if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
-            section.tables.append(seeds.seeds_table(analysis, variant, found))
-            figs.written.append(seeds.write_seed_values(found, figs.folder / seeds.csv_name(variant)))
-            points = seeds.headline_points(found)
-            if points:
-                paths = seeds.seed_points_figure(points, figs.folder / f"{variant}_seeds")
-                caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
-                section.figures.append(figs.add(caption, paths, "analysis-seeds", name))
-        if name == "spectrum" and found:
-            _spectra(found, singles.get(variant, {}), variant, section, figs)
-        if name == "align_uniform":
-            _align_map(coll, ours, groups, variant, section, figs)
-    return section
-
-
-def _spectra(
-    found: list[seeds.SeededResults],
-    singles: dict[str, object],
-    variant: str,
-    section: Section,
-    figs: Figures,
-) -> None:
-    """MoCoSE Figure 7 over seeds: each group's mean spectrum and its seeds' spread, the backbone beside."""
-    data = paper_figures.write_spectrum_rows(
-        paper_figures.spectrum_rows(found, singles), figs.folder / f"{variant}_groups.csv"
-    )
-    figs.written.append(data)
-    caption = (
-        f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as MoCoSE "
-        f"Figure 7 (data: `{data.name}`)"
-    )
-    figure = paper_figures.draw_spectra(data, variant)
-    section.figures.append(figs.drawn(figure, data.stem, caption, "analysis-groups", "spectrum"))
-
-
-def _align_map(
-    coll: Collection,
-    records: list[AnalysisRecord],
-    groups: list[SeedGroup],
-    variant: str,
-    section: Section,
-    figs: Figures,
-) -> None:
-    """SimCSE Figure 3's map of the checkpoints with an STS Avg., from the CSV written beside it."""
-    rows = paper_figures.map_rows(records, coll.tasks, groups)
-    if not rows:
-        return
-    data = figs.csv(f"{variant}_map", paper_figures.MAP_COLUMNS, rows)
-    figure = paper_figures.draw_map(data, f"{variant}: coloured by STS Avg.")
-    caption = (
-        f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 (data: `{data.name}`)"
-    )
-    section.figures.append(figs.drawn(figure, data.stem, caption, "align-map", "align_uniform"))
 
 
 def _modified(record: TaskRecord | AnalysisRecord) -> dict[str, str]:
     """The data files a task or analysis record's figures were computed on that differ from the canonical."""
     prov = record.result.provenance if isinstance(record, TaskRecord) else record.provenance
     return prov.data_modified or {}
-
-
-def _seeds(
-    coll: Collection, groups: list[SeedGroup], base: SeedGroup | None, baseline: str, figs: Figures
-) -> Section:
-    """Differences to the baseline group over seeds, each seed's figures and their spread."""
-    section = Section("seeds", "Seeds")
-    section.paragraphs.append(
-        "Runs whose training configs are equal but for the seed form one group (n: how many seeds). Seeds "
-        "move a figure as much as a method can; a difference to the baseline counts here only where its 95% "
-        "interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond the "
-        f"difference that matters and Holm over the tasks agrees (marked {seeds.SIGNIFICANT}; docs/uncertainty.md, One "
-        "rule)."
-    )
-    if base is None:
-        section.paragraphs.append(f"No differences: no group of seeds of `{baseline}` (`--baseline`) here.")
-    forest = []
-    for kind in ("sts", "transfer"):
-        diffs = seeds.seed_differences(coll.tasks, groups, base, kind) if base else []
-        table = seeds.difference_table(diffs, base, kind) if base else None
-        section.tables += [t for t in (table, per_seed_table(coll.tasks, groups, kind)) if t]
-        forest += [
-            (f"{d.group.name}: {short_name(task)}", c.diff, c.low, c.high, seeds.significant(c))
-            for d in diffs
-            if kind == "sts" and d.mode in result_modes("test", STS_TASKS)
-            for task, c in d.cells.items()
-            if c is not None
-        ]
-    points = seeds.seed_points(coll.tasks, groups, "sts")
-    if points:
-        figure = seeds.seed_points_figure(points, figs.folder / "sts_seeds")
-        section.figures.append(
-            figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
-        )
-    if forest:
-        figure = seeds.forest_plot(
-            forest,
-            figs.folder / "sts_seed_differences",
-            "difference (Spearman x100)",
-            f"beyond ±{DELTA:g}, the difference that matters",
-        )
-        title = f"STS test: difference to {base.name} over seeds, 95% intervals" if base else ""
-        section.figures.append(figs.add(title, figure, "seed-differences"))
-    return section
-
-
-def _paper_figures(
-    keys: Sequence[str], sections: Sequence[Section], verdicts: Sequence[tuple[str | None, str, str]]
-) -> list[Section]:
-    """A section per paper figure: number, caption, claim and verdict, and the report's figures that draw it."""
-    from stsbench.published.figures import PAPER_NAMES
-
-    drawn = [f for section in sections for f in section.figures]
-    out = []
-    for entry, lines, mine in paper_figures.blocks(keys, drawn, [v for v in verdicts if v[0]]):
-        title = f"{PAPER_NAMES.get(entry.paper, entry.paper)} {entry.figure}"
-        out.append(Section(f"paper-{entry.key.replace('/', '-')}", title, lines, figures=list(mine)))
-    return out
 
 
 def _reproduction(reps: list[Reproduction], difference: float) -> Section:
@@ -441,21 +145,6 @@ def _claims(judged: list[ClaimResult]) -> Section:
     )
     tables = [reproduction.claims_table(judged), reproduction.statements_table(judged)]
     return Section("claims", "Claims", [paragraph], tables)
-
-
-def _provenance(coll: Collection, models: list[Model], checkout: Checkout | None = None) -> Section:
-    when = provenance.created_range(coll)
-    section = Section("provenance", "Provenance")
-    if when:
-        section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
-    section.paragraphs += provenance.code_lines(checkout, coll)  # none where the report's code is clean
-    if models:
-        section.tables += [provenance.models_table(models, coll), provenance.commands_table(coll)]
-    if coll.runs:
-        section.tables.append(provenance.training_provenance_table(coll.runs))
-    if coll.tasks or coll.analyses:
-        section.tables += [provenance.data_table(coll), provenance.versions_table(coll)]
-    return section
 
 
 @dataclass
@@ -499,6 +188,269 @@ class ReportSpec:
     checkout: Checkout | None = None
 
 
+# -- the sections, built from the results -----------------------------------------------------------------
+
+
+@dataclass
+class Sections:
+    """What every section is built from: the results, their models and groups of seeds, what is asked.
+
+    ``results``: the folders the text names; ``figs``: the figures drawn so far; ``labels``: what the recipe
+    calls its runs (:func:`~stsbench.reports.seeds.declared_labels`), the groups' names in every table.
+    """
+
+    coll: Collection
+    models: list[Model]
+    groups: list[SeedGroup]
+    labels: dict[str, str]
+    results: Sequence[str]
+    figs: Figures
+    spec: ReportSpec
+
+    def scores(self, kind: str, named: dict[str, list[str]] | None) -> Section:
+        """The STS or transfer table (``named``: what each group is set beside, :func:`compared_with`)."""
+        title = "STS tasks" if kind == "sts" else "Transfer tasks"
+        t = score_table(self.coll.tasks, self.models, kind, named, self.labels)
+        return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, self.results)])
+
+    def training(self, cells: Cells) -> list[Section]:
+        """The training curves and the Ablations (``cells``: the runs' published cells, beside a sweep's)."""
+        coll, models, groups, figs = self.coll, self.models, self.groups, self.figs
+        if not coll.runs:
+            return [
+                Section("training", "Training curves", [missing("training", self.results)]),
+                Section("ablations", "Ablations", [missing("ablations", self.results)]),
+            ]
+        curves = Section("training", "Training curves", tables=[training.training_table(coll.runs, models)])
+        labels = training.labelled_runs(coll.runs, models)
+        by_path = {r.path: label for label, r in labels.items()}
+        if has_seeds(groups):
+            data = figs.csv("dev_curves_seeds", DEV_COLUMNS, dev_points(groups, coll.runs, by_path))
+            figure = dev_curves_from_csv(data, figs.folder / "dev_curves_seeds")
+            caption = f"STS-B dev Spearman during training, mean over seeds (data: `{data.name}`)"
+            curves.figures.append(figs.add(caption, figure, "dev-curves"))
+            curves.paragraphs.append(
+                "A group of seeds is drawn as the mean of its seeds' STS-B dev Spearman at each evaluation "
+                "step, the band the 95% t-interval of that mean (n seeds, as the tables' intervals); a run "
+                "without seeds as its own line."
+            )
+        else:
+            figure = training.training_curves_figure(labels, figs.folder / "training_curves")
+            curves.figures.append(figs.add("STS-B dev Spearman during training", figure, "dev-curves"))
+        self.trajectories(curves, by_path)
+        # the recipe's sweeps and grids (none: found from the settings)
+        declared = read_recipe_runs(coll.folders)
+        found = ablations.ablation_tables(coll.runs, models, coll.tasks, groups, cells, declared)
+        abl = Section("ablations", "Ablations", tables=found)
+        if not found and declared:  # the recipe says what its sweeps are: none, and no component pair
+            abl.paragraphs.append(
+                f"{ABSENT}no sweep or grid declared by the recipe (`recipe_runs.json` under "
+                f"{under(self.results, 'or')}: a run's `sweep:` or `grid:`), no pair of its runs that differ "
+                "in ESimCSE's components and no run held against a published cell."
+            )
+        elif not found:
+            abl.paragraphs.append(missing("ablations", self.results))
+        if has_seeds(groups):
+            self.sweep_figures(abl, cells, declared)
+        return [curves, abl]
+
+    def trajectories(self, section: Section, labels: dict[str, str]) -> None:
+        """SimCSE Figure 2: (l_uniform, l_align) at each dev evaluation the runs logged, from a CSV."""
+        rows = paper_figures.trajectory_rows(self.groups, self.coll.runs, labels)
+        if not rows:
+            return
+        data = self.figs.csv("align_uniform_trajectories", paper_figures.TRAJECTORY_COLUMNS, rows)
+        caption = (
+            "Alignment and uniformity of the STS-B dev embeddings at each dev evaluation, as SimCSE Figure 2 "
+            f"(logged by the trainer; data: `{data.name}`)"
+        )
+        figure = paper_figures.draw_trajectories(data)
+        section.figures.append(self.figs.drawn(figure, data.stem, caption, "trajectory"))
+        section.paragraphs.append(
+            "The trajectories are the trainer's own: at each dev evaluation it measures l_align (pairs with "
+            "gold > 4) and l_uniform (the unique sentences) on the STS-B dev embeddings it has just encoded, "
+            "the numbers `stsbench align-uniform --split dev` gives for the checkpoint of that step. A group of "
+            "seeds is drawn as its mean point at each step, each seed's path faint behind it."
+        )
+
+    def sweep_figures(self, section: Section, cells: Cells, declared: ablations.Declared) -> None:
+        """Each sweep and grid over seeds drawn against its setting, from the CSV written beside the figure.
+
+        ``declared``: the recipe's runs, whose sweeps and grids these are (none: those the settings show).
+        """
+        figs = self.figs
+        grids, sweeps = ablations.seed_sweeps(self.groups, declared)
+        drawn = [(f"sweep_{name}_{k}", name, "", gs) for k, (name, gs) in sweeps]
+        drawn += [(f"grid_{a}_{b}_{k}", a, b, gs) for k, (a, b, gs) in grids]
+        for stem, name, series, gs in drawn:
+            axes = (name, series) if series else (name,)
+            rows = ablations.sweep_rows(name, gs, self.coll.tasks, series or None, cells)
+            data = figs.csv(stem, ablations.COLUMNS, rows)
+            method = gs[0].method or gs[0].name
+            words = training.option_words(name)
+            title = f"{method}: against {words}" + (
+                f", a line per {training.option_words(series)}" if series else ""
+            )
+            if ablations.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
+                what = f"{method}: against the maximum traceable distance each {words} sets"
+                figure = ablations.draw_sweep(data, name, series, what, x="traceable_distance")
+                caption = f"{what}, each seed, the mean and its 95% interval (data: `{data.name}`)"
+                section.figures.append(figs.drawn(figure, f"{stem}_distance", caption, "distance", "", axes))
+                self.align_distance(name, gs, stem, section)
+            figure = ablations.draw_sweep(data, name, series, title)
+            caption = f"{title}, each seed, the mean and its 95% interval (data: `{data.name}`)"
+            section.figures.append(figs.drawn(figure, stem, caption, "grid" if series else "sweep", "", axes))
+
+    def align_distance(self, name: str, groups: list[SeedGroup], stem: str, section: Section) -> None:
+        """MoCoSE Figure 4: the sweep's (l_align, l_uniform) distance to a point against its traceable distance."""
+        point = self.spec.align_point
+        records = self.coll.analyses_of("align_uniform")
+        variants = sorted({r.variant for r in records})
+        if not variants:
+            return
+        ours = [r for r in records if r.variant == variants[0]]
+        rows = ablations.distance_rows(name, groups, ours, point)
+        if not rows:
+            return
+        data = self.figs.csv(f"{stem}_align_distance", ablations.ALIGN_COLUMNS, rows)
+        method = groups[0].method or groups[0].name
+        title = f"{method}: {variants[0]} against the traceable distance each {name} sets"
+        figure = ablations.draw_distance(data, point, title)
+        caption = (
+            f"{title}: distance to ({point[0]:g}, {point[1]:g}), as MoCoSE Figure 4 (data: `{data.name}`)"
+        )
+        section.figures.append(
+            self.figs.drawn(figure, data.stem, caption, "align-distance", "align_uniform", (name,))
+        )
+
+    def analysis(self, analysis: Analysis) -> Section:
+        """An analysis' tables and figures: each checkpoint's in the paper's layout, each group's over seeds."""
+        figs, name, title = self.figs, analysis.name, analysis.title
+        records = self.coll.analyses_of(name)
+        if not records:
+            return Section(name, title, [missing(name, self.results)])
+        section = Section(name, title)
+        modified = [r for r in records if _modified(r)]
+        if modified:
+            who = ", ".join(sorted({f"`{r.model.name}`" for r in modified}))
+            section.paragraphs.append(
+                f"{MARK} The results of {who} were "
+                f"{modified_text(f for r in modified for f in _modified(r))}."
+            )
+        for variant in sorted({r.variant for r in records}):
+            ours = [r for r in records if r.variant == variant]
+            found = seeds.seeded(ours, self.groups, analysis) if analysis.number_builder is not None else []
+            in_groups = {m.key for f in found for m in f.group.models}
+            single = [r for r in ours if r.model.fingerprint not in in_groups]
+            singles = by_variant(single, self.models)
+            for labelled in singles.values():  # checkpoints without seeds: the paper's layout
+                section.tables += analysis.tables(variant, labelled)
+                paths = analysis.figure(labelled, figs.folder / variant)
+                if paths:
+                    section.figures.append(figs.add(f"{title} ({variant})", paths, "analysis", name))
+            if found:  # groups of seeds: mean ± std and the 95% interval of each figure, every seed's value
+                section.tables.append(seeds.seeds_table(analysis, variant, found))
+                figs.written.append(seeds.write_seed_values(found, figs.folder / seeds.csv_name(variant)))
+                points = seeds.headline_points(found)
+                if points:
+                    paths = seeds.seed_points_figure(points, figs.folder / f"{variant}_seeds")
+                    caption = f"{title} ({variant}): each seed, the mean and its 95% interval"
+                    section.figures.append(figs.add(caption, paths, "analysis-seeds", name))
+            if name == "spectrum" and found:
+                self.spectra(found, singles.get(variant, {}), variant, section)
+            if name == "align_uniform":
+                self.align_map(ours, variant, section)
+        return section
+
+    def spectra(
+        self, found: list[seeds.SeededResults], singles: dict[str, object], variant: str, section: Section
+    ) -> None:
+        """MoCoSE Figure 7 over seeds: each group's mean spectrum and its seeds' spread, the backbone too."""
+        data = paper_figures.write_spectrum_rows(
+            paper_figures.spectrum_rows(found, singles), self.figs.folder / f"{variant}_groups.csv"
+        )
+        self.figs.written.append(data)
+        caption = (
+            f"Singular values ({variant}) of each group over its seeds, checkpoints without seeds beside, as "
+            f"MoCoSE Figure 7 (data: `{data.name}`)"
+        )
+        figure = paper_figures.draw_spectra(data, variant)
+        section.figures.append(self.figs.drawn(figure, data.stem, caption, "analysis-groups", "spectrum"))
+
+    def align_map(self, records: list[AnalysisRecord], variant: str, section: Section) -> None:
+        """SimCSE Figure 3's map of the checkpoints with an STS Avg., from the CSV written beside it."""
+        rows = paper_figures.map_rows(records, self.coll.tasks, self.groups)
+        if not rows:
+            return
+        data = self.figs.csv(f"{variant}_map", paper_figures.MAP_COLUMNS, rows)
+        figure = paper_figures.draw_map(data, f"{variant}: coloured by STS Avg.")
+        caption = (
+            f"Alignment and uniformity ({variant}) coloured by STS Avg., as SimCSE Figure 3 "
+            f"(data: `{data.name}`)"
+        )
+        section.figures.append(self.figs.drawn(figure, data.stem, caption, "align-map", "align_uniform"))
+
+    def seeds(self, base: SeedGroup | None) -> Section:
+        """Differences to the baseline group over seeds, each seed's figures and their spread."""
+        coll, groups, figs = self.coll, self.groups, self.figs
+        section = Section("seeds", "Seeds")
+        section.paragraphs.append(
+            "Runs whose training configs are equal but for the seed form one group (n: how many seeds). "
+            "Seeds move a figure as much as a method can; a difference to the baseline counts here only where "
+            "its 95% interval over the seeds (paired on shared seeds, on unrounded figures) lies entirely beyond "
+            f"the difference that matters and Holm over the tasks agrees (marked {seeds.SIGNIFICANT}; "
+            "docs/uncertainty.md, One rule)."
+        )
+        if base is None:
+            section.paragraphs.append(
+                f"No differences: no group of seeds of `{self.spec.baseline}` (`--baseline`) here."
+            )
+        forest = []
+        for kind in ("sts", "transfer"):
+            diffs = seeds.seed_differences(coll.tasks, groups, base, kind) if base else []
+            table = seeds.difference_table(diffs, base, kind) if base else None
+            section.tables += [t for t in (table, per_seed_table(coll.tasks, groups, kind)) if t]
+            forest += [
+                (f"{d.group.name}: {short_name(task)}", c.diff, c.low, c.high, seeds.significant(c))
+                for d in diffs
+                if kind == "sts" and d.mode in result_modes("test", STS_TASKS)
+                for task, c in d.cells.items()
+                if c is not None
+            ]
+        points = seeds.seed_points(coll.tasks, groups, "sts")
+        if points:
+            figure = seeds.seed_points_figure(points, figs.folder / "sts_seeds")
+            section.figures.append(
+                figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
+            )
+        if forest:
+            figure = seeds.forest_plot(
+                forest,
+                figs.folder / "sts_seed_differences",
+                "difference (Spearman x100)",
+                f"beyond ±{DELTA:g}, the difference that matters",
+            )
+            title = f"STS test: difference to {base.name} over seeds, 95% intervals" if base else ""
+            section.figures.append(figs.add(title, figure, "seed-differences"))
+        return section
+
+    def provenance(self) -> Section:
+        """Where the numbers come from: models, commands, training runs, data files, versions."""
+        coll = self.coll
+        when = provenance.created_range(coll)
+        section = Section("provenance", "Provenance")
+        if when:
+            section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
+        section.paragraphs += provenance.code_lines(self.spec.checkout, coll)  # none where the code is clean
+        if self.models:
+            section.tables += [provenance.models_table(self.models, coll), provenance.commands_table(coll)]
+        if coll.runs:
+            section.tables.append(provenance.training_provenance_table(coll.runs))
+        if coll.tasks or coll.analyses:
+            section.tables += [provenance.data_table(coll), provenance.versions_table(coll)]
+        return section
+
+
 def build_report(
     coll: Collection,
     spec: ReportSpec,
@@ -528,25 +480,24 @@ def build_report(
     judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
     named = compared_with(coll, reps)
+    build = Sections(coll, models, groups, labels, results, figs, spec)
     sections = [
-        _scores(coll, models, "sts", results, named, labels),
-        _scores(coll, models, "transfer", results, named, labels),
+        build.scores("sts", named),
+        build.scores("transfer", named),
         *([_reproduction(reps, spec.difference)] if spec.against else []),
         *([_claims(judged)] if spec.claims else []),
-        *([_seeds(coll, groups, base, spec.baseline, figs)] if seeded else []),
-        *[_analysis(coll, models, groups, a, results, figs) for a in all_analyses()],
-        *training_sections(
-            coll, models, groups, results, figs, report_cells(coll.folders, reps), spec.align_point
-        ),
-        _provenance(coll, models, spec.checkout),
+        *([build.seeds(base)] if seeded else []),
+        *[build.analysis(a) for a in all_analyses()],
+        *build.training(report_cells(coll.folders, reps)),
+        build.provenance(),
     ]
     if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
         verdicts = [
-            (c.paper_figure, r.text or r.kind, r.verdict + (f" ({r.qualifier})" if r.qualifier else ""))
+            (c.paper_figure, r.text or r.kind, reproduction.verdict_words(r))
             for c, r in zip(spec.claims, judged, strict=True)
         ]
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
-        sections[at:at] = _paper_figures(spec.figures, sections, verdicts)
+        sections[at:at] = paper_figures.figure_sections(spec.figures, sections, verdicts)
     sections = absent_last(sections)
     skipped = Section("skipped", "Skipped files")
     skipped.paragraphs = [code_span(w) for w in coll.warnings] or [
@@ -583,9 +534,13 @@ _CODE = re.compile(r"`([^`]+)`")
 
 
 def _env():
+    """The templates' environment: they only loop, and format with its filters.
+
+    ``inline``: a paragraph or note as HTML (:func:`inline_html`); ``markdown`` and ``html``: a table.
+    """
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("stsbench.reports", "templates"),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -593,6 +548,8 @@ def _env():
         autoescape=lambda name: bool(name and name.endswith(".html.j2")),
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(inline=inline_html, markdown=to_markdown, html=lambda table: Markup(to_html(table)))
+    return env
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\((#[\w-]+)\)")  # a link to a section of the report
@@ -601,58 +558,19 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 def inline_html(text: str) -> Any:
     """Escape ``text``; its `code` spans, **bold** and links to the report's sections as HTML the template keeps."""
-    from markupsafe import Markup
-
     out = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False))
     out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
     return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
 
 
-def _view(report: Report, for_html: bool) -> dict[str, Any]:
-    """Plain data for a template: every string already rendered for its format."""
-    from markupsafe import Markup
-
-    text = inline_html if for_html else (lambda s: s)
-    return {
-        "title": report.title,
-        "paragraphs": [text(p) for p in report.paragraphs],
-        "sections": [
-            {
-                "title": s.title,
-                "anchor": s.anchor,
-                "paragraphs": [text(p) for p in s.paragraphs],
-                "tables": [
-                    {
-                        "title": t.title,
-                        "markdown": to_markdown(t),
-                        "html": Markup(to_html(t)),
-                        "notes": [text(n) for n in t.notes],
-                    }
-                    for t in s.tables
-                ],
-                "figures": [
-                    {
-                        "title": f.title,
-                        "svg": f.svg,
-                        "png": f.svg[: -len(".svg")] + ".png",
-                        "png_base64": f.png_base64,
-                    }
-                    for f in s.figures
-                ],
-            }
-            for s in report.sections
-        ],
-    }
-
-
 def render_markdown(report: Report) -> str:
     """GitHub Markdown, figures linked relatively."""
-    return _env().get_template("report.md.j2").render(report=_view(report, False))
+    return _env().get_template("report.md.j2").render(report=report)
 
 
 def render_html(report: Report) -> str:
     """One HTML file with the figures inlined (base64 PNG) and its CSS in a ``<style>``."""
-    return _env().get_template("report.html.j2").render(report=_view(report, True))
+    return _env().get_template("report.html.j2").render(report=report)
 
 
 @dataclass

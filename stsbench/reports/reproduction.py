@@ -73,16 +73,16 @@ from stsbench.reports.collect import (
 from stsbench.reports.scores import SELECTION_MARK, TASKS_OF, comparable, modified_data, published_for
 from stsbench.reports.seeds import (
     SeedGroup,
+    best_devs,
     modes_of,
     report_groups,
     seeds_folder,
     task_values,
 )
-from stsbench.results.runs import read_recipe_runs
+from stsbench.results.runs import LEVEL, read_recipe_runs
 from stsbench.results.write import last_part
 from stsbench.stats import decide
 from stsbench.stats.claims import Claim, ClaimResult, judge
-from stsbench.stats.seeds import SeedSummary
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.tasks.registry import short_name, task_kind
 
@@ -207,7 +207,8 @@ def reproduce(
     published = comparable_tasks(entry)
     mode = next((m for m in modes_of(records, group, kind) if comparable(entry, kind, m)), None)
     averaged = TASKS_OF[kind]
-    values = task_values(records, group, kind, mode, raw=True, avg_of=averaged) if mode else {}
+    found = task_values(records, group, kind, mode, raw=True) if mode else {}
+    values = {t: list(by_seed.values()) for t, by_seed in found.items()}
     modified = {
         (t, m) for (key, m, t) in modified_data(records, kind) if key in {x.key for x in group.models}
     }
@@ -244,12 +245,7 @@ def group_figures(
         r = rec.result
         if r.model.fingerprint in by_model:
             tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.raw
-    best = {  # a run whose every evaluation was NaN (collapsed from the start) has no best: NaN
-        seed: math.nan if m.run.best_dev_spearman is None else m.run.best_dev_spearman * 100
-        for seed, m in zip(seeds, group.models, strict=True)
-        if m.run is not None and (m.run.best_dev_spearman is not None or m.run.curve)
-    }
-    return dict(tasks), best
+    return dict(tasks), best_devs(group.runs)
 
 
 def reproduce_cells(
@@ -302,10 +298,6 @@ def reproductions(
         else:
             out.append(reproduce(records, group, get_cell(t.key)[0], difference))
     return out
-
-
-def _summary(v: Verdict) -> SeedSummary | None:
-    return None if v.mean is None else SeedSummary(v.mean, v.std, v.n, v.mean_low, v.mean_high)
 
 
 def spread(v: Verdict) -> str:
@@ -382,8 +374,6 @@ def reproduction_json(
 
     ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements.
     """
-    from stsbench.results.runs import LEVEL
-
     out = {
         "kind": REPRODUCTION_KIND,
         "schema_version": 2,  # 2: rule 3; a cell's low/high its decision's, the mean's as mean_low/mean_high
@@ -598,6 +588,11 @@ def _delta(r: ClaimResult) -> str:
 def _tally(words: list[str], order: Sequence[str]) -> str:
     """``2 supported; 1 inconclusive``: how many of ``words`` are each of ``order``'s, those present."""
     return "; ".join(f"{words.count(v)} {v}" for v in order if v in words)
+
+
+def verdict_words(result: ClaimResult) -> str:
+    """A claim's verdict with its qualifier (which statements by more, which by less than δ)."""
+    return result.verdict + (f" ({result.qualifier})" if result.qualifier else "")
 
 
 def claims_table(results: Sequence[ClaimResult]) -> Table:

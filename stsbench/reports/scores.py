@@ -33,6 +33,7 @@ from stsbench.reports.seeds import (
     task_values,
 )
 from stsbench.results.write import last_part
+from stsbench.stats.decide import decimals
 from stsbench.stats.seeds import SeedSummary, seed_summary
 from stsbench.tabular import DASH, Table, fmt, fmt_delta, make_table
 
@@ -74,15 +75,15 @@ def published_rows(
     mode: str,
     present: list[str],
     measured: list[float | None],
-    avg: float | None,
     marked: list[str],
+    legend: list[str],
     intervals: list[tuple[float, float] | None] | None = None,
     entries: list[Entry] | None = None,
-    legend: list[str] | None = None,
 ) -> list[list[str]]:
     """The rows under a measured row: each published row of ``model``, then Δ measured − published.
 
-    ``entries``: the rows named for it (a recipe's, ``--against``'s); None: matched by name, and said so.
+    ``measured``: per task of ``present``, then Avg. ``entries``: the rows named for it (a recipe's,
+    ``--against``'s); None: matched by name, and said so.
     ``marked`` collects the selection notes of the published rows shown, ``legend`` what their markers mean
     (:func:`score_notes`).
     ``intervals`` (per task of ``present``, then Avg.): the measured 95% interval over seeds; a row then
@@ -91,27 +92,23 @@ def published_rows(
     rows = []
     matched = entries is None
     for entry in published_for(model, kind) if matched else entries:
-        pub = [entry.values.get(t) for t in present]
-        pub_avg = entry.values.get(AVG)
+        pub = [entry.values.get(t) for t in [*present, AVG]]
         mark = SELECTION_MARK if entry.selection else ""
         if entry.selection_note and entry.selection_note not in marked:
             marked.append(entry.selection_note)
-        for note in legends(entry) if legend is not None else ():
-            if note not in legend:
-                legend.append(note)
+        legend.extend(note for note in legends(entry) if note not in legend)
         how = " (matched by name: no recipe or --against names it)" if matched else ""
-        rows.append([f"↳ published: {entry.row}{mark}{how}", entry.key, *[fmt(v) for v in pub], fmt(pub_avg)])
+        rows.append([f"↳ published: {entry.row}{mark}{how}", entry.key, *[fmt(v) for v in pub]])
         if not comparable(entry, kind, mode):
             no = f"↳ no Δ: {mode} mode vs the paper's {entry.split} protocol"
-            rows.append([no, "", *[DASH] * (len(present) + 1)])
+            rows.append([no, "", *[DASH] * len(pub)])
             continue
         deltas = [None if a is None or b is None else a - b for a, b in zip(measured, pub, strict=True)]
-        d_avg = None if avg is None or pub_avg is None else avg - pub_avg
-        rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas], fmt_delta(d_avg)])
+        rows.append(["↳ Δ measured − published", "", *[fmt_delta(d) for d in deltas]])
         if intervals is not None:
             inside = [
                 DASH if v is None or iv is None else "yes" if inside_interval(v, *iv) else "no"
-                for v, iv in zip([*pub, pub_avg], intervals, strict=True)
+                for v, iv in zip(pub, intervals, strict=True)
             ]
             rows.append(["↳ published inside the 95% seed interval", "", *inside])
     return rows
@@ -170,8 +167,8 @@ def _summaries(
     records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, present: list[str]
 ) -> list[SeedSummary | None]:
     """Per task of ``present``, then Avg.: the summary over the group's seeds."""
-    values = task_values(records, group, kind, mode, avg_of=TASKS_OF[kind])
-    return [seed_summary(values[t]) if values.get(t) else None for t in [*present, AVG]]
+    values = task_values(records, group, kind, mode)
+    return [seed_summary(list(values[t].values())) if values.get(t) else None for t in [*present, AVG]]
 
 
 def score_table(
@@ -219,22 +216,16 @@ def score_table(
             # a figure over any seed's result on modified data is marked, and so is the Avg. over it
             bad = [any((m.key, mode, t) in modified for m in g.models) for t in present]
             bad.append(any(bad))
-            if n == 1:  # one seed, or a model not trained here: its figures as measured
-                label = g.label if g.n == 1 else f"{g.name} (n=1)"
-                cells = [fmt(v) + MARK * b for v, b in zip(means, bad, strict=True)]
-                rows.append([mode_label(label, mode), g.method or DASH, *cells])
-                rows += published_rows(
-                    g.models[0], kind, mode, present, means[:-1], means[-1], marked, None, beside(g), legend
-                )
-                continue
+            # one seed, or a model not trained here: its figures as measured (mean_std of one value)
+            label = g.label if g.n == 1 else f"{g.name} (n={n})"
             cells = [mean_std(s, n) + MARK * b for s, b in zip(sums, bad, strict=True)]
-            rows.append([mode_label(f"{g.name} (n={n})", mode), g.method or DASH, *cells])
-            spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
-            rows.append(["↳ 95% interval over seeds", "", *spans])
-            bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
-            rows += published_rows(
-                g.models[0], kind, mode, present, means[:-1], means[-1], marked, bounds, beside(g), legend
-            )
+            rows.append([mode_label(label, mode), g.method or DASH, *cells])
+            bounds = None
+            if n > 1:
+                spans = [interval(s) + MARK * b for s, b in zip(sums, bad, strict=True)]
+                rows.append(["↳ 95% interval over seeds", "", *spans])
+                bounds = [None if s is None or s.low is None else (s.low, s.high) for s in sums]
+            rows += published_rows(g.models[0], kind, mode, present, means, marked, legend, bounds, beside(g))
     notes = score_notes(kind, marked, legend) + modified_notes(modified)
     if any(r[0].startswith("↳ 95% interval over seeds") for r in rows):
         notes.append(
@@ -273,8 +264,6 @@ def delta_digits(delta: float | None) -> int:
 
     δ = 1.0: 1; 0.5: 2; 0.05: 3; a bound (no δ): 2.
     """
-    from stsbench.stats.decide import decimals
-
     if delta is None or not math.isfinite(delta) or delta <= 0:
         return 2
     return decimals(delta)

@@ -34,7 +34,9 @@ randomness) come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,7 @@ from stsbench.reports.collect import (
     method_rank,
     write_csv,
 )
+from stsbench.results.runs import read_recipe_runs
 from stsbench.results.schema import ModelInfo
 from stsbench.results.write import base_label, last_part
 from stsbench.stats import decide
@@ -136,6 +139,18 @@ def seed_ids(seeds: Sequence[Any]) -> list[int]:
     )
 
 
+def best_devs(runs: Sequence[TrainRun]) -> dict[int, float]:
+    """``{seed: the kept checkpoint's STS-B dev Spearman x100, unrounded}`` of the runs (what tests read).
+
+    A run whose every evaluation was NaN (collapsed from the start) has no best: NaN (0 for the rule, named).
+    """
+    return {
+        seed: math.nan if run.best_dev_spearman is None else run.best_dev_spearman * 100
+        for seed, run in zip(seed_ids([r.config.get("seed") for r in runs]), runs, strict=True)
+        if run.best_dev_spearman is not None or run.curve
+    }
+
+
 def seed_key(run: TrainRun, pooler: str) -> str:
     """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
     config = {k: v for k, v in run.resolved_config.items() if k not in BOOKKEEPING and k != "seed"}
@@ -161,7 +176,7 @@ def seed_groups(models: list[Model], labels: Mapping[str, str] | None = None) ->
         key = seed_key(m.run, m.pooler) if m.run is not None else f"model {i}"
         buckets.setdefault(key, []).append(m)
     members = [
-        tuple(sorted(ms, key=lambda m: (_sortable(m.run.config.get("seed")), m.label)) if ms[0].run else ms)
+        tuple(sorted(ms, key=lambda m: (sort_value(m.run.config.get("seed")), m.label)) if ms[0].run else ms)
         for ms in buckets.values()
     ]
     methods = [ms[0].method for ms in members]
@@ -180,8 +195,6 @@ def seed_groups(models: list[Model], labels: Mapping[str, str] | None = None) ->
 
 def declared_labels(folders: Sequence[str] | Sequence[Any]) -> dict[str, str]:
     """Each declared run's label by its seeds' folder (``recipe_runs.json`` in ``folders``; none without one)."""
-    from stsbench.results.runs import read_recipe_runs
-
     return {name: run.label for name, run in read_recipe_runs(folders).items() if run.label}
 
 
@@ -220,8 +233,9 @@ def report_groups(
     return seed_groups([*models, *training_only(coll, models)], labels)
 
 
-def _sortable(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int) else (1, str(v))
+def sort_value(v: Any) -> tuple[int, Any]:
+    """A setting's sort key: numbers by value before every other value, by its text."""
+    return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
 
 
 def has_seeds(groups: list[SeedGroup]) -> bool:
@@ -243,21 +257,16 @@ def baseline_group(groups: list[SeedGroup], baseline: str) -> SeedGroup | None:
     return None
 
 
-def task_seed_values(
-    records: list[TaskRecord],
-    group: SeedGroup,
-    kind: str,
-    mode: str,
-    raw: bool = True,
-    avg_of: Sequence[str] = (),
+def task_values(
+    records: list[TaskRecord], group: SeedGroup, kind: str, mode: str, raw: bool = False
 ) -> dict[str, dict[int, float]]:
-    """``{task: {seed: figure}}`` of one group, one task type and mode; ``raw``: unrounded (what tests read).
+    """``{task: {seed: figure}}`` of one group, one task type and mode, and the Avg.; as printed unless ``raw``.
 
     A seed is its training's seed (a model not trained here: its place in the group; :func:`seed_ids`). A model
     with two results of one task (a folder copied or run twice) counts once, with its last result in path order:
-    a result run again is not another seed. With ``avg_of``, also ``{seed: Avg.}`` under ``AVG`` for the seeds
-    that have every task of it: ``raw``, the plain mean of the unrounded figures (what tests read); else SimCSE's
-    mean of the rounded figures, rounded (what tables print).
+    a result run again is not another seed. Also ``{seed: Avg.}`` under ``AVG`` for the seeds that have every
+    task of the kind (:data:`TASKS_OF`): ``raw``, the plain mean of the unrounded figures (what tests read); else
+    SimCSE's mean of the rounded figures, rounded (what tables print).
     """
     keys = {m.key: s for m, s in zip(group.models, group.seed_ids, strict=True)}
     out: dict[str, dict[int, float]] = {}
@@ -266,46 +275,34 @@ def task_seed_values(
         if r.task_type == kind and r.mode == mode and r.model.fingerprint in keys:
             out.setdefault(r.task, {})[keys[r.model.fingerprint]] = r.raw if raw else r.reported
     out = {t: dict(sorted(vs.items())) for t, vs in out.items()}
-    if avg_of:
-        mean = raw_average if raw else simcse_average
-        avgs = {
-            s: mean([out.get(t, {}).get(s) for t in avg_of])
-            for s in sorted({s for vs in out.values() for s in vs})
-        }
-        out[AVG] = {s: v for s, v in avgs.items() if v is not None}
+    mean = raw_average if raw else simcse_average
+    avgs = {
+        s: mean([out.get(t, {}).get(s) for t in TASKS_OF[kind]])
+        for s in sorted({s for vs in out.values() for s in vs})
+    }
+    out[AVG] = {s: v for s, v in avgs.items() if v is not None}
     return out
 
 
-def task_values(
-    records: list[TaskRecord],
-    group: SeedGroup,
-    kind: str,
-    mode: str,
-    raw: bool = False,
-    avg_of: Sequence[str] = (),
-) -> dict[str, list[float]]:
-    """``{task: [figure, one per seed that has it]}`` (:func:`task_seed_values`; as printed unless ``raw``)."""
+def _found(records: list[TaskRecord], groups: Sequence[SeedGroup], kind: str, what: str) -> set[str]:
+    """The ``what`` (``mode``, ``task``) of the results of ``kind`` of any model of ``groups``."""
+    keys = {m.key for g in groups for m in g.models}
     return {
-        t: list(vs.values()) for t, vs in task_seed_values(records, group, kind, mode, raw, avg_of).items()
+        getattr(r.result, what)
+        for r in records
+        if r.result.task_type == kind and r.result.model.fingerprint in keys
     }
 
 
 def modes_of(records: list[TaskRecord], group: SeedGroup, kind: str) -> list[str]:
     """The modes a group has results of, for one task type (test first, as the tables order them)."""
-    keys = {m.key for m in group.models}
-    found = {
-        r.result.mode for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
-    }
     order = {"test": 0, "fasttest": 1, "dev": 2}
-    return sorted(found, key=lambda m: (order.get(m, 3), m))
+    return sorted(_found(records, [group], kind, "mode"), key=lambda m: (order.get(m, 3), m))
 
 
 def present_tasks(records: list[TaskRecord], groups: list[SeedGroup], kind: str) -> list[str]:
     """The tasks of ``kind`` some model of ``groups`` has results of, in column order."""
-    keys = {m.key for g in groups for m in g.models}
-    found = {
-        r.result.task for r in records if r.result.task_type == kind and r.result.model.fingerprint in keys
-    }
+    found = _found(records, groups, kind, "task")
     return [t for t in task_columns(kind) if t in found]  # plugins' tasks too
 
 
@@ -341,7 +338,7 @@ def seed_points(
             mode = next((m for m in modes_of(records, g, kind) if m in result_modes("test", tasks)), None)
             if mode is None:
                 continue
-            values = task_values(records, g, kind, mode, avg_of=tasks).get(task, [])
+            values = task_values(records, g, kind, mode).get(task, {}).values()
             rows += [(g.label, short_name(task), v) for v in values]
     return rows
 
@@ -406,15 +403,11 @@ def seed_differences(
         if g.n < 2 or g is base:
             continue
         for mode in modes_of(records, g, kind):
-            a, b = (task_seed_values(records, x, kind, mode, avg_of=TASKS_OF[kind]) for x in (g, base))
+            a, b = (task_values(records, x, kind, mode, raw=True) for x in (g, base))
             cells: dict[str, decide.Decision | None] = {}
             for t in [*present, AVG]:
                 h = task_resolution(TASKS_OF[kind] if t == AVG else [t])
-                iv = (
-                    decide.difference(a.get(t, {}), b.get(t, {}), resolution=h)
-                    if a.get(t) and b.get(t)
-                    else None
-                )
+                iv = decide.difference(a[t], b[t], resolution=h) if a.get(t) and b.get(t) else None
                 cells[t] = None if iv is None else decide.two_sided(iv, delta, t)
             tasks = [t for t in present if cells.get(t) is not None]
             cells.update(zip(tasks, decide.family([cells[t] for t in tasks]), strict=True))
@@ -615,6 +608,20 @@ def seaborn_module():
     return sns
 
 
+@contextmanager
+def figure_axes(*args: Any, style: str | None = "whitegrid", **kwargs: Any) -> Iterator[tuple[Any, Any]]:
+    """A matplotlib figure and its axes (``plt.subplots(*args, **kwargs)``), laid out tight once drawn.
+
+    ``style``: seaborn's, for this figure only (a context, never set globally, so other figures keep theirs);
+    None: matplotlib's defaults.
+    """
+    plt = afig.pyplot()  # Agg backend and the fixed SVG hash salt
+    with seaborn_module().axes_style(style) if style else nullcontext():
+        fig, axes = plt.subplots(*args, **kwargs)
+        yield fig, axes
+        fig.tight_layout()
+
+
 def palette(labels: list[str]) -> dict[str, tuple[float, float, float]]:
     """A colour per label (seaborn's colorblind palette, in the labels' order)."""
     sns = seaborn_module()
@@ -632,15 +639,13 @@ def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> 
     ``points``: (group label, task, value) rows, in the order groups and tasks are to appear.
     """
     sns = seaborn_module()
-    plt = afig.pyplot()
     data = pd.DataFrame(list(points), columns=["group", "task", "value"])
     groups, tasks = ordered(data["group"]), ordered(data["task"])
     cols = min(4, len(tasks))
     rows = -(-len(tasks) // cols)
     colours = palette(groups)
-    with sns.axes_style("whitegrid"):
-        size = (2.4 * cols + 1.2, 0.5 + (0.3 * len(groups) + 0.6) * rows)
-        fig, axes = plt.subplots(rows, cols, figsize=size, sharey=True, squeeze=False)
+    size = (2.4 * cols + 1.2, 0.5 + (0.3 * len(groups) + 0.6) * rows)
+    with figure_axes(rows, cols, figsize=size, sharey=True, squeeze=False) as (fig, axes):
         for ax, task in zip(axes.flat, tasks, strict=False):
             sub = data[data["task"] == task]
             common = {"data": sub, "x": "value", "y": "group", "order": groups, "ax": ax}
@@ -659,7 +664,6 @@ def seed_points_figure(points: Sequence[tuple[str, str, float]], stem: Path) -> 
         for ax in list(axes.flat)[len(tasks) :]:
             ax.set_visible(False)
         fig.suptitle("Each seed (dots); mean and its 95% t-interval over seeds (black)", fontsize=9)
-        fig.tight_layout()
     return afig.save(fig, stem)
 
 
@@ -669,11 +673,9 @@ def dev_curves_figure(curves: Sequence[tuple[str, int, float]], stem: Path) -> l
     ``curves``: (group label, step, value) rows, one per evaluation of each seed's run.
     """
     sns = seaborn_module()
-    plt = afig.pyplot()
     data = pd.DataFrame(list(curves), columns=["group", "step", "value"])
     groups = ordered(data["group"])
-    with sns.axes_style("whitegrid"):
-        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    with figure_axes(figsize=(6.4, 3.8)) as (fig, ax):
         sns.lineplot(
             data=data, x="step", y="value", hue="group", hue_order=groups, palette=palette(groups),
             estimator="mean", errorbar=seed_interval, marker=".", ax=ax,
@@ -684,7 +686,6 @@ def dev_curves_figure(curves: Sequence[tuple[str, int, float]], stem: Path) -> l
             "Dev curves: mean over seeds, band: its 95% t-interval (step 0: before training)", fontsize=8
         )
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
-        fig.tight_layout()
     return afig.save(fig, stem)
 
 
@@ -714,10 +715,7 @@ def forest_plot(
         raise StsbenchError("forest plot: no differences to draw; give at least one (label, diff, low, high)")
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".png", ".svg") else path
-    sns = seaborn_module()
-    plt = afig.pyplot()
-    with sns.axes_style("whitegrid"):
-        fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(rows)))
+    with figure_axes(figsize=(6.4, 0.8 + 0.28 * len(rows))) as (fig, ax):
         ys = list(range(len(rows)))[::-1]
         for y, (_, diff, low, high, significant) in zip(ys, rows, strict=True):
             ax.hlines(y, low, high, color="black", linewidth=1.2)
@@ -728,5 +726,4 @@ def forest_plot(
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.set_xlabel(xlabel)
         ax.set_title(f"95% intervals; filled: {filled}", fontsize=8)
-        fig.tight_layout()
     return afig.save(fig, stem)

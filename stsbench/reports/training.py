@@ -24,7 +24,7 @@ from stsbench.metrics import AVG
 from stsbench.published.check import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import Model, TaskRecord, TrainRun, method_of, method_rank
-from stsbench.reports.seeds import SeedGroup, task_values
+from stsbench.reports.seeds import SeedGroup, figure_axes, task_values
 from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.train.config import BOOKKEEPING, train_options
@@ -120,11 +120,6 @@ MOMENTUM_FIELDS = (
 COMPONENT_FIELDS = ("method", "repetition")
 
 
-def _other_methods_fields(method: str) -> set[str]:
-    """Options of other methods than ``method`` (its runs carry their defaults, or lack them if older)."""
-    return {n for n, o in train_options().items() if o.methods and method not in o.methods}
-
-
 def components_used(run: TrainRun) -> tuple[bool, bool]:
     """(word repetition, momentum contrast) as the run used them: its method's answer (none: both off)."""
     spec = find_method(run.method)
@@ -148,7 +143,8 @@ def settings(run: TrainRun) -> dict[str, Any]:
     """The fields that change the outcome, without those of a component the run does not use."""
     rep, mom = components_used(run)
     skip = set(BOOKKEEPING) | set(COMPONENT_FIELDS)
-    skip |= _other_methods_fields(run.method)
+    # options of other methods than the run's (its runs carry their defaults, or lack them if older)
+    skip |= {n for n, o in train_options().items() if o.methods and run.method not in o.methods}
     if not rep:
         skip |= set(REPETITION_FIELDS)
     if not mom:
@@ -164,20 +160,15 @@ def shared(run: TrainRun) -> dict[str, Any]:
     return {k: v for k, v in settings(run).items() if k not in REPETITION_FIELDS + MOMENTUM_FIELDS}
 
 
-def sort_value(v: Any) -> tuple[int, Any]:
-    """A setting's sort key: numbers by value before every other value, by its text."""
-    return (0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
-
-
 def sts_averages(group: SeedGroup, records: list[TaskRecord]) -> list[float]:
     """The STS test Avg. (7 tasks, SimCSE's rounding) of each checkpoint of ``group`` measured on every task.
 
     Test results where any seed has them, else fasttest (the same figures: :func:`result_modes`).
     """
     for mode in result_modes("test", STS_TASKS):
-        found = task_values(records, group, "sts", mode, avg_of=STS_TASKS).get(AVG, [])
+        found = task_values(records, group, "sts", mode).get(AVG)
         if found:
-            return found
+            return list(found.values())
     return []
 
 
@@ -203,22 +194,20 @@ def without_seed(run: TrainRun) -> TrainRun:
 
 def training_curves_figure(curves: dict[str, TrainRun], stem: Path) -> list[Path]:
     """STS-B dev Spearman x100 against the training step, one line per run; the kept checkpoint circled."""
-    plt = afig.pyplot()  # Agg backend and the fixed SVG hash salt
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for label, run in curves.items():
-        points = [(s, v * 100) for s, v in run.curve if v is not None]
-        if not points:
-            continue
-        steps, values = zip(*points, strict=True)
-        (line,) = ax.plot(steps, values, marker=".", label=label)
-        best = [(s, v * 100) for s, v in run.curve if s == run.best_step and v is not None]
-        if best:
-            (x, y), colour = best[0], line.get_color()
-            ax.scatter([x], [y], s=80, facecolors="none", edgecolors=colour, linewidths=1.2)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("STS-B dev Spearman x100")
-    ax.set_title("Dev curves (circled: the kept checkpoint; step 0: before training)", fontsize=8)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
-    fig.tight_layout()
+    with figure_axes(figsize=(6.4, 3.8), style=None) as (fig, ax):
+        for label, run in curves.items():
+            points = [(s, v * 100) for s, v in run.curve if v is not None]
+            if not points:
+                continue
+            steps, values = zip(*points, strict=True)
+            (line,) = ax.plot(steps, values, marker=".", label=label)
+            best = [(s, v * 100) for s, v in run.curve if s == run.best_step and v is not None]
+            if best:
+                (x, y), colour = best[0], line.get_color()
+                ax.scatter([x], [y], s=80, facecolors="none", edgecolors=colour, linewidths=1.2)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("STS-B dev Spearman x100")
+        ax.set_title("Dev curves (circled: the kept checkpoint; step 0: before training)", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     return afig.save(fig, stem)
