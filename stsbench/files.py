@@ -160,7 +160,8 @@ def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> A
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        at, why = f" at line {mark.line + 1}" if mark is not None else "", getattr(exc, "problem", exc)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        why = getattr(exc, "problem", exc)
         raise (error or StsbenchError)(f"{where}: not valid YAML{at}: {why}") from None
 
 

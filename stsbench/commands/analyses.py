@@ -81,8 +81,10 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         check_outputs(output=kw["output"], cache_dir=encode.cache_dir, use_cache=encode.use_cache)
         config = analysis.make_config(**{name: kw[name] for name in fields})
         given = {k: kw[k] for k in ("data_dir", "output", "allow_modified_data") if k in kw}  # those it has
-        models, line = kw["model"] or [EMBEDDED_DEFAULT], command_line()
-        run = run_analysis(analysis.name, models=models, config=config, encode=encode, command=line, **given)
+        models = kw["model"] or [EMBEDDED_DEFAULT]
+        run = run_analysis(
+            analysis.name, models=models, config=config, encode=encode, command=command_line(), **given
+        )
         for path in run.files:
             typer.echo(f"wrote {path}", err=True)
         show(analysis, run.stem, run.results)

@@ -440,8 +440,10 @@ def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
     """|A - B| < δ (a plateau's pair): within the margin inside ±δ, beyond it entirely outside, else inconclusive."""
     inside, outside = _slacks(iv, delta)
     p = _p_beyond(iv, delta, below=False) if iv.diff >= 0 else _p_beyond(iv, -delta, below=True)
-    regions, tests = [(WITHIN, inside), (BEYOND, outside)], "|diff| > δ, one-sided, doubled"
-    return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
+    regions = [(WITHIN, inside), (BEYOND, outside)]
+    return _read(
+        iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, one-sided, doubled", delta=delta, what=what
+    )
 
 
 def bound(iv: Interval, what: str = "") -> Decision:
@@ -471,8 +473,9 @@ def p_matters(iv: Interval, delta: float) -> float:
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
     """No direction claimed: a difference that matters (outside ±δ), no difference that matters, inconclusive."""
     inside, outside = _slacks(iv, delta)
-    regions, tests = [(MATTERS, outside), (NO_DIFFERENCE, inside)], "|diff| > δ, two-sided"
-    return _read(iv, regions, INCONCLUSIVE, p_matters(iv, delta), p_tests=tests, delta=delta, what=what)
+    regions = [(MATTERS, outside), (NO_DIFFERENCE, inside)]
+    p = p_matters(iv, delta)
+    return _read(iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
 
 
 def family(

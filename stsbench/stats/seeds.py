@@ -71,7 +71,8 @@ class Interval:
 
 
 def interval(diff: float, se: float, df: float, level: float = LEVEL, **rest: Any) -> Interval:
-    diff, half = float(diff), (t_ppf((1 + level) / 2, df) * se if se > 0 else 0.0)
+    diff = float(diff)
+    half = t_ppf((1 + level) / 2, df) * se if se > 0 else 0.0
     return Interval(diff, float(se), float(df), diff - half, diff + half, level=level, **rest)
 
 
