@@ -169,7 +169,7 @@ def reproduce_command(
     home = out.expanduser()  # a file, or a used folder that is not this recipe's reproduction: one line
     if home.exists() and not home.is_dir():
         raise StsbenchError(f"--out {home} is a file; pass a folder")
-    found = load_state(home).get("recipe") if (home / STATE_FILE).is_file() else None
+    found = load_state(home).get("recipe")
     if found not in (None, recipe.name):
         raise StsbenchError(
             f"--out {home} holds a reproduction of {found}, not {recipe.name}; pass another --out"
