@@ -478,7 +478,7 @@ def hours_text(value: float | None) -> str:
 
 
 def list_row(s: dict[str, Any]) -> tuple[str, ...]:
-    """A recipe's row in ``--list`` and docs/recipes-list.md: name, flavour, tables, the four counts, the cost."""
+    """A recipe's row in ``--list`` and docs/recipes-list.md: name, flavour, tables, four counts, cost."""
     hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
     counts = [str(len(s[k])) for k in ("cells", "unreproducible", "claims")] + [str(s["trainings"])]
     return (s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours)

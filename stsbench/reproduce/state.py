@@ -174,17 +174,9 @@ def model_identity(name: str | None, revision: str | None = None) -> Any:
     return f"{name}@{revision}" if revision else f"unpinned:{name}"
 
 
-@dataclass(frozen=True)
-class Keys:
-    """A step's key and a digest per part of it."""
-
-    key: str
-    parts: dict[str, str] = field(default_factory=dict)
-
-
-def make_keys(material: dict[str, Any]) -> Keys:
-    """The key of ``material`` and its parts."""
-    return Keys(digest(material), key_parts(material))
+def make_keys(material: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``key``, the digest of ``material``, and its ``parts``, a digest per part of it."""
+    return {"key": digest(material), "parts": key_parts(material)}
 
 
 def key_parts(material: dict[str, Any]) -> dict[str, str]:
