@@ -275,7 +275,9 @@ def test_probe_training_is_deterministic_for_one_command():
     cpu = torch.device("cpu")
 
     def run():
-        jobs = [Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)]
+        jobs = [
+            Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)
+        ]
         return train_probes(x, y, 3, jobs, _cfg(FAST), cpu, max_jobs=16)
 
     for a, b in zip(run(), run(), strict=True):
