@@ -67,6 +67,11 @@ SENTEVAL_ARCHIVE = "senteval.tar"
 WIKI_FILE = "wiki1m_for_simcse.txt"
 
 
+def senteval_text(raw: str) -> str:
+    """SentEval's tokens (whitespace split) joined with single spaces, as SimCSE's batcher does."""
+    return " ".join(raw.split())
+
+
 # -- the canonical data --------------------------------------------------------------------------------------
 
 
