@@ -33,6 +33,11 @@ def senteval_order(labels: list[int], *keys: list[str]) -> np.ndarray:
     )
 
 
+def _in_senteval_order(data: Labelled) -> Labelled:
+    order = senteval_order(data.labels, data.texts)
+    return Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
+
+
 def _scores(
     res: validation.ProtocolResult,
     mode: Mode,
@@ -88,9 +93,7 @@ class BinaryTask(TransferTask):
         return [self.path(data_dir) / self.pos_file, self.path(data_dir) / self.neg_file]
 
     def load(self, data_dir: Path, mode: Mode) -> Labelled:
-        data = read_binary(*self.files(data_dir, mode))
-        order = senteval_order(data.labels, data.texts)
-        return Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
+        return _in_senteval_order(read_binary(*self.files(data_dir, mode)))
 
     def texts(self, data: Labelled) -> list[str]:
         return data.texts
@@ -113,12 +116,10 @@ class SST2Task(TransferTask):
         return [self.path(data_dir) / f"sentiment-{s}" for s in self.splits]
 
     def load(self, data_dir: Path, mode: Mode) -> dict[str, Labelled]:
-        out = {}
-        for split, path in zip(self.splits, self.files(data_dir, mode), strict=True):
-            data = read_sst2(path)
-            order = senteval_order(data.labels, data.texts)
-            out[split] = Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
-        return out
+        return {
+            split: _in_senteval_order(read_sst2(path))
+            for split, path in zip(self.splits, self.files(data_dir, mode), strict=True)
+        }
 
     def texts(self, data: dict[str, Labelled]) -> list[str]:
         return [t for s in self.splits for t in data[s].texts]
@@ -145,12 +146,10 @@ class TRECTask(TransferTask):
         return [self.path(data_dir) / "train_5500.label", self.path(data_dir) / "TREC_10.label"]
 
     def load(self, data_dir: Path, mode: Mode) -> dict[str, Labelled]:
-        out = {}
-        for split, path in zip(("train", "test"), self.files(data_dir, mode), strict=True):
-            data = read_trec(path)
-            order = senteval_order(data.labels, data.texts)
-            out[split] = Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
-        return out
+        return {
+            split: _in_senteval_order(read_trec(path))
+            for split, path in zip(("train", "test"), self.files(data_dir, mode), strict=True)
+        }
 
     def texts(self, data: dict[str, Labelled]) -> list[str]:
         return data["train"].texts + data["test"].texts
