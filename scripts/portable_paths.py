@@ -75,9 +75,7 @@ def rewrite_json(path: Path, root: Path) -> str | None:
     if new == data:
         return None
     assert _strings(new) == _strings(data), f"{path}: more than path strings would change"
-    assert to_json(data) == text, (
-        f"{path}: not as the writers write it; rewriting would change more than paths"
-    )
+    assert to_json(data) == text, f"{path}: not as the writers write it; rewriting would change more than paths"
     return to_json(new)
 
 

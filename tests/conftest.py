@@ -29,9 +29,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if REQUIRE_CUDA and report.skipped and "cuda" in item.keywords:
         report.outcome = "failed"
-        report.longrepr = (
-            f"{item.nodeid}: skipped on the GPU run ({report.longrepr}); every cuda test must run"
-        )
+        report.longrepr = f"{item.nodeid}: skipped on the GPU run ({report.longrepr}); every cuda test must run"
 
 
 @pytest.fixture(scope="session")

@@ -468,18 +468,9 @@ class Clash(Plug):
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
-        (
-            "plug = plugmod:Plug",
-            "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug",
-        ),
-        (
-            "other = plugmod:Plug",
-            "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug",
-        ),
-        (
-            "plug = plugmod",
-            "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug",
-        ),
+        ("plug = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
+        ("other = plugmod:Plug", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
+        ("plug = plugmod", "plug plug length_bias,repetition_probe,align_uniform,spectrum,cosine_density,plug"),
         ("clash = plugmod:Clash", "takes the name or command of the analysis 'spectrum'"),
     ],
 )
@@ -511,12 +502,7 @@ def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
     data = make_data_dir(tmp_path / "data")
     enc = CountingEncoder()
     run = run_analysis(
-        "spectrum",
-        encoders=[enc],
-        data_dir=data,
-        output=tmp_path / "out",
-        split="dev",
-        random_pairs=7,
+        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", split="dev", random_pairs=7,
         allow_modified_data=True,  # make_data_dir's random text is not the canonical data
     )
     path = tmp_path / "out" / "fake" / "avg" / "spectrum_dev.json"
@@ -531,10 +517,7 @@ def test_run_analysis_from_python_writes_results_with_provenance(tmp_path):
     }
     assert run.records[0].provenance.data_files == loaded.provenance.data_files
     # without an output nothing is written, the envelope is still returned
-    assert (
-        run_analysis("spectrum", encoders=[enc], data_dir=data, split="dev", allow_modified_data=True).files
-        == []
-    )
+    assert run_analysis("spectrum", encoders=[enc], data_dir=data, split="dev", allow_modified_data=True).files == []
     with pytest.raises(StsbenchError, match="spectrum has no option splt"):
         run_analysis("spectrum", encoders=[enc], data_dir=data, splt="dev")
 
@@ -583,10 +566,7 @@ def test_generated_commands_keep_every_flag_and_default():
             "--allow-modified-data": False,
         },
         "align-uniform": {
-            "--split": "dev",
-            "--positive-threshold": 4.0,
-            "--data-dir": None,
-            "--allow-modified-data": False,
+            "--split": "dev", "--positive-threshold": 4.0, "--data-dir": None, "--allow-modified-data": False
         },
         "spectrum": {
             "--split": "test",
@@ -627,12 +607,7 @@ def test_terminal_and_report_label_a_path_model_alike(tmp_path):
         "/tmp/runs/simcse-tiny/", "/nonexistent", "fake-16", "avg", None, "float32", "fake"
     )
     run = run_analysis(
-        "spectrum",
-        encoders=[enc],
-        data_dir=data,
-        output=tmp_path / "out",
-        random_pairs=3,
-        allow_modified_data=True,
+        "spectrum", encoders=[enc], data_dir=data, output=tmp_path / "out", random_pairs=3, allow_modified_data=True
     )
     (model,) = find_models(collect(tmp_path / "out"))
     assert list(run.results) == [model.label] == ["simcse-tiny"]

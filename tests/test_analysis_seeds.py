@@ -154,21 +154,15 @@ def test_a_claim_on_an_analysis_figure_is_judged_seed_by_seed(results, tmp_path)
         "   delta: 0.5, delta_reason: x100 like the STS figures}\n"
     )
     without = tmp_path / "without.yaml"  # an analysis figure has its own units: its claim must say its delta
-    without.write_text(
-        claims.read_text().replace(",\n   delta: 0.5, delta_reason: x100 like the STS figures}", "}")
-    )
-    with pytest.raises(
-        StsbenchError, match="is an analysis figure, in that analysis' units: give the claim a delta"
-    ):
+    without.write_text(claims.read_text().replace(",\n   delta: 0.5, delta_reason: x100 like the STS figures}", "}"))
+    with pytest.raises(StsbenchError, match="is an analysis figure, in that analysis' units: give the claim a delta"):
         load_claims(without)
     files = write_report(results, tmp_path / "out", "t", "stsbench report (test)", claims=load_claims(claims))
     (judged,) = files.report.claims
     (statement,) = judged.statements
     # per seed, SimCSE's gap x100 is 2.0 and ESimCSE's 0.5, 1.0, 1.5: paired differences 1.5, 1.0, 0.5
     assert (
-        statement.diff == pytest.approx(1.0)
-        and statement.interval.n == (3, 3)
-        and statement.test.startswith("paired")
+        statement.diff == pytest.approx(1.0) and statement.interval.n == (3, 3) and statement.test.startswith("paired")
     )
     assert judged.delta == 0.5 and judged.delta_reason == "x100 like the STS figures"
 

@@ -23,12 +23,8 @@ pytestmark = pytest.mark.skipif(
 
 def _lint(root: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(root)}  # the stsbench under ``root``, not the installed one
-    done = subprocess.run(
-        [LINT, "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300
-    )
-    done.stdout = re.sub(
-        r"\x1b\[[0-9;]*m", "", done.stdout
-    )  # import-linter 2.6 colours its lines even in a pipe
+    done = subprocess.run([LINT, "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    done.stdout = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)  # import-linter 2.6 colours its lines even in a pipe
     return done
 
 

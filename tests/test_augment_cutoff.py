@@ -109,9 +109,7 @@ def test_position_shuffle_content_permutes_each_sentence_on_its_own(start):
 
 
 def _built(files, tmp_path, **options):
-    model, _, method = build_tiny(
-        files, tmp_path / "out", **{"method": "mocose", "fgsm_epsilon": 0.0, **options}
-    )
+    model, _, method = build_tiny(files, tmp_path / "out", **{"method": "mocose", "fgsm_epsilon": 0.0, **options})
     return model, method
 
 
@@ -198,9 +196,7 @@ def test_a_discretely_augmented_target_encodes_its_own_tokens(files, tmp_path, m
     assert torch.isfinite(loss)
     width = views.positive["input_ids"].shape
     assert seen == [(target.tolist(), (*width, model.backbone.config.hidden_size))]
-    model, attacked = _built(
-        files, tmp_path / "fgsm", augment="crop", augment_views="target", fgsm_epsilon=5e-9
-    )
+    model, attacked = _built(files, tmp_path / "fgsm", augment="crop", augment_views="target", fgsm_epsilon=5e-9)
     assert torch.isfinite(attacked.loss(model, _views(attacked))[0])  # FGSM on the online view alone
     _, online_only = _built(files, tmp_path / "online", augment="crop", augment_views="online")
     assert _views(online_only).positive is None  # the target reads the online view, as without augmentation

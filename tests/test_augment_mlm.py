@@ -103,13 +103,7 @@ def test_crop_then_mlm(with_head, tmp_path):
 def test_inserting_masked_prediction_fills_the_inserted_masks(with_head, tmp_path, tokenizer):
     path, winner = with_head
     _, _, method, _ = _built(
-        path,
-        tmp_path,
-        method="esimcse",
-        repetition_kind="mask",
-        augment="mask-fill",
-        queue_multiple=0,
-        dup_rate=0.5,
+        path, tmp_path, method="esimcse", repetition_kind="mask", augment="mask-fill", queue_multiple=0, dup_rate=0.5
     )
     views = method.make_views(ROWS, np.arange(3), np.random.default_rng(2))
     _, _, plain_method, _ = _built(
@@ -118,9 +112,7 @@ def test_inserting_masked_prediction_fills_the_inserted_masks(with_head, tmp_pat
     masked = plain_method.make_views(ROWS, np.arange(3), np.random.default_rng(2)).positive["input_ids"]
     filled = views.positive["input_ids"]
     assert (masked == tokenizer.mask_token_id).any()  # repetition inserted [MASK]s ...
-    assert torch.equal(
-        filled == winner, (masked == tokenizer.mask_token_id) | (masked == winner)
-    )  # ... predicted
+    assert torch.equal(filled == winner, (masked == tokenizer.mask_token_id) | (masked == winner))  # ... predicted
     assert torch.equal(filled[masked != tokenizer.mask_token_id], masked[masked != tokenizer.mask_token_id])
 
 

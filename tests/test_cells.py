@@ -169,9 +169,7 @@ def test_a_dev_sweep_over_seeds_is_one_row_per_setting_and_its_claim_is_judged(t
         meta["training"]["dup_rate"] = 0.32
         (folder / "stsbench.json").write_text(json.dumps(meta))
     assert low.is_dir()
-    write_recipe_runs(
-        results, load_recipe("esimcse-dup-rate-mini")
-    )  # its runs' cells, as reproduce keeps them
+    write_recipe_runs(results, load_recipe("esimcse-dup-rate-mini"))  # its runs' cells, as reproduce keeps them
     claims = tmp_path / "claims.yaml"
     claims.write_text(
         "- {kind: argmax, best: dup-rate.dup_rate-0.32, among: [dup-rate.dup_rate-0.16, dup-rate.dup_rate-0.32],"
@@ -269,10 +267,7 @@ def test_a_runs_cell_is_the_first_it_is_held_against_with_a_figure_and_the_note_
     run = type("Run", (), {"path": "train/dup.dup_rate-0.32/seed-1"})()  # what published_cell reads of a run
     cells = {"dup.dup_rate-0.32": ["esimcse-arxiv/table9/dup-rate#dup_rate=0.32"]}
     assert published_cell(run, cells) == ("esimcse-arxiv/table9/dup-rate#dup_rate=0.32", 84.85)
-    assert (
-        published_cell(run, {}) is None
-        and published_cell(run, {"other": ["mocose/table6b/batch-64"]}) is None
-    )
+    assert published_cell(run, {}) is None and published_cell(run, {"other": ["mocose/table6b/batch-64"]}) is None
     assert published_figure("mocose/table3/ema-decay#ema=0.85") == 76.49  # a cell: its figure
     assert published_figure("mocose/table6b/batch-64") == 77.25  # a row: its Avg.
     assert published_figure("esimcse-arxiv/table11/queue-2.5x") == 84.85  # a dev row: its STS-B figure

@@ -95,8 +95,7 @@ def test_seeds_folders_compare_as_their_aggregates_do(two_methods, mock_data, tm
     # over seeds, the one rule: paired on the seeds both share (1, 2), 2 seeds: inconclusive whatever the spread
     assert all(r["p_bootstrap_holm"] is None and r["seeds"]["design"] == "paired" for r in rows.values())
     assert all(
-        r["seeds"]["outcome"] == "inconclusive" and r["seeds"]["note"].startswith("fewer than 3 seeds")
-        for r in rows.values()
+        r["seeds"]["outcome"] == "inconclusive" and r["seeds"]["note"].startswith("fewer than 3 seeds") for r in rows.values()
     )
 
 

@@ -34,17 +34,7 @@ def test_a_gpu_index_past_the_visible_ones_is_refused():
 @no_cuda
 @pytest.mark.parametrize("command", [["run", "--tasks", "STS12"], ["length-bias"]])
 def test_commands_refuse_cuda_here_without_a_traceback(command, tiny_bert, data_dir, tmp_path, capsys):
-    args = [
-        *command,
-        "--model",
-        tiny_bert,
-        "--pooler",
-        "avg",
-        "--device",
-        "cuda",
-        "--cache-dir",
-        tmp_path / "cache",
-    ]
+    args = [*command, "--model", tiny_bert, "--pooler", "avg", "--device", "cuda", "--cache-dir", tmp_path / "cache"]
     code, _, err = run_cli([*args, "--data-dir", data_dir, "-o", tmp_path / "out"], capsys)
     assert code == 2 and err.strip().splitlines() == [
         "error: --device cuda: cuda is not available here (this torch is a CPU-only build); use --device cpu"

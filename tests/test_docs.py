@@ -50,14 +50,10 @@ def test_every_public_function_has_a_reference_entry():
 def test_every_page_is_in_the_nav():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = {p.name for p in DOCS.glob("*.md")}
-    assert pages and all(f": {page}" in nav for page in pages), sorted(
-        p for p in pages if f": {p}" not in nav
-    )
+    assert pages and all(f": {page}" in nav for page in pages), sorted(p for p in pages if f": {p}" not in nav)
 
 
-@pytest.mark.skipif(
-    shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None, reason="docs extra absent"
-)
+@pytest.mark.skipif(shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None, reason="docs extra absent")
 def test_the_site_builds_strictly(tmp_path):
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
     done = subprocess.run(

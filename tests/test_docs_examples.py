@@ -83,15 +83,12 @@ def _tokens(rest: str) -> list[str]:
 def plugin_flags(page: Path) -> set[str]:
     """The flags of the options a page's own Python defines for a plugin (``name: type = option(...)``)."""
     code = "\n".join(b.body for b in fenced_blocks(page) if b.info.split(" ")[0] == "python")
-    return {
-        "--" + n.replace("_", "-") for n in re.findall(r"^\s+(\w+):[^=\n]+=\s*option\(", code, flags=re.M)
-    }
+    return {"--" + n.replace("_", "-") for n in re.findall(r"^\s+(\w+):[^=\n]+=\s*option\(", code, flags=re.M)}
 
 
 def command_problems(group, rest: str, extra: set[str] = frozenset()) -> list[str]:
     """What is wrong with ``stsbench REST``: an unknown command, or flags its command does not take (``extra``:
     flags a plugin the page defines adds)."""
-
     # duck-typed: typer 0.28 builds its commands on its own copy of click (typer._click)
     def flags_of(cmd) -> set[str]:
         opts = {"--help"}
@@ -124,9 +121,7 @@ def test_every_documented_command_and_flag_exists():
     lines = [(page, where, rest) for page in PAGES for where, rest in command_lines(page)]
     assert len(lines) > 100, len(lines)  # the docs' command lines are found
     problems = [
-        f"{where}: {p}"
-        for page, where, rest in lines
-        for p in command_problems(group, rest, plugin_flags(page))
+        f"{where}: {p}" for page, where, rest in lines for p in command_problems(group, rest, plugin_flags(page))
     ]
     assert not problems, "\n".join(problems)
 
@@ -149,13 +144,8 @@ def substitutes(tmp_path_factory, data_dir):
     embedded = resolve.embedded_model_path()
     tiny = make_tiny_bert(root / "tiny")
     model = root / "all-MiniLM-L6-v2"
-    shutil.copytree(
-        embedded,
-        model,
-        ignore=lambda d, names: (
-            ["model.safetensors", "config.json", "README.md"] if Path(d) == embedded else []
-        ),
-    )
+    shutil.copytree(embedded, model, ignore=lambda d, names: ["model.safetensors", "config.json", "README.md"]
+                    if Path(d) == embedded else [])
     for name in ("model.safetensors", "config.json"):
         shutil.copy(tiny / name, model / name)
     pooling = json.loads((model / "1_Pooling" / "config.json").read_text())
@@ -163,11 +153,7 @@ def substitutes(tmp_path_factory, data_dir):
 
     def run(args: list[str], cwd: Path) -> tuple[int, str, str]:
         out, err, code = io.StringIO(), io.StringIO(), 0
-        with (
-            pytest.MonkeyPatch.context() as patch,
-            contextlib.redirect_stdout(out),
-            contextlib.redirect_stderr(err),
-        ):
+        with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             patch.setattr(resolve, "embedded_model_path", lambda: model)
             patch.setenv("STSBENCH_CACHE", str(root / "cache"))
             patch.chdir(cwd)
@@ -197,11 +183,7 @@ def json_differences(doc, real, where: str = "") -> list[str]:
         out += [f"{where}.{k}: written, not documented" for k in real if k not in doc]
         return out + [d for k in doc if k in real for d in json_differences(doc[k], real[k], f"{where}.{k}")]
     if isinstance(doc, list) and isinstance(real, list):
-        return [
-            d
-            for i, (a, b) in enumerate(zip(doc, real, strict=False))
-            for d in json_differences(a, b, f"{where}[{i}]")
-        ]
+        return [d for i, (a, b) in enumerate(zip(doc, real, strict=False)) for d in json_differences(a, b, f"{where}[{i}]")]
     if isinstance(doc, (dict, list)) != isinstance(real, (dict, list)):
         return [f"{where}: documented {type(doc).__name__}, written {type(real).__name__}"]
     return []
@@ -253,9 +235,7 @@ def test_the_examples_marked_to_run_are_found():
 def test_the_run_json_key_table_lists_what_run_prints(substitutes, data_dir, tmp_path):
     text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     section = text.split("## What `stsbench run --format json` prints", 1)[1].split("\n## ", 1)[0]
-    documented = {
-        k for row in re.findall(r"^\| (`.+?) \|", section, flags=re.M) for k in re.findall(r"`(\w+)`", row)
-    }
+    documented = {k for row in re.findall(r"^\| (`.+?) \|", section, flags=re.M) for k in re.findall(r"`(\w+)`", row)}
     args = ["run", "--model", "all-MiniLM-L6-v2", "--tasks", "STSBenchmark", "--mode", "dev"]
     code, out, err = substitutes([*args, "--data-dir", str(data_dir), "--format", "json", "-q"], tmp_path)
     assert code == 0, err

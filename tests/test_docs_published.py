@@ -29,7 +29,5 @@ def test_the_pages_file_checks_results_as_the_page_says(tmp_path: Path, capsys, 
     Path("my-numbers.yaml").write_text(page_file(), encoding="utf-8")
     for task, value in MTEB.items():
         write_result(Path("results"), task, value)
-    code, out, err = run_cli(
-        ["check", "--results", "results", "--against", "my-numbers.yaml#t1/minilm"], capsys
-    )
+    code, out, err = run_cli(["check", "--results", "results", "--against", "my-numbers.yaml#t1/minilm"], capsys)
     assert code == 0 and "PASS" in out and "my-numbers.yaml#t1/minilm" in out, err

@@ -53,17 +53,7 @@ def test_the_pages_recipe_reproduces_on_a_tiny_bert(tmp_path_factory, tmp_path):
     (tmp_path / "my-simcse.yaml").write_text(yaml.safe_dump(recipe, sort_keys=False))
 
     done = subprocess.run(  # noqa: S603
-        [
-            sys.executable,
-            "-m",
-            "stsbench",
-            "reproduce",
-            "my-simcse.yaml",
-            "--out",
-            "runs/my-simcse",
-            "--parallel",
-            "2",
-        ],
+        [sys.executable, "-m", "stsbench", "reproduce", "my-simcse.yaml", "--out", "runs/my-simcse", "--parallel", "2"],
         cwd=tmp_path,
         env={**os.environ, "STSBENCH_DATA": str(DATA)},
         capture_output=True,

@@ -18,9 +18,7 @@ def test_a_commands_keywords_give_its_encode_options():
         pooler="avg", dtype="bfloat16", cache_dir=Path("c"), use_cache=False
     )
     assert type(encode_options(given).dtype) is str  # the value, as stsbench.evaluate(dtype=...) takes it
-    assert (
-        encode_options({"output": Path("out")}) == EncodeOptions()
-    )  # what a command lacks keeps its default
+    assert encode_options({"output": Path("out")}) == EncodeOptions()  # what a command lacks keeps its default
 
 
 def test_a_prompt_with_a_prompt_name_is_refused_and_the_options_are_frozen():

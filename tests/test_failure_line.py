@@ -34,11 +34,8 @@ def log(name: str) -> list[str]:
         ("worker-raises", "exited with status 1 (rank 0: RuntimeError: boom in rank 0)"),
         ("worker-raises-before-init", "exited with status 1 (RuntimeError: boom in rank 1)"),
         ("worker-killed", "exited with status 1 (rank 1 killed by SIGKILL)"),
-        (
-            "worker-error-line",
-            "the loss is nan at step 2 (epoch 1); stopped, no checkpoint yet kept: lower --lr or "
-            "check the train file",
-        ),
+        ("worker-error-line", "the loss is nan at step 2 (epoch 1); stopped, no checkpoint yet kept: lower --lr or "
+         "check the train file"),
     ],
 )
 def test_a_torchrun_failure_is_shown_by_its_workers_first_error(name, line):
@@ -51,30 +48,13 @@ def test_one_process_failures_read_as_before():
     assert failure_line(0, ["error: no"]) is None
     assert failure_line(2, ["step 3", "error: the loss is nan at step 3"]) == "the loss is nan at step 3"
     assert failure_line(-signal.SIGKILL, ["step 3"]) == "killed by SIGKILL"
-    assert (
-        failure_line(
-            1,
-            [
-                "Traceback (most recent call last):",
-                '  File "x.py", line 1, in <module>',
-                "RuntimeError: boom",
-            ],
-        )
-        == "exited with status 1 (RuntimeError: boom)"
-    )
+    assert failure_line(1, ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
+                            "RuntimeError: boom"]) == "exited with status 1 (RuntimeError: boom)"
     assert failure_line(1, ["", "last words "]) == "exited with status 1 (last words)"
     # a chained exception: the first one raised is the cause
-    chained = [
-        "Traceback (most recent call last):",
-        "  File 'a.py'",
-        "KeyError: 'x'",
-        "",
-        "During handling of the above exception, another exception occurred:",
-        "",
-        "Traceback (most recent call last):",
-        "  File 'a.py'",
-        "ValueError: no x",
-    ]
+    chained = ["Traceback (most recent call last):", "  File 'a.py'", "KeyError: 'x'", "",
+               "During handling of the above exception, another exception occurred:", "",
+               "Traceback (most recent call last):", "  File 'a.py'", "ValueError: no x"]
     assert failure_line(1, chained) == "exited with status 1 (KeyError: 'x')"
 
 
@@ -96,10 +76,7 @@ def test_a_live_torchrun_failure_started_as_the_executor_starts_it(tmp_path):
     launch = [sys.executable, "-m", "stsbench.train.lifeline", "torch.distributed.run", "--standalone"]
     done = subprocess.run(
         [*launch, "--nproc_per_node=2", str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=300,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert done.returncode != 0 and "ChildFailedError" in done.stdout, done.stdout
@@ -118,21 +95,12 @@ def test_a_steps_line_reads_its_whole_log_not_its_last_lines(tmp_path):
 
     lines = log("worker-raises")
     rank1 = [ln for ln in lines if ln.startswith("[rank1]:")]
-    others = [
-        ln.replace("[rank1]:", f"[rank{k}]:").replace("rank 1", f"rank {k}")
-        for k in range(2, 8)
-        for ln in rank1
-    ]
+    others = [ln.replace("[rank1]:", f"[rank{k}]:").replace("rank 1", f"rank {k}") for k in range(2, 8) for ln in rank1]
     path = tmp_path / "train__simcse__seed-1.log"
     earlier = "an earlier session's output\n"
     progress = [f"step {i}/400, loss 0.5" for i in range(300)]
     # rank 0's traceback, then rank 1's, then ranks 2-7's, many times over as a real 8-process log interleaves them
-    body = [
-        *progress,
-        *lines[: lines.index(rank1[-1]) + 1],
-        *others * 5,
-        *lines[lines.index(rank1[-1]) + 1 :],
-    ]
+    body = [*progress, *lines[: lines.index(rank1[-1]) + 1], *others * 5, *lines[lines.index(rank1[-1]) + 1 :]]
     path.write_text(earlier + "\n".join(body) + "\n", encoding="utf-8")
     assert len(body) - body.index(lines[0]) > 200
     shown = first_error(path, len(earlier.encode()), 1)

@@ -95,9 +95,7 @@ def test_the_list_gives_each_recipes_figures_and_the_docs_each_figure():
     from stsbench.reproduce.estimate import markdown, summary
 
     s = summary(load_recipe("mocose-ema-paper"))
-    assert s["figures"] == ["mocose/figure8", "mocose/figure2", "mocose/figure4"] and s["analyses"] == [
-        "align_uniform"
-    ]
+    assert s["figures"] == ["mocose/figure8", "mocose/figure2", "mocose/figure4"] and s["analyses"] == ["align_uniform"]
     md = markdown([s])
     assert "| `mocose/figure8` |" in md and "`sweep` (ema_decay_start) | `mocose-ema-paper` |" in md
     assert "| `gaussian-dropout/figure1` |" in md and "out of scope" in md
@@ -122,9 +120,7 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
     def spectrum(centered: bool) -> geometry.Spectrum:
         return geometry.Spectrum(centered, "centred" if centered else "uncentred", 10.0, values, 5.0, 0.3, 8)
 
-    result = geometry.SpectrumResult(
-        "STSBenchmark", "test", 20, 8, spectrum(False), spectrum(True), 0.5, 10, 1, 0.5
-    )
+    result = geometry.SpectrumResult("STSBenchmark", "test", 20, 8, spectrum(False), spectrum(True), 0.5, 10, 1, 0.5)
     geometry.spectrum_figure({"BERT-base": result, "MoCoSE": result}, tmp_path / "spectra")
     raw, centred = drawn.pop().axes
     assert raw.get_ylabel() == "singular value / largest" and raw.get_yscale() == "log"

@@ -162,9 +162,7 @@ if (
     ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         content = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
-        if sys.argv[1:2] == [
-            "--add"
-        ]:  # python tests/test_golden_losses.py --add CASE: one case, this machine
+        if sys.argv[1:2] == ["--add"]:  # python tests/test_golden_losses.py --add CASE: one case, this machine
             content = add_case(content, sys.argv[2], Path(tmp), commit)
         else:
             content = add_machine(content, record(Path(tmp)), commit)

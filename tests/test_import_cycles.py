@@ -95,11 +95,7 @@ def test_the_check_finds_each_kind_of_cycle(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     found = cycles(module_graph("toypkg"))
     sys.modules.pop("toypkg", None)
-    assert found == [
-        ["toypkg.a", "toypkg.b"],
-        ["toypkg.sub", "toypkg.sub.one"],
-        ["toypkg.typed", "toypkg.typed2"],
-    ]
+    assert found == [["toypkg.a", "toypkg.b"], ["toypkg.sub", "toypkg.sub.one"], ["toypkg.typed", "toypkg.typed2"]]
 
 
 def test_the_contracts_cover_every_package():

@@ -290,9 +290,7 @@ report:
 
 
 @pytest.mark.slow  # reproduce's processes (two trainings, a report): ~40 s; the floors job leaves orchestration out
-def test_a_toy_method_and_augmentation_are_reproduced_and_reported_under_their_own_names(
-    plugin, files, tmp_path
-):
+def test_a_toy_method_and_augmentation_are_reproduced_and_reported_under_their_own_names(plugin, files, tmp_path):
     """A one-run recipe of the plugins': the dry run checks the model the method loads, the report names both."""
     recipe, out, config = tmp_path / "toy.yaml", tmp_path / "out", tmp_path / "toy-config.yaml"
     config.write_text("method: toy\nmax_length: 32\n")  # the plugin's config of its own, by its path
@@ -301,9 +299,7 @@ def test_a_toy_method_and_augmentation_are_reproduced_and_reported_under_their_o
     data = ["--data-dir", str(files / "data"), "--allow-modified-data"]
     args = ["-m", "stsbench", "reproduce", str(recipe), "--out", str(out), *data]
     dry = run(plugin, [*args, "--dry-run"])
-    assert dry.returncode == 0 and "no-teacher is not a model folder" in dry.stdout, (
-        dry.stdout
-    )  # before a run
+    assert dry.returncode == 0 and "no-teacher is not a model folder" in dry.stdout, dry.stdout  # before a run
     refused = run(plugin, args)
     assert refused.returncode == 2 and "no-teacher" in refused.stderr and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not (out / "runs").exists()
@@ -315,12 +311,8 @@ def test_a_toy_method_and_augmentation_are_reproduced_and_reported_under_their_o
     assert (saved["method"], saved["toy_teacher"]) == ("toy", str(files / "tiny"))
     assert set(log.read_text().split()) == {"text"}  # the augmentation ran in the other run's training
     report = (out / "report.md").read_text()
-    row = next(
-        line for line in report.splitlines() if line.startswith("| train/toy/seed-1 | ")
-    )  # training table
+    row = next(line for line in report.splitlines() if line.startswith("| train/toy/seed-1 | "))  # training table
     assert row.split(" | ")[1] == "Toy", report  # its own name, not another method's (ESimCSE, as it was)
     assert not [line for line in report.splitlines() if "| ESimCSE |" in line or "| toy |" in line]
-    (command,) = [
-        line for line in report.splitlines() if line.startswith("| train/shout/seed-1 | stsbench train")
-    ]
+    (command,) = [line for line in report.splitlines() if line.startswith("| train/shout/seed-1 | stsbench train")]
     assert "--augment toy-text" in command  # the augmentation under its own name, in the run's command

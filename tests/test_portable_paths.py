@@ -65,8 +65,7 @@ def test_run_analyses_and_report_write_no_machine_path(
     out = tmp_path / "out"
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(
-        "".join(f"the cat sat on mat number {i} with a dog and a hat today\n" for i in range(40)),
-        encoding="utf-8",
+        "".join(f"the cat sat on mat number {i} with a dog and a hat today\n" for i in range(40)), encoding="utf-8"
     )
     model = ["--model", tiny_bert, "--data-dir", mock_data]
     commands = [
@@ -105,9 +104,7 @@ def _run_folder(folder: Path, data: Path) -> None:
     def here(value):
         if isinstance(value, dict):
             return {k: here(v) for k, v in value.items()} | {
-                k: {"output": str(folder), "data_dir": str(data)}.get(
-                    k, str(data / "wiki" / "wiki1m_head.txt")
-                )
+                k: {"output": str(folder), "data_dir": str(data)}.get(k, str(data / "wiki" / "wiki1m_head.txt"))
                 for k in value
                 if k in ("output", "data_dir", "train_file", "file")
             }
@@ -126,16 +123,7 @@ def _task_result(results: Path, model_path: str, name: str) -> None:
     from stsbench.results.schema import TaskResult
     from stsbench.results.write import write_result
 
-    checked = (
-        ROOT
-        / "reports"
-        / "cpu-mini-replication"
-        / "results"
-        / "simcse__seed-1"
-        / "avg"
-        / "test"
-        / "STS12.json"
-    )
+    checked = ROOT / "reports" / "cpu-mini-replication" / "results" / "simcse__seed-1" / "avg" / "test" / "STS12.json"
     data = json.loads(checked.read_text(encoding="utf-8"))
     data["model"] = {**data["model"], "name": name, "path": model_path}
     data["pairs"] = None
@@ -158,9 +146,7 @@ def test_training_copies_are_portable_and_still_linked_to_their_results(tmp_path
     meta = json.loads((copy / "stsbench.json").read_text())
     assert meta["training"]["output"] == "../../../../runs/simcse/seed-1"
     assert meta["training"]["data_dir"] == "data"
-    assert (
-        meta["training"]["train_file"] == meta["resolution"]["corpus"]["file"] == "data/wiki/wiki1m_head.txt"
-    )
+    assert meta["training"]["train_file"] == meta["resolution"]["corpus"]["file"] == "data/wiki/wiki1m_head.txt"
     start = json.loads((copy / "train_log.jsonl").read_text().splitlines()[0])
     assert start["config"]["output"] == "../../../../runs/simcse/seed-1"
     # every other line is the source's, byte for byte
@@ -174,9 +160,7 @@ def test_training_copies_are_portable_and_still_linked_to_their_results(tmp_path
     results_file = next((out / "results").rglob("STS12.json"))
     assert json.loads(results_file.read_text())["model"]["path"] == "../runs/simcse/seed-1"
     (model,) = find_models(collect(out / "results"))
-    assert (
-        model.run is not None and model.run.path == "train/simcse/seed-1" and model.label == "simcse/seed-1"
-    )
+    assert model.run is not None and model.run.path == "train/simcse/seed-1" and model.label == "simcse/seed-1"
     # and files written before paths were relative (absolute everywhere) still link
     old = tmp_path / "old"
     shutil.copytree(run, old / "train" / "simcse" / "seed-1")
@@ -235,9 +219,7 @@ def test_a_reproduction_s_results_and_report_hold_no_machine_path(tmp_path_facto
     for machine in (str(tmp_path_factory.getbasetemp()), str(DATA)):
         found = [f"results/{f}" for f in machine_paths(out / "results", machine)]
         found += [f"figures/{f}" for f in machine_paths(out / "figures", machine)]
-        found += [
-            p for p in kept[2:] if machine.encode() in (out / p).read_bytes().replace(typed.encode(), b"")
-        ]
+        found += [p for p in kept[2:] if machine.encode() in (out / p).read_bytes().replace(typed.encode(), b"")]
         assert found == [], machine
     state = json.loads((out / "reproduce.json").read_text())
     train = state["steps"]["train/simcse/seed-1"]
@@ -284,7 +266,5 @@ def test_a_recorded_model_path_is_shown_from_the_working_folder(tmp_path, monkey
     assert recorded == "../../models/tiny"
     monkeypatch.chdir(tmp_path)
     assert shown(recorded, results) == "models/tiny"
-    assert (
-        shown("sentence-transformers/all-MiniLM-L6-v2", results) == "sentence-transformers/all-MiniLM-L6-v2"
-    )
+    assert shown("sentence-transformers/all-MiniLM-L6-v2", results) == "sentence-transformers/all-MiniLM-L6-v2"
     assert shown("../../models/gone", results) == "../../models/gone"  # not here: as recorded

@@ -487,10 +487,7 @@ def test_a_published_file_with_an_unknown_key_or_a_bad_value_is_refused_naming_i
     ("text", "message"),
     [
         ("paper: {id: p\n", "published registry bad.yaml: not valid YAML at line 2"),
-        (
-            "paper: {id: p, title: t, citation: c, source: s}\ntables: []\nsource: x\n",
-            "unknown file key 'source'",
-        ),
+        ("paper: {id: p, title: t, citation: c, source: s}\ntables: []\nsource: x\n", "unknown file key 'source'"),
     ],
 )
 def test_a_broken_published_file_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, text, message) -> None:
@@ -664,9 +661,7 @@ def _own_file(path: Path, values: dict[str, float]) -> Path:
     return path
 
 
-def test_an_unquoted_yaml_boolean_id_is_refused_on_the_command_line(
-    results: Path, tmp_path: Path, capsys
-) -> None:
+def test_an_unquoted_yaml_boolean_id_is_refused_on_the_command_line(results: Path, tmp_path: Path, capsys) -> None:
     """A row written `id: off` in one's own file: one line saying to quote it, never a row `t1/False`."""
     from helpers import run_cli
 
@@ -705,9 +700,7 @@ def test_check_against_a_published_file_of_ones_own(results: Path, tmp_path: Pat
         (f"{own}#t1/minilml", "has no row 't1/minilml'; close matches: t1/minilm"),
     ):
         code, _, err = run_cli(["check", "--results", results, "--against", key], capsys)
-        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, (
-            err
-        )
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
 
 
 def test_a_published_file_feeds_the_report_as_the_registry_does(results: Path, tmp_path: Path) -> None:
@@ -716,29 +709,15 @@ def test_a_published_file_feeds_the_report_as_the_registry_does(results: Path, t
     own = _own_file(tmp_path / "mine.yaml", dict(MTEB))
     (entry,) = load_published_file(str(own)).values()
     assert entry.key == f"{own}#t1/minilm" and get_entry(entry.key) == entry  # what a report looks up again
-    assert (
-        entry.task_values == MTEB
-        and entry.split == "test"
-        and entry.cite == "Me (2026); version not stated; Table 1"
-    )
+    assert entry.task_values == MTEB and entry.split == "test" and entry.cite == "Me (2026); version not stated; Table 1"
 
 
-def test_report_against_a_published_file_of_ones_own(
-    results: Path, tmp_path: Path, capsys, monkeypatch
-) -> None:
+def test_report_against_a_published_file_of_ones_own(results: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     from helpers import run_cli
 
     monkeypatch.chdir(tmp_path)
     _own_file(tmp_path / "mine.yaml", {**MTEB, "STS12": 73.5})
-    args = [
-        "report",
-        "--results",
-        results,
-        "--out",
-        "rep",
-        "--against",
-        "all-MiniLM-L6-v2=mine.yaml#t1/minilm",
-    ]
+    args = ["report", "--results", results, "--out", "rep", "--against", "all-MiniLM-L6-v2=mine.yaml#t1/minilm"]
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")

@@ -67,9 +67,7 @@ def test_every_recipes_sweep_tables_show_the_cells_its_reproduction_judges(tmp_p
         if recipe.verdict:  # the Reproduction section judges what --against names: the same addresses
             args = report_args(recipe, tmp_path / name)
             judged = {args[i + 1] for i, a in enumerate(args) if a == "--against"}
-            assert {f"{run}={key}" for run, keys in shown.items() for key in keys} - {
-                f"{r}={DASH}" for r in runs
-            } <= judged
+            assert {f"{run}={key}" for run, keys in shown.items() for key in keys} - {f"{r}={DASH}" for r in runs} <= judged
     assert swept >= 20 and with_cells >= 20  # the papers' sweep tables: ESimCSE's, MoCoSE's and SimCSE's
 
 

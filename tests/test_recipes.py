@@ -57,14 +57,7 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
 def test_paper_and_official_flavours_differ_only_in_their_configs():
     flavoured = {n.removesuffix("-paper") for n in recipe_names() if n.endswith("-paper")}
     assert flavoured == {n.removesuffix("-official") for n in recipe_names() if n.endswith("-official")}
-    assert {
-        "simcse-unsup",
-        "esimcse",
-        "esimcse-ablation",
-        "mocose",
-        "esimcse-dup-rate",
-        "mocose-ema",
-    } <= flavoured
+    assert {"simcse-unsup", "esimcse", "esimcse-ablation", "mocose", "esimcse-dup-rate", "mocose-ema"} <= flavoured
     for table in flavoured:
         paper, official = load_recipe(f"{table}-paper"), load_recipe(f"{table}-official")
         assert paper.published == official.published
@@ -77,9 +70,7 @@ def test_simcse_recipes_reproduce_the_final_paper():
     for flavour in ("paper", "official"):
         recipe = load_recipe(f"simcse-unsup-{flavour}")
         assert recipe.published[0] == "simcse/emnlp-table5/unsup-simcse-bert-base"
-        assert (
-            get_entry(recipe.runs[0].published).values["Avg."] == 76.25
-        )  # the final paper's, not v1's 74.54
+        assert get_entry(recipe.runs[0].published).values["Avg."] == 76.25  # the final paper's, not v1's 74.54
 
 
 @pytest.mark.skipif(
@@ -216,9 +207,7 @@ def test_a_recipes_claims_name_its_runs_and_a_task(tmp_path):
     """A claim's settings are the recipe's runs, its figure a task or best-dev: else one line naming it."""
     from stsbench.recipes import load_recipe
 
-    text = (Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "cpu-mini.yaml").read_text(
-        encoding="utf-8"
-    )
+    text = (Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "cpu-mini.yaml").read_text(encoding="utf-8")
     good = text + "claims:\n  - {kind: argmax, best: esimcse, among: [simcse, esimcse], figure: STS-B}\n"
     (tmp_path / "good.yaml").write_text(good)
     (claim,) = load_recipe(str(tmp_path / "good.yaml")).claims
@@ -237,9 +226,7 @@ def test_a_recipes_report_baseline_names_a_run_or_a_method_and_a_claim_may_name_
     """report --baseline finds a group by a run's name or a method's (a run's label is neither): at load time."""
     from stsbench.recipes import load_recipe
 
-    text = (
-        Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "mocose-collapse-mini.yaml"
-    ).read_text()
+    text = (Path(__file__).resolve().parents[1] / "stsbench" / "recipes" / "mocose-collapse-mini.yaml").read_text()
     for given, ok in (("symmetric", True), ("MoCoSE", True), ("MoCoSE, EMA 0, no predictor", False)):
         (tmp_path / "r.yaml").write_text(text.replace("  baseline: symmetric", f"  baseline: {given}"))
         if ok:
@@ -310,17 +297,9 @@ def test_a_sweep_and_a_grid_are_runs_named_by_their_settings_each_held_against_i
         ("values: [0.08, 0.32]", "values: [0.08, 0.08]", "values repeat"),
         ("#dup_rate={dup_rate}", "#dup_rate={dup}", "cannot be filled"),
         ("#dup_rate={dup_rate}", "#dup_rate=0.3", "has no column 'dup_rate=0.3'"),
-        (
-            "overrides: {max_steps: 5}",
-            "overrides: {max_steps: 5, dup_rate: 0.1}",
-            "swept and also in its overrides",
-        ),
+        ("overrides: {max_steps: 5}", "overrides: {max_steps: 5, dup_rate: 0.1}", "swept and also in its overrides"),
         ("    evaluate: null\n", "    evaluate: null\n    sweep_of: x\n", "filled by sweep or grid"),
-        (
-            "option: predictor_layers,",
-            "option: predictor_layer,",
-            "run heads: its sweep's option 'predictor_layer' is not a training option; did you mean predictor_layers?",
-        ),
+        ("option: predictor_layers,", "option: predictor_layer,", "run heads: its sweep's option 'predictor_layer' is not a training option; did you mean predictor_layers?"),
     ):
         (tmp_path / "bad.yaml").write_text(SWEEP.replace(old, new, 1))
         with pytest.raises(StsbenchError, match=re.escape(words)):
@@ -343,10 +322,7 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
     assert any(line.startswith("runs not run (--runs): dup.dup_rate-0.08") for line in one.omitted)
     args = build_plan(part, tmp_path / "out", SHARED_DATA).step("report").args
     note = args[args.index("--note") + 1]
-    assert (
-        note.startswith("A subset of recipe sweep-test: runs not run (--runs): heads.")
-        and "seeds not run" in note
-    )
+    assert note.startswith("A subset of recipe sweep-test: runs not run (--runs): heads.") and "seeds not run" in note
     with pytest.raises(StsbenchError, match="no run or sweep of sweep-test has that name"):
         recipe.subset(["nope"])
     with pytest.raises(StsbenchError) as raised:  # the nearest run, and the runs a sweep expands to
@@ -356,8 +332,7 @@ def test_a_subset_of_runs_and_seeds_keeps_what_can_be_judged_and_says_what_is_le
     code, _, err = run_cli(["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--seeds", "1,x"], capsys)
     assert code == 2 and "whole numbers" in err
     code, out, _ = run_cli(
-        ["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--runs", "dup", "--data-dir", str(SHARED_DATA)],
-        capsys,
+        ["reproduce", str(tmp_path / "r.yaml"), "--dry-run", "--runs", "dup", "--data-dir", str(SHARED_DATA)], capsys
     )
     assert code == 0 and "left out: runs not run (--runs): heads." in out
 
@@ -372,18 +347,11 @@ def test_a_claim_on_a_figure_the_recipe_never_measures_is_refused_when_it_loads(
 
     text = Path("stsbench/recipes/esimcse-dup-rate-mini.yaml").read_text(encoding="utf-8")
     assert "figure: best-dev," in text
-    bad = text.replace("name: esimcse-dup-rate-mini", "name: mine", 1).replace(
-        "figure: best-dev,", f"figure: {figure},"
-    )
+    bad = text.replace("name: esimcse-dup-rate-mini", "name: mine", 1).replace("figure: best-dev,", f"figure: {figure},")
     (tmp_path / "mine.yaml").write_text(bad, encoding="utf-8")
-    with pytest.raises(
-        StsbenchError,
-        match=r"claim 1: figure .* \(test\) of run dup-rate.dup_rate-0.08 is never measured \(evaluate: null",
-    ):
+    with pytest.raises(StsbenchError, match=r"claim 1: figure .* \(test\) of run dup-rate.dup_rate-0.08 is never measured \(evaluate: null"):
         load_recipe(tmp_path / "mine.yaml")
-    code, _, err = run_cli(
-        ["reproduce", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "o"), "--dry-run"], capsys
-    )
+    code, _, err = run_cli(["reproduce", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "o"), "--dry-run"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "best-dev, final-dev" in err, err
     load_recipe("esimcse-dup-rate-mini")  # its own claim, on best-dev, every training measures
 
@@ -398,14 +366,10 @@ def test_a_withheld_verdict_says_why(tmp_path, capsys):
     text = Path("stsbench/recipes/simcse-dropout-mini.yaml").read_text(encoding="utf-8")
     reason = load_recipe("simcse-dropout-mini").verdict_reason
     assert reason and "read from seminar slides" in reason
-    code, out, err = run_cli(
-        ["reproduce", "simcse-dropout-mini", "--out", str(tmp_path / "o"), "--dry-run"], capsys
-    )
+    code, out, err = run_cli(["reproduce", "simcse-dropout-mini", "--out", str(tmp_path / "o"), "--dry-run"], capsys)
     assert code == 0 and f"published cells (no verdict: {reason}):" in out.replace("\n", " "), out + err
     bare = "\n".join(ln for ln in text.splitlines() if not ln.startswith("verdict_reason:"))
-    (tmp_path / "bare.yaml").write_text(
-        bare.replace("name: simcse-dropout-mini", "name: bare", 1), encoding="utf-8"
-    )
+    (tmp_path / "bare.yaml").write_text(bare.replace("name: simcse-dropout-mini", "name: bare", 1), encoding="utf-8")
     with pytest.raises(StsbenchError, match="verdict: false needs a verdict_reason"):
         load_recipe(tmp_path / "bare.yaml")
 
@@ -415,6 +379,4 @@ def test_a_misspelt_sweep_option_is_blamed_on_the_sweep_with_the_nearest_option(
     (tmp_path / "r.yaml").write_text(SWEEP.replace("option: dup_rate", "option: dup_rat"))
     with pytest.raises(StsbenchError) as raised:
         load_recipe(str(tmp_path / "r.yaml"))
-    assert "run dup: its sweep's option 'dup_rat' is not a training option; did you mean dup_rate?" in str(
-        raised.value
-    )
+    assert "run dup: its sweep's option 'dup_rat' is not a training option; did you mean dup_rate?" in str(raised.value)

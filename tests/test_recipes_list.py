@@ -24,18 +24,7 @@ def test_every_cell_of_every_table_is_produced_or_unreproducible_for_a_reason(li
     found = json.loads(out)
     assert found == json.loads(json.dumps(listed))  # the command prints the listing module's summaries
     assert [s["name"] for s in found] == recipe_names()
-    keys = {
-        "name",
-        "title",
-        "flavour",
-        "tables",
-        "cells",
-        "unreproducible",
-        "figures",
-        "analyses",
-        "claims",
-        "trainings",
-    }
+    keys = {"name", "title", "flavour", "tables", "cells", "unreproducible", "figures", "analyses", "claims", "trainings"}
     assert all(keys | {"cost_hours"} == set(s) for s in found)
     produced = {c for s in found for c in s["cells"]}
     unreproducible = {c: r for s in found for c, r in s["unreproducible"].items()}
@@ -99,9 +88,7 @@ def test_the_list_reads_recipes_not_the_trainer_and_wraps_to_the_terminal():
         "print('IMPORTED', heavy)\n"
     )
     env = {**os.environ, "COLUMNS": "80"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == "IMPORTED []"

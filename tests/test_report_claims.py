@@ -39,11 +39,7 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     claims = state["claims"]
     assert [c["verdict"] for c in claims[:3]] == ["supported, by more than δ", "contradicted", "supported"]
     (one,) = claims[0]["statements"]
-    assert (
-        one["test"] == "paired t"
-        and one["diff"] == pytest.approx(ESIMCSE_GAIN["STS12"])
-        and one["n"] == [3, 3]
-    )
+    assert one["test"] == "paired t" and one["diff"] == pytest.approx(ESIMCSE_GAIN["STS12"]) and one["n"] == [3, 3]
     assert claims[0]["published"] == 5.0 and claims[2]["figure"] == "STSBenchmark"  # the alias resolved
     # best-dev: the trainings' own best STS-B dev scores, seed by seed
     groups = {g.method: g for g in seed_groups(find_models(collect(results)))}
@@ -52,22 +48,12 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
     mean = sum(dev["ESimCSE"]) / 3 - sum(dev["unsup-SimCSE"]) / 3
     assert best["diff"] == pytest.approx(mean) and set(claims[3]["best_probability"]) == {"simcse", "esimcse"}
     (avg,) = claims[4]["statements"]  # each seed's Avg.: the plain mean of its seven unrounded figures
-    assert claims[4]["verdict"] == "supported, by more than δ" and avg["diff"] == pytest.approx(
-        7.5 / 7, abs=0.01
-    )
+    assert claims[4]["verdict"] == "supported, by more than δ" and avg["diff"] == pytest.approx(7.5 / 7, abs=0.01)
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert (
-        "## Claims" in md
-        and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | 0.50 | **supported, by more than δ** |"
-        in md
-    )
+    assert "## Claims" in md and "| 1 | ESimCSE beats SimCSE on STS12 | difference | STS12 | 0.50 | **supported, by more than δ** |" in md
     assert "| 2 | simcse > esimcse | paired t | 3/3 | -2.50 |" in md
-    assert (
-        "5 claims judged: 3 supported, by more than δ; 1 supported; 1 contradicted." in md
-    )  # the report says how many it judges
-    assert claims[1]["margin"] == pytest.approx(
-        -0.5 - claims[1]["statements"][0]["high"]
-    )  # beyond -δ by this
+    assert "5 claims judged: 3 supported, by more than δ; 1 supported; 1 contradicted." in md  # the report says how many it judges
+    assert claims[1]["margin"] == pytest.approx(-0.5 - claims[1]["statements"][0]["high"])  # beyond -δ by this
     assert "Claim 1: the paper reports a difference of 5.00." in md
 
 
@@ -77,15 +63,10 @@ def test_claims_are_judged_seed_by_seed_in_the_report_and_its_json(results, tmp_
         ("- {kind: argmax, best: a, among: [a, b]}\n", "a claim names 'a': no group of this report"),
         ("- {kind: difference, better: simcse, worse: esimcse, figure: STS99}\n", "claim 1: figure 'STS99'"),
         # every figure a claim reads is a choice, the nearest named (task names alone were listed)
-        (
-            "- {kind: difference, better: simcse, worse: esimcse, figure: best-devv}\n",
-            "figure 'best-devv' is not a figure a claim reads; did you mean 'best-dev'? choose from best-dev, final-dev",
-        ),
+        ("- {kind: difference, better: simcse, worse: esimcse, figure: best-devv}\n",
+         "figure 'best-devv' is not a figure a claim reads; did you mean 'best-dev'? choose from best-dev, final-dev"),
         ("- {kind: difference, better: simcse, worse: esimcse, figure: Avg}\n", "did you mean 'Avg.'?"),
-        (
-            "- {kind: plateau, settings: [simcse, esimcse]}\n",
-            "claim 1: plateau.margin: missing; this key is required",
-        ),
+        ("- {kind: plateau, settings: [simcse, esimcse]}\n", "claim 1: plateau.margin: missing; this key is required"),
         ("- {kind: peak}\n", "claim 1"),
         ("kind: argmax\n", "a claims file is a YAML list"),
         ("- [\n", "not valid YAML"),

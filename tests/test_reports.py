@@ -93,14 +93,8 @@ def test_measured_published_and_delta_rows(built):
     assert "esimcse-arxiv/table7/esimcse-bert-base" not in md.split("## STS tasks")[1].split("\n## ")[0]
     # the dup_rate sweep: both runs, each beside the Table 9 cell the fixture's recipe_runs.json holds it against
     sweep = md.split("### Ablation: dup_rate (ESimCSE)")[1].split("###")[0]
-    assert (
-        "| esimcse-dup0.16-tiny | 0.16 |" in sweep
-        and "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in sweep
-    )
-    assert (
-        "| esimcse-tiny | 0.32 |" in sweep
-        and "| 84.85 | esimcse-arxiv/table9/dup-rate#dup_rate=0.32 |" in sweep
-    )
+    assert "| esimcse-dup0.16-tiny | 0.16 |" in sweep and "| 82.01 | esimcse-arxiv/table9/dup-rate#dup_rate=0.16 |" in sweep
+    assert "| esimcse-tiny | 0.32 |" in sweep and "| 84.85 | esimcse-arxiv/table9/dup-rate#dup_rate=0.32 |" in sweep
     comp = md.split("### Ablation: ESimCSE's components")[1].split("###")[0]
     order = [ln.split(" | ")[1] for ln in comp.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
     assert order == ["unsup-SimCSE", "word repetition only", "momentum contrast only", "ESimCSE"]
@@ -166,11 +160,7 @@ def test_missing_sections_name_their_command(tmp_path):
     }
     # no empty section: each is one line of the closing "Not in this report", after what the report does show
     absent = md.split("\n## Not in this report\n")[1].split("\n## ")[0]
-    assert (
-        md.index("\n## STS tasks\n")
-        < md.index("\n## Not in this report\n")
-        < md.index("\n## Skipped files\n")
-    )
+    assert md.index("\n## STS tasks\n") < md.index("\n## Not in this report\n") < md.index("\n## Skipped files\n")
     for title, line in expected.items():
         assert f"\n## {title}\n" not in md and f"- [{title}]" not in md, title
         assert re.search(rf"^{re.escape(title)}: .*{re.escape(line)}", absent, re.M), title
@@ -234,17 +224,13 @@ def test_a_reports_text_does_not_depend_on_where_it_is_written(built, tmp_path):
         _report(results, out, cwd=clone)
         differs = same_files(folder_digests(out), first)
         assert not differs, f"{out}: {differs}"
-    assert "tests/fixtures/report_results/results" in (clone / "inside" / "report.md").read_text(
-        encoding="utf-8"
-    )
+    assert "tests/fixtures/report_results/results" in (clone / "inside" / "report.md").read_text(encoding="utf-8")
 
 
 def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
     target = tmp_path / "reports" / CHECKED_IN.name
     shutil.copytree(CHECKED_IN / "results", target / "results")
-    shutil.copy(
-        CHECKED_IN / "claims.yaml", target / "claims.yaml"
-    )  # the recipe's claims, as reproduce writes them
+    shutil.copy(CHECKED_IN / "claims.yaml", target / "claims.yaml")  # the recipe's claims, as reproduce writes them
     from stsbench.reports.render import write_report
     from stsbench.reports.reproduction import load_claims
 

@@ -105,7 +105,9 @@ def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout
     while time.time() < end:
         assert proc.poll() is None, proc.stdout.read()
         rec = reproduce_step(out, step)
-        logged = not step.startswith("train/") or (out / rec.get("folder", "x") / "train_log.jsonl").is_file()
+        logged = (
+            not step.startswith("train/") or (out / rec.get("folder", "x") / "train_log.jsonl").is_file()
+        )
         if rec.get("status") == status and logged:
             return
         time.sleep(0.1)
@@ -222,9 +224,7 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
         if s.kind != "report"
     }
     if mixed:
-        assert all(
-            r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]]
-        )
+        assert all(r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]])
     save_state(out, state)
     # in this process: the report step it starts is the command whose output is compared
     args = ["reproduce", recipe, "--out", f"reports/{edition.name}", "--keep-changed"]
@@ -233,9 +233,7 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
     # results/train/ is the report step's copy of each run's logs, equal whatever matplotlib draws; the rest is the report
-    made, kept = (
-        {k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, edition)
-    )
+    made, kept = ({k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, edition))
     differs = same_files(made, kept)
     assert not differs, differs
     skip = ("README.md", "reproduce.json", ".gitignore", "timings.log", "runs/", "logs/", ".stsbench.")
@@ -252,17 +250,12 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     assert "verdict:" not in recipe.read_text()
     args = build_plan(load_recipe(recipe), clean).step("report").args
     at = args.index("--against")
-    assert args[at : at + 2] == (
-        "--against",
-        f"simcse={key}",
-    )  # verdict defaults to true: the run's row is judged
+    assert args[at : at + 2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
     assert args[at + 2 : at + 4] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
     assert args[at + 4] == "--banner" and args[at + 5].endswith("not the paper's setting.")  # a mini recipe
     from stsbench.results.runs import read_banners
 
-    assert read_banners([clean / "results"]) == [
-        args[at + 5]
-    ]  # kept with the results: any report of them has it
+    assert read_banners([clean / "results"]) == [args[at + 5]]  # kept with the results: any report of them has it
     out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]
@@ -275,9 +268,7 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
         if task == "Avg.":
             continue
         values = [  # unrounded: what the verdict tests (the results file's raw correlation x100)
-            TaskResult.from_dict(
-                json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())
-            ).raw
+            TaskResult.from_dict(json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())).raw
             for s in (1, 2)
         ]
         assert cells[task]["verdict"] == verdict(task, published, values).status, task

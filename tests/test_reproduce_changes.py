@@ -38,9 +38,7 @@ def _train_logs(out: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("train_log.jsonl")}
 
 
-def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(
-    tiny, tmp_path, capsys, monkeypatch
-):
+def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(tiny, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub out of reach, as on these machines
     text = (tiny / "tiny.yaml").read_text()
     recipe = tmp_path / "lacking.yaml"
@@ -66,26 +64,18 @@ def test_the_dry_run_lists_what_is_missing_and_strict_and_the_run_refuse_it(
 
     data = tmp_path / "empty-data"
     data.mkdir()
-    code, printed, _ = run_cli(
-        ["reproduce", tiny / "tiny.yaml", "--out", out, "--dry-run", "--data-dir", data], capsys
-    )
+    code, printed, _ = run_cli(["reproduce", tiny / "tiny.yaml", "--out", out, "--dry-run", "--data-dir", data], capsys)
     assert code == 0 and f"SentEval file(s) under {data}" in printed and "stsbench data download" in printed
 
 
-def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(
-    tiny, tmp_path, capsys, monkeypatch
-):
+def test_the_cost_names_this_machine_and_says_unknown_without_a_measurement(tiny, tmp_path, capsys, monkeypatch):
     from stsbench.reproduce.executors import cores
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # the tests' 1 would be each step's threads
-    code, printed, _ = run_cli(
-        ["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "o", "--dry-run"], capsys
-    )
+    code, printed, _ = run_cli(["reproduce", tiny / "tiny.yaml", "--out", tmp_path / "o", "--dry-run"], capsys)
     threads = cores()
     here = f"CPU, {threads} thread{'s' * (threads != 1)} (this run): unknown"
-    assert (
-        code == 0 and here in printed.split("one step at a time (counted parts")[1]
-    )  # a tiny BERT: never timed
+    assert code == 0 and here in printed.split("one step at a time (counted parts")[1]  # a tiny BERT: never timed
     code, printed, _ = run_cli(["reproduce", "cpu-mini", "--out", tmp_path / "m", "--dry-run"], capsys)
     assert code == 0 and "CPU, 1 thread" in printed
 
@@ -121,25 +111,18 @@ def test_faults_end_in_one_line_with_nothing_lost(tiny, tmp_path, capsys):
     (out / "reproduce.json").write_text('{"kind": "stsbench-reproduce", "steps": {')  # damaged by hand
     for args in (["reproduce", recipe, "--out", out], ["reproduce", out, "--status"]):
         code, _, err = run_cli(args, capsys)
-        assert code == 2 and len(err.strip().splitlines()) == 1 and "reproduce.json cannot be read" in err, (
-            err
-        )
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "reproduce.json cannot be read" in err, err
     (out / "reproduce.json").write_bytes(saved)
 
     for bad, words in (
         (recipe.read_text() + "bogus_key: 1\n", "bogus_key"),
         (recipe.read_text().replace("seeds: [1, 2]", "seeds: [one]"), "seeds"),
-        (
-            recipe.read_text().replace("esimcse-arxiv/table4/unsup-simcse-bert-base", "no/such/row"),
-            "no/such/row",
-        ),
+        (recipe.read_text().replace("esimcse-arxiv/table4/unsup-simcse-bert-base", "no/such/row"), "no/such/row"),
     ):
         broken = tmp_path / "broken.yaml"
         broken.write_text(bad)
         code, _, err = run_cli(["reproduce", broken, "--out", tmp_path / "b", "--dry-run"], capsys)
-        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, (
-            err
-        )
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "Traceback" not in err, err
     assert (out / "reproduce.json").read_bytes() == saved
 
 
@@ -171,16 +154,12 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
     every = {s: "done" for s in _stands(run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)[1])}
     assert len(every) == 6
     moved = tmp_path / "elsewhere" / "data"
-    shutil.copytree(
-        DATA / "downstream" / "STS" / "STSBenchmark", moved / "downstream" / "STS" / "STSBenchmark"
-    )
+    shutil.copytree(DATA / "downstream" / "STS" / "STSBenchmark", moved / "downstream" / "STS" / "STSBenchmark")
     (tmp_path / "link").symlink_to(moved, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     for data in (moved, tmp_path / "link", Path("elsewhere/data"), Path("elsewhere/../elsewhere/data")):
         for where in (out, Path("o")):
-            code, printed, err = run_cli(
-                ["reproduce", recipe, "--out", where, "--dry-run", "--data-dir", data], capsys
-            )
+            code, printed, err = run_cli(["reproduce", recipe, "--out", where, "--dry-run", "--data-dir", data], capsys)
             assert code == 0 and _stands(printed) == every, (data, where, printed, err)
     code, _, err = run_cli(["reproduce", recipe, "--out", "o", "--data-dir", "link"], capsys)  # a real rerun
     assert code == reproduce_status(out) and _state(out)["sessions"][-1]["steps_run"] == 0, err
@@ -201,9 +180,7 @@ def test_a_finished_reproduction_stays_done_wherever_its_data_lies_and_says_why_
     # the status judges from the record, which cannot see a data file's edit, and says what replans
     code, printed, _ = run_cli(["reproduce", "o", "--status", "--data-dir", moved], capsys)
     assert code == 0 and "would run again" not in printed and "--status --check replans" in printed, printed
-    code, printed, _ = run_cli(
-        ["reproduce", "o", "--status", "--check", "--data-dir", moved], capsys
-    )  # it does
+    code, printed, _ = run_cli(["reproduce", "o", "--status", "--check", "--data-dir", moved], capsys)  # it does
     assert code == 0 and "6 done step(s) would run again" in printed and "done, to run again" in printed
     what = "what changed: train/simcse/seed-1: its key changed: data file downstream/STS/STSBenchmark/sts-dev.csv"
     assert what in printed and "judged from the record" not in printed, printed
@@ -222,9 +199,7 @@ def _edit_code(monkeypatch, edited: str) -> None:
         monkeypatch.setattr(module, "code_of", fake)
 
 
-def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(
-    tiny, clean, tmp_path, capsys, monkeypatch
-):
+def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(tiny, clean, tmp_path, capsys, monkeypatch):
     recipe = tiny / "tiny.yaml"
     logs = {p.name: p.read_text() for p in (clean / "logs").glob("*.log")}
     assert len(logs) == 6 and all(logs.values()), logs  # not --quiet: each step's log holds its output
@@ -255,10 +230,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)
     lines = err.strip().splitlines()
     assert code == 3 and len(lines) == 1, err
-    assert (
-        "first failure evaluate/simcse: no space left on device" in lines[0]
-        and "rerun the same command" in lines[0]
-    )
+    assert "first failure evaluate/simcse: no space left on device" in lines[0] and "rerun the same command" in lines[0]
     state = _state(out)
     assert [state["steps"][s]["status"] for s in ("train/simcse/seed-2", "evaluate/simcse", "report")] == [
         "done",
@@ -282,9 +254,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(
     assert "--rerun-changed" in err and "--keep-changed" in err
     assert (out / "reproduce.json").read_bytes() == before  # refused before anything ran
     code, text, _ = run_cli(["reproduce", out, "--status"], capsys)
-    assert (
-        code == 0 and "done, changed code" in text and "1 done step(s) ran with other stsbench code" in text
-    )
+    assert code == 0 and "done, changed code" in text and "1 done step(s) ran with other stsbench code" in text
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     stands = _stands(printed)
     assert stands["evaluate/simcse"] == "changed code" and stands["train/simcse/seed-1"] == "done"
@@ -296,9 +266,7 @@ def test_a_reproduction_under_deletions_a_full_disk_and_changed_code(
     assert code == reproduce_status(out), err
     assert _state(out)["sessions"][-1]["steps_run"] == 1
     report = (out / "report.md").read_text()
-    assert (
-        "Mixed code: 1 step(s) were kept from earlier stsbench code" in report and "evaluate/simcse" in report
-    )
+    assert "Mixed code: 1 step(s) were kept from earlier stsbench code" in report and "evaluate/simcse" in report
     # run again: the evaluation and the report after it (now without the note); no training
     state = _state(out)
     state["steps"]["evaluate/simcse"]["carried"] = {"by": "a carry-over"}  # run again, no longer carried
@@ -326,17 +294,11 @@ def test_a_training_with_a_plugin_pooler_is_keyed_by_that_poolers_source(tmp_pat
 
     from stsbench.encoders.pooling import POOLER_REGISTRY
 
-    assert (
-        plan_module.train_code({"pooler": "avg"})
-        == plan_module.train_code({})
-        == plan_module.code_of("train")
-    )
+    assert plan_module.train_code({"pooler": "avg"}) == plan_module.train_code({}) == plan_module.code_of("train")
     monkeypatch.syspath_prepend(str(tmp_path))
     codes = []
     for scale in (1, 2):  # the plugin's module edited between two plans
-        (tmp_path / "toy_plugin.py").write_text(
-            f"def toy(outputs, mask):\n    return outputs[0][:, 0] * {scale}\n"
-        )
+        (tmp_path / "toy_plugin.py").write_text(f"def toy(outputs, mask):\n    return outputs[0][:, 0] * {scale}\n")
         sys.modules.pop("toy_plugin", None)
         importlib.invalidate_caches()
         POOLER_REGISTRY.register("toy-plugin", importlib.import_module("toy_plugin").toy)
@@ -397,19 +359,13 @@ def test_the_recipes_claims_reach_its_report(clean):
     assert [c["kind"] for c in claims] == ["collapse"] and claims[0]["figure"] == "best-dev"
     (judged,) = json.loads((clean / "reproduction.json").read_text())["claims"]
     (statement,) = judged["statements"]
-    assert (
-        judged["verdict"] == "inconclusive"
-        and statement["n"] == [2]
-        and statement["nearest"] == "below the bound"
-    )
+    assert judged["verdict"] == "inconclusive" and statement["n"] == [2] and statement["nearest"] == "below the bound"
     assert statement["note"] == "fewer than 3 seeds (2): at most inconclusive" and statement["low"] > 0
     md = (clean / "report.md").read_text()
     assert "| 1 | far below 90 | collapse | best STS-B dev (training) | bound | **inconclusive** |" in md
 
 
-def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_them(
-    tiny, clean, tmp_path, capsys
-):
+def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_them(tiny, clean, tmp_path, capsys):
     """An edition is checked in without OUT/runs/ (no weights): its trainings are done (their logs are
     copied under results/train/), and a step that reads a training's weights trains it again first."""
     recipe = tiny / "tiny.yaml"
@@ -420,10 +376,7 @@ def test_a_reproduction_published_without_weights_is_done_until_a_step_needs_the
     shutil.rmtree(out / "results" / "analyses" / "simcse__seed-1")
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     stands = _stands(printed, why=True)
-    assert (
-        stands["train/simcse/seed-1"]
-        == "to run (a step that reads its weights runs, and they are not kept here)"
-    )
+    assert stands["train/simcse/seed-1"] == "to run (a step that reads its weights runs, and they are not kept here)"
     assert stands["analysis/1-align_uniform/simcse/seed-1"].startswith("to run (")
     # the evaluation reads seed 1, which runs: it runs, and reads seed 2's weights, which are not kept either
     assert stands["evaluate/simcse"] == "to run (it reads train/simcse/seed-1 and 1 more, which runs)"
@@ -449,19 +402,10 @@ def test_a_trainings_files_are_sealed_and_an_edit_or_a_deletion_is_named(tiny, c
     (out / "results" / "train" / "simcse" / "seed-2" / "stsbench.json").unlink()
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     stands = _stands(printed, why=True)
-    assert (
-        stands["train/simcse/seed-1"]
-        == "to run (its file runs/simcse/seed-1/train_log.jsonl changed since it finished)"
-    )
-    assert (
-        stands["train/simcse/seed-2"]
-        == "to run (its file results/train/simcse/seed-2/stsbench.json is missing)"
-    )
+    assert stands["train/simcse/seed-1"] == "to run (its file runs/simcse/seed-1/train_log.jsonl changed since it finished)"
+    assert stands["train/simcse/seed-2"] == "to run (its file results/train/simcse/seed-2/stsbench.json is missing)"
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
-    assert (
-        code == 0
-        and "6 to run again (train/simcse/seed-1: its file runs/simcse/seed-1/train_log.jsonl" in printed
-    )
+    assert code == 0 and "6 to run again (train/simcse/seed-1: its file runs/simcse/seed-1/train_log.jsonl" in printed
 
 
 def test_every_output_a_later_step_reads_is_sealed_and_a_damaged_one_is_named(tiny, clean, tmp_path, capsys):
@@ -470,35 +414,21 @@ def test_every_output_a_later_step_reads_is_sealed_and_a_damaged_one_is_named(ti
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     steps = _state(out)["steps"]
-    evaluated, analysed = (
-        steps["evaluate/simcse"]["files"],
-        steps["analysis/1-align_uniform/simcse/seed-2"]["files"],
-    )
+    evaluated, analysed = steps["evaluate/simcse"]["files"], steps["analysis/1-align_uniform/simcse/seed-2"]["files"]
     assert any(f.startswith("results/simcse__seed-1/") for f in evaluated)
     assert any(f.startswith("results/runs__simcse/") for f in evaluated)
-    assert sorted(analysed) and all(f.startswith("results/analyses/simcse__seed-2/") for f in analysed), (
-        analysed
-    )
+    assert sorted(analysed) and all(f.startswith("results/analyses/simcse__seed-2/") for f in analysed), analysed
     one = out / next(f for f in evaluated if f.startswith("results/simcse__seed-2/") and f.endswith(".json"))
     one.write_text(one.read_text().replace('"spearman', '"spearman_edited', 1))  # one seed's result edited
     (out / next(iter(analysed))).unlink()
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run"], capsys)
     stands = _stands(printed, why=True)
-    assert (
-        stands["evaluate/simcse"]
-        == f"to run (its file {one.relative_to(out).as_posix()} changed since it finished)"
-    )
-    assert stands["analysis/1-align_uniform/simcse/seed-2"].startswith(
-        "to run (its file results/analyses/simcse__seed-2/"
-    )
-    assert (
-        stands["analysis/1-align_uniform/simcse/seed-1"] == "done" and stands["train/simcse/seed-2"] == "done"
-    )
+    assert stands["evaluate/simcse"] == f"to run (its file {one.relative_to(out).as_posix()} changed since it finished)"
+    assert stands["analysis/1-align_uniform/simcse/seed-2"].startswith("to run (its file results/analyses/simcse__seed-2/")
+    assert stands["analysis/1-align_uniform/simcse/seed-1"] == "done" and stands["train/simcse/seed-2"] == "done"
 
 
-def test_a_step_finished_before_seals_reads_unverified_until_the_next_run_seals_it(
-    tiny, clean, tmp_path, capsys
-):
+def test_a_step_finished_before_seals_reads_unverified_until_the_next_run_seals_it(tiny, clean, tmp_path, capsys):
     recipe = tiny / "tiny.yaml"
     out = _copy(clean, tmp_path / "o")
     state = _state(out)
@@ -521,9 +451,7 @@ def test_a_step_finished_before_seals_reads_unverified_until_the_next_run_seals_
     assert "unverified" not in printed
 
 
-EDITION = (
-    Path(__file__).resolve().parents[1] / "reports" / "mocose-collapse-mini"
-)  # 6 trainings and the report
+EDITION = Path(__file__).resolve().parents[1] / "reports" / "mocose-collapse-mini"  # 6 trainings and the report
 
 # `stsbench ARGS` in a fresh interpreter that records every file it opens under DATA (an audit hook) and which
 # modules it imported: the recipe's, the plan's, the heavy libraries
@@ -569,9 +497,7 @@ def test_the_status_reads_the_record_and_neither_the_recipe_nor_the_data(tmp_pat
     found = _watched(["reproduce", EDITION, "--status", "--format", "line"], tmp_path)
     assert found == {"code": 0, "opened": [], "imported": []}, found
     checked = _watched(["reproduce", EDITION, "--status", "--check", "--data-dir", DATA], tmp_path)
-    assert checked["code"] == 0 and {"stsbench.recipes", "stsbench.reproduce.plan"} <= set(
-        checked["imported"]
-    )
+    assert checked["code"] == 0 and {"stsbench.recipes", "stsbench.reproduce.plan"} <= set(checked["imported"])
     assert any(p.endswith("sts-dev.csv") for p in checked["opened"]), checked  # the replan digests the data
 
 
@@ -593,9 +519,7 @@ def _current_copy(to: Path) -> Path:
     return out
 
 
-def test_a_step_whose_recorded_code_is_not_todays_reads_changed_and_a_key_only_the_check_sees(
-    tmp_path, capsys
-):
+def test_a_step_whose_recorded_code_is_not_todays_reads_changed_and_a_key_only_the_check_sees(tmp_path, capsys):
     out = _current_copy(tmp_path / "o")
     code, printed, _ = run_cli(["reproduce", out, "--status", "--format", "line"], capsys)
     assert code == 0 and printed.strip().endswith("(7 steps): 7 done and current."), printed
@@ -611,10 +535,7 @@ def test_a_step_whose_recorded_code_is_not_todays_reads_changed_and_a_key_only_t
     # a key the record cannot judge (an option, the data, the recipe): the status says so, the check replans
     state["steps"]["train/predictor/seed-2"]["code"] = state["steps"]["train/predictor/seed-1"]["code"]
     record = state["steps"]["train/symmetric/seed-1"]
-    record["key"], record["parts"]["config.temperature"] = (
-        "0" * 64,
-        "0" * 64,
-    )  # trained at another temperature
+    record["key"], record["parts"]["config.temperature"] = "0" * 64, "0" * 64  # trained at another temperature
     (out / "reproduce.json").write_text(json.dumps(state))
     code, printed, _ = run_cli(["reproduce", out, "--status", "--data-dir", DATA], capsys)
     assert code == 0 and "7 done" in printed and "would run again" not in printed, printed
@@ -693,9 +614,7 @@ def test_a_subsets_report_shows_the_subset_and_says_once_what_it_leaves_out(tiny
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--seeds", "1"], capsys)
     assert code == reproduce_status(out), err
     part = (out / "report.md").read_text()
-    assert (
-        part.count("**A subset of recipe tiny: seeds not run (--seeds): 2.**") == 1
-    )  # once, under its title
+    assert part.count("**A subset of recipe tiny: seeds not run (--seeds): 2.**") == 1  # once, under its title
     assert "simcse/seed-2" not in part and "seed-2" not in part and "(n=2)" not in part, part
     assert "| simcse/seed-1 |" in part  # one seed: its own rows, no group over seeds
     args = _state(out)["steps"]["report"]
@@ -710,18 +629,14 @@ def test_modified_data_is_refused_before_any_step_starts(tiny, tmp_path, capsys)
     from stsbench.reproduce.executors import make_job
 
     data = tmp_path / "data"
-    shutil.copytree(
-        DATA / "downstream" / "STS" / "STSBenchmark", data / "downstream" / "STS" / "STSBenchmark"
-    )
+    shutil.copytree(DATA / "downstream" / "STS" / "STSBenchmark", data / "downstream" / "STS" / "STSBenchmark")
     dev = data / "downstream" / "STS" / "STSBenchmark" / "sts-dev.csv"
     raw = bytearray(dev.read_bytes())
     raw[-2] = ord("0") if raw[-2] != ord("0") else ord("1")
     dev.write_bytes(bytes(raw))
     recipe, out = tiny / "tiny.yaml", tmp_path / "o"
     code, printed, _ = run_cli(["reproduce", recipe, "--out", out, "--dry-run", "--data-dir", data], capsys)
-    assert code == 0 and "modified data 1 file(s) under" in printed and "--allow-modified-data" in printed, (
-        printed
-    )
+    assert code == 0 and "modified data 1 file(s) under" in printed and "--allow-modified-data" in printed, printed
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--data-dir", data], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("error: nothing was started: modified data 1 file(s)") and "sts-dev.csv" in err, err

@@ -22,9 +22,7 @@ def _job(name: str, gpus: int, tmp_path: Path) -> Job:
 def test_a_job_asking_for_more_gpus_than_visible_never_fits(tmp_path):
     two = LocalExecutor(gpus=["0", "1"])
     assert two.never_fits(_job("a", 2, tmp_path)) is None
-    assert "asks for 3 GPUs (--gpus 3) and 2 are visible (0,1); pass --gpus 2" in two.never_fits(
-        _job("b", 3, tmp_path)
-    )
+    assert "asks for 3 GPUs (--gpus 3) and 2 are visible (0,1); pass --gpus 2" in two.never_fits(_job("b", 3, tmp_path))
     none = LocalExecutor(gpus=[])
     assert "sees none" in none.never_fits(_job("c", 1, tmp_path))
     assert none.never_fits(_job("d", 0, tmp_path)) is None  # CPU: any number of jobs
@@ -148,9 +146,7 @@ def test_reproduce_refuses_gpus_it_cannot_have_in_one_line_before_anything_runs(
     monkeypatch.setenv("STSBENCH_DATA", str(DATA))
     out = tmp_path / "o"
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--gpus", gpus], capsys)
-    assert (
-        code == 2 and len(err.strip().splitlines()) == 1 and words in err and "train/simcse/seed-1" in err
-    ), err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and words in err and "train/simcse/seed-1" in err, err
     assert not (out / "reproduce.json").exists() and not (out / "runs").exists()  # nothing ran
 
 

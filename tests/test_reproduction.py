@@ -63,10 +63,7 @@ def results(tmp_path_factory) -> Path:
         per_seed = {}
         for s in seed_results.SEEDS:
             scores = {t: _value(method, t, s) for t in seed_results.TASKS}
-            raw = {
-                **scores,
-                "Avg.": sum(scores.values()) / len(scores),
-            }  # what `run` stores beside: unrounded
+            raw = {**scores, "Avg.": sum(scores.values()) / len(scores)}  # what `run` stores beside: unrounded
             scores["Avg."] = simcse_average(list(scores.values()))
             per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores, "raw": raw}
         write_aggregate(root, build_aggregate(f"/runs/seeds/{method}", "avg", "test", per_seed))
@@ -87,9 +84,7 @@ def test_known_numbers_give_each_verdict_and_check_agrees_cell_by_cell(results):
     from stsbench.reports.reproduction import Target
 
     for difference in (1.0, 1.5):  # 1.5: the Avg.'s interval [-0.74, +1.45] now lies inside ±δ
-        simcse, esimcse = _reproductions(
-            results, [Target(SIMCSE_KEY, "unsup-SimCSE"), Target(ESIMCSE_KEY, "ESimCSE")], difference
-        )
+        simcse, esimcse = _reproductions(results, [Target(SIMCSE_KEY, "unsup-SimCSE"), Target(ESIMCSE_KEY, "ESimCSE")], difference)
         assert simcse.group.name == "unsup-SimCSE" and esimcse.group.name == "ESimCSE"  # the rows' methods
         expected = dict(EXPECTED, **({"Avg.": "reproduced"} if difference == 1.5 else {}))
         assert {v.task: v.status for v in simcse.verdicts} == expected
@@ -105,10 +100,7 @@ def test_known_numbers_give_each_verdict_and_check_agrees_cell_by_cell(results):
     }
     sts14 = next(v for v in esimcse.verdicts if v.task == "STS14")
     # (judged last at δ 1.5) its upper end lies 1.5 - 0.77 short of -δ
-    assert (
-        sts14.margin == pytest.approx(-(sts14.decision.high + 1.5), abs=1e-9)
-        and sts14.nearest == "not reproduced"
-    )
+    assert sts14.margin == pytest.approx(-(sts14.decision.high + 1.5), abs=1e-9) and sts14.nearest == "not reproduced"
 
 
 def test_the_verdicts_numbers_are_the_t_statistics_of_the_seeds(results):
@@ -126,10 +118,7 @@ def test_the_verdicts_numbers_are_the_t_statistics_of_the_seeds(results):
     assert by_task["STS14"].mde == pytest.approx(mde) and mde > 6  # the inconclusive one
     # low/high: the decision's interval of mean - published; the mean's own: mean_low/mean_high
     sts14 = by_task["STS14"]
-    assert (
-        sts14.low < sts14.diff < sts14.high
-        and sts14.mean_low < _published(SIMCSE_KEY)["STS14"] < sts14.mean_high
-    )
+    assert sts14.low < sts14.diff < sts14.high and sts14.mean_low < _published(SIMCSE_KEY)["STS14"] < sts14.mean_high
 
 
 def test_report_section_json_and_check_cli(results, tmp_path, capsys):
@@ -206,11 +195,7 @@ def test_verdict_edges():
     off = verdict("STS12", 72.0, [70.0, 70.0, 70.0])
     assert (off.status, off.margin) == ("not reproduced", pytest.approx(1.0))
     two = verdict("STS12", 75.0, [70.0, 70.0])  # two seeds: at most inconclusive, whatever the spread
-    assert (
-        two.status == "inconclusive"
-        and two.note.startswith("fewer than 3 seeds")
-        and two.nearest == "not reproduced"
-    )
+    assert two.status == "inconclusive" and two.note.startswith("fewer than 3 seeds") and two.nearest == "not reproduced"
     with pytest.raises(StsbenchError, match="--difference must be a positive number"):
         verdict("STS12", 70.0, [70.0, 71.0], difference=0)
 

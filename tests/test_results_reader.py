@@ -171,15 +171,7 @@ def test_commands_that_read_results_import_no_torch(results, tmp_path):
     has_mteb = importlib.util.find_spec("mteb") is not None
     replication = ROOT / "reports" / "cpu-mini-replication"
     plain = {
-        "reproduce --dry-run": [
-            "reproduce",
-            "cpu-mini",
-            "--out",
-            replication,
-            "--dry-run",
-            "--data-dir",
-            DATA,
-        ],
+        "reproduce --dry-run": ["reproduce", "cpu-mini", "--out", replication, "--dry-run", "--data-dir", DATA],
         "reproduce --status": ["reproduce", replication, "--status"],
         "published list": ["published", "list"],
         "published show": ["published", "show", KEY],

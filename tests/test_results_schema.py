@@ -34,9 +34,7 @@ def test_the_published_schemas_are_the_definitions_own(tmp_path):
     written = re.search(r"json_schema\(\)`, pydantic\s+(\d+\.\d+):", page)
     assert written is not None, "the page names the pydantic that wrote the schemas"
     if written.group(1) != pydantic_version():  # the floors' venv: the same rules, worded by another version
-        pytest.skip(
-            f"the published schemas were written with pydantic {written.group(1)}, not {pydantic_version()}"
-        )
+        pytest.skip(f"the published schemas were written with pydantic {written.group(1)}, not {pydantic_version()}")
     assert stale() == [], "run `python -m stsbench.results.schema`"
     assert main(["--docs", str(tmp_path)]) == 0 and stale(tmp_path) == []
     (tmp_path / SCHEMA_DIR / "scale.json").write_text("{}\n", encoding="utf-8")  # an edit by hand is found

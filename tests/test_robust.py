@@ -440,11 +440,7 @@ def test_html_tables_wrap_headers_and_never_break_a_word_in_two():
     """Wide tables (length bias: two columns a model) fit by wrapping headers; cells break between words."""
     from importlib import resources
 
-    css = (
-        resources.files("stsbench.reports")
-        .joinpath("templates", "report.html.j2")
-        .read_text(encoding="utf-8")
-    )
+    css = resources.files("stsbench.reports").joinpath("templates", "report.html.j2").read_text(encoding="utf-8")
     th = re.search(r"^th \{([^}]*)\}", css, re.M).group(1)
     assert "white-space: normal" in th
     assert "overflow-wrap: anywhere" not in css  # "float3 / 2": anywhere lets a table squeeze a word apart

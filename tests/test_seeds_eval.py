@@ -62,22 +62,11 @@ def test_run_on_a_seeds_folder_writes_each_seed_and_the_aggregate(files, seeds_f
         and f"{row['mean']:.2f} ± {row['std']:.2f} (2)" in out
     )
     # every figure is on modified data: 2 seed rows and the mean row, 2 columns each; the footnote names the file
-    assert (
-        out.count("‡") == (2 + 1) * 2 + 1
-        and "‡ computed on data that differs" in out
-        and "sts-dev.csv" in out
-    )
+    assert out.count("‡") == (2 + 1) * 2 + 1 and "‡ computed on data that differs" in out and "sts-dev.csv" in out
     dev = "downstream/STS/STSBenchmark/sts-dev.csv"
     assert agg["data_modified"] == {"1": [dev], "2": [dev]}
-    code, _, err = run_cli(
-        ["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"], capsys
-    )
-    assert (
-        code == 2
-        and len(err.strip().splitlines()) == 1
-        and f"seed 1: {dev}" in err
-        and "not comparable" in err
-    )
+    code, _, err = run_cli(["check", "--results", str(res), "--against", MTEB_KEY, "--tolerance", "seeds"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and f"seed 1: {dev}" in err and "not comparable" in err
 
     code, out, err = run_cli([*args, "--format", "json"], capsys)
     assert code == 0 and json.loads(out) == agg
@@ -129,10 +118,7 @@ def test_check_tolerance_seeds_names_the_rows_outside(tmp_path, capsys):
     code, out, err = run_cli(base, capsys)
     lines = err.strip().splitlines()
     assert code == 1 and len(lines) == 1
-    assert (
-        "STS14 not reproduced: the 95% interval over 3 seeds lies beyond ±1.00 points (STS14 -5.5)"
-        in lines[0]
-    )
+    assert "STS14 not reproduced: the 95% interval over 3 seeds lies beyond ±1.00 points (STS14 -5.5)" in lines[0]
     [sts14] = [ln for ln in out.splitlines() if ln.startswith("│ STS14")]
     assert "70.10 ± 0.10 (3)" in sts14 and "75.59" in sts14 and "outside" in sts14
     assert sum("inside" in ln for ln in out.splitlines()) == 5
@@ -140,10 +126,7 @@ def test_check_tolerance_seeds_names_the_rows_outside(tmp_path, capsys):
     aggregate(res, [75.49, 75.59, 75.69])
     code, out, err = run_cli(base, capsys)
     assert code == 0, err
-    assert (
-        "PASS: all 6 figures of mteb/all-MiniLM-L6-v2 reproduced over 3 seeds: each 95% interval of the"
-        in out
-    )
+    assert "PASS: all 6 figures of mteb/all-MiniLM-L6-v2 reproduced over 3 seeds: each 95% interval of the" in out
 
     code, _, err = run_cli([*base[:-1], "wide"], capsys)
     assert code == 2 and "--tolerance 'wide' is neither a number nor 'seeds'" in err

@@ -158,9 +158,7 @@ def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tm
         starts = _starts(out, seed)
         assert [(j, how) for j, how, _ in starts] == [(job, ""), *((job, how) for how in again)], starts
         assert not starts[0][2].endswith("--resume") and starts[-1][2].endswith(f"/{seed} --resume")
-        assert all(
-            " --quiet" not in line for _, _, line in starts
-        )  # each log holds its step's output (36.10)
+        assert all(" --quiet" not in line for _, _, line in starts)  # each log holds its step's output (36.10)
         if seed == "seed-2":  # started over: no --resume, which would fail on a run with no saved state
             assert starts[1][2].endswith((f"/{seed}", f"/{seed} --overwrite")), starts[1]
     # the requeued trainings resumed or started over and gave every figure of the local executor's run

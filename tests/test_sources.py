@@ -27,15 +27,11 @@ def _append(path: Path, text: str) -> None:
 
 
 def test_a_kinds_digest_follows_its_files_and_no_others(package):
-    before = {
-        k: sources.code_digest(k, package) for k in ("train", "evaluate", "report", "bootstrap", "embedding")
-    }
+    before = {k: sources.code_digest(k, package) for k in ("train", "evaluate", "report", "bootstrap", "embedding")}
     _append(package / "reports" / "render.py", "\nEDITED = 1  # an edit of the report's code\n")
     after = {k: sources.code_digest(k, package) for k in before}
     assert after["report"] != before["report"]
-    assert {k: v for k, v in after.items() if k != "report"} == {
-        k: v for k, v in before.items() if k != "report"
-    }
+    assert {k: v for k, v in after.items() if k != "report"} == {k: v for k, v in before.items() if k != "report"}
     _append(package / "encoders" / "pooling.py", "\nEDITED = 1  # an edit of a built-in pooler's module\n")
     assert sources.code_digest("embedding", package) != before["embedding"]
     assert sources.code_digest("train", package) != before["train"]  # the trainer pools too
@@ -90,9 +86,7 @@ def test_a_lazy_package_reaches_the_modules_its_getattr_names(tmp_path):
 def test_the_train_key_covers_the_training_config_and_the_embedding_key_what_maps_a_text():
     train = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["train"])}
     assert {"train/config/options.py", "train/config/resolve.py"} <= train
-    bootstrap = {
-        p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["bootstrap"])
-    }
+    bootstrap = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["bootstrap"])}
     assert {"stats/bootstrap.py", "tasks/intervals.py"} <= bootstrap  # intervals.py calls the draw
 
 
@@ -116,10 +110,7 @@ def test_library_versions_are_major_minor_read_without_importing():
     import torch
 
     versions = sources.library_versions(("torch", "no-such-distribution"))
-    assert versions == {
-        "torch": ".".join(torch.__version__.split("+")[0].split(".")[:2]),
-        "no-such-distribution": "absent",
-    }
+    assert versions == {"torch": ".".join(torch.__version__.split("+")[0].split(".")[:2]), "no-such-distribution": "absent"}
 
 
 def test_the_bootstrap_replicates_key_follows_the_code_that_draws(package, monkeypatch):
@@ -132,15 +123,13 @@ def test_the_bootstrap_replicates_key_follows_the_code_that_draws(package, monke
     monkeypatch.setattr(sources, "ROOT", package)
     assert intervals._replicates_key("STS12", pairs, 100, 1) == key  # the same bytes: the same key
     _append(package / "stats" / "bootstrap.py", "\nEDITED = 1  # resampled otherwise\n")
-    assert (
-        intervals._replicates_key("STS12", pairs, 100, 1) != key
-    )  # it was __version__'s, unchanged by edits
+    assert intervals._replicates_key("STS12", pairs, 100, 1) != key  # it was __version__'s, unchanged by edits
 
 
-POOLER = """
+POOLER = '''
 def toy(outputs, attention_mask):
     return outputs.last_hidden_state[:, 0] * {scale}
-"""
+'''
 
 
 def test_an_edited_plugin_pooler_is_never_answered_from_the_cache(tiny_bert, tmp_path, monkeypatch):
@@ -222,9 +211,7 @@ def _tree_sha(source: str) -> str:
 
 def test_the_code_digest_is_the_tree_pinned_by_a_golden_digest():
     assert _tree_sha(GOLDEN_SOURCE) == GOLDEN_DIGEST
-    documented = GOLDEN_SOURCE.replace(
-        "A class's docstring.", "Reworded, at length.\n\n    Another paragraph."
-    )
+    documented = GOLDEN_SOURCE.replace("A class's docstring.", "Reworded, at length.\n\n    Another paragraph.")
     documented = documented.replace("# a comment", "# another comment") + "\n# a closing comment\n"
     assert _tree_sha(documented) == GOLDEN_DIGEST  # comments and docstrings are not what the code is
     assert _tree_sha(GOLDEN_SOURCE.replace("RATE = 0.5", "RATE = 0.25")) != GOLDEN_DIGEST  # a constant is

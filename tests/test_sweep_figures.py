@@ -115,31 +115,22 @@ def test_the_report_draws_each_sweep_over_seeds_from_the_csv_beside_it(swept, tm
     table9 = "esimcse-arxiv/table9/dup-rate#dup_rate="
     write_report(swept, tmp_path / "bare", "sweep", "stsbench report (test)")  # no recipe, no --against: none
     rows, _ = _sweep_rows(tmp_path / "bare")
-    assert {r["published"] for r in rows} == {""} and "Published: none" in (
-        tmp_path / "bare" / "report.md"
-    ).read_text()
+    assert {r["published"] for r in rows} == {""} and "Published: none" in (tmp_path / "bare" / "report.md").read_text()
     against = parse_against([f"esimcse-dup={table9}0.16", f"esimcse={table9}0.32"])
     write_report(swept, tmp_path / "against", "sweep", "stsbench report (test)", against=against)
     recipe = tmp_path / "recipe" / "results"
     shutil.copytree(swept, recipe)
     runs = [{"name": n, "label": None, "method": "esimcse", "sweep_of": "dup", "point": {"dup_rate": float(v)},
              "published": [f"{table9}{v}"]} for n, v in (("esimcse-dup", "0.16"), ("esimcse", "0.32"))]  # fmt: skip
-    (recipe / RECIPE_RUNS_FILE).write_text(
-        json.dumps({"kind": "stsbench.recipe_runs", "recipe": "toy", "runs": runs})
-    )
+    (recipe / RECIPE_RUNS_FILE).write_text(json.dumps({"kind": "stsbench.recipe_runs", "recipe": "toy", "runs": runs}))
     write_report(recipe, tmp_path / "recipe", "sweep", "stsbench report (test)")
     for out in (tmp_path / "against", tmp_path / "recipe"):
         rows, name = _sweep_rows(out)
-        assert [(r["setting"], r["seed"]) for r in rows] == [
-            (d, str(s)) for d in ("0.16", "0.32") for s in SEEDS
-        ]
+        assert [(r["setting"], r["seed"]) for r in rows] == [(d, str(s)) for d in ("0.16", "0.32") for s in SEEDS]
         dev = {(r["setting"], r["seed"]): float(r["best_dev"]) for r in rows}
         assert dev[("0.32", "2")] - dev[("0.16", "2")] == pytest.approx(1.0)  # the fixture's 0.01 x100
         published = {r["setting"]: (r["published"], r["published_key"]) for r in rows}
-        assert published == {
-            "0.32": ("84.85", f"{table9}0.32"),
-            "0.16": ("82.01", f"{table9}0.16"),
-        }  # Table 9
+        assert published == {"0.32": ("84.85", f"{table9}0.32"), "0.16": ("82.01", f"{table9}0.16")}  # Table 9
         md = (out / "report.md").read_text()
         assert (out / "figures" / name).with_suffix(".svg").is_file() and f"data: `{name}`" in md
         assert f"| {table9}0.16 |" in md and "Published: the cell the recipe (or --against) holds" in md
@@ -237,9 +228,7 @@ def test_the_banner_belongs_to_the_results_and_the_images_carry_it(swept, tmp_pa
     write_report(results, tmp_path / "by-hand", "by hand", "stsbench report (by hand, no --banner)")
     md = (tmp_path / "by-hand" / "report.md").read_text()
     assert md.split("\n\n")[1] == f"**{banner}**"  # first under the title
-    assert (
-        md.count(banner) == 1
-    )  # once: it was on every table and every figure's caption (39 times in an edition)
+    assert md.count(banner) == 1  # once: it was on every table and every figure's caption (39 times in an edition)
     figures = [line for line in md.splitlines() if line.startswith("![")]
     assert figures
     for png in (tmp_path / "by-hand" / "figures").glob("*.png"):  # and the image files themselves

@@ -108,10 +108,7 @@ def test_kill_9_of_the_process_that_started_it_ends_torchrun_and_its_workers(fil
     job = train_job(files, out, steps=100_000)
     spec = {"id": job.id, "args": job.args, "log": str(job.log), "cwd": str(job.cwd)}
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, json.dumps(spec)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
+        [sys.executable, "-c", PARENT, json.dumps(spec)], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
     )
     workers: list[int] = []
     torchrun = 0

@@ -96,10 +96,7 @@ def test_help_shows_the_choices_and_the_method_defaults():
     # the second fidelity pass 2: optimizer, momentum_update; the pooler registry took pooler's (plugins too);
     # then select_on, and the augmentations augment_views, embedding_augment_tokens, batch_bucket_unit,
     # text_augment_input and synonym_action
-    assert (
-        "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package"
-        in out
-    )
+    assert "Training pooler: cls, cls_before_pooler, avg, avg_first_last, avg_top2, or one another package" in out
     for values in choices:  # typer 0.29 writes <a|b>, the 0.19 floor (to 0.24 at least) [a|b]
         assert "<" + "|".join(values) + ">" in out or "[" + "|".join(values) + "]" in out
     assert "(default: 0.0; MoCoSE: 1e-06)" in out and "(default: 125; MoCoSE: 100)" in out
@@ -136,18 +133,7 @@ def test_every_flag_reaches_its_field(monkeypatch, method):
     assert seen["cfg"] == TrainConfig(**values)
     assert {n: getattr(seen["cfg"], n) for n in values} == values
     if fixed is not None:
-        base = [
-            "--method",
-            method,
-            "-m",
-            "m",
-            "-o",
-            "o",
-            "--train-file",
-            "t.txt",
-            "--fixed-dropout-mask",
-            "-q",
-        ]
+        base = ["--method", method, "-m", "m", "-o", "o", "--train-file", "t.txt", "--fixed-dropout-mask", "-q"]
         assert CliRunner().invoke(app, ["train", *base]).exit_code == 0 and seen["cfg"].fixed_dropout_mask
 
 
@@ -224,20 +210,12 @@ def test_config_is_not_changed_by_resolution_and_is_the_same_on_any_device():
 
 def test_saved_config_keeps_todays_flat_keys_and_old_runs_load():
     """A run saved before this config (reports/cpu-mini-replication) has the keys and values a run saves now."""
-    path = (
-        ROOT / "tests" / "fixtures" / "old_run" / "mocose-minilm-stsbench.json"
-    )  # the first CPU replication
+    path = ROOT / "tests" / "fixtures" / "old_run" / "mocose-minilm-stsbench.json"  # the first CPU replication
     saved = json.loads(path.read_text())["training"]
     again = finalize(TrainConfig.from_dict(saved), saved["supervised"])
     now = again.to_dict()
     assert {k: now[k] for k in saved} == saved  # every key, every value
-    newer = {
-        "pad_to_max_length",
-        "compile",
-        "tf32",
-        "cuda_graph",
-        "train_lines",
-    }  # options added after this run
+    newer = {"pad_to_max_length", "compile", "tf32", "cuda_graph", "train_lines"}  # options added after this run
     newer |= {"train_dataset", "train_split", "text_column"}  # --train-dataset's
     fidelity = {  # the first fidelity pass's options: what the run did, which is not always today's default
         "target_view": "clean",

@@ -83,9 +83,7 @@ def test_replays_draw_fresh_masks_at_rate_p_and_equal_eager_steps_from_the_same_
         assert abs(float(mask.float().mean()) - P) < 0.02  # the rate is p
         assert float((anchor != positive).float().mean()) > P  # the two views' masks differ
     replays = masks[GraphedStep.EAGER :]
-    assert all(
-        not torch.equal(a, b) for a, b in zip(replays, replays[1:], strict=False)
-    )  # fresh every replay
+    assert all(not torch.equal(a, b) for a, b in zip(replays, replays[1:], strict=False))  # fresh every replay
 
     model, method, optimizer, views = _setup(files, tmp_path / "eager")
     eager = StaticSteps(

@@ -228,9 +228,7 @@ def test_test_set_selection_keeps_the_best_mean_of_the_seven_sts_test_sets(files
     train(cfg.replace(select_on="sts-test"), show_progress=False)
     records = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["event"] == "eval"]
-    assert len(evals) == 3 and all(
-        -1 <= r["sts_test_avg"] <= 1 and -1 <= r["dev_spearman"] <= 1 for r in evals
-    )
+    assert len(evals) == 3 and all(-1 <= r["sts_test_avg"] <= 1 and -1 <= r["dev_spearman"] <= 1 for r in evals)
     trained = [r for r in evals if r["step"] > 0]
     best = max(trained, key=lambda r: r["sts_test_avg"])  # the first of equals: a later one must beat it
     assert [r["best"] for r in trained] == [r is best for r in trained]
@@ -242,11 +240,7 @@ def test_test_set_selection_keeps_the_best_mean_of_the_seven_sts_test_sets(files
     # the mean is of the seven tasks' reported figures, as `stsbench run` on the kept checkpoint gives them
     assert len(resolve_tasks("sts")) == 7
     run, _ = load_train_run(out, "run")
-    assert (
-        run is not None
-        and run.config["select_on"] == "sts-test"
-        and run.best_dev_spearman == best["dev_spearman"]
-    )
+    assert run is not None and run.config["select_on"] == "sts-test" and run.best_dev_spearman == best["dev_spearman"]
 
 
 def test_a_run_records_the_dropout_its_backbone_trains_with(files, tmp_path):

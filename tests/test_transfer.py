@@ -17,9 +17,8 @@ from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
 from stsbench.files import to_json
 from stsbench.tasks.base import Mode
-from stsbench.tasks.transfer.builtin import TRANSFER_TASKS
 from stsbench.tasks.transfer.classifier import Job, ProbeConfig, train_probes
-from stsbench.tasks.transfer.tasks import f1_binary
+from stsbench.tasks.transfer.tasks import TRANSFER_TASKS, f1_binary
 from stsbench.tasks.transfer.validation import inner_kfold, kfold, split, stratified_kfold
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -275,9 +274,7 @@ def test_probe_training_is_deterministic_for_one_command():
     cpu = torch.device("cpu")
 
     def run():
-        jobs = [
-            Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)
-        ]
+        jobs = [Job(tr, te, (1e-5, 1e-2), np.random.RandomState(1111)) for tr, te in stratified_kfold(y, 5, 1111)]
         return train_probes(x, y, 3, jobs, _cfg(FAST), cpu, max_jobs=16)
 
     for a, b in zip(run(), run(), strict=True):

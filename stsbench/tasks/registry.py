@@ -71,7 +71,7 @@ TRANSFER_TASK_NAMES = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")  # Si
 for _spec in BUILTIN_STS:
     register_task(_spec)
 for _name in TRANSFER_TASK_NAMES:
-    register_task(LazyTask(_name, "transfer", f"stsbench.tasks.transfer.builtin:{_name}"))
+    register_task(LazyTask(_name, "transfer", f"stsbench.tasks.transfer.tasks:{_name}"))
 TASK_NAMES = STS_TASK_NAMES + TRANSFER_TASK_NAMES  # the built-in tasks
 # the papers' task sets: what ``--tasks sts`` runs and every Avg. is over
 TASK_SETS: dict[str, tuple[str, ...]] = {

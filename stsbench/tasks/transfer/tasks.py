@@ -1,4 +1,8 @@
-"""The seven SentEval transfer tasks SimCSE reports: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC."""
+"""The seven SentEval transfer tasks SimCSE reports: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC.
+
+The task kinds, then each task as a module attribute, the lazy target :mod:`stsbench.tasks.registry` names
+(``stsbench.tasks.transfer.tasks:MR``): importing this module imports torch, which a task lookup never does.
+"""
 
 from __future__ import annotations
 
@@ -213,3 +217,14 @@ class MRPCTask(TransferTask):
         scores = _scores(res, mode, cfg, len(tr), len(te), {"test_f1": f1})
         scores.n_pairs = len(te)
         return scores
+
+
+MR = BinaryTask("MR", "MR", "rt-polarity.pos", "rt-polarity.neg")
+CR = BinaryTask("CR", "CR", "custrev.pos", "custrev.neg")
+SUBJ = BinaryTask("SUBJ", "SUBJ", "subj.objective", "subj.subjective")
+MPQA = BinaryTask("MPQA", "MPQA", "mpqa.pos", "mpqa.neg")
+SST2 = SST2Task()
+TREC = TRECTask()
+MRPC = MRPCTask()
+# SimCSE's order: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC
+TRANSFER_TASKS: list[Task] = [MR, CR, SUBJ, MPQA, SST2, TREC, MRPC]
