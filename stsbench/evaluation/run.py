@@ -196,7 +196,7 @@ def evaluate_encoder(
     skipped = [t.name for t in tasks if not t.supports(mode)]
     check_task_data(kept, mode, data_dir, allow_modified_data)
     t0 = time.perf_counter()
-    root = _cache_root(encoder)  # parsed STS tasks are kept there too
+    root = _cache_root(encoder)  # parsed STS tasks and bootstrap replicates are kept there too
     loaded = [(t, load_task(t, data_dir, mode, root)) for t in kept]
     texts = unique_texts(t.texts(d) for t, d in loaded)
     t1 = time.perf_counter()
@@ -255,7 +255,7 @@ def evaluate_encoder(
             if bootstrap:
                 start = time.perf_counter()
                 result.interval, figures = sts_interval(
-                    task.name, scores.pairs, bootstrap, seed, cache_dir=_cache_root(encoder)
+                    task.name, scores.pairs, bootstrap, seed, cache_dir=root
                 )
                 replicates.append(figures)
                 run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
@@ -293,7 +293,7 @@ def evaluate(
     revision: str | None = None,
     bootstrap: int = 1000,
     allow_modified_data: bool = False,
-    command: str | None = "stsbench.evaluate (Python API)",
+    command: str | None = API_COMMAND,
     prompt: str | None = None,
     prompt_name: str | None = None,
 ) -> RunResult:

@@ -241,8 +241,6 @@ class Recipe(BaseModel):
             names = {r.name for r in self.runs}
             unknown = [n for n in runs if n not in names and n not in sweeps]
             if unknown:
-                import difflib
-
                 every = [*sweeps, *names]
                 near = difflib.get_close_matches(unknown[0], every, n=1, cutoff=0.6)
                 hint = f"did you mean {near[0]}? " if near else ""
