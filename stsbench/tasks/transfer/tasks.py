@@ -22,6 +22,8 @@ from stsbench.tasks.transfer.classifier import ProbeConfig
 # SimCSE's evaluation.py: classifier settings per mode
 _FAST = {"optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2, "kfold": 5}
 _FULL = {"optim": "adam", "batch_size": 64, "tenacity": 5, "epoch_size": 4, "kfold": 10}
+# the classifier settings each result records (with SentEval's nhid and the L2 grid)
+_RECORDED = ("optim", "batch_size", "tenacity", "epoch_size", "kfold", "max_epoch", "seed")
 
 
 def probe_config(mode: Mode, seed: int = 1111) -> ProbeConfig:
@@ -57,13 +59,7 @@ def _scores(
         "n_dev": n_dev,
         "n_test": n_test,
         "classifier": {
-            "optim": cfg.optim,
-            "batch_size": cfg.batch_size,
-            "tenacity": cfg.tenacity,
-            "epoch_size": cfg.epoch_size,
-            "kfold": cfg.kfold,
-            "max_epoch": cfg.max_epoch,
-            "seed": cfg.seed,
+            **{name: getattr(cfg, name) for name in _RECORDED},
             "nhid": 0,
             "l2_grid": list(cfg.l2_grid),
         },
