@@ -261,15 +261,14 @@ class Recipe(BaseModel):
             stray = [s for s in seeds if s not in every]
             if stray:
                 raise StsbenchError(f"--seeds {stray[0]}: the runs chosen have seeds {every}")
-            kept = []
-            for r in chosen:
-                mine = tuple(s for s in r.seeds if s in seeds)
-                if mine:
-                    kept.append(r.model_copy(update={"seeds": mine}))
             left_seeds = [s for s in every if s not in seeds]
             if left_seeds:
                 omitted.append(f"seeds not run (--seeds): {', '.join(map(str, left_seeds))}")
-            chosen = kept
+            chosen = [
+                r.model_copy(update={"seeds": tuple(s for s in r.seeds if s in seeds)})
+                for r in chosen
+                if any(s in seeds for s in r.seeds)
+            ]
         names = {r.name for r in chosen}
         claims = []
         for i, claim in enumerate(self.claims, start=1):
