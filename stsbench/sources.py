@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 ENTRIES: dict[str, tuple[str, ...]] = {
     # train.seeds plans the seeds of `train --seeds` (commands.train starts their processes)
     "train": ("stsbench.commands.train", "stsbench.train.loop", "stsbench.train.seeds"),
-    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
+    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.registry"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
     "bootstrap": (
