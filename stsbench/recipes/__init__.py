@@ -711,8 +711,8 @@ def expand(data: Any) -> Any:
 
     A recipe's ``sweep:`` (one training option) and ``grid:`` (two) as the runs they stand for.
 
-    A paper's sweep table varies one setting (ESimCSE's dup rate, MoCoSE's EMA decay) or two (MoCoSE's projection x
-    predictor layers) with everything else fixed. A recipe writes it once::
+    A paper's sweep table varies one setting (ESimCSE's dup rate, MoCoSE's EMA decay) or two (MoCoSE's
+    projection x predictor layers) with everything else fixed. A recipe writes it once::
 
         runs:
           - name: dup-rate
@@ -723,13 +723,14 @@ def expand(data: Any) -> Any:
             published: "esimcse-arxiv/table9/dup-rate#dup_rate={dup_rate}"
 
     and it is read as one run per value (per pair of values for a grid, the first axis outermost), named
-    deterministically ``<name>.<option>-<value>[.<option>-<value>]`` (``dup-rate.dup_rate-0.08``; a character a
-    folder name cannot hold becomes ``_``), each with the swept options added to its overrides and its published
-    cell the template filled with them (``{dup_rate}`` -> ``0.08``: Python's ``str`` of the YAML value, which is how
-    the registry's column names spell the papers' settings; an axis' ``labels``, one per value, replace them where the
-    paper spells a setting otherwise: ``{option: fgsm_epsilon, values: [0, 5.0e-9], labels: ["no FGSM", "eps=5e-9"]}``).
-    ``also_published`` is filled the same way. A claim may name the sweep itself among its settings
-    (``among: [dup-rate]``): that stands for every run of the sweep, in its order.
+    deterministically ``<name>.<option>-<value>[.<option>-<value>]`` (``dup-rate.dup_rate-0.08``; a character
+    a folder name cannot hold becomes ``_``), each with the swept options added to its overrides and its
+    published cell the template filled with them (``{dup_rate}`` -> ``0.08``: Python's ``str`` of the YAML
+    value, which is how the registry's column names spell the papers' settings; an axis' ``labels``, one per
+    value, replace them where the paper spells a setting otherwise:
+    ``{option: fgsm_epsilon, values: [0, 5.0e-9], labels: ["no FGSM", "eps=5e-9"]}``). ``also_published`` is
+    filled the same way. A claim may name the sweep itself among its settings (``among: [dup-rate]``): that
+    stands for every run of the sweep, in its order.
     """
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         return data
