@@ -38,11 +38,6 @@ def _check_split(spec: STSSpec, split: str) -> None:
         raise StsbenchError(f"{spec.name} has no {split!r} split; it has {', '.join(spec.splits)}")
 
 
-def subset_files(folder: Path, subset: str) -> tuple[Path, Path]:
-    """An STS12-16 subset's sentence-pair file and gold file, as SentEval names them."""
-    return folder / f"STS.input.{subset}.txt", folder / f"STS.gs.{subset}.txt"
-
-
 def pair_files(data_dir: Path, task: str | STSSpec, split: str = "test") -> list[Path]:
     """Every file :func:`load_pairs` reads for ``task``'s ``split``: the one home of the STS layouts.
 
@@ -53,7 +48,7 @@ def pair_files(data_dir: Path, task: str | STSSpec, split: str = "test") -> list
     _check_split(spec, split)
     root = spec.root(data_dir)
     if spec.subsets:
-        return [f for s in spec.subsets for f in subset_files(root, s)]
+        return [root / f"STS.{kind}.{s}.txt" for s in spec.subsets for kind in ("input", "gs")]
     return [root / spec.splits[split]]
 
 
@@ -101,14 +96,13 @@ def _score(value: str, path: Path, line: int, lo: float, hi: float) -> float:
     return score
 
 
-def read_subsets(spec: STSSpec, data_dir: Path) -> Pairs:
-    """The STS12-16 layout: every subset's pairs concatenated, subset names kept.
+def read_subsets(spec: STSSpec, files: list[Path]) -> Pairs:
+    """The STS12-16 layout (``files``: :func:`pair_files`'): every subset's pairs concatenated, names kept.
 
     Pairs whose gold line is empty are dropped (SentEval).
     """
     s1, s2, y, sub = [], [], [], []
-    for subset in spec.subsets:
-        inp, gs = subset_files(spec.root(data_dir), subset)
+    for subset, inp, gs in zip(spec.subsets, files[::2], files[1::2], strict=True):
         lines = read_lines(inp, splitlines=True)
         golds = read_lines(gs, splitlines=True)
         if len(golds) != len(lines):
@@ -139,10 +133,10 @@ def load_pairs(data_dir: Path, task: str | STSSpec, split: str = "test") -> Pair
     1 and 2, gold 3 (1-5).
     """
     spec = spec_of(task)
-    _check_split(spec, split)
+    files = pair_files(data_dir, spec, split)
     if spec.subsets:
-        return read_subsets(spec, data_dir)
-    (path,) = pair_files(data_dir, spec, split)
+        return read_subsets(spec, files)
+    (path,) = files
     s1, s2, y = [], [], []
     lines = read_lines(path)
     start = 1 if spec.header else 0

@@ -27,8 +27,6 @@ import numpy as np
 
 from stsbench.data import integrity
 from stsbench.data import sts as sts_reader
-from stsbench.data.integrity import check_data, relative
-from stsbench.data.sts import Pairs
 from stsbench.encoders.base import EmbeddingTable, EncodeOptions, Encoder, unique_texts
 from stsbench.encoders.load import build_encoder
 from stsbench.errors import StsbenchError
@@ -97,12 +95,12 @@ def cache_key(task: STSTask, data_dir: Path, mode: Mode) -> str:
         "spec": repr(task.spec),
         "split": task.split(mode),
         "readers": _readers_digest(),
-        "files": [[relative(data_dir, f), digests[Path(f)]] for f in files],
+        "files": [[integrity.relative(data_dir, f), digests[Path(f)]] for f in files],
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _encode(pairs: Pairs, key: str) -> bytes:
+def _encode(pairs: sts_reader.Pairs, key: str) -> bytes:
     """The cache file: a JSON line (what the arrays are), the sha256 of that line and the arrays, the arrays."""
     texts = list(dict.fromkeys(pairs.sent1 + pairs.sent2))
     row = {t: i for i, t in enumerate(texts)}
@@ -128,7 +126,7 @@ def _encode(pairs: Pairs, key: str) -> bytes:
     return b"\n".join([line, hashlib.sha256(line + body).hexdigest().encode(), body])
 
 
-def _decode(path: Path, key: str) -> Pairs | None:
+def _decode(path: Path, key: str) -> sts_reader.Pairs | None:
     """The pairs a cache file holds; None when it is not there, not readable, of another key or corrupt."""
     try:
         data = path.read_bytes()
@@ -152,7 +150,7 @@ def _decode(path: Path, key: str) -> Pairs | None:
             raise ValueError("a length that does not match")
         texts = arrays["texts"].tobytes().decode("utf-8").split("\n")
         names = meta["subsets"]
-        return Pairs(
+        return sts_reader.Pairs(
             meta["name"],
             [texts[i] for i in arrays["a"].tolist()],
             [texts[i] for i in arrays["b"].tolist()],
@@ -302,7 +300,7 @@ def _cache_root(encoder: Encoder) -> Path | None:
 def check_task_data(tasks: list[Task], mode: Mode, data_dir: Path, allow_modified_data: bool = False) -> None:
     """Refuse data files of ``tasks`` (in ``mode``) that differ from the canonical ones, unless allowed."""
     files = [f for t in tasks if t.supports(mode) for f in t.files(data_dir, mode)]
-    check_data(data_dir, files, allow_modified_data)
+    integrity.check_data(data_dir, files, allow_modified_data)
 
 
 def evaluate_encoder(
