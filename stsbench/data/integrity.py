@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from stsbench.errors import StsbenchError
+from stsbench.paths import first_line, require_hub
 from stsbench.sources import sha256_file, sha256_files
 
 # -- reading a data file ----------------------------------------------------------------------------------
@@ -214,8 +215,6 @@ def verify(data_dir: Path) -> list[FileCheck]:
 
 
 def _hub_download(filename: str) -> Path:
-    from stsbench.paths import first_line, require_hub
-
     where = (
         "extract it so that DATA_DIR/downstream/ exists"
         if filename.endswith(".tar")
