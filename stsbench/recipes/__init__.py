@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stsbench.errors import StsbenchError, validation_line
-from stsbench.registry import Registry, packaged_files
+from stsbench.registry import packaged_files
 from stsbench.stats.claims import Claim, fewest_listed, listing_fields
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
@@ -314,13 +314,9 @@ def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
     return kind.model_validate(data)
 
 
-def _builtin() -> Registry[Path]:
-    return packaged_files("recipe", __name__)
-
-
 def recipe_names() -> list[str]:
     """The built-in recipes' names, sorted."""
-    return _builtin().names()
+    return packaged_files("recipe", __name__).names()
 
 
 def recipe_file(name_or_path: str | Path) -> Path:
@@ -332,7 +328,7 @@ def recipe_file(name_or_path: str | Path) -> Path:
     if "/" in text or "\\" in text:
         raise StsbenchError(f"recipe file {path} does not exist; give a YAML file or a built-in recipe")
     stem = re.sub(r"\.ya?ml$", "", text, flags=re.IGNORECASE)
-    builtin = _builtin()
+    builtin = packaged_files("recipe", __name__)
     if stem != text and builtin.canonical(stem) is None:
         # a file name meant a file: the ~50 built-in names are no answer to a mistyped path (#73)
         near = difflib.get_close_matches(stem.lower(), [n.lower() for n in builtin.names()], n=1, cutoff=0.6)
