@@ -5,8 +5,8 @@ These key every cache and reproduce step on its data and its code.
 A cache that outlives a change of the code that filled it answers with the old code's figures: edit the ``avg``
 pooler and a warm embedding cache still gave the old vectors. So every cache and every reproduce step is keyed
 by the sha256 of the source files that compute it (and, where they matter, torch's and transformers' major.minor),
-as the task cache already was (:mod:`stsbench.evaluation.task_cache`). Files are read from the package folder,
-never imported: a warm ``stsbench run`` stays fast and loads no torch.
+as the task cache already was (:func:`~stsbench.evaluation.run.load_task`). Files are read from the package
+folder, never imported: a warm ``stsbench run`` stays fast and loads no torch.
 
 What each key covers (:data:`ENTRIES`): the static import closure of the module(s) that compute that output.
 The closure follows every ``import`` and ``from ... import`` of an ``stsbench`` module in a file, those inside
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 ENTRIES: dict[str, tuple[str, ...]] = {
     # train.seeds plans the seeds of `train --seeds` (commands.train starts their processes)
     "train": ("stsbench.commands.train", "stsbench.train.loop", "stsbench.train.seeds"),
-    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
+    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run"),
     "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.registry"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
     "bootstrap": (

@@ -89,7 +89,7 @@ def test_names_are_refused_before_torch_imports(args, message):
 def test_transfer_entries_are_the_transfer_objects():
     """The registry knows each transfer task's name, kind and version without importing it; they agree."""
     from stsbench.tasks.registry import TRANSFER_TASK_NAMES, resolve_tasks, task_entry
-    from stsbench.tasks.transfer.builtin import TRANSFER_TASKS
+    from stsbench.tasks.transfer.tasks import TRANSFER_TASKS
 
     tasks = resolve_tasks("transfer")
     assert [t.name for t in tasks] == list(TRANSFER_TASK_NAMES) and all(

@@ -182,7 +182,7 @@ def run_cmd(
     options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, bootstrap=bootstrap)
     options.update(allow_modified_data=allow_modified_data, command=shared.command_line())
     if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
-        from stsbench.evaluation.seeds import run_seeds
+        from stsbench.evaluation.run import run_seeds
 
         if encode.prompted:  # the seeds' aggregate is filed by model only
             raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")

@@ -3,7 +3,7 @@
 A recipe (YAML, validated by :class:`Recipe`) names the published rows it reproduces (registry keys), its runs
 (method, a packaged config by name, overrides, seeds, corpus and its first lines, what each seed is evaluated
 on, the published row or cell its seeds are held against; a ``sweep:`` or ``grid:`` stands for one run per
-setting, :mod:`stsbench.recipes.sweeps`), an optional baseline model evaluated as it is, the
+setting, :func:`expand`), an optional baseline model evaluated as it is, the
 analyses (names from :data:`stsbench.analyses.registry.ANALYSES`, on which runs' seeds), and the report
 (title, baseline group). The built-in recipes are the YAML files beside this module, one per seed-paper table
 stsbench can address, in a ``-paper`` and an ``-official`` flavour where the paper and its code differ, and
@@ -18,6 +18,7 @@ refuses before anything runs, is here too; it imports the registries it reads wh
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Sequence
 from importlib import resources
@@ -27,8 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stsbench.errors import StsbenchError, validation_line
-from stsbench.registry import Registry, packaged_files
-from stsbench.stats.claims import Claim, fewest_listed
+from stsbench.registry import packaged_files
+from stsbench.stats.claims import Claim, fewest_listed, listing_fields
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 # why a published cell no built-in recipe produces cannot be, the closed set (docs/recipes.md): a baseline the paper
@@ -75,7 +76,7 @@ class Run(BaseModel):
     # more rows or cells the same seeds produce (a dev table beside a test one, a paper's two versions of a table)
     also_published: tuple[str, ...] = ()
     label: str | None = None  # the group's name in the report (default: the method's)
-    # filled by a sweep or grid (stsbench.recipes.sweeps), never written: the run it expands from, its settings
+    # filled by a sweep or grid (:func:`expand`), never written: the run it expands from, its settings
     sweep_of: str | None = None
     point: dict[str, Any] = {}
 
@@ -176,8 +177,6 @@ class Recipe(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _expand(cls, data: Any) -> Any:
-        from stsbench.recipes.sweeps import expand
-
         return expand(data)
 
     @model_validator(mode="after")
@@ -241,8 +240,6 @@ class Recipe(BaseModel):
             names = {r.name for r in self.runs}
             unknown = [n for n in runs if n not in names and n not in sweeps]
             if unknown:
-                import difflib
-
                 every = [*sweeps, *names]
                 near = difflib.get_close_matches(unknown[0], every, n=1, cutoff=0.6)
                 hint = f"did you mean {near[0]}? " if near else ""
@@ -263,15 +260,14 @@ class Recipe(BaseModel):
             stray = [s for s in seeds if s not in every]
             if stray:
                 raise StsbenchError(f"--seeds {stray[0]}: the runs chosen have seeds {every}")
-            kept = []
-            for r in chosen:
-                mine = tuple(s for s in r.seeds if s in seeds)
-                if mine:
-                    kept.append(r.model_copy(update={"seeds": mine}))
             left_seeds = [s for s in every if s not in seeds]
             if left_seeds:
                 omitted.append(f"seeds not run (--seeds): {', '.join(map(str, left_seeds))}")
-            chosen = kept
+            chosen = [
+                r.model_copy(update={"seeds": tuple(s for s in r.seeds if s in seeds)})
+                for r in chosen
+                if any(s in seeds for s in r.seeds)
+            ]
         names = {r.name for r in chosen}
         claims = []
         for i, claim in enumerate(self.claims, start=1):
@@ -318,13 +314,9 @@ def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
     return kind.model_validate(data)
 
 
-def _builtin() -> Registry[Path]:
-    return packaged_files("recipe", __name__)
-
-
 def recipe_names() -> list[str]:
     """The built-in recipes' names, sorted."""
-    return _builtin().names()
+    return packaged_files("recipe", __name__).names()
 
 
 def recipe_file(name_or_path: str | Path) -> Path:
@@ -336,7 +328,7 @@ def recipe_file(name_or_path: str | Path) -> Path:
     if "/" in text or "\\" in text:
         raise StsbenchError(f"recipe file {path} does not exist; give a YAML file or a built-in recipe")
     stem = re.sub(r"\.ya?ml$", "", text, flags=re.IGNORECASE)
-    builtin = _builtin()
+    builtin = packaged_files("recipe", __name__)
     if stem != text and builtin.canonical(stem) is None:
         # a file name meant a file: the ~50 built-in names are no answer to a mistyped path (#73)
         near = difflib.get_close_matches(stem.lower(), [n.lower() for n in builtin.names()], n=1, cutoff=0.6)
@@ -619,3 +611,172 @@ def check_analysis(name: str, options: dict[str, Any], with_corpus: bool = False
     analysis.make_config(**options)
     if with_corpus and "corpus" not in {f.name for f in dataclasses.fields(analysis.config_type)}:
         raise StsbenchError(f"analysis {name} reads no corpus; remove its corpus")
+
+
+# -- a run's sweep: (one training option) and grid: (two) as the runs they stand for ------------------------
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_EXPANDED = ("sweep_of", "point")  # what the expansion fills in a run: never written by hand
+
+
+def shown(value: Any) -> str:
+    """A swept value as the registry's column names and run names spell it (``True`` as ``true``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def point_name(base: str, point: dict[str, Any]) -> str:
+    """``<base>.<option>-<value>...``: the run a sweep's point is, as a folder name."""
+    parts = [base, *(f"{option}-{shown(value)}" for option, value in point.items())]
+    return _UNSAFE.sub("_", ".".join(parts))
+
+
+def _check_option(name: str, option: Any) -> None:
+    """Refuse a swept option that is not a training option, naming the nearest one.
+
+    Refused here, a misspelt option is not blamed on a claim naming the sweep's runs or on its published template.
+    """
+    from stsbench.train.config import OPTIONS
+
+    if option not in OPTIONS:
+        near = difflib.get_close_matches(str(option), list(OPTIONS), n=1)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise ValueError(f"run {name}: its sweep's option {option!r} is not a training option{hint}")
+
+
+def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
+    name = run.get("name", "?")
+    if "sweep" in run and "grid" in run:
+        raise ValueError(f"run {name}: give sweep (one option) or grid (two), not both")
+    axes = [run["sweep"]] if "sweep" in run else list(run["grid"])
+    if "grid" in run and len(axes) != 2:
+        raise ValueError(f"run {name}: a grid has two axes (a sweep has one), got {len(axes)}")
+    for axis in axes:
+        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {
+            "option",
+            "values",
+            "labels",
+        }:
+            raise ValueError(
+                f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}"
+            )
+        _check_option(name, axis["option"])
+        values = axis["values"]
+        if not isinstance(values, list) or len(values) < 2:
+            raise ValueError(f"run {name}: {axis['option']} needs two values or more, got {values!r}")
+        if len({shown(v) for v in values}) != len(values):
+            raise ValueError(f"run {name}: {axis['option']}'s values repeat: {values}")
+        labels = axis.get("labels")
+        if labels is not None and (not isinstance(labels, list) or len(labels) != len(values)):
+            raise ValueError(f"run {name}: {axis['option']}'s labels are one per value, got {labels!r}")
+    if len({axis["option"] for axis in axes}) != len(axes):
+        raise ValueError(f"run {name}: a grid varies two different options")
+    return axes
+
+
+def _points(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """Each point of the sweep or grid: its options' values, and how the paper spells each (its label)."""
+    axes = _axes(run)
+    spelt = [
+        list(zip(a["values"], a.get("labels") or [shown(v) for v in a["values"]], strict=True)) for a in axes
+    ]
+    options = [a["option"] for a in axes]
+    return [
+        (
+            dict(zip(options, [v for v, _ in pairs], strict=True)),
+            dict(zip(options, [s for _, s in pairs], strict=True)),
+        )
+        for pairs in itertools.product(*spelt)
+    ]
+
+
+def _cell(template: str | None, spelt: dict[str, str], name: str) -> str | None:
+    if template is None:
+        return None
+    try:
+        return template.format(**spelt)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"run {name}: published {template!r} cannot be filled from {sorted(spelt)} ({exc}); "
+            "write each swept option as {option}"
+        ) from None
+
+
+def expand(data: Any) -> Any:
+    """A recipe's raw mapping with each sweep or grid run replaced by its runs, and claims' sweep names too.
+
+    A recipe's ``sweep:`` (one training option) and ``grid:`` (two) as the runs they stand for.
+
+    A paper's sweep table varies one setting (ESimCSE's dup rate, MoCoSE's EMA decay) or two (MoCoSE's
+    projection x predictor layers) with everything else fixed. A recipe writes it once::
+
+        runs:
+          - name: dup-rate
+            method: esimcse
+            config: esimcse-minilm-cpu
+            seeds: [1, 2, 3]
+            sweep: {option: dup_rate, values: [0.08, 0.16, 0.24, 0.32]}
+            published: "esimcse-arxiv/table9/dup-rate#dup_rate={dup_rate}"
+
+    and it is read as one run per value (per pair of values for a grid, the first axis outermost), named
+    deterministically ``<name>.<option>-<value>[.<option>-<value>]`` (``dup-rate.dup_rate-0.08``; a character
+    a folder name cannot hold becomes ``_``), each with the swept options added to its overrides and its
+    published cell the template filled with them (``{dup_rate}`` -> ``0.08``: Python's ``str`` of the YAML
+    value, which is how the registry's column names spell the papers' settings; an axis' ``labels``, one per
+    value, replace them where the paper spells a setting otherwise:
+    ``{option: fgsm_epsilon, values: [0, 5.0e-9], labels: ["no FGSM", "eps=5e-9"]}``). ``also_published`` is
+    filled the same way. A claim may name the sweep itself among its settings (``among: [dup-rate]``): that
+    stands for every run of the sweep, in its order.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        return data
+    runs: list[Any] = []
+    members: dict[str, list[str]] = {}
+    for run in data["runs"]:
+        if not isinstance(run, dict):
+            runs.append(run)
+            continue
+        written = [k for k in _EXPANDED if k in run]
+        if written:
+            raise ValueError(
+                f"run {run.get('name', '?')}: {written[0]} is filled by sweep or grid, not written"
+            )
+        if "sweep" not in run and "grid" not in run:
+            runs.append(run)
+            continue
+        base = str(run.get("name", "?"))
+        rest = {k: v for k, v in run.items() if k not in ("sweep", "grid")}
+        names = []
+        for point, spelt in _points(run):
+            name = point_name(base, point)
+            overlap = sorted(set(point) & {str(k).replace("-", "_") for k in rest.get("overrides") or {}})
+            if overlap:
+                raise ValueError(f"run {base}: {overlap[0]} is swept and also in its overrides")
+            expanded = {
+                **rest,
+                "name": name,
+                "overrides": {**(rest.get("overrides") or {}), **point},
+                "published": _cell(rest.get("published"), spelt, base),
+                "also_published": [_cell(t, spelt, base) for t in rest.get("also_published") or []],
+                "sweep_of": base,
+                "point": point,
+            }
+            if rest.get("label"):
+                expanded["label"] = f"{rest['label']} ({', '.join(f'{k}={v}' for k, v in spelt.items())})"
+            runs.append(expanded)
+            names.append(name)
+        members[base] = names
+    claims = data.get("claims")
+    if members and isinstance(claims, list):
+        claims = [_claim_with_members(c, members) for c in claims]
+    return {**data, "runs": runs, **({"claims": claims} if claims is not None else {})}
+
+
+def _claim_with_members(claim: Any, members: dict[str, list[str]]) -> Any:
+    if not isinstance(claim, dict):
+        return claim
+    out = dict(claim)
+    for field in listing_fields():
+        if isinstance(out.get(field), list):
+            out[field] = [m for s in out[field] for m in members.get(s, [s])]
+    return out

@@ -477,6 +477,13 @@ def hours_text(value: float | None) -> str:
     )
 
 
+def list_row(s: dict[str, Any]) -> tuple[str, ...]:
+    """A recipe's row in ``--list`` and docs/recipes-list.md: name, flavour, tables, four counts, cost."""
+    hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
+    counts = [str(len(s[k])) for k in ("cells", "unreproducible", "claims")] + [str(s["trainings"])]
+    return (s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours)
+
+
 def markdown(found: list[dict[str, Any]] | None = None) -> str:
     """``docs/recipes-list.md``: the recipes' table, the papers' figures, then every unreproducible cell with its reason.
 
@@ -495,11 +502,8 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
     ]
     every: dict[str, tuple[str, list[str]]] = {}  # a cell no recipe produces -> its reason, the recipes
     for s in found:
-        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
-        lines.append(
-            f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
-            f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
-        )
+        name, *cells = list_row(s)
+        lines.append(f"| `{name}` | {' | '.join(cells)} |")
         for cell, reason in s["unreproducible"].items():
             every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]

@@ -146,7 +146,7 @@ def train_step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        **asdict(keys),
+        **keys,
         code=train_code(cfg.to_dict()),
         folder=folder,
         total_steps=run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size),
@@ -171,7 +171,7 @@ def evaluation_step(
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", spec.mode)
     args += ("--output", str(out / "results"), "--data-dir", str(data_dir))
     code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
-    return Step(step_id, "evaluate", args, **asdict(keys), code=code, data=tuple(files), **fields)
+    return Step(step_id, "evaluate", args, **keys, code=code, data=tuple(files), **fields)
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
@@ -225,7 +225,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             deps = (train.id,) if train is not None else ()
             outputs, sid = (f"results/analyses/{folder}/*/{stem}.*",), f"analysis/{i}-{a.name}/{label}"
             steps.append(
-                Step(sid, "analysis", args, **asdict(keys), code=code, deps=deps, outputs=outputs, data=read)
+                Step(sid, "analysis", args, **keys, code=code, deps=deps, outputs=outputs, data=read)
             )
 
     return steps
@@ -347,7 +347,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
     args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
-    keys = asdict(make_keys(material))
+    keys = make_keys(material)
     return Step("report", "report", args, **keys, code=code_of("report"), deps=deps, outputs=("report.md",))
 
 

@@ -61,8 +61,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from stsbench import sources  # through the module: tests stand in for its functions
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
+from stsbench.results import schema
 from stsbench.results.runs import RUN_META, TRAIN_LOG
-from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord, empty_state, read_state
+from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord
 from stsbench.train.log import continue_flags, run_status
 
 if TYPE_CHECKING:
@@ -173,17 +174,9 @@ def model_identity(name: str | None, revision: str | None = None) -> Any:
     return f"{name}@{revision}" if revision else f"unpinned:{name}"
 
 
-@dataclass(frozen=True)
-class Keys:
-    """A step's key and a digest per part of it."""
-
-    key: str
-    parts: dict[str, str] = field(default_factory=dict)
-
-
-def make_keys(material: dict[str, Any]) -> Keys:
-    """The key of ``material`` and its parts."""
-    return Keys(digest(material), key_parts(material))
+def make_keys(material: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``key``, the digest of ``material``, and its ``parts``, a digest per part of it."""
+    return {"key": digest(material), "parts": key_parts(material)}
 
 
 def key_parts(material: dict[str, Any]) -> dict[str, str]:
@@ -288,12 +281,15 @@ def load_state(out: Path) -> ReproduceState:
     """The recorded state of ``out`` (an empty one where none is); one line for a file that is not one."""
     path = Path(out) / STATE_FILE
     if not path.is_file():
-        return empty_state()
+        return {"kind": schema.STATE_KIND, "steps": {}, "sessions": []}
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StsbenchError(f"{path} cannot be read ({exc}); remove it to start the plan again") from None
-    return read_state(path, state)
+        if not isinstance(state, dict) or state.get("kind") != schema.STATE_KIND:
+            raise StsbenchError(f"{path} is not the state of stsbench reproduce; pass another --out")
+        return schema.validated(ReproduceState, state)
+    except (OSError, ValueError) as exc:  # Malformed is a ValueError: what does not match the state's type
+        why = f"malformed state: {exc}" if isinstance(exc, schema.Malformed) else exc
+        raise StsbenchError(f"{path} cannot be read ({why}); remove it to start the plan again") from None
 
 
 def save_state(out: Path, state: ReproduceState) -> None:
