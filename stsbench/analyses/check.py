@@ -76,12 +76,6 @@ def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
     return (str(path.parent), int(m.group(1))) if m else (str(path), None)
 
 
-def _records(results_dir: Path, analysis: str) -> list[AnalysisRecord]:
-    types = {a.name: a.result_class() for a in all_analyses()}
-    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
-    return [r for r in coll.analyses if r.analysis == analysis]
-
-
 def check_analysis(
     results_dir: Path,
     key: str,
@@ -100,7 +94,9 @@ def check_analysis(
     if entry.kind != "analysis" or not entry.analysis:
         raise StsbenchError(f"{key} is a table of task scores, not of an analysis")
     analysis = get_analysis(entry.analysis)
-    records = _records(results_dir, analysis.name)
+    types = {a.name: a.result_class() for a in all_analyses()}
+    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
+    records = [r for r in coll.analyses if r.analysis == analysis.name]
     if not records:
         raise StsbenchError(
             f"no {analysis.name} results under {results_dir}; make them with "

@@ -249,7 +249,6 @@ class AlignUniform(StsbSplit):
     command = "align-uniform"
     title = "Alignment and uniformity"
     describe = "alignment/uniformity results"
-    make = "stsbench align-uniform --model MODEL --output RESULTS/analyses"
     help = "Measure alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3)."
     config_type = AlignUniformConfig
     result_type = AlignUniformResult
@@ -278,8 +277,6 @@ class SpectrumAnalysis(StsbSplit):
     name = "spectrum"
     command = "spectrum"
     title = "Singular-value spectra"
-    describe = "spectrum results"
-    make = "stsbench spectrum --model MODEL --output RESULTS/analyses"
     help = "Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."
     config_type = SpectrumConfig
     result_type = SpectrumResult
@@ -365,12 +362,9 @@ def load_split(data_dir: Path, task: str, split: str) -> Pairs:
     if split != "all":
         return load_pairs(data_dir, task, split)
     parts = [load_pairs(data_dir, task, s) for s in SPLITS]
-
-    def cat(field: str) -> list[str]:
-        return [s for p in parts for s in getattr(p, field)]
-
+    sent1, sent2, subset = ([s for p in parts for s in getattr(p, f)] for f in ("sent1", "sent2", "subset"))
     gold = np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts])
-    return Pairs(task, cat("sent1"), cat("sent2"), gold, cat("subset"), parts[0].scale)
+    return Pairs(task, sent1, sent2, gold, subset, parts[0].scale)
 
 
 def cosine_density(
@@ -456,8 +450,6 @@ class CosineDensity(StsbSplit):
     name = "cosine_density"
     command = "cosine-density"
     title = "Cosine density by gold score"
-    describe = "cosine-density results"
-    make = "stsbench cosine-density --model MODEL --output RESULTS/analyses"
     help = "Density of cosine similarities by gold-score group on STS-B (SimCSE Fig. 4)."
     config_type = CosineDensityConfig
     result_type = CosineDensityResult
