@@ -120,12 +120,12 @@ class Analysis(ABC):
 
     @property
     def describe(self) -> str:
-        """What a report without its results says is missing (default: ``length-bias results``, from the command)."""
+        """What a report without its results says is missing (default: ``<command> results``)."""
         return f"{self.command} results"
 
     @property
     def make(self) -> str:
-        """The command that makes its results (RESULTS: the report's --results folder); default: one model's run."""
+        """The command that makes its results (RESULTS: the report's --results folder; default: one model)."""
         return f"stsbench {self.command} --model MODEL --output RESULTS/analyses"
 
     def prepare(self, config: Any) -> Any:
