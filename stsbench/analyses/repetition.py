@@ -251,11 +251,9 @@ def repetition_probe(
     pairs = zip(sample.triples, s1, s2, strict=True)
     scored = [replace(t, sim_q_s1=float(a), sim_q_s2=float(b)) for t, a, b in pairs]
     a, b = 100.0 * float(np.mean(s1)), 100.0 * float(np.mean(s2))
-    # how and from where the sample was drawn
-    drawn = {f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"}
-    return RepetitionResult(
-        **drawn, n_triples=len(scored), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a, triples=scored
-    )
+    # how and from where the sample was drawn, its triples scored
+    drawn = {f.name: getattr(sample, f.name) for f in fields(ProbeSample)} | {"triples": scored}
+    return RepetitionResult(**drawn, n_triples=len(s1), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a)
 
 
 def write_triples(path: Path, triples: list[ProbeTriple]) -> Path:
