@@ -76,12 +76,6 @@ def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
     return (str(path.parent), int(m.group(1))) if m else (str(path), None)
 
 
-def _records(results_dir: Path, analysis: str) -> list[AnalysisRecord]:
-    types = {a.name: a.result_class() for a in all_analyses()}
-    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
-    return [r for r in coll.analyses if r.analysis == analysis]
-
-
 def check_analysis(
     results_dir: Path,
     key: str,
@@ -100,7 +94,9 @@ def check_analysis(
     if entry.kind != "analysis" or not entry.analysis:
         raise StsbenchError(f"{key} is a table of task scores, not of an analysis")
     analysis = get_analysis(entry.analysis)
-    records = _records(results_dir, analysis.name)
+    types = {a.name: a.result_class() for a in all_analyses()}
+    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
+    records = [r for r in coll.analyses if r.analysis == analysis.name]
     if not records:
         raise StsbenchError(
             f"no {analysis.name} results under {results_dir}; make them with "
@@ -133,8 +129,13 @@ def check_analysis(
     found.sort(key=lambda x: (x[0] is None, x[0] or 0, x[1].path))
     intervals = {c: v[2] for c, v in found[0][2].items() if v[2]} if len(found) == 1 else {}
     seeds, recs, figures = zip(*found, strict=True)
-    rows = _rows(entry, list(figures), difference, level)
-    return AnalysisComparison(entry, folder, seeds, tuple(r.path for r in recs), rows, intervals)
+    rows = []
+    for column, printed in entry.values.items():
+        pairs = [s[column] for s in figures if column in s]  # none: missing (the published figure as printed)
+        published = pairs[0][1] if pairs else float(printed)
+        summary = summary_dict([p[0] for p in pairs]) if pairs else None
+        rows.append(SeedRow(column, published, summary, True, difference, level))
+    return AnalysisComparison(entry, folder, seeds, tuple(r.path for r in recs), tuple(rows), intervals)
 
 
 def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, Any]]) -> bool:
@@ -142,15 +143,3 @@ def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, A
     rec = found[0][1]
     base = Path(rec.path).parent
     return any(same_path(x, model, base) for x in (folder, rec.model.name)) or folder.endswith(f"/{model}")
-
-
-def _rows(
-    entry: Entry, seeds: list[dict[str, tuple]], difference: float, level: float
-) -> tuple[SeedRow, ...]:
-    rows = []
-    for column, printed in entry.values.items():
-        pairs = [s[column] for s in seeds if column in s]  # none: missing (the published figure as printed)
-        published = pairs[0][1] if pairs else float(printed)
-        summary = summary_dict([p[0] for p in pairs]) if pairs else None
-        rows.append(SeedRow(column, published, summary, True, difference, level))
-    return tuple(rows)

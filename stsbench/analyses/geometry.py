@@ -138,6 +138,11 @@ def spectrum(
     return spectrum_from_vectors(table[sents], pairs.name, split, n_random_pairs, seed)
 
 
+def _task_split(result: Any) -> str:
+    """``STS-B dev``: the task and split of a result, as its tables and figures name them."""
+    return f"{short_name(result.task)} {result.split}"
+
+
 def align_uniform_table(variant: str, results: dict[str, Any]) -> Table:
     """l_align and l_uniform per model (lower is better for both)."""
     first = next(iter(results.values()))
@@ -147,11 +152,10 @@ def align_uniform_table(variant: str, results: dict[str, Any]) -> Table:
         for label, r in results.items()
     ]
     notes = [
-        f"{short_name(first.task)} {first.split}: alignment over the pairs with gold > {first.positive_threshold:g}, "
+        f"{_task_split(first)}: alignment over the pairs with gold > {first.positive_threshold:g}, "
         "uniformity over every pair of distinct sentences (Wang & Isola 2020; SimCSE Fig. 2)."
     ]
-    title = f"Alignment and uniformity ({short_name(first.task)} {first.split})"
-    return make_table(variant, title, columns, rows, notes)
+    return make_table(variant, f"Alignment and uniformity ({_task_split(first)})", columns, rows, notes)
 
 
 def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
@@ -163,18 +167,17 @@ def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
         cells = [fmt(n.value, n.decimals) for n in spectrum_numbers(r)]
         rows.append([label, str(r.dim), *cells[:4], str(r.uncentred.numerical_rank), *cells[4:]])
     notes = [
-        f"Singular values of the {first.n_sentences} unique {short_name(first.task)} {first.split} sentence "
+        f"Singular values of the {first.n_sentences} unique {_task_split(first)} sentence "
         "embeddings; erank: exp(entropy of s / sum s) (Roy & Vetterli); top share: s1^2 / sum s^2; "
         f"random pairs: {first.n_random_pairs}, seed {first.seed}. A flatter spectrum (higher erank, lower "
         "share) is a more isotropic space."
     ]
-    title = f"Singular-value spectra ({short_name(first.task)} {first.split})"
-    return make_table(variant, title, columns, rows, notes)
+    return make_table(variant, f"Singular-value spectra ({_task_split(first)})", columns, rows, notes)
 
 
 def align_uniform_numbers(result: Any) -> list[Number]:
     """l_align and l_uniform."""
-    row = f"{short_name(result.task)} {result.split}"
+    row = _task_split(result)
     return [
         Number(row, "l_align", result.alignment, 4, headline=True),
         Number(row, "l_uniform", result.uniformity, 4, headline=True),
@@ -183,7 +186,7 @@ def align_uniform_numbers(result: Any) -> list[Number]:
 
 def spectrum_numbers(result: Any) -> list[Number]:
     """Effective rank and top-component share (raw, centred), mean cosines."""
-    row = f"{short_name(result.task)} {result.split}"
+    row = _task_split(result)
     return [
         Number(row, "erank raw", result.uncentred.effective_rank),
         Number(row, "erank centred", result.centred.effective_rank, headline=True),
@@ -206,7 +209,7 @@ def align_uniform_figure(results: dict[str, AlignUniformResult], stem: Path) -> 
     first = next(iter(results.values()))
     ax.set(xlabel=r"$\ell_{uniform}$", ylabel=r"$\ell_{align}$")
     ax.set_title(
-        f"{short_name(first.task)} {first.split}: {first.n_positive_pairs} positive pairs (gold > "
+        f"{_task_split(first)}: {first.n_positive_pairs} positive pairs (gold > "
         f"{first.positive_threshold:g}), {first.n_sentences} sentences",
         fontsize=8,
     )
@@ -230,7 +233,7 @@ def spectrum_figure(results: dict[str, SpectrumResult], stem: Path) -> list[Path
         ax.legend(fontsize=6)
     first = next(iter(results.values()))
     axes[0].set_ylabel("singular value / largest")
-    fig.suptitle(f"{short_name(first.task)} {first.split}: {first.n_sentences} unique sentences", fontsize=9)
+    fig.suptitle(f"{_task_split(first)}: {first.n_sentences} unique sentences", fontsize=9)
     return afig.laid_out(fig, stem)
 
 
@@ -249,7 +252,6 @@ class AlignUniform(StsbSplit):
     command = "align-uniform"
     title = "Alignment and uniformity"
     describe = "alignment/uniformity results"
-    make = "stsbench align-uniform --model MODEL --output RESULTS/analyses"
     help = "Measure alignment and uniformity on STS-B (Wang & Isola 2020; SimCSE Fig. 2/3)."
     config_type = AlignUniformConfig
     result_type = AlignUniformResult
@@ -278,8 +280,6 @@ class SpectrumAnalysis(StsbSplit):
     name = "spectrum"
     command = "spectrum"
     title = "Singular-value spectra"
-    describe = "spectrum results"
-    make = "stsbench spectrum --model MODEL --output RESULTS/analyses"
     help = "Plot singular-value spectra of STS-B embeddings, raw and centred (MoCoSE Fig. 7)."
     config_type = SpectrumConfig
     result_type = SpectrumResult
@@ -365,12 +365,9 @@ def load_split(data_dir: Path, task: str, split: str) -> Pairs:
     if split != "all":
         return load_pairs(data_dir, task, split)
     parts = [load_pairs(data_dir, task, s) for s in SPLITS]
-
-    def cat(field: str) -> list[str]:
-        return [s for p in parts for s in getattr(p, field)]
-
+    sent1, sent2, subset = ([s for p in parts for s in getattr(p, f)] for f in ("sent1", "sent2", "subset"))
     gold = np.concatenate([np.asarray(p.gold, dtype=np.float64) for p in parts])
-    return Pairs(task, cat("sent1"), cat("sent2"), gold, cat("subset"), parts[0].scale)
+    return Pairs(task, sent1, sent2, gold, subset, parts[0].scale)
 
 
 def cosine_density(
@@ -406,13 +403,12 @@ def density_table(variant: str, results: dict[str, Any]) -> Table:
         "then the first and third quartiles, per group (gold 0 to 1, 1 excluded, ... 4 to 5, 5 included); pairs "
         "per group in the last column. SimCSE Figure 4 draws these groups' densities."
     ]
-    title = f"Cosine by gold score ({short_name(first.task)} {first.split})"
-    return make_table(variant, title, columns, rows, notes)
+    return make_table(variant, f"Cosine by gold score ({_task_split(first)})", columns, rows, notes)
 
 
 def density_numbers(result: Any) -> list[Number]:
     """Each gold group's mean cosine, and the spread between the highest- and lowest-rated groups' means."""
-    row = f"mean cosine, {short_name(result.task)} {result.split}"
+    row = f"mean cosine, {_task_split(result)}"
     out = [Number(row, f"gold {g.label}", g.mean, 3) for g in result.groups]
     first, last = result.groups[0].mean, result.groups[-1].mean
     gap = None if first is None or last is None else last - first
@@ -438,8 +434,7 @@ def density_figure(results: dict[str, CosineDensityResult], stem: Path) -> list[
         ax.set_title(label, fontsize=8)
         ax.set(xlabel="cosine similarity", xlim=(-1.0, 1.0))
     axes.flat[0].set_ylabel("gold score group")
-    title = f"{short_name(first.task)} {first.split} ({first.n_pairs} pairs): cosine density by gold score"
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(f"{_task_split(first)} ({first.n_pairs} pairs): cosine density by gold score", fontsize=9)
     return afig.laid_out(fig, stem)
 
 
@@ -456,8 +451,6 @@ class CosineDensity(StsbSplit):
     name = "cosine_density"
     command = "cosine-density"
     title = "Cosine density by gold score"
-    describe = "cosine-density results"
-    make = "stsbench cosine-density --model MODEL --output RESULTS/analyses"
     help = "Density of cosine similarities by gold-score group on STS-B (SimCSE Fig. 4)."
     config_type = CosineDensityConfig
     result_type = CosineDensityResult

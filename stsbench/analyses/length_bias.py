@@ -509,7 +509,6 @@ class LengthBias(Analysis):
     name = "length_bias"
     command = "length-bias"
     title = "Length bias"
-    describe = "length-bias results"
     make = "stsbench length-bias --model MODEL [--model MODEL2 ...] --output RESULTS/analyses"
     help = "Score pairs by length difference on STS12-16, STS-B, SICK-R test (ESimCSE Tables 1, 7)."
     config_type = LengthBiasConfig

@@ -98,8 +98,6 @@ class Analysis(ABC):
     name: ClassVar[str]  # ``length_bias``: the results files' ``analysis`` key and file stem
     command: ClassVar[str]  # ``length-bias``: the CLI command
     title: ClassVar[str]  # the report section's title
-    describe: ClassVar[str]  # "length-bias results": what a report without them says is missing
-    make: ClassVar[str]  # the command that makes them (RESULTS: the report's --results folder)
     help: ClassVar[str]  # the command's one-line help
     # a frozen dataclass (pydantic's, or a standard one read through pydantic); fields made with
     # :func:`stsbench.options.option`, their bounds checked as a training option's are
@@ -119,6 +117,16 @@ class Analysis(ABC):
     # | str``, in points (x100 where the paper prints a fraction; interval: one checkpoint's bootstrap interval
     # over pairs, or None), or why they are not comparable (what ``check`` judges); none: no entry is checked
     published_builder: ClassVar[Callable[[Any, Any], dict[str, tuple] | str] | str | None] = None
+
+    @property
+    def describe(self) -> str:
+        """What a report without its results says is missing (default: ``<command> results``)."""
+        return f"{self.command} results"
+
+    @property
+    def make(self) -> str:
+        """The command that makes its results (RESULTS: the report's --results folder; default: one model)."""
+        return f"stsbench {self.command} --model MODEL --output RESULTS/analyses"
 
     def prepare(self, config: Any) -> Any:
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
@@ -237,7 +245,7 @@ def _check_class(cls: Any) -> None:
     """What :func:`register_analysis` asks of a class (a ``TypeError`` names the class and what is missing)."""
     if not (isinstance(cls, type) and issubclass(cls, Analysis)):
         raise TypeError(f"{cls!r} is not an Analysis subclass")
-    for attr in ("name", "command", "title", "describe", "make", "help", "result_type"):
+    for attr in ("name", "command", "title", "help", "result_type"):
         if not hasattr(cls, attr):
             raise TypeError(f"analysis {cls.__name__} does not set {attr}")
     if not dataclasses.is_dataclass(cls.config_type):
@@ -292,11 +300,8 @@ def all_analyses() -> list[Analysis]:
     names: list[str] = []
     while len(names) < len(ANALYSES):  # importing an entry point's module may register more (its decorators)
         names = ANALYSES.names()
-        found = []
-        for name in names:
-            analysis = _instance(name)
-            if analysis not in found:  # an entry point named otherwise than its class: one analysis
-                found.append(analysis)
+        # an entry point named otherwise than its class: one analysis
+        found = list(dict.fromkeys(_instance(name) for name in names))
     return found
 
 
@@ -341,9 +346,8 @@ def published_pairs(
     intervals: dict[str, Interval] | None = None,
 ) -> dict[str, tuple[float, float, Interval]]:
     """``{column: (measured x scale, published x scale, interval)}`` for the entry's columns measured here."""
-    intervals = intervals or {}
     return {
-        c: (v * scale, float(entry.values[c]) * scale, intervals.get(c))
+        c: (v * scale, float(entry.values[c]) * scale, (intervals or {}).get(c))
         for c, v in measured.items()
         if v is not None and c in entry.values
     }

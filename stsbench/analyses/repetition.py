@@ -102,7 +102,6 @@ class ProbeSample:
 
     corpus: str
     n_corpus_sentences: int | None
-    triples: list[ProbeTriple]
     n_requested: int
     n_queries_without_candidate: int | None = None
     overlap_measure: str | None = None
@@ -110,27 +109,18 @@ class ProbeSample:
     max_overlap: float | None = None
     seed: int | None = None
     triples_from: str | None = None  # the .triples.jsonl file reused, if any
+    triples: list[ProbeTriple] = field(default_factory=list)
 
 
-@dataclass
-class RepetitionResult:
-    """Mean similarities x100 over the triples, and the sample's description."""
+@dataclass(kw_only=True)
+class RepetitionResult(ProbeSample):
+    """Mean similarities x100 over the scored triples, and the sample's description."""
 
-    corpus: str
-    n_corpus_sentences: int | None
-    n_requested: int
     n_triples: int
-    n_queries_without_candidate: int | None
-    overlap_measure: str | None
-    min_overlap: float | None
-    max_overlap: float | None
-    seed: int | None
-    triples_from: str | None
     mean_sim_q_s1: float  # x100, as Table 8
     mean_sim_q_s2: float  # x100
     difference: float  # mean_sim_q_s2 - mean_sim_q_s1 (x100)
     words: str = WORDS
-    triples: list[ProbeTriple] = field(default_factory=list)
 
     def to_dict(self, with_triples: bool = False) -> dict[str, Any]:
         """Plain dict for JSON (the triples go to their own JSONL file unless asked for)."""
@@ -239,14 +229,14 @@ def draw_sample(
             "--min-overlap/--max-overlap"
         )
     return ProbeSample(
-        str(corpus_path), len(corpus), triples, n, skipped, measure, min_overlap, max_overlap, seed
+        str(corpus_path), len(corpus), n, skipped, measure, min_overlap, max_overlap, seed, triples=triples
     )
 
 
 def sample_from_file(path: Path) -> ProbeSample:
     """Read a sample saved by an earlier run (:func:`write_triples`), to probe more models on it."""
     triples = read_triples(path)
-    return ProbeSample("(from triples file)", None, triples, len(triples), triples_from=str(path))
+    return ProbeSample("(from triples file)", None, len(triples), triples_from=str(path), triples=triples)
 
 
 def repetition_probe(
@@ -261,11 +251,9 @@ def repetition_probe(
     pairs = zip(sample.triples, s1, s2, strict=True)
     scored = [replace(t, sim_q_s1=float(a), sim_q_s2=float(b)) for t, a, b in pairs]
     a, b = 100.0 * float(np.mean(s1)), 100.0 * float(np.mean(s2))
-    # how and from where the sample was drawn
-    drawn = {f.name: getattr(sample, f.name) for f in fields(sample) if f.name != "triples"}
-    return RepetitionResult(
-        **drawn, n_triples=len(scored), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a, triples=scored
-    )
+    # how and from where the sample was drawn, its triples scored
+    drawn = {f.name: getattr(sample, f.name) for f in fields(ProbeSample)} | {"triples": scored}
+    return RepetitionResult(**drawn, n_triples=len(s1), mean_sim_q_s1=a, mean_sim_q_s2=b, difference=b - a)
 
 
 def write_triples(path: Path, triples: list[ProbeTriple]) -> Path:
@@ -390,7 +378,6 @@ class RepetitionProbe(Analysis):
     name = "repetition_probe"
     command = "repetition-probe"
     title = "Repetition probe"
-    describe = "repetition-probe results"
     make = "stsbench repetition-probe --model MODEL --corpus wiki1m_for_simcse.txt --output RESULTS/analyses"
     help = "Probe whether repeating shared words raises similarity (ESimCSE COLING 5.5, Table 8)."
     config_type = RepetitionConfig
