@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import copy
 import math
-import queue
 import random
-import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -441,59 +441,44 @@ def prefetch_depth(device: str) -> int:
 class Batches:
     """The views of steps ``start`` to ``stop - 1``, in order, on ``device``.
 
-    ``depth`` > 0: a background thread makes up to ``depth`` steps ahead (in pinned memory on CUDA, so
-    the copy to the device does not block); 0: each step's views are made when asked. Use as a context
-    manager, so that the thread stops with the run, however it ends.
+    ``depth`` > 0: a worker thread makes up to ``depth`` steps ahead (in pinned memory on CUDA, so the copy
+    to the device does not block); 0: each step's views are made when asked. Use as a context manager, so
+    that the thread stops with the run, however it ends.
     """
 
     def __init__(
         self, make: Callable[[int], Views], *, start: int, stop: int, device: str, depth: int
     ) -> None:
-        self.make, self.device, self.depth = make, device, depth
+        self.make, self.device, self.depth, self.stop = make, device, depth, stop
         self.pin = depth > 0 and torch.device(device).type == "cuda"
-        self._queue: queue.Queue = queue.Queue(maxsize=max(1, depth))
-        self._stop = threading.Event()
-        self._thread = None
-        if depth > 0:
-            self._thread = threading.Thread(target=self._work, args=(start, stop), daemon=True)
-            self._thread.start()
+        self.pool = ThreadPoolExecutor(1) if depth > 0 else None
+        self.ahead: deque[tuple[int, Future]] = deque()  # the steps asked of the thread, in order
+        self.next = start
+        self._fill()
 
-    def _put(self, item: tuple) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def _made(self, step: int) -> Views:
+        views = self.make(step)
+        return views.map(torch.Tensor.pin_memory) if self.pin else views
 
-    def _work(self, start: int, stop: int) -> None:
-        try:
-            for step in range(start, stop):
-                views = self.make(step)
-                if self.pin:
-                    views = views.map(torch.Tensor.pin_memory)
-                if not self._put((step, views)):
-                    return
-        except BaseException as exc:  # handed to the main thread, which raises it at its next get
-            self._put((None, exc))
+    def _fill(self) -> None:
+        while self.pool is not None and len(self.ahead) < self.depth and self.next < self.stop:
+            self.ahead.append((self.next, self.pool.submit(self._made, self.next)))
+            self.next += 1
 
     def get(self, step: int) -> Views:
         """The views of ``step`` on the device (steps must be asked for in order)."""
-        if self._thread is None:
+        if self.pool is None:
             return self.make(step).to(self.device)
-        made, item = self._queue.get()
-        if made is None:
-            raise item
+        made, views = self.ahead.popleft()
         if made != step:
             raise RuntimeError(f"the views of step {made} came for step {step}")  # a caller skipped a step
-        return item.to(self.device, non_blocking=self.pin)
+        self._fill()
+        return views.result().to(self.device, non_blocking=self.pin)  # the thread's error raised here
 
     def close(self) -> None:
-        """Stop the thread (it may be waiting to hand over a step nobody will ask for)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        """Stop the thread (the steps made ahead that nobody will ask for are dropped)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Batches:
         return self

@@ -58,7 +58,7 @@ validation as ``TrainConfig(...)`` from Python; a refusal names the file a bad v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -163,14 +163,20 @@ def find_method(name: object) -> MethodSpec | None:
 
 def method_choices() -> str:
     """``--method``'s help: each name with what it trains on, ``simcse (...), esimcse or mocose``."""
-    parts = [f"{spec.name} ({spec.about})" if spec.about else spec.name for spec in method_specs()]
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+    return _either(f"{spec.name} ({spec.about})" if spec.about else spec.name for spec in method_specs())
 
 
 def method_labels() -> str:
     """The methods for ``stsbench train``'s help: ``SimCSE (unsup or sup), ESimCSE or MoCoSE``."""
-    parts = [f"{spec.label} (unsup or sup)" if spec.supervised else spec.label for spec in method_specs()]
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+    return _either(
+        f"{spec.label} (unsup or sup)" if spec.supervised else spec.label for spec in method_specs()
+    )
+
+
+def _either(names: Iterable[str]) -> str:
+    """``a, b or c`` (``a`` alone for one)."""
+    *rest, last = names
+    return f"{', '.join(rest)} or {last}" if rest else last
 
 
 def share(default: float, help_text: str, **more: Any) -> Any:
@@ -343,9 +349,6 @@ class SelectionOptions(BaseModel):
 
 
 # -- the options every method has ----------------------------------------------------------------------------
-
-
-__all__ = ["CommonOptions"]
 
 
 class CommonOptions(BaseModel):
@@ -653,9 +656,7 @@ def options_model(method: str | None) -> type[BaseModel]:
     mine = [g for g in found.groups if spec is None or g in spec.options or g not in found.of_methods]
     label = spec.label if spec is not None else "Any method"
     name = "".join(ch for ch in label.title() if ch.isalnum()) + "MethodOptions"
-    if not mine:
-        return create_model(name, __base__=_Empty)
-    return create_model(name, __base__=tuple(reversed(mine)))
+    return create_model(name, __base__=tuple(reversed(mine)) or _Empty)
 
 
 class _Empty(BaseModel):
