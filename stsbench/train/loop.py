@@ -170,7 +170,6 @@ class Run:
     net: torch.nn.Module | None  # DDP over (model, method) with several processes
     dev: DevSet | None  # rank 0 alone evaluates
     tests: TestSets | None  # select_on: sts-test (rank 0)
-    per_epoch: int
     order: BatchOrder  # which rows make each batch (shuffled, or within length buckets)
     total: int
     meta: dict[str, Any]  # what every exported checkpoint's stsbench.json holds
@@ -188,6 +187,11 @@ class Run:
     def device(self) -> str:
         """The device this process trains on."""
         return self.ctx.device
+
+    @property
+    def per_epoch(self) -> int:
+        """Steps an epoch."""
+        return self.order.per_epoch
 
     def elapsed(self) -> float:
         """Wall seconds of the whole run so far, across resumes."""
@@ -245,8 +249,7 @@ def setup(
         texts = [row[0] for row in data.rows]
         buckets = length_buckets_of(texts, cfg.batch_buckets, cfg.batch_bucket_unit, tokenizer)
     order = BatchOrder(len(data), cfg.batch_size, ctx.world, buckets)
-    per_epoch = order.per_epoch
-    total = cfg.max_steps or cfg.epochs * per_epoch
+    total = cfg.max_steps or cfg.epochs * order.per_epoch
     augment_corpus(method, data, order, total, cfg.seed, ctx)
     method.start(total)
     net = None
@@ -290,7 +293,6 @@ def setup(
         net=net,
         dev=dev,
         tests=tests,
-        per_epoch=per_epoch,
         order=order,
         total=total,
         meta=meta,
@@ -361,15 +363,15 @@ def batch_views(run: Run, step: int) -> Views:
     return run.method.make_views([run.data.rows[i] for i in rows], rows, rng)
 
 
-def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str] | None:
-    """STS-B dev Spearman of the model now; export it as the best checkpoint if it beats the best so far.
+def evaluate(run: Run, progress: TrainProgress, *, selectable: bool = True) -> None:
+    """STS-B dev Spearman of the model now, said; exported as the best checkpoint if it beats the best so far.
 
     The best by STS-B dev, or with ``select_on: sts-test`` by the mean of the seven STS test sets (MoCoSE's
     official selection; the dev score is logged beside it). ``selectable=False``: the backbone before
-    training, logged but never kept. Returns the dev score and a note for the terminal (rank 0), None elsewhere.
+    training, logged but never kept. Rank 0 alone evaluates.
     """
     if not run.ctx.main:
-        return None
+        return
     scores = dev_scores(run.model, run.dev, run.device)
     dev = scores.spearman
     tests = sts_test_average(run.model, run.tests, run.device) if run.tests is not None else None
@@ -397,7 +399,8 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
     run.write(record)
     on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
     note = "best, saved" if improved else f"best {previous * 100:.2f}" if selectable else "before training"
-    return dev, on + note
+    progress.message(f"step {run.step}: STS-B dev Spearman {dev * 100:.2f}  ({on}{note})")
+    progress.update(run.step, dev=dev)
 
 
 def save_resumable(run: Run) -> None:
@@ -558,12 +561,11 @@ def train(
                 held.callback(run.trackers.close)
         graphed = None  # --cuda-graph: the step replayed from one CUDA graph (made after a resume's restore)
         if cfg.cuda_graph:
-            clip = cfg.max_grad_norm
             graphed = GraphedStep(
                 run.model,
                 run.method,
                 run.optimizer,
-                max_grad_norm=clip,
+                max_grad_norm=cfg.max_grad_norm,
                 precision=run.precision,
                 watch=run.watch,
             )
@@ -681,16 +683,6 @@ def check_finite(run: Run) -> None:
             f"{exc.what} is {exc.value} at step {exc.step} (epoch {epoch}); stopped, "
             f"{kept} kept: lower --lr or check the train file"
         ) from None
-
-
-def evaluate(run: Run, progress: TrainProgress, *, selectable: bool = True) -> None:
-    """Evaluate on STS-B dev, keep the model if it is the best so far, and say so."""
-    result = evaluate_and_keep(run, selectable=selectable)
-    if result is None:
-        return
-    score, note = result
-    progress.message(f"step {run.step}: STS-B dev Spearman {score * 100:.2f}  ({note})")
-    progress.update(run.step, dev=score)
 
 
 def finish(run: Run) -> TrainResult:
