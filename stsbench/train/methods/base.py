@@ -242,11 +242,8 @@ class Method(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.criterion: nn.Module = InfoNCE(cfg.temperature)
-        self.lm_head_kind = lm_head_kind(hidden_config)
         self.mlm_loss = MLMLoss(make_lm_head(hidden_config)) if cfg.mlm_weight > 0 else None
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
-        self.mlm_views = cfg.mlm_views
-        self.mlm_head_init = cfg.mlm_head_init
         self.noise: nn.Module | None = None
         if cfg.gaussian_dropout_p > 0:
             self.noise = GaussianDropout(cfg.gaussian_dropout_p, cfg.gaussian_dropout_std)
@@ -280,9 +277,9 @@ class Method(nn.Module):
         method = cls(cfg, tokenizer, config)
         method.attach(model, generator)
         method.init_new_layers(generator, config.initializer_range)
-        if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
+        if method.mlm_loss is not None and cfg.mlm_head_init == "pretrained":
             method.mlm_head_loaded = load_pretrained_lm_head(
-                method.mlm_loss.lm_head, model.backbone.name_or_path, method.lm_head_kind
+                method.mlm_loss.lm_head, model.backbone.name_or_path, lm_head_kind(config)
             )
         return method.to(next(model.parameters()).device)
 
@@ -368,7 +365,7 @@ class Method(nn.Module):
         """The masked input and its labels: every view (``others``; unsup SimCSE: the anchor twice) or the anchor."""
         if self.mlm_loss is None:
             return None
-        if self.mlm_views == "all":
+        if self.cfg.mlm_views == "all":
             anchor = join_views([anchor, *(others or [anchor])], self.tokenizer.pad_token_id)
         specials = torch.tensor(self.tokenizer.all_special_ids)
         special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)
