@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -593,7 +593,9 @@ class Groups:
     fields: Mapping[str, FieldInfo]
 
 
-def _gather() -> Groups:
+@cache
+def option_groups() -> Groups:
+    """The groups of every registered method and augmentation (plugins' included), read once."""
     owner = dict.fromkeys((*CommonOptions.model_fields, *SelectionOptions.model_fields), "the common options")
     groups: list[type[BaseModel]] = []
     augmentation_of: dict[str, tuple[str, ...]] = {}
@@ -625,12 +627,6 @@ def _gather() -> Groups:
     group_of = {name: group for group in groups for name in group.model_fields}
     of_methods = frozenset(g for m in method_specs() for g in m.options)
     return Groups(tuple(groups), of_methods, group_of, augmentation_of, fields)
-
-
-@cache
-def option_groups() -> Groups:
-    """The groups of every registered method and augmentation (plugins' included), read once."""
-    return _gather()
 
 
 def option_fields() -> Mapping[str, FieldInfo]:
@@ -733,7 +729,7 @@ class TrainConfig(SelectionOptions, CommonOptions):
 
     # pickled as the options given: the sub-model's class is built, not importable
     def __reduce__(self) -> tuple:
-        return (_rebuilt, ({n: getattr(self, n) for n in self.given()},))
+        return (partial(TrainConfig, **{n: getattr(self, n) for n in self.given()}), ())
 
     def given(self) -> set[str]:
         """The options given to this config (the others are defaults), flat."""
@@ -802,10 +798,6 @@ class TrainConfig(SelectionOptions, CommonOptions):
         # a run saved before the view options existed ran these behaviours, whatever today's defaults
         before = {n: v for n, v in BEFORE_VIEW_OPTIONS.items() if n not in saved and n in own}
         return cls(**before, **keep)
-
-
-def _rebuilt(given: dict[str, Any]) -> TrainConfig:
-    return TrainConfig(**given)
 
 
 # what stsbench did before the options of its views (target view and embeddings, MLM views and head) existed,
