@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import copy
 import math
-import queue
 import random
-import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -170,7 +170,6 @@ class Run:
     net: torch.nn.Module | None  # DDP over (model, method) with several processes
     dev: DevSet | None  # rank 0 alone evaluates
     tests: TestSets | None  # select_on: sts-test (rank 0)
-    per_epoch: int
     order: BatchOrder  # which rows make each batch (shuffled, or within length buckets)
     total: int
     meta: dict[str, Any]  # what every exported checkpoint's stsbench.json holds
@@ -188,6 +187,11 @@ class Run:
     def device(self) -> str:
         """The device this process trains on."""
         return self.ctx.device
+
+    @property
+    def per_epoch(self) -> int:
+        """Steps an epoch."""
+        return self.order.per_epoch
 
     def elapsed(self) -> float:
         """Wall seconds of the whole run so far, across resumes."""
@@ -245,8 +249,7 @@ def setup(
         texts = [row[0] for row in data.rows]
         buckets = length_buckets_of(texts, cfg.batch_buckets, cfg.batch_bucket_unit, tokenizer)
     order = BatchOrder(len(data), cfg.batch_size, ctx.world, buckets)
-    per_epoch = order.per_epoch
-    total = cfg.max_steps or cfg.epochs * per_epoch
+    total = cfg.max_steps or cfg.epochs * order.per_epoch
     augment_corpus(method, data, order, total, cfg.seed, ctx)
     method.start(total)
     net = None
@@ -290,7 +293,6 @@ def setup(
         net=net,
         dev=dev,
         tests=tests,
-        per_epoch=per_epoch,
         order=order,
         total=total,
         meta=meta,
@@ -361,15 +363,15 @@ def batch_views(run: Run, step: int) -> Views:
     return run.method.make_views([run.data.rows[i] for i in rows], rows, rng)
 
 
-def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str] | None:
-    """STS-B dev Spearman of the model now; export it as the best checkpoint if it beats the best so far.
+def evaluate(run: Run, progress: TrainProgress, *, selectable: bool = True) -> None:
+    """STS-B dev Spearman of the model now, said; exported as the best checkpoint if it beats the best so far.
 
     The best by STS-B dev, or with ``select_on: sts-test`` by the mean of the seven STS test sets (MoCoSE's
     official selection; the dev score is logged beside it). ``selectable=False``: the backbone before
-    training, logged but never kept. Returns the dev score and a note for the terminal (rank 0), None elsewhere.
+    training, logged but never kept. Rank 0 alone evaluates.
     """
     if not run.ctx.main:
-        return None
+        return
     scores = dev_scores(run.model, run.dev, run.device)
     dev = scores.spearman
     tests = sts_test_average(run.model, run.tests, run.device) if run.tests is not None else None
@@ -397,7 +399,8 @@ def evaluate_and_keep(run: Run, *, selectable: bool = True) -> tuple[float, str]
     run.write(record)
     on = "" if tests is None else f"STS test mean {tests * 100:.2f}, "
     note = "best, saved" if improved else f"best {previous * 100:.2f}" if selectable else "before training"
-    return dev, on + note
+    progress.message(f"step {run.step}: STS-B dev Spearman {dev * 100:.2f}  ({on}{note})")
+    progress.update(run.step, dev=dev)
 
 
 def save_resumable(run: Run) -> None:
@@ -441,59 +444,44 @@ def prefetch_depth(device: str) -> int:
 class Batches:
     """The views of steps ``start`` to ``stop - 1``, in order, on ``device``.
 
-    ``depth`` > 0: a background thread makes up to ``depth`` steps ahead (in pinned memory on CUDA, so
-    the copy to the device does not block); 0: each step's views are made when asked. Use as a context
-    manager, so that the thread stops with the run, however it ends.
+    ``depth`` > 0: a worker thread makes up to ``depth`` steps ahead (in pinned memory on CUDA, so the copy
+    to the device does not block); 0: each step's views are made when asked. Use as a context manager, so
+    that the thread stops with the run, however it ends.
     """
 
     def __init__(
         self, make: Callable[[int], Views], *, start: int, stop: int, device: str, depth: int
     ) -> None:
-        self.make, self.device, self.depth = make, device, depth
+        self.make, self.device, self.depth, self.stop = make, device, depth, stop
         self.pin = depth > 0 and torch.device(device).type == "cuda"
-        self._queue: queue.Queue = queue.Queue(maxsize=max(1, depth))
-        self._stop = threading.Event()
-        self._thread = None
-        if depth > 0:
-            self._thread = threading.Thread(target=self._work, args=(start, stop), daemon=True)
-            self._thread.start()
+        self.pool = ThreadPoolExecutor(1) if depth > 0 else None
+        self.ahead: deque[tuple[int, Future]] = deque()  # the steps asked of the thread, in order
+        self.next = start
+        self._fill()
 
-    def _put(self, item: tuple) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def _made(self, step: int) -> Views:
+        views = self.make(step)
+        return views.map(torch.Tensor.pin_memory) if self.pin else views
 
-    def _work(self, start: int, stop: int) -> None:
-        try:
-            for step in range(start, stop):
-                views = self.make(step)
-                if self.pin:
-                    views = views.map(torch.Tensor.pin_memory)
-                if not self._put((step, views)):
-                    return
-        except BaseException as exc:  # handed to the main thread, which raises it at its next get
-            self._put((None, exc))
+    def _fill(self) -> None:
+        while self.pool is not None and len(self.ahead) < self.depth and self.next < self.stop:
+            self.ahead.append((self.next, self.pool.submit(self._made, self.next)))
+            self.next += 1
 
     def get(self, step: int) -> Views:
         """The views of ``step`` on the device (steps must be asked for in order)."""
-        if self._thread is None:
+        if self.pool is None:
             return self.make(step).to(self.device)
-        made, item = self._queue.get()
-        if made is None:
-            raise item
+        made, views = self.ahead.popleft()
         if made != step:
             raise RuntimeError(f"the views of step {made} came for step {step}")  # a caller skipped a step
-        return item.to(self.device, non_blocking=self.pin)
+        self._fill()
+        return views.result().to(self.device, non_blocking=self.pin)  # the thread's error raised here
 
     def close(self) -> None:
-        """Stop the thread (it may be waiting to hand over a step nobody will ask for)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        """Stop the thread (the steps made ahead that nobody will ask for are dropped)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Batches:
         return self
@@ -573,12 +561,11 @@ def train(
                 held.callback(run.trackers.close)
         graphed = None  # --cuda-graph: the step replayed from one CUDA graph (made after a resume's restore)
         if cfg.cuda_graph:
-            clip = cfg.max_grad_norm
             graphed = GraphedStep(
                 run.model,
                 run.method,
                 run.optimizer,
-                max_grad_norm=clip,
+                max_grad_norm=cfg.max_grad_norm,
                 precision=run.precision,
                 watch=run.watch,
             )
@@ -696,16 +683,6 @@ def check_finite(run: Run) -> None:
             f"{exc.what} is {exc.value} at step {exc.step} (epoch {epoch}); stopped, "
             f"{kept} kept: lower --lr or check the train file"
         ) from None
-
-
-def evaluate(run: Run, progress: TrainProgress, *, selectable: bool = True) -> None:
-    """Evaluate on STS-B dev, keep the model if it is the best so far, and say so."""
-    result = evaluate_and_keep(run, selectable=selectable)
-    if result is None:
-        return
-    score, note = result
-    progress.message(f"step {run.step}: STS-B dev Spearman {score * 100:.2f}  ({note})")
-    progress.update(run.step, dev=score)
 
 
 def finish(run: Run) -> TrainResult:

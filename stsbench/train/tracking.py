@@ -18,8 +18,9 @@ import importlib.util
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from stsbench.errors import StsbenchError
 
@@ -31,17 +32,18 @@ ID_FILE = Path("wandb") / "stsbench-run-id.txt"
 NOT_SCALARS = ("event", "step", "epoch", "time", "kind", "schema_version")
 
 
-class Tracker(Protocol):
-    """What the loop sends a tracker (opened with the run's resolved config): scalars by step, a summary at the end."""
+@dataclass(frozen=True)
+class Tracker:
+    """What the loop sends one tracker (opened with the run's resolved config): scalars by step, a summary at the end.
 
-    def log(self, values: dict[str, float], step: int) -> None:
-        """Scalars of optimizer step ``step`` (0: before training)."""
+    ``log(values, step)``: the scalars of optimizer step ``step`` (0: before training); ``close()``: flush and
+    finish; ``summary(values)``: what the run ends with (best dev score and its step), None where the tracker
+    keeps none (trackio).
+    """
 
-    def summary(self, values: dict[str, Any]) -> None:
-        """What the run ends with (best dev score and its step)."""
-
-    def close(self) -> None:
-        """Flush and finish."""
+    log: Callable[[dict[str, float], int], Any]
+    close: Callable[[], Any]
+    summary: Callable[[dict[str, Any]], Any] | None = None
 
 
 def comma_names(value: str | list[str] | tuple[str, ...] | None, check: Callable[[str], str]) -> list[str]:
@@ -108,7 +110,7 @@ class Trackers:
         """Send a ``train_log.jsonl`` record."""
         event = record.get("event")
         for tracker in self.trackers:
-            if event == "end":
+            if event == "end" and tracker.summary is not None:
                 tracker.summary(
                     {k: record[k] for k in ("best_dev_spearman", "best_step", "step", "wall_seconds")}
                 )
@@ -147,14 +149,14 @@ def open_trackers(cfg: Any, out: Path, resume_step: int | None) -> Trackers | No
     try:
         for tracker in names:
             if tracker == "tensorboard":
-                opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
+                opened.append(_tensorboard(out / "tensorboard", config, resume_step))
             elif tracker == "wandb":
                 import wandb
 
                 # reinit: a run of its own, beside any the caller has open
                 run_id = _wandb_id(out, resume_step)
                 run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
-                opened.append(RunTracker(run, run.summary.update))
+                opened.append(Tracker(run.log, run.finish, run.summary.update))
             else:
                 import trackio
 
@@ -162,7 +164,7 @@ def open_trackers(cfg: Any, out: Path, resume_step: int | None) -> Trackers | No
                 run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
                 # no summary: trackio keeps none; the best score is the eval series' at best_step (its config
                 # is stored once, at the first log, and a row of its own would be a series the log lacks)
-                opened.append(RunTracker(run, None))
+                opened.append(Tracker(run.log, run.finish))
     except BaseException:
         Trackers(opened).close()
         raise
@@ -182,40 +184,20 @@ def _wandb_id(out: Path, resume_step: int | None) -> str:
     return run_id
 
 
-class TensorBoardTracker:
+def _tensorboard(logdir: Path, config: dict[str, Any], resume_step: int | None) -> Tracker:
     """``torch.utils.tensorboard.SummaryWriter`` into ``OUTPUT/tensorboard``; a resume purges the steps after its save."""
+    from torch.utils.tensorboard import SummaryWriter
 
-    def __init__(self, logdir: Path, config: dict[str, Any], resume_step: int | None) -> None:
-        from torch.utils.tensorboard import SummaryWriter
+    # purge_step: events at or after it (written after the saved state, before a kill) are dropped
+    writer = SummaryWriter(str(logdir), purge_step=None if resume_step is None else resume_step + 1)
+    text = json.dumps(config, indent=2, sort_keys=True)
+    writer.add_text("config", "```\n" + text + "\n```", resume_step or 0)
 
-        # purge_step: events at or after it (written after the saved state, before a kill) are dropped
-        self.writer = SummaryWriter(str(logdir), purge_step=None if resume_step is None else resume_step + 1)
-        text = json.dumps(config, indent=2, sort_keys=True)
-        self.writer.add_text("config", "```\n" + text + "\n```", resume_step or 0)
-
-    def log(self, values: dict[str, float], step: int) -> None:
+    def log(values: dict[str, float], step: int) -> None:
         for key, value in values.items():
-            self.writer.add_scalar(key, value, step)
+            writer.add_scalar(key, value, step)
 
-    def summary(self, values: dict[str, Any]) -> None:
-        self.writer.add_text("summary", json.dumps(values, sort_keys=True), int(values.get("step") or 0))
+    def summary(values: dict[str, Any]) -> None:
+        writer.add_text("summary", json.dumps(values, sort_keys=True), int(values.get("step") or 0))
 
-    def close(self) -> None:
-        self.writer.close()
-
-
-class RunTracker:
-    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE``: online or offline), or a ``trackio`` run."""
-
-    def __init__(self, run: Any, summary: Callable[[dict[str, Any]], Any] | None) -> None:
-        self.run, self.keep = run, summary
-
-    def log(self, values: dict[str, float], step: int) -> None:
-        self.run.log(values, step=step)
-
-    def summary(self, values: dict[str, Any]) -> None:
-        if self.keep is not None:
-            self.keep(values)
-
-    def close(self) -> None:
-        self.run.finish()
+    return Tracker(log, writer.close, summary)

@@ -58,9 +58,9 @@ validation as ``TrainConfig(...)`` from Python; a refusal names the file a bad v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,14 +163,20 @@ def find_method(name: object) -> MethodSpec | None:
 
 def method_choices() -> str:
     """``--method``'s help: each name with what it trains on, ``simcse (...), esimcse or mocose``."""
-    parts = [f"{spec.name} ({spec.about})" if spec.about else spec.name for spec in method_specs()]
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+    return _either(f"{spec.name} ({spec.about})" if spec.about else spec.name for spec in method_specs())
 
 
 def method_labels() -> str:
     """The methods for ``stsbench train``'s help: ``SimCSE (unsup or sup), ESimCSE or MoCoSE``."""
-    parts = [f"{spec.label} (unsup or sup)" if spec.supervised else spec.label for spec in method_specs()]
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+    return _either(
+        f"{spec.label} (unsup or sup)" if spec.supervised else spec.label for spec in method_specs()
+    )
+
+
+def _either(names: Iterable[str]) -> str:
+    """``a, b or c`` (``a`` alone for one)."""
+    *rest, last = names
+    return f"{', '.join(rest)} or {last}" if rest else last
 
 
 def share(default: float, help_text: str, **more: Any) -> Any:
@@ -343,9 +349,6 @@ class SelectionOptions(BaseModel):
 
 
 # -- the options every method has ----------------------------------------------------------------------------
-
-
-__all__ = ["CommonOptions"]
 
 
 class CommonOptions(BaseModel):
@@ -590,7 +593,9 @@ class Groups:
     fields: Mapping[str, FieldInfo]
 
 
-def _gather() -> Groups:
+@cache
+def option_groups() -> Groups:
+    """The groups of every registered method and augmentation (plugins' included), read once."""
     owner = dict.fromkeys((*CommonOptions.model_fields, *SelectionOptions.model_fields), "the common options")
     groups: list[type[BaseModel]] = []
     augmentation_of: dict[str, tuple[str, ...]] = {}
@@ -624,12 +629,6 @@ def _gather() -> Groups:
     return Groups(tuple(groups), of_methods, group_of, augmentation_of, fields)
 
 
-@cache
-def option_groups() -> Groups:
-    """The groups of every registered method and augmentation (plugins' included), read once."""
-    return _gather()
-
-
 def option_fields() -> Mapping[str, FieldInfo]:
     """Every training option's field, in the order a saved config lists them."""
     return option_groups().fields
@@ -653,9 +652,7 @@ def options_model(method: str | None) -> type[BaseModel]:
     mine = [g for g in found.groups if spec is None or g in spec.options or g not in found.of_methods]
     label = spec.label if spec is not None else "Any method"
     name = "".join(ch for ch in label.title() if ch.isalnum()) + "MethodOptions"
-    if not mine:
-        return create_model(name, __base__=_Empty)
-    return create_model(name, __base__=tuple(reversed(mine)))
+    return create_model(name, __base__=tuple(reversed(mine)) or _Empty)
 
 
 class _Empty(BaseModel):
@@ -732,7 +729,7 @@ class TrainConfig(SelectionOptions, CommonOptions):
 
     # pickled as the options given: the sub-model's class is built, not importable
     def __reduce__(self) -> tuple:
-        return (_rebuilt, ({n: getattr(self, n) for n in self.given()},))
+        return (partial(TrainConfig, **{n: getattr(self, n) for n in self.given()}), ())
 
     def given(self) -> set[str]:
         """The options given to this config (the others are defaults), flat."""
@@ -801,10 +798,6 @@ class TrainConfig(SelectionOptions, CommonOptions):
         # a run saved before the view options existed ran these behaviours, whatever today's defaults
         before = {n: v for n, v in BEFORE_VIEW_OPTIONS.items() if n not in saved and n in own}
         return cls(**before, **keep)
-
-
-def _rebuilt(given: dict[str, Any]) -> TrainConfig:
-    return TrainConfig(**given)
 
 
 # what stsbench did before the options of its views (target view and embeddings, MLM views and head) existed,

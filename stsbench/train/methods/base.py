@@ -11,7 +11,7 @@ embeddings of all processes are gathered (the local slice keeps its gradient) an
 every process, so each process holds the same queue.
 
 The views a method makes (:class:`Views`) and the noise it may put on the training embeddings are here too:
-the report's Gaussian dropout (:class:`GaussianDropout`) and plain additive Gaussian noise. Hristov,
+the report's Gaussian dropout and plain additive Gaussian noise (:class:`GaussianDropout`). Hristov,
 McLaughlin, Healy, "Enhanced Sentence Embeddings with SimCSE" (Stanford CS224N report, seed 001), Sec. 2.2 and
 4.2: "instead of setting certain activations to zero with a given probability, it assigns these activations to
 a Gaussian random variable with a mean of 0 and a chosen standard deviation"; p = 0.1, mean 0, std 0.1, on
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -112,20 +113,22 @@ class GaussianDropout(nn.Module):
         y_i = x_i            with probability 1 - p
         y_i = e_i ~ N(0, s^2) with probability p
 
-    The identity in eval mode. The replaced entries carry no gradient to ``x`` (like dropped ones).
+    ``p=None``: what stsbench called Gaussian dropout before, x + N(0, ``std``^2) on every entry. The identity
+    in eval mode. The replaced entries carry no gradient to ``x`` (like dropped ones).
     """
 
-    def __init__(self, p: float = 0.1, std: float = 0.1) -> None:
+    def __init__(self, p: float | None = 0.1, std: float = 0.1) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0 or std < 0:
+        if not (p is None or 0.0 <= p <= 1.0) or std < 0:
             raise ValueError("GaussianDropout needs 0 <= p <= 1 and std >= 0")
-        self.p = float(p)
+        self.p = None if p is None else float(p)
         self.std = float(std)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # x: (B, H) -> (B, H)
-        if not self.training or self.p == 0.0:
+        if not self.training or self.p == 0.0 or (self.p is None and self.std == 0.0):
             return x
+        if self.p is None:
+            return x + self.std * torch.randn_like(x)
         replace = torch.rand_like(x) < self.p
         return torch.where(replace, self.std * torch.randn_like(x), x)
 
@@ -133,23 +136,7 @@ class GaussianDropout(nn.Module):
         return f"p={self.p}, std={self.std}"
 
 
-class AdditiveGaussianNoise(nn.Module):
-    """What stsbench called Gaussian dropout before: x + N(0, ``std``^2) on every entry, training only."""
-
-    def __init__(self, std: float) -> None:
-        super().__init__()
-        if std < 0:
-            raise ValueError("AdditiveGaussianNoise needs std >= 0")
-        self.std = float(std)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # x: (B, H) -> (B, H)
-        if not self.training or self.std == 0.0:
-            return x
-        return x + self.std * torch.randn_like(x)
-
-    def extra_repr(self) -> str:
-        return f"std={self.std}"
+AdditiveGaussianNoise = partial(GaussianDropout, None)  # x + N(0, std^2) on every entry, training only
 
 
 # -- base ----------------------------------------------------------------------------------------------------
@@ -255,15 +242,11 @@ class Method(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.criterion: nn.Module = InfoNCE(cfg.temperature)
-        self.lm_head_kind = lm_head_kind(hidden_config)
         self.mlm_loss = MLMLoss(make_lm_head(hidden_config)) if cfg.mlm_weight > 0 else None
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
-        self.mlm_views = cfg.mlm_views
-        self.mlm_head_init = cfg.mlm_head_init
         self.noise: nn.Module | None = None
-        p = cfg.gaussian_dropout_p
-        if p > 0:
-            self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
+        if cfg.gaussian_dropout_p > 0:
+            self.noise = GaussianDropout(cfg.gaussian_dropout_p, cfg.gaussian_dropout_std)
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
         self.augmentations = [*self.own_augmentations(), *build_augmentations(cfg, tokenizer)]
@@ -294,9 +277,9 @@ class Method(nn.Module):
         method = cls(cfg, tokenizer, config)
         method.attach(model, generator)
         method.init_new_layers(generator, config.initializer_range)
-        if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
+        if method.mlm_loss is not None and cfg.mlm_head_init == "pretrained":
             method.mlm_head_loaded = load_pretrained_lm_head(
-                method.mlm_loss.lm_head, model.backbone.name_or_path, method.lm_head_kind
+                method.mlm_loss.lm_head, model.backbone.name_or_path, lm_head_kind(config)
             )
         return method.to(next(model.parameters()).device)
 
@@ -382,7 +365,7 @@ class Method(nn.Module):
         """The masked input and its labels: every view (``others``; unsup SimCSE: the anchor twice) or the anchor."""
         if self.mlm_loss is None:
             return None
-        if self.mlm_views == "all":
+        if self.cfg.mlm_views == "all":
             anchor = join_views([anchor, *(others or [anchor])], self.tokenizer.pad_token_id)
         specials = torch.tensor(self.tokenizer.all_special_ids)
         special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)
