@@ -100,7 +100,8 @@ def _spectrum(x: np.ndarray, centered: bool) -> Spectrum:
     sv = metrics.singular_values(x, center=centered)
     top = float(sv[0])
     norm = (sv / top).tolist() if top > 0 else [0.0] * len(sv)
-    rank, label = int(np.sum(sv > RANK_TOL * top)) if top > 0 else 0, "centred" if centered else "uncentred"
+    rank = int(np.sum(sv > RANK_TOL * top)) if top > 0 else 0
+    label = "centred" if centered else "uncentred"
     return Spectrum(centered, label, top, norm, metrics.effective_rank(sv), metrics.top_share(sv), rank)
 
 
@@ -112,7 +113,8 @@ def spectrum_from_vectors(
     if len(x) < 2:
         raise StsbenchError(f"{task} {split} has fewer than 2 distinct sentences; a spectrum needs more")
     i, j = metrics.random_distinct_pairs(len(x), n_random_pairs, seed)
-    rand, all_pairs = float(np.mean(metrics.cosine_pairs(x[i], x[j]))), metrics.mean_cosine_all_pairs(x)
+    rand = float(np.mean(metrics.cosine_pairs(x[i], x[j])))
+    all_pairs = metrics.mean_cosine_all_pairs(x)
     spectra = _spectrum(x, False), _spectrum(x, True)
     return SpectrumResult(
         task, split, len(x), int(x.shape[1]), *spectra, rand, n_random_pairs, seed, all_pairs
@@ -162,7 +164,8 @@ def spectrum_table(variant: str, results: dict[str, Any]) -> Table:
     """Effective rank, top-component share and mean cosines per model (MoCoSE Fig. 7's numbers)."""
     first = next(iter(results.values()))
     head = [n.column for n in spectrum_numbers(first)]  # erank, top share (raw, centred), mean cosines
-    columns, rows = ["model", "dim", *head[:4], "rank", *head[4:]], []
+    columns = ["model", "dim", *head[:4], "rank", *head[4:]]
+    rows = []
     for label, r in results.items():
         cells = [fmt(n.value, n.decimals) for n in spectrum_numbers(r)]
         rows.append([label, str(r.dim), *cells[:4], str(r.uncentred.numerical_rank), *cells[4:]])

@@ -160,7 +160,8 @@ def analyse_pairs(
         idx = metrics.bucket_of(diffs, [(b.lo, b.hi) for b in bs])
         return [score(b, idx == k) for k, b in enumerate(bs)]
 
-    scale, overall = tuple(pairs.scale), score(Bucket("all", 0, None))
+    scale = tuple(pairs.scale)
+    overall = score(Bucket("all", 0, None))
     return DatasetLengthBias(
         pairs.name, split, len(pairs), scale, _formula(scale), overall, scored(groups), scored(buckets)
     )

@@ -272,7 +272,8 @@ def read_triples(path: Path) -> list[ProbeTriple]:
             continue
         try:
             d = json.loads(line)
-            texts, lines = (d["query"], d["s1"], d["s2"]), (int(d["query_line"]), int(d["s1_line"]))
+            texts = (d["query"], d["s1"], d["s2"])
+            lines = (int(d["query_line"]), int(d["s1_line"]))
             out.append(ProbeTriple(*texts, float(d["overlap"]), list(d["repeated"]), *lines))
         except (ValueError, KeyError, TypeError):
             raise StsbenchError(

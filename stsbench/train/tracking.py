@@ -140,7 +140,8 @@ def open_trackers(cfg: Any, out: Path, resume_step: int | None) -> Trackers | No
     if not names:
         return None
     check_installed(cfg.report_to)
-    group, config = cfg.run_group, {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()}
+    group = cfg.run_group
+    config = {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()}
     name = cfg.run_name or (f"{group}/{out.name}" if group else out.name)
     # the run's project, group, name and config (options and resolution), as wandb.init and trackio.init
     # both take them

@@ -793,7 +793,8 @@ class TrainConfig(SelectionOptions, CommonOptions):
         A saved dict holds every option; those of other methods at their defaults are dropped, and so are
         keys that are not options (``supervised``, a resolution's).
         """
-        fields, own = option_fields(), mine(find_method(saved.get("method")))
+        fields = option_fields()
+        own = mine(find_method(saved.get("method")))
         keep = {n: v for n, v in saved.items() if n in fields and (n in own or v != fields[n].default)}
         # a run saved before the view options existed ran these behaviours, whatever today's defaults
         before = {n: v for n, v in BEFORE_VIEW_OPTIONS.items() if n not in saved and n in own}
