@@ -2,9 +2,9 @@
 
     python scripts/carry_shape.py --old-tree DIR --data-dir ../shared/data [--dry-run] [FOLDER ...]
 
-#75 merged modules in every closure (one-module analyses, train/config in three modules, the trainer's loop, step
-and logs, the augmentations' options beside their classes, no TYPE_CHECKING circle), so the code digest of
-every training, evaluation and analysis step moved; no step's settings or data did. ``--old-tree``: a checkout of
+#75's branch merged modules in every closure (one-module analyses, train/config in three modules, the
+augmentations' options beside their classes, no TYPE_CHECKING circle), so the code digest of every training,
+evaluation and analysis step moved; no step's settings or data did. ``--old-tree``: a checkout of
 the base commit (``git worktree add DIR 2259d80``, main when #75's branch began). A training, evaluation or
 analysis step is carried, never recomputed, only where all hold:
 
