@@ -86,11 +86,11 @@ class _Inline:
 
 @contextlib.contextmanager
 def views_source(make, *, stop: int, device: str, inline: bool = False):
-    """The loop's own source of views when it has one (``stsbench.train.batches``: made ahead in a thread
+    """The loop's own source of views when it has one (``stsbench.train.loop``: made ahead in a thread
     on CUDA, pinned, copied without blocking), else (or with ``inline``) made per step on this thread.
     """
     try:
-        from stsbench.train.batches import Batches, prefetch_depth
+        from stsbench.train.loop import Batches, prefetch_depth
     except ImportError:
         inline = True
     if inline:

@@ -11,7 +11,7 @@ that fill a queue, the eager warm-up and the capture step untimed); compiled = `
 but eager with every view padded to max length (``--pad-to-max-length``, one length bucket).
 ``--compile-methods`` narrows the compiled modes to some methods (a compile takes a minute or so a row).
 A timed step is what the loop does per batch: get the views (tokenised, repeated, padded; from the loop's
-own source, ``stsbench.train.batches``, made ahead in a thread on CUDA where the loop has it, else made in
+own source, ``stsbench.train.loop``, made ahead in a thread on CUDA where the loop has it, else made in
 the step), move them to the device, forward, loss, backward, clip, AdamW, the method's state update; the
 loss is read on the host every ``--log-steps`` steps, as the loop logs. On CUDA each step is timed by events on the stream (no sync between
 steps), on CPU by the wall clock; the table gives the median. MFU = model FLOPs of the step

@@ -57,8 +57,8 @@ def main() -> None:
     from stsbench.train import checkpoint as ckpt
     from stsbench.train.config import eval_pooler, finalize, make_config
     from stsbench.train.evaluate import DevSet, _embedded, dev_scores
+    from stsbench.train.loop import build
     from stsbench.train.model import resolve_backbone
-    from stsbench.train.run import build
 
     args = parse_args()
     torch.set_num_threads(args.threads)

@@ -117,8 +117,6 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()
-    except SystemExit:
-        raise
     except OSError as exc:  # a full disk, a read-only or forbidden folder: one line naming it
         line = os_error_line(exc)
         if line is None:

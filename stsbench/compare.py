@@ -24,7 +24,7 @@ from stsbench.results.runs import is_seeds_folder, read_aggregate, tested_values
 from stsbench.results.schema import TASK_KIND, SeedAggregate
 from stsbench.results.write import base_label, unique_label
 from stsbench.stats.compare import MIXED, CompareResult, Side, compare_sides
-from stsbench.tasks.names import task_names
+from stsbench.tasks.registry import task_names
 
 
 def require_two(sources: list[str]) -> None:
@@ -81,7 +81,7 @@ def compare_sources(
     for src in sources:
         path = Path(src)
         if is_seeds_folder(path):  # evaluation imports torch: only where something is evaluated
-            from stsbench.evaluation.seeds import require_every_seed
+            from stsbench.evaluation.run import require_every_seed
 
             require_every_seed(src)
             found.append("seeds")
@@ -109,7 +109,7 @@ def compare_sources(
     # ones `stsbench run` writes (a folder of earlier `stsbench run` results keeps its intervals)
     for src, what in zip(sources, found, strict=True):
         if what == "seeds":
-            from stsbench.evaluation.seeds import run_seeds
+            from stsbench.evaluation.run import run_seeds
 
             done = run_seeds(src, "sts", mode or "test", encode, **options)
             side = side_from_aggregate(done.aggregate, src, done.path or src)

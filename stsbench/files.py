@@ -161,9 +161,8 @@ def parse_yaml(text: str, where: str, error: type[Exception] | None = None) -> A
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise (error or StsbenchError)(
-            f"{where}: not valid YAML{at}: {getattr(exc, 'problem', exc)}"
-        ) from None
+        why = getattr(exc, "problem", exc)
+        raise (error or StsbenchError)(f"{where}: not valid YAML{at}: {why}") from None
 
 
 def read_yaml(
@@ -187,9 +186,7 @@ def read_yaml(
 
 def visible_entries(folder: Path) -> list[Path]:
     """What ``folder`` holds besides its lock files (none when it does not exist)."""
-    if not folder.is_dir():
-        return []
-    return [p for p in folder.iterdir() if p.name not in LOCK_FILES]
+    return [p for p in folder.iterdir() if p.name not in LOCK_FILES] if folder.is_dir() else []
 
 
 def describe_holder(folder: Path) -> str:

@@ -156,9 +156,7 @@ class Registry(Generic[T]):
     def _lookup(self, name: str) -> str | None:
         if name in self._targets:
             return name
-        if name in self.aliases:
-            return self.aliases[name]
-        return self._spellings.get(self._normalise(name))
+        return self.aliases.get(name, self._spellings.get(self._normalise(name)))
 
     def check(self, name: str, *, extra: tuple[str, ...] = ()) -> str:
         """The registered name ``name`` spells, or ``StsbenchError`` with the nearest known name.

@@ -5,8 +5,8 @@ These key every cache and reproduce step on its data and its code.
 A cache that outlives a change of the code that filled it answers with the old code's figures: edit the ``avg``
 pooler and a warm embedding cache still gave the old vectors. So every cache and every reproduce step is keyed
 by the sha256 of the source files that compute it (and, where they matter, torch's and transformers' major.minor),
-as the task cache already was (:mod:`stsbench.evaluation.task_cache`). Files are read from the package folder,
-never imported: a warm ``stsbench run`` stays fast and loads no torch.
+as the task cache already was (:func:`~stsbench.evaluation.run.load_task`). Files are read from the package
+folder, never imported: a warm ``stsbench run`` stays fast and loads no torch.
 
 What each key covers (:data:`ENTRIES`): the static import closure of the module(s) that compute that output.
 The closure follows every ``import`` and ``from ... import`` of an ``stsbench`` module in a file, those inside
@@ -40,13 +40,10 @@ ROOT = Path(__file__).resolve().parent  # the stsbench package folder
 # Each kind of output and the modules whose closure computes it: the command that makes it and the library
 # functions it calls (reproduce's steps are these commands in a process of their own).
 ENTRIES: dict[str, tuple[str, ...]] = {
-    "train": (
-        "stsbench.commands.train",
-        "stsbench.train.loop",
-        "stsbench.train.seeds",  # plans the seeds of `train --seeds` (commands.train starts their processes)
-    ),
-    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run", "stsbench.evaluation.seeds"),
-    "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.builtin"),
+    # train.seeds plans the seeds of `train --seeds` (commands.train starts their processes)
+    "train": ("stsbench.commands.train", "stsbench.train.loop", "stsbench.train.seeds"),
+    "evaluate": ("stsbench.commands.run", "stsbench.evaluation.run"),
+    "analysis": ("stsbench.commands.analyses", "stsbench.analyses.runner", "stsbench.analyses.registry"),
     "report": ("stsbench.commands.report", "stsbench.reports.render"),
     "bootstrap": (
         "stsbench.stats.bootstrap",
@@ -112,9 +109,8 @@ def _module_name(text: str) -> bool:
 
 
 def _type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+    # `TYPE_CHECKING` or `typing.TYPE_CHECKING`: only a Name has an id, only an Attribute an attr
+    return getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
 
 
 def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -375,8 +371,7 @@ def files_digest(files: Iterable[Path], root: Path | None = None) -> str:
     root = root or ROOT
     h = hashlib.sha256()
     for f in sorted(files):
-        h.update(f"{f.relative_to(root).as_posix()}\0".encode())
-        h.update(file_sha(f))
+        h.update(f"{f.relative_to(root).as_posix()}\0".encode() + file_sha(f))
     _save_memo()
     return h.hexdigest()
 
@@ -466,8 +461,7 @@ def module_identity(module: str) -> dict[str, Any]:
         files = {Path(spec.origin).name: Path(spec.origin)}
     h = hashlib.sha256()
     for rel, f in sorted(files.items()):
-        h.update(f"{rel}\0".encode())
-        h.update(file_sha(f))
+        h.update(f"{rel}\0".encode() + file_sha(f))
     dists = metadata.packages_distributions().get(top, [])
     name = dists[0] if dists else None
     return {

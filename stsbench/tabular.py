@@ -1,8 +1,8 @@
 """The :class:`Table` type (a pandas frame of display strings, with title and notes) and its Markdown/HTML forms.
 
-Every table of stsbench is one: the report's (:mod:`stsbench.reports`) and the analyses' own
-(:mod:`stsbench.analyses.tables`, which the analysis commands print). It lives below both, so the analyses
-never import the reports. Formatting lives here so the report, the notebooks and the CLI print the same
+Every table of stsbench is one: the report's (:mod:`stsbench.reports`) and the analyses' own (each in its
+analysis' module, which the analysis commands print). It lives below both, so the analyses never import the
+reports; pandas is imported when a table is made, so importing an analysis (as building the CLI does) costs none. Formatting lives here so the report, the notebooks and the CLI print the same
 strings: a notebook's ``to_markdown(table)`` is byte-equal to the table in ``report.md``.
 """
 
@@ -11,10 +11,12 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from stsbench.data.integrity import MARK
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DASH = "–"  # a value the table has no number for
 
@@ -47,6 +49,8 @@ def make_table(
     right: tuple[str, ...] = (),
 ) -> Table:
     """Build a :class:`Table`; columns of numbers (or dashes) and those named in ``right`` are right-aligned."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows, columns=columns, dtype=object)
     cells = [[r[i] for r in rows] for i in range(len(columns))]
     numeric = [all(_numeric(c) or c in (DASH, "") for c in col) and any(map(_numeric, col)) for col in cells]

@@ -260,7 +260,7 @@ def train_config(files: Path, out: Path, **kw):
 
 def build_tiny(files: Path, out: Path, **kw) -> tuple:
     """``train_config``'s model (in train mode), tokenizer and method, built on the CPU."""
-    from stsbench.train.run import build
+    from stsbench.train.loop import build
 
     model, tokenizer, method, _ = build(train_config(files, out, **kw), files / "tiny", "cpu")
     return model.train(), tokenizer, method
@@ -408,7 +408,7 @@ def loop_or_static_steps(tiny_bert, data_dir, tmp_path, static: bool, steps: int
     from stsbench.train.config import make_config
     from stsbench.train.data import batch_rows
     from stsbench.train.graph import StaticSteps
-    from stsbench.train.run import build, seed_everything
+    from stsbench.train.loop import build, seed_everything
     from stsbench.train.schedule import batches_per_epoch
     from stsbench.train.step import FiniteWatch, Precision, train_step
 

@@ -16,9 +16,15 @@ import pytest
 from helpers import CountingEncoder, make_data_dir, mock_pairs, table_of
 
 from stsbench.analyses import geometry, length_bias, repetition
-from stsbench.analyses.common import LENGTH_TASKS, pair_files
-from stsbench.analyses.registry import Analysis, get_analysis, option, register_analysis, unregister_analysis
-from stsbench.data.sts import Pairs
+from stsbench.analyses.registry import (
+    LENGTH_TASKS,
+    Analysis,
+    get_analysis,
+    option,
+    register_analysis,
+    unregister_analysis,
+)
+from stsbench.data.sts import Pairs, pair_files
 from stsbench.encoders.base import EncoderInfo
 from stsbench.errors import StsbenchError
 

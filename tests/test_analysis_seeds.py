@@ -246,8 +246,12 @@ def test_a_paper_figure_under_its_number_and_caption_with_its_claims_verdict(res
 def test_one_checkpoint_gets_a_bootstrap_interval_over_pairs(tmp_path, capsys):
     import json
 
-    from stsbench.analyses.length_bias import length_bias_from_table, word_count
-    from stsbench.analyses.tables import BOOTSTRAP_ROW, length_bias_table7
+    from stsbench.analyses.length_bias import (
+        BOOTSTRAP_ROW,
+        length_bias_from_table,
+        length_bias_table7,
+        word_count,
+    )
 
     pairs, table = mock_pairs()
     r = length_bias_from_table([pairs, pairs], table, word_count)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stsbench.errors import StsbenchError
-from stsbench.train.augment.build import build_augmentation
+from stsbench.train.augment.base import build_augmentation
 from stsbench.train.augment.deletion import Crop, DeleteOneWord, WordDeletion
 from stsbench.train.config import TrainConfig
 from stsbench.train.methods.base import truncate

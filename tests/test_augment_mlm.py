@@ -14,7 +14,7 @@ import torch
 from stsbench.errors import StsbenchError
 from stsbench.train.augment.mlm import FrozenMaskedLM
 from stsbench.train.config import make_config
-from stsbench.train.run import build
+from stsbench.train.loop import build
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

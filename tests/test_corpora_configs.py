@@ -72,7 +72,7 @@ def test_missing_corpus_and_short_file_are_one_line(toy):
 )
 def test_wiki1m_head_is_the_checked_in_replications_corpus():
     """The CPU configs read wiki1m's first 11,914 lines: the head file the replication trained on, whole."""
-    from stsbench.data.manifest import load_manifest
+    from stsbench.data.integrity import load_manifest
 
     cfg = make_config({"output": "o", "data_dir": str(SHARED_DATA)}, "simcse-minilm-cpu")
     data = load_train_data(cfg)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from helpers import CountingEncoder, make_data_dir, table_of
 
-from stsbench.analyses.density import GRID, density_from_table
+from stsbench.analyses.geometry import GRID, density_from_table
 from stsbench.data.sts import Pairs
 
 trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy 2 renamed it; the floors run numpy 1.24
@@ -54,13 +54,13 @@ def test_the_headline_number_is_the_spread_of_the_extreme_groups():
 
 
 def test_the_figure_has_the_papers_axes(tmp_path, monkeypatch):
-    from stsbench.analyses import figures
+    from stsbench.analyses import figures, geometry
 
     pairs, table = _pairs()
     r = density_from_table(pairs, table, "test")
     drawn = []
     monkeypatch.setattr(figures, "save", lambda fig, stem: drawn.append(fig) or [])
-    figures.density_figure({"model a": r, "model b": r}, tmp_path / "f")
+    geometry.density_figure({"model a": r, "model b": r}, tmp_path / "f")
     (fig,) = drawn
     a, b = fig.axes
     # SimCSE Figure 4: cosine similarity across, the gold-score groups stacked up the y-axis

@@ -186,7 +186,7 @@ def _archive(path: Path) -> Path:
 
 
 def test_extract_replaces_the_tree_despite_a_leftover_backup(tmp_path):
-    from stsbench.data.manifest import extract_senteval
+    from stsbench.data.integrity import extract_senteval
 
     data = tmp_path / "d"
     (data / "downstream").mkdir(parents=True)

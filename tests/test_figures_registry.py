@@ -105,8 +105,7 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
     """MoCoSE Figures 5-6 (correlation over training) and 7 (singular values by index), on synthetic data."""
     import numpy as np
 
-    from stsbench.analyses import figures
-    from stsbench.analyses.geometry import Spectrum, SpectrumResult
+    from stsbench.analyses import figures, geometry
     from stsbench.reports import seeds as spread
 
     drawn = []
@@ -118,11 +117,11 @@ def test_the_training_curve_and_spectra_renderers_have_the_papers_axes(tmp_path,
     assert list(ax.lines[0].get_ydata()) == pytest.approx([82.0, 81.0, 80.0])  # the mean over the seeds
     values = list(np.linspace(1.0, 0.01, 8))
 
-    def spectrum(centered: bool) -> Spectrum:
-        return Spectrum(centered, "centred" if centered else "uncentred", 10.0, values, 5.0, 0.3, 8)
+    def spectrum(centered: bool) -> geometry.Spectrum:
+        return geometry.Spectrum(centered, "centred" if centered else "uncentred", 10.0, values, 5.0, 0.3, 8)
 
-    result = SpectrumResult("STSBenchmark", "test", 20, 8, spectrum(False), spectrum(True), 0.5, 10, 1, 0.5)
-    figures.spectrum_figure({"BERT-base": result, "MoCoSE": result}, tmp_path / "spectra")
+    result = geometry.SpectrumResult("STSBenchmark", "test", 20, 8, spectrum(False), spectrum(True), 0.5, 10, 1, 0.5)
+    geometry.spectrum_figure({"BERT-base": result, "MoCoSE": result}, tmp_path / "spectra")
     raw, centred = drawn.pop().axes
     assert raw.get_ylabel() == "singular value / largest" and raw.get_yscale() == "log"
     assert raw.get_xlabel().startswith("index") and [len(a.lines) for a in (raw, centred)] == [2, 2]

@@ -9,7 +9,7 @@ from helpers import build_tiny
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Views
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

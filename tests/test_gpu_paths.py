@@ -68,7 +68,7 @@ def test_tf32_is_on_inside_the_scope_and_put_back_after():
 def test_the_loop_holds_tf32_around_the_step_alone(files, tmp_path, monkeypatch):
     """--tf32: the training steps on TF32, the dev evaluations in fp32 (on a CPU the switches change nothing)."""
     import stsbench.train.loop as loop
-    import stsbench.train.run as run
+    import stsbench.train.loop as run
 
     seen: dict[str, set] = {"step": set(), "eval": set()}
     step, evaluate = loop.train_step, run.dev_scores

@@ -101,7 +101,7 @@ def test_a_file_replaced_by_a_same_size_one_with_its_mtime_is_hashed_again(sha_c
 
 def _typos(tmp_path, dictionary):
     """The ``typos`` augmentation as a run builds it (a model name only: the key reads no model)."""
-    from stsbench.train.augment.build import build_augmentation
+    from stsbench.train.augment.base import build_augmentation
     from stsbench.train.config import make_config
 
     cfg = make_config(

@@ -3,7 +3,7 @@
 A method's files are ``stsbench/train/methods/<name>.py`` (its class) and ``<name>_options.py`` (its spec and
 option groups), with its configs (``stsbench/configs/<name>-*.yaml``). Every other module of the package: imports
 neither file, names none of their own symbols (classes, functions, constants defined there and in no other
-method's files), and names the module by one registry line only (``train/config/methods.py``). The trainer
+method's files), and names the module by one registry line only (``train/config/options.py``). The trainer
 (``stsbench/train`` outside ``methods/``) never tests which method it runs: no built-in method's name appears in
 its code. Read from the sources (``ast``), nothing imported.
 """
@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "stsbench"
 METHODS_DIR = PACKAGE / "train" / "methods"
 BUILTIN = ("simcse", "esimcse", "mocose")
-REGISTRY = PACKAGE / "train" / "config" / "methods.py"
+REGISTRY = PACKAGE / "train" / "config" / "options.py"
 
 
 def own_files(method: str) -> list[Path]:

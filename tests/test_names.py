@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from stsbench.errors import StsbenchError
-from stsbench.tasks.names import SHORT_NAMES, TASK_NAMES, task_names
+from stsbench.tasks.registry import SHORT_NAMES, TASK_NAMES, task_names
 
 
 def test_the_names_module_lists_the_task_classes_in_order():
@@ -89,7 +89,7 @@ def test_names_are_refused_before_torch_imports(args, message):
 def test_transfer_entries_are_the_transfer_objects():
     """The registry knows each transfer task's name, kind and version without importing it; they agree."""
     from stsbench.tasks.registry import TRANSFER_TASK_NAMES, resolve_tasks, task_entry
-    from stsbench.tasks.transfer.builtin import TRANSFER_TASKS
+    from stsbench.tasks.transfer.tasks import TRANSFER_TASKS
 
     tasks = resolve_tasks("transfer")
     assert [t.name for t in tasks] == list(TRANSFER_TASK_NAMES) and all(

@@ -285,7 +285,7 @@ def test_no_report_module_keeps_a_paper_row_or_branches_on_a_built_in_method():
     import ast
 
     import stsbench.reports as reports
-    from stsbench.train.config.methods import method_specs
+    from stsbench.train.config.options import method_specs
 
     names = {s.name for s in method_specs()} | {s.label for s in method_specs()}
     names |= {"unsup-SimCSE", "sup-SimCSE", "word repetition only", "momentum contrast only"}

@@ -348,7 +348,7 @@ def test_the_report_command_names_the_dirty_files_except_in_a_reproduction(tmp_p
 
 def test_a_reproduce_session_records_the_files_differing_from_its_commit(ran, tmp_path, monkeypatch, capsys):
     from stsbench.reproduce.executors import LocalExecutor
-    from stsbench.results.schema import empty_state
+    from stsbench.reproduce.state import load_state
 
     _needs_data()
     dirty = module.Checkout(SHA, ("stsbench/y.py",))
@@ -363,7 +363,7 @@ def test_a_reproduce_session_records_the_files_differing_from_its_commit(ran, tm
     plan = replace(ran["plan"], steps=(), out=tmp_path / "q")
     plan.out.mkdir()
     code = {"git_commit": f"{SHA}-dirty", "differing_files": ["stsbench/y.py"]}
-    state = ran["run_plan"](plan, empty_state(), LocalExecutor(gpus=[]), started=time.time(), checkout=code)
+    state = ran["run_plan"](plan, load_state(plan.out), LocalExecutor(gpus=[]), started=time.time(), checkout=code)
     session = json.loads((plan.out / "reproduce.json").read_text())["sessions"][-1]
     assert session == state["sessions"][-1]
     assert (session["git_commit"], session["differing_files"]) == (f"{SHA}-dirty", ["stsbench/y.py"])

@@ -260,7 +260,7 @@ def test_train_log_on_a_full_disk_keeps_no_half_line(tmp_path, monkeypatch):
 
 
 def test_a_folder_holding_only_its_lock_files_is_new(tmp_path):
-    from stsbench.train.status import run_status
+    from stsbench.train.log import run_status
 
     folder = tmp_path / "seed-1"
     folder.mkdir()

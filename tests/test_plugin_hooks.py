@@ -27,8 +27,7 @@ from pydantic import BaseModel
 
 from stsbench.train.config import MethodSpec, option
 from stsbench.train.data import tokenize
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views, encode_bucketed
+from stsbench.train.methods.base import Method, Views, encode_bucketed
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
 
@@ -114,7 +113,7 @@ import torch
 from pydantic import BaseModel
 
 from stsbench.train.augment.base import EmbeddingAugmentation, TextAugmentation, TokenAugmentation
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 from stsbench.options import option
 
 
@@ -163,7 +162,7 @@ from stsbench.data.training import read_train_file
 from stsbench.train.config import make_config
 from stsbench.train.data import batch_rows
 from stsbench.train.graph import StaticSteps
-from stsbench.train.run import build, seed_everything
+from stsbench.train.loop import build, seed_everything
 from stsbench.train.step import FiniteWatch, Precision
 
 files, out = sys.argv[1], sys.argv[2]

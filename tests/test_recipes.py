@@ -14,8 +14,7 @@ import pytest
 from stsbench.configs import config_names, config_path
 from stsbench.errors import StsbenchError
 from stsbench.published.registry import get_entry
-from stsbench.recipes import load_recipe, recipe_names
-from stsbench.recipes.check import run_options
+from stsbench.recipes import load_recipe, recipe_names, run_options
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -34,7 +33,7 @@ def test_every_built_in_recipe_validates_and_names_what_exists(name):
     from stsbench.analyses.registry import ANALYSES
     from stsbench.data.corpora import CORPORA
     from stsbench.tasks.registry import task_names
-    from stsbench.train.config.methods import METHODS
+    from stsbench.train.config.options import METHODS
 
     recipe = load_recipe(name)
     assert recipe.name == name and recipe.report.title

@@ -419,8 +419,7 @@ def test_align_uniform_figure_names_close_models_in_a_legend_not_over_each_other
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from stsbench.analyses.figures import align_uniform_figure
-    from stsbench.analyses.geometry import AlignUniformResult
+    from stsbench.analyses.geometry import AlignUniformResult, align_uniform_figure
 
     kept = []
     monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))

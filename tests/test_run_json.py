@@ -10,7 +10,7 @@ import pytest
 from helpers import run_cli
 
 from stsbench.commands.run import SCORES_KIND, SCORES_VERSION
-from stsbench.tasks.names import task_names
+from stsbench.tasks.registry import task_names
 
 KEYS = {
     "kind", "schema_version", "model", "prompt", "prompt_name", "mode", "pooler", "scores", "intervals",

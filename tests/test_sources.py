@@ -85,7 +85,7 @@ def test_a_lazy_package_reaches_the_modules_its_getattr_names(tmp_path):
 
 def test_the_train_key_covers_the_training_config_and_the_embedding_key_what_maps_a_text():
     train = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["train"])}
-    assert {"train/config/options.py", "train/config/load.py", "train/config/resolve.py"} <= train
+    assert {"train/config/options.py", "train/config/resolve.py"} <= train
     bootstrap = {p.relative_to(sources.ROOT).as_posix() for p in sources.closure(sources.ENTRIES["bootstrap"])}
     assert {"stats/bootstrap.py", "tasks/intervals.py"} <= bootstrap  # intervals.py calls the draw
 

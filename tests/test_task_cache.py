@@ -11,8 +11,8 @@ import pytest
 
 import stsbench
 from stsbench.data import sts as sts_reader
-from stsbench.evaluation import task_cache
-from stsbench.evaluation.task_cache import load_task
+from stsbench.evaluation import run as evaluation
+from stsbench.evaluation.run import load_task
 from stsbench.tasks.base import Mode
 from stsbench.tasks.registry import get_task
 
@@ -51,7 +51,7 @@ def _same(a, b) -> None:
 
 
 def _cache_file(cache: Path, task, data: Path) -> Path:
-    return cache / task_cache.FOLDER / f"{task_cache.cache_key(task, data, Mode.test)}.parsed"
+    return cache / evaluation.TASKS_FOLDER / f"{evaluation.cache_key(task, data, Mode.test)}.parsed"
 
 
 def _no_reading(monkeypatch) -> None:
@@ -99,7 +99,7 @@ def _flip_a_byte(path: Path, other: Path) -> None:
 def _other_gold(path: Path, other: Path) -> None:
     """The gold scores changed in place, the header and its sha256 left as they were."""
     raw = path.read_bytes()
-    gold = task_cache._decode(path, json.loads(raw.split(b"\n", 1)[0])["key"]).gold
+    gold = evaluation._decode(path, json.loads(raw.split(b"\n", 1)[0])["key"]).gold
     at = raw.rindex(gold.tobytes())
     path.write_bytes(raw[:at] + (gold + 0.5).tobytes() + raw[at + gold.nbytes :])
 
@@ -115,11 +115,11 @@ def test_a_damaged_or_foreign_cache_file_is_never_used(damage, data, tmp_path):
     load_task(task, data, Mode.test, cache)
     load_task(sick, data, Mode.test, cache)
     path, other = _cache_file(cache, task, data), _cache_file(cache, sick, data)
-    key = task_cache.cache_key(task, data, Mode.test)
+    key = evaluation.cache_key(task, data, Mode.test)
     damage(path, other)
-    assert task_cache._decode(path, key) is None  # refused
+    assert evaluation._decode(path, key) is None  # refused
     _same(load_task(task, data, Mode.test, cache), fresh)
-    _same(task_cache._decode(path, key), fresh)  # and rewritten whole
+    _same(evaluation._decode(path, key), fresh)  # and rewritten whole
 
 
 def test_a_run_with_the_task_cache_gives_the_figures_and_intervals_of_one_without(data, tmp_path):
@@ -137,5 +137,5 @@ def test_a_run_with_the_task_cache_gives_the_figures_and_intervals_of_one_withou
     cache = tmp_path / "cache"
     plain = figures(use_cache=False)
     assert figures(cache_dir=cache) == plain  # parses and stores
-    assert len(list((cache / task_cache.FOLDER).glob("*.parsed"))) == 2
+    assert len(list((cache / evaluation.TASKS_FOLDER).glob("*.parsed"))) == 2
     assert figures(cache_dir=cache) == plain  # reads the parsed tasks

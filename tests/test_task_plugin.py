@@ -171,7 +171,7 @@ def test_lookups_find_the_plugin_without_heavy_imports(plugin):
         "import sys\n"
         "from stsbench.tasks.registry import task_names, task_version, task_columns, resolve_tasks\n"
         "print(task_names('toy,sts'), task_version('ToySTS'), task_columns('sts')[-1], resolve_tasks('toy_sts'))\n"
-        "print(sorted(m for m in ('torch', 'transformers', 'stsbench.tasks.transfer.builtin') if m in sys.modules))\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'stsbench.tasks.transfer.tasks') if m in sys.modules))\n"
     )
     done = stsbench(plugin["site"], code=code)
     names, heavy = done.stdout.strip().splitlines()

@@ -176,7 +176,7 @@ def _views_equal(a, b) -> bool:
 
 def test_views_made_ahead_in_a_thread_are_each_steps_own(tokenizer):
     """ESimCSE's per-batch repetition draws and the MLM masks: the thread makes exactly what the step would."""
-    from stsbench.train.batches import Batches
+    from stsbench.train.loop import Batches
 
     cfg = finalize(TrainConfig(method="esimcse", mlm_weight=0.1, repetition_sampling="paper"), False)
     model = ContrastiveEncoder(build_tiny_bert(dropout=0.0), "cls", True)

@@ -16,11 +16,11 @@ from helpers import build_tiny_bert
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import TrainConfig, effective_queue_size, finalize
-from stsbench.train.methods.base import Method, build_method, load_pretrained_lm_head
+from stsbench.train.methods import base
+from stsbench.train.methods.base import Method, build_method
 from stsbench.train.methods.esimcse import ESimCSE
 from stsbench.train.methods.mocose import MoCoSE, mocose_decay, official_mocose_decay
 from stsbench.train.model import ContrastiveEncoder
-from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
 
 ROWS = [("a man plays a guitar .",), ("the cat sleeps on the mat .",), ("stocks fell sharply on monday .",)]
 
@@ -174,14 +174,14 @@ def test_mlm_head_is_the_backbones_and_every_view_is_masked(tokenizer, tmp_path)
     assert masked["input_ids"].shape[0] == 2 * 3  # both views of unsup SimCSE, each masked on its own
     # a backbone saved without the head keeps the random one
     backbone.save_pretrained(tmp_path / "no-head")
-    assert not load_pretrained_lm_head(method.mlm_loss.lm_head, tmp_path / "no-head")
+    assert not base.load_pretrained_lm_head(method.mlm_loss.lm_head, tmp_path / "no-head")
 
 
 # -- Gaussian dropout -----------------------------------------------------------------------------------
 def test_gaussian_dropout_replaces_about_p_of_the_entries_by_draws_of_std():
     torch.manual_seed(0)
     x = torch.full((400, 100), 3.0)
-    layer = GaussianDropout(p=0.1, std=0.1)
+    layer = base.GaussianDropout(p=0.1, std=0.1)
     y = layer(x)
     replaced = y != 3.0
     n = x.numel()
@@ -190,7 +190,7 @@ def test_gaussian_dropout_replaces_about_p_of_the_entries_by_draws_of_std():
     assert abs(float(draws.std()) - 0.1) < 0.005 and abs(float(draws.mean())) < 0.005
     assert torch.equal(y[~replaced], x[~replaced])  # the rest unchanged
     assert torch.equal(layer.eval()(x), x)  # removed after training
-    additive = AdditiveGaussianNoise(0.1)(x)
+    additive = base.AdditiveGaussianNoise(0.1)(x)
     assert bool((additive != 3.0).all())  # the old behaviour touches every entry
 
 
@@ -199,7 +199,7 @@ def test_simcse_gaussian_dropout_applies_to_both_views(tokenizer):
     assert build_method(cfg, tokenizer, model).noise is None
     cfg, model = build(tokenizer, "simcse", dropout=0.0, pooler="avg", gaussian_dropout_p=0.5)
     method = build_method(cfg, tokenizer, model, torch.Generator().manual_seed(2))
-    assert isinstance(method, Method) and isinstance(method.noise, GaussianDropout)
+    assert isinstance(method, Method) and isinstance(method.noise, base.GaussianDropout)
     assert (method.noise.p, method.noise.std) == (0.5, 0.1)
     views = method.make_views(ROWS, np.arange(3), np.random.default_rng(0))
     with torch.no_grad():
@@ -213,7 +213,7 @@ def test_simcse_gaussian_dropout_applies_to_both_views(tokenizer):
 
 def test_official_mocose_config_builds_the_dense_pooler_and_accepts_eta_one(tokenizer, tiny_bert, tmp_path):
     # configs/mocose-bert-base-official.yaml's pooler and schedule, through the run's own build
-    from stsbench.train.run import build as build_run
+    from stsbench.train.loop import build as build_run
 
     cfg = TrainConfig(
         method="mocose",

@@ -18,8 +18,7 @@ from helpers import train_config
 
 from stsbench.train.config import make_config
 from stsbench.train.graph import GraphedStep, StaticSteps
-from stsbench.train.loop import train
-from stsbench.train.run import build, seed_everything
+from stsbench.train.loop import build, seed_everything, train
 from stsbench.train.step import FiniteWatch, Precision
 
 pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("one_thread")]

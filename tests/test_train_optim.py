@@ -12,7 +12,7 @@ from official_reference import TrainerAdamW
 
 from stsbench.errors import StsbenchError
 from stsbench.train.config import load_yaml, make_config
-from stsbench.train.optim import HFAdamW, fused_arguments, make_optimizer
+from stsbench.train.step import HFAdamW, fused_arguments, make_optimizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -31,7 +31,7 @@ from official_reference import (
 from torch import nn
 
 from stsbench.train.config import finalize, make_config
-from stsbench.train.run import build
+from stsbench.train.loop import build
 from stsbench.train.step import train_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -261,7 +261,7 @@ def test_esimcse_without_momentum_and_queue_equals_simcse_on_same_views(tokenize
 
 def test_length_buckets_give_one_pass_embeddings_in_batch_order(tokenizer):
     from stsbench.train.data import pad
-    from stsbench.train.methods.views import encode_bucketed
+    from stsbench.train.methods.base import encode_bucketed
 
     model = ContrastiveEncoder(build_tiny_bert(), "avg", True).eval()
     texts = ["a b c d e f g h i j", "hi", "the cat sat on the mat", "ok then", "one two three four five"]

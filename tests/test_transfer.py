@@ -17,9 +17,8 @@ from stsbench.encoders.base import EmbeddingTable, unique_texts
 from stsbench.errors import StsbenchError
 from stsbench.files import to_json
 from stsbench.tasks.base import Mode
-from stsbench.tasks.transfer.builtin import TRANSFER_TASKS
 from stsbench.tasks.transfer.classifier import Job, ProbeConfig, train_probes
-from stsbench.tasks.transfer.tasks import f1_binary
+from stsbench.tasks.transfer.tasks import TRANSFER_TASKS, f1_binary
 from stsbench.tasks.transfer.validation import inner_kfold, kfold, split, stratified_kfold
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

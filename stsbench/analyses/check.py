@@ -59,19 +59,14 @@ class AnalysisComparison:
 
     def summary(self) -> str:
         """One line: how many figures are reproduced, and the others with their verdict."""
-        seeds = plural(len(self.seeds), "seed")
+        seeds, figures = plural(len(self.seeds), "seed"), plural(len(self.rows), "figure")
         done = [r.task for r in self.rows if r.verdict.status == REPRODUCED]
         others = [f"{r.task} {r.verdict.status}" for r in self.rows if r.verdict.status != REPRODUCED]
-        head = (
-            f"{len(done)} of {plural(len(self.rows), 'figure')} of {self.entry.key} reproduced over {seeds}"
-        )
         outside = [r.task for r in self.rows if self.outside_pairs(r)]
-        pairs = (
-            f"; {', '.join(outside)} outside the checkpoint's 95% bootstrap interval over pairs"
-            if outside
-            else ""
-        )
-        return head + (f"; {', '.join(others)}" if others else "") + pairs
+        line = f"{len(done)} of {figures} of {self.entry.key} reproduced over {seeds}"
+        line += f"; {', '.join(others)}" if others else ""
+        pairs = "outside the checkpoint's 95% bootstrap interval over pairs"
+        return line + (f"; {', '.join(outside)} {pairs}" if outside else "")
 
 
 def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
@@ -79,12 +74,6 @@ def _group(rec: AnalysisRecord) -> tuple[str, int | None]:
     path = PurePosixPath(rec.model.path or rec.model.name)
     m = _SEED.fullmatch(path.name)
     return (str(path.parent), int(m.group(1))) if m else (str(path), None)
-
-
-def _records(results_dir: Path, analysis: str) -> list[AnalysisRecord]:
-    types = {a.name: a.result_class() for a in all_analyses()}
-    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
-    return [r for r in coll.analyses if r.analysis == analysis]
 
 
 def check_analysis(
@@ -105,7 +94,9 @@ def check_analysis(
     if entry.kind != "analysis" or not entry.analysis:
         raise StsbenchError(f"{key} is a table of task scores, not of an analysis")
     analysis = get_analysis(entry.analysis)
-    records = _records(results_dir, analysis.name)
+    types = {a.name: a.result_class() for a in all_analyses()}
+    coll = read_folder(results_dir, kinds=(ANALYSIS_KIND,), result_types=types, strict=False)
+    records = [r for r in coll.analyses if r.analysis == analysis.name]
     if not records:
         raise StsbenchError(
             f"no {analysis.name} results under {results_dir}; make them with "
@@ -123,11 +114,8 @@ def check_analysis(
     if model is not None:
         groups = {k: v for k, v in groups.items() if _named(k, model, v)}
     if not groups:
-        why = (
-            f" ({refused[0]}{f'; and {len(refused) - 1} more' if len(refused) > 1 else ''})"
-            if refused
-            else ""
-        )
+        more = f"; and {len(refused) - 1} more" if len(refused) > 1 else ""
+        why = f" ({refused[0]}{more})" if refused else ""
         name = f" of {model}" if model else ""
         raise StsbenchError(
             f"no {analysis.name} result{name} under {results_dir} is comparable with {key}{why}"
@@ -140,14 +128,14 @@ def check_analysis(
     folder, found = next(iter(groups.items()))
     found.sort(key=lambda x: (x[0] is None, x[0] or 0, x[1].path))
     intervals = {c: v[2] for c, v in found[0][2].items() if v[2]} if len(found) == 1 else {}
-    return AnalysisComparison(
-        entry,
-        folder,
-        tuple(s for s, _, _ in found),
-        tuple(r.path for _, r, _ in found),
-        _rows(entry, [f for _, _, f in found], difference, level),
-        intervals,
-    )
+    seeds, recs, figures = zip(*found, strict=True)
+    rows = []
+    for column, printed in entry.values.items():
+        pairs = [s[column] for s in figures if column in s]  # none: missing (the published figure as printed)
+        published = pairs[0][1] if pairs else float(printed)
+        summary = summary_dict([p[0] for p in pairs]) if pairs else None
+        rows.append(SeedRow(column, published, summary, True, difference, level))
+    return AnalysisComparison(entry, folder, seeds, tuple(r.path for r in recs), tuple(rows), intervals)
 
 
 def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, Any]]) -> bool:
@@ -155,18 +143,3 @@ def _named(folder: str, model: str, found: Sequence[tuple[Any, AnalysisRecord, A
     rec = found[0][1]
     base = Path(rec.path).parent
     return any(same_path(x, model, base) for x in (folder, rec.model.name)) or folder.endswith(f"/{model}")
-
-
-def _rows(
-    entry: Entry, seeds: list[dict[str, tuple]], difference: float, level: float
-) -> tuple[SeedRow, ...]:
-    rows = []
-    for column, printed in entry.values.items():
-        pairs = [s[column] for s in seeds if column in s]
-        if not pairs:  # no seed measured it: missing (the published figure as printed)
-            rows.append(SeedRow(column, float(printed), None, True, difference, level))
-            continue
-        published = pairs[0][1]
-        values = [p[0] for p in pairs]
-        rows.append(SeedRow(column, published, summary_dict(values), True, difference, level))
-    return tuple(rows)

@@ -1,4 +1,4 @@
-"""The analysis registry: one :class:`Analysis` subclass per analysis, in :data:`ANALYSES`.
+"""The analysis registry: one :class:`Analysis` subclass per analysis, in :data:`ANALYSES`; what they all share.
 
 :data:`ANALYSES` is a :class:`stsbench.registry.Registry`, the shape tasks, methods and poolers share. A
 class declares everything about its analysis (name, command, config type, the data files it reads,
@@ -10,7 +10,14 @@ one in another package registers under the ``stsbench.analyses`` entry-point gro
 "pkg.module:Class"`` (imported when first looked up) or ``name = "pkg.module"`` (imported with the other
 plugins; its decorators register).
 
-The built-in analyses live in :mod:`stsbench.analyses.builtin`, registered when this module is imported.
+The built-in analyses are one module each (``length_bias``, ``repetition``, ``geometry``:
+alignment/uniformity, spectra and the cosine density), one registry line each at the end of this module, as
+the built-in tasks are in :mod:`stsbench.tasks.registry`: a lazy ``"module:Class"`` target, the module
+imported when the analysis is first looked up; it imports numpy at the top, and pandas, scipy and matplotlib
+only where a table or a figure is made, so building the CLI stays fast. Each module holds its analysis whole:
+its options (a frozen dataclass: the CLI's flags come from its fields), the data files it reads (they go into
+provenance), its compute, result type, the report's tables, its figure, its figures one by one, and the class
+that names them. :class:`StsbSplit` is the base of an analysis of one STS-B split.
 Nothing here imports the reports: an analysis' tables are :class:`stsbench.tabular.Table` objects, a type
 below both, and the reports read this registry, never the other way round.
 """
@@ -18,17 +25,23 @@ below both, and the reports read this registry, never the other way round.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
+from stsbench.data.sts import pair_files
 from stsbench.errors import StsbenchError
-from stsbench.options import option  # noqa: F401 - an analysis' config declares its fields with it (plugins too)
+from stsbench.options import fields_of, one_line, option  # noqa: F401 - option: for an analysis' config (plugins too)
 from stsbench.registry import Registry, load_target
+from stsbench.tasks.registry import STS_TASK_NAMES
 
-BUILTIN = "stsbench.analyses.builtin"
+# a task named as the papers' columns do (STS-B, SICK-R), for the analyses' tables and figures
+from stsbench.tasks.registry import short_name as short_name
+
+# -- registry ------------------------------------------------------------------------------------------------
+
+
 ENTRY_POINTS = "stsbench.analyses"
 # name -> its Analysis class (or the "module:Class" of an entry point not imported yet); ``length-bias``
 # finds ``length_bias``, as the command is spelled
@@ -85,8 +98,6 @@ class Analysis(ABC):
     name: ClassVar[str]  # ``length_bias``: the results files' ``analysis`` key and file stem
     command: ClassVar[str]  # ``length-bias``: the CLI command
     title: ClassVar[str]  # the report section's title
-    describe: ClassVar[str]  # "length-bias results": what a report without them says is missing
-    make: ClassVar[str]  # the command that makes them (RESULTS: the report's --results folder)
     help: ClassVar[str]  # the command's one-line help
     # a frozen dataclass (pydantic's, or a standard one read through pydantic); fields made with
     # :func:`stsbench.options.option`, their bounds checked as a training option's are
@@ -107,17 +118,39 @@ class Analysis(ABC):
     # over pairs, or None), or why they are not comparable (what ``check`` judges); none: no entry is checked
     published_builder: ClassVar[Callable[[Any, Any], dict[str, tuple] | str] | str | None] = None
 
+    @property
+    def describe(self) -> str:
+        """What a report without its results says is missing (default: ``<command> results``)."""
+        return f"{self.command} results"
+
+    @property
+    def make(self) -> str:
+        """The command that makes its results (RESULTS: the report's --results folder; default: one model)."""
+        return f"stsbench {self.command} --model MODEL --output RESULTS/analyses"
+
     def prepare(self, config: Any) -> Any:
         """Check the options and read what every model shares, before any model loads (default: nothing)."""
         return None
 
+    def pair_splits(self, config: Any) -> tuple[tuple[str, str], ...]:
+        """The SentEval pair data ``(task, split)`` it reads (default: none); the next two hooks read them."""
+        return ()
+
     def data_files(self, config: Any, data_dir: Path | None, prepared: Any) -> tuple[Path, list[Path]]:
-        """The folder provenance paths are relative to, and the files read (their sha256 is recorded)."""
-        return Path(data_dir or "."), []
+        """The folder provenance paths are relative to, and the files read (their sha256 is recorded).
+
+        Default: the files of :meth:`pair_splits` under the data folder.
+        """
+        root = Path(data_dir or ".")
+        return root, [f for task, split in self.pair_splits(config) for f in pair_files(root, task, split)]
 
     def encodes(self, config: Any) -> Encodes | None:
-        """What one model's run encodes (:class:`Encodes`); None (the default): not known, the estimate says so."""
-        return None
+        """What one model's run encodes (:class:`Encodes`).
+
+        Default: the :meth:`pair_splits`; None where there are none: not known, the estimate says so.
+        """
+        splits = self.pair_splits(config)
+        return Encodes(splits=splits) if splits else None
 
     def variant(self, config: Any) -> str | None:
         """Return the option that selects the data (``words``, ``dev``).
@@ -131,9 +164,7 @@ class Analysis(ABC):
         return {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()}
 
     @abstractmethod
-    def compute(
-        self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int
-    ) -> Any:
+    def compute(self, encoder: Any, config: Any, *, data_dir: Path | None, prepared: Any, batch_size: int):
         """Compute one model's result (an instance of ``result_type``)."""
 
     def extra_files(self, result: Any, path: Path) -> list[Path]:
@@ -177,8 +208,6 @@ class Analysis(ABC):
         """Build the config from keyword options, validated; an unknown option or a bad value is a one-line error."""
         from pydantic import TypeAdapter, ValidationError
 
-        from stsbench.options import fields_of, one_line
-
         fields = fields_of(self.config_type)
         unknown = sorted(set(options) - set(fields))
         if unknown:
@@ -191,11 +220,32 @@ class Analysis(ABC):
             raise StsbenchError(f"{self.command}: {one_line(exc, fields)}") from None
 
 
+STSB = "STSBenchmark"  # an STS-B analysis' task
+Split = Literal["train", "dev", "test"]
+SPLIT_HELP = "STS-B split."
+
+
+class StsbSplit(Analysis):
+    """An analysis of an STS-B split: its files in provenance, the split in the file stem."""
+
+    def pair_splits(self, config: Any) -> tuple[tuple[str, str], ...]:
+        """The STS-B split of ``--split`` (its file in provenance, its sentences in the estimate)."""
+        return ((STSB, config.split),)
+
+    def variant(self, config: Any) -> str:
+        """The split."""
+        return config.split
+
+    def record(self, config: Any) -> dict[str, Any]:
+        """The task beside the options."""
+        return {"task": STSB, **super().record(config)}
+
+
 def _check_class(cls: Any) -> None:
     """What :func:`register_analysis` asks of a class (a ``TypeError`` names the class and what is missing)."""
     if not (isinstance(cls, type) and issubclass(cls, Analysis)):
         raise TypeError(f"{cls!r} is not an Analysis subclass")
-    for attr in ("name", "command", "title", "describe", "make", "help", "result_type"):
+    for attr in ("name", "command", "title", "help", "result_type"):
         if not hasattr(cls, attr):
             raise TypeError(f"analysis {cls.__name__} does not set {attr}")
     if not dataclasses.is_dataclass(cls.config_type):
@@ -206,9 +256,8 @@ def _other(cls: type[Analysis]) -> str | None:
     """The registered analysis, another class than ``cls``, that has its name or command; None if none."""
     for key in ANALYSES.names():
         other = ANALYSES.target(key)
-        if isinstance(other, type) and other is not cls and cls.command == other.command:
-            return key
-        if isinstance(other, type) and other is not cls and ANALYSES.canonical(cls.name) == key:
+        another = isinstance(other, type) and other is not cls
+        if another and (cls.command == other.command or ANALYSES.canonical(cls.name) == key):
             return key
     return None
 
@@ -216,9 +265,6 @@ def _other(cls: type[Analysis]) -> str | None:
 def register_analysis(cls: A) -> A:
     """Class decorator: register ``cls`` under ``cls.name``; a second use of a name or command fails."""
     _check_class(cls)
-    if cls.__module__ == BUILTIN:  # registered in file order when this module loads, before any plugin
-        ANALYSES.register(cls.name, cls)
-        return cls
     key = ANALYSES.canonical(cls.name)
     if _other(cls) is not None or (key is not None and ANALYSES.target(key) is cls):
         raise ValueError(f"analysis {cls.name!r} (command {cls.command!r}) is already registered")
@@ -254,11 +300,8 @@ def all_analyses() -> list[Analysis]:
     names: list[str] = []
     while len(names) < len(ANALYSES):  # importing an entry point's module may register more (its decorators)
         names = ANALYSES.names()
-        found = []
-        for name in names:
-            analysis = _instance(name)
-            if analysis not in found:  # an entry point named otherwise than its class: one analysis
-                found.append(analysis)
+        # an entry point named otherwise than its class: one analysis
+        found = list(dict.fromkeys(_instance(name) for name in names))
     return found
 
 
@@ -277,6 +320,34 @@ def find_analysis(name: str) -> Analysis | None:
     return _instance(name) if name in ANALYSES else None
 
 
-# the built-ins register now (their module imports this one first when it is imported first), so that
-# ANALYSES lists them before any plugin; importlib, so that this module does not import its own entries
-importlib.import_module(BUILTIN)
+# the built-ins, registered as this module is imported, so that ANALYSES lists them before any plugin: in the
+# order the commands and the report's sections follow
+ANALYSES.register("length_bias", "stsbench.analyses.length_bias:LengthBias")
+ANALYSES.register("repetition_probe", "stsbench.analyses.repetition:RepetitionProbe")
+ANALYSES.register("align_uniform", "stsbench.analyses.geometry:AlignUniform")
+ANALYSES.register("spectrum", "stsbench.analyses.geometry:SpectrumAnalysis")
+ANALYSES.register("cosine_density", "stsbench.analyses.geometry:CosineDensity")
+
+
+# -- common --------------------------------------------------------------------------------------------------
+
+
+# ESimCSE COLING Table 7's seven test sets, in its column order
+LENGTH_TASKS = list(STS_TASK_NAMES)
+
+
+Interval = tuple[float, float] | None  # one checkpoint's bootstrap interval over pairs, in points; None: none
+
+
+def published_pairs(
+    measured: dict[str, float | None],
+    entry: Any,
+    scale: float = 1.0,
+    intervals: dict[str, Interval] | None = None,
+) -> dict[str, tuple[float, float, Interval]]:
+    """``{column: (measured x scale, published x scale, interval)}`` for the entry's columns measured here."""
+    return {
+        c: (v * scale, float(entry.values[c]) * scale, (intervals or {}).get(c))
+        for c, v in measured.items()
+        if v is not None and c in entry.values
+    }

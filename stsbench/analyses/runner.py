@@ -12,16 +12,20 @@ being the analysis name plus the option that selects its data (``length_bias_wor
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from stsbench.analyses.registry import Analysis, get_analysis
+from stsbench.data.integrity import check_data
 from stsbench.encoders.base import EncodeOptions
 from stsbench.encoders.resolve import prompt_suffix
+from stsbench.files import atomic_write_json
+from stsbench.paths import resolve_data_dir
+from stsbench.results import write
 from stsbench.results.schema import AnalysisResult
-from stsbench.results.write import base_label, labelled
 
 
 class TimedEncoder:
@@ -52,18 +56,6 @@ class AnalysisRun:
     files: list[Path] = field(default_factory=list)  # every file written
 
 
-def _encoders(
-    models: Sequence[str], encoders: Sequence[Any], encode: EncodeOptions
-) -> Iterator[tuple[str, Any]]:
-    """``(name given, encoder)``; each named model is loaded only when its turn comes."""
-    from stsbench import encoders as loader
-
-    for enc in encoders:
-        yield enc.info.name, enc
-    for name in models:
-        yield name, loader.build_encoder(name, encode)
-
-
 def run_analysis(
     name: str,
     *,
@@ -85,17 +77,6 @@ def run_analysis(
     that differ from the canonical ones are refused before any model loads unless ``allow_modified_data``
     (then each record's ``provenance.data_modified`` names them).
     """
-    from stsbench.data.integrity import check_data
-    from stsbench.files import atomic_write_json
-    from stsbench.paths import resolve_data_dir
-    from stsbench.results.write import (
-        analysis_path,
-        figure_path,
-        make_provenance,
-        model_info,
-        portable_result,
-    )
-
     analysis = get_analysis(name)
     encode = encode or EncodeOptions()
     config = config if config is not None else analysis.make_config(**options)
@@ -108,24 +89,28 @@ def run_analysis(
     record = {**analysis.record(config), "batch_size": encode.batch_size, "max_length": encode.max_length}
     run = AnalysisRun(analysis, stem, {})
     done: list[tuple[str, str, Any]] = []  # (label, pooler, result)
-    for given, inner in _encoders(models, encoders, encode):
+    from stsbench import encoders as loader
+
+    loaded = ((model, loader.build_encoder(model, encode)) for model in models)  # each when its turn comes
+    for given, inner in chain(((built.info.name, built) for built in encoders), loaded):
         enc = TimedEncoder(inner)
         t0 = time.perf_counter()
         result = analysis.compute(enc, config, data_dir=root, prepared=prepared, batch_size=encode.batch_size)
-        total = time.perf_counter() - t0
-        timings = {"encode": enc.seconds, "analyse": total - enc.seconds}
-        prov = make_provenance(data_root, files, timings, command, encoder=inner)
-        info = model_info(enc)
+        timings = {"encode": enc.seconds, "analyse": time.perf_counter() - t0 - enc.seconds}
+        prov = write.make_provenance(data_root, files, timings, command, encoder=inner)
+        info = write.model_info(enc)
         envelope = AnalysisResult(
             analysis=analysis.name, result=result.to_dict(), model=info, config=record, provenance=prov
         )
         run.records.append(envelope)
         if output is not None:
-            path = analysis_path(output, info, stem)
-            run.files.append(atomic_write_json(path, portable_result(envelope.to_dict(), output, data_root)))
+            path = write.analysis_path(output, info, stem)
+            portable = write.portable_result(envelope.to_dict(), output, data_root)
+            run.files.append(atomic_write_json(path, portable))
             run.files += analysis.extra_files(result, path)
-        done.append((base_label(given) + prompt_suffix(info.prompt, info.prompt_name), info.pooler, result))
-    run.results = labelled(done)
+        label = write.base_label(given) + prompt_suffix(info.prompt, info.prompt_name)
+        done.append((label, info.pooler, result))
+    run.results = write.labelled(done)
     if output is not None:
-        run.files += analysis.figure(run.results, figure_path(output, stem, list(run.results)))
+        run.files += analysis.figure(run.results, write.figure_path(output, stem, list(run.results)))
     return run

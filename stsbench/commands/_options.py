@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
@@ -261,11 +262,14 @@ def parameter(
         annotation = Optional[annotation]  # noqa: UP045 - typer needs Optional on 3.10
     help_text = info.description if help_text is None else help_text
     metavar = {"metavar": "NAME[,NAME]"} if repeatable else {}
-    declared = typer.Option(
-        *decls, help=help_text, show_default=show_default, rich_help_panel=panel, **metavar
-    )
-    annotation = Annotated[annotation, declared]
+    option = typer.Option(*decls, help=help_text, show_default=show_default, rich_help_panel=panel, **metavar)
+    annotation = Annotated[annotation, option]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def command_line() -> str:
+    """The command as typed, shell-quoted: what the results record as the command that made them."""
+    return shlex.join(["stsbench", *sys.argv[1:]])
 
 
 def table_console():

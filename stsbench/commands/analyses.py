@@ -12,8 +12,6 @@ the report's tables of the numbers are printed with rich.
 from __future__ import annotations
 
 import inspect
-import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import typer
 
 from stsbench.analyses.registry import Analysis, all_analyses
 from stsbench.commands import _options as shared
-from stsbench.commands._options import encode_options, parameter, print_table
+from stsbench.commands._options import command_line, encode_options, parameter, print_table
 from stsbench.data.integrity import modified_text
 from stsbench.encoders import EMBEDDED_DEFAULT
 from stsbench.files import check_outputs
@@ -54,9 +52,7 @@ def show(analysis: Analysis, stem: str, results: dict[str, Any]) -> None:
     console = Console(width=200)
     for table in analysis.terminal_tables(stem, results):
         aligned = zip(table.frame.columns, table.align, strict=True)
-        columns = [
-            (str(column), {"justify": "right" if align == "r" else "left"}) for column, align in aligned
-        ]
+        columns = [(str(col), {"justify": "right" if a == "r" else "left"}) for col, a in aligned]
         rows = (map(str, row) for row in table.frame.itertuples(index=False))
         print_table(console, columns, rows, title=table.title)
         for note in table.notes:
@@ -85,8 +81,10 @@ def make_command(analysis: Analysis) -> Callable[..., None]:
         check_outputs(output=kw["output"], cache_dir=encode.cache_dir, use_cache=encode.use_cache)
         config = analysis.make_config(**{name: kw[name] for name in fields})
         given = {k: kw[k] for k in ("data_dir", "output", "allow_modified_data") if k in kw}  # those it has
-        models, line = kw["model"] or [EMBEDDED_DEFAULT], shlex.join(["stsbench", *sys.argv[1:]])
-        run = run_analysis(analysis.name, models=models, config=config, encode=encode, command=line, **given)
+        models = kw["model"] or [EMBEDDED_DEFAULT]
+        run = run_analysis(
+            analysis.name, models=models, config=config, encode=encode, command=command_line(), **given
+        )
         for path in run.files:
             typer.echo(f"wrote {path}", err=True)
         show(analysis, run.stem, run.results)

@@ -48,9 +48,7 @@ def print_result(result: CompareResult) -> None:
         columns = ("task", comp.reference, comp.other, "diff", level, *middle, "MDE 80%", "n")
         heading = f"[bold]{escape(comp.other)}[/bold] vs [bold]{escape(comp.reference)}[/bold] "
         heading += f"(difference = {escape(comp.other)} - {escape(comp.reference)}, x100)"
-        justified = [
-            (col, {"justify": "left" if col == "task" else "right", "no_wrap": True}) for col in columns
-        ]
+        justified = [(c, {"justify": "left" if c == "task" else "right", "no_wrap": True}) for c in columns]
         print_table(console, justified, rows, heading)
     over_seeds = any(s.seeds is not None for s in result.sides)
     if over_seeds:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from stsbench.commands._options import DataDirOpt, opt, print_table, table_console
-from stsbench.data.manifest import download, verify
+from stsbench.data.integrity import download, verify
 from stsbench.errors import StsbenchError
 from stsbench.files import check_writable_dir
 from stsbench.paths import resolve_data_dir

@@ -63,10 +63,7 @@ def published_show(key: opt(str, help="An entry key from `stsbench published lis
     printed = dict(e.printed_as)
     shown = ["value", *(["source text shows"] if printed else [])]
     columns = [("column", {}), *((col, {"justify": "right"}) for col in shown)]
-    rows = [
-        (col, e.format(value), *([printed.get(col, "")] if printed else []))
-        for col, value in e.values.items()
-    ]
+    rows = [(col, e.format(v), *([printed.get(col, "")] if printed else [])) for col, v in e.values.items()]
     console = table_console()
     console.print(f"[bold]{e.paper.title}[/bold]\n{e.paper.citation}\n{e.table}: {e.caption}")
     console.print(f"version: {e.version or 'not stated'}", highlight=False)
@@ -279,15 +276,13 @@ def _selection_note(e) -> list[str]:  # noqa: ANN001
 
 
 def _print_check(
-    heading: str,
-    columns: Iterable[str],
-    rows: Iterable[tuple[str, ...]],
-    notes: Iterable[str],
-    failed: str | None,
-    passed: str,
-    statuses: Iterable[str] = ("failed",),
+    heading: str, columns: Iterable[str], rows, notes, failed: str | None, passed: str, statuses=("failed",)
 ) -> None:
-    """A check's heading line, table and notes, then PASS, or ``failed`` (exit 1; 3: only inconclusive)."""
+    """A check's heading line, table and notes, then PASS, or ``failed`` (exit 1; 3: only inconclusive).
+
+    ``rows``: tuples of cell strings, one per column; ``notes``: lines under the table; ``statuses``: the
+    statuses that decide the failing exit status (:func:`stsbench.published.check.check_failed`).
+    """
     from stsbench.published.check import check_failed
 
     console = table_console()

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import typer
 
 from stsbench.commands import _options as shared
-from stsbench.commands._options import opt, runs_and_seeds
+from stsbench.commands._options import command_line, opt, runs_and_seeds
 from stsbench.files import check_writable_dir
 from stsbench.progress import plural
 
@@ -105,7 +103,7 @@ def report_cmd(
     point = parse_point(align_point) if align_point is not None else None
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
-    command = shlex.join(["stsbench", *sys.argv[1:]])
+    command = command_line()
     names, numbers = runs_and_seeds(runs, seeds)
     # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
     code = None if (out / STATE_FILE).is_file() else checkout()

@@ -169,7 +169,7 @@ def reproduce_command(
     home = out.expanduser()  # a file, or a used folder that is not this recipe's reproduction: one line
     if home.exists() and not home.is_dir():
         raise StsbenchError(f"--out {home} is a file; pass a folder")
-    found = load_state(home).get("recipe") if (home / STATE_FILE).is_file() else None
+    found = load_state(home).get("recipe")
     if found not in (None, recipe.name):
         raise StsbenchError(
             f"--out {home} holds a reproduction of {found}, not {recipe.name}; pass another --out"
@@ -256,7 +256,7 @@ def _list(target: str | None, format_: str) -> None:
     if format_ not in ("table", "json"):
         raise StsbenchError(f"--format {format_!r}: give table or json")
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.estimate import hours_text, summaries, summary
+    from stsbench.reproduce.estimate import list_row, summaries, summary
 
     found = [summary(load_recipe(target))] if target is not None else summaries()
     if format_ == "json":
@@ -266,11 +266,7 @@ def _list(target: str | None, format_: str) -> None:
 
     # the terminal's width (COLUMNS, else the terminal's, else 100 columns when piped)
     width = shutil.get_terminal_size((100, 24)).columns
-    rows = []
-    for s in found:
-        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
-        counts = [str(len(s[k])) for k in ("cells", "unreproducible", "claims")] + [str(s["trainings"])]
-        rows.append((s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours))
+    rows = [list_row(s) for s in found]
     if width < 160:  # a table of eight columns would fold every name: a block per recipe, wrapped
         for name, flavour, tables, cells, unrepr, claims, trainings, hours in rows:
             head = f"{name} ({flavour}): {plural(int(cells), 'cell')}, {unrepr} unreproducible, "

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from pathlib import Path
 
 import typer
@@ -17,7 +15,7 @@ from stsbench.errors import StsbenchError
 from stsbench.files import check_outputs
 from stsbench.progress import plural
 from stsbench.tasks.base import Mode
-from stsbench.tasks.names import task_names
+from stsbench.tasks.registry import task_names
 
 Interval = tuple[float, float]
 
@@ -61,26 +59,16 @@ def scores_json(run) -> dict:
     ``Transfer``); ``skipped`` and ``modified_data`` are always there, empty when nothing was.
     """
     tables = score_tables(run)
-    bounds = (
-        (name, b) for _, names, _, found in tables for name, b in zip(names[:-1], found[:-1], strict=True)
-    )
+    bounds = ((n, b) for _, names, _, found in tables for n, b in zip(names[:-1], found[:-1], strict=True))
     intervals = {name: list(b) for name, b in bounds if b is not None}
-    return {
-        "kind": SCORES_KIND,
-        "schema_version": SCORES_VERSION,
-        "model": run.model,
-        "prompt": getattr(run, "prompt", None),
-        "prompt_name": getattr(run, "prompt_name", None),
-        "mode": run.mode,
-        "pooler": run.pooler,
-        "scores": {r.task: r.reported for r in run.results},
-        "intervals": intervals,
-        "averages": {title: vals[-1] for title, _, vals, _ in tables},
-        "average_intervals": {title: list(b[-1]) for title, _, _, b in tables if b[-1] is not None},
-        "skipped": list(run.skipped),
-        # the figures computed on non-canonical files, and which files
-        "modified_data": modified_files(run.results),
-    }
+    # the keys in docs/results.md's order
+    out = {"kind": SCORES_KIND, "schema_version": SCORES_VERSION, "model": run.model}
+    out.update(prompt=getattr(run, "prompt", None), prompt_name=getattr(run, "prompt_name", None))
+    out.update(mode=run.mode, pooler=run.pooler, scores={r.task: r.reported for r in run.results})
+    out.update(intervals=intervals, averages={title: vals[-1] for title, _, vals, _ in tables})
+    out.update(average_intervals={title: list(b[-1]) for title, _, _, b in tables if b[-1] is not None})
+    # modified_data: the figures computed on non-canonical files, and which files
+    return {**out, "skipped": list(run.skipped), "modified_data": modified_files(run.results)}
 
 
 INTERVALS_NOTE = {
@@ -153,65 +141,61 @@ def show_run(result, dtype: Dtype, output: Path) -> None:
         if marked:
             notes.append(modified_note(f for n in marked for f in modified.get(n, ())))
         # an interval row may wrap at its space in a narrow terminal rather than lose digits
-        columns = [
-            (name, {"justify": "right", "no_wrap": not shown, "min_width": len(name)}) for name in names
-        ]
+        columns = [(n, {"justify": "right", "no_wrap": not shown, "min_width": len(n)}) for n in names]
         heading = f"[bold]{title} ({result.mode})[/bold] — {who}, pooler {result.pooler}{precision}"
         print_table(console, columns, rows, heading, notes)
     timings = f"(encode {result.timings['encode']:.1f}s, evaluate {result.timings['evaluate']:.1f}s)"
     console.print(f"results: {plural(len(result.paths), 'file')} under {output}/  {timings}", highlight=False)
 
 
+def run_cmd(
+    model: shared.ModelOpt = EMBEDDED_DEFAULT,
+    tasks: opt(str, "--tasks", "-t", help="sts | transfer | full, or task names, comma-separated.") = "sts",
+    mode: opt(Mode, "--mode", help="test | dev | fasttest (SimCSE's meaning).") = Mode.test,
+    pooler: shared.PoolerOpt = None,
+    data_dir: shared.DataDirOpt = None,
+    output: shared.OutputOpt = Path("results"),
+    cache_dir: shared.CacheDirOpt = None,
+    no_cache: shared.NoCacheOpt = False,
+    batch_size: shared.BatchSizeOpt = 128,
+    max_length: shared.MaxLengthOpt = None,
+    device: shared.DeviceOpt = None,
+    dtype: shared.DtypeOpt = Dtype.float32,
+    seed: shared.SeedOpt = 1111,
+    bootstrap: shared.BootstrapOpt = 1000,
+    fmt: shared.FormatOpt = Format.table,
+    quiet: shared.QuietOpt = False,
+    revision: opt(
+        str | None, "--revision", help="Branch, tag or commit of a hub --model (default main)."
+    ) = None,
+    allow_modified_data: shared.AllowModifiedDataOpt = False,
+    prompt: shared.PromptOpt = None,
+    prompt_name: shared.PromptNameOpt = None,
+) -> None:
+    """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
+    task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
+    encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
+    check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
+    from stsbench.evaluation.run import evaluate_model
+    from stsbench.results.runs import is_seeds_folder
+
+    options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, bootstrap=bootstrap)
+    options.update(allow_modified_data=allow_modified_data, command=shared.command_line())
+    if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
+        from stsbench.evaluation.run import run_seeds
+
+        if encode.prompted:  # the seeds' aggregate is filed by model only
+            raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
+
+        show_seeds(run_seeds(model, tasks, mode.value, encode, **options), fmt)
+        return
+    result = evaluate_model(model, tasks, mode.value, encode, **options)
+    if fmt is Format.json:
+        typer.echo(json.dumps(scores_json(result)))
+        return
+    show_run(result, dtype, output)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``run``."""
-
-    @app.command("run")
-    def run_cmd(
-        model: shared.ModelOpt = EMBEDDED_DEFAULT,
-        tasks: opt(
-            str, "--tasks", "-t", help="sts | transfer | full, or task names, comma-separated."
-        ) = "sts",
-        mode: opt(Mode, "--mode", help="test | dev | fasttest (SimCSE's meaning).") = Mode.test,
-        pooler: shared.PoolerOpt = None,
-        data_dir: shared.DataDirOpt = None,
-        output: shared.OutputOpt = Path("results"),
-        cache_dir: shared.CacheDirOpt = None,
-        no_cache: shared.NoCacheOpt = False,
-        batch_size: shared.BatchSizeOpt = 128,
-        max_length: shared.MaxLengthOpt = None,
-        device: shared.DeviceOpt = None,
-        dtype: shared.DtypeOpt = Dtype.float32,
-        seed: shared.SeedOpt = 1111,
-        bootstrap: shared.BootstrapOpt = 1000,
-        fmt: shared.FormatOpt = Format.table,
-        quiet: shared.QuietOpt = False,
-        revision: opt(
-            str | None, "--revision", help="Branch, tag or commit of a hub --model (default main)."
-        ) = None,
-        allow_modified_data: shared.AllowModifiedDataOpt = False,
-        prompt: shared.PromptOpt = None,
-        prompt_name: shared.PromptNameOpt = None,
-    ) -> None:
-        """Evaluate MODEL on the tasks; write one results JSON per task under OUTPUT and print the table."""
-        task_names(tasks)  # a mistyped name is refused now, not after seconds of imports
-        encode = encode_options(locals())  # pooler, dtype, prompt, cache...: how the model loads and encodes
-        check_outputs(output=output, cache_dir=encode.cache_dir, use_cache=encode.use_cache)
-        from stsbench.evaluation.run import evaluate_model
-        from stsbench.results.runs import is_seeds_folder
-
-        command = "stsbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        options = dict(data_dir=data_dir, output=output, seed=seed, show_progress=not quiet, command=command)
-        options.update(bootstrap=bootstrap, allow_modified_data=allow_modified_data)
-        if is_seeds_folder(model):  # OUT of `stsbench train --seeds`: every seed, then their aggregate
-            from stsbench.evaluation.seeds import run_seeds
-
-            if encode.prompted:  # the seeds' aggregate is filed by model only
-                raise StsbenchError("--prompt and --prompt-name apply to one model, not to a seeds folder")
-
-            show_seeds(run_seeds(model, tasks, mode.value, encode, **options), fmt)
-            return
-        result = evaluate_model(model, tasks, mode.value, encode, **options)
-        if fmt is Format.json:
-            typer.echo(json.dumps(scores_json(result)))
-            return
-        show_run(result, dtype, output)
+    app.command("run")(run_cmd)

@@ -34,16 +34,8 @@ from stsbench.commands._options import escape, opt, parameter, print_table, tabl
 from stsbench.errors import RunFailed, StsbenchError
 from stsbench.files import check_writable_dir, output_lock
 from stsbench.reproduce.executors import Handle, Job, LocalExecutor, Resources, check_counts, visible_gpus
-from stsbench.train.config import (
-    OPTIONS,
-    Option,
-    TrainConfig,
-    help_for,
-    load_yaml,
-    make_config,
-    option_fields,
-)
-from stsbench.train.config.methods import method_labels
+from stsbench.train.config import OPTIONS, TrainConfig, help_for, load_yaml, make_config, option_fields
+from stsbench.train.config.options import Option, method_labels
 from stsbench.train.lifeline import follow_parent
 
 if TYPE_CHECKING:

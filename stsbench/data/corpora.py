@@ -11,6 +11,8 @@ same whichever file held them). Another package adds corpora under the ``stsbenc
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,20 +113,13 @@ def first_lines(raw: bytes, lines: int | None, path: Path) -> bytes:
     """The bytes of the first ``lines`` lines of ``raw`` (each with its newline); all of it when None."""
     if lines is None:
         return raw
-    end, found = 0, 0
-    while found < lines:
-        nl = raw.find(b"\n", end)
-        if nl < 0:
-            if end < len(raw):  # a last line without its newline
-                end, found = len(raw), found + 1
-            break
-        end, found = nl + 1, found + 1
-    if found < lines:
+    head = list(itertools.islice(io.BytesIO(raw), lines))  # a last line without its newline counts
+    if len(head) < lines:
         raise StsbenchError(
-            f"train file {path} holds {found:,} lines; --train-lines {lines:,} asks for more "
+            f"train file {path} holds {len(head):,} lines; --train-lines {lines:,} asks for more "
             "(use the full corpus, or fewer lines)"
         )
-    return raw[:end]
+    return b"".join(head)
 
 
 def head_identity(raw: bytes, path: Path, corpus: str | None) -> dict[str, Any]:

@@ -13,14 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from stsbench.data.integrity import read_lines, senteval_text
 from stsbench.data.sts_spec import BUILTIN_STS, STSSpec
-from stsbench.data.textfile import read_lines
 from stsbench.errors import StsbenchError
 
 # the built-in tasks' layouts by name (their specs: :mod:`stsbench.data.sts_spec`)
 BUILTIN: dict[str, STSSpec] = {spec.name: spec for spec in BUILTIN_STS}
 STS_SUBSETS: dict[str, list[str]] = {s.name: list(s.subsets) for s in BUILTIN_STS if s.subsets}
-STS_TASK_NAMES = list(BUILTIN)
 
 
 def spec_of(task: str | STSSpec) -> STSSpec:
@@ -39,11 +38,6 @@ def _check_split(spec: STSSpec, split: str) -> None:
         raise StsbenchError(f"{spec.name} has no {split!r} split; it has {', '.join(spec.splits)}")
 
 
-def subset_files(folder: Path, subset: str) -> tuple[Path, Path]:
-    """An STS12-16 subset's sentence-pair file and gold file, as SentEval names them."""
-    return folder / f"STS.input.{subset}.txt", folder / f"STS.gs.{subset}.txt"
-
-
 def pair_files(data_dir: Path, task: str | STSSpec, split: str = "test") -> list[Path]:
     """Every file :func:`load_pairs` reads for ``task``'s ``split``: the one home of the STS layouts.
 
@@ -54,7 +48,7 @@ def pair_files(data_dir: Path, task: str | STSSpec, split: str = "test") -> list
     _check_split(spec, split)
     root = spec.root(data_dir)
     if spec.subsets:
-        return [f for s in spec.subsets for f in subset_files(root, s)]
+        return [root / f"STS.{kind}.{s}.txt" for s in spec.subsets for kind in ("input", "gs")]
     return [root / spec.splits[split]]
 
 
@@ -89,10 +83,6 @@ class Pairs:
         )
 
 
-def _tokens(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _score(value: str, path: Path, line: int, lo: float, hi: float) -> float:
     try:
         score = float(value)
@@ -106,70 +96,33 @@ def _score(value: str, path: Path, line: int, lo: float, hi: float) -> float:
     return score
 
 
-def read_sts_subset(
-    folder: Path, subset: str, scale: tuple[float, float] = (0.0, 5.0)
-) -> tuple[list[str], list[str], list[float]]:
-    """One STS12-16 subset: pairs whose gold line is empty are dropped (SentEval)."""
-    inp, gs = subset_files(folder, subset)
-    lines = read_lines(inp, splitlines=True)
-    golds = read_lines(gs, splitlines=True)
-    if len(golds) != len(lines):
-        raise StsbenchError(
-            f"{gs}: {len(golds)} gold lines for {len(lines)} sentence pairs in {inp.name}; "
-            "the file is truncated or extended, restore it (`stsbench data verify`)"
-        )
-    s1, s2, y = [], [], []
-    for no, (line, gold) in enumerate(zip(lines, golds, strict=True), start=1):
-        parts = line.split("\t")
-        if len(parts) != 2:
+def read_subsets(spec: STSSpec, files: list[Path]) -> Pairs:
+    """The STS12-16 layout (``files``: :func:`pair_files`'): every subset's pairs concatenated, names kept.
+
+    Pairs whose gold line is empty are dropped (SentEval).
+    """
+    s1, s2, y, sub = [], [], [], []
+    for subset, inp, gs in zip(spec.subsets, files[::2], files[1::2], strict=True):
+        lines = read_lines(inp, splitlines=True)
+        golds = read_lines(gs, splitlines=True)
+        if len(golds) != len(lines):
             raise StsbenchError(
-                f"{inp}:{no}: expected two tab-separated sentences, found {len(parts)} field(s); "
-                "restore the original file (`stsbench data verify`)"
+                f"{gs}: {len(golds)} gold lines for {len(lines)} sentence pairs in {inp.name}; "
+                "the file is truncated or extended, restore it (`stsbench data verify`)"
             )
-        if gold == "":
-            continue
-        y.append(_score(gold, gs, no, *scale))
-        s1.append(_tokens(parts[0]))
-        s2.append(_tokens(parts[1]))
-    return s1, s2, y
-
-
-def _read_columns(
-    path: Path, cols: tuple[int, int, int], skip_header: bool, lo: float, hi: float, name: str, split: str
-) -> Pairs:
-    s1, s2, y = [], [], []
-    lines = read_lines(path)
-    start = 1 if skip_header else 0
-    if len(lines) <= start:
-        raise StsbenchError(f"{path}: no sentence pairs; restore the original file (`stsbench data verify`)")
-    gold_col, a_col, b_col = cols
-    need = max(cols) + 1
-    for no, line in enumerate(lines[start:], start=start + 1):
-        fields = line.strip().split("\t")
-        if len(fields) < need:
-            raise StsbenchError(
-                f"{path}:{no}: expected at least {need} tab-separated columns, found {len(fields)}; "
-                "restore the original file (`stsbench data verify`)"
-            )
-        y.append(_score(fields[gold_col], path, no, lo, hi))
-        s1.append(_tokens(fields[a_col]))
-        s2.append(_tokens(fields[b_col]))
-    return Pairs(name, s1, s2, np.asarray(y, dtype=np.float64), [split] * len(y), (lo, hi))
-
-
-def read_subsets(spec: STSSpec, data_dir: Path) -> Pairs:
-    """The STS12-16 layout: every subset's pairs concatenated, subset names kept."""
-    folder = spec.root(data_dir)
-    s1: list[str] = []
-    s2: list[str] = []
-    y: list[float] = []
-    sub: list[str] = []
-    for subset in spec.subsets:
-        a, b, g = read_sts_subset(folder, subset, spec.scale)
-        s1 += a
-        s2 += b
-        y += g
-        sub += [subset] * len(g)
+        for no, (line, gold) in enumerate(zip(lines, golds, strict=True), start=1):
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise StsbenchError(
+                    f"{inp}:{no}: expected two tab-separated sentences, found {len(parts)} field(s); "
+                    "restore the original file (`stsbench data verify`)"
+                )
+            if gold == "":
+                continue
+            y.append(_score(gold, gs, no, *spec.scale))
+            s1.append(senteval_text(parts[0]))
+            s2.append(senteval_text(parts[1]))
+            sub.append(subset)
     return Pairs(spec.name, s1, s2, np.asarray(y, dtype=np.float64), sub, spec.scale)
 
 
@@ -180,9 +133,25 @@ def load_pairs(data_dir: Path, task: str | STSSpec, split: str = "test") -> Pair
     1 and 2, gold 3 (1-5).
     """
     spec = spec_of(task)
-    _check_split(spec, split)
+    files = pair_files(data_dir, spec, split)
     if spec.subsets:
-        return read_subsets(spec, data_dir)
-    (path,) = pair_files(data_dir, spec, split)
-    lo, hi = spec.scale
-    return _read_columns(path, spec.columns, spec.header, lo, hi, spec.name, split)
+        return read_subsets(spec, files)
+    (path,) = files
+    s1, s2, y = [], [], []
+    lines = read_lines(path)
+    start = 1 if spec.header else 0
+    if len(lines) <= start:
+        raise StsbenchError(f"{path}: no sentence pairs; restore the original file (`stsbench data verify`)")
+    gold_col, a_col, b_col = spec.columns
+    need = max(spec.columns) + 1
+    for no, line in enumerate(lines[start:], start=start + 1):
+        fields = line.strip().split("\t")
+        if len(fields) < need:
+            raise StsbenchError(
+                f"{path}:{no}: expected at least {need} tab-separated columns, found {len(fields)}; "
+                "restore the original file (`stsbench data verify`)"
+            )
+        y.append(_score(fields[gold_col], path, no, *spec.scale))
+        s1.append(senteval_text(fields[a_col]))
+        s2.append(senteval_text(fields[b_col]))
+    return Pairs(spec.name, s1, s2, np.asarray(y, dtype=np.float64), [split] * len(y), spec.scale)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stsbench.data.corpora import first_lines, head_identity, resolve_train_file
-from stsbench.data.textfile import decode_lines
+from stsbench.data.integrity import decode_lines
 from stsbench.errors import StsbenchError, where
 
 SUP_COLUMNS = (("sent0", "sent1"), ("sent0", "sent1", "hard_neg"))
@@ -136,12 +136,9 @@ def read_train_dataset(
                 f"{name}: row {index} of {','.join(columns)} is {kinds}, not text; pick a text column"
             )
         fields = tuple(v.strip() for v in row)
-        if len(columns) == 1:
-            if fields[0]:  # blank rows are skipped, as blank lines of a text file
-                data.append(fields)
-        elif all(fields):
+        if all(fields):
             data.append(fields)
-        else:
+        elif len(columns) > 1:  # one column: blank rows are skipped, as blank lines of a text file
             raise StsbenchError(
                 f"{name}: row {index} has an empty field of {','.join(columns)}; fix or drop the row"
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stsbench.data.textfile import read_lines
+from stsbench.data.integrity import read_lines, senteval_text
 from stsbench.errors import StsbenchError, where
 
 TREC_CLASSES: tuple[str, ...] = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's tgt2idx order
@@ -38,11 +38,6 @@ class LabelledPairs:
 
     def __len__(self) -> int:
         return len(self.labels)
-
-
-def senteval_text(raw: str) -> str:
-    """SentEval's tokens (whitespace split) joined with single spaces, as SimCSE's batcher does."""
-    return " ".join(raw.split())
 
 
 def read_class_file(path: Path) -> list[str]:

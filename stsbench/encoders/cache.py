@@ -21,7 +21,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -99,11 +99,9 @@ class EmbeddingCache:
                 continue
             seen[f.name] = stamp
             shards.append((f, keys, vecs))
-        if seen != memo:
-            try:
+        if seen != memo:  # a read-only cache (OSError): the next load computes the digests again
+            with suppress(OSError):
                 atomic_write_text(self.dir / VERIFIED, json.dumps(seen))
-            except OSError:  # a read-only cache: the next load computes the digests again
-                pass
         return shards
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:

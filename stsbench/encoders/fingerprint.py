@@ -84,16 +84,9 @@ def fingerprint(
     A ``prompt`` (:func:`stsbench.encoders.resolve.choose_prompt`) joins the settings: prompted and unprompted
     vectors never share a key (without one the digest is the one it was before prompts existed).
     """
-    settings = {
-        "code": embedding_code(pooler),
-        "kind": spec.kind,
-        "pooler": pooler,
-        "max_length": max_length,
-        "dtype": dtype,
-        "normalize": spec.normalize,
-        "lower": spec.do_lower_case,
-        **({"prompt": prompt} if prompt else {}),
-    }
+    settings = dict(code=embedding_code(pooler), kind=spec.kind, pooler=pooler, max_length=max_length)
+    settings.update(dtype=dtype, normalize=spec.normalize, lower=spec.do_lower_case)
+    settings.update({"prompt": prompt} if prompt else {})
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     # the one byte digest, memoised by each file's stat
     for f, sha in sha256_files(model_files(spec)).items():

@@ -346,11 +346,7 @@ def check_prompt_options(prompt: str | None, prompt_name: str | None) -> None:
 
 
 def choose_prompt(
-    prompts: dict[str, str],
-    default_name: str | None,
-    prompt: str | None,
-    prompt_name: str | None,
-    where: str,
+    prompts: dict[str, str], default_name: str | None, prompt: str | None, prompt_name: str | None, where: str
 ) -> tuple[str | None, str | None]:
     """``(prompt text, its stored name)`` to encode with; ``(None, None)`` for none. ``where`` names the model."""
     check_prompt_options(prompt, prompt_name)

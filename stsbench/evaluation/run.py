@@ -13,25 +13,29 @@ or more.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stsbench.data.integrity import check_data
+from stsbench.data import integrity
+from stsbench.data import sts as sts_reader
 from stsbench.encoders.base import EmbeddingTable, EncodeOptions, Encoder, unique_texts
 from stsbench.encoders.load import build_encoder
 from stsbench.errors import StsbenchError
-from stsbench.evaluation.task_cache import load_task
-from stsbench.files import output_lock, to_json
-from stsbench.metrics import simcse_average
+from stsbench.files import atomic_write_bytes, output_lock, to_json
+from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.paths import resolve_data_dir
 from stsbench.results.read import read_average, read_result
-from stsbench.results.schema import AverageResult, Provenance, TaskResult
+from stsbench.results.runs import RUN_META, SEEDS_FILE, build_aggregate, seed_dir, seed_dirs, write_aggregate
+from stsbench.results.schema import SEED_RUNS_KIND, AverageResult, Provenance, TaskResult, read_json
 from stsbench.results.write import (
     average_path,
     make_provenance,
@@ -41,12 +45,142 @@ from stsbench.results.write import (
     write_pairs,
     write_result,
 )
+from stsbench.sources import sha256_files
 from stsbench.tasks.base import Mode, PairScores, Task
 from stsbench.tasks.intervals import average_interval, check_bootstrap, sts_interval, transfer_interval
 from stsbench.tasks.registry import resolve_tasks
+from stsbench.tasks.sts import STSTask
 
 log = logging.getLogger(__name__)
 API_COMMAND = "stsbench.evaluate (Python API)"  # what provenance records of a run no command started
+
+
+# -- the parsed-task cache ---------------------------------------------------------------------------------
+#
+# STS tasks as parsed, kept beside the embedding cache: a warm run does not read SentEval's files again.
+#
+# ``<cache>/tasks/<key>.parsed``, one file per task and split. The key is a sha256 of all that the parse
+# depends on: the task's declaration (its :class:`~stsbench.data.sts_spec.STSSpec`), the split, the source of
+# the readers (``stsbench/data/sts.py`` and ``integrity.py``, whose
+# :func:`~stsbench.data.integrity.read_lines` reads every line: an edited reader parses again) and the sha256
+# of each file read (cached by path, size, mtime_ns, ctime_ns and inode,
+# :func:`stsbench.sources.sha256_files`, which the data check has computed already). The file is a JSON line
+# (key, task name, scale, subset names, the arrays' types and lengths), the sha256 of that line and the
+# arrays, then the arrays: the distinct sentences (newline-joined: a sentence is tokens joined by single
+# spaces, never a newline), the int32 rows of each pair's two sentences, the float64 gold scores, the subset
+# codes.
+#
+# A file that is missing, unreadable, of another key or whose digest does not match is never used: the task is
+# read from its files and the cache file rewritten (atomically). Tasks whose ``load`` is their own (not
+# :class:`~stsbench.tasks.sts.STSTask`'s) and transfer tasks are read as before.
+
+TASK_CACHE_FORMAT = 1  # of a parsed task's cache file; raise it when its layout changes
+TASKS_FOLDER = "tasks"
+
+
+@lru_cache(maxsize=1)
+def _readers_digest() -> str:
+    h = hashlib.sha256()
+    for module in (sts_reader, integrity):
+        h.update(Path(module.__file__).read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(task: STSTask, data_dir: Path, mode: Mode) -> str:
+    """The sha256 naming ``task``'s cache file for ``mode``'s split (files hashed, or read from the hash cache)."""
+    files = task.files(data_dir, mode)
+    digests = sha256_files(files)
+    material = {
+        "format": TASK_CACHE_FORMAT,
+        "spec": repr(task.spec),
+        "split": task.split(mode),
+        "readers": _readers_digest(),
+        "files": [[integrity.relative(data_dir, f), digests[Path(f)]] for f in files],
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _encode(pairs: sts_reader.Pairs, key: str) -> bytes:
+    """The cache file: a JSON line (what the arrays are), the sha256 of that line and the arrays, the arrays."""
+    texts = list(dict.fromkeys(pairs.sent1 + pairs.sent2))
+    row = {t: i for i, t in enumerate(texts)}
+    names = pairs.subsets()
+    code = {n: i for i, n in enumerate(names)}
+    arrays = {
+        "texts": np.frombuffer("\n".join(texts).encode("utf-8"), dtype=np.uint8),
+        "a": np.array([row[t] for t in pairs.sent1], dtype="<i4"),
+        "b": np.array([row[t] for t in pairs.sent2], dtype="<i4"),
+        "gold": np.asarray(pairs.gold, dtype="<f8"),
+        "codes": np.array([code[s] for s in pairs.subset], dtype="<i4"),
+    }
+    meta = {
+        "format": TASK_CACHE_FORMAT,
+        "key": key,
+        "name": pairs.name,
+        "subsets": names,
+        "scale": list(pairs.scale),
+    }
+    meta["arrays"] = [[name, a.dtype.str, len(a)] for name, a in arrays.items()]
+    line = json.dumps(meta).encode()
+    body = b"".join(a.tobytes() for a in arrays.values())
+    return b"\n".join([line, hashlib.sha256(line + body).hexdigest().encode(), body])
+
+
+def _decode(path: Path, key: str) -> sts_reader.Pairs | None:
+    """The pairs a cache file holds; None when it is not there, not readable, of another key or corrupt."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        end = data.index(b"\n")
+        line, digest, body = data[:end], data[end + 1 : end + 65], memoryview(data)[end + 66 :]
+        check = hashlib.sha256(line)
+        check.update(body)
+        if check.hexdigest().encode() != digest:
+            raise ValueError("its sha256 does not match")
+        meta = json.loads(line)
+        if meta["key"] != key:
+            raise ValueError("the file of another task or data")
+        arrays, offset = {}, 0
+        for name, dtype, count in meta["arrays"]:
+            arrays[name] = np.frombuffer(body, dtype=dtype, count=count, offset=offset)
+            offset += arrays[name].nbytes
+        if offset != len(body):
+            raise ValueError("a length that does not match")
+        texts = arrays["texts"].tobytes().decode("utf-8").split("\n")
+        names = meta["subsets"]
+        return sts_reader.Pairs(
+            meta["name"],
+            [texts[i] for i in arrays["a"].tolist()],
+            [texts[i] for i in arrays["b"].tolist()],
+            arrays["gold"].astype(np.float64),  # a copy: writable, native order
+            [names[c] for c in arrays["codes"].tolist()],
+            tuple(meta["scale"]),
+        )
+    except Exception as exc:  # truncated, damaged, another key: the task's files are read again
+        log.debug("task cache file %s is not used (%s); the task's files are read again", path, exc)
+        return None
+
+
+def load_task(task: Task, data_dir: Path, mode: Mode, cache_root: Path | None):
+    """``task.load(data_dir, mode)``, from ``<cache_root>/tasks/`` when an STS task's parse is there."""
+    if cache_root is None or not isinstance(task, STSTask) or type(task).load is not STSTask.load:
+        return task.load(data_dir, mode)
+    try:
+        key = cache_key(task, data_dir, mode)
+    except OSError:  # a missing file: the reader's error names it
+        return task.load(data_dir, mode)
+    path = Path(cache_root) / TASKS_FOLDER / f"{key}.parsed"
+    pairs = _decode(path, key)
+    if pairs is not None:
+        return pairs
+    pairs = task.load(data_dir, mode)
+    try:
+        atomic_write_bytes(path, _encode(pairs, key))
+    except OSError as exc:  # a read-only cache: the next run reads the files again, nothing else
+        log.debug("task cache file %s not written (%s)", path, exc)
+    return pairs
 
 
 @dataclass
@@ -166,7 +300,7 @@ def _cache_root(encoder: Encoder) -> Path | None:
 def check_task_data(tasks: list[Task], mode: Mode, data_dir: Path, allow_modified_data: bool = False) -> None:
     """Refuse data files of ``tasks`` (in ``mode``) that differ from the canonical ones, unless allowed."""
     files = [f for t in tasks if t.supports(mode) for f in t.files(data_dir, mode)]
-    check_data(data_dir, files, allow_modified_data)
+    integrity.check_data(data_dir, files, allow_modified_data)
 
 
 def evaluate_encoder(
@@ -196,7 +330,7 @@ def evaluate_encoder(
     skipped = [t.name for t in tasks if not t.supports(mode)]
     check_task_data(kept, mode, data_dir, allow_modified_data)
     t0 = time.perf_counter()
-    root = _cache_root(encoder)  # parsed STS tasks are kept there too
+    root = _cache_root(encoder)  # parsed STS tasks and bootstrap replicates are kept there too
     loaded = [(t, load_task(t, data_dir, mode, root)) for t in kept]
     texts = unique_texts(t.texts(d) for t, d in loaded)
     t1 = time.perf_counter()
@@ -255,7 +389,7 @@ def evaluate_encoder(
             if bootstrap:
                 start = time.perf_counter()
                 result.interval, figures = sts_interval(
-                    task.name, scores.pairs, bootstrap, seed, cache_dir=_cache_root(encoder)
+                    task.name, scores.pairs, bootstrap, seed, cache_dir=root
                 )
                 replicates.append(figures)
                 run.timings["bootstrap"] = run.timings.get("bootstrap", 0.0) + time.perf_counter() - start
@@ -293,7 +427,7 @@ def evaluate(
     revision: str | None = None,
     bootstrap: int = 1000,
     allow_modified_data: bool = False,
-    command: str | None = "stsbench.evaluate (Python API)",
+    command: str | None = API_COMMAND,
     prompt: str | None = None,
     prompt_name: str | None = None,
 ) -> RunResult:
@@ -370,3 +504,139 @@ def evaluate_model(
     if result.skipped:
         log.info("%s have no %s split; skipped", ", ".join(result.skipped), mode.value)
     return result
+
+
+# -- `stsbench run --model OUT` on a seeds folder ----------------------------------------------------------
+#
+# ``stsbench run --model OUT`` on a seeds folder: evaluate every finished seed, then the seed aggregate.
+#
+# Each ``OUT/seed-<s>`` checkpoint is evaluated as its own model
+# (:func:`stsbench.evaluation.run.evaluate_model`, its results written as usual under
+# ``<output>/<model_slug(OUT/seed-<s>)>/``); then per task and Avg. the seeds' values, mean, std, n and 95%
+# t-interval go to ``<output>/<model_slug(OUT)>/<pooler>/<mode>/seeds.json`` (:mod:`stsbench.results.runs`). A
+# seed that has not finished training is left out, and named.
+
+
+@dataclass
+class SeedsRun:
+    """What ``stsbench run`` on a seeds folder produced."""
+
+    aggregate: dict[str, Any]  # the seed aggregate, as written
+    path: Path | None  # where it was written (None without an output folder)
+    results: dict[int, RunResult]  # each seed's own run
+    left_out: list[str] = field(default_factory=list)  # unfinished seeds, one note each
+
+
+def seed_scores(result: RunResult, raw: bool = False) -> dict[str, float]:
+    """A seed's figures by task, with ``Avg.`` (``STS Avg.`` and ``Transfer Avg.`` when both kinds ran).
+
+    ``raw``: the unrounded figures (:attr:`TaskResult.raw`), the Avg. their plain mean: what tests read.
+    """
+    figure = (lambda r: r.raw) if raw else (lambda r: r.reported)
+    scores: dict[str, float] = {r.task: figure(r) for r in result.results}
+    kinds = [k for k in ("sts", "transfer") if any(r.task_type == k for r in result.results)]
+    for kind in kinds:
+        values = [figure(r) for r in result.results if r.task_type == kind]
+        avg = raw_average(values) if raw else simcse_average(values)
+        label = AVG if len(kinds) == 1 else f"{'STS' if kind == 'sts' else 'Transfer'} {AVG}"
+        if avg is not None:
+            scores[label] = avg
+    return scores
+
+
+def _not_trained(folder: Path) -> str | None:
+    """Why a seed's run folder has no kept checkpoint to evaluate; None when it has one."""
+    from stsbench.train.log import run_status
+
+    status = run_status(folder)
+    if status == "finished" and (folder / RUN_META).is_file():
+        return None
+    return "finished without a checkpoint" if status == "finished" else f"not finished ({status})"
+
+
+def finished_seeds(folder: str) -> tuple[dict[int, str], list[str]]:
+    """The seeds of ``folder`` whose training finished with a checkpoint, and a note for each one left out.
+
+    A seed's model name is ``folder/seed-<s>``, ``folder`` as given (its results folder is named from it).
+    """
+    chosen, left_out = {}, []
+    for s, d in seed_dirs(Path(folder).expanduser()).items():
+        why = _not_trained(d)
+        if why is None:
+            chosen[s] = f"{folder.rstrip('/')}/{d.name}"
+        else:
+            left_out.append(f"seed {s} left out: {d} is {why}")
+    return chosen, left_out
+
+
+def require_every_seed(folder: str) -> None:
+    """Refuse, in one line, a seeds folder with a seed not trained to its kept checkpoint yet.
+
+    The seeds are those of ``OUT/seeds.json`` and the ``seed-<s>`` folders. ``stsbench compare`` compares a
+    method over all the seeds it was trained with: leaving a failed one out would pick the seeds that worked.
+    """
+    out = Path(folder).expanduser()
+    records = _seed_records(out)
+    seeds = sorted(set(seed_dirs(out)) | set(records))
+    for s in seeds:
+        d = seed_dir(out, s)
+        why = _not_trained(d) if d.is_dir() else f"not started (no {d.name} folder)"
+        if why is None:
+            continue
+        error = records.get(s, {}).get("error")
+        if error:
+            why += f"; it failed: {error}"
+        if why.startswith("finished"):  # --resume keeps a finished seed: only training it again helps
+            fix = f"train it again with `stsbench train ... --seed {s} --output {d} --overwrite`"
+        else:
+            listed = ",".join(map(str, seeds))
+            fix = f"finish it with `stsbench train ... --seeds {listed} --output {folder} --resume`"
+        raise StsbenchError(f"{folder}: seed {s} has no kept checkpoint ({why}); {fix}")
+
+
+def _seed_records(out: Path) -> dict[int, dict[str, Any]]:
+    """The per-seed records of ``OUT/seeds.json`` (none without that file), by seed."""
+    path = out / SEEDS_FILE
+    data = read_json(path) if path.is_file() else None
+    runs = data.get("runs") if isinstance(data, dict) and data.get("kind") == SEED_RUNS_KIND else None
+    if not isinstance(runs, list):
+        return {}
+    return {r["seed"]: r for r in runs if isinstance(r, dict) and isinstance(r.get("seed"), int)}
+
+
+def run_seeds(
+    folder: str, tasks: str | list[str], mode: str, encode: EncodeOptions, **options: Any
+) -> SeedsRun:
+    """Evaluate every finished seed of ``folder`` and aggregate.
+
+    ``encode`` and ``options`` are :func:`stsbench.evaluation.run.evaluate_model`'s, the same for every seed.
+    """
+    seeds, left_out = finished_seeds(folder)
+    for note in left_out:
+        log.warning("%s (finish it with stsbench train ... --seeds ... --resume)", note)
+    if not seeds:
+        raise StsbenchError(
+            f"{folder} holds no seed that finished training; finish them with "
+            f"`stsbench train ... --seeds ... --output {folder} --resume`"
+        )
+    results = {s: evaluate_model(name, tasks, mode, encode, **options) for s, name in seeds.items()}
+    poolers = sorted({r.pooler for r in results.values()})
+    if len(poolers) > 1:
+        raise StsbenchError(
+            f"the seeds of {folder} evaluate with different poolers ({', '.join(poolers)}); pass --pooler"
+        )
+    first = next(iter(results.values()))
+    per_seed = {
+        s: {"model": r.model, "scores": seed_scores(r), "raw": seed_scores(r, raw=True)}
+        for s, r in results.items()
+    }
+    aggregate = build_aggregate(folder, first.pooler, first.mode, per_seed)
+    modified = {
+        str(s): sorted({f for t in r.results for f in t.provenance.data_modified or ()})
+        for s, r in results.items()
+    }
+    if any(modified.values()):  # the seeds whose figures are on data that differs from the canonical files
+        aggregate["data_modified"] = {s: files for s, files in modified.items() if files}
+    output = options.get("output")
+    path = write_aggregate(output, aggregate) if output is not None else None
+    return SeedsRun(aggregate, path, results, left_out)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -51,7 +52,6 @@ from stsbench.results.mteb_layout import (
     MTEB_RESULTS_PREFIX,
     MTEB_TASKS,
     SPLIT,
-    MtebModelScores,
     mteb_identity,
     pick_mteb_model,
     read_mteb_results,
@@ -61,6 +61,7 @@ from stsbench.results.read import load_results, seed_aggregates, select_run
 from stsbench.results.runs import LEVEL, SEEDS_FILE, tested_values
 from stsbench.results.write import output_of, same_path, shown
 from stsbench.stats import decide
+from stsbench.stats.seeds import seed_summary
 from stsbench.tasks.registry import task_kind
 
 BEST_DEV = "best-dev"
@@ -79,10 +80,8 @@ def task_resolution(tasks: Sequence[str], rounded: bool = False) -> float:
     100/N for a transfer accuracy, 0 for a raw correlation; an average's h² is the mean of its parts' over their
     count; ``rounded``: a figure stored at two decimals (h 0.01 more).
     """
-    from stsbench.stats.decide import STORED, average_resolution
-
-    h = average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
-    return math.hypot(h, STORED) if rounded else h
+    h = decide.average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
+    return math.hypot(h, decide.STORED) if rounded else h
 
 
 @dataclass(frozen=True)
@@ -205,13 +204,9 @@ def seed_values(
     for seed, found in tasks.items():
         for mode in figure.modes:
             values = [found.get((t, mode)) for t in figure.tasks]
-            if figure.kind == "avg":
-                avg = raw_average(values)
-                if avg is not None:
-                    out[seed] = avg
-                    break
-            elif values[0] is not None:
-                out[seed] = values[0]
+            value = raw_average(values) if figure.kind == "avg" else values[0]
+            if value is not None:
+                out[seed] = value
                 break
     return out
 
@@ -238,10 +233,8 @@ def check_failed(statuses: Iterable[str], message: str) -> StsbenchError:
     :class:`CheckInconclusive` (exit 3) where every figure not reproduced is inconclusive, else
     :class:`CheckFailed` (exit 1: one not reproduced or missing).
     """
-    from stsbench.stats.decide import INCONCLUSIVE, NOT_CHECKED, REPRODUCED
-
-    left = set(statuses) - {REPRODUCED, NOT_CHECKED}
-    return CheckInconclusive(message) if left == {INCONCLUSIVE} else CheckFailed(message)
+    left = set(statuses) - {decide.REPRODUCED, decide.NOT_CHECKED}
+    return CheckInconclusive(message) if left == {decide.INCONCLUSIVE} else CheckFailed(message)
 
 
 @dataclass(frozen=True)
@@ -391,23 +384,16 @@ def compare(
 def mteb_entry(
     key: str, models: dict[tuple[str, str], dict[str, float]], by_task: dict[str, Measured]
 ) -> Entry:
-    """The MTEB folder's row for the run in ``by_task``: the model with the run's MTEB name.
+    """The MTEB folder's row (an ``Entry``) for the run in ``by_task``: the model with the run's MTEB name.
 
     That is ``export-mteb``'s name; for a local model, whose MTEB name only ``--model-name`` gave, the folder's
     only model.
     """
-    folder = Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser()
     name = None
     if by_task:
-        try:
+        with suppress(StsbenchError):  # a local model
             name = mteb_identity(next(iter(by_task.values())).result.model)[0]
-        except StsbenchError:  # a local model
-            pass
-    return mteb_results_entry(key, pick_mteb_model(folder, models, name))
-
-
-def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
-    """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
+    scores = pick_mteb_model(Path(key[len(MTEB_RESULTS_PREFIX) :]).expanduser(), models, name)
     paper = Paper(
         slug=MTEB_RESULTS_PREFIX.rstrip(":"),
         title="MTEB results folder",
@@ -556,16 +542,9 @@ def verdict(
         )
         if len(finite) < len(values):
             dec = decide.capped(dec, f"{len(values) - len(finite)} seed figures not finite")
-    return Verdict(task, published, dec, values, **_described(finite, level), level=level)
-
-
-def _described(values: Sequence[float], level: float) -> dict[str, Any]:
-    from stsbench.stats.seeds import seed_summary
-
-    if not values:
-        return {}
-    s = seed_summary(values, level)
-    return dict(mean=s.mean, std=s.std, mean_low=s.low, mean_high=s.high)
+    s = seed_summary(finite, level) if finite else None
+    described = (s.mean, s.std, s.low, s.high) if s else (None, None, None, None)
+    return Verdict(task, published, dec, values, *described, level=level)
 
 
 @dataclass(frozen=True)

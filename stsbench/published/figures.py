@@ -20,11 +20,12 @@ from importlib import resources
 
 from stsbench.errors import StsbenchError
 from stsbench.files import parse_yaml
-from stsbench.published.records import RENDERERS, FigureEntry
+from stsbench.published.records import RENDERERS
+from stsbench.published.registry import FIGURES
+from stsbench.published.schema import FigureEntry, FiguresSchema, validated
 
 __all__ = ["PAPER_NAMES", "RENDERERS", "FigureEntry", "experimental_figures", "get_figure", "load_figures"]
 
-FIGURES_FILE = "figures.yaml"
 # a paper's name as a report's heading gives it ("MoCoSE Figure 8")
 PAPER_NAMES = {
     "esimcse-arxiv": "ESimCSE (arXiv)",
@@ -38,14 +39,11 @@ PAPER_NAMES = {
 @lru_cache(maxsize=1)
 def load_figures() -> dict[str, FigureEntry]:
     """Every figure, by key, in file order (validated by :class:`stsbench.published.schema.FiguresSchema`)."""
-    from stsbench.published.schema import FiguresSchema, validated
-
-    text = resources.files(__package__).joinpath(FIGURES_FILE).read_text(encoding="utf-8")
-    where = f"published {FIGURES_FILE}"
+    text = resources.files(__package__).joinpath(FIGURES).read_text(encoding="utf-8")
+    where = f"published {FIGURES}"
     data = parse_yaml(text, where, StsbenchError)
     out: dict[str, FigureEntry] = {}
-    for figure in validated(FiguresSchema, data, where, StsbenchError).figures:
-        entry = figure.entry()
+    for entry in validated(FiguresSchema, data, where, StsbenchError).figures:
         if entry.key in out:
             raise StsbenchError(f"{where}: duplicate figure {entry.key}")
         out[entry.key] = entry

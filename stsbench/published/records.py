@@ -1,13 +1,13 @@
-"""What the published registries hand out: a paper's row (:class:`Entry`) and a paper's figure (:class:`FigureEntry`).
+"""What the published registry hands out: a paper's row (:class:`Entry`).
 
-Plain frozen dataclasses, so that code reading the registries imports no pydantic: the files are validated by the
-models of :mod:`stsbench.published.schema`, which build these.
+Plain frozen dataclasses, so that code reading the registry imports no pydantic: the files are validated by the
+models of :mod:`stsbench.published.schema`, which build these (a paper's figure is the schema's own model).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Literal, get_args
 
 from stsbench.errors import StsbenchError
 from stsbench.tasks.registry import TASKS
@@ -94,30 +94,3 @@ class Entry:
     def format(self, value: float) -> str:
         """Render a number at this table's precision."""
         return f"{value:.{self.decimals}f}"
-
-
-@dataclass(frozen=True)
-class FigureEntry:
-    """One experimental figure of a seed paper."""
-
-    key: str  # <paper>/<id>
-    paper: str
-    figure: str  # "Figure 8"
-    caption: str
-    shows: str
-    x: str
-    y: str
-    claim: str
-    numbers: dict[str, Any]
-    source: str
-    ref_only: bool = False
-    out_of_scope: str | None = None
-    renderer: str | None = None
-    setting: str | None = None  # a sweep's or grid's option
-    missing: str | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def drawn(self) -> bool:
-        """Whether stsbench has a renderer for it."""
-        return self.renderer is not None

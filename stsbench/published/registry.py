@@ -154,14 +154,18 @@ def _file_entry(path: str, row: str) -> Entry:
             f"published file {path} holds {len(rows)} rows; name one as {path}#TABLE/ROW "
             f"({', '.join(k.split('#', 1)[1] for k in list(rows)[:5])}{', ...' if len(rows) > 5 else ''})"
         )
-    key = f"{path}#{row}"
-    by_lower = {k.lower(): e for k, e in rows.items()}
-    if key.lower() in by_lower:
-        return by_lower[key.lower()]
+    found = _any_case(f"{path}#{row}", rows)
+    if found is not None:
+        return found
     names = [k.split("#", 1)[1] for k in rows]
     near = close_matches(row, names)
     hint = f"close matches: {', '.join(near)}" if near else f"its rows: {', '.join(names[:5])}"
     raise StsbenchError(f"published file {path} has no row '{row}'; {hint}")
+
+
+def _any_case(key: str, entries: dict[str, Entry]) -> Entry | None:
+    """The entry ``key`` names, in its own case or any other; None if none."""
+    return entries.get(key) or {k.lower(): e for k, e in entries.items()}.get(key.lower())
 
 
 def close_matches(key: str, keys: list[str], n: int = 5) -> list[str]:
@@ -182,11 +186,9 @@ def get_entry(key: str) -> Entry:
     if in_file is not None:
         return _file_entry(*in_file)
     registry = load_registry()
-    if key in registry:
-        return registry[key]
-    by_lower = {k.lower(): e for k, e in registry.items()}
-    if key.lower() in by_lower:
-        return by_lower[key.lower()]
+    found = _any_case(key, registry)
+    if found is not None:
+        return found
     near = close_matches(key, list(registry))
     hint = f"close matches: {', '.join(near)}" if near else f"none of the {len(registry)} keys is close"
     raise StsbenchError(f"unknown published key '{key}'; {hint} (all keys: `stsbench published list`)")

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from stsbench.published.records import Entry, FigureEntry, Kind, Paper, Renderer, Selection, Split
+from stsbench.published.records import Entry, Kind, Paper, Renderer, Selection, Split
 from stsbench.tasks.registry import TASK_SETS, TASKS
 
 
@@ -35,13 +35,11 @@ def _text_id(value: Any) -> Any:
     """
     if isinstance(value, str):
         return value
-    what = (
-        "a boolean (YAML reads unquoted yes/no/on/off/true/false so)"
-        if isinstance(value, bool)
-        else (
-            "a number, not text" if isinstance(value, (int, float)) else f"a {type(value).__name__}, not text"
-        )
-    )
+    what = f"a {type(value).__name__}, not text"
+    if isinstance(value, bool):
+        what = "a boolean (YAML reads unquoted yes/no/on/off/true/false so)"
+    elif isinstance(value, (int, float)):
+        what = "a number, not text"
     raise ValueError(f"id {value!r} was read as {what}; quote it, e.g. id: 'off'")
 
 
@@ -81,20 +79,24 @@ Runs = Annotated[StrictInt, Field(ge=1)]  # the published figure is the mean of 
 BestOf = Annotated[StrictInt, Field(ge=2)]  # the figure is the best (or dev-selected) of this many runs
 
 
-def _runs_or_best_of(level: RowSchema | TableSchema) -> None:
-    """A level says either ``runs`` or ``best_of``: a figure is a mean of runs or the best of them, not both."""
-    if "runs" in level.model_fields_set and level.best_of is not None:
-        raise ValueError(
-            f"runs: {level.runs} and best_of: {level.best_of} exclude each other (a figure is the mean of k runs "
-            "or the best of K); give one"
-        )
-
-
 class _Level(BaseModel):
     """A level of a registry file: its keys are the fields, and no others (a misspelt one is not ignored)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
     LEVEL: ClassVar[str]  # what an error calls it: "a table holds ..."
+
+
+class _RunCount(_Level):
+    """A table or a row (their ``runs``, ``best_of``): a figure is the mean of runs or the best of them, not both."""
+
+    @model_validator(mode="after")
+    def _one_run_count(self) -> _RunCount:
+        if "runs" in self.model_fields_set and self.best_of is not None:
+            raise ValueError(
+                f"runs: {self.runs} and best_of: {self.best_of} exclude each other (a figure is the mean of k "
+                "runs or the best of K); give one"
+            )
+        return self
 
 
 class PaperSchema(_Level):
@@ -110,7 +112,7 @@ class PaperSchema(_Level):
     version: str | None = None
 
 
-class RowSchema(_Level):
+class RowSchema(_RunCount):
     LEVEL = "row"
     id: Id
     row: str
@@ -132,11 +134,6 @@ class RowSchema(_Level):
             raise ValueError(f"printed_as names columns not in values: {', '.join(stray)}")
         return self
 
-    @model_validator(mode="after")
-    def _one_run_count(self) -> RowSchema:
-        _runs_or_best_of(self)
-        return self
-
     def inherit(self, table: TableSchema, name: str) -> Any:
         """The row's ``name`` where it gives one (even null), else its table's."""
         return getattr(self if name in self.model_fields_set else table, name)
@@ -147,7 +144,7 @@ class RowSchema(_Level):
         return {"runs": own.runs, "best_of": own.best_of}
 
 
-class TableSchema(_Level):
+class TableSchema(_RunCount):
     LEVEL = "table"
     id: Id
     table: str
@@ -166,11 +163,6 @@ class TableSchema(_Level):
     analysis: str | None = None
     runs: Runs = 1
     best_of: BestOf | None = None
-
-    @model_validator(mode="after")
-    def _one_run_count(self) -> TableSchema:
-        _runs_or_best_of(self)
-        return self
 
     @model_validator(mode="after")
     def _assumed_with_avg_of(self) -> TableSchema:
@@ -224,42 +216,52 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-class FigureSchema(_Level):
+Blank = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]  # absent or null: empty
+
+
+class FigureEntry(_Level):
+    """One experimental figure of a seed paper (keyed ``<paper>/<id>``), as its file holds it."""
+
     LEVEL = "figure"
     paper: Text
     id: Text
-    figure: Text
-    caption: str | None = None
+    figure: Text  # "Figure 8"
+    caption: Blank = ""
     shows: Text
     x: Text
     y: Text
-    claim: str | None = None
-    numbers: dict[str, Any] | None = None
+    claim: Blank = ""
+    numbers: Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)] = {}
     source: Text
     ref_only: StrictBool = False
     out_of_scope: str | None = None
     renderer: Renderer | None = None
-    setting: str | None = None
+    setting: str | None = None  # a sweep's or grid's option
     missing: str | None = None
     notes: Notes = ()
 
+    @property
+    def key(self) -> str:
+        """``<paper>/<id>``."""
+        return f"{self.paper}/{self.id}"
+
+    @property
+    def drawn(self) -> bool:
+        """Whether stsbench has a renderer for it."""
+        return self.renderer is not None
+
     @model_validator(mode="after")
-    def _drawn_or_why_not(self) -> FigureSchema:
+    def _drawn_or_why_not(self) -> FigureEntry:
         if self.renderer in ("sweep", "grid") and not self.setting:
             raise ValueError(f"a {self.renderer} figure names its setting")
         if self.renderer is None and not (self.missing or self.out_of_scope):
             raise ValueError("without a renderer, say what is missing or why it is out of scope")
         return self
 
-    def entry(self) -> FigureEntry:
-        """The figure as the registry hands it out."""
-        data = {**self.model_dump(exclude={"id"}), "caption": self.caption or "", "claim": self.claim or ""}
-        return FigureEntry(key=f"{self.paper}/{self.id}", **{**data, "numbers": dict(self.numbers or {})})
-
 
 class FiguresSchema(_Level):
     LEVEL = "file"
-    figures: list[FigureSchema]
+    figures: list[FigureEntry]
 
 
 M = TypeVar("M", bound=_Level)

@@ -3,18 +3,22 @@
 A recipe (YAML, validated by :class:`Recipe`) names the published rows it reproduces (registry keys), its runs
 (method, a packaged config by name, overrides, seeds, corpus and its first lines, what each seed is evaluated
 on, the published row or cell its seeds are held against; a ``sweep:`` or ``grid:`` stands for one run per
-setting, :mod:`stsbench.recipes.sweeps`), an optional baseline model evaluated as it is, the
+setting, :func:`expand`), an optional baseline model evaluated as it is, the
 analyses (names from :data:`stsbench.analyses.registry.ANALYSES`, on which runs' seeds), and the report
 (title, baseline group). The built-in recipes are the YAML files beside this module, one per seed-paper table
 stsbench can address, in a ``-paper`` and an ``-official`` flavour where the paper and its code differ, and
 ``cpu-mini`` (the checked-in CPU mini-replication). A user's recipe is a file path. :func:`load_recipe`
 checks every name a recipe holds (registry key, config, method, option, task, mode, analysis, corpus) and
 refuses a bad one in one line naming the file.
+
+The check of every name a recipe holds against the registries (:func:`check_recipe`), what :func:`load_recipe`
+refuses before anything runs, is here too; it imports the registries it reads when it runs.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Sequence
 from importlib import resources
@@ -24,8 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stsbench.errors import StsbenchError, validation_line
-from stsbench.registry import Registry, packaged_files
-from stsbench.stats.claims import Claim, fewest_listed
+from stsbench.registry import packaged_files
+from stsbench.stats.claims import Claim, fewest_listed, listing_fields
 
 Mode = Literal["test", "dev", "fasttest"]  # stsbench.tasks.base.Mode's values
 # why a published cell no built-in recipe produces cannot be, the closed set (docs/recipes.md): a baseline the paper
@@ -72,7 +76,7 @@ class Run(BaseModel):
     # more rows or cells the same seeds produce (a dev table beside a test one, a paper's two versions of a table)
     also_published: tuple[str, ...] = ()
     label: str | None = None  # the group's name in the report (default: the method's)
-    # filled by a sweep or grid (stsbench.recipes.sweeps), never written: the run it expands from, its settings
+    # filled by a sweep or grid (:func:`expand`), never written: the run it expands from, its settings
     sweep_of: str | None = None
     point: dict[str, Any] = {}
 
@@ -173,8 +177,6 @@ class Recipe(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _expand(cls, data: Any) -> Any:
-        from stsbench.recipes.sweeps import expand
-
         return expand(data)
 
     @model_validator(mode="after")
@@ -238,8 +240,6 @@ class Recipe(BaseModel):
             names = {r.name for r in self.runs}
             unknown = [n for n in runs if n not in names and n not in sweeps]
             if unknown:
-                import difflib
-
                 every = [*sweeps, *names]
                 near = difflib.get_close_matches(unknown[0], every, n=1, cutoff=0.6)
                 hint = f"did you mean {near[0]}? " if near else ""
@@ -260,15 +260,14 @@ class Recipe(BaseModel):
             stray = [s for s in seeds if s not in every]
             if stray:
                 raise StsbenchError(f"--seeds {stray[0]}: the runs chosen have seeds {every}")
-            kept = []
-            for r in chosen:
-                mine = tuple(s for s in r.seeds if s in seeds)
-                if mine:
-                    kept.append(r.model_copy(update={"seeds": mine}))
             left_seeds = [s for s in every if s not in seeds]
             if left_seeds:
                 omitted.append(f"seeds not run (--seeds): {', '.join(map(str, left_seeds))}")
-            chosen = kept
+            chosen = [
+                r.model_copy(update={"seeds": tuple(s for s in r.seeds if s in seeds)})
+                for r in chosen
+                if any(s in seeds for s in r.seeds)
+            ]
         names = {r.name for r in chosen}
         claims = []
         for i, claim in enumerate(self.claims, start=1):
@@ -315,13 +314,9 @@ def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
     return kind.model_validate(data)
 
 
-def _builtin() -> Registry[Path]:
-    return packaged_files("recipe", __name__)
-
-
 def recipe_names() -> list[str]:
     """The built-in recipes' names, sorted."""
-    return _builtin().names()
+    return packaged_files("recipe", __name__).names()
 
 
 def recipe_file(name_or_path: str | Path) -> Path:
@@ -333,7 +328,7 @@ def recipe_file(name_or_path: str | Path) -> Path:
     if "/" in text or "\\" in text:
         raise StsbenchError(f"recipe file {path} does not exist; give a YAML file or a built-in recipe")
     stem = re.sub(r"\.ya?ml$", "", text, flags=re.IGNORECASE)
-    builtin = _builtin()
+    builtin = packaged_files("recipe", __name__)
     if stem != text and builtin.canonical(stem) is None:
         # a file name meant a file: the ~50 built-in names are no answer to a mistyped path (#73)
         near = difflib.get_close_matches(stem.lower(), [n.lower() for n in builtin.names()], n=1, cutoff=0.6)
@@ -372,8 +367,6 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         recipe = Recipe.model_validate(data)
     except ValidationError as exc:
         raise StsbenchError(f"recipe {where}: {validation_line(exc)}") from None
-    from stsbench.recipes.check import check_recipe
-
     if path.parent != Path(str(resources.files(__name__))):
         recipe = _own_files_from(recipe, path.parent.resolve())
     try:
@@ -405,3 +398,385 @@ def _own_files_from(recipe: Recipe, folder: Path) -> Recipe:
     return recipe.model_copy(
         update={"published": tuple(map(absolute, recipe.published)), "runs": runs, "folder": str(folder)}
     )
+
+
+# -- every name a recipe holds, checked ----------------------------------------------------------------------
+
+
+def check_recipe(recipe: Recipe) -> None:
+    """Raise a one-line :class:`StsbenchError` at the first name that does not exist or value that is refused."""
+    from stsbench.published.registry import get_cell, get_entry
+
+    for key in recipe.published:
+        get_entry(key)
+    for address in recipe.unreproducible:  # a row or a cell, as --list accounts for them
+        get_cell(address)
+    if recipe.claims:  # each claim's figure a registered task (or best-dev, Avg.), or an analysis' it runs
+        from stsbench.reports.collect import analysis_figure, with_task_figure
+
+        made = analysis_stems(recipe)
+        for i, claim in enumerate(recipe.claims, start=1):
+            check_measured(recipe, with_task_figure(claim, f"claims: claim {i}"), i)
+            parsed = analysis_figure(claim.figure)
+            if parsed is not None and parsed[0] not in made:
+                raise StsbenchError(
+                    f"claims: claim {i}: figure {claim.figure!r} reads {parsed[0]} results, which the recipe's "
+                    f"analyses do not make (they make: {', '.join(made) or 'none'})"
+                )
+    for key in recipe.figures:
+        check_figure(recipe, key)
+    for run in recipe.runs:
+        try:
+            check_run(run)
+        except StsbenchError as exc:
+            raise StsbenchError(f"run {run.name}: {exc}") from None
+    for analysis in recipe.analyses:
+        check_analysis(analysis.name, analysis.options, with_corpus=analysis.corpus is not None)
+
+
+def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
+    """Refuse a claim on a task figure (a task, ``Avg.``, ``Transfer Avg.``) that a run it names never measures.
+
+    ``best-dev`` and ``final-dev`` every training measures; an analysis figure is checked against the analyses.
+    """
+    from stsbench.metrics import AVG
+    from stsbench.published.check import result_modes
+    from stsbench.published.registry import STS_TASKS, TRANSFER_TASKS
+    from stsbench.reports.collect import FINAL_DEV, TRANSFER_AVG, analysis_figure
+    from stsbench.tasks.registry import task_names
+
+    if claim.figure in ("best-dev", FINAL_DEV) or analysis_figure(claim.figure) is not None:
+        return
+    needed = {AVG: STS_TASKS, TRANSFER_AVG: TRANSFER_TASKS}.get(claim.figure, (claim.figure,))
+    modes = result_modes("dev" if claim.mode == "dev" else "test", needed)
+    names = {r.name: r for r in recipe.runs}
+    for setting in claim.settings():
+        run = names.get(setting)
+        if run is None:  # the baseline's model: evaluated as the recipe's baseline says
+            continue
+        ev = run.evaluate
+        tasks = set(task_names(list(ev.tasks))) if ev is not None and ev.mode in modes else set()
+        lacking = [t for t in needed if t not in tasks]
+        if lacking:
+            what = "evaluate: null" if ev is None else f"evaluate: {', '.join(ev.tasks)} in {ev.mode}"
+            raise StsbenchError(
+                f"claims: claim {i}: figure {claim.figure!r} ({claim.mode}) of run {setting} is never measured "
+                f"({what}; it lacks {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}): evaluate the "
+                f"run on them ({'sts' if set(needed) <= set(STS_TASKS) else 'transfer'}, mode {modes[0]}), or "
+                "judge a figure every training measures (best-dev, final-dev)"
+            )
+
+
+# what a figure's renderer draws from: an analysis the recipe runs (and the STS tasks it evaluates)
+RENDERER_ANALYSIS = {
+    "spectrum": "spectrum",
+    "align-map": "align_uniform",
+    "align-distance": "align_uniform",
+    "cosine-density": "cosine_density",
+}
+
+
+def varied_options(recipe: Recipe) -> set[str]:
+    """The training options whose value differs between the recipe's runs (a sweep's, or runs set apart by hand)."""
+    settings = [
+        {str(k).replace("-", "_"): v for k, v in {**r.overrides, **r.point}.items()} for r in recipe.runs
+    ]
+    names = {name for s in settings for name in s}
+    return {name for name in names if len({repr(s.get(name)) for s in settings}) > 1}
+
+
+def check_figure(recipe: Recipe, key: str) -> None:
+    """A figure the recipe names: in the registry, in scope, drawn, and drawn from what the recipe makes."""
+    from stsbench.published.figures import get_figure
+
+    fig = get_figure(key)
+    where = f"figures: {key}"
+    if fig.out_of_scope or not fig.drawn:
+        raise StsbenchError(f"{where}: stsbench does not draw it ({fig.out_of_scope or fig.missing})")
+    if fig.renderer in ("sweep", "grid"):
+        swept = varied_options(recipe)
+        if fig.setting not in swept:
+            raise StsbenchError(
+                f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
+                f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
+            )
+    if fig.renderer in ("distance", "align-distance"):
+        from stsbench.train.config.options import find_method, method_specs
+
+        swept = [find_method(r.method) for r in recipe.runs if r.sweep_of is not None]
+        if not any(spec is not None and spec.traceable_distance for spec in swept):
+            traced = " or ".join(s.label for s in method_specs() if s.traceable_distance)
+            raise StsbenchError(
+                f"{where}: drawn against the traceable distance: the recipe sweeps no {traced}"
+            )
+    analysis = RENDERER_ANALYSIS.get(fig.renderer or "")
+    if analysis is not None and analysis not in {a.name for a in recipe.analyses}:
+        raise StsbenchError(f"{where}: drawn from the {analysis} analysis, which the recipe does not run")
+    if fig.renderer == "trajectory" and not recipe.runs:
+        raise StsbenchError(
+            f"{where}: drawn from the training logs' dev evaluations: the recipe trains no run"
+        )
+    if fig.renderer == "align-map" and not any(r.evaluate is not None for r in recipe.runs):
+        raise StsbenchError(
+            f"{where}: coloured by the STS Avg.: the recipe evaluates no run on the STS tasks"
+        )
+
+
+def analysis_stems(recipe: Recipe) -> list[str]:
+    """The results file stems the recipe's analyses write (``length_bias_tokens``, ``align_uniform_dev``)."""
+    from stsbench.analyses.registry import get_analysis
+
+    stems = []
+    for a in recipe.analyses:
+        analysis = get_analysis(a.name)
+        variant = analysis.variant(analysis.make_config(**a.options))
+        stems.append(f"{analysis.name}_{variant}" if variant else analysis.name)
+    return list(dict.fromkeys(stems))
+
+
+def run_options(run: Run, seed: int, output: str) -> dict[str, Any]:
+    """The training options a run's seed adds to its config: its overrides, corpus, seed and output."""
+    options = {str(k).replace("-", "_"): v for k, v in run.overrides.items()}
+    if run.corpus is not None:
+        options["train_file"] = run.corpus.name
+        options["train_lines"] = run.corpus.lines
+    return {**options, "seed": seed, "output": output}
+
+
+def check_run(run: Run) -> None:
+    """Method, packaged config (of that method), training options and values, corpus, tasks, published row."""
+    from stsbench.data.corpora import CORPORA
+    from stsbench.train.config import OPTIONS, load_yaml, make_config
+    from stsbench.train.config.options import METHODS
+
+    method = METHODS.check(run.method)
+    config = load_yaml(run.config_file)
+    if config.get("method") != method:
+        raise StsbenchError(f"config {run.config} trains {config.get('method')}, not {method}")
+    options = run_options(run, run.seeds[0], "RUN")
+    for name in options:
+        if name not in OPTIONS:
+            near = difflib.get_close_matches(name, list(OPTIONS), n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise StsbenchError(f"unknown training option {name!r}{hint}")
+    if run.corpus is not None:
+        CORPORA.check(run.corpus.name)
+    cfg = make_config(options, run.config_file)
+    if cfg.method != method:  # an override may not change what the config trains
+        raise StsbenchError(f"overrides change the method to {cfg.method}")
+    for address in run.addresses:
+        _check_published(run, address)
+
+
+def _check_published(run: Run, address: str) -> None:
+    """The row or cell exists and the run evaluates what it needs (a dev table: its training's best dev)."""
+    from stsbench.published.check import BEST_DEV, figure_of
+    from stsbench.published.registry import get_cell
+    from stsbench.tasks.registry import task_names
+
+    entry, column = get_cell(address)
+    if entry.kind != "scores":
+        raise StsbenchError(
+            f"{entry.key} is an analysis table: name it in the recipe's published, not a run's"
+        )
+    columns = [column] if column is not None else list(entry.values)
+    for col in columns:  # what the seeds must have for each cell (stsbench.published.check.figure_of)
+        figure = figure_of(entry, col)
+        if figure is None or figure.kind == BEST_DEV:  # none of ours, or the training's own best dev score
+            continue
+        if run.evaluate is None:
+            raise StsbenchError(
+                f"its published {entry.key}#{col} needs the seeds evaluated on {', '.join(figure.tasks)}; "
+                "give the run an evaluate"
+            )
+        tasks = task_names(list(run.evaluate.tasks))
+        missing = [t for t in figure.tasks if t not in tasks]
+        if missing:
+            raise StsbenchError(
+                f"its published row {entry.key} has {col}, over {', '.join(missing)}, which it does not evaluate"
+            )
+        if run.evaluate.mode not in figure.modes:
+            raise StsbenchError(
+                f"its published row {entry.key} is on the {figure.mode} split; evaluate with mode {figure.modes[0]}"
+            )
+
+
+def check_analysis(name: str, options: dict[str, Any], with_corpus: bool = False) -> None:
+    """The analysis is registered and takes these options (and a corpus, where the recipe gives one)."""
+    import dataclasses
+
+    from stsbench.analyses.registry import get_analysis
+
+    analysis = get_analysis(name)
+    analysis.make_config(**options)
+    if with_corpus and "corpus" not in {f.name for f in dataclasses.fields(analysis.config_type)}:
+        raise StsbenchError(f"analysis {name} reads no corpus; remove its corpus")
+
+
+# -- a run's sweep: (one training option) and grid: (two) as the runs they stand for ------------------------
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_EXPANDED = ("sweep_of", "point")  # what the expansion fills in a run: never written by hand
+
+
+def shown(value: Any) -> str:
+    """A swept value as the registry's column names and run names spell it (``True`` as ``true``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def point_name(base: str, point: dict[str, Any]) -> str:
+    """``<base>.<option>-<value>...``: the run a sweep's point is, as a folder name."""
+    parts = [base, *(f"{option}-{shown(value)}" for option, value in point.items())]
+    return _UNSAFE.sub("_", ".".join(parts))
+
+
+def _check_option(name: str, option: Any) -> None:
+    """Refuse a swept option that is not a training option, naming the nearest one.
+
+    Refused here, a misspelt option is not blamed on a claim naming the sweep's runs or on its published template.
+    """
+    from stsbench.train.config import OPTIONS
+
+    if option not in OPTIONS:
+        near = difflib.get_close_matches(str(option), list(OPTIONS), n=1)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise ValueError(f"run {name}: its sweep's option {option!r} is not a training option{hint}")
+
+
+def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
+    name = run.get("name", "?")
+    if "sweep" in run and "grid" in run:
+        raise ValueError(f"run {name}: give sweep (one option) or grid (two), not both")
+    axes = [run["sweep"]] if "sweep" in run else list(run["grid"])
+    if "grid" in run and len(axes) != 2:
+        raise ValueError(f"run {name}: a grid has two axes (a sweep has one), got {len(axes)}")
+    for axis in axes:
+        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {
+            "option",
+            "values",
+            "labels",
+        }:
+            raise ValueError(
+                f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}"
+            )
+        _check_option(name, axis["option"])
+        values = axis["values"]
+        if not isinstance(values, list) or len(values) < 2:
+            raise ValueError(f"run {name}: {axis['option']} needs two values or more, got {values!r}")
+        if len({shown(v) for v in values}) != len(values):
+            raise ValueError(f"run {name}: {axis['option']}'s values repeat: {values}")
+        labels = axis.get("labels")
+        if labels is not None and (not isinstance(labels, list) or len(labels) != len(values)):
+            raise ValueError(f"run {name}: {axis['option']}'s labels are one per value, got {labels!r}")
+    if len({axis["option"] for axis in axes}) != len(axes):
+        raise ValueError(f"run {name}: a grid varies two different options")
+    return axes
+
+
+def _points(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """Each point of the sweep or grid: its options' values, and how the paper spells each (its label)."""
+    axes = _axes(run)
+    spelt = [
+        list(zip(a["values"], a.get("labels") or [shown(v) for v in a["values"]], strict=True)) for a in axes
+    ]
+    options = [a["option"] for a in axes]
+    return [
+        (
+            dict(zip(options, [v for v, _ in pairs], strict=True)),
+            dict(zip(options, [s for _, s in pairs], strict=True)),
+        )
+        for pairs in itertools.product(*spelt)
+    ]
+
+
+def _cell(template: str | None, spelt: dict[str, str], name: str) -> str | None:
+    if template is None:
+        return None
+    try:
+        return template.format(**spelt)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"run {name}: published {template!r} cannot be filled from {sorted(spelt)} ({exc}); "
+            "write each swept option as {option}"
+        ) from None
+
+
+def expand(data: Any) -> Any:
+    """A recipe's raw mapping with each sweep or grid run replaced by its runs, and claims' sweep names too.
+
+    A recipe's ``sweep:`` (one training option) and ``grid:`` (two) as the runs they stand for.
+
+    A paper's sweep table varies one setting (ESimCSE's dup rate, MoCoSE's EMA decay) or two (MoCoSE's
+    projection x predictor layers) with everything else fixed. A recipe writes it once::
+
+        runs:
+          - name: dup-rate
+            method: esimcse
+            config: esimcse-minilm-cpu
+            seeds: [1, 2, 3]
+            sweep: {option: dup_rate, values: [0.08, 0.16, 0.24, 0.32]}
+            published: "esimcse-arxiv/table9/dup-rate#dup_rate={dup_rate}"
+
+    and it is read as one run per value (per pair of values for a grid, the first axis outermost), named
+    deterministically ``<name>.<option>-<value>[.<option>-<value>]`` (``dup-rate.dup_rate-0.08``; a character
+    a folder name cannot hold becomes ``_``), each with the swept options added to its overrides and its
+    published cell the template filled with them (``{dup_rate}`` -> ``0.08``: Python's ``str`` of the YAML
+    value, which is how the registry's column names spell the papers' settings; an axis' ``labels``, one per
+    value, replace them where the paper spells a setting otherwise:
+    ``{option: fgsm_epsilon, values: [0, 5.0e-9], labels: ["no FGSM", "eps=5e-9"]}``). ``also_published`` is
+    filled the same way. A claim may name the sweep itself among its settings (``among: [dup-rate]``): that
+    stands for every run of the sweep, in its order.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        return data
+    runs: list[Any] = []
+    members: dict[str, list[str]] = {}
+    for run in data["runs"]:
+        if not isinstance(run, dict):
+            runs.append(run)
+            continue
+        written = [k for k in _EXPANDED if k in run]
+        if written:
+            raise ValueError(
+                f"run {run.get('name', '?')}: {written[0]} is filled by sweep or grid, not written"
+            )
+        if "sweep" not in run and "grid" not in run:
+            runs.append(run)
+            continue
+        base = str(run.get("name", "?"))
+        rest = {k: v for k, v in run.items() if k not in ("sweep", "grid")}
+        names = []
+        for point, spelt in _points(run):
+            name = point_name(base, point)
+            overlap = sorted(set(point) & {str(k).replace("-", "_") for k in rest.get("overrides") or {}})
+            if overlap:
+                raise ValueError(f"run {base}: {overlap[0]} is swept and also in its overrides")
+            expanded = {
+                **rest,
+                "name": name,
+                "overrides": {**(rest.get("overrides") or {}), **point},
+                "published": _cell(rest.get("published"), spelt, base),
+                "also_published": [_cell(t, spelt, base) for t in rest.get("also_published") or []],
+                "sweep_of": base,
+                "point": point,
+            }
+            if rest.get("label"):
+                expanded["label"] = f"{rest['label']} ({', '.join(f'{k}={v}' for k, v in spelt.items())})"
+            runs.append(expanded)
+            names.append(name)
+        members[base] = names
+    claims = data.get("claims")
+    if members and isinstance(claims, list):
+        claims = [_claim_with_members(c, members) for c in claims]
+    return {**data, "runs": runs, **({"claims": claims} if claims is not None else {})}
+
+
+def _claim_with_members(claim: Any, members: dict[str, list[str]]) -> Any:
+    if not isinstance(claim, dict):
+        return claim
+    out = dict(claim)
+    for field in listing_fields():
+        if isinstance(out.get(field), list):
+            out[field] = [m for s in out[field] for m in members.get(s, [s])]
+    return out

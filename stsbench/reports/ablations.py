@@ -570,7 +570,7 @@ def _compatible(a: TrainRun, b: TrainRun) -> bool:
 def component_groups(runs: list[TrainRun]) -> list[list[TrainRun]]:
     """Groups of compatible runs that use at least two different combinations of components.
 
-    A component is what a method's spec names (:meth:`~stsbench.train.config.methods.MethodSpec.used`); a run of a
+    A component is what a method's spec names (:meth:`~stsbench.train.config.options.MethodSpec.used`); a run of a
     method without any uses none, and joins the runs whose settings it shares (SimCSE beside ESimCSE's).
     """
     groups: list[list[TrainRun]] = []

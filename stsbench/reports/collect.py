@@ -172,10 +172,10 @@ class Model:
 def method_of(config: dict[str, Any]) -> str:
     """What reports call a training config's run.
 
-    Its method's answer (:meth:`~stsbench.train.config.methods.MethodSpec.run_label`: ``unsup-SimCSE``, ESimCSE's
+    Its method's answer (:meth:`~stsbench.train.config.options.MethodSpec.run_label`: ``unsup-SimCSE``, ESimCSE's
     component rows); the method's name where no method of that name is registered.
     """
-    from stsbench.train.config.methods import find_method
+    from stsbench.train.config.options import find_method
 
     spec = find_method(config.get("method"))
     return spec.run_label(config) if spec is not None else str(config.get("method") or "unknown method")

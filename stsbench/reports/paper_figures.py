@@ -29,7 +29,7 @@ written to a CSV beside the figure first and drawn from that file:
   SBERT, Next3Sent...) are not on it.
 - MoCoSE Figure 7 over seeds (:func:`spectrum_rows`, :func:`draw_spectra`): each group's singular-value curve,
   its seeds' spread, the backbone beside. The spectrum analysis of one checkpoint is drawn by its registry
-  figure (``stsbench.analyses.figures.spectrum_figure``); a group of seeds has one curve per seed, so the
+  figure (``stsbench.analyses.geometry.spectrum_figure``); a group of seeds has one curve per seed, so the
   report draws the group as the geometric mean of its seeds' normalised singular values at each index (the
   mean on the figure's log scale) with the band from the lowest to the highest seed, and every checkpoint
   outside a group (the backbone: BERT-base in MoCoSE's figure) as its own line. Values below

@@ -22,9 +22,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from stsbench.analyses.common import short_name
 from stsbench.analyses.figures import stamped
-from stsbench.analyses.registry import Analysis, all_analyses
+from stsbench.analyses.registry import Analysis, all_analyses, short_name
 from stsbench.data.integrity import MARK, modified_text
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from stsbench.analyses.common import short_name
+from stsbench.analyses.registry import short_name
 from stsbench.data.integrity import MARK, modified_note
 from stsbench.metrics import AVG
 from stsbench.published.check import inside_interval, result_modes

@@ -44,8 +44,7 @@ from typing import Any
 import pandas as pd
 
 from stsbench.analyses import figures as afig
-from stsbench.analyses.common import short_name
-from stsbench.analyses.registry import Analysis, Number
+from stsbench.analyses.registry import Analysis, Number, short_name
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.published.check import result_modes, task_resolution

@@ -28,7 +28,7 @@ from stsbench.reports.seeds import SeedGroup, figure_axes, task_values
 from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.train.config import BOOKKEEPING, train_options
-from stsbench.train.config.methods import find_method
+from stsbench.train.config.options import find_method
 
 
 def run_label(run: TrainRun, models: list[Model], runs: list[TrainRun]) -> str:

@@ -93,11 +93,8 @@ class Counts:
     @property
     def dev_sentences(self) -> int | None:
         """Sentences encoded by every dev evaluation of every training."""
-        each = [
-            None if None in (t.dev_evaluations, t.dev_sentences) else t.dev_evaluations * t.dev_sentences
-            for t in self.trainings
-        ]
-        return None if None in each else sum(each)  # type: ignore[arg-type]
+        each = [(t.dev_evaluations, t.dev_sentences) for t in self.trainings]
+        return None if any(None in p for p in each) else sum(e * s for e, s in each)  # type: ignore[operator]
 
     def line(self) -> str:
         """The counts in words, one line."""
@@ -190,9 +187,8 @@ def count(plan: Plan) -> Counts:
         texts = None if what is None else union_of([task_texts(data, t, s, True) for t, s in what.splits])
         if what is None or texts is None:
             fresh = None
-            unknown.append(
-                f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
-            )
+            why = f"what {entry.name} encodes" if what is None else f"{entry.name}'s data (not found)"
+            unknown.append(why)
             continue
         new = len(texts - (encoded.get(model.split("/")[0]) or frozenset())) + what.sentences
         cached += new == 0
@@ -285,9 +281,8 @@ class Estimate:
 
 def step_time(device: str, model: str | None, method: str | None) -> StepTime | None:
     """The measured step time of ``method`` on ``model``'s backbone on ``device``; None where none was measured."""
-    return next(
-        (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method), None
-    )
+    found = (t for t in STEP_TIMES if t.device == device and model in t.models and t.method == method)
+    return next(found, None)
 
 
 def price(counts: Counts, device: str) -> Estimate:
@@ -482,6 +477,13 @@ def hours_text(value: float | None) -> str:
     )
 
 
+def list_row(s: dict[str, Any]) -> tuple[str, ...]:
+    """A recipe's row in ``--list`` and docs/recipes-list.md: name, flavour, tables, four counts, cost."""
+    hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
+    counts = [str(len(s[k])) for k in ("cells", "unreproducible", "claims")] + [str(s["trainings"])]
+    return (s["name"], s["flavour"], ", ".join(s["tables"]), *counts, hours)
+
+
 def markdown(found: list[dict[str, Any]] | None = None) -> str:
     """``docs/recipes-list.md``: the recipes' table, the papers' figures, then every unreproducible cell with its reason.
 
@@ -500,18 +502,14 @@ def markdown(found: list[dict[str, Any]] | None = None) -> str:
     ]
     every: dict[str, tuple[str, list[str]]] = {}  # a cell no recipe produces -> its reason, the recipes
     for s in found:
-        hours = "; ".join(f"{d}: {hours_text(h)}" for d, h in s["cost_hours"].items()) or "unknown"
-        lines.append(
-            f"| `{s['name']}` | {s['flavour']} | {', '.join(s['tables'])} | {len(s['cells'])} | "
-            f"{len(s['unreproducible'])} | {len(s['claims'])} | {s['trainings']} | {hours} |"
-        )
+        name, *cells = list_row(s)
+        lines.append(f"| `{name}` | {' | '.join(cells)} |")
         for cell, reason in s["unreproducible"].items():
             every.setdefault(cell, (reason, []))[1].append(s["name"])
     lines += ["\n## The papers' figures\n", "| figure | shows | drawn by | recipes |", "|---|---|---|---|"]
     for key, f in load_figures().items():
-        drawn = (
-            f"`{f.renderer}`{f' ({f.setting})' if f.setting else ''}" if f.drawn else f"missing: {f.missing}"
-        )
+        setting = f" ({f.setting})" if f.setting else ""
+        drawn = f"`{f.renderer}`{setting}" if f.drawn else f"missing: {f.missing}"
         drawn = f"out of scope: {f.out_of_scope}" if f.out_of_scope else drawn
         recipes = ", ".join(f"`{s['name']}`" for s in found if key in s["figures"]) or "none"
         lines.append(f"| `{key}`{' (cited only)' if f.ref_only else ''} | {f.shows} | {drawn} | {recipes} |")

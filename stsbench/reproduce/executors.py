@@ -66,7 +66,7 @@ from stsbench.registry import Registry
 from stsbench.reproduce.state import initial_actions, log_path, save_state, seal, session_record
 from stsbench.results.write import portable
 from stsbench.train.lifeline import child_environment
-from stsbench.train.status import continue_flags, run_status
+from stsbench.train.log import continue_flags, run_status
 
 # the plan is imported where it runs (run_plan): --status imports this module, never the plan
 if TYPE_CHECKING:
@@ -614,9 +614,8 @@ class SlurmExecutor(Executor):
         try:
             ex = submitit.AutoExecutor(**where)
         except RuntimeError as exc:  # submitit: 'Could not detect "srun"'
-            raise StsbenchError(
-                f"--executor slurm: {_first_line(exc)} (no Slurm client on this machine)"
-            ) from None
+            why = _first_line(exc)
+            raise StsbenchError(f"--executor slurm: {why} (no Slurm client on this machine)") from None
         try:
             ex.update_parameters(**params)
         except (AssertionError, NameError, ValueError, TypeError) as exc:
@@ -673,10 +672,8 @@ def _accounting() -> bool:
     try:
         cmd = ["scontrol", "show", "config"]
         shown = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StsbenchError(
-            f"--executor slurm: scontrol failed ({exc}); is this a Slurm login node?"
-        ) from None
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise StsbenchError(f"--executor slurm: scontrol failed ({e}); is this a Slurm login node?") from None
     if shown.returncode != 0:
         why = _first_line(Exception(shown.stderr or shown.stdout))
         raise StsbenchError(f"--executor slurm: the Slurm controller does not answer ({why})")
@@ -727,11 +724,9 @@ def make_job(
         flags = (*flags, "--allow-modified-data")
     env = {} if threads is None else {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     again = {"resume_args": (*step.args, "--resume"), "folder": step.folder, "restart_args": step.args}
-    resources = Resources(gpus=gpus if train else min(gpus, 1), cpus=threads)
+    asks = Resources(gpus=gpus if train else min(gpus, 1), cpus=threads)
     log = log_path(plan.out, step.id)
-    return Job(
-        step.id, (*step.args, *flags), log, Path.cwd(), env, resources, train, **(again if train else {})
-    )
+    return Job(step.id, (*step.args, *flags), log, Path.cwd(), env, asks, train, **(again if train else {}))
 
 
 class _Interrupted(Exception):

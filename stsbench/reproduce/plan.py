@@ -35,10 +35,10 @@ or imported beyond what names these (no torch).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -51,11 +51,12 @@ from stsbench.files import atomic_write_text
 from stsbench.paths import hub_offline_reason, resolve_data_dir
 from stsbench.progress import seeds_a_setting
 from stsbench.published.registry import file_key
-from stsbench.recipes import Recipe, Run
-from stsbench.recipes.check import run_options
+from stsbench.recipes import Recipe, Run, run_options
 from stsbench.reproduce.state import (
     Actions,
+    Plan,
     ReproduceState,
+    Step,
     changed_steps,
     code_of,
     corpus_entry,
@@ -74,58 +75,8 @@ from stsbench.results.write import copy_training_file, model_slug
 from stsbench.sources import published_digest, sha256_file
 from stsbench.tasks.registry import TASKS, get_task, resolve_tasks, task_names
 from stsbench.train.config import default_length_buckets, load_yaml, make_config
-from stsbench.train.config.augmentations import AUGMENTATIONS, augment_names
-from stsbench.train.config.groups import option_fields
-from stsbench.train.config.methods import find_method
+from stsbench.train.config.options import AUGMENTATIONS, augment_names, find_method, option_fields
 from stsbench.train.schedule import run_steps
-
-Kind = Literal["train", "evaluate", "analysis", "report"]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One command of the plan and what it depends on."""
-
-    id: str
-    kind: Kind
-    args: tuple[str, ...]  # after "stsbench"
-    key: str
-    deps: tuple[str, ...] = ()
-    folder: Path | None = None  # a training step's run folder
-    total_steps: int | None = None  # a training step's optimizer steps (None: unknown before its data is)
-    model: str | None = None  # a training step's backbone
-    method: str | None = None
-    config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
-    code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
-    parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
-    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
-    # it finishes); a training's are its run folder's results files
-    outputs: tuple[str, ...] = ()
-    # the SentEval files it reads (keyed by content)
-    data: tuple[Path, ...] = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The steps of a recipe in the order they may run, with the folder they write."""
-
-    recipe: Recipe
-    out: Path
-    steps: tuple[Step, ...]
-    data_dir: Path
-
-    def step(self, step_id: str) -> Step:
-        """The step called ``step_id``."""
-        return next(s for s in self.steps if s.id == step_id)
-
-    def dependants(self, step_id: str) -> set[str]:
-        """Every step that reads, directly or not, what ``step_id`` writes."""
-        found: set[str] = set()
-        frontier = {step_id}
-        while frontier:
-            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
-            found |= frontier
-        return found
 
 
 def task_files(tasks: Iterable[str], data_dir: Path, mode: str) -> list[Path]:
@@ -195,7 +146,7 @@ def train_step(
         f"train/{run.name}/seed-{seed}",
         "train",
         args,
-        **asdict(keys),
+        **keys,
         code=train_code(cfg.to_dict()),
         folder=folder,
         total_steps=run_steps(cfg.max_steps, cfg.epochs, lines, cfg.batch_size),
@@ -220,7 +171,7 @@ def evaluation_step(
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", spec.mode)
     args += ("--output", str(out / "results"), "--data-dir", str(data_dir))
     code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
-    return Step(step_id, "evaluate", args, **asdict(keys), code=code, data=tuple(files), **fields)
+    return Step(step_id, "evaluate", args, **keys, code=code, data=tuple(files), **fields)
 
 
 def _option_flags(options: dict[str, Any]) -> tuple[str, ...]:
@@ -274,7 +225,7 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             deps = (train.id,) if train is not None else ()
             outputs, sid = (f"results/analyses/{folder}/*/{stem}.*",), f"analysis/{i}-{a.name}/{label}"
             steps.append(
-                Step(sid, "analysis", args, **asdict(keys), code=code, deps=deps, outputs=outputs, data=read)
+                Step(sid, "analysis", args, **keys, code=code, deps=deps, outputs=outputs, data=read)
             )
 
     return steps
@@ -396,7 +347,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
     args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
-    keys = asdict(make_keys(material))
+    keys = make_keys(material)
     return Step("report", "report", args, **keys, code=code_of("report"), deps=deps, outputs=("report.md",))
 
 
@@ -423,9 +374,8 @@ def build_plan(
     evaluations, evaluate = [], partial(evaluation_step, out=out, data_dir=data)
     if (base := recipe.baseline) is not None:
         keyed, outputs = {"model": model_identity(base.model)}, (f"results/{model_slug(base.model)}/**/*",)
-        evaluations.append(
-            evaluate("evaluate/baseline", base.model, base.evaluate, keyed=keyed, outputs=outputs)
-        )
+        step = evaluate("evaluate/baseline", base.model, base.evaluate, keyed=keyed, outputs=outputs)
+        evaluations.append(step)
     for run in recipe.runs:
         seeds = [train_step(recipe, run, s, out, data, report_to, gpus) for s in run.seeds]
         trains.update({t.id: t for t in seeds})
@@ -551,9 +501,8 @@ def extra_models(config: dict) -> dict[str, str]:
     """
     spec = find_method(config.get("method"))
     options = [*(spec.model_options if spec is not None else ())]
-    options += [
-        o for a in augment_names(str(config.get("augment") or "none")) for o in AUGMENTATIONS[a].model_options
-    ]
+    augments = augment_names(str(config.get("augment") or "none"))
+    options += [o for a in augments for o in AUGMENTATIONS[a].model_options]
     names: dict[str, str] = {}
     for option in dict.fromkeys(options):
         value = config.get(option)  # None: the option at its default, the field's
@@ -631,6 +580,5 @@ def refuse_missing(needs: list[Need]) -> None:
     if needs:
         more = f"; and {len(needs) - 1} more" if len(needs) > 1 else ""
         word = "" if needs[0].what == "modified data" else "missing "
-        raise StsbenchError(
-            f"nothing was started: {word}{needs[0].line()}{more} (`--dry-run` lists what the run needs)"
-        )
+        what = f"{word}{needs[0].line()}{more}"
+        raise StsbenchError(f"nothing was started: {what} (`--dry-run` lists what the run needs)")

@@ -56,17 +56,69 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from stsbench import sources  # through the module: tests stand in for its functions
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json
+from stsbench.results import schema
 from stsbench.results.runs import RUN_META, TRAIN_LOG
-from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord, empty_state, read_state
-from stsbench.train.status import continue_flags, run_status
+from stsbench.results.schema import STATE_FILE, ReproduceState, Session, StepRecord
+from stsbench.train.log import continue_flags, run_status
 
-if TYPE_CHECKING:  # the plan is imported where it is used: --status reads the record, never the recipe
-    from stsbench.reproduce.plan import Plan, Step
+if TYPE_CHECKING:
+    from stsbench.recipes import Recipe
+
+
+# The plan's types live here, so that the state reads them without importing the plan (--status reads the record,
+# never the recipe); stsbench.reproduce.plan builds them.
+Kind = Literal["train", "evaluate", "analysis", "report"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the plan and what it depends on."""
+
+    id: str
+    kind: Kind
+    args: tuple[str, ...]  # after "stsbench"
+    key: str
+    deps: tuple[str, ...] = ()
+    folder: Path | None = None  # a training step's run folder
+    total_steps: int | None = None  # a training step's optimizer steps (None: unknown before its data is)
+    model: str | None = None  # a training step's backbone
+    method: str | None = None
+    config: dict[str, Any] = field(default_factory=dict, compare=False)  # a training step's options (YAML)
+    code: str = ""  # the digest of the code that computes it (a step done with other code is changed)
+    parts: dict[str, str] = field(default_factory=dict, compare=False)  # a digest per part of the key
+    # what it writes that is read after it, as patterns relative to OUT (stsbench.reproduce.state: sealed when
+    # it finishes); a training's are its run folder's results files
+    outputs: tuple[str, ...] = ()
+    # the SentEval files it reads (keyed by content)
+    data: tuple[Path, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps of a recipe in the order they may run, with the folder they write."""
+
+    recipe: Recipe
+    out: Path
+    steps: tuple[Step, ...]
+    data_dir: Path
+
+    def step(self, step_id: str) -> Step:
+        """The step called ``step_id``."""
+        return next(s for s in self.steps if s.id == step_id)
+
+    def dependants(self, step_id: str) -> set[str]:
+        """Every step that reads, directly or not, what ``step_id`` writes."""
+        found: set[str] = set()
+        frontier = {step_id}
+        while frontier:
+            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
+            found |= frontier
+        return found
 
 
 Actions = dict[str, tuple[str, tuple[str, ...]]]  # each step's action: ("run", extra flags) or ("skip", ())
@@ -122,17 +174,9 @@ def model_identity(name: str | None, revision: str | None = None) -> Any:
     return f"{name}@{revision}" if revision else f"unpinned:{name}"
 
 
-@dataclass(frozen=True)
-class Keys:
-    """A step's key and a digest per part of it."""
-
-    key: str
-    parts: dict[str, str] = field(default_factory=dict)
-
-
-def make_keys(material: dict[str, Any]) -> Keys:
-    """The key of ``material`` and its parts."""
-    return Keys(digest(material), key_parts(material))
+def make_keys(material: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``key``, the digest of ``material``, and its ``parts``, a digest per part of it."""
+    return {"key": digest(material), "parts": key_parts(material)}
 
 
 def key_parts(material: dict[str, Any]) -> dict[str, str]:
@@ -225,8 +269,7 @@ def train_code(config: Mapping[str, Any]) -> str:
     """A training's code: the trainer's and that of each plugin its options name (method, augmentation, ...)."""
     from stsbench.data.corpora import CORPORA
     from stsbench.encoders.pooling import POOLER_REGISTRY
-    from stsbench.train.config.augmentations import AUGMENTATIONS
-    from stsbench.train.config.methods import METHODS
+    from stsbench.train.config.options import AUGMENTATIONS, METHODS
 
     registries = {"method": METHODS, "augment": AUGMENTATIONS, "pooler": POOLER_REGISTRY, "corpus": CORPORA}
     names = {what: config.get("train_file" if what == "corpus" else what) for what in registries}
@@ -238,12 +281,15 @@ def load_state(out: Path) -> ReproduceState:
     """The recorded state of ``out`` (an empty one where none is); one line for a file that is not one."""
     path = Path(out) / STATE_FILE
     if not path.is_file():
-        return empty_state()
+        return {"kind": schema.STATE_KIND, "steps": {}, "sessions": []}
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StsbenchError(f"{path} cannot be read ({exc}); remove it to start the plan again") from None
-    return read_state(path, state)
+        if not isinstance(state, dict) or state.get("kind") != schema.STATE_KIND:
+            raise StsbenchError(f"{path} is not the state of stsbench reproduce; pass another --out")
+        return schema.validated(ReproduceState, state)
+    except (OSError, ValueError) as exc:  # Malformed is a ValueError: what does not match the state's type
+        why = f"malformed state: {exc}" if isinstance(exc, schema.Malformed) else exc
+        raise StsbenchError(f"{path} cannot be read ({why}); remove it to start the plan again") from None
 
 
 def save_state(out: Path, state: ReproduceState) -> None:
@@ -262,7 +308,7 @@ class Standing:
 
     word: str  # done, changed, resume or run (:func:`classify`)
     why: str = ""  # why its own record has it run (again), whatever ``word`` says; empty: nothing does
-    folder: str = ""  # a training's run folder (:func:`stsbench.train.status.run_status`), else empty
+    folder: str = ""  # a training's run folder (:func:`stsbench.train.log.run_status`), else empty
 
 
 def standing(step: Step, record: StepRecord | None, explain: bool = False) -> Standing:
@@ -377,7 +423,7 @@ def step_arg(step: Step, flag: str) -> str | None:
 def decide(step: Step, record: StepRecord | None, changed: str = "rerun") -> tuple[str, tuple[str, ...]]:
     """``("skip", ())`` or ``("run", extra flags)`` for ``step`` given its record of an earlier session.
 
-    A training run's folder says how far it got (:func:`stsbench.train.status.run_status`): with the same
+    A training run's folder says how far it got (:func:`stsbench.train.log.run_status`): with the same
     settings and code, finished is kept (a kill after it finished), resumable resumes, started starts again;
     with other settings (or none recorded) a used folder is trained again from the start (``--overwrite``).
     A step done by other code is run again (``changed="rerun"``) or kept (``"keep"``: a training begun by

@@ -365,8 +365,7 @@ def dry_run(
     from stsbench.reproduce.plan import missing, planned
 
     say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
-    where = Path(out).expanduser()
-    state = load_state(where) if (where / STATE_FILE).is_file() else {"steps": {}}
+    state = load_state(Path(out).expanduser())
     # as the run would plan it (the steps it would keep named by the report), the state read, never written
     mode = "keep" if changed == "ask" else changed
     plan, actions = planned(recipe, out, data_dir, state, mode, report_to, gpus)

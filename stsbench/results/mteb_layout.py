@@ -153,9 +153,8 @@ def pick_mteb_model(
     (model, revision) = keys[0]
     values = {t: models[keys[0]][t] for t in MTEB_TASKS if t in models[keys[0]]}
     if not values:
-        raise StsbenchError(
-            f"{folder}: the MTEB results of {model} have none of {', '.join(MTEB_TASKS)}; nothing to compare"
-        )
+        tasks = ", ".join(MTEB_TASKS)
+        raise StsbenchError(f"{folder}: the MTEB results of {model} have none of {tasks}; nothing to compare")
     return MtebModelScores(folder, model, revision, values)
 
 
@@ -213,9 +212,8 @@ def export_results(
         sp = s["spearman"]
         scores = {SPLIT: {SUBSET: {"cosine_spearman": sp, "cosine_pearson": s["pearson"], "main_score": sp}}}
         seconds, when = sum(r.provenance.timings.values()), datetime.fromisoformat(r.provenance.created_at)
-        tr = mteb.TaskResult.from_task_results(
-            mteb.get_task(r.task), scores, evaluation_time=float(seconds), date=when
-        )
+        task = mteb.get_task(r.task)
+        tr = mteb.TaskResult.from_task_results(task, scores, evaluation_time=float(seconds), date=when)
         task_results.append(tr)
     out = Path(out).expanduser()
     out.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, atomic_write_text
@@ -41,9 +41,6 @@ from stsbench.results import schema
 from stsbench.results.schema import JsonObject, Malformed, check_version, read_json, validated
 from stsbench.results.write import model_slug, portable, resolve
 from stsbench.tasks.registry import TASKS, task_version
-
-if TYPE_CHECKING:
-    from stsbench.recipes import Recipe
 
 T = TypeVar("T")
 TRAIN_LOG = "train_log.jsonl"
@@ -246,18 +243,16 @@ def write_seed_runs(out: Path, runs: Sequence[Mapping[str, Any]], training: Mapp
     """
     done = [r for r in runs if r["status"] == "finished" and r.get("best_dev_spearman") is not None]
     best = summary_dict([r["best_dev_spearman"] for r in done]) if done else None
-    return atomic_write_json(
-        Path(out) / SEEDS_FILE,
-        {
-            "kind": schema.SEED_RUNS_KIND,
-            "schema_version": schema.SCHEMA_VERSION,
-            "seeds": [r["seed"] for r in runs],
-            "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
-            "failed": [r["seed"] for r in runs if r["status"] != "finished"],
-            "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
-            "training": dict(training),
-        },
-    )
+    data = {
+        "kind": schema.SEED_RUNS_KIND,
+        "schema_version": schema.SCHEMA_VERSION,
+        "seeds": [r["seed"] for r in runs],
+        "runs": [{"path": seed_dir(Path(), r["seed"]).as_posix(), **r} for r in runs],
+        "failed": [r["seed"] for r in runs if r["status"] != "finished"],
+        "best_dev_spearman": best and {**best, "seeds": [r["seed"] for r in done], "level": LEVEL},
+        "training": dict(training),
+    }
+    return atomic_write_json(Path(out) / SEEDS_FILE, data)
 
 
 def build_aggregate(
@@ -338,24 +333,23 @@ def read_seed_runs(path: Path) -> schema.SeedRuns | None:
     return _read_seeds(path, schema.SEED_RUNS_KIND, schema.SeedRuns, "seed runs", "train the seeds again", 1)
 
 
-def declared_runs(recipe: Recipe) -> list[schema.DeclaredRun]:
-    """The recipe's runs as the file keeps them."""
+def declared_runs(recipe: Any) -> list[schema.DeclaredRun]:
+    """A recipe's runs (a :class:`stsbench.recipes.Recipe`, which sits above this layer) as the file keeps them."""
     return [
         schema.DeclaredRun(r.name, r.label, r.method, r.sweep_of, dict(r.point), tuple(r.addresses))
         for r in recipe.runs
     ]
 
 
-def write_recipe_runs(results_dir: Path, recipe: Recipe) -> Path:
+def write_recipe_runs(results_dir: Path, recipe: Any) -> Path:
     """Record ``recipe``'s runs with the results under ``results_dir`` (atomic), the file written whole.
 
     What the report reads is the recipe's runs as they are now (a subset's, ``reproduce --runs``, its own): a run
     dropped from the recipe, or left out of this subset, leaves the file.
     """
     runs = [{**asdict(r), "published": list(r.published)} for r in declared_runs(recipe)]
-    return _write_declared(
-        Path(results_dir) / RECIPE_RUNS_FILE, schema.RECIPE_RUNS_KIND, recipe=recipe.name, runs=runs
-    )
+    path = Path(results_dir) / RECIPE_RUNS_FILE
+    return _write_declared(path, schema.RECIPE_RUNS_KIND, recipe=recipe.name, runs=runs)
 
 
 def _write_declared(path: Path, kind: str, **fields: Any) -> Path:

@@ -552,11 +552,6 @@ class ReproductionFile(TypedDict):
     claims: NotRequired[list[JsonObject]]  # each claim's verdict and statements (stsbench.stats.claims)
 
 
-def empty_state() -> ReproduceState:
-    """The state of a reproduction that has not run."""
-    return {"kind": STATE_KIND, "steps": {}, "sessions": []}
-
-
 # Reading a file as its type: pydantic's ``TypeAdapter`` over the dataclass or ``TypedDict`` of its kind, pydantic
 # imported on first use (the warm ``stsbench run`` reads task results and averages without it:
 # :func:`stsbench.results.read.build_dataclass`). A file that does not match its type is one line naming the first
@@ -625,17 +620,6 @@ def validated(tp: type[T] | Any, data: Any) -> T:
     except ValidationError as exc:
         raise Malformed(summary(exc.errors(include_url=False))) from None
     return data if isinstance(data, dict) and isinstance(value, dict) else value
-
-
-def read_state(path: Path, data: object) -> ReproduceState:
-    """``data`` (``path`` parsed) as the state, validated; one line when it is not one."""
-    if not isinstance(data, dict) or data.get("kind") != STATE_KIND:
-        raise StsbenchError(f"{path} is not the state of stsbench reproduce; pass another --out")
-    try:
-        return validated(ReproduceState, data)
-    except Malformed as exc:
-        msg = f"{path} cannot be read (malformed state: {exc}); remove it to start the plan again"
-        raise StsbenchError(msg) from None
 
 
 # Every kind with its one definition, and their JSON schemas as the docs publish them: ``python -m

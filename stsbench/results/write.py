@@ -4,8 +4,8 @@
   :func:`pairs_path`; the files and their keys: :mod:`stsbench.results.schema`) and the writers of task
   results, averages and per-pair sidecars;
 - model names made into folder names, file names and labels, the one home of these rules: :func:`model_slug`
-  (``sentence-transformers__all-MiniLM-L6-v2``; a path's last two parts), :func:`slug` (any text safe as a
-  file name), :func:`figure_stem`; :func:`base_label`, what tables, figures and the terminal call a model (a
+  (``sentence-transformers__all-MiniLM-L6-v2``; a path's last two parts, safe as a file name),
+  :func:`figure_stem`; :func:`base_label`, what tables, figures and the terminal call a model (a
   hub id or name as typed, a path's last part, never read from the file system, so the same results label
   alike on any machine); :func:`labelled`, unique labels for one command's models (the pooler joins them when
   the models differ in it, :func:`unique_label`'s ``#2`` marks a repeat; the report tells its models apart by
@@ -59,12 +59,6 @@ StrPath = str | os.PathLike[str]  # a path as a caller may give it
 PurePathT = TypeVar("PurePathT", bound=PurePath)
 
 
-def slug(text: str) -> str:
-    """Make a model name or path safe as a file name."""
-    s = re.sub(r"[^A-Za-z0-9._-]+", "_", text.strip("/\\")).strip("_.")
-    return s or "model"
-
-
 def model_slug(name: str) -> str:
     """A folder name for a model: the last path parts of a path, hub ids with ``__`` for ``/``."""
     p = Path(name)
@@ -74,7 +68,7 @@ def model_slug(name: str) -> str:
 
 def figure_stem(stem: str, labels: list[str]) -> str:
     """Name a figure ``<stem>__<model1>+<model2>``; a hash instead when that gets long."""
-    joined = "+".join(slug(model_slug(x)) for x in labels)
+    joined = "+".join(model_slug(x) for x in labels)
     if len(joined) > 80:
         joined = f"{len(labels)}models-{hashlib.sha256(joined.encode()).hexdigest()[:10]}"
     return f"{stem}__{joined}"

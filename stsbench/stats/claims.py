@@ -27,7 +27,7 @@ jointly, ties split).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stsbench.stats import decide
 from stsbench.stats.decide import ALPHA, DELTA, INCONCLUSIVE, Decision, Interval
-from stsbench.stats.tests import holm
 
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
 DEV_FIGURES = ("best-dev", "final-dev")  # a training's own STS-B dev Spearman: NaN is a collapse (0)
@@ -235,12 +234,11 @@ def _estimate(
     vs = [values[p] for p in parts]
     flags = tuple(p in fixed for p in parts)
     if isinstance(claim, Collapse):  # claimed: below the threshold, i.e. threshold - mean > 0
+        text = f"{parts[0]} < {claim.below:g}"
         if flags[0]:
             x = claim.below - decide._only(vs[0])
-            return f"{parts[0]} < {claim.below:g}", Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
-        return f"{parts[0]} < {claim.below:g}", decide.one_sample(
-            [claim.below - v for v in vs[0].values()], resolution=h
-        )
+            return text, Interval(x, 0.0, 1.0, x, x, decide.FIXED, (1,), 0)
+        return text, decide.one_sample([claim.below - v for v in vs[0].values()], resolution=h)
     if isinstance(claim, Gap):
         return f"({parts[0]} - {parts[1]}) > ({parts[2]} - {parts[3]})", decide.gap(vs, flags, resolution=h)
     iv = decide.difference(vs[0], vs[1], (flags[0], flags[1]), resolution=h)
@@ -290,12 +288,9 @@ def judge(
         else:
             rows.append(_decision(claim, iv, d, text))
     tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not decide.few(dec.interval)]
-    for i, p in zip(tested, holm([rows[i].p if rows[i].p is not None else 1.0 for i in tested]), strict=True):
-        rows[i] = replace(rows[i], p_holm=p)
-        if rows[i].outcome in decide.REFUTING and p >= alpha:
-            why_not = f"{rows[i].outcome} by its own interval, not after Holm over {len(tested)} statements"
-            rows[i] = replace(rows[i], outcome=INCONCLUSIVE, nearest=rows[i].outcome, margin=None)
-            rows[i] = decide.noted(rows[i], why_not)
+    held = decide.family([rows[i] for i in tested], decide.REFUTING, alpha, "statements")
+    for i, dec in zip(tested, held, strict=True):
+        rows[i] = dec
     for i, (parts, dec) in enumerate(zip(claim.statements(), rows, strict=True)):
         for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
             rows[i] = dec = decide.capped(dec, note) if cap else decide.noted(dec, note)

@@ -44,6 +44,8 @@ MIXED = (  # the refusal of seeds against one model, whichever form each side ta
 )
 
 
+# a TaskComparison's fields over pairs, none over seeds
+_OVER_PAIRS = ("p_bootstrap", "p_bootstrap_holm", "p_williams", "p_williams_holm", "n_pairs")
 SIDE_FIELDS = ("label", "source", "model", "fingerprint", "pooler", "mode")  # each side's, in the JSON
 
 
@@ -175,10 +177,8 @@ def check_comparable(ref: Side, other: Side) -> None:
     for task in ref.tasks:
         a, b = ref.data_files[task], other.data_files[task]
         if a != b:
-            files = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            raise StsbenchError(
-                f"{what}: {task} was measured on other data (checksums differ for {', '.join(files)})"
-            )
+            files = ", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
+            raise StsbenchError(f"{what}: {task} was measured on other data (checksums differ for {files})")
         pa, pb = ref.pairs[task], other.pairs[task]
         same = (
             pa.n == pb.n
@@ -207,9 +207,8 @@ def compare_pair(
     if ref.seeds is not None:
         return compare_seeds(ref, other, level=level)
     tasks = ref.tasks
-    diffs = paired_bootstrap(  # other - reference
-        [other.pairs[t] for t in tasks], [ref.pairs[t] for t in tasks], bootstrap, seed, level=level
-    )
+    mine, theirs = [other.pairs[t] for t in tasks], [ref.pairs[t] for t in tasks]
+    diffs = paired_bootstrap(mine, theirs, bootstrap, seed, level=level)  # other - reference
     alpha = 1.0 - level
     p_will = holm_over_tasks({t: _williams_p(ref.pairs[t], other.pairs[t]) for t in tasks})
     p_boot = holm_over_tasks({t: diffs[t].p for t in [*tasks, AVG]})
@@ -281,12 +280,8 @@ def compare_seeds(ref: Side, other: Side, *, level: float, delta: float = decide
                 diff=round(dec.diff, 4),
                 low=round(dec.low, 4),
                 high=round(dec.high, 4),
-                p_bootstrap=None,
-                p_bootstrap_holm=None,
-                p_williams=None,
-                p_williams_holm=None,
                 min_detectable_difference=round(dec.mdd or 0.0, 4),
-                n_pairs=None,
+                **dict.fromkeys(_OVER_PAIRS),  # none over seeds
                 n_seeds=[dec.interval.n[1], dec.interval.n[0]],
                 seeds=dec,
             )
@@ -308,8 +303,6 @@ def compare_sides(
         raise StsbenchError("compare needs at least two results folders or models")
     if bootstrap < 1:
         raise StsbenchError(f"--bootstrap {bootstrap}: compare needs at least 1 replicate (1000 is usual)")
-    ref = sides[0]
-    comps = [
-        compare_pair(ref, s, bootstrap=bootstrap, seed=seed, level=level, power=power) for s in sides[1:]
-    ]
+    ref, *others = sides
+    comps = [compare_pair(ref, s, bootstrap=bootstrap, seed=seed, level=level, power=power) for s in others]
     return CompareResult(list(sides), comps, bootstrap, seed, level, power)

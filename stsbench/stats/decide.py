@@ -56,9 +56,8 @@ RULE_VERSION = 3
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
-DELTA = (
-    0.5  # points: the difference that matters for a claim on an x100 figure (task, Avg., best-dev, final-dev)
-)
+# points: the difference that matters for a claim on an x100 figure (task, Avg., best-dev, final-dev)
+DELTA = 0.5
 CELL_DELTA = 1.0  # points: the difference from a published figure that matters
 BEST_DRAWS = 20000
 STORED = 0.01  # the resolution of a figure stored at two decimals
@@ -163,20 +162,6 @@ def _variance(x: np.ndarray, h: float, scale: float) -> float:
     return variance(x, _step(x, h), scale)
 
 
-def _welch(parts: Sequence[tuple[float, np.ndarray, float]], level: float, n: tuple[int, ...]) -> Interval:
-    """sum(sign * mean) over independent samples (sign, values, resolution), Hsu's df: the smallest n - 1.
-
-    Satterthwaite's df missed 0.029 a side at three seeds a side of std 0.25 and 1.0; the smallest n - 1 bounds the
-    statistic's law from the conservative side (Hsu 1938; Scheffé 1970).
-    """
-    scale = max(float(np.abs(x).max()) for _, x, _ in parts)
-    v = [_variance(x, h, scale) / x.size for _, x, h in parts]
-    dfs = [x.size - 1 for _, x, _ in parts]
-    se, df = math.sqrt(sum(v)), float(min(dfs))
-    diff = float(sum(sign * x.mean() for sign, x, _ in parts))
-    return interval(diff, se, df, level, design=WELCH, n=n, used=min(x.size for _, x, _ in parts))
-
-
 def _mean_cov(
     a: Mapping[int, float], b: Mapping[int, float], va: float, vb: float, adverse: float = -1.0
 ) -> float:
@@ -197,10 +182,12 @@ def _mean_cov(
 
 
 def _partly(a: Mapping[int, float], b: Mapping[int, float], h: float, level: float) -> Interval:
-    """mean(a) - mean(b) on partly shared seeds: Welch's variance less twice the means' covariance.
+    """mean(a) - mean(b) on partly shared or disjoint seeds: Welch's variance less twice their covariance.
 
-    The covariance: :func:`_mean_cov`; from three shared seeds T_new2's df (Derrick, Toher & White 2017), else
-    Welch's.
+    The covariance: :func:`_mean_cov` (none shared: 0). The df: from three shared seeds T_new2's (Derrick,
+    Toher & White 2017); one or two, Welch's; none, Hsu's, the smaller n - 1 (Satterthwaite's missed 0.029 a
+    side at three seeds a side of std 0.25 and 1.0; the smaller n - 1 bounds the statistic's law from the
+    conservative side: Hsu 1938; Scheffé 1970).
     """
     x, y = finite(list(a.values())), finite(list(b.values()))
     n1, n2, nc = x.size, y.size, len(set(a) & set(b))
@@ -209,12 +196,13 @@ def _partly(a: Mapping[int, float], b: Mapping[int, float], h: float, level: flo
     se2 = max(v1 / n1 + v2 / n2 - 2 * _mean_cov(a, b, v1, v2), 0.0)
     df = _satterthwaite([v1 / n1, v2 / n2], [n1 - 1, n2 - 1], n1 + n2 - 2)[1]  # Welch's df
     design, used = BOUNDED, min(n1, n2)  # fewer than three shared: Welch's df, every seed used
-    if nc >= MIN_SEEDS:
+    if not nc:
+        df, design = float(used - 1), WELCH
+    elif nc >= MIN_SEEDS:
         na, nb = n1 - nc, n2 - nc
         df, design, used = (nc - 1) + (df - nc + 1) / (na + nb + 2 * nc) * (na + nb), PARTLY, nc
-    return interval(
-        float(x.mean() - y.mean()), math.sqrt(se2), df, level, design=design, n=(n1, n2), used=used
-    )
+    diff = float(x.mean() - y.mean())
+    return interval(diff, math.sqrt(se2), df, level, design=design, n=(n1, n2), used=used)
 
 
 def difference(
@@ -249,10 +237,7 @@ def difference(
         per = [a[s] - b[s] for s in shared]
         est = one_sample(per, 0.0, level, scale=scale, resolution=_step(per, resolution * math.sqrt(2)))
         return None if est is None else replace(est, design=PAIRED, n=(len(a), len(b)))
-    if shared:
-        return _partly(a, b, resolution, level)
-    xa, xb = finite(list(a.values())), finite(list(b.values()))
-    return _welch([(1.0, xa, resolution), (-1.0, xb, resolution)], level, (len(a), len(b)))
+    return _partly(a, b, resolution, level)
 
 
 def gap(
@@ -348,16 +333,14 @@ class Decision:
 
     outcome: str
     interval: Interval | None = None  # None: no interval (fewer than two seeds, nothing measured)
-    margin: float | None = (
-        None  # decided: how far inside its region; undecided: minus the distance to the nearest
-    )
+    # decided: how far inside its region; undecided: minus the distance to the nearest
+    margin: float | None = None
     nearest: str | None = None  # undecided: the decisive outcome the interval is nearest to
     note: str | None = None  # "fewer than 3 seeds (2)", "no spread over seeds", "seeds 1, 2 collapsed", ...
     p: float | None = None  # the p the outcome rests on; what it tests: ``p_tests``
     p_tests: str | None = None
-    p_holm: float | None = (
-        None  # ``p`` Holm-adjusted within its family (a claim's statements, a table's tasks)
-    )
+    # ``p`` Holm-adjusted within its family (a claim's statements, a table's tasks)
+    p_holm: float | None = None
     delta: float | None = None  # the difference that matters it was read against (a bound: None)
     what: str = ""  # the statement or the figure
 
@@ -400,11 +383,7 @@ class Decision:
 
 
 def _read(
-    iv: Interval,
-    regions: Sequence[tuple[str, float]],
-    undecided: str,
-    p: float | None = None,
-    **rest: Any,
+    iv: Interval, regions: Sequence[tuple[str, float]], undecided: str, p: float | None = None, **rest: Any
 ) -> Decision:
     """The region (outcome, slack) with a positive slack, else ``undecided`` with the nearest's (negative) slack."""
     note = NO_SPREAD if not iv.spread and iv.design != FIXED else None
@@ -452,13 +431,16 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
     return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
 
 
+def _slacks(iv: Interval, delta: float) -> tuple[float, float]:
+    """How far the interval lies inside ±δ, and how far entirely outside it (negative: that far short)."""
+    return min(iv.low + delta, delta - iv.high), max(iv.low - delta, -delta - iv.high)
+
+
 def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
     """|A - B| < δ (a plateau's pair): within the margin inside ±δ, beyond it entirely outside, else inconclusive."""
-    regions = [
-        (WITHIN, min(iv.low + delta, delta - iv.high)),
-        (BEYOND, max(iv.low - delta, -delta - iv.high)),
-    ]
+    inside, outside = _slacks(iv, delta)
     p = _p_beyond(iv, delta, below=False) if iv.diff >= 0 else _p_beyond(iv, -delta, below=True)
+    regions = [(WITHIN, inside), (BEYOND, outside)]
     return _read(
         iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, one-sided, doubled", delta=delta, what=what
     )
@@ -476,11 +458,8 @@ def reproduction(iv: Interval, delta: float, what: str = "", note: str | None = 
 
     The verdict rests on the interval alone: no p (the p of m = P, a description, is the interval's, ``p_zero``).
     """
-    regions = [
-        (REPRODUCED, min(iv.low + delta, delta - iv.high)),
-        (NOT_REPRODUCED, max(iv.low - delta, -delta - iv.high)),
-    ]
-    dec = _read(iv, regions, INCONCLUSIVE, delta=delta, what=what)
+    inside, outside = _slacks(iv, delta)
+    dec = _read(iv, [(REPRODUCED, inside), (NOT_REPRODUCED, outside)], INCONCLUSIVE, delta=delta, what=what)
     return noted(dec, note)
 
 
@@ -493,29 +472,30 @@ def p_matters(iv: Interval, delta: float) -> float:
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
     """No direction claimed: a difference that matters (outside ±δ), no difference that matters, inconclusive."""
-    regions = [
-        (MATTERS, max(iv.low - delta, -delta - iv.high)),
-        (NO_DIFFERENCE, min(iv.low + delta, delta - iv.high)),
-    ]
+    inside, outside = _slacks(iv, delta)
+    regions = [(MATTERS, outside), (NO_DIFFERENCE, inside)]
     p = p_matters(iv, delta)
     return _read(iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
 
 
-def family(decisions: Sequence[Decision]) -> list[Decision]:
-    """Holm over a family of two-sided decisions (a table's tasks; the caller leaves the Avg. out): ``p_holm``.
+def family(
+    decisions: Sequence[Decision],
+    words: Sequence[str] = (MATTERS,),
+    alpha: float = ALPHA,
+    over: str = "figures",
+) -> list[Decision]:
+    """Holm over a family of decisions (a table's tasks, the caller leaving the Avg. out; a claim's statements).
 
-    *A difference that matters* needs Holm's p below ALPHA too: where its own interval says so but Holm over the
-    family does not, the word is *inconclusive*, the note saying why (one word for one verdict, the `*` its mark).
+    Each gets its ``p_holm``. An outcome of ``words`` (*a difference that matters*; a claim's refuting words) needs
+    Holm's p below ``alpha`` too: where its own interval says so but Holm over the family does not, the word is
+    *inconclusive*, the note saying why (one word for one verdict, the `*` its mark).
     """
     ps = holm([d.p if d.p is not None else 1.0 for d in decisions])
     out = []
     for d, p in zip(decisions, ps, strict=True):
         d = replace(d, p_holm=p)
-        if d.outcome == MATTERS and p >= ALPHA:
-            why = (
-                f"a difference that matters by its own interval, not after Holm over {len(decisions)} figures"
-            )
-            d = noted(replace(d, outcome=INCONCLUSIVE, nearest=MATTERS, margin=None), why)
+        if d.outcome in words and p >= alpha:
+            d = capped(d, f"{d.outcome} by its own interval, not after Holm over {len(decisions)} {over}")
         out.append(d)
     return out
 
@@ -555,16 +535,9 @@ def finite_seeds(values: Mapping[int, float], dev: bool) -> tuple[dict[int, floa
     word = "seed" if len(bad) == 1 else "seeds"
     if dev and all(math.isnan(float(values[s])) for s in bad):
         mixed = len(bad) < len(values)
-        return (
-            {s: 0.0 if s in bad else float(v) for s, v in values.items()},
-            f"{word} {seeds} collapsed: NaN -> 0"
-            + (
-                f", {len(bad)} of {len(values)} (a mix of collapsed and trained): at most {INCONCLUSIVE}"
-                if mixed
-                else ""
-            ),
-            mixed,
-        )
+        zeros = {s: 0.0 if s in bad else float(v) for s, v in values.items()}
+        cap = f", {len(bad)} of {len(values)} (a mix of collapsed and trained): at most {INCONCLUSIVE}"
+        return zeros, f"{word} {seeds} collapsed: NaN -> 0" + (cap if mixed else ""), mixed
     kept = {s: float(v) for s, v in values.items() if s not in bad}
     return kept, f"{word} {seeds} not finite: at most {INCONCLUSIVE}", True
 
@@ -648,9 +621,8 @@ def cell(
     if x.size < 2:
         return unmeasured(INCONCLUSIVE, what, f"one seed: at most {INCONCLUSIVE}", delta)
     iv = one_sample(x, published, level, resolution=_step(x, resolution), runs=k)
-    notes = (
-        [f"the published figure is one run{f' (the best of {best_of})' if best_of else ''}"] if k == 1 else []
-    )
+    best = f" (the best of {best_of})" if best_of else ""
+    notes = [f"the published figure is one run{best}"] if k == 1 else []
     s = iv.se / math.sqrt(1 / x.size + 1 / k)  # the seeds' spread, h²/12 included
     if best_of:
         q = best_of_quantiles(x.size, best_of) if level == LEVEL else None
@@ -754,17 +726,13 @@ def best_probability(
         xs = {a: np.array(list(scores[a].values()), dtype=np.float64) for a in trained}
         scale = max((float(np.abs(x).max()) for x in xs.values()), default=0.0)
         v = {a: _variance(x, resolution, scale) if x.size > 1 else 0.0 for a, x in xs.items()}
-        cov = np.zeros((k, k))
+        cov, dfs = np.zeros((k, k)), []
         for i, a in enumerate(trained):
             cov[i, i] = v[a] / xs[a].size
-            # the shared seeds' covariance of the two means, as the statement has it
             for j in range(i + 1, k):
-                if xs[a].size > 1 and xs[trained[j]].size > 1:
-                    b = trained[j]
+                b = trained[j]
+                if xs[a].size > 1 and xs[b].size > 1:  # the shared seeds' covariance, as the statement has it
                     cov[i, j] = cov[j, i] = _mean_cov(scores[a], scores[b], v[a], v[b])
-        dfs = []
-        for i, a in enumerate(trained):
-            for b in trained[i + 1 :]:
                 iv = difference(scores[a], scores[b], resolution=resolution)
                 if iv is not None and iv.spread:
                     dfs.append(iv.df)

@@ -71,10 +71,9 @@ class Interval:
 
 
 def interval(diff: float, se: float, df: float, level: float = LEVEL, **rest: Any) -> Interval:
+    diff = float(diff)
     half = t_ppf((1 + level) / 2, df) * se if se > 0 else 0.0
-    return Interval(
-        float(diff), float(se), float(df), float(diff) - half, float(diff) + half, level=level, **rest
-    )
+    return Interval(diff, float(se), float(df), diff - half, diff + half, level=level, **rest)
 
 
 def finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -130,24 +129,15 @@ class SeedSummary:
         return asdict(self)
 
 
-def _values(values: Sequence[float], what: str) -> np.ndarray:
-    x = np.asarray(list(values), dtype=np.float64)
-    if x.ndim != 1 or x.size == 0:
-        raise StsbenchError(f"{what}: no seed values to summarise; finish at least one seed")
-    if not np.all(np.isfinite(x)):
-        raise StsbenchError(f"{what}: a seed value is not a finite number ({x.tolist()})")
-    return x
-
-
-def _check_level(level: float) -> None:
-    if not 0 < level < 1:
-        raise StsbenchError(f"confidence level must lie between 0 and 1, got {level}")
-
-
 def seed_summary(values: Sequence[float], level: float = 0.95) -> SeedSummary:
     """Mean ± t_{(1+level)/2, n-1} · s/√n over the seeds' ``values`` (any scale; the result keeps it)."""
-    _check_level(level)
-    x = _values(values, "seed_summary")
+    if not 0 < level < 1:
+        raise StsbenchError(f"confidence level must lie between 0 and 1, got {level}")
+    x = np.asarray(list(values), dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise StsbenchError("seed_summary: no seed values to summarise; finish at least one seed")
+    if not np.all(np.isfinite(x)):
+        raise StsbenchError(f"seed_summary: a seed value is not a finite number ({x.tolist()})")
     n, mean = x.size, float(x.mean())
     if n == 1:
         return SeedSummary(mean, None, 1, None, None)

@@ -1,4 +1,4 @@
-"""Every task in one :class:`~stsbench.registry.Registry`: names, task sets, versions, and the task objects.
+"""Every task in one :class:`~stsbench.registry.Registry`: names, short names, task sets, versions, the task objects.
 
 Looking up, listing and checking names, a task's kind and version, and resolving STS tasks import no torch,
 transformers or :mod:`stsbench.tasks.transfer` (commands refuse a typo before anything heavy loads): an STS
@@ -23,6 +23,10 @@ from stsbench.registry import Registry, load_target
 
 if TYPE_CHECKING:
     from stsbench.tasks.base import Task
+
+
+# -- names ---------------------------------------------------------------------------------------------------
+
 
 __all__ = ["TASKS", "LazyTask", "STSSpec", "get_task", "register_task", "resolve_tasks", "task_version"]
 
@@ -67,7 +71,7 @@ TRANSFER_TASK_NAMES = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")  # Si
 for _spec in BUILTIN_STS:
     register_task(_spec)
 for _name in TRANSFER_TASK_NAMES:
-    register_task(LazyTask(_name, "transfer", f"stsbench.tasks.transfer.builtin:{_name}"))
+    register_task(LazyTask(_name, "transfer", f"stsbench.tasks.transfer.tasks:{_name}"))
 TASK_NAMES = STS_TASK_NAMES + TRANSFER_TASK_NAMES  # the built-in tasks
 # the papers' task sets: what ``--tasks sts`` runs and every Avg. is over
 TASK_SETS: dict[str, tuple[str, ...]] = {
@@ -78,8 +82,11 @@ TASK_SETS: dict[str, tuple[str, ...]] = {
 SHORT_NAMES: dict[str, str] = {s.name: s.aliases[0] for s in BUILTIN_STS if s.aliases}  # the papers' headers
 
 
-def _loaded(name: str) -> Any:
-    """The registry entry ``name`` spells; a plugin's, once loaded, also answers to its aliases."""
+def task_entry(name: str) -> Any:
+    """What is registered under ``name`` (light: an STS declaration or a :class:`LazyTask`, or a plugin's Task).
+
+    A plugin's entry, once loaded, also answers to its aliases.
+    """
     entry = TASKS.get(name)
     if entry.name != TASKS.check(name):
         raise StsbenchError(
@@ -98,7 +105,7 @@ def _find(raw: str) -> str:
         return TASKS.check(raw)
     for name in TASKS.names():
         if name not in TASK_NAMES:  # a plugin's task: its aliases are known once it is loaded
-            _loaded(name)
+            task_entry(name)
     return TASKS.check(raw, extra=tuple(TASK_SETS))
 
 
@@ -118,26 +125,21 @@ def task_names(spec: str | list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def task_entry(name: str) -> Any:
-    """What is registered under ``name`` (light: an STS declaration or a :class:`LazyTask`, or a plugin's Task)."""
-    return _loaded(name)
-
-
 def task_version(name: str) -> int:
     """The task's current version (what results of it must carry to be compared); light."""
-    return int(getattr(_loaded(name), "version", 1))
+    return int(getattr(task_entry(name), "version", 1))
 
 
 def task_kind(name: str) -> str:
     """``sts`` or ``transfer``; light."""
-    return str(_loaded(name).kind)
+    return str(task_entry(name).kind)
 
 
 def short_name(name: str) -> str:
     """The column a task is printed as: its first alias (STS-B, SICK-R), else its name; other text as is."""
     if name not in TASKS:
         return name
-    aliases = getattr(_loaded(name), "aliases", ())
+    aliases = getattr(task_entry(name), "aliases", ())
     return aliases[0] if aliases else TASKS.check(name)
 
 
@@ -151,7 +153,7 @@ _tasks: dict[str, tuple[Any, Task]] = {}  # name -> (registry entry, its task ob
 
 def get_task(name: str) -> Task:
     """The runnable task ``name`` spells (an STS declaration becomes an :class:`~stsbench.tasks.sts.STSTask`)."""
-    entry = _loaded(name)
+    entry = task_entry(name)
     known = _tasks.get(entry.name)
     if known is not None and known[0] is entry:
         return known[1]

@@ -34,11 +34,6 @@ def _correlations(pairs: Pairs, sims: np.ndarray, task: str, part: str) -> dict[
     return {"spearman": spearman(sims, pairs.gold), "pearson": pearson(sims, pairs.gold), "n": int(len(sims))}
 
 
-def pair_similarities(pairs: Pairs, table: EmbeddingTable) -> np.ndarray:
-    """Cosine similarity of each pair (SentEval: NaN -> 0)."""
-    return cosine_pairs(table[pairs.sent1], table[pairs.sent2])
-
-
 def pair_scores(pairs: Pairs, sims: np.ndarray) -> PairScores:
     """The per-pair record of a scored task: cosine, gold, subset code and position within the subset."""
     names = pairs.subsets()
@@ -89,7 +84,7 @@ class STSTask(Task):
 
     def evaluate(self, data: Pairs, table: EmbeddingTable, mode: Mode, seed: int = 1111) -> TaskScores:
         """Cosine Spearman (and Pearson): per subset then ``all``/``mean``/``wmean``, or on the split."""
-        sims = pair_similarities(data, table)
+        sims = cosine_pairs(table[data.sent1], table[data.sent2])  # SentEval: NaN -> 0
         if self.spec.aggregation == "all":
             return self._over_subsets(data, sims)
         split = self.split(mode)

@@ -6,7 +6,7 @@ import re
 
 # the oldest torch the trainer runs on, pyproject's torch>=2.4 (tests/test_torch_floor.py keeps the two equal):
 # torch.amp.GradScaler("cuda") (train/step.py, --precision fp16) is 2.3's; the CPU kernel of torch._fused_adamw_
-# (train/optim.py, --optimizer hf-adamw, the *-official configs' default) is 2.4's
+# (train/step.py, --optimizer hf-adamw, the *-official configs' default) is 2.4's
 TORCH_FLOOR = (2, 4)
 
 

@@ -21,8 +21,8 @@ from stsbench.encoders.resolve import EXPORT_COMMIT
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_json, current_umask, visible_entries
 from stsbench.results.schema import RUN_KIND, SCHEMA_VERSION
+from stsbench.train.log import LAST, STATE_FILE
 from stsbench.train.st_export import write_sentence_transformers
-from stsbench.train.status import LAST, STATE_FILE
 
 META_FILE = "stsbench.json"
 STAGING = ".export-tmp"  # an export being written; EXPORT_COMMIT: a complete one being moved into place
@@ -110,9 +110,8 @@ def export_model(out: Path, model, tokenizer, eval_pooler: str, meta: dict[str, 
     )
     for path in staging.rglob("*"):
         if path.is_file():
-            path.chmod(
-                0o666 & ~current_umask()
-            )  # as a plain open() would: a checkpoint is meant to be shared
+            # as a plain open() would: a checkpoint is meant to be shared
+            path.chmod(0o666 & ~current_umask())
     staging.replace(out / EXPORT_COMMIT)
     finish_export(out)
 
@@ -179,9 +178,8 @@ def save_state(out: Path, state: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{STATE_FILE}.tmp"
     try:
-        with tmp.open(
-            "wb"
-        ) as fh:  # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+        # a file object: a full disk is an OSError (errno 28), not torch's RuntimeError
+        with tmp.open("wb") as fh:
             torch.save(state, fh)
         tmp.replace(folder / STATE_FILE)
     except BaseException as exc:

@@ -56,21 +56,31 @@ class TrainingEncoder(HFEncoder):
 
 
 @dataclass
-class DevSet:
-    """STS-B dev as the STS-B task loads it, read once per run."""
+class EvalSets:
+    """STS tasks as they load them (their validation, their dropped rows), read once per run."""
 
-    task: Task
-    data: Any
-    texts: list[str]
+    TASKS, MODE = "STSBenchmark", Mode.dev
+    tasks: list[tuple[Task, Any]]
+    texts: list[str]  # every task's sentences, each once
     tokenizer: Any
     batch_size: int
 
     @classmethod
-    def load(cls, data_dir: Path, tokenizer, batch_size: int = 128) -> DevSet:
-        """Read ``sts-dev.csv`` through the STS-B task (its validation, its dropped rows)."""
-        (task,) = resolve_tasks("STSBenchmark")
-        data = task.load(data_dir, Mode.dev)
-        return cls(task, data, list(dict.fromkeys(task.texts(data))), tokenizer, batch_size)
+    def load(cls, data_dir: Path, tokenizer, batch_size: int = 128) -> EvalSets:
+        """Read the tasks :attr:`TASKS` names, in :attr:`MODE`."""
+        tasks = [(task, task.load(data_dir, cls.MODE)) for task in resolve_tasks(cls.TASKS)]
+        texts = list(dict.fromkeys(t for task, data in tasks for t in task.texts(data)))
+        return cls(tasks, texts, tokenizer, batch_size)
+
+
+class DevSet(EvalSets):
+    """STS-B dev (``sts-dev.csv``): what a run selects its checkpoint on."""
+
+
+class TestSets(EvalSets):
+    """STS12-16, STS-B and SICK-R test: what ``select_on: sts-test`` selects on."""
+
+    TASKS, MODE = "sts", Mode.test
 
 
 @contextlib.contextmanager
@@ -121,29 +131,13 @@ def dev_scores(model, dev: DevSet, device: torch.device | str) -> DevScores:
     selects on the Spearman as ever.
     """
     table = _embedded(model, dev.tokenizer, dev.texts, dev.batch_size, device)
-    spearman = float(dev.task.evaluate(dev.data, table, Mode.dev).details["dev"]["spearman"])
+    ((task, data),) = dev.tasks
+    spearman = float(task.evaluate(data, table, Mode.dev).details["dev"]["spearman"])
     try:
-        geometry = align_uniform_from_table(dev.data, table, "dev")
+        geometry = align_uniform_from_table(data, table, "dev")
     except StsbenchError:
         return DevScores(spearman, None, None)
     return DevScores(spearman, geometry.alignment, geometry.uniformity)
-
-
-@dataclass
-class TestSets:
-    """The seven STS test sets as their tasks load them: what ``select_on: sts-test`` selects on."""
-
-    tasks: list[tuple[Task, Any]]
-    texts: list[str]
-    tokenizer: Any
-    batch_size: int
-
-    @classmethod
-    def load(cls, data_dir: Path, tokenizer, batch_size: int = 128) -> TestSets:
-        """Read STS12-16, STS-B and SICK-R test through their tasks."""
-        tasks = [(task, task.load(data_dir, Mode.test)) for task in resolve_tasks("sts")]
-        texts = list(dict.fromkeys(t for task, data in tasks for t in task.texts(data)))
-        return cls(tasks, texts, tokenizer, batch_size)
 
 
 def sts_test_average(model, sets: TestSets, device: torch.device | str) -> float:

@@ -36,19 +36,13 @@ import math
 import torch
 
 from stsbench.errors import StsbenchError
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.step import FiniteWatch, Parts, Precision, train_step
 
 
 def graph_problems(
-    *,
-    device: str,
-    pad_to_max_length: bool,
-    length_buckets: int | None,
-    precision: str,
-    world: int,
+    *, device: str, pad_to_max_length: bool, length_buckets: int | None, precision: str, world: int
 ) -> list[str]:
     """What stops a run from replaying its steps from a CUDA graph (empty: nothing)."""
     problems = []

@@ -1,9 +1,13 @@
 """What a run reports while it trains: ``DIR/train_log.jsonl`` and a rich progress bar on stderr.
 
-The log's records, one JSON object a line, each built by one function below (``event`` names the kind):
+The log's records, one JSON object a line, each built where :mod:`stsbench.train.loop` writes it (``event`` names the kind):
 ``start`` (once, before the first step), ``compile`` (``--compile``: the first step's seconds),
 ``train`` (every ``--log-steps`` steps and the last), ``eval`` (every ``--eval-steps``), ``nonfinite``
 (the step that stopped a run) and ``end``.
+
+What a training run's folder holds is read here too, without torch: ``reproduce --dry-run`` and ``--status`` ask it.
+
+The names of a run folder's saved state live here, and :mod:`stsbench.train.checkpoint` (which writes them, and imports torch) takes them from here.
 """
 
 from __future__ import annotations
@@ -12,100 +16,16 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from stsbench.files import visible_entries
+from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, TRAIN_LOG_KIND
 
 
 def finite_or_none(x: float | None) -> float | None:
     """JSON has no NaN: a non-finite number is logged as null."""
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def start_record(
-    *,
-    total: int,
-    per_epoch: int,
-    train_rows: int,
-    device: str,
-    processes: int,
-    global_batch_size: int,
-    distance: float | dict[str, float] | None,
-    config: dict[str, Any],
-    backbone_dropout: float | None = None,
-) -> dict[str, Any]:
-    """The run's shape before its first step (``distance``: MoCoSE eq. 4, where the method has one).
-
-    ``backbone_dropout``: the hidden dropout the backbone trains with (``dropout``, else its own config's).
-    """
-    return {
-        "event": "start",
-        "step": 0,
-        "total_steps": total,
-        "steps_per_epoch": per_epoch,
-        "train_rows": train_rows,
-        "device": device,
-        "processes": processes,
-        "global_batch_size": global_batch_size,
-        **({"traceable_distance": distance} if distance is not None else {}),
-        **({"backbone_dropout": backbone_dropout} if backbone_dropout is not None else {}),
-        "config": config,
-    }
-
-
-def train_record(
-    *, step: int, epoch: int, loss: float, lr: float, parts: dict[str, float], time: float
-) -> dict[str, Any]:
-    """The loss of step ``step`` (1-based; ``epoch`` too), its parts (contrastive, mlm, grad_norm...) and lr."""
-    return {"event": "train", "step": step, "epoch": epoch, "loss": loss, "lr": lr, **parts, "time": time}
-
-
-def eval_record(
-    *,
-    step: int,
-    score: float,
-    best: bool,
-    time: float,
-    sts_test_avg: float | None = None,
-    alignment: float | None = None,
-    uniformity: float | None = None,
-) -> dict[str, Any]:
-    """STS-B dev Spearman after step ``step``; ``best``: it was kept as the checkpoint.
-
-    ``sts_test_avg``: the mean of the seven STS test sets, what ``select_on: sts-test`` kept it by.
-    ``alignment``, ``uniformity``: l_align and l_uniform of the same STS-B dev embeddings (``stsbench
-    align-uniform --split dev`` on the checkpoint of that step); null when not finite.
-    """
-    record = {"event": "eval", "step": step, "dev_spearman": score, "best": best, "time": time}
-    if sts_test_avg is not None:
-        record["sts_test_avg"] = sts_test_avg
-    if alignment is not None or uniformity is not None:
-        record["alignment"] = finite_or_none(alignment)
-        record["uniformity"] = finite_or_none(uniformity)
-    return record
-
-
-def compile_record(step: int, seconds: float) -> dict[str, Any]:
-    """``--compile``: wall seconds of the first step this process ran, compilation included."""
-    return {"event": "compile", "step": step, "seconds": seconds}
-
-
-def nonfinite_record(step: int, what: str, value: float) -> dict[str, Any]:
-    """The step whose loss (or gradient norm) was NaN or infinite; the value as text (JSON has no NaN)."""
-    return {"event": "nonfinite", "step": step, "what": what, "value": str(value)}
-
-
-def end_record(
-    *, step: int, best_step: int | None, best_dev_spearman: float | None, wall_seconds: float
-) -> dict[str, Any]:
-    """The run's last step and its best dev score."""
-    return {
-        "event": "end",
-        "step": step,
-        "best_step": best_step,
-        "best_dev_spearman": best_dev_spearman,
-        "wall_seconds": wall_seconds,
-    }
 
 
 class TrainLog:
@@ -157,22 +77,15 @@ class TrainProgress:
         self.fields = {"loss": "-", "lr": "-", "dev": "-"}
         self._progress = None
         if self.live:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+            import rich.progress as rp
 
-            self._progress = Progress(
-                TextColumn("train"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
+            self._progress = rp.Progress(
+                rp.TextColumn("train"),
+                rp.BarColumn(),
+                rp.MofNCompleteColumn(),
+                rp.TimeElapsedColumn(),
+                rp.TimeRemainingColumn(),
+                rp.TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  dev {task.fields[dev]}"),
                 console=self.console,
             )
             self._task = self._progress.add_task("train", total=total, completed=start, **self.fields)
@@ -213,3 +126,45 @@ class TrainProgress:
         """Print a line above the bar (evaluations, checkpoints)."""
         if self.enabled:
             self.console.print(text, highlight=False)
+
+
+# -- status --------------------------------------------------------------------------------------------------
+
+
+LAST = "last"  # DIR/last/: the state a run resumes from
+STATE_FILE = "state.pt"
+
+Status = Literal["finished", "resumable", "started", "new"]
+
+
+def run_status(folder: Path) -> Status:
+    """Say what a seed's folder holds.
+
+    ``finished`` (its log ends with the ``end`` record), ``resumable`` (``DIR/last``), ``started`` (files, no
+    saved state) or ``new`` (absent or empty).
+    """
+    if _last_event(folder / TRAIN_LOG) == "end":
+        return "finished"
+    if (folder / LAST / STATE_FILE).is_file():
+        return "resumable"
+    if visible_entries(folder):  # a seed's lock file alone is no start
+        return "started"
+    return "new"
+
+
+def continue_flags(status: Status) -> tuple[str, ...]:
+    """The ``train`` flags that carry on in a folder of ``status``.
+
+    ``--resume`` a saved state, ``--overwrite`` the files of a start that saved none, nothing for a new folder (a
+    finished one is the caller's to keep).
+    """
+    return {"resumable": ("--resume",), "started": ("--overwrite",)}.get(status, ())
+
+
+def _last_event(log: Path) -> str | None:
+    try:
+        lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        record = json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+    return record.get("event") if isinstance(record, dict) else None

@@ -22,36 +22,14 @@ def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 class InfoNCE(nn.Module):
-    """Unsup SimCSE, ESimCSE eq. (2); with queued negatives ESimCSE eq. (7).
+    """Unsup SimCSE, ESimCSE eq. (2); with queued negatives ESimCSE eq. (7); with hard negatives sup SimCSE.
 
         l_i = -log e^{s(h_i,h_i+)/tau} / (sum_{j=1..B} e^{s(h_i,h_j+)/tau} + sum_{m=1..M} e^{s(h_i,q_m)/tau})
 
-    averaged over the batch. Without a queue (``negatives=None`` or M = 0) it is eq. (2).
-    """
-
-    def __init__(self, temperature: float = 0.05) -> None:
-        super().__init__()
-        self.temperature = temperature
-
-    def forward(
-        self, anchor: torch.Tensor, positive: torch.Tensor, negatives: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        # anchor h: (B, H); positive h+: (B, H); negatives q: (M, H) or None
-        logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B), positives on the diagonal
-        if negatives is not None and len(negatives) > 0:
-            queued = cosine_matrix(anchor, negatives) / self.temperature  # (B, M)
-            logits = torch.cat([logits, queued], dim=1)  # (B, B + M)
-        labels = torch.arange(len(anchor), device=anchor.device)  # (B,)
-        return F.cross_entropy(logits, labels)
-
-
-class SupervisedInfoNCE(nn.Module):
-    """Sup SimCSE (Gao et al., 2021, eq. 5) with the hard-negative weight of SimCSE's code.
-
-        l_i = -log e^{s(h_i,h_i+)/tau} / sum_{j=1..B} (e^{s(h_i,h_j+)/tau} + e^{s(h_i,h_j-)/tau + w [i = j]})
-
-    ``w`` (``hard_negative_weight``) is added to the logit of the row's own hard negative (SimCSE adds it
-    after dividing by tau); w = 0 is the paper's loss. Without hard negatives it is InfoNCE over the pairs.
+    averaged over the batch. Without negatives (``negatives=None`` or M = 0) it is eq. (2). Sup SimCSE (Gao et
+    al., 2021, eq. 5): the negatives are the rows' hard negatives h_j- (M = B), and ``hard_negative_weight`` w
+    is added to the logit of the row's own, s(h_i,h_i-)/tau + w (SimCSE's code: after dividing by tau); w = 0
+    is the paper's loss.
     """
 
     def __init__(self, temperature: float = 0.05, hard_negative_weight: float = 0.0) -> None:
@@ -60,18 +38,21 @@ class SupervisedInfoNCE(nn.Module):
         self.hard_negative_weight = hard_negative_weight
 
     def forward(
-        self, anchor: torch.Tensor, positive: torch.Tensor, hard_negative: torch.Tensor | None = None
+        self, anchor: torch.Tensor, positive: torch.Tensor, negatives: torch.Tensor | None = None
     ) -> torch.Tensor:
-        # anchor h: (B, H); positive h+: (B, H); hard_negative h-: (B, H) or None
-        logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B)
-        if hard_negative is not None:
-            hard = cosine_matrix(anchor, hard_negative) / self.temperature  # (B, B)
-            hard = hard + self.hard_negative_weight * torch.eye(
-                len(anchor), dtype=hard.dtype, device=hard.device
-            )
-            logits = torch.cat([logits, hard], dim=1)  # (B, 2B)
+        logits = cosine_matrix(anchor, positive) / self.temperature  # (B, B), positives on the diagonal
+        if negatives is not None and len(negatives) > 0:
+            others = cosine_matrix(anchor, negatives) / self.temperature  # (B, M)
+            if self.hard_negative_weight:  # each row's own hard negative
+                others = others + self.hard_negative_weight * torch.eye(
+                    len(anchor), dtype=others.dtype, device=others.device
+                )
+            logits = torch.cat([logits, others], dim=1)  # (B, B + M)
         labels = torch.arange(len(anchor), device=anchor.device)  # (B,)
         return F.cross_entropy(logits, labels)
+
+
+SupervisedInfoNCE = InfoNCE  # sup SimCSE's loss: InfoNCE over its hard negatives, with their weight
 
 
 class MLMLoss(nn.Module):

@@ -174,19 +174,18 @@ class ContrastiveEncoder(nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Training embeddings (B, H)."""
-        if self.pooler == "cls":
-            out = self.encode_tokens(batch)
-            return self.mlp(pool(out, batch["attention_mask"], "cls_before_pooler"))
-        out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
-        return pool(out, batch["attention_mask"], self.pooler)
+        return self.sentence_embedding(batch, training=True)
 
-    def sentence_embedding(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Return evaluation embeddings (B, H): what the saved checkpoint gives with its declared pooler."""
-        if self.pooler == "cls":
-            z = pool(self.encode_tokens(batch), batch["attention_mask"], "cls_before_pooler")
-            return z if self.mlp_only_train else self.mlp(z)
-        out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
-        return pool(out, batch["attention_mask"], self.pooler)
+    def sentence_embedding(self, batch: dict[str, torch.Tensor], training: bool = False) -> torch.Tensor:
+        """Return evaluation embeddings (B, H): what the saved checkpoint gives with its declared pooler.
+
+        ``training``: the training embeddings (:meth:`forward`), through the MLP even with ``mlp_only_train``.
+        """
+        if self.pooler != "cls":
+            out = self.encode_tokens(batch, hidden_states=needs_hidden_states(self.pooler))
+            return pool(out, batch["attention_mask"], self.pooler)
+        z = pool(self.encode_tokens(batch), batch["attention_mask"], "cls_before_pooler")
+        return z if self.mlp_only_train and not training else self.mlp(z)
 
     def momentum_copy(
         self, random_init: bool = False, generator: torch.Generator | None = None

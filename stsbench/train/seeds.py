@@ -23,7 +23,7 @@ from stsbench.files import atomic_write_text
 from stsbench.results.runs import TRAIN_LOG, load_train_run, seed_dir, write_seed_runs
 from stsbench.train.checkpoint import is_run_dir
 from stsbench.train.config import TrainConfig, finalize, resume_conflicts
-from stsbench.train.status import Status, continue_flags, run_status
+from stsbench.train.log import Status, continue_flags, run_status
 
 SHARED_ONLY = ("seed", "output")  # what differs between the seeds' configs
 OPTIONS_FILE = "seed-options.yaml"  # OUT/seed-options.yaml: the options every seed trains with (--config)
@@ -117,9 +117,8 @@ class Outcome:
 
 _RANK = re.compile(r"^\[rank(\d+)\]: ?")  # torch's prefix of a worker's stderr once its process group is up
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(:|$)")  # "RuntimeError: ...", "KeyboardInterrupt"
-_TORCHRUN = re.compile(
-    r"ChildFailedError|^[=-]{20,}$"
-)  # torchrun's own traceback's end and its summary's rules
+# torchrun's own traceback's end and its summary's rules
+_TORCHRUN = re.compile(r"ChildFailedError|^[=-]{20,}$")
 # torchrun's summary of a failed rank: "rank      : 1 (local_rank: 1)", "exitcode  : -9 (pid: 15285)  (SIGKILL)"
 _SUMMARY = re.compile(r"^\s+(rank|exitcode)\s+: (-?\d+)")
 

@@ -17,54 +17,58 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from stsbench.errors import StsbenchError
 
+# each needs the package of its name (TensorBoard: torch's SummaryWriter writes through tensorboard's)
 TRACKERS = ("tensorboard", "wandb", "trackio")
-# the module each needs (TensorBoard: torch's SummaryWriter writes through the tensorboard package)
-MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
 # the W&B run id, so that --resume continues the same run; in wandb's folder, not OUTPUT's top level, whose
 # .json files are the model's (its fingerprint, the embedding cache's key, reads them)
 ID_FILE = Path("wandb") / "stsbench-run-id.txt"
 NOT_SCALARS = ("event", "step", "epoch", "time", "kind", "schema_version")
 
 
-class Tracker(Protocol):
-    """What the loop sends a tracker (opened with the run's resolved config): scalars by step, a summary at the end."""
+@dataclass(frozen=True)
+class Tracker:
+    """What the loop sends one tracker (opened with the run's resolved config): scalars by step, a summary at the end.
 
-    def log(self, values: dict[str, float], step: int) -> None:
-        """Scalars of optimizer step ``step`` (0: before training)."""
+    ``log(values, step)``: the scalars of optimizer step ``step`` (0: before training); ``close()``: flush and
+    finish; ``summary(values)``: what the run ends with (best dev score and its step), None where the tracker
+    keeps none (trackio).
+    """
 
-    def summary(self, values: dict[str, Any]) -> None:
-        """What the run ends with (best dev score and its step)."""
+    log: Callable[[dict[str, float], int], Any]
+    close: Callable[[], Any]
+    summary: Callable[[dict[str, Any]], Any] | None = None
 
-    def close(self) -> None:
-        """Flush and finish."""
+
+def comma_names(value: str | list[str] | tuple[str, ...] | None, check: Callable[[str], str]) -> list[str]:
+    """``"a, b"``, a list of such, or None (``none``) -> each name through ``check``, each once, in order."""
+    items = [value] if isinstance(value, str) or value is None else list(value)
+    parts = (part.strip() for item in items for part in str(item if item is not None else "none").split(","))
+    return list(dict.fromkeys(check(part) for part in parts if part))
 
 
 def parse_report_to(value: str | list[str] | tuple[str, ...] | None) -> str:
     """``"wandb, tensorboard"`` or a list of names -> ``"tensorboard,wandb"``; ``none`` alone is none."""
-    items = [value] if isinstance(value, str) or value is None else list(value)
-    names: list[str] = []
-    for item in items:
-        for part in str(item if item is not None else "none").split(","):
-            name = part.strip().lower()
-            if not name:
-                continue
-            if name not in ("none", *TRACKERS):
-                raise StsbenchError(
-                    f"--report-to {name!r}: unknown; choose from none, {', '.join(TRACKERS)} (comma-separated)"
-                )
-            if name not in names:
-                names.append(name)
+
+    def known(name: str) -> str:
+        if name.lower() not in ("none", *TRACKERS):
+            choices = ", ".join(TRACKERS)
+            raise StsbenchError(
+                f"--report-to {name.lower()!r}: unknown; choose from none, {choices} (comma-separated)"
+            )
+        return name.lower()
+
+    names = comma_names(value, known)
     if "none" in names and len(names) > 1:
         raise StsbenchError("--report-to none with a tracker: give the trackers alone, or none")
-    chosen = [
-        n for n in TRACKERS if n in names
-    ]  # one spelling of each choice: the saved config compares equal
-    return ",".join(chosen) or "none"
+    # one spelling of each choice: the saved config compares equal
+    return ",".join(n for n in TRACKERS if n in names) or "none"
 
 
 def chosen(report_to: str) -> list[str]:
@@ -75,28 +79,21 @@ def chosen(report_to: str) -> list[str]:
 def check_installed(report_to: str) -> None:
     """One line naming the extra when a chosen tracker's library is missing (before any model loads)."""
     for name in chosen(report_to):
-        if importlib.util.find_spec(MODULES[name]) is None:
+        if importlib.util.find_spec(name) is None:
             raise StsbenchError(
-                f"--report-to {name} needs the {MODULES[name]} package: pip install 'stsbench[tracking]'"
+                f"--report-to {name} needs the {name} package: pip install 'stsbench[tracking]'"
             )
 
 
 def scalars(record: dict[str, Any]) -> dict[str, float]:
     """The numbers of a log record as tracker series; non-finite ones (null in the log) are left out."""
     event = record.get("event")
-    if event == "train":
-        prefix = "train/"
-    elif event == "eval":
+    if event == "eval":
         return _finite({f"eval/{k}": record.get(k) for k in ("dev_spearman", "alignment", "uniformity")})
-    else:
+    if event != "train":
         return {}
-    return _finite(
-        {
-            prefix + k: v
-            for k, v in record.items()
-            if k not in NOT_SCALARS and isinstance(v, int | float) and not isinstance(v, bool)
-        }
-    )
+    numbers = {k: v for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return _finite({f"train/{k}": v for k, v in numbers.items() if k not in NOT_SCALARS})
 
 
 def _finite(values: dict[str, Any]) -> dict[str, float]:
@@ -113,7 +110,7 @@ class Trackers:
         """Send a ``train_log.jsonl`` record."""
         event = record.get("event")
         for tracker in self.trackers:
-            if event == "end":
+            if event == "end" and tracker.summary is not None:
                 tracker.summary(
                     {k: record[k] for k in ("best_dev_spearman", "best_step", "step", "wall_seconds")}
                 )
@@ -133,37 +130,42 @@ class Trackers:
             raise errors[0]
 
 
-def open_trackers(
-    report_to: str,
-    out: Path,
-    config: dict[str, Any],
-    *,
-    project: str,
-    group: str | None,
-    name: str | None,
-    resume_step: int | None,
-) -> Trackers | None:
-    """Start the chosen trackers for the run in ``out``, each given ``config`` (the resolved config).
+def open_trackers(cfg: Any, out: Path, resume_step: int | None) -> Trackers | None:
+    """Start the trackers of ``cfg.report_to`` for the run in ``out``, each given the resolved config ``cfg``.
 
-    ``name``: default the output folder's name, under its group; ``resume_step``: the saved step a resumed
-    run goes on from.
+    The run is ``cfg.run_name``, default the output folder's name under its group ``cfg.run_group``, in the
+    project ``cfg.tracking_project``; ``resume_step``: the saved step a resumed run goes on from.
     """
-    names = chosen(report_to)
+    names = chosen(cfg.report_to)
     if not names:
         return None
-    check_installed(report_to)
-    name = name or (f"{group}/{out.name}" if group else out.name)
-    # the run's project, group, name and config, as wandb.init and trackio.init both take them
-    common: dict[str, Any] = {"project": project, "group": group, "name": name, "config": config}
+    check_installed(cfg.report_to)
+    group = cfg.run_group
+    config = {**cfg.to_dict(), "resolution": cfg.resolution.to_dict()}
+    name = cfg.run_name or (f"{group}/{out.name}" if group else out.name)
+    # the run's project, group, name and config (options and resolution), as wandb.init and trackio.init
+    # both take them
+    common: dict[str, Any] = {"project": cfg.tracking_project, "group": group, "name": name, "config": config}
     opened: list[Tracker] = []
     try:
         for tracker in names:
             if tracker == "tensorboard":
-                opened.append(TensorBoardTracker(out / "tensorboard", config, resume_step))
+                opened.append(_tensorboard(out / "tensorboard", config, resume_step))
             elif tracker == "wandb":
-                opened.append(WandbTracker(out, _wandb_id(out, resume_step), common))
+                import wandb
+
+                # reinit: a run of its own, beside any the caller has open
+                run_id = _wandb_id(out, resume_step)
+                run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
+                opened.append(Tracker(run.log, run.finish, run.summary.update))
             else:
-                opened.append(TrackioTracker(resume_step is not None, common))
+                import trackio
+
+                mode = "allow" if resume_step is not None else "never"  # a new run (--overwrite): a new one
+                run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
+                # no summary: trackio keeps none; the best score is the eval series' at best_step (its config
+                # is stored once, at the first log, and a row of its own would be a series the log lacks)
+                opened.append(Tracker(run.log, run.finish))
     except BaseException:
         Trackers(opened).close()
         raise
@@ -183,64 +185,20 @@ def _wandb_id(out: Path, resume_step: int | None) -> str:
     return run_id
 
 
-class TensorBoardTracker:
+def _tensorboard(logdir: Path, config: dict[str, Any], resume_step: int | None) -> Tracker:
     """``torch.utils.tensorboard.SummaryWriter`` into ``OUTPUT/tensorboard``; a resume purges the steps after its save."""
+    from torch.utils.tensorboard import SummaryWriter
 
-    def __init__(self, logdir: Path, config: dict[str, Any], resume_step: int | None) -> None:
-        from torch.utils.tensorboard import SummaryWriter
+    # purge_step: events at or after it (written after the saved state, before a kill) are dropped
+    writer = SummaryWriter(str(logdir), purge_step=None if resume_step is None else resume_step + 1)
+    text = json.dumps(config, indent=2, sort_keys=True)
+    writer.add_text("config", "```\n" + text + "\n```", resume_step or 0)
 
-        # purge_step: events at or after it (written after the saved state, before a kill) are dropped
-        self.writer = SummaryWriter(str(logdir), purge_step=None if resume_step is None else resume_step + 1)
-        text = json.dumps(config, indent=2, sort_keys=True)
-        self.writer.add_text("config", "```\n" + text + "\n```", resume_step or 0)
-
-    def log(self, values: dict[str, float], step: int) -> None:
+    def log(values: dict[str, float], step: int) -> None:
         for key, value in values.items():
-            self.writer.add_scalar(key, value, step)
+            writer.add_scalar(key, value, step)
 
-    def summary(self, values: dict[str, Any]) -> None:
-        self.writer.add_text("summary", json.dumps(values, sort_keys=True), int(values.get("step") or 0))
+    def summary(values: dict[str, Any]) -> None:
+        writer.add_text("summary", json.dumps(values, sort_keys=True), int(values.get("step") or 0))
 
-    def close(self) -> None:
-        self.writer.close()
-
-
-class WandbTracker:
-    """A ``wandb`` run in ``OUTPUT/wandb`` (``WANDB_MODE`` decides online or offline), in group ``group``."""
-
-    def __init__(self, out: Path, run_id: str, common: dict[str, Any]) -> None:
-        import wandb
-
-        # reinit: a run of its own, beside any the caller has open
-        self.run = wandb.init(**common, id=run_id, resume="allow", dir=str(out), reinit="create_new")
-
-    def log(self, values: dict[str, float], step: int) -> None:
-        self.run.log(values, step=step)
-
-    def summary(self, values: dict[str, Any]) -> None:
-        self.run.summary.update(values)
-
-    def close(self) -> None:
-        self.run.finish()
-
-
-class TrackioTracker:
-    """A ``trackio`` run in its local store (``TRACKIO_DIR``), project ``project``, group ``group``."""
-
-    def __init__(self, resume: bool, common: dict[str, Any]) -> None:
-        import trackio
-
-        mode = "allow" if resume else "never"  # a new run (--overwrite) is a new trackio run of that name
-        self.run = trackio.init(**common, resume=mode, embed=False, auto_log_gpu=False, auto_log_cpu=False)
-
-    def log(self, values: dict[str, float], step: int) -> None:
-        self.run.log(values, step=step)
-
-    def summary(self, values: dict[str, Any]) -> None:
-        """Nothing: trackio keeps no run summary; the best score is the eval series' at ``best_step``.
-
-        Its config is stored once, at the first log, and a row of its own would be a series the log lacks.
-        """
-
-    def close(self) -> None:
-        self.run.finish()
+    return Tracker(log, writer.close, summary)

@@ -1,5 +1,5 @@
 """SentEval transfer tasks; importing this package imports none of its modules.
 
-The probe (:mod:`.classifier`), its validation (:mod:`.validation`), the task kinds (:mod:`.tasks`) and the seven
-tasks (:mod:`.builtin`).
+The probe (:mod:`.classifier`), its validation (:mod:`.validation`), the task kinds and the seven
+tasks (:mod:`.tasks`).
 """

@@ -1,4 +1,8 @@
-"""The seven SentEval transfer tasks SimCSE reports: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC."""
+"""The seven SentEval transfer tasks SimCSE reports: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC.
+
+The task kinds, then each task as a module attribute, the lazy target :mod:`stsbench.tasks.registry` names
+(``stsbench.tasks.transfer.tasks:MR``): importing this module imports torch, which a task lookup never does.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from stsbench.tasks.transfer.classifier import ProbeConfig
 # SimCSE's evaluation.py: classifier settings per mode
 _FAST = {"optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2, "kfold": 5}
 _FULL = {"optim": "adam", "batch_size": 64, "tenacity": 5, "epoch_size": 4, "kfold": 10}
+# the classifier settings each result records (with SentEval's nhid and the L2 grid)
+_RECORDED = ("optim", "batch_size", "tenacity", "epoch_size", "kfold", "max_epoch", "seed")
 
 
 def probe_config(mode: Mode, seed: int = 1111) -> ProbeConfig:
@@ -31,6 +37,11 @@ def senteval_order(labels: list[int], *keys: list[str]) -> np.ndarray:
         sorted(range(len(labels)), key=lambda i: (*(len(k[i].split()) for k in keys), labels[i])),
         dtype=np.int64,
     )
+
+
+def _in_senteval_order(data: Labelled) -> Labelled:
+    order = senteval_order(data.labels, data.texts)
+    return Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
 
 
 def _scores(
@@ -48,13 +59,7 @@ def _scores(
         "n_dev": n_dev,
         "n_test": n_test,
         "classifier": {
-            "optim": cfg.optim,
-            "batch_size": cfg.batch_size,
-            "tenacity": cfg.tenacity,
-            "epoch_size": cfg.epoch_size,
-            "kfold": cfg.kfold,
-            "max_epoch": cfg.max_epoch,
-            "seed": cfg.seed,
+            **{name: getattr(cfg, name) for name in _RECORDED},
             "nhid": 0,
             "l2_grid": list(cfg.l2_grid),
         },
@@ -88,9 +93,7 @@ class BinaryTask(TransferTask):
         return [self.path(data_dir) / self.pos_file, self.path(data_dir) / self.neg_file]
 
     def load(self, data_dir: Path, mode: Mode) -> Labelled:
-        data = read_binary(*self.files(data_dir, mode))
-        order = senteval_order(data.labels, data.texts)
-        return Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
+        return _in_senteval_order(read_binary(*self.files(data_dir, mode)))
 
     def texts(self, data: Labelled) -> list[str]:
         return data.texts
@@ -113,12 +116,10 @@ class SST2Task(TransferTask):
         return [self.path(data_dir) / f"sentiment-{s}" for s in self.splits]
 
     def load(self, data_dir: Path, mode: Mode) -> dict[str, Labelled]:
-        out = {}
-        for split, path in zip(self.splits, self.files(data_dir, mode), strict=True):
-            data = read_sst2(path)
-            order = senteval_order(data.labels, data.texts)
-            out[split] = Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
-        return out
+        return {
+            split: _in_senteval_order(read_sst2(path))
+            for split, path in zip(self.splits, self.files(data_dir, mode), strict=True)
+        }
 
     def texts(self, data: dict[str, Labelled]) -> list[str]:
         return [t for s in self.splits for t in data[s].texts]
@@ -145,12 +146,10 @@ class TRECTask(TransferTask):
         return [self.path(data_dir) / "train_5500.label", self.path(data_dir) / "TREC_10.label"]
 
     def load(self, data_dir: Path, mode: Mode) -> dict[str, Labelled]:
-        out = {}
-        for split, path in zip(("train", "test"), self.files(data_dir, mode), strict=True):
-            data = read_trec(path)
-            order = senteval_order(data.labels, data.texts)
-            out[split] = Labelled([data.texts[i] for i in order], [data.labels[i] for i in order])
-        return out
+        return {
+            split: _in_senteval_order(read_trec(path))
+            for split, path in zip(("train", "test"), self.files(data_dir, mode), strict=True)
+        }
 
     def texts(self, data: dict[str, Labelled]) -> list[str]:
         return data["train"].texts + data["test"].texts
@@ -214,3 +213,14 @@ class MRPCTask(TransferTask):
         scores = _scores(res, mode, cfg, len(tr), len(te), {"test_f1": f1})
         scores.n_pairs = len(te)
         return scores
+
+
+MR = BinaryTask("MR", "MR", "rt-polarity.pos", "rt-polarity.neg")
+CR = BinaryTask("CR", "CR", "custrev.pos", "custrev.neg")
+SUBJ = BinaryTask("SUBJ", "SUBJ", "subj.objective", "subj.subjective")
+MPQA = BinaryTask("MPQA", "MPQA", "mpqa.pos", "mpqa.neg")
+SST2 = SST2Task()
+TREC = TRECTask()
+MRPC = MRPCTask()
+# SimCSE's order: MR, CR, SUBJ, MPQA, SST2, TREC, MRPC
+TRANSFER_TASKS: list[Task] = [MR, CR, SUBJ, MPQA, SST2, TREC, MRPC]

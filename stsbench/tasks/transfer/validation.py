@@ -78,8 +78,9 @@ def _holdout_job(rows: np.ndarray, l2: float, cfg: ProbeConfig) -> Job:
     return Job(train=rows[perm[n_dev:]], dev=rows[perm[:n_dev]], l2=(l2,), rng=rng)
 
 
-def _acc(correct: int, n: int) -> float:
-    return round(100 * (1.0 * correct / n), 2)
+def _acc(predicted: np.ndarray, gold: np.ndarray) -> float:
+    """SentEval's test accuracy: ``round(100 * (1.0 * correct / n), 2)``."""
+    return round(100 * (1.0 * int((predicted == np.asarray(gold)).sum()) / len(gold)), 2)
 
 
 def inner_kfold(
@@ -116,8 +117,7 @@ def inner_kfold(
         device,
     )
     for fold, (_, te), fit in zip(folds, outer, final, strict=True):
-        pred = predict(fit.weights[0], x[te], device)
-        fold["test_acc"] = _acc(int((pred == y[te]).sum()), len(te))
+        fold["test_acc"] = _acc(predict(fit.weights[0], x[te], device), y[te])
         fold["epochs"] = int(fit.epochs[0])
     # np.float64's round, as SentEval applies it to np.mean (it can differ from Python's in the last digit)
     dev_acc = float(round(np.mean([f["dev_acc"] for f in folds]), 2))
@@ -153,8 +153,7 @@ def kfold(
         "fold_dev_acc": [round(100 * a, 2) for a in fold_accs[best]],
         "epochs": int(fit.epochs[0]),
     }
-    test_acc = _acc(int((yhat == np.asarray(y_test)).sum()), len(y_test))
-    return ProtocolResult(scores[best], test_acc, details, yhat)
+    return ProtocolResult(scores[best], _acc(yhat, y_test), details, yhat)
 
 
 def split(
@@ -183,11 +182,10 @@ def split(
     scores = [round(100 * a, 2) for a in fit.dev_acc()]
     best = int(np.argmax(scores))
     yhat = predict(fit.weights[best], x["test"], device)
-    test_acc = _acc(int((yhat == np.asarray(y["test"])).sum()), len(y["test"]))
     details = {
         "protocol": "split",
         "l2": cfg.l2_grid[best],
         "l2_dev_acc": dict(zip(map(str, cfg.l2_grid), scores, strict=True)),
         "epochs": int(fit.epochs[best]),
     }
-    return ProtocolResult(scores[best], test_acc, details, yhat)
+    return ProtocolResult(scores[best], _acc(yhat, y["test"]), details, yhat)

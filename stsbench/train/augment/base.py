@@ -1,6 +1,6 @@
-"""The three kinds of augmentation; a method applies them to its views.
+"""The three kinds of augmentation, and their building from the registry; a method applies them to its views.
 
-:mod:`stsbench.train.config.augmentations` says what each stage is.
+:mod:`stsbench.train.config.options` says what each stage is.
 
 A subclass overrides the one call of its stage. Every augmentation is built once per run as
 ``cls(cfg, tokenizer)`` (``cfg``: the run's resolved config, where its options are), with :attr:`views` (the
@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stsbench.errors import StsbenchError
+from stsbench.train.config.options import AUGMENTATIONS, augment_names
+
 if TYPE_CHECKING:
     import numpy as np
     import torch
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
     from stsbench.train.model import ContrastiveEncoder
 
     Tokens = dict[str, torch.Tensor]
+
+
+# -- base ----------------------------------------------------------------------------------------------------
 
 
 class Augmentation:
@@ -111,3 +117,40 @@ class EmbeddingAugmentation(Augmentation):
         bool, True at its special tokens and padding. Draw with torch's generator (seeded by the run).
         """
         raise NotImplementedError
+
+
+# -- build ---------------------------------------------------------------------------------------------------
+
+
+BASES = {"text": TextAugmentation, "tokens": TokenAugmentation, "embeddings": EmbeddingAugmentation}
+
+
+def build_augmentation(name: str, cfg: Any, tokenizer: Any, views: str = "declared") -> Augmentation:
+    """The augmentation ``name`` for a run: its class built as ``cls(cfg, tokenizer)``, its views set.
+
+    ``views``: the views it acts on, its spec's (``declared``: a method's own augmentation, as ESimCSE's
+    repetition) or those given (``--augment-views``).
+    """
+    spec = AUGMENTATIONS[name]
+    cls = spec.augmentation_class()
+    base = BASES[spec.stage]
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise StsbenchError(
+            f"augmentation {name!r}: its class {cls!r} is not a {base.__name__} (its stage is {spec.stage})"
+        )
+    aug = cls(cfg, tokenizer)
+    aug.name, aug.views = spec.name, spec.views if views == "declared" else views
+    return aug
+
+
+def build_augmentations(cfg: Any, tokenizer: Any) -> list[Augmentation]:
+    """The config's ``augment`` augmentations, in order (none: []), on its ``augment_views``."""
+    views = getattr(cfg, "augment_views", "declared")
+    names = augment_names(getattr(cfg, "augment", "none"))
+    return [build_augmentation(name, cfg, tokenizer, views) for name in names]
+
+
+def check_augmentations(cfg: Any) -> None:
+    """What the config's augmentations need is on this machine (one line if not): before anything is written."""
+    for name in augment_names(getattr(cfg, "augment", "none")):
+        AUGMENTATIONS[name].augmentation_class().check(cfg)

@@ -21,17 +21,25 @@ official evaluation also passes through them (``sent_emb`` is not handed to the 
 without them, as the paper describes (docs/training.md says so).
 
 Draws come from torch's generator on the embeddings' device, seeded by the run.
+
+The options and registry entries are here too; torch is imported when an augmentation runs, so that building
+the config and the CLI imports none.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Literal
 
-import torch
+from pydantic import BaseModel
 
+from stsbench.options import option
 from stsbench.train.augment.base import EmbeddingAugmentation
+from stsbench.train.config.options import AugmentationSpec, share
 
 if TYPE_CHECKING:
+    import torch
+
     Tokens = dict[str, torch.Tensor]
 
 
@@ -47,6 +55,8 @@ class EmbeddingCutoff(EmbeddingAugmentation):
 
     def positions(self, special: torch.Tensor) -> torch.Tensor:
         """(B, T) bool: the positions it may touch (every one, or the content word-pieces)."""
+        import torch
+
         if self.cfg.embedding_augment_tokens == "all":
             return torch.ones_like(special)
         return ~special
@@ -56,6 +66,8 @@ class TokenCutoff(EmbeddingCutoff):
     """Zero the word embeddings of max(1, int(n p)) of a sentence's n positions (n: all T, or its content)."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         allowed = self.positions(special)
         n = allowed.sum(dim=1)
@@ -69,6 +81,8 @@ class FeatureCutoff(EmbeddingCutoff):
     """Zero max(1, int(H p)) of the H features of each sentence, at its positions (all T, or its content)."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         rows, _, hidden = x.shape
         count = max(1, int(hidden * self.cfg.feature_cutoff_rate))
@@ -82,6 +96,8 @@ class PositionShuffle(EmbeddingCutoff):
     """Permute the position ids: one permutation of all T for the batch, or each sentence's content on its own."""
 
     def embeddings(self, model, batch: Tokens, special: torch.Tensor) -> Tokens:
+        import torch
+
         x = batch["inputs_embeds"]
         rows, width = x.shape[:2]
         base = batch.get("position_ids")
@@ -100,3 +116,42 @@ class PositionShuffle(EmbeddingCutoff):
         ordered = torch.where(allowed, torch.zeros((), device=x.device), big).argsort(dim=1, stable=True)
         shuffled = base.clone().scatter_(1, ordered, base.gather(1, drawn))
         return {**batch, "position_ids": shuffled}
+
+
+# -- options and registry entries ------------------------------------------------------------------------
+
+
+class EmbeddingTokensOptions(BaseModel):
+    """Which positions MoCoSE Table 5's embeddings-stage augmentations touch."""
+
+    embedding_augment_tokens: Literal["content", "all"] = option(
+        "content",
+        "token-cutoff, feature-cutoff, position-shuffle: each sentence's content word-pieces only (content: "
+        "the paper, as ConSERT) or every position of the padded batch, [CLS], [SEP] and padding included, "
+        "one shuffle for the batch (all: official mocose.py:153-176).",
+    )
+
+
+class TokenCutoffOptions(BaseModel):
+    """MoCoSE Table 5's token dropout (cut-off of whole word embeddings)."""
+
+    token_cutoff_rate: float = share(
+        0.1, "token-cutoff: the share p of positions whose word embedding is zeroed (Table 5: 0.1)."
+    )
+
+
+class FeatureCutoffOptions(BaseModel):
+    """MoCoSE Table 5's feature dropout (cut-off of embedding features)."""
+
+    feature_cutoff_rate: float = share(
+        0.01, "feature-cutoff: the share p of embedding features zeroed per sentence (Table 5: 0.01, 0.1)."
+    )
+
+
+# both branches: the embeddings stage acts on either branch's input embeddings
+_embeddings = partial(AugmentationSpec.of, __name__, "embeddings", views="both")
+TOKEN_CUTOFF = _embeddings("token-cutoff", TokenCutoffOptions, EmbeddingTokensOptions)
+FEATURE_CUTOFF = _embeddings("feature-cutoff", FeatureCutoffOptions, EmbeddingTokensOptions)
+POSITION_SHUFFLE = _embeddings(
+    "position-shuffle", EmbeddingTokensOptions, about="MoCoSE Table 5's position shuffle"
+)

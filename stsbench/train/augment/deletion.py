@@ -17,36 +17,30 @@ of all of it, not of its first tokens), on the positive view x+ by default (the 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from pydantic import BaseModel
 
-from stsbench.options import option
 from stsbench.train.augment.base import TokenAugmentation
 from stsbench.train.augment.repetition import group_units
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec, share
 
 
 class CropOptions(BaseModel):
-    """SimCSE Table 2's crop."""
+    """SimCSE Table 2's crop k%."""
 
-    crop_rate: float = option(
-        0.1,
-        "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).",
-        gt=0,
-        lt=1,
-        label="crop ratio",
+    crop_rate: float = share(
+        0.1, "crop: the share k of content word-pieces cut away (Table 2: 0.1-0.3).", label="crop ratio"
     )
 
 
 class WordDeletionOptions(BaseModel):
-    """SimCSE Table 2's word deletion."""
+    """SimCSE Table 2's word deletion k%."""
 
-    word_deletion_rate: float = option(
+    word_deletion_rate: float = share(
         0.1,
         "word-deletion: the share k of whitespace words deleted (Table 2: 0.1-0.3).",
-        gt=0,
-        lt=1,
         label="word deletion rate",
     )
 
@@ -95,23 +89,7 @@ class DeleteOneWord(WordDeletion):
         return min(1, words - 1)
 
 
-CROP = AugmentationSpec(
-    "crop",
-    "tokens",
-    "stsbench.train.augment.deletion:Crop",
-    options=(CropOptions,),
-    about="SimCSE Table 2's crop k%",
-)
-WORD_DELETION = AugmentationSpec(
-    "word-deletion",
-    "tokens",
-    "stsbench.train.augment.deletion:WordDeletion",
-    options=(WordDeletionOptions,),
-    about="SimCSE Table 2's word deletion k%",
-)
-DELETE_ONE_WORD = AugmentationSpec(
-    "delete-one-word",
-    "tokens",
-    "stsbench.train.augment.deletion:DeleteOneWord",
-    about="SimCSE Table 2's delete one word",
-)
+_tokens = partial(AugmentationSpec.of, __name__, "tokens")
+CROP = _tokens("crop", CropOptions)
+WORD_DELETION = _tokens("word-deletion", WordDeletionOptions)
+DELETE_ONE_WORD = _tokens("delete-one-word", about="SimCSE Table 2's delete one word")

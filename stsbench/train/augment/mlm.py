@@ -13,23 +13,32 @@ its position's most likely token that is not a special token.
 - ``mask-fill``: fills the [MASK] tokens an earlier augmentation inserted: after ESimCSE's repetition with
   ``--repetition-kind mask`` it is ESimCSE COLING Table 5's "inserting masked prediction" ([MASK] inserted where
   repetition would duplicate, then predicted).
+
+The options and registry entries are here too; torch is imported when an augmentation runs, so that building
+the config and the CLI imports none.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
+from pydantic import BaseModel
 
 from stsbench.errors import StsbenchError
+from stsbench.options import option
 from stsbench.train.augment.base import TokenAugmentation
+from stsbench.train.config.options import AugmentationSpec
+
+if TYPE_CHECKING:
+    import torch
 
 
 class FrozenMaskedLM:
     """A backbone's pretraining checkpoint with its LM head, frozen, that fills [MASK] tokens (top-1)."""
 
     def __init__(self, path: str, name: str, tokenizer: Any, device: torch.device | str, who: str) -> None:
+        import torch
         from transformers import AutoModelForMaskedLM
 
         refuse = (
@@ -42,9 +51,8 @@ class FrozenMaskedLM:
         except (ValueError, OSError, KeyError):  # no masked-LM class for this model type, or no such folder
             raise StsbenchError(refuse) from None
         prefix = f"{model.base_model_prefix}."
-        if any(
-            not key.startswith(prefix) for key in info["missing_keys"]
-        ):  # the head's weights were not saved
+        # the head's weights were not saved
+        if any(not key.startswith(prefix) for key in info["missing_keys"]):
             raise StsbenchError(refuse)
         self.model = model.to(device).eval().requires_grad_(False)
         self.device = device
@@ -52,9 +60,10 @@ class FrozenMaskedLM:
         self.mask_id = tokenizer.mask_token_id
         self.special = torch.tensor(sorted(set(tokenizer.all_special_ids)), device=device)
 
-    @torch.no_grad()
     def fill(self, seqs: list[list[int]]) -> list[list[int]]:
         """Each sequence with its [MASK] tokens replaced by their top-1 non-special prediction, in one pass."""
+        import torch
+
         if not any(self.mask_id in ids for ids in seqs):
             return [list(ids) for ids in seqs]
         width = max(len(ids) for ids in seqs)
@@ -65,7 +74,8 @@ class FrozenMaskedLM:
             mask[row, : len(seq)] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         where = ids == self.mask_id
-        logits = self.model(input_ids=ids, attention_mask=mask).logits[where]  # (masks, vocab)
+        with torch.no_grad():  # the frozen model: no graph
+            logits = self.model(input_ids=ids, attention_mask=mask).logits[where]  # (masks, vocab)
         logits[:, self.special] = -torch.inf
         filled = ids.clone()
         filled[where] = logits.argmax(dim=-1)
@@ -120,3 +130,33 @@ class MaskFill(MaskedPrediction):
 
     def masked(self, seqs, specials, rng) -> list[list[int]]:
         return [list(ids) for ids in seqs]
+
+
+# -- options and registry entries ------------------------------------------------------------------------
+
+
+class MLMReplaceOptions(BaseModel):
+    """SimCSE Table 2's MLM k%."""
+
+    mlm_replace_rate: float = option(
+        0.15,
+        "mlm: the share k of content word-pieces masked and replaced by the frozen pretrained MLM's top-1 "
+        "prediction (Table 2: 0.15).",
+        gt=0,
+        le=1,
+    )
+
+
+MLM = AugmentationSpec(
+    "mlm",
+    "tokens",
+    "stsbench.train.augment.mlm:MLMReplacement",
+    options=(MLMReplaceOptions,),
+    about="SimCSE Table 2's MLM k% (the backbone's own pretrained MLM, frozen, predicts)",
+)
+MASK_FILL = AugmentationSpec(
+    "mask-fill",
+    "tokens",
+    "stsbench.train.augment.mlm:MaskFill",
+    about="fills the [MASK]s an earlier augmentation inserted (ESimCSE's inserting masked prediction)",
+)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stsbench.train.augment.base import TokenAugmentation
-from stsbench.train.config.augmentations import AugmentationSpec
+from stsbench.train.config.options import AugmentationSpec
 
 # common English function words (the paper does not list its stop-words)
 STOP_WORDS = (

@@ -16,6 +16,9 @@ draws nothing differently for it. The copies are cached under ``$STSBENCH_CACHE/
 (the digest: augmenter, options, a typos dictionary's content, models, seed, nlpaug version, this file's code),
 by sentence, so later seeds' or runs' sentences are read, not recomputed. The official code augmented each batch
 afresh in the step; with one epoch every sentence is seen once, so the two agree except in the draws themselves.
+
+The options and registry entries are here too; torch is imported when an augmentation runs, so that building
+the config and the CLI imports none.
 """
 
 from __future__ import annotations
@@ -24,15 +27,18 @@ import contextlib
 import hashlib
 import json
 import random
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-import torch
+from pydantic import BaseModel
 
 from stsbench.errors import StsbenchError
 from stsbench.files import atomic_write_text
+from stsbench.options import option
 from stsbench.train.augment.base import TextAugmentation
+from stsbench.train.config.options import AugmentationSpec
 
 EXTRA = "pip install 'stsbench[augment]'"
 
@@ -65,6 +71,8 @@ def model_folder(name: str, who: str, flag: str) -> Path:
 @contextlib.contextmanager
 def seeded(seed: int):
     """Python's, numpy's and torch's generators seeded for one draw, then put back as they were."""
+    import torch
+
     state = (random.getstate(), np.random.get_state())
     with torch.random.fork_rng(devices=[]):
         random.seed(seed)
@@ -320,3 +328,71 @@ class Paraphrase(NlpaugText):
 
         tokenizer.convert_tokens_to_string = pieces_to_text
         return aug
+
+
+# -- options and registry entries ------------------------------------------------------------------------
+
+
+class TextInputOptions(BaseModel):
+    """What the nlpaug augmentations are given: the sentence, or the official code's word-pieces."""
+
+    text_augment_input: Literal["text", "wordpieces"] = option(
+        "text",
+        "typos, back-translation, synonyms, paraphrase: nlpaug gets the sentence (text: the paper) or its word-pieces joined by "
+        "spaces, '##' kept, as the official code rebuilds it from the batch's ids (wordpieces: mocose.py:179-193).",
+    )
+
+
+class TyposOptions(BaseModel):
+    """MoCoSE Table 5's typos (nlpaug's SpellingAug)."""
+
+    typos_dict: str | None = option(
+        None,
+        "typos: the misspelling dictionary (nlpaug's format: a word, then its misspellings, one line each); "
+        "default nlpaug's own spelling_en.txt, which the official naw.SpellingAug() reads.",
+    )
+
+
+class BackTranslationOptions(BaseModel):
+    """MoCoSE Table 5's back-translation en -> de -> en (nlpaug's BackTranslationAug)."""
+
+    back_translation_models: str = option(
+        "facebook/wmt19-en-de,facebook/wmt19-de-en",
+        "back-translation: the two translation models, there and back, as hub ids or local folders "
+        "(official: facebook/wmt19-en-de and facebook/wmt19-de-en).",
+    )
+
+
+class SynonymOptions(BaseModel):
+    """MoCoSE Table 5's synonym replace (roberta-base; nlpaug's ContextualWordEmbsAug)."""
+
+    synonym_model: str = option(
+        "roberta-base",
+        "synonyms: the masked language model that proposes the words, a hub id or a local folder (official: "
+        "roberta-base).",
+    )
+    synonym_action: Literal["substitute", "insert"] = option(
+        "substitute",
+        "synonyms: replace words (substitute: the paper's 'synonym replace') or insert new ones (insert: the "
+        "official naw.ContextualWordEmbsAug(action='insert'), mocose.py:299).",
+    )
+
+
+class ParaphraseOptions(BaseModel):
+    """MoCoSE Table 5's paraphrasing (xlnet-base-cased; nlpaug's ContextualWordEmbsForSentenceAug)."""
+
+    paraphrase_model: str = option(
+        "xlnet-base-cased",
+        "paraphrase: the XLNet (or GPT-2) language model that writes the continuation, a hub id or a local folder "
+        "(official: xlnet-base-cased).",
+    )
+
+
+# the target branch (the official code's), given the sentence or the official word-pieces
+_nlpaug = partial(AugmentationSpec.of, __name__, "text", views="target")
+TYPOS = _nlpaug("typos", TyposOptions, TextInputOptions)
+BACK_TRANSLATION = _nlpaug(
+    "back-translation", BackTranslationOptions, TextInputOptions, model_options=("back_translation_models",)
+)
+SYNONYMS = _nlpaug("synonyms", SynonymOptions, TextInputOptions, model_options=("synonym_model",))
+PARAPHRASE = _nlpaug("paraphrase", ParaphraseOptions, TextInputOptions, model_options=("paraphrase_model",))

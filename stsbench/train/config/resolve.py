@@ -16,33 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from stsbench.errors import StsbenchError
-from stsbench.options import flag
-from stsbench.train.config.groups import option_fields
-from stsbench.train.config.methods import find_method
-from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig
+from stsbench.train.config.options import BEFORE_VIEW_OPTIONS, TrainConfig, find_method, option_fields
 
-REQUIRED = ("method", "model", "train_file", "output")
 # The one list of the fields that do not change what is computed (or only where files are): a resumed run
 # may change them, and reports/ablations.py leaves them out when it compares runs. length_buckets is not one
 # of them: K passes draw other dropout masks than one pass, so it changes the result.
+# compile and tf32: speed settings, the same function with other float rounding (as device); report_to and the
+# tracking names: where the same numbers are also logged
 BOOKKEEPING = frozenset(
-    {
-        "output",
-        "data_dir",
-        "device",
-        "threads",
-        "log_steps",
-        "eval_batch_size",
-        "save_steps",
-        "eval_at_start",
-        "supervised",
-        "compile",  # speed settings: the same function, other float rounding (as device)
-        "tf32",
-        "report_to",  # where the same numbers are also logged
-        "tracking_project",
-        "run_group",
-        "run_name",
-    }
+    "output data_dir device threads log_steps eval_batch_size save_steps eval_at_start supervised compile "
+    "tf32 report_to tracking_project run_group run_name".split()
 )
 # Options added after reproductions were recorded, at the value that does what stsbench did before them: left out
 # of a training's key at that value (stsbench.reproduce.state.key_config), so that a new option retrains nothing.
@@ -50,16 +33,6 @@ BOOKKEEPING = frozenset(
 EARLIER: dict[str, Any] = {"select_on": "stsb-dev", "augment": "none", "augment_views": "declared"}
 # resolution fields that fill the saved config: the data decides them, not the machine
 FROM_DATA = ("train_file", "model", "mlp_only_train", "save_steps", "supervised", "pooler")
-
-
-def check_complete(cfg: TrainConfig) -> None:
-    """Refuse a config that lacks what a run needs (a config from Python may be partial)."""
-    for name in REQUIRED:
-        if name == "train_file" and getattr(cfg, "train_dataset", None):  # the data given as a dataset
-            continue
-        if getattr(cfg, name) in (None, ""):
-            alternative = " or --train-dataset" if name == "train_file" else ""
-            raise StsbenchError(f"missing {flag(name)}{alternative} (or {name}: in the --config file)")
 
 
 def default_length_buckets(device: str, pad_to_max_length: bool = False) -> int:
@@ -171,15 +144,9 @@ class ResolvedConfig:
     def on_device(self, device: str, world: int = 1) -> ResolvedConfig:
         """Resolved for ``device`` and ``world`` processes; the config itself is unchanged."""
         buckets = self.config.length_buckets or default_length_buckets(device, self.config.pad_to_max_length)
-        resolution = self.resolution.model_copy(
-            update={
-                "device": device,
-                "processes": world,
-                "length_buckets": buckets,
-                "queued_negatives": effective_queue_size(self.config, world),
-            }
-        )
-        return ResolvedConfig(self.config, resolution)
+        update = {"device": device, "processes": world, "length_buckets": buckets}
+        update["queued_negatives"] = effective_queue_size(self.config, world)
+        return ResolvedConfig(self.config, self.resolution.model_copy(update=update))
 
     def with_backbone_dropout(self, p: float | None) -> ResolvedConfig:
         """Resolved with the loaded backbone's hidden dropout (:attr:`TrainResolution.backbone_dropout`)."""

@@ -2,17 +2,27 @@
 
 A method is one module under ``stsbench/train/methods/`` (its class: views, loss, momentum parts, queue, the
 static form graph capture replays) and its options module beside it (``<name>_options.py``: its option groups,
-defaults and :class:`~stsbench.train.config.methods.MethodSpec`, without torch, so that configs are read and
+defaults and :class:`~stsbench.train.config.options.MethodSpec`, without torch, so that configs are read and
 checked without importing it), named in the method registry by one line
-(:data:`~stsbench.train.config.methods.METHODS`); another package adds one by an entry point.
+(:data:`~stsbench.train.config.options.METHODS`); another package adds one by an entry point.
 
 With several processes (:mod:`stsbench.train.distributed`) every loss is the loss of the global batch: the
 embeddings of all processes are gathered (the local slice keeps its gradient) and queues hold the keys of
 every process, so each process holds the same queue.
+
+The views a method makes (:class:`Views`) and the noise it may put on the training embeddings are here too:
+the report's Gaussian dropout and plain additive Gaussian noise (:class:`GaussianDropout`). Hristov,
+McLaughlin, Healy, "Enhanced Sentence Embeddings with SimCSE" (Stanford CS224N report, seed 001), Sec. 2.2 and
+4.2: "instead of setting certain activations to zero with a given probability, it assigns these activations to
+a Gaussian random variable with a mean of 0 and a chosen standard deviation"; p = 0.1, mean 0, std 0.1, on
+both views and on the in-batch negatives, in training only, removed afterwards.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,17 +31,115 @@ from torch import nn
 
 from stsbench.errors import StsbenchError
 from stsbench.train import distributed
-from stsbench.train.augment.base import Augmentation
-from stsbench.train.augment.build import build_augmentations
-from stsbench.train.config.methods import METHODS
+from stsbench.train.augment.base import Augmentation, build_augmentations
+from stsbench.train.config.options import METHODS
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss
-from stsbench.train.methods.views import Tokens, Views, encode_views
 from stsbench.train.model import ContrastiveEncoder, bert_init_
-from stsbench.train.noise import AdditiveGaussianNoise, GaussianDropout
 
 if TYPE_CHECKING:  # the config is built from every method's options: a method module must not need it
-    from stsbench.train.config import ResolvedConfig, TrainConfig
+    from stsbench.train.config.options import TrainConfig
+    from stsbench.train.config.resolve import ResolvedConfig
+
+
+# -- views ---------------------------------------------------------------------------------------------------
+
+
+Tokens = dict[str, torch.Tensor]
+
+
+@dataclass
+class Views:
+    """One batch as the encoder sees it (padded tensors)."""
+
+    anchor: Tokens  # x_i, (B, T)
+    positive: Tokens | None = None  # x_i+, (B, T'); None: x_i again, the dropout noise makes the view
+    hard_negative: Tokens | None = None  # sup SimCSE's x_i-, (B, T)
+    mlm: tuple[Tokens, torch.Tensor] | None = None  # masked anchor and its labels (B, T)
+
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Views:
+        """The views with ``fn`` applied to every tensor (a move, pinning)."""
+
+        def each(t: Tokens | None) -> Tokens | None:
+            return None if t is None else {k: fn(v) for k, v in t.items()}
+
+        mlm = None if self.mlm is None else (each(self.mlm[0]), fn(self.mlm[1]))
+        return Views(each(self.anchor), each(self.positive), each(self.hard_negative), mlm)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Views:
+        """Move the views to ``device`` (``non_blocking``: from pinned memory, without waiting)."""
+        return self.map(lambda v: v.to(device, non_blocking=non_blocking))
+
+
+def encode_bucketed(model: ContrastiveEncoder, batch: Tokens, buckets: int | None = 1) -> torch.Tensor:
+    """Encode a padded batch in ``buckets`` passes of similar-length rows, each cut to its own longest row.
+
+    The embeddings (B, H) come back in batch order. Without dropout they equal one pass over the whole
+    batch up to float rounding (padding is masked out either way); in training the dropout masks are other
+    draws of the same distribution. Fewer padding tokens make each step cheaper.
+    """
+    if buckets is None or buckets <= 1:
+        return model(batch)
+    lengths = batch["attention_mask"].sum(dim=1)
+    order = torch.argsort(lengths, stable=True)
+    parts = []
+    for rows in order.tensor_split(min(buckets, len(order))):
+        width = int(lengths[rows].max())
+        parts.append(model({k: v[rows, :width] for k, v in batch.items()}))
+    return torch.cat(parts)[torch.argsort(order)]
+
+
+def encode_views(
+    model: ContrastiveEncoder, views: list[Tokens], buckets: int | None = 1
+) -> list[torch.Tensor]:
+    """Encode several views for training.
+
+    Views of one padded length are joined (SimCSE's (B, 2, T) -> (2B, T) trick), others are encoded one
+    by one (no padding to the longest); either way in ``buckets`` length groups (:func:`encode_bucketed`).
+    """
+    sizes = [len(v["attention_mask"]) for v in views]  # a view may come as inputs_embeds (no input_ids)
+    if all(v["attention_mask"].shape[1] == views[0]["attention_mask"].shape[1] for v in views):
+        joined = {k: torch.cat([v[k] for v in views], dim=0) for k in views[0]}
+        return list(encode_bucketed(model, joined, buckets).split(sizes, dim=0))
+    return [encode_bucketed(model, v, buckets) for v in views]
+
+
+# -- noise on the training embeddings --------------------------------------------------------------------
+
+
+class GaussianDropout(nn.Module):
+    """The report's layer: each entry is, with probability ``p``, replaced by a draw from N(0, ``std``^2).
+
+        y_i = x_i            with probability 1 - p
+        y_i = e_i ~ N(0, s^2) with probability p
+
+    ``p=None``: what stsbench called Gaussian dropout before, x + N(0, ``std``^2) on every entry. The identity
+    in eval mode. The replaced entries carry no gradient to ``x`` (like dropped ones).
+    """
+
+    def __init__(self, p: float | None = 0.1, std: float = 0.1) -> None:
+        super().__init__()
+        if not (p is None or 0.0 <= p <= 1.0) or std < 0:
+            raise ValueError("GaussianDropout needs 0 <= p <= 1 and std >= 0")
+        self.p = None if p is None else float(p)
+        self.std = float(std)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0 or (self.p is None and self.std == 0.0):
+            return x
+        if self.p is None:
+            return x + self.std * torch.randn_like(x)
+        replace = torch.rand_like(x) < self.p
+        return torch.where(replace, self.std * torch.randn_like(x), x)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, std={self.std}"
+
+
+AdditiveGaussianNoise = partial(GaussianDropout, None)  # x + N(0, std^2) on every entry, training only
+
+
+# -- base ----------------------------------------------------------------------------------------------------
 
 
 def truncate(ids: list[int], length: int | None, specials: set[int]) -> list[int]:
@@ -49,9 +157,8 @@ def build_method(
     if not (isinstance(cls, type) and issubclass(cls, Method)):
         raise StsbenchError(f"method {cfg.method!r}: its class {cls!r} is not a subclass of Method")
     method = cls.build(cfg, tokenizer, model, generator)
-    for (
-        aug
-    ) in method.augmentations:  # e.g. the MLM augmentations' frozen masked LM (refused without its head)
+    # e.g. the MLM augmentations' frozen masked LM (refused without its head)
+    for aug in method.augmentations:
         aug.prepare(model)
     return method
 
@@ -114,7 +221,7 @@ class Method(nn.Module):
 
     - views: :meth:`make_views` (tokenize, the augmentations, pad): the method's own
       (:meth:`own_augmentations`, ESimCSE's repetition) and the run's (``--augment``, the registry of
-      :mod:`stsbench.train.config.augmentations`), text and tokens stages in :meth:`view`, embeddings stage in
+      :mod:`stsbench.train.config.options`), text and tokens stages in :meth:`view`, embeddings stage in
       :meth:`view_inputs`;
     - loss: :meth:`loss` (the contrastive part: :meth:`contrastive_loss`);
     - momentum parts and queues: :meth:`attach` (an EMA copy, :meth:`~stsbench.train.model.ContrastiveEncoder.momentum_copy`),
@@ -135,17 +242,11 @@ class Method(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.criterion: nn.Module = InfoNCE(cfg.temperature)
-        self.mlm_loss = None
-        self.lm_head_kind = lm_head_kind(hidden_config)
-        if cfg.mlm_weight > 0:
-            self.mlm_loss = MLMLoss(make_lm_head(hidden_config))
+        self.mlm_loss = MLMLoss(make_lm_head(hidden_config)) if cfg.mlm_weight > 0 else None
         # official SimCSE (train.py:484-485): every view masked; "anchor": only the first (stsbench before)
-        self.mlm_views = cfg.mlm_views
-        self.mlm_head_init = cfg.mlm_head_init
         self.noise: nn.Module | None = None
-        p = cfg.gaussian_dropout_p
-        if p > 0:
-            self.noise = GaussianDropout(p, cfg.gaussian_dropout_std)
+        if cfg.gaussian_dropout_p > 0:
+            self.noise = GaussianDropout(cfg.gaussian_dropout_p, cfg.gaussian_dropout_std)
         elif cfg.gaussian_noise_std > 0:
             self.noise = AdditiveGaussianNoise(cfg.gaussian_noise_std)
         self.augmentations = [*self.own_augmentations(), *build_augmentations(cfg, tokenizer)]
@@ -176,9 +277,9 @@ class Method(nn.Module):
         method = cls(cfg, tokenizer, config)
         method.attach(model, generator)
         method.init_new_layers(generator, config.initializer_range)
-        if method.mlm_loss is not None and method.mlm_head_init == "pretrained":
+        if method.mlm_loss is not None and cfg.mlm_head_init == "pretrained":
             method.mlm_head_loaded = load_pretrained_lm_head(
-                method.mlm_loss.lm_head, model.backbone.name_or_path, method.lm_head_kind
+                method.mlm_loss.lm_head, model.backbone.name_or_path, lm_head_kind(config)
             )
         return method.to(next(model.parameters()).device)
 
@@ -264,7 +365,7 @@ class Method(nn.Module):
         """The masked input and its labels: every view (``others``; unsup SimCSE: the anchor twice) or the anchor."""
         if self.mlm_loss is None:
             return None
-        if self.mlm_views == "all":
+        if self.cfg.mlm_views == "all":
             anchor = join_views([anchor, *(others or [anchor])], self.tokenizer.pad_token_id)
         specials = torch.tensor(self.tokenizer.all_special_ids)
         special = (anchor["attention_mask"] == 0) | torch.isin(anchor["input_ids"], specials)

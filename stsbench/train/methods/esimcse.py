@@ -8,11 +8,9 @@ import torch
 
 from stsbench.encoders.pooling import pool
 from stsbench.train import distributed
-from stsbench.train.augment.base import Augmentation
-from stsbench.train.augment.build import build_augmentation
-from stsbench.train.methods.base import Method
+from stsbench.train.augment.base import Augmentation, build_augmentation
+from stsbench.train.methods.base import Method, Views, encode_bucketed
 from stsbench.train.methods.esimcse_options import queue_size
-from stsbench.train.methods.views import Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
@@ -49,8 +47,6 @@ class ESimCSE(Method):
         self.momentum_encoder: ContrastiveEncoder | None = None
         # official (caskcsg/sentemb ESimCSE/esimcse/models.py:161-163, 188-189): EMA over the backbone only,
         # keys through the live online MLP; "momentum": EMA over backbone + MLP, keys through the EMA'd MLP
-        self.momentum_mlp = cfg.momentum_mlp
-        self.momentum_update = cfg.momentum_update
 
     def own_augmentations(self) -> list[Augmentation]:
         """The positive view repeats words or sub-words (the registry's ``repetition``), unless --no-repetition."""
@@ -79,12 +75,12 @@ class ESimCSE(Method):
 
     def before_step(self, model: ContrastiveEncoder, views: Views) -> None:
         """``--momentum-update before-step``: the momentum update and the keys from the pre-step weights."""
-        if self.momentum_update == "before-step":
+        if self.cfg.momentum_update == "before-step":
             self.momentum_step(model, views)
 
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
         """``--momentum-update after-step`` (stsbench's order before): from the stepped weights."""
-        if self.momentum_update == "after-step":
+        if self.cfg.momentum_update == "after-step":
             self.momentum_step(model, views)
 
     @torch.no_grad()
@@ -99,7 +95,7 @@ class ESimCSE(Method):
         if self.momentum_encoder is None:
             return
         momentum = self.momentum_encoder.eval()  # dropout off, whatever mode the method is in
-        if self.momentum_mlp == "online":
+        if self.cfg.momentum_mlp == "online":
             ema_update(momentum.backbone, model.backbone, self.cfg.momentum)
             keys = encode_bucketed(OnlineMLPKeys(momentum, model), views.anchor, self.cfg.length_buckets)
         else:

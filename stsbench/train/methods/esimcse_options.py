@@ -9,8 +9,7 @@ from pydantic import BaseModel
 
 from stsbench.options import STRICT as _STRICT
 from stsbench.options import option
-from stsbench.train.config.methods import MethodSpec
-from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
+from stsbench.train.config.options import FixedMaskOptions, MethodSpec, NoiseOptions
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
@@ -30,11 +29,7 @@ class ESimCSEOptions(BaseModel):
         label="repetition",
     )
     dup_rate: float = option(
-        0.32,
-        "ESimCSE: maximal repetition rate dup_rate (eq. 4).",
-        ge=0,
-        le=1,
-        label="dup_rate",
+        0.32, "ESimCSE: maximal repetition rate dup_rate (eq. 4).", ge=0, le=1, label="dup_rate"
     )
     repetition_sampling: Literal["paper", "official"] = option(
         "paper",

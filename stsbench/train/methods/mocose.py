@@ -14,9 +14,8 @@ from torch import nn
 from stsbench.errors import StsbenchError
 from stsbench.train import distributed
 from stsbench.train.data import tokenize
-from stsbench.train.methods.base import Method
+from stsbench.train.methods.base import Method, Tokens, Views, encode_bucketed
 from stsbench.train.methods.mocose_options import parse_slices
-from stsbench.train.methods.views import Tokens, Views, encode_bucketed
 from stsbench.train.model import ContrastiveEncoder, bert_init_
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
 
@@ -167,9 +166,6 @@ class MoCoSE(Method):
         self.eta: torch.Tensor | None = None  # static form: this step's eta on the device
         self._keys: torch.Tensor | None = None  # this step's keys, enqueued after the step
         self.target_view = cfg.target_view
-        self.key_gradient = cfg.key_gradient
-        self.ema_schedule = cfg.ema_schedule
-        self.ema_schedule_steps = cfg.ema_schedule_steps
         if self.target_view == "clean" and self.augments("target"):
             raise StsbenchError(
                 f"--augment {next(a.name for a in self.augmentations if a.targets('target'))}: it augments the "
@@ -206,7 +202,7 @@ class MoCoSE(Method):
         self.target_encoder = model.momentum_copy()
         self.target_projection = copy.deepcopy(self.projection).eval()
         # official: the target projection is in the optimizer as well as EMA'd (only encoder + pooler frozen)
-        self.target_projection.requires_grad_(self.key_gradient == "official")
+        self.target_projection.requires_grad_(self.cfg.key_gradient == "official")
         if self.queue.items is not None:
             self.queue.items = self.queue.items.to(next(model.parameters()).device)
         if self.start_items is not None:
@@ -229,11 +225,11 @@ class MoCoSE(Method):
         """Return eta after optimizer step ``step`` (1-based) of the run under ``ema_schedule``."""
         return mocose_decay(
             step,
-            schedule=self.ema_schedule,
+            schedule=self.cfg.ema_schedule,
             total=self.total_steps,
             start=self.cfg.ema_decay_start,
             end=self.cfg.ema_decay_end,
-            length=self.ema_schedule_steps,
+            length=self.cfg.ema_schedule_steps,
         )
 
     def negatives(self) -> torch.Tensor | None:
@@ -274,7 +270,7 @@ class MoCoSE(Method):
             batch = self.embed(model or target, anchor, "target", words=x)
         shared = augmented and model is not None and self.cfg.target_embeddings == "shared"
         with shared_embeddings(target, model if shared else None):
-            if self.key_gradient == "official":
+            if self.cfg.key_gradient == "official":
                 return distributed.gather_with_grad(
                     projection(encode_bucketed(target, batch, self.cfg.length_buckets))
                 )
@@ -324,7 +320,7 @@ class MoCoSE(Method):
             q = distributed.gather_with_grad(self.online(model, {**rest, "inputs_embeds": probe}))
             (grad,) = torch.autograd.grad(self.criterion(q, keys.detach(), negatives), probe)
             x = fgsm(x, grad, self.cfg.fgsm_epsilon)
-            if self.target_view == "augmented" or self.key_gradient == "official":
+            if self.target_view == "augmented" or self.cfg.key_gradient == "official":
                 keys = None  # both views are attacked (Alg. 1 line 3); official keys keep their graph
         if keys is None:
             keys = target_keys(x)

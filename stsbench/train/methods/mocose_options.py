@@ -9,7 +9,7 @@ from pydantic import BaseModel, model_validator
 from stsbench.errors import StsbenchError
 from stsbench.options import STRICT as _STRICT
 from stsbench.options import option
-from stsbench.train.config.methods import MethodSpec
+from stsbench.train.config.options import MethodSpec
 
 if TYPE_CHECKING:
     from stsbench.train.config.options import TrainConfig
@@ -21,16 +21,10 @@ class MoCoSEOptions(BaseModel):
     model_config = _STRICT
 
     projection_layers: int = option(
-        1,
-        "MoCoSE: projection layers of both branches (Table 4: 1).",
-        ge=0,
-        label="projection layers",
+        1, "MoCoSE: projection layers of both branches (Table 4: 1).", ge=0, label="projection layers"
     )
     predictor_layers: int = option(
-        2,
-        "MoCoSE: predictor layers of the online branch (Table 4: 2).",
-        ge=0,
-        label="predictor layers",
+        2, "MoCoSE: predictor layers of the online branch (Table 4: 2).", ge=0, label="predictor layers"
     )
     out_size: int | None = option(
         None,
@@ -83,10 +77,7 @@ class MoCoSEOptions(BaseModel):
         5e-9, "MoCoSE: FGSM step on the online branch's input embeddings (eq. 1; 0: off).", ge=0
     )
     queue_size: int = option(
-        512,
-        "MoCoSE: negative queue size K (global across processes).",
-        ge=0,
-        label="queue size",
+        512, "MoCoSE: negative queue size K (global across processes).", ge=0, label="queue size"
     )
     queue_start_size: int = option(
         128,

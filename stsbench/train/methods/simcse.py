@@ -8,8 +8,7 @@ import numpy as np
 
 from stsbench.train.data import tokenize
 from stsbench.train.losses import SupervisedInfoNCE
-from stsbench.train.methods.base import Method
-from stsbench.train.methods.views import Views
+from stsbench.train.methods.base import Method, Views
 
 if TYPE_CHECKING:
     import torch
@@ -45,8 +44,5 @@ class SupSimCSE(SimCSE):
 
     def contrastive_loss(self, model: ContrastiveEncoder, views: Views) -> torch.Tensor:
         """SimCSE eq. (5) with the hard-negative weight."""
-        batch = [views.anchor, views.positive] + (
-            [views.hard_negative] if views.hard_negative is not None else []
-        )
-        h = self.pooled(model, batch)
-        return self.criterion(h[0], h[1], h[2] if len(h) == 3 else None)
+        columns = [v for v in (views.anchor, views.positive, views.hard_negative) if v is not None]
+        return self.criterion(*self.pooled(model, columns))  # (h, h+[, h-])

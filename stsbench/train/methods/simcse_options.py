@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from stsbench.train.config.methods import MethodSpec
-from stsbench.train.config.shared_options import FixedMaskOptions, NoiseOptions
+from stsbench.train.config.options import FixedMaskOptions, MethodSpec, NoiseOptions
 
 SPEC = MethodSpec(
     "simcse",
