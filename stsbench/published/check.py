@@ -51,7 +51,6 @@ from stsbench.results.mteb_layout import (
     MTEB_RESULTS_PREFIX,
     MTEB_TASKS,
     SPLIT,
-    MtebModelScores,
     mteb_identity,
     pick_mteb_model,
     read_mteb_results,
@@ -61,6 +60,7 @@ from stsbench.results.read import load_results, seed_aggregates, select_run
 from stsbench.results.runs import LEVEL, SEEDS_FILE, tested_values
 from stsbench.results.write import output_of, same_path, shown
 from stsbench.stats import decide
+from stsbench.stats.seeds import seed_summary
 from stsbench.tasks.registry import task_kind
 
 BEST_DEV = "best-dev"
@@ -79,10 +79,8 @@ def task_resolution(tasks: Sequence[str], rounded: bool = False) -> float:
     100/N for a transfer accuracy, 0 for a raw correlation; an average's h² is the mean of its parts' over their
     count; ``rounded``: a figure stored at two decimals (h 0.01 more).
     """
-    from stsbench.stats.decide import STORED, average_resolution
-
-    h = average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
-    return math.hypot(h, STORED) if rounded else h
+    h = decide.average_resolution([100 / SCORED[t] if t in SCORED else 0.0 for t in tasks])
+    return math.hypot(h, decide.STORED) if rounded else h
 
 
 @dataclass(frozen=True)
@@ -238,10 +236,8 @@ def check_failed(statuses: Iterable[str], message: str) -> StsbenchError:
     :class:`CheckInconclusive` (exit 3) where every figure not reproduced is inconclusive, else
     :class:`CheckFailed` (exit 1: one not reproduced or missing).
     """
-    from stsbench.stats.decide import INCONCLUSIVE, NOT_CHECKED, REPRODUCED
-
-    left = set(statuses) - {REPRODUCED, NOT_CHECKED}
-    return CheckInconclusive(message) if left == {INCONCLUSIVE} else CheckFailed(message)
+    left = set(statuses) - {decide.REPRODUCED, decide.NOT_CHECKED}
+    return CheckInconclusive(message) if left == {decide.INCONCLUSIVE} else CheckFailed(message)
 
 
 @dataclass(frozen=True)
@@ -403,11 +399,7 @@ def mteb_entry(
             name = mteb_identity(next(iter(by_task.values())).result.model)[0]
         except StsbenchError:  # a local model
             pass
-    return mteb_results_entry(key, pick_mteb_model(folder, models, name))
-
-
-def mteb_results_entry(key: str, scores: MtebModelScores) -> Entry:
-    """A published-registry entry for one model's scores in a local MTEB folder, for ``stsbench check``."""
+    scores = pick_mteb_model(folder, models, name)
     paper = Paper(
         slug=MTEB_RESULTS_PREFIX.rstrip(":"),
         title="MTEB results folder",
@@ -560,8 +552,6 @@ def verdict(
 
 
 def _described(values: Sequence[float], level: float) -> dict[str, Any]:
-    from stsbench.stats.seeds import seed_summary
-
     if not values:
         return {}
     s = seed_summary(values, level)

@@ -70,21 +70,6 @@ from stsbench.tabular import to_html, to_markdown
 # -- the report assembled ------------------------------------------------------------------------------------
 
 
-def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
-    """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
-
-    By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
-    tables then match a model's own rows by name, and say so.
-    """
-    if not reps and not read_recipe_runs(coll.folders):
-        return None
-    named = report_cells(coll.folders, reps)
-    for rep in reps:
-        if not rep.group.runs:
-            named.setdefault(rep.group.name, []).append(rep.address or rep.entry.key)
-    return named
-
-
 def verdict_summary(
     reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
 ) -> list[str]:
@@ -209,7 +194,7 @@ class Sections:
     spec: ReportSpec
 
     def scores(self, kind: str, named: dict[str, list[str]] | None) -> Section:
-        """The STS or transfer table (``named``: what each group is set beside, :func:`compared_with`)."""
+        """The STS or transfer table (``named``: what each group is set beside, :func:`report_cells`)."""
         title = "STS tasks" if kind == "sts" else "Transfer tasks"
         t = score_table(self.coll.tasks, self.models, kind, named, self.labels)
         return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, self.results)])
@@ -480,7 +465,10 @@ def build_report(
     reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
     judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
-    named = compared_with(coll, reps)
+    cells = report_cells(coll.folders, reps)
+    # what each group's scores are set beside; with neither a recipe nor --against, None: the score tables
+    # then match a model's own rows by name, and say so
+    named = cells if reps or read_recipe_runs(coll.folders) else None
     build = Sections(coll, models, groups, labels, results, figs, spec)
     sections = [
         build.scores("sts", named),
@@ -489,7 +477,7 @@ def build_report(
         *([_claims(judged)] if spec.claims else []),
         *([build.seeds(base)] if seeded else []),
         *[build.analysis(a) for a in all_analyses()],
-        *build.training(report_cells(coll.folders, reps)),
+        *build.training(cells),
         build.provenance(),
     ]
     if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)

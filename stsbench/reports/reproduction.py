@@ -214,19 +214,13 @@ def reproduce(
     }
     cells = []
     runs = {"runs": entry.runs, "best_of": entry.best_of}
-    for task, pub in published.items():
-        v = verdict(task, pub, values.get(task, []), difference, **runs)
-        cells.append(v.with_status(decide.NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
-    if AVG in entry.values:
-        checked = set(published) == set(averaged)
-        h = task_resolution(averaged)
-        v = verdict(
-            AVG, entry.values[AVG], values.get(AVG, []), difference, checked=checked, resolution=h, **runs
-        )
-        bad = any(t in averaged for t, m in modified if m == mode)
-        cells.append(
-            v.with_status(decide.NOT_COMPARABLE) if bad and v.values and v.status != decide.NOT_CHECKED else v
-        )
+    for column, pub in (published | {c: v for c, v in entry.values.items() if c == AVG}).items():
+        over = averaged if column == AVG else (column,)
+        checked = column != AVG or set(published) == set(averaged)
+        h = task_resolution(over)
+        v = verdict(column, pub, values.get(column, []), difference, checked=checked, resolution=h, **runs)
+        bad = any((t, mode) in modified for t in over) and v.values and v.status != decide.NOT_CHECKED
+        cells.append(v.with_status(decide.NOT_COMPARABLE) if bad else v)
     return Reproduction(entry, group, mode, tuple(cells), difference)
 
 
@@ -425,14 +419,16 @@ ROW_FIGURES = ("Avg.", "STSBenchmark")
 def report_cells(
     folders: Iterable[str | Path], reproductions: Sequence[Reproduction] = ()
 ) -> dict[str, list[str]]:
-    """Each run's addresses: its recipe's (``recipe_runs.json`` in ``folders``), then ``--against``'s."""
+    """Each run's addresses: its recipe's (``recipe_runs.json`` in ``folders``), then ``--against``'s.
+
+    By seeds' folder; a group of a model not trained here by its name.
+    """
     cells = {name: list(run.published) for name, run in read_recipe_runs(folders).items() if run.published}
     for rep in reproductions:
-        if rep.group.runs:
-            found = cells.setdefault(seeds_folder(rep.group.runs[0]), [])
-            address = rep.address or rep.entry.key
-            if address not in found:
-                found.append(address)
+        found = cells.setdefault(seeds_folder(rep.group.runs[0]) if rep.group.runs else rep.group.name, [])
+        address = rep.address or rep.entry.key
+        if address not in found:
+            found.append(address)
     return cells
 
 
