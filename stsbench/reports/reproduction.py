@@ -232,14 +232,13 @@ def group_figures(
     Seeds keyed by :attr:`SeedGroup.seed_ids` (a model not trained here: 0); a result run twice counts with its
     last, in path order.
     """
-    seeds = group.seed_ids
-    by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
+    by_model = {m.key: seed for seed, m in zip(group.seed_ids, group.models, strict=True)}
     tasks: dict[int, dict[tuple[str, str], float]] = {}
     for rec in records:
         r = rec.result
         if r.model.fingerprint in by_model:
             tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.raw
-    return dict(tasks), best_devs(group.runs)
+    return tasks, best_devs(group.runs)
 
 
 def reproduce_cells(
