@@ -522,10 +522,12 @@ REPRODUCTION_JSON = "reproduction.json"
 _CODE = re.compile(r"`([^`]+)`")
 
 
-def _env():
-    """The templates' environment: they only loop, and format with its filters.
+def render(report: Report, name: str) -> str:
+    """``report`` through ``templates/<name>.j2``; the templates only loop, and format with the filters.
 
-    ``inline``: a paragraph or note as HTML (:func:`inline_html`); ``markdown`` and ``html``: a table.
+    ``report.md``: GitHub Markdown, figures linked relatively; ``report.html``: one file with the figures
+    inlined (base64 PNG) and its CSS in a ``<style>``. Filters: ``inline``, a paragraph or note as HTML
+    (:func:`inline_html`); ``markdown`` and ``html``: a table.
     """
     import jinja2
 
@@ -538,7 +540,7 @@ def _env():
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(inline=inline_html, markdown=to_markdown, html=lambda table: Markup(to_html(table)))
-    return env
+    return env.get_template(f"{name}.j2").render(report=report)
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\((#[\w-]+)\)")  # a link to a section of the report
@@ -550,16 +552,6 @@ def inline_html(text: str) -> Any:
     out = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False))
     out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
     return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
-
-
-def render_markdown(report: Report) -> str:
-    """GitHub Markdown, figures linked relatively."""
-    return _env().get_template("report.md.j2").render(report=report)
-
-
-def render_html(report: Report) -> str:
-    """One HTML file with the figures inlined (base64 PNG) and its CSS in a ``<style>``."""
-    return _env().get_template("report.html.j2").render(report=report)
 
 
 @dataclass
@@ -643,8 +635,8 @@ def write_report(
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg", ".csv") and stale.resolve() not in kept:
             stale.unlink()
-    md = atomic_write_text(out / "report.md", render_markdown(report))
-    page = atomic_write_text(out / "report.html", render_html(report))
+    md = atomic_write_text(out / "report.md", render(report, "report.md"))
+    page = atomic_write_text(out / "report.html", render(report, "report.html"))
     verdicts = out / REPRODUCTION_JSON
     judged = bool(against or claims)
     if judged:

@@ -166,28 +166,31 @@ def group_names(group: SeedGroup) -> set[str]:
     return names
 
 
+def everyone(groups: Sequence[SeedGroup]) -> str:
+    """The groups' names, for a line that asks for one (``none`` without any)."""
+    return ", ".join(g.name for g in groups) or "none"
+
+
 def named_group(groups: Sequence[SeedGroup], name: str, asked: str) -> SeedGroup:
     """The one group called ``name`` (:func:`group_names`); else one line starting with ``asked``, the request."""
     found = [g for g in groups if name in group_names(g)]
     if len(found) == 1:
         return found[0]
     what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
-    everyone = ", ".join(g.name for g in groups) or "none"
-    raise StsbenchError(f"{asked}: {what} of this report named {name!r}; groups: {everyone}")
+    raise StsbenchError(f"{asked}: {what} of this report named {name!r}; groups: {everyone(groups)}")
 
 
 def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
     """The group ``target`` names, else the one the score tables set its row beside; one line otherwise."""
     if target.group is not None:
         return named_group(groups, target.group, f"--against {target.group}={target.key}")
-    everyone = ", ".join(g.name for g in groups) or "none"
     row = split_cell(target.key)[0]
     beside = [g for g in groups if any(row == e.key for k in TASKS_OF for e in published_for(g.models[0], k))]
     if len(beside) == 1:
         return beside[0]
     what = "no group of this report is set beside it" if not beside else f"{len(beside)} groups could be"
     raise StsbenchError(
-        f"--against {target.key}: {what}; name the group as GROUP={target.key} (groups: {everyone})"
+        f"--against {target.key}: {what}; name the group as GROUP={target.key} (groups: {everyone(groups)})"
     )
 
 
@@ -399,9 +402,8 @@ def check_cells(
     elif len(groups) == 1:
         chosen = groups[0]
     else:
-        names = ", ".join(g.name for g in groups) or "none"
         raise StsbenchError(
-            f"{results_dir} holds {len(groups)} groups of seeds ({names}); name one with --model, "
+            f"{results_dir} holds {len(groups)} groups of seeds ({everyone(groups)}); name one with --model, "
             "or give the folder of one run's seeds"
         )
     return reproduce_cells(coll.tasks, chosen, address, difference)
