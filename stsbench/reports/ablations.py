@@ -192,25 +192,25 @@ def sweep_seeds_table(
     cell ``cells`` holds the setting's seeds against (:mod:`stsbench.reports.reproduction`).
     """
     columns = [option_words(name), *SEED_CELLS]
-    found = [published_cell(g.runs[0], cells or {}) for g in rows]
-    out = [
-        [show_value(settings(g.runs[0])[name]), *_seed_cells(g, records, pub)]
-        for g, pub in zip(rows, found, strict=True)
-    ]
+    out = [[show_value(settings(g.runs[0])[name]), *_seed_cells(g, records, cells or {})] for g in rows]
     method = method_of(rows[0].runs[0].config)
     notes = [
         f"{method} groups of seeds identical but for {name}: one row per setting; STS-B dev Spearman x100 of each "
         "seed's kept checkpoint (the training's own best dev score), mean ± std (n seeds) and the 95% t-interval "
         "over seeds.",
-        _published_note(found),
+        _published_note(published_cell(g.runs[0], cells or {}) for g in rows),
         other_settings(without_seed(rows[0].runs[0]), (name,)),
     ]
     title = titled("Sweep over seeds", name, method)
     return make_table(f"ablation_{name}_seeds_{n}", title, columns, out, notes, right=tuple(columns[1:5]))
 
 
-def _seed_cells(group: SeedGroup, records: list[TaskRecord], pub: tuple[str, float] | None) -> list[str]:
-    """A group of seeds' row after its first cell: best dev mean ± std (n) and 95% interval, STS test Avg., the cell."""
+def _seed_cells(group: SeedGroup, records: list[TaskRecord], cells: Cells) -> list[str]:
+    """A group of seeds' row after its first cell: best dev mean ± std (n) and 95% interval, STS test Avg., the cell.
+
+    The cell: the first that ``cells`` holds the group's seeds against (:func:`published_cell`).
+    """
+    pub = published_cell(group.runs[0], cells)
     devs = finite(map(kept_dev, group.runs))
     avgs = sts_averages(group, records)
     return [
@@ -229,12 +229,11 @@ def held_table(rows: Sequence[SeedGroup], records: list[TaskRecord], cells: Cell
     names it: STS-B dev of each seed's kept checkpoint, mean ± std (n) and the 95% interval, beside the cell.
     """
     columns = ["group", *SEED_CELLS]
-    found = [published_cell(g.runs[0], cells) for g in rows]
-    out = [[g.name, *_seed_cells(g, records, pub)] for g, pub in zip(rows, found, strict=True)]
+    out = [[g.name, *_seed_cells(g, records, cells)] for g in rows]
     notes = [
         "Groups of seeds the recipe (or --against) holds against a cell, in no sweep above: STS-B dev Spearman x100 "
         "of each seed's kept checkpoint, mean ± std (n seeds) and the 95% t-interval over seeds.",
-        _published_note(found),
+        _published_note(published_cell(g.runs[0], cells) for g in rows),
     ]
     title = "Held against a published cell, in no sweep"
     return make_table("ablation_held_seeds", title, columns, out, notes, right=tuple(columns[1:5]))

@@ -69,21 +69,6 @@ from stsbench.tabular import to_html, to_markdown
 # -- the report assembled ------------------------------------------------------------------------------------
 
 
-def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
-    """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
-
-    By seeds' folder (a model not trained here: its group's name). None for results with neither: the score
-    tables then match a model's own rows by name, and say so.
-    """
-    if not reps and not read_recipe_runs(coll.folders):
-        return None
-    named = report_cells(coll.folders, reps)
-    for rep in reps:
-        if not rep.group.runs:
-            named.setdefault(rep.group.name, []).append(rep.address or rep.entry.key)
-    return named
-
-
 def verdict_summary(
     reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
 ) -> list[str]:
@@ -208,7 +193,7 @@ class Sections:
     spec: ReportSpec
 
     def scores(self, kind: str, named: dict[str, list[str]] | None) -> Section:
-        """The STS or transfer table (``named``: what each group is set beside, :func:`compared_with`)."""
+        """The STS or transfer table (``named``: what each group is set beside, :func:`report_cells`)."""
         title = "STS tasks" if kind == "sts" else "Transfer tasks"
         t = score_table(self.coll.tasks, self.models, kind, named, self.labels)
         return Section(kind, title, tables=[t]) if t else Section(kind, title, [missing(kind, self.results)])
@@ -479,7 +464,10 @@ def build_report(
     reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
     judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
-    named = compared_with(coll, reps)
+    cells = report_cells(coll.folders, reps)
+    # what each group's scores are set beside; with neither a recipe nor --against, None: the score tables
+    # then match a model's own rows by name, and say so
+    named = cells if reps or read_recipe_runs(coll.folders) else None
     build = Sections(coll, models, groups, labels, results, figs, spec)
     sections = [
         build.scores("sts", named),
@@ -488,7 +476,7 @@ def build_report(
         *([_claims(judged)] if spec.claims else []),
         *([build.seeds(base)] if seeded else []),
         *[build.analysis(a) for a in all_analyses()],
-        *build.training(report_cells(coll.folders, reps)),
+        *build.training(cells),
         build.provenance(),
     ]
     if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
@@ -533,10 +521,12 @@ REPRODUCTION_JSON = "reproduction.json"
 _CODE = re.compile(r"`([^`]+)`")
 
 
-def _env():
-    """The templates' environment: they only loop, and format with its filters.
+def render(report: Report, name: str) -> str:
+    """``report`` through ``templates/<name>.j2``; the templates only loop, and format with the filters.
 
-    ``inline``: a paragraph or note as HTML (:func:`inline_html`); ``markdown`` and ``html``: a table.
+    ``report.md``: GitHub Markdown, figures linked relatively; ``report.html``: one file with the figures
+    inlined (base64 PNG) and its CSS in a ``<style>``. Filters: ``inline``, a paragraph or note as HTML
+    (:func:`inline_html`); ``markdown`` and ``html``: a table.
     """
     import jinja2
 
@@ -549,7 +539,7 @@ def _env():
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(inline=inline_html, markdown=to_markdown, html=lambda table: Markup(to_html(table)))
-    return env
+    return env.get_template(f"{name}.j2").render(report=report)
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\((#[\w-]+)\)")  # a link to a section of the report
@@ -561,16 +551,6 @@ def inline_html(text: str) -> Any:
     out = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text, quote=False))
     out = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', out)
     return Markup(_BOLD.sub(lambda m: f"<strong>{m.group(1)}</strong>", out))
-
-
-def render_markdown(report: Report) -> str:
-    """GitHub Markdown, figures linked relatively."""
-    return _env().get_template("report.md.j2").render(report=report)
-
-
-def render_html(report: Report) -> str:
-    """One HTML file with the figures inlined (base64 PNG) and its CSS in a ``<style>``."""
-    return _env().get_template("report.html.j2").render(report=report)
 
 
 @dataclass
@@ -654,8 +634,8 @@ def write_report(
     for stale in sorted((out / FIGURES).glob("*")):
         if stale.suffix in (".png", ".svg", ".csv") and stale.resolve() not in kept:
             stale.unlink()
-    md = atomic_write_text(out / "report.md", render_markdown(report))
-    page = atomic_write_text(out / "report.html", render_html(report))
+    md = atomic_write_text(out / "report.md", render(report, "report.md"))
+    page = atomic_write_text(out / "report.html", render(report, "report.html"))
     verdicts = out / REPRODUCTION_JSON
     judged = bool(against or claims)
     if judged:

@@ -166,28 +166,31 @@ def group_names(group: SeedGroup) -> set[str]:
     return names
 
 
+def everyone(groups: Sequence[SeedGroup]) -> str:
+    """The groups' names, for a line that asks for one (``none`` without any)."""
+    return ", ".join(g.name for g in groups) or "none"
+
+
 def named_group(groups: Sequence[SeedGroup], name: str, asked: str) -> SeedGroup:
     """The one group called ``name`` (:func:`group_names`); else one line starting with ``asked``, the request."""
     found = [g for g in groups if name in group_names(g)]
     if len(found) == 1:
         return found[0]
     what = "no group" if not found else f"{len(found)} groups ({', '.join(g.name for g in found)})"
-    everyone = ", ".join(g.name for g in groups) or "none"
-    raise StsbenchError(f"{asked}: {what} of this report named {name!r}; groups: {everyone}")
+    raise StsbenchError(f"{asked}: {what} of this report named {name!r}; groups: {everyone(groups)}")
 
 
 def find_group(groups: Sequence[SeedGroup], target: Target) -> SeedGroup:
     """The group ``target`` names, else the one the score tables set its row beside; one line otherwise."""
     if target.group is not None:
         return named_group(groups, target.group, f"--against {target.group}={target.key}")
-    everyone = ", ".join(g.name for g in groups) or "none"
     row = split_cell(target.key)[0]
     beside = [g for g in groups if any(row == e.key for k in TASKS_OF for e in published_for(g.models[0], k))]
     if len(beside) == 1:
         return beside[0]
     what = "no group of this report is set beside it" if not beside else f"{len(beside)} groups could be"
     raise StsbenchError(
-        f"--against {target.key}: {what}; name the group as GROUP={target.key} (groups: {everyone})"
+        f"--against {target.key}: {what}; name the group as GROUP={target.key} (groups: {everyone(groups)})"
     )
 
 
@@ -214,19 +217,13 @@ def reproduce(
     }
     cells = []
     runs = {"runs": entry.runs, "best_of": entry.best_of}
-    for task, pub in published.items():
-        v = verdict(task, pub, values.get(task, []), difference, **runs)
-        cells.append(v.with_status(decide.NOT_COMPARABLE) if (task, mode) in modified and v.values else v)
-    if AVG in entry.values:
-        checked = set(published) == set(averaged)
-        h = task_resolution(averaged)
-        v = verdict(
-            AVG, entry.values[AVG], values.get(AVG, []), difference, checked=checked, resolution=h, **runs
-        )
-        bad = any(t in averaged for t, m in modified if m == mode)
-        cells.append(
-            v.with_status(decide.NOT_COMPARABLE) if bad and v.values and v.status != decide.NOT_CHECKED else v
-        )
+    for column, pub in (published | {c: v for c, v in entry.values.items() if c == AVG}).items():
+        over = averaged if column == AVG else (column,)
+        checked = column != AVG or set(published) == set(averaged)
+        h = task_resolution(over)
+        v = verdict(column, pub, values.get(column, []), difference, checked=checked, resolution=h, **runs)
+        bad = any((t, mode) in modified for t in over) and v.values and v.status != decide.NOT_CHECKED
+        cells.append(v.with_status(decide.NOT_COMPARABLE) if bad else v)
     return Reproduction(entry, group, mode, tuple(cells), difference)
 
 
@@ -238,14 +235,13 @@ def group_figures(
     Seeds keyed by :attr:`SeedGroup.seed_ids` (a model not trained here: 0); a result run twice counts with its
     last, in path order.
     """
-    seeds = group.seed_ids
-    by_model = {m.key: seed for seed, m in zip(seeds, group.models, strict=True)}
+    by_model = {m.key: seed for seed, m in zip(group.seed_ids, group.models, strict=True)}
     tasks: dict[int, dict[tuple[str, str], float]] = {}
     for rec in records:
         r = rec.result
         if r.model.fingerprint in by_model:
             tasks.setdefault(by_model[r.model.fingerprint], {})[(r.task, r.mode)] = r.raw
-    return dict(tasks), best_devs(group.runs)
+    return tasks, best_devs(group.runs)
 
 
 def reproduce_cells(
@@ -406,9 +402,8 @@ def check_cells(
     elif len(groups) == 1:
         chosen = groups[0]
     else:
-        names = ", ".join(g.name for g in groups) or "none"
         raise StsbenchError(
-            f"{results_dir} holds {len(groups)} groups of seeds ({names}); name one with --model, "
+            f"{results_dir} holds {len(groups)} groups of seeds ({everyone(groups)}); name one with --model, "
             "or give the folder of one run's seeds"
         )
     return reproduce_cells(coll.tasks, chosen, address, difference)
@@ -425,14 +420,16 @@ ROW_FIGURES = ("Avg.", "STSBenchmark")
 def report_cells(
     folders: Iterable[str | Path], reproductions: Sequence[Reproduction] = ()
 ) -> dict[str, list[str]]:
-    """Each run's addresses: its recipe's (``recipe_runs.json`` in ``folders``), then ``--against``'s."""
+    """Each run's addresses: its recipe's (``recipe_runs.json`` in ``folders``), then ``--against``'s.
+
+    By seeds' folder; a group of a model not trained here by its name.
+    """
     cells = {name: list(run.published) for name, run in read_recipe_runs(folders).items() if run.published}
     for rep in reproductions:
-        if rep.group.runs:
-            found = cells.setdefault(seeds_folder(rep.group.runs[0]), [])
-            address = rep.address or rep.entry.key
-            if address not in found:
-                found.append(address)
+        found = cells.setdefault(seeds_folder(rep.group.runs[0]) if rep.group.runs else rep.group.name, [])
+        address = rep.address or rep.entry.key
+        if address not in found:
+            found.append(address)
     return cells
 
 

@@ -537,16 +537,13 @@ def seeds_table(analysis: Analysis, variant: str, found: Sequence[SeededResults]
     rows = []
     for f, nums in blocks:
         for row in dict.fromkeys(r for r, _ in nums):
-            sums = {}
-            for column in columns:
-                number, values = nums.get((row, column), (None, []))
-                sums[column] = (
-                    seed_summary(values, LEVEL) if values else None,
-                    number.decimals if number else 2,
-                )
-            n = len(f.seeds)
-            rows.append([f.label, row, *[mean_std(s, n, d) for s, d in sums.values()]])
-            rows.append([INTERVAL_ROW, "", *[interval(s, d) for s, d in sums.values()]])
+            cells = [nums.get((row, column), (None, [])) for column in columns]
+            sums = [
+                (seed_summary(values, LEVEL) if values else None, number.decimals if number else 2)
+                for number, values in cells
+            ]
+            rows.append([f.label, row, *[mean_std(s, len(f.seeds), d) for s, d in sums]])
+            rows.append([INTERVAL_ROW, "", *[interval(s, d) for s, d in sums]])
     notes = [
         f"A row `NAME (n=k)`: the {analysis.title.lower()} figures of k checkpoints trained identically but for "
         "the seed, each cell the mean ± sample std over the seeds (its own n where fewer seeds have it); the 95% "
@@ -577,15 +574,13 @@ def write_seed_values(found: Sequence[SeededResults], path: Path) -> Path:
 
 def headline_points(found: Sequence[SeededResults]) -> list[tuple[str, str, float]]:
     """(group label, figure, value) of every seed's headline figures: the seed figure's points."""
-    points = []
-    for f in found:
-        for numbers in f.numbers:
-            points += [
-                (f.label, f"{n.row}: {n.column}", n.value)
-                for n in numbers
-                if n.headline and n.value is not None
-            ]
-    return points
+    return [
+        (f.label, f"{n.row}: {n.column}", n.value)
+        for f in found
+        for numbers in f.numbers
+        for n in numbers
+        if n.headline and n.value is not None
+    ]
 
 
 # --- figures that show spread --------------------------------------------------------------------------------
