@@ -69,6 +69,15 @@ from stsbench.tabular import to_html, to_markdown
 # -- the report assembled ------------------------------------------------------------------------------------
 
 
+def compared_with(coll: Collection, reps: Sequence[Reproduction]) -> dict[str, list[str]] | None:
+    """What each group's scores are set beside: what its recipe (``recipe_runs.json``) and ``--against`` name.
+
+    By seeds' folder (a model not trained here: its group's name), :func:`report_cells`. None for results with
+    neither: the score tables then match a model's own rows by name, and say so.
+    """
+    return report_cells(coll.folders, reps) if reps or read_recipe_runs(coll.folders) else None
+
+
 def verdict_summary(
     reps: Sequence[Reproduction], judged: Sequence[ClaimResult], sections: Sequence[Section]
 ) -> list[str]:
@@ -464,10 +473,8 @@ def build_report(
     reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
     judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
     figs = Figures(Path(figures_dir), figures_prefix)
-    cells = report_cells(coll.folders, reps)
-    # what each group's scores are set beside; with neither a recipe nor --against, None: the score tables
-    # then match a model's own rows by name, and say so
-    named = cells if reps or read_recipe_runs(coll.folders) else None
+    named = compared_with(coll, reps)
+    cells = named or {}
     build = Sections(coll, models, groups, labels, results, figs, spec)
     sections = [
         build.scores("sts", named),
