@@ -82,7 +82,7 @@ def report_cmd(
     runs: shared.RunsOpt = None,
     seeds: shared.SeedsOpt = None,
     strict: shared.StrictOpt = False,
-) -> None:
+) -> object:  # the ReportFiles written (typer reads annotations at run time)
     """Write OUT/report.md and a self-contained OUT/report.html from the results under RESULTS.
 
     A file that cannot be read (malformed JSON, not an stsbench result) is named on stderr and skipped;
@@ -117,6 +117,7 @@ def report_cmd(
     typer.echo(f"wrote {files.markdown}, {files.html}{also} and {figures}", err=True)
     if strict and files.warnings:
         raise typer.Exit(1)
+    return files  # what a notebook shows (stsbench.notebook)
 
 
 def register(app: typer.Typer) -> None:

@@ -323,6 +323,7 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[FigureOut] = field(default_factory=list)
+    shown_before: list[FigureOut] = field(default_factory=list)  # its figures an earlier section shows (a link)
 
     @property
     def anchor(self) -> str:

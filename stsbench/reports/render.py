@@ -106,6 +106,7 @@ def once(sections: Sequence[Section]) -> None:
             if fig.svg in first:
                 shown = first[fig.svg]
                 section.paragraphs.append(f"Figure: {fig.title}, shown in [{shown.title}](#{shown.anchor}).")
+                section.shown_before.append(fig)
             else:
                 first[fig.svg] = section
                 kept.append(fig)
