@@ -90,6 +90,9 @@ from stsbench.files import atomic_write_text
 from stsbench.stats import decide
 from stsbench.stats.claims import Argmax, Collapse, judge
 
+# docs/calibration.md's last section, the sequential plan's, from this line on: written by another script
+SEQUENTIAL = "<!-- the sequential plan: benchmarks/sequential_calibration.py --out writes from here on -->"
+
 RULE_FILE = hashlib.sha256(Path(decide.__file__).read_bytes()).hexdigest()[:12]  # the rule as imported
 
 NS = (2, 3, 5, 10)
@@ -800,8 +803,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     text = markdown(rows, head)
     print(head)
-    if args.out:
-        atomic_write_text(args.out, text)
+    if args.out:  # the sequential plan's section (benchmarks/sequential_calibration.py) kept below its marker
+        out = Path(args.out)
+        old = out.read_text(encoding="utf-8") if out.is_file() else ""
+        tail = old[old.index(SEQUENTIAL) :] if SEQUENTIAL in old else ""
+        atomic_write_text(out, f"{text.rstrip()}\n\n{tail}" if tail else text)
     bad = failures(rows)
     for line in bad:
         print(line, file=sys.stderr)

@@ -337,6 +337,8 @@ def test_two_processes_give_the_one_process_tables():
 
 def test_main_writes_the_tables(tmp_path, capsys):
     out = tmp_path / "calibration.md"
+    # the sequential plan's section (benchmarks/sequential_calibration.py) is kept from its marker on
+    out.write_text(f"# an older table\n\n{cal.SEQUENTIAL}\n\n## The sequential plan\n", encoding="utf-8")
     code = cal.main(
         ["--reduced", "--kinds", "family", "--draws", "50", "--processes", "1", "--out", str(out)]
     )
@@ -346,6 +348,7 @@ def test_main_writes_the_tables(tmp_path, capsys):
     head = f"**Summary** (rule version 3, stsbench/stats/decide.py sha256 {cal.RULE_FILE}): 6 scenarios; "
     assert head + "3 counted, 0 above their bound on a side; 3 at n < 3, 0 with a decisive draw" in text
     assert "1 process." in text and "50 draws a scenario, 250 for the cells" in text
+    assert "an older table" not in text and text.endswith(f"{cal.SEQUENTIAL}\n\n## The sequential plan\n")
     assert "**Summary**" in capsys.readouterr().out and not list(tmp_path.glob(".*.tmp"))
 
 

@@ -323,7 +323,8 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[FigureOut] = field(default_factory=list)
-    shown_before: list[FigureOut] = field(default_factory=list)  # its figures an earlier section shows (a link)
+    # its figures an earlier section shows (report.md links there; a notebook shows them again)
+    shown_before: list[FigureOut] = field(default_factory=list)
 
     @property
     def anchor(self) -> str:

@@ -1,0 +1,254 @@
+"""How the sequential seed plan (stsbench.stats.sequential) decides, against a fixed number of seeds.
+
+    OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py [--runs 100000] [--seed 0] [--verify 2000]
+        [--out docs/calibration.md]
+
+**The grid.** A paired contrast A > B with normal per-seed differences: δ = 0.5, seed std 0.25, 0.5 and 1.0,
+true differences 0, ±δ/2, ±δ, ±2δ and ±4δ (27 cells), at most M = 10 and M = 20 seeds; ``--runs`` paths a cell
+(100,000). On each path the sequential plan looks at n = 3, 4, 5, 6, ⌈0.8M⌉ and M seeds with the committed
+constants, stops at the first decisive word, or by futility at the middle looks (the rule of
+:func:`stsbench.stats.sequential.futile`), or at M; the fixed designs read the same path at M and at 3 seeds
+with the 95% interval (common random numbers: every design reads the same seeds).
+
+**Counted.** Wrong decisive words, a side at a time, as docs/calibration.md defines them for a statement (upper:
+a direction shown where t <= 0, *by more than δ* where t <= δ, *no difference that matters* or *reversed, by less
+than δ* where t <= -δ; lower the mirror image), each against 0.025 + 3 binomial SE at the cell's runs (0.0265 at
+100,000); the right-decision rate (decisive and not wrong) of the plan, of M fixed seeds and of 3; the expected
+seeds of the plan (mean stopping n) and its share of M; how often futility stopped it.
+
+**The project's words.** The words are read vectorised here from each look's interval, m ± c_n·s/√n, by the
+regions of :func:`stsbench.stats.decide.directional`; on the first ``--verify`` paths of every cell each look's
+word and futility are also asked of the project's own functions (:func:`stsbench.stats.sequential.look`,
+:func:`~stsbench.stats.sequential.futile`, :func:`stsbench.stats.decide.difference` at 0.95), and one
+disagreement stops the run (exit 1). Exit 1 too where a side lies above its bound (0 otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from stsbench.files import atomic_write_text
+from stsbench.stats import decide, sequential
+
+DELTA = 0.5
+STDS = (0.25, 0.5, 1.0)
+TRUTHS = (-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4)  # in δ
+MAXIMA = (10, 20)
+WORDS = (*decide.VERDICTS, sequential.FUTILE)
+CODE = {w: i for i, w in enumerate(WORDS)}
+UP_WRONG = {  # a word, and the truths t at or below which it is wrong upward (an interval above t)
+    decide.SUPPORTED_MORE: DELTA,
+    decide.SUPPORTED: 0.0,
+    decide.SUPPORTED_LESS: 0.0,
+    decide.NO_DIFFERENCE: -DELTA,
+    decide.REVERSED_LESS: -DELTA,
+}
+
+
+def words(low: np.ndarray, high: np.ndarray, d: float = DELTA) -> np.ndarray:
+    """The codes of :func:`~stsbench.stats.decide.directional`'s words for intervals (low, high), vectorised."""
+    out = np.full(low.shape, CODE[decide.INCONCLUSIVE])
+    rules = [
+        (low > d, decide.SUPPORTED_MORE),
+        ((low > 0) & (low <= d) & (high >= d), decide.SUPPORTED),
+        ((low > 0) & (high < d), decide.SUPPORTED_LESS),
+        ((low <= 0) & (high < -d), decide.REVERSED_MORE),
+        ((low <= 0) & (high >= -d) & (high < 0) & (low <= -d), decide.REVERSED),
+        ((low <= 0) & (high >= -d) & (high < 0) & (low > -d), decide.REVERSED_LESS),
+        ((low > -d) & (high < d) & (low <= 0) & (high >= 0), decide.NO_DIFFERENCE),
+    ]
+    for mask, word in reversed(rules):
+        out[mask] = CODE[word]
+    return out
+
+
+def wrong(codes: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) masks of the wrong decisive words at truth ``t``."""
+    up = np.zeros(codes.shape, dtype=bool)
+    down = np.zeros(codes.shape, dtype=bool)
+    for word, limit in UP_WRONG.items():
+        mirror = {
+            decide.SUPPORTED_MORE: decide.REVERSED_MORE,
+            decide.SUPPORTED: decide.REVERSED,
+            decide.SUPPORTED_LESS: decide.REVERSED_LESS,
+            decide.NO_DIFFERENCE: decide.NO_DIFFERENCE,
+            decide.REVERSED_LESS: decide.SUPPORTED_LESS,
+        }[word]
+        if t <= limit:
+            up |= codes == CODE[word]
+        if t >= -limit:
+            down |= codes == CODE[mirror]
+    return up, down
+
+
+def decisive(codes: np.ndarray) -> np.ndarray:
+    return (codes != CODE[decide.INCONCLUSIVE]) & (codes != CODE[sequential.FUTILE])
+
+
+def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: int) -> dict[str, float]:
+    """One cell of the grid: the plan's and the fixed designs' rates on the same ``runs`` paths."""
+    rng = np.random.Generator(np.random.PCG64([seed, maximum, STDS.index(std), TRUTHS.index(truth)]))
+    t = truth * DELTA
+    x = rng.normal(t, std, (runs, maximum))
+    total, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
+
+    def moments(n: int) -> tuple[np.ndarray, np.ndarray]:
+        m = total[:, n - 1] / n
+        return m, np.sqrt(np.maximum(squares[:, n - 1] - n * m**2, 0) / (n - 1))
+
+    at = sequential.plan(maximum)
+    final = np.full(runs, -1)
+    stop = np.full(runs, maximum)
+    futile_stop = np.zeros(runs, dtype=bool)
+    for n in at.looks:
+        m, s = moments(n)
+        half = at.constant(n) * s / math.sqrt(n)
+        codes = words(m - half, m + half)
+        open_ = final < 0
+        now = open_ & (decisive(codes) | (n == maximum))
+        if n in sequential.futility_looks(at):
+            g = sequential.futility_bound(n, at)
+            big, cm = maximum, at.constant(maximum)
+            h = cm * s / math.sqrt(big)
+            tau = s * math.sqrt((big - n) / big**2 + (big - n) ** 2 / (big**2 * n))
+            chance = stats.norm.cdf((-h - m) / tau) + stats.norm.sf((h - m) / tau)
+            fut = open_ & ~now & (s >= g * DELTA) & (chance < sequential.FUTILITY_CHANCE)
+            codes = np.where(fut, CODE[sequential.FUTILE], codes)
+            futile_stop |= fut
+            now |= fut
+        final = np.where(now, codes, final)
+        stop = np.where(now, n, stop)
+        if verify:
+            check_look(x[:verify], n, at, codes[:verify], open_[:verify])
+    fixed = {}
+    for n in (maximum, 3):
+        m, s = moments(n)
+        half = stats.t.ppf(0.975, n - 1) * s / math.sqrt(n)
+        fixed[n] = words(m - half, m + half)
+        if verify:
+            check_fixed(x[:verify], n, fixed[n][:verify])
+    up, down = wrong(final, t)
+    right = lambda c: float(np.mean(decisive(c) & ~np.any(wrong(c, t), axis=0)))  # noqa: E731
+    return {
+        "upper": float(up.mean()),
+        "lower": float(down.mean()),
+        "seeds": float(stop.mean()),
+        "right": right(final),
+        "right_fixed": right(fixed[maximum]),
+        "right_3": right(fixed[3]),
+        "futile": float(futile_stop.mean()),
+        "more_than_delta": float(np.mean(final == CODE[decide.SUPPORTED_MORE])),
+        "more_than_delta_fixed": float(np.mean(fixed[maximum] == CODE[decide.SUPPORTED_MORE])),
+    }
+
+
+def check_look(x: np.ndarray, n: int, at: sequential.Plan, codes: np.ndarray, open_: np.ndarray) -> None:
+    """Each verified path's word at look ``n`` as the project reads it (futility where the plan checks it)."""
+    for row, code, is_open in zip(x, codes, open_, strict=True):
+        a = {i: float(v) for i, v in enumerate(row[:n])}
+        word = sequential.look(a, dict.fromkeys(a, 0.0), DELTA, at).outcome
+        m, s = float(np.mean(row[:n])), float(np.std(row[:n], ddof=1))
+        if is_open and word == decide.INCONCLUSIVE and sequential.futile(m, s, n, DELTA, at):
+            word = sequential.FUTILE
+        if WORDS[code] != word and (is_open or WORDS[code] != sequential.FUTILE):
+            raise SystemExit(f"look at {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}")
+
+
+def check_fixed(x: np.ndarray, n: int, codes: np.ndarray) -> None:
+    for row, code in zip(x, codes, strict=True):
+        a = {i: float(v) for i, v in enumerate(row[:n])}
+        word = decide.directional(decide.difference(a, dict.fromkeys(a, 0.0)), DELTA).outcome
+        if WORDS[code] != word:
+            raise SystemExit(f"fixed {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}")
+
+
+MARKER = "<!-- the sequential plan: benchmarks/sequential_calibration.py --out writes from here on -->"
+
+
+def with_section(existing: str, section: str) -> str:
+    """``existing`` (docs/calibration.md) with everything from :data:`MARKER` on replaced by ``section``."""
+    kept = existing.split(MARKER)[0].rstrip("\n")
+    return f"{kept}\n\n{MARKER}\n\n{section}" if kept else f"{MARKER}\n\n{section}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--verify", type=int, default=2000, help="paths a cell also judged by the project's code"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="write the section into this Markdown file (from its marker on)"
+    )
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / args.runs)
+    failed, lines, summary = False, [], []
+    for maximum in MAXIMA:
+        lines += [
+            f"### At most {maximum} seeds",
+            "",
+            "| seed std | true diff | wrong upper | wrong lower | E[seeds] | share of M | right (plan) "
+            f"| right ({maximum} fixed) | right (3 fixed) | futility | by more than δ (plan / fixed) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        shares, gaps, worst = [], [], 0.0
+        for std in STDS:
+            for truth in TRUTHS:
+                r = cell(maximum, std, truth, args.runs, args.seed, args.verify)
+                shares.append(r["seeds"] / maximum)
+                gaps.append(r["right_fixed"] - r["right"])
+                worst = max(worst, r["upper"], r["lower"])
+                over = max(r["upper"], r["lower"]) > bound
+                failed |= over
+                lines.append(
+                    f"| {std:g} | {truth:+g}δ | {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} "
+                    f"| {r['seeds']:.2f} | {r['seeds'] / maximum:.3f} | {r['right']:.3f} | {r['right_fixed']:.3f} "
+                    f"| {r['right_3']:.3f} | {r['futile']:.3f} "
+                    f"| {r['more_than_delta']:.3f} / {r['more_than_delta_fixed']:.3f} |"
+                )
+            by_std = np.mean(shares[-len(TRUTHS) :])
+            summary.append(f"M {maximum}, std {std:g}: expected seeds {by_std:.3f} of M")
+        lines.append("")
+        summary.insert(
+            len(summary) - len(STDS),
+            f"**M = {maximum}**: wrong decisive words at most {worst:.4f} a side (bound {bound:.4f}); expected seeds "
+            f"**{np.mean(shares):.3f}** of M averaged over the {len(shares)} cells; the right-decision rate at most "
+            f"{max(gaps):.3f} below {maximum} fixed seeds in any cell.",
+        )
+    wall = time.perf_counter() - started
+    command = "OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py" + "".join(
+        f" --{k} {v}" for k, v in (("runs", args.runs), ("seed", args.seed), ("verify", args.verify))
+    )
+    section = "\n".join(
+        [
+            "## The sequential plan (`stsbench.stats.sequential`)",
+            "",
+            f"A paired contrast A > B, normal per-seed differences, δ {DELTA:g}; {args.runs:,} paths a cell, the plan "
+            "and the fixed designs on the same paths (common random numbers); each look's word checked against the "
+            f"project's functions on the first {args.verify:,} paths of every cell. Command `{command}`; "
+            f"{wall:.0f} s. What is counted: the script's docstring; the rule: docs/uncertainty.md (Seeds until "
+            "the verdict is decided).",
+            "",
+            *[f"- {line}" for line in summary],
+            "",
+            *lines,
+        ]
+    )
+    print(section)  # noqa: T201
+    if args.out:
+        existing = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        atomic_write_text(args.out, with_section(existing, section))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
