@@ -1,7 +1,7 @@
 """The repeated-confidence-interval constants of the sequential seed plan (stats/sequential.py), M = 10 and 20.
 
     OMP_NUM_THREADS=1 python benchmarks/sequential_constants.py [--paths 4000000] [--seed 0] [--check]
-        [--out stsbench/stats/sequential_constants.json]
+        [--out stsbench/stats/sequential_table.py]
 
 **What the table is.** A reproduction that adds seeds until its verdict is decided looks at n = 3, 4, 5, 6,
 ⌈0.8M⌉ and M seeds (M the most it may train). At each look it reads the 8 words off (m - c_n·s/√n,
@@ -26,7 +26,9 @@ run's figure, shares that run's noise at every look, so its constants are its ow
 shared by both designs and both M (common random numbers): each path is one row of 21 standard normals, column 0
 the published run's noise, columns 1..M the seeds, so the stream does not depend on the chunk size. Every
 constant is rounded UP to three significant figures (a wider interval, never a narrower one) before the paths it
-stops are taken out. The committed file was made by the command above with its defaults. ``--check`` recomputes
+stops are taken out. The table is written as a Python module (``stsbench/stats/sequential_table.py``): code, so
+the key of every step that reads it holds its content. The committed one was made by the command above with its
+defaults. ``--check`` recomputes
 and exits 1 where the file differs (0 where it equals it; 2 for a bad option).
 """
 
@@ -44,7 +46,7 @@ import numpy as np
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "stsbench" / "stats" / "sequential_constants.json"
+OUT = ROOT / "stsbench" / "stats" / "sequential_table.py"
 ALPHA = 0.025  # a side
 GAMMA = -5.0  # Hwang-Shih-DeCani
 MAXIMA = (10, 20)
@@ -133,6 +135,40 @@ def table(paths: int, seed: int) -> dict[str, Any]:
     }
 
 
+def render(made: dict[str, Any]) -> str:
+    """The table as the Python module stsbench reads (code, so every key that reads it holds its content)."""
+
+    def plain(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = [
+        '"""The sequential seed plan\'s constants: made by benchmarks/sequential_constants.py, do not edit."""',
+        "",
+        "TABLE = {",
+    ]
+    lines += [f"    {plain(k)}: {plain(v)}," for k, v in made.items() if k != "plans"]
+    lines.append('    "plans": {')
+    for m, plan in made["plans"].items():
+        lines.append(f"        {plain(m)}: {{")
+        lines += [f"            {plain(k)}: {plain(plan[k])}," for k in ("looks", "spent")]
+        for design in DESIGNS:
+            lines.append(f"            {plain(design)}: {{")
+            lines += [f"                {plain(k)}: {plain(c)}," for k, c in plan[design].items()]
+            lines.append("            },")
+        lines.append("        },")
+    lines += ["    },", "}", ""]
+    return "\n".join(lines)
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    """The TABLE of a module :func:`render` wrote; None where there is none."""
+    if not path.is_file():
+        return None
+    space: dict[str, Any] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), space)  # noqa: S102 - our own table
+    return space.get("TABLE")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", type=int, default=4_000_000)
@@ -146,18 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--paths must be at least 10000")
     started = time.perf_counter()
     made = table(args.paths, args.seed)
-    text = json.dumps(made, indent=1) + "\n"
     for m, plan in made["plans"].items():
         for design in DESIGNS:
             for k, found in plan[design].items():
                 print(f"M {m} {design}, {k} statement(s): looks {plan['looks']} constants {found}")  # noqa: T201
     print(f"{args.paths:,} paths in {time.perf_counter() - started:.0f} s")  # noqa: T201
     if args.check:
-        same = args.out.is_file() and json.loads(args.out.read_text(encoding="utf-8")) == made
+        same = read(args.out) == made
         print("the file equals the recomputed table" if same else f"{args.out} differs")  # noqa: T201
         return 0 if same else 1
     tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(render(made), encoding="utf-8")
     tmp.replace(args.out)
     return 0
 

@@ -64,8 +64,7 @@ PACKAGE_DATA: dict[str, tuple[str, ...]] = {
     "train": ("data/manifest.json",),
     "evaluate": ("data/manifest.json",),
     "analysis": ("data/manifest.json",),
-    # the templates, best_of's quantiles and the sequential plan's constants (stats/sequential.py)
-    "report": ("reports/templates", "stats/best_of_quantiles.json", "stats/sequential_constants.json"),
+    "report": ("reports/templates", "stats/best_of_quantiles.json"),
 }
 PUBLISHED_DATA = "published"  # every *.yaml there: the papers' figures the report sets beside the runs
 # The libraries each kind runs on, by major.minor (a release that changes a figure changes one of those)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 
 import numpy as np
@@ -15,8 +14,8 @@ from scipy import stats
 
 from stsbench.errors import StsbenchError
 from stsbench.stats import decide, sequential
+from stsbench.stats.sequential_table import TABLE
 
-TABLE = json.loads(sequential.TABLE.read_text(encoding="utf-8"))
 PLANS = [
     (int(m), design, int(k))
     for m, entry in TABLE["plans"].items()

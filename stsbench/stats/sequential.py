@@ -5,7 +5,7 @@ from 3 to 20 seeds, a false word at some n on 18-23% of them at fixed-n interval
 error of every look together at 0.025 a side: it looks at n = 3, 4, 5, 6, ⌈0.8M⌉ and M seeds (M the most it
 may train) and reads the rule's words (:func:`stsbench.stats.decide.directional`, :func:`~.decide.cell`) off
 repeated confidence intervals, m ± c_n·s/√n, whose constants c_n spend the 0.025 over the looks
-(Hwang-Shih-DeCani, γ = -5, on t = n/M). The constants are a committed table (``sequential_constants.json``,
+(Hwang-Shih-DeCani, γ = -5, on t = n/M). The constants are a committed table (``sequential_table.py``,
 made by ``benchmarks/sequential_constants.py``); nothing is simulated when a verdict is made. A look's constant
 is a t quantile at the level 1 - 2·(1 - F_{t,n-1}(c_n)), so the rule's own interval functions serve at that
 level.
@@ -19,11 +19,9 @@ word, so the guarantee holds with or without it. docs/uncertainty.md says what i
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +30,13 @@ from scipy import stats
 from stsbench.errors import StsbenchError
 from stsbench.stats import decide
 from stsbench.stats.seeds import t_cdf
+from stsbench.stats.sequential_table import TABLE as _TABLE
 
-TABLE = Path(__file__).resolve().parent / "sequential_constants.json"
+TABLE = Path(__file__).resolve().parent / "sequential_table.py"  # the committed constants
 DESIGNS = ("paired", "cell")
 FUTILITY_SIGMA = 0.8  # σ's optimistic value: the lower end of its one-sided 80% interval from the seeds' s
 FUTILITY_CHANCE = 0.15  # below this predictive chance that the maximum's interval excludes 0: futile
 FUTILE = f"{decide.INCONCLUSIVE} (more seeds would not decide)"
-
-
-@cache
-def _table() -> dict[str, Any]:
-    return json.loads(TABLE.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
@@ -74,7 +68,7 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``reproduction.json`` records of the plan: its looks, constants, spending and table's digest."""
-        spending = _table()["spending"]
+        spending = _TABLE["spending"]
         return {
             "maximum": self.maximum,
             "design": self.design,
@@ -89,7 +83,7 @@ class Plan:
 
 def plan(maximum: int = 10, design: str = "paired", statements: int = 1) -> Plan:
     """The committed plan for ``maximum`` seeds (10 or 20), ``design`` and a claim of ``statements`` statements."""
-    plans = _table()["plans"]
+    plans = _TABLE["plans"]
     if str(maximum) not in plans:
         raise StsbenchError(
             f"no sequential constants for at most {maximum} seeds; the table holds {', '.join(plans)} "
