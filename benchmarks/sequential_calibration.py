@@ -16,10 +16,11 @@ than δ* where t <= -δ; lower the mirror image), each against 0.025 + 3 binomia
 100,000); the right-decision rate (decisive and not wrong) of the plan, of M fixed seeds and of 3; the expected
 seeds of the plan (mean stopping n) and its share of M; how often futility stopped it.
 
-**The project's words.** The words are read vectorised here from each look's interval, m ± c_n·s/√n, by the
-regions of :func:`stsbench.stats.decide.directional`; on the first ``--verify`` paths of every cell each look's
-word and futility are also asked of the project's own functions (:func:`stsbench.stats.sequential.look`,
-:func:`~stsbench.stats.sequential.futile`, :func:`stsbench.stats.decide.difference` at 0.95), and one
+**The project's words.** The paths run through :func:`stsbench.stats.sequential.simulate` (the plan vectorised,
+the words by :func:`~stsbench.stats.sequential.words`, the regions of :func:`stsbench.stats.decide.directional`);
+on the first ``--verify`` paths of every cell, each path's stopping look and word are also asked of
+:func:`stsbench.stats.sequential.path` (a statement judged from its recorded seeds, one look at a time, by the
+rule's own interval functions), and the fixed designs' words of :func:`~stsbench.stats.decide.directional`; one
 disagreement stops the run (exit 1). Exit 1 too where a side lies above its bound (0 otherwise).
 """
 
@@ -41,7 +42,7 @@ DELTA = 0.5
 STDS = (0.25, 0.5, 1.0)
 TRUTHS = (-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4)  # in δ
 MAXIMA = (10, 20)
-WORDS = (*decide.VERDICTS, sequential.FUTILE)
+WORDS = sequential.WORDS
 CODE = {w: i for i, w in enumerate(WORDS)}
 UP_WRONG = {  # a word, and the truths t at or below which it is wrong upward (an interval above t)
     decide.SUPPORTED_MORE: DELTA,
@@ -50,23 +51,17 @@ UP_WRONG = {  # a word, and the truths t at or below which it is wrong upward (a
     decide.NO_DIFFERENCE: -DELTA,
     decide.REVERSED_LESS: -DELTA,
 }
+MIRROR = {  # the same word's mirror image, wrong downward at the mirrored truths
+    decide.SUPPORTED_MORE: decide.REVERSED_MORE,
+    decide.SUPPORTED: decide.REVERSED,
+    decide.SUPPORTED_LESS: decide.REVERSED_LESS,
+    decide.NO_DIFFERENCE: decide.NO_DIFFERENCE,
+    decide.REVERSED_LESS: decide.SUPPORTED_LESS,
+}
 
 
-def words(low: np.ndarray, high: np.ndarray, d: float = DELTA) -> np.ndarray:
-    """The codes of :func:`~stsbench.stats.decide.directional`'s words for intervals (low, high), vectorised."""
-    out = np.full(low.shape, CODE[decide.INCONCLUSIVE])
-    rules = [
-        (low > d, decide.SUPPORTED_MORE),
-        ((low > 0) & (low <= d) & (high >= d), decide.SUPPORTED),
-        ((low > 0) & (high < d), decide.SUPPORTED_LESS),
-        ((low <= 0) & (high < -d), decide.REVERSED_MORE),
-        ((low <= 0) & (high >= -d) & (high < 0) & (low <= -d), decide.REVERSED),
-        ((low <= 0) & (high >= -d) & (high < 0) & (low > -d), decide.REVERSED_LESS),
-        ((low > -d) & (high < d) & (low <= 0) & (high >= 0), decide.NO_DIFFERENCE),
-    ]
-    for mask, word in reversed(rules):
-        out[mask] = CODE[word]
-    return out
+def words(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    return sequential.words(low, high, DELTA)
 
 
 def wrong(codes: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -74,17 +69,10 @@ def wrong(codes: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
     up = np.zeros(codes.shape, dtype=bool)
     down = np.zeros(codes.shape, dtype=bool)
     for word, limit in UP_WRONG.items():
-        mirror = {
-            decide.SUPPORTED_MORE: decide.REVERSED_MORE,
-            decide.SUPPORTED: decide.REVERSED,
-            decide.SUPPORTED_LESS: decide.REVERSED_LESS,
-            decide.NO_DIFFERENCE: decide.NO_DIFFERENCE,
-            decide.REVERSED_LESS: decide.SUPPORTED_LESS,
-        }[word]
         if t <= limit:
             up |= codes == CODE[word]
         if t >= -limit:
-            down |= codes == CODE[mirror]
+            down |= codes == CODE[MIRROR[word]]
     return up, down
 
 
@@ -97,45 +85,27 @@ def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: i
     rng = np.random.Generator(np.random.PCG64([seed, maximum, STDS.index(std), TRUTHS.index(truth)]))
     t = truth * DELTA
     x = rng.normal(t, std, (runs, maximum))
-    total, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
-
-    def moments(n: int) -> tuple[np.ndarray, np.ndarray]:
-        m = total[:, n - 1] / n
-        return m, np.sqrt(np.maximum(squares[:, n - 1] - n * m**2, 0) / (n - 1))
-
     at = sequential.plan(maximum)
-    final = np.full(runs, -1)
-    stop = np.full(runs, maximum)
-    futile_stop = np.zeros(runs, dtype=bool)
-    for n in at.looks:
-        m, s = moments(n)
-        half = at.constant(n) * s / math.sqrt(n)
-        codes = words(m - half, m + half)
-        open_ = final < 0
-        now = open_ & (decisive(codes) | (n == maximum))
-        if n in sequential.futility_looks(at):
-            g = sequential.futility_bound(n, at)
-            big, cm = maximum, at.constant(maximum)
-            h = cm * s / math.sqrt(big)
-            tau = s * math.sqrt((big - n) / big**2 + (big - n) ** 2 / (big**2 * n))
-            chance = stats.norm.cdf((-h - m) / tau) + stats.norm.sf((h - m) / tau)
-            fut = open_ & ~now & (s >= g * DELTA) & (chance < sequential.FUTILITY_CHANCE)
-            codes = np.where(fut, CODE[sequential.FUTILE], codes)
-            futile_stop |= fut
-            now |= fut
-        final = np.where(now, codes, final)
-        stop = np.where(now, n, stop)
-        if verify:
-            check_look(x[:verify], n, at, codes[:verify], open_[:verify])
+    stop, final = sequential.simulate(x, DELTA, at)
+    for row, n, code in zip(x[:verify], stop[:verify], final[:verify], strict=True):
+        check_path(row, at, int(n), WORDS[code])
     fixed = {}
     for n in (maximum, 3):
-        m, s = moments(n)
+        m, s = x[:, :n].mean(axis=1), x[:, :n].std(axis=1, ddof=1)
         half = stats.t.ppf(0.975, n - 1) * s / math.sqrt(n)
         fixed[n] = words(m - half, m + half)
-        if verify:
-            check_fixed(x[:verify], n, fixed[n][:verify])
+        for row, code in zip(x[:verify], fixed[n][:verify], strict=True):
+            a = {i: float(v) for i, v in enumerate(row[:n])}
+            word = decide.directional(decide.difference(a, dict.fromkeys(a, 0.0)), DELTA).outcome
+            if WORDS[code] != word:
+                raise SystemExit(
+                    f"fixed {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}"
+                )
     up, down = wrong(final, t)
-    right = lambda c: float(np.mean(decisive(c) & ~np.any(wrong(c, t), axis=0)))  # noqa: E731
+
+    def right(c: np.ndarray) -> float:
+        return float(np.mean(decisive(c) & ~np.any(wrong(c, t), axis=0)))
+
     return {
         "upper": float(up.mean()),
         "lower": float(down.mean()),
@@ -143,30 +113,20 @@ def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: i
         "right": right(final),
         "right_fixed": right(fixed[maximum]),
         "right_3": right(fixed[3]),
-        "futile": float(futile_stop.mean()),
+        "futile": float(np.mean(final == CODE[sequential.FUTILE])),
         "more_than_delta": float(np.mean(final == CODE[decide.SUPPORTED_MORE])),
         "more_than_delta_fixed": float(np.mean(fixed[maximum] == CODE[decide.SUPPORTED_MORE])),
     }
 
 
-def check_look(x: np.ndarray, n: int, at: sequential.Plan, codes: np.ndarray, open_: np.ndarray) -> None:
-    """Each verified path's word at look ``n`` as the project reads it (futility where the plan checks it)."""
-    for row, code, is_open in zip(x, codes, open_, strict=True):
-        a = {i: float(v) for i, v in enumerate(row[:n])}
-        word = sequential.look(a, dict.fromkeys(a, 0.0), DELTA, at).outcome
-        m, s = float(np.mean(row[:n])), float(np.std(row[:n], ddof=1))
-        if is_open and word == decide.INCONCLUSIVE and sequential.futile(m, s, n, DELTA, at):
-            word = sequential.FUTILE
-        if WORDS[code] != word and (is_open or WORDS[code] != sequential.FUTILE):
-            raise SystemExit(f"look at {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}")
-
-
-def check_fixed(x: np.ndarray, n: int, codes: np.ndarray) -> None:
-    for row, code in zip(x, codes, strict=True):
-        a = {i: float(v) for i, v in enumerate(row[:n])}
-        word = decide.directional(decide.difference(a, dict.fromkeys(a, 0.0)), DELTA).outcome
-        if WORDS[code] != word:
-            raise SystemExit(f"fixed {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}")
+def check_path(row: np.ndarray, at: sequential.Plan, n: int, word: str) -> None:
+    """A path as the project judges a statement from its recorded seeds (:func:`sequential.path`)."""
+    a = {i: float(v) for i, v in enumerate(row, start=1)}
+    found = sequential.path(a, dict.fromkeys(a, 0.0), DELTA, at)
+    if (found.n, found.decision.outcome) != (n, word):
+        raise SystemExit(
+            f"vectorised: {word!r} at {n}; the project's: {found.decision.outcome!r} at {found.n} on {row}"
+        )
 
 
 MARKER = "<!-- the sequential plan: benchmarks/sequential_calibration.py --out writes from here on -->"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import numpy as np
@@ -157,7 +158,133 @@ def test_the_vectorised_words_are_directionals():
     rng = np.random.default_rng(3)
     low = rng.normal(0, 1, 4000)
     high = low + rng.exponential(1.0, 4000)
-    codes = calibration.words(low, high)
+    codes = sequential.words(low, high, 0.5)
     for lo, hi, code in zip(low, high, codes, strict=True):
         iv = decide.Interval(float((lo + hi) / 2), 1.0, 5.0, float(lo), float(hi), "paired", (5, 5), 5)
-        assert calibration.WORDS[code] == decide.directional(iv, calibration.DELTA).outcome
+        assert sequential.WORDS[code] == decide.directional(iv, 0.5).outcome
+
+
+def test_a_statement_is_judged_from_its_recorded_seeds_as_the_plan_stopped_it():
+    at = sequential.plan(10)
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.6, 0.5, (300, 10))
+    stop, final = sequential.simulate(x, 0.5, at)
+    hows = set()
+    for row, n, code in zip(x, stop, final, strict=True):
+        a = {seed: float(v) for seed, v in enumerate(row, start=1)}
+        found = sequential.path(a, dict.fromkeys(a, 0.0), 0.5, at)
+        assert (found.n, found.decision.outcome) == (n, sequential.WORDS[code])
+        # a statement stopped at n keeps its word whatever seeds come after (only its first n are read)
+        more = {**a, 11: 99.0, 12: -99.0}
+        assert sequential.path(more, dict.fromkeys(more, 0.0), 0.5, at).decision == found.decision
+        hows.add(found.how)
+    assert {"decided", "maximum"} <= hows
+
+
+def test_a_path_short_of_a_decision_is_open_and_names_its_look():
+    at = sequential.plan(10)
+    a = {1: 0.1, 2: 0.9, 3: 0.4, 4: 1.2}  # four seeds: the looks at 3 and 4, neither decisive
+    found = sequential.path(a, dict.fromkeys(a, 0.0), 0.5, at)
+    assert (found.n, found.how, found.settled) == (4, "open", False)
+    assert found.decision.outcome == decide.INCONCLUSIVE and at.next_look(found.n + 1) == 5
+    two = sequential.path({1: 0.1, 2: 0.2}, {1: 0.0, 2: 0.0}, 0.5, at)
+    assert (two.n, two.how) == (2, "open") and "first look is at 3" in two.decision.note
+    # a cell: the published run's constants, never futility
+    cell = sequential.path_cell(
+        {s: 80.0 + 0.1 * s for s in range(1, 11)}, 80.5, 1.0, sequential.plan(10, "cell")
+    )
+    assert cell.how == "decided" and cell.decision.outcome == decide.REPRODUCED
+
+
+def test_the_forecast_is_the_plans_expected_seeds():
+    at = sequential.plan(10)
+    big = sequential.expected_seeds(4 * 0.5, 0.25, 0.5, at)  # a large effect, a small spread: the first looks
+    hard = sequential.expected_seeds(0.5, 0.5, 0.5, at)  # at δ itself: most of the maximum
+    assert 3 <= big < 4.5 < hard <= 10
+    assert sequential.expected_seeds(0.5, 0.5, 0.5, at) == hard  # a fixed seed: the same forecast
+
+
+# -- claims and the report judged by the plan ------------------------------------------------------------------
+
+
+def test_a_claims_paired_statements_are_judged_at_their_looks_the_rest_by_the_rule():
+    from stsbench.stats.claims import Difference, Gap, Ordering, judge
+
+    rng = np.random.default_rng(11)
+    base = {s: float(v) for s, v in enumerate(rng.normal(80.0, 0.5, 10), start=1)}
+    scores = {
+        "a": {s: v + 1.2 + rng.normal(0, 0.3) for s, v in base.items()},  # a > b by more than δ, clearly
+        "b": base,
+        "c": {s + 100: v - 0.1 for s, v in base.items()},  # other seeds: not paired, rule 3
+    }
+    diff = Difference(kind="difference", better="a", worse="b")
+    fixed_n = judge(diff, scores)
+    seq = judge(diff, scores, until=10)
+    (st,) = seq.statements
+    at = sequential.plan(10)
+    found = sequential.path(scores["a"], scores["b"], 0.5, at)
+    assert found.how == "decided" and found.n < 10  # stopped early: its word read off its first n seeds
+    assert st.note == found.describe(at) == f"sequential: the look at {found.n} seeds (at most 10), decided"
+    assert st.outcome == found.decision.outcome and st.interval.n == (found.n, found.n)
+    assert st.p_holm is None  # no Holm: the constants hold the claim's level
+    assert fixed_n.statements[0].interval.n == (10, 10)
+    # an ordering of two statements: each at 0.025/2 a side, one of them on unshared seeds (rule 3, all seeds)
+    order = judge(Ordering(kind="ordering", order=["a", "b", "c"]), scores, until=10)
+    paired, welch = order.statements
+    two = sequential.plan(10, "paired", 2)
+    assert paired.note.startswith("sequential:") and paired.interval.level == pytest.approx(
+        two.level(paired.interval.n[0])
+    )
+    assert welch.note is None or "sequential" not in welch.note
+    assert welch.interval.n == (10, 10) and welch.interval.level == pytest.approx(0.95)
+    # a gap is not covered: judged as without the plan
+    gap = Gap(kind="gap", wider=("a", "b"), narrower=("b", "c"))
+    assert judge(gap, scores, until=10) == judge(gap, scores)
+
+
+def test_the_report_judges_its_claims_by_the_plan_and_records_it(tmp_path, capsys):
+    import yaml
+    from helpers import run_cli
+    from seed_results import make_seed_results
+
+    results = make_seed_results(tmp_path / "results")
+    claims = [{"kind": "difference", "better": "esimcse", "worse": "simcse", "figure": "STS12"}]
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(claims), encoding="utf-8")
+    args = ["report", "--results", results, "--out", tmp_path / "rep", "--claims", tmp_path / "claims.yaml"]
+    code, _, err = run_cli([*args, "--sequential", "10"], capsys)
+    assert code == 0, err
+    record = json.loads((tmp_path / "rep" / "reproduction.json").read_text(encoding="utf-8"))
+    assert record["sequential"] == sequential.plan(10).to_dict()
+    (st,) = record["claims"][0]["statements"]
+    # the fixture's seeds differ by exactly 5 on each: no spread, decided at the first look
+    assert st["note"] == "no spread over seeds; sequential: the look at 3 seeds (at most 10), decided"
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "**Seeds added by the sequential plan (at most 10;" in md and "every other interval" in md
+    assert "sequential: the look at 3 seeds (at most 10), decided)" in md  # the statements table says it
+    # without the option: neither the plan nor its words
+    code, _, err = run_cli(args, capsys)
+    plain = json.loads((tmp_path / "rep" / "reproduction.json").read_text(encoding="utf-8"))
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert code == 0 and "sequential" not in plain
+    assert "Seeds added by the sequential plan" not in md and "sequential: the look" not in md
+    # a maximum the table lacks: one line, nothing written
+    code, _, err = run_cli([*args[:4], tmp_path / "other", *args[5:], "--sequential", "12"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "at most 12 seeds" in err
+    assert not (tmp_path / "other" / "report.md").exists()
+
+
+def test_a_cell_of_one_run_is_judged_at_its_look_the_others_by_the_rule():
+    from stsbench.published.check import verdict
+    from stsbench.reports.reproduction import looked
+
+    by_seed = {s: 80.0 + 0.05 * (s % 3) for s in range(1, 11)}  # tight seeds, 0.2 from the published 80.25
+    v = verdict("STS12", 80.25, list(by_seed.values()), 1.0, resolution=0.0)
+    seq = looked(v, by_seed, 1, None, 10)
+    at = sequential.plan(10, "cell")
+    found = sequential.path_cell(by_seed, 80.25, 1.0, at, "STS12")
+    assert seq.decision.note.endswith(found.describe(at)) and seq.status == found.decision.outcome
+    assert seq.decision.interval.n[0] == found.n < 10 and seq.mean == v.mean  # the summary stays all seeds'
+    assert looked(v, by_seed, 1, None, None) is v  # no plan
+    assert looked(v, by_seed, 3, None, 10) is v  # a figure of three runs: the rule, once
+    assert looked(v, by_seed, 1, 5, 10) is v  # the best of five: the rule, once
+    assert looked(v, {**by_seed, 11: float("nan")}, 1, None, 10) is v  # a seed not finite: the rule, capped

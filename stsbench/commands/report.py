@@ -79,6 +79,15 @@ def report_cmd(
         help="The fixed point MoCoSE Figure 4 measures (l_align, l_uniform) from (default 0,-4: perfect "
         "alignment, uniform on the sphere; the paper does not give its own).",
     ) = None,
+    sequential: opt(
+        int | None,
+        "--sequential",
+        metavar="M",
+        help="The seeds were added by the sequential plan of at most M (10 or 20; docs/uncertainty.md, Seeds "
+        "until the verdict is decided): each claim's statement and each published cell of one run judged at the "
+        "look the plan stopped it at, "
+        "the plan recorded in OUT/reproduction.json, every other interval said to be descriptive.",
+    ) = None,
     runs: shared.RunsOpt = None,
     seeds: shared.SeedsOpt = None,
     strict: shared.StrictOpt = False,
@@ -100,6 +109,10 @@ def report_cmd(
 
     for key in figure or ():
         get_figure(key)  # an unknown key: one line, before anything is written
+    if sequential is not None:  # a maximum the committed constants lack: one line, before anything is written
+        from stsbench.stats.sequential import plan
+
+        plan(sequential)
     point = parse_point(align_point) if align_point is not None else None
     targets = parse_against(against or [])
     judged = load_claims(claims) if claims is not None else []
@@ -108,7 +121,7 @@ def report_cmd(
     # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
     code = None if (out / STATE_FILE).is_file() else checkout()
     shown = dict(notes=note or (), claims=judged, banner=banner, figures=figure or (), align_point=point)
-    subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code)
+    subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code, until=sequential)
     files = write_report(results, out, title, command, baseline, targets, difference, **shown, **subset)
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -167,7 +167,8 @@ class ReportSpec:
     under every table and in every figure's title (a mini edition's backbone, steps and corpus: "not the paper's
     setting"), and in bold at the top; ``figures``: the papers' figures the results regenerate, each a section;
     ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform); ``checkout``: the stsbench checkout
-    making the report, whose files differing from its commit the Provenance section names (None: nothing said).
+    making the report, whose files differing from its commit the Provenance section names (None: nothing said);
+    ``until``: the claims are judged by the sequential plan of at most that many seeds, each statement at its look.
     """
 
     title: str
@@ -181,6 +182,7 @@ class ReportSpec:
     figures: Sequence[str] = ()
     align_point: tuple[float, float] = ablations.POINT
     checkout: Checkout | None = None
+    until: int | None = None  # the seeds were added by the sequential plan of at most this many
 
 
 # -- the sections, built from the results -----------------------------------------------------------------
@@ -471,8 +473,12 @@ def build_report(
     groups = report_groups(coll, models, labels)
     seeded = seeds.has_seeds(groups)
     base = baseline_group(groups, spec.baseline) if seeded else None
-    reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference)
-    judged = reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses) if spec.claims else []
+    reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference, spec.until)
+    judged = (
+        reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses, until=spec.until)
+        if spec.claims
+        else []
+    )
     figs = Figures(Path(figures_dir), figures_prefix)
     named = compared_with(coll, reps)
     cells = named or {}
@@ -509,6 +515,13 @@ def build_report(
         + ": the same results and version give the same bytes."
     ]
     intro += [f"**{n}**" for n in spec.notes]
+    if spec.until is not None:  # the seeds' number was decided by the plan: the fixed-n 95% no longer holds
+        intro.append(
+            f"**Seeds added by the sequential plan (at most {spec.until}; docs/uncertainty.md, Seeds until the "
+            "verdict is decided): each claim's statement and each published cell of one run is judged at the "
+            "look it stopped at, as its note says; "
+            "every other interval in this report is descriptive, its 95% not that of a fixed number of seeds.**"
+        )
     # what it found, first, each linked to its section; the scale of its words in one line
     intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
     if spec.banner:  # once, first under the title; each figure's image carries it too (render.stamped)
@@ -590,6 +603,7 @@ def write_report(
     runs: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
     checkout: Checkout | None = None,
+    until: int | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -607,7 +621,8 @@ def write_report(
     command line the report says it was made by, quoted as typed (its paths as given: an absolute ``--out`` stays
     absolute). ``checkout``: the stsbench checkout making the report (:func:`stsbench.results.write.checkout`);
     where its package files differ from its commit, the Provenance section names them (None: nothing said, as
-    for a clean one).
+    for a clean one). ``until``: the seeds were added by the sequential plan of at most that many
+    (:mod:`stsbench.stats.sequential`); the claims are judged by it and ``reproduction.json`` records it.
     """
     out = Path(out)
     coll = only(collect(results), runs, seeds)  # a subset's report shows that subset, every table and figure
@@ -636,6 +651,7 @@ def write_report(
             tuple(figures),
             **({"align_point": align_point} if align_point is not None else {}),
             checkout=checkout,
+            until=until,
         )
         report = build_report(coll, spec, out / FIGURES, out=out)
     kept = {p.resolve() for p in report.figures}
@@ -647,7 +663,7 @@ def write_report(
     verdicts = out / REPRODUCTION_JSON
     judged = bool(against or claims)
     if judged:
-        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference, report.claims))
+        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference, report.claims, until))
     elif verdicts.is_file():  # an earlier report's verdicts, not this one's
         verdicts.unlink()
     return ReportFiles(md, page, report.figures, report.warnings, report, verdicts if judged else None)

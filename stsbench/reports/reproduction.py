@@ -81,7 +81,7 @@ from stsbench.reports.seeds import (
 )
 from stsbench.results.runs import LEVEL, read_recipe_runs
 from stsbench.results.write import last_part
-from stsbench.stats import decide
+from stsbench.stats import decide, sequential
 from stsbench.stats.claims import Claim, ClaimResult, judge
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.tasks.registry import short_name, task_kind
@@ -201,10 +201,34 @@ def _kind(entry: Entry) -> str:
     return kinds.pop()
 
 
+def looked(
+    v: Verdict, by_seed: Mapping[int, float], runs: int, best_of: int | None, until: int | None
+) -> Verdict:
+    """``v`` judged by the sequential plan of at most ``until`` seeds where it covers the cell.
+
+    Covered: a published figure of one run, every seed's figure there and finite; the others as ``v``, by the rule.
+    """
+    figures = list(by_seed.values())
+    if until is None or runs != 1 or best_of or not figures or not all(map(math.isfinite, figures)):
+        return v
+    if v.status in (decide.NOT_CHECKED, decide.MISSING, decide.NOT_COMPARABLE):
+        return v
+    at = sequential.plan(until, "cell")
+    stopped = sequential.path_cell(by_seed, v.published, v.difference, at, v.task)
+    return replace(v, decision=decide.noted(stopped.decision, stopped.describe(at)))
+
+
 def reproduce(
-    records: list[TaskRecord], group: SeedGroup, entry: Entry, difference: float = decide.CELL_DELTA
+    records: list[TaskRecord],
+    group: SeedGroup,
+    entry: Entry,
+    difference: float = decide.CELL_DELTA,
+    until: int | None = None,
 ) -> Reproduction:
-    """Every published figure of ``entry`` against ``group``'s seeds (see the module docstring)."""
+    """Every published figure of ``entry`` against ``group``'s seeds (see the module docstring).
+
+    ``until``: the seeds were added by the sequential plan of at most that many (:func:`looked`).
+    """
     difference = check_difference(difference)
     kind = _kind(entry)
     published = comparable_tasks(entry)
@@ -222,6 +246,7 @@ def reproduce(
         checked = column != AVG or set(published) == set(averaged)
         h = task_resolution(over)
         v = verdict(column, pub, values.get(column, []), difference, checked=checked, resolution=h, **runs)
+        v = looked(v, found.get(column, {}), entry.runs, entry.best_of, until)
         bad = any((t, mode) in modified for t in over) and v.values and v.status != decide.NOT_CHECKED
         cells.append(v.with_status(decide.NOT_COMPARABLE) if bad else v)
     return Reproduction(entry, group, mode, tuple(cells), difference)
@@ -245,7 +270,11 @@ def group_figures(
 
 
 def reproduce_cells(
-    records: Sequence[TaskRecord], group: SeedGroup, address: str, difference: float = decide.CELL_DELTA
+    records: Sequence[TaskRecord],
+    group: SeedGroup,
+    address: str,
+    difference: float = decide.CELL_DELTA,
+    until: int | None = None,
 ) -> Reproduction:
     """The cells ``address`` names against ``group``'s seeds, by the cell rule (:mod:`stsbench.published.check`).
 
@@ -265,6 +294,7 @@ def reproduce_cells(
         v = verdict(
             c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
         )
+        v = looked(v, values, c.entry.runs, c.entry.best_of, until)
         verdicts.append(replace(v, decision=(decide.capped if cap else decide.noted)(v.decision, note)))
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
@@ -279,6 +309,7 @@ def reproductions(
     groups: Sequence[SeedGroup],
     targets: Sequence[Target],
     difference: float = decide.CELL_DELTA,
+    until: int | None = None,
 ) -> list[Reproduction]:
     """:func:`reproduce` for each target, in the order given (its group found by :func:`find_group`).
 
@@ -290,9 +321,9 @@ def reproductions(
     for t in targets:
         group = find_group(groups, t)
         if is_cell_check(t.key):
-            out.append(reproduce_cells(records, group, t.key, difference))
+            out.append(reproduce_cells(records, group, t.key, difference, until))
         else:
-            out.append(reproduce(records, group, get_cell(t.key)[0], difference))
+            out.append(reproduce(records, group, get_cell(t.key)[0], difference, until))
     return out
 
 
@@ -364,11 +395,12 @@ def rule(difference: float) -> str:
 
 
 def reproduction_json(
-    reps: Sequence[Reproduction], difference: float, claims: Sequence[Any] = ()
+    reps: Sequence[Reproduction], difference: float, claims: Sequence[Any] = (), until: int | None = None
 ) -> dict[str, Any]:
     """The section as JSON: the settings, one object per target with every cell's numbers and verdict.
 
-    ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements.
+    ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements;
+    ``until``: the sequential plan's maximum the claims were judged by (its looks, constants and table recorded).
     """
     out = {
         "kind": REPRODUCTION_KIND,
@@ -381,6 +413,8 @@ def reproduction_json(
     }
     if claims:
         out["claims"] = [c.to_dict() for c in claims]
+    if until is not None:
+        out["sequential"] = sequential.plan(until).to_dict()
     out["deltas"] = {"cells": difference, "claims": sorted({c.delta for c in claims if c.delta is not None})}
     return out
 
@@ -546,11 +580,13 @@ def judge_claims(
     groups: Sequence[SeedGroup],
     analyses: Sequence[AnalysisRecord] = (),
     delta: float = decide.DELTA,
+    until: int | None = None,
 ) -> list[ClaimResult]:
     """Each claim judged on its groups' unrounded figures (an unknown group is one line, before anything is drawn).
 
     A group with no training run (a released checkpoint, the backbone) is a model not trained here: one fixed
-    figure. ``delta``: the recipe's difference that matters, where a claim gives none.
+    figure. ``delta``: the recipe's difference that matters, where a claim gives none; ``until``: the seeds were
+    added by the sequential plan of at most that many (:func:`stsbench.stats.claims.judge`).
     """
     results = []
     for claim in claims:
@@ -558,7 +594,7 @@ def judge_claims(
         scores = {name: seed_figures(records, g, claim, analyses) for name, g in found.items()}
         fixed = [name for name, g in found.items() if not g.runs]
         h = task_resolution(claim_figure(claim).tasks) if analysis_figure(claim.figure) is None else 0.0
-        results.append(judge(claim, scores, fixed=fixed, delta=delta, resolution=h))
+        results.append(judge(claim, scores, fixed=fixed, delta=delta, resolution=h, until=until))
     return results
 
 

@@ -33,7 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stsbench.stats import decide
+from stsbench.stats import decide, sequential
 from stsbench.stats.decide import ALPHA, DELTA, INCONCLUSIVE, Decision, Interval
 
 Scores = Mapping[str, Mapping[int, float]]  # setting -> seed -> figure
@@ -255,6 +255,31 @@ def _decision(claim: AnyClaim, iv: Interval, delta: float | None, text: str) -> 
     return decide.directional(iv, delta, text)  # type: ignore[arg-type]
 
 
+def _looked(
+    parts: tuple[str, ...],
+    values: dict[str, dict[int, float]],
+    fixed: Collection[str],
+    d: float,
+    at: Any,
+    text: str,
+) -> Decision | None:
+    """A > B judged by the sequential plan ``at`` from its seeds; None where the plan does not cover it.
+
+    Not covered: settings whose seeds are not the same, or two fixed figures (rule 3 then, once at the maximum).
+    """
+    a, b = (values[p] for p in parts)
+    if all(p in fixed for p in parts) or not a or not b:
+        return None
+    if parts[1] in fixed:
+        b = dict.fromkeys(a, decide._only(b))
+    elif parts[0] in fixed:
+        a = dict.fromkeys(b, decide._only(a))
+    if set(a) != set(b):
+        return None
+    stopped = sequential.path(a, b, d, at, text)
+    return decide.noted(stopped.decision, stopped.describe(at))
+
+
 def judge(
     claim: AnyClaim,
     scores: Scores,
@@ -263,6 +288,7 @@ def judge(
     delta: float = DELTA,
     resolution: float = 0.0,
     describe: bool = True,
+    until: int | None = None,
 ) -> ClaimResult:
     """``claim`` judged on ``scores`` (``{setting: {seed: figure}}``, unrounded) by the one rule (module docstring).
 
@@ -270,24 +296,38 @@ def judge(
     where the claim gives none; ``resolution``: the figures' h (docs/uncertainty.md); ``describe``: draw P(best)
     (a description: the calibration, judging thousands of claims, leaves it out). Non-finite figures
     (:func:`stsbench.stats.decide.finite_seeds`): a NaN dev Spearman (``best-dev``, ``final-dev``) enters as 0,
-    named; any other caps the statements reading it.
+    named; any other caps the statements reading it. ``until``: the seeds were added by the sequential plan of at
+    most that many (:mod:`stsbench.stats.sequential`): an argmax's, ordering's or difference's statements whose
+    settings share their seeds are each judged at the look the plan stopped it at (a claim of m statements at
+    0.025/m a side, no Holm); the others by the rule, once, as here.
     """
     d = claim_delta(claim, delta)
+    at = None
+    if until is not None and not isinstance(claim, Gap | Plateau | Collapse):
+        at = sequential.plan(until, "paired", len(claim.statements()))
     values, why = {}, {}
     for s in claim.settings():
         values[s], note, cap = decide.finite_seeds(_values(scores, s), claim.figure in DEV_FIGURES)
         if note:
             why[s] = (f"{s}: {note}", cap)
     missing = tuple(s for s, v in values.items() if not v)
-    rows = []
+    rows, looked = [], set()
     for parts in claim.statements():
         text, iv = _estimate(claim, parts, values, fixed, resolution)
-        if iv is None:  # no interval: fewer than two seeds on a trained side
+        plan_word = _looked(parts, values, fixed, d, at, text) if at is not None else None
+        if plan_word is not None:
+            looked.add(len(rows))
+            rows.append(plan_word)
+        elif iv is None:  # no interval: fewer than two seeds on a trained side
             short = ", ".join(p for p in parts if len(values[p]) < 2 and p not in fixed)
             rows.append(decide.unmeasured(INCONCLUSIVE, text, f"fewer than 2 seeds: {short}", d))
         else:
             rows.append(_decision(claim, iv, d, text))
-    tested = [i for i, dec in enumerate(rows) if dec.interval is not None and not decide.few(dec.interval)]
+    tested = [
+        i
+        for i, dec in enumerate(rows)
+        if i not in looked and dec.interval is not None and not decide.few(dec.interval)
+    ]
     held = decide.family([rows[i] for i in tested], decide.REFUTING, alpha, "statements")
     for i, dec in zip(tested, held, strict=True):
         rows[i] = dec

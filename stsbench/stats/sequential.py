@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from scipy import stats
 
 from stsbench.errors import StsbenchError
@@ -130,14 +131,17 @@ def futility_bound(n: int, at: Plan) -> float:
     return math.sqrt(at.maximum) / at.constant(at.maximum) * math.sqrt(chi / (n - 1))
 
 
-def predictive_chance(m: float, s: float, n: int, at: Plan) -> float:
-    """The chance, given the seeds so far (mean ``m``, std ``s``), that the maximum's interval excludes 0."""
+def predictive_chance(m: Any, s: Any, n: int, at: Plan) -> Any:
+    """The chance, given the seeds so far (mean ``m``, std ``s``), that the maximum's interval excludes 0.
+
+    Φ((−H − m)/τ) + 1 − Φ((H − m)/τ), H = c_M·s/√M, τ = s·√((M − n)/M² + (M − n)²/(M²n)); numbers or arrays.
+    """
     big = at.maximum
-    h = at.constant(big) * s / math.sqrt(big)
-    tau = s * math.sqrt((big - n) / big**2 + (big - n) ** 2 / (big**2 * n))
-    if tau == 0:
-        return float(abs(m) > h)
-    return float(stats.norm.cdf((-h - m) / tau) + stats.norm.sf((h - m) / tau))
+    h = at.constant(big) * np.asarray(s, dtype=float) / math.sqrt(big)
+    tau = np.asarray(s, dtype=float) * math.sqrt((big - n) / big**2 + (big - n) ** 2 / (big**2 * n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chance = stats.norm.cdf((-h - m) / tau) + stats.norm.sf((h - m) / tau)
+    return np.where(tau > 0, chance, (np.abs(m) > h).astype(float))
 
 
 def futility_looks(at: Plan) -> tuple[int, ...]:
@@ -145,12 +149,150 @@ def futility_looks(at: Plan) -> tuple[int, ...]:
     return at.looks[2:-1]
 
 
-def futile(m: float, s: float, n: int, delta: float, at: Plan) -> bool:
+def futile(m: Any, s: Any, n: int, delta: float, at: Plan) -> Any:
     """Stop an inconclusive paired contrast at ``n`` seeds: more seeds would not decide it (never a cell).
 
     Both: (i) s ≥ g_n·δ (:func:`futility_bound`), so *no difference that matters* is out of reach; (ii) the
-    predictive chance that the maximum's interval excludes 0 is below :data:`FUTILITY_CHANCE`.
+    predictive chance that the maximum's interval excludes 0 is below :data:`FUTILITY_CHANCE`. Numbers or arrays.
     """
     if at.design != "paired" or n not in futility_looks(at):
-        return False
-    return s >= futility_bound(n, at) * delta and predictive_chance(m, s, n, at) < FUTILITY_CHANCE
+        return np.zeros(np.shape(m), dtype=bool) if np.ndim(m) else False
+    found = (np.asarray(s) >= futility_bound(n, at) * delta) & (
+        predictive_chance(m, s, n, at) < FUTILITY_CHANCE
+    )
+    return found if np.ndim(found) else bool(found)
+
+
+# -- a statement's path over the looks, from its recorded seeds -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Where the plan stopped (or has got to) a statement: the look's n, its decision and how it ended.
+
+    ``how``: ``decided`` (a decisive word), ``futility``, ``maximum`` (inconclusive at M seeds) or ``open`` (the
+    seeds so far end before a decision: the next look needs more).
+    """
+
+    n: int
+    decision: decide.Decision
+    how: str
+
+    @property
+    def settled(self) -> bool:
+        return self.how != "open"
+
+    def describe(self, at: Plan) -> str:
+        """The note a verdict carries: the look it was read at and how the plan ended there."""
+        if self.how == "open":
+            ahead = at.next_look(self.n + 1)
+            return f"sequential: open at {self.n} seeds (at most {at.maximum}), the next look at {ahead}"
+        how = {"decided": "decided", "futility": "stopped by futility", "maximum": "at the maximum"}[self.how]
+        return f"sequential: the look at {self.n} seeds (at most {at.maximum}), {how}"
+
+
+def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any) -> Stopped:
+    """Each look the seeds reach, in seed order, until a decisive word or futility (the plan's stopping)."""
+    reached = None
+    for n in at.looks:
+        if n > len(seeds):
+            break
+        d = judge(seeds[:n], n)
+        if d.outcome != decide.INCONCLUSIVE:
+            return Stopped(n, d, "decided")
+        m, s = spread(seeds[:n])
+        if futile(m, s, n, d.delta or 0.0, at):
+            return Stopped(n, replace(d, outcome=FUTILE), "futility")
+        reached = Stopped(n, d, "maximum" if n == at.maximum else "open")
+    if reached is None:  # fewer seeds than the first look
+        return Stopped(
+            len(seeds),
+            decide.unmeasured(decide.INCONCLUSIVE, note=f"the first look is at {at.looks[0]}"),
+            "open",
+        )
+    return reached
+
+
+def path(a: Mapping[int, float], b: Mapping[int, float], delta: float, at: Plan, what: str = "") -> Stopped:
+    """A > B judged as the plan would have, from the seeds recorded (their shared seeds, smallest ids first).
+
+    A look's verdict uses only its first n seeds, so a statement stopped at n keeps its word whatever seeds were
+    added later for other statements.
+    """
+    seeds = sorted(set(a) & set(b))
+
+    def judge(use: Sequence[int], n: int) -> decide.Decision:
+        return look({k: a[k] for k in use}, {k: b[k] for k in use}, delta, at, what)
+
+    def spread(use: Sequence[int]) -> tuple[float, float]:
+        x = np.array([a[k] - b[k] for k in use])
+        return float(x.mean()), float(x.std(ddof=1))
+
+    return _walk(seeds, at, judge, spread)
+
+
+def path_cell(
+    values: Mapping[int, float], published: float, delta: float, at: Plan, what: str = ""
+) -> Stopped:
+    """Seeds (``{seed: figure}``) against one published run, judged as the plan would have (no futility)."""
+    seeds = sorted(values)
+
+    def judge(use: Sequence[int], n: int) -> decide.Decision:
+        return look_cell([values[k] for k in use], published, delta, at, what)
+
+    return _walk(seeds, at, judge, lambda use: (0.0, 0.0))
+
+
+# -- the plan simulated: its words vectorised, the forecast ---------------------------------------------------
+
+WORDS = (*decide.VERDICTS, FUTILE)  # the codes :func:`words` and :func:`simulate` give
+
+
+def words(low: np.ndarray, high: np.ndarray, delta: float) -> np.ndarray:
+    """:func:`stsbench.stats.decide.directional`'s word for each interval (low, high), as its index in WORDS."""
+    code = {w: i for i, w in enumerate(WORDS)}
+    d, out = delta, np.full(np.shape(low), code[decide.INCONCLUSIVE])
+    rules = [  # directional's regions, first match wins
+        (low > d, decide.SUPPORTED_MORE),
+        ((low > 0) & (high >= d), decide.SUPPORTED),
+        (low > 0, decide.SUPPORTED_LESS),
+        (high < -d, decide.REVERSED_MORE),
+        ((high < 0) & (low <= -d), decide.REVERSED),
+        (high < 0, decide.REVERSED_LESS),
+        ((low > -d) & (high < d), decide.NO_DIFFERENCE),
+    ]
+    for mask, word in reversed(rules):
+        out[mask] = code[word]
+    return out
+
+
+def simulate(x: np.ndarray, delta: float, at: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """The plan on paths of per-seed differences ``x`` (paths, M): each path's stopping n and word code."""
+    total, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
+    final = np.full(len(x), -1)
+    stop = np.full(len(x), at.maximum)
+    inconclusive = WORDS.index(decide.INCONCLUSIVE)
+    for n in at.looks:
+        m = total[:, n - 1] / n
+        s = np.sqrt(np.maximum(squares[:, n - 1] - n * m**2, 0) / (n - 1))
+        half = at.constant(n) * s / math.sqrt(n)
+        codes = words(m - half, m + half, delta)
+        open_ = final < 0
+        now = open_ & ((codes != inconclusive) | (n == at.maximum))
+        stopped = open_ & ~now & futile(m, s, n, delta, at)
+        codes = np.where(stopped, WORDS.index(FUTILE), codes)
+        now |= stopped
+        final, stop = np.where(now, codes, final), np.where(now, n, stop)
+    return stop, final
+
+
+def expected_seeds(
+    diff: float, spread: float, delta: float, at: Plan, paths: int = 20_000, seed: int = 0
+) -> float:
+    """The seeds the plan is expected to train for a paired contrast: a forecast, by a fixed-seed simulation.
+
+    ``diff`` and ``spread``: the per-seed differences' mean and std (an earlier edition's, or the planned seeds').
+    """
+    rng = np.random.default_rng(seed)
+    stop, _ = simulate(rng.normal(diff, spread, (paths, at.maximum)), delta, at)
+    return float(stop.mean())
