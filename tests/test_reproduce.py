@@ -90,9 +90,9 @@ def test_errors_are_one_line(tiny, tmp_path, capsys):
     assert code != 0 and "holds no reproduction" in err
 
 
-def _start(recipe: Path, out: Path) -> subprocess.Popen:
+def _start(recipe: Path, out: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(out)],
+        [sys.executable, "-m", "stsbench", "reproduce", str(recipe), "--out", str(out), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -105,9 +105,7 @@ def _wait_for(out: Path, step: str, status: str, proc: subprocess.Popen, timeout
     while time.time() < end:
         assert proc.poll() is None, proc.stdout.read()
         rec = reproduce_step(out, step)
-        logged = (
-            not step.startswith("train/") or (out / rec.get("folder", "x") / "train_log.jsonl").is_file()
-        )
+        logged = not step.startswith("train/") or (out / rec.get("folder", "x") / "train_log.jsonl").is_file()
         if rec.get("status") == status and logged:
             return
         time.sleep(0.1)
@@ -160,6 +158,38 @@ def test_interrupted_at_each_stage_and_rerun_gives_the_same_results_and_retrains
     assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1  # finished before the first interruption
     assert (out / "runs/simcse/seed-1/train_log.jsonl").stat().st_mtime_ns == first_seed_log
     assert reproduction_figures(out) == reproduction_figures(clean) and reproduction_figures(out)
+
+
+@pytest.mark.slow  # three tiny trainings, one interrupted, and their evaluations: ~1 min on 2 cores
+def test_until_decided_adds_a_look_s_seeds_records_them_and_resumes(tiny, clean, tmp_path, capsys):
+    """Two planned seeds lie under the first look (3): the claim and the cell stay open, so the plan adds seed 3
+    to the one run they read; interrupted while it trains, the same command goes on from there."""
+    recipe = tiny / "tiny.yaml"
+    out = tmp_path / "until"
+    proc = _start(recipe, out, "--until-decided")
+    _wait_for(out, "train/simcse/seed-3", "running", proc)
+    proc.send_signal(signal.SIGINT)
+    text = proc.communicate(timeout=120)[0]
+    assert proc.returncode != 0 and "next look: 1 training added (simcse: seeds 3)" in text, text
+    state = json.loads((out / "reproduce.json").read_text())
+    assert state["until"] == {"maximum": 10, "added": {"simcse": [3]}}  # recorded before it trained
+    assert state["steps"]["train/simcse/seed-3"]["status"] == "interrupted"
+    code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # its plan is asked for again
+    assert code == 2 and "rerun with --until-decided" in err
+    final = _start(recipe, out, "--until-decided")
+    assert final.wait(timeout=600) == reproduce_status(out), final.stdout.read()
+    state = json.loads((out / "reproduce.json").read_text())
+    assert {r["status"] for r in state["steps"].values()} == {"done"}
+    assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1 and state["until"]["added"] == {
+        "simcse": [3]
+    }
+    verdicts = json.loads((out / "reproduction.json").read_text())
+    assert verdicts["sequential"]["maximum"] == 10 and verdicts["sequential"]["looks"][0] == 3
+    (cell,) = verdicts["targets"][0]["cells"]
+    assert cell["n"] == 3 and "sequential: the look at 3 seeds (at most 10)" in cell["note"]
+    # the fixed-n reproduction of the same recipe: judged once by rule 3, no plan
+    fixed = json.loads((clean / "reproduction.json").read_text())
+    assert "sequential" not in fixed and "sequential" not in fixed["targets"][0]["cells"][0]["note"]
 
 
 CPU_MINI_TITLE = "CPU mini-replication: SimCSE, ESimCSE and MoCoSE on all-MiniLM-L6-v2, five seeds each"
@@ -224,7 +254,9 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
         if s.kind != "report"
     }
     if mixed:
-        assert all(r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]])
+        assert all(
+            r["code"] != s.code for s in plan.steps if s.kind != "report" for r in [state["steps"][s.id]]
+        )
     save_state(out, state)
     # in this process: the report step it starts is the command whose output is compared
     args = ["reproduce", recipe, "--out", f"reports/{edition.name}", "--keep-changed"]
@@ -233,7 +265,9 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
     session = json.loads((out / "reproduce.json").read_text())["sessions"][-1]
     assert session["steps_run"] == 1  # the report: every training, evaluation and analysis was found done
     # results/train/ is the report step's copy of each run's logs, equal whatever matplotlib draws; the rest is the report
-    made, kept = ({k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, edition))
+    made, kept = (
+        {k: v for k, v in folder_digests(f).items() if k.startswith("results/")} for f in (out, edition)
+    )
     differs = same_files(made, kept)
     assert not differs, differs
     skip = ("README.md", "reproduce.json", ".gitignore", "timings.log", "runs/", "logs/", ".stsbench.")
@@ -250,12 +284,17 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
     assert "verdict:" not in recipe.read_text()
     args = build_plan(load_recipe(recipe), clean).step("report").args
     at = args.index("--against")
-    assert args[at : at + 2] == ("--against", f"simcse={key}")  # verdict defaults to true: the run's row is judged
+    assert args[at : at + 2] == (
+        "--against",
+        f"simcse={key}",
+    )  # verdict defaults to true: the run's row is judged
     assert args[at + 2 : at + 4] == ("--claims", f"{clean}/claims.yaml")  # and its claim, beside the results
     assert args[at + 4] == "--banner" and args[at + 5].endswith("not the paper's setting.")  # a mini recipe
     from stsbench.results.runs import read_banners
 
-    assert read_banners([clean / "results"]) == [args[at + 5]]  # kept with the results: any report of them has it
+    assert read_banners([clean / "results"]) == [
+        args[at + 5]
+    ]  # kept with the results: any report of them has it
     out = clean
     assert "## Reproduction" in (out / "report.md").read_text()
     (rep,) = json.loads((out / "reproduction.json").read_text())["targets"]
@@ -268,7 +307,9 @@ def test_a_recipe_with_a_published_row_gets_the_verdict_in_its_report(tiny, clea
         if task == "Avg.":
             continue
         values = [  # unrounded: what the verdict tests (the results file's raw correlation x100)
-            TaskResult.from_dict(json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())).raw
+            TaskResult.from_dict(
+                json.loads((out / f"results/simcse__seed-{s}/avg/dev/{task}.json").read_text())
+            ).raw
             for s in (1, 2)
         ]
         assert cells[task]["verdict"] == verdict(task, published, values).status, task

@@ -288,3 +288,48 @@ def test_a_cell_of_one_run_is_judged_at_its_look_the_others_by_the_rule():
     assert looked(v, by_seed, 3, None, 10) is v  # a figure of three runs: the rule, once
     assert looked(v, by_seed, 1, 5, 10) is v  # the best of five: the rule, once
     assert looked(v, {**by_seed, 11: float("nan")}, 1, None, 10) is v  # a seed not finite: the rule, capped
+
+
+# -- reproduce --until-decided: which runs get seeds before the next look ---------------------------------------
+
+
+def _verdicts(recipe, words: dict[tuple[int, int], str], n: int = 3, contradicted: int | None = None) -> dict:
+    """reproduction.json's claims for ``recipe``: every statement supported at ``n`` seeds but ``words``."""
+    claims = []
+    for i, claim in enumerate(recipe.claims):
+        sts = [
+            {"outcome": words.get((i, j), decide.SUPPORTED), "n": [n, n]}
+            for j in range(len(claim.statements()))
+        ]
+        claims.append(
+            {"verdict": decide.CONTRADICTED if i == contradicted else "supported", "statements": sts}
+        )
+    return {"claims": claims, "targets": []}
+
+
+def test_seeds_go_only_to_the_runs_an_open_verdict_reads_up_to_the_next_look():
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import seeds_to_add
+
+    recipe = load_recipe("simcse-dropout-mini").model_copy(update={"until": 10})
+    # the difference 0.1 > fixed-0.1 open: those two runs to the look at 4, on the same seed id
+    open_ = {(1, 0): decide.INCONCLUSIVE}
+    assert seeds_to_add(recipe, _verdicts(recipe, open_)) == {"dropout.dropout-0.1": [4], "fixed-0.1": [4]}
+    # everything settled (decided, or stopped by futility): nothing to add
+    assert seeds_to_add(recipe, _verdicts(recipe, {})) == {}
+    assert seeds_to_add(recipe, _verdicts(recipe, {(1, 0): sequential.FUTILE})) == {}
+    # a contradicted claim is settled whole, its other statements open or not
+    assert seeds_to_add(recipe, _verdicts(recipe, {(0, 2): decide.INCONCLUSIVE}, contradicted=0)) == {}
+    # at the maximum: judged there, nothing more
+    assert seeds_to_add(recipe, _verdicts(recipe, open_, n=10)) == {}
+    # runs with more seeds than their partner's: the partner catches up to the look after the shared seeds
+    ahead = recipe.with_seeds({"dropout.dropout-0.1": [4, 5]})
+    assert seeds_to_add(ahead, _verdicts(ahead, open_)) == {"fixed-0.1": [4]}
+    # a published cell against one run: its run only
+    cells = {"claims": [], "targets": [{"group": "fixed-0.1", "cells": [{"verdict": decide.INCONCLUSIVE}]}]}
+    assert seeds_to_add(recipe, cells) == {"fixed-0.1": [4]}
+    # the next integers after a run's largest seed
+    gap = recipe.model_copy(
+        update={"runs": tuple(r.model_copy(update={"seeds": (2, 7, 9)}) for r in recipe.runs)}
+    )
+    assert seeds_to_add(gap, _verdicts(gap, open_))["fixed-0.1"] == [10]

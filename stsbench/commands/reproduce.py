@@ -24,7 +24,14 @@ from stsbench.errors import Negative, RunFailed, StsbenchError
 from stsbench.files import check_writable_dir, output_lock, visible_entries
 from stsbench.progress import plural
 from stsbench.reproduce import executors
-from stsbench.reproduce.state import STATE_FILE, changed_steps, load_state, why_run
+from stsbench.reproduce.state import (
+    STATE_FILE,
+    changed_steps,
+    load_state,
+    save_state,
+    sequential_recipe,
+    why_run,
+)
 from stsbench.reproduce.view import Display, counts, session_lines
 from stsbench.reproduce.view import dry_run as show_dry_run
 from stsbench.reproduce.view import status as show_status
@@ -116,6 +123,19 @@ def reproduce_command(
     ) = "table",
     data_dir: shared.DataDirOpt = None,
     allow_modified: shared.AllowModifiedDataOpt = False,
+    until_decided: opt(
+        bool,
+        "--until-decided",
+        help="After the planned seeds, add seeds to the runs an unsettled claim or published cell reads, up to "
+        "the next look of the sequential plan, and look again; stop when every verdict is settled or at "
+        "--max-seeds (docs/uncertainty.md, Seeds until the verdict is decided). Resumable like any run.",
+    ) = False,
+    max_seeds: opt(
+        int | None,
+        "--max-seeds",
+        metavar="M",
+        help="With --until-decided: the most seeds a run trains (10, default, or 20).",
+    ) = None,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
 
@@ -151,9 +171,11 @@ def reproduce_command(
         raise StsbenchError(
             "--strict applies to --dry-run; a run always refuses what is missing before it starts"
         )
+    if max_seeds is not None and not until_decided:
+        raise StsbenchError("--max-seeds applies to --until-decided")
     # the recipe, the plan and the verdict rule only here: --status and --list --help stay light
     from stsbench.recipes import load_recipe
-    from stsbench.reproduce.plan import missing, planned, refuse_missing
+    from stsbench.reproduce.plan import missing, planned, refuse_missing, seeds_to_add
     from stsbench.stats.decide import NOT_REPRODUCED
 
     changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
@@ -163,6 +185,10 @@ def reproduce_command(
     recipe = load_recipe(target)
     if runs is not None or seeds is not None:  # a bad seed: one line
         recipe = recipe.subset(*runs_and_seeds(runs, seeds))
+    if until_decided:  # a maximum without constants: one line
+        from stsbench.stats.sequential import plan as sequential_plan
+
+        recipe = recipe.model_copy(update={"until": sequential_plan(max_seeds or 10).maximum})
     if out is None and not dry_run:
         raise StsbenchError(f"give the folder of the reproduction: stsbench reproduce {target} --out DIR")
     out = out or Path(recipe.name)
@@ -190,45 +216,80 @@ def reproduce_command(
     from stsbench.results.write import checkout, session_code  # looked up when called: tests replace checkout
 
     code = session_code(checkout())  # on a dirty checkout, the session records what differs from its commit
+    base = recipe  # as given (its subset): the sequential plan's seeds are added to it, look by look
     with output_lock(out, "--out"):
-        state = load_state(home)
-        plan, actions = planned(recipe, out, data_dir, state, changed, trackers, gpus)
-        found = changed_steps(plan, state)
-        if found and changed == "ask":  # steps done by other stsbench code: one line listing them
-            names = ", ".join(s.id for s in found[:4])
-            names += f" and {len(found) - 4} more" if len(found) > 4 else ""
-            raise StsbenchError(
-                f"{len(found)} step(s) were done by other stsbench code (or libraries) than this one: {names}; "
-                "pass --rerun-changed to run them again or --keep-changed to keep them (the report names them)"
+        while True:  # once; with --until-decided, once a look until every verdict is settled
+            state = load_state(home)
+            recorded = state.get("until")
+            if recorded and not until_decided:
+                raise StsbenchError(
+                    f"--out {home} adds seeds until its verdicts are decided: rerun with --until-decided"
+                )
+            if recorded and recorded["maximum"] != base.until:
+                raise StsbenchError(
+                    f"--out {home} adds seeds up to {recorded['maximum']}: give --max-seeds {recorded['maximum']}"
+                )
+            recipe = sequential_recipe(base, state)
+            plan, actions = planned(recipe, out, data_dir, state, changed, trackers, gpus)
+            found = changed_steps(plan, state)
+            if found and changed == "ask":  # steps done by other stsbench code: one line listing them
+                names = ", ".join(s.id for s in found[:4])
+                names += f" and {len(found) - 4} more" if len(found) > 4 else ""
+                raise StsbenchError(
+                    f"{len(found)} step(s) were done by other stsbench code (or libraries) than this one: {names}; "
+                    "pass --rerun-changed to run them again or --keep-changed to keep them (the report names them)"
+                )
+            to_run = [i for i, (action, _) in actions.items() if action == "run"]
+            # before any step starts: what is missing, and how to get it
+            refuse_missing(missing(plan, to_run, allow_modified))
+            engine = executors.make_executor(
+                executor, out=plan.out, parallel=parallel, options=options, per_gpu=per_gpu
             )
-        to_run = [i for i, (action, _) in actions.items() if action == "run"]
-        # before any step starts: what is missing, and how to get it
-        refuse_missing(missing(plan, to_run, allow_modified))
-        engine = executors.make_executor(
-            executor, out=plan.out, parallel=parallel, options=options, per_gpu=per_gpu
-        )
-        for sid in to_run:  # a step done before that runs again says why first
-            record = state["steps"].get(sid)
-            if record and record.get("status") == "done":
-                why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
-                console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
-        # recipe_file: a recipe file, for --status to replan (a built-in is found by name); subset:
-        # --runs/--seeds, so that --status replans the same subset
-        seeds_run = sorted({s for r in recipe.runs for s in r.seeds})
-        subset = {"runs": [r.name for r in recipe.runs], "seeds": seeds_run} if recipe.omitted else None
-        state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
-        state.update(gpus=gpus, recipe_file=source, subset=subset)
-        # near it: found again once moved; through the root, it would name this machine's folders
-        if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:
-            state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())
-        else:
-            state.pop("data_dir", None)
-        display = Display(console, [s.id for s in plan.steps], plan.out)
-        try:
-            kw = dict(show=display, allow_modified=allow_modified, threads=threads, checkout=code)
-            state = executors.run_plan(plan, state, engine, started=started, gpus=gpus, changed=changed, **kw)
-        finally:
-            display.close()
+            for sid in to_run:  # a step done before that runs again says why first
+                record = state["steps"].get(sid)
+                if record and record.get("status") == "done":
+                    why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
+                    console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
+            # recipe_file: a recipe file, for --status to replan (a built-in is found by name); subset:
+            # --runs/--seeds, so that --status replans the same subset
+            # the recipe's own seeds, not those the sequential plan added
+            seeds_run = sorted({s for r in base.runs for s in r.seeds})
+            subset = {"runs": [r.name for r in base.runs], "seeds": seeds_run} if base.omitted else None
+            state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
+            state.update(gpus=gpus, recipe_file=source, subset=subset)
+            if until_decided:  # recorded before any training: a resume knows the plan and its added seeds
+                state["until"] = state.get("until") or {"maximum": base.until, "added": {}}
+            # near it: found again once moved; through the root, it would name this machine's folders
+            if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:
+                state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())
+            else:
+                state.pop("data_dir", None)
+            display = Display(console, [s.id for s in plan.steps], plan.out)
+            try:
+                kw = dict(show=display, allow_modified=allow_modified, threads=threads, checkout=code)
+                state = executors.run_plan(
+                    plan, state, engine, started=started, gpus=gpus, changed=changed, **kw
+                )
+            finally:
+                display.close()
+            if not until_decided or any(
+                r["status"] in ("failed", "skipped") for r in state["steps"].values()
+            ):
+                break
+            verdicts = plan.out / "reproduction.json"
+            added = (
+                seeds_to_add(recipe, json.loads(verdicts.read_text(encoding="utf-8")))
+                if verdicts.is_file()
+                else {}
+            )
+            if not added:
+                break
+            for run, new in added.items():
+                state["until"]["added"][run] = [*state["until"]["added"].get(run, []), *new]
+            save_state(home, state)
+            listed = "; ".join(f"{run}: seeds {', '.join(map(str, new))}" for run, new in added.items())
+            trainings = plural(sum(map(len, added.values())), "training")
+            console.print(f"next look: {trainings} added ({listed})", highlight=False, soft_wrap=True)
     for line in session_lines({"sessions": state["sessions"][-1:]}):
         console.print(line.replace("session 1", "this session"), highlight=False)
     failed = [(i, r) for i, r in state["steps"].items() if r["status"] in ("failed", "skipped")]

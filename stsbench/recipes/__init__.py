@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -173,6 +173,8 @@ class Recipe(BaseModel):
     # filled by load_recipe(), never written: the folder of the recipe's file (None: a built-in), which its own
     # published files are read relative to (and keyed by their path from)
     folder: str | None = None
+    # filled by reproduce --until-decided, never written: the most seeds its sequential plan trains a run
+    until: int | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -289,6 +291,16 @@ class Recipe(BaseModel):
                 "omitted": tuple(omitted),
             }
         )
+
+    def with_seeds(self, added: Mapping[str, Sequence[int]]) -> Recipe:
+        """The recipe with ``added`` seeds (``{run: seeds}``, the sequential plan's) after each run's own."""
+        runs = tuple(
+            r.model_copy(
+                update={"seeds": (*r.seeds, *(s for s in added.get(r.name, ()) if s not in r.seeds))}
+            )
+            for r in self.runs
+        )
+        return self.model_copy(update={"runs": runs})
 
     def sweeps(self) -> dict[str, tuple[Run, ...]]:
         """Each sweep or grid by its name, with its runs in order."""

@@ -34,7 +34,7 @@ or imported beyond what names these (no torch).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -297,7 +297,52 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
         args += ["--seeds", ",".join(map(str, sorted({s for r in recipe.runs for s in r.seeds})))]
     if banner:
         args += ["--banner", banner]
+    if recipe.until is not None:  # reproduce --until-decided: the claims and cells judged at their looks
+        args += ["--sequential", str(recipe.until)]
     return args
+
+
+def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[int]]:
+    """The seeds each run trains before the sequential plan's next look (``reproduce --until-decided``).
+
+    ``verdicts``: the report's ``reproduction.json``. A claim's statement or a published cell is open while
+    inconclusive (not stopped by futility) on fewer than the maximum's seeds; a claim contradicted is settled
+    whole. Each run an open verdict reads gets seeds up to the next look after the seeds its verdict's runs
+    share (the next integers after its largest), so the runs a statement pairs reach the look together, on the
+    same seed ids. Empty: every verdict is settled.
+    """
+    from stsbench.stats import decide, sequential
+
+    at = sequential.plan(recipe.until or 10)
+    runs = {r.name: r for r in recipe.runs}
+    target: dict[str, int] = {}
+
+    def reach(names: Sequence[str]) -> None:
+        names = [n for n in names if n in runs]
+        shared = min((len(runs[n].seeds) for n in names), default=at.maximum)
+        look = at.next_look(shared + 1)
+        for n in names if look is not None else ():
+            target[n] = max(target.get(n, 0), look)
+
+    def open_(word: str, n: Sequence[int] | int | None) -> bool:
+        counts = [n] if isinstance(n, int) else list(n or [0])
+        return word == decide.INCONCLUSIVE and min(counts) < at.maximum
+
+    for claim, judged in zip(recipe.claims, verdicts.get("claims", []), strict=False):
+        if judged["verdict"] == decide.CONTRADICTED:
+            continue
+        for parts, st in zip(claim.statements(), judged["statements"], strict=False):
+            if open_(st["outcome"], st.get("n")):
+                reach(parts)
+    for t in verdicts.get("targets", []):  # a cell: against its run's seeds
+        if t["group"] in runs and any(open_(c["verdict"], len(runs[t["group"]].seeds)) for c in t["cells"]):
+            reach([t["group"]])
+    out = {}
+    for name, count in target.items():
+        seeds = runs[name].seeds
+        if count > len(seeds):
+            out[name] = list(range(max(seeds) + 1, max(seeds) + 1 + count - len(seeds)))
+    return out
 
 
 OUT = Path("OUT")  # the reproduction's folder as the report's key writes it: where it lies is no input

@@ -541,7 +541,16 @@ def recorded_recipe(state: ReproduceState) -> Any:
     source = state.get("recipe_file")
     recipe = load_recipe(source if source and Path(source).is_file() else state["recipe"])
     subset = state.get("subset")
-    return recipe.subset(subset["runs"], subset["seeds"]) if subset else recipe
+    recipe = recipe.subset(subset["runs"], subset["seeds"]) if subset else recipe
+    return sequential_recipe(recipe, state)
+
+
+def sequential_recipe(recipe: Any, state: ReproduceState) -> Any:
+    """``recipe`` with the seeds the sequential plan added (``--until-decided``, as ``state`` records them)."""
+    until = state.get("until")
+    if not until:
+        return recipe
+    return recipe.model_copy(update={"until": until["maximum"]}).with_seeds(until["added"])
 
 
 def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:
