@@ -259,7 +259,12 @@ def test_the_report_judges_its_claims_by_the_plan_and_records_it(tmp_path, capsy
     # the fixture's seeds differ by exactly 5 on each: no spread, decided at the first look
     assert st["note"] == "no spread over seeds; sequential: the look at 3 seeds (at most 10), decided"
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "**Seeds added by the sequential plan (at most 10;" in md and "every other interval" in md
+    assert "**Seeds added by the sequential plan (at most 10;" in md and "Every other interval" in md
+    # two groups of three seeds: 6 trainings against 20 at a fixed 10 a run; each other table says so
+    assert "6 trainings against 20 at a fixed 10 seeds a run (14 saved)" in md
+    assert (
+        md.count("- The seeds were stopped by the sequential plan: a 95% interval here is descriptive") >= 3
+    )
     assert "sequential: the look at 3 seeds (at most 10), decided)" in md  # the statements table says it
     # without the option: neither the plan nor its words
     code, _, err = run_cli(args, capsys)
@@ -333,3 +338,37 @@ def test_seeds_go_only_to_the_runs_an_open_verdict_reads_up_to_the_next_look():
         update={"runs": tuple(r.model_copy(update={"seeds": (2, 7, 9)}) for r in recipe.runs)}
     )
     assert seeds_to_add(gap, _verdicts(gap, open_))["fixed-0.1"] == [10]
+
+
+def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsys, tmp_path):
+    from helpers import DATA, run_cli
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import forecast
+
+    edition = ROOT / "reports" / "simcse-dropout-mini"
+    recipe = load_recipe("simcse-dropout-mini").model_copy(update={"until": 10})
+    verdicts = json.loads((edition / "reproduction.json").read_text(encoding="utf-8"))
+    claims, per_run = forecast(recipe, verdicts)
+    assert [len(e) for _, e in claims] == [5, 1, 2]  # each claim's statements
+    assert all(3 <= x <= 10 for _, e in claims for x in e)
+    # a run's seeds: the slowest statement that reads it; fixed-0.1 only in claim 2
+    assert per_run["fixed-0.1"] == pytest.approx(claims[1][1][0])
+    assert per_run["dropout.dropout-0.1"] == pytest.approx(max(x for _, e in claims for x in e))
+    # a statement on a large difference with a small spread: its first looks
+    big = {
+        "claims": [{"statements": [{"diff": 3.0, "se": 0.1, "used": 3, "design": "paired", "delta": 0.5}]}]
+    }
+    one = recipe.model_copy(update={"claims": recipe.claims[1:2]})
+    assert forecast(one, big)[0][0][1][0] < 4
+    # the command: per claim, and the trainings it adds with their cost; the edition's folder only read
+    before = (edition / "reproduce.json").read_bytes()
+    args = ["reproduce", "simcse-dropout-mini", "--out", edition, "--until-decided", "--dry-run"]
+    code, out, err = run_cli([*args, "--data-dir", DATA], capsys)
+    assert code == 0, err
+    assert "sequential plan (--until-decided, at most 10 seeds a run):" in out
+    assert "claim 2 (the same mask for both views" in out and "expected trainings added: " in out
+    assert (edition / "reproduce.json").read_bytes() == before
+    # a new folder: no verdicts to forecast from, said in one line
+    code, out, err = run_cli([*args[:3], tmp_path / "new", *args[4:], "--data-dir", DATA], capsys)
+    assert code == 0 and "no forecast: " in out and "holds no verdicts yet" in out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -516,12 +516,18 @@ def build_report(
     ]
     intro += [f"**{n}**" for n in spec.notes]
     if spec.until is not None:  # the seeds' number was decided by the plan: the fixed-n 95% no longer holds
+        trained = [g.n for g in groups if g.runs]
+        fixed = spec.until * len(trained)
         intro.append(
             f"**Seeds added by the sequential plan (at most {spec.until}; docs/uncertainty.md, Seeds until the "
             "verdict is decided): each claim's statement and each published cell of one run is judged at the "
-            "look it stopped at, as its note says; "
-            "every other interval in this report is descriptive, its 95% not that of a fixed number of seeds.**"
+            f"look it stopped at, as its note says; {plural(sum(trained), 'training')} against {fixed} at a fixed "
+            f"{spec.until} seeds a run ({fixed - sum(trained)} saved). Every other interval in this report is "
+            "descriptive, its 95% not that of a fixed number of seeds.**"
         )
+        for section in sections:  # said beside each of them too (not the verdicts: their looks' intervals)
+            if section.key not in ("claims", "reproduction"):
+                section.tables = [replace(t, notes=(*t.notes, STOPPED)) for t in section.tables]
     # what it found, first, each linked to its section; the scale of its words in one line
     intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
     if spec.banner:  # once, first under the title; each figure's image carries it too (render.stamped)
@@ -539,6 +545,9 @@ def build_report(
 
 FIGURES = "figures"
 REPRODUCTION_JSON = "reproduction.json"
+STOPPED = (
+    "The seeds were stopped by the sequential plan: a 95% interval here is descriptive (docs/uncertainty.md)."
+)
 _CODE = re.compile(r"`([^`]+)`")
 
 

@@ -34,6 +34,7 @@ or imported beyond what names these (no torch).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -300,6 +301,43 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
     if recipe.until is not None:  # reproduce --until-decided: the claims and cells judged at their looks
         args += ["--sequential", str(recipe.until)]
     return args
+
+
+def forecast(
+    recipe: Recipe, verdicts: Mapping[str, Any]
+) -> tuple[list[tuple[str, list[float]]], dict[str, float]]:
+    """The seeds the sequential plan is expected to train, at the differences and spreads ``verdicts`` measured.
+
+    ``verdicts``: a report's ``reproduction.json`` (this reproduction's planned seeds, or an earlier edition's).
+    Each paired statement's expected stopping n at its measured difference and per-seed spread
+    (:func:`stsbench.stats.sequential.expected_seeds`, the claim's m statements at 0.025/m); a statement the plan
+    does not cover, or without a spread, at the maximum. Returns each claim's text and its statements' expected
+    seeds, and each run's: the largest of the statements that read it (the slowest sets the count), never below
+    its planned seeds.
+    """
+    from stsbench.stats import sequential
+
+    top = recipe.until or 10
+    runs = {r.name: r for r in recipe.runs}
+    claims, per_run = [], {name: float(len(r.seeds)) for name, r in runs.items()}
+    for claim, judged in zip(recipe.claims, verdicts.get("claims", []), strict=False):
+        at = (
+            sequential.plan(top, "paired", len(claim.statements()))
+            if claim.kind in sequential.COVERED
+            else None
+        )
+        expected = []
+        for parts, st in zip(claim.statements(), judged["statements"], strict=False):
+            spread = st["se"] * math.sqrt(st["used"]) if st.get("se") and st.get("used") else None
+            paired = at is not None and st.get("design") in ("paired", "one-sample") and spread
+            delta = st.get("delta") or judged.get("delta") or 0.5
+            found = sequential.expected_seeds(st["diff"], spread, delta, at) if paired else float(top)
+            expected.append(found)
+            for p in parts:
+                if p in per_run:
+                    per_run[p] = max(per_run[p], found)
+        claims.append((claim.text or claim.kind, expected))
+    return claims, per_run
 
 
 def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[int]]:

@@ -343,6 +343,44 @@ def what_changed(again: dict[str, str]) -> str:
     return f"replanned on the recipe and the data, what changed: {named}{more}"
 
 
+def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
+    """``--until-decided --dry-run``: the seeds each claim is expected to need, and the added trainings' cost."""
+    from stsbench.reproduce.estimate import count, duration, estimates
+    from stsbench.reproduce.plan import forecast
+
+    source = plan.out / "reproduction.json"
+    say(f"sequential plan (--until-decided, at most {recipe.until} seeds a run):")
+    if not source.is_file():
+        say(
+            f"  no forecast: {source} holds no verdicts yet (the planned seeds' report writes them; an earlier "
+            "edition's folder as --out forecasts from its seeds)"
+        )
+        return
+    claims, per_run = forecast(recipe, json.loads(source.read_text(encoding="utf-8")))
+    say(f"  forecast at the differences and spreads of {source} (a paired statement by simulation):")
+    for i, (text, expected) in enumerate(claims, start=1):
+        each = ", ".join(f"{e:.1f}" for e in expected)
+        say(f"  claim {i} ({text}): about {max(expected):.1f} seeds (its statements: {each})")
+    extra = {
+        name: n - len(recipe.run(name).seeds)
+        for name, n in per_run.items()
+        if n > len(recipe.run(name).seeds)
+    }
+    if not extra:
+        say("  no seeds expected beyond the planned ones")
+        return
+    one = {s.id.split("/")[1]: s for s in plan.steps if s.kind == "train"}  # a training of each run, priced
+    seconds = 0.0
+    for name, more in extra.items():
+        priced = estimates(
+            replace(plan, steps=(one[name],)), device, count(replace(plan, steps=(one[name],)))
+        )
+        here = next((e.seconds for e in priced if e.device.endswith("(this run)")), None)
+        seconds = seconds + more * here if here is not None and seconds is not None else None
+    cost = f", about {duration(seconds)} of training one at a time" if seconds else ""
+    say(f"  expected trainings added: {sum(extra.values()):.1f} over {len(extra)} run(s){cost}")
+
+
 def dry_run(
     recipe,
     out,
@@ -424,6 +462,8 @@ def dry_run(
             say(f"    from {'; '.join(e.sources)}")
         if parallel > 1 and e.device.endswith("(this run)") and e.seconds is not None:
             say(f"    with --parallel {parallel}: about {duration(e.seconds / parallel)} wall at best")
+    if recipe.until is not None:
+        _forecast(recipe, plan, this_device(parallel, gpus, threads), say)
     judged = "with a verdict" if recipe.verdict else f"no verdict: {recipe.verdict_reason}"
     say(f"published cells ({judged}):")
     for key in recipe.published:
