@@ -303,7 +303,7 @@ def judge(
     """
     d = claim_delta(claim, delta)
     at = None
-    if until is not None and not isinstance(claim, Gap | Plateau | Collapse):
+    if until is not None and claim.kind in sequential.COVERED:
         at = sequential.plan(until, "paired", len(claim.statements()))
     values, why = {}, {}
     for s in claim.settings():

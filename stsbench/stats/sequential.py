@@ -37,11 +37,8 @@ DESIGNS = ("paired", "cell")
 FUTILITY_SIGMA = 0.8  # σ's optimistic value: the lower end of its one-sided 80% interval from the seeds' s
 FUTILITY_CHANCE = 0.15  # below this predictive chance that the maximum's interval excludes 0: futile
 FUTILE = f"{decide.INCONCLUSIVE} (more seeds would not decide)"
-COVERED = (
-    "argmax",
-    "ordering",
-    "difference",
-)  # the claims whose statements the plan judges (on shared seeds)
+# the claims whose statements the plan judges (where their settings share their seeds); the others by rule 3
+COVERED = ("argmax", "ordering", "difference")
 
 
 @dataclass(frozen=True)
