@@ -372,3 +372,30 @@ def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsy
     # a new folder: no verdicts to forecast from, said in one line
     code, out, err = run_cli([*args[:3], tmp_path / "new", *args[4:], "--data-dir", DATA], capsys)
     assert code == 0 and "no forecast: " in out and "holds no verdicts yet" in out
+
+
+@pytest.mark.slow  # the shared tiny reproduction (made once a session), copied without its weights
+def test_an_edition_kept_without_weights_stays_done_when_the_plan_adds_seeds(tiny, clean, tmp_path):
+    import shutil
+
+    from helpers import DATA
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import planned
+    from stsbench.reproduce.state import load_state, mark_weights_not_kept
+
+    out = tmp_path / "edition"
+    shutil.copytree(clean, out, ignore=shutil.ignore_patterns("runs"))  # shared as editions are: no weights
+    recipe = load_recipe(tiny / "tiny.yaml")
+
+    def trainings(state) -> set[str]:
+        plan, actions = planned(recipe, out, DATA, state, "keep")
+        return {actions[s.id][0] for s in plan.steps if s.kind == "train"}
+
+    state = load_state(out)
+    assert trainings(state) == {"skip"}
+    plan, _ = planned(recipe, out, DATA, state, "keep")
+    mark_weights_not_kept(plan, state)
+    (out / "runs" / "simcse" / "seed-3").mkdir(parents=True)  # the plan's first added seed begins training
+    assert trainings(state) == {"skip"}  # marked: still done, nothing retrained
+    assert trainings(load_state(out)) == {"run"}  # unmarked, an absent seed folder reads as deleted by hand

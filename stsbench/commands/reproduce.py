@@ -28,6 +28,7 @@ from stsbench.reproduce.state import (
     STATE_FILE,
     changed_steps,
     load_state,
+    mark_weights_not_kept,
     save_state,
     sequential_recipe,
     why_run,
@@ -286,6 +287,7 @@ def reproduce_command(
                 break
             for run, new in added.items():
                 state["until"]["added"][run] = [*state["until"]["added"].get(run, []), *new]
+            mark_weights_not_kept(plan, state)  # an edition's seeds, kept without weights, stay done
             save_state(home, state)
             listed = "; ".join(f"{run}: seeds {', '.join(map(str, new))}" for run, new in added.items())
             trainings = plural(sum(map(len, added.values())), "training")

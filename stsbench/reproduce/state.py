@@ -330,7 +330,7 @@ def standing(step: Step, record: StepRecord | None, explain: bool = False) -> St
     done = status == "done"
     # kept without its weights: OUT/runs/ absent altogether (a checked-in edition; one seed's folder deleted
     # by hand, others there, is a training to run again) and its log copied under OUT/results/train/ finished
-    kept = train and folder == "new" and done and not (out / "runs").exists()
+    kept = train and folder == "new" and done and not weights_here(record, out)
     kept = kept and run_status(training_copy(step.folder, out)) == "finished"
     if done and out is not None and (damaged := damage(record, out)):  # a sealed file gone or edited
         return Standing("run", damaged, folder)
@@ -620,7 +620,7 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
     """
     if not record:
         return ""
-    runs_kept = (out / "runs").exists()
+    runs_kept = weights_here(record, out)
     for rel, sha in sorted((record.get("files") or {}).items()):
         if rel.startswith("runs/") and not runs_kept:
             continue
@@ -629,6 +629,31 @@ def damage(record: dict[str, Any] | None, out: Path) -> str:
         if sources.sha256_file(out / rel) != sha:
             return f"its file {rel} changed since it finished"
     return ""
+
+
+NOT_KEPT = "not kept"  # a training record's "weights": its weights were never here (a shared edition)
+
+
+def weights_here(record: dict[str, Any], out: Path) -> bool:
+    """Whether a done training's weights are kept in ``out``.
+
+    ``OUT/runs/`` is there, and its record does not say they never were (:func:`mark_weights_not_kept`).
+    """
+    return (out / "runs").exists() and record.get("weights") != NOT_KEPT
+
+
+def mark_weights_not_kept(plan: Plan, state: ReproduceState) -> None:
+    """Mark the done trainings of a reproduction kept without its weights (``OUT/runs/`` absent altogether).
+
+    ``reproduce --until-decided`` calls it before its first added seed trains: that training makes ``OUT/runs/``,
+    after which a seed folder absent would read as deleted by hand (a training to run again).
+    """
+    if (plan.out / "runs").exists():
+        return
+    for step in plan.steps:
+        record = state["steps"].get(step.id)
+        if step.kind == "train" and record and record.get("status") == "done":
+            record["weights"] = NOT_KEPT  # type: ignore[typeddict-unknown-key]
 
 
 def unverified(record: dict[str, Any] | None) -> bool:
