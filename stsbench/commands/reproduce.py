@@ -265,6 +265,8 @@ def reproduce_command(
                 state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())
             else:
                 state.pop("data_dir", None)
+            # kept without weights (an edition): stay done once a new training makes OUT/runs/
+            mark_weights_not_kept(plan, state)
             display = Display(console, [s.id for s in plan.steps], plan.out)
             try:
                 kw = dict(show=display, allow_modified=allow_modified, threads=threads, checkout=code)
@@ -287,7 +289,6 @@ def reproduce_command(
                 break
             for run, new in added.items():
                 state["until"]["added"][run] = [*state["until"]["added"].get(run, []), *new]
-            mark_weights_not_kept(plan, state)  # an edition's seeds, kept without weights, stay done
             save_state(home, state)
             listed = "; ".join(f"{run}: seeds {', '.join(map(str, new))}" for run, new in added.items())
             trainings = plural(sum(map(len, added.values())), "training")

@@ -362,9 +362,8 @@ def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[
         for n in names if look is not None else ():
             target[n] = max(target.get(n, 0), look)
 
-    def open_(word: str, n: Sequence[int] | int | None) -> bool:
-        counts = [n] if isinstance(n, int) else list(n or [0])
-        return word == decide.INCONCLUSIVE and min(counts) < at.maximum
+    def open_(word: str, n: Sequence[int] | None) -> bool:  # n: the seeds it was judged on, a side each
+        return word == decide.INCONCLUSIVE and min(n or [0]) < at.maximum
 
     for claim, judged in zip(recipe.claims, verdicts.get("claims", []), strict=False):
         if judged["verdict"] == decide.CONTRADICTED:
@@ -373,7 +372,7 @@ def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[
             if open_(st["outcome"], st.get("n")):
                 reach(parts)
     for t in verdicts.get("targets", []):  # a cell: against its run's seeds
-        if t["group"] in runs and any(open_(c["verdict"], len(runs[t["group"]].seeds)) for c in t["cells"]):
+        if t["group"] in runs and any(open_(c["verdict"], [len(runs[t["group"]].seeds)]) for c in t["cells"]):
             reach([t["group"]])
     out = {}
     for name, count in target.items():

@@ -645,8 +645,9 @@ def weights_here(record: dict[str, Any], out: Path) -> bool:
 def mark_weights_not_kept(plan: Plan, state: ReproduceState) -> None:
     """Mark the done trainings of a reproduction kept without its weights (``OUT/runs/`` absent altogether).
 
-    ``reproduce --until-decided`` calls it before its first added seed trains: that training makes ``OUT/runs/``,
-    after which a seed folder absent would read as deleted by hand (a training to run again).
+    ``reproduce`` calls it before any step runs: a new training (a seed the sequential plan adds, a run added to
+    the recipe) makes ``OUT/runs/``, after which a seed folder absent would read as deleted by hand (a training
+    to run again).
     """
     if (plan.out / "runs").exists():
         return

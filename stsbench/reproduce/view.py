@@ -345,7 +345,7 @@ def what_changed(again: dict[str, str]) -> str:
 
 def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
     """``--until-decided --dry-run``: the seeds each claim is expected to need, and the added trainings' cost."""
-    from stsbench.reproduce.estimate import count, duration, estimates
+    from stsbench.reproduce.estimate import count, duration, price
     from stsbench.reproduce.plan import forecast
 
     source = plan.out / "reproduction.json"
@@ -372,10 +372,7 @@ def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
     one = {s.id.split("/")[1]: s for s in plan.steps if s.kind == "train"}  # a training of each run, priced
     seconds = 0.0
     for name, more in extra.items():
-        priced = estimates(
-            replace(plan, steps=(one[name],)), device, count(replace(plan, steps=(one[name],)))
-        )
-        here = next((e.seconds for e in priced if e.device.endswith("(this run)")), None)
+        here = price(count(replace(plan, steps=(one[name],))), device).seconds
         seconds = seconds + more * here if here is not None and seconds is not None else None
     cost = f", about {duration(seconds)} of training one at a time" if seconds else ""
     say(f"  expected trainings added: {sum(extra.values()):.1f} over {len(extra)} run(s){cost}")
