@@ -14,7 +14,10 @@ with the 95% interval (common random numbers: every design reads the same seeds)
 a direction shown where t <= 0, *by more than δ* where t <= δ, *no difference that matters* or *reversed, by less
 than δ* where t <= -δ; lower the mirror image), each against 0.025 + 3 binomial SE at the cell's runs (0.0265 at
 100,000); the right-decision rate (decisive and not wrong) of the plan, of M fixed seeds and of 3; the expected
-seeds of the plan (mean stopping n) and its share of M; how often futility stopped it.
+seeds of the plan (mean stopping n) and its share of M; how often futility stopped it. The same for the plan with
+``--refine`` (on past *supported* and *reversed* until the size is shown or out of reach,
+:func:`stsbench.stats.sequential.size_futile`): its wrong words, a side at a time, against the same bound, and its
+expected seeds.
 
 **The project's words.** The paths run through :func:`stsbench.stats.sequential.simulate` (the plan vectorised,
 the words by :func:`~stsbench.stats.sequential.words`, the regions of :func:`stsbench.stats.decide.directional`);
@@ -87,8 +90,12 @@ def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: i
     x = rng.normal(t, std, (runs, maximum))
     at = sequential.plan(maximum)
     stop, final = sequential.simulate(x, DELTA, at)
-    for row, n, code in zip(x[:verify], stop[:verify], final[:verify], strict=True):
+    stop_r, final_r = sequential.simulate(x, DELTA, at, refine=True)
+    for row, n, code, n_r, code_r in zip(
+        x[:verify], stop[:verify], final[:verify], stop_r[:verify], final_r[:verify], strict=True
+    ):
         check_path(row, at, int(n), WORDS[code])
+        check_path(row, at, int(n_r), WORDS[code_r], refine=True)
     fixed = {}
     for n in (maximum, 3):
         m, s = x[:, :n].mean(axis=1), x[:, :n].std(axis=1, ddof=1)
@@ -102,6 +109,7 @@ def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: i
                     f"fixed {n}: vectorised {WORDS[code]!r}, the project's {word!r} on {row[:n]}"
                 )
     up, down = wrong(final, t)
+    up_r, down_r = wrong(final_r, t)
 
     def right(c: np.ndarray) -> float:
         return float(np.mean(decisive(c) & ~np.any(wrong(c, t), axis=0)))
@@ -115,14 +123,18 @@ def cell(maximum: int, std: float, truth: float, runs: int, seed: int, verify: i
         "right_3": right(fixed[3]),
         "futile": float(np.mean(final == CODE[sequential.FUTILE])),
         "more_than_delta": float(np.mean(final == CODE[decide.SUPPORTED_MORE])),
+        "refine_upper": float(up_r.mean()),
+        "refine_lower": float(down_r.mean()),
+        "refine_seeds": float(stop_r.mean()),
+        "more_than_delta_refine": float(np.mean(final_r == CODE[decide.SUPPORTED_MORE])),
         "more_than_delta_fixed": float(np.mean(fixed[maximum] == CODE[decide.SUPPORTED_MORE])),
     }
 
 
-def check_path(row: np.ndarray, at: sequential.Plan, n: int, word: str) -> None:
+def check_path(row: np.ndarray, at: sequential.Plan, n: int, word: str, refine: bool = False) -> None:
     """A path as the project judges a statement from its recorded seeds (:func:`sequential.path`)."""
     a = {i: float(v) for i, v in enumerate(row, start=1)}
-    found = sequential.path(a, dict.fromkeys(a, 0.0), DELTA, at)
+    found = sequential.path(a, dict.fromkeys(a, 0.0), DELTA, at, refine=refine)
     if (found.n, found.decision.outcome) != (n, word):
         raise SystemExit(
             f"vectorised: {word!r} at {n}; the project's: {found.decision.outcome!r} at {found.n} on {row}"
@@ -157,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
             f"### At most {maximum} seeds",
             "",
             "| seed std | true diff | wrong upper | wrong lower | E[seeds] | share of M | right (plan) "
-            f"| right ({maximum} fixed) | right (3 fixed) | futility | by more than δ (plan / fixed) |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            f"| right ({maximum} fixed) | right (3 fixed) | futility | --refine: wrong upper / lower "
+            "| --refine: E[seeds] | by more than δ (plan / --refine / fixed) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        shares, gaps, worst = [], [], 0.0
+        shares, gaps, worst, refined, worst_r = [], [], 0.0, [], 0.0
         for std in STDS:
             for truth in TRUTHS:
                 r = cell(maximum, std, truth, args.runs, args.seed, args.verify)
@@ -168,12 +181,17 @@ def main(argv: list[str] | None = None) -> int:
                 gaps.append(r["right_fixed"] - r["right"])
                 worst = max(worst, r["upper"], r["lower"])
                 over = max(r["upper"], r["lower"]) > bound
-                failed |= over
+                refined.append(r["refine_seeds"] / maximum)
+                worst_r = max(worst_r, r["refine_upper"], r["refine_lower"])
+                over_r = max(r["refine_upper"], r["refine_lower"]) > bound
+                failed |= over or over_r
                 lines.append(
                     f"| {std:g} | {truth:+g}δ | {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} "
                     f"| {r['seeds']:.2f} | {r['seeds'] / maximum:.3f} | {r['right']:.3f} | {r['right_fixed']:.3f} "
                     f"| {r['right_3']:.3f} | {r['futile']:.3f} "
-                    f"| {r['more_than_delta']:.3f} / {r['more_than_delta_fixed']:.3f} |"
+                    f"| {r['refine_upper']:.4f} / {r['refine_lower']:.4f}{' (above)' if over_r else ''} "
+                    f"| {r['refine_seeds']:.2f} | {r['more_than_delta']:.3f} / {r['more_than_delta_refine']:.3f} / "
+                    f"{r['more_than_delta_fixed']:.3f} |"
                 )
             by_std = np.mean(shares[-len(TRUTHS) :])
             summary.append(f"M {maximum}, std {std:g}: expected seeds {by_std:.3f} of M")
@@ -182,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             len(summary) - len(STDS),
             f"**M = {maximum}**: wrong decisive words at most {worst:.4f} a side (bound {bound:.4f}); expected seeds "
             f"**{np.mean(shares):.3f}** of M averaged over the {len(shares)} cells; the right-decision rate at most "
-            f"{max(gaps):.3f} below {maximum} fixed seeds in any cell.",
+            f"{max(gaps):.3f} below {maximum} fixed seeds in any cell. With --refine: wrong words at most "
+            f"{worst_r:.4f} a side; expected seeds {np.mean(refined):.3f} of M.",
         )
     wall = time.perf_counter() - started
     command = "OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py" + "".join(

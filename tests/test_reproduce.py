@@ -176,6 +176,8 @@ def test_until_decided_adds_a_look_s_seeds_records_them_and_resumes(tiny, clean,
     assert state["steps"]["train/simcse/seed-3"]["status"] == "interrupted"
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # its plan is asked for again
     assert code == 2 and "rerun with --until-decided" in err
+    code, _, err = run_cli(["reproduce", recipe, "--out", out, "--until-decided", "--refine"], capsys)
+    assert code == 2 and "adds seeds without --refine: rerun without it" in err  # nor another plan
     final = _start(recipe, out, "--until-decided")
     assert final.wait(timeout=600) == reproduce_status(out), final.stdout.read()
     state = json.loads((out / "reproduce.json").read_text())

@@ -196,6 +196,65 @@ def test_a_path_short_of_a_decision_is_open_and_names_its_look():
     assert cell.how == "decided" and cell.decision.outcome == decide.REPRODUCED
 
 
+def test_refine_goes_on_past_a_direction_until_its_size_is_shown_or_out_of_reach():
+    at = sequential.plan(10)
+    rng = np.random.default_rng(8)
+    x = rng.normal(0.5, 0.5, (400, 10))  # at δ: supported often, its size slow to show
+    stop, final = sequential.simulate(x, 0.5, at, refine=True)
+    plain, _ = sequential.simulate(x, 0.5, at)
+    assert (stop >= plain).all() and stop.mean() > plain.mean()  # more seeds, never fewer
+    words = {sequential.WORDS[c] for c in final}
+    hows = set()
+    for row, n, code in zip(x, stop, final, strict=True):  # the vectorised plan is path()'s
+        a = {seed: float(v) for seed, v in enumerate(row, start=1)}
+        found = sequential.path(a, dict.fromkeys(a, 0.0), 0.5, at, refine=True)
+        assert (found.n, found.decision.outcome) == (n, sequential.WORDS[code])
+        hows.add(found.how)
+        if found.how == "size":  # stopped with its direction, the size out of reach
+            assert (
+                found.decision.outcome in sequential.UNSIZED
+                and "would not show its size" in found.describe(at)
+            )
+        if found.how == "decided":
+            assert found.decision.outcome not in sequential.UNSIZED
+    assert {"decided", "maximum", "size"} <= hows and decide.SUPPORTED_MORE in words
+    # open while only the direction is shown, its note saying so (seeds_to_add reads it)
+    a = {1: 0.9, 2: 1.1, 3: 1.0, 4: 1.05}
+    found = sequential.path(a, dict.fromkeys(a, 0.0), 0.9, at, refine=True)
+    assert found.how == "decided" or found.decision.outcome in sequential.UNSIZED
+    shown = sequential.path(a, dict.fromkeys(a, 0.0), 0.9, at)
+    if shown.decision.outcome in sequential.UNSIZED:
+        assert (found.how, found.describe(at)[:16]) == ("open", "sequential: open")
+
+
+def test_refine_keeps_the_plans_guarantee():
+    # the words of every look hold together: at a truth of δ (supported; never by less, never reversed) and of
+    # 0 (no word but no difference or inconclusive is right), wrong words stay within 0.025 a side + 3 SE
+    at = sequential.plan(10)
+    rng = np.random.default_rng(11)
+    runs = 20_000
+    for truth, wrong in (
+        (0.5, (decide.SUPPORTED_LESS, *decide.OPPOSITE)),
+        (0.0, (*decide.DIRECTIONS, *decide.OPPOSITE)),
+    ):
+        _, final = sequential.simulate(rng.normal(truth, 0.5, (runs, 10)), 0.5, at, refine=True)
+        rate = np.isin(final, [sequential.WORDS.index(w) for w in wrong]).mean()
+        assert rate <= 2 * (0.025 + 3 * math.sqrt(0.025 * 0.975 / runs)), rate
+
+
+def test_a_cells_forecast_holds_the_published_figure():
+    cell = sequential.plan(10, "cell")
+    near = sequential.expected_seeds(0.1, 0.05, 1.0, cell)  # close to P, a small spread: the first looks
+    edge = sequential.expected_seeds(1.0, 0.5, 1.0, cell)  # at δ: most of the maximum
+    assert 3 <= near < 4.5 < edge <= 10
+    _, final = sequential.simulate(np.random.default_rng(2).normal(0.1, 0.2, (500, 10)), 1.0, cell)
+    assert {sequential.WORDS[c] for c in final} <= {
+        decide.REPRODUCED,
+        decide.NOT_REPRODUCED,
+        decide.INCONCLUSIVE,
+    }
+
+
 def test_the_forecast_is_the_plans_expected_seeds():
     at = sequential.plan(10)
     big = sequential.expected_seeds(4 * 0.5, 0.25, 0.5, at)  # a large effect, a small spread: the first looks
@@ -276,6 +335,15 @@ def test_the_report_judges_its_claims_by_the_plan_and_records_it(tmp_path, capsy
     code, _, err = run_cli([*args[:4], tmp_path / "other", *args[5:], "--sequential", "12"], capsys)
     assert code == 2 and err.count("\n") == 1 and "at most 12 seeds" in err
     assert not (tmp_path / "other" / "report.md").exists()
+    # --refine: recorded, said at the top; without --sequential one line, nothing written
+    code, _, err = run_cli([*args, "--sequential", "10", "--refine"], capsys)
+    record = json.loads((tmp_path / "rep" / "reproduction.json").read_text(encoding="utf-8"))
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert code == 0 and record["sequential"] == {**sequential.plan(10).to_dict(), "refine": True}
+    assert "Seeds until the verdict is decided, until each size is shown)" in md
+    code, _, err = run_cli([*args[:4], tmp_path / "other", *args[5:], "--refine"], capsys)
+    assert code == 2 and err.strip() == "error: --refine applies to --sequential"
+    assert not (tmp_path / "other").exists()
 
 
 def test_a_cell_of_one_run_is_judged_at_its_look_the_others_by_the_rule():
@@ -333,6 +401,15 @@ def test_seeds_go_only_to_the_runs_an_open_verdict_reads_up_to_the_next_look():
     # a published cell against one run: its run only
     cells = {"claims": [], "targets": [{"group": "fixed-0.1", "cells": [{"verdict": decide.INCONCLUSIVE}]}]}
     assert seeds_to_add(recipe, cells) == {"fixed-0.1": [4]}
+    # --refine: a direction shown whose size the plan left open, as its note says; not once settled
+    going = {(1, 0): decide.SUPPORTED}
+    refine = recipe.model_copy(update={"refine": True})
+    noted = _verdicts(refine, going)
+    noted["claims"][1]["statements"][0]["note"] = "sequential: open at 3 seeds (at most 10), the next look at 4"
+    assert seeds_to_add(refine, noted) == {"dropout.dropout-0.1": [4], "fixed-0.1": [4]}
+    assert seeds_to_add(recipe, noted) == {}  # without --refine: supported is settled
+    noted["claims"][1]["statements"][0]["note"] = "sequential: the look at 5 seeds (at most 10), stopped: more"
+    assert seeds_to_add(refine, noted) == {}
     # the next integers after a run's largest seed
     gap = recipe.model_copy(
         update={"runs": tuple(r.model_copy(update={"seeds": (2, 7, 9)}) for r in recipe.runs)}
@@ -351,6 +428,7 @@ def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsy
     verdicts = json.loads((edition / "reproduction.json").read_text(encoding="utf-8"))
     claims, per_run = forecast(recipe, verdicts)
     assert [len(e) for _, e in claims] == [5, 1, 2]  # each claim's statements
+    assert claims[0][0].startswith("claim 1 (") and claims[1][0].startswith("claim 2 (the same mask")
     assert all(3 <= x <= 10 for _, e in claims for x in e)
     # a run's seeds: the slowest statement that reads it; fixed-0.1 only in claim 2
     assert per_run["fixed-0.1"] == pytest.approx(claims[1][1][0])
@@ -361,6 +439,27 @@ def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsy
     }
     one = recipe.model_copy(update={"claims": recipe.claims[1:2]})
     assert forecast(one, big)[0][0][1][0] < 4
+    # refine: never fewer seeds
+    assert all(
+        r >= p - 0.05
+        for (_, e), (_, f) in zip(claims, forecast(recipe.model_copy(update={"refine": True}), verdicts)[0])
+        for p, r in zip(e, f)
+    )
+    # a published cell against one run: the cell plan at its m - P and std; one of three runs: the maximum
+    cells = [
+        {"task": "STSBenchmark", "diff": 0.1, "std": 0.05, "difference": 1.0},
+        {"task": "SICKRelatedness", "diff": None, "std": None, "difference": 1.0},  # not checked: no forecast
+    ]
+    one_run = {
+        "claims": [],
+        "targets": [{"key": "simcse/sts/unsup-simcse-bert-base", "group": "fixed-0.1", "cells": cells}],
+    }
+    ((label, expected),) = forecast(recipe.model_copy(update={"claims": ()}), one_run)[0]
+    assert (
+        label == "simcse/sts/unsup-simcse-bert-base against fixed-0.1"
+        and len(expected) == 1
+        and expected[0] < 4.5
+    )
     # the command: per claim, and the trainings it adds with their cost; the edition's folder only read
     before = (edition / "reproduce.json").read_bytes()
     args = ["reproduce", "simcse-dropout-mini", "--out", edition, "--until-decided", "--dry-run"]
@@ -372,6 +471,10 @@ def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsy
     # a new folder: no verdicts to forecast from, said in one line
     code, out, err = run_cli([*args[:3], tmp_path / "new", *args[4:], "--data-dir", DATA], capsys)
     assert code == 0 and "no forecast: " in out and "holds no verdicts yet" in out
+    # --refine or --max-seeds without --until-decided: one line
+    for extra in (["--refine"], ["--max-seeds", "10"]):
+        code, _, err = run_cli([*args[:3], tmp_path / "new", "--dry-run", *extra], capsys)
+        assert code == 2 and err.strip().endswith(f"{extra[0]} applies to --until-decided")
 
 
 @pytest.mark.slow  # the shared tiny reproduction (made once a session), copied without its weights

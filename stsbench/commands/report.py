@@ -8,6 +8,7 @@ import typer
 
 from stsbench.commands import _options as shared
 from stsbench.commands._options import command_line, opt, runs_and_seeds
+from stsbench.errors import StsbenchError
 from stsbench.files import check_writable_dir
 from stsbench.progress import plural
 
@@ -88,6 +89,12 @@ def report_cmd(
         "look the plan stopped it at, "
         "the plan recorded in OUT/reproduction.json, every other interval said to be descriptive.",
     ) = None,
+    refine: opt(
+        bool,
+        "--refine",
+        help="With --sequential: the plan went on past supported or reversed until each claim's size was shown "
+        "(by more or less than δ) or out of reach.",
+    ) = False,
     runs: shared.RunsOpt = None,
     seeds: shared.SeedsOpt = None,
     strict: shared.StrictOpt = False,
@@ -99,6 +106,8 @@ def report_cmd(
     code, its Provenance section names the package's files that differ from the commit (a reproduction's report,
     OUT holding reproduce.json, leaves that to the reproduction's record: each session of it names them).
     """
+    if refine and sequential is None:
+        raise StsbenchError("--refine applies to --sequential")
     check_writable_dir(out, "--out")
     from stsbench.published.figures import get_figure
     from stsbench.reports.ablations import parse_point
@@ -121,7 +130,7 @@ def report_cmd(
     # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
     code = None if (out / STATE_FILE).is_file() else checkout()
     shown = dict(notes=note or (), claims=judged, banner=banner, figures=figure or (), align_point=point)
-    subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code, until=sequential)
+    subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code, until=sequential, refine=refine)
     files = write_report(results, out, title, command, baseline, targets, difference, **shown, **subset)
     for warning in files.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -137,6 +137,12 @@ def reproduce_command(
         metavar="M",
         help="With --until-decided: the most seeds a run trains (10, default, or 20).",
     ) = None,
+    refine: opt(
+        bool,
+        "--refine",
+        help="With --until-decided: go on past supported or reversed until each claim's size is shown (by more "
+        "or less than δ) or more seeds would not show it; more seeds, the same guarantee.",
+    ) = False,
 ) -> None:
     """Reproduce a paper's table from a recipe: train every run and seed, evaluate, analyse, report the verdict.
 
@@ -172,8 +178,9 @@ def reproduce_command(
         raise StsbenchError(
             "--strict applies to --dry-run; a run always refuses what is missing before it starts"
         )
-    if max_seeds is not None and not until_decided:
-        raise StsbenchError("--max-seeds applies to --until-decided")
+    for given, name in ((max_seeds is not None, "--max-seeds"), (refine, "--refine")):
+        if given and not until_decided:
+            raise StsbenchError(f"{name} applies to --until-decided")
     # the recipe, the plan and the verdict rule only here: --status and --list --help stay light
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import missing, planned, refuse_missing, seeds_to_add
@@ -189,7 +196,9 @@ def reproduce_command(
     if until_decided:  # a maximum without constants: one line
         from stsbench.stats.sequential import plan as sequential_plan
 
-        recipe = recipe.model_copy(update={"until": sequential_plan(max_seeds or 10).maximum})
+        recipe = recipe.model_copy(
+            update={"until": sequential_plan(max_seeds or 10).maximum, "refine": refine}
+        )
     if out is None and not dry_run:
         raise StsbenchError(f"give the folder of the reproduction: stsbench reproduce {target} --out DIR")
     out = out or Path(recipe.name)
@@ -230,6 +239,9 @@ def reproduce_command(
                 raise StsbenchError(
                     f"--out {home} adds seeds up to {recorded['maximum']}: give --max-seeds {recorded['maximum']}"
                 )
+            if recorded and recorded.get("refine", False) != base.refine:
+                wanted = "with" if recorded.get("refine") else "without"
+                raise StsbenchError(f"--out {home} adds seeds {wanted} --refine: rerun {wanted} it")
             recipe = sequential_recipe(base, state)
             plan, actions = planned(recipe, out, data_dir, state, changed, trackers, gpus)
             found = changed_steps(plan, state)
@@ -260,6 +272,7 @@ def reproduce_command(
             state.update(gpus=gpus, recipe_file=source, subset=subset)
             if until_decided:  # recorded before any training: a resume knows the plan and its added seeds
                 state["until"] = state.get("until") or {"maximum": base.until, "added": {}}
+                state["until"].update({"refine": True} if base.refine else {})
             # near it: found again once moved; through the root, it would name this machine's folders
             if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:
                 state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())

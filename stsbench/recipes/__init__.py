@@ -175,6 +175,7 @@ class Recipe(BaseModel):
     folder: str | None = None
     # filled by reproduce --until-decided, never written: the most seeds its sequential plan trains a run
     until: int | None = None
+    refine: bool = False  # and reproduce --refine: until each claim's size is shown or out of reach
 
     @model_validator(mode="before")
     @classmethod

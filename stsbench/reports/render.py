@@ -168,7 +168,8 @@ class ReportSpec:
     setting"), and in bold at the top; ``figures``: the papers' figures the results regenerate, each a section;
     ``align_point``: MoCoSE Figure 4's fixed point (l_align, l_uniform); ``checkout``: the stsbench checkout
     making the report, whose files differing from its commit the Provenance section names (None: nothing said);
-    ``until``: the claims are judged by the sequential plan of at most that many seeds, each statement at its look.
+    ``until``: the claims are judged by the sequential plan of at most that many seeds, each statement at its look;
+    ``refine``: the plan went on until each statement's size was shown or out of reach.
     """
 
     title: str
@@ -183,6 +184,7 @@ class ReportSpec:
     align_point: tuple[float, float] = ablations.POINT
     checkout: Checkout | None = None
     until: int | None = None  # the seeds were added by the sequential plan of at most this many
+    refine: bool = False
 
 
 # -- the sections, built from the results -----------------------------------------------------------------
@@ -475,7 +477,9 @@ def build_report(
     base = baseline_group(groups, spec.baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference, spec.until)
     judged = (
-        reproduction.judge_claims(spec.claims, coll.tasks, groups, coll.analyses, until=spec.until)
+        reproduction.judge_claims(
+            spec.claims, coll.tasks, groups, coll.analyses, until=spec.until, refine=spec.refine
+        )
         if spec.claims
         else []
     )
@@ -520,7 +524,8 @@ def build_report(
         fixed = spec.until * len(trained)
         intro.append(
             f"**Seeds added by the sequential plan (at most {spec.until}; docs/uncertainty.md, Seeds until the "
-            "verdict is decided): each claim's statement and each published cell of one run is judged at the "
+            f"verdict is decided{', until each size is shown' if spec.refine else ''}): each claim's statement "
+            "and each published cell of one run is judged at the "
             f"look it stopped at, as its note says; {plural(sum(trained), 'training')} against {fixed} at a fixed "
             f"{spec.until} seeds a run ({fixed - sum(trained)} saved). Every other interval in this report is "
             "descriptive, its 95% not that of a fixed number of seeds.**"
@@ -613,6 +618,7 @@ def write_report(
     seeds: Sequence[int] | None = None,
     checkout: Checkout | None = None,
     until: int | None = None,
+    refine: bool = False,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -631,7 +637,8 @@ def write_report(
     absolute). ``checkout``: the stsbench checkout making the report (:func:`stsbench.results.write.checkout`);
     where its package files differ from its commit, the Provenance section names them (None: nothing said, as
     for a clean one). ``until``: the seeds were added by the sequential plan of at most that many
-    (:mod:`stsbench.stats.sequential`); the claims are judged by it and ``reproduction.json`` records it.
+    (:mod:`stsbench.stats.sequential`); the claims are judged by it and ``reproduction.json`` records it;
+    ``refine``: it went on until each statement's size was shown or out of reach.
     """
     out = Path(out)
     coll = only(collect(results), runs, seeds)  # a subset's report shows that subset, every table and figure
@@ -661,6 +668,7 @@ def write_report(
             **({"align_point": align_point} if align_point is not None else {}),
             checkout=checkout,
             until=until,
+            refine=refine,
         )
         report = build_report(coll, spec, out / FIGURES, out=out)
     kept = {p.resolve() for p in report.figures}
@@ -672,7 +680,9 @@ def write_report(
     verdicts = out / REPRODUCTION_JSON
     judged = bool(against or claims)
     if judged:
-        atomic_write_json(verdicts, reproduction_json(report.reproduction, difference, report.claims, until))
+        atomic_write_json(
+            verdicts, reproduction_json(report.reproduction, difference, report.claims, until, refine)
+        )
     elif verdicts.is_file():  # an earlier report's verdicts, not this one's
         verdicts.unlink()
     return ReportFiles(md, page, report.figures, report.warnings, report, verdicts if judged else None)

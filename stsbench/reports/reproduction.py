@@ -395,12 +395,17 @@ def rule(difference: float) -> str:
 
 
 def reproduction_json(
-    reps: Sequence[Reproduction], difference: float, claims: Sequence[Any] = (), until: int | None = None
+    reps: Sequence[Reproduction],
+    difference: float,
+    claims: Sequence[Any] = (),
+    until: int | None = None,
+    refine: bool = False,
 ) -> dict[str, Any]:
     """The section as JSON: the settings, one object per target with every cell's numbers and verdict.
 
     ``claims``: the report's judged claims (:class:`stsbench.stats.claims.ClaimResult`), with their statements;
-    ``until``: the sequential plan's maximum the claims were judged by (its looks, constants and table recorded).
+    ``until``: the sequential plan's maximum the claims were judged by (its looks, constants and table recorded;
+    ``refine`` recorded where the plan went on until each size was shown).
     """
     out = {
         "kind": REPRODUCTION_KIND,
@@ -414,7 +419,7 @@ def reproduction_json(
     if claims:
         out["claims"] = [c.to_dict() for c in claims]
     if until is not None:
-        out["sequential"] = sequential.plan(until).to_dict()
+        out["sequential"] = sequential.plan(until).to_dict() | ({"refine": True} if refine else {})
     out["deltas"] = {"cells": difference, "claims": sorted({c.delta for c in claims if c.delta is not None})}
     return out
 
@@ -581,12 +586,14 @@ def judge_claims(
     analyses: Sequence[AnalysisRecord] = (),
     delta: float = decide.DELTA,
     until: int | None = None,
+    refine: bool = False,
 ) -> list[ClaimResult]:
     """Each claim judged on its groups' unrounded figures (an unknown group is one line, before anything is drawn).
 
     A group with no training run (a released checkpoint, the backbone) is a model not trained here: one fixed
     figure. ``delta``: the recipe's difference that matters, where a claim gives none; ``until``: the seeds were
-    added by the sequential plan of at most that many (:func:`stsbench.stats.claims.judge`).
+    added by the sequential plan of at most that many, ``refine`` until each size was shown
+    (:func:`stsbench.stats.claims.judge`).
     """
     results = []
     for claim in claims:
@@ -594,7 +601,9 @@ def judge_claims(
         scores = {name: seed_figures(records, g, claim, analyses) for name, g in found.items()}
         fixed = [name for name, g in found.items() if not g.runs]
         h = task_resolution(claim_figure(claim).tasks) if analysis_figure(claim.figure) is None else 0.0
-        results.append(judge(claim, scores, fixed=fixed, delta=delta, resolution=h, until=until))
+        results.append(
+            judge(claim, scores, fixed=fixed, delta=delta, resolution=h, until=until, refine=refine)
+        )
     return results
 
 

@@ -299,7 +299,7 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
     if banner:
         args += ["--banner", banner]
     if recipe.until is not None:  # reproduce --until-decided: the claims and cells judged at their looks
-        args += ["--sequential", str(recipe.until)]
+        args += ["--sequential", str(recipe.until), *(["--refine"] if recipe.refine else [])]
     return args
 
 
@@ -309,42 +309,51 @@ def forecast(
     """The seeds the sequential plan is expected to train, at the differences and spreads ``verdicts`` measured.
 
     ``verdicts``: a report's ``reproduction.json`` (this reproduction's planned seeds, or an earlier edition's).
-    Each paired statement's expected stopping n at its measured difference and per-seed spread
-    (:func:`stsbench.stats.sequential.expected_seeds`, the claim's m statements at 0.025/m); a statement the plan
-    does not cover, or without a spread, at the maximum. Returns each claim's text and its statements' expected
-    seeds, and each run's: the largest of the statements that read it (the slowest sets the count), never below
-    its planned seeds.
+    Each paired statement's expected stopping n at its measured difference and per-seed spread, and each
+    published cell's of one run at its seeds' m - P and std (:func:`stsbench.stats.sequential.expected_seeds`,
+    a claim's m statements at 0.025/m, ``recipe.refine`` as the plan runs); a verdict the plan does not cover,
+    or without a spread, at the maximum. Returns each claim's and target's label ("claim 1 (its text)", "KEY
+    against RUN") with its statements' or cells' expected seeds, and each run's: the largest of the verdicts
+    that read it (the slowest sets the count), never below its planned seeds.
     """
+    from stsbench.published.registry import get_cell
     from stsbench.stats import sequential
 
     top = recipe.until or 10
     runs = {r.name: r for r in recipe.runs}
-    claims, per_run = [], {name: float(len(r.seeds)) for name, r in runs.items()}
-    for claim, judged in zip(recipe.claims, verdicts.get("claims", []), strict=False):
-        at = (
-            sequential.plan(top, "paired", len(claim.statements()))
-            if claim.kind in sequential.COVERED
-            else None
-        )
+    found, per_run = [], {name: float(len(r.seeds)) for name, r in runs.items()}
+
+    def expect(diff: float, spread: float | None, delta: float, at: Any, parts: Sequence[str]) -> float:
+        n = sequential.expected_seeds(diff, spread, delta, at, refine=recipe.refine) if at and spread else top
+        for p in (p for p in parts if p in per_run):
+            per_run[p] = max(per_run[p], n)
+        return float(n)
+
+    for i, (claim, judged) in enumerate(zip(recipe.claims, verdicts.get("claims", []), strict=False), 1):
+        m = len(claim.statements())
+        at = sequential.plan(top, "paired", m) if claim.kind in sequential.COVERED else None
         expected = []
         for parts, st in zip(claim.statements(), judged["statements"], strict=False):
             spread = st["se"] * math.sqrt(st["used"]) if st.get("se") and st.get("used") else None
-            paired = at is not None and st.get("design") in ("paired", "one-sample") and spread
+            paired = st.get("design") in ("paired", "one-sample")
             delta = st.get("delta") or judged.get("delta") or 0.5
-            found = sequential.expected_seeds(st["diff"], spread, delta, at) if paired else float(top)
-            expected.append(found)
-            for p in parts:
-                if p in per_run:
-                    per_run[p] = max(per_run[p], found)
-        claims.append((claim.text or claim.kind, expected))
-    return claims, per_run
+            expected.append(expect(st["diff"], spread, delta, at if paired else None, parts))
+        found.append((f"claim {i} ({claim.text or claim.kind})", expected))
+    for t in verdicts.get("targets", []):  # a cell against one run: the cell plan; any other at the maximum
+        entry = get_cell(t["key"])[0]
+        at = sequential.plan(top, "cell") if entry.runs == 1 and not entry.best_of else None
+        cells = [c for c in t["cells"] if c.get("diff") is not None]
+        expected = [expect(c["diff"], c.get("std"), c["difference"], at, [t["group"]]) for c in cells]
+        found.append((f"{t.get('address') or t['key']} against {t['group']}", expected))
+    return found, per_run
 
 
 def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[int]]:
     """The seeds each run trains before the sequential plan's next look (``reproduce --until-decided``).
 
     ``verdicts``: the report's ``reproduction.json``. A claim's statement or a published cell is open while
-    inconclusive (not stopped by futility) on fewer than the maximum's seeds; a claim contradicted is settled
+    inconclusive (not stopped by futility) on fewer than the maximum's seeds, and with ``recipe.refine`` while its
+    note says the plan left it open (a direction shown, its size not yet); a claim contradicted is settled
     whole. Each run an open verdict reads gets seeds up to the next look after the seeds its verdict's runs
     share (the next integers after its largest), so the runs a statement pairs reach the look together, on the
     same seed ids. Empty: every verdict is settled.
@@ -362,14 +371,15 @@ def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[
         for n in names if look is not None else ():
             target[n] = max(target.get(n, 0), look)
 
-    def open_(word: str, n: Sequence[int] | None) -> bool:  # n: the seeds it was judged on, a side each
-        return word == decide.INCONCLUSIVE and min(n or [0]) < at.maximum
+    def open_(word: str, n: Sequence[int] | None, note: str | None = None) -> bool:  # n: a side's seeds
+        going = recipe.refine and "sequential: open" in (note or "")
+        return (word == decide.INCONCLUSIVE or going) and min(n or [0]) < at.maximum
 
     for claim, judged in zip(recipe.claims, verdicts.get("claims", []), strict=False):
         if judged["verdict"] == decide.CONTRADICTED:
             continue
         for parts, st in zip(claim.statements(), judged["statements"], strict=False):
-            if open_(st["outcome"], st.get("n")):
+            if open_(st["outcome"], st.get("n"), st.get("note")):
                 reach(parts)
     for t in verdicts.get("targets", []):  # a cell: against its run's seeds
         if t["group"] in runs and any(open_(c["verdict"], [len(runs[t["group"]].seeds)]) for c in t["cells"]):

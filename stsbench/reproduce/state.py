@@ -550,7 +550,8 @@ def sequential_recipe(recipe: Any, state: ReproduceState) -> Any:
     until = state.get("until")
     if not until:
         return recipe
-    return recipe.model_copy(update={"until": until["maximum"]}).with_seeds(until["added"])
+    update = {"until": until["maximum"], "refine": until.get("refine", False)}
+    return recipe.model_copy(update=update).with_seeds(until["added"])
 
 
 def busy_seconds(intervals: Sequence[tuple[float, float]]) -> float:

@@ -349,7 +349,8 @@ def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
     from stsbench.reproduce.plan import forecast
 
     source = plan.out / "reproduction.json"
-    say(f"sequential plan (--until-decided, at most {recipe.until} seeds a run):")
+    refine = ", --refine" if recipe.refine else ""
+    say(f"sequential plan (--until-decided{refine}, at most {recipe.until} seeds a run):")
     if not source.is_file():
         say(
             f"  no forecast: {source} holds no verdicts yet (the planned seeds' report writes them; an earlier "
@@ -357,10 +358,13 @@ def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
         )
         return
     claims, per_run = forecast(recipe, json.loads(source.read_text(encoding="utf-8")))
-    say(f"  forecast at the differences and spreads of {source} (a paired statement by simulation):")
-    for i, (text, expected) in enumerate(claims, start=1):
+    say(
+        f"  forecast at the differences and spreads of {source} (a claim's statement or a cell by simulation):"
+    )
+    for label, expected in claims:
         each = ", ".join(f"{e:.1f}" for e in expected)
-        say(f"  claim {i} ({text}): about {max(expected):.1f} seeds (its statements: {each})")
+        what = "statements" if label.startswith("claim") else "cells"
+        say(f"  {label}: about {max(expected, default=0):.1f} seeds (its {what}: {each})")
     extra = {
         name: n - len(recipe.run(name).seeds)
         for name, n in per_run.items()

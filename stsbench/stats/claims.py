@@ -262,6 +262,7 @@ def _looked(
     d: float,
     at: Any,
     text: str,
+    refine: bool = False,
 ) -> Decision | None:
     """A > B judged by the sequential plan ``at`` from its seeds; None where the plan does not cover it.
 
@@ -276,7 +277,7 @@ def _looked(
         a = dict.fromkeys(b, decide._only(a))
     if set(a) != set(b):
         return None
-    stopped = sequential.path(a, b, d, at, text)
+    stopped = sequential.path(a, b, d, at, text, refine)
     return decide.noted(stopped.decision, stopped.describe(at))
 
 
@@ -289,6 +290,7 @@ def judge(
     resolution: float = 0.0,
     describe: bool = True,
     until: int | None = None,
+    refine: bool = False,
 ) -> ClaimResult:
     """``claim`` judged on ``scores`` (``{setting: {seed: figure}}``, unrounded) by the one rule (module docstring).
 
@@ -299,7 +301,8 @@ def judge(
     named; any other caps the statements reading it. ``until``: the seeds were added by the sequential plan of at
     most that many (:mod:`stsbench.stats.sequential`): an argmax's, ordering's or difference's statements whose
     settings share their seeds are each judged at the look the plan stopped it at (a claim of m statements at
-    0.025/m a side, no Holm); the others by the rule, once, as here.
+    0.025/m a side, no Holm); the others by the rule, once, as here. ``refine``: the plan went on until each
+    statement's size was shown or out of reach (:func:`stsbench.stats.sequential.path`).
     """
     d = claim_delta(claim, delta)
     at = None
@@ -314,7 +317,7 @@ def judge(
     rows, looked = [], set()
     for parts in claim.statements():
         text, iv = _estimate(claim, parts, values, fixed, resolution)
-        plan_word = _looked(parts, values, fixed, d, at, text) if at is not None else None
+        plan_word = _looked(parts, values, fixed, d, at, text, refine) if at is not None else None
         if plan_word is not None:
             looked.add(len(rows))
             rows.append(plan_word)

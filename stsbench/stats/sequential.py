@@ -37,6 +37,7 @@ DESIGNS = ("paired", "cell")
 FUTILITY_SIGMA = 0.8  # σ's optimistic value: the lower end of its one-sided 80% interval from the seeds' s
 FUTILITY_CHANCE = 0.15  # below this predictive chance that the maximum's interval excludes 0: futile
 FUTILE = f"{decide.INCONCLUSIVE} (more seeds would not decide)"
+UNSIZED = (decide.SUPPORTED, decide.REVERSED)  # a direction shown, its size not: --refine goes on
 # the claims whose statements the plan judges (where their settings share their seeds); the others by rule 3
 COVERED = ("argmax", "ordering", "difference")
 
@@ -168,6 +169,18 @@ def futile(m: Any, s: Any, n: int, delta: float, at: Plan) -> Any:
     return found if np.ndim(found) else bool(found)
 
 
+def size_futile(m: Any, s: Any, n: int, shown: Any, delta: float, at: Plan) -> Any:
+    """``--refine``: stop a direction shown (``shown`` +1 or -1) whose size more seeds would not show.
+
+    At the futility looks, the predictive chance that the maximum's interval excludes ``shown``·δ is below
+    :data:`FUTILITY_CHANCE` (:func:`predictive_chance` of m - shown·δ). Numbers or arrays.
+    """
+    if at.design != "paired" or n not in futility_looks(at):
+        return np.zeros(np.shape(m), dtype=bool) if np.ndim(m) else False
+    found = predictive_chance(np.asarray(m) - np.asarray(shown) * delta, s, n, at) < FUTILITY_CHANCE
+    return found if np.ndim(found) else bool(found)
+
+
 # -- a statement's path over the looks, from its recorded seeds -------------------------------------------------
 
 
@@ -175,8 +188,9 @@ def futile(m: Any, s: Any, n: int, delta: float, at: Plan) -> Any:
 class Stopped:
     """Where the plan stopped (or has got to) a statement: the look's n, its decision and how it ended.
 
-    ``how``: ``decided`` (a decisive word), ``futility``, ``maximum`` (inconclusive at M seeds) or ``open`` (the
-    seeds so far end before a decision: the next look needs more).
+    ``how``: ``decided`` (a decisive word), ``futility``, ``size`` (``--refine``: a direction shown whose size
+    more seeds would not show), ``maximum`` (undecided at M seeds) or ``open`` (the seeds so far end before a
+    decision: the next look needs more).
     """
 
     n: int
@@ -192,21 +206,34 @@ class Stopped:
         if self.how == "open":
             ahead = at.next_look(self.n + 1)
             return f"sequential: open at {self.n} seeds (at most {at.maximum}), the next look at {ahead}"
-        how = {"decided": "decided", "futility": "stopped by futility", "maximum": "at the maximum"}[self.how]
+        how = {"decided": "decided", "futility": "stopped by futility", "maximum": "at the maximum"}.get(
+            self.how, "stopped: more seeds would not show its size"
+        )
         return f"sequential: the look at {self.n} seeds (at most {at.maximum}), {how}"
 
 
-def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any) -> Stopped:
-    """Each look the seeds reach, in seed order, until a decisive word or futility (the plan's stopping)."""
-    reached = None
+def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any, refine: bool = False) -> Stopped:
+    """Each look the seeds reach, in seed order, until a decisive word or futility (the plan's stopping).
+
+    ``refine``: *supported* and *reversed* go on until the size is shown (by more or less than δ) or
+    :func:`size_futile`; a later look that shows no direction keeps the last one shown (every look's interval
+    covers the truth together).
+    """
+    reached, shown = None, None
     for n in at.looks:
         if n > len(seeds):
             break
         d = judge(seeds[:n], n)
-        if d.outcome != decide.INCONCLUSIVE:
+        d = shown if shown is not None and d.outcome == decide.INCONCLUSIVE else d
+        going = refine and d.outcome in UNSIZED
+        if d.outcome != decide.INCONCLUSIVE and not going:
             return Stopped(n, d, "decided")
         m, s = spread(seeds[:n])
-        if futile(m, s, n, d.delta or 0.0, at):
+        shown = d if going else None
+        sign = 1 if d.outcome == decide.SUPPORTED else -1
+        if going and size_futile(m, s, n, sign, d.delta or 0.0, at):
+            return Stopped(n, d, "size")
+        if not going and futile(m, s, n, d.delta or 0.0, at):
             return Stopped(n, replace(d, outcome=FUTILE), "futility")
         reached = Stopped(n, d, "maximum" if n == at.maximum else "open")
     if reached is None:  # fewer seeds than the first look
@@ -218,11 +245,18 @@ def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any) -> Stopped:
     return reached
 
 
-def path(a: Mapping[int, float], b: Mapping[int, float], delta: float, at: Plan, what: str = "") -> Stopped:
+def path(
+    a: Mapping[int, float],
+    b: Mapping[int, float],
+    delta: float,
+    at: Plan,
+    what: str = "",
+    refine: bool = False,
+) -> Stopped:
     """A > B judged as the plan would have, from the seeds recorded (their shared seeds, smallest ids first).
 
     A look's verdict uses only its first n seeds, so a statement stopped at n keeps its word whatever seeds were
-    added later for other statements.
+    added later for other statements. ``refine``: :func:`_walk`'s.
     """
     seeds = sorted(set(a) & set(b))
 
@@ -233,7 +267,7 @@ def path(a: Mapping[int, float], b: Mapping[int, float], delta: float, at: Plan,
         x = np.array([a[k] - b[k] for k in use])
         return float(x.mean()), float(x.std(ddof=1))
 
-    return _walk(seeds, at, judge, spread)
+    return _walk(seeds, at, judge, spread, refine)
 
 
 def path_cell(
@@ -250,7 +284,7 @@ def path_cell(
 
 # -- the plan simulated: its words vectorised, the forecast ---------------------------------------------------
 
-WORDS = (*decide.VERDICTS, FUTILE)  # the codes :func:`words` and :func:`simulate` give
+WORDS = (*decide.VERDICTS, FUTILE, decide.REPRODUCED, decide.NOT_REPRODUCED)  # :func:`simulate`'s codes
 
 
 def words(low: np.ndarray, high: np.ndarray, delta: float) -> np.ndarray:
@@ -271,33 +305,56 @@ def words(low: np.ndarray, high: np.ndarray, delta: float) -> np.ndarray:
     return out
 
 
-def simulate(x: np.ndarray, delta: float, at: Plan) -> tuple[np.ndarray, np.ndarray]:
-    """The plan on paths of per-seed differences ``x`` (paths, M): each path's stopping n and word code."""
+def simulate(x: np.ndarray, delta: float, at: Plan, refine: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The plan on paths ``x`` (paths, M): each path's stopping n and word code (:data:`WORDS`).
+
+    ``x``: per-seed differences (a paired plan), or seeds minus the published figure (a cell plan, its interval
+    m ± c_n·s·√(1/n + 1): the published run's own noise, as :func:`stsbench.stats.decide.cell`); ``refine``:
+    :func:`_walk`'s.
+    """
     total, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
-    final = np.full(len(x), -1)
+    final, shown = np.full(len(x), -1), np.full(len(x), -1)
     stop = np.full(len(x), at.maximum)
-    inconclusive = WORDS.index(decide.INCONCLUSIVE)
+    inconclusive, unsized = WORDS.index(decide.INCONCLUSIVE), [WORDS.index(w) for w in UNSIZED]
     for n in at.looks:
         m = total[:, n - 1] / n
         s = np.sqrt(np.maximum(squares[:, n - 1] - n * m**2, 0) / (n - 1))
-        half = at.constant(n) * s / math.sqrt(n)
-        codes = words(m - half, m + half, delta)
+        half = at.constant(n) * s * math.sqrt(1 / n + (at.design == "cell"))
+        low, high = m - half, m + half
+        if at.design == "cell":  # decide.reproduction's regions
+            codes = np.full(len(x), inconclusive)
+            codes[(low > delta) | (high < -delta)] = WORDS.index(decide.NOT_REPRODUCED)
+            codes[(low > -delta) & (high < delta)] = WORDS.index(decide.REPRODUCED)
+        else:
+            codes = words(low, high, delta)
+        codes = np.where((codes == inconclusive) & (shown >= 0), shown, codes)
+        going = np.isin(codes, unsized) if refine else np.zeros(len(x), dtype=bool)
+        shown = np.where(going, codes, -1)
         open_ = final < 0
-        now = open_ & ((codes != inconclusive) | (n == at.maximum))
-        stopped = open_ & ~now & futile(m, s, n, delta, at)
-        codes = np.where(stopped, WORDS.index(FUTILE), codes)
+        now = open_ & (((codes != inconclusive) & ~going) | (n == at.maximum))
+        sign = np.where(codes == unsized[0], 1, -1)
+        late = np.where(going, size_futile(m, s, n, sign, delta, at), futile(m, s, n, delta, at))
+        stopped = open_ & ~now & late
+        codes = np.where(stopped & ~going, WORDS.index(FUTILE), codes)
         now |= stopped
         final, stop = np.where(now, codes, final), np.where(now, n, stop)
     return stop, final
 
 
 def expected_seeds(
-    diff: float, spread: float, delta: float, at: Plan, paths: int = 20_000, seed: int = 0
+    diff: float,
+    spread: float,
+    delta: float,
+    at: Plan,
+    paths: int = 20_000,
+    seed: int = 0,
+    refine: bool = False,
 ) -> float:
-    """The seeds the plan is expected to train for a paired contrast: a forecast, by a fixed-seed simulation.
+    """The seeds the plan is expected to train: a forecast, by a fixed-seed simulation (:func:`simulate`).
 
-    ``diff`` and ``spread``: the per-seed differences' mean and std (an earlier edition's, or the planned seeds').
+    ``diff`` and ``spread``: the per-seed differences' mean and std, or a cell's seeds' m - P and std (an earlier
+    edition's, or the planned seeds'); a cell's forecast holds the published figure as it is.
     """
     rng = np.random.default_rng(seed)
-    stop, _ = simulate(rng.normal(diff, spread, (paths, at.maximum)), delta, at)
+    stop, _ = simulate(rng.normal(diff, spread, (paths, at.maximum)), delta, at, refine)
     return float(stop.mean())
