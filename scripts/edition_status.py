@@ -63,8 +63,11 @@ def _statement(s: dict, digits: int, deciding: bool) -> str:
     )
 
 
-def _claim(i: int, c: dict) -> list[str]:
-    """A claim's lines: its word, margin, δ and figure, its statements' words and P(best); then its statements."""
+def _claim(i: int, c: dict, every: bool = False) -> list[str]:
+    """A claim's lines: its word, margin, δ and figure, its statements' words and P(best); then its statements.
+
+    ``every``: each statement, however many (a sequential edition's: each at its own look).
+    """
     from stsbench.reports.scores import delta_digits
     from stsbench.stats.decide import VERDICTS as WORDS
 
@@ -87,7 +90,7 @@ def _claim(i: int, c: dict) -> list[str]:
         for s in statements
     ]
     lines = [head]
-    if len(statements) <= SHOWN:
+    if len(statements) <= SHOWN or every:
         lines += [
             _statement(s, d, len(statements) > 1 and on) for s, on in zip(statements, deciding, strict=True)
         ]
@@ -112,13 +115,19 @@ def verdicts(edition: Path) -> list[str] | None:
     targets = found.get("targets") or []
     if not claims and not targets:
         return None
+    plan = found.get("sequential")
+    level = (
+        f"the sequential plan's repeated intervals, each statement at its look of at most {plan['maximum']} seeds"
+        if plan
+        else f"{found.get('level', 0.95):.0%} intervals over seeds"
+    )
     lines = [
         f"Verdicts, quoted from [`reproduction.json`](reproduction.json) (rule {found.get('rule', 1)}; "
-        f'{found.get("level", 0.95):.0%} intervals over seeds, figures as the report\'s "Claims" prints them):',
+        f"{level}, figures as the report's \"Claims\" prints them):",
         "",
     ]
     for i, c in enumerate(claims, start=1):
-        lines += _claim(i, c)
+        lines += _claim(i, c, every=bool(plan))
     for t in targets:
         counts: dict[str, int] = {}
         for cell in t["cells"]:
