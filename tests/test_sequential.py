@@ -287,6 +287,12 @@ def test_a_claims_paired_statements_are_judged_at_their_looks_the_rest_by_the_ru
     assert st.outcome == found.decision.outcome and st.interval.n == (found.n, found.n)
     assert st.p_holm is None  # no Holm: the constants hold the claim's level
     assert fixed_n.statements[0].interval.n == (10, 10)
+    # a setting with seeds the plan added for another statement: this one still read at its look, on the seeds
+    # both share (not by rule 3 on 10 against 6)
+    short = {**scores, "b": {k: v for k, v in base.items() if k <= 6}}
+    (again,) = judge(diff, short, until=10).statements
+    found6 = sequential.path(short["a"], short["b"], 0.5, at)
+    assert again.note == found6.describe(at) and again.interval.n == (found6.n, found6.n)
     # an ordering of two statements: each at 0.025/2 a side, one of them on unshared seeds (rule 3, all seeds)
     order = judge(Ordering(kind="ordering", order=["a", "b", "c"]), scores, until=10)
     paired, welch = order.statements
@@ -405,10 +411,14 @@ def test_seeds_go_only_to_the_runs_an_open_verdict_reads_up_to_the_next_look():
     going = {(1, 0): decide.SUPPORTED}
     refine = recipe.model_copy(update={"refine": True})
     noted = _verdicts(refine, going)
-    noted["claims"][1]["statements"][0]["note"] = "sequential: open at 3 seeds (at most 10), the next look at 4"
+    noted["claims"][1]["statements"][0]["note"] = (
+        "sequential: open at 3 seeds (at most 10), the next look at 4"
+    )
     assert seeds_to_add(refine, noted) == {"dropout.dropout-0.1": [4], "fixed-0.1": [4]}
     assert seeds_to_add(recipe, noted) == {}  # without --refine: supported is settled
-    noted["claims"][1]["statements"][0]["note"] = "sequential: the look at 5 seeds (at most 10), stopped: more"
+    noted["claims"][1]["statements"][0]["note"] = (
+        "sequential: the look at 5 seeds (at most 10), stopped: more"
+    )
     assert seeds_to_add(refine, noted) == {}
     # the next integers after a run's largest seed
     gap = recipe.model_copy(

@@ -266,7 +266,9 @@ def _looked(
 ) -> Decision | None:
     """A > B judged by the sequential plan ``at`` from its seeds; None where the plan does not cover it.
 
-    Not covered: settings whose seeds are not the same, or two fixed figures (rule 3 then, once at the maximum).
+    On the seeds both settings share: one that has more (seeds the plan added for another statement that reads
+    it) is read at the look this one stopped at. Not covered: settings that share no seed, or two fixed figures
+    (rule 3 then, once at the maximum).
     """
     a, b = (values[p] for p in parts)
     if all(p in fixed for p in parts) or not a or not b:
@@ -275,7 +277,7 @@ def _looked(
         b = dict.fromkeys(a, decide._only(b))
     elif parts[0] in fixed:
         a = dict.fromkeys(b, decide._only(a))
-    if set(a) != set(b):
+    if not set(a) & set(b):
         return None
     stopped = sequential.path(a, b, d, at, text, refine)
     return decide.noted(stopped.decision, stopped.describe(at))
