@@ -185,6 +185,9 @@ def test_until_decided_adds_a_look_s_seeds_records_them_and_resumes(tiny, clean,
     assert state["steps"]["train/simcse/seed-1"]["attempts"] == 1 and state["until"]["added"] == {
         "simcse": [3]
     }
+    # the dry run plans the seeds the plan added, and finds nothing left to add
+    code, dry, err = run_cli(["reproduce", recipe, "--out", out, "--until-decided", "--dry-run"], capsys)
+    assert code == 0 and "seeds 1,2,3," in dry and "settled at its look: no seeds to add" in dry, dry + err
     verdicts = json.loads((out / "reproduction.json").read_text())
     assert verdicts["sequential"]["maximum"] == 10 and verdicts["sequential"]["looks"][0] == 3
     (cell,) = verdicts["targets"][0]["cells"]

@@ -33,6 +33,7 @@ from stsbench.reproduce.state import (
     recorded_again,
     recorded_changed,
     recorded_recipe,
+    sequential_recipe,
     unverified,
     why_run,
 )
@@ -346,7 +347,7 @@ def what_changed(again: dict[str, str]) -> str:
 def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
     """``--until-decided --dry-run``: the seeds each claim is expected to need, and the added trainings' cost."""
     from stsbench.reproduce.estimate import count, duration, price
-    from stsbench.reproduce.plan import forecast
+    from stsbench.reproduce.plan import forecast, seeds_to_add
 
     source = plan.out / "reproduction.json"
     refine = ", --refine" if recipe.refine else ""
@@ -357,7 +358,11 @@ def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
             "edition's folder as --out forecasts from its seeds)"
         )
         return
-    claims, per_run = forecast(recipe, json.loads(source.read_text(encoding="utf-8")))
+    verdicts = json.loads(source.read_text(encoding="utf-8"))
+    if "sequential" in verdicts and not seeds_to_add(recipe, verdicts):  # this plan's own looks, all settled
+        say(f"  every verdict of {source} is settled at its look: no seeds to add")
+        return
+    claims, per_run = forecast(recipe, verdicts)
     say(
         f"  forecast at the differences and spreads of {source} (a claim's statement or a cell by simulation):"
     )
@@ -405,6 +410,8 @@ def dry_run(
 
     say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
     state = load_state(Path(out).expanduser())
+    if recipe.until is not None:  # with the seeds the sequential plan added, as the run would plan them
+        recipe = sequential_recipe(recipe, state)
     # as the run would plan it (the steps it would keep named by the report), the state read, never written
     mode = "keep" if changed == "ask" else changed
     plan, actions = planned(recipe, out, data_dir, state, mode, report_to, gpus)
