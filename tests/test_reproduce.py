@@ -174,6 +174,8 @@ def test_until_decided_adds_a_look_s_seeds_records_them_and_resumes(tiny, clean,
     state = json.loads((out / "reproduce.json").read_text())
     assert state["until"] == {"maximum": 10, "added": {"simcse": [3]}}  # recorded before it trained
     assert state["steps"]["train/simcse/seed-3"]["status"] == "interrupted"
+    first, second = state["sessions"]  # a session a look, each timed from its own start
+    assert second["started"] >= first["ended"] and second["interrupted"] and not first.get("interrupted")
     code, _, err = run_cli(["reproduce", recipe, "--out", out], capsys)  # its plan is asked for again
     assert code == 2 and "rerun with --until-decided" in err
     code, _, err = run_cli(["reproduce", recipe, "--out", out, "--until-decided", "--refine"], capsys)

@@ -227,8 +227,10 @@ def reproduce_command(
 
     code = session_code(checkout())  # on a dirty checkout, the session records what differs from its commit
     base = recipe  # as given (its subset): the sequential plan's seeds are added to it, look by look
+    looks = 0  # the sessions this command records: one a look (--until-decided), each from its own start
     with output_lock(out, "--out"):
         while True:  # once; with --until-decided, once a look until every verdict is settled
+            looks, began = looks + 1, started if not looks else time.time()
             state = load_state(home)
             recorded = state.get("until")
             if recorded and not until_decided:
@@ -284,7 +286,7 @@ def reproduce_command(
             try:
                 kw = dict(show=display, allow_modified=allow_modified, threads=threads, checkout=code)
                 state = executors.run_plan(
-                    plan, state, engine, started=started, gpus=gpus, changed=changed, **kw
+                    plan, state, engine, started=began, gpus=gpus, changed=changed, **kw
                 )
             finally:
                 display.close()
@@ -306,8 +308,9 @@ def reproduce_command(
             listed = "; ".join(f"{run}: seeds {', '.join(map(str, new))}" for run, new in added.items())
             trainings = plural(sum(map(len, added.values())), "training")
             console.print(f"next look: {trainings} added ({listed})", highlight=False, soft_wrap=True)
-    for line in session_lines({"sessions": state["sessions"][-1:]}):
-        console.print(line.replace("session 1", "this session"), highlight=False)
+    for i, line in enumerate(session_lines({"sessions": state["sessions"][-looks:]}), start=1):
+        this = "this session" if looks == 1 else f"this session, look {i}"
+        console.print(line.replace(f"session {i}", this, 1), highlight=False)
     failed = [(i, r) for i, r in state["steps"].items() if r["status"] in ("failed", "skipped")]
     if failed:
         first = next((f"{i}: {r['error']}" for i, r in failed if r["status"] == "failed"), "")
