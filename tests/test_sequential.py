@@ -452,8 +452,10 @@ def test_the_dry_run_forecasts_each_claims_seeds_from_an_editions_verdicts(capsy
     # refine: never fewer seeds
     assert all(
         r >= p - 0.05
-        for (_, e), (_, f) in zip(claims, forecast(recipe.model_copy(update={"refine": True}), verdicts)[0])
-        for p, r in zip(e, f)
+        for (_, e), (_, f) in zip(
+            claims, forecast(recipe.model_copy(update={"refine": True}), verdicts)[0], strict=True
+        )
+        for p, r in zip(e, f, strict=True)
     )
     # a published cell against one run: the cell plan at its m - P and std; one of three runs: the maximum
     cells = [
