@@ -386,6 +386,21 @@ def _verdicts(recipe, words: dict[tuple[int, int], str], n: int = 3, contradicte
     return {"claims": claims, "targets": []}
 
 
+def test_the_report_step_of_a_sequential_reproduction_says_so_in_its_title_and_options():
+    from pathlib import Path
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import report_args
+
+    recipe = load_recipe("simcse-dropout-mini")
+    fixed = report_args(recipe, Path("out"))
+    assert "--sequential" not in fixed and fixed[fixed.index("--title") + 1] == recipe.report.title
+    args = report_args(recipe.model_copy(update={"until": 10, "refine": True}), Path("out"))
+    title = args[args.index("--title") + 1]
+    assert title == f"{recipe.report.title}, then seeds until decided (at most 10 a run)"
+    assert args[-3:] == ["--sequential", "10", "--refine"]
+
+
 def test_seeds_go_only_to_the_runs_an_open_verdict_reads_up_to_the_next_look():
     from stsbench.recipes import load_recipe
     from stsbench.reproduce.plan import seeds_to_add

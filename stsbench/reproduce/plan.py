@@ -278,7 +278,9 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
     """
     from stsbench.reports.seeds import BASELINE
 
-    args = ["report", "--results", str(out / "results"), "--out", str(out), "--title", recipe.report.title]
+    title = recipe.report.title  # the recipe's seeds, then the plan's: said where the title gives a number
+    title += f", then seeds until decided (at most {recipe.until} a run)" if recipe.until is not None else ""
+    args = ["report", "--results", str(out / "results"), "--out", str(out), "--title", title]
     if recipe.report.baseline != BASELINE:
         args += ["--baseline", recipe.report.baseline]
     if recipe.verdict:
