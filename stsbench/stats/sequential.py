@@ -155,17 +155,25 @@ def futility_looks(at: Plan) -> tuple[int, ...]:
     return at.looks[2:-1]
 
 
+def _out_of_reach(m: Any, s: Any, n: int, point: Any, at: Plan) -> Any:
+    """Whether the maximum's interval would likely not exclude ``point``, at a futility look of a paired plan.
+
+    The predictive chance that it does (:func:`predictive_chance` of m - point) is below :data:`FUTILITY_CHANCE`;
+    False at the other looks and for cells. Numbers or arrays.
+    """
+    if at.design != "paired" or n not in futility_looks(at):
+        return np.zeros(np.shape(m), dtype=bool) if np.ndim(m) else False
+    found = predictive_chance(np.asarray(m) - np.asarray(point), s, n, at) < FUTILITY_CHANCE
+    return found if np.ndim(found) else bool(found)
+
+
 def futile(m: Any, s: Any, n: int, delta: float, at: Plan) -> Any:
     """Stop an inconclusive paired contrast at ``n`` seeds: more seeds would not decide it (never a cell).
 
     Both: (i) s ≥ g_n·δ (:func:`futility_bound`), so *no difference that matters* is out of reach; (ii) the
     predictive chance that the maximum's interval excludes 0 is below :data:`FUTILITY_CHANCE`. Numbers or arrays.
     """
-    if at.design != "paired" or n not in futility_looks(at):
-        return np.zeros(np.shape(m), dtype=bool) if np.ndim(m) else False
-    found = (np.asarray(s) >= futility_bound(n, at) * delta) & (
-        predictive_chance(m, s, n, at) < FUTILITY_CHANCE
-    )
+    found = _out_of_reach(m, s, n, 0.0, at) & (np.asarray(s) >= futility_bound(n, at) * delta)
     return found if np.ndim(found) else bool(found)
 
 
@@ -173,12 +181,9 @@ def size_futile(m: Any, s: Any, n: int, shown: Any, delta: float, at: Plan) -> A
     """``--refine``: stop a direction shown (``shown`` +1 or -1) whose size more seeds would not show.
 
     At the futility looks, the predictive chance that the maximum's interval excludes ``shown``·δ is below
-    :data:`FUTILITY_CHANCE` (:func:`predictive_chance` of m - shown·δ). Numbers or arrays.
+    :data:`FUTILITY_CHANCE`. Numbers or arrays.
     """
-    if at.design != "paired" or n not in futility_looks(at):
-        return np.zeros(np.shape(m), dtype=bool) if np.ndim(m) else False
-    found = predictive_chance(np.asarray(m) - np.asarray(shown) * delta, s, n, at) < FUTILITY_CHANCE
-    return found if np.ndim(found) else bool(found)
+    return _out_of_reach(m, s, n, np.asarray(shown) * delta, at)
 
 
 # -- a statement's path over the looks, from its recorded seeds -------------------------------------------------
