@@ -36,7 +36,7 @@ CONFIGS = (
 )
 # a packaged config with an augmentation (``CONFIG+AUGMENT``): what the editions train beside the configs above
 # (cpu-mini's SimCSE with word deletion), so that every method x augmentation x precision an edition trains has
-# golden losses before a carry-over (#75); added later than the rest, its losses carry the commit they were
+# golden losses before a carry-over of the editions' trainings; added later than the rest, its losses carry the commit they were
 # recorded at in the file's ``added``
 AUGMENTED = ("simcse-bert-base-paper+delete-one-word",)
 CASES = CONFIGS + AUGMENTED

@@ -2,7 +2,7 @@
 
 What counts (grimp builds the graph from the sources, nothing is imported): every ``import`` in a module, at its
 top, inside a function or under ``if TYPE_CHECKING:`` (an annotation that needs a module above it is a layering to
-fix, not to hide: #75); and importing ``a.b.c``
+fix, not to hide); and importing ``a.b.c``
 imports the packages ``a.b`` and ``a`` first, so a package whose ``__init__`` imports one of its modules that
 imports back into the package is a cycle too. The import-linter contracts (pyproject, ``lint-imports`` in CI)
 check the packages' siblings at every depth; this test checks the modules themselves.

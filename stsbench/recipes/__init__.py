@@ -343,7 +343,7 @@ def recipe_file(name_or_path: str | Path) -> Path:
     stem = re.sub(r"\.ya?ml$", "", text, flags=re.IGNORECASE)
     builtin = packaged_files("recipe", __name__)
     if stem != text and builtin.canonical(stem) is None:
-        # a file name meant a file: the ~50 built-in names are no answer to a mistyped path (#73)
+        # a file name meant a file: the ~50 built-in names are no answer to a mistyped path
         near = difflib.get_close_matches(stem.lower(), [n.lower() for n in builtin.names()], n=1, cutoff=0.6)
         hint = f"; or did you mean the built-in recipe {near[0]}?" if near else ""
         raise StsbenchError(
