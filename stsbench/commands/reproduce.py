@@ -216,9 +216,8 @@ def reproduce_command(
         )
     console = table_console()
     if dry_run:
-        show_dry_run(
-            recipe, out, data_dir, trackers, changed, strict, parallel, gpus, allow_modified, threads, console
-        )
+        how = dict(changed=changed, strict=strict, parallel=parallel, gpus=gpus, threads=threads)
+        show_dry_run(recipe, out, data_dir, trackers, **how, allow_modified=allow_modified, console=console)
         return
     options = dict(_key_value(o) for o in executor_option or [])
     source = str(Path(target).expanduser().resolve()) if Path(target).expanduser().is_file() else None

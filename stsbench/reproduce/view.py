@@ -392,6 +392,7 @@ def dry_run(
     out,
     data_dir,
     report_to,
+    *,
     changed: str,
     strict: bool,
     parallel: int,
