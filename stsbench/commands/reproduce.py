@@ -272,8 +272,8 @@ def reproduce_command(
             state.update(recipe=recipe.name, title=recipe.title, stsbench=__version__, executor=executor)
             state.update(gpus=gpus, recipe_file=source, subset=subset)
             if until_decided:  # recorded before any training: a resume knows the plan and its added seeds
-                refine = {"refine": True} if base.refine else {}  # a rerun's choice is its record's (above)
-                state["until"] = state.get("until") or {"maximum": base.until, "added": {}, **refine}
+                chosen = {"refine": True} if base.refine else {}  # a rerun's choice is its record's (above)
+                state["until"] = state.get("until") or {"maximum": base.until, "added": {}, **chosen}
             # near it: found again once moved; through the root, it would name this machine's folders
             if os.path.commonpath([plan.data_dir, plan.out]) != plan.out.anchor:
                 state.update(data_dir=Path(os.path.relpath(plan.data_dir, plan.out)).as_posix())

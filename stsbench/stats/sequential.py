@@ -211,9 +211,12 @@ class Stopped:
         if self.how == "open":
             ahead = at.next_look(self.n + 1)
             return f"sequential: open at {self.n} seeds (at most {at.maximum}), the next look at {ahead}"
-        how = {"decided": "decided", "futility": "stopped by futility", "maximum": "at the maximum"}.get(
-            self.how, "stopped: more seeds would not show its size"
-        )
+        how = {
+            "decided": "decided",
+            "futility": "stopped by futility",
+            "size": "stopped: more seeds would not show its size",
+            "maximum": "at the maximum",
+        }[self.how]
         return f"sequential: the look at {self.n} seeds (at most {at.maximum}), {how}"
 
 
