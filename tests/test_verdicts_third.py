@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from stsbench.published.check import verdict
 from stsbench.stats import decide
@@ -90,7 +90,7 @@ def test_a_cells_low_and_high_are_its_decisions_interval_everywhere():
     assert v.low == v.decision.low and v.high == v.decision.high and v.high - v.low > 2
     out = v.to_dict()
     assert (out["low"], out["high"]) == (v.decision.low, v.decision.high)
-    assert out["mean_high"] - out["mean_low"] < 1 and out["rule"] == decide.RULE_VERSION == 3
+    assert out["mean_high"] - out["mean_low"] < 1 and out["rule"] == decide.RULE_VERSION == 4
 
 
 def test_cannot_be_reached_uses_the_limit_as_seeds_grow():
@@ -184,3 +184,55 @@ def test_two_seeds_are_at_most_inconclusive_whatever_the_spread():
     dec = decide.directional(decide.difference(a, b), 0.5)
     assert dec.outcome == decide.INCONCLUSIVE and dec.nearest == decide.SUPPORTED_MORE
     assert decide.cell([80.0, 80.1], 70.0).outcome == decide.INCONCLUSIVE
+
+
+def _grubbs_low(n: int, alpha: float = decide.ALPHA) -> float:
+    """The one-sided (low) Grubbs critical value at ``n`` seeds, from scipy's t: the departing test's first step."""
+    t = stats.t.ppf(1 - alpha / n, n - 2)
+    return (n - 1) / math.sqrt(n) * math.sqrt(t * t / (n - 2 + t * t))
+
+
+def test_a_cell_whose_seeds_hold_one_far_below_the_others_is_at_most_inconclusive():
+    """Nine seeds about 80 and one 2.5 points below: the seeds' mean is pulled under the bulk's, which the
+    published exact figure is. The cell is capped, naming the figure; the same seeds without it are decided."""
+    bulk = [80.1, 80.3, 79.9, 80.2, 80.0, 80.1, 80.2, 80.0, 80.3]
+    assert decide.departing(np.array(bulk + [77.5])) == [9]
+    dec = decide.cell(bulk + [77.5], 80.0, runs=math.inf)
+    assert dec.outcome == decide.INCONCLUSIVE and dec.nearest == decide.REPRODUCED
+    assert "1 of 10 seeds far below the others (77.50; one-sided generalized ESD at 0.05)" in dec.note
+    assert decide.cell(bulk + [79.8], 80.0, runs=math.inf).outcome == decide.REPRODUCED
+    assert decide.departing(np.array(bulk + [82.5])) == []  # one-sided: a run departs by training badly
+
+
+def test_departing_seeds_are_rosners_generalized_esd_one_sided():
+    """Step one is Grubbs' one-sided test: a set just past its critical value departs, one just short does not;
+    two departures that mask each other for Grubbs are both found (ESD takes them off one at a time)."""
+    rest, crit = np.array([-1.0, 1.0] * 3 + [0.0]), _grubbs_low(8)  # seven seeds; the eighth placed below
+
+    def grubbs(lo: float) -> float:
+        x = np.append(rest, lo)
+        return (x.mean() - lo) / x.std(ddof=1)
+
+    for g, departs in ((crit * 1.001, True), (crit * 0.999, False)):
+        x = np.append(rest, optimize.brentq(lambda lo, g=g: grubbs(lo) - g, -50.0, -1.0, xtol=1e-12))
+        assert (x.mean() - x.min()) / x.std(ddof=1) == pytest.approx(g, rel=1e-6)
+        assert decide.departing(x) == ([7] if departs else [])
+    masked = np.array([80.0, 80.2, 79.9, 80.1, 80.3, 80.0, 80.1, 79.9, 77.0, 77.1])
+    assert (masked.mean() - masked.min()) / masked.std(ddof=1) < _grubbs_low(10)  # Grubbs alone misses both
+    assert decide.departing(masked) == [8, 9]
+
+
+def test_a_tie_one_resolution_step_above_a_figure_is_no_departure():
+    """Three TREC accuracies 91.0, 91.0, 90.8 (h 0.2): without the resolution's term Grubbs' statistic sits at its
+    largest possible value; with it (as the interval's variance) nothing departs, and the cell is not capped."""
+    x = np.array([91.0, 91.0, 90.8])
+    assert decide.departing(x) == [2] and decide.departing(x, 0.2) == []
+    assert "far below" not in (decide.cell(x, 90.9, runs=math.inf, resolution=0.2).note or "")
+
+
+def test_the_departing_check_caps_about_its_level_of_normal_cells():
+    """Its price: under a normal law it flags about 5-8% of sets (docs/uncertainty.md), never every set."""
+    rng = np.random.default_rng(11)
+    for n, low, high in ((3, 0.035, 0.065), (10, 0.065, 0.105)):
+        rate = np.mean([bool(decide.departing(rng.standard_normal(n))) for _ in range(4000)])
+        assert low < rate < high, (n, rate)

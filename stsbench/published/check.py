@@ -24,7 +24,8 @@ against the difference that matters (δ, :data:`CELL_DELTA` points, ``--differen
 
 - *reproduced*: the interval lies inside ±δ;
 - *not reproduced*: it lies entirely outside ±δ (a difference smaller than δ is never "not reproduced");
-- *inconclusive*: otherwise, and always with fewer than three seeds (the smallest detectable difference shown);
+- *inconclusive*: otherwise, always with fewer than three seeds (the smallest detectable difference shown), and
+  where a seed lies far below the others (:func:`stsbench.stats.decide.departing`);
 - ``missing``: no seed has the task; ``not checked``: an Avg. over other tasks than the published row's (an Avg.
   of two tasks is another number than the paper's Avg. of seven).
 

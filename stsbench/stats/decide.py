@@ -46,13 +46,15 @@ from stsbench.stats.seeds import (
     interval,
     one_sample,
     t_cdf,
+    t_ppf,
     variance,
 )
 from stsbench.stats.tests import holm, min_detectable_difference
 
 # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families; 3: a gap as one
-# contrast, exact best-of-K cells, few shared seeds bounded, Hsu's df, h²/4 below one step, one vocabulary
-RULE_VERSION = 3
+# contrast, exact best-of-K cells, few shared seeds bounded, Hsu's df, h²/4 below one step, one vocabulary;
+# 4: a cell whose seeds hold one far below the others (a run that trained badly) is at most inconclusive
+RULE_VERSION = 4
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
 MIN_SEEDS = 3  # below: at most inconclusive, whatever the spread
@@ -525,7 +527,7 @@ def finite_seeds(values: Mapping[int, float], dev: bool) -> tuple[dict[int, floa
 
     A NaN dev Spearman (``dev``: best-dev, final-dev) is a collapsed training (constant embeddings): it enters as
     0, named. Where some seeds collapsed and others trained, the set mixes two laws whose mean no few seeds can
-    bound (docs/uncertainty.md, "Collapsed and departing seeds"): the 0s stay in the figures shown and cap every
+    bound (docs/uncertainty.md, "Non-finite seeds"): the 0s stay in the figures shown and cap every
     statement that reads them at inconclusive. Any other non-finite figure is left out and caps likewise.
     """
     bad = sorted(s for s, v in values.items() if not math.isfinite(float(v)))
@@ -586,6 +588,29 @@ def best_of_quantiles(n: int, k: int) -> tuple[float, float] | None:
     return float(table["q_lo"][i][j]), float(table["q_hi"][i][j])
 
 
+def departing(x: np.ndarray, h: float = 0.0, alpha: float = ALPHA) -> list[int]:
+    """Positions of seeds far below the others: Rosner's generalized ESD (1983), one-sided low, at ``alpha``.
+
+    Up to r = max(1, ⌊n/2⌋ - 1) seeds come off from the lowest; step i compares R_i = (mean - min)/s of the seeds
+    left (s² with the resolution's h²/12, as the interval's, so that a tie one step above a figure is no departure)
+    with λ_i = (n - i)·t / √((n - i - 1 + t²)(n - i + 1)), t the 1 - alpha/(n - i + 1) quantile of t on
+    n - i - 1 df; the departing seeds are the first i taken off, i the last step with R_i > λ_i (none: []).
+    One-sided: a run departs by training badly (docs/uncertainty.md, "Departing seeds (cells)").
+    """
+    n, left, off, count = x.size, list(range(x.size)), [], 0
+    for i in range(1, max(1, n // 2 - 1) + 1) if n >= MIN_SEEDS else ():
+        y = x[left]
+        s = math.sqrt(_variance(y, h, float(np.abs(x).max())))
+        if not s > 0:
+            break
+        j = int(np.argmin(y))
+        t = t_ppf(1 - alpha / (n - i + 1), n - i - 1)
+        if (float(y.mean()) - float(y[j])) / s > (n - i) * t / math.sqrt((n - i - 1 + t * t) * (n - i + 1)):
+            count = i
+        off.append(left.pop(j))
+    return sorted(off[:count])
+
+
 def _limit_width(s: float, level: float, k: int, best_of: int | None) -> float:
     """The interval's half-width as the seeds grow without end: z·s·√(1/k), or half the spread of s·M_K."""
     from scipy.special import ndtri
@@ -635,7 +660,14 @@ def cell(
     floor = _limit_width(s, level, k, best_of)
     if floor >= delta:
         notes.append(f"{REPRODUCED} cannot be reached at any number of seeds (its limit ±{floor:.2f} ≥ δ)")
-    return reproduction(iv, delta, what, "; ".join(notes) or None)
+    dec = reproduction(iv, delta, what, "; ".join(notes) or None)
+    if low := departing(x, resolution):
+        far = ", ".join(f"{x[i]:.2f}" for i in low)
+        why = (
+            f"{len(low)} of {x.size} seeds far below the others ({far}; one-sided generalized ESD at {ALPHA})"
+        )
+        return capped(dec, f"{why}: at most {INCONCLUSIVE}")
+    return dec
 
 
 # -- a claim of several statements --------------------------------------------------------------------------------
