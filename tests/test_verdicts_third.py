@@ -236,3 +236,20 @@ def test_the_departing_check_caps_about_its_level_of_normal_cells():
     for n, low, high in ((3, 0.035, 0.065), (10, 0.065, 0.105)):
         rate = np.mean([bool(decide.departing(rng.standard_normal(n))) for _ in range(4000)])
         assert low < rate < high, (n, rate)
+
+
+def test_checks_line_says_a_capped_cell_holds_a_seed_far_below_the_others():
+    """A cell capped by a departing seed is inconclusive with an interval that may lie inside ±δ: the check's line
+    names the departing run instead of an interval "reaching across ±δ"."""
+    from pathlib import Path
+
+    from stsbench.published.check import SeedComparison, SeedRow
+    from stsbench.published.registry import get_entry
+
+    entry = get_entry("esimcse-arxiv/table5/unsup-simcse-bert-base")
+    p = entry.task_values["STSBenchmark"]
+    bulk = [p + d for d in (0.1, 0.3, -0.1, 0.2, 0.0, 0.1, 0.2, 0.0, 0.3)]
+    row = SeedRow("STSBenchmark", p, {"values": bulk + [p - 2.5], "raw": bulk + [p - 2.5]}, runs=math.inf)
+    assert row.verdict.status == decide.INCONCLUSIVE and decide.FAR_BELOW in row.verdict.note
+    line = SeedComparison(entry, Path("seeds.json"), {"seeds": list(range(1, 11))}, (row,)).summary()
+    assert line.startswith("STSBenchmark inconclusive: a seed lies far below the others") and "reaches" not in line

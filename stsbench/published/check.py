@@ -617,6 +617,12 @@ class SeedComparison:
                 f"±{difference:.2f} points ({diffs})"
             )
         wide = [v for v in verdicts if v.status == decide.INCONCLUSIVE and v.low is not None]
+        if far := [v.task for v in wide if decide.FAR_BELOW in (v.note or "")]:
+            wide = [v for v in wide if v.task not in far]
+            parts.append(
+                f"{', '.join(far)} inconclusive: a seed lies far below the others (a run that trained badly?): "
+                "look at that run, or train more seeds"
+            )
         if wide:
             spans = ", ".join(f"{v.task} [{sg(v.low)}, {sg(v.high)}]" for v in wide)
             parts.append(

@@ -96,6 +96,7 @@ NOT_COMPARABLE = "not comparable"  # computed on modified data
 CELL_VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, MISSING, NOT_CHECKED, NOT_COMPARABLE)
 # no direction claimed (difference tables, gains, compare)
 MATTERS = "a difference that matters"
+FAR_BELOW = "seeds far below the others"  # a cell's note where :func:`departing` capped it
 # the scale in one line, under every report's title and every edition README's verdicts
 LEGEND = (
     "Scale (95% intervals against δ, the difference that matters): a statement A > B is *supported, by more "
@@ -663,9 +664,7 @@ def cell(
     dec = reproduction(iv, delta, what, "; ".join(notes) or None)
     if low := departing(x, resolution):
         far = ", ".join(f"{x[i]:.2f}" for i in low)
-        why = (
-            f"{len(low)} of {x.size} seeds far below the others ({far}; one-sided generalized ESD at {ALPHA})"
-        )
+        why = f"{len(low)} of {x.size} {FAR_BELOW} ({far}; one-sided generalized ESD at {ALPHA})"
         return capped(dec, f"{why}: at most {INCONCLUSIVE}")
     return dec
 
