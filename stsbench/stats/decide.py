@@ -598,18 +598,24 @@ def departing(x: np.ndarray, h: float = 0.0, alpha: float = ALPHA) -> list[int]:
     n - i - 1 df; the departing seeds are the first i taken off, i the last step with R_i > λ_i (none: []).
     One-sided: a run departs by training badly (docs/uncertainty.md, "Departing seeds (cells)").
     """
-    n, left, off, count = x.size, list(range(x.size)), [], 0
+    n, count = x.size, 0
+    order = np.argsort(x, kind="stable")  # the lowest first: the seeds in the order they come off
+    low, scale = x[order], float(np.abs(x).max())
     for i in range(1, max(1, n // 2 - 1) + 1) if n >= MIN_SEEDS else ():
-        y = x[left]
-        s = math.sqrt(_variance(y, h, float(np.abs(x).max())))
+        y = low[i - 1 :]
+        s = math.sqrt(_variance(y, h, scale))
         if not s > 0:
             break
-        j = int(np.argmin(y))
-        t = t_ppf(1 - alpha / (n - i + 1), n - i - 1)
-        if (float(y.mean()) - float(y[j])) / s > (n - i) * t / math.sqrt((n - i - 1 + t * t) * (n - i + 1)):
+        if (float(y.mean()) - float(y[0])) / s > _esd_limit(n, i, alpha):
             count = i
-        off.append(left.pop(j))
-    return sorted(off[:count])
+    return sorted(order[:count].tolist())
+
+
+@lru_cache(maxsize=512)
+def _esd_limit(n: int, i: int, alpha: float) -> float:
+    """λ_i of the one-sided generalized ESD at ``n`` seeds (:func:`departing`)."""
+    t = t_ppf(1 - alpha / (n - i + 1), n - i - 1)
+    return (n - i) * t / math.sqrt((n - i - 1 + t * t) * (n - i + 1))
 
 
 def _limit_width(s: float, level: float, k: int, best_of: int | None) -> float:
