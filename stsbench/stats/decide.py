@@ -40,6 +40,7 @@ from stsbench.stats.seeds import (
     ONE_SAMPLE,
     PAIRED,
     PARTLY,
+    ROUND_OFF,
     WELCH,
     Interval,
     finite,
@@ -598,15 +599,21 @@ def departing(x: np.ndarray, h: float = 0.0, alpha: float = ALPHA) -> list[int]:
     n - i - 1 df; the departing seeds are the first i taken off, i the last step with R_i > λ_i (none: []).
     One-sided: a run departs by training badly (docs/uncertainty.md, "Departing seeds (cells)").
     """
-    n, count = x.size, 0
+    n = x.size
+    steps = max(1, n // 2 - 1) if n >= MIN_SEEDS else 0
     order = np.argsort(x, kind="stable")  # the lowest first: the seeds in the order they come off
-    low, scale = x[order], float(np.abs(x).max())
-    for i in range(1, max(1, n // 2 - 1) + 1) if n >= MIN_SEEDS else ():
-        y = low[i - 1 :]
-        s = math.sqrt(_variance(y, h, scale))
+    low = x[order] - float(x.mean())  # centred, so that the running sums keep their digits
+    sums, squares = np.cumsum(low[::-1])[::-1], np.cumsum(low[::-1] ** 2)[::-1]  # over the seeds left
+    floor, count = ROUND_OFF * max(1.0, float(np.abs(x).max())), 0
+    for i in range(1, steps + 1):
+        k = n - i + 1  # seeds left
+        mean = float(sums[i - 1]) / k
+        var = max(0.0, (float(squares[i - 1]) - k * mean * mean) / (k - 1))
+        var = 0.0 if math.sqrt(var) <= floor else var  # as the interval's variance (stats.seeds.variance)
+        s = math.sqrt(var + _stepped(math.sqrt(var), h) ** 2 / 12)
         if not s > 0:
             break
-        if (float(y.mean()) - float(y[0])) / s > _esd_limit(n, i, alpha):
+        if (mean - float(low[i - 1])) / s > _esd_limit(n, i, alpha):
             count = i
     return sorted(order[:count].tolist())
 
