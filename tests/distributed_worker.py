@@ -62,6 +62,20 @@ def main() -> None:
     # first one's rendezvous keys, still in torchrun's store, and wait forever. Each run joins the group
     # (distributed.setup keeps one that exists); it is left once, after the last job.
     leave, distributed.cleanup = distributed.cleanup, lambda: None
+    # A real launch joins its group once per run: init_process_group (gloo) waits for every process, so no
+    # process passes it (and rank 0 locks and lists --output) before the others have checked --output. A group
+    # kept from the job before waits for nobody: each later job meets at a barrier instead, or rank 0 could list
+    # the output folder while a process still behind probes it (its `.stsbench-write-check.*` file: "not empty").
+    join = distributed.setup
+
+    def setup_and_meet(device):
+        kept = distributed.active()
+        ctx = join(device)
+        if kept:
+            distributed.barrier()
+        return ctx
+
+    distributed.setup = setup_and_meet
     try:
         for job in spec["jobs"]:
             try:
