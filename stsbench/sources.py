@@ -113,9 +113,13 @@ def _type_checking(test: ast.expr) -> bool:
     return getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
 
 
-def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The stsbench modules a file's code imports or names, outside ``if TYPE_CHECKING:`` blocks."""
+def _names(tree: ast.AST, module: str, is_package: bool) -> tuple[set[str], set[str]]:
+    """The stsbench modules a file's code imports, and those its strings name (registry targets).
+
+    Outside ``if TYPE_CHECKING:`` blocks.
+    """
     found: set[str] = set()
+    targets: set[str] = set()
     words: set[str] = set()  # a lazy package's short module names ("resolve"), see below
     package = module if is_package else module.rpartition(".")[0]
     stack = [tree]
@@ -138,42 +142,54 @@ def _names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
             found.add(target)
             found.update(f"{target}.{a.name}" for a in node.names)  # `from pkg import module`
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _module_name(node.value):
-            found.add(node.value.split(":", 1)[0])
+            targets.add(node.value.split(":", 1)[0])
         stack.extend(ast.iter_child_nodes(node))
     if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
         # a lazy package (PEP 562) imports on first use a module it may name by its short name only
         # (train/config: {"TrainConfig": "options"}): each word that is one of its modules counts (others have
         # no file and are dropped by closure())
         found.update(f"{module}.{w}" for w in words)
-    return {n for n in found if n == "stsbench" or n.startswith("stsbench.")}
+    return {n for n in found if n == "stsbench" or n.startswith("stsbench.")}, targets
 
 
 @cache
-def _parsed(path: Path, size: int, mtime_ns: int, module: str) -> frozenset[str]:
-    """The stsbench modules ``path`` imports: memoised by size and mtime in a process, on disk by content."""
-    return _analysed(path.read_bytes(), str(path), module)[0]
+def _parsed(path: Path, size: int, mtime_ns: int, module: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stsbench modules ``path`` imports and names: memoised by size and mtime in a process, on disk by content."""
+    return _analysed(path.read_bytes(), str(path), module)[:2]
 
 
-def _analysed(data: bytes, name: str, module: str) -> tuple[frozenset[str], str]:
-    """The stsbench modules a file imports and its tree's sha256, from one parse (none where memoised)."""
+def _analysed(data: bytes, name: str, module: str) -> tuple[frozenset[str], frozenset[str], str]:
+    """The stsbench modules a file imports and names, and its tree's sha256, from one parse (none where memoised)."""
     raw = hashlib.sha256(data).hexdigest()
     memo = _memo()
-    imports, tree = memo.get(f"imports:{module}:{raw}"), memo.get(f"tree:{raw}")
-    if isinstance(imports, list) and isinstance(tree, str):
-        return frozenset(imports), tree
+    found, tree = memo.get(f"imports:{module}:{raw}"), memo.get(f"tree:{raw}")
+    if isinstance(found, list) and len(found) == 2 and isinstance(tree, str):
+        return frozenset(found[0]), frozenset(found[1]), tree
     parsed = ast.parse(data, filename=name)
-    found = _names(parsed, module, Path(name).name == "__init__.py")
+    imports, targets = _names(parsed, module, Path(name).name == "__init__.py")
     tree = hashlib.sha256(_canonical(parsed).encode("utf-8")).hexdigest()
-    memo.update({f"imports:{module}:{raw}": sorted(found), f"tree:{raw}": tree})
+    memo.update({f"imports:{module}:{raw}": [sorted(imports), sorted(targets)], f"tree:{raw}": tree})
     _MEMO_STATE["dirty"] = True
-    return frozenset(found), tree
+    return frozenset(imports), frozenset(targets), tree
 
 
-def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
-    """Every source file the ``modules`` reach through imports (see the module docstring), sorted."""
-    root = root or ROOT
+def closure(
+    modules: Iterable[str], root: Path | None = None, *, targets: bool = True, core: Iterable[str] = ()
+) -> list[Path]:
+    """Every source file the ``modules`` reach through imports (see the module docstring), sorted.
+
+    ``targets``: follow the registries' ``"module:attr"`` strings too. ``core``: modules counted already, not
+    followed further (a step's own targets add only what the shared core does not hold).
+    """
+    return sorted(set(_reach(modules, root or ROOT, targets, set(core)).values()))
+
+
+def _reach(
+    modules: Iterable[str], root: Path, targets: bool = True, core: set[str] | None = None
+) -> dict[str, Path]:
+    """``{module: file}`` of every module ``modules`` reach (:func:`closure`)."""
     seen: dict[str, Path] = {}
-    frontier = list(modules)
+    frontier, start, core = list(modules), set(modules), core or set()
     while frontier:
         module = frontier.pop()
         if module in seen or module in _WHERE_IT_RUNS:
@@ -182,12 +198,36 @@ def closure(modules: Iterable[str], root: Path | None = None) -> list[Path]:
         if path is None:  # a name imported from a module (a function, a class): not a module itself
             continue
         seen[module] = path
-        if module in _NOT_FOLLOWED:
+        if module in _NOT_FOLLOWED or (module in core and module not in start):
             continue
         st = path.stat()
-        frontier.extend(_parsed(path, st.st_size, st.st_mtime_ns, module) - seen.keys())
+        imports, named = _parsed(path, st.st_size, st.st_mtime_ns, module)
+        frontier.extend((imports | named if targets else imports) - seen.keys())
     _save_memo()
-    return sorted(set(seen.values()))
+    return seen
+
+
+# The kinds of step whose shared core follows no registry target: each step adds the closures of the targets its
+# own method, augmentation, pooler, corpus, task or analysis names (an edit to one method moves its trainings only)
+PER_STEP = ("train", "evaluate", "analysis")
+# beside a core's entries: the method options, which shape every resolved training config
+CORE: dict[str, tuple[str, ...]] = {
+    "train": tuple(f"stsbench.train.methods.{m}_options" for m in ("simcse", "esimcse", "mocose"))
+}
+
+
+def code_modules(kind: str, targets: Iterable[str] = (), root: Path | None = None) -> dict[str, str]:
+    """``{file: its tree's sha256}`` of the code computing a step of ``kind`` that names ``targets`` (modules).
+
+    The kind's core (:data:`ENTRIES`, :data:`CORE`; the registries' strings followed only for kinds outside
+    :data:`PER_STEP`), then each target's closure beyond it (strings followed: a method's spec names its class).
+    """
+    root = root or ROOT
+    found = _reach((*ENTRIES[kind], *CORE.get(kind, ())), root, kind not in PER_STEP)
+    found.update(_reach(targets, root, core=set(found)) if targets else {})
+    out = {p.relative_to(root).as_posix(): file_sha(p).hex() for p in found.values()}
+    _save_memo()
+    return dict(sorted(out.items()))
 
 
 def _is_bare_string(node: ast.AST) -> bool:

@@ -291,7 +291,7 @@ def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without
     code, out, _ = run_cli(
         ["reproduce", str(ROOT / "reports" / "mocose-collapse-mini"), "--status", "--format", "line"], capsys
     )
-    assert code == 0 and "(7 steps): 7 done and current, 6 of them carried over by scripts/carry_" in out, out
+    assert code == 0 and "(7 steps): 7 done and current, 6 of them carried over by stsbench reproduce --carry-changed" in out, out
     moved = tmp_path / "moved"
     shutil.copytree(
         ROOT / "reports" / "mocose-collapse-mini", moved

@@ -194,7 +194,7 @@ def _edit_code(monkeypatch, edited: str) -> None:
     from stsbench.reproduce import state
 
     real = state.code_of.__wrapped__ if hasattr(state.code_of, "__wrapped__") else state.code_of
-    fake = lambda kind: real(kind) + ("-edited" if kind == edited else "")  # noqa: E731
+    fake = lambda kind, *rest: real(kind, *rest) + ("-edited" if kind == edited else "")  # noqa: E731
     for module in (plan_module, state):
         monkeypatch.setattr(module, "code_of", fake)
 

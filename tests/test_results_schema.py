@@ -164,3 +164,32 @@ def test_each_schema_pins_its_kind(kind):
         or prop.get("default") == kind.kind
         or kind.kind in prop.get("enum", [])
     )
+
+
+def test_a_malformed_until_decided_record_is_refused_in_one_line(tmp_path):
+    """``until`` (``reproduce --until-decided``) is typed like the state's other keys: a bad one is one line."""
+    from jsonschema import Draft202012Validator
+
+    from stsbench.errors import StsbenchError
+    from stsbench.reproduce.state import load_state
+
+    base = {"kind": "stsbench-reproduce", "steps": {}, "sessions": []}
+    path = tmp_path / "reproduce.json"
+    validator = Draft202012Validator(_published("reproduce_state"))
+    for until in ({"maximum": 10, "added": {"a": [4, 5]}}, {"maximum": 10, "added": {}, "refine": True}):
+        state = {**base, "until": until}
+        path.write_text(json.dumps(state), encoding="utf-8")
+        assert load_state(tmp_path) == state and validator.is_valid(state)
+    for until, bad in (
+        ({"maximum": "ten", "added": {}}, "until.maximum: 'ten'"),
+        ({"maximum": 10, "added": {"a": ["four"]}}, "until.added.a.0: 'four'"),
+        ({"maximum": 10}, "until.added"),
+        ({"maximum": 10, "added": {}, "refine": "maybe"}, "until.refine: 'maybe'"),
+    ):
+        state = {**base, "until": until}
+        path.write_text(json.dumps(state), encoding="utf-8")
+        with pytest.raises(StsbenchError) as caught:
+            load_state(tmp_path)
+        message = str(caught.value)
+        assert "\n" not in message and "malformed state" in message and bad in message, message
+        assert not validator.is_valid(state)

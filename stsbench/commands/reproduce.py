@@ -13,6 +13,7 @@ import os
 import shutil
 import textwrap
 import time
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -62,6 +63,13 @@ def reproduce_command(
     ) = False,
     keep_changed: opt(
         bool, "--keep-changed", help="Keep the steps done by other stsbench code; the report names them."
+    ) = False,
+    carry_changed: opt(
+        bool,
+        "--carry-changed",
+        help="Witness each step done by other stsbench code (a short replay, a re-score, a re-run on a model at "
+        "hand) and carry it to today's code where the witness agrees with its record; run again, with what reads "
+        "it, where not (docs/reproduce.md, Carrying steps to new code).",
     ) = False,
     status: opt(
         bool,
@@ -172,8 +180,8 @@ def reproduce_command(
         raise StsbenchError("--format applies to --list and --status")
     if target is None:
         raise StsbenchError("give a recipe (a built-in name or a file; stsbench reproduce --list lists them)")
-    if rerun_changed and keep_changed:
-        raise StsbenchError("--rerun-changed and --keep-changed: give one of them")
+    if sum((rerun_changed, keep_changed, carry_changed)) > 1:
+        raise StsbenchError("--rerun-changed, --keep-changed and --carry-changed: give one of them")
     if strict and not dry_run:
         raise StsbenchError(
             "--strict applies to --dry-run; a run always refuses what is missing before it starts"
@@ -186,7 +194,7 @@ def reproduce_command(
     from stsbench.reproduce.plan import missing, planned, refuse_missing, seeds_to_add
     from stsbench.stats.decide import NOT_REPRODUCED
 
-    changed = "rerun" if rerun_changed else "keep" if keep_changed else "ask"
+    changed = "rerun" if rerun_changed else "keep" if keep_changed else "carry" if carry_changed else "ask"
     threads = executors.step_threads(threads, executor)
     trackers = parse_report_to(report_to)
     check_installed(trackers)
@@ -244,25 +252,42 @@ def reproduce_command(
                 wanted = "with" if recorded.get("refine") else "without"
                 raise StsbenchError(f"--out {home} adds seeds {wanted} --refine: rerun {wanted} it")
             recipe = sequential_recipe(base, state)
-            plan, actions = planned(recipe, out, data_dir, state, changed, trackers, gpus)
+            mode = "rerun" if changed == "carry" else changed  # a step the carry leaves runs again
+            plan, actions = planned(recipe, out, data_dir, state, mode, trackers, gpus)
             found = changed_steps(plan, state)
             if found and changed == "ask":  # steps done by other stsbench code: one line listing them
                 names = ", ".join(s.id for s in found[:4])
                 names += f" and {len(found) - 4} more" if len(found) > 4 else ""
                 raise StsbenchError(
                     f"{len(found)} step(s) were done by other stsbench code (or libraries) than this one: {names}; "
-                    "pass --rerun-changed to run them again or --keep-changed to keep them (the report names them)"
+                    "pass --carry-changed to carry each that a witness confirms (docs/reproduce.md), --rerun-changed to run "
+                    "them again or --keep-changed to keep them (the report names them)"
                 )
             to_run = [i for i, (action, _) in actions.items() if action == "run"]
             # before any step starts: what is missing, and how to get it
             refuse_missing(missing(plan, to_run, allow_modified))
-            engine = executors.make_executor(
-                executor, out=plan.out, parallel=parallel, options=options, per_gpu=per_gpu
+            make = partial(
+                executors.make_executor, executor, parallel=parallel, options=options, per_gpu=per_gpu
             )
+            if found and changed == "carry":  # witnessed: carried, or run again below with what reads them
+                from stsbench.reproduce.carry import carry
+
+                say = partial(console.print, highlight=False, soft_wrap=True)
+                witness = partial(_witnesses, make, console, gpus=gpus, threads=threads, checkout=code)
+                carry(plan, state, found, witness, say, code)
+                plan, actions = planned(recipe, out, data_dir, state, mode, trackers, gpus)
+                began = time.time()  # the carry is a session of its own
+                to_run = [i for i, (action, _) in actions.items() if action == "run"]
+            engine = make(out=plan.out)
             for sid in to_run:  # a step done before that runs again says why first
                 record = state["steps"].get(sid)
                 if record and record.get("status") == "done":
                     why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
+                    why = (
+                        "made again: a report is never carried"
+                        if changed == "carry" and sid == "report"
+                        else why
+                    )
                     console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
             # recipe_file: a recipe file, for --status to replan (a built-in is found by name); subset:
             # --runs/--seeds, so that --status replans the same subset
@@ -328,6 +353,17 @@ def reproduce_command(
         raise Negative(
             f"not reproduced: {listed} (the report's Reproduction section: {plan.out / 'report.md'})"
         )
+
+
+def _witnesses(make, console, wplan, wstate, **run):  # noqa: ANN001, ANN202
+    """Run a carry's witnesses (``OUT/carry``) through this run's executor, shown as any step."""
+    display = Display(console, [s.id for s in wplan.steps], wplan.out)
+    try:
+        return executors.run_plan(
+            wplan, wstate, make(out=wplan.out), started=time.time(), show=display, **run
+        )
+    finally:
+        display.close()
 
 
 def _list(target: str | None, format_: str) -> None:

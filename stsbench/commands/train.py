@@ -75,6 +75,7 @@ def _run_options(
     ) = None,
     parallel: shared.ParallelOpt = 1,
     per_gpu: shared.PerGpuOpt = 1,
+    witness_steps: opt(int | None, "--witness-steps", min=1, hidden=True) = None,  # reproduce --carry-changed
 ) -> None:
     """The options of the run itself (its signature's), besides the config's."""
 
@@ -89,7 +90,11 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
         if options.get(name) is not None:
             options[name] = ",".join(options[name])
     cfg = make_config(options, run["config"])
-    check_writable_dir(cfg.output, "--output")  # before any model or data loads, and before torch imports
+    main_process = os.environ.get("RANK", "0") == "0"  # torchrun's rank 0, or a single process
+    # Before any model or data loads, and before torch imports. Under torchrun rank 0 alone probes: another
+    # rank's probe file could sit in the folder rank 0 creates and lists ("--output ... is not empty").
+    if main_process:
+        check_writable_dir(cfg.output, "--output")
     if run["seeds"] is not None:
         _train_seeds(cfg, options, **run)
         return
@@ -99,10 +104,14 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
         raise StsbenchError(
             "--per-gpu shares a GPU among several seeds' processes; give them with --seeds 1,2,3"
         )
-    from stsbench.train.loop import train
+    from stsbench.train.loop import Witnessed, train, witness_until
 
-    result = train(cfg, resume=run["resume"], overwrite=run["overwrite"], show_progress=not run["quiet"])
-    if not run["quiet"] and os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 alone reports
+    try:  # --witness-steps N: the run replayed to step N, its schedule as the whole run's (a carry's witness)
+        on_step = witness_until(run["witness_steps"]) if run["witness_steps"] else None
+        result = train(cfg, run["resume"], run["overwrite"], not run["quiet"], on_step)
+    except Witnessed:
+        return
+    if not run["quiet"] and main_process:  # under torchrun, rank 0 alone reports
         best = "none" if result.best_dev_spearman is None else f"{result.best_dev_spearman * 100:.2f}"
         at = f"at step {result.best_step} of {result.steps} ({result.wall_seconds:.0f} s)"
         where = f"checkpoint: {result.output}  (evaluate: stsbench run --model {result.output} --tasks sts)"

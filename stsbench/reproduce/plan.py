@@ -171,7 +171,7 @@ def evaluation_step(
     keys = make_keys({**material, "data": named_digests(files, data_dir)})
     args = ("run", "--model", model, "--tasks", ",".join(tasks), "--mode", spec.mode)
     args += ("--output", str(out / "results"), "--data-dir", str(data_dir))
-    code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks})
+    code = step_code("evaluate", {f"task {t}": TASKS.plugin(t) for t in tasks}, {TASKS: tasks})
     return Step(step_id, "evaluate", args, **keys, code=code, data=tuple(files), **fields)
 
 
@@ -205,7 +205,10 @@ def analysis_steps(recipe: Recipe, trains: dict[str, Step], out: Path, data_dir:
             flags += ("--data-dir", str(data_dir))
             _, files = analysis.data_files(config, data_dir, None)
             inputs["data"] = named_digests(files, data_dir)
-        code, read = step_code("analysis", {"analysis": ANALYSES.plugin(a.name)}), tuple(files)
+        code, read = (
+            step_code("analysis", {"analysis": ANALYSES.plugin(a.name)}, {ANALYSES: [a.name]}),
+            tuple(files),
+        )
         variant = analysis.variant(config)
         stem = f"{analysis.name}_{variant}" if variant else analysis.name
         chosen = [
@@ -529,7 +532,7 @@ def prepare(plan: Plan, step: Step) -> None:
     its results), its claims and each training's logs copied under ``results/train/`` (with their paths
     relative to the copy).
     """
-    if step.kind == "train":  # the options its seeds share, beside the runs
+    if step.kind in ("train", "witness") and step.config:  # the options its seeds share, beside the runs
         atomic_write_text(Path(step.args[2]), yaml.safe_dump(step.config, sort_keys=True))
     if step.kind != "report":
         return

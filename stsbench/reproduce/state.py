@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
 # The plan's types live here, so that the state reads them without importing the plan (--status reads the record,
 # never the recipe); stsbench.reproduce.plan builds them.
-Kind = Literal["train", "evaluate", "analysis", "report"]
+Kind = Literal["train", "evaluate", "analysis", "report", "witness"]  # a witness: reproduce --carry-changed's
 
 
 @dataclass(frozen=True)
@@ -244,37 +244,96 @@ def key_config(resolved: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# each code digest a plan computed -> its parts (a digest per module, ...): the state's table ``code`` keeps them
+CODE_PARTS: dict[str, dict[str, Any]] = {}
+
+
 @cache
-def code_of(kind: str) -> str:
-    """The code of a step of ``kind``: its sources' closure, the package files they load, its libraries' versions.
+def code_of(kind: str, targets: tuple[str, ...] = (), plugins: str = "{}") -> str:
+    """The code of a step of ``kind``, its parts kept in :data:`CODE_PARTS`.
+
+    Its sources (a digest per module: its kind's core and the closures of the ``targets`` it names,
+    :func:`stsbench.sources.code_modules`), the package files they load, its libraries' versions and the plugins
+    it uses (``plugins``: their identities as JSON, built-ins left out).
 
     Computed once per process: the code a process plans with is the code it was started with.
     """
-    return digest(
-        {
-            "sources": sources.code_digest(kind),
-            "package_data": sources.package_data_digest(kind),
-            "libraries": sources.library_versions(sources.LIBRARIES[kind]),
-        }
-    )
+    parts = {
+        "kind": kind,
+        "targets": sorted(set(targets)),
+        "modules": sources.code_modules(kind, targets),
+        "package_data": sources.package_data_digest(kind),
+        "libraries": sources.library_versions(sources.LIBRARIES[kind]),
+        "plugins": json.loads(plugins),
+    }
+    # the targets say where to look, not what the code is: a target inside the core moves nothing
+    CODE_PARTS[found := digest({k: v for k, v in parts.items() if k != "targets"})] = parts
+    return found
 
 
-def step_code(kind: str, plugins: Mapping[str, Any] | None = None) -> str:
-    """A step's code (:func:`code_of`) with the plugins it uses (``{what: identity}``, built-ins left out)."""
+def _target(registry: Any, name: Any) -> tuple[str, ...]:
+    """The stsbench module a registry's entry ``name`` is in (none: unknown, a plugin's or a path)."""
+    key = registry.canonical(name) if isinstance(name, str) and name else None
+    found = registry.target(key) if key is not None else None
+    module = found.split(":")[0] if isinstance(found, str) else getattr(found, "__module__", "") or ""
+    return (module,) if module.startswith("stsbench.") else ()
+
+
+def step_code(
+    kind: str, plugins: Mapping[str, Any] | None = None, named: Mapping[Any, Any] | None = None
+) -> str:
+    """A step's code (:func:`code_of`).
+
+    ``named``: ``{registry: names}``, its targets; ``plugins``: ``{what: identity}``, the plugins it uses.
+    """
     used = {k: v for k, v in (plugins or {}).items() if v is not None}
-    return code_of(kind) if not used else digest({"code": code_of(kind), "plugins": used})
+    targets = {t for reg, names in (named or {}).items() for n in names for t in _target(reg, n)}
+    return code_of(kind, tuple(sorted(targets)), json.dumps(used, sort_keys=True))
 
 
 def train_code(config: Mapping[str, Any]) -> str:
-    """A training's code: the trainer's and that of each plugin its options name (method, augmentation, ...)."""
+    """A training's code: the trainer's and that of what its options name (method, augmentation, ...)."""
     from stsbench.data.corpora import CORPORA
     from stsbench.encoders.pooling import POOLER_REGISTRY
-    from stsbench.train.config.options import AUGMENTATIONS, METHODS
+    from stsbench.train.config.options import AUGMENTATIONS, METHODS, augment_names
 
     registries = {"method": METHODS, "augment": AUGMENTATIONS, "pooler": POOLER_REGISTRY, "corpus": CORPORA}
     names = {what: config.get("train_file" if what == "corpus" else what) for what in registries}
-    found = {what: registries[what].plugin(n) for what, n in names.items() if isinstance(n, str) and n}
-    return step_code("train", found)
+    names = {w: [n] for w, n in names.items() if isinstance(n, str) and n}
+    names["augment"] = augment_names(str(config.get("augment") or "none"))
+    found = {what: registries[what].plugin(n[0]) for what, n in names.items() if what != "augment" and n}
+    found.update({f"augment {a}": AUGMENTATIONS.plugin(a) for a in names["augment"]})
+    return step_code("train", found, {registries[w]: n for w, n in names.items()})
+
+
+def keep_code(state: dict[str, Any]) -> None:
+    """The state's table of code parts: one entry per code digest a step record holds (:data:`CODE_PARTS`)."""
+    held = {r.get("code") for r in state.get("steps", {}).values()}
+    table = {**state.get("code", {}), **{d: p for d, p in CODE_PARTS.items() if d in held}}
+    state["code"] = {d: p for d, p in sorted(table.items()) if d in held}
+
+
+def moved_code(state: dict[str, Any], record: Mapping[str, Any]) -> tuple[str, str]:
+    """Today's code of a recorded step (from its code parts' kind, targets and plugins) and what moved, in words.
+
+    ``("", "")`` for a record whose parts the state does not hold (done before they were kept).
+    """
+    parts = state.get("code", {}).get(record.get("code"))
+    if not parts:
+        return "", ""
+    plugins = {w: sources.module_identity(i["module"]) for w, i in parts["plugins"].items()}
+    today = code_of(parts["kind"], tuple(parts["targets"]), json.dumps(plugins, sort_keys=True))
+    now = CODE_PARTS.get(today)
+    if now is None:  # a code digest computed another way (a test's stand-in)
+        return today, ""
+    files = [
+        f
+        for f in sorted({*now["modules"], *parts["modules"]})
+        if now["modules"].get(f) != parts["modules"].get(f)
+    ]
+    words = files[:3] + ([f"{len(files) - 3} more files"] if len(files) > 3 else [])
+    words += [w.replace("_", " ") for w in ("package_data", "libraries", "plugins") if now[w] != parts[w]]
+    return today, ", ".join(words)
 
 
 def load_state(out: Path) -> ReproduceState:
@@ -293,7 +352,8 @@ def load_state(out: Path) -> ReproduceState:
 
 
 def save_state(out: Path, state: ReproduceState) -> None:
-    """Write ``state`` atomically (a reader, or a kill, never sees half a file)."""
+    """Write ``state`` atomically (a reader, or a kill, never sees half a file), its table of code parts kept."""
+    keep_code(state)  # type: ignore[arg-type]
     atomic_write_json(Path(out) / STATE_FILE, state)
 
 
@@ -451,29 +511,20 @@ def changed_steps(plan: Plan, state: ReproduceState) -> list[Step]:
     return [s for s in plan.steps if classify(s, state["steps"].get(s.id)) == "changed"]
 
 
-def recorded_changed(state: ReproduceState, out: Path | None = None) -> list[str]:
-    """The done steps of a recorded ``state`` whose code is not this stsbench's (none recorded: older code).
+def recorded_changed(state: ReproduceState, out: Path | None = None) -> dict[str, str]:
+    """The done steps of a recorded ``state`` whose code is not this stsbench's, and what moved in words.
 
-    Read from the state alone (no plan is built), for ``--status``: a training's plugins (its method, pooler, ...)
-    from the options file its run trained with (``OUT/configs/<run>.yaml``), an evaluation's and an analysis'
-    from the code recorded (a plugin task or analysis moves it, and such a step reads as changed here).
+    Read from the state alone (no plan is built): each record's code parts (the state's ``code`` table: its core,
+    targets and plugins) computed again today. A record without parts (done before they were kept) is changed,
+    nothing named.
     """
-    found = []
+    found = {}
     for sid, rec in state.get("steps", {}).items():
-        if rec.get("status") != "done" or (kind := rec.get("kind")) is None:
+        if rec.get("status") != "done" or rec.get("kind") is None:
             continue
-        if kind == "train" and out is not None:
-            import yaml  # a run's options file (none where it is absent or unreadable)
-
-            try:
-                options = yaml.safe_load((Path(out) / f"configs/{sid.split('/')[1]}.yaml").read_text("utf-8"))
-            except (OSError, ValueError, yaml.YAMLError):
-                options = {}
-            want = train_code(options if isinstance(options, dict) else {})
-        else:
-            want = code_of(kind)
-        if rec.get("code") != want:
-            found.append(sid)
+        today, moved = moved_code(state, rec)  # type: ignore[arg-type]
+        if rec.get("code") != today:
+            found[sid] = moved
     return found
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -78,7 +79,7 @@ CODE_CHANGED = "changed code"  # shown beside a done step computed by other code
 
 AGAIN = "done, to run again"  # a done step a rerun would run again (its key changed, its output is gone)
 NOTES = {  # the detail beside a done step of other code, and beside one whose files are not sealed yet
-    CODE_CHANGED: "ran with other stsbench code (--rerun-changed, --keep-changed)",
+    CODE_CHANGED: "ran with other stsbench code (--carry-changed, --rerun-changed, --keep-changed)",
     UNVERIFIED: "finished before stsbench sealed its files: the next run seals them",
 }
 
@@ -86,11 +87,13 @@ NOTES = {  # the detail beside a done step of other code, and beside one whose f
 def row(
     step_id: str,
     record: dict[str, Any],
-    changed: bool = False,
+    changed: str | None = None,
     out: str | Path = ".",
     again: str | None = None,
 ) -> tuple[str, str, str]:
-    """(step, status, detail) of one step; ``changed``: it was computed by other code than this stsbench's.
+    """(step, status, detail) of one step.
+
+    ``changed``: it was computed by other code than this stsbench's (what moved, in words; empty: not known).
 
     ``out``: the reproduction's folder (a training's progress is read from its run folder in it). ``again``:
     why a rerun would run this done step again.
@@ -98,10 +101,14 @@ def row(
     status = record.get("status", "queued")
     if again and status == "done":
         return step_id, AGAIN, again
-    if unverified(record) and not changed:
+    if unverified(record) and changed is None:
         return step_id, f"done, {UNVERIFIED}", NOTES[UNVERIFIED]
-    if changed and status == "done":
-        return step_id, f"done, {CODE_CHANGED}", NOTES[CODE_CHANGED]
+    if changed is not None and status == "done":
+        return (
+            step_id,
+            f"done, {CODE_CHANGED}",
+            (f"{changed} moved; " if changed else "") + NOTES[CODE_CHANGED],
+        )
     detail = ""
     if status == "running":
         since = duration(time.time() - float(record.get("started") or time.time()))
@@ -122,7 +129,7 @@ def counts(state: dict[str, Any]) -> str:
 
 def status_line(
     state: dict[str, Any],
-    changed: list[str] | frozenset[str],
+    changed: list[str] | frozenset[str] | Mapping[str, str],
     where: str,
     again: dict[str, str] | None = None,
     check: bool = False,
@@ -135,7 +142,7 @@ def status_line(
     ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`);
     ``again``: the done steps a rerun would run again, and why; ``check``: replanned (``--status --check``).
     """
-    records = state.get("steps", {})
+    records, changed_by = state.get("steps", {}), changed if isinstance(changed, Mapping) else None
     again = again or {}
     done = [i for i, r in records.items() if r.get("status") == "done" and i not in again]
     current = [i for i in done if i not in changed]
@@ -147,7 +154,13 @@ def status_line(
         parts[0] += f", {len(carried)} of them carried over" + (f" by {by.pop()}" if len(by) == 1 else "")
 
     if changed:
-        parts.append(f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED})")
+        moved = ", ".join(
+            dict.fromkeys(w for i in changed for w in (changed_by or {}).get(i, "").split(", ") if w)
+        )
+        parts.append(
+            f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED}"
+            + (f": {moved})" if moved else ")")
+        )
     if loose := [i for i in done if unverified(records[i])]:
         parts.append(f"{len(loose)} of them {UNVERIFIED} (files not sealed yet: the next run seals them)")
     if again:
@@ -162,7 +175,7 @@ def status_line(
 def table(
     state: dict[str, Any],
     steps: list[str] | None = None,
-    changed: frozenset[str] = frozenset(),
+    changed: Mapping[str, str] | None = None,
     out: str | Path = ".",
     again: dict[str, str] | None = None,
 ) -> Any:
@@ -179,7 +192,8 @@ def table(
     style |= dict.fromkeys(("interrupted", f"done, {CODE_CHANGED}", AGAIN, "done, unverified"), "yellow")
     again = again or {}
     for sid in steps or list(records):
-        _, status, detail = row(sid, records[sid], changed=sid in changed, out=out, again=again.get(sid))
+        moved = (changed or {}).get(sid)
+        _, status, detail = row(sid, records[sid], changed=moved, out=out, again=again.get(sid))
         shown.add_row(sid, f"[{style[status]}]{status}" if status in style else status, detail)
     return shown
 
@@ -312,7 +326,7 @@ def status(
 
     say = partial(console.print, highlight=False, markup=False, soft_wrap=True)
     order = [i for i in state.get("order", []) if i in state["steps"]] or None
-    console.print(table(state, order, frozenset(changed), out=out, again=again))
+    console.print(table(state, order, changed, out=out, again=again))
     if history:
         for text in session_lines(state):
             say(text)
@@ -441,9 +455,15 @@ def dry_run(
     found = Counter(words[v] for v in stands.values())
     say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
     if found["changed code"]:
-        ask = "the run stops until --rerun-changed or --keep-changed says which"
-        hint = {"ask": ask, "rerun": "run again"}.get(changed, "kept")
-        say(f"  changed code: done by other stsbench code; {hint} ({changed})")
+        ask = "the run stops until --carry-changed, --rerun-changed or --keep-changed says which"
+        hint = {"ask": ask, "rerun": "run again", "carry": "witnessed, carried where the witness agrees"}
+        say(f"  changed code: done by other stsbench code; {hint.get(changed, 'kept')} ({changed})")
+    if found["changed code"] and changed == "carry":
+        from stsbench.reproduce.carry import dry_run_lines
+
+        say("witnesses (--carry-changed), each an ordinary job; a step whose witness disagrees runs again:")
+        for line in dry_run_lines(plan, state, [s for s in plan.steps if stands[s.id] == "changed"]):
+            say(line)
     needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
     if needs:
         say(f"missing here ({len(needs)}):")

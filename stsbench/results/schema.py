@@ -490,6 +490,11 @@ class StepRecord(TypedDict, total=False):
     folder: str  # a training's run folder, relative to OUT
     total_steps: int | None
     files: dict[str, str]  # a training's sealed results files: path relative to OUT -> sha256
+    # reproduce --carry-changed: from which code to which, by what, when, what was compared (earlier carries nested)
+    carried: dict[str, Any]
+    canary: (
+        str  # the digest of the canary a carry ran on the embedded model, which the next carry compares with
+    )
 
 
 class Session(TypedDict):
@@ -516,6 +521,14 @@ class Subset(TypedDict):
     seeds: list[int]
 
 
+class UntilDecided(TypedDict):
+    """``reproduce --until-decided``: the sequential plan's seed limit and the seeds it added, by run."""
+
+    maximum: int  # --max-seeds: the most seeds a run gets
+    added: dict[str, list[int]]  # run name: the seeds added to it, look by look
+    refine: NotRequired[bool]  # --refine (absent: false)
+
+
 class ReproduceState(TypedDict):
     """``OUT/reproduce.json``."""
 
@@ -532,6 +545,9 @@ class ReproduceState(TypedDict):
     gpus: NotRequired[int]  # reproduce --gpus: what its trainings ran on (their keys' device), for --status
     # the data folder it ran on, relative to its own folder: what --status replans on
     data_dir: NotRequired[str]
+    # each code digest its steps hold -> its parts (a digest per module, the libraries, ...): what --status names
+    code: NotRequired[dict[str, dict[str, Any]]]
+    until: NotRequired[UntilDecided]  # reproduce --until-decided, recorded before any training
 
 
 class ReproductionFile(TypedDict):

@@ -23,6 +23,20 @@ from stsbench.results.runs import TRAIN_LOG
 from stsbench.results.schema import SCHEMA_VERSION, TRAIN_LOG_KIND
 
 
+def cpu_kind() -> str:
+    """The CPU model here (``/proc/cpuinfo``'s model name, else the platform's): what a carry's tolerance asks."""
+    import platform
+
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    found = next(
+        (line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), ""
+    )
+    return found or platform.processor() or platform.machine()
+
+
 def finite_or_none(x: float | None) -> float | None:
     """JSON has no NaN: a non-finite number is logged as null."""
     return None if x is None or not math.isfinite(x) else float(x)

@@ -68,10 +68,10 @@ from stsbench.train.config import (
 from stsbench.train.data import BatchOrder, length_buckets_of
 from stsbench.train.evaluate import DevSet, TestSets, dev_scores, sts_test_average
 from stsbench.train.graph import GraphedStep, graph_problems
-from stsbench.train.log import TrainLog, TrainProgress, finite_or_none
+from stsbench.train.log import TrainLog, TrainProgress, cpu_kind, finite_or_none
 from stsbench.train.methods.base import Method, Views, build_method
 from stsbench.train.model import ContrastiveEncoder, load_backbone, resolve_backbone
-from stsbench.train.schedule import linear_lr
+from stsbench.train.schedule import epoch_of, linear_lr
 from stsbench.train.step import (
     FiniteWatch,
     NonFiniteLoss,
@@ -609,6 +609,20 @@ def train(
             distributed.cleanup()
 
 
+class Witnessed(Exception):
+    """A replay reached the step it witnesses (``train --witness-steps``)."""
+
+
+def witness_until(steps: int) -> Callable[[int], None]:
+    """An ``on_step`` that stops a run after ``steps`` steps, its log and evaluations as the whole run's."""
+
+    def stop(step: int) -> None:
+        if step >= steps:
+            raise Witnessed(step)
+
+    return stop
+
+
 def step_views(run: Run) -> Batches:
     """The run's views step by step, from its current step; made ahead in a thread on CUDA.
 
@@ -625,7 +639,14 @@ def begin(run: Run, progress: TrainProgress) -> None:
     """A fresh run's start record, its traceable distance, and the dev score before training."""
     distance, dropout = run.meta.get("traceable_distance"), run.cfg.backbone_dropout
     record = {"event": "start", "step": 0, "total_steps": run.total, "steps_per_epoch": run.per_epoch}
-    record |= {"train_rows": len(run.data), "device": run.device, "processes": run.ctx.world}
+    record |= {
+        "train_rows": len(run.data),
+        "device": run.device,
+        "processes": run.ctx.world,
+        "cpu": cpu_kind(),
+    }
+    if run.device.startswith("cuda"):  # the GPU kind a carry of this run needs
+        record["gpu"] = torch.cuda.get_device_name(run.device)
     record["global_batch_size"] = run.cfg.batch_size * run.ctx.world
     if distance is not None:  # MoCoSE eq. 4, where the method has one
         record["traceable_distance"] = distance
@@ -652,7 +673,7 @@ def after_step(run: Run, progress: TrainProgress, *, loss: torch.Tensor, parts: 
         check_finite(run)
     if log_now:
         value, numbers = host_values(loss, parts)
-        epoch = (step - 1) // run.per_epoch + 1
+        epoch = epoch_of(step, run.per_epoch)
         record = {"event": "train", "step": step, "epoch": epoch, "loss": value, "lr": lr, **numbers}
         run.write({**record, "time": run.elapsed()})
         progress.update(step, loss=value, lr=lr, line=step % cfg.log_steps == 0)
@@ -675,7 +696,7 @@ def check_finite(run: Run) -> None:
     except NonFiniteLoss as exc:
         # the value as text: JSON has no NaN
         run.write({"event": "nonfinite", "step": exc.step, "what": exc.what, "value": str(exc.value)})
-        epoch = (exc.step - 1) // run.per_epoch + 1
+        epoch = epoch_of(exc.step, run.per_epoch)
         kept = (
             f"best checkpoint (step {run.best_step}) in {run.out}" if run.best_step else "no checkpoint yet"
         )

@@ -44,6 +44,18 @@ def run_steps(max_steps: int | None, epochs: int, lines: int | None, batch_size:
     return epochs * batches_per_epoch(lines, batch_size) if lines else None
 
 
+def epoch_of(step: int, per_epoch: int) -> int:
+    """The 1-based epoch of 1-based ``step`` (the log's ``epoch``)."""
+    return (step - 1) // per_epoch + 1
+
+
+def rows_before(step: int, n: int, batch_size: int) -> int:
+    """Rows the batches of 0-based steps before ``step`` held, on one process without length buckets."""
+    epochs, index = divmod(step, batches_per_epoch(n, batch_size))
+    full, rest = divmod(n, batch_size)
+    return epochs * (n if rest >= 2 else full * batch_size) + index * batch_size
+
+
 def parse_buckets(spec: str) -> list[int]:
     """``--batch-buckets``: ``"8"`` -> ``[8]`` (lengths <= 8, > 8), ``"3:8"`` -> ``[3, 4, 5, 6, 7]`` (<= 3, 4, ..., >= 8).
 

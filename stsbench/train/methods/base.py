@@ -20,10 +20,10 @@ both views and on the in-batch negatives, in training only, removed afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -36,6 +36,7 @@ from stsbench.train.config.options import METHODS
 from stsbench.train.data import mlm_mask, pad, tokenize
 from stsbench.train.losses import InfoNCE, MLMLoss
 from stsbench.train.model import ContrastiveEncoder, bert_init_
+from stsbench.train.schedule import batches_per_epoch, epoch_of, linear_lr, run_steps
 
 if TYPE_CHECKING:  # the config is built from every method's options: a method module must not need it
     from stsbench.train.config.options import TrainConfig
@@ -161,6 +162,11 @@ def build_method(
     for aug in method.augmentations:
         aug.prepare(model)
     return method
+
+
+def method_schedule(step: int, config: Mapping[str, Any], rows: int) -> dict[str, float | int]:
+    """:meth:`Method.schedule` of the class that ``config`` (a start record's) trains."""
+    return METHODS[config["method"]].method_class(bool(config.get("supervised"))).schedule(step, config, rows)
 
 
 def join_views(views: list[Tokens], pad_id: int) -> Tokens:
@@ -456,6 +462,17 @@ class Method(nn.Module):
         return loss, {"loss": logged, **parts}
 
     # -- state ----------------------------------------------------------------------------------------
+    @classmethod
+    def schedule(cls, step: int, config: Mapping[str, Any], rows: int) -> dict[str, float | int]:
+        """A train record's values at 1-based ``step`` that need no model: lr, epoch and the method's own.
+
+        ``config`` and ``rows``: the start record's ``config`` and ``train_rows``. One process, no length
+        buckets (whose epoch length is the tokenizer's); the same functions as the loop, so the same floats.
+        """
+        total = run_steps(config["max_steps"], config["epochs"], rows, config["batch_size"])
+        lr = linear_lr(step - 1, total, peak=config["lr"], warmup_steps=config["warmup_steps"])
+        return {"lr": lr, "epoch": epoch_of(step, batches_per_epoch(rows, config["batch_size"]))}
+
     def start(self, total_steps: int) -> None:
         """Run once before training with the run's number of steps (schedules that span the run)."""
 

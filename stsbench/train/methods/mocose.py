@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -18,6 +20,7 @@ from stsbench.train.methods.base import Method, Tokens, Views, encode_bucketed
 from stsbench.train.methods.mocose_options import parse_slices
 from stsbench.train.model import ContrastiveEncoder, bert_init_
 from stsbench.train.momentum import EmbeddingQueue, ema_update, traceable_distance
+from stsbench.train.schedule import rows_before, run_steps
 
 if TYPE_CHECKING:
     from stsbench.train.config import TrainConfig
@@ -69,6 +72,26 @@ def mocose_decay(step: int, *, schedule: str, total: int, start: float, end: flo
     if schedule == "fixed":
         return start
     raise ValueError(f"unknown EMA schedule {schedule!r}; choose from {', '.join(EMA_SCHEDULES)}")
+
+
+def config_decay(cfg, step: int, total: int) -> float:
+    """:func:`mocose_decay` after optimizer step ``step`` of a ``total``-step run, by ``cfg``'s options."""
+    return mocose_decay(
+        step,
+        schedule=cfg.ema_schedule,
+        total=max(1, total),
+        start=cfg.ema_decay_start,
+        end=cfg.ema_decay_end,
+        length=cfg.ema_schedule_steps,
+    )
+
+
+def negatives_used(cfg, held: int, start_count: int | None, slices: list[tuple[int, int]] | None) -> int:
+    """Queued keys that join a step's loss, of ``held`` (the official start: its buffer and its counter)."""
+    if start_count is not None:  # the newest counter + K_start, or all held (:meth:`MoCoSE.negatives`)
+        n = start_count + cfg.queue_start_size
+        return n if n < cfg.queue_size else held
+    return held if slices is None else sum(min(b, held) - min(a, held) for a, b in slices)
 
 
 def fgsm(x: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
@@ -223,14 +246,7 @@ class MoCoSE(Method):
 
     def decay(self, step: int) -> float:
         """Return eta after optimizer step ``step`` (1-based) of the run under ``ema_schedule``."""
-        return mocose_decay(
-            step,
-            schedule=self.cfg.ema_schedule,
-            total=self.total_steps,
-            start=self.cfg.ema_decay_start,
-            end=self.cfg.ema_decay_end,
-            length=self.cfg.ema_schedule_steps,
-        )
+        return config_decay(self.cfg, step, self.total_steps)
 
     def negatives(self) -> torch.Tensor | None:
         """The queued keys that join the loss: all, or the ``queue_slice`` positions (newest first).
@@ -337,11 +353,23 @@ class MoCoSE(Method):
 
     def host_parts(self) -> dict[str, float]:
         """The log parts known on the host: the step's eta and how many queued keys join its loss."""
-        if self.start_count is not None:
-            return {"ema_decay": self.decay(self.updates + 1), "negatives": float(len(self.negatives()))}
-        held = len(self.queue)  # the slices of a queue still filling are cut where it ends
-        used = held if self.slices is None else sum(min(b, held) - min(a, held) for a, b in self.slices)
+        held = len(self.queue) if self.start_count is None else len(self.start_items)
+        used = negatives_used(self.cfg, held, self.start_count, self.slices)
         return {"ema_decay": self.decay(self.updates + 1), "negatives": float(used)}
+
+    @classmethod
+    def schedule(cls, step: int, config: Mapping[str, Any], rows: int) -> dict[str, float | int]:
+        """The base schedule, eta (:meth:`decay`) and the negatives of the queue after ``step - 1`` pushes."""
+        cfg, k = SimpleNamespace(**config), config["queue_size"]
+        total = run_steps(cfg.max_steps, cfg.epochs, rows, cfg.batch_size)
+        pushed = rows_before(step - 1, rows, cfg.batch_size)  # the keys of every earlier step
+        first = cfg.queue_start_size if cfg.queue_start in ("random", "official") else 0
+        count = first + pushed if cfg.queue_start == "official" and k > 0 and first + pushed <= k else None
+        held = k + pushed if count is not None else min(max(k, 0), first + pushed)
+        slices = parse_slices(cfg.queue_slice, k) if cfg.queue_slice else None
+        used = negatives_used(cfg, held, count, slices)
+        eta = config_decay(cfg, step, total)
+        return {**super().schedule(step, config, rows), "ema_decay": eta, "negatives": float(used)}
 
     @torch.no_grad()
     def after_step(self, model: ContrastiveEncoder, views: Views) -> None:
