@@ -58,6 +58,13 @@ def report_cmd(
         help="A line printed in bold under the report's opening paragraph (repeat for several); "
         "`stsbench reproduce --keep-changed` names there the steps computed by other code.",
     ) = None,
+    carried: opt(
+        str | None,
+        "--carried",
+        metavar="TEXT",
+        help="A line in the Provenance section: `stsbench reproduce --carry-changed` names there the steps it "
+        "carried to this code.",
+    ) = None,
     banner: opt(
         str | None,
         "--banner",
@@ -130,6 +137,7 @@ def report_cmd(
     # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
     code = None if (out / STATE_FILE).is_file() else checkout()
     shown = dict(notes=note or (), claims=judged, banner=banner, figures=figure or (), align_point=point)
+    shown.update(carried=carried)
     subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code, until=sequential, refine=refine)
     files = write_report(results, out, title, command, baseline, targets, difference, **shown, **subset)
     for warning in files.warnings:

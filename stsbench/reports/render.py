@@ -185,6 +185,7 @@ class ReportSpec:
     checkout: Checkout | None = None
     until: int | None = None  # the seeds were added by the sequential plan of at most this many
     refine: bool = False
+    carried: str | None = None  # the Provenance section's line naming the steps carried to this code
 
 
 # -- the sections, built from the results -----------------------------------------------------------------
@@ -441,6 +442,7 @@ class Sections:
         if when:
             section.paragraphs.append(f"Results created {when} (UTC, from each file's provenance).")
         section.paragraphs += provenance.code_lines(self.spec.checkout, coll)  # none where the code is clean
+        section.paragraphs += [self.spec.carried] if self.spec.carried else []
         if self.models:
             section.tables += [provenance.models_table(self.models, coll), provenance.commands_table(coll)]
         if coll.runs:
@@ -619,6 +621,7 @@ def write_report(
     checkout: Checkout | None = None,
     until: int | None = None,
     refine: bool = False,
+    carried: str | None = None,
 ) -> ReportFiles:
     """Collect ``results`` (a folder, or several merged), write ``out/report.md``, ``report.html``, ``figures/*``.
 
@@ -667,6 +670,7 @@ def write_report(
             tuple(figures),
             **({"align_point": align_point} if align_point is not None else {}),
             checkout=checkout,
+            carried=carried,
             until=until,
             refine=refine,
         )

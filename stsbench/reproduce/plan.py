@@ -273,7 +273,22 @@ def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
     return out
 
 
-def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str | None = None) -> list[str]:
+def carried_note(carried: Sequence[str]) -> str:
+    """The Provenance line naming the steps ``--carry-changed`` carried to this code."""
+    names = ", ".join(carried[:6]) + (f" and {len(carried) - 6} more" if len(carried) > 6 else "")
+    return (
+        f"Carried to this stsbench's code by `stsbench reproduce --carry-changed`, each on a witness that agreed "
+        f"with its record (reproduce.json: what was compared): {len(carried)} step(s), {names}."
+    )
+
+
+def report_args(
+    recipe: Recipe,
+    out: Path,
+    kept: Sequence[str] = (),
+    banner: str | None = None,
+    carried: Sequence[str] = (),
+) -> list[str]:
     """``report --results OUT/results --out OUT ...``, the report step's command.
 
     Only the options that differ from the report's defaults, so that the command reads as one typed by hand.
@@ -296,6 +311,8 @@ def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str
     args += [a for key in recipe.figures for a in ("--figures", key)]
     if kept:
         args += ["--note", kept_note(kept)]
+    if carried:
+        args += ["--carried", carried_note(carried)]
     # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
     if recipe.omitted:
         args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
@@ -400,7 +417,9 @@ def seeds_to_add(recipe: Recipe, verdicts: Mapping[str, Any]) -> dict[str, list[
 OUT = Path("OUT")  # the reproduction's folder as the report's key writes it: where it lies is no input
 
 
-def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = ()) -> Step:
+def report_step(
+    recipe: Recipe, before: list[Step], out: Path, kept: Sequence[str] = (), carried: Sequence[str] = ()
+) -> Step:
     """``stsbench report --results OUT/results --out OUT``, ``--against`` the runs' published rows.
 
     Its command names ``out`` as the user gave it (the report prints it). Its key reads the same arguments
@@ -429,7 +448,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
 
     material: dict[str, Any] = {
         "kind": "report",
-        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner)],
+        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner, carried)],
         "deps": [s.key for s in before],
         "published": published_digest(),
     }
@@ -443,7 +462,7 @@ def report_step(recipe: Recipe, before: list[Step], out: Path, kept: Sequence[st
     own = [Path(f[0]).expanduser() for f in map(file_key, (a for r in recipe.runs for a in r.addresses)) if f]
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
-    args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
+    args, deps = tuple(report_args(recipe, out, kept, banner, carried)), tuple(s.id for s in before)
     keys = make_keys(material)
     return Step("report", "report", args, **keys, code=code_of("report"), deps=deps, outputs=("report.md",))
 
@@ -455,6 +474,7 @@ def build_plan(
     report_to: str | None = None,
     kept: Sequence[str] = (),
     gpus: int = 0,
+    carried: Sequence[str] = (),
 ) -> Plan:
     """Every step of ``recipe`` writing into ``out``, keyed; the data folder as ``--data-dir`` resolves it.
 
@@ -485,7 +505,7 @@ def build_plan(
                 evaluate(f"evaluate/{run.name}", model, run.evaluate, keyed=keyed, deps=deps, outputs=outputs)
             )
     steps = [*trains.values(), *evaluations, *analysis_steps(recipe, trains, out, data)]
-    return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept)), data)
+    return Plan(recipe, out, (*steps, report_step(recipe, steps, given, kept, carried)), data)
 
 
 def training_copies(plan: Plan) -> list[tuple[Path, Path]]:
@@ -519,8 +539,10 @@ def planned(
     plan = build_plan(recipe, out, data_dir, report_to, gpus=gpus)
     actions = initial_actions(plan, state, changed)
     kept = [s.id for s in changed_steps(plan, state) if actions[s.id][0] == "skip" and s.kind != "report"]
-    if kept:
-        plan = build_plan(recipe, out, data_dir, report_to, kept, gpus)  # the report, keyed with their names
+    records = {s.id: state["steps"].get(s.id) or {} for s in plan.steps if actions[s.id][0] == "skip"}
+    carried = [i for i, r in records.items() if r.get("carried") and r.get("code") == plan.step(i).code]
+    if kept or carried:  # the report, keyed with their names
+        plan = build_plan(recipe, out, data_dir, report_to, kept, gpus, carried)
         actions = initial_actions(plan, state, changed)
     return plan, actions
 
