@@ -281,79 +281,55 @@ def training_witness(step: Step, record: Mapping[str, Any], out: Path, home: Pat
 def rescore(record: Mapping[str, Any], out: Path) -> tuple[str, int]:
     """Every figure, interval and aggregate of an evaluation recomputed from its sealed files by today's code.
 
-    Returns the first difference (empty: none) and how many were recomputed.
+    Returns the first difference (empty: none) and how many were recomputed (a transfer task keeps no pairs).
     """
     from stsbench.results.read import read_average, read_result, read_sidecar, verify_average
     from stsbench.results.runs import summary_dict
     from stsbench.tasks.intervals import average_interval, sts_interval
 
     files = sorted(out / f for f in record.get("files", {}) if f.endswith(".json"))
-    replicates: dict[Path, dict[str, Any]] = {}
+    drawn: dict[Path, dict[str, Any]] = {}  # a folder's tasks -> (replicates, interval)
     done = 0
-    for f in files:
-        if f.name in ("average_sts.json", "seeds.json"):
-            continue
-        try:
+
+    def differs(f: Path, what: str, new: Any, old: Any) -> str:
+        return f"{f.relative_to(out)}: {what} {new}, recorded {old}" if new != old else ""
+
+    try:
+        for f in (f for f in files if f.name not in ("average_sts.json", "seeds.json")):
+            if read_result(f).task_type != "sts":
+                continue
             result, pairs = read_sidecar(f)  # its figure from its pairs (one line where it is not)
-        except StsbenchError as exc:
-            if "STS only" in str(exc):
-                continue  # a transfer task keeps no pairs: nothing to recompute
-            return str(exc), done
-        iv = result.interval or {}
-        if iv.get("B"):
-            new, reps = sts_interval(result.task, pairs, iv["B"], iv["seed"], iv["level"])
-            replicates.setdefault(f.parent, {})[result.task] = (reps, new)
-            if (new["low"], new["high"]) != (iv["low"], iv["high"]):
-                return (
-                    f"{f.relative_to(out)}: interval [{new['low']}, {new['high']}], recorded [{iv['low']}, {iv['high']}]",
-                    done,
-                )
-        done += 1
-    for f in files:
-        if f.name == "average_sts.json":
-            avg = read_average(f)
-            try:
-                verify_average(f, avg)
-            except StsbenchError as exc:
-                return str(exc), done
-            found = replicates.get(f.parent, {})
-            iv = dict(avg.interval or {})
-            if iv and found and set(found) >= set(avg.tasks):
-                new = average_interval([found[t][0] for t in avg.tasks], [found[t][1] for t in avg.tasks])
-                if (new["low"], new["high"]) != (iv["low"], iv["high"]):
-                    return (
-                        f"{f.relative_to(out)}: Avg. interval [{new['low']}, {new['high']}], recorded [{iv['low']}, {iv['high']}]",
-                        done,
-                    )
-            done += 1
-        elif f.name == "seeds.json":
-            data = json.loads(f.read_text(encoding="utf-8"))
+            iv, done = result.interval or {}, done + 1
+            if iv.get("B"):
+                new, reps = sts_interval(result.task, pairs, iv["B"], iv["seed"], iv["level"])
+                drawn.setdefault(f.parent, {})[result.task] = (reps, new)
+                if wrong := differs(f, "interval", [new["low"], new["high"]], [iv["low"], iv["high"]]):
+                    return wrong, done
+        for f in (f for f in files if f.name == "average_sts.json"):
+            avg, found, done = read_average(f), drawn.get(f.parent, {}), done + 1
+            verify_average(f, avg)  # its Avg. of its tasks' figures
+            if avg.interval and set(found) >= set(avg.tasks):
+                new = average_interval(*zip(*(found[t] for t in avg.tasks), strict=True))
+                old = [avg.interval["low"], avg.interval["high"]]
+                if wrong := differs(f, "Avg. interval", [new["low"], new["high"]], old):
+                    return wrong, done
+        for f in (f for f in files if f.name == "seeds.json"):
+            data, done = json.loads(f.read_text(encoding="utf-8")), done + 1
             for task, row in data.get("tasks", {}).items():
-                fresh = summary_dict(row["values"])
-                wrong = next((k for k in fresh if fresh[k] != row.get(k)), None)  # type: ignore[literal-required]
-                if wrong is not None:
-                    return (
-                        f"{f.relative_to(out)}: {task} {wrong} {fresh[wrong]}, recorded {row.get(wrong)}",
-                        done,
-                    )  # type: ignore[literal-required]
-                seeds = [
-                    read_result(g).reported
-                    for g in files
-                    if g.name == f"{task}.json" and "runs__" not in str(g)
-                ]
-                if seeds and sorted(seeds) != sorted(row["values"]) and task in {g.stem for g in files}:
-                    return (
-                        f"{f.relative_to(out)}: {task} values {row['values']}, its seeds' files {seeds}",
-                        done,
-                    )
-            done += 1
+                mine = [g for s in data["seeds"] for g in files if g.match(f"*__seed-{s}/*/*/{task}.json")]
+                figures = [read_result(g).reported for g in mine]
+                fresh = summary_dict(figures if len(figures) == len(data["seeds"]) else row["values"])
+                if wrong := differs(f, task, fresh, {k: row.get(k) for k in fresh}):
+                    return wrong, done
+    except StsbenchError as exc:
+        return str(exc), done
     return "", done
 
 
 def _pairs_of(files: Iterable[str], task: str, under: str = "") -> str | None:
     """The sealed per-pair file of ``task`` (under ``under``), relative to OUT."""
     return next(
-        (f for f in sorted(files) if f.endswith(f"/test/{task}.pairs.npz") and f.startswith(under)), None
+        (f for f in sorted(files) if f.startswith(under) and f.endswith(f"/test/{task}.pairs.npz")), None
     )
 
 
@@ -367,29 +343,25 @@ def encoder_reference(plan: Plan, state: Mapping[str, Any], step: Step) -> tuple
 
     tasks = (step_arg(step, "--tasks") or "").split(",")
     task = next((t for t in TASK_ORDER if t in tasks), tasks[0])
-    record = state["steps"].get(step.id, {})
-    model = step_arg(step, "--model") or ""
-    runs = plan.out / "runs"
-    if (
-        step.id != "evaluate/baseline"
-        and Path(model).is_relative_to(runs)
-        and weights_here(dict(record), plan.out)
+    files = state["steps"].get(step.id, {}).get("files", {})
+    model = Path(step_arg(step, "--model") or "")
+    if model.is_relative_to(plan.out / "runs") and weights_here(state["steps"][step.id], plan.out):
+        for seed in sorted(model.glob("seed-*"))[:1]:
+            if found := _pairs_of(files, task, f"results/{model.name}__{seed.name}/"):
+                return str(seed), found, task
+    if "evaluate/baseline" in state["steps"] and (
+        found := _pairs_of(state["steps"]["evaluate/baseline"].get("files", {}), task)
     ):
-        seed = next(iter(sorted(Path(model).glob("seed-*"))), None)
-        if seed is not None and (
-            f := _pairs_of(record.get("files", {}), task, f"results/{Path(model).name}__{seed.name}/")
-        ):
-            return str(seed), f, task
-    base = state["steps"].get("evaluate/baseline", {})
-    baseline = plan.step("evaluate/baseline") if "evaluate/baseline" in {s.id for s in plan.steps} else None
-    if baseline is not None and (f := _pairs_of(base.get("files", {}), task)):
-        return step_arg(baseline, "--model") or "", f, task
-    if step.id == "evaluate/baseline" and (f := _pairs_of(record.get("files", {}), task)):
-        return model, f, task
+        return step_arg(plan.step("evaluate/baseline"), "--model") or "", found, task
     return EMBEDDED_DEFAULT, None, task
 
 
 # -- analysis -----------------------------------------------------------------------------------------------------
+
+
+def analysis_of(step_id: str) -> str:
+    """``analysis/1-length_bias`` of ``analysis/1-length_bias/simcse/seed-1``: one analysis, one witness."""
+    return "/".join(step_id.split("/")[:2])
 
 
 def analysis_reference(plan: Plan, state: Mapping[str, Any], step: Step) -> tuple[str, list[str]]:
@@ -401,22 +373,14 @@ def analysis_reference(plan: Plan, state: Mapping[str, Any], step: Step) -> tupl
     from stsbench.encoders.resolve import EMBEDDED_DEFAULT
     from stsbench.results.write import model_slug
 
-    group = step.id.rsplit("/", 2)[0] if step.id.count("/") >= 3 else step.id.rsplit("/", 1)[0]
-    mates = [s for s in plan.steps if s.id.startswith(group + "/")]
-    for s in mates:  # its own weights, or the baseline step's model, with that step's sealed files
-        record = state["steps"].get(s.id, {})
-        model = step_arg(s, "--model") or ""
-        kept = not Path(model).is_relative_to(plan.out) or weights_here(dict(record), plan.out)
-        if (
-            kept
-            and (Path(model).exists() or not Path(model).is_relative_to(plan.out))
-            and record.get("files")
-        ):
+    for s in (s for s in plan.steps if analysis_of(s.id) == analysis_of(step.id)):
+        record, model = state["steps"].get(s.id, {}), step_arg(s, "--model") or ""
+        ours = Path(model).is_relative_to(plan.out)  # a run's weights: here only where kept
+        if record.get("files") and (not ours or (weights_here(record, plan.out) and Path(model).exists())):
             return model, [f for f in record["files"] if f.endswith(".json")]
     stem = Path(step.outputs[0]).name.removesuffix(".*")
-    slug = model_slug(EMBEDDED_DEFAULT)
-    found = sorted((plan.out / "results" / "analyses" / slug).glob(f"*/{stem}.json"))
-    return EMBEDDED_DEFAULT, [f.relative_to(plan.out).as_posix() for f in found]
+    found = (plan.out / "results" / "analyses" / model_slug(EMBEDDED_DEFAULT)).glob(f"*/{stem}.json")
+    return EMBEDDED_DEFAULT, sorted(f.relative_to(plan.out).as_posix() for f in found)
 
 
 def _result_of(path: Path) -> Any:
@@ -450,7 +414,7 @@ def witnesses(plan: Plan, state: dict[str, Any], changed: list[Step]) -> list[Wi
             evidence = f"{n} figures, intervals and aggregates recomputed from its per-pair files"
         else:
             model, refs = analysis_reference(plan, state, step)
-            ident = ("analysis", step.id.rsplit("/", 1)[0], model)
+            ident = ("analysis", analysis_of(step.id), model)
             name = f"analysis__{len(shared)}"
             flags = list(step.args)
             flags[flags.index("--model") + 1] = model
