@@ -16,9 +16,17 @@ from stsbench.commands._options import escape, opt, print_table, table_console
 from stsbench.commands.run import seed_interval, seed_spread
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
-from stsbench.published.check import is_cell_check
+from stsbench.published.check import (
+    EPS,
+    check_failed,
+    check_results,
+    check_seeds,
+    is_cell_check,
+    verdict_cells,
+)
 from stsbench.published.registry import find_entries, get_entry, load_registry
-from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED
+from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
+from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED, signed
 
 DIFFERENCE_ALONE = "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
 # a status cell's colour; any other status: the caller's (bold red, a failure, unless it says otherwise)
@@ -100,9 +108,6 @@ def check(
     With mteb-results:DIR the row is the main scores (x100) of the run's model in an MTEB results folder
     (``stsbench export-mteb`` writes one; MTEB's own cache and results repository are read the same way).
     """
-    from stsbench.published.check import check_results
-    from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
-
     seeds = tolerance.strip().lower() == "seeds"
     delta = CELL_DELTA if difference is None else difference
     if getattr(load_registry().get(against), "kind", None) == "analysis":
@@ -141,13 +146,9 @@ def _check_analysis(
     a number: one checkpoint's figures within it of the published ones (several seeds: use seeds).
     """
     from stsbench.analyses.check import check_analysis
-    from stsbench.published.check import verdict_cells
 
     c = check_analysis(results, against, model, delta)
-    if not seeds and len(c.seeds) > 1:
-        raise StsbenchError(
-            f"{c.model} has {len(c.seeds)} seeds under {results}: judge them with --tolerance seeds"
-        )
+    _one_checkpoint(seeds, c.model, len(c.seeds), results)
     failed, statuses, rows = [], [], []
     for r in c.rows:
         v = r.verdict
@@ -177,9 +178,6 @@ def _check_analysis(
 
 def _check_seeds(results: Path, against: str, delta: float, **filters: str | None) -> None:
     """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row."""
-    from stsbench.published.check import check_seeds, verdict_cells
-    from stsbench.stats.decide import signed
-
     c = check_seeds(results, against, **filters, difference=delta)
     e, agg = c.entry, c.aggregate
     rows = []
@@ -214,7 +212,6 @@ def _check_cells(
     ``--tolerance seeds``: the seeds' verdict, as the report's Reproduction section gives it (one function); a
     number: one checkpoint's figure within it of the published one (several seeds: pass ``--tolerance seeds``).
     """
-    from stsbench.published.check import EPS, verdict_cells
     from stsbench.reports.reproduction import check_cells, spread
 
     allowed = _tolerance(tolerance, seeds)
@@ -222,11 +219,7 @@ def _check_cells(
         raise StsbenchError(f"--tolerance must be >= 0, got {allowed}")
     rep = check_cells(results, key, delta, model)
     n = max((v.n for v in rep.verdicts), default=0)
-    if not seeds and n > 1:
-        raise StsbenchError(
-            f"{rep.group.name} has {n} seeds under {results}: judge them with --tolerance seeds "
-            "(a number compares one checkpoint's figure)"
-        )
+    _one_checkpoint(seeds, rep.group.name, n, results, " (a number compares one checkpoint's figure)")
     e, failed, rows = rep.entry, [], []
     for v in rep.verdicts:
         if seeds:
@@ -249,6 +242,12 @@ def _check_cells(
     passed = f"every cell of {rep.address} {judged}"
     statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
     _print_check(heading, columns, rows, notes, what, passed, statuses)
+
+
+def _one_checkpoint(seeds: bool, name: str, n: int, results: Path, why: str = "") -> None:
+    """A number as ``--tolerance`` judges one checkpoint: one line where ``results`` holds several seeds."""
+    if not seeds and n > 1:
+        raise StsbenchError(f"{name} has {n} seeds under {results}: judge them with --tolerance seeds{why}")
 
 
 def _number(value: float | None, sign: str = "") -> str:
@@ -283,8 +282,6 @@ def _print_check(
     ``rows``: tuples of cell strings, one per column; ``notes``: lines under the table; ``statuses``: the
     statuses that decide the failing exit status (:func:`stsbench.published.check.check_failed`).
     """
-    from stsbench.published.check import check_failed
-
     console = table_console()
     justified = [(col, {"justify": "left" if col in LEFT else "right"}) for col in columns]
     print_table(console, justified, rows, heading, notes, soft_wrap=True)

@@ -58,13 +58,6 @@ def report_cmd(
         help="A line printed in bold under the report's opening paragraph (repeat for several); "
         "`stsbench reproduce --keep-changed` names there the steps computed by other code.",
     ) = None,
-    carried: opt(
-        str | None,
-        "--carried",
-        metavar="TEXT",
-        help="A line in the Provenance section: `stsbench reproduce --carry-changed` names there the steps it "
-        "carried to this code.",
-    ) = None,
     banner: opt(
         str | None,
         "--banner",
@@ -137,7 +130,7 @@ def report_cmd(
     # an edition's report.md is the same bytes whichever checkout remade it: its sessions record the code
     code = None if (out / STATE_FILE).is_file() else checkout()
     shown = dict(notes=note or (), claims=judged, banner=banner, figures=figure or (), align_point=point)
-    shown.update(carried=carried)
+    shown.update(carried=carried(out))
     subset = dict(runs=names, seeds=numbers, strict=strict, checkout=code, until=sequential, refine=refine)
     files = write_report(results, out, title, command, baseline, targets, difference, **shown, **subset)
     for warning in files.warnings:
@@ -148,6 +141,26 @@ def report_cmd(
     if strict and files.warnings:
         raise typer.Exit(1)
     return files  # what a notebook shows (stsbench.notebook)
+
+
+def carried(out: Path) -> str | None:
+    """The Provenance line naming a reproduction's steps carried to this code (``reproduce --carry-changed``)."""
+    import json
+
+    from stsbench.results.schema import STATE_FILE
+
+    try:
+        steps = json.loads((out / STATE_FILE).read_text(encoding="utf-8"))["steps"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a reproduction's report (or one `reproduce --status` refuses in its own line)
+    found = [sid for sid, r in steps.items() if isinstance(r, dict) and r.get("carried")]
+    names = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+    return (
+        f"Carried to this stsbench's code by `stsbench reproduce --carry-changed`, each on a witness that agreed "
+        f"with its record (reproduce.json, each step's `carried`: what was compared): {len(found)} step(s), {names}."
+        if found
+        else None
+    )
 
 
 def register(app: typer.Typer) -> None:

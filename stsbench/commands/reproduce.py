@@ -232,7 +232,8 @@ def reproduce_command(
     check_writable_dir(out, "--out")
     from stsbench.results.write import checkout, session_code  # looked up when called: tests replace checkout
 
-    code = session_code(checkout())  # on a dirty checkout, the session records what differs from its commit
+    here = checkout()
+    code = session_code(here)  # on a dirty checkout, the session records what differs from its commit
     base = recipe  # as given (its subset): the sequential plan's seeds are added to it, look by look
     looks = 0  # the sessions this command records: one a look (--until-decided), each from its own start
     with output_lock(out, "--out"):
@@ -274,7 +275,7 @@ def reproduce_command(
 
                 say = partial(console.print, highlight=False, soft_wrap=True)
                 witness = partial(_witnesses, make, console, gpus=gpus, threads=threads, checkout=code)
-                carry(plan, state, found, witness, say, code)
+                carry(plan, state, found, witness, say, {"git_commit": here.commit, **code} if here else code)
                 plan, actions = planned(recipe, out, data_dir, state, mode, trackers, gpus)
                 began = time.time()  # the carry is a session of its own
                 to_run = [i for i, (action, _) in actions.items() if action == "run"]

@@ -183,15 +183,11 @@ class Recipe(BaseModel):
         return expand(data)
 
     @model_validator(mode="after")
-    def _verdict_reason(self) -> Recipe:
+    def _consistent(self) -> Recipe:
         if not self.verdict and not (self.verdict_reason or "").strip():
             raise ValueError(
                 "verdict: false needs a verdict_reason: one line saying why its cells are not judged"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _names(self) -> Recipe:
         names = [r.name for r in self.runs]
         if len(set(names)) != len(names):
             raise ValueError(f"run names repeat: {names}")
@@ -631,6 +627,7 @@ def check_analysis(name: str, options: dict[str, Any], with_corpus: bool = False
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _EXPANDED = ("sweep_of", "point")  # what the expansion fills in a run: never written by hand
+_AXIS = {"option", "values", "labels"}  # an axis' keys; labels may be left out
 
 
 def shown(value: Any) -> str:
@@ -665,11 +662,7 @@ def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
     if "grid" in run and len(axes) != 2:
         raise ValueError(f"run {name}: a grid has two axes (a sweep has one), got {len(axes)}")
     for axis in axes:
-        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= {
-            "option",
-            "values",
-            "labels",
-        }:
+        if not isinstance(axis, dict) or not {"option", "values"} <= set(axis) <= _AXIS:
             raise ValueError(
                 f"run {name}: each axis is {{option: NAME, values: [...], labels: [...]}}, got {axis!r}"
             )
@@ -690,17 +683,13 @@ def _axes(run: dict[str, Any]) -> list[dict[str, Any]]:
 def _points(run: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, str]]]:
     """Each point of the sweep or grid: its options' values, and how the paper spells each (its label)."""
     axes = _axes(run)
-    spelt = [
-        list(zip(a["values"], a.get("labels") or [shown(v) for v in a["values"]], strict=True)) for a in axes
-    ]
     options = [a["option"] for a in axes]
-    return [
-        (
-            dict(zip(options, [v for v, _ in pairs], strict=True)),
-            dict(zip(options, [s for _, s in pairs], strict=True)),
-        )
-        for pairs in itertools.product(*spelt)
-    ]
+    spelt = [list(zip(a["values"], a.get("labels") or map(shown, a["values"]), strict=True)) for a in axes]
+    points = []
+    for pairs in itertools.product(*spelt):
+        values, labels = zip(*pairs, strict=True)
+        points.append((dict(zip(options, values, strict=True)), dict(zip(options, labels, strict=True))))
+    return points
 
 
 def _cell(template: str | None, spelt: dict[str, str], name: str) -> str | None:

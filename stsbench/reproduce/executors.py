@@ -1,41 +1,32 @@
-"""Where a reproduction's steps run: one :class:`Executor` per engine, each starting existing commands.
+"""Where a reproduction's steps run (one :class:`Executor` per engine), and the scheduler that runs them.
 
-A step is a :class:`Job`: the ``stsbench`` command line that does it (``train ...``, ``run ...``, an analysis,
-``report ...``), the log file its output goes to, the environment it adds and the resources it asks for. An
-executor starts jobs (:meth:`Executor.submit`, or :meth:`Executor.submit_many` for the jobs ready at once: a
-Slurm job array), and the scheduler (:mod:`stsbench.reproduce.executors`) polls their handles (:class:`Handle`) until
-each has an exit status. Nothing here knows what a step does; the scheduler reads a job's progress and error
+A step is a :class:`Job`: the ``stsbench`` command line that does it, the log its output goes to, the
+environment it adds and the resources it asks for. An executor starts jobs (:meth:`Executor.submit`, or
+:meth:`Executor.submit_many` for those ready at once: a Slurm job array); executors register in
+:data:`EXECUTORS` by ``"module:attr"``, so that choosing one imports it alone. Nothing here knows what a step
+does: the scheduler (:func:`run_plan`) polls the jobs' :class:`Handle` and reads a job's progress and error
 from its files (``log`` and the run's ``train_log.jsonl``), the same wherever it ran.
 
-The local executor (this module) runs ``slots`` processes at once, each with its share of the CPU threads or
-of the GPUs; a job asking for several GPUs starts through ``torchrun``. It is also what ``stsbench train --seeds
---parallel N`` starts its seeds' processes with (:mod:`stsbench.commands.train`), their output read line
-by line (:meth:`LocalExecutor.submit`'s ``on_line``) rather than written to a log. Other executors (Slurm through
-submitit) register in :data:`EXECUTORS` by ``"module:attr"``, so that choosing one imports it alone.
+:class:`LocalExecutor` runs processes on this machine (several GPUs: through ``torchrun``); ``stsbench train
+--seeds --parallel N`` starts its seeds with it too, their output read line by line (``on_line``).
 
-The Slurm executor: each step a Slurm job through ``submitit``, the steps ready at once one job array.
+:class:`SlurmExecutor` makes each step a Slurm job through ``submitit``: :class:`StepCommand` runs
+:meth:`Job.command` on the node, its output appended to the step's log, with as many threads as Slurm gave it
+CPUs. A job asks for its step's :class:`Resources`, then ``--executor-option KEY=VALUE``, which wins: KEY is
+any parameter of submitit's ``AutoExecutor`` (``timeout_min``, ``mem_gb``, ``cpus_per_task``,
+``gpus_per_node``, ``slurm_partition``, ``slurm_account``, ``slurm_qos``, ``slurm_setup``,
+``slurm_additional_parameters``, ...; ``partition=`` stands for ``slurm_partition=``), VALUE read as YAML. A
+job preempted or at its time limit is requeued and resumes (submitit's checkpointing): Slurm signals it
+(``USR2`` before the limit, through submitit's ``--signal``; a preemption's ``SIGTERM``), the step's process
+ignores those signals as submitit's own code does, and submitit calls :meth:`StepCommand.checkpoint`, which
+stops the process and hands back the step to run again (:meth:`Job.started_again`). A job Slurm requeues by
+itself starts again the same way.
 
-Each job runs the step's command (:meth:`Job.command`, the same as the local executor's) on the node, its output
-appended to the step's log, with as many threads as Slurm gave it CPUs. What a job asks for comes from the step's
-:class:`~stsbench.reproduce.executors.Resources` (GPUs, CPUs, memory, time), then from ``--executor-option
-KEY=VALUE``, which wins: KEY is any parameter of submitit's ``AutoExecutor`` (``timeout_min``, ``mem_gb``,
-``cpus_per_task``, ``gpus_per_node``, ``slurm_partition``, ``slurm_account``, ``slurm_qos``, ``slurm_setup``,
-``slurm_additional_parameters``, ...; ``partition=`` stands for ``slurm_partition=``), VALUE is read as YAML.
-
-A job that is preempted or reaches its time limit is requeued and resumes (submitit's checkpointing): Slurm
-signals it (``USR2`` before the limit, through submitit's ``--signal``; a preemption's ``SIGTERM``), the step's
-process ignores those signals as submitit's own code does, submitit calls :meth:`StepCommand.checkpoint`, which
-stops the process and hands back the step to run again with its resume arguments (a training's ``--resume``
-from its last saved state; a training stopped before its first save starts over), and requeues the job. A job
-Slurm requeues by itself starts again the same way.
-
-Run a plan: each step's command through an executor once the steps it reads are done, the state kept.
-
-A step whose key and record say it is done is skipped; a failed step's dependants are ``skipped`` while the
-others go on; Ctrl-C (or SIGTERM) stops the running steps (a training run keeps its last saved state), marks
-them ``interrupted`` and leaves a state that the same command resumes. Every change is written to
-``OUT/reproduce.json`` at once, so that ``stsbench reproduce OUT --status`` (another process) and a rerun after
-``kill -9`` read where it stood.
+:func:`run_plan` runs each step once the steps it reads are done: a step done (its key and record say so) is
+skipped; a failed step's dependants are ``skipped`` while the others go on; Ctrl-C (or SIGTERM) stops the
+running steps (a training keeps its last saved state), marks them ``interrupted`` and leaves a state that the
+same command resumes. Every change is written to ``OUT/reproduce.json`` at once, so that ``stsbench reproduce
+OUT --status`` (another process) and a rerun after ``kill -9`` read where it stood.
 """
 
 from __future__ import annotations
@@ -112,10 +103,9 @@ class Job:
         # a saved state resumes; without one, a plain start where the folder is empty, else one that clears it
         return self.resume_args if found == "finished" else (*self.restart_args, *continue_flags(found))
 
-    def command(self, python: str | None = None, *, resumed: bool = False) -> list[str]:
+    def command(self, *, resumed: bool = False) -> list[str]:
         """The process's command line: ``python -m stsbench ARGS``, through torchrun for several GPUs."""
-        python = python or sys.executable
-        args = self.started_again() if resumed else self.args
+        python, args = sys.executable, self.started_again() if resumed else self.args
         if self.distributed and self.resources.gpus > 1:
             # through stsbench.train.lifeline: torchrun ends with this process; its workers follow it
             launch = ["-m", "stsbench.train.lifeline", "torch.distributed.run", "--standalone"]
@@ -281,8 +271,7 @@ class LocalExecutor(Executor):
                 f"the local executor takes no --executor-option (got {', '.join(options)}); use --parallel"
             )
         check_counts(parallel, per_gpu)
-        self.slots = parallel
-        self.per_gpu = per_gpu
+        self.slots, self.per_gpu = parallel, per_gpu
         self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
         self.held = Counter(dict.fromkeys(self.gpus, 0))  # GPU -> the running processes it is handed to
         self.threads = max(1, cores() // parallel)
@@ -391,6 +380,7 @@ GONE = "no longer in the queue"  # a job squeue no longer lists (it ended long a
 RESTART_LOCK_WAIT_S = 300  # a restarted job waits this long for its previous attempt to release its output
 RESULT_GRACE_S = 15.0  # how long a job that ended may take to show its result file (shared filesystems lag)
 QUEUE_EVERY_S = 5.0
+POLL_SECONDS = 0.2  # how often the scheduler polls the running jobs
 
 
 def _stop_signals() -> list[signal.Signals]:
@@ -679,9 +669,6 @@ def _accounting() -> bool:
         raise StsbenchError(f"--executor slurm: the Slurm controller does not answer ({why})")
     found = re.search(r"^AccountingStorageType\s*=\s*(\S+)", shown.stdout, re.M)
     return found is None or not found[1].endswith("/none")
-
-
-POLL_SECONDS = 0.2
 
 
 def first_error(log: Path, offset: int, returncode: int) -> str:

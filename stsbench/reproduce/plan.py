@@ -273,22 +273,7 @@ def claims_data(recipe: Recipe) -> list[dict[str, Any]]:
     return out
 
 
-def carried_note(carried: Sequence[str]) -> str:
-    """The Provenance line naming the steps ``--carry-changed`` carried to this code."""
-    names = ", ".join(carried[:6]) + (f" and {len(carried) - 6} more" if len(carried) > 6 else "")
-    return (
-        f"Carried to this stsbench's code by `stsbench reproduce --carry-changed`, each on a witness that agreed "
-        f"with its record (reproduce.json: what was compared): {len(carried)} step(s), {names}."
-    )
-
-
-def report_args(
-    recipe: Recipe,
-    out: Path,
-    kept: Sequence[str] = (),
-    banner: str | None = None,
-    carried: Sequence[str] = (),
-) -> list[str]:
+def report_args(recipe: Recipe, out: Path, kept: Sequence[str] = (), banner: str | None = None) -> list[str]:
     """``report --results OUT/results --out OUT ...``, the report step's command.
 
     Only the options that differ from the report's defaults, so that the command reads as one typed by hand.
@@ -311,8 +296,6 @@ def report_args(
     args += [a for key in recipe.figures for a in ("--figures", key)]
     if kept:
         args += ["--note", kept_note(kept)]
-    if carried:
-        args += ["--carried", carried_note(carried)]
     # reproduce --runs/--seeds: the report shows that subset and says once what it leaves out
     if recipe.omitted:
         args += ["--note", f"A subset of recipe {recipe.name}: {'; '.join(recipe.omitted)}."]
@@ -448,12 +431,14 @@ def report_step(
 
     material: dict[str, Any] = {
         "kind": "report",
-        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner, carried)],
+        "args": [portable(a) for a in report_args(recipe, OUT, kept, banner)],
         "deps": [s.key for s in before],
         "published": published_digest(),
     }
     if recipe.claims:
         material["claims"] = claims_data(recipe)
+    if carried:  # named in its Provenance (read from reproduce.json): another set, another report
+        material["carried"] = list(carried)
     # what the report reads of the recipe's runs (results/recipe_runs.json): their labels, sweeps, points and the
     # cells set beside them; another label or cell, another report
     material["runs"] = [
@@ -462,7 +447,7 @@ def report_step(
     own = [Path(f[0]).expanduser() for f in map(file_key, (a for r in recipe.runs for a in r.addresses)) if f]
     if own:  # a published file of one's own: edited, the report is made again
         material["published_files"] = {relative(f): sha256_file(f) if f.is_file() else None for f in own}
-    args, deps = tuple(report_args(recipe, out, kept, banner, carried)), tuple(s.id for s in before)
+    args, deps = tuple(report_args(recipe, out, kept, banner)), tuple(s.id for s in before)
     keys = make_keys(material)
     return Step("report", "report", args, **keys, code=code_of("report"), deps=deps, outputs=("report.md",))
 
