@@ -51,15 +51,8 @@ from stsbench.results.runs import TRAIN_LOG
 WITNESS_DIR = "carry"  # OUT/carry: the witnesses' plan, state and outputs, removed once compared
 ULPS, RELATIVE = 4, 1e-3  # the tolerance on the recorded machine's CPU kind, and on another
 FIRST_STEPS = 10  # a training is replayed at least this far
-TASK_ORDER = (
-    "STS16",
-    "STS13",
-    "STS15",
-    "STS12",
-    "STS14",
-    "STSBenchmark",
-    "SICKRelatedness",
-)  # smallest first
+# the STS task an encoder is witnessed on: the smallest that the step ran
+TASK_ORDER = ("STS16", "STS13", "STS15", "STS12", "STS14", "STSBenchmark", "SICKRelatedness")
 
 
 @dataclass
@@ -144,13 +137,8 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-LOSS_FREE = (
-    "event",
-    "step",
-    "time",
-    "loss",
-    "grad_norm",
-)  # besides the schedule's keys: the loss and its parts
+# besides the schedule's keys and the loss' parts
+LOSS_FREE = ("event", "step", "time", "loss", "grad_norm")
 
 
 def check_schedule(records: list[dict[str, Any]]) -> tuple[str, int, list[str]]:
@@ -160,19 +148,17 @@ def check_schedule(records: list[dict[str, Any]]) -> tuple[str, int, list[str]]:
     """
     from stsbench.train.methods.base import method_schedule
 
-    start = records[0]
-    trains = [r for r in records if r.get("event") == "train"]
+    start, trains = records[0], [r for r in records if r.get("event") == "train"]
     keys: dict[str, None] = {}
     for r in trains:
         want = method_schedule(r["step"], start["config"], start["train_rows"])
         keys.update(dict.fromkeys(want))
-        for k, v in want.items():
-            if r.get(k) != v:
-                return (
-                    f"{k} at step {r['step']} {v!r}, recorded {r.get(k)!r} (the schedule)",
-                    len(trains),
-                    list(keys),
-                )
+        if wrong := next((k for k, v in want.items() if r.get(k) != v), None):
+            return (
+                f"{wrong} at step {r['step']} {want[wrong]!r}, recorded {r.get(wrong)!r} (the schedule)",
+                0,
+                [],
+            )
     return "", len(trains), list(keys)
 
 
@@ -217,7 +203,12 @@ def compare_training(witness: list[dict[str, Any]], recorded: list[dict[str, Any
     if compared == 0:
         return Verdict(f"no logged training step up to {at} to compare")
     first, largest = compare_values(values, same)
-    where = "the same CPU kind, within 4 float32 ulps" if same else "other machine, within 1e-3 relative"
+    unknown = " (its record names no CPU kind)" if recorded[0].get("cpu") is None else ""
+    where = (
+        "the same CPU kind, within 4 float32 ulps"
+        if same
+        else f"other machine{unknown}, within 1e-3 relative"
+    )
     names = sorted({v[0].split(" at ")[0] for v in values})
     return Verdict(first, f"{', '.join(names)} up to step {at} ({where})", largest)
 
@@ -232,13 +223,8 @@ def gpu_here() -> str | None:
 def training_witness(step: Step, record: Mapping[str, Any], out: Path, home: Path) -> Witness:
     """A training's witness: its schedule checked now, then a replay to the witnessed step."""
     assert step.folder is not None
-    log = step.folder / TRAIN_LOG
-    log = (
-        log
-        if log.is_file() and weights_here(dict(record), out)
-        else training_copy(step.folder, out) / TRAIN_LOG
-    )
-    recorded = read_log(log)
+    kept = weights_here(dict(record), out) and (step.folder / TRAIN_LOG).is_file()
+    recorded = read_log((step.folder if kept else training_copy(step.folder, out)) / TRAIN_LOG)
     start = recorded[0]
     if str(start.get("device", "cpu")).startswith("cuda") and (here := gpu_here()) != start.get("gpu", here):
         raise StsbenchError(
@@ -252,16 +238,9 @@ def training_witness(step: Step, record: Mapping[str, Any], out: Path, home: Pat
     config = home / "configs" / f"{name}.yaml"
     args = ("train", "--config", str(config), "--seed", step_arg(step, "--seed") or "1")
     args += ("--output", str(home / name), "--witness-steps", str(at))
-    job = replace(
-        step,
-        id=f"carry/{step.id}",
-        kind="witness",
-        args=args,
-        folder=None,
-        deps=(),
-        key=digest({"witness": step.key, "at": at}),
-        outputs=(f"{name}/{TRAIN_LOG}",),
-    )
+    key, outputs = digest({"witness": step.key, "at": at}), (f"{name}/{TRAIN_LOG}",)
+    job = replace(step, id=f"carry/{step.id}", kind="witness", args=args, folder=None, deps=(), key=key)
+    job = replace(job, outputs=outputs)
 
     def compare(folder: Path | None) -> Verdict:
         assert folder is not None
@@ -421,14 +400,8 @@ def witnesses(plan: Plan, state: dict[str, Any], changed: list[Step]) -> list[Wi
             flags[flags.index("--output") + 1] = str(home / name)
             args, ref, task, evidence = tuple(flags), refs, "", ""
         if ident not in shared:
-            job = Step(
-                f"carry/{name}",
-                "witness",
-                args,
-                digest({"witness": list(ident), "code": step.code}),
-                code=step.code,
-                outputs=(f"{name}/**/*",),
-            )
+            key = digest({"witness": list(ident), "code": step.code})
+            job = Step(f"carry/{name}", "witness", args, key, code=step.code, outputs=(f"{name}/**/*",))
             shared[ident] = Witness(job, (), _compare_shared(step.kind, ref, task, name, model, out))
             found.append(shared[ident])
         w = shared[ident]
@@ -452,15 +425,10 @@ def _compare_shared(kind: str, ref: Any, task: str, name: str, model: str, out: 
             old = np.load(out / ref)["cosine"]
             if new.shape != old.shape:
                 return Verdict(f"{task} pairs {new.shape[0]}, recorded {old.shape[0]}")
-            pairs = (
-                (f"{task} cosine of pair {i}", float(a), float(b))
-                for i, (a, b) in enumerate(zip(new, old, strict=True))
-            )
+            pairs = zip(map(f"{task} cosine of pair {{}}".format, range(len(new))), new, old, strict=True)
             first, largest = compare_values(pairs, False)
             return Verdict(
-                first,
-                f"encoder: {model} on {task} re-encoded, cosines within 1e-3 relative of {ref}",
-                largest,
+                first, f"{model} re-encoded {task}: its cosines within 1e-3 relative of {ref}", largest
             )
         got = {f.name: f for f in (folder / name).glob("**/*.json")}
         if not got:
@@ -511,21 +479,32 @@ def carry(
         got = w.compare(home)
         for s in w.carries:
             note = w.notes.get(s)
-            verdicts[s] = replace(got, evidence=f"{note}; {got.evidence}") if note else got
+            verdicts[s] = replace(
+                got, evidence=f"{note}; {got.evidence}" if note else got.evidence
+            )  # its own
     commit = (checkout or {}).get("git_commit")
     again = []
     for sid, v in verdicts.items():
         record = state["steps"][sid]
+        if v.canary is not None:  # against the canary recorded with the step by the carry before
+            old = record.get("canary")
+            v.difference = v.difference or (
+                f"canary {v.canary[:12]}, recorded {old[:12]}" if old not in (None, v.canary) else ""
+            )
+            v.evidence += (
+                ", equal to the one recorded" if old else " (recorded: the first carry has none to compare)"
+            )
         if v.difference:
             say(f"{sid}: {v.difference}")
             again.append(sid)
             continue
+        by = f"stsbench reproduce --carry-changed (stsbench {__version__}" + (
+            f", commit {commit})" if commit else ")"
+        )
         record["carried"] = {  # type: ignore[typeddict-unknown-key]
             "from": record.get("code"),
             "to": plan.step(sid).code,
-            "by": f"stsbench reproduce --carry-changed (stsbench {__version__}"
-            + (f", commit {commit}" if commit else "")
-            + ")",
+            "by": by,
             "on": date.today().isoformat(),
             "compared": v.evidence,
             "largest_difference": v.largest,
@@ -536,34 +515,34 @@ def carry(
             record["canary"] = v.canary  # type: ignore[typeddict-unknown-key]
     save_state(plan.out, state)
     shutil.rmtree(home, ignore_errors=True)
+    gone = {d for i in again for d in plan.step(i).deps if d not in again and plan.step(d).kind == "train"}
+    if gone := sorted(d for d in gone if not weights_here(state["steps"][d], plan.out)):
+        more = f" and {len(gone) - 1} more" if len(gone) > 1 else ""
+        raise StsbenchError(
+            f"{again[0]} runs again and reads the weights of {gone[0]}{more}, not kept here: --rerun-changed "
+            "trains them again, --keep-changed keeps the steps as they are (the carried ones stay carried)"
+        )
     return again
 
 
 def dry_run_lines(plan: Plan, state: dict[str, Any], changed: list[Step]) -> list[str]:
-    """``--dry-run --carry-changed``: each witness, what it speaks for and its time from the records."""
+    """``--dry-run --carry-changed``: each witness, the steps it speaks for and its time from the records.
+
+    A replay's: its recorded time to the witnessed step; another witness': its first step's recorded time.
+    """
     lines = []
     for w in witnesses(plan, state, changed):
         if w.step is None:
             lines.append(f"  {', '.join(w.carries)}: runs again ({w.compare(None).difference})")
             continue
-        seconds = _recorded_seconds(plan, state, w)
+        first, args = plan.step(w.carries[0]), w.step.args
+        if args[0] == "train":
+            at, log = int(args[-1]), read_log(training_copy(first.folder, plan.out) / TRAIN_LOG)  # type: ignore[arg-type]
+            seconds = max(r.get("time", 0.0) for r in log if r.get("step", 0) <= at)
+        else:
+            seconds = float(state["steps"].get(first.id, {}).get("seconds") or 0.0)
+        n = len(w.carries)
         lines.append(
-            f"  {w.step.id} ({len(w.carries)} step{'s' * (len(w.carries) != 1)}): "
-            f"stsbench {' '.join(w.step.args[:2])} ..., about {seconds:.0f} s by the records"
+            f"  {w.step.id} ({n} step{'s' * (n != 1)}): stsbench {args[0]} ..., {seconds:.0f} s by the records"
         )
     return lines
-
-
-def _recorded_seconds(plan: Plan, state: dict[str, Any], w: Witness) -> float:
-    """A witness' time from the records: a training's time to the witnessed step, else its first step's."""
-    assert w.step is not None
-    record = state["steps"].get(w.carries[0], {})
-    if w.step.args[0] == "train":
-        at = int(w.step.args[w.step.args.index("--witness-steps") + 1])
-        step = plan.step(w.carries[0])
-        assert step.folder is not None
-        records = read_log(training_copy(step.folder, plan.out) / TRAIN_LOG)
-        return max(
-            (r.get("time", 0.0) for r in records if r.get("step", 0) <= at and "time" in r), default=0.0
-        )
-    return float(record.get("seconds") or 0.0) / (7 if w.step.args[0] == "run" else 1)
