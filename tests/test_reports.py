@@ -246,6 +246,7 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
         figures = ["simcse/figure3", "simcse/figure4", "mocose/figure7"]  # the recipe's, under their numbers
         # where the edition was re-judged with --keep-changed, every step but the report was kept from earlier code
         # and the report names them ("Mixed code"); an edition made current by a rerun has no such note
+        from stsbench.commands.report import carried
         from stsbench.recipes import load_recipe
         from stsbench.reproduce.plan import build_plan, kept_note
 
@@ -267,6 +268,7 @@ def test_checked_in_report_regenerates_byte_for_byte(tmp_path):
             banner=banner,
             figures=figures,
             notes=notes,
+            carried=carried(CHECKED_IN),  # the steps its reproduction carried, named in its Provenance
         )
     finally:
         os.chdir(old)

@@ -255,8 +255,9 @@ def test_reproduce_regenerates_a_checked_in_edition_from_its_trained_runs(tmp_pa
     # current, as this one was by its rerun of 2026-11-26), whatever code has changed since
     recorded = state["steps"]
     mixed = "Mixed code:" in (edition / "report.md").read_text(encoding="utf-8")
-    state["steps"] = {
+    state["steps"] = {  # the steps carried to this code stay so: the report's Provenance names them
         s.id: {"status": "done", "key": s.key, "code": recorded[s.id]["code"] if mixed else s.code}
+        | ({"carried": recorded[s.id]["carried"]} if "carried" in recorded[s.id] else {})
         for s in plan.steps
         if s.kind != "report"
     }

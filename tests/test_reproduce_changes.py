@@ -503,19 +503,16 @@ def test_the_status_reads_the_record_and_neither_the_recipe_nor_the_data(tmp_pat
 
 def _current_copy(to: Path) -> Path:
     """A copy of :data:`EDITION` whose records carry today's code (current whatever this checkout's code is)."""
-    import yaml
-
-    from stsbench.reproduce.state import code_of, train_code
+    from stsbench.reproduce.state import recorded_recipe, save_state
 
     out = _copy(EDITION, to)
     state = _state(out)
-    for sid, record in state["steps"].items():
-        record["code"] = code_of(record["kind"])
-        record.pop("carried", None)  # as if run by today's code, not carried over to it
-        if record["kind"] == "train":  # train/<run>/seed-<s>: with its run's options, where they are kept
-            options = out / "configs" / f"{sid.split('/')[1]}.yaml"
-            record["code"] = train_code(yaml.safe_load(options.read_text()) if options.is_file() else {})
-    (out / "reproduce.json").write_text(json.dumps(state))
+    for record in state["steps"].values():  # as if run by today's code, not carried over to it
+        record.pop("carried", None)
+    plan, _ = plan_module.planned(recorded_recipe(state), out, DATA, state, "keep")
+    for step in plan.steps:  # the report's key reads which steps were carried
+        state["steps"][step.id].update(code=step.code, key=step.key, parts=step.parts)
+    save_state(out, state)  # with today's table of code parts, which --status reads
     return out
 
 
