@@ -143,6 +143,16 @@ def test_an_analysis_result_that_differs_is_refused():
     bad["avg_cosine_all_pairs"] *= 1.01
     assert compare_trees(bad, result, False)[0].startswith("avg_cosine_all_pairs")
     assert carry_module.canary_digest(result) != carry_module.canary_digest(bad)
+    # a singular value at round-off (1e-17) is zero, and a corpus named from another folder is the same file
+    assert (
+        compare_trees(
+            {"s": 4.1e-17, "corpus": "wiki/c.txt"}, {"s": 2.8e-17, "corpus": "../d/wiki/c.txt"}, False
+        )[0]
+        == ""
+    )
+    assert compare_trees({"corpus": "wiki/c.txt"}, {"corpus": "wiki/other.txt"}, False)[0].startswith(
+        "corpus"
+    )
 
 
 def test_carry_is_one_answer_among_three(capsys):
