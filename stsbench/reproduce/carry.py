@@ -542,12 +542,12 @@ def carry(
     return again
 
 
-def dry_run_lines(plan: Plan, state: dict[str, Any], changed: list[Step]) -> list[str]:
+def dry_run_lines(plan: Plan, state: dict[str, Any], changed: list[Step]) -> tuple[list[str], float]:
     """``--dry-run --carry-changed``: each witness, the steps it speaks for and its time from the records.
 
     A replay's: its recorded time to the witnessed step; another witness': its first step's recorded time.
     """
-    lines = []
+    lines, total = [], 0.0
     for w in witnesses(plan, state, changed):
         if w.step is None:
             lines.append(f"  {', '.join(w.carries)}: runs again ({w.compare(None).difference})")
@@ -558,8 +558,8 @@ def dry_run_lines(plan: Plan, state: dict[str, Any], changed: list[Step]) -> lis
             seconds = max(r.get("time", 0.0) for r in log if r.get("step", 0) <= at)
         else:
             seconds = float(state["steps"].get(first.id, {}).get("seconds") or 0.0)
-        n = len(w.carries)
+        n, total = len(w.carries), total + seconds
         lines.append(
             f"  {w.step.id} ({n} step{'s' * (n != 1)}): stsbench {args[0]} ..., {seconds:.0f} s by the records"
         )
-    return lines
+    return lines, total

@@ -462,8 +462,12 @@ def dry_run(
         from stsbench.reproduce.carry import dry_run_lines
 
         say("witnesses (--carry-changed), each an ordinary job; a step whose witness disagrees runs again:")
-        for line in dry_run_lines(plan, state, [s for s in plan.steps if stands[s.id] == "changed"]):
+        lines, seconds = dry_run_lines(plan, state, [s for s in plan.steps if stands[s.id] == "changed"])
+        for line in lines:
             say(line)
+        say(
+            f"  in all about {duration(seconds)} by the records, one at a time (each step they carry is not run)"
+        )
     needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
     if needs:
         say(f"missing here ({len(needs)}):")
@@ -471,7 +475,10 @@ def dry_run(
             say(f"  {need.line()}")
     else:
         say("missing here: nothing (data, corpora and models found)")
-    left = replace(plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done"))
+    carried = {"done", "changed"} if changed == "carry" else {"done"}  # a witnessed step is counted above
+    left = replace(
+        plan, steps=tuple(s for s in plan.steps if stands[s.id] not in carried or s.kind == "report")
+    )
     n, counts = len(left.steps), count(left)
     of = f"{n} of {len(plan.steps)} steps" if n < len(plan.steps) else "every step"
     if not left.steps:
