@@ -70,7 +70,7 @@ def cli_args(values: dict) -> list[str]:
 def test_every_field_has_its_flag_with_type_choices_help_and_no_default():
     params = train_params()
     assert set(option_fields()) <= set(params)
-    run_options = {"config", "resume", "overwrite", "quiet", "seeds", "parallel", "per_gpu"}
+    run_options = {"config", "resume", "overwrite", "quiet", "seeds", "parallel", "per_gpu", "witness_steps"}
     assert set(params) - set(option_fields()) == run_options
     for name in option_fields():
         p, opt = params[name], OPTIONS[name]

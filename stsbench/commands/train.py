@@ -95,7 +95,10 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
     # rank's probe file could sit in the folder rank 0 creates and lists ("--output ... is not empty").
     if main_process:
         check_writable_dir(cfg.output, "--output")
+    witness = run.pop("witness_steps")  # a carry's replay of one run (reproduce --carry-changed)
     if run["seeds"] is not None:
+        if witness:
+            raise StsbenchError("--witness-steps replays one run: give --seed, not --seeds")
         _train_seeds(cfg, options, **run)
         return
     if run["parallel"] != 1:
@@ -107,8 +110,11 @@ def train_command(**options: Any) -> None:  # its help: train_command.__doc__ be
     from stsbench.train.loop import Witnessed, train, witness_until
 
     try:  # --witness-steps N: the run replayed to step N, its schedule as the whole run's (a carry's witness)
-        on_step = witness_until(run["witness_steps"]) if run["witness_steps"] else None
-        result = train(cfg, run["resume"], run["overwrite"], not run["quiet"], on_step)
+        on_step = witness_until(witness) if witness else None
+        quiet = run["quiet"]
+        result = train(
+            cfg, resume=run["resume"], overwrite=run["overwrite"], show_progress=not quiet, on_step=on_step
+        )
     except Witnessed:
         return
     if not run["quiet"] and main_process:  # under torchrun, rank 0 alone reports
