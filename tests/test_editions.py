@@ -273,7 +273,9 @@ def test_every_edition_is_done_under_the_readmes_command_wherever_the_data_lies(
         plan, _ = planned(recorded_recipe(state), folder, data[spelling], copy.deepcopy(state), "keep")
         stands = {s.id: classify(s, state["steps"].get(s.id)) for s in plan.steps}
         assert set(stands) == set(state["steps"]), edition
-        to_run = [i for i, found in stands.items() if found == "run"]
+        # over steps kept from other code (changed), the report is made again: it names them
+        kept = any(found == "changed" for found in stands.values())
+        to_run = [i for i, found in stands.items() if found == "run" and not (kept and i == "report")]
         assert not to_run, f"{edition}: {len(to_run)} step(s) to run, e.g. {to_run[0]}"
 
 

@@ -475,9 +475,12 @@ def dry_run(
             say(f"  {need.line()}")
     else:
         say("missing here: nothing (data, corpora and models found)")
-    carried = {"done", "changed"} if changed == "carry" else {"done"}  # a witnessed step is counted above
+    # a witnessed step is counted above; the report over them is made again
+    witnessed = {
+        s.id for s in plan.steps if changed == "carry" and stands[s.id] == "changed" and s.kind != "report"
+    }
     left = replace(
-        plan, steps=tuple(s for s in plan.steps if stands[s.id] not in carried or s.kind == "report")
+        plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done" and s.id not in witnessed)
     )
     n, counts = len(left.steps), count(left)
     of = f"{n} of {len(plan.steps)} steps" if n < len(plan.steps) else "every step"
