@@ -199,7 +199,7 @@ def expected(edition: Path) -> str:
     from stsbench.reproduce.view import status_line
 
     state = load_state(edition)
-    return "Status: " + status_line(state, recorded_changed(state, edition), f"reports/{edition.name}")
+    return "Status: " + status_line(state, recorded_changed(state), f"reports/{edition.name}")
 
 
 def carried(readme: Path, where: str) -> tuple[list[str], int]:

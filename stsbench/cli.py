@@ -118,8 +118,7 @@ def main() -> None:
     except KeyboardInterrupt:
         _interrupted()
     except OSError as exc:  # a full disk, a read-only or forbidden folder: one line naming it
-        line = os_error_line(exc)
-        if line is None:
+        if (line := os_error_line(exc)) is None:
             raise
         typer.echo(f"error: {line}", err=True)
         sys.exit(2)

@@ -95,25 +95,26 @@ def test_a_replay_that_differs_is_refused(same):
     recorded[0] = {**recorded[0], "cpu": "A"}
     replay = [dict(r) for r in recorded if r["step"] <= 10]
     replay[0]["cpu"] = "A" if same else "B"
-    verdict = compare_training(replay, recorded, 10)
+    keys = check_schedule(recorded)[2]
+    verdict = compare_training(replay, recorded, 10, keys)
     assert verdict.difference == "" and verdict.largest == 0.0
     assert ("other machine" in verdict.evidence) != same and "dev_spearman" in verdict.evidence
     for key, factor in (("loss", 1.02), ("contrastive", 1.02), ("grad_norm", 1.0001)):
         bad = [dict(r) for r in replay]
         train = next(r for r in bad if r.get("event") == "train")
         train[key] *= factor
-        found = compare_training(bad, recorded, 10).difference
+        found = compare_training(bad, recorded, 10, keys).difference
         refused = factor > 1.01 or same  # 1e-4 is within 1e-3 on another machine
         assert bool(found) == refused and (not found or found.startswith(f"{key} at step 10")), found
     bad = [dict(r) for r in replay]
     next(r for r in bad if r.get("event") == "eval" and r["step"] == 0)["dev_spearman"] += 1e-3
-    assert compare_training(bad, recorded, 10).difference.startswith("dev_spearman at step 0")
+    assert compare_training(bad, recorded, 10, keys).difference.startswith("dev_spearman at step 0")
     one_ulp = [dict(r) for r in replay]
     train = next(r for r in one_ulp if r.get("event") == "train")
     import numpy as np
 
     train["loss"] = float(np.nextafter(np.float32(train["loss"]), np.float32(10)))
-    assert compare_training(one_ulp, recorded, 10).difference == ""  # within 4 float32 ulps
+    assert compare_training(one_ulp, recorded, 10, keys).difference == ""  # within 4 float32 ulps
 
 
 def test_an_evaluation_is_rescored_from_its_pairs(tmp_path):

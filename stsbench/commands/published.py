@@ -269,9 +269,8 @@ def _against(e, key: str | None = None) -> str:  # noqa: ANN001
 
 def _selection_note(e) -> list[str]:  # noqa: ANN001
     """A published figure of a test-selected checkpoint says so beside the deltas."""
-    if not e.selection_note:
-        return []
-    return [f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)"]
+    note = f"[yellow]note[/yellow]: {e.key} was {e.selection_note} (stsbench selects on STS-B dev)"
+    return [note] if e.selection_note else []
 
 
 def _print_check(

@@ -192,33 +192,28 @@ class Recipe(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError(f"run names repeat: {names}")
         for a in self.analyses:
-            unknown = sorted(set(a.runs or ()) - set(names))
-            if unknown:
+            if unknown := sorted(set(a.runs or ()) - set(names)):
                 raise ValueError(f"analysis {a.name} names runs {unknown}, not among {names}")
             if a.baseline and self.baseline is None:
                 raise ValueError(f"analysis {a.name} asks for the baseline, and the recipe has none")
-        if self.report is not None:  # what `report --baseline` finds a group by: a run's name or a method's
-            from stsbench.reports.collect import METHOD_ORDER
+        from stsbench.reports.collect import METHOD_ORDER
 
-            if self.report.baseline not in names and self.report.baseline not in METHOD_ORDER:
-                raise ValueError(
-                    f"report.baseline {self.report.baseline!r} names no run and no method: give a run's name "
-                    f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}) or one of {', '.join(METHOD_ORDER)}"
-                )
+        # what `report --baseline` finds a group by: a run's name or a method's
+        if self.report.baseline not in names and self.report.baseline not in METHOD_ORDER:
+            raise ValueError(
+                f"report.baseline {self.report.baseline!r} names no run and no method: give a run's name "
+                f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}) or one of {', '.join(METHOD_ORDER)}"
+            )
         baseline = [self.baseline.model] if self.baseline is not None else []  # a claim against the backbone
         for i, claim in enumerate(self.claims, start=1):
-            unknown = [s for s in claim.settings() if s not in names + baseline]
-            if unknown:
+            if unknown := [s for s in claim.settings() if s not in names + baseline]:
                 also = f" or the baseline {baseline[0]!r}" if baseline else ""
                 raise ValueError(f"claim {i} names {unknown}, not among the runs {names}{also}")
         from stsbench.published.registry import split_cell
 
-        for r in self.runs:
-            for address in r.addresses:
-                if split_cell(address)[0] not in self.published:
-                    raise ValueError(
-                        f"run {r.name}: published row {split_cell(address)[0]} is not in the recipe's published"
-                    )
+        for run, key in ((r, split_cell(address)[0]) for r in self.runs for address in r.addresses):
+            if key not in self.published:
+                raise ValueError(f"run {run.name}: published row {key} is not in the recipe's published")
         return self
 
     def run(self, name: str) -> Run:
@@ -237,10 +232,8 @@ class Recipe(BaseModel):
         if runs is not None:
             sweeps = self.sweeps()
             names = {r.name for r in self.runs}
-            unknown = [n for n in runs if n not in names and n not in sweeps]
-            if unknown:
-                every = [*sweeps, *names]
-                near = difflib.get_close_matches(unknown[0], every, n=1, cutoff=0.6)
+            if unknown := [n for n in runs if n not in names and n not in sweeps]:
+                near = difflib.get_close_matches(unknown[0], [*sweeps, *names], n=1, cutoff=0.6)
                 hint = f"did you mean {near[0]}? " if near else ""
                 known = "; ".join(
                     [f"{n} (a sweep: {', '.join(m.name for m in members)})" for n, members in sweeps.items()]
@@ -251,16 +244,13 @@ class Recipe(BaseModel):
                 )
             wanted = {m.name for n in runs for m in sweeps.get(n, ())} | set(runs)
             chosen = [r for r in chosen if r.name in wanted]
-            left = [r.name for r in self.runs if r.name not in wanted]
-            if left:
+            if left := [r.name for r in self.runs if r.name not in wanted]:
                 omitted.append(f"runs not run (--runs): {', '.join(left)}")
         if seeds is not None:
             every = sorted({s for r in chosen for s in r.seeds})
-            stray = [s for s in seeds if s not in every]
-            if stray:
+            if stray := [s for s in seeds if s not in every]:
                 raise StsbenchError(f"--seeds {stray[0]}: the runs chosen have seeds {every}")
-            left_seeds = [s for s in every if s not in seeds]
-            if left_seeds:
+            if left_seeds := [s for s in every if s not in seeds]:
                 omitted.append(f"seeds not run (--seeds): {', '.join(map(str, left_seeds))}")
             chosen = [
                 r.model_copy(update={"seeds": tuple(s for s in r.seeds if s in seeds)})
@@ -270,8 +260,7 @@ class Recipe(BaseModel):
         names = {r.name for r in chosen}
         claims = []
         for i, claim in enumerate(self.claims, start=1):
-            narrowed = _narrowed(claim, names)
-            if narrowed is None:
+            if (narrowed := _narrowed(claim, names)) is None:
                 omitted.append(f"claim {i} not judged: it names runs not run ({claim.text or claim.kind})")
             else:
                 claims.append(narrowed)
@@ -281,31 +270,19 @@ class Recipe(BaseModel):
             if a.runs is None or any(r in names for r in a.runs) or a.baseline
         )
         return self.model_copy(
-            update={
-                "runs": tuple(chosen),
-                "claims": tuple(claims),
-                "analyses": analyses,
-                "omitted": tuple(omitted),
-            }
+            update=dict(runs=tuple(chosen), claims=tuple(claims), analyses=analyses, omitted=tuple(omitted))
         )
 
     def with_seeds(self, added: Mapping[str, Sequence[int]]) -> Recipe:
         """The recipe with ``added`` seeds (``{run: seeds}``, the sequential plan's) after each run's own."""
-        runs = tuple(
-            r.model_copy(
-                update={"seeds": (*r.seeds, *(s for s in added.get(r.name, ()) if s not in r.seeds))}
-            )
-            for r in self.runs
-        )
+        more = {r.name: tuple(s for s in added.get(r.name, ()) if s not in r.seeds) for r in self.runs}
+        runs = tuple(r.model_copy(update={"seeds": (*r.seeds, *more[r.name])}) for r in self.runs)
         return self.model_copy(update={"runs": runs})
 
     def sweeps(self) -> dict[str, tuple[Run, ...]]:
         """Each sweep or grid by its name, with its runs in order."""
-        out: dict[str, list[Run]] = {}
-        for r in self.runs:
-            if r.sweep_of is not None:
-                out.setdefault(r.sweep_of, []).append(r)
-        return {k: tuple(v) for k, v in out.items()}
+        names = dict.fromkeys(r.sweep_of for r in self.runs if r.sweep_of is not None)
+        return {name: tuple(r for r in self.runs if r.sweep_of == name) for name in names}
 
 
 def _narrowed(claim: Claim, names: set[str]) -> Claim | None:
@@ -458,15 +435,12 @@ def check_measured(recipe: Recipe, claim: Any, i: int) -> None:
         return
     needed = {AVG: STS_TASKS, TRANSFER_AVG: TRANSFER_TASKS}.get(claim.figure, (claim.figure,))
     modes = result_modes("dev" if claim.mode == "dev" else "test", needed)
-    names = {r.name: r for r in recipe.runs}
-    for setting in claim.settings():
-        run = names.get(setting)
-        if run is None:  # the baseline's model: evaluated as the recipe's baseline says
-            continue
-        ev = run.evaluate
+    # a setting that is no run's name: the baseline's model, evaluated as the recipe's baseline says
+    evaluates = {r.name: r.evaluate for r in recipe.runs}
+    for setting in (s for s in claim.settings() if s in evaluates):
+        ev = evaluates[setting]
         tasks = set(task_names(list(ev.tasks))) if ev is not None and ev.mode in modes else set()
-        lacking = [t for t in needed if t not in tasks]
-        if lacking:
+        if lacking := [t for t in needed if t not in tasks]:
             what = "evaluate: null" if ev is None else f"evaluate: {', '.join(ev.tasks)} in {ev.mode}"
             raise StsbenchError(
                 f"claims: claim {i}: figure {claim.figure!r} ({claim.mode}) of run {setting} is never measured "
@@ -502,13 +476,11 @@ def check_figure(recipe: Recipe, key: str) -> None:
     where = f"figures: {key}"
     if fig.out_of_scope or not fig.drawn:
         raise StsbenchError(f"{where}: stsbench does not draw it ({fig.out_of_scope or fig.missing})")
-    if fig.renderer in ("sweep", "grid"):
-        swept = varied_options(recipe)
-        if fig.setting not in swept:
-            raise StsbenchError(
-                f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
-                f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
-            )
+    if fig.renderer in ("sweep", "grid") and fig.setting not in (swept := varied_options(recipe)):
+        raise StsbenchError(
+            f"{where}: drawn against {fig.setting}, which no run of the recipe sweeps "
+            f"(its sweeps: {', '.join(sorted(swept)) or 'none'})"
+        )
     if fig.renderer in ("distance", "align-distance"):
         from stsbench.train.config.options import find_method, method_specs
 
@@ -588,8 +560,8 @@ def _check_published(run: Run, address: str) -> None:
         raise StsbenchError(
             f"{entry.key} is an analysis table: name it in the recipe's published, not a run's"
         )
-    columns = [column] if column is not None else list(entry.values)
-    for col in columns:  # what the seeds must have for each cell (stsbench.published.check.figure_of)
+    # what the seeds must have for each cell (stsbench.published.check.figure_of)
+    for col in [column] if column is not None else list(entry.values):
         figure = figure_of(entry, col)
         if figure is None or figure.kind == BEST_DEV:  # none of ours, or the training's own best dev score
             continue
@@ -599,8 +571,7 @@ def _check_published(run: Run, address: str) -> None:
                 "give the run an evaluate"
             )
         tasks = task_names(list(run.evaluate.tasks))
-        missing = [t for t in figure.tasks if t not in tasks]
-        if missing:
+        if missing := [t for t in figure.tasks if t not in tasks]:
             raise StsbenchError(
                 f"its published row {entry.key} has {col}, over {', '.join(missing)}, which it does not evaluate"
             )
@@ -735,15 +706,11 @@ def expand(data: Any) -> Any:
     runs: list[Any] = []
     members: dict[str, list[str]] = {}
     for run in data["runs"]:
-        if not isinstance(run, dict):
-            runs.append(run)
-            continue
-        written = [k for k in _EXPANDED if k in run]
-        if written:
+        if isinstance(run, dict) and (written := [k for k in _EXPANDED if k in run]):
             raise ValueError(
                 f"run {run.get('name', '?')}: {written[0]} is filled by sweep or grid, not written"
             )
-        if "sweep" not in run and "grid" not in run:
+        if not isinstance(run, dict) or ("sweep" not in run and "grid" not in run):
             runs.append(run)
             continue
         base = str(run.get("name", "?"))
@@ -768,10 +735,9 @@ def expand(data: Any) -> Any:
             runs.append(expanded)
             names.append(name)
         members[base] = names
-    claims = data.get("claims")
-    if members and isinstance(claims, list):
-        claims = [_claim_with_members(c, members) for c in claims]
-    return {**data, "runs": runs, **({"claims": claims} if claims is not None else {})}
+    if members and isinstance(data.get("claims"), list):
+        data = {**data, "claims": [_claim_with_members(c, members) for c in data["claims"]]}
+    return {**data, "runs": runs}
 
 
 def _claim_with_members(claim: Any, members: dict[str, list[str]]) -> Any:

@@ -148,12 +148,13 @@ def canary_digest(tree: Any) -> str:
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
-    """A ``train_log.jsonl``'s records."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-# besides the schedule's keys and the loss' parts
-LOSS_FREE = ("event", "step", "time", "loss", "grad_norm")
+    """A ``train_log.jsonl``'s records as written (a witness compares every key; a line not JSON is refused)."""
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise StsbenchError(
+            f"{path}: not a readable training log ({exc}); --rerun-changed trains it again"
+        ) from exc
 
 
 def check_schedule(records: list[dict[str, Any]]) -> tuple[str, int, list[str]]:
@@ -202,10 +203,15 @@ def witness_step(records: list[dict[str, Any]]) -> tuple[int, str]:
     return at, f"max({', '.join(f'{k} at {v}' if k != '10' else k for k, v in reasons.items())})"
 
 
-def compare_training(witness: list[dict[str, Any]], recorded: list[dict[str, Any]], at: int) -> Verdict:
-    """A replay's records up to step ``at`` against the recorded ones (:func:`close`)."""
+def compare_training(
+    witness: list[dict[str, Any]], recorded: list[dict[str, Any]], at: int, schedule: Iterable[str]
+) -> Verdict:
+    """A replay's records up to step ``at`` against the recorded ones (:func:`close`).
+
+    ``schedule``: the keys :func:`check_schedule` compared, not compared here.
+    """
     same = recorded[0].get("cpu") is not None and recorded[0].get("cpu") == witness[0].get("cpu")
-    sched = set(LOSS_FREE) | {"lr", "epoch", "ema_decay", "negatives"}
+    sched = {"event", "step", "time", "loss", "grad_norm", *schedule}
     values, compared = [], 0
     for event, keys in (("train", None), ("eval", ("dev_spearman",))):
         mine = {r["step"]: r for r in witness if r.get("event") == event}
@@ -254,12 +260,13 @@ def training_witness(step: Step, record: Mapping[str, Any], out: Path, home: Pat
     args = ("train", "--config", str(config), "--seed", step_arg(step, "--seed") or "1")
     args += ("--output", str(home / name), "--witness-steps", str(at))
     key, outputs = digest({"witness": step.key, "at": at}), (f"{name}/{TRAIN_LOG}",)
-    job = replace(step, id=f"carry/{step.id}", kind="witness", args=args, folder=None, deps=(), key=key)
-    job = replace(job, outputs=outputs)
+    job = replace(
+        step, id=f"carry/{step.id}", kind="witness", args=args, folder=None, deps=(), key=key, outputs=outputs
+    )
 
     def compare(folder: Path | None) -> Verdict:
         assert folder is not None
-        found = compare_training(read_log(folder / name / TRAIN_LOG), recorded, at)
+        found = compare_training(read_log(folder / name / TRAIN_LOG), recorded, at, keys)
         found.evidence = (
             f"replayed to step {at}, {why}: {found.evidence}; the schedule ({', '.join(keys)}) equal at {n} logged "
             "steps"
@@ -492,11 +499,8 @@ def carry(
             verdicts.update({s: Verdict(f"its witness failed: {failed[w.step.id]}") for s in w.carries})
             continue
         got = w.compare(home)
-        for s in w.carries:
-            note = w.notes.get(s)
-            verdicts[s] = replace(
-                got, evidence=f"{note}; {got.evidence}" if note else got.evidence
-            )  # its own
+        for s in w.carries:  # each step's own evidence first
+            verdicts[s] = replace(got, evidence="; ".join(filter(None, (w.notes.get(s), got.evidence))))
     commit = (checkout or {}).get("git_commit")
     again = []
     for sid, v in verdicts.items():

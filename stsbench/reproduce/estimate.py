@@ -301,13 +301,10 @@ def price(counts: Counts, device: str) -> Estimate:
     units = next((u for u in UNIT_TIMES if u.device == device and counts.backbones <= set(u.models)), None)
 
     priced = {} if units is None else _unit_parts(counts, units)
-    for name, done in _DONE.items():
-        if not done(counts):
-            continue  # nothing of that part in this plan: nothing to price or to miss
-        if priced.get(name) is None:
-            missing.append(name)
-        else:
-            parts[name] = priced[name]  # type: ignore[assignment]
+    # the parts this plan does: a part not in it has nothing to price or to miss
+    done = [name for name, does in _DONE.items() if does(counts)]
+    missing += [name for name in done if priced.get(name) is None]
+    parts.update({name: seconds for name in done if (seconds := priced.get(name)) is not None})
     if units is not None:
         sources.add(units.source)
     missing += [f"{u} (not countable)" for u in counts.unknown]
@@ -380,8 +377,7 @@ def this_device(parallel: int = 1, gpus: int = 0, threads: int | None = None) ->
     except (OSError, subprocess.SubprocessError):
         return "GPU"
     name = names.split("\n")[0].strip() or "GPU"
-    known = {t.device for t in STEP_TIMES}
-    return next((d for d in known if d in name.split()), name)
+    return next((t.device for t in STEP_TIMES if t.device in name.split()), name)
 
 
 def duration(seconds: float | None) -> str:

@@ -207,10 +207,7 @@ class _Process(Handle):
 
     def cancel(self) -> None:
         if self.proc.poll() is None:
-            try:  # the job's whole process group: torchrun's workers too
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                self.proc.terminate()
+            _signal_group(self.proc, signal.SIGTERM)
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -232,6 +229,14 @@ def _start(command: list[str], job: Job, env: Mapping[str, str], out: Any, **ext
     return subprocess.Popen(  # noqa: S603 - our own interpreter and module
         command, cwd=job.cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **extra
     )
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    """``sig`` to ``proc``'s process group (torchrun's workers too), or to ``proc`` alone where that fails."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        proc.send_signal(sig)  # what Popen.terminate() and kill() send
 
 
 def check_counts(parallel: int, per_gpu: int) -> None:
@@ -464,10 +469,7 @@ class StepCommand:
         if proc is not None and proc.poll() is None:
             # SIGKILL, as it ignores SIGTERM; not waited for: this runs in a signal handler that interrupted
             # proc.wait(), whose lock it would wait on for ever (Slurm ends the job's processes before the restart)
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
+            _signal_group(proc, signal.SIGKILL)
         return DelayedSubmission(StepCommand(self.job, restarted=True))
 
 
@@ -510,8 +512,7 @@ def parse_options(options: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _first_line(exc: object) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__
+    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
 
 
 class SlurmHandle(Handle):
@@ -646,13 +647,11 @@ class SlurmExecutor(Executor):
             self.checked = time.time()
             ids = sorted(self.watched)
             cmd = ["squeue", "-h", "-r", "-t", "all", "-o", "%i|%T", "-j", ",".join(ids)]
-            try:
+            with suppress(OSError, subprocess.TimeoutExpired):  # no answer: keep what it said before
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
-            except (OSError, subprocess.TimeoutExpired):
-                done = None
-            if done is not None and done.returncode == 0:  # else keep what it said before
-                self.states = dict(ln.split("|", 1) for ln in done.stdout.splitlines() if "|" in ln)
-                self.asked = set(ids)
+                if done.returncode == 0:  # else keep what it said before
+                    self.states = dict(ln.split("|", 1) for ln in done.stdout.splitlines() if "|" in ln)
+                    self.asked = set(ids)
         found = self.states.get(job_id) if base in self.asked else ""
         return GONE if found is None else found or "UNKNOWN"
 
@@ -679,12 +678,10 @@ def first_error(log: Path, offset: int, returncode: int) -> str:
     """
     from stsbench.train.seeds import failure_line
 
-    try:
-        with log.open("rb") as fh:
-            fh.seek(offset)
-            lines = fh.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        lines = []
+    lines: list[str] = []
+    with suppress(OSError), log.open("rb") as fh:  # an unreadable log: the signal or the status alone
+        fh.seek(offset)
+        lines = fh.read().decode("utf-8", "replace").splitlines()
     return failure_line(returncode, lines) or f"exited with status {returncode}"
 
 
@@ -770,9 +767,8 @@ def run_plan(
     intervals: list[tuple[float, float]] = []
 
     def not_run() -> None:  # the steps never started
-        for r in records.values():
-            if r.get("status") == "queued":
-                r["status"] = "not run"
+        for r in (r for r in records.values() if r.get("status") == "queued"):
+            r["status"] = "not run"
 
     save_state(plan.out, state)
     show(state)

@@ -511,7 +511,7 @@ def changed_steps(plan: Plan, state: ReproduceState) -> list[Step]:
     return [s for s in plan.steps if classify(s, state["steps"].get(s.id)) == "changed"]
 
 
-def recorded_changed(state: ReproduceState, out: Path | None = None) -> dict[str, str]:
+def recorded_changed(state: ReproduceState) -> dict[str, str]:
     """The done steps of a recorded ``state`` whose code is not this stsbench's, and what moved in words.
 
     Read from the state alone (no plan is built): each record's code parts (the state's ``code`` table: its core,

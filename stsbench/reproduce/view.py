@@ -18,6 +18,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -57,12 +58,10 @@ def train_progress(record: dict[str, Any], out: str | Path = ".") -> str:
     try:
         with (Path(folder) / "train_log.jsonl").open(encoding="utf-8") as fh:
             for line in fh:
-                try:
+                with suppress(ValueError):  # a line that is not JSON: skipped
                     rec = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(rec, dict) and isinstance(rec.get("step"), int) and "time" in rec:
-                    last = rec
+                    if isinstance(rec, dict) and isinstance(rec.get("step"), int) and "time" in rec:
+                        last = rec
     except OSError:
         return ""
     if last is None:
@@ -104,11 +103,8 @@ def row(
     if unverified(record) and changed is None:
         return step_id, f"done, {UNVERIFIED}", NOTES[UNVERIFIED]
     if changed is not None and status == "done":
-        return (
-            step_id,
-            f"done, {CODE_CHANGED}",
-            (f"{changed} moved; " if changed else "") + NOTES[CODE_CHANGED],
-        )
+        moved = f"{changed} moved; " if changed else ""
+        return step_id, f"done, {CODE_CHANGED}", moved + NOTES[CODE_CHANGED]
     detail = ""
     if status == "running":
         since = duration(time.time() - float(record.get("started") or time.time()))
@@ -142,7 +138,7 @@ def status_line(
     ``changed``: the done steps whose code is not this stsbench's (:func:`stsbench.reproduce.state.recorded_changed`);
     ``again``: the done steps a rerun would run again, and why; ``check``: replanned (``--status --check``).
     """
-    records, changed_by = state.get("steps", {}), changed if isinstance(changed, Mapping) else None
+    records, changed_by = state.get("steps", {}), changed if isinstance(changed, Mapping) else {}
     again = again or {}
     done = [i for i, r in records.items() if r.get("status") == "done" and i not in again]
     current = [i for i in done if i not in changed]
@@ -154,9 +150,7 @@ def status_line(
         parts[0] += f", {len(carried)} of them carried over" + (f" by {by.pop()}" if len(by) == 1 else "")
 
     if changed:
-        moved = ", ".join(
-            dict.fromkeys(w for i in changed for w in (changed_by or {}).get(i, "").split(", ") if w)
-        )
+        moved = ", ".join(dict.fromkeys(w for i in changed for w in changed_by.get(i, "").split(", ") if w))
         parts.append(
             f"{len(changed)} done by other stsbench code (done, {CODE_CHANGED}"
             + (f": {moved})" if moved else ")")
@@ -190,26 +184,21 @@ def table(
     shown = Table("step", "status", "detail", title=title, title_justify="left")
     style = {"done": "green", "failed": "red", "running": "cyan"}
     style |= dict.fromkeys(("interrupted", f"done, {CODE_CHANGED}", AGAIN, "done, unverified"), "yellow")
-    again = again or {}
     for sid in steps or list(records):
-        moved = (changed or {}).get(sid)
-        _, status, detail = row(sid, records[sid], changed=moved, out=out, again=again.get(sid))
+        _, status, detail = row(sid, records[sid], (changed or {}).get(sid), out, (again or {}).get(sid))
         shown.add_row(sid, f"[{style[status]}]{status}" if status in style else status, detail)
     return shown
 
 
 def session_lines(state: dict[str, Any]) -> list[str]:
     """One line per session: wall time and what the orchestration added (its share of the wall time)."""
-    lines = []
-    for i, s in enumerate(state.get("sessions", []), start=1):
-        share = s.get("orchestration_share")
-        lines.append(
-            f"session {i}: {s['steps_run']} step(s) run in {duration(s['wall_seconds'])} wall; orchestration "
-            f"(planning, bookkeeping, waiting between steps) {s['orchestration_seconds']:.1f} s"
-            + (f" = {share * 100:.1f}% of the wall time" if share is not None else "")
-            + (" (interrupted)" if s.get("interrupted") else "")
-        )
-    return lines
+    return [
+        f"session {i}: {s['steps_run']} step(s) run in {duration(s['wall_seconds'])} wall; orchestration "
+        f"(planning, bookkeeping, waiting between steps) {s['orchestration_seconds']:.1f} s"
+        + ("" if (share := s.get("orchestration_share")) is None else f" = {share:.1%} of the wall time")
+        + (" (interrupted)" if s.get("interrupted") else "")
+        for i, s in enumerate(state.get("sessions", []), start=1)
+    ]
 
 
 class Display:
@@ -302,7 +291,7 @@ def status(
             f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
         )
     state = load_state(out)
-    changed = recorded_changed(state, out)
+    changed = recorded_changed(state)
     note, replanned = "", ""  # replanned: what --check found changed, in one line
     if not check:
         again = recorded_again(state, out, changed)
@@ -384,11 +373,7 @@ def _forecast(recipe, plan, device: str, say) -> None:  # noqa: ANN001
         each = ", ".join(f"{e:.1f}" for e in expected)
         what = "statements" if label.startswith("claim") else "cells"
         say(f"  {label}: about {max(expected, default=0):.1f} seeds (its {what}: {each})")
-    extra = {
-        name: n - len(recipe.run(name).seeds)
-        for name, n in per_run.items()
-        if n > len(recipe.run(name).seeds)
-    }
+    extra = {name: n - have for name, n in per_run.items() if n > (have := len(recipe.run(name).seeds))}
     if not extra:
         say("  no seeds expected beyond the planned ones")
         return
@@ -468,8 +453,7 @@ def dry_run(
         say(
             f"  in all about {duration(seconds)} by the records, one at a time (each step they carry is not run)"
         )
-    needs = missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified)
-    if needs:
+    if needs := missing(plan, [i for i, v in stands.items() if v != "done"], allow_modified):
         say(f"missing here ({len(needs)}):")
         for need in needs:
             say(f"  {need.line()}")
