@@ -490,9 +490,8 @@ ALIGN_COLUMNS = ("setting", "seed", "traceable_distance", "l_align", "l_uniform"
 
 def parse_point(text: str) -> tuple[float, float]:
     """``ALIGN,UNIFORM`` (``0,-4``) as two finite numbers; one line otherwise."""
-    parts = text.split(",")
     try:
-        point = tuple(float(p) for p in parts)
+        point = tuple(float(p) for p in text.split(","))
     except ValueError:
         point = ()
     if len(point) != 2 or not all(math.isfinite(v) for v in point):
@@ -533,12 +532,11 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
             data=long, x="traceable_distance", y="value", hue="norm", estimator="mean", errorbar=seed_interval,
             marker="o", palette="colorblind", ax=ax,
         )  # fmt: skip
+        at = f"({point[0]:g}, {point[1]:g})"
         ax.set_xlabel(DISTANCE)
-        ax.set_ylabel(f"distance of (l_align, l_uniform) to ({point[0]:g}, {point[1]:g})")
+        ax.set_ylabel(f"distance of (l_align, l_uniform) to {at}")
         ax.legend(title="", fontsize=7)
-        ours = (
-            f"the point ({point[0]:g}, {point[1]:g}) is ours (--align-point): the paper does not give its own"
-        )
+        ours = f"the point {at} is ours (--align-point): the paper does not give its own"
         ax.set_title((f"{title}\n" if title else "") + ours, fontsize=7)
     return fig
 
@@ -548,17 +546,10 @@ def draw_distance(data: Path, point: tuple[float, float], title: str = "") -> An
 
 # the component table's columns (ESimCSE arXiv Table 6 and the paper's gains beside)
 COMPONENT_COLUMNS = (
-    "run",
-    "method",
-    "word repetition",
-    "momentum contrast",
-    "dev at step 0",
-    "best dev",
+    "run", "method", "word repetition", "momentum contrast", "dev at step 0", "best dev",
     "gain over the first",  # named for the row using no component (gain over unsup-SimCSE)
-    "published dev",
-    "published gain",
-    "STS test Avg.",
-)
+    "published dev", "published gain", "STS test Avg.",
+)  # fmt: skip
 
 
 def _compatible(a: TrainRun, b: TrainRun) -> bool:
@@ -749,11 +740,10 @@ def ablation_tables(
     over_seeds = has_seeds(groups)
     if over_seeds:
         rows: list[Row] = [g for g in groups if g.runs]
-        stand_in = {id(row): without_seed(_runs(row)[0]) for row in rows}
     else:
         by_run = {id(g.runs[0]): g for g in groups if g.runs}
         rows = [by_run.get(id(r), r) for r in runs]
-        stand_in = {id(row): _runs(row)[0] for row in rows}
+    stand_in = {id(row): without_seed(_runs(row)[0]) if over_seeds else _runs(row)[0] for row in rows}
     back = {id(stand_in[id(row)]): row for row in rows}
     found = component_groups([stand_in[id(row)] for row in rows])
     tables = [component_table([back[id(r)] for r in g], records, k, cells) for k, g in enumerate(found, 1)]

@@ -108,9 +108,7 @@ def only(coll: Collection, runs: Sequence[str] | None, seeds: Sequence[int] | No
         if found is None:
             return True
         run, seed = found
-        if runs is not None and run not in runs:
-            return False
-        return seeds is None or (seed is not None and seed in seeds)
+        return (runs is None or run in runs) and (seeds is None or (seed is not None and seed in seeds))
 
     records = {
         k: [r for r in getattr(coll, k) if kept(r.path)] for k in ("tasks", "analyses", "runs", "averages")
@@ -126,13 +124,9 @@ def collect(results_dir: str | Path | Sequence[str | Path], strict: bool = False
     warning. Raises ``StsbenchError`` when a folder does not exist.
     """
     folders = [results_dir] if isinstance(results_dir, (str, Path)) else list(results_dir)
+    what = "`stsbench run` / the analyses"
     return read_folders(
-        folders,
-        kinds=ALL_KINDS,
-        result_types=analysis_types(),
-        runs=True,
-        strict=strict,
-        what="`stsbench run` / the analyses",
+        folders, kinds=ALL_KINDS, result_types=analysis_types(), runs=True, strict=strict, what=what
     )
 
 
@@ -189,10 +183,7 @@ def method_rank(method: str | None) -> int:
 
 
 def _norm(path: str) -> str:
-    p = path.replace("\\", "/").rstrip("/")
-    while p.startswith("./"):
-        p = p[2:]
-    return p
+    return re.sub(r"^(\./)+", "", path.replace("\\", "/").rstrip("/"))
 
 
 def run_for(info: ModelInfo, runs: list[TrainRun], where: str | None = None) -> TrainRun | None:
@@ -271,11 +262,10 @@ def by_variant(records: list[AnalysisRecord], models: list[Model]) -> dict[str, 
     order = [m.key for m in models]
     out: dict[str, dict[str, Any]] = {}
     for variant in sorted({r.variant for r in records}):
-        labelled: dict[str, Any] = {}
+        labelled = out.setdefault(variant, {})
         ours = [r for r in records if r.variant == variant]
         for rec in sorted(ours, key=lambda r: (order.index(r.model.fingerprint), r.path)):
             labelled[unique_label(model_of(models, rec.model).label, labelled)] = rec.result
-        out[variant] = labelled
     return out
 
 
@@ -435,8 +425,7 @@ def analysis_figure(figure: str) -> tuple[str, str, str] | None:
     parts = figure.split(":")
     if len(parts) != 3 or not all(p.strip() for p in parts):
         return None
-    variant, row, column = (p.strip() for p in parts)
-    return variant, row, column
+    return parts[0].strip(), parts[1].strip(), parts[2].strip()
 
 
 def analysis_of(variant: str) -> Any:

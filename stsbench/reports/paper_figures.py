@@ -172,12 +172,11 @@ def draw_trajectories(data: Path, title: str = "") -> Any:
         steps = sorted(frame["step"].unique())
         gap = min((b - a for a, b in zip(steps, steps[1:], strict=False)), default=0)
         every = f"a point every {gap} steps" if gap else "one point"
-        ax.set_title(
-            (title + "\n" if title else "")
-            + f"STS-B dev at each dev evaluation ({every}; square: step 0; arrows: training direction;\n"
-            "lower is better on both; a group of seeds: its mean path, each seed faint)",
-            fontsize=8,
+        what = (
+            f"STS-B dev at each dev evaluation ({every}; square: step 0; arrows: training direction;\n"
+            "lower is better on both; a group of seeds: its mean path, each seed faint)"
         )
+        ax.set_title((title + "\n" if title else "") + what, fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     return fig
@@ -291,9 +290,6 @@ def draw_spectra(data: Path, title: str = "") -> Any:
             ax.set_title(f"{which} embeddings", fontsize=9)
             ax.legend(fontsize=6)
         axes[0].set_ylabel("singular value / largest")
-        fig.suptitle(
-            (title + ": " if title else "")
-            + "band: lowest to highest seed; dashed: a checkpoint without seeds",
-            fontsize=9,
-        )
+        band = "band: lowest to highest seed; dashed: a checkpoint without seeds"
+        fig.suptitle((title + ": " if title else "") + band, fontsize=9)
     return fig

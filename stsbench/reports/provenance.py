@@ -85,8 +85,7 @@ def why_apart(models: list[Model], coll: Collection | None) -> list[str]:
             continue
         code = [f"{m.label}: {', '.join(sorted(commits[m.key]))}" for m in same]
         if len({frozenset(commits[m.key]) for m in same}) > 1:
-            other_libs = len({frozenset(libs[m.key]) for m in same}) > 1
-            also = " and other library versions" if other_libs else ""
+            also = " and other library versions" if len({frozenset(libs[m.key]) for m in same}) > 1 else ""
             lines.append(
                 f"{who}: the same name, pooler, max length and dtype, encoded by other stsbench code"
                 f"{also} (git commit of their results: {'; '.join(code)}). The fingerprint covers the encoding "

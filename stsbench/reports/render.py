@@ -288,9 +288,8 @@ class Sections:
             data = figs.csv(stem, ablations.COLUMNS, rows)
             method = gs[0].method or gs[0].name
             words = training.option_words(name)
-            title = f"{method}: against {words}" + (
-                f", a line per {training.option_words(series)}" if series else ""
-            )
+            per = f", a line per {training.option_words(series)}" if series else ""
+            title = f"{method}: against {words}{per}"
             if ablations.varies_in_distance(rows):  # MoCoSE Figures 2, 3, 12: against the distance it sets
                 what = f"{method}: against the maximum traceable distance each {words} sets"
                 figure = ablations.draw_sweep(data, name, series, what, x="traceable_distance")
@@ -333,10 +332,8 @@ class Sections:
         modified = [r for r in records if _modified(r)]
         if modified:
             who = ", ".join(sorted({f"`{r.model.name}`" for r in modified}))
-            section.paragraphs.append(
-                f"{MARK} The results of {who} were "
-                f"{modified_text(f for r in modified for f in _modified(r))}."
-            )
+            files = modified_text(f for r in modified for f in _modified(r))
+            section.paragraphs.append(f"{MARK} The results of {who} were {files}.")
         for variant in sorted({r.variant for r in records}):
             ours = [r for r in records if r.variant == variant]
             found = seeds.seeded(ours, self.groups, analysis) if analysis.number_builder is not None else []
@@ -420,9 +417,8 @@ class Sections:
         points = seeds.seed_points(coll.tasks, groups, "sts")
         if points:
             figure = seeds.seed_points_figure(points, figs.folder / "sts_seeds")
-            section.figures.append(
-                figs.add("STS test: each seed, the mean and its 95% interval", figure, "seed-points")
-            )
+            caption = "STS test: each seed, the mean and its 95% interval"
+            section.figures.append(figs.add(caption, figure, "seed-points"))
         if forest:
             figure = seeds.forest_plot(
                 forest,
@@ -478,16 +474,11 @@ def build_report(
     seeded = seeds.has_seeds(groups)
     base = baseline_group(groups, spec.baseline) if seeded else None
     reps = reproduction.reproductions(coll.tasks, groups, spec.against, spec.difference, spec.until)
-    judged = (
-        reproduction.judge_claims(
-            spec.claims, coll.tasks, groups, coll.analyses, until=spec.until, refine=spec.refine
-        )
-        if spec.claims
-        else []
+    judged = reproduction.judge_claims(
+        spec.claims, coll.tasks, groups, coll.analyses, until=spec.until, refine=spec.refine
     )
     figs = Figures(Path(figures_dir), figures_prefix)
     named = compared_with(coll, reps)
-    cells = named or {}
     build = Sections(coll, models, groups, labels, results, figs, spec)
     sections = [
         build.scores("sts", named),
@@ -496,7 +487,7 @@ def build_report(
         *([_claims(judged)] if spec.claims else []),
         *([build.seeds(base)] if seeded else []),
         *[build.analysis(a) for a in all_analyses()],
-        *build.training(cells),
+        *build.training(named or {}),
         build.provenance(),
     ]
     if spec.figures:  # each paper figure under its number and caption, after the claims (or the scores)
@@ -507,11 +498,8 @@ def build_report(
         at = next(i for i, s in enumerate(sections) if s.key in ("seeds", "length_bias"))
         sections[at:at] = paper_figures.figure_sections(spec.figures, sections, verdicts)
     sections = absent_last(sections)
-    skipped = Section("skipped", "Skipped files")
-    skipped.paragraphs = [code_span(w) for w in coll.warnings] or [
-        f"None: every file under {under(results)} was read."
-    ]
-    sections.append(skipped)
+    skipped = [code_span(w) for w in coll.warnings] or [f"None: every file under {under(results)} was read."]
+    sections.append(Section("skipped", "Skipped files", skipped))
     intro = [
         f"Made by `{spec.command}` from {plural(len(coll.tasks), 'task result')}, "
         f"{plural(len(coll.analyses), 'analysis result')} and {plural(len(coll.runs), 'training run')} under "

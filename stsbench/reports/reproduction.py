@@ -71,14 +71,7 @@ from stsbench.reports.collect import (
     with_task_figure,
 )
 from stsbench.reports.scores import SELECTION_MARK, TASKS_OF, comparable, modified_data, published_for
-from stsbench.reports.seeds import (
-    SeedGroup,
-    best_devs,
-    modes_of,
-    report_groups,
-    seeds_folder,
-    task_values,
-)
+from stsbench.reports.seeds import SeedGroup, best_devs, modes_of, report_groups, seeds_folder, task_values
 from stsbench.results.runs import LEVEL, read_recipe_runs
 from stsbench.results.write import last_part
 from stsbench.stats import decide, sequential
@@ -344,15 +337,8 @@ def reproduction_table(rep: Reproduction) -> Table:
         margin = DASH if v.margin is None else decide.signed(v.margin, rep.difference)
         status = v.status + (f" ({v.note})" if v.note else "")
         rows.append([short_name(v.task), spread(v), published, *cells, margin, status])
-    columns = [
-        "cell" if rep.address else "task",
-        "mean ± std (n)",
-        "published",
-        "mean − published [95%]",
-        "MDE 80%",
-        "margin",
-        "verdict",
-    ]
+    first = "cell" if rep.address else "task"
+    columns = [first, "mean ± std (n)", "published", "mean − published [95%]", "MDE 80%", "margin", "verdict"]
     mode = f"{rep.mode} results" if rep.mode else f"no results comparable with its {e.split} split"
     notes = [f"{e.cite}, row '{e.row}'; {rep.group.label}: {mode}."]
     if e.selection_note:
@@ -497,9 +483,8 @@ def cited(addresses: Iterable[str]) -> str:
     tables: dict[str, list[str]] = {}
     for address in addresses:
         entry = get_cell(address)[0]
-        tables.setdefault(f"{entry.paper.citation}; {entry.version or 'version not stated'}", []).append(
-            entry.table
-        )
+        source = f"{entry.paper.citation}; {entry.version or 'version not stated'}"
+        tables.setdefault(source, []).append(entry.table)
     return "; ".join(f"{source}: {', '.join(dict.fromkeys(t))}" for source, t in tables.items())
 
 
@@ -608,17 +593,15 @@ def judge_claims(
 
 
 def _figure(result: ClaimResult) -> str:
-    if result.figure == BEST_DEV:
-        return "best STS-B dev (training)"
-    return "last STS-B dev (training)" if result.figure == FINAL_DEV else result.figure
+    words = {BEST_DEV: "best STS-B dev (training)", FINAL_DEV: "last STS-B dev (training)"}
+    return words.get(result.figure, result.figure)
 
 
 def _margin(margin: float | None, nearest: str | None = None, delta: float | None = None) -> str:
     if margin is None:
         return DASH
-    return decide.signed(margin, delta or decide.DELTA) + (
-        f" from {nearest}" if nearest and margin < 0 else ""
-    )
+    far = f" from {nearest}" if nearest and margin < 0 else ""
+    return decide.signed(margin, delta or decide.DELTA) + far
 
 
 def _delta(r: ClaimResult) -> str:
@@ -649,32 +632,27 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
     verdicts = _tally([r.verdict for r in results], decide.CLAIM_VERDICTS)
     bound = math.ceil(decide.false_contradiction(len(results)) * 1000) / 1000
     columns = ["#", "claim", "kind", "figure", "δ", "verdict", "margin", "statements", "P(best)"]
-    return make_table(
-        "claim-verdicts",
-        "Claims and their verdicts",
-        columns,
-        rows,
-        notes=[
-            f"{plural(len(results), 'claim')} judged: {verdicts}. If every one were true, or reversed by less than "
-            f"δ, the chance that at least one is contradicted falsely is at most {bound:.3f} (each at most "
-            f"{decide.ALPHA / 2:.3f}). "
-            "Each claim expands to statements, each an interval over seeds of its difference on unrounded figures "
-            "(paired on the seeds the settings share, partly paired or Welch otherwise, a gap as one contrast, "
-            "one-sample against a model not trained here), read against δ, the difference that matters: A > B is "
-            "supported, by more than δ (the interval above δ), supported (above 0, reaching δ), supported, by less "
-            "than δ (above 0, below δ), no difference that matters (inside ±δ, across 0), reversed, by less than "
-            "δ, reversed, reversed, by more than δ (below -δ, Holm over the claim's statements), inconclusive "
-            "otherwise; fewer than 3 seeds is at most inconclusive. A claim is contradicted when one statement is "
-            "reversed by more than δ (a plateau's pair beyond its margin, a collapse's setting not below its "
-            "bound), takes its statements' word when they share one, is supported (reversed) when every "
-            "statement shows that direction (which by more or less than δ said beside it), inconclusive otherwise "
-            "(docs/uncertainty.md, One rule). Margin: how far the deciding end of an interval lies from its "
-            "threshold (negative: how far an inconclusive one is from a decision; none where every statement is "
-            "decided but their words differ). P(best): how likely each setting has the highest mean, drawn from "
-            "the seeds' t distributions on the statements' own estimator (20,000 draws, the figures' resolution "
-            "included, ties split): a description, not a test."
-        ],
-    )
+    notes = [
+        f"{plural(len(results), 'claim')} judged: {verdicts}. If every one were true, or reversed by less "
+        f"than δ, the chance that at least one is contradicted falsely is at most {bound:.3f} (each at most "
+        f"{decide.ALPHA / 2:.3f}). "
+        "Each claim expands to statements, each an interval over seeds of its difference on unrounded "
+        "figures (paired on the seeds the settings share, partly paired or Welch otherwise, a gap as one "
+        "contrast, one-sample against a model not trained here), read against δ, the difference that "
+        "matters: A > B is supported, by more than δ (the interval above δ), supported (above 0, reaching "
+        "δ), supported, by less than δ (above 0, below δ), no difference that matters (inside ±δ, across 0), "
+        "reversed, by less than δ, reversed, reversed, by more than δ (below -δ, Holm over the claim's "
+        "statements), inconclusive otherwise; fewer than 3 seeds is at most inconclusive. A claim is "
+        "contradicted when one statement is reversed by more than δ (a plateau's pair beyond its margin, a "
+        "collapse's setting not below its bound), takes its statements' word when they share one, is "
+        "supported (reversed) when every statement shows that direction (which by more or less than δ said "
+        "beside it), inconclusive otherwise (docs/uncertainty.md, One rule). Margin: how far the deciding "
+        "end of an interval lies from its threshold (negative: how far an inconclusive one is from a "
+        "decision; none where every statement is decided but their words differ). P(best): how likely each "
+        "setting has the highest mean, drawn from the seeds' t distributions on the statements' own "
+        "estimator (20,000 draws, the figures' resolution included, ties split): a description, not a test."
+    ]
+    return make_table("claim-verdicts", "Claims and their verdicts", columns, rows, notes=notes)
 
 
 def statements_table(results: Sequence[ClaimResult]) -> Table:
@@ -705,16 +683,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     ]
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
-    columns = [
-        "#",
-        "statement",
-        "test",
-        "seeds",
-        "diff",
-        "95% interval",
-        "p (refuting, Holm)",
-        "MDE",
-        "margin",
-    ]
-    title, right = "Claims, statement by statement", ("seeds", "p (refuting, Holm)")
+    refuting = "p (refuting, Holm)"
+    columns = ["#", "statement", "test", "seeds", "diff", "95% interval", refuting, "MDE", "margin"]
+    title, right = "Claims, statement by statement", ("seeds", refuting)
     return make_table("claim-statements", title, [*columns, "verdict"], rows, notes=notes, right=right)

@@ -54,14 +54,10 @@ def published_for(model: Model, kind: str) -> list[Entry]:
     model trained here matches none: its recipe or ``--against`` says which paper row it is held against.
     """
     names = {last_part(n).lower() for n in model.names or (model.name,)}
-    return [
-        e
-        for e in load_registry().values()
-        if e.kind == "scores"
-        and e.split == "test"
-        and any(t in e.values for t in TASKS_OF[kind])
-        and e.row.split("/")[-1].lower() in names
+    tests = [
+        e for e in load_registry().values() if e.split == "test" and e.row.split("/")[-1].lower() in names
     ]
+    return [e for e in tests if e.kind == "scores" and any(t in e.values for t in TASKS_OF[kind])]
 
 
 def comparable(entry: Entry, kind: str, mode: str) -> bool:
@@ -122,9 +118,7 @@ def legends(entry: Entry) -> list[str]:
 
 def modified_notes(modified: dict[tuple[str, str, str], list[str]]) -> list[str]:
     """A table's note naming the files its figures on modified data (:func:`modified_data`) used; none without."""
-    if not modified:
-        return []
-    return [f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)"]
+    return [f"{modified_note(f for v in modified.values() for f in v)} (so are their Δ)"] if modified else []
 
 
 def modified_data(records: Iterable[TaskRecord], kind: str) -> dict[tuple[str, str, str], list[str]]:

@@ -35,7 +35,7 @@ randomness) come from :mod:`stsbench.stats.seeds`: mean, sample std and the t-in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,12 +151,20 @@ def best_devs(runs: Sequence[TrainRun]) -> dict[int, float]:
     }
 
 
-def seed_key(run: TrainRun, pooler: str) -> str:
-    """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
-    config = {k: v for k, v in run.resolved_config.items() if k not in BOOKKEEPING and k != "seed"}
+def compared_config(run: TrainRun, skip: Container[str]) -> dict[str, Any]:
+    """The run's resolved config without ``skip``, by key; its training file by name and row count.
+
+    The same corpus has other paths on other machines: reports compare it by what it is, never where it lies.
+    """
+    config = {k: v for k, v in sorted(run.resolved_config.items()) if k not in skip}
     if config.get("train_file"):
         config["train_file"] = f"{last_part(str(config['train_file']))} ({run.train_rows} rows)"
-    return repr((sorted(config.items()), pooler))
+    return config
+
+
+def seed_key(run: TrainRun, pooler: str) -> str:
+    """What two seeds of one setting share: the config without seed and bookkeeping, and the eval pooler."""
+    return repr((list(compared_config(run, {*BOOKKEEPING, "seed"}).items()), pooler))
 
 
 def seeds_folder(run: TrainRun) -> str:
@@ -489,9 +497,8 @@ class SeededResults:
     @property
     def label(self) -> str:
         """The group as the tables name it, with the number of seeds this analysis ran on."""
-        return f"{self.group.name} (n={len(self.seeds)})" + (
-            TEST_SELECTED if self.group.test_selected else ""
-        )
+        suffix = TEST_SELECTED if self.group.test_selected else ""
+        return f"{self.group.name} (n={len(self.seeds)}){suffix}"
 
 
 def seeded(

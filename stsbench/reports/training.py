@@ -24,7 +24,7 @@ from stsbench.metrics import AVG
 from stsbench.published.check import result_modes
 from stsbench.published.registry import STS_TASKS
 from stsbench.reports.collect import Model, TaskRecord, TrainRun, method_of, method_rank
-from stsbench.reports.seeds import SeedGroup, figure_axes, task_values
+from stsbench.reports.seeds import SeedGroup, compared_config, figure_axes, task_values
 from stsbench.results.write import last_part
 from stsbench.tabular import DASH, Table, fmt, make_table
 from stsbench.train.config import BOOKKEEPING, train_options
@@ -149,10 +149,7 @@ def settings(run: TrainRun) -> dict[str, Any]:
         skip |= set(REPETITION_FIELDS)
     if not mom:
         skip |= set(MOMENTUM_FIELDS)
-    out = {k: v for k, v in sorted(run.resolved_config.items()) if k not in skip}
-    if out.get("train_file"):  # by name and size: the same corpus has other paths on other machines
-        out["train_file"] = f"{last_part(str(out['train_file']))} ({run.train_rows} rows)"
-    return out
+    return compared_config(run, skip)
 
 
 def shared(run: TrainRun) -> dict[str, Any]:
