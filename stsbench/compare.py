@@ -15,12 +15,11 @@ from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG, raw_average, simcse_average
 from stsbench.results.read import (
     TaskRecord,
-    check_aggregate_versions,
     read_folder,
     read_pairs,
     seed_aggregates,
 )
-from stsbench.results.runs import is_seeds_folder, read_aggregate, tested_values
+from stsbench.results.runs import is_seeds_folder, tested_values
 from stsbench.results.schema import TASK_KIND, SeedAggregate
 from stsbench.results.write import base_label, unique_label
 from stsbench.stats.compare import MIXED, CompareResult, Side, compare_sides
@@ -123,17 +122,6 @@ def compare_sources(
         side.label = unique_label(side.label, taken)
         taken[side.label] = side
     return compare_sides(list(taken.values()), bootstrap=bootstrap, seed=seed)
-
-
-def side_from_seeds(path: Path, source: str) -> Side:
-    """A side from one seed aggregate file (its STS tasks and Avg., per seed)."""
-    data = read_aggregate(path)
-    if data is None:
-        raise StsbenchError(
-            f"{path}: not a seed aggregate; pass the seeds.json of `stsbench run --model OUT`"
-        )
-    check_aggregate_versions(path, data)
-    return side_from_aggregate(data, source, path)
 
 
 def side_from_aggregate(data: SeedAggregate, source: str, where: Path | str) -> Side:

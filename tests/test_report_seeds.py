@@ -131,9 +131,9 @@ def test_difference_to_the_baseline_paired_on_shared_seeds_against_delta(built):
 
 def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
     """The report's differences over seeds and `stsbench compare` on the same seeds: one rule, the same words."""
-    from stsbench.compare import side_from_seeds
+    from stsbench.compare import side_from_aggregate
     from stsbench.metrics import simcse_average
-    from stsbench.results.runs import build_aggregate, write_aggregate
+    from stsbench.results.runs import build_aggregate, read_aggregate, write_aggregate
     from stsbench.stats.compare import compare_sides
 
     coll = collect(results)
@@ -152,7 +152,8 @@ def test_report_and_compare_correct_over_the_same_family(results, tmp_path):
             scores["Avg."] = simcse_average(list(scores.values()))
             per_seed[s] = {"model": f"/runs/seeds/{method}/seed-{s}", "scores": scores, "raw": raw}
         agg = build_aggregate(f"/runs/seeds/{method}", "avg", "test", per_seed)
-        sides.append(side_from_seeds(write_aggregate(tmp_path, agg), method))
+        written = write_aggregate(tmp_path, agg)
+        sides.append(side_from_aggregate(read_aggregate(written), method, written))
     [compared] = compare_sides(sides).comparisons
     for row in compared.rows:
         decision = report.cells[row.task]

@@ -284,11 +284,8 @@ def reproduce_command(
                 record = state["steps"].get(sid)
                 if record and record.get("status") == "done":
                     why = why_run(plan.step(sid), record, actions) or "done by other code (--rerun-changed)"
-                    why = (
-                        "made again: a report is never carried"
-                        if changed == "carry" and sid == "report"
-                        else why
-                    )
+                    if changed == "carry" and sid == "report":
+                        why = "made again: a report is never carried"
                     console.print(f"{sid}: runs again: {why}", highlight=False, soft_wrap=True)
             # recipe_file: a recipe file, for --status to replan (a built-in is found by name); subset:
             # --runs/--seeds, so that --status replans the same subset

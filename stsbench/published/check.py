@@ -650,19 +650,6 @@ def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str]:
     return diff, dash if v.mde is None else f"{v.mde:.{decide.decimals(v.difference)}f}"
 
 
-def find_aggregates(
-    results_dir: Path, model: str | None = None, pooler: str | None = None, mode: str | None = None
-) -> list[tuple[Path, dict[str, Any]]]:
-    """Every seed aggregate under ``results_dir`` that matches the filters (the one reader's scan)."""
-    wanted = {"pooler": pooler, "mode": mode}
-    return [
-        (path, agg)
-        for path, agg in seed_aggregates(results_dir)
-        if all(v is None or agg[k] == v for k, v in wanted.items())
-        and (model is None or same_path(agg["model"], model, output_of(path.absolute())))
-    ]
-
-
 def check_seeds(
     results_dir: Path,
     key: str,
@@ -678,7 +665,13 @@ def check_seeds(
     difference = check_difference(difference)
     entry = get_entry(key)
     published = dict(comparable_tasks(entry))
-    found = find_aggregates(results_dir, model, pooler, mode)
+    wanted = {"pooler": pooler, "mode": mode}  # every seed aggregate under it that matches the filters
+    found = [
+        (path, agg)
+        for path, agg in seed_aggregates(results_dir)
+        if all(v is None or agg[k] == v for k, v in wanted.items())
+        and (model is None or same_path(agg["model"], model, output_of(path.absolute())))
+    ]
     if not found:
         raise StsbenchError(
             f"no seed aggregate ({SEEDS_FILE}) under {results_dir} matches; --tolerance seeds needs the results "

@@ -46,7 +46,7 @@ from stsbench.errors import StsbenchError
 from stsbench.progress import plural
 from stsbench.published.check import figure_of
 from stsbench.published.figures import load_figures
-from stsbench.published.registry import get_cell, get_entry, load_registry, split_cell
+from stsbench.published.registry import get_cell, get_entry, split_cell
 from stsbench.recipes import Recipe, load_recipe, recipe_names
 from stsbench.reproduce.executors import cores
 from stsbench.reproduce.plan import Plan, Step, run_config
@@ -413,11 +413,6 @@ def produced(recipe: Recipe) -> list[str]:
 def unreproducible(recipe: Recipe) -> dict[str, str]:
     """``{cell: reason}`` of the recipe's ``unreproducible``, a row's reason given to each of its cells."""
     return {cell: reason for address, reason in recipe.unreproducible.items() for cell in cells_of(address)}
-
-
-def registry_cells() -> list[str]:
-    """Every cell of every registry table but MTEB's."""
-    return [f"{k}#{c}" for k, e in load_registry().items() if not k.startswith(MTEB_PREFIX) for c in e.values]
 
 
 def cost(recipe: Recipe) -> dict[str, float | None]:

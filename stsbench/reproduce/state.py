@@ -111,15 +111,6 @@ class Plan:
         """The step called ``step_id``."""
         return next(s for s in self.steps if s.id == step_id)
 
-    def dependants(self, step_id: str) -> set[str]:
-        """Every step that reads, directly or not, what ``step_id`` writes."""
-        found: set[str] = set()
-        frontier = {step_id}
-        while frontier:
-            frontier = {s.id for s in self.steps if set(s.deps) & frontier} - found
-            found |= frontier
-        return found
-
 
 Actions = dict[str, tuple[str, tuple[str, ...]]]  # each step's action: ("run", extra flags) or ("skip", ())
 

@@ -139,31 +139,32 @@ class Gap(_Claim):
         return [(*self.wider, *self.narrower)]
 
 
-class Plateau(_Claim):
-    """Every pair of ``settings`` within ``margin`` of each other (an equivalence per pair; the margin is its δ)."""
+class _Listed(_Claim):
+    """A kind whose settings are its field ``settings`` (``settings_`` in Python: the method has its name)."""
 
     LISTS = "settings"
-    kind: Literal["plateau"]
-    settings_: tuple[str, ...] = Field(alias="settings", min_length=2)
-    margin: float = Field(gt=0)
 
     def settings(self) -> tuple[str, ...]:
         return self.settings_
+
+
+class Plateau(_Listed):
+    """Every pair of ``settings`` within ``margin`` of each other (an equivalence per pair; the margin is its δ)."""
+
+    kind: Literal["plateau"]
+    settings_: tuple[str, ...] = Field(alias="settings", min_length=2)
+    margin: float = Field(gt=0)
 
     def statements(self) -> list[tuple[str, ...]]:
         return list(combinations(self.settings_, 2))
 
 
-class Collapse(_Claim):
+class Collapse(_Listed):
     """Each of ``settings`` below ``below`` (the figure the paper calls a collapse): statements X < threshold."""
 
-    LISTS = "settings"
     kind: Literal["collapse"]
     settings_: tuple[str, ...] = Field(alias="settings", min_length=1)
     below: float
-
-    def settings(self) -> tuple[str, ...]:
-        return self.settings_
 
     def statements(self) -> list[tuple[str, ...]]:
         return [(s,) for s in self.settings_]

@@ -115,9 +115,7 @@ ROUNDED = "judged on two-decimal figures (an aggregate written before raw figure
 
 def check_delta(delta: float, what: str = "delta") -> float:
     """δ, refused in one line unless a positive finite number."""
-    if isinstance(delta, bool) or not (
-        isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0
-    ):
+    if isinstance(delta, bool) or not (isinstance(delta, int | float) and math.isfinite(delta) and delta > 0):
         raise StsbenchError(f"{what} must be a positive number in the figure's units, got {delta!r}")
     return float(delta)
 
@@ -263,19 +261,14 @@ def gap(
     """
     fixed = tuple(fixed) or (False,) * 4
     n = tuple(1 if f else len(x) for x, f in zip(sides, fixed, strict=True))
-    terms: list[list] = []  # [coefficient, mapping], distinct trained settings
+    distinct: dict[int, list] = {}  # id(mapping) -> [coefficient, mapping], distinct trained settings
     const = 0.0
     for sign, x, f in zip((1.0, -1.0, -1.0, 1.0), sides, fixed, strict=True):
         if f:
             const += sign * _only(x)
-            continue
-        for t in terms:
-            if t[1] is x:
-                t[0] += sign
-                break
         else:
-            terms.append([sign, x])
-    terms = [t for t in terms if t[0] != 0]
+            distinct.setdefault(id(x), [0.0, x])[0] += sign
+    terms = [t for t in distinct.values() if t[0] != 0]
     if not terms:
         return Interval(const, 0.0, 1.0, const, const, FIXED, n, 0, level)
     if any(len(x) < 2 for _, x in terms):
@@ -327,6 +320,11 @@ DESIGN_WORDS = {
 }
 
 
+def _of_interval(name: str, doc: str) -> property:
+    """A :class:`Decision`'s property: its interval's field ``name`` (None without an interval)."""
+    return property(lambda self: None if self.interval is None else getattr(self.interval, name), doc=doc)
+
+
 @dataclass(frozen=True)
 class Decision:
     """The one record of a verdict: what it is about, its interval over seeds, the outcome read off it.
@@ -348,20 +346,9 @@ class Decision:
     delta: float | None = None  # the difference that matters it was read against (a bound: None)
     what: str = ""  # the statement or the figure
 
-    @property
-    def diff(self) -> float | None:
-        """The measured difference (claimed direction positive)."""
-        return None if self.interval is None else self.interval.diff
-
-    @property
-    def low(self) -> float | None:
-        """The 95% interval's lower end."""
-        return None if self.interval is None else self.interval.low
-
-    @property
-    def high(self) -> float | None:
-        """The 95% interval's upper end."""
-        return None if self.interval is None else self.interval.high
+    diff = _of_interval("diff", "The measured difference (claimed direction positive).")
+    low = _of_interval("low", "The 95% interval's lower end.")
+    high = _of_interval("high", "The 95% interval's upper end.")
 
     @property
     def test(self) -> str | None:
@@ -387,18 +374,18 @@ class Decision:
 
 
 def _read(
-    iv: Interval, regions: Sequence[tuple[str, float]], undecided: str, p: float | None = None, **rest: Any
+    iv: Interval, regions: Sequence[tuple[str, float]], p: float | None = None, **rest: Any
 ) -> Decision:
-    """The region (outcome, slack) with a positive slack, else ``undecided`` with the nearest's (negative) slack."""
+    """The region (outcome, slack) with a positive slack, else inconclusive with the nearest's (negative) slack."""
     note = NO_SPREAD if not iv.spread and iv.design != FIXED else None
     if few(iv):
-        note = f"fewer than {MIN_SEEDS} seeds ({iv.used}): at most {undecided}"
-        return Decision(undecided, iv, None, max(regions, key=lambda r: r[1])[0], note, p, **rest)
+        note = f"fewer than {MIN_SEEDS} seeds ({iv.used}): at most {INCONCLUSIVE}"
+        return Decision(INCONCLUSIVE, iv, None, max(regions, key=lambda r: r[1])[0], note, p, **rest)
     for outcome, slack in regions:
         if slack > 0:
             return Decision(outcome, iv, slack, None, note, p, **rest)
     outcome, slack = max(regions, key=lambda r: r[1])
-    return Decision(undecided, iv, slack, outcome, note, p, **rest)
+    return Decision(INCONCLUSIVE, iv, slack, outcome, note, p, **rest)
 
 
 def _p_beyond(iv: Interval, threshold: float, below: bool) -> float:
@@ -432,7 +419,7 @@ def directional(iv: Interval, delta: float, what: str = "") -> Decision:
         regions = [(SUPPORTED, lo), (NO_DIFFERENCE, min(lo + d, d - hi)), (REVERSED, -hi)]
     p = _p_beyond(iv, -delta, below=True)
     tests = "reversed by more than δ (diff < -δ), one-sided, doubled"
-    return _read(iv, regions, INCONCLUSIVE, p, p_tests=tests, delta=delta, what=what)
+    return _read(iv, regions, p, p_tests=tests, delta=delta, what=what)
 
 
 def _slacks(iv: Interval, delta: float) -> tuple[float, float]:
@@ -445,16 +432,14 @@ def equivalence(iv: Interval, delta: float, what: str = "") -> Decision:
     inside, outside = _slacks(iv, delta)
     p = _p_beyond(iv, delta, below=False) if iv.diff >= 0 else _p_beyond(iv, -delta, below=True)
     regions = [(WITHIN, inside), (BEYOND, outside)]
-    return _read(
-        iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, one-sided, doubled", delta=delta, what=what
-    )
+    return _read(iv, regions, p, p_tests="|diff| > δ, one-sided, doubled", delta=delta, what=what)
 
 
 def bound(iv: Interval, what: str = "") -> Decision:
     """The bound, threshold - A > 0 (a collapse: A below it): below the bound, not below it, or inconclusive."""
     regions = [(BELOW, iv.low), (NOT_BELOW, -iv.high)]
     p = _p_beyond(iv, 0.0, below=True)
-    return _read(iv, regions, INCONCLUSIVE, p, p_tests="above the bound, one-sided, doubled", what=what)
+    return _read(iv, regions, p, p_tests="above the bound, one-sided, doubled", what=what)
 
 
 def reproduction(iv: Interval, delta: float, what: str = "", note: str | None = None) -> Decision:
@@ -463,23 +448,20 @@ def reproduction(iv: Interval, delta: float, what: str = "", note: str | None = 
     The verdict rests on the interval alone: no p (the p of m = P, a description, is the interval's, ``p_zero``).
     """
     inside, outside = _slacks(iv, delta)
-    dec = _read(iv, [(REPRODUCED, inside), (NOT_REPRODUCED, outside)], INCONCLUSIVE, delta=delta, what=what)
+    dec = _read(iv, [(REPRODUCED, inside), (NOT_REPRODUCED, outside)], delta=delta, what=what)
     return noted(dec, note)
 
 
 def p_matters(iv: Interval, delta: float) -> float:
     """The p of "the difference matters": 2 · sf((|d| - δ)/se, df), capped at 1 (the family's `*` reads it)."""
-    if not iv.spread:
-        return 0.0 if abs(iv.diff) > delta else 1.0
-    return min(1.0, 2 * t_cdf(-(abs(iv.diff) - delta) / iv.se, iv.df))
+    return _p_beyond(replace(iv, diff=abs(iv.diff)), delta, below=False)
 
 
 def two_sided(iv: Interval, delta: float, what: str = "") -> Decision:
     """No direction claimed: a difference that matters (outside ±δ), no difference that matters, inconclusive."""
     inside, outside = _slacks(iv, delta)
     regions = [(MATTERS, outside), (NO_DIFFERENCE, inside)]
-    p = p_matters(iv, delta)
-    return _read(iv, regions, INCONCLUSIVE, p, p_tests="|diff| > δ, two-sided", delta=delta, what=what)
+    return _read(iv, regions, p_matters(iv, delta), p_tests="|diff| > δ, two-sided", delta=delta, what=what)
 
 
 def family(
@@ -712,16 +694,12 @@ def combine(decisions: Sequence[Decision], alpha: float = ALPHA) -> tuple[str, f
         (OPPOSITE, REVERSED, REVERSED_MORE, REVERSED_LESS),
     ):
         if words and all(w in side for w in words):
-            parts = []
-            for size, sized in (("by more than δ", more), ("by less than δ", less)):
-                named = [d.what for d in decisions if d.outcome == sized]
-                if named:
-                    parts.append(f"{size}: {', '.join(named)}")
+            sizes = (("by more than δ", more), ("by less than δ", less))
+            named = {size: [d.what for d in decisions if d.outcome == sized] for size, sized in sizes}
+            parts = [f"{size}: {', '.join(whats)}" for size, whats in named.items() if whats]
             return word, None if known is None else min(known), "; ".join(parts) or None
     undecided = [d.margin for d in decisions if d.outcome == INCONCLUSIVE]
-    if not undecided or any(m is None for m in undecided):
-        return INCONCLUSIVE, None, None
-    return INCONCLUSIVE, max(undecided), None
+    return INCONCLUSIVE, None if not undecided or None in undecided else max(undecided), None
 
 
 def false_contradiction(claims: int, alpha: float = ALPHA) -> float:
@@ -773,8 +751,7 @@ def best_probability(
         cov, dfs = np.zeros((k, k)), []
         for i, a in enumerate(trained):
             cov[i, i] = v[a] / xs[a].size
-            for j in range(i + 1, k):
-                b = trained[j]
+            for j, b in enumerate(trained[i + 1 :], i + 1):
                 if xs[a].size > 1 and xs[b].size > 1:  # the shared seeds' covariance, as the statement has it
                     cov[i, j] = cov[j, i] = _mean_cov(scores[a], scores[b], v[a], v[b])
                 iv = difference(scores[a], scores[b], resolution=resolution)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,17 +71,9 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``reproduction.json`` records of the plan: its looks, constants, spending and table's digest."""
-        spending = _TABLE["spending"]
-        return {
-            "maximum": self.maximum,
-            "design": self.design,
-            "statements": self.statements,
-            "looks": list(self.looks),
-            "constants": list(self.constants),
-            "spent": list(self.spent),
-            "spending": spending,
-            "table": hashlib.sha256(TABLE.read_bytes()).hexdigest(),
-        }
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        table = hashlib.sha256(TABLE.read_bytes()).hexdigest()
+        return {**out, "spending": _TABLE["spending"], "table": table}
 
 
 def plan(maximum: int = 10, design: str = "paired", statements: int = 1) -> Plan:
@@ -108,10 +100,9 @@ def look(
     a: Mapping[int, float], b: Mapping[int, float], delta: float, at: Plan, what: str = ""
 ) -> decide.Decision:
     """A > B at the look of ``len(a)`` seeds: the rule's words off the look's interval (the seeds paired)."""
-    n = len(a)
     if set(a) != set(b):
         raise StsbenchError(f"a sequential contrast pairs its seeds: {sorted(a)} against {sorted(b)}")
-    iv = decide.difference(a, b, level=at.level(n))
+    iv = decide.difference(a, b, level=at.level(len(a)))
     if iv is None:
         return decide.unmeasured(decide.INCONCLUSIVE, what, "no interval", delta)
     return decide.directional(iv, delta, what)
@@ -245,11 +236,8 @@ def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any, refine: bool 
             return Stopped(n, replace(d, outcome=FUTILE), "futility")
         reached = Stopped(n, d, "maximum" if n == at.maximum else "open")
     if reached is None:  # fewer seeds than the first look
-        return Stopped(
-            len(seeds),
-            decide.unmeasured(decide.INCONCLUSIVE, note=f"the first look is at {at.looks[0]}"),
-            "open",
-        )
+        first = decide.unmeasured(decide.INCONCLUSIVE, note=f"the first look is at {at.looks[0]}")
+        return Stopped(len(seeds), first, "open")
     return reached
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
@@ -48,9 +49,8 @@ def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
 
 def _pvalues(pvalues: Sequence[float]) -> list[float]:
     ps = [float(p) for p in pvalues]
-    for p in ps:
-        if not 0.0 <= p <= 1.0:
-            raise StsbenchError(f"Holm's correction: {p} is not a p-value in [0, 1]")
+    if bad := [p for p in ps if not 0.0 <= p <= 1.0]:
+        raise StsbenchError(f"Holm's correction: {bad[0]} is not a p-value in [0, 1]")
     return ps
 
 
@@ -61,13 +61,9 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     the ordering and capped at 1. Rejecting where the adjusted p <= alpha controls the family-wise error.
     """
     ps = _pvalues(pvalues)
-    m = len(ps)
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda k: ps[k])):
-        running = max(running, min(1.0, (m - rank) * ps[i]))
-        adjusted[i] = running
-    return adjusted
+    order = sorted(range(len(ps)), key=lambda k: ps[k])
+    running = accumulate((min(1.0, (len(ps) - r) * ps[i]) for r, i in enumerate(order)), max, initial=0.0)
+    return [p for _, p in sorted(zip(order, list(running)[1:], strict=True))]
 
 
 # the rule in words, for the tables' legends
