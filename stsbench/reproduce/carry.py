@@ -11,8 +11,8 @@ interrupted carry resumes), run by the same executor as any step (``--parallel``
   logged step against its method's ``schedule``; then replayed (``train --witness-steps W``) up to the first logged
   step at or after max(10, queue full, first momentum update, warm-up under way), and its logged records up to W
   (loss, parts, ``grad_norm``) and ``dev_spearman`` at step 0 and W compared: within 4 float32 ulps where the CPU
-  kind equals the recorded one, within 1e-3 relative otherwise ("other machine"). A run recorded on a GPU is
-  carried only on a machine with one.
+  kind equals the recorded one, within 1e-3 relative (or 4 float32 ulps of 1) otherwise ("other machine"). A
+  run recorded on a GPU is carried only on a machine with one.
 - an **evaluation**: every figure, interval and aggregate recomputed from its sealed per-pair files; its encoder
   witnessed by re-encoding one task with the weights where kept, else the baseline's (or the embedded model's
   canary, against the canary recorded with the step).
