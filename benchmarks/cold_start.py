@@ -1,7 +1,7 @@
 """Cold start: a warm-cache 7-task `stsbench run` and a mistyped name, as new processes, beside today's path.
 
-    python benchmarks/cold_start.py [--model all-MiniLM-L6-v2] [--repeats 5] [--baseline REF] [--cache-dir DIR]
-        [--markdown FILE] [--no-bytecode-cache]
+    python benchmarks/cold_start.py [--model all-MiniLM-L6-v2] [--repeats 5] [--baseline REF] [--data-dir DIR]
+        [--cache-dir DIR] [--markdown FILE] [--no-bytecode-cache]
 
 Every embedding the run needs is put in the cache first (untimed runs). Then, ``--repeats`` times and in
 rotating order (so that drift in the machine's load falls on every row alike), each of these runs as a new
@@ -21,6 +21,8 @@ Every run finds its modules' bytecode cached, as an installed package or any sec
 a ``PYTHONPYCACHEPREFIX`` of their own, filled by the untimed runs, and ``PYTHONDONTWRITEBYTECODE`` is dropped.
 ``--no-bytecode-cache`` keeps the environment's setting instead (with ``PYTHONDONTWRITEBYTECODE`` set and no
 ``__pycache__`` in the tree, every run compiles the package from source, about 0.1 s).
+The runs go on in the temporary folder: a relative path among the options (and in ``$STSBENCH_DATA`` or
+``$STSBENCH_CACHE``) is taken from the folder the script was started in; a missing data folder is refused at once.
 The load average is printed before and after: on a shared machine the absolute seconds follow the load.
 Targets (issue 28): warm run at most 1.0 s, a bad name refused in under 0.5 s, on a quiet 2-core CPU.
 """
@@ -68,7 +70,8 @@ def stsbench_process(
 ) -> tuple[float, dict, str]:
     """Wall seconds of ``stsbench ARGS`` in a new interpreter (package from ``tree``), its status and stdout.
 
-    ``status["cpu"]``: the process's CPU seconds (user + system), which a shared machine's load sways less.
+    ``status["cpu"]``: the process's CPU seconds (user + system), which a shared machine's load sways less;
+    ``status["tail"]``: the last lines (at most 5) of its stderr, to say why a run failed.
     """
     env = dict(os.environ)
     if PYCACHE is not None:
@@ -90,11 +93,18 @@ def stsbench_process(
     took = time.perf_counter() - start
     now = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime
-    status = json.loads(done.stderr.strip().splitlines()[-1])
+    *said, last = done.stderr.strip().splitlines() or [""]
+    tail = "\n".join([line for line in said if line.strip()][-5:])
+    try:
+        status = json.loads(last)
+    except json.JSONDecodeError:  # the wrapper itself failed (an import, say): its stderr ends with why
+        tail = "\n".join([line for line in [*said, last] if line.strip()][-5:])
+        command = " ".join(map(str, args))
+        raise SystemExit(f"error: stsbench {command} broke its process; its stderr ends:\n{tail}") from None
     want = (tree or ROOT) / "stsbench" / "__init__.py"
     if Path(status["from"]).resolve() != want.resolve():
         raise SystemExit(f"error: the run imported stsbench from {status['from']}, not {want}")
-    return took, {**status, "cpu": cpu}, done.stdout
+    return took, {**status, "cpu": cpu, "tail": tail}, done.stdout
 
 
 def extract(ref: str, into: Path) -> Path:
@@ -112,7 +122,8 @@ def extract(ref: str, into: Path) -> Path:
     return into
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, every path among them absolute (see :func:`resolve_paths`); a missing data folder exits 2."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="all-MiniLM-L6-v2", help="a name or a local model folder")
     ap.add_argument("--data-dir", type=Path, help="default: $STSBENCH_DATA, else ./data")
@@ -130,10 +141,36 @@ def parse_args() -> argparse.Namespace:
         help="keep the environment's PYTHONDONTWRITEBYTECODE/PYTHONPYCACHEPREFIX (default: a bytecode cache of "
         "the benchmark's own)",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
+    args = resolve_paths(args, Path.cwd())
+    if not args.data_dir.is_dir():
+        ap.exit(
+            2, f"error: no data folder at {args.data_dir}; pass --data-dir (the folder holding downstream/)\n"
+        )
     return args
+
+
+def resolve_paths(args: argparse.Namespace, start: Path) -> argparse.Namespace:
+    """``args`` with its paths absolute, a relative one taken from ``start`` (the folder the script was started
+    from): the runs go on in another folder. The data folder defaults to ``$STSBENCH_DATA``, else ``./data``, the
+    cache to ``$STSBENCH_CACHE`` where set (else the run's own default, the user's cache); ``--model`` where it
+    names a path there."""
+    data_dir = args.data_dir or Path(os.environ.get("STSBENCH_DATA") or "data")
+    cache_dir = args.cache_dir or (
+        Path(os.environ["STSBENCH_CACHE"]) if os.environ.get("STSBENCH_CACHE") else None
+    )
+    model = start / Path(args.model).expanduser()
+    return argparse.Namespace(
+        **{
+            **vars(args),
+            "data_dir": (start / data_dir.expanduser()).resolve(),
+            "cache_dir": None if cache_dir is None else (start / cache_dir.expanduser()).resolve(),
+            "markdown": None if args.markdown is None else (start / args.markdown.expanduser()).resolve(),
+            "model": str(model.resolve()) if model.exists() else args.model,
+        }
+    )
 
 
 def load() -> str:
@@ -145,7 +182,7 @@ def main() -> None:
     global PYCACHE
     args = parse_args()
     common = ["--model", args.model, "--tasks", "sts", "-q"]
-    common += ["--data-dir", args.data_dir] if args.data_dir else []
+    common += ["--data-dir", args.data_dir]
     common += ["--cache-dir", args.cache_dir] if args.cache_dir else []
     with tempfile.TemporaryDirectory() as tmp:
         PYCACHE = None if args.no_bytecode_cache else Path(tmp) / "pycache"
@@ -156,7 +193,10 @@ def main() -> None:
         for argv in (warm, ["run", *common]):
             _, status, _ = stsbench_process([*argv, "--output", out / "warm-up"], None)
             if status["code"] != 0:
-                raise SystemExit("error: the warm-up run failed; run it by hand to see why")
+                code, tail = status["code"], status["tail"]
+                raise SystemExit(
+                    f"error: the warm-up run failed (exit code {code}); its stderr ends:\n{tail}"
+                )
         _, status, _ = stsbench_process([*warm, "--output", out / "baseline-up"], base)
         before = tuple(status["heavy"])  # what today's path imports on a warm run
         rows = {  # label: (arguments, package tree (None: this one), modules imported first, exit code 0)

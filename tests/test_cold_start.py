@@ -7,11 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import HEAVY, run_cli_watching
+from helpers import HEAVY, ROOT, run_cli_watching
 
 import stsbench
 from stsbench.encoders import cache as cache_module
@@ -87,6 +88,60 @@ def test_a_bad_name_is_one_line_before_any_heavy_import(args):
     assert code == 2 and stdout == ""
     assert len(stderr.splitlines()) == 1 and stderr.startswith("error: ")
     assert heavy == []
+
+
+def test_the_benchmark_takes_relative_paths_from_the_folder_it_was_started_in(tmp_path, monkeypatch):
+    """benchmarks/cold_start.py runs its commands in a temporary folder: its paths are made absolute first."""
+    import cold_start
+
+    here = tmp_path.resolve() / "here"
+    (here / "data").mkdir(parents=True)
+    (here / "model").mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.delenv("STSBENCH_DATA", raising=False)
+    monkeypatch.delenv("STSBENCH_CACHE", raising=False)
+    args = cold_start.parse_args(
+        ["--data-dir", "data", "--cache-dir", "../cache", "--markdown", "cold.md", "--model", "model"]
+    )
+    assert args.data_dir == here / "data" and args.cache_dir == tmp_path.resolve() / "cache"
+    assert args.markdown == here / "cold.md" and args.model == str(here / "model")
+    args = cold_start.parse_args([])  # the defaults: ./data, the run's own cache, a model name kept as given
+    assert args.data_dir == here / "data" and args.cache_dir is None and args.model == "all-MiniLM-L6-v2"
+    monkeypatch.setenv("STSBENCH_DATA", "../shared-data")
+    monkeypatch.setenv("STSBENCH_CACHE", "cache")
+    args = cold_start.resolve_paths(cold_start.parse_args(["--data-dir", "data"]), here)  # twice: the same
+    assert args.data_dir == here / "data" and args.cache_dir == here / "cache"
+    assert cold_start.resolve_paths(args, Path("/elsewhere")).data_dir == here / "data"
+    args = cold_start.resolve_paths(Namespace(data_dir=None, cache_dir=None, markdown=None, model="m"), here)
+    assert args.data_dir == tmp_path.resolve() / "shared-data"  # $STSBENCH_DATA, from the starting folder
+
+
+def test_the_benchmark_refuses_a_missing_data_folder_in_one_line(tmp_path, monkeypatch, capsys):
+    import cold_start
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STSBENCH_DATA", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        cold_start.parse_args(["--repeats", "1"])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: no data folder at {tmp_path.resolve() / 'data'}; pass --data-dir")
+    # the script itself: the same line, no traceback, before any run
+    script = ROOT / "benchmarks" / "cold_start.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--data-dir", "nowhere"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [line.replace("data;", "nowhere;")]
+
+
+def test_a_failed_run_of_the_benchmark_says_why():
+    """A warm-up run that fails is reported with the last lines of its stderr, not "run it by hand"."""
+    import cold_start
+
+    _, status, _ = cold_start.stsbench_process(["run", "--tasks", "STS17"], None)
+    assert status["code"] == 2 and status["tail"].startswith("error: ") and "STS17" in status["tail"]
+    assert len(status["tail"].splitlines()) <= 5
 
 
 def test_each_command_module_is_the_one_the_cli_imports_for_its_commands():

@@ -1,8 +1,10 @@
 """``stsbench reproduce --executor slurm`` on a real one-node Slurm cluster.
 
 The cluster is ``scripts/slurm-local.sh``'s: CI starts it before the tests (``.ci/run``, which stops it at the
-end); otherwise the fixture starts one in a temporary folder and stops it. Where it cannot start (no root, no
-apt, no Slurm), the test skips with the script's reason.
+end); otherwise, opted in with ``STSBENCH_SLURM_TESTS=1`` (the script apt-installs slurm-wlm and munge as root, so
+a plain ``pytest`` never does), the fixture starts one in a temporary folder and stops it; without either the test
+skips and says how to opt in. Where it cannot start (no root, no apt, no Slurm), the test skips with the script's
+reason. The other tests here need no cluster.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from helpers import (
 
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 CLUSTER = "stsbench-local"  # the script's ClusterName: a cluster the tests may submit to
+OPT_IN = "STSBENCH_SLURM_TESTS"  # =1: the fixture may start a cluster (.ci/run sets it)
 
 
 def _ours(env: dict[str, str]) -> bool:
@@ -49,13 +52,19 @@ def _ours(env: dict[str, str]) -> bool:
 
 @pytest.fixture(scope="session")
 def slurm():
-    """SLURM_CONF of a running local cluster: CI's, else one started here (and stopped after the tests)."""
+    """SLURM_CONF of a running local cluster: CI's, else one started here (and stopped after the tests), opted in
+    with STSBENCH_SLURM_TESTS=1."""
     pytest.importorskip(
         "submitit", reason="the Slurm executor needs submitit (pip install 'stsbench[slurm]')"
     )
     if _ours(dict(os.environ)):
         yield os.environ["SLURM_CONF"]
         return
+    if os.environ.get(OPT_IN) != "1":
+        pytest.skip(
+            f"no local Slurm cluster running: set {OPT_IN}=1 to start a local Slurm cluster (apt-installs "
+            "slurm-wlm and munge as root), or run .ci/run"
+        )
     # not under pytest's temporary folders, which are private: munged runs as the munge user
     folder = Path(tempfile.gettempdir()) / f"stsbench-slurm-test-{os.getpid()}"
     env = {**os.environ, "SLURM_LOCAL_DIR": str(folder)}
@@ -123,7 +132,7 @@ def _local_reproduction(tmp_path_factory, found: dict[str, object]) -> None:
 
 
 @pytest.mark.slow  # a tiny reproduction on Slurm, against the reproduce tests' local one (shared): ~1 min
-@pytest.mark.slurm  # starts a Slurm cluster, apt-installing slurm-wlm and munge as root: -m "not slurm" skips it
+@pytest.mark.slurm  # starts a Slurm cluster (apt-installing slurm-wlm and munge as root) with STSBENCH_SLURM_TESTS=1
 def test_slurm_executor_equals_local_and_resumes_requeued_jobs(slurm, recipe, tmp_path_factory, tmp_path):
     env = {**os.environ, "SLURM_CONF": slurm, "STSBENCH_DATA": str(DATA)}
     out = tmp_path / "slurm"
