@@ -308,3 +308,51 @@ def test_status_replans_on_the_recorded_data_folder_and_never_cries_wolf_without
         ["reproduce", str(moved), "--status", "--check", "--format", "line", "--data-dir", str(DATA)], capsys
     )
     assert "(7 steps): 7 done and current, 6 of them carried over by" in out and "again" not in out, out
+
+
+def test_a_dry_run_without_data_dir_reads_the_recorded_folder_and_never_says_to_run_without_data(
+    tmp_path, monkeypatch, capsys
+):
+    """`reproduce cpu-mini --out reports/cpu-mini-replication --dry-run` (no --data-dir) said "183 to run" for a
+    done edition: it read ./data, absent. It reads the data folder the reproduction records, saying so in one
+    line; where no data is found, a done step is "not judged", never "to run", and one line says what to give."""
+    import os
+    import shutil
+
+    from helpers import DATA
+
+    if not (DATA / "downstream").is_dir():
+        pytest.skip(f"shared data not found at {DATA}")
+    monkeypatch.delenv("STSBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./data here
+    edition = ROOT / "reports" / "mocose-collapse-mini"
+    code, out, err = run_cli(["reproduce", "mocose-collapse-mini", "--out", str(edition), "--dry-run"], capsys)
+    assert code == 0 and f"data: {os.path.normpath(edition / '../../../shared/data')} (" in out, out + err
+    assert f"in {edition}: 7 done\n" in out and "to run" not in out.replace("nothing left to run", ""), out
+    moved = tmp_path / "moved"  # nothing beside it at ../../../shared/data
+    shutil.copytree(edition, moved)
+    code, out, err = run_cli(["reproduce", "mocose-collapse-mini", "--out", str(moved), "--dry-run"], capsys)
+    assert code == 0 and "to run" not in out.replace("nothing left to run", ""), out + err
+    assert f"in {moved}: 7 not judged (no data)" in out, out
+    assert f"data not found at {Path('data').absolute()}: 7 done step(s) not judged; give --data-dir" in out, out
+    assert out.count("corpus ") <= 1, out  # the corpus a training and an analysis read, listed once
+
+
+def test_status_shows_a_resumed_trainings_own_time_as_the_report_does():
+    """`--status` showed a resumed training's last attempt (4m18s) where report.md shows its training time (7.0
+    min): it shows the log's wall time, the report's, and says the training was resumed."""
+    import json
+
+    from stsbench.progress import duration
+    from stsbench.reproduce.view import own_seconds, row
+
+    folder = ROOT / "reports" / "simcse-dropout-sequential-mini"
+    state = json.loads((folder / "reproduce.json").read_text(encoding="utf-8"))
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    for step, note in (("train/dropout.dropout-0.15/seed-2", " (resumed, 3 attempts)"), ("train/dropout.dropout-0.1/seed-3", "")):
+        record = state["steps"][step]
+        own = own_seconds(record, folder)
+        assert own is not None and (own > record["seconds"] + 60) == bool(note), (own, record["seconds"])
+        _, status, detail = row(step, record, out=folder)
+        assert status == "done" and detail == f"{duration(own)}{note}", detail
+        assert re.search(rf"\| {re.escape(step)} \| unsup-SimCSE \|.* \| {own / 60:.1f} \|\n", report), step

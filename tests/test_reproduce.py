@@ -97,6 +97,16 @@ def test_errors_are_one_line(tiny, tmp_path, capsys):
     assert code != 0 and "--out DIR" in err
     code, _, err = run_cli(["reproduce", tmp_path, "--status"], capsys)
     assert code != 0 and "holds no reproduction" in err
+    code, _, err = run_cli(["reproduce", tmp_path / "none", "--status"], capsys)
+    assert code == 2 and err.strip().endswith("none does not exist; give the --out of stsbench reproduce"), err
+    code, _, err = run_cli(["reproduce", "cpu-mini", "--until-decided", "--max-seeds", "-3", "--dry-run"], capsys)
+    assert code == 2 and "--max-seeds -3: give 10 or 20" in err, err
+    (tmp_path / "string.yaml").write_text("name: s\ntitle: t\nruns: simcse\n")
+    code, _, err = run_cli(["reproduce", tmp_path / "string.yaml", "--dry-run"], capsys)
+    assert code == 2 and "runs: a list of runs, each a mapping" in err and "got 'simcse'" in err, err
+    (tmp_path / "bare.yaml").write_text("name: s\ntitle: t\nruns: [{name: a}]\n")
+    code, _, err = run_cli(["reproduce", tmp_path / "bare.yaml", "--dry-run"], capsys)
+    assert code == 2 and "flavour: missing" in err and "more: report, runs" in err, err
 
 
 def _start(recipe: Path, out: Path, *extra: str) -> subprocess.Popen:

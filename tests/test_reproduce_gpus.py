@@ -167,3 +167,25 @@ def test_the_scheduler_stops_when_nothing_runs_and_nothing_can_start(tmp_path_fa
     (tmp_path / "o").mkdir()
     with pytest.raises(StsbenchError, match="cannot start: the executor cannot fit it with nothing running"):
         run_plan(plan, load_state(plan.out), Full(gpus=[]), started=0.0)  # a hang would time the test out
+
+
+def test_where_no_gpu_device_is_present_torch_is_not_asked(monkeypatch):
+    """Each reproduce orchestrator imported torch (3 CPU s) only to count no GPU: where no CUDA or ROCm device
+    file is present, none is counted without torch; where one is, torch counts them."""
+    import os
+
+    from stsbench.reproduce import executors
+
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    probe = "import sys; from stsbench.reproduce.executors import visible_gpus as v; print(v(), 'torch' in sys.modules)"
+    if executors.gpu_device_files():
+        pytest.skip("a GPU driver's device files are here: torch counts the GPUs")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["[]", "False"], done.stdout + done.stderr
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(executors, "gpu_device_files", lambda: True)  # a device file: torch is asked
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert executors.visible_gpus() == ["0", "1"]

@@ -138,6 +138,9 @@ def test_parallel_processes_share_the_cores_on_cpu_and_are_dealt_the_gpus_on_cud
     assert settings(cfg.replace(device="cuda:1"), parallel=2, jobs=2) == (2, None)  # every process on cuda:1
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    from stsbench.reproduce import executors
+
+    monkeypatch.setattr(executors, "gpu_device_files", lambda: True)  # a GPU driver's devices: torch asked
     ex = seed_executor(cfg.replace(device="cuda"), parallel=4, per_gpu=1, jobs=4)
     assert ex.gpus == ["0", "1", "2"] and seed_threads(cfg, ex) is None  # CUDA: the GPUs torch counts
 

@@ -23,6 +23,7 @@ from stsbench.commands import _options as shared
 from stsbench.commands._options import opt, print_table, runs_and_seeds, table_console
 from stsbench.errors import Negative, RunFailed, StsbenchError
 from stsbench.files import check_writable_dir, output_lock, visible_entries
+from stsbench.paths import resolve_data_dir
 from stsbench.progress import plural
 from stsbench.reproduce import executors
 from stsbench.reproduce.state import (
@@ -34,7 +35,7 @@ from stsbench.reproduce.state import (
     sequential_recipe,
     why_run,
 )
-from stsbench.reproduce.view import Display, counts, session_lines
+from stsbench.reproduce.view import Display, counts, data_folder, session_lines
 from stsbench.reproduce.view import dry_run as show_dry_run
 from stsbench.reproduce.view import status as show_status
 from stsbench.train.tracking import check_installed, parse_report_to
@@ -201,9 +202,14 @@ def reproduce_command(
     recipe = load_recipe(target)
     if runs is not None or seeds is not None:  # a bad seed: one line
         recipe = recipe.subset(*runs_and_seeds(runs, seeds))
-    if until_decided:  # a maximum without constants: one line
+    if until_decided:  # a maximum without constants: one line naming those allowed
         from stsbench.stats.sequential import plan as sequential_plan
+        from stsbench.stats.sequential_table import TABLE
 
+        if str(max_seeds or 10) not in (allowed := TABLE["plans"]):
+            raise StsbenchError(
+                f"--max-seeds {max_seeds}: give {' or '.join(allowed)} (the plans with constants)"
+            )
         recipe = recipe.model_copy(
             update={"until": sequential_plan(max_seeds or 10).maximum, "refine": refine}
         )
@@ -213,7 +219,7 @@ def reproduce_command(
     home = out.expanduser()  # a file, or a used folder that is not this recipe's reproduction: one line
     if home.exists() and not home.is_dir():
         raise StsbenchError(f"--out {home} is a file; pass a folder")
-    found = load_state(home).get("recipe")
+    found = (state := load_state(home)).get("recipe")
     if found not in (None, recipe.name):
         raise StsbenchError(
             f"--out {home} holds a reproduction of {found}, not {recipe.name}; pass another --out"
@@ -223,6 +229,12 @@ def reproduce_command(
             f"--out {home} is not empty and holds no reproduction; pass a new or empty folder"
         )
     console = table_console()
+    default = resolve_data_dir(None, must_exist=False)
+    if data_dir is None and (recorded := data_folder(home, state)) != default:
+        data_dir = recorded  # where the reproduction was made: its record names it, relative to the folder
+        console.print(
+            f"data: {os.path.normpath(recorded)} ({home / STATE_FILE} records it; --data-dir to change)"
+        )
     if dry_run:
         how = dict(changed=changed, strict=strict, parallel=parallel, gpus=gpus, threads=threads)
         show_dry_run(recipe, out, data_dir, trackers, **how, allow_modified=allow_modified, console=console)
@@ -383,7 +395,7 @@ def _list(target: str | None, format_: str) -> None:
     if width < 160:  # a table of eight columns would fold every name: a block per recipe, wrapped
         for name, flavour, tables, cells, unrepr, claims, trainings, hours in rows:
             head = f"{name} ({flavour}): {plural(int(cells), 'cell')}, {unrepr} unreproducible, "
-            head += f"{plural(int(claims), 'claim')}, {plural(int(trainings), 'training')}; cost {hours}"
+            head += f"{plural(int(claims), 'claim')}, {plural(int(trainings), 'training')}; optimizer steps {hours}"
             typer.echo(textwrap.fill(head, width, subsequent_indent="    ", break_on_hyphens=False))
             tables = textwrap.fill(f"tables: {tables}", width, initial_indent="  ", subsequent_indent="    ")
             typer.echo(tables)
@@ -392,7 +404,7 @@ def _list(target: str | None, format_: str) -> None:
     numbers = ("cells", "unreproducible", "claims", "trainings")
     columns = [
         (col, {"justify": "right" if col in numbers else "left", "no_wrap": col in (*numbers, "recipe")})
-        for col in ("recipe", "flavour", "tables", *numbers, "cost")
+        for col in ("recipe", "flavour", "tables", *numbers, "optimizer steps")
     ]
     print_table(Console(width=width), columns, rows, caption=LIST_FOOTER, caption_justify="left")
 
@@ -401,8 +413,9 @@ LIST_FOOTER = (
     "cells: the published cells the recipe's runs are held against (a verdict, or set beside); unreproducible: "
     "cells of its tables that no built-in recipe can produce, each with a reason (--format json lists them), "
     "counted apart from cells, so it may exceed them; claims: the papers' claims it judges; trainings: runs x "
-    "seeds; cost: training time on each device with a measured step time (steps x step time; evaluations and "
-    "analyses not counted: the dry run counts them)."
+    "seeds; optimizer steps: the trainings' optimizer steps alone on each device with a measured step time (steps x "
+    "step time); the whole cost, with set-up, dev and test evaluations, saves, analyses and the report, is the dry "
+    "run's: stsbench reproduce NAME --dry-run."
 )
 
 

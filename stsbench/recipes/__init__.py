@@ -349,10 +349,18 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
         raise StsbenchError(
             f"{where}: expected a mapping (name, title, runs, ...), got {type(data).__name__}"
         )
+    runs = data.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise StsbenchError(
+            f"recipe {where}: runs: a list of runs, each a mapping (name, method, config, seeds...), "
+            f"got {runs!r:.60}; see docs/recipes.md"
+        )
     try:
         recipe = Recipe.model_validate(data)
-    except ValidationError as exc:
-        raise StsbenchError(f"recipe {where}: {validation_line(exc)}") from None
+    except ValidationError as exc:  # the first error said, the others named
+        more = sorted({".".join(map(str, e["loc"])) for e in exc.errors()[1:]})
+        also = f" (and {len(more)} more: {', '.join(more)})" if more else ""
+        raise StsbenchError(f"recipe {where}: {validation_line(exc)}{also}") from None
     if path.parent != Path(str(resources.files(__name__))):
         recipe = _own_files_from(recipe, path.parent.resolve())
     try:

@@ -165,9 +165,18 @@ def visible_gpus() -> list[str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [g for g in visible.split(",") if g.strip()]
+    if not gpu_device_files():  # no GPU driver's device here: torch (3 s of imports) is not asked
+        return []
     import torch
 
     return [str(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
+
+def gpu_device_files() -> bool:
+    """Whether a CUDA or ROCm device file is here (``/dev/nvidia0``..., ``/dev/kfd``); off Linux, True but on macOS."""
+    if not sys.platform.startswith("linux"):
+        return sys.platform != "darwin"
+    return Path("/dev/kfd").exists() or any(Path("/dev").glob("nvidia[0-9]*"))
 
 
 class _Process(Handle):

@@ -630,18 +630,19 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
         corpus = step_arg(step, "--corpus") if step.kind == "analysis" else None
         if corpus is not None and not Path(corpus).is_file():  # plan.py resolved its name to this file
             how = f"{corpus} does not exist; put the corpus there (docs/reproduce.md) or pass --data-dir"
-            corpora.setdefault((Path(corpus).name, how), []).append(step.id)
+            corpora.setdefault(Path(corpus), (Path(corpus).name, how, []))[2].append(step.id)
         train_file, lines = step.config.get("train_file"), step.config.get("train_lines")
         if step.kind == "train" and train_file:
             try:
                 path, _ = resolve_train_file(str(train_file), lines, plan.data_dir)
             except StsbenchError as exc:  # "corpus NAME: no FILE under DATA; run `...`"
                 name, _, how = str(exc).partition(": ")
-                corpora.setdefault((name.removeprefix("corpus "), how or name), []).append(step.id)
+                file = _corpus(str(train_file), lines, plan.data_dir)[0]  # an analysis may read it too
+                corpora.setdefault(file, (name.removeprefix("corpus "), how or name, []))[2].append(step.id)
             else:
                 if not path.is_file():
                     how = f"{path} does not exist; check the path"
-                    corpora.setdefault((str(train_file), how), []).append(step.id)
+                    corpora.setdefault(path, (str(train_file), how, []))[2].append(step.id)
         if step.kind == "train" and step.model:
             extras = extra_models(step.config)
             options.update(extras)
@@ -671,7 +672,7 @@ def missing(plan: Plan, to_run: Iterable[str] | None = None, allow_modified: boo
             "every difference) or pass --allow-modified-data to score them anyway, marked as modified"
         )
         needs.append(Need("modified data", name, how, ids(present)))
-    needs += [Need("corpus", name, how, tuple(readers)) for (name, how), readers in corpora.items()]
+    needs += [Need("corpus", name, how, tuple(readers)) for name, how, readers in corpora.values()]
     for name, readers in models.items():
         if (how := model_missing(name)) is not None:  # an augmentation's model: the option that names it
             named = how.replace("set the run's `model:`", f"set the run's `{options.get(name, 'model')}:`")

@@ -113,8 +113,20 @@ def row(
     elif status in ("failed", "interrupted", "skipped"):
         detail = record.get("error") or ""
     elif status == "done" and record.get("seconds") is not None:
-        detail = duration(record["seconds"])
+        own = own_seconds(record, out) if record.get("kind") == "train" else None
+        detail = duration(own or record["seconds"])
+        if own and own > record["seconds"] + 1:  # its log's wall time holds the attempts it resumed from
+            detail += f" (resumed, {record.get('attempts', 2)} attempts)"
     return step_id, status, detail
+
+
+def own_seconds(record: dict[str, Any], out: str | Path) -> float | None:
+    """A training's own wall time, its log's ``end`` record's (the report's), over every attempt it resumed."""
+    logs = [f for f in record.get("files", {}) if f.endswith("train_log.jsonl")]
+    path = Path(out) / (logs[0] if logs else f"{record.get('folder')}/train_log.jsonl")
+    with suppress(OSError, ValueError, IndexError):
+        return json.loads(path.read_text(encoding="utf-8").splitlines()[-1]).get("wall_seconds")
+    return None
 
 
 def counts(state: dict[str, Any]) -> str:
@@ -265,6 +277,18 @@ def again_steps(out: Path, state: dict, data_dir) -> dict[str, str] | None:  # n
     }
 
 
+def data_folder(out: Path, state: dict, data_dir=None) -> Path:  # noqa: ANN001
+    """The data a reproduction in ``out`` is judged on.
+
+    ``--data-dir``, else ``$STSBENCH_DATA``, else the folder its record names (relative to ``out``) where it
+    holds data, else ``./data``.
+    """
+    given, found = data_dir is not None or os.environ.get(DATA_ENV), out / state.get("data_dir", "")
+    if not given and state.get("data_dir") and (found / "downstream").is_dir():
+        return found
+    return resolve_data_dir(data_dir, must_exist=False)
+
+
 # what the default --status says it read (the line format leaves it out: an edition's README carries that line)
 RECORD_NOTE = (
     "judged from the record (each step's code, sealed files); --status --check replans on the recipe and the data "
@@ -287,20 +311,16 @@ def status(
     ``history``: each past session's line (:func:`session_lines`), else one line saying how to see them.
     """
     if not (out / STATE_FILE).is_file():
-        raise StsbenchError(
-            f"{out} holds no reproduction ({STATE_FILE}); give the --out of stsbench reproduce"
-        )
+        found = f"holds no reproduction ({STATE_FILE})" if out.exists() else "does not exist"
+        raise StsbenchError(f"{out} {found}; give the --out of stsbench reproduce")
     state = load_state(out)
     changed = recorded_changed(state)
     note, replanned = "", ""  # replanned: what --check found changed, in one line
     if not check:
         again = recorded_again(state, out, changed)
     else:
-        # the data replanned on: --data-dir, else $STSBENCH_DATA, else the one recorded (relative to the
-        # folder), else ./data; one without downstream/ is no data: keys not checked (never "its key changed")
-        again, recorded = {}, state.get("data_dir")
-        given_dir = data_dir is not None or os.environ.get(DATA_ENV) or not recorded
-        where = resolve_data_dir(data_dir, must_exist=False) if given_dir else out / recorded
+        # one without downstream/ is no data: keys not checked (never "its key changed")
+        again, where = {}, data_folder(out, state, data_dir)
         data = where if (where / "downstream").is_dir() else None
         note = "" if data else f"keys not checked: no SentEval data at {where} (give --data-dir DIR)"
         found = again_steps(out, state, data)
@@ -430,15 +450,25 @@ def dry_run(
         say(f"  left out: {line}")
     say("plan: " + ", ".join(f"{n} {k}" for k, n in Counter(s.kind for s in plan.steps).items()) + " step(s)")
     stands, words = {}, {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
+    words["blind"] = "not judged (no data)"
+    blind = not (
+        plan.data_dir / "downstream"
+    ).is_dir()  # without the data no key holds: a done step not judged
     for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
         found = classify(s, record := state["steps"].get(s.id))
-        if found != "changed":
+        if blind and record and record.get("status") == "done":
+            found = "blind"
+        elif found != "changed":
             found = "done" if actions[s.id][0] == "skip" else "resume" if found == "resume" else "run"
         stands[s.id], after = found, f"  after {len(s.deps)}" if s.deps else ""
         why = why_run(s, record, actions) if found in ("run", "resume") else ""
         say(f"  {s.id}  [{s.key[:12]}]{after}  {words[found]}" + (f" ({why})" if why else ""))
     found = Counter(words[v] for v in stands.values())
     say("in " + str(plan.out) + ": " + ", ".join(f"{n} {w}" for w, n in found.items()))
+    if found[words["blind"]]:
+        say(
+            f"data not found at {plan.data_dir}: {found[words['blind']]} done step(s) not judged; give --data-dir"
+        )
     if found["changed code"]:
         ask = "the run stops until --carry-changed, --rerun-changed or --keep-changed says which"
         hint = {"ask": ask, "rerun": "run again", "carry": "witnessed, carried where the witness agrees"}
@@ -464,12 +494,14 @@ def dry_run(
         s.id for s in plan.steps if changed == "carry" and stands[s.id] == "changed" and s.kind != "report"
     }
     left = replace(
-        plan, steps=tuple(s for s in plan.steps if stands[s.id] != "done" and s.id not in witnessed)
+        plan,
+        steps=tuple(s for s in plan.steps if stands[s.id] not in ("done", "blind") and s.id not in witnessed),
     )
     n, counts = len(left.steps), count(left)
     of = f"{n} of {len(plan.steps)} steps" if n < len(plan.steps) else "every step"
     if not left.steps:
-        say("estimated time of what is left: nothing left to run (every step done and current)")
+        done = "none judged without the data" if blind else "every step done and current"
+        say(f"estimated time of what is left: nothing left to run ({done})")
     else:
         say(
             f"estimated time of what is left ({of}), one step at a time (counted parts x measured unit times, a "
