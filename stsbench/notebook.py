@@ -5,16 +5,20 @@ report: each table as ``report.md`` prints it, each figure inline, drawn by the 
 own file names. An edition's results (``OUT/results`` beside ``OUT/reproduce.json``) are reported with that
 reproduction's report step's options (:func:`stsbench.reproduce.plan.report_args` on the recipe it records: its
 ``--baseline``, ``--against``, ``--claims``, ``--difference``, ``--figures``, banner and subset), so every table a
-notebook prints is one of the edition's ``report.md``; any other folder with ``stsbench report``'s defaults.
+notebook prints is one of the edition's ``report.md``; any other folder with ``stsbench report``'s defaults. Made
+from the repository root, the report prints its commands as the editions' READMEs do (:func:`open_results`).
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
+from stsbench.errors import StsbenchError
 from stsbench.reports.render import Report
 from stsbench.results.schema import STATE_FILE
 
@@ -40,22 +44,50 @@ def report_command(results: Path, out: Path) -> list[str]:
 def open_report(results: str | Path, out: str | Path | None = None) -> Report:
     """The report of ``results``, written by ``stsbench report`` with the arguments :func:`report_command` gives.
 
-    ``out``: where (default: a new temporary folder); its Made-by line quotes those arguments.
+    ``out``: where, kept (default: a temporary folder, removed once the report is read: its figures are held in
+    the :class:`Report`); its Made-by line quotes those arguments.
     """
     import typer
 
     from stsbench.commands.report import report_cmd
 
-    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="stsbench-notebook-"))
-    args = report_command(Path(results), folder)
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     app.command()(report_cmd)  # the command alone: `stsbench report`'s parsing, defaults and checks
     command = typer.main.get_command(app)
-    argv, sys.argv = sys.argv, ["stsbench", *args]  # the command line the report says made it
+    temporary = tempfile.TemporaryDirectory(prefix="stsbench-notebook-") if out is None else nullcontext(out)
+    with temporary as folder:
+        args = report_command(Path(results), Path(folder))
+        argv, sys.argv = sys.argv, ["stsbench", *args]  # the command line the report says made it
+        try:
+            return command.main(args[1:], standalone_mode=False).report
+        finally:
+            sys.argv = argv
+
+
+class ResultsError(StsbenchError):
+    """``$STSBENCH_RESULTS`` names no folder a report is made from; a notebook shows this line alone."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython prints these lines in place of the traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+def open_results(default: str, root: str | Path = "..") -> Report:
+    """:func:`open_report` of ``$STSBENCH_RESULTS`` (else ``default``), made from ``root`` (a notebook's: ``..``).
+
+    A relative path is one from ``root``, and the report names a folder under ``root`` from there (its Made-by
+    line and the commands that make its missing sections, as the editions' READMEs write them from the
+    repository root). A folder the report refuses: a :class:`ResultsError` that names the variable.
+    """
+    given, here = os.environ.get("STSBENCH_RESULTS", default), Path.cwd()
+    os.chdir(root)
     try:
-        return command.main(args[1:], standalone_mode=False).report
+        folder = Path(given).resolve()
+        return open_report(folder.relative_to(Path.cwd()) if folder.is_relative_to(Path.cwd()) else folder)
+    except StsbenchError as e:  # what is wrong, its first clause (the rest names `stsbench report`'s options)
+        why = f"{str(e).split('; ')[0]}; point it at a results folder (an edition's OUT/results)"
+        raise ResultsError(f"STSBENCH_RESULTS={given}: {why}") from None
     finally:
-        sys.argv = argv
+        os.chdir(here)
 
 
 def show(report: Report, *keys: str) -> None:
@@ -69,8 +101,9 @@ def show(report: Report, *keys: str) -> None:
     from stsbench.tabular import to_markdown
 
     unknown = sorted(set(keys) - {s.key for s in report.sections})
-    if unknown:  # with what the report says of its empty sections (its "Not in this report")
-        absent = [p for s in report.sections if s.key == "absent" for p in s.paragraphs]
+    if unknown:  # with, the first time, what the report says of its empty sections (its "Not in this report")
+        told, report.absent_told = getattr(report, "absent_told", False), True
+        absent = [p for s in report.sections if s.key == "absent" and not told for p in s.paragraphs]
         print(f"not in this report (no results or options for them): {', '.join(unknown)}", *absent, sep="\n")  # noqa: T201
     for section in (s for s in report.sections if s.key in keys):
         print(f"## {section.title}", *section.paragraphs, sep="\n\n")  # noqa: T201

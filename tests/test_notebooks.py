@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from helpers import ROOT
 from seed_results import make_seed_results
@@ -52,7 +55,10 @@ def test_notebook_runs_and_its_tables_are_the_reports(name, results, reports, mo
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     folder, report_md = reports[results]
-    monkeypatch.setenv("STSBENCH_RESULTS", folder)
+    if results == "edition":  # the notebooks' default, $STSBENCH_RESULTS unset
+        monkeypatch.delenv("STSBENCH_RESULTS", raising=False)
+    else:
+        monkeypatch.setenv("STSBENCH_RESULTS", folder)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     for cell in nb.cells:
@@ -72,6 +78,11 @@ def test_notebook_runs_and_its_tables_are_the_reports(name, results, reports, mo
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     assert "warning:" not in printed
+    # the report made from the repository root: the commands it prints are run from there
+    where = Path(folder).relative_to(ROOT) if Path(folder).is_relative_to(ROOT) else folder
+    assert f"Made by `stsbench report --results {where} --out " in printed
+    made = [line for line in printed.splitlines() if "Make them with" in line]
+    assert len(made) == len(set(made)), "each of its Not in this report lines once"
     tables = markdown_tables(printed)
     assert len(tables) >= 2
     if results == "seeds":  # the groups of seeds and their differences, as the report shows them
@@ -127,14 +138,67 @@ def test_open_report_builds_the_editions_tables_and_writes_nothing_beside_them(t
     assert any(s.shown_before for s in report.sections)
 
 
-def test_show_names_a_section_the_report_lacks(tmp_path, capsys):
+def test_show_names_a_section_the_report_lacks_and_its_lines_once(tmp_path, monkeypatch, capsys):
     from stsbench.notebook import open_report, show
 
-    report = open_report(FIXTURE, tmp_path)
+    report = open_report(make_seed_results(tmp_path / "results"), tmp_path / "out")
     show(report, "reproduction", "sts")
+    show(report, "length_bias", "seeds")
     out = capsys.readouterr().out
-    assert out.startswith("not in this report (no results or options for them): reproduction")
+    lacks = "not in this report (no results or options for them): "
+    assert out.startswith(f"{lacks}reproduction\nTransfer tasks: no")
+    assert f"\n{lacks}length_bias\n## Seeds" in out
+    assert out.count("Length bias: no length-bias results") == 1
     assert "## STS tasks" in out
+
+
+def test_open_report_leaves_no_temporary_folder(tmp_path, monkeypatch, capsys):
+    from stsbench.notebook import open_report, show
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = set(tmp_path.glob("stsbench-notebook-*"))
+    report = open_report(FIXTURE)
+    assert set(tmp_path.glob("stsbench-notebook-*")) == before
+    assert not any(p.exists() for p in report.figures)
+    show(report, "sts")  # its figures held in the report
+    assert "## STS tasks" in capsys.readouterr().out
+
+
+def test_a_results_folder_the_report_refuses_is_one_line_naming_the_variable(tmp_path, monkeypatch):
+    from stsbench.notebook import ResultsError, open_results
+
+    monkeypatch.chdir(ROOT / "notebooks")
+    (tmp_path / "empty").mkdir()
+    cases = ((tmp_path / "empty", "nothing to report under"), (tmp_path / "nowhere", "does not exist"))
+    for given, why in cases:
+        monkeypatch.setenv("STSBENCH_RESULTS", str(given))
+        with pytest.raises(ResultsError) as raised:
+            open_results("reports/cpu-mini-replication/results")
+        message = str(raised.value)
+        assert message.startswith(f"STSBENCH_RESULTS={given}: ") and why in message
+        assert message.endswith("; point it at a results folder (an edition's OUT/results)")
+        assert "--results" not in message
+        # IPython shows this line alone
+        assert raised.value._render_traceback_() == [f"ResultsError: {message}"]
+        assert raised.value.__cause__ is None and raised.value.__suppress_context__
+        assert Path.cwd() == ROOT / "notebooks"
+
+
+@pytest.mark.slow  # a Jupyter kernel
+def test_a_notebook_on_an_empty_folder_ends_in_one_line_naming_the_variable(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("STSBENCH_RESULTS", str(tmp_path))
+    nb = nbformat.read(ROOT / "notebooks" / "geometry.ipynb", as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
+    )
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as raised:
+        client.execute()
+    last = str(raised.value).strip().splitlines()[-1]  # what `jupyter nbconvert --execute` ends with
+    assert last.startswith(f"ResultsError: STSBENCH_RESULTS={tmp_path}: nothing to report under")
+    [error] = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert error["traceback"] == [last]  # what Jupyter shows: that line, no traceback
 
 
 def test_open_report_on_a_missing_folder_says_so(tmp_path):
