@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,6 +215,7 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
     assert [scores[t] for t in tasks] == MINILM_CLI
     code, out, err = run_cli(["check", "--results", results, "--against", "mteb/all-MiniLM-L6-v2"], capsys)
     assert code == 0 and "PASS" in out, out + err
+    _the_readmes_quickstart_runs_as_written(tmp_path, data_dir, cache, capsys, monkeypatch)
     if find_spec("mteb") is not None:  # the export is read back by mteb, the optional extra CI installs
         code, out, err = run_cli(["export-mteb", results, "--out", tmp_path / "mteb"], capsys)
         assert code == 0, err
@@ -241,6 +243,36 @@ def test_the_embedded_models_cold_cli_run_passes_mtebs_row_and_python_objects_gi
         use_cache=False,
     )
     assert [r.reported for r in raw.results] == MINILM_CLI[5:]
+
+
+def _the_readmes_quickstart_runs_as_written(tmp_path, data_dir, cache, capsys, monkeypatch) -> None:
+    """README.md's Quickstart, line by line as printed, from a clone's root with the data at ../shared/data, on
+    the cache of the cold run above (its figures are the README table's): each line exits 0 and does what its
+    comment says. The set-up line's venv is the one running the tests (the first line activates it)."""
+    import shlex
+
+    from helpers import ROOT, fenced_blocks
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    heading = text.index("## Quickstart") + 1
+    block = next(b for b in fenced_blocks(ROOT / "README.md") if b.line > heading)
+    lines = [line.split("  #")[0].strip() for line in block.body.splitlines()]
+    assert lines[0] == "source .venv/bin/activate" and all(w.startswith("stsbench ") for w in lines[1:]), lines
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(data_dir, target_is_directory=True)
+    (tmp_path / "clone").mkdir()
+    monkeypatch.chdir(tmp_path / "clone")
+    monkeypatch.setenv("STSBENCH_CACHE", str(cache))
+    printed = []
+    for line in lines[1:]:
+        code, out, err = run_cli(shlex.split(line)[1:], capsys)
+        assert code == 0, f"{line}: {out}{err}"
+        printed.append(out)
+    table = "| stsbench, all-MiniLM-L6-v2 | " + " | ".join(f"{v:.2f}" for v in MINILM_CLI)
+    readme = "\n".join(text)
+    assert table in readme and all(f"{v:.2f}" in printed[0] for v in MINILM_CLI), printed[0]
+    assert "PASS" in printed[1] and list(Path("results").rglob("STS12.json")), printed[1]
+    assert (Path("reports/minilm/report.md")).is_file() and (Path("reports/minilm/report.html")).is_file()
 
 
 SENTENCES = [
