@@ -314,3 +314,27 @@ def test_the_dropout_edition_holds_fixed_0_1_beside_its_cell_without_a_sweep_nob
     assert rows[0].endswith("| 45.20 | simcse/table4/dropout-p#Fixed 0.1 |")
     sweep = md.split("### Sweep over seeds: dropout rate p")[1].split("\n### ")[0]
     assert sweep.count("simcse/table4/dropout-p#p=") == 6
+
+
+def test_the_readmes_set_up_lines_give_pip_and_uv_flags_they_take():
+    """The README's set-up lines (a venv, pip, uv) are not run by the tests: each flag they give `pip install` or
+    `uv pip install` is one its `--help` lists (uv: where it is installed beside this Python)."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT, fenced_blocks
+
+    setups = [b.body for b in fenced_blocks(ROOT / "README.md") if "python3 -m venv .venv" in b.body]
+    assert len(setups) == 2, setups  # the main job's and the tests'
+    uv = Path(sys.executable).parent / "uv"
+    helps = {"pip": [sys.executable, "-m", "pip", "install", "--help"], "uv": [str(uv), "pip", "install", "--help"]}
+    checked = []
+    for part in (p.strip() for body in setups for p in body.split("&&")):
+        tool = "uv" if " pip install" in part and "uv pip install" in part else "pip" if "pip install" in part else None
+        if tool is None or (tool == "uv" and not uv.is_file()):
+            continue
+        listed = subprocess.run(helps[tool], capture_output=True, text=True, check=True).stdout
+        flags = re.findall(r"(?<=\s)(--[a-z][\w-]*)", part)
+        assert all(f in listed for f in flags), (part, [f for f in flags if f not in listed])
+        checked += flags
+    assert "--config-settings" in checked, checked  # the editable install's flag was found and checked
