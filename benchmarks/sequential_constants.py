@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from stsbench.stats.sequential import round_up  # the rounding the package's Bonferroni constants share
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "stsbench" / "stats" / "sequential_table.py"
 ALPHA = 0.025  # a side
@@ -65,11 +67,6 @@ def spent(t: float) -> float:
     """Hwang-Shih-DeCani: the one-sided α spent by information fraction ``t``."""
     return ALPHA * (1 - math.exp(-GAMMA * t)) / (1 - math.exp(-GAMMA))
 
-
-def round_up(x: float, figures: int = 3) -> float:
-    """``x`` rounded up to ``figures`` significant figures."""
-    scale = 10 ** (figures - 1 - math.floor(math.log10(x)))
-    return math.ceil(x * scale - 1e-9) / scale
 
 
 def pivots(paths: int, seed: int) -> dict[tuple[str, int], np.ndarray]:

@@ -120,12 +120,58 @@ def test_looks_levels_and_the_next_look():
     [
         ((12,), "at most 12 seeds"),
         ((10, "welch"), "unknown sequential design"),
-        ((10, "cell", 2), "2 statements"),
+        ((10, "paired", 0), "0 statements"),
     ],
 )
 def test_a_plan_the_table_lacks_is_one_line(args, message):
     with pytest.raises(StsbenchError, match=message):
         sequential.plan(*args)
+
+
+@pytest.mark.parametrize("maximum", [10, 20])
+def test_above_the_tables_claims_the_constants_are_bonferronis_t_quantiles(maximum):
+    """A claim of 7 statements was refused ("the table holds 1, ..., 6"): above the table each look's constant is
+    its own t quantile at its spending increment over the statements, c_k = t^-1(n_k - 1; 1 - da_k/m), rounded
+    up to three figures; at m = 6, equal to the simulated table at the first look, never narrower, 3-4% wider at
+    the last."""
+    from scipy import stats
+
+    table = sequential.plan(maximum, "paired", 6)
+    for m in (6, 7, 19):
+        steps = np.diff([0.0, *table.spent])
+        exact = [stats.t.ppf(1 - a / m, n - 1) for n, a in zip(table.looks, steps, strict=True)]
+        bound = sequential.bonferroni(table.looks, table.spent, m)
+        # each the exact quantile rounded up at its third significant figure
+        unit = [10 ** (math.floor(math.log10(e)) - 2) for e in exact]
+        assert all(e <= c < e + u for c, e, u in zip(bound, exact, unit, strict=True)), (bound, exact)
+        assert all(abs(c / u - round(c / u)) < 1e-9 for c, u in zip(bound, unit, strict=True)), bound
+        if m > 6:
+            at = sequential.plan(maximum, "paired", m)
+            assert at.constants == bound and at.rule == "Bonferroni over looks and statements"
+    six = sequential.bonferroni(table.looks, table.spent, 6)
+    assert six[0] == table.constants[0] and table.rule == "the table"
+    assert all(b >= t for b, t in zip(six, table.constants, strict=True)), (six, table)  # never narrower
+    assert 1.03 <= six[-1] / table.constants[-1] <= 1.04, (six, table)  # the last look: 3-4% wider
+
+
+@pytest.mark.parametrize("settings", [8, 20])
+def test_an_argmax_of_7_and_19_statements_is_planned_and_judged_at_its_looks(settings):
+    """An argmax over a sweep (7 to 19 statements) was refused; each statement is judged at its look with the
+    Bonferroni constants, a clear best decided early, a setting the best does not beat left open."""
+    from stsbench.stats.claims import Argmax, judge
+
+    rng = np.random.default_rng(settings)
+    base = {s: float(v) for s, v in enumerate(rng.normal(80.0, 0.5, 10), start=1)}
+    names = [f"s{i}" for i in range(settings)]
+    scores = {n: {s: v - 2.0 * (i > 1) + rng.normal(0, 0.1) for s, v in base.items()} for i, n in enumerate(names)}
+    claim = Argmax(kind="argmax", best="s0", among=tuple(names))
+    judged = judge(claim, scores, until=10)
+    at = sequential.plan(10, "paired", settings - 1)
+    assert len(judged.statements) == settings - 1 and at.rule.startswith("Bonferroni")
+    clear = judged.statements[1:]  # s0 against s2...: 2 points above, a spread of about 0.14
+    assert all(st.note.startswith("sequential: the look at") and st.interval.n[0] < 10 for st in clear), clear
+    assert all(st.interval.level == pytest.approx(at.level(st.interval.n[0])) for st in clear)
+    assert judged.statements[0].outcome not in ("supported", "supported, by more than δ")  # s0 against s1: a tie
 
 
 def test_futility_bounds_and_the_predictive_chance():

@@ -343,7 +343,8 @@ def forecast(
             paired = st.get("design") in ("paired", "one-sample")
             delta = st.get("delta") or judged.get("delta") or 0.5
             expected.append(expect(st["diff"], spread, delta, at if paired else None, parts))
-        found.append((f"claim {i} ({claim.text or claim.kind})", expected))
+        rule = f"; {m} statements, constants by {at.rule}" if at and at.rule != "the table" else ""
+        found.append((f"claim {i} ({claim.text or claim.kind}{rule})", expected))
     for t in verdicts.get("targets", []):  # a cell against one run: the cell plan; any other at the maximum
         entry = get_cell(t["key"])[0]
         at = sequential.plan(top, "cell") if entry.runs == 1 and not entry.best_of else None

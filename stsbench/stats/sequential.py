@@ -29,7 +29,7 @@ import numpy as np
 
 from stsbench.errors import StsbenchError
 from stsbench.stats import decide
-from stsbench.stats.seeds import t_cdf
+from stsbench.stats.seeds import t_cdf, t_ppf
 from stsbench.stats.sequential_table import TABLE as _TABLE
 
 TABLE = Path(__file__).resolve().parent / "sequential_table.py"  # the committed constants
@@ -52,6 +52,12 @@ class Plan:
     looks: tuple[int, ...]
     constants: tuple[float, ...]
     spent: tuple[float, ...]  # the one-sided α spent by each look (for one statement)
+
+    @property
+    def rule(self) -> str:
+        """Which rule gave the constants: the simulated table, or Bonferroni's bound above it (:func:`bonferroni`)."""
+        held = _TABLE["plans"][str(self.maximum)][self.design]
+        return "the table" if str(self.statements) in held else "Bonferroni over looks and statements"
 
     def constant(self, n: int) -> float:
         """The constant of the look at ``n`` seeds."""
@@ -77,7 +83,10 @@ class Plan:
 
 
 def plan(maximum: int = 10, design: str = "paired", statements: int = 1) -> Plan:
-    """The committed plan for ``maximum`` seeds (10 or 20), ``design`` and a claim of ``statements`` statements."""
+    """The plan for ``maximum`` seeds (10 or 20), ``design`` and a claim of ``statements`` statements.
+
+    The committed table's constants where it holds them (a claim of up to 6), else :func:`bonferroni`'s.
+    """
     plans = _TABLE["plans"]
     if str(maximum) not in plans:
         raise StsbenchError(
@@ -87,13 +96,27 @@ def plan(maximum: int = 10, design: str = "paired", statements: int = 1) -> Plan
     entry = plans[str(maximum)]
     if design not in DESIGNS:
         raise StsbenchError(f"unknown sequential design {design!r}; use {' or '.join(DESIGNS)}")
-    found = entry[design].get(str(statements))
-    if found is None:
-        raise StsbenchError(
-            f"no sequential constants for a {design} claim of {statements} statements; the table holds "
-            f"{', '.join(entry[design])}"
-        )
+    if statements < 1:
+        raise StsbenchError(f"a claim of {statements} statements: it needs one at least")
+    found = entry[design].get(str(statements)) or bonferroni(entry["looks"], entry["spent"], statements)
     return Plan(maximum, design, statements, tuple(entry["looks"]), tuple(found), tuple(entry["spent"]))
+
+
+def round_up(x: float, figures: int = 3) -> float:
+    """``x`` rounded up to ``figures`` significant figures (a wider interval, never a narrower one)."""
+    scale = 10 ** (figures - 1 - math.floor(math.log10(x)))
+    return math.ceil(x * scale - 1e-9) / scale
+
+
+def bonferroni(looks: Sequence[int], spent: Sequence[float], statements: int) -> tuple[float, ...]:
+    """Constants without simulation, for a claim the table does not hold (more statements than it was made for).
+
+    Each look's own t quantile at its spending increment shared by the statements, c_k = t⁻¹(n_k − 1; 1 −
+    Δα_k/m): Bonferroni over looks and statements, so never below the simulated constants (equal at the first
+    look, a few per cent wider at the last: docs/uncertainty.md).
+    """
+    steps = np.diff([0.0, *spent])
+    return tuple(round_up(t_ppf(1 - a / statements, n - 1)) for n, a in zip(looks, steps, strict=True))
 
 
 def look(
