@@ -381,6 +381,8 @@ def test_d6_the_report_says_the_chance_of_a_false_contradiction():
     results = [judge(claim, {"a": {1: 80.0, 2: 80.3, 3: 80.1}, "b": {1: 79.0, 2: 79.2, 3: 79.3}})] * 10
     notes = " ".join(claims_table(results).notes)
     assert "10 claims judged" in notes and "at most 0.22" in notes
+    one = " ".join(claims_table(results[:1]).notes)  # one claim: 0.025, not the float's 0.026 above it
+    assert "1 claim judged" in one and "is at most 0.025 (each at most 0.025)" in one, one
 
 
 def test_d7_compare_without_seed_ids_is_welch_and_says_so():

@@ -299,7 +299,7 @@ class Comparison:
 
     def compared(self) -> str:
         """One line: which run's results were compared, and what under the folder was left out."""
-        n = sum(r.measured is not None for r in self.rows) + len(self.extra_tasks)
+        n = sum(r.measured is not None for r in self.rows)  # the row's tasks; the others said apart
         # the model as recorded (relative to the results folder when a local path) shown from the working folder
         run = "/".join((shown(self.run[0], self.results_dir) or "", *self.run[1:])) if self.run else "no run"
         parts = [f"compared {n} task results of {run} (model/pooler/mode) under {self.results_dir}"]
