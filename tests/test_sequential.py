@@ -575,3 +575,25 @@ def test_an_edition_kept_without_weights_stays_done_when_the_plan_adds_seeds(tin
     (out / "runs" / "simcse" / "seed-3").mkdir(parents=True)  # the plan's first added seed begins training
     assert trainings(state) == {"skip"}  # marked: still done, nothing retrained
     assert trainings(load_state(out)) == {"run"}  # unmarked, an absent seed folder reads as deleted by hand
+
+
+def test_every_look_reads_the_figures_resolution_as_the_fixed_rule_does():
+    """A claim judged with the figures' resolution 0.2 read [0.90, 0.90] "no spread over seeds" and was decided at
+    three seeds (the fixed rule: [0.55, 1.25]), and a cell of three equal seeds was *reproduced* at its first look
+    (no spread): each look now gives the fixed rule's interval at its own constant, the cell open there (the look's
+    interval is wider than the fixed 95% one, which reproduces it)."""
+    from stsbench.stats.claims import Difference, judge
+
+    scores = {"A": {1: 91.0, 2: 91.0, 3: 91.0}, "B": {1: 90.1, 2: 90.1, 3: 90.1}}
+    at = sequential.plan(10)
+    (st,) = judge(Difference(kind="difference", better="A", worse="B"), scores, resolution=0.2, until=10).statements
+    same = decide.difference(scores["A"], scores["B"], level=at.level(3), resolution=0.2)
+    assert (st.interval.low, st.interval.high) == (same.low, same.high) and st.interval.spread, st.interval
+    assert st.outcome == decide.INCONCLUSIVE and "open at 3 seeds" in st.note, st.note
+    fixed = judge(Difference(kind="difference", better="A", worse="B"), scores, resolution=0.2).statements[0]
+    assert fixed.interval.low > 0.5 and fixed.interval.high < 1.3  # the fixed rule's 95%: [0.55, 1.25]
+    # a cell of three seeds on the published figure, at the figures' resolution 0.2: open at its first look
+    seeds = {1: 81.0, 2: 81.0, 3: 81.0}
+    cell = sequential.path_cell(seeds, 81.0, 1.0, sequential.plan(10, "cell"), "STS-B", resolution=0.2)
+    assert cell.decision.outcome == decide.INCONCLUSIVE and cell.n == 3, cell
+    assert decide.cell(list(seeds.values()), 81.0, 1.0, resolution=0.2).outcome == decide.REPRODUCED

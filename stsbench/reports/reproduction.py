@@ -195,7 +195,12 @@ def _kind(entry: Entry) -> str:
 
 
 def looked(
-    v: Verdict, by_seed: Mapping[int, float], runs: int, best_of: int | None, until: int | None
+    v: Verdict,
+    by_seed: Mapping[int, float],
+    runs: int,
+    best_of: int | None,
+    until: int | None,
+    resolution: float = 0.0,
 ) -> Verdict:
     """``v`` judged by the sequential plan of at most ``until`` seeds where it covers the cell.
 
@@ -207,7 +212,7 @@ def looked(
     if v.status in (decide.NOT_CHECKED, decide.MISSING, decide.NOT_COMPARABLE):
         return v
     at = sequential.plan(until, "cell")
-    stopped = sequential.path_cell(by_seed, v.published, v.difference, at, v.task)
+    stopped = sequential.path_cell(by_seed, v.published, v.difference, at, v.task, resolution)
     return replace(v, decision=decide.noted(stopped.decision, stopped.describe(at)))
 
 
@@ -239,7 +244,7 @@ def reproduce(
         checked = column != AVG or set(published) == set(averaged)
         h = task_resolution(over)
         v = verdict(column, pub, values.get(column, []), difference, checked=checked, resolution=h, **runs)
-        v = looked(v, found.get(column, {}), entry.runs, entry.best_of, until)
+        v = looked(v, found.get(column, {}), entry.runs, entry.best_of, until, h)
         bad = any((t, mode) in modified for t in over) and v.values and v.status != decide.NOT_CHECKED
         cells.append(v.with_status(decide.NOT_COMPARABLE) if bad else v)
     return Reproduction(entry, group, mode, tuple(cells), difference)

@@ -264,8 +264,11 @@ def _looked(
     at: Any,
     text: str,
     refine: bool = False,
+    h: float = 0.0,
 ) -> Decision | None:
     """A > B judged by the sequential plan ``at`` from its seeds; None where the plan does not cover it.
+
+    ``h``: the figures' resolution, read as the fixed rule reads it (:func:`stsbench.stats.decide.difference`).
 
     On the seeds both settings share: one that has more (seeds the plan added for another statement that reads
     it) is read at the look this one stopped at. Not covered: settings that share no seed, or two fixed figures
@@ -280,7 +283,7 @@ def _looked(
         a = dict.fromkeys(b, decide._only(a))
     if not set(a) & set(b):
         return None
-    stopped = sequential.path(a, b, d, at, text, refine)
+    stopped = sequential.path(a, b, d, at, text, refine, h)
     return decide.noted(stopped.decision, stopped.describe(at))
 
 
@@ -320,7 +323,9 @@ def judge(
     rows, looked = [], set()
     for parts in claim.statements():
         text, iv = _estimate(claim, parts, values, fixed, resolution)
-        plan_word = _looked(parts, values, fixed, d, at, text, refine) if at is not None else None
+        plan_word = (
+            _looked(parts, values, fixed, d, at, text, refine, h=resolution) if at is not None else None
+        )
         if plan_word is not None:
             looked.add(len(rows))
             rows.append(plan_word)

@@ -120,22 +120,31 @@ def bonferroni(looks: Sequence[int], spent: Sequence[float], statements: int) ->
 
 
 def look(
-    a: Mapping[int, float], b: Mapping[int, float], delta: float, at: Plan, what: str = ""
+    a: Mapping[int, float],
+    b: Mapping[int, float],
+    delta: float,
+    at: Plan,
+    what: str = "",
+    resolution: float = 0.0,
 ) -> decide.Decision:
-    """A > B at the look of ``len(a)`` seeds: the rule's words off the look's interval (the seeds paired)."""
+    """A > B at the look of ``len(a)`` seeds: the rule's words off the look's interval (the seeds paired).
+
+    ``resolution``: the figures' h, treated as the fixed rule treats it (:func:`stsbench.stats.decide.difference`).
+    """
     if set(a) != set(b):
         raise StsbenchError(f"a sequential contrast pairs its seeds: {sorted(a)} against {sorted(b)}")
-    iv = decide.difference(a, b, level=at.level(len(a)))
+    iv = decide.difference(a, b, level=at.level(len(a)), resolution=resolution)
     if iv is None:
         return decide.unmeasured(decide.INCONCLUSIVE, what, "no interval", delta)
     return decide.directional(iv, delta, what)
 
 
 def look_cell(
-    values: Sequence[float], published: float, delta: float, at: Plan, what: str = ""
+    values: Sequence[float], published: float, delta: float, at: Plan, what: str = "", resolution: float = 0.0
 ) -> decide.Decision:
     """Seeds against one published run at the look of ``len(values)`` seeds: reproduced, not, or inconclusive."""
-    return decide.cell(values, published, delta, runs=1, level=at.level(len(values)), what=what)
+    level = at.level(len(values))
+    return decide.cell(values, published, delta, runs=1, level=level, what=what, resolution=resolution)
 
 
 def futility_bound(n: int, at: Plan) -> float:
@@ -271,16 +280,17 @@ def path(
     at: Plan,
     what: str = "",
     refine: bool = False,
+    resolution: float = 0.0,
 ) -> Stopped:
     """A > B judged as the plan would have, from the seeds recorded (their shared seeds, smallest ids first).
 
     A look's verdict uses only its first n seeds, so a statement stopped at n keeps its word whatever seeds were
-    added later for other statements. ``refine``: :func:`_walk`'s.
+    added later for other statements. ``refine``: :func:`_walk`'s; ``resolution``: :func:`look`'s.
     """
     seeds = sorted(set(a) & set(b))
 
     def judge(use: Sequence[int], n: int) -> decide.Decision:
-        return look({k: a[k] for k in use}, {k: b[k] for k in use}, delta, at, what)
+        return look({k: a[k] for k in use}, {k: b[k] for k in use}, delta, at, what, resolution)
 
     def spread(use: Sequence[int]) -> tuple[float, float]:
         x = np.array([a[k] - b[k] for k in use])
@@ -290,13 +300,18 @@ def path(
 
 
 def path_cell(
-    values: Mapping[int, float], published: float, delta: float, at: Plan, what: str = ""
+    values: Mapping[int, float],
+    published: float,
+    delta: float,
+    at: Plan,
+    what: str = "",
+    resolution: float = 0.0,
 ) -> Stopped:
     """Seeds (``{seed: figure}``) against one published run, judged as the plan would have (no futility)."""
     seeds = sorted(values)
 
     def judge(use: Sequence[int], n: int) -> decide.Decision:
-        return look_cell([values[k] for k in use], published, delta, at, what)
+        return look_cell([values[k] for k in use], published, delta, at, what, resolution)
 
     return _walk(seeds, at, judge, lambda use: (0.0, 0.0))
 
