@@ -93,14 +93,13 @@ def stsbench_process(
     took = time.perf_counter() - start
     now = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime
-    *said, last = done.stderr.strip().splitlines() or [""]
-    tail = "\n".join([line for line in said if line.strip()][-5:])
-    try:
-        status = json.loads(last)
+    lines = [line for line in done.stderr.splitlines() if line.strip()] or [""]
+    try:  # its status is the last line; the five before it say why a run failed
+        status = json.loads(lines[-1])
     except json.JSONDecodeError:  # the wrapper itself failed (an import, say): its stderr ends with why
-        tail = "\n".join([line for line in [*said, last] if line.strip()][-5:])
-        command = " ".join(map(str, args))
-        raise SystemExit(f"error: stsbench {command} broke its process; its stderr ends:\n{tail}") from None
+        command, said = " ".join(map(str, args)), "\n".join(lines[-5:])
+        raise SystemExit(f"error: stsbench {command} broke its process; its stderr ends:\n{said}") from None
+    tail = "\n".join(lines[-6:-1])
     want = (tree or ROOT) / "stsbench" / "__init__.py"
     if Path(status["from"]).resolve() != want.resolve():
         raise SystemExit(f"error: the run imported stsbench from {status['from']}, not {want}")

@@ -451,9 +451,8 @@ def dry_run(
     say("plan: " + ", ".join(f"{n} {k}" for k, n in Counter(s.kind for s in plan.steps).items()) + " step(s)")
     stands, words = {}, {"done": "done", "changed": "changed code", "resume": "to resume", "run": "to run"}
     words["blind"] = "not judged (no data)"
-    blind = not (
-        plan.data_dir / "downstream"
-    ).is_dir()  # without the data no key holds: a done step not judged
+    # without the data no key holds: a done step is not judged
+    blind = not (plan.data_dir / "downstream").is_dir()
     for s in plan.steps:  # changed code; else what this run does: resume, run (a step it reads runs), done
         found = classify(s, record := state["steps"].get(s.id))
         if blind and record and record.get("status") == "done":
