@@ -47,6 +47,7 @@ def test_a_plugin_pooler_trains_and_its_checkpoint_evaluates_with_it(plugin, fil
     assert not (out / "modules.json").exists() and meta["sentence_transformers"] is False
 
     data = ["--data-dir", files / "data", "--allow-modified-data", "--cache-dir", tmp_path / "cache"]
+    data += ["--output", tmp_path / "results"]  # not ./results: the checkout's, which the README's check then reads
     evaluated = stsbench(plugin, "run", "--model", out, "--tasks", "STS-B", "--mode", "dev", *data, "--format", "json")
     assert evaluated.returncode == 0, evaluated.stderr
     scored = json.loads(evaluated.stdout)
