@@ -122,7 +122,10 @@ def clean(tiny, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def started(monkeypatch) -> list[dict[str, str]]:
-    """The environment of each process the executor starts (the process itself: `stsbench --version`)."""
+    """The environment of each process the executor starts (the process itself: `stsbench --version`).
+
+    Plain processes: the fork server's steps are forks, whose environment tests/test_fork_server.py reads."""
+    monkeypatch.setenv("STSBENCH_FORK_SERVER", "0")
     envs: list[dict[str, str]] = []
     real = subprocess.Popen
 

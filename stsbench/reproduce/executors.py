@@ -7,8 +7,9 @@ environment it adds and the resources it asks for. An executor starts jobs (:met
 does: the scheduler (:func:`run_plan`) polls the jobs' :class:`Handle` and reads a job's progress and error
 from its files (``log`` and the run's ``train_log.jsonl``), the same wherever it ran.
 
-:class:`LocalExecutor` runs processes on this machine (several GPUs: through ``torchrun``); ``stsbench train
---seeds --parallel N`` starts its seeds with it too, their output read line by line (``on_line``).
+:class:`LocalExecutor` runs processes on this machine (several GPUs: through ``torchrun``), on Linux forks of a
+warm server (:mod:`stsbench.reproduce.forkserver`); ``stsbench train --seeds --parallel N`` starts its seeds
+with it too, as plain processes, their output read line by line (``on_line``).
 
 :class:`SlurmExecutor` makes each step a Slurm job through ``submitit``: :class:`StepCommand` runs
 :meth:`Job.command` on the node, its output appended to the step's log, with as many threads as Slurm gave it
@@ -32,6 +33,7 @@ OUT --status`` (another process) and a rerun after ``kill -9`` read where it sto
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import shlex
@@ -54,6 +56,7 @@ import yaml
 from stsbench.errors import Interrupted, StsbenchError
 from stsbench.files import WAIT_ENV
 from stsbench.registry import Registry
+from stsbench.reproduce import forkserver
 from stsbench.reproduce.state import initial_actions, log_path, save_state, seal, session_record
 from stsbench.results.write import portable
 from stsbench.train.lifeline import child_environment
@@ -248,6 +251,11 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
         proc.send_signal(sig)  # what Popen.terminate() and kill() send
 
 
+def _environment() -> dict[str, str]:
+    """A local step's environment before its own: this process's, its lifeline's PID, output unbuffered."""
+    return {**os.environ, **child_environment(), "PYTHONUNBUFFERED": "1"}
+
+
 def check_counts(parallel: int, per_gpu: int) -> None:
     """One line where ``--parallel`` or ``--per-gpu`` is below 1."""
     if parallel < 1:
@@ -266,7 +274,9 @@ class LocalExecutor(Executor):
     share it (on CPU ``per_gpu`` is ignored); a job takes the least shared GPUs first, in the order visible. Each
     process is its own process group, so that a terminal's Ctrl-C reaches this process alone and the caller
     stops the jobs in order; each job follows this process (:mod:`stsbench.train.lifeline`), so that ``kill
-    -9`` of it ends them too.
+    -9`` of it ends them too. On Linux a job with a log (a reproduction's step) is a fork of a server that
+    imported the heavy libraries once (:mod:`stsbench.reproduce.forkserver`; ``fork=False`` or
+    ``STSBENCH_FORK_SERVER=0``: plain processes), started on the first such job and ended by :meth:`close`.
     """
 
     name = "local"
@@ -279,6 +289,7 @@ class LocalExecutor(Executor):
         options: Mapping[str, str] | None = None,
         gpus: Sequence[str] | None = None,
         per_gpu: int = 1,
+        fork: bool | None = None,
     ) -> None:
         if options:
             raise StsbenchError(
@@ -289,6 +300,8 @@ class LocalExecutor(Executor):
         self.gpus = list(visible_gpus() if gpus is None else gpus)  # every GPU this executor may hand out
         self.held = Counter(dict.fromkeys(self.gpus, 0))  # GPU -> the running processes it is handed to
         self.threads = max(1, cores() // parallel)
+        self.fork = forkserver.enabled() if fork is None else fork  # steps with a log fork from a warm server
+        self._server: forkserver.ForkServer | None = None
 
     @property
     def free(self) -> list[str]:
@@ -323,8 +336,7 @@ class LocalExecutor(Executor):
         """
         if (job.log is None) == (on_line is None):
             raise ValueError(f"{job.id}: give a job either a log or an on_line to read its output")
-        env = {**os.environ, **job.env, **child_environment(), "PYTHONUNBUFFERED": "1"}
-        taken: list[str] = []
+        env, taken = {**_environment(), **job.env}, []
         if self.gpus:  # a GPU machine: the job takes its GPUs from the free ones (never all of them)
             want, free = max(1, job.resources.gpus), self.free
             if want > len(free):
@@ -336,11 +348,36 @@ class LocalExecutor(Executor):
             env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
         if job.log is not None:
             job.log.parent.mkdir(parents=True, exist_ok=True)
+            server = self._warm(env, job)
+            pid = server and server.submit(job.id, list(job.args), str(job.cwd), env, str(job.log))
+            if server and pid:
+                self.held.update(taken)
+                return forkserver.Forked(server, pid, lambda: self.held.subtract(taken))
         # without a log: text, line by line, as the child flushes them (PYTHONUNBUFFERED)
         with job.log.open("ab") if job.log is not None else nullcontext(subprocess.PIPE) as out:
             proc = _start(job.command(), job, env, out, text=True, errors="replace", bufsize=1)
         self.held.update(taken)
         return _Process(proc, lambda: self.held.subtract(taken), on_line)
+
+    def _warm(self, env: Mapping[str, str], job: Job) -> forkserver.ForkServer | None:
+        """The fork server where ``job`` may be a fork of it (started on first use), else None: a plain process."""
+        if not self.fork:
+            return None
+        if self._server is None:
+            try:
+                self._server = forkserver.ForkServer(_environment())
+            except StsbenchError as exc:  # the steps run as plain processes, as they did before
+                logging.getLogger("stsbench").warning(f"{exc}; each step runs as its own process")
+                self.fork = False
+                return None
+        distributed = job.distributed and job.resources.gpus > 1
+        return self._server if self._server.takes(env, distributed) else None
+
+    def close(self) -> None:
+        """End the fork server, once every step has ended or been stopped."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
 
 
 # name -> "module:attr" of an Executor class, built as cls(out=OUT, parallel=N, options={KEY: VALUE}): the
