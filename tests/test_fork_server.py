@@ -74,11 +74,15 @@ def test_a_job_forks_only_where_its_environment_differs_in_threads_gpus_and_life
     assert not forkserver.may_fork(base, {**{k: v for k, v in base.items() if k != "PATH"}, **threads})
 
 
-def test_the_switch_turns_it_off(monkeypatch):
+def test_the_switch_turns_it_off_and_a_reproduction_of_few_steps_runs_plain_processes(monkeypatch):
     monkeypatch.setenv(forkserver.SWITCH, "0")
     assert not forkserver.enabled() and not LocalExecutor(gpus=[]).fork
     monkeypatch.delenv(forkserver.SWITCH)
     assert forkserver.enabled() == sys.platform.startswith("linux")
+    for steps in (forkserver.MIN_STEPS - 1, forkserver.MIN_STEPS):
+        executor = LocalExecutor(gpus=[], fork=True)
+        executor.expect(steps)  # what the scheduler says before it starts any
+        assert executor.fork == (steps >= forkserver.MIN_STEPS)
 
 
 @linux
@@ -90,3 +94,17 @@ def test_a_server_that_cannot_start_says_why_and_the_steps_run_as_plain_processe
     assert isinstance(handle, _Process) and _wait(handle) == 0 and "stsbench" in job.log.read_text()
     assert not executor.fork  # asked once: the next steps start as plain processes at once
     assert "the fork server did not start (no torch here); each step runs as its own process" in caplog.text
+
+
+def test_the_benchmarks_recipe_plans_twenty_analysis_steps_each_with_a_file_of_its_own(tmp_path):
+    from helpers import DATA, ROOT
+
+    from stsbench.recipes import load_recipe
+    from stsbench.reproduce.plan import build_plan
+
+    recipe = load_recipe(ROOT / "benchmarks" / "recipes" / "cached-analyses.yaml")
+    plan = build_plan(recipe, tmp_path / "o", DATA)
+    assert len([s for s in plan.steps if s.kind == "analysis"]) == 20
+    # a model's analysis files are named by the analysis and its split or unit alone: ten of them, none shared
+    files = {(a.name, a.options.get("split") or a.options.get("unit")) for a in recipe.analyses}
+    assert len(files) == len(recipe.analyses) == 10 and all(a.baseline for a in recipe.analyses)

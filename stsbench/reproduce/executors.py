@@ -154,6 +154,9 @@ class Executor(ABC):
         """Start every job of ``jobs``, ready at once (a cluster's executor submits them as one array)."""
         return [self.submit(job) for job in jobs]
 
+    def expect(self, steps: int) -> None:  # noqa: B027 - most executors prepare nothing
+        """How many steps the scheduler is about to start (the local executor forks its steps only for several)."""
+
     def close(self) -> None:  # noqa: B027 - most executors hold nothing
         """Release what the executor holds, once every job has ended or been cancelled."""
 
@@ -358,6 +361,14 @@ class LocalExecutor(Executor):
             proc = _start(job.command(), job, env, out, text=True, errors="replace", bufsize=1)
         self.held.update(taken)
         return _Process(proc, lambda: self.held.subtract(taken), on_line)
+
+    def expect(self, steps: int) -> None:
+        """Plain processes below :data:`~stsbench.reproduce.forkserver.MIN_STEPS` steps (few steps save less).
+
+        The server imports what every kind of step needs, which costs more than a few steps save.
+        """
+        if steps < forkserver.MIN_STEPS:
+            self.fork = False
 
     def _warm(self, env: Mapping[str, str], job: Job) -> forkserver.ForkServer | None:
         """The fork server where ``job`` may be a fork of it (started on first use), else None: a plain process."""
@@ -792,6 +803,7 @@ def run_plan(
 
     steps, records = {s.id: s for s in plan.steps}, state["steps"]
     actions = initial_actions(plan, state, changed)
+    executor.expect(sum(action == "run" for action, _ in actions.values()))
     for step in (s for s in plan.steps if actions[s.id][0] == "run"):
         if why := executor.never_fits(make_job(plan, step, (), gpus, threads=threads)):
             raise StsbenchError(f"{step.id}: {why}")

@@ -68,6 +68,10 @@ PRELOAD = (
     "threadpoolctl",
 )
 SERVER = ("-m", "stsbench.reproduce.forkserver")  # the server's command line after the interpreter
+# a reproduction starting fewer steps runs them as plain processes: the server imports what every kind of step
+# needs (about 14 CPU seconds on a 2-core machine), a step forked from it saves what its kind imports (a tiny
+# training about 8, an analysis reading cached embeddings 1 to 3; benchmarks/fork_server.py, docs/speed.md)
+MIN_STEPS = 5
 READY_TIMEOUT_S = 300.0  # the imports, on a loaded machine
 REPLY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 30.0  # as a plain process: SIGTERM, then SIGKILL after this long
