@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -136,7 +137,8 @@ def _kill_tree(pid: int) -> None:
 
     procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     for p in procs:
-        p.kill()
+        with suppress(psutil.NoSuchProcess):  # ended already: its lifeline followed the process killed first
+            p.kill()
 
 
 @pytest.mark.slow  # the shared clean run, then one reproduction interrupted three times: ~1.5 min on 2 cores
