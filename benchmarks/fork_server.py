@@ -18,8 +18,9 @@ in alternating order so that drift in the machine's load falls on both alike:
 Wall seconds from the start of ``stsbench reproduce`` to its exit; CPU seconds: user + system of it and of every
 process below it, the server's own imports included (``getrusage(RUSAGE_CHILDREN)``: each process is waited
 for by its parent). The medians are shown, with the ratios (plain / fork server). The server's resident memory
-is sampled from ``/proc`` while it runs (its largest; its forks' own memory not counted). The tiny recipe's training losses must be equal bit for
-bit across every run, and each run must run every step it should (its session's ``steps_run``).
+is sampled from ``/proc`` while it runs (its largest; its forks' own memory not counted). The tiny recipe's
+training losses must be equal bit for bit across every run, and each run must run every step it should (its
+session's ``steps_run``).
 """
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ class _Process(Handle):
         if self.proc.poll() is None:
             _signal_group(self.proc, signal.SIGTERM)
         try:
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=forkserver.STOP_WAIT_S)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()

@@ -73,8 +73,7 @@ SERVER = ("-m", "stsbench.reproduce.forkserver")  # the server's command line af
 # training about 8, an analysis reading cached embeddings 1 to 3; benchmarks/fork_server.py, docs/speed.md)
 MIN_STEPS = 5
 READY_TIMEOUT_S = 300.0  # the imports, on a loaded machine
-REPLY_TIMEOUT_S = 60.0
-STOP_WAIT_S = 30.0  # as a plain process: SIGTERM, then SIGKILL after this long
+STOP_WAIT_S = 30.0  # a stopped step, forked or plain: SIGTERM, then SIGKILL after this long
 
 
 def enabled() -> bool:
@@ -155,7 +154,9 @@ class ForkServer:
                 self.proc.stdin.flush()  # type: ignore[union-attr]
             except OSError:
                 return None
-            self._changed.wait_for(lambda: job_id in self.pids or not self.alive, REPLY_TIMEOUT_S)
+            # the server answers each request (a pid or why not) or ends: no timeout, after which a late
+            # answer would leave the step forked and started again as a plain process
+            self._changed.wait_for(lambda: job_id in self.pids or not self.alive)
             pid = self.pids.get(job_id)
         return pid if isinstance(pid, int) else None
 
@@ -226,7 +227,7 @@ def _preload() -> None:
 
 def serve(inp: int, out: int) -> dict[str, Any] | None:
     """Fork a step per request until ``inp`` ends and every step has ended (None); in a child, its request."""
-    children: dict[int, str] = {}
+    children: set[int] = set()
     pending, reading = b"", True
     while reading or children:
         ready = select.select([inp], [], [], 0.05)[0] if reading else time.sleep(0.05)
@@ -247,13 +248,13 @@ def serve(inp: int, out: int) -> dict[str, Any] | None:
                     os.close(inp)
                     os.close(out)
                     return request
-                children[pid] = request["id"]
+                children.add(pid)
                 _send(out, {"id": request["id"], "pid": pid})
         while children:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
-            children.pop(pid, None)
+            children.discard(pid)
             _send(out, {"pid": pid, "code": os.waitstatus_to_exitcode(status)})
     return None
 
