@@ -55,6 +55,8 @@ def _margin(value: float | None, digits: int) -> str:
 
 def _statement(s: dict, digits: int, deciding: bool) -> str:
     span = "" if s.get("low") is None else f" [{_fmt(s['low'], digits)}, {_fmt(s['high'], digits)}]"
+    if span and s.get("look") is not None:  # a sequential look's: named with its level
+        span += f" ({s['interval_name']})"
     word = s["outcome"] + (f" ({s['note']})" if s.get("note") else "")
     tail = ", deciding" if deciding else ""
     return (
@@ -105,7 +107,7 @@ def _claim(i: int, c: dict, every: bool = False) -> list[str]:
 
 def verdicts(edition: Path) -> list[str] | None:
     """The README's verdicts block (between its markers), quoted from ``reproduction.json``; None where none."""
-    from stsbench.stats.decide import LEGEND
+    from stsbench.stats.decide import legend
 
     path = edition / "reproduction.json"
     if not path.is_file():
@@ -123,7 +125,7 @@ def verdicts(edition: Path) -> list[str] | None:
     )
     lines = [
         f"Verdicts, quoted from [`reproduction.json`](reproduction.json) (rule {found.get('rule', 1)}; "
-        f"{level}, figures as the report's \"Claims\" prints them):",
+        f'{level}, figures as the report\'s "Claims" prints them):',
         "",
     ]
     for i, c in enumerate(claims, start=1):
@@ -134,7 +136,7 @@ def verdicts(edition: Path) -> list[str] | None:
             counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
         cells = ", ".join(f"{n} {v}" for v, n in counts.items()) or "no cells"
         lines.append(f"- published `{t.get('key') or t.get('address')}`: {cells}")
-    return [*lines, "", LEGEND]
+    return [*lines, "", legend(bool(plan))]
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

@@ -112,8 +112,8 @@ def main() -> None:
             _interrupted()
         if isinstance(code, int) and code:
             sys.exit(code)
-    except StsbenchError as exc:
-        typer.echo(f"error: {_suggested(str(exc))}", err=True)
+    except StsbenchError as exc:  # "error", or what the error says it is (an open question: "open")
+        typer.echo(f"{getattr(exc, 'word', 'error')}: {_suggested(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()

@@ -10,6 +10,7 @@ signed decimal and no bracketed interval; every command it prints runs from the 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -101,10 +102,11 @@ def test_every_generated_block_of_the_readme_is_what_the_script_writes(edition):
     lines = text.split("\n")
     assert script.OLD_VERDICTS not in lines
     if (folder / "reproduction.json").is_file():  # its verdicts, the scale's legend with them
-        from stsbench.stats.decide import LEGEND
+        from stsbench.stats.decide import legend
 
+        sequential = "sequential" in json.loads((folder / "reproduction.json").read_text(encoding="utf-8"))
         block = lines[lines.index(script.VERDICTS) : lines.index(script.VERDICTS_END)]
-        assert LEGEND in block and any(line.startswith("- claim 1 *") for line in block)
+        assert legend(sequential) in block and any(line.startswith("- claim 1 *") for line in block)
     else:
         assert script.VERDICTS not in lines
 

@@ -90,7 +90,7 @@ def test_a_cells_low_and_high_are_its_decisions_interval_everywhere():
     assert v.low == v.decision.low and v.high == v.decision.high and v.high - v.low > 2
     out = v.to_dict()
     assert (out["low"], out["high"]) == (v.decision.low, v.decision.high)
-    assert out["mean_high"] - out["mean_low"] < 1 and out["rule"] == decide.RULE_VERSION == 4
+    assert out["mean_high"] - out["mean_low"] < 1 and out["rule"] == decide.RULE_VERSION == 5
 
 
 def test_cannot_be_reached_uses_the_limit_as_seeds_grow():
@@ -192,16 +192,31 @@ def _grubbs_low(n: int, alpha: float = decide.ALPHA) -> float:
     return (n - 1) / math.sqrt(n) * math.sqrt(t * t / (n - 2 + t * t))
 
 
-def test_a_cell_whose_seeds_hold_one_far_below_the_others_is_at_most_inconclusive():
-    """Nine seeds about 80 and one 2.5 points below: the seeds' mean is pulled under the bulk's, which the
-    published exact figure is. The cell is capped, naming the figure; the same seeds without it are decided."""
+def test_a_departing_seed_caps_a_cell_only_where_it_changes_its_word():
+    """Nine seeds about 80 and one 2.5 points below. Against the bulk's exact figure the seeds read *reproduced*
+    with and without it: the word stands, the note names the seed. Against 78.7 the bulk alone is *not
+    reproduced* and all ten are not: the cell is capped (:attr:`Decision.cap`), the seed's figure kept."""
     bulk = [80.1, 80.3, 79.9, 80.2, 80.0, 80.1, 80.2, 80.0, 80.3]
     assert decide.departing(np.array(bulk + [77.5])) == [9]
     dec = decide.cell(bulk + [77.5], 80.0, runs=math.inf)
-    assert dec.outcome == decide.INCONCLUSIVE and dec.nearest == decide.REPRODUCED
-    assert "1 of 10 seeds far below the others (77.50; one-sided generalized ESD at 0.05)" in dec.note
+    assert dec.outcome == decide.REPRODUCED and dec.cap is None and dec.departing == (77.5,)
+    assert "1 of 10 seeds far below the others (77.50; one-sided generalized ESD at 0.05), the same word" in dec.note
+    assert decide.cell(bulk, 78.7, runs=math.inf).outcome == decide.NOT_REPRODUCED
+    dec = decide.cell(bulk + [77.5], 78.7, runs=math.inf)
+    assert dec.outcome == decide.INCONCLUSIVE and dec.cap == decide.CAP_DEPARTING
+    assert "without them: not reproduced: at most inconclusive" in dec.note
+    assert dec.to_dict()["cap"] == decide.CAP_DEPARTING and dec.to_dict()["departing"] == (77.5,)
     assert decide.cell(bulk + [79.8], 80.0, runs=math.inf).outcome == decide.REPRODUCED
     assert decide.departing(np.array(bulk + [82.5])) == []  # one-sided: a run departs by training badly
+
+
+def test_three_seeds_equal_but_for_float_noise_reproduce_a_figure_they_print():
+    """Three MiniLM seeds trained 2 steps at lr 1e-9 print 78.98945 for STS16 (MTEB publishes 78.99): the third's
+    1e-6 below the others is flagged by the test, but judged without it the word is the same, so not capped."""
+    x = [78.98945, 78.98945, 78.989449]
+    assert decide.departing(np.array(x)) == [2]
+    dec = decide.cell(x, 78.99, what="STS16")
+    assert dec.outcome == decide.REPRODUCED and dec.cap is None, dec.note
 
 
 def test_departing_seeds_are_rosners_generalized_esd_one_sided():
@@ -239,8 +254,8 @@ def test_the_departing_check_caps_about_its_level_of_normal_cells():
 
 
 def test_checks_line_says_a_capped_cell_holds_a_seed_far_below_the_others():
-    """A cell capped by a departing seed is inconclusive with an interval that may lie inside ±δ: the check's line
-    names the departing run instead of an interval "reaching across ±δ"."""
+    """A cell capped by a departing seed: the check's line names the seed and its figure and what to do, not an
+    interval "reaching across ±δ"; a cell open for its interval names that interval and its level."""
     from pathlib import Path
 
     from stsbench.published.check import SeedComparison, SeedRow
@@ -248,8 +263,13 @@ def test_checks_line_says_a_capped_cell_holds_a_seed_far_below_the_others():
 
     entry = get_entry("esimcse-arxiv/table5/unsup-simcse-bert-base")
     p = entry.task_values["STSBenchmark"]
-    bulk = [p + d for d in (0.1, 0.3, -0.1, 0.2, 0.0, 0.1, 0.2, 0.0, 0.3)]
-    row = SeedRow("STSBenchmark", p, {"values": bulk + [p - 2.5], "raw": bulk + [p - 2.5]}, runs=math.inf)
-    assert row.verdict.status == decide.INCONCLUSIVE and decide.FAR_BELOW in row.verdict.note
+    bulk = [p + 1.5 + d for d in (0.1, 0.3, -0.1, 0.2, 0.0, 0.1, 0.2, 0.0, 0.3)]
+    row = SeedRow("STSBenchmark", p, {"values": bulk + [p - 1.0], "raw": bulk + [p - 1.0]}, runs=math.inf)
+    assert row.verdict.status == decide.INCONCLUSIVE and row.verdict.decision.cap == decide.CAP_DEPARTING
     line = SeedComparison(entry, Path("seeds.json"), {"seeds": list(range(1, 11))}, (row,)).summary()
-    assert line.startswith("STSBenchmark inconclusive: a seed lies far below the others") and "reaches" not in line
+    assert line.startswith(f"STSBenchmark inconclusive over 10 seeds: seed 10 ({p - 1.0:.2f}) far below the others")
+    assert "look at that run's training log" in line and "reaches" not in line
+    wide = SeedRow("STSBenchmark", p, {"values": [p, p + 1.0, p + 2.0], "raw": [p, p + 1.0, p + 2.0]}, runs=math.inf)
+    line = SeedComparison(entry, Path("seeds.json"), {"seeds": [1, 2, 3]}, (wide,)).summary()
+    assert "its 95% interval of the difference from the published figure [" in line
+    assert "reaches across ±1.00 points: train more seeds" in line

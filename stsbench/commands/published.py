@@ -22,11 +22,12 @@ from stsbench.published.check import (
     check_results,
     check_seeds,
     is_cell_check,
+    open_question,
     verdict_cells,
 )
 from stsbench.published.registry import find_entries, get_entry, load_registry
 from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
-from stsbench.stats.decide import CELL_DELTA, NOT_CHECKED, REPRODUCED, signed
+from stsbench.stats.decide import CELL_DELTA, INCONCLUSIVE, NOT_CHECKED, REPRODUCED, signed
 
 DIFFERENCE_ALONE = "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
 # a status cell's colour; any other status: the caller's (bold red, a failure, unless it says otherwise)
@@ -225,7 +226,8 @@ def _check_cells(
         if seeds:
             rows.append((v.task, spread(v), e.format(v.published), *verdict_cells(v), _styled(v.status)))
             if v.status not in (REPRODUCED, NOT_CHECKED):
-                failed.append(f"{v.task}: {v.status}")
+                why = f" ({open_question(v)})" if v.status == INCONCLUSIVE else ""
+                failed.append(f"{v.task}: {v.status}{why}")
             continue
         off = None if v.mean is None else v.mean - v.published
         ok = off is not None and abs(off) <= allowed + EPS
@@ -285,7 +287,7 @@ def _print_check(
     justified = [(col, {"justify": "left" if col in LEFT else "right"}) for col in columns]
     print_table(console, justified, rows, heading, notes, soft_wrap=True)
     if failed:
-        raise check_failed(statuses, f"check failed: {failed}")
+        raise check_failed(statuses, failed)
     console.print(f"[green]PASS[/green]: {passed}", highlight=False)
 
 

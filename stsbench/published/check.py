@@ -223,19 +223,25 @@ class CheckFailed(Negative):
 
 
 class CheckInconclusive(StsbenchError):
-    """Over seeds, no figure is not reproduced but one is inconclusive: more seeds may decide (exit status 3)."""
+    """Over seeds, no figure is not reproduced but one is inconclusive: more seeds may decide (exit status 3).
+
+    An open question, not an error: the CLI's line starts with its :attr:`word`.
+    """
 
     exit_code = FAILED
+    word = "open"
 
 
-def check_failed(statuses: Iterable[str], message: str) -> StsbenchError:
-    """The error a seeds check that did not pass ends with.
+def check_failed(statuses: Iterable[str], what: str) -> StsbenchError:
+    """The error a check that did not pass ends with, ``what`` saying which figures and why.
 
-    :class:`CheckInconclusive` (exit 3) where every figure not reproduced is inconclusive, else
-    :class:`CheckFailed` (exit 1: one not reproduced or missing).
+    :class:`CheckInconclusive` (exit 3, "not decided: ...") where every figure not reproduced is inconclusive,
+    else :class:`CheckFailed` (exit 1, "check failed: ...": one not reproduced or missing).
     """
     left = set(statuses) - {decide.REPRODUCED, decide.NOT_CHECKED}
-    return CheckInconclusive(message) if left == {decide.INCONCLUSIVE} else CheckFailed(message)
+    if left == {decide.INCONCLUSIVE}:
+        return CheckInconclusive(f"not decided: {what}")
+    return CheckFailed(f"check failed: {what}")
 
 
 @dataclass(frozen=True)
@@ -473,6 +479,7 @@ class Verdict:
     mean_low: float | None = None  # the 95% t-interval of the seeds' mean (a description); None for one seed
     mean_high: float | None = None
     level: float = LEVEL
+    seeds: tuple[int, ...] = field(default=(), compare=False)  # each value's seed, where the caller knows them
 
     status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
     diff = property(
@@ -525,6 +532,7 @@ def verdict(
     runs: int = 1,
     best_of: int | None = None,
     resolution: float | None = None,
+    seeds: Sequence[int] = (),
 ) -> Verdict:
     """Decide whether the seeds' ``values`` (one unrounded figure per seed, units of ``published``) reproduce it.
 
@@ -542,10 +550,12 @@ def verdict(
             finite, published, difference, runs=runs, best_of=best_of, resolution=h, what=task, level=level
         )
         if len(finite) < len(values):
-            dec = decide.capped(dec, f"{len(values) - len(finite)} seed figures not finite")
+            dec = decide.capped(
+                dec, f"{len(values) - len(finite)} seed figures not finite", decide.CAP_NOT_FINITE
+            )
     s = seed_summary(finite, level) if finite else None
     described = (s.mean, s.std, s.low, s.high) if s else (None, None, None, None)
-    return Verdict(task, published, dec, values, *described, level=level)
+    return Verdict(task, published, dec, values, *described, level=level, seeds=tuple(seeds))
 
 
 @dataclass(frozen=True)
@@ -616,20 +626,12 @@ class SeedComparison:
                 f"{', '.join(v.task for v in outside)} not reproduced: the 95% interval over {seeds} lies beyond "
                 f"±{difference:.2f} points ({diffs})"
             )
-        wide = [v for v in verdicts if v.status == decide.INCONCLUSIVE and v.low is not None]
-        if far := [v.task for v in wide if decide.FAR_BELOW in (v.note or "")]:
-            wide = [v for v in wide if v.task not in far]
-            parts.append(
-                f"{', '.join(far)} inconclusive: a seed lies far below the others (a run that trained badly?): "
-                "look at that run, or train more seeds"
-            )
-        if wide:
-            spans = ", ".join(f"{v.task} [{sg(v.low)}, {sg(v.high)}]" for v in wide)
-            parts.append(
-                f"{', '.join(v.task for v in wide)} inconclusive: the decision's 95% interval of the difference "
-                f"from the published figure over {seeds} reaches across ±{difference:.2f} points ({spans}), or "
-                "fewer than 3 seeds: train more seeds"
-            )
+        ids = self.aggregate["seeds"]
+        parts += [
+            f"{v.task} inconclusive over {seeds}: {open_question(v, ids)}"
+            for v in verdicts
+            if v.status == decide.INCONCLUSIVE and v.low is not None
+        ]
         for status, what in (
             ("no interval", "without an interval (one seed: train more)"),
             ("missing", f"not evaluated in {self.path}"),
@@ -638,6 +640,30 @@ class SeedComparison:
             if names:
                 parts.append(f"{', '.join(names)} {what}")
         return "; ".join(parts)
+
+
+def open_question(v: Verdict, seeds: Sequence[int] = ()) -> str:
+    """Why an inconclusive figure is open, and what would decide it (one clause of ``check``'s line).
+
+    A seed far below the others that changes the word (named with its figure: ``seeds``, else ``v.seeds``, in the
+    order of ``v.values``), seeds not finite, too few seeds, or the decision's interval reaching across ±δ.
+    """
+    seeds = seeds or v.seeds
+    d, sg, delta = v.decision, partial(decide.signed, delta=v.difference), v.difference
+    span = "" if v.low is None else f" [{sg(v.low)}, {sg(v.high)}]"
+    interval = f"its {d.interval_name} of the difference from the published figure{span}"
+    if d.cap == decide.CAP_DEPARTING:
+        ids = dict(zip(v.values, seeds, strict=False))
+        far = ", ".join(f"seed {ids[x]} ({x:.2f})" if x in ids else f"a seed at {x:.2f}" for x in d.departing)
+        return (
+            f"{far} far below the others, and judged with the others' mean in its place the figure reads another "
+            "word: look at that run's training log (a run that trained badly?), or train more seeds"
+        )
+    if d.cap == decide.CAP_NOT_FINITE:
+        return f"{d.note}: look at those runs, or train more seeds"
+    if d.interval is None or decide.few(d.interval):
+        return f"{v.n} seeds, fewer than {decide.MIN_SEEDS}: train more seeds"
+    return f"{interval} reaches across ±{delta:.2f} points: train more seeds (docs/uncertainty.md)"
 
 
 def verdict_cells(v: Verdict, dash: str = "-") -> tuple[str, str]:

@@ -634,7 +634,9 @@ def _gains(rows: Sequence[Row], over_seeds: bool) -> dict[int, str]:
         if iv is not None:  # a mix of collapsed and trained seeds on either side: at most inconclusive
             d = decide.two_sided(iv, decide.DELTA, _method(r))
             gains[id(r)] = (
-                decide.capped(d, why if cap else f"{_method(simcse)}: {base_why}") if cap or base_cap else d
+                decide.capped(d, why if cap else f"{_method(simcse)}: {base_why}", decide.CAP_NOT_FINITE)
+                if cap or base_cap
+                else d
             )
     # one family: the gains of one table, Holm over them (docs/uncertainty.md, Families)
     marked = dict(zip(gains, decide.family(list(gains.values())), strict=True))

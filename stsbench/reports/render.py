@@ -63,7 +63,7 @@ from stsbench.reports.seeds import (
 from stsbench.results.runs import read_recipe_runs, report_banner
 from stsbench.results.write import Checkout, portable
 from stsbench.stats.claims import Claim, ClaimResult
-from stsbench.stats.decide import CELL_DELTA, DELTA, LEGEND, signed
+from stsbench.stats.decide import CELL_DELTA, DELTA, legend, signed
 from stsbench.tabular import to_html, to_markdown
 
 # -- the report assembled ------------------------------------------------------------------------------------
@@ -524,7 +524,7 @@ def build_report(
             if section.key not in ("claims", "reproduction"):
                 section.tables = [replace(t, notes=(*t.notes, STOPPED)) for t in section.tables]
     # what it found, first, each linked to its section; the scale of its words in one line
-    intro[0:0] = [*verdict_summary(reps, judged, sections), LEGEND]
+    intro[0:0] = [*verdict_summary(reps, judged, sections), legend(spec.until is not None)]
     if spec.banner:  # once, first under the title; each figure's image carries it too (render.stamped)
         intro.insert(0, f"**{spec.banner}**")
     once(sections)

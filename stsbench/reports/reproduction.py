@@ -243,7 +243,17 @@ def reproduce(
         over = averaged if column == AVG else (column,)
         checked = column != AVG or set(published) == set(averaged)
         h = task_resolution(over)
-        v = verdict(column, pub, values.get(column, []), difference, checked=checked, resolution=h, **runs)
+        seeds = list(found.get(column, {}))
+        v = verdict(
+            column,
+            pub,
+            values.get(column, []),
+            difference,
+            checked=checked,
+            resolution=h,
+            seeds=seeds,
+            **runs,
+        )
         v = looked(v, found.get(column, {}), entry.runs, entry.best_of, until, h)
         bad = any((t, mode) in modified for t in over) and v.values and v.status != decide.NOT_CHECKED
         cells.append(v.with_status(decide.NOT_COMPARABLE) if bad else v)
@@ -289,11 +299,21 @@ def reproduce_cells(
             values, note, cap = decide.finite_seeds(values, dev=True)
         h = task_resolution(c.figure.tasks) if c.figure is not None else 0.0
         runs = {"runs": c.entry.runs, "best_of": c.entry.best_of, "resolution": h}
+        checked = c.figure is not None
         v = verdict(
-            c.column, c.published, list(values.values()), difference, checked=c.figure is not None, **runs
+            c.column,
+            c.published,
+            list(values.values()),
+            difference,
+            checked=checked,
+            seeds=list(values),
+            **runs,
         )
-        v = looked(v, values, c.entry.runs, c.entry.best_of, until)
-        verdicts.append(replace(v, decision=(decide.capped if cap else decide.noted)(v.decision, note)))
+        v = looked(v, values, c.entry.runs, c.entry.best_of, until, h)
+        dec = (
+            decide.capped(v.decision, note, decide.CAP_NOT_FINITE) if cap else decide.noted(v.decision, note)
+        )
+        verdicts.append(replace(v, decision=dec))
     figures = [c.figure for c in found if c.figure is not None]
     mode = "training's best dev" if figures and all(f.kind == BEST_DEV and best for f in figures) else None
     if mode is None and figures:
@@ -672,6 +692,8 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
 
         for s in r.statements:
             span = DASH if s.low is None else f"[{sg(s.low)}, {sg(s.high)}]"
+            if s.low is not None and s.look is not None:  # a sequential look's repeated interval, named so
+                span += f" (look at {s.look}, {100 * s.interval.level:.1f}%)"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
             rests = s.p_holm is not None and (s.outcome in decide.REFUTING or s.nearest in decide.REFUTING)
             p = f"{s.p_holm:.3g}" if rests else DASH
@@ -681,7 +703,8 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
             rows.append([str(i), s.what, s.test or DASH, seeds, sg(s.diff), span, p, mde, margin, verdict])
     notes = [
         "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
-        "threshold - mean; a plateau: the first setting - the second), with its 95% interval; p (refuting, "
+        "threshold - mean; a plateau: the first setting - the second), with its interval (95%; a sequential "
+        "look's repeated interval where the plan stopped the seeds, its look and level beside it); p (refuting, "
         "Holm): where a statement's verdict rests on it, the p of its refuting outcome (A > B: reversed by more "
         "than δ, diff < -δ; a plateau: |diff| > δ; a bound: above it), one-sided, doubled, Holm-adjusted within "
         "the claim (the refuting word needs it below 0.05); MDE: the smallest difference the seeds detect with "
@@ -690,6 +713,8 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
     refuting = "p (refuting, Holm)"
-    columns = ["#", "statement", "test", "seeds", "diff", "95% interval", refuting, "MDE", "margin"]
+    looked = any(s.look is not None for r in results for s in r.statements)
+    interval = "interval (repeated at its look)" if looked else "95% interval"
+    columns = ["#", "statement", "test", "seeds", "diff", interval, refuting, "MDE", "margin"]
     title, right = "Claims, statement by statement", ("seeds", refuting)
     return make_table("claim-statements", title, [*columns, "verdict"], rows, notes=notes, right=right)

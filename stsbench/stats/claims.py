@@ -344,7 +344,9 @@ def judge(
         rows[i] = dec
     for i, (parts, dec) in enumerate(zip(claim.statements(), rows, strict=True)):
         for note, cap in (why[p] for p in dict.fromkeys(parts) if p in why):
-            rows[i] = dec = decide.capped(dec, note) if cap else decide.noted(dec, note)
+            rows[i] = dec = (
+                decide.capped(dec, note, decide.CAP_NOT_FINITE) if cap else decide.noted(dec, note)
+            )
     done = tuple(rows)
     word, margin, qualifier = decide.combine(done, alpha)
     best = None

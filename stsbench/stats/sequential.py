@@ -142,9 +142,14 @@ def look(
 def look_cell(
     values: Sequence[float], published: float, delta: float, at: Plan, what: str = "", resolution: float = 0.0
 ) -> decide.Decision:
-    """Seeds against one published run at the look of ``len(values)`` seeds: reproduced, not, or inconclusive."""
-    level = at.level(len(values))
-    return decide.cell(values, published, delta, runs=1, level=level, what=what, resolution=resolution)
+    """Seeds against one published run at the look of ``len(values)`` seeds: reproduced, not, or inconclusive.
+
+    Whether *reproduced* can still be reached is read at the plan's last look (its constant), not at this one's.
+    """
+    level, last = at.level(len(values)), (at.maximum, at.constant(at.maximum))
+    return decide.cell(
+        values, published, delta, runs=1, level=level, what=what, resolution=resolution, last=last
+    )
 
 
 def futility_bound(n: int, at: Plan) -> float:
@@ -254,7 +259,7 @@ def _walk(seeds: Sequence[int], at: Plan, judge: Any, spread: Any, refine: bool 
     for n in at.looks:
         if n > len(seeds):
             break
-        d = judge(seeds[:n], n)
+        d = replace(judge(seeds[:n], n), look=n)  # its interval the look's repeated one
         d = shown if shown is not None and d.outcome == decide.INCONCLUSIVE else d
         going = refine and d.outcome in UNSIZED
         if d.outcome != decide.INCONCLUSIVE and not going:
