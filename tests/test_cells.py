@@ -66,19 +66,23 @@ def test_what_each_cell_is_compared_with():
         cells("esimcse-coling/table1/length-diff-gt-3")
 
 
-def _seeds_of(run: Path, out: Path, best: dict[int, float]) -> Path:
-    """``out/seed-<s>``: copies of one training run, each with its own seed and best STS-B dev (a fraction)."""
+def _seeds_of(run: Path, out: Path, best: dict[int, float], model: str = "bert-base-uncased") -> Path:
+    """``out/seed-<s>``: copies of one training run, each with its own seed and best STS-B dev (a fraction).
+
+    ``model``: what their configs say they started from (the tiny run's stand-in for the papers' BERT-base, the
+    backbone of the rows they are held against).
+    """
     for seed, dev in best.items():
         folder = out / f"seed-{seed}"
         shutil.copytree(run, folder)
         meta = json.loads((folder / "stsbench.json").read_text())
-        meta["training"].update(seed=seed, output=f"seed-{seed}")
+        meta["training"].update(seed=seed, output=f"seed-{seed}", model=model)
         meta["best_dev_spearman"] = dev
         (folder / "stsbench.json").write_text(json.dumps(meta))
         records = [json.loads(x) for x in (folder / "train_log.jsonl").read_text().splitlines()]
         for r in records:
             if r["event"] == "start":
-                r["config"].update(seed=seed, output=f"seed-{seed}")
+                r["config"].update(seed=seed, output=f"seed-{seed}", model=model)
             if r["event"] == "end":
                 r["best_dev_spearman"] = dev
         (folder / "train_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -145,8 +149,17 @@ def test_check_judges_an_avg_only_row_as_the_report_does(tmp_path, capsys):
         ],
         capsys,
     )
-    # nothing not reproduced, one inconclusive: exit 3
-    assert code == 3 and "inconclusive" in out and "assumed" in out.replace("\n", " "), out + err
+    # MiniLM's seeds against a row whose backbone its paper does not name: refused in one line naming both, unless shown beside it
+    assert code == 2 and len(err.strip().splitlines()) == 1, out + err
+    assert "mocose/table6b/batch-64 is a row naming no backbone stsbench can read" in err  # MoCoSE's ablations
+    assert "trained from all-MiniLM-L6-v2 (MiniLM-L6)" in err
+    code, out, err = run_cli(
+        ["check", "--results", str(CPU_MINI), "--against", address, "--tolerance", "seeds", "--model", "mocose"]
+        + ["--beside"],
+        capsys,
+    )
+    assert code == 0 and "beside, not judged" in out and "assumed" in out.replace("\n", " "), out + err
+    assert "PASS" not in out and v.status not in out
     mocose = tmp_path / "mocose"  # the MoCoSE seeds alone: their report is 5 figures, the whole edition's 43
     for part in [*CPU_MINI.glob("mocose__seed-*"), CPU_MINI / "runs__mocose", CPU_MINI / "train" / "mocose"]:
         shutil.copytree(part, mocose / part.relative_to(CPU_MINI))

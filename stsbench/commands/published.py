@@ -16,6 +16,7 @@ from stsbench.commands._options import escape, opt, print_table, table_console
 from stsbench.commands.run import seed_interval, seed_spread
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
+from stsbench.published.backbones import Measured, judged, of_entry, of_results
 from stsbench.published.check import (
     EPS,
     check_failed,
@@ -25,8 +26,10 @@ from stsbench.published.check import (
     open_question,
     verdict_cells,
 )
-from stsbench.published.registry import find_entries, get_entry, load_registry
+from stsbench.published.registry import find_entries, get_cell, get_entry, load_registry
 from stsbench.results.mteb_layout import MTEB_RESULTS_PREFIX
+from stsbench.results.runs import TRAIN_LOG, load_train_run
+from stsbench.results.write import output_of, resolve
 from stsbench.stats.decide import CELL_DELTA, INCONCLUSIVE, NOT_CHECKED, REPRODUCED, signed
 
 DIFFERENCE_ALONE = "--difference applies to --tolerance seeds only; drop it or pass --tolerance seeds"
@@ -38,6 +41,7 @@ PAIRS_NOTE = (
     "figure by, not a training seed); outside it, the published figure is not this checkpoint's"
 )
 COMPARED = ("task", "measured", "published", "delta", "status")
+BESIDE = "beside, not judged"  # seeds shown against a row of another model (check --beside)
 SPREAD, INTERVAL, VERSUS = "mean ± std (n)", "mean's 95% interval", ("mean − published [95%]", "MDE")
 
 
@@ -103,6 +107,12 @@ def check(
     pooler: shared.PoolerFilterOpt = None,
     mode: shared.ModeFilterOpt = None,
     difference: shared.DifferenceOpt = None,
+    beside: opt(
+        bool,
+        "--beside",
+        help="With --tolerance seeds: show seeds beside a row of another model or backbone, not judged, where "
+        "the check would refuse them.",
+    ) = False,
 ) -> None:
     """Compare results with a published row; fail when a task is off by more than the tolerance or missing.
 
@@ -111,15 +121,17 @@ def check(
     """
     seeds = tolerance.strip().lower() == "seeds"
     delta = CELL_DELTA if difference is None else difference
+    if beside and not seeds:
+        raise StsbenchError("--beside applies to --tolerance seeds only; drop it or pass --tolerance seeds")
     if getattr(load_registry().get(against), "kind", None) == "analysis":
         allowed = _tolerance(tolerance, seeds)
         if not seeds and difference is not None:
             raise StsbenchError(DIFFERENCE_ALONE)
         _check_analysis(results, against, seeds, allowed, delta, model)
     elif not against.startswith(MTEB_RESULTS_PREFIX) and is_cell_check(against):
-        _check_cells(results, against, tolerance, seeds, delta, model)
+        _check_cells(results, against, tolerance, seeds, delta, model, beside)
     elif seeds:
-        _check_seeds(results, against, delta, model=model, pooler=pooler, mode=mode)
+        _check_seeds(results, against, delta, beside, model=model, pooler=pooler, mode=mode)
     elif difference is not None:
         raise StsbenchError(DIFFERENCE_ALONE)
     else:
@@ -177,22 +189,73 @@ def _check_analysis(
     _print_check(heading, columns, rows, notes, what, passed, statuses)
 
 
-def _check_seeds(results: Path, against: str, delta: float, **filters: str | None) -> None:
-    """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row."""
+def _check_seeds(results: Path, against: str, delta: float, beside: bool, **filters: str | None) -> None:
+    """``--tolerance seeds``: mean ± std (n), the seed interval, inside/outside and the verdict per row.
+
+    Only against a row of the seeds' own model (:mod:`stsbench.published.backbones`); else refused, or ``beside``.
+    """
     c = check_seeds(results, against, **filters, difference=delta)
     e, agg = c.entry, c.aggregate
+    who = f"{agg['model']}/{agg['pooler']}/{agg['mode']}"
+    apart = _apart(e, _seeds_measured(results, c.path, agg), who, against, beside)
     rows = []
     for r in c.rows:
         v = r.verdict
         margin = "-" if v.margin is None else signed(v.margin, v.difference)
         figures = (seed_spread(r.seeds), seed_interval(r.seeds), e.format(r.published))
         status = _styled(r.status, "yellow")  # a description, not the verdict
-        rows.append((r.task, *figures, status, *verdict_cells(v), margin, _styled(v.status)))
-    who = f"{agg['model']}/{agg['pooler']}/{agg['mode']}"
+        word = _styled(BESIDE, "dim") if apart else _styled(v.status)
+        rows.append((r.task, *figures, status, *verdict_cells(v), margin, word))
     heading = f"[bold]{escape(who)}[/bold], {len(agg['seeds'])} seeds, {_against(e)}"
     columns = ("task", SPREAD, INTERVAL, "published", "status", *VERSUS, "margin", "verdict")
     notes, statuses = [f"seed aggregate: {c.path}", *_selection_note(e)], [r.verdict.status for r in c.rows]
-    _print_check(heading, columns, rows, notes, None if c.passed else c.summary(), c.summary(), statuses)
+    failed = None if c.passed or apart else c.summary()
+    _print_check(heading, columns, rows, notes, failed, apart or c.summary(), statuses)
+
+
+def _apart(entry, results: Measured, who: str, address: str, beside: bool) -> str | None:  # noqa: ANN001
+    """None where ``results`` may be judged against ``entry``; else refused in one line (exit 2).
+
+    With ``beside``: the line saying they are shown beside it, not judged.
+    """
+    row = of_entry(entry)
+    if judged(row, results):
+        return None
+    what = f"{address} is {row.row()}; the seeds of {who} are {results.results()}"
+    if not beside:
+        raise StsbenchError(
+            f"{what}: a paper's row is judged only against results on its backbone, a released checkpoint's only "
+            "against that model; add --beside to show them beside it, not judged"
+        )
+    return f"{BESIDE}: {what}"
+
+
+def _seeds_measured(results: Path, path: Path, agg: dict) -> Measured:
+    """What a seed aggregate's models measured: the model their trainings started from, else the models.
+
+    A seed's training: its folder, else the training under ``results`` whose ``--output`` its name is.
+    """
+    from stsbench.reports.collect import collect
+
+    base, starts, runs = output_of(path.absolute()), [], None
+    for name in agg["models"].values():
+        folder = Path(resolve(name, base) or name)
+        run = load_train_run(folder, folder.name)[0] if (folder / TRAIN_LOG).is_file() else None
+        if run is None:
+            runs = collect(results).runs if runs is None else runs
+            tail = "/" + name.removeprefix(".../")  # a path recorded by its last parts (results.write.portable)
+            run = next((r for r in runs if f"/{r.config.get('output')}".endswith(tail)), None)
+        starts.append(None if run is None else run.config.get("model"))
+    if starts and all(starts):
+        return of_results(starts, trained=True)
+    return of_results(agg["models"].values(), trained=False)
+
+
+def _group_measured(group) -> Measured:  # noqa: ANN001
+    """What a report's group of seeds measured (:class:`stsbench.reports.seeds.SeedGroup`)."""
+    if group.runs:
+        return of_results([str(r.config.get("model", "")) for r in group.runs], trained=True)
+    return of_results([m.name for m in group.models], trained=False)
 
 
 def _tolerance(tolerance: str, seeds: bool = False) -> float:
@@ -206,7 +269,7 @@ def _tolerance(tolerance: str, seeds: bool = False) -> float:
 
 
 def _check_cells(
-    results: Path, key: str, tolerance: str, seeds: bool, delta: float, model: str | None
+    results: Path, key: str, tolerance: str, seeds: bool, delta: float, model: str | None, beside: bool
 ) -> None:
     """A cell (``KEY#COLUMN``) or a row without task columns, judged on the folder's one group of seeds.
 
@@ -218,11 +281,22 @@ def _check_cells(
     allowed = _tolerance(tolerance, seeds)
     if allowed < 0:
         raise StsbenchError(f"--tolerance must be >= 0, got {allowed}")
+    entry, column = get_cell(key)
+    if column is None and len(entry.values) > 1:  # a sweep's row: one run's seeds are one of its settings
+        columns = ", ".join(entry.values)
+        raise StsbenchError(
+            f"{key} is a row of {len(entry.values)} columns ({columns}); name the one the seeds ran: "
+            f"--against '{key}#{next(iter(entry.values))}'"
+        )
     rep = check_cells(results, key, delta, model)
     n = max((v.n for v in rep.verdicts), default=0)
     _one_checkpoint(seeds, rep.group.name, n, results, " (a number compares one checkpoint's figure)")
+    apart = _apart(rep.entry, _group_measured(rep.group), rep.group.name, key, beside) if seeds else None
     e, failed, rows = rep.entry, [], []
     for v in rep.verdicts:
+        if apart:
+            rows.append((v.task, spread(v), e.format(v.published), *verdict_cells(v), _styled(BESIDE, "dim")))
+            continue
         if seeds:
             rows.append((v.task, spread(v), e.format(v.published), *verdict_cells(v), _styled(v.status)))
             if v.status not in (REPRODUCED, NOT_CHECKED):
@@ -241,7 +315,7 @@ def _check_cells(
     notes = [f"compared with {rep.compared_with}", *_selection_note(e)]
     what = f"{rep.address} against {rep.group.name}: {'; '.join(failed)}" if failed else None
     judged = "reproduced (or not checked)" if seeds else f"within {tolerance}"
-    passed = f"every cell of {rep.address} {judged}"
+    passed = apart or f"every cell of {rep.address} {judged}"
     statuses = [v.status for v in rep.verdicts] if seeds else ["failed"]
     _print_check(heading, columns, rows, notes, what, passed, statuses)
 
@@ -288,6 +362,9 @@ def _print_check(
     print_table(console, justified, rows, heading, notes, soft_wrap=True)
     if failed:
         raise check_failed(statuses, failed)
+    if passed.startswith(BESIDE):
+        console.print(passed, highlight=False)
+        return
     console.print(f"[green]PASS[/green]: {passed}", highlight=False)
 
 

@@ -479,7 +479,9 @@ class Verdict:
     mean_low: float | None = None  # the 95% t-interval of the seeds' mean (a description); None for one seed
     mean_high: float | None = None
     level: float = LEVEL
-    seeds: tuple[int, ...] = field(default=(), compare=False)  # each value's seed, where the caller knows them
+    seeds: tuple[int, ...] = field(
+        default=(), compare=False
+    )  # each value's seed, where the caller knows them
 
     status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
     diff = property(
