@@ -243,7 +243,9 @@ def _seeds_measured(results: Path, path: Path, agg: dict) -> Measured:
         run = load_train_run(folder, folder.name)[0] if (folder / TRAIN_LOG).is_file() else None
         if run is None:
             runs = collect(results).runs if runs is None else runs
-            tail = "/" + name.removeprefix(".../")  # a path recorded by its last parts (results.write.portable)
+            tail = "/" + name.removeprefix(
+                ".../"
+            )  # a path recorded by its last parts (results.write.portable)
             run = next((r for r in runs if f"/{r.config.get('output')}".endswith(tail)), None)
         starts.append(None if run is None else run.config.get("model"))
     if starts and all(starts):

@@ -479,9 +479,8 @@ class Verdict:
     mean_low: float | None = None  # the 95% t-interval of the seeds' mean (a description); None for one seed
     mean_high: float | None = None
     level: float = LEVEL
-    seeds: tuple[int, ...] = field(
-        default=(), compare=False
-    )  # each value's seed, where the caller knows them
+    # each value's seed, where the caller knows them
+    seeds: tuple[int, ...] = field(default=(), compare=False)
 
     status = property(lambda self: self.decision.outcome, doc="The verdict's word.")
     diff = property(
@@ -658,8 +657,8 @@ def open_question(v: Verdict, seeds: Sequence[int] = ()) -> str:
         ids = dict(zip(v.values, seeds, strict=False))
         far = ", ".join(f"seed {ids[x]} ({x:.2f})" if x in ids else f"a seed at {x:.2f}" for x in d.departing)
         return (
-            f"{far} far below the others, and judged with the others' mean in its place the figure reads another "
-            "word: look at that run's training log (a run that trained badly?), or train more seeds"
+            f"{far} far below the others, and judged without it the figure reads another word: look at that "
+            "run's training log (a run that trained badly?), or train more seeds"
         )
     if d.cap == decide.CAP_NOT_FINITE:
         return f"{d.note}: look at those runs, or train more seeds"

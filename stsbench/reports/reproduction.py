@@ -701,10 +701,17 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
             verdict = s.outcome + (f" ({s.note})" if s.note else "")
             margin = _margin(s.margin, s.nearest, delta)
             rows.append([str(i), s.what, s.test or DASH, seeds, sg(s.diff), span, p, mde, margin, verdict])
+    repeated = any(s.look is not None for r in results for s in r.statements)  # seeds the plan stopped
+    interval = "interval (repeated at its look)" if repeated else "95% interval"
+    its = (
+        "its interval: the repeated interval of the look the sequential plan stopped it at (its look and level "
+        "beside it), wider than a fixed-n 95% interval"
+        if repeated
+        else "its 95% interval"
+    )
     notes = [
         "diff: the measured difference on unrounded figures, positive in the claimed direction (a bound: "
-        "threshold - mean; a plateau: the first setting - the second), with its interval (95%; a sequential "
-        "look's repeated interval where the plan stopped the seeds, its look and level beside it); p (refuting, "
+        f"threshold - mean; a plateau: the first setting - the second), with {its}; p (refuting, "
         "Holm): where a statement's verdict rests on it, the p of its refuting outcome (A > B: reversed by more "
         "than δ, diff < -δ; a plateau: |diff| > δ; a bound: above it), one-sided, doubled, Holm-adjusted within "
         "the claim (the refuting word needs it below 0.05); MDE: the smallest difference the seeds detect with "
@@ -713,8 +720,6 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
     published = [(i, r.published) for i, r in enumerate(results, start=1) if r.published is not None]
     notes += [f"Claim {i}: the paper reports a difference of {fmt(p)}." for i, p in published]
     refuting = "p (refuting, Holm)"
-    looked = any(s.look is not None for r in results for s in r.statements)
-    interval = "interval (repeated at its look)" if looked else "95% interval"
     columns = ["#", "statement", "test", "seeds", "diff", interval, refuting, "MDE", "margin"]
     title, right = "Claims, statement by statement", ("seeds", refuting)
     return make_table("claim-statements", title, [*columns, "verdict"], rows, notes=notes, right=right)

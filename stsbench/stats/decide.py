@@ -54,7 +54,7 @@ from stsbench.stats.tests import holm, min_detectable_difference
 # 1: the first rule (stop 58); 2: directions and sizes, resolution, published runs, families; 3: a gap as one
 # contrast, exact best-of-K cells, few shared seeds bounded, Hsu's df, h²/4 below one step, one vocabulary;
 # 4: a cell whose seeds hold one far below the others (a run that trained badly) is at most inconclusive;
-# 5: ... only where that seed changes the word (judged again with it replaced by the others' mean)
+# 5: ... only where those seeds change its word (the others judged alone, at half the α, read another)
 RULE_VERSION = 5
 ALPHA = 0.05  # the printed interval's level is 1 - ALPHA (LEVEL, 0.95)
 POWER = 0.8  # of the smallest detectable difference
