@@ -693,7 +693,7 @@ def statements_table(results: Sequence[ClaimResult]) -> Table:
         for s in r.statements:
             span = DASH if s.low is None else f"[{sg(s.low)}, {sg(s.high)}]"
             if s.low is not None and s.look is not None:  # a sequential look's repeated interval, named so
-                span += f" (look at {s.look}, {100 * s.interval.level:.1f}%)"
+                span += f" (look at {s.look}, {decide.percent(s.interval.level)})"
             seeds = DASH if s.interval is None else "/".join(str(n) for n in s.interval.n)
             rests = s.p_holm is not None and (s.outcome in decide.REFUTING or s.nearest in decide.REFUTING)
             p = f"{s.p_holm:.3g}" if rests else DASH

@@ -370,11 +370,11 @@ class Decision:
 
     @property
     def interval_name(self) -> str:
-        """What its interval is: ``95% interval``, or a sequential look's ``repeated interval (look at 6 seeds, 98.9%)``."""
+        """What its interval is: ``95% interval``, or ``repeated interval of the look at 6 seeds, 99.7%``."""
         level = LEVEL if self.interval is None else self.interval.level
         if self.look is None:
             return f"{100 * level:g}% interval"
-        return f"repeated interval (look at {self.look} seeds, {100 * level:.1f}%)"
+        return f"repeated interval of the look at {self.look} seeds, {percent(level)}"
 
     @property
     def test(self) -> str | None:
@@ -398,6 +398,12 @@ class Decision:
         out.update(p_zero=None if iv is None else iv.p, mdd=self.mdd, test=self.test, rule=RULE_VERSION)
         out.update(interval_name=self.interval_name)
         return out
+
+
+def percent(level: float) -> str:
+    """A level in percent, with the decimals that keep it below 100 (a look's 99.96%, not 100.0%)."""
+    digits = next((d for d in range(1, 6) if round(100 * level, d) < 100), 6)
+    return f"{100 * level:.{digits}f}%" if level < 1 else "100%"
 
 
 def _read(
