@@ -1,7 +1,7 @@
 """How the sequential seed plan (stsbench.stats.sequential) decides, against a fixed number of seeds.
 
     OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py [--runs 100000] [--seed 0] [--verify 2000]
-        [--out docs/calibration.md]
+        [--quantised-paths N] [--claim-paths N] [--claim-verify N] [--reduced] [--out docs/calibration.md]
 
 **The grid.** A paired contrast A > B with normal per-seed differences: δ = 0.5, seed std 0.25, 0.5 and 1.0,
 true differences 0, ±δ/2, ±δ, ±2δ and ±4δ (27 cells), at most M = 10 and M = 20 seeds; ``--runs`` paths a cell
@@ -25,6 +25,35 @@ on the first ``--verify`` paths of every cell, each path's stopping look and wor
 :func:`stsbench.stats.sequential.path` (a statement judged from its recorded seeds, one look at a time, by the
 rule's own interval functions), and the fixed designs' words of :func:`~stsbench.stats.decide.directional`; one
 disagreement stops the run (exit 1). Exit 1 too where a side lies above its bound (0 otherwise).
+
+**Quantised figures** (at most M = 10 seeds: the resolution acts at every look alike, and the grid above covers
+M = 20's looks). Figures on a grid of step h = 0.2 (TREC's 500 questions) and h = 100/1,725 (a transfer accuracy
+on 1,725 examples), seed std 0.1 and 0.5, judged with resolution h at every look: (a) a published cell, seeds
+against one published run that is itself one quantised draw of the same law, cell δ 1.0, by
+:func:`stsbench.stats.sequential.path_cell` on ``plan(10, "cell")``; (b) a statement A > B on paired seeds
+(correlation 0.5, as benchmarks/decision_calibration.py's quantised statements), δ 0.5, by
+:func:`stsbench.stats.sequential.path` on ``plan(10)``. Each path is one call of the project's function (nothing
+vectorised: :func:`~stsbench.stats.sequential.simulate` knows no resolution). The truth is the difference of the
+quantised figures' means, computed exactly from the normal law (0 exactly at truth 0, where both laws are one). The
+wrong words are benchmarks/decision_calibration.py's (:func:`decision_calibration.wrong_outcomes`): a statement's
+as above; a cell's *reproduced* where t <= -δ (upper) or t >= δ (lower), *not reproduced* above +δ where t <= δ
+(upper), below -δ where t >= -δ (lower). ``--quantised-paths`` paths a scenario (``--runs`` / 20: 5,000).
+
+**Claims of 7 and 19 statements.** An argmax over a sweep: A above each of m = 7 or 19 others, m paired statements
+sharing their seeds (A's figure in each; a setting's figure a seed's shared component plus its own, each of
+variance std²/2: decision_calibration.py's claims), normal law, per-seed differences of std 0.5, δ 0.5, at most 10
+seeds, every statement at the same truth 0, +δ or -δ, and one mixed claim (the statements' truths 0, +δ, +2δ in
+turn). Each statement is judged by the plan of m statements (``plan(10, "paired", m)``: Bonferroni's constants
+above 6 statements, :attr:`stsbench.stats.sequential.Plan.rule`), stopped at its first decisive word or by
+futility, on ``--claim-paths`` paths a scenario (``--runs`` / 5: 20,000) through
+:func:`~stsbench.stats.sequential.simulate`, one statement at a time; on the first ``--claim-verify`` paths
+(``--verify`` / 10) every statement's look and word are also asked of :func:`stsbench.stats.claims.judge` (the
+report's ``until=10``: each statement by :func:`~stsbench.stats.sequential.path`), one disagreement stops the run.
+Counted: a wrong decisive word on any statement of the claim (familywise), a side at a time, each against 0.025 + 3
+binomial SE; the seeds until every statement stopped (the claim's), and a statement's.
+
+``--reduced`` (the tests'): the grid above left out; the claim of 19 statements and one quantised cell (h 0.2,
+std 0.1, at +δ).
 """
 
 from __future__ import annotations
@@ -35,11 +64,13 @@ import sys
 import time
 from pathlib import Path
 
+import decision_calibration as fixed_rule  # benchmarks/: the fixed rule's calibration, its wrong words and laws
 import numpy as np
 from scipy import stats
 
 from stsbench.files import atomic_write_text
 from stsbench.stats import decide, sequential
+from stsbench.stats.claims import Argmax, judge
 
 DELTA = 0.5
 STDS = (0.25, 0.5, 1.0)
@@ -141,6 +172,131 @@ def check_path(row: np.ndarray, at: sequential.Plan, n: int, word: str, refine: 
         )
 
 
+# -- quantised figures: every path one call of the project's path functions, at the figures' resolution ---------
+
+QUANTISED_MAXIMUM = 10
+# the figures' steps: TREC's 500 questions; a transfer accuracy on 1,725 examples
+STEPS = (("0.2", 0.2), ("100/1,725", 100 / 1725))
+QUANTISED_STDS = (0.1, 0.5)
+QUANTISED_TRUTHS = (0.0, 1.0, -1.0)  # in δ: where each side is at its nominal level
+DESIGNS = {  # what is judged: (decision_calibration.py's kind, δ, the plan's design)
+    "published cell": ("cell", decide.CELL_DELTA, "cell"),
+    "A > B paired": ("directional", DELTA, "paired"),
+}
+BASE = fixed_rule.BASE  # the figures' level, in points
+RHO = 0.5  # two settings' figures on a seed, correlated (decision_calibration.py's quantised statements)
+SEEDS = range(1, QUANTISED_MAXIMUM + 1)
+
+
+def quantise(x: np.ndarray, h: float) -> np.ndarray:
+    return np.round(x / h) * h
+
+
+def quantised_bias(mean: float, std: float, h: float) -> float:
+    """E[q(X)] - mean for X ~ N(mean, std) rounded to the grid of step ``h``: exact, from the normal law."""
+    k = np.arange(math.floor((mean - 12 * std) / h) - 1, math.ceil((mean + 12 * std) / h) + 2)
+    mass = stats.norm.cdf((k * h + h / 2 - mean) / std) - stats.norm.cdf((k * h - h / 2 - mean) / std)
+    return float(np.sum((k * h - mean) * mass))
+
+
+def quantised_truth(diff: float, std: float, h: float) -> float:
+    """The difference of the quantised figures' means, A's (or our seeds') true mean ``diff`` above B's."""
+    return diff + quantised_bias(BASE + diff, std, h) - quantised_bias(BASE, std, h)
+
+
+def quantised(design: str, step: str, std: float, truth: float, paths: int, seed: int) -> dict[str, float]:
+    """One quantised scenario: ``paths`` paths, each judged by the project's path function at resolution h."""
+    kind, delta, plan_design = DESIGNS[design]
+    h = dict(STEPS)[step]
+    place = [list(DESIGNS).index(design), list(dict(STEPS)).index(step), QUANTISED_STDS.index(std)]
+    rng = np.random.Generator(np.random.PCG64([seed, 1, *place, QUANTISED_TRUTHS.index(truth)]))
+    at = sequential.plan(QUANTISED_MAXIMUM, plan_design)
+    t = quantised_truth(truth * delta, std, h)
+    known = set(fixed_rule.OUTCOMES[kind]) | {sequential.FUTILE}
+    outcomes, stops = [], []
+    if kind == "cell":  # seeds against one published run, itself one quantised draw of the same law
+        x = quantise(BASE + truth * delta + std * rng.standard_normal((paths, QUANTISED_MAXIMUM)), h)
+        p = quantise(BASE + std * rng.standard_normal(paths), h)
+        for row, q in zip(x.tolist(), p.tolist(), strict=True):
+            found = sequential.path_cell(dict(zip(SEEDS, row, strict=True)), q, delta, at, resolution=h)
+            up, down = fixed_rule.NOT_REPRODUCED_UP, fixed_rule.NOT_REPRODUCED_DOWN
+            outcomes.append(fixed_rule._sided(found.decision, decide.NOT_REPRODUCED, up, down))
+            stops.append(found.n)
+    else:  # A > B, both settings quantised, on the same seeds
+        ids = (SEEDS, SEEDS)
+        a, b = fixed_rule.pairs(rng, paths, ids, RHO, (std, std), truth * delta, "normal")
+        for ra, rb in zip(quantise(a, h).tolist(), quantise(b, h).tolist(), strict=True):
+            pa, pb = dict(zip(SEEDS, ra, strict=True)), dict(zip(SEEDS, rb, strict=True))
+            found = sequential.path(pa, pb, delta, at, resolution=h)
+            outcomes.append(found.decision.outcome)
+            stops.append(found.n)
+    unknown = set(outcomes) - known
+    if unknown:  # a word the calibration does not know would be counted as right: stop instead
+        raise SystemExit(f"quantised {design}: outcome(s) the calibration does not know: {sorted(unknown)}")
+    wrong_words = fixed_rule.wrong_outcomes(kind, t, delta)
+    rate = {side: float(np.mean([o in words for o in outcomes])) for side, words in wrong_words.items()}
+    undecided = (decide.INCONCLUSIVE, sequential.FUTILE)
+    return {
+        "t": t,
+        "upper": rate[fixed_rule.UPPER],
+        "lower": rate[fixed_rule.LOWER],
+        "seeds": float(np.mean(stops)),
+        "decisive": float(np.mean([o not in undecided for o in outcomes])),
+    }
+
+
+# -- claims of many statements: each statement by the plan of m statements, familywise -------------------------
+
+CLAIM_MAXIMUM = 10
+CLAIM_STD = 0.5  # the per-seed differences' std
+CLAIM_SIZES = (7, 19)
+CLAIM_TRUTHS = {  # the statements' truths in δ, in turn
+    "0": (0.0,),
+    "+δ": (1.0,),
+    "−δ": (-1.0,),
+    "mixed: 0, +δ, +2δ in turn": (0.0, 1.0, 2.0),
+}
+
+
+def claim(m: int, truths: str, paths: int, seed: int, verify: int) -> dict[str, float]:
+    """An argmax of ``m`` statements sharing their seeds: each statement's word by the plan of m statements."""
+    cycle = CLAIM_TRUTHS[truths]
+    t = [cycle[i % len(cycle)] * DELTA for i in range(m)]
+    rng = np.random.Generator(np.random.PCG64([seed, 2, m, list(CLAIM_TRUTHS).index(truths)]))
+    names = ["A", *[f"B{i}" for i in range(1, m + 1)]]
+    seeds = [range(1, CLAIM_MAXIMUM + 1)] * len(names)
+    figures = fixed_rule.settings(rng, paths, seeds, [BASE, *(BASE - ti for ti in t)], CLAIM_STD)
+    at = sequential.plan(CLAIM_MAXIMUM, "paired", m)
+    found = [sequential.simulate(figures[0] - f, DELTA, at) for f in figures[1:]]
+    stop, final = np.array([s for s, _ in found]), np.array([c for _, c in found])  # (m, paths)
+    argmax = Argmax(kind="argmax", best="A", among=tuple(names))
+    for j in range(min(verify, paths)):  # the report's judge: each statement by sequential.path at its look
+        scores = {
+            name: dict(zip(seeds[0], f[j].tolist(), strict=True))
+            for name, f in zip(names, figures, strict=True)
+        }
+        judged = judge(argmax, scores, describe=False, until=CLAIM_MAXIMUM)
+        for i, st in enumerate(judged.statements):
+            if (st.look, st.outcome) != (int(stop[i, j]), WORDS[final[i, j]]):
+                raise SystemExit(
+                    f"claim of {m}, statement {i + 1}: vectorised {WORDS[final[i, j]]!r} at {stop[i, j]}; "
+                    f"claims.judge: {st.outcome!r} at {st.look}"
+                )
+    sides = [wrong(final[i], t[i]) for i in range(m)]
+    return {
+        "upper": float(np.any([u for u, _ in sides], axis=0).mean()),
+        "lower": float(np.any([d for _, d in sides], axis=0).mean()),
+        "seeds": float(stop.max(axis=0).mean()),
+        "statement_seeds": float(stop.mean()),
+        "decisive": float(decisive(final).mean()),  # a statement's
+    }
+
+
+def binomial_bound(paths: int) -> float:
+    """0.025 + 3 binomial SE at ``paths`` paths (decision_calibration.py's bound)."""
+    return fixed_rule.bound(paths)
+
+
 MARKER = "<!-- the sequential plan: benchmarks/sequential_calibration.py --out writes from here on -->"
 
 
@@ -148,6 +304,98 @@ def with_section(existing: str, section: str) -> str:
     """``existing`` (docs/calibration.md) with everything from :data:`MARKER` on replaced by ``section``."""
     kept = existing.split(MARKER)[0].rstrip("\n")
     return f"{kept}\n\n{MARKER}\n\n{section}" if kept else f"{MARKER}\n\n{section}"
+
+
+def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], list[str], bool]:
+    """The quantised scenarios' table, its summary line and whether a side lies above its bound (0 paths: none)."""
+    if paths == 0:
+        return [], [], False
+    limit = binomial_bound(paths)
+    lines = [
+        f"### Quantised figures (at most {QUANTISED_MAXIMUM} seeds)",
+        "",
+        "Figures on a grid of step h, judged with resolution h at every look: a published cell, seeds against one "
+        "published run that is itself one quantised draw of the same law (cell δ 1.0, `sequential.path_cell` on "
+        '`plan(10, "cell")`), and a statement A > B on paired seeds (correlation 0.5, δ 0.5, `sequential.path` '
+        f"on `plan(10)`); each path one call of the project's function; {paths:,} paths a scenario, each side "
+        f"against 0.025 + 3 SE = {limit:.4f}. The truth is the difference of the quantised figures' means (exact; "
+        "in brackets). M = 10 is enough here: the resolution acts at every look alike, and the grid above covers "
+        "M = 20's looks.",
+        "",
+        "| judged | h | seed std | true diff (quantised) | wrong upper | wrong lower | E[seeds] | share of M "
+        "| decisive |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    worst, shares, failed = 0.0, [], False
+    for design, (_, delta, _) in DESIGNS.items():
+        for step, _ in STEPS:
+            for std in QUANTISED_STDS:
+                for truth in QUANTISED_TRUTHS:
+                    if reduced and (design, step, std, truth) != ("published cell", "0.2", 0.1, 1.0):
+                        continue
+                    r = quantised(design, step, std, truth, paths, seed)
+                    over = max(r["upper"], r["lower"]) > limit
+                    failed |= over
+                    worst = max(worst, r["upper"], r["lower"])
+                    shares.append(r["seeds"] / QUANTISED_MAXIMUM)
+                    lines.append(
+                        f"| {design} (δ {delta:g}) | {step} | {std:g} | {truth:+g}δ ({r['t']:+.4f}) "
+                        f"| {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} | {r['seeds']:.2f} "
+                        f"| {r['seeds'] / QUANTISED_MAXIMUM:.3f} | {r['decisive']:.3f} |"
+                    )
+    summary = (
+        f"**Quantised figures** (h 0.2 and 100/1,725, M = {QUANTISED_MAXIMUM}, {len(shares)} scenarios): wrong "
+        f"decisive words at most {worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds "
+        f"{np.mean(shares):.3f} of M on average."
+    )
+    return [*lines, ""], [summary], failed
+
+
+def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[list[str], list[str], bool]:
+    """The claims' table, their summary line and whether a side lies above its bound (0 paths: none)."""
+    if paths == 0:
+        return [], [], False
+    limit = binomial_bound(paths)
+    lines = [
+        f"### Claims of {' and '.join(map(str, CLAIM_SIZES))} statements (at most {CLAIM_MAXIMUM} seeds)",
+        "",
+        "An argmax over a sweep, A above each of m others: m paired statements sharing their seeds, normal law, "
+        f"per-seed differences of std {CLAIM_STD:g}, δ {DELTA:g}; each statement judged by the plan of m statements "
+        '(`plan(10, "paired", m)`: Bonferroni\'s constants above 6 statements); counted: a wrong decisive word '
+        f"on any statement of the claim, a side at a time. {paths:,} paths a scenario through `sequential.simulate`, "
+        f"every statement's look and word checked against `claims.judge` (`until=10`) on the first {verify:,}; each "
+        f"side against 0.025 + 3 SE = {limit:.4f}. E[seeds]: until every statement stopped (the claim's), and a "
+        "statement's.",
+        "",
+        "| statements | constants (looks 3, 4, 5, 6, 8, 10) | truths | wrong upper (any statement) "
+        "| wrong lower (any statement) | E[seeds] (claim) | share of M | E[seeds] (a statement) "
+        "| decisive (a statement) |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    worst, shares, failed = 0.0, [], False
+    for m in CLAIM_SIZES:
+        if reduced and m != max(CLAIM_SIZES):
+            continue
+        at = sequential.plan(CLAIM_MAXIMUM, "paired", m)
+        constants = f"{at.rule}: {', '.join(f'{c:g}' for c in at.constants)}"
+        for truths in CLAIM_TRUTHS:
+            r = claim(m, truths, paths, seed, verify)
+            over = max(r["upper"], r["lower"]) > limit
+            failed |= over
+            worst = max(worst, r["upper"], r["lower"])
+            shares.append(r["seeds"] / CLAIM_MAXIMUM)
+            lines.append(
+                f"| {m} | {constants} | {truths} | {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} "
+                f"| {r['seeds']:.2f} | {r['seeds'] / CLAIM_MAXIMUM:.3f} | {r['statement_seeds']:.2f} "
+                f"| {r['decisive']:.3f} |"
+            )
+    summary = (
+        f"**Claims of {' and '.join(str(m) for m in CLAIM_SIZES if not reduced or m == max(CLAIM_SIZES))} "
+        f"statements** (M = {CLAIM_MAXIMUM}, {len(shares)} scenarios): a wrong decisive word on any statement at "
+        f"most {worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds until every statement "
+        f"stopped {np.mean(shares):.3f} of M on average."
+    )
+    return [*lines, ""], [summary], failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,13 +406,32 @@ def main(argv: list[str] | None = None) -> int:
         "--verify", type=int, default=2000, help="paths a cell also judged by the project's code"
     )
     parser.add_argument(
+        "--quantised-paths", type=int, help="paths a quantised scenario (default: --runs / 20)"
+    )
+    parser.add_argument("--claim-paths", type=int, help="paths a claim scenario (default: --runs / 5)")
+    parser.add_argument(
+        "--claim-verify",
+        type=int,
+        help="paths a claim scenario also judged by claims.judge (default: --verify / 10)",
+    )
+    parser.add_argument(
+        "--reduced",
+        action="store_true",
+        help="the tests': the grid left out; the claim of 19 statements and one quantised cell",
+    )
+    parser.add_argument(
         "--out", type=Path, help="write the section into this Markdown file (from its marker on)"
     )
     args = parser.parse_args(argv)
+    quantised_paths = args.runs // 20 if args.quantised_paths is None else args.quantised_paths
+    claim_paths = args.runs // 5 if args.claim_paths is None else args.claim_paths
+    claim_verify = args.verify // 10 if args.claim_verify is None else args.claim_verify
+    if args.runs < 1 or min(quantised_paths, claim_paths, args.verify, claim_verify) < 0:
+        parser.error("--runs must be >= 1, the other paths >= 0 (0: that part left out)")
     started = time.perf_counter()
     bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / args.runs)
     failed, lines, summary = False, [], []
-    for maximum in MAXIMA:
+    for maximum in () if args.reduced else MAXIMA:
         lines += [
             f"### At most {maximum} seeds",
             "",
@@ -203,23 +470,44 @@ def main(argv: list[str] | None = None) -> int:
             f"{max(gaps):.3f} below {maximum} fixed seeds in any cell. With --refine: wrong words at most "
             f"{worst_r:.4f} a side; expected seeds {np.mean(refined):.3f} of M.",
         )
-    wall = time.perf_counter() - started
+    new_started = time.perf_counter()
+    q_lines, q_summary, q_failed = quantised_section(quantised_paths, args.seed, args.reduced)
+    c_lines, c_summary, c_failed = claims_section(claim_paths, args.seed, claim_verify, args.reduced)
+    failed |= q_failed or c_failed
+    done = time.perf_counter()
+    wall, new_wall = done - started, done - new_started
+    options = [
+        ("runs", args.runs),
+        ("seed", args.seed),
+        ("verify", args.verify),
+        ("quantised-paths", quantised_paths),
+        ("claim-paths", claim_paths),
+        ("claim-verify", claim_verify),
+    ]
     command = "OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py" + "".join(
-        f" --{k} {v}" for k, v in (("runs", args.runs), ("seed", args.seed), ("verify", args.verify))
+        f" --{k} {v}" for k, v in options
+    )
+    command += " --reduced" if args.reduced else ""
+    grid = (
+        "The grid of paired contrasts left out (--reduced). "
+        if args.reduced
+        else f"A paired contrast A > B, normal per-seed differences, δ {DELTA:g}; {args.runs:,} paths a cell, the "
+        "plan and the fixed designs on the same paths (common random numbers); each look's word checked against "
+        f"the project's functions on the first {args.verify:,} paths of every cell. "
     )
     section = "\n".join(
         [
             "## The sequential plan (`stsbench.stats.sequential`)",
             "",
-            f"A paired contrast A > B, normal per-seed differences, δ {DELTA:g}; {args.runs:,} paths a cell, the plan "
-            "and the fixed designs on the same paths (common random numbers); each look's word checked against the "
-            f"project's functions on the first {args.verify:,} paths of every cell. Command `{command}`; "
-            f"{wall:.0f} s. What is counted: the script's docstring; the rule: docs/uncertainty.md (Seeds until "
-            "the verdict is decided).",
+            f"{grid}Then quantised figures and claims of 7 and 19 statements. Command `{command}`; "
+            f"{wall:.0f} s on one process ({new_wall:.0f} s of it the quantised figures and the claims). What is "
+            "counted: the script's docstring; the rule: docs/uncertainty.md (Seeds until the verdict is decided).",
             "",
-            *[f"- {line}" for line in summary],
+            *[f"- {line}" for line in [*summary, *q_summary, *c_summary]],
             "",
             *lines,
+            *q_lines,
+            *c_lines,
         ]
     )
     print(section)  # noqa: T201

@@ -193,11 +193,38 @@ def test_the_calibration_counts_the_projects_words(tmp_path, capsys):
     # disagreement), every side within its bound at 3,000 paths; its section written below the rule's tables
     out = tmp_path / "calibration.md"
     out.write_text(f"# the rule's tables\n\n{calibration.MARKER}\n\nan older section\n", encoding="utf-8")
-    assert calibration.main(["--runs", "3000", "--verify", "60", "--out", str(out)]) == 0
+    left_out = ["--quantised-paths", "0", "--claim-paths", "0"]  # the new parts: the next test's
+    assert calibration.main(["--runs", "3000", "--verify", "60", *left_out, "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith(f"# the rule's tables\n\n{calibration.MARKER}\n\n## The sequential plan")
     assert "an older section" not in text and text.count("| 0.5 | +2δ |") == 2  # M = 10 and 20
     assert "expected seeds" in capsys.readouterr().out
+
+
+def test_the_calibration_counts_quantised_figures_and_claims_of_many_statements(tmp_path):
+    # --reduced: the grid left out; the argmax of 19 statements (Bonferroni's constants; every statement's look and
+    # word checked against claims.judge on 10 paths a scenario, exit 1 on one disagreement) at truths 0, +δ, −δ and
+    # mixed, and one quantised published cell (h 0.2, seed std 0.1, at +δ): each side within its bound
+    out = tmp_path / "calibration.md"
+    out.write_text(f"# the rule's tables\n\n{calibration.MARKER}\n\nan older section\n", encoding="utf-8")
+    counts = ["--quantised-paths", "1000", "--claim-paths", "4000", "--claim-verify", "10"]
+    assert calibration.main(["--reduced", *counts, "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(f"# the rule's tables\n\n{calibration.MARKER}\n\n## The sequential plan")
+    assert "### At most" not in text and "(above)" not in text and "an older section" not in text
+    assert "### Quantised figures (at most 10 seeds)" in text and "### Claims of 7 and 19 statements" in text
+    cells = [line.split(" | ") for line in text.splitlines() if line.startswith("| published cell")]
+    claims = [line.split(" | ") for line in text.splitlines() if line.startswith("| 19 |")]
+    assert len(cells) == 1 and cells[0][1:4] == ["0.2", "0.1", "+1δ (+1.0000)"], cells
+    assert len(claims) == 4 and all(c[1].startswith("Bonferroni over looks and statements: 127, ") for c in claims)
+    for rates, paths in [*((c[4:6], 1000) for c in cells), *((c[3:5], 4000) for c in claims)]:
+        assert all(0 <= float(r) <= calibration.binomial_bound(paths) for r in rates), rates
+    # the quantised truth, exact: 0 where both laws are one, δ where the grid is symmetric about both means, and
+    # decision_calibration.py's Monte Carlo one (400,000 draws) within its error
+    assert calibration.quantised_truth(0.0, 0.5, 100 / 1725) == 0.0
+    assert calibration.quantised_truth(0.5, 0.1, 0.2) == pytest.approx(0.5, abs=1e-9)
+    drawn = calibration.fixed_rule.quantised_truth(0.3, 0.1, np.random.default_rng(0))
+    assert calibration.quantised_truth(0.3, 0.1, 0.2) == pytest.approx(drawn, abs=0.002)
 
 
 def test_the_vectorised_words_are_directionals():
