@@ -315,3 +315,25 @@ def test_a_transfer_test_figure_is_never_read_from_fasttest_results():
     assert comparable(get_entry("simcse/sts/unsup-simcse-bert-base"), "sts", "fasttest")
     with pytest.raises(StsbenchError, match="test-split numbers .* fasttest mode; rerun with --mode test"):
         check_split(row, "fasttest", Path("results"))
+
+
+EDITIONS = ROOT / "reports"
+
+
+@pytest.mark.skipif(not (EDITIONS / "esimcse-dup-rate-mini").is_dir(), reason="the checked-in editions are absent")
+def test_check_refuses_the_editions_minilm_seeds_against_the_papers_bert_base_cells(capsys):
+    """The editions train MiniLM; the papers' cells are BERT-base's: refused in one line naming both (exit 2), shown
+    with --beside (exit 0, never a verdict); a sweep's whole row lists its columns."""
+    sequential = EDITIONS / "simcse-dropout-sequential-mini" / "results"
+    dropout = ["--results", str(sequential), "--model", "dropout.dropout-0.1", "--tolerance", "seeds"]
+    code, _, err = run_cli(["check", *dropout, "--against", "simcse/table4/dropout-p#p=0.1"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "simcse/table4/dropout-p#p=0.1 is a row on BERT-base" in err and "(MiniLM-L6)" in err
+    code, out, err = run_cli(["check", *dropout, "--against", "simcse/table4/dropout-p#p=0.1", "--beside"], capsys)
+    assert code == 0 and "beside, not judged" in out and "PASS" not in out, out + err
+    dup = EDITIONS / "esimcse-dup-rate-mini" / "results" / "train" / "dup-rate.dup_rate-0.32"
+    address = "esimcse-arxiv/table9/dup-rate#dup_rate=0.32"
+    code, _, err = run_cli(["check", "--results", str(dup), "--against", address, "--tolerance", "seeds"], capsys)
+    assert code == 2 and "is a row on BERT-base" in err and "trained from all-MiniLM-L6-v2" in err, err
+    code, _, err = run_cli(["check", *dropout, "--against", "simcse/table4/dropout-p"], capsys)
+    assert code == 2 and "is a row of 7 columns (p=0.0, p=0.01, p=0.1" in err and "#p=0.0'" in err, err

@@ -624,3 +624,16 @@ def test_every_look_reads_the_figures_resolution_as_the_fixed_rule_does():
     cell = sequential.path_cell(seeds, 81.0, 1.0, sequential.plan(10, "cell"), "STS-B", resolution=0.2)
     assert cell.decision.outcome == decide.INCONCLUSIVE and cell.n == 3, cell
     assert decide.cell(list(seeds.values()), 81.0, 1.0, resolution=0.2).outcome == decide.REPRODUCED
+
+
+def test_a_looks_cannot_be_reached_note_reads_the_last_looks_constant():
+    """Three seeds 0.1 apart at the first look of a cell plan (M = 10): the first look's constant (29.1) would put
+    the limit at ±3.36 and say *reproduced* cannot be reached; the last look's (2.32) reaches ±0.24, so no such note.
+    A spread of 0.6 stays out of reach at the last look, and the note names it."""
+    at = sequential.plan(10, "cell")
+    near = sequential.look_cell([80.0, 80.1, 80.2], 80.0, 1.0, at)
+    assert near.look is None and "cannot be reached" not in (near.note or ""), near.note
+    wide = sequential.look_cell([79.4, 80.0, 80.6], 80.0, 1.0, at)
+    assert "reproduced cannot be reached by the last look (10 seeds: ±1.46 ≥ δ at the spread of 3 seeds)" in wide.note
+    walked = sequential.path_cell({1: 79.4, 2: 80.0, 3: 80.6}, 80.0, 1.0, at)
+    assert walked.decision.look == 3 and walked.decision.interval_name.startswith("repeated interval of the look at 3")

@@ -16,7 +16,8 @@ from stsbench.commands._options import escape, opt, print_table, table_console
 from stsbench.commands.run import seed_interval, seed_spread
 from stsbench.errors import StsbenchError
 from stsbench.metrics import AVG
-from stsbench.published.backbones import Measured, judged, of_entry, of_results
+from stsbench.published import backbones
+from stsbench.published.backbones import Measured, of_entry, of_results
 from stsbench.published.check import (
     EPS,
     check_failed,
@@ -219,7 +220,7 @@ def _apart(entry, results: Measured, who: str, address: str, beside: bool) -> st
     With ``beside``: the line saying they are shown beside it, not judged.
     """
     row = of_entry(entry)
-    if judged(row, results):
+    if backbones.judged(row, results):
         return None
     what = f"{address} is {row.row()}; the seeds of {who} are {results.results()}"
     if not beside:
@@ -243,9 +244,8 @@ def _seeds_measured(results: Path, path: Path, agg: dict) -> Measured:
         run = load_train_run(folder, folder.name)[0] if (folder / TRAIN_LOG).is_file() else None
         if run is None:
             runs = collect(results).runs if runs is None else runs
-            tail = "/" + name.removeprefix(
-                ".../"
-            )  # a path recorded by its last parts (results.write.portable)
+            # a path recorded by its last parts (results.write.portable)
+            tail = "/" + name.removeprefix(".../")
             run = next((r for r in runs if f"/{r.config.get('output')}".endswith(tail)), None)
         starts.append(None if run is None else run.config.get("model"))
     if starts and all(starts):

@@ -21,13 +21,12 @@ from pathlib import PurePath
 
 from stsbench.published.records import Entry
 
-# (pattern, family): the backbones the papers and the embedded models name, with the size the name gives
+# (pattern, family): the backbones the papers and the embedded models name, with the size the name gives;
+# BERT's reads SBERT-base too (Sentence-BERT on BERT-base), not DistilBERT
+BERT = r"(?<!distil)bert[\s_{(-]*(base|large|tiny|mini|small|medium)"
 FAMILIES = (
     (re.compile(r"roberta[\s_{(-]*(base|large)", re.I), "RoBERTa"),
-    (
-        re.compile(r"(?<!distil)bert[\s_{(-]*(base|large|tiny|mini|small|medium)", re.I),
-        "BERT",
-    ),  # SBERT-base too
+    (re.compile(BERT, re.I), "BERT"),
     (re.compile(r"minilm[\s_{(-]*(l\d+)", re.I), "MiniLM"),
     (re.compile(r"mpnet[\s_{(-]*(base)", re.I), "MPNet"),
 )
@@ -63,7 +62,7 @@ class Measured:
         return f"a row on {self.backbone}" if self.backbone else "a row naming no backbone stsbench can read"
 
     def results(self) -> str:
-        """Results', in words: ``trained from X (MiniLM-L6)`` or ``the checkpoint X, untrained``."""
+        """Results', in words: ``trained from X (MiniLM-L6)``, or untrained ``the checkpoint X (MiniLM-L6)``."""
         on = f" ({self.backbone})" if self.backbone else " (no backbone stsbench can read in its name)"
         if not self.checkpoint:
             return "of several models"
