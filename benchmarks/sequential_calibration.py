@@ -62,6 +62,7 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import decision_calibration as fixed_rule  # benchmarks/: the fixed rule's calibration, its wrong words and laws
@@ -292,6 +293,25 @@ def claim(m: int, truths: str, paths: int, seed: int, verify: int) -> dict[str, 
     }
 
 
+@dataclass
+class Tally:
+    """A section's scenarios so far: the worst side, each one's expected seeds as a share of M, any above bound."""
+
+    limit: float
+    maximum: int
+    worst: float = 0.0
+    failed: bool = False
+    shares: list[float] = field(default_factory=list)
+
+    def add(self, r: dict[str, float]) -> str:
+        """Count one scenario's result; the mark its table row takes (" (above)" past the bound, else "")."""
+        over = max(r["upper"], r["lower"]) > self.limit
+        self.failed |= over
+        self.worst = max(self.worst, r["upper"], r["lower"])
+        self.shares.append(r["seeds"] / self.maximum)
+        return " (above)" if over else ""
+
+
 def binomial_bound(paths: int) -> float:
     """0.025 + 3 binomial SE at ``paths`` paths (decision_calibration.py's bound)."""
     return fixed_rule.bound(paths)
@@ -326,7 +346,7 @@ def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], 
         "| decisive |",
         "|---|---|---:|---|---:|---:|---:|---:|---:|",
     ]
-    worst, shares, failed = 0.0, [], False
+    tally = Tally(limit, QUANTISED_MAXIMUM)
     for design, (_, delta, _) in DESIGNS.items():
         for step, _ in STEPS:
             for std in QUANTISED_STDS:
@@ -334,21 +354,18 @@ def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], 
                     if reduced and (design, step, std, truth) != ("published cell", "0.2", 0.1, 1.0):
                         continue
                     r = quantised(design, step, std, truth, paths, seed)
-                    over = max(r["upper"], r["lower"]) > limit
-                    failed |= over
-                    worst = max(worst, r["upper"], r["lower"])
-                    shares.append(r["seeds"] / QUANTISED_MAXIMUM)
+                    mark = tally.add(r)
                     lines.append(
                         f"| {design} (δ {delta:g}) | {step} | {std:g} | {truth:+g}δ ({r['t']:+.4f}) "
-                        f"| {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} | {r['seeds']:.2f} "
+                        f"| {r['upper']:.4f} | {r['lower']:.4f}{mark} | {r['seeds']:.2f} "
                         f"| {r['seeds'] / QUANTISED_MAXIMUM:.3f} | {r['decisive']:.3f} |"
                     )
     summary = (
-        f"**Quantised figures** (h 0.2 and 100/1,725, M = {QUANTISED_MAXIMUM}, {len(shares)} scenarios): wrong "
-        f"decisive words at most {worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds "
-        f"{np.mean(shares):.3f} of M on average."
+        f"**Quantised figures** (h 0.2 and 100/1,725, M = {QUANTISED_MAXIMUM}, {len(tally.shares)} scenarios): "
+        f"wrong decisive words at most {tally.worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected "
+        f"seeds {np.mean(tally.shares):.3f} of M on average."
     )
-    return [*lines, ""], [summary], failed
+    return [*lines, ""], [summary], tally.failed
 
 
 def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[list[str], list[str], bool]:
@@ -372,7 +389,7 @@ def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[l
         "| decisive (a statement) |",
         "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    worst, shares, failed = 0.0, [], False
+    tally = Tally(limit, CLAIM_MAXIMUM)
     for m in CLAIM_SIZES:
         if reduced and m != max(CLAIM_SIZES):
             continue
@@ -380,22 +397,19 @@ def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[l
         constants = f"{at.rule}: {', '.join(f'{c:g}' for c in at.constants)}"
         for truths in CLAIM_TRUTHS:
             r = claim(m, truths, paths, seed, verify)
-            over = max(r["upper"], r["lower"]) > limit
-            failed |= over
-            worst = max(worst, r["upper"], r["lower"])
-            shares.append(r["seeds"] / CLAIM_MAXIMUM)
+            mark = tally.add(r)
             lines.append(
-                f"| {m} | {constants} | {truths} | {r['upper']:.4f} | {r['lower']:.4f}{' (above)' if over else ''} "
+                f"| {m} | {constants} | {truths} | {r['upper']:.4f} | {r['lower']:.4f}{mark} "
                 f"| {r['seeds']:.2f} | {r['seeds'] / CLAIM_MAXIMUM:.3f} | {r['statement_seeds']:.2f} "
                 f"| {r['decisive']:.3f} |"
             )
     summary = (
         f"**Claims of {' and '.join(str(m) for m in CLAIM_SIZES if not reduced or m == max(CLAIM_SIZES))} "
-        f"statements** (M = {CLAIM_MAXIMUM}, {len(shares)} scenarios): a wrong decisive word on any statement at "
-        f"most {worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds until every statement "
-        f"stopped {np.mean(shares):.3f} of M on average."
+        f"statements** (M = {CLAIM_MAXIMUM}, {len(tally.shares)} scenarios): a wrong decisive word on any statement "
+        f"at most {tally.worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds until every "
+        f"statement stopped {np.mean(tally.shares):.3f} of M on average."
     )
-    return [*lines, ""], [summary], failed
+    return [*lines, ""], [summary], tally.failed
 
 
 def main(argv: list[str] | None = None) -> int:
