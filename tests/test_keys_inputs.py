@@ -53,6 +53,14 @@ report:
 """
 
 
+@pytest.fixture(autouse=True)
+def _code_forgotten():
+    """``code_of`` is cached per process: a digest computed while a test patched what it reads (a library's
+    version) outlived the patch, and a later test in the same worker found its finished steps "changed code"."""
+    yield
+    keys.code_of.cache_clear()
+
+
 @pytest.fixture
 def world(tiny, tmp_path, monkeypatch):
     """A data folder of one's own (STS and SICK), the tiny model copied, and a recipe writer."""
