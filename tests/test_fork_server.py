@@ -79,10 +79,25 @@ def test_the_switch_turns_it_off_and_a_reproduction_of_few_steps_runs_plain_proc
     assert not forkserver.enabled() and not LocalExecutor(gpus=[]).fork
     monkeypatch.delenv(forkserver.SWITCH)
     assert forkserver.enabled() == sys.platform.startswith("linux")
-    for steps in (forkserver.MIN_STEPS - 1, forkserver.MIN_STEPS):
-        executor = LocalExecutor(gpus=[], fork=True)
-        executor.expect(steps)  # what the scheduler says before it starts any
-        assert executor.fork == (steps >= forkserver.MIN_STEPS)
+    started = []
+
+    class Server:  # started where a job may fork: counted, never run
+        def __init__(self, env):
+            started.append(env)
+
+        def takes(self, env, distributed):
+            return True
+
+    monkeypatch.setattr(forkserver, "ForkServer", Server)
+    job = Job("v", ("--version",), Path("v.log"), Path(), resources=Resources(cpus=1))
+    executor = LocalExecutor(gpus=[], fork=True)
+    # one executor, told each round's count before it starts any (a reused one: a round of few steps once
+    # turned forking off for good); a server already running serves a round of few steps too
+    few, many = forkserver.MIN_STEPS - 1, forkserver.MIN_STEPS
+    for steps, forked in ((few, False), (many, True), (few, True)):
+        executor.expect(steps)
+        assert (executor._warm({}, job) is not None) == forked, steps
+    assert len(started) == 1
 
 
 @linux

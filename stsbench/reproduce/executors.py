@@ -304,6 +304,7 @@ class LocalExecutor(Executor):
         self.held = Counter(dict.fromkeys(self.gpus, 0))  # GPU -> the running processes it is handed to
         self.threads = max(1, cores() // parallel)
         self.fork = forkserver.enabled() if fork is None else fork  # steps with a log fork from a warm server
+        self._few = False  # the scheduler said too few steps to start a server for (a running one serves)
         self._server: forkserver.ForkServer | None = None
 
     @property
@@ -365,14 +366,15 @@ class LocalExecutor(Executor):
     def expect(self, steps: int) -> None:
         """Plain processes below :data:`~stsbench.reproduce.forkserver.MIN_STEPS` steps (few steps save less).
 
-        The server imports what every kind of step needs, which costs more than a few steps save.
+        The server imports what every kind of step needs, which costs more than a few steps save. Said again
+        for each round of an executor that is reused: a round of few steps starts no server, a later round of
+        many still does, and a server already running serves a round of any size (it costs nothing more).
         """
-        if steps < forkserver.MIN_STEPS:
-            self.fork = False
+        self._few = steps < forkserver.MIN_STEPS
 
     def _warm(self, env: Mapping[str, str], job: Job) -> forkserver.ForkServer | None:
         """The fork server where ``job`` may be a fork of it (started on first use), else None: a plain process."""
-        if not self.fork:
+        if not self.fork or (self._server is None and self._few):
             return None
         if self._server is None:
             try:
