@@ -1,7 +1,8 @@
 """How the sequential seed plan (stsbench.stats.sequential) decides, against a fixed number of seeds.
 
     OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py [--runs 100000] [--seed 0] [--verify 2000]
-        [--quantised-paths N] [--claim-paths N] [--claim-verify N] [--reduced] [--out docs/calibration.md]
+        [--quantised-paths N] [--claim-paths N] [--claim-verify N] [--processes 2] [--reduced]
+        [--out docs/calibration.md]
 
 **The grid.** A paired contrast A > B with normal per-seed differences: δ = 0.5, seed std 0.25, 0.5 and 1.0,
 true differences 0, ±δ/2, ±δ, ±2δ and ±4δ (27 cells), at most M = 10 and M = 20 seeds; ``--runs`` paths a cell
@@ -52,6 +53,9 @@ report's ``until=10``: each statement by :func:`~stsbench.stats.sequential.path`
 Counted: a wrong decisive word on any statement of the claim (familywise), a side at a time, each against 0.025 + 3
 binomial SE; the seeds until every statement stopped (the claim's), and a statement's.
 
+``--processes`` worker processes (2), the costliest scenarios first; each scenario's draws depend only on its
+seed and place in the grid, so the tables do not depend on the processes (the decision calibration's way).
+
 ``--reduced`` (the tests'): the grid above left out; the claim of 19 statements and one quantised cell (h 0.2,
 std 0.1, at +δ).
 """
@@ -60,10 +64,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import decision_calibration as fixed_rule  # benchmarks/: the fixed rule's calibration, its wrong words and laws
 import numpy as np
@@ -73,6 +79,7 @@ from stsbench.files import atomic_write_text
 from stsbench.stats import decide, sequential
 from stsbench.stats.claims import Argmax, judge
 
+PROCESSES = 2
 DELTA = 0.5
 STDS = (0.25, 0.5, 1.0)
 TRUTHS = (-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4)  # in δ
@@ -293,6 +300,62 @@ def claim(m: int, truths: str, paths: int, seed: int, verify: int) -> dict[str, 
     }
 
 
+# -- the scenarios as jobs: (function, its arguments), each computed alone (its own seeded draws) ---------------
+
+Job = tuple[str, tuple[Any, ...]]
+REDUCED_QUANTISED = ("published cell", "0.2", 0.1, 1.0)  # --reduced's one quantised scenario
+
+
+def cell_jobs(runs: int, seed: int, verify: int, reduced: bool) -> list[Job]:
+    """The grid's cells, M by M (none with ``reduced``)."""
+    grid = [(m, std, truth) for m in MAXIMA for std in STDS for truth in TRUTHS]
+    return [] if reduced else [("cell", (*g, runs, seed, verify)) for g in grid]
+
+
+def quantised_jobs(paths: int, seed: int, reduced: bool) -> list[Job]:
+    """The quantised scenarios (0 paths: none)."""
+    grid = [
+        (design, step, std, truth)
+        for design in DESIGNS
+        for step, _ in STEPS
+        for std in QUANTISED_STDS
+        for truth in QUANTISED_TRUTHS
+    ]
+    chosen = [g for g in grid if not reduced or g == REDUCED_QUANTISED] if paths else []
+    return [("quantised", (*g, paths, seed)) for g in chosen]
+
+
+def claim_jobs(paths: int, seed: int, verify: int, reduced: bool) -> list[Job]:
+    """The claims, m by m (0 paths: none; ``reduced``: the largest m only)."""
+    sizes = [m for m in CLAIM_SIZES if not reduced or m == max(CLAIM_SIZES)] if paths else []
+    return [("claim", (m, truths, paths, seed, verify)) for m in sizes for truths in CLAIM_TRUTHS]
+
+
+def _cost(job: Job) -> float:
+    """A job's rough cost, to start the costliest first: a quantised path is one call of the project's path
+    function; a claim judges its first paths statement by statement; a cell is vectorised but for its checks."""
+    name, a = job
+    return {"quantised": lambda: 10 * a[4], "claim": lambda: a[0] * a[4] + a[2] / 10}.get(
+        name, lambda: 2 * a[5] + a[3] / 100
+    )()
+
+
+def _run(job: Job) -> tuple[dict[str, float], float]:
+    """A job's result and the seconds it took."""
+    started = time.perf_counter()
+    name, a = job
+    return {"cell": cell, "quantised": quantised, "claim": claim}[name](*a), time.perf_counter() - started
+
+
+def compute(jobs: list[Job], processes: int) -> dict[Job, tuple[dict[str, float], float]]:
+    """Every job's result and seconds; on ``processes`` forked workers, the costliest first."""
+    if processes <= 1:
+        return {job: _run(job) for job in jobs}
+    ordered = sorted(jobs, key=_cost, reverse=True)
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        return dict(zip(ordered, pool.map(_run, ordered, chunksize=1), strict=True))
+
+
 @dataclass
 class Tally:
     """A section's scenarios so far: the worst side, each one's expected seeds as a share of M, any above bound."""
@@ -326,9 +389,11 @@ def with_section(existing: str, section: str) -> str:
     return f"{kept}\n\n{MARKER}\n\n{section}" if kept else f"{MARKER}\n\n{section}"
 
 
-def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], list[str], bool]:
-    """The quantised scenarios' table, its summary line and whether a side lies above its bound (0 paths: none)."""
-    if paths == 0:
+def quantised_section(
+    jobs: list[Job], results: dict[Job, Any], paths: int
+) -> tuple[list[str], list[str], bool]:
+    """The quantised scenarios' table, its summary line and whether a side lies above its bound (no jobs: none)."""
+    if not jobs:
         return [], [], False
     limit = binomial_bound(paths)
     lines = [
@@ -347,19 +412,14 @@ def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], 
         "|---|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     tally = Tally(limit, QUANTISED_MAXIMUM)
-    for design, (_, delta, _) in DESIGNS.items():
-        for step, _ in STEPS:
-            for std in QUANTISED_STDS:
-                for truth in QUANTISED_TRUTHS:
-                    if reduced and (design, step, std, truth) != ("published cell", "0.2", 0.1, 1.0):
-                        continue
-                    r = quantised(design, step, std, truth, paths, seed)
-                    mark = tally.add(r)
-                    lines.append(
-                        f"| {design} (δ {delta:g}) | {step} | {std:g} | {truth:+g}δ ({r['t']:+.4f}) "
-                        f"| {r['upper']:.4f} | {r['lower']:.4f}{mark} | {r['seeds']:.2f} "
-                        f"| {r['seeds'] / QUANTISED_MAXIMUM:.3f} | {r['decisive']:.3f} |"
-                    )
+    for job in jobs:
+        (design, step, std, truth, *_), r = job[1], results[job][0]
+        mark = tally.add(r)
+        lines.append(
+            f"| {design} (δ {DESIGNS[design][1]:g}) | {step} | {std:g} | {truth:+g}δ ({r['t']:+.4f}) "
+            f"| {r['upper']:.4f} | {r['lower']:.4f}{mark} | {r['seeds']:.2f} "
+            f"| {r['seeds'] / QUANTISED_MAXIMUM:.3f} | {r['decisive']:.3f} |"
+        )
     summary = (
         f"**Quantised figures** (h 0.2 and 100/1,725, M = {QUANTISED_MAXIMUM}, {len(tally.shares)} scenarios): "
         f"wrong decisive words at most {tally.worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected "
@@ -368,9 +428,11 @@ def quantised_section(paths: int, seed: int, reduced: bool) -> tuple[list[str], 
     return [*lines, ""], [summary], tally.failed
 
 
-def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[list[str], list[str], bool]:
-    """The claims' table, their summary line and whether a side lies above its bound (0 paths: none)."""
-    if paths == 0:
+def claims_section(
+    jobs: list[Job], results: dict[Job, Any], paths: int, verify: int
+) -> tuple[list[str], list[str], bool]:
+    """The claims' table, their summary line and whether a side lies above its bound (no jobs: none)."""
+    if not jobs:
         return [], [], False
     limit = binomial_bound(paths)
     lines = [
@@ -389,22 +451,19 @@ def claims_section(paths: int, seed: int, verify: int, reduced: bool) -> tuple[l
         "| decisive (a statement) |",
         "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    tally = Tally(limit, CLAIM_MAXIMUM)
-    for m in CLAIM_SIZES:
-        if reduced and m != max(CLAIM_SIZES):
-            continue
+    tally, sizes = Tally(limit, CLAIM_MAXIMUM), sorted({job[1][0] for job in jobs})
+    for job in jobs:
+        (m, truths, *_), r = job[1], results[job][0]
         at = sequential.plan(CLAIM_MAXIMUM, "paired", m)
         constants = f"{at.rule}: {', '.join(f'{c:g}' for c in at.constants)}"
-        for truths in CLAIM_TRUTHS:
-            r = claim(m, truths, paths, seed, verify)
-            mark = tally.add(r)
-            lines.append(
-                f"| {m} | {constants} | {truths} | {r['upper']:.4f} | {r['lower']:.4f}{mark} "
-                f"| {r['seeds']:.2f} | {r['seeds'] / CLAIM_MAXIMUM:.3f} | {r['statement_seeds']:.2f} "
-                f"| {r['decisive']:.3f} |"
-            )
+        mark = tally.add(r)
+        lines.append(
+            f"| {m} | {constants} | {truths} | {r['upper']:.4f} | {r['lower']:.4f}{mark} "
+            f"| {r['seeds']:.2f} | {r['seeds'] / CLAIM_MAXIMUM:.3f} | {r['statement_seeds']:.2f} "
+            f"| {r['decisive']:.3f} |"
+        )
     summary = (
-        f"**Claims of {' and '.join(str(m) for m in CLAIM_SIZES if not reduced or m == max(CLAIM_SIZES))} "
+        f"**Claims of {' and '.join(map(str, sizes))} "
         f"statements** (M = {CLAIM_MAXIMUM}, {len(tally.shares)} scenarios): a wrong decisive word on any statement "
         f"at most {tally.worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds until every "
         f"statement stopped {np.mean(tally.shares):.3f} of M on average."
@@ -428,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="paths a claim scenario also judged by claims.judge (default: --verify / 10)",
     )
+    parser.add_argument("--processes", type=int, default=PROCESSES, help=f"worker processes ({PROCESSES})")
     parser.add_argument(
         "--reduced",
         action="store_true",
@@ -440,9 +500,17 @@ def main(argv: list[str] | None = None) -> int:
     quantised_paths = args.runs // 20 if args.quantised_paths is None else args.quantised_paths
     claim_paths = args.runs // 5 if args.claim_paths is None else args.claim_paths
     claim_verify = args.verify // 10 if args.claim_verify is None else args.claim_verify
-    if args.runs < 1 or min(quantised_paths, claim_paths, args.verify, claim_verify) < 0:
-        parser.error("--runs must be >= 1, the other paths >= 0 (0: that part left out)")
+    if (
+        args.runs < 1
+        or args.processes < 1
+        or min(quantised_paths, claim_paths, args.verify, claim_verify) < 0
+    ):
+        parser.error("--runs and --processes must be >= 1, the other paths >= 0 (0: that part left out)")
     started = time.perf_counter()
+    cells = cell_jobs(args.runs, args.seed, args.verify, args.reduced)
+    q_jobs = quantised_jobs(quantised_paths, args.seed, args.reduced)
+    c_jobs = claim_jobs(claim_paths, args.seed, claim_verify, args.reduced)
+    results = compute([*cells, *q_jobs, *c_jobs], args.processes)
     bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / args.runs)
     failed, lines, summary = False, [], []
     for maximum in () if args.reduced else MAXIMA:
@@ -457,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
         shares, gaps, worst, refined, worst_r = [], [], 0.0, [], 0.0
         for std in STDS:
             for truth in TRUTHS:
-                r = cell(maximum, std, truth, args.runs, args.seed, args.verify)
+                r = results[("cell", (maximum, std, truth, args.runs, args.seed, args.verify))][0]
                 shares.append(r["seeds"] / maximum)
                 gaps.append(r["right_fixed"] - r["right"])
                 worst = max(worst, r["upper"], r["lower"])
@@ -484,12 +552,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{max(gaps):.3f} below {maximum} fixed seeds in any cell. With --refine: wrong words at most "
             f"{worst_r:.4f} a side; expected seeds {np.mean(refined):.3f} of M.",
         )
-    new_started = time.perf_counter()
-    q_lines, q_summary, q_failed = quantised_section(quantised_paths, args.seed, args.reduced)
-    c_lines, c_summary, c_failed = claims_section(claim_paths, args.seed, claim_verify, args.reduced)
+    q_lines, q_summary, q_failed = quantised_section(q_jobs, results, quantised_paths)
+    c_lines, c_summary, c_failed = claims_section(c_jobs, results, claim_paths, claim_verify)
     failed |= q_failed or c_failed
-    done = time.perf_counter()
-    wall, new_wall = done - started, done - new_started
+    wall = time.perf_counter() - started
+    work = sum(seconds for _, seconds in results.values())  # each scenario's own seconds, summed
+    new_work = sum(results[job][1] for job in [*q_jobs, *c_jobs])
     options = [
         ("runs", args.runs),
         ("seed", args.seed),
@@ -497,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         ("quantised-paths", quantised_paths),
         ("claim-paths", claim_paths),
         ("claim-verify", claim_verify),
+        ("processes", args.processes),
     ]
     command = "OMP_NUM_THREADS=1 python benchmarks/sequential_calibration.py" + "".join(
         f" --{k} {v}" for k, v in options
@@ -514,8 +583,9 @@ def main(argv: list[str] | None = None) -> int:
             "## The sequential plan (`stsbench.stats.sequential`)",
             "",
             f"{grid}Then quantised figures and claims of 7 and 19 statements. Command `{command}`; "
-            f"{wall:.0f} s on one process ({new_wall:.0f} s of it the quantised figures and the claims). What is "
-            "counted: the script's docstring; the rule: docs/uncertainty.md (Seeds until the verdict is decided).",
+            f"{wall:.0f} s wall on {args.processes} process{'es' * (args.processes > 1)}: {work:.0f} s of "
+            f"scenarios, {new_work:.0f} s of them the quantised figures and the claims. What is counted: the "
+            "script's docstring; the rule: docs/uncertainty.md (Seeds until the verdict is decided).",
             "",
             *[f"- {line}" for line in [*summary, *q_summary, *c_summary]],
             "",

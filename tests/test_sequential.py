@@ -194,7 +194,8 @@ def test_the_calibration_counts_the_projects_words(tmp_path, capsys):
     out = tmp_path / "calibration.md"
     out.write_text(f"# the rule's tables\n\n{calibration.MARKER}\n\nan older section\n", encoding="utf-8")
     left_out = ["--quantised-paths", "0", "--claim-paths", "0"]  # the new parts: the next test's
-    assert calibration.main(["--runs", "3000", "--verify", "60", *left_out, "--out", str(out)]) == 0
+    args = ["--runs", "3000", "--verify", "60", *left_out, "--processes", "1", "--out", str(out)]
+    assert calibration.main(args) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith(f"# the rule's tables\n\n{calibration.MARKER}\n\n## The sequential plan")
     assert "an older section" not in text and text.count("| 0.5 | +2δ |") == 2  # M = 10 and 20
@@ -208,8 +209,17 @@ def test_the_calibration_counts_quantised_figures_and_claims_of_many_statements(
     out = tmp_path / "calibration.md"
     out.write_text(f"# the rule's tables\n\n{calibration.MARKER}\n\nan older section\n", encoding="utf-8")
     counts = ["--quantised-paths", "1000", "--claim-paths", "4000", "--claim-verify", "10"]
-    assert calibration.main(["--reduced", *counts, "--out", str(out)]) == 0
+    assert calibration.main(["--reduced", *counts, "--processes", "1", "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
+    # on two processes, the costliest first: the same tables (only the line with the command and times differs)
+    forked = tmp_path / "forked.md"
+    forked.write_text(f"# the rule's tables\n\n{calibration.MARKER}\n", encoding="utf-8")
+    assert calibration.main(["--reduced", *counts, "--processes", "2", "--out", str(forked)]) == 0
+    timed = [line for line in text.splitlines() if "Command `" in line]
+    assert len(timed) == 1 and "1 process:" in timed[0] and "--processes 1" in timed[0]
+    assert [ln for ln in text.splitlines() if ln not in timed] == [
+        ln for ln in forked.read_text(encoding="utf-8").splitlines() if "Command `" not in ln
+    ]
     assert text.startswith(f"# the rule's tables\n\n{calibration.MARKER}\n\n## The sequential plan")
     assert "### At most" not in text and "(above)" not in text and "an older section" not in text
     assert "### Quantised figures (at most 10 seeds)" in text and "### Claims of 7 and 19 statements" in text
