@@ -170,8 +170,8 @@ def _stepped(spread: float, h: float) -> float:
 
 
 def _step(x: Sequence[float] | np.ndarray, h: float) -> float:
-    """:func:`_stepped` on the values' sample std (one value: no spread to read, h as it is)."""
-    return _stepped(float(np.std(x, ddof=1)), h) if len(x) > 1 else h
+    """:func:`_stepped` on the values' sample std (one value, or no resolution: h as it is, no std computed)."""
+    return _stepped(float(np.std(x, ddof=1)), h) if len(x) > 1 and h > 0 else h
 
 
 def _variance(x: np.ndarray, h: float, scale: float) -> float:
