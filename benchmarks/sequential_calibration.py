@@ -436,7 +436,8 @@ def claims_section(
         return [], [], False
     limit = binomial_bound(paths)
     lines = [
-        f"### Claims of {' and '.join(map(str, CLAIM_SIZES))} statements (at most {CLAIM_MAXIMUM} seeds)",
+        f"### Claims of {' and '.join(map(str, sorted({job[1][0] for job in jobs})))} statements "
+        f"(at most {CLAIM_MAXIMUM} seeds)",
         "",
         "An argmax over a sweep, A above each of m others: m paired statements sharing their seeds, normal law, "
         f"per-seed differences of std {CLAIM_STD:g}, δ {DELTA:g}; each statement judged by the plan of m statements "
@@ -578,11 +579,17 @@ def main(argv: list[str] | None = None) -> int:
         "plan and the fixed designs on the same paths (common random numbers); each look's word checked against "
         f"the project's functions on the first {args.verify:,} paths of every cell. "
     )
+    sizes = " and ".join(str(m) for m in sorted({job[1][0] for job in c_jobs}))
+    parts = [
+        *(["quantised figures"] if q_jobs else []),
+        *([f"claims of {sizes} statements"] if c_jobs else []),
+    ]
+    then = f"Then {' and '.join(parts)}. " if parts else ""
     section = "\n".join(
         [
             "## The sequential plan (`stsbench.stats.sequential`)",
             "",
-            f"{grid}Then quantised figures and claims of 7 and 19 statements. Command `{command}`; "
+            f"{grid}{then}Command `{command}`; "
             f"{wall:.0f} s wall on {args.processes} process{'es' * (args.processes > 1)}: {work:.0f} s of "
             f"scenarios, {new_work:.0f} s of them the quantised figures and the claims. What is counted: the "
             "script's docstring; the rule: docs/uncertainty.md (Seeds until the verdict is decided).",

@@ -222,7 +222,8 @@ def test_the_calibration_counts_quantised_figures_and_claims_of_many_statements(
     ]
     assert text.startswith(f"# the rule's tables\n\n{calibration.MARKER}\n\n## The sequential plan")
     assert "### At most" not in text and "(above)" not in text and "an older section" not in text
-    assert "### Quantised figures (at most 10 seeds)" in text and "### Claims of 7 and 19 statements" in text
+    assert "### Quantised figures (at most 10 seeds)" in text and "### Claims of 19 statements" in text
+    assert "Then quantised figures and claims of 19 statements. Command" in text
     cells = [line.split(" | ") for line in text.splitlines() if line.startswith("| published cell")]
     claims = [line.split(" | ") for line in text.splitlines() if line.startswith("| 19 |")]
     assert len(cells) == 1 and cells[0][1:4] == ["0.2", "0.1", "+1δ (+1.0000)"], cells
