@@ -335,9 +335,11 @@ def _cost(job: Job) -> float:
     """A job's rough cost, to start the costliest first: a quantised path is one call of the project's path
     function; a claim judges its first paths statement by statement; a cell is vectorised but for its checks."""
     name, a = job
-    return {"quantised": lambda: 10 * a[4], "claim": lambda: a[0] * a[4] + a[2] / 10}.get(
-        name, lambda: 2 * a[5] + a[3] / 100
-    )()
+    if name == "quantised":
+        return 10 * a[4]  # paths
+    if name == "claim":
+        return a[0] * a[4] + a[2] / 10  # statements x verified paths, paths
+    return 2 * a[5] + a[3] / 100  # a cell: verified paths, runs
 
 
 def _run(job: Job) -> tuple[dict[str, float], float]:
@@ -378,6 +380,11 @@ class Tally:
 def binomial_bound(paths: int) -> float:
     """0.025 + 3 binomial SE at ``paths`` paths (decision_calibration.py's bound)."""
     return fixed_rule.bound(paths)
+
+
+def claim_sizes(jobs: list[Job]) -> str:
+    """The claims' sizes the jobs hold, in words: ``7 and 19``."""
+    return " and ".join(map(str, sorted({job[1][0] for job in jobs})))
 
 
 MARKER = "<!-- the sequential plan: benchmarks/sequential_calibration.py --out writes from here on -->"
@@ -436,8 +443,7 @@ def claims_section(
         return [], [], False
     limit = binomial_bound(paths)
     lines = [
-        f"### Claims of {' and '.join(map(str, sorted({job[1][0] for job in jobs})))} statements "
-        f"(at most {CLAIM_MAXIMUM} seeds)",
+        f"### Claims of {claim_sizes(jobs)} statements (at most {CLAIM_MAXIMUM} seeds)",
         "",
         "An argmax over a sweep, A above each of m others: m paired statements sharing their seeds, normal law, "
         f"per-seed differences of std {CLAIM_STD:g}, δ {DELTA:g}; each statement judged by the plan of m statements "
@@ -452,7 +458,7 @@ def claims_section(
         "| decisive (a statement) |",
         "|---:|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    tally, sizes = Tally(limit, CLAIM_MAXIMUM), sorted({job[1][0] for job in jobs})
+    tally = Tally(limit, CLAIM_MAXIMUM)
     for job in jobs:
         (m, truths, *_), r = job[1], results[job][0]
         at = sequential.plan(CLAIM_MAXIMUM, "paired", m)
@@ -464,7 +470,7 @@ def claims_section(
             f"| {r['decisive']:.3f} |"
         )
     summary = (
-        f"**Claims of {' and '.join(map(str, sizes))} "
+        f"**Claims of {claim_sizes(jobs)} "
         f"statements** (M = {CLAIM_MAXIMUM}, {len(tally.shares)} scenarios): a wrong decisive word on any statement "
         f"at most {tally.worst:.4f} a side (bound {limit:.4f} at {paths:,} paths); expected seeds until every "
         f"statement stopped {np.mean(tally.shares):.3f} of M on average."
@@ -512,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     q_jobs = quantised_jobs(quantised_paths, args.seed, args.reduced)
     c_jobs = claim_jobs(claim_paths, args.seed, claim_verify, args.reduced)
     results = compute([*cells, *q_jobs, *c_jobs], args.processes)
-    bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / args.runs)
+    bound = binomial_bound(args.runs)
     failed, lines, summary = False, [], []
     for maximum in () if args.reduced else MAXIMA:
         lines += [
@@ -579,10 +585,9 @@ def main(argv: list[str] | None = None) -> int:
         "plan and the fixed designs on the same paths (common random numbers); each look's word checked against "
         f"the project's functions on the first {args.verify:,} paths of every cell. "
     )
-    sizes = " and ".join(str(m) for m in sorted({job[1][0] for job in c_jobs}))
     parts = [
         *(["quantised figures"] if q_jobs else []),
-        *([f"claims of {sizes} statements"] if c_jobs else []),
+        *([f"claims of {claim_sizes(c_jobs)} statements"] if c_jobs else []),
     ]
     then = f"Then {' and '.join(parts)}. " if parts else ""
     section = "\n".join(
